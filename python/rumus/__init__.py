@@ -1,0 +1,92 @@
+"""rumus: a deep-learning framework with a Rust engine and PyTorch's Python API."""
+
+from . import _rumus
+from ._rumus import (
+    Tensor,
+    Generator,
+    device,
+    dtype,
+    bool,
+    uint8,
+    int32,
+    int64,
+    float16,
+    bfloat16,
+    float32,
+    float64,
+    tensor,
+    as_tensor,
+    from_numpy,
+    zeros,
+    ones,
+    empty,
+    full,
+    zeros_like,
+    ones_like,
+    empty_like,
+    full_like,
+    rand_like,
+    randn_like,
+    arange,
+    linspace,
+    eye,
+    rand,
+    randn,
+    randint,
+    randperm,
+    manual_seed,
+    initial_seed,
+    get_rng_state,
+    set_rng_state,
+    cat,
+    stack,
+    where,
+    one_hot,
+    result_type,
+    promote_types,
+    is_tensor,
+    broadcast_shapes,
+    get_num_threads,
+)
+from ._size import Size
+from ._tensor_str import tensor_repr as _tensor_repr
+
+__version__ = "0.1.0"
+
+# PyTorch's dtype aliases.
+float = float32
+double = float64
+half = float16
+long = int64
+int = int32
+
+concat = concatenate = cat
+
+Tensor.__repr__ = _tensor_repr
+Tensor.__str__ = _tensor_repr
+Tensor.__module__ = "rumus"
+
+
+def _method_function(name):
+    """`rumus.exp(t)` is `Tensor.exp(t)`: the Rust method itself, no wrapper."""
+    return getattr(Tensor, name)
+
+
+# Functions that take a tensor first and are Tensor methods in Rust.
+for _name in (
+    "add sub mul multiply div divide true_divide floor_divide remainder fmod pow atan2 "
+    "neg negative abs absolute sign square relu floor ceil round trunc exp exp2 log log2 log10 log1p expm1 "
+    "sqrt rsqrt reciprocal sin cos tan asin acos atan sinh cosh tanh sigmoid silu mish gelu leaky_relu elu "
+    "softplus maximum minimum eq ne lt le gt ge logical_and logical_or logical_xor logical_not "
+    "bitwise_and bitwise_or bitwise_xor bitwise_not isnan isinf isfinite clamp clip masked_fill "
+    "sum mean prod amax amin max min argmax argmin var std logsumexp all any cumsum cumprod "
+    "matmul mm bmm mv dot outer reshape permute transpose swapaxes t flatten unflatten unsqueeze squeeze "
+    "narrow select unbind movedim moveaxis split chunk flip roll tril triu gather scatter scatter_add "
+    "index_select nonzero clone numel"
+).split():
+    globals()[_name] = _method_function(_name)
+del _name
+
+from . import nn  # noqa: E402
+
+__all__ = [n for n in dir() if not n.startswith("_")]

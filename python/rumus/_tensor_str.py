@@ -1,0 +1,38 @@
+"""PyTorch-style repr of tensors, formatted through NumPy."""
+
+import numpy as np
+
+_DEFAULT_DTYPES = ("float32", "int64", "bool")
+
+
+def _format(arr, prefix):
+    if arr.dtype.kind == "f":
+        finite = arr[np.isfinite(arr)]
+        integral = finite.size == 0 or bool(np.all(finite == np.round(finite)))
+        big = finite.size > 0 and (np.abs(finite).max() >= 1e8 or (np.abs(finite[finite != 0]).min(initial=1) < 1e-4))
+        opts = dict(precision=4, floatmode="maxprec" if integral else "fixed", suppress_small=not big)
+    else:
+        opts = {}
+    return np.array2string(
+        arr, separator=", ", prefix=prefix, threshold=1000, edgeitems=3, max_line_width=80, **opts
+    )
+
+
+def tensor_repr(t):
+    dtype = t.dtype
+    name = repr(dtype).split(".", 1)[1]
+    arr = (t.float() if name == "bfloat16" else t).numpy()
+    if arr.dtype == np.float16:
+        arr = arr.astype(np.float32)
+    prefix = "tensor("
+    if t.numel() == 0 and t.ndim != 1:
+        body = "[]"
+        suffix = [f"size={tuple(t.shape)}"]
+    else:
+        body = _format(arr, prefix)
+        suffix = []
+    if name not in _DEFAULT_DTYPES or (t.numel() == 0 and name != "float32"):
+        suffix.append(f"dtype={dtype!r}")
+    if t.requires_grad:
+        suffix.append("requires_grad=True")
+    return prefix + body + "".join(", " + s for s in suffix) + ")"

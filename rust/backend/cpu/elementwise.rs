@@ -1,0 +1,258 @@
+//! Elementwise kernels: N-ary maps over strided operands with fast paths for
+//! contiguous rows and broadcast scalars, and the per-type arithmetic they apply.
+
+use super::strided::for_each_row;
+use super::P;
+use crate::tensor::dtype::Element;
+
+/// out[i] = f(a[i]) over `shape`; every operand has its own strides.
+///
+/// # Safety
+/// Pointers and strides must describe memory valid for `shape`. `out` may alias
+/// `a` only element-for-element (in-place ops).
+pub unsafe fn map1<A: Copy, O: Copy>(
+    shape: &[usize],
+    out: (P<O>, &[isize]),
+    a: (P<A>, &[isize]),
+    f: impl Fn(A) -> O + Sync,
+) {
+    for_each_row(shape, [out.1, a.1], |[oo, ao], len, [os, as_]| {
+        let (po, pa) = (out.0.at(oo), a.0.at(ao));
+        if os == 1 && as_ == 1 {
+            for i in 0..len {
+                *po.add(i) = f(*pa.add(i));
+            }
+        } else {
+            for i in 0..len as isize {
+                *po.offset(i * os) = f(*pa.offset(i * as_));
+            }
+        }
+    });
+}
+
+/// out[i] = f(a[i], b[i]).
+///
+/// # Safety
+/// As for `map1`.
+pub unsafe fn map2<A: Copy, B: Copy, O: Copy>(
+    shape: &[usize],
+    out: (P<O>, &[isize]),
+    a: (P<A>, &[isize]),
+    b: (P<B>, &[isize]),
+    f: impl Fn(A, B) -> O + Sync,
+) {
+    for_each_row(shape, [out.1, a.1, b.1], |[oo, ao, bo], len, [os, as_, bs]| {
+        let (po, pa, pb) = (out.0.at(oo), a.0.at(ao), b.0.at(bo));
+        match (os, as_, bs) {
+            (1, 1, 1) => {
+                for i in 0..len {
+                    *po.add(i) = f(*pa.add(i), *pb.add(i));
+                }
+            }
+            (1, 1, 0) => {
+                let bv = *pb;
+                for i in 0..len {
+                    *po.add(i) = f(*pa.add(i), bv);
+                }
+            }
+            (1, 0, 1) => {
+                let av = *pa;
+                for i in 0..len {
+                    *po.add(i) = f(av, *pb.add(i));
+                }
+            }
+            _ => {
+                for i in 0..len as isize {
+                    *po.offset(i * os) = f(*pa.offset(i * as_), *pb.offset(i * bs));
+                }
+            }
+        }
+    });
+}
+
+/// out[i] = f(a[i], b[i], c[i]) (where, clamp with tensor bounds, ...).
+///
+/// # Safety
+/// As for `map1`.
+pub unsafe fn map3<A: Copy, B: Copy, C: Copy, O: Copy>(
+    shape: &[usize],
+    out: (P<O>, &[isize]),
+    a: (P<A>, &[isize]),
+    b: (P<B>, &[isize]),
+    c: (P<C>, &[isize]),
+    f: impl Fn(A, B, C) -> O + Sync,
+) {
+    for_each_row(shape, [out.1, a.1, b.1, c.1], |[oo, ao, bo, co], len, [os, as_, bs, cs]| {
+        let (po, pa, pb, pc) = (out.0.at(oo), a.0.at(ao), b.0.at(bo), c.0.at(co));
+        for i in 0..len as isize {
+            *po.offset(i * os) = f(*pa.offset(i * as_), *pb.offset(i * bs), *pc.offset(i * cs));
+        }
+    });
+}
+
+/// Arithmetic with PyTorch's semantics for each compute dtype. Integer ops
+/// wrap on overflow; callers reject division by zero before calling.
+pub trait Arith: Element {
+    fn add(self, b: Self) -> Self;
+    fn sub(self, b: Self) -> Self;
+    fn mul(self, b: Self) -> Self;
+    /// True division for floats, truncation for ints (rounding_mode='trunc').
+    fn div(self, b: Self) -> Self;
+    /// Python's floor division.
+    fn floor_div(self, b: Self) -> Self;
+    /// Python's remainder: the sign of the divisor.
+    fn rem(self, b: Self) -> Self;
+    /// C's fmod: the sign of the dividend.
+    fn fmod(self, b: Self) -> Self;
+    fn pow(self, b: Self) -> Self;
+    fn max(self, b: Self) -> Self;
+    fn min(self, b: Self) -> Self;
+    fn neg(self) -> Self;
+    fn abs(self) -> Self;
+    fn sign(self) -> Self;
+    fn is_zero(self) -> bool {
+        self == Self::zero()
+    }
+}
+
+macro_rules! int_arith {
+    ($t:ty, $signed:expr) => {
+        impl Arith for $t {
+            #[inline(always)]
+            fn add(self, b: Self) -> Self { self.wrapping_add(b) }
+            #[inline(always)]
+            fn sub(self, b: Self) -> Self { self.wrapping_sub(b) }
+            #[inline(always)]
+            fn mul(self, b: Self) -> Self { self.wrapping_mul(b) }
+            #[inline(always)]
+            fn div(self, b: Self) -> Self { self.wrapping_div(b) }
+            #[inline(always)]
+            fn floor_div(self, b: Self) -> Self {
+                let q = self.wrapping_div(b);
+                if $signed && (self.wrapping_rem(b) != 0) && ((self < Self::zero()) != (b < Self::zero())) { q.wrapping_sub(1) } else { q }
+            }
+            #[inline(always)]
+            fn rem(self, b: Self) -> Self {
+                let r = self.wrapping_rem(b);
+                if $signed && r != 0 && ((r < Self::zero()) != (b < Self::zero())) { r.wrapping_add(b) } else { r }
+            }
+            #[inline(always)]
+            fn fmod(self, b: Self) -> Self { self.wrapping_rem(b) }
+            #[inline(always)]
+            fn pow(self, b: Self) -> Self { self.wrapping_pow(b as u32) }
+            #[inline(always)]
+            fn max(self, b: Self) -> Self { Ord::max(self, b) }
+            #[inline(always)]
+            fn min(self, b: Self) -> Self { Ord::min(self, b) }
+            #[inline(always)]
+            fn neg(self) -> Self { Self::zero().wrapping_sub(self) }
+            #[inline(always)]
+            #[allow(unused_comparisons)]
+            fn abs(self) -> Self { if self < Self::zero() { self.neg() } else { self } }
+            #[inline(always)]
+            #[allow(unused_comparisons)]
+            fn sign(self) -> Self { if self > Self::zero() { 1 } else if self < Self::zero() { Self::zero().wrapping_sub(1) } else { 0 } }
+        }
+    };
+}
+int_arith!(u8, false);
+int_arith!(i32, true);
+int_arith!(i64, true);
+
+macro_rules! float_arith {
+    ($t:ty) => {
+        impl Arith for $t {
+            #[inline(always)]
+            fn add(self, b: Self) -> Self { self + b }
+            #[inline(always)]
+            fn sub(self, b: Self) -> Self { self - b }
+            #[inline(always)]
+            fn mul(self, b: Self) -> Self { self * b }
+            #[inline(always)]
+            fn div(self, b: Self) -> Self { self / b }
+            #[inline(always)]
+            fn floor_div(self, b: Self) -> Self {
+                // NumPy's divmod: exact quotient of (a - fmod(a, b)) / b, then floor-corrected.
+                if b == 0.0 { return self / b; }
+                let m = self % b;
+                let mut q = (self - m) / b;
+                if m != 0.0 && ((b < 0.0) != (m < 0.0)) { q -= 1.0; }
+                if q != 0.0 {
+                    let f = q.floor();
+                    if q - f > 0.5 { f + 1.0 } else { f }
+                } else {
+                    (0.0 as $t).copysign(self / b)
+                }
+            }
+            #[inline(always)]
+            fn rem(self, b: Self) -> Self {
+                let m = self % b;
+                if m != 0.0 && ((m < 0.0) != (b < 0.0)) { m + b } else if m == 0.0 { (0.0 as $t).copysign(b) } else { m }
+            }
+            #[inline(always)]
+            fn fmod(self, b: Self) -> Self { self % b }
+            #[inline(always)]
+            fn pow(self, b: Self) -> Self { self.powf(b) }
+            // NaN propagates, as in torch.maximum.
+            #[inline(always)]
+            fn max(self, b: Self) -> Self { if self.is_nan() || b.is_nan() { <$t>::NAN } else if self > b { self } else { b } }
+            #[inline(always)]
+            fn min(self, b: Self) -> Self { if self.is_nan() || b.is_nan() { <$t>::NAN } else if self < b { self } else { b } }
+            #[inline(always)]
+            fn neg(self) -> Self { -self }
+            #[inline(always)]
+            fn abs(self) -> Self { self.abs() }
+            #[inline(always)]
+            fn sign(self) -> Self { if self > 0.0 { 1.0 } else if self < 0.0 { -1.0 } else { self } }
+        }
+    };
+}
+float_arith!(f32);
+float_arith!(f64);
+
+/// Bool arithmetic as PyTorch defines it where it allows it: + is or, * is and.
+impl Arith for bool {
+    fn add(self, b: Self) -> Self { self | b }
+    fn sub(self, b: Self) -> Self { self ^ b }
+    fn mul(self, b: Self) -> Self { self & b }
+    fn div(self, b: Self) -> Self { self & b }
+    fn floor_div(self, b: Self) -> Self { self & b }
+    fn rem(self, _b: Self) -> Self { false }
+    fn fmod(self, _b: Self) -> Self { false }
+    fn pow(self, b: Self) -> Self { self | !b }
+    fn max(self, b: Self) -> Self { self | b }
+    fn min(self, b: Self) -> Self { self & b }
+    fn neg(self) -> Self { self }
+    fn abs(self) -> Self { self }
+    fn sign(self) -> Self { self }
+}
+
+/// Transcendental functions for f32 and f64.
+pub trait FloatMath: Arith + num_traits::Float {
+    fn erf(self) -> Self;
+    /// Round half to even, as torch.round.
+    fn round_even(self) -> Self;
+    fn from_f(v: f64) -> Self {
+        <Self as Element>::from_f64(v)
+    }
+}
+impl FloatMath for f32 {
+    #[inline(always)]
+    fn erf(self) -> Self {
+        libm::erff(self)
+    }
+    #[inline(always)]
+    fn round_even(self) -> Self {
+        self.round_ties_even()
+    }
+}
+impl FloatMath for f64 {
+    #[inline(always)]
+    fn erf(self) -> Self {
+        libm::erf(self)
+    }
+    #[inline(always)]
+    fn round_even(self) -> Self {
+        self.round_ties_even()
+    }
+}

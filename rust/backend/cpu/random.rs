@@ -1,0 +1,96 @@
+//! Random number generation: a seedable ChaCha8 generator (its whole state is
+//! seed + stream + position, so it can be saved and restored exactly) and fills.
+
+use rand::seq::SliceRandom;
+use rand::{RngExt, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rand_distr::{Distribution, StandardNormal};
+use std::sync::{Arc, LazyLock, Mutex};
+
+pub struct Generator {
+    rng: ChaCha8Rng,
+    seed: u64,
+}
+
+pub type GeneratorRef = Arc<Mutex<Generator>>;
+
+/// Bytes of `Generator::state()`.
+pub const STATE_BYTES: usize = 8 + 8 + 16;
+
+/// Default seed, as PyTorch's default generator.
+const DEFAULT_SEED: u64 = 67280421310721;
+
+static DEFAULT: LazyLock<GeneratorRef> = LazyLock::new(|| Arc::new(Mutex::new(Generator::new(DEFAULT_SEED))));
+
+pub fn default_generator() -> GeneratorRef {
+    DEFAULT.clone()
+}
+
+impl Generator {
+    pub fn new(seed: u64) -> Generator {
+        Generator { rng: ChaCha8Rng::seed_from_u64(seed), seed }
+    }
+    pub fn manual_seed(&mut self, seed: u64) {
+        *self = Generator::new(seed);
+    }
+    pub fn initial_seed(&self) -> u64 {
+        self.seed
+    }
+    /// seed (u64 LE) + stream (u64 LE) + word position (u128 LE).
+    pub fn state(&self) -> Vec<u8> {
+        let mut v = Vec::with_capacity(STATE_BYTES);
+        v.extend_from_slice(&self.seed.to_le_bytes());
+        v.extend_from_slice(&self.rng.get_stream().to_le_bytes());
+        v.extend_from_slice(&self.rng.get_word_pos().to_le_bytes());
+        v
+    }
+    pub fn set_state(&mut self, bytes: &[u8]) -> Option<()> {
+        if bytes.len() != STATE_BYTES {
+            return None;
+        }
+        let seed = u64::from_le_bytes(bytes[0..8].try_into().ok()?);
+        let stream = u64::from_le_bytes(bytes[8..16].try_into().ok()?);
+        let pos = u128::from_le_bytes(bytes[16..32].try_into().ok()?);
+        let mut g = Generator::new(seed);
+        g.rng.set_stream(stream);
+        g.rng.set_word_pos(pos);
+        *self = g;
+        Some(())
+    }
+    /// Uniform in [lo, hi).
+    pub fn uniform(&mut self, out: &mut [f64], lo: f64, hi: f64) {
+        for x in out {
+            *x = lo + (hi - lo) * self.rng.random::<f64>();
+        }
+    }
+    pub fn uniform_f32(&mut self, out: &mut [f32], lo: f32, hi: f32) {
+        for x in out {
+            // Clamp: lo + (hi-lo)*u can round up to hi in float32.
+            let v = lo + (hi - lo) * self.rng.random::<f32>();
+            *x = if v >= hi { lo.max(hi - (hi - lo) * f32::EPSILON) } else { v };
+        }
+    }
+    pub fn normal_f32(&mut self, out: &mut [f32], mean: f32, std: f32) {
+        for x in out {
+            let z: f32 = StandardNormal.sample(&mut self.rng);
+            *x = mean + std * z;
+        }
+    }
+    pub fn normal(&mut self, out: &mut [f64], mean: f64, std: f64) {
+        for x in out {
+            let z: f64 = StandardNormal.sample(&mut self.rng);
+            *x = mean + std * z;
+        }
+    }
+    /// Integers uniform in [lo, hi); hi > lo.
+    pub fn randint(&mut self, out: &mut [i64], lo: i64, hi: i64) {
+        for x in out {
+            *x = self.rng.random_range(lo..hi);
+        }
+    }
+    pub fn randperm(&mut self, n: usize) -> Vec<i64> {
+        let mut v: Vec<i64> = (0..n as i64).collect();
+        v.shuffle(&mut self.rng);
+        v
+    }
+}

@@ -1,0 +1,149 @@
+//! Reduction kernels. A `Reducer` folds the elements of each output's reduced
+//! sub-block; the driver parallelises over outputs, or over the reduced range
+//! when there are few outputs (a full sum), combining partial results in order.
+
+use super::strided::walk_range;
+use super::{P, PAR_THRESHOLD};
+use crate::tensor::layout::{Layout, Shape, Strides};
+use rayon::prelude::*;
+
+pub trait Reducer<T: Copy>: Sync {
+    type Acc: Copy + Send + Sync;
+    fn init(&self) -> Self::Acc;
+    /// Folds element `x`, the `idx`-th of the reduced block (row-major).
+    fn step(&self, acc: Self::Acc, x: T, idx: usize) -> Self::Acc;
+    /// Combines two partial results; `b` covers elements after `a`'s.
+    fn combine(&self, a: Self::Acc, b: Self::Acc) -> Self::Acc;
+    /// Folds `len` elements at `p` with stride `stride`; reducers override it to vectorize.
+    ///
+    /// # Safety
+    /// `p` must be valid for `len` elements with `stride`.
+    #[inline(always)]
+    unsafe fn row(&self, mut acc: Self::Acc, p: *const T, len: usize, stride: isize, idx0: usize) -> Self::Acc {
+        for i in 0..len {
+            acc = self.step(acc, *p.offset(i as isize * stride), idx0 + i);
+        }
+        acc
+    }
+}
+
+/// Reduces the dims of `layout` flagged in `reduced`; returns one accumulator per
+/// kept position, in row-major order of the kept dims.
+///
+/// # Safety
+/// `base` + `layout` must describe valid memory.
+pub unsafe fn reduce<T: Copy + Send + Sync, R: Reducer<T>>(base: P<T>, layout: &Layout, reduced: &[bool], r: &R) -> Vec<R::Acc> {
+    let (mut ks, mut kst, mut rs, mut rst) = (Shape::new(), Strides::new(), Shape::new(), Strides::new());
+    for d in 0..layout.ndim() {
+        if reduced[d] {
+            rs.push(layout.shape[d]);
+            rst.push(layout.strides[d]);
+        } else {
+            ks.push(layout.shape[d]);
+            kst.push(layout.strides[d]);
+        }
+    }
+    let n_out: usize = ks.iter().product();
+    let n_red: usize = rs.iter().product();
+    let (rs, [rst]) = Layout::coalesce(&rs, [&rst]);
+    let base = P(base.at(layout.offset as isize));
+    // Folds reduced positions [start, end) of the block at `off`.
+    let fold = |off: isize, start: usize, end: usize| -> R::Acc {
+        let mut acc = r.init();
+        if rs.is_empty() {
+            if start < end {
+                acc = r.step(acc, *base.at(off), 0);
+            }
+            return acc;
+        }
+        let mut idx = start;
+        walk_range(&rs, &[rst.clone()], start, end, |[o], len, [s]| {
+            acc = r.row(acc, base.at(off + o), len, s, idx);
+            idx += len;
+        });
+        acc
+    };
+    let out_offset = |i: usize| -> isize {
+        let mut rem = i;
+        let mut off = 0isize;
+        for d in (0..ks.len()).rev() {
+            off += (rem % ks[d]) as isize * kst[d];
+            rem /= ks[d];
+        }
+        off
+    };
+    if n_out * n_red < PAR_THRESHOLD {
+        (0..n_out).map(|i| fold(out_offset(i), 0, n_red)).collect()
+    } else if n_out >= rayon::current_num_threads() * 4 || n_red < PAR_THRESHOLD {
+        let mut out = vec![r.init(); n_out];
+        let po = P(out.as_mut_ptr());
+        (0..n_out).into_par_iter().with_min_len((PAR_THRESHOLD / n_red.max(1)).max(1)).for_each(|i| {
+            *po.at(i as isize) = fold(out_offset(i), 0, n_red);
+        });
+        out
+    } else {
+        // Few outputs, long reductions: split each reduction into ordered chunks.
+        let chunks = rayon::current_num_threads() * 4;
+        let per = n_red.div_ceil(chunks);
+        (0..n_out)
+            .map(|i| {
+                let off = out_offset(i);
+                let parts: Vec<R::Acc> =
+                    (0..chunks).into_par_iter().map(|c| fold(off, c * per, ((c + 1) * per).min(n_red))).collect();
+                parts.into_iter().reduce(|a, b| r.combine(a, b)).unwrap_or_else(|| r.init())
+            })
+            .collect()
+    }
+}
+
+/// Sum in f64 with eight independent lanes, so contiguous rows vectorize.
+pub struct SumF64;
+impl<T: crate::tensor::Element> Reducer<T> for SumF64 {
+    type Acc = f64;
+    fn init(&self) -> f64 {
+        0.0
+    }
+    #[inline(always)]
+    fn step(&self, acc: f64, x: T, _: usize) -> f64 {
+        acc + x.to_f64()
+    }
+    fn combine(&self, a: f64, b: f64) -> f64 {
+        a + b
+    }
+    #[inline(always)]
+    unsafe fn row(&self, acc: f64, p: *const T, len: usize, stride: isize, _: usize) -> f64 {
+        if stride != 1 {
+            return (0..len).fold(acc, |a, i| a + (*p.offset(i as isize * stride)).to_f64());
+        }
+        let s = std::slice::from_raw_parts(p, len);
+        let mut lanes = [0.0f64; 8];
+        let mut chunks = s.chunks_exact(8);
+        for c in &mut chunks {
+            for k in 0..8 {
+                lanes[k] += c[k].to_f64();
+            }
+        }
+        let tail: f64 = chunks.remainder().iter().map(|x| x.to_f64()).sum();
+        acc + lanes.iter().sum::<f64>() + tail
+    }
+}
+
+/// A reducer from three closures (fold, combine, identity) for the simple cases.
+pub struct Fold<A, F, C> {
+    pub init: A,
+    pub step: F,
+    pub combine: C,
+}
+impl<T: Copy, A: Copy + Send + Sync, F: Fn(A, T, usize) -> A + Sync, C: Fn(A, A) -> A + Sync> Reducer<T> for Fold<A, F, C> {
+    type Acc = A;
+    fn init(&self) -> A {
+        self.init
+    }
+    #[inline(always)]
+    fn step(&self, acc: A, x: T, idx: usize) -> A {
+        (self.step)(acc, x, idx)
+    }
+    fn combine(&self, a: A, b: A) -> A {
+        (self.combine)(a, b)
+    }
+}

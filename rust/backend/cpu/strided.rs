@@ -1,0 +1,99 @@
+//! The strided walker every elementwise-style kernel runs on: coalesces the
+//! dims of N operands, then hands out rows (start offsets, length, inner
+//! strides) — on one thread for small work, split across rayon otherwise.
+
+use super::PAR_THRESHOLD;
+use crate::tensor::layout::{Layout, Shape, Strides};
+use rayon::prelude::*;
+
+/// Calls `f(offsets, len, inner_strides)` for every row of the iteration space.
+/// Rows cover each element exactly once, in row-major order within a thread.
+pub fn for_each_row<const N: usize, F>(shape: &[usize], strides: [&[isize]; N], f: F)
+where
+    F: Fn([isize; N], usize, [isize; N]) + Sync,
+{
+    let total: usize = shape.iter().product();
+    if total == 0 {
+        return;
+    }
+    let (shape, strides) = Layout::coalesce(shape, strides);
+    if shape.is_empty() {
+        f([0; N], 1, [0; N]);
+        return;
+    }
+    split_range(total, |start, end| walk_range(&shape, &strides, start, end, &f));
+}
+
+/// Runs `run(start, end)` over [0, total): inline when small, else in parallel chunks.
+pub fn split_range(total: usize, run: impl Fn(usize, usize) + Sync) {
+    if total < PAR_THRESHOLD {
+        run(0, total);
+    } else {
+        let chunks = (rayon::current_num_threads() * 4).min(total / (PAR_THRESHOLD / 4)).max(1);
+        let per = total.div_ceil(chunks);
+        (0..chunks).into_par_iter().for_each(|c| run(c * per, ((c + 1) * per).min(total)));
+    }
+}
+
+/// Walks linear positions [start, end) of the (coalesced) space on this thread.
+pub fn walk_range<const N: usize>(
+    shape: &Shape,
+    strides: &[Strides; N],
+    start: usize,
+    end: usize,
+    mut f: impl FnMut([isize; N], usize, [isize; N]),
+) {
+    let nd = shape.len();
+    let inner = shape[nd - 1];
+    let inner_strides: [isize; N] = std::array::from_fn(|k| strides[k][nd - 1]);
+    // Multi-index of `start`.
+    let mut idx: Shape = smallvec::smallvec![0; nd];
+    let mut rem = start;
+    for d in (0..nd).rev() {
+        idx[d] = rem % shape[d];
+        rem /= shape[d];
+    }
+    let mut pos = start;
+    while pos < end {
+        let offs: [isize; N] =
+            std::array::from_fn(|k| (0..nd).map(|d| idx[d] as isize * strides[k][d]).sum::<isize>());
+        let len = (inner - idx[nd - 1]).min(end - pos);
+        f(offs, len, inner_strides);
+        pos += len;
+        idx[nd - 1] += len;
+        let mut d = nd - 1;
+        while idx[d] == shape[d] && d > 0 {
+            idx[d] = 0;
+            d -= 1;
+            idx[d] += 1;
+        }
+    }
+}
+
+/// Fills `out` (contiguous, the iteration order) with `f(linear position, offsets)`:
+/// for kernels that need the element's position, not just its value.
+pub fn for_each_indexed<const N: usize, F>(shape: &[usize], strides: [&[isize]; N], f: F)
+where
+    F: Fn(usize, [isize; N]) + Sync,
+{
+    // Position bookkeeping needs the uncoalesced space; rows stay rows after coalescing
+    // because coalescing preserves row-major order.
+    let total: usize = shape.iter().product();
+    if total == 0 {
+        return;
+    }
+    let (cshape, cstrides) = Layout::coalesce(shape, strides);
+    if cshape.is_empty() {
+        f(0, [0; N]);
+        return;
+    }
+    split_range(total, |start, end| {
+        let mut pos = start;
+        walk_range(&cshape, &cstrides, start, end, |offs: [isize; N], len, st: [isize; N]| {
+            for i in 0..len {
+                f(pos + i, std::array::from_fn(|k| offs[k] + i as isize * st[k]));
+            }
+            pos += len;
+        });
+    });
+}

@@ -1,0 +1,35 @@
+//! One error type for the core. `py/error.rs` maps each kind to the Python
+//! exception PyTorch raises in the same situation.
+
+use std::fmt;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Error {
+    /// Bad argument value (ValueError).
+    Value(String),
+    /// Wrong argument or element type (TypeError).
+    Type(String),
+    /// Index or dimension out of range (IndexError).
+    Index(String),
+    /// Everything PyTorch reports as RuntimeError: shape mismatches, illegal casts, ...
+    Runtime(String),
+}
+
+pub type Result<T> = std::result::Result<T, Error>;
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Value(m) | Error::Type(m) | Error::Index(m) | Error::Runtime(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+#[macro_export]
+macro_rules! bail {
+    ($kind:ident, $($arg:tt)*) => {
+        return Err($crate::error::Error::$kind(format!($($arg)*)))
+    };
+}

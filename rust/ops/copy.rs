@@ -1,0 +1,95 @@
+//! Copies and casts: contiguous(), to(dtype), copy_(src) with broadcasting.
+
+use crate::backend::cpu::elementwise::map1;
+use crate::backend::cpu::P;
+use crate::bail;
+use crate::error::Result;
+use crate::tensor::layout::fmt_shape;
+use crate::tensor::{DType, Element, Tensor};
+use crate::{dispatch_all};
+
+/// Writes `src` (broadcast to dst's shape, cast to dst's dtype) into `dst`'s elements.
+/// Does not bump the version: callers that implement user-visible in-place ops do.
+pub fn copy_into(dst: &Tensor, src: &Tensor) -> Result<()> {
+    let src_l = src.layout().broadcast_to(dst.shape()).map_err(|_| {
+        crate::error::Error::Runtime(format!(
+            "output with shape {} doesn't match the broadcast shape {}",
+            fmt_shape(dst.shape()),
+            fmt_shape(src.shape())
+        ))
+    })?;
+    if dst.numel() == 0 {
+        return Ok(());
+    }
+    dispatch_all!(dst.dtype(), D => dispatch_all!(src.dtype(), S => {
+        let (pd, ps) = (P(dst.ptr::<D>()?), P(src.ptr::<S>()?));
+        // SAFETY: both layouts lie within their storages; dst is written element-for-element.
+        unsafe { map1(dst.shape(), (pd, dst.strides()), (ps, &src_l.strides), |x: S| x.cast::<D>()) };
+    }));
+    Ok(())
+}
+
+/// A contiguous tensor with the same values: `t` itself when already contiguous.
+pub fn contiguous(t: &Tensor) -> Result<Tensor> {
+    if t.is_contiguous() {
+        return Ok(t.clone());
+    }
+    clone_as(t, t.dtype())
+}
+
+/// A fresh contiguous copy with the given dtype.
+pub fn clone_as(t: &Tensor, dtype: DType) -> Result<Tensor> {
+    let out = Tensor::zeros(t.shape(), dtype)?;
+    copy_into(&out, t)?;
+    Ok(out)
+}
+
+/// `t.to(dtype)`: `t` itself when the dtype already matches.
+pub fn to_dtype(t: &Tensor, dtype: DType) -> Result<Tensor> {
+    if t.dtype() == dtype {
+        return Ok(t.clone());
+    }
+    clone_as(t, dtype)
+}
+
+/// `t.copy_(src)`: user-facing in-place copy.
+pub fn copy_(dst: &Tensor, src: &Tensor) -> Result<()> {
+    if dst.storage().len() > 0 && std::sync::Arc::ptr_eq(dst.storage(), src.storage()) && !dst.same_tensor(src) {
+        // Overlapping views would read already-written elements: go through a copy.
+        let tmp = clone_as(src, src.dtype())?;
+        copy_into(dst, &tmp)?;
+    } else {
+        copy_into(dst, src)?;
+    }
+    dst.storage().bump_version();
+    Ok(())
+}
+
+/// Reads element `[0, 0, ...]` of a one-element tensor as f64/i64/bool.
+pub fn item(t: &Tensor) -> Result<crate::tensor::Scalar> {
+    use crate::tensor::Scalar;
+    if t.numel() != 1 {
+        bail!(Runtime, "a Tensor with {} elements cannot be converted to Scalar", t.numel());
+    }
+    Ok(dispatch_all!(t.dtype(), T => {
+        // SAFETY: the tensor has one element at its offset.
+        let v: T = unsafe { *t.ptr::<T>()? };
+        match T::DTYPE {
+            DType::Bool => Scalar::Bool(v.to_i64() != 0),
+            d if d.is_float() => Scalar::Float(v.to_f64()),
+            _ => Scalar::Int(v.to_i64()),
+        }
+    }))
+}
+
+/// Fills every element of `t` with `value` (fill_, zero_).
+pub fn fill_(t: &Tensor, value: crate::tensor::Scalar) -> Result<()> {
+    dispatch_all!(t.dtype(), T => {
+        let v: T = value.cast::<T>();
+        let p = P(t.ptr::<T>()?);
+        // SAFETY: the layout lies within the storage.
+        unsafe { map1(t.shape(), (p, t.strides()), (p, t.strides()), |_: T| v) };
+    });
+    t.storage().bump_version();
+    Ok(())
+}

@@ -1,0 +1,182 @@
+//! Creation ops: constants, ranges, eye, and random tensors from a seeded generator.
+
+use super::copy::{copy_into, fill_};
+use crate::backend::cpu::random::{default_generator, Generator, GeneratorRef};
+use crate::bail;
+use crate::error::Result;
+use crate::tensor::{DType, Element, Scalar, Tensor};
+use std::sync::MutexGuard;
+
+pub fn scalar_tensor(s: Scalar, dtype: DType) -> Result<Tensor> {
+    crate::dispatch_all!(dtype, T => Tensor::scalar::<T>(s.cast::<T>()))
+}
+
+pub fn full(shape: &[usize], value: Scalar, dtype: DType) -> Result<Tensor> {
+    let t = Tensor::zeros(shape, dtype)?;
+    if value.to_f64() != 0.0 || value.to_f64().is_nan() {
+        fill_(&t, value)?;
+    }
+    Ok(t)
+}
+
+fn check_finite(op: &str, v: f64) -> Result<()> {
+    if !v.is_finite() {
+        bail!(Runtime, "{}: unsupported range: the bounds must be finite, got {}", op, v);
+    }
+    Ok(())
+}
+
+/// arange(start, end, step): `ceil((end - start) / step)` values.
+pub fn arange(start: Scalar, end: Scalar, step: Scalar, dtype: DType) -> Result<Tensor> {
+    let (s, e, st) = (start.to_f64(), end.to_f64(), step.to_f64());
+    check_finite("arange", s)?;
+    check_finite("arange", e)?;
+    if st == 0.0 {
+        bail!(Runtime, "arange: step must be nonzero");
+    }
+    if (st > 0.0 && e < s) || (st < 0.0 && e > s) {
+        bail!(Runtime, "arange: upper bound and larger bound inconsistent with step sign");
+    }
+    let all_int = [start, end, step].iter().all(|v| !matches!(v, Scalar::Float(_)));
+    let n = if all_int {
+        let (s, e, st) = (start.to_i64() as i128, end.to_i64() as i128, step.to_i64() as i128);
+        ((e - s + st - st.signum()) / st).max(0) as usize
+    } else {
+        ((e - s) / st).ceil().max(0.0) as usize
+    };
+    if n > (1usize << 40) {
+        bail!(Runtime, "arange: {} elements is too large", n);
+    }
+    crate::dispatch_all!(dtype, T => {
+        let v: Vec<T> = if all_int && !dtype.is_float() {
+            let (s, st) = (start.to_i64(), step.to_i64());
+            (0..n as i64).map(|i| T::from_i64(s + i * st)).collect()
+        } else {
+            (0..n).map(|i| T::from_f64(s + i as f64 * st)).collect()
+        };
+        Tensor::from_vec(v, &[n])
+    })
+}
+
+pub fn linspace(start: f64, end: f64, steps: i64, dtype: DType) -> Result<Tensor> {
+    if steps < 0 {
+        bail!(Runtime, "linspace: number of steps must be non-negative, got {}", steps);
+    }
+    let n = steps as usize;
+    let step = if n > 1 { (end - start) / (n - 1) as f64 } else { 0.0 };
+    // Symmetric from both ends, so the last value is exactly `end`.
+    let v: Vec<f64> = (0..n)
+        .map(|i| if i < n / 2 { start + step * i as f64 } else { end - step * (n - 1 - i) as f64 })
+        .collect();
+    super::copy::to_dtype(&Tensor::from_vec(v, &[n])?, dtype)
+}
+
+pub fn eye(n: i64, m: i64, dtype: DType) -> Result<Tensor> {
+    if n < 0 || m < 0 {
+        bail!(Runtime, "eye: n and m must be non-negative, got n={}, m={}", n, m);
+    }
+    let (n, m) = (n as usize, m as usize);
+    crate::dispatch_all!(dtype, T => {
+        let mut v = vec![T::zero(); n * m];
+        for i in 0..n.min(m) {
+            v[i * m + i] = T::one();
+        }
+        Tensor::from_vec(v, &[n, m])
+    })
+}
+
+fn lock(g: &GeneratorRef) -> MutexGuard<'_, Generator> {
+    g.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn generator(g: Option<&GeneratorRef>) -> GeneratorRef {
+    g.cloned().unwrap_or_else(default_generator)
+}
+
+/// Fills `t` (any layout, float dtype) from a float32 or float64 sample stream.
+fn fill_random(t: &Tensor, g: Option<&GeneratorRef>, fill32: impl FnOnce(&mut Generator, &mut [f32]), fill64: impl FnOnce(&mut Generator, &mut [f64])) -> Result<()> {
+    let g = generator(g);
+    let mut g = lock(&g);
+    let n = t.numel();
+    if t.dtype() == DType::F64 {
+        let mut v = vec![0.0f64; n];
+        fill64(&mut g, &mut v);
+        copy_into(t, &Tensor::from_vec(v, t.shape())?)?;
+    } else if t.dtype() == DType::F32 && t.is_contiguous() {
+        // SAFETY: a contiguous float32 view of n elements.
+        let s = unsafe { std::slice::from_raw_parts_mut(t.ptr::<f32>()?, n) };
+        fill32(&mut g, s);
+    } else {
+        let mut v = vec![0.0f32; n];
+        fill32(&mut g, &mut v);
+        copy_into(t, &Tensor::from_vec(v, t.shape())?)?;
+    }
+    t.storage().bump_version();
+    Ok(())
+}
+
+fn require_float(op: &str, t: &Tensor) -> Result<()> {
+    if !t.dtype().is_float() {
+        bail!(Runtime, "\"{}\" not implemented for '{}'", op, t.dtype().name());
+    }
+    Ok(())
+}
+
+pub fn uniform_(t: &Tensor, lo: f64, hi: f64, g: Option<&GeneratorRef>) -> Result<()> {
+    require_float("uniform_", t)?;
+    if lo > hi {
+        bail!(Runtime, "uniform_ expects to return a [from, to) range, but found from={} > to={}", lo, hi);
+    }
+    fill_random(t, g, |g, s| g.uniform_f32(s, lo as f32, hi as f32), |g, s| g.uniform(s, lo, hi))
+}
+
+pub fn normal_(t: &Tensor, mean: f64, std: f64, g: Option<&GeneratorRef>) -> Result<()> {
+    require_float("normal_", t)?;
+    if std < 0.0 {
+        bail!(Runtime, "normal expects std >= 0.0, but found std {}", std);
+    }
+    fill_random(t, g, |g, s| g.normal_f32(s, mean as f32, std as f32), |g, s| g.normal(s, mean, std))
+}
+
+pub fn rand(shape: &[usize], dtype: DType, g: Option<&GeneratorRef>) -> Result<Tensor> {
+    let t = Tensor::zeros(shape, dtype)?;
+    uniform_(&t, 0.0, 1.0, g)?;
+    Ok(t)
+}
+
+pub fn randn(shape: &[usize], dtype: DType, g: Option<&GeneratorRef>) -> Result<Tensor> {
+    let t = Tensor::zeros(shape, dtype)?;
+    normal_(&t, 0.0, 1.0, g)?;
+    Ok(t)
+}
+
+pub fn randint(low: i64, high: i64, shape: &[usize], dtype: DType, g: Option<&GeneratorRef>) -> Result<Tensor> {
+    if high <= low {
+        bail!(Runtime, "random_ expects 'from' to be less than 'to', but got from={} >= to={}", low, high);
+    }
+    let mut v = vec![0i64; crate::tensor::layout::numel(shape)];
+    lock(&generator(g)).randint(&mut v, low, high);
+    super::copy::to_dtype(&Tensor::from_vec(v, shape)?, dtype)
+}
+
+pub fn randperm(n: i64, dtype: DType, g: Option<&GeneratorRef>) -> Result<Tensor> {
+    if n < 0 {
+        bail!(Runtime, "randperm: n must be non-negative, got {}", n);
+    }
+    let v = lock(&generator(g)).randperm(n as usize);
+    super::copy::to_dtype(&Tensor::from_vec(v, &[n as usize])?, dtype)
+}
+
+/// Elementwise Bernoulli draws with probability p (used by dropout later).
+pub fn bernoulli_(t: &Tensor, p: f64, g: Option<&GeneratorRef>) -> Result<()> {
+    if !(0.0..=1.0).contains(&p) {
+        bail!(Runtime, "bernoulli_ expects p to be in [0, 1], but got p={}", p);
+    }
+    let n = t.numel();
+    let mut u = vec![0.0f64; n];
+    lock(&generator(g)).uniform(&mut u, 0.0, 1.0);
+    let v: Vec<bool> = u.into_iter().map(|x| x < p).collect();
+    copy_into(t, &Tensor::from_vec(v, t.shape())?)?;
+    t.storage().bump_version();
+    Ok(())
+}

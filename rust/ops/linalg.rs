@@ -1,0 +1,175 @@
+//! matmul with torch's rules (1-D, 2-D, batched with batch broadcasting), mm,
+//! bmm, mv, dot, outer — all through the GEMM kernel.
+
+use super::copy::to_dtype;
+use super::shape::{reshape, squeeze_dim, unsqueeze};
+use crate::backend::cpu::gemm::{matmul as gemm, parallel_for, GemmElem, Mat};
+use crate::backend::cpu::P;
+use crate::bail;
+use crate::error::Result;
+use crate::tensor::layout::{broadcast_shapes, fmt_shape, numel, Shape};
+use crate::tensor::{DType, Element, Tensor};
+use rayon::prelude::*;
+
+fn check_dtypes(op: &str, a: &Tensor, b: &Tensor) -> Result<()> {
+    if a.dtype() != b.dtype() {
+        bail!(Runtime, "{}: expected m1 and m2 to have the same dtype, but got: {} != {}", op, a.dtype().name(), b.dtype().name());
+    }
+    if a.dtype() == DType::Bool {
+        bail!(Runtime, "\"{}\" not implemented for 'Bool'", op);
+    }
+    Ok(())
+}
+
+/// Batched product of a (..., n, k) and b (..., k, p) whose batch dims broadcast.
+fn batched(op: &str, a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let (ra, rb) = (a.ndim(), b.ndim());
+    let (n, k) = (a.shape()[ra - 2], a.shape()[ra - 1]);
+    let (k2, p) = (b.shape()[rb - 2], b.shape()[rb - 1]);
+    if k != k2 {
+        bail!(
+            Runtime,
+            "{}: mat1 and mat2 shapes cannot be multiplied ({}x{} and {}x{}) (shapes {} and {})",
+            op,
+            n,
+            k,
+            k2,
+            p,
+            fmt_shape(a.shape()),
+            fmt_shape(b.shape())
+        );
+    }
+    let batch = broadcast_shapes(&a.shape()[..ra - 2], &b.shape()[..rb - 2]).map_err(|_| {
+        crate::error::Error::Runtime(format!(
+            "{}: batch dimensions of shapes {} and {} cannot be broadcast",
+            op,
+            fmt_shape(a.shape()),
+            fmt_shape(b.shape())
+        ))
+    })?;
+    let mut out_shape: Shape = batch.clone();
+    out_shape.extend_from_slice(&[n, p]);
+    let dtype = a.dtype();
+    // Half and integer products run in float32 / float64 and are cast back.
+    let compute = match dtype {
+        DType::F64 => DType::F64,
+        d if d.is_float() => DType::F32,
+        _ => DType::F64,
+    };
+    let (ca, cb) = (to_dtype(a, compute)?, to_dtype(b, compute)?);
+    let out = Tensor::zeros(&out_shape, compute)?;
+    match compute {
+        DType::F64 => run::<f64>(&ca, &cb, &out, &batch, n, k, p)?,
+        _ => run::<f32>(&ca, &cb, &out, &batch, n, k, p)?,
+    }
+    to_dtype(&out, dtype)
+}
+
+fn run<T: GemmElem + Element>(a: &Tensor, b: &Tensor, out: &Tensor, batch: &[usize], n: usize, k: usize, p: usize) -> Result<()> {
+    let mut bshape: Vec<i64> = batch.iter().map(|&d| d as i64).collect();
+    bshape.extend_from_slice(&[-1, -1]);
+    let (la, lb) = (a.layout().expand(&bshape)?, b.layout().expand(&bshape)?);
+    let nb = batch.len();
+    let (pa, pb, po) = (P(a.ptr::<T>()?), P(b.ptr::<T>()?), P(out.ptr::<T>()?));
+    let count = numel(batch);
+    let offsets = |i: usize| {
+        let (mut rem, mut oa, mut ob) = (i, 0isize, 0isize);
+        for d in (0..nb).rev() {
+            let idx = (rem % batch[d]) as isize;
+            rem /= batch[d];
+            oa += idx * la.strides[d];
+            ob += idx * lb.strides[d];
+        }
+        (oa, ob)
+    };
+    let mat = |ptr: P<T>, off: isize, rs: isize, cs: isize| Mat { ptr: ptr.get().wrapping_offset(off), rs, cs };
+    let (ars, acs, brs, bcs) = (la.strides[nb], la.strides[nb + 1], lb.strides[nb], lb.strides[nb + 1]);
+    let one = |i: usize, threads: usize| {
+        let (oa, ob) = offsets(i);
+        let dst = mat(po, (i * n * p) as isize, p as isize, 1);
+        // SAFETY: offsets come from layouts inside the storages; dst is a fresh buffer.
+        unsafe { gemm(n, p, k, dst, mat(pa, oa, ars, acs), mat(pb, ob, brs, bcs), threads) };
+    };
+    let threads = rayon::current_num_threads();
+    if parallel_for(n, p, k) && (count < threads || parallel_for(n / 4, p / 4, k)) {
+        (0..count).for_each(|i| one(i, threads));
+    } else if count > 1 && parallel_for(n * count, p, k) {
+        (0..count).into_par_iter().for_each(|i| one(i, 1));
+    } else {
+        (0..count).for_each(|i| one(i, 1));
+    }
+    Ok(())
+}
+
+pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    check_dtypes("matmul", a, b)?;
+    let (ra, rb) = (a.ndim(), b.ndim());
+    if ra == 0 || rb == 0 {
+        bail!(Runtime, "both arguments to matmul need to be at least 1D, but they are {}D and {}D", ra, rb);
+    }
+    match (ra, rb) {
+        (1, 1) => dot(a, b),
+        (1, _) => squeeze_dim(&batched("matmul", &unsqueeze(a, 0)?, b)?, -2),
+        (_, 1) => squeeze_dim(&batched("matmul", a, &unsqueeze(b, 1)?)?, -1),
+        _ => batched("matmul", a, b),
+    }
+}
+
+pub fn mm(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    if a.ndim() != 2 || b.ndim() != 2 {
+        bail!(Runtime, "mm: expected 2D tensors, got {}D and {}D (shapes {} and {})", a.ndim(), b.ndim(), fmt_shape(a.shape()), fmt_shape(b.shape()));
+    }
+    check_dtypes("mm", a, b)?;
+    batched("mm", a, b)
+}
+
+pub fn bmm(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    if a.ndim() != 3 || b.ndim() != 3 {
+        bail!(Runtime, "bmm: expected 3D tensors, got {}D and {}D (shapes {} and {})", a.ndim(), b.ndim(), fmt_shape(a.shape()), fmt_shape(b.shape()));
+    }
+    if a.shape()[0] != b.shape()[0] {
+        bail!(Runtime, "bmm: batch sizes differ: {} and {}", fmt_shape(a.shape()), fmt_shape(b.shape()));
+    }
+    check_dtypes("bmm", a, b)?;
+    batched("bmm", a, b)
+}
+
+pub fn mv(a: &Tensor, v: &Tensor) -> Result<Tensor> {
+    if a.ndim() != 2 || v.ndim() != 1 {
+        bail!(Runtime, "mv: expected a 2D matrix and a 1D vector, got shapes {} and {}", fmt_shape(a.shape()), fmt_shape(v.shape()));
+    }
+    matmul(a, v)
+}
+
+pub fn dot(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    if a.ndim() != 1 || b.ndim() != 1 {
+        bail!(Runtime, "1D tensors expected, but got {}D and {}D tensors", a.ndim(), b.ndim());
+    }
+    if a.shape()[0] != b.shape()[0] {
+        bail!(
+            Runtime,
+            "inconsistent tensor size, expected tensor [{}] and src [{}] to have the same number of elements, but got {} and {} elements respectively",
+            a.shape()[0],
+            b.shape()[0],
+            a.shape()[0],
+            b.shape()[0]
+        );
+    }
+    check_dtypes("dot", a, b)?;
+    let r = batched("dot", &unsqueeze(a, 0)?, &unsqueeze(b, 1)?)?;
+    reshape(&r, &[])
+}
+
+pub fn outer(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    if a.ndim() != 1 || b.ndim() != 1 {
+        bail!(Runtime, "outer: expected 1D tensors, got {}D and {}D", a.ndim(), b.ndim());
+    }
+    let common = crate::tensor::dtype::promote(a.dtype(), b.dtype());
+    let (a, b) = (to_dtype(a, common)?, to_dtype(b, common)?);
+    super::elementwise::binary(
+        super::elementwise::Binary::Mul,
+        &super::Operand::T(unsqueeze(&a, 1)?),
+        &super::Operand::T(unsqueeze(&b, 0)?),
+        None,
+    )
+}

@@ -1,0 +1,52 @@
+//! Ops, one file per family: validate arguments, pick dtypes, dispatch to the
+//! backend kernels. Backward rules join each family in the autograd issue.
+
+pub mod copy;
+pub mod creation;
+pub mod elementwise;
+pub mod index;
+pub mod linalg;
+pub mod reduce;
+pub mod shape;
+
+use crate::error::Result;
+use crate::tensor::dtype::ResultType;
+use crate::tensor::{DType, Scalar, Tensor};
+
+/// An argument that may be a tensor or a Python number.
+#[derive(Clone)]
+pub enum Operand {
+    T(Tensor),
+    S(Scalar),
+}
+
+impl Operand {
+    pub fn add_to(&self, rt: &mut ResultType) {
+        match self {
+            Operand::T(t) => rt.tensor(t.dtype(), t.ndim()),
+            Operand::S(s) => rt.scalar(*s),
+        };
+    }
+    /// The operand as a tensor of `dtype` (scalars become 0-d tensors).
+    pub fn tensor_as(&self, dtype: DType) -> Result<Tensor> {
+        match self {
+            Operand::T(t) => copy::to_dtype(t, dtype),
+            Operand::S(s) => creation::scalar_tensor(*s, dtype),
+        }
+    }
+    pub fn shape(&self) -> &[usize] {
+        match self {
+            Operand::T(t) => t.shape(),
+            Operand::S(_) => &[],
+        }
+    }
+}
+
+/// PyTorch's result type of a list of operands.
+pub fn result_type(ops: &[&Operand]) -> DType {
+    let mut rt = ResultType::default();
+    for o in ops {
+        o.add_to(&mut rt);
+    }
+    rt.result()
+}

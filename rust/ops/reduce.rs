@@ -1,0 +1,292 @@
+//! Reductions over any set of dims with keepdim: sum, mean, prod, amax/amin,
+//! max/min with indices, argmax/argmin, var/std, logsumexp, all/any, cumsum/cumprod.
+
+use super::copy::to_dtype;
+use super::elementwise::{binary, unary, Binary, Unary};
+use super::Operand;
+use crate::backend::cpu::reduce::{reduce, Fold, SumF64};
+use crate::backend::cpu::P;
+use crate::bail;
+use crate::error::Result;
+use crate::tensor::layout::{wrap_dims, Shape};
+use crate::tensor::{DType, Element, Scalar, Tensor};
+use crate::dispatch_compute;
+
+/// Which dims are reduced and the output shape. `None` or an empty list: all dims.
+pub fn plan(t: &Tensor, dims: Option<&[i64]>, keepdim: bool) -> Result<(Vec<bool>, Shape)> {
+    let nd = t.ndim();
+    let mut reduced = vec![false; nd];
+    match dims {
+        Some(ds) if !ds.is_empty() => {
+            for d in wrap_dims(ds, nd)? {
+                if nd > 0 {
+                    reduced[d] = true;
+                }
+            }
+        }
+        _ => reduced.iter_mut().for_each(|r| *r = true),
+    }
+    let shape = (0..nd).filter_map(|d| if !reduced[d] { Some(t.shape()[d]) } else if keepdim { Some(1) } else { None }).collect();
+    Ok((reduced, shape))
+}
+
+fn reduced_count(t: &Tensor, reduced: &[bool]) -> usize {
+    (0..t.ndim()).filter(|&d| reduced[d]).map(|d| t.shape()[d]).product()
+}
+
+/// Halves and the like are read in their compute dtype.
+fn computable(t: &Tensor) -> Result<Tensor> {
+    to_dtype(t, t.dtype().compute())
+}
+
+/// Runs `R` over `t` and maps each accumulator to an output element.
+fn run<T, R, O>(t: &Tensor, reduced: &[bool], shape: &[usize], r: &R, finish: impl Fn(R::Acc) -> O) -> Result<Tensor>
+where
+    T: Element,
+    R: crate::backend::cpu::reduce::Reducer<T>,
+    O: Element,
+{
+    // SAFETY: t's layout lies within its storage.
+    let accs = unsafe { reduce(P(t.ptr::<T>()?.sub(t.layout().offset)), t.layout(), reduced, r) };
+    Tensor::from_vec(accs.into_iter().map(finish).collect(), shape)
+}
+
+fn sum_dtype(t: &Tensor, dtype: Option<DType>) -> DType {
+    dtype.unwrap_or(if t.dtype().is_float() { t.dtype() } else { DType::I64 })
+}
+
+pub fn sum(t: &Tensor, dims: Option<&[i64]>, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
+    let (reduced, shape) = plan(t, dims, keepdim)?;
+    let out = sum_dtype(t, dtype);
+    let x = computable(&to_dtype(t, if out.is_float() { out } else { t.dtype() })?)?;
+    let r = if out.is_float() {
+        dispatch_compute!(x.dtype(), T => run::<T, _, f64>(&x, &reduced, &shape, &SumF64, |a| a))?
+    } else {
+        let f = Fold { init: 0i64, step: |a: i64, v: i64, _| a.wrapping_add(v), combine: |a: i64, b: i64| a.wrapping_add(b) };
+        let xi = to_dtype(&x, DType::I64)?;
+        run::<i64, _, i64>(&xi, &reduced, &shape, &f, |a| a)?
+    };
+    to_dtype(&r, out)
+}
+
+pub fn mean(t: &Tensor, dims: Option<&[i64]>, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
+    let out = dtype.unwrap_or(t.dtype());
+    if !out.is_float() {
+        bail!(
+            Runtime,
+            "mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: {}",
+            out.name()
+        );
+    }
+    let (reduced, shape) = plan(t, dims, keepdim)?;
+    let n = reduced_count(t, &reduced) as f64;
+    let x = computable(&to_dtype(t, out)?)?;
+    let r = dispatch_compute!(x.dtype(), T => run::<T, _, f64>(&x, &reduced, &shape, &SumF64, |a| a / n))?;
+    to_dtype(&r, out)
+}
+
+pub fn prod(t: &Tensor, dims: Option<&[i64]>, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
+    let (reduced, shape) = plan(t, dims, keepdim)?;
+    let out = sum_dtype(t, dtype);
+    let r = if out.is_float() {
+        let x = computable(&to_dtype(t, out)?)?;
+        let f = Fold { init: 1.0f64, step: |a: f64, v: f64, _| a * v, combine: |a: f64, b: f64| a * b };
+        let x = to_dtype(&x, DType::F64)?;
+        run::<f64, _, f64>(&x, &reduced, &shape, &f, |a| a)?
+    } else {
+        let f = Fold { init: 1i64, step: |a: i64, v: i64, _| a.wrapping_mul(v), combine: |a: i64, b: i64| a.wrapping_mul(b) };
+        let x = to_dtype(t, DType::I64)?;
+        run::<i64, _, i64>(&x, &reduced, &shape, &f, |a| a)?
+    };
+    to_dtype(&r, out)
+}
+
+/// Running extreme: (value, index, seen). NaN wins, the first of equal values wins.
+type Best<T> = (T, usize, bool);
+
+#[inline(always)]
+fn beats<T: Element>(x: T, cur: T, max: bool) -> bool {
+    #[allow(clippy::eq_op)]
+    let (x_nan, cur_nan) = (x != x, cur != cur);
+    if cur_nan {
+        return false;
+    }
+    x_nan || if max { x > cur } else { x < cur }
+}
+
+fn extreme<T: Element>(t: &Tensor, reduced: &[bool], shape: &[usize], max: bool) -> Result<(Tensor, Tensor)> {
+    let f = Fold {
+        init: (T::zero(), 0usize, false),
+        step: move |a: Best<T>, x: T, i: usize| if !a.2 || beats(x, a.0, max) { (x, i, true) } else { a },
+        combine: move |a: Best<T>, b: Best<T>| if b.2 && (!a.2 || beats(b.0, a.0, max)) { b } else { a },
+    };
+    // SAFETY: t's layout lies within its storage.
+    let accs = unsafe { reduce(P(t.ptr::<T>()?.sub(t.layout().offset)), t.layout(), reduced, &f) };
+    let vals = Tensor::from_vec(accs.iter().map(|a| a.0).collect(), shape)?;
+    let idx = Tensor::from_vec(accs.iter().map(|a| a.1 as i64).collect(), shape)?;
+    Ok((vals, idx))
+}
+
+fn check_nonempty(op: &str, t: &Tensor, reduced: &[bool], dim_given: bool) -> Result<()> {
+    if t.numel() > 0 {
+        return Ok(());
+    }
+    if !dim_given {
+        bail!(
+            Runtime,
+            "{}(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the 'dim' argument.",
+            op
+        );
+    }
+    if let Some(d) = (0..t.ndim()).find(|&d| reduced[d] && t.shape()[d] == 0) {
+        bail!(Index, "{}(): Expected reduction dim {} to have non-zero size.", op, d);
+    }
+    Ok(())
+}
+
+/// Values and indices of the max (or min) over `dims`.
+fn extreme_op(op: &str, t: &Tensor, dims: Option<&[i64]>, keepdim: bool, max: bool) -> Result<(Tensor, Tensor)> {
+    if t.dtype() == DType::Bool && op.starts_with("arg") {
+        bail!(Runtime, "\"{}\" not implemented for 'Bool'", op);
+    }
+    let (reduced, shape) = plan(t, dims, keepdim)?;
+    check_nonempty(op, t, &reduced, dims.is_some())?;
+    let x = computable(t)?;
+    let (v, i) = dispatch_compute!(x.dtype(), T => extreme::<T>(&x, &reduced, &shape, max))?;
+    Ok((to_dtype(&v, t.dtype())?, i))
+}
+
+pub fn amax(t: &Tensor, dims: Option<&[i64]>, keepdim: bool) -> Result<Tensor> {
+    Ok(extreme_op("amax", t, dims, keepdim, true)?.0)
+}
+pub fn amin(t: &Tensor, dims: Option<&[i64]>, keepdim: bool) -> Result<Tensor> {
+    Ok(extreme_op("amin", t, dims, keepdim, false)?.0)
+}
+/// max(dim) / min(dim): (values, indices).
+pub fn max_dim(t: &Tensor, dim: i64, keepdim: bool, max: bool) -> Result<(Tensor, Tensor)> {
+    extreme_op(if max { "max" } else { "min" }, t, Some(&[dim]), keepdim, max)
+}
+pub fn argmax(t: &Tensor, dim: Option<i64>, keepdim: bool, max: bool) -> Result<Tensor> {
+    let name = if max { "argmax" } else { "argmin" };
+    match dim {
+        Some(d) => Ok(extreme_op(name, t, Some(&[d]), keepdim, max)?.1),
+        None => {
+            let (_, i) = extreme_op(name, t, None, false, max)?;
+            if keepdim {
+                let ones: Vec<i64> = vec![1; t.ndim()];
+                return super::shape::reshape(&i, &ones);
+            }
+            Ok(i)
+        }
+    }
+}
+
+/// Welford state: (count, mean, M2), merged with Chan's formula.
+type Welford = (f64, f64, f64);
+
+pub fn var(t: &Tensor, dims: Option<&[i64]>, correction: f64, keepdim: bool) -> Result<Tensor> {
+    if !t.dtype().is_float() {
+        bail!(Runtime, "std and var only support floating point and complex dtypes, got {}", t.dtype().name());
+    }
+    let (reduced, shape) = plan(t, dims, keepdim)?;
+    let f = Fold {
+        init: (0.0, 0.0, 0.0),
+        step: |(n, m, m2): Welford, x: f64, _| {
+            let n1 = n + 1.0;
+            let d = x - m;
+            let m1 = m + d / n1;
+            (n1, m1, m2 + d * (x - m1))
+        },
+        combine: |a: Welford, b: Welford| {
+            if a.0 == 0.0 {
+                return b;
+            }
+            if b.0 == 0.0 {
+                return a;
+            }
+            let n = a.0 + b.0;
+            let d = b.1 - a.1;
+            (n, a.1 + d * b.0 / n, a.2 + b.2 + d * d * a.0 * b.0 / n)
+        },
+    };
+    let x = to_dtype(t, DType::F64)?;
+    let r = run::<f64, _, f64>(&x, &reduced, &shape, &f, |(n, _, m2)| m2 / (n - correction).max(0.0))?;
+    to_dtype(&r, t.dtype())
+}
+
+pub fn std(t: &Tensor, dims: Option<&[i64]>, correction: f64, keepdim: bool) -> Result<Tensor> {
+    unary(Unary::Sqrt, &var(t, dims, correction, keepdim)?)
+}
+
+/// log(sum(exp(x))) computed as m + log(sum(exp(x - m))) with m the max (0 where m is infinite).
+pub fn logsumexp(t: &Tensor, dims: &[i64], keepdim: bool) -> Result<Tensor> {
+    let x = to_dtype(t, t.dtype().to_float())?;
+    let m = if x.numel() == 0 {
+        super::creation::full(&plan(&x, Some(dims), true)?.1, Scalar::Float(0.0), x.dtype())?
+    } else {
+        let (m, _) = extreme_op("logsumexp", &x, Some(dims), true, true)?;
+        let finite = unary(Unary::IsFinite, &m)?;
+        super::elementwise::where_(&finite, &Operand::T(m), &Operand::S(Scalar::Float(0.0)))?
+    };
+    let shifted = unary(Unary::Exp, &binary(Binary::Sub, &Operand::T(x.clone()), &Operand::T(m.clone()), None)?)?;
+    let s = sum(&shifted, Some(dims), true, None)?;
+    let r = binary(Binary::Add, &Operand::T(unary(Unary::Log, &s)?), &Operand::T(m), None)?;
+    if keepdim {
+        Ok(r)
+    } else {
+        super::shape::reshape(&r, &plan(&x, Some(dims), false)?.1.iter().map(|&d| d as i64).collect::<Vec<_>>())
+    }
+}
+
+/// all / any: bool results for any dtype.
+pub fn all_any(t: &Tensor, dims: Option<&[i64]>, keepdim: bool, all: bool) -> Result<Tensor> {
+    let (reduced, shape) = plan(t, dims, keepdim)?;
+    let x = to_dtype(t, DType::Bool)?;
+    let f = Fold {
+        init: all,
+        step: move |a: bool, v: bool, _| if all { a && v } else { a || v },
+        combine: move |a: bool, b: bool| if all { a && b } else { a || b },
+    };
+    run::<bool, _, bool>(&x, &reduced, &shape, &f, |a| a)
+}
+
+/// Inclusive scan along `dim` (cumsum, cumprod). Ints and bools accumulate in int64.
+pub fn cumulative(t: &Tensor, dim: i64, dtype: Option<DType>, product: bool) -> Result<Tensor> {
+    let d = crate::tensor::layout::wrap_dim(dim, t.ndim())?;
+    let out_dtype = sum_dtype(t, dtype);
+    let x = to_dtype(t, if out_dtype.is_float() { out_dtype.compute() } else { DType::I64 })?;
+    let out = Tensor::zeros(x.shape(), x.dtype())?;
+    if x.numel() > 0 {
+        dispatch_compute!(x.dtype(), T => scan::<T>(&x, &out, d, product))?;
+    }
+    to_dtype(&out, out_dtype)
+}
+
+fn scan<T: crate::backend::cpu::elementwise::Arith>(x: &Tensor, out: &Tensor, d: usize, product: bool) -> Result<()> {
+    let (shape, xs, os) = if x.ndim() == 0 {
+        (Shape::from_slice(&[1]), vec![1isize], vec![1isize])
+    } else {
+        (x.shape().clone(), x.strides().to_vec(), out.strides().to_vec())
+    };
+    let len = shape[d];
+    let (step_x, step_o) = (xs[d], os[d]);
+    // Iterate over every row along `d`: the other dims, with `d` collapsed to size 1.
+    let mut rows = shape.clone();
+    rows[d] = 1;
+    let (px, po) = (P(x.ptr::<T>()?), P(out.ptr::<T>()?));
+    crate::backend::cpu::strided::for_each_row(&rows, [&xs[..], &os[..]], |[ox, oo], n, [sx, so]| {
+        for r in 0..n as isize {
+            let (bx, bo) = (ox + r * sx, oo + r * so);
+            let mut acc = if product { T::one() } else { T::zero() };
+            for i in 0..len as isize {
+                // SAFETY: row positions lie within both layouts.
+                unsafe {
+                    let v = *px.at(bx + i * step_x);
+                    acc = if product { acc.mul(v) } else { acc.add(v) };
+                    *po.at(bo + i * step_o) = acc;
+                }
+            }
+        }
+    });
+    Ok(())
+}

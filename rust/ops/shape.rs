@@ -1,0 +1,324 @@
+//! Views (reshape/view, permute, transpose, squeeze/unsqueeze, expand, narrow,
+//! flatten, movedim, unbind) and shape ops that copy (cat, stack, flip, roll, tril/triu).
+
+use super::copy::{clone_as, contiguous, copy_into};
+use super::elementwise::{binary, where_, Binary};
+use super::Operand;
+use crate::bail;
+use crate::error::Result;
+use crate::tensor::dtype::promote;
+use crate::tensor::layout::{fmt_shape, infer_shape, wrap_dim, wrap_dims, Layout};
+use crate::tensor::{DType, Scalar, Tensor};
+
+pub fn reshape(t: &Tensor, shape: &[i64]) -> Result<Tensor> {
+    let shape = infer_shape(shape, t.numel())?;
+    match t.layout().view(&shape) {
+        Some(l) => Ok(t.with_layout(l)),
+        None => Ok(contiguous(t)?.with_layout(Layout::contiguous(&shape))),
+    }
+}
+
+pub fn view(t: &Tensor, shape: &[i64]) -> Result<Tensor> {
+    let shape = infer_shape(shape, t.numel())?;
+    match t.layout().view(&shape) {
+        Some(l) => Ok(t.with_layout(l)),
+        None => bail!(
+            Runtime,
+            "view size is not compatible with input tensor's size and stride (at least one dimension spans across two contiguous subspaces). Use .reshape(...) instead."
+        ),
+    }
+}
+
+pub fn permute(t: &Tensor, dims: &[i64]) -> Result<Tensor> {
+    Ok(t.with_layout(t.layout().permute(dims)?))
+}
+pub fn transpose(t: &Tensor, d0: i64, d1: i64) -> Result<Tensor> {
+    Ok(t.with_layout(t.layout().transpose(d0, d1)?))
+}
+pub fn unsqueeze(t: &Tensor, dim: i64) -> Result<Tensor> {
+    Ok(t.with_layout(t.layout().unsqueeze(dim)?))
+}
+pub fn squeeze(t: &Tensor, dims: Option<&[i64]>) -> Result<Tensor> {
+    Ok(t.with_layout(t.layout().squeeze(dims)?))
+}
+pub fn squeeze_dim(t: &Tensor, dim: i64) -> Result<Tensor> {
+    squeeze(t, Some(&[dim]))
+}
+pub fn expand(t: &Tensor, sizes: &[i64]) -> Result<Tensor> {
+    Ok(t.with_layout(t.layout().expand(sizes)?))
+}
+pub fn narrow(t: &Tensor, dim: i64, start: i64, length: i64) -> Result<Tensor> {
+    Ok(t.with_layout(t.layout().narrow(dim, start, length)?))
+}
+pub fn select(t: &Tensor, dim: i64, index: i64) -> Result<Tensor> {
+    if t.ndim() == 0 {
+        bail!(Index, "select() cannot be applied to a 0-dim tensor.");
+    }
+    let d = wrap_dim(dim, t.ndim())?;
+    Ok(t.with_layout(t.layout().select(d, index)?))
+}
+
+/// t.T (all dims reversed) and t.mT (last two swapped).
+pub fn reverse_dims(t: &Tensor) -> Result<Tensor> {
+    let dims: Vec<i64> = (0..t.ndim() as i64).rev().collect();
+    permute(t, &dims)
+}
+pub fn matrix_transpose(t: &Tensor) -> Result<Tensor> {
+    if t.ndim() < 2 {
+        bail!(Runtime, "tensor.mT is only supported on matrices or batches of matrices. Got {}-D tensor.", t.ndim());
+    }
+    transpose(t, -2, -1)
+}
+/// t.t(): 2-D transpose, identity for 0-D and 1-D.
+pub fn t2(t: &Tensor) -> Result<Tensor> {
+    if t.ndim() > 2 {
+        bail!(Runtime, "t() expects a tensor with <= 2 dimensions, but self is {}D", t.ndim());
+    }
+    if t.ndim() < 2 {
+        return Ok(t.clone());
+    }
+    transpose(t, 0, 1)
+}
+
+pub fn flatten(t: &Tensor, start: i64, end: i64) -> Result<Tensor> {
+    if t.ndim() == 0 {
+        return reshape(t, &[1]);
+    }
+    let (s, e) = (wrap_dim(start, t.ndim())?, wrap_dim(end, t.ndim())?);
+    if s > e {
+        bail!(Runtime, "flatten() has invalid args: start_dim cannot come after end_dim");
+    }
+    let mut shape: Vec<i64> = t.shape()[..s].iter().map(|&d| d as i64).collect();
+    shape.push(t.shape()[s..=e].iter().product::<usize>() as i64);
+    shape.extend(t.shape()[e + 1..].iter().map(|&d| d as i64));
+    reshape(t, &shape)
+}
+
+pub fn unflatten(t: &Tensor, dim: i64, sizes: &[i64]) -> Result<Tensor> {
+    let d = wrap_dim(dim, t.ndim())?;
+    let inner = infer_shape(sizes, t.shape()[d]).map_err(|_| {
+        crate::error::Error::Runtime(format!(
+            "unflatten: Provided sizes {:?} don't multiply up to the size of dim {} ({}) in the input tensor",
+            sizes,
+            dim,
+            t.shape()[d]
+        ))
+    })?;
+    let mut shape: Vec<i64> = t.shape()[..d].iter().map(|&x| x as i64).collect();
+    shape.extend(inner.iter().map(|&x| x as i64));
+    shape.extend(t.shape()[d + 1..].iter().map(|&x| x as i64));
+    reshape(t, &shape)
+}
+
+pub fn movedim(t: &Tensor, src: &[i64], dst: &[i64]) -> Result<Tensor> {
+    if src.len() != dst.len() {
+        bail!(Runtime, "movedim: Invalid source or destination dims: source ({:?} dims) should contain the same number of dims as destination ({:?} dims)", src, dst);
+    }
+    let nd = t.ndim();
+    let (s, d) = (wrap_dims(src, nd)?, wrap_dims(dst, nd)?);
+    let mut order: Vec<i64> = vec![-1; nd];
+    for (&si, &di) in s.iter().zip(&d) {
+        order[di] = si as i64;
+    }
+    let mut rest = (0..nd).filter(|x| !s.contains(x));
+    for o in order.iter_mut() {
+        if *o < 0 {
+            *o = rest.next().map(|x| x as i64).unwrap_or(0);
+        }
+    }
+    permute(t, &order)
+}
+
+pub fn unbind(t: &Tensor, dim: i64) -> Result<Vec<Tensor>> {
+    if t.ndim() == 0 {
+        bail!(Index, "Dimension specified as 0 but tensor has no dimensions");
+    }
+    let d = wrap_dim(dim, t.ndim())?;
+    (0..t.shape()[d] as i64).map(|i| select(t, d as i64, i)).collect()
+}
+
+pub fn cat(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
+    if tensors.is_empty() {
+        bail!(Value, "torch.cat(): expected a non-empty list of Tensors");
+    }
+    // Legacy rule: 1-D empty tensors are skipped.
+    let parts: Vec<&Tensor> = tensors.iter().filter(|t| !(t.ndim() == 1 && t.numel() == 0)).collect();
+    let Some(first) = parts.first() else {
+        return clone_as(&tensors[0], tensors.iter().map(|t| t.dtype()).reduce(promote).unwrap_or(DType::F32));
+    };
+    let nd = first.ndim();
+    if nd == 0 {
+        bail!(Runtime, "zero-dimensional tensor (at position 0) cannot be concatenated");
+    }
+    let d = wrap_dim(dim, nd)?;
+    let mut total = 0;
+    for (i, t) in parts.iter().enumerate() {
+        if t.ndim() != nd {
+            bail!(Runtime, "Tensors must have same number of dimensions: got {} and {}", nd, t.ndim());
+        }
+        for k in 0..nd {
+            if k != d && t.shape()[k] != first.shape()[k] {
+                bail!(
+                    Runtime,
+                    "Sizes of tensors must match except in dimension {}. Expected size {} but got size {} for tensor number {} in the list.",
+                    d,
+                    first.shape()[k],
+                    t.shape()[k],
+                    i
+                );
+            }
+        }
+        total += t.shape()[d];
+    }
+    let dtype = parts.iter().map(|t| t.dtype()).reduce(promote).unwrap_or(first.dtype());
+    let mut shape = first.shape().clone();
+    shape[d] = total;
+    let out = Tensor::zeros(&shape, dtype)?;
+    let mut at = 0;
+    for t in parts {
+        let n = t.shape()[d];
+        copy_into(&narrow(&out, d as i64, at as i64, n as i64)?, t)?;
+        at += n;
+    }
+    Ok(out)
+}
+
+pub fn stack(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
+    let Some(first) = tensors.first() else {
+        bail!(Value, "stack expects a non-empty TensorList");
+    };
+    for (i, t) in tensors.iter().enumerate() {
+        if t.shape() != first.shape() {
+            bail!(
+                Runtime,
+                "stack expects each tensor to be equal size, but got {} at entry 0 and {} at entry {}",
+                fmt_shape(first.shape()),
+                fmt_shape(t.shape()),
+                i
+            );
+        }
+    }
+    let d = wrap_dim(dim, first.ndim() + 1)? as i64;
+    let parts: Result<Vec<Tensor>> = tensors.iter().map(|t| unsqueeze(t, d)).collect();
+    cat(&parts?, d)
+}
+
+/// split by a chunk size (the last chunk may be smaller).
+pub fn split_size(t: &Tensor, size: i64, dim: i64) -> Result<Vec<Tensor>> {
+    if t.ndim() == 0 {
+        bail!(Runtime, "split expects at least a 1-dimensional tensor");
+    }
+    let d = wrap_dim(dim, t.ndim())?;
+    let n = t.shape()[d] as i64;
+    if size < 0 || (size == 0 && n != 0) {
+        bail!(Runtime, "split expects split_size be non-negative, but got split_size={}", size);
+    }
+    if n == 0 {
+        return Ok(vec![t.clone()]);
+    }
+    (0..n).step_by(size as usize).map(|s| narrow(t, d as i64, s, size.min(n - s))).collect()
+}
+
+/// split by explicit section sizes that must add up to the dim's size.
+pub fn split_sections(t: &Tensor, sections: &[i64], dim: i64) -> Result<Vec<Tensor>> {
+    if t.ndim() == 0 {
+        bail!(Runtime, "split expects at least a 1-dimensional tensor");
+    }
+    let d = wrap_dim(dim, t.ndim())?;
+    let n = t.shape()[d] as i64;
+    if sections.iter().any(|&s| s < 0) || sections.iter().sum::<i64>() != n {
+        bail!(
+            Runtime,
+            "split_with_sizes expects split_sizes to sum exactly to {} (input tensor's size at dimension {}), but got split_sizes={:?}",
+            n,
+            d,
+            sections
+        );
+    }
+    let mut at = 0;
+    sections
+        .iter()
+        .map(|&s| {
+            let r = narrow(t, d as i64, at, s);
+            at += s;
+            r
+        })
+        .collect()
+}
+
+pub fn chunk(t: &Tensor, chunks: i64, dim: i64) -> Result<Vec<Tensor>> {
+    if chunks <= 0 {
+        bail!(Runtime, "chunk expects `chunks` to be greater than 0, got: {}", chunks);
+    }
+    if t.ndim() == 0 {
+        bail!(Runtime, "chunk expects at least a 1-dimensional tensor");
+    }
+    let d = wrap_dim(dim, t.ndim())?;
+    let n = t.shape()[d] as i64;
+    let size = ((n + chunks - 1) / chunks).max(1);
+    if n == 0 {
+        return split_size(t, 0, dim);
+    }
+    split_size(t, size, dim)
+}
+
+pub fn flip(t: &Tensor, dims: &[i64]) -> Result<Tensor> {
+    let ds = wrap_dims(dims, t.ndim())?;
+    let mut l = t.layout().clone();
+    for d in ds {
+        if l.ndim() == 0 || l.shape[d] == 0 {
+            continue;
+        }
+        l.offset = (l.offset as isize + (l.shape[d] as isize - 1) * l.strides[d]) as usize;
+        l.strides[d] = -l.strides[d];
+    }
+    clone_as(&t.with_layout(l), t.dtype())
+}
+
+pub fn roll(t: &Tensor, shifts: &[i64], dims: &[i64]) -> Result<Tensor> {
+    if dims.is_empty() {
+        if shifts.len() != 1 {
+            bail!(Runtime, "roll: `shifts` required to be a single value when no dims are given, got {:?}", shifts);
+        }
+        let flat = flatten(t, 0, -1)?;
+        let r = roll(&flat, shifts, &[0])?;
+        let shape: Vec<i64> = t.shape().iter().map(|&d| d as i64).collect();
+        return reshape(&r, &shape);
+    }
+    if shifts.len() != dims.len() {
+        bail!(Runtime, "shifts and dimensions must align. shifts: {}, dims: {}", shifts.len(), dims.len());
+    }
+    let mut out = t.clone();
+    for (&s, &dim) in shifts.iter().zip(dims) {
+        let d = wrap_dim(dim, out.ndim())? as i64;
+        let n = out.shape()[d as usize] as i64;
+        if n == 0 {
+            continue;
+        }
+        let s = s.rem_euclid(n);
+        if s == 0 {
+            out = contiguous(&out)?;
+            continue;
+        }
+        out = cat(&[narrow(&out, d, n - s, s)?, narrow(&out, d, 0, n - s)?], d)?;
+    }
+    if out.same_tensor(t) {
+        return clone_as(t, t.dtype());
+    }
+    Ok(out)
+}
+
+/// tril (lower=true) / triu: keeps elements with col - row <= k (>= k for triu).
+pub fn tri(t: &Tensor, diagonal: i64, lower: bool) -> Result<Tensor> {
+    if t.ndim() < 2 {
+        bail!(Runtime, "{}: input tensor must have at least 2 dimensions", if lower { "tril" } else { "triu" });
+    }
+    let (r, c) = (t.shape()[t.ndim() - 2] as i64, t.shape()[t.ndim() - 1] as i64);
+    let rows = super::creation::arange(Scalar::Int(0), Scalar::Int(r), Scalar::Int(1), DType::I64)?;
+    let cols = super::creation::arange(Scalar::Int(0), Scalar::Int(c), Scalar::Int(1), DType::I64)?;
+    let diff = binary(Binary::Sub, &Operand::T(unsqueeze(&cols, 0)?), &Operand::T(unsqueeze(&rows, 1)?), None)?;
+    let keep = binary(if lower { Binary::Le } else { Binary::Ge }, &Operand::T(diff), &Operand::S(Scalar::Int(diagonal)), None)?;
+    let zero = Operand::S(Scalar::Int(0));
+    let out = where_(&keep, &Operand::T(t.clone()), &zero)?;
+    super::copy::to_dtype(&out, t.dtype())
+}

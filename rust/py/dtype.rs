@@ -1,0 +1,207 @@
+//! Python objects for dtypes, devices and random generators.
+
+use crate::backend::cpu::random::{default_generator, Generator, GeneratorRef, STATE_BYTES};
+use crate::tensor::{DType, Tensor};
+use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyFloat, PyInt, PyString, PyType};
+use std::sync::{Arc, Mutex};
+
+#[pyclass(name = "dtype", module = "rumus", frozen, eq, hash, from_py_object)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct PyDType {
+    pub d: DType,
+}
+
+#[pymethods]
+impl PyDType {
+    #[getter]
+    fn is_floating_point(&self) -> bool {
+        self.d.is_float()
+    }
+    #[getter]
+    fn itemsize(&self) -> usize {
+        self.d.size()
+    }
+    #[getter]
+    fn is_signed(&self) -> bool {
+        !matches!(self.d, DType::Bool | DType::U8)
+    }
+    fn __repr__(&self) -> String {
+        format!("rumus.{}", self.d.name())
+    }
+    fn __reduce__(&self) -> (String,) {
+        (self.d.name().to_string(),)
+    }
+}
+
+/// A dtype argument: a rumus dtype, or the Python types float/int/bool as PyTorch accepts.
+pub fn dtype_arg(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<DType>> {
+    let Some(obj) = obj else { return Ok(None) };
+    if obj.is_none() {
+        return Ok(None);
+    }
+    if let Ok(d) = obj.cast::<PyDType>() {
+        return Ok(Some(d.get().d));
+    }
+    if let Ok(t) = obj.cast::<PyType>() {
+        if t.is(obj.py().get_type::<PyFloat>()) {
+            return Ok(Some(DType::F64));
+        }
+        if t.is(obj.py().get_type::<PyBool>()) {
+            return Ok(Some(DType::Bool));
+        }
+        if t.is(obj.py().get_type::<PyInt>()) {
+            return Ok(Some(DType::I64));
+        }
+    }
+    if let Ok(s) = obj.cast::<PyString>() {
+        if let Some(d) = DType::from_name(&s.extract::<String>()?) {
+            return Ok(Some(d));
+        }
+    }
+    Err(PyTypeError::new_err(format!("dtype must be a rumus.dtype, got {}", obj.repr()?)))
+}
+
+#[pyclass(name = "device", module = "rumus", frozen, eq, hash)]
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub struct PyDevice {
+    kind: String,
+    index: Option<i64>,
+}
+
+#[pymethods]
+impl PyDevice {
+    #[new]
+    #[pyo3(signature = (r#type, index=None))]
+    fn new(r#type: &str, index: Option<i64>) -> PyResult<PyDevice> {
+        let (kind, idx) = match r#type.split_once(':') {
+            Some((k, i)) => (k, Some(i.parse::<i64>().map_err(|_| PyRuntimeError::new_err(format!("Invalid device string: '{}'", r#type)))?)),
+            None => (r#type, index),
+        };
+        if !matches!(kind, "cpu" | "gpu" | "wgpu") {
+            return Err(PyRuntimeError::new_err(format!(
+                "Expected one of cpu, gpu device type at start of device string: {}",
+                r#type
+            )));
+        }
+        Ok(PyDevice { kind: kind.to_string(), index: idx })
+    }
+    #[getter]
+    fn r#type(&self) -> &str {
+        &self.kind
+    }
+    #[getter]
+    fn index(&self) -> Option<i64> {
+        self.index
+    }
+    fn __repr__(&self) -> String {
+        match self.index {
+            Some(i) => format!("device(type='{}', index={})", self.kind, i),
+            None => format!("device(type='{}')", self.kind),
+        }
+    }
+    fn __str__(&self) -> String {
+        match self.index {
+            Some(i) => format!("{}:{}", self.kind, i),
+            None => self.kind.clone(),
+        }
+    }
+}
+
+impl PyDevice {
+    pub fn cpu() -> PyDevice {
+        PyDevice { kind: "cpu".into(), index: None }
+    }
+}
+
+/// A device argument: only the CPU exists until the GPU backend lands.
+pub fn check_device(obj: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+    let Some(obj) = obj else { return Ok(()) };
+    if obj.is_none() {
+        return Ok(());
+    }
+    let dev = if let Ok(d) = obj.cast::<PyDevice>() {
+        d.get().clone()
+    } else if let Ok(s) = obj.cast::<PyString>() {
+        PyDevice::new(&s.extract::<String>()?, None)?
+    } else {
+        return Err(PyTypeError::new_err(format!("device must be a string or rumus.device, got {}", obj.repr()?)));
+    };
+    if dev.kind != "cpu" {
+        return Err(PyRuntimeError::new_err(format!(
+            "device '{}' is not available: this build of rumus runs on the CPU only (the GPU backend is not built yet)",
+            dev.__str__()
+        )));
+    }
+    Ok(())
+}
+
+#[pyclass(name = "Generator", module = "rumus", frozen)]
+pub struct PyGenerator {
+    pub g: GeneratorRef,
+}
+
+fn locked(g: &GeneratorRef) -> std::sync::MutexGuard<'_, Generator> {
+    g.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[pymethods]
+impl PyGenerator {
+    #[new]
+    #[pyo3(signature = (device=None))]
+    fn new(device: Option<&Bound<'_, PyAny>>) -> PyResult<PyGenerator> {
+        check_device(device)?;
+        Ok(PyGenerator { g: Arc::new(Mutex::new(Generator::new(67280421310721))) })
+    }
+    fn manual_seed(slf: Bound<'_, Self>, seed: i128) -> Bound<'_, Self> {
+        locked(&slf.get().g).manual_seed(seed as u64);
+        slf
+    }
+    fn initial_seed(&self) -> u64 {
+        locked(&self.g).initial_seed()
+    }
+    /// Reseeds from the OS clock, as torch.Generator.seed(); returns the seed.
+    fn seed(&self) -> u64 {
+        let s = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0);
+        locked(&self.g).manual_seed(s);
+        s
+    }
+    fn get_state(&self) -> PyResult<super::tensor::PyTensor> {
+        get_state(&self.g)
+    }
+    fn set_state<'py>(slf: Bound<'py, Self>, state: PyRef<'py, super::tensor::PyTensor>) -> PyResult<Bound<'py, Self>> {
+        set_state(&slf.get().g, &state)?;
+        Ok(slf)
+    }
+}
+
+pub fn get_state(g: &GeneratorRef) -> PyResult<super::tensor::PyTensor> {
+    let bytes = locked(g).state();
+    Ok(Tensor::from_vec(bytes, &[STATE_BYTES])?.into())
+}
+
+pub fn set_state(g: &GeneratorRef, state: &super::tensor::PyTensor) -> PyResult<()> {
+    if state.t.dtype() != DType::U8 {
+        return Err(PyTypeError::new_err(format!("RNG state must be a uint8 tensor, got {}", state.t.dtype().name())));
+    }
+    let bytes = state.t.to_vec::<u8>()?;
+    locked(g)
+        .set_state(&bytes)
+        .ok_or_else(|| PyValueError::new_err(format!("RNG state must hold {} bytes, got {}", STATE_BYTES, bytes.len())))
+}
+
+pub fn generator_arg(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<GeneratorRef>> {
+    match obj {
+        None => Ok(None),
+        Some(o) if o.is_none() => Ok(None),
+        Some(o) => match o.cast::<PyGenerator>() {
+            Ok(g) => Ok(Some(g.get().g.clone())),
+            Err(_) => Err(PyTypeError::new_err(format!("generator must be a rumus.Generator, got {}", o.repr()?))),
+        },
+    }
+}
+
+pub fn default_gen() -> GeneratorRef {
+    default_generator()
+}

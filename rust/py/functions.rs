@@ -1,0 +1,294 @@
+//! Module-level functions: creation, random state, cat/stack/where, conversion.
+
+use super::convert::{as_tensor, operand_req, shape_of, tensor_from_data, tensor_req, varargs_ints};
+use super::dtype::{check_device, default_gen, dtype_arg, generator_arg, get_state, set_state, PyDType};
+use super::tensor::{wrap, PyTensor};
+use crate::ops::{creation, shape};
+use crate::tensor::{DType, Scalar, Tensor};
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::{PySequence, PyTuple};
+
+/// Applies `requires_grad=` to a freshly created tensor.
+fn finish(t: Tensor, requires_grad: bool) -> PyResult<PyTensor> {
+    if requires_grad {
+        t.set_requires_grad(true)?;
+    }
+    Ok(wrap(t))
+}
+
+fn float_dtype(dtype: Option<&Bound<'_, PyAny>>) -> PyResult<DType> {
+    Ok(dtype_arg(dtype)?.unwrap_or(DType::F32))
+}
+
+#[pyfunction]
+#[pyo3(signature = (data, *, dtype=None, device=None, requires_grad=false))]
+pub fn tensor(py: Python<'_>, data: &Bound<'_, PyAny>, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>, requires_grad: bool) -> PyResult<PyTensor> {
+    check_device(device)?;
+    finish(tensor_from_data(py, data, dtype_arg(dtype)?)?, requires_grad)
+}
+
+#[pyfunction(name = "as_tensor")]
+#[pyo3(signature = (data, dtype=None, device=None))]
+pub fn as_tensor_fn(py: Python<'_>, data: &Bound<'_, PyAny>, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+    check_device(device)?;
+    Ok(wrap(as_tensor(py, data, dtype_arg(dtype)?)?))
+}
+
+#[pyfunction]
+pub fn from_numpy(array: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+    Ok(wrap(super::numpy::from_numpy(array)?))
+}
+
+macro_rules! constant_fn {
+    ($name:ident, $value:expr) => {
+        #[pyfunction]
+        #[pyo3(signature = (*size, dtype=None, device=None, requires_grad=false))]
+        pub fn $name(size: &Bound<'_, PyTuple>, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>, requires_grad: bool) -> PyResult<PyTensor> {
+            check_device(device)?;
+            let shape = shape_of(&varargs_ints(size, "size")?)?;
+            finish(creation::full(&shape, $value, float_dtype(dtype)?)?, requires_grad)
+        }
+    };
+}
+constant_fn!(zeros, Scalar::Int(0));
+constant_fn!(ones, Scalar::Int(1));
+constant_fn!(empty, Scalar::Int(0));
+
+#[pyfunction]
+#[pyo3(signature = (size, fill_value, *, dtype=None, device=None, requires_grad=false))]
+pub fn full(size: &Bound<'_, PyAny>, fill_value: &Bound<'_, PyAny>, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>, requires_grad: bool) -> PyResult<PyTensor> {
+    check_device(device)?;
+    let shape = shape_of(&super::convert::int_list(size, "size")?)?;
+    let v = super::tensor::number(fill_value)?;
+    let dt = dtype_arg(dtype)?.unwrap_or(v.default_dtype());
+    finish(creation::full(&shape, v, dt)?, requires_grad)
+}
+
+macro_rules! like_fn {
+    ($name:ident, $value:expr) => {
+        #[pyfunction]
+        #[pyo3(signature = (input, *, dtype=None, device=None, requires_grad=false))]
+        pub fn $name(input: PyRef<'_, PyTensor>, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>, requires_grad: bool) -> PyResult<PyTensor> {
+            check_device(device)?;
+            let dt = dtype_arg(dtype)?.unwrap_or(input.t.dtype());
+            finish(creation::full(input.t.shape(), $value, dt)?, requires_grad)
+        }
+    };
+}
+like_fn!(zeros_like, Scalar::Int(0));
+like_fn!(ones_like, Scalar::Int(1));
+like_fn!(empty_like, Scalar::Int(0));
+
+#[pyfunction]
+#[pyo3(signature = (input, fill_value, *, dtype=None, device=None, requires_grad=false))]
+pub fn full_like(input: PyRef<'_, PyTensor>, fill_value: &Bound<'_, PyAny>, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>, requires_grad: bool) -> PyResult<PyTensor> {
+    check_device(device)?;
+    let dt = dtype_arg(dtype)?.unwrap_or(input.t.dtype());
+    finish(creation::full(input.t.shape(), super::tensor::number(fill_value)?, dt)?, requires_grad)
+}
+
+#[pyfunction]
+#[pyo3(signature = (input, *, dtype=None, generator=None))]
+pub fn rand_like(input: PyRef<'_, PyTensor>, dtype: Option<&Bound<'_, PyAny>>, generator: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+    let dt = dtype_arg(dtype)?.unwrap_or(input.t.dtype());
+    Ok(wrap(creation::rand(input.t.shape(), dt, generator_arg(generator)?.as_ref())?))
+}
+
+#[pyfunction]
+#[pyo3(signature = (input, *, dtype=None, generator=None))]
+pub fn randn_like(input: PyRef<'_, PyTensor>, dtype: Option<&Bound<'_, PyAny>>, generator: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+    let dt = dtype_arg(dtype)?.unwrap_or(input.t.dtype());
+    Ok(wrap(creation::randn(input.t.shape(), dt, generator_arg(generator)?.as_ref())?))
+}
+
+/// arange(end) or arange(start, end, step=1).
+#[pyfunction]
+#[pyo3(signature = (start, end=None, step=None, *, dtype=None, device=None, requires_grad=false))]
+pub fn arange(
+    start: &Bound<'_, PyAny>,
+    end: Option<&Bound<'_, PyAny>>,
+    step: Option<&Bound<'_, PyAny>>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    device: Option<&Bound<'_, PyAny>>,
+    requires_grad: bool,
+) -> PyResult<PyTensor> {
+    check_device(device)?;
+    let num = super::tensor::number;
+    let (s, e) = match end.filter(|e| !e.is_none()) {
+        Some(e) => (num(start)?, num(e)?),
+        None => (Scalar::Int(0), num(start)?),
+    };
+    let st = match step.filter(|s| !s.is_none()) {
+        Some(s) => num(s)?,
+        None => Scalar::Int(1),
+    };
+    let inferred = if [s, e, st].iter().any(|v| matches!(v, Scalar::Float(_))) { DType::F32 } else { DType::I64 };
+    finish(creation::arange(s, e, st, dtype_arg(dtype)?.unwrap_or(inferred))?, requires_grad)
+}
+
+#[pyfunction]
+#[pyo3(signature = (start, end, steps, *, dtype=None, device=None, requires_grad=false))]
+pub fn linspace(start: f64, end: f64, steps: i64, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>, requires_grad: bool) -> PyResult<PyTensor> {
+    check_device(device)?;
+    finish(creation::linspace(start, end, steps, float_dtype(dtype)?)?, requires_grad)
+}
+
+#[pyfunction]
+#[pyo3(signature = (n, m=None, *, dtype=None, device=None, requires_grad=false))]
+pub fn eye(n: i64, m: Option<i64>, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>, requires_grad: bool) -> PyResult<PyTensor> {
+    check_device(device)?;
+    finish(creation::eye(n, m.unwrap_or(n), float_dtype(dtype)?)?, requires_grad)
+}
+
+#[pyfunction]
+#[pyo3(signature = (*size, generator=None, dtype=None, device=None, requires_grad=false))]
+pub fn rand(size: &Bound<'_, PyTuple>, generator: Option<&Bound<'_, PyAny>>, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>, requires_grad: bool) -> PyResult<PyTensor> {
+    check_device(device)?;
+    let shape = shape_of(&varargs_ints(size, "size")?)?;
+    finish(creation::rand(&shape, float_dtype(dtype)?, generator_arg(generator)?.as_ref())?, requires_grad)
+}
+
+#[pyfunction]
+#[pyo3(signature = (*size, generator=None, dtype=None, device=None, requires_grad=false))]
+pub fn randn(size: &Bound<'_, PyTuple>, generator: Option<&Bound<'_, PyAny>>, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>, requires_grad: bool) -> PyResult<PyTensor> {
+    check_device(device)?;
+    let shape = shape_of(&varargs_ints(size, "size")?)?;
+    finish(creation::randn(&shape, float_dtype(dtype)?, generator_arg(generator)?.as_ref())?, requires_grad)
+}
+
+/// randint(high, size) or randint(low, high, size).
+#[pyfunction]
+#[pyo3(signature = (*args, size=None, generator=None, dtype=None, device=None))]
+pub fn randint(args: &Bound<'_, PyTuple>, size: Option<&Bound<'_, PyAny>>, generator: Option<&Bound<'_, PyAny>>, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+    check_device(device)?;
+    let mut ints = Vec::new();
+    let mut shape_obj = size.cloned();
+    for a in args.iter() {
+        if a.cast::<PySequence>().is_ok() && !a.is_instance_of::<pyo3::types::PyString>() && a.cast::<PyTensor>().is_err() {
+            shape_obj = Some(a);
+        } else {
+            ints.push(a.extract::<i64>()?);
+        }
+    }
+    let (low, high) = match ints.as_slice() {
+        [h] => (0, *h),
+        [l, h] => (*l, *h),
+        _ => return Err(PyTypeError::new_err("randint() expects (high, size) or (low, high, size)")),
+    };
+    let shape_obj = shape_obj.ok_or_else(|| PyTypeError::new_err("randint() missing required argument 'size'"))?;
+    let shape = shape_of(&super::convert::int_list(&shape_obj, "size")?)?;
+    let dt = dtype_arg(dtype)?.unwrap_or(DType::I64);
+    Ok(wrap(creation::randint(low, high, &shape, dt, generator_arg(generator)?.as_ref())?))
+}
+
+#[pyfunction]
+#[pyo3(signature = (n, *, generator=None, dtype=None, device=None))]
+pub fn randperm(n: i64, generator: Option<&Bound<'_, PyAny>>, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+    check_device(device)?;
+    Ok(wrap(creation::randperm(n, dtype_arg(dtype)?.unwrap_or(DType::I64), generator_arg(generator)?.as_ref())?))
+}
+
+#[pyfunction]
+pub fn manual_seed(seed: i128) {
+    default_gen().lock().unwrap_or_else(|e| e.into_inner()).manual_seed(seed as u64);
+}
+
+#[pyfunction]
+pub fn initial_seed() -> u64 {
+    default_gen().lock().unwrap_or_else(|e| e.into_inner()).initial_seed()
+}
+
+#[pyfunction]
+pub fn get_rng_state() -> PyResult<PyTensor> {
+    get_state(&default_gen())
+}
+
+#[pyfunction]
+pub fn set_rng_state(state: PyRef<'_, PyTensor>) -> PyResult<()> {
+    set_state(&default_gen(), &state)
+}
+
+fn tensor_list(tensors: &Bound<'_, PyAny>, op: &str) -> PyResult<Vec<Tensor>> {
+    if tensors.cast::<PyTensor>().is_ok() {
+        return Err(PyTypeError::new_err(format!("{}(): argument 'tensors' must be a tuple or list of Tensors, not Tensor", op)));
+    }
+    let seq = tensors
+        .cast::<PySequence>()
+        .map_err(|_| PyTypeError::new_err(format!("{}(): argument 'tensors' must be a tuple or list of Tensors", op)))?;
+    (0..seq.len()?).map(|i| tensor_req(&seq.get_item(i)?, &format!("{}(): expected Tensor as element {} in argument 0,", op, i))).collect()
+}
+
+#[pyfunction]
+#[pyo3(signature = (tensors, dim=0))]
+pub fn cat(py: Python<'_>, tensors: &Bound<'_, PyAny>, dim: i64) -> PyResult<PyTensor> {
+    let list = tensor_list(tensors, "cat")?;
+    let work = list.iter().map(|t| t.numel()).sum();
+    Ok(wrap(super::tensor::run(py, work, || shape::cat(&list, dim))?))
+}
+
+#[pyfunction]
+#[pyo3(signature = (tensors, dim=0))]
+pub fn stack(py: Python<'_>, tensors: &Bound<'_, PyAny>, dim: i64) -> PyResult<PyTensor> {
+    let list = tensor_list(tensors, "stack")?;
+    let work = list.iter().map(|t| t.numel()).sum();
+    Ok(wrap(super::tensor::run(py, work, || shape::stack(&list, dim))?))
+}
+
+/// where(cond, x, y); where(cond) is nonzero(cond, as_tuple=True).
+#[pyfunction(name = "where")]
+#[pyo3(signature = (condition, input=None, other=None))]
+pub fn where_fn(py: Python<'_>, condition: PyRef<'_, PyTensor>, input: Option<&Bound<'_, PyAny>>, other: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+    match (input, other) {
+        (Some(x), Some(y)) => {
+            let (x, y) = (operand_req(x, "where")?, operand_req(y, "where")?);
+            Ok(Bound::new(py, wrap(crate::ops::elementwise::where_(&condition.t, &x, &y)?))?.into_any().unbind())
+        }
+        (None, None) => {
+            let nz = crate::ops::index::nonzero(&condition.t)?;
+            let cols: Vec<PyTensor> = (0..condition.t.ndim() as i64)
+                .map(|k| Ok(wrap(crate::ops::copy::contiguous(&shape::select(&nz, 1, k)?)?)))
+                .collect::<PyResult<_>>()?;
+            Ok(PyTuple::new(py, cols)?.into_any().unbind())
+        }
+        _ => Err(PyTypeError::new_err("where() expects both input and other, or neither")),
+    }
+}
+
+#[pyfunction]
+#[pyo3(signature = (tensor, num_classes=-1))]
+pub fn one_hot(tensor: PyRef<'_, PyTensor>, num_classes: i64) -> PyResult<PyTensor> {
+    Ok(wrap(crate::ops::index::one_hot(&tensor.t, num_classes)?))
+}
+
+#[pyfunction]
+pub fn result_type(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<PyDType> {
+    let (x, y) = (operand_req(a, "result_type")?, operand_req(b, "result_type")?);
+    Ok(PyDType { d: crate::ops::result_type(&[&x, &y]) })
+}
+
+#[pyfunction]
+pub fn promote_types(a: PyDType, b: PyDType) -> PyDType {
+    PyDType { d: crate::tensor::dtype::promote(a.d, b.d) }
+}
+
+#[pyfunction]
+pub fn is_tensor(obj: &Bound<'_, PyAny>) -> bool {
+    obj.cast::<PyTensor>().is_ok()
+}
+
+#[pyfunction]
+#[pyo3(signature = (*shapes))]
+pub fn broadcast_shapes(py: Python<'_>, shapes: &Bound<'_, PyTuple>) -> PyResult<Py<PyAny>> {
+    let mut out = crate::tensor::Shape::new();
+    for s in shapes.iter() {
+        let dims = shape_of(&super::convert::int_list(&s, "shape")?)?;
+        out = crate::tensor::layout::broadcast_shapes(&out, &dims)?;
+    }
+    Ok(super::tensor::size_obj(py, &out)?.unbind())
+}
+
+#[pyfunction]
+pub fn get_num_threads() -> usize {
+    rayon::current_num_threads()
+}

@@ -1,0 +1,586 @@
+//! Tensor methods per op family (elementwise, reductions, shape, index), bound
+//! straight to the Rust ops. Unary ops and their in-place forms come from one table.
+
+use super::convert::{dims_arg, int_list, operand, operand_req, tensor_req};
+use super::dtype::{dtype_arg, generator_arg};
+use super::tensor::{number, run, sizes, wrap, PyTensor};
+use crate::ops::elementwise::{binary, binary_, clamp, masked_fill, unary, unary_, where_, Binary, Unary};
+use crate::ops::{creation, index, reduce, shape, Operand};
+use crate::tensor::Scalar;
+use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyList, PyTuple, PyType};
+
+macro_rules! unary_methods {
+    ($($name:ident, $name_:ident => $op:expr;)*) => {
+        #[pymethods]
+        impl PyTensor {
+            $(
+                fn $name(&self, py: Python<'_>) -> PyResult<PyTensor> {
+                    let t = &self.t;
+                    Ok(wrap(run(py, t.numel(), || unary($op, t))?))
+                }
+                fn $name_<'py>(slf: Bound<'py, Self>) -> PyResult<Bound<'py, Self>> {
+                    let t = &slf.get().t;
+                    run(slf.py(), t.numel(), || unary_($op, t))?;
+                    Ok(slf)
+                }
+            )*
+        }
+    };
+}
+
+unary_methods! {
+    neg, neg_ => Unary::Neg;
+    negative, negative_ => Unary::Neg;
+    abs, abs_ => Unary::Abs;
+    absolute, absolute_ => Unary::Abs;
+    sign, sign_ => Unary::Sign;
+    square, square_ => Unary::Square;
+    relu, relu_ => Unary::Relu;
+    floor, floor_ => Unary::Floor;
+    ceil, ceil_ => Unary::Ceil;
+    trunc, trunc_ => Unary::Trunc;
+    exp, exp_ => Unary::Exp;
+    exp2, exp2_ => Unary::Exp2;
+    log, log_ => Unary::Log;
+    log2, log2_ => Unary::Log2;
+    log10, log10_ => Unary::Log10;
+    log1p, log1p_ => Unary::Log1p;
+    expm1, expm1_ => Unary::Expm1;
+    sqrt, sqrt_ => Unary::Sqrt;
+    rsqrt, rsqrt_ => Unary::Rsqrt;
+    reciprocal, reciprocal_ => Unary::Reciprocal;
+    sin, sin_ => Unary::Sin;
+    cos, cos_ => Unary::Cos;
+    tan, tan_ => Unary::Tan;
+    asin, asin_ => Unary::Asin;
+    acos, acos_ => Unary::Acos;
+    atan, atan_ => Unary::Atan;
+    sinh, sinh_ => Unary::Sinh;
+    cosh, cosh_ => Unary::Cosh;
+    tanh, tanh_ => Unary::Tanh;
+    sigmoid, sigmoid_ => Unary::Sigmoid;
+    silu, silu_ => Unary::Silu;
+    mish, mish_ => Unary::Mish;
+    logical_not, logical_not_ => Unary::LogicalNot;
+    bitwise_not, bitwise_not_ => Unary::BitwiseNot;
+}
+
+macro_rules! binary_methods {
+    ($($name:ident, $name_:ident => $op:expr;)*) => {
+        #[pymethods]
+        impl PyTensor {
+            $(
+                fn $name(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+                    let (a, b) = (Operand::T(self.t.clone()), operand_req(other, stringify!($name))?);
+                    Ok(wrap(run(py, self.t.numel(), || binary($op, &a, &b, None))?))
+                }
+                fn $name_<'py>(slf: Bound<'py, Self>, other: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
+                    let b = operand_req(other, stringify!($name_))?;
+                    let t = &slf.get().t;
+                    run(slf.py(), t.numel(), || binary_($op, t, &b, None))?;
+                    Ok(slf)
+                }
+            )*
+        }
+    };
+}
+
+binary_methods! {
+    mul, mul_ => Binary::Mul;
+    multiply, multiply_ => Binary::Mul;
+    true_divide, true_divide_ => Binary::Div;
+    floor_divide, floor_divide_ => Binary::FloorDiv;
+    remainder, remainder_ => Binary::Rem;
+    fmod, fmod_ => Binary::Fmod;
+    pow, pow_ => Binary::Pow;
+    atan2, atan2_ => Binary::Atan2;
+    eq, eq_ => Binary::Eq;
+    ne, ne_ => Binary::Ne;
+    lt, lt_ => Binary::Lt;
+    le, le_ => Binary::Le;
+    gt, gt_ => Binary::Gt;
+    ge, ge_ => Binary::Ge;
+    logical_and, logical_and_ => Binary::LogicalAnd;
+    logical_or, logical_or_ => Binary::LogicalOr;
+    logical_xor, logical_xor_ => Binary::LogicalXor;
+    bitwise_and, bitwise_and_ => Binary::BitAnd;
+    bitwise_or, bitwise_or_ => Binary::BitOr;
+    bitwise_xor, bitwise_xor_ => Binary::BitXor;
+}
+
+fn alpha_of(alpha: Option<&Bound<'_, PyAny>>) -> PyResult<Option<f64>> {
+    match alpha {
+        None => Ok(None),
+        Some(a) => {
+            let v = number(a)?.to_f64();
+            Ok(if v == 1.0 { None } else { Some(v) })
+        }
+    }
+}
+
+fn div_op(rounding_mode: Option<&str>) -> PyResult<Binary> {
+    match rounding_mode {
+        None => Ok(Binary::Div),
+        Some("trunc") => Ok(Binary::DivTrunc),
+        Some("floor") => Ok(Binary::FloorDiv),
+        Some(m) => Err(PyValueError::new_err(format!(
+            "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '{}'",
+            m
+        ))),
+    }
+}
+
+/// div(rounding_mode='trunc') on floats truncates the true quotient.
+fn div(a: &Operand, b: &Operand, mode: Binary) -> crate::error::Result<crate::tensor::Tensor> {
+    if mode == Binary::DivTrunc && crate::ops::result_type(&[a, b]).is_float() {
+        return unary(Unary::Trunc, &binary(Binary::Div, a, b, None)?);
+    }
+    binary(mode, a, b, None)
+}
+
+static RETURN_TYPES: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+
+/// torch.return_types-style (values, indices) named tuple.
+fn values_indices(py: Python<'_>, v: crate::tensor::Tensor, i: crate::tensor::Tensor) -> PyResult<Py<PyAny>> {
+    let ty = RETURN_TYPES.import(py, "rumus._size", "ValuesIndices")?;
+    Ok(ty.call1((wrap(v), wrap(i)))?.unbind())
+}
+
+fn tensors(list: Vec<crate::tensor::Tensor>) -> Vec<PyTensor> {
+    list.into_iter().map(wrap).collect()
+}
+
+fn correction_of(unbiased: Option<bool>, correction: Option<&Bound<'_, PyAny>>) -> PyResult<f64> {
+    match (unbiased, correction) {
+        (Some(_), Some(c)) if !c.is_none() => Err(PyValueError::new_err("var/std: cannot specify both unbiased and correction")),
+        (_, Some(c)) if !c.is_none() => Ok(number(c)?.to_f64()),
+        (Some(false), _) => Ok(0.0),
+        _ => Ok(1.0),
+    }
+}
+
+/// A dim argument for ops taking one int (reductions with indices, cumsum, ...).
+fn one_dim(dim: &Bound<'_, PyAny>) -> PyResult<i64> {
+    match dims_arg(Some(dim))? {
+        Some(d) if d.len() == 1 => Ok(d[0]),
+        _ => Err(PyTypeError::new_err(format!("dim must be an int, got {}", dim.repr()?))),
+    }
+}
+
+#[pymethods]
+impl PyTensor {
+    // ---- elementwise with options ----
+    #[pyo3(signature = (other, *, alpha=None))]
+    fn add(&self, py: Python<'_>, other: &Bound<'_, PyAny>, alpha: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+        let (a, b, al) = (Operand::T(self.t.clone()), operand_req(other, "add")?, alpha_of(alpha)?);
+        Ok(wrap(run(py, self.t.numel(), || binary(Binary::Add, &a, &b, al))?))
+    }
+    #[pyo3(signature = (other, *, alpha=None))]
+    fn add_<'py>(slf: Bound<'py, Self>, other: &Bound<'py, PyAny>, alpha: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, Self>> {
+        let (b, al) = (operand_req(other, "add_")?, alpha_of(alpha)?);
+        let t = &slf.get().t;
+        run(slf.py(), t.numel(), || binary_(Binary::Add, t, &b, al))?;
+        Ok(slf)
+    }
+    #[pyo3(signature = (other, *, alpha=None))]
+    fn sub(&self, py: Python<'_>, other: &Bound<'_, PyAny>, alpha: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+        let (a, b, al) = (Operand::T(self.t.clone()), operand_req(other, "sub")?, alpha_of(alpha)?);
+        Ok(wrap(run(py, self.t.numel(), || binary(Binary::Sub, &a, &b, al))?))
+    }
+    #[pyo3(signature = (other, *, alpha=None))]
+    fn sub_<'py>(slf: Bound<'py, Self>, other: &Bound<'py, PyAny>, alpha: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, Self>> {
+        let (b, al) = (operand_req(other, "sub_")?, alpha_of(alpha)?);
+        let t = &slf.get().t;
+        run(slf.py(), t.numel(), || binary_(Binary::Sub, t, &b, al))?;
+        Ok(slf)
+    }
+    #[pyo3(signature = (other, *, rounding_mode=None))]
+    fn div(&self, py: Python<'_>, other: &Bound<'_, PyAny>, rounding_mode: Option<&str>) -> PyResult<PyTensor> {
+        let (a, b, op) = (Operand::T(self.t.clone()), operand_req(other, "div")?, div_op(rounding_mode)?);
+        Ok(wrap(run(py, self.t.numel(), || div(&a, &b, op))?))
+    }
+    #[pyo3(signature = (other, *, rounding_mode=None))]
+    fn divide(&self, py: Python<'_>, other: &Bound<'_, PyAny>, rounding_mode: Option<&str>) -> PyResult<PyTensor> {
+        self.div(py, other, rounding_mode)
+    }
+    #[pyo3(signature = (other, *, rounding_mode=None))]
+    fn div_<'py>(slf: Bound<'py, Self>, other: &Bound<'py, PyAny>, rounding_mode: Option<&str>) -> PyResult<Bound<'py, Self>> {
+        let (b, op) = (operand_req(other, "div_")?, div_op(rounding_mode)?);
+        let t = &slf.get().t;
+        if op == Binary::DivTrunc && t.dtype().is_float() {
+            let r = div(&Operand::T(t.clone()), &b, op)?;
+            crate::ops::copy::copy_(t, &r)?;
+        } else {
+            run(slf.py(), t.numel(), || binary_(op, t, &b, None))?;
+        }
+        Ok(slf)
+    }
+    fn maximum(&self, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        let b = Operand::T(tensor_req(other, "maximum(): argument 'other'")?);
+        Ok(wrap(binary(Binary::Maximum, &Operand::T(self.t.clone()), &b, None)?))
+    }
+    fn minimum(&self, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        let b = Operand::T(tensor_req(other, "minimum(): argument 'other'")?);
+        Ok(wrap(binary(Binary::Minimum, &Operand::T(self.t.clone()), &b, None)?))
+    }
+    #[pyo3(signature = (decimals=0))]
+    fn round(&self, decimals: i64) -> PyResult<PyTensor> {
+        if decimals == 0 {
+            return Ok(wrap(unary(Unary::Round, &self.t)?));
+        }
+        let scale = Operand::S(Scalar::Float(10f64.powi(decimals as i32)));
+        let up = binary(Binary::Mul, &Operand::T(self.t.clone()), &scale, None)?;
+        let r = unary(Unary::Round, &up)?;
+        Ok(wrap(binary(Binary::Div, &Operand::T(r), &scale, None)?))
+    }
+    fn round_(slf: Bound<'_, Self>) -> PyResult<Bound<'_, Self>> {
+        unary_(Unary::Round, &slf.get().t)?;
+        Ok(slf)
+    }
+    #[pyo3(signature = (approximate="none"))]
+    fn gelu(&self, py: Python<'_>, approximate: &str) -> PyResult<PyTensor> {
+        let op = match approximate {
+            "none" => Unary::Gelu,
+            "tanh" => Unary::GeluTanh,
+            a => return Err(PyRuntimeError::new_err(format!("approximate argument must be either none or tanh, got '{}'", a))),
+        };
+        let t = &self.t;
+        Ok(wrap(run(py, t.numel(), || unary(op, t))?))
+    }
+    #[pyo3(signature = (negative_slope=0.01))]
+    fn leaky_relu(&self, negative_slope: f64) -> PyResult<PyTensor> {
+        Ok(wrap(unary(Unary::LeakyRelu(negative_slope), &self.t)?))
+    }
+    #[pyo3(signature = (alpha=1.0))]
+    fn elu(&self, alpha: f64) -> PyResult<PyTensor> {
+        Ok(wrap(unary(Unary::Elu(alpha), &self.t)?))
+    }
+    #[pyo3(signature = (beta=1.0, threshold=20.0))]
+    fn softplus(&self, beta: f64, threshold: f64) -> PyResult<PyTensor> {
+        Ok(wrap(unary(Unary::Softplus { beta, threshold }, &self.t)?))
+    }
+    fn isnan(&self) -> PyResult<PyTensor> {
+        Ok(wrap(unary(Unary::IsNan, &self.t)?))
+    }
+    fn isinf(&self) -> PyResult<PyTensor> {
+        Ok(wrap(unary(Unary::IsInf, &self.t)?))
+    }
+    fn isfinite(&self) -> PyResult<PyTensor> {
+        Ok(wrap(unary(Unary::IsFinite, &self.t)?))
+    }
+    #[pyo3(signature = (min=None, max=None))]
+    fn clamp(&self, min: Option<&Bound<'_, PyAny>>, max: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+        let lo = min.filter(|m| !m.is_none()).map(|m| operand_req(m, "clamp")).transpose()?;
+        let hi = max.filter(|m| !m.is_none()).map(|m| operand_req(m, "clamp")).transpose()?;
+        Ok(wrap(clamp(&self.t, lo.as_ref(), hi.as_ref())?))
+    }
+    #[pyo3(signature = (min=None, max=None))]
+    fn clip(&self, min: Option<&Bound<'_, PyAny>>, max: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+        self.clamp(min, max)
+    }
+    #[pyo3(signature = (min=None, max=None))]
+    fn clamp_<'py>(slf: Bound<'py, Self>, min: Option<&Bound<'py, PyAny>>, max: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, Self>> {
+        let r = slf.get().clamp(min, max)?;
+        let t = &slf.get().t;
+        if r.t.dtype().category() > t.dtype().category() {
+            return Err(PyRuntimeError::new_err(format!(
+                "result type {} can't be cast to the desired output type {}",
+                r.t.dtype().name(),
+                t.dtype().name()
+            )));
+        }
+        crate::ops::copy::copy_(t, &r.t)?;
+        Ok(slf)
+    }
+    fn clamp_min(&self, min: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        self.clamp(Some(min), None)
+    }
+    fn clamp_max(&self, max: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        self.clamp(None, Some(max))
+    }
+    /// t.where(condition, other) == rumus.where(condition, t, other).
+    #[pyo3(name = "where")]
+    fn where_(&self, condition: PyRef<'_, PyTensor>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        let y = operand_req(other, "where")?;
+        Ok(wrap(where_(&condition.t, &Operand::T(self.t.clone()), &y)?))
+    }
+    fn masked_fill(&self, mask: PyRef<'_, PyTensor>, value: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        let v = operand_req(value, "masked_fill")?;
+        Ok(wrap(masked_fill(&self.t, &mask.t, &v, false)?))
+    }
+    fn masked_fill_<'py>(slf: Bound<'py, Self>, mask: PyRef<'py, PyTensor>, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
+        let v = operand_req(value, "masked_fill_")?;
+        masked_fill(&slf.get().t, &mask.t, &v, true)?;
+        Ok(slf)
+    }
+
+    // ---- random fills ----
+    #[pyo3(signature = (a=0.0, b=1.0, *, generator=None))]
+    fn uniform_<'py>(slf: Bound<'py, Self>, a: f64, b: f64, generator: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, Self>> {
+        creation::uniform_(&slf.get().t, a, b, generator_arg(generator)?.as_ref())?;
+        Ok(slf)
+    }
+    #[pyo3(signature = (mean=0.0, std=1.0, *, generator=None))]
+    fn normal_<'py>(slf: Bound<'py, Self>, mean: f64, std: f64, generator: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, Self>> {
+        creation::normal_(&slf.get().t, mean, std, generator_arg(generator)?.as_ref())?;
+        Ok(slf)
+    }
+    #[pyo3(signature = (p=0.5, *, generator=None))]
+    fn bernoulli_<'py>(slf: Bound<'py, Self>, p: f64, generator: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, Self>> {
+        creation::bernoulli_(&slf.get().t, p, generator_arg(generator)?.as_ref())?;
+        Ok(slf)
+    }
+
+    // ---- reductions ----
+    #[pyo3(signature = (dim=None, keepdim=false, *, dtype=None))]
+    fn sum(&self, py: Python<'_>, dim: Option<&Bound<'_, PyAny>>, keepdim: bool, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+        let (dims, dt, t) = (dims_arg(dim)?, dtype_arg(dtype)?, &self.t);
+        Ok(wrap(run(py, t.numel(), || reduce::sum(t, dims.as_deref(), keepdim, dt))?))
+    }
+    #[pyo3(signature = (dim=None, keepdim=false, *, dtype=None))]
+    fn mean(&self, py: Python<'_>, dim: Option<&Bound<'_, PyAny>>, keepdim: bool, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+        let (dims, dt, t) = (dims_arg(dim)?, dtype_arg(dtype)?, &self.t);
+        Ok(wrap(run(py, t.numel(), || reduce::mean(t, dims.as_deref(), keepdim, dt))?))
+    }
+    #[pyo3(signature = (dim=None, keepdim=false, *, dtype=None))]
+    fn prod(&self, dim: Option<&Bound<'_, PyAny>>, keepdim: bool, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+        Ok(wrap(reduce::prod(&self.t, dims_arg(dim)?.as_deref(), keepdim, dtype_arg(dtype)?)?))
+    }
+    #[pyo3(signature = (dim=None, keepdim=false))]
+    fn amax(&self, dim: Option<&Bound<'_, PyAny>>, keepdim: bool) -> PyResult<PyTensor> {
+        Ok(wrap(reduce::amax(&self.t, dims_arg(dim)?.as_deref().or(Some(&[])), keepdim)?))
+    }
+    #[pyo3(signature = (dim=None, keepdim=false))]
+    fn amin(&self, dim: Option<&Bound<'_, PyAny>>, keepdim: bool) -> PyResult<PyTensor> {
+        Ok(wrap(reduce::amin(&self.t, dims_arg(dim)?.as_deref().or(Some(&[])), keepdim)?))
+    }
+    /// max() -> value; max(dim, keepdim) -> (values, indices); max(other) -> maximum.
+    #[pyo3(signature = (dim=None, keepdim=false))]
+    fn max(&self, py: Python<'_>, dim: Option<&Bound<'_, PyAny>>, keepdim: bool) -> PyResult<Py<PyAny>> {
+        self.extreme(py, dim, keepdim, true)
+    }
+    #[pyo3(signature = (dim=None, keepdim=false))]
+    fn min(&self, py: Python<'_>, dim: Option<&Bound<'_, PyAny>>, keepdim: bool) -> PyResult<Py<PyAny>> {
+        self.extreme(py, dim, keepdim, false)
+    }
+    #[pyo3(signature = (dim=None, keepdim=false))]
+    fn argmax(&self, dim: Option<&Bound<'_, PyAny>>, keepdim: bool) -> PyResult<PyTensor> {
+        let d = dim.filter(|d| !d.is_none()).map(one_dim).transpose()?;
+        Ok(wrap(reduce::argmax(&self.t, d, keepdim, true)?))
+    }
+    #[pyo3(signature = (dim=None, keepdim=false))]
+    fn argmin(&self, dim: Option<&Bound<'_, PyAny>>, keepdim: bool) -> PyResult<PyTensor> {
+        let d = dim.filter(|d| !d.is_none()).map(one_dim).transpose()?;
+        Ok(wrap(reduce::argmax(&self.t, d, keepdim, false)?))
+    }
+    #[pyo3(signature = (dim=None, unbiased=None, keepdim=false, *, correction=None))]
+    fn var(&self, dim: Option<&Bound<'_, PyAny>>, unbiased: Option<bool>, keepdim: bool, correction: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+        Ok(wrap(reduce::var(&self.t, dims_arg(dim)?.as_deref(), correction_of(unbiased, correction)?, keepdim)?))
+    }
+    #[pyo3(signature = (dim=None, unbiased=None, keepdim=false, *, correction=None))]
+    fn std(&self, dim: Option<&Bound<'_, PyAny>>, unbiased: Option<bool>, keepdim: bool, correction: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+        Ok(wrap(reduce::std(&self.t, dims_arg(dim)?.as_deref(), correction_of(unbiased, correction)?, keepdim)?))
+    }
+    #[pyo3(signature = (dim, keepdim=false))]
+    fn logsumexp(&self, dim: &Bound<'_, PyAny>, keepdim: bool) -> PyResult<PyTensor> {
+        let dims = int_list(dim, "dim")?;
+        Ok(wrap(reduce::logsumexp(&self.t, &dims, keepdim)?))
+    }
+    #[pyo3(signature = (dim=None, keepdim=false))]
+    fn all(&self, dim: Option<&Bound<'_, PyAny>>, keepdim: bool) -> PyResult<PyTensor> {
+        Ok(wrap(reduce::all_any(&self.t, dims_arg(dim)?.as_deref(), keepdim, true)?))
+    }
+    #[pyo3(signature = (dim=None, keepdim=false))]
+    fn any(&self, dim: Option<&Bound<'_, PyAny>>, keepdim: bool) -> PyResult<PyTensor> {
+        Ok(wrap(reduce::all_any(&self.t, dims_arg(dim)?.as_deref(), keepdim, false)?))
+    }
+    #[pyo3(signature = (dim, *, dtype=None))]
+    fn cumsum(&self, dim: &Bound<'_, PyAny>, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+        Ok(wrap(reduce::cumulative(&self.t, one_dim(dim)?, dtype_arg(dtype)?, false)?))
+    }
+    #[pyo3(signature = (dim, *, dtype=None))]
+    fn cumprod(&self, dim: &Bound<'_, PyAny>, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+        Ok(wrap(reduce::cumulative(&self.t, one_dim(dim)?, dtype_arg(dtype)?, true)?))
+    }
+
+    // ---- shape and views ----
+    #[pyo3(signature = (*shape))]
+    fn reshape(&self, shape: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
+        Ok(wrap(shape::reshape(&self.t, &sizes(shape)?)?))
+    }
+    #[pyo3(signature = (*shape))]
+    fn view(&self, shape: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
+        Ok(wrap(shape::view(&self.t, &sizes(shape)?)?))
+    }
+    fn view_as(&self, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+        let s: Vec<i64> = other.t.shape().iter().map(|&d| d as i64).collect();
+        Ok(wrap(shape::view(&self.t, &s)?))
+    }
+    fn reshape_as(&self, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+        let s: Vec<i64> = other.t.shape().iter().map(|&d| d as i64).collect();
+        Ok(wrap(shape::reshape(&self.t, &s)?))
+    }
+    #[pyo3(signature = (*dims))]
+    fn permute(&self, dims: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
+        Ok(wrap(shape::permute(&self.t, &super::convert::varargs_ints(dims, "dims")?)?))
+    }
+    fn transpose(&self, dim0: i64, dim1: i64) -> PyResult<PyTensor> {
+        Ok(wrap(shape::transpose(&self.t, dim0, dim1)?))
+    }
+    fn swapaxes(&self, axis0: i64, axis1: i64) -> PyResult<PyTensor> {
+        self.transpose(axis0, axis1)
+    }
+    fn t(&self) -> PyResult<PyTensor> {
+        Ok(wrap(shape::t2(&self.t)?))
+    }
+    #[getter(T)]
+    fn big_t(&self) -> PyResult<PyTensor> {
+        Ok(wrap(shape::reverse_dims(&self.t)?))
+    }
+    #[getter(mT)]
+    fn m_t(&self) -> PyResult<PyTensor> {
+        Ok(wrap(shape::matrix_transpose(&self.t)?))
+    }
+    #[pyo3(signature = (start_dim=0, end_dim=-1))]
+    fn flatten(&self, start_dim: i64, end_dim: i64) -> PyResult<PyTensor> {
+        Ok(wrap(shape::flatten(&self.t, start_dim, end_dim)?))
+    }
+    fn unflatten(&self, dim: i64, sizes: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        Ok(wrap(shape::unflatten(&self.t, dim, &int_list(sizes, "sizes")?)?))
+    }
+    fn unsqueeze(&self, dim: i64) -> PyResult<PyTensor> {
+        Ok(wrap(shape::unsqueeze(&self.t, dim)?))
+    }
+    #[pyo3(signature = (dim=None))]
+    fn squeeze(&self, dim: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+        Ok(wrap(shape::squeeze(&self.t, dims_arg(dim)?.as_deref())?))
+    }
+    #[pyo3(signature = (*sizes))]
+    fn expand(&self, sizes: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
+        Ok(wrap(shape::expand(&self.t, &super::tensor::sizes(sizes)?)?))
+    }
+    fn expand_as(&self, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+        let s: Vec<i64> = other.t.shape().iter().map(|&d| d as i64).collect();
+        Ok(wrap(shape::expand(&self.t, &s)?))
+    }
+    #[pyo3(signature = (*sizes))]
+    fn broadcast_to(&self, sizes: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
+        self.expand(sizes)
+    }
+    fn narrow(&self, dim: i64, start: i64, length: i64) -> PyResult<PyTensor> {
+        Ok(wrap(shape::narrow(&self.t, dim, start, length)?))
+    }
+    fn select(&self, dim: i64, index: i64) -> PyResult<PyTensor> {
+        Ok(wrap(shape::select(&self.t, dim, index)?))
+    }
+    #[pyo3(signature = (dim=0))]
+    fn unbind(&self, dim: i64) -> PyResult<Vec<PyTensor>> {
+        Ok(tensors(shape::unbind(&self.t, dim)?))
+    }
+    fn movedim(&self, source: &Bound<'_, PyAny>, destination: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        Ok(wrap(shape::movedim(&self.t, &int_list(source, "source")?, &int_list(destination, "destination")?)?))
+    }
+    fn moveaxis(&self, source: &Bound<'_, PyAny>, destination: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        self.movedim(source, destination)
+    }
+    #[pyo3(signature = (split_size_or_sections, dim=0))]
+    fn split(&self, split_size_or_sections: &Bound<'_, PyAny>, dim: i64) -> PyResult<Vec<PyTensor>> {
+        let parts = if split_size_or_sections.is_instance_of::<PyList>() || split_size_or_sections.is_instance_of::<PyTuple>() {
+            shape::split_sections(&self.t, &int_list(split_size_or_sections, "split_size")?, dim)?
+        } else {
+            shape::split_size(&self.t, int_list(split_size_or_sections, "split_size")?[0], dim)?
+        };
+        Ok(tensors(parts))
+    }
+    #[pyo3(signature = (chunks, dim=0))]
+    fn chunk(&self, chunks: i64, dim: i64) -> PyResult<Vec<PyTensor>> {
+        Ok(tensors(shape::chunk(&self.t, chunks, dim)?))
+    }
+    #[pyo3(signature = (*dims))]
+    fn flip(&self, dims: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
+        Ok(wrap(shape::flip(&self.t, &super::convert::varargs_ints(dims, "dims")?)?))
+    }
+    #[pyo3(signature = (shifts, dims=None))]
+    fn roll(&self, shifts: &Bound<'_, PyAny>, dims: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+        let d = dims_arg(dims)?.unwrap_or_default();
+        Ok(wrap(shape::roll(&self.t, &int_list(shifts, "shifts")?, &d)?))
+    }
+    #[pyo3(signature = (diagonal=0))]
+    fn tril(&self, diagonal: i64) -> PyResult<PyTensor> {
+        Ok(wrap(shape::tri(&self.t, diagonal, true)?))
+    }
+    #[pyo3(signature = (diagonal=0))]
+    fn triu(&self, diagonal: i64) -> PyResult<PyTensor> {
+        Ok(wrap(shape::tri(&self.t, diagonal, false)?))
+    }
+
+    // ---- index ops ----
+    fn gather(&self, dim: i64, index: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+        Ok(wrap(index::gather(&self.t, dim, &index.t)?))
+    }
+    #[pyo3(signature = (dim, index, src=None, *, value=None))]
+    fn scatter(&self, dim: i64, index: PyRef<'_, PyTensor>, src: Option<&Bound<'_, PyAny>>, value: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+        let out = crate::ops::copy::clone_as(&self.t, self.t.dtype())?;
+        index::scatter_into(&out, dim, &index.t, &scatter_src(src, value)?, false)?;
+        Ok(wrap(out))
+    }
+    #[pyo3(signature = (dim, index, src=None, *, value=None))]
+    fn scatter_<'py>(slf: Bound<'py, Self>, dim: i64, index: PyRef<'py, PyTensor>, src: Option<&Bound<'py, PyAny>>, value: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, Self>> {
+        index::scatter_into(&slf.get().t, dim, &index.t, &scatter_src(src, value)?, false)?;
+        Ok(slf)
+    }
+    fn scatter_add(&self, dim: i64, index: PyRef<'_, PyTensor>, src: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+        let out = crate::ops::copy::clone_as(&self.t, self.t.dtype())?;
+        index::scatter_into(&out, dim, &index.t, &Operand::T(src.t.clone()), true)?;
+        Ok(wrap(out))
+    }
+    fn scatter_add_<'py>(slf: Bound<'py, Self>, dim: i64, index: PyRef<'py, PyTensor>, src: PyRef<'py, PyTensor>) -> PyResult<Bound<'py, Self>> {
+        index::scatter_into(&slf.get().t, dim, &index.t, &Operand::T(src.t.clone()), true)?;
+        Ok(slf)
+    }
+    fn index_select(&self, dim: i64, index: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+        Ok(wrap(index::index_select(&self.t, dim, &index.t)?))
+    }
+    #[pyo3(signature = (*, as_tuple=false))]
+    fn nonzero(&self, py: Python<'_>, as_tuple: bool) -> PyResult<Py<PyAny>> {
+        let nz = index::nonzero(&self.t)?;
+        if as_tuple {
+            let cols: Vec<PyTensor> = (0..self.t.ndim().max(1) as i64)
+                .map(|k| if self.t.ndim() == 0 { Ok(wrap(shape::reshape(&nz, &[-1])?)) } else { Ok(wrap(crate::ops::copy::contiguous(&shape::select(&nz, 1, k)?)?)) })
+                .collect::<PyResult<_>>()?;
+            return Ok(PyTuple::new(py, cols)?.into_any().unbind());
+        }
+        Ok(Bound::new(py, wrap(nz))?.into_any().unbind())
+    }
+}
+
+fn scatter_src(src: Option<&Bound<'_, PyAny>>, value: Option<&Bound<'_, PyAny>>) -> PyResult<Operand> {
+    match (src.filter(|s| !s.is_none()), value.filter(|v| !v.is_none())) {
+        (Some(s), None) => operand_req(s, "scatter"),
+        (None, Some(v)) => Ok(Operand::S(number(v)?)),
+        _ => Err(PyTypeError::new_err("scatter() expects exactly one of 'src' or 'value'")),
+    }
+}
+
+impl PyTensor {
+    fn extreme(&self, py: Python<'_>, dim: Option<&Bound<'_, PyAny>>, keepdim: bool, max: bool) -> PyResult<Py<PyAny>> {
+        let op = if max { Binary::Maximum } else { Binary::Minimum };
+        match dim {
+            Some(d) if d.cast::<PyTensor>().is_ok() => {
+                let o = operand(d)?.ok_or_else(|| PyTypeError::new_err("expected a tensor"))?;
+                Ok(Bound::new(py, wrap(binary(op, &Operand::T(self.t.clone()), &o, None)?))?.into_any().unbind())
+            }
+            Some(d) if !d.is_none() => {
+                let (v, i) = reduce::max_dim(&self.t, one_dim(d)?, keepdim, max)?;
+                values_indices(py, v, i)
+            }
+            _ => {
+                let r = if max { reduce::amax(&self.t, None, false)? } else { reduce::amin(&self.t, None, false)? };
+                Ok(Bound::new(py, wrap(r))?.into_any().unbind())
+            }
+        }
+    }
+}

@@ -1,0 +1,59 @@
+//! PyO3 bindings: the `rumus._rumus` extension module. Only this directory
+//! knows about Python.
+
+mod convert;
+mod dtype;
+mod error;
+mod functions;
+mod index;
+mod methods;
+mod numpy;
+mod tensor;
+
+use crate::tensor::dtype::ALL_DTYPES;
+use pyo3::prelude::*;
+
+#[pymodule]
+fn _rumus(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<tensor::PyTensor>()?;
+    m.add_class::<dtype::PyDType>()?;
+    m.add_class::<dtype::PyDevice>()?;
+    m.add_class::<dtype::PyGenerator>()?;
+    for d in ALL_DTYPES {
+        m.add(d.name(), dtype::PyDType { d })?;
+    }
+    m.add_function(wrap_pyfunction!(functions::tensor, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::as_tensor_fn, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::from_numpy, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::zeros, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::ones, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::empty, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::full, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::zeros_like, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::ones_like, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::empty_like, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::full_like, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::rand_like, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::randn_like, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::arange, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::linspace, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::eye, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::rand, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::randn, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::randint, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::randperm, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::manual_seed, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::initial_seed, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::get_rng_state, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::set_rng_state, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::cat, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::stack, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::where_fn, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::one_hot, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::result_type, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::promote_types, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::is_tensor, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::broadcast_shapes, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::get_num_threads, m)?)?;
+    Ok(())
+}

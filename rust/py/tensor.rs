@@ -1,0 +1,559 @@
+//! The Python `Tensor` class: attributes, conversion, operators, and the common
+//! methods, all straight to Rust. Op-family methods live in `methods.rs`.
+
+use super::convert::{operand, operand_req, scalar, tensor_req, varargs_ints};
+use super::dtype::{dtype_arg, check_device, PyDType, PyDevice};
+use crate::ops::copy::{clone_as, contiguous, copy_, item, to_dtype};
+use crate::ops::elementwise::{binary, binary_, Binary};
+use crate::ops::{linalg, Operand};
+use crate::tensor::{DType, Scalar, Tensor};
+use pyo3::basic::CompareOp;
+use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::BoundObject;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyList, PyTuple, PyType};
+
+#[pyclass(name = "Tensor", module = "rumus", frozen, weakref)]
+pub struct PyTensor {
+    pub t: Tensor,
+}
+
+impl From<Tensor> for PyTensor {
+    fn from(t: Tensor) -> PyTensor {
+        PyTensor { t }
+    }
+}
+
+/// Work (elements) above which a kernel releases the GIL.
+const RELEASE_GIL: usize = 1 << 16;
+
+/// Runs `f`, without the GIL when the work is large.
+pub fn run<R: Send>(py: Python<'_>, work: usize, f: impl FnOnce() -> crate::error::Result<R> + Send) -> PyResult<R> {
+    if work >= RELEASE_GIL {
+        Ok(py.detach(f)?)
+    } else {
+        Ok(f()?)
+    }
+}
+
+static SIZE_TYPE: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+
+/// A `rumus.Size` (tuple subclass defined in Python).
+pub fn size_obj<'py>(py: Python<'py>, shape: &[usize]) -> PyResult<Bound<'py, PyAny>> {
+    let ty = SIZE_TYPE.import(py, "rumus._size", "Size")?;
+    ty.call1((PyTuple::new(py, shape.iter())?,))
+}
+
+pub fn wrap(t: Tensor) -> PyTensor {
+    PyTensor { t }
+}
+
+fn binop(py: Python<'_>, op: Binary, a: Operand, other: &Bound<'_, PyAny>, swap: bool) -> PyResult<Py<PyAny>> {
+    let Some(b) = operand(other)? else { return Ok(py.NotImplemented()) };
+    let (x, y) = if swap { (b, a) } else { (a, b) };
+    let work = x.shape().iter().product::<usize>().max(y.shape().iter().product());
+    let r = run(py, work, || binary(op, &x, &y, None))?;
+    Ok(Bound::new(py, wrap(r))?.into_any().unbind())
+}
+
+fn ibinop(py: Python<'_>, op: Binary, t: &Tensor, other: &Bound<'_, PyAny>) -> PyResult<()> {
+    let b = operand_req(other, op.name())?;
+    run(py, t.numel(), || binary_(op, t, &b, None))
+}
+
+/// Nested lists of Python numbers.
+fn to_list<'py>(py: Python<'py>, t: &Tensor) -> PyResult<Bound<'py, PyAny>> {
+    fn build<'py, T: Copy + IntoPyObject<'py, Error: Into<PyErr>>>(py: Python<'py>, data: &[T], shape: &[usize]) -> PyResult<Bound<'py, PyAny>> {
+        if shape.is_empty() {
+            return Ok(data[0].into_pyobject(py).map_err(Into::into)?.into_any().into_bound());
+        }
+        let step = shape[1..].iter().product::<usize>();
+        let items: PyResult<Vec<_>> = (0..shape[0]).map(|i| build(py, &data[i * step..], &shape[1..])).collect();
+        Ok(PyList::new(py, items?)?.into_any())
+    }
+    let shape = t.shape();
+    match t.dtype() {
+        DType::Bool => build(py, &t.to_vec::<bool>()?, shape),
+        d if d.is_float() => build(py, &to_dtype(t, DType::F64)?.to_vec::<f64>()?, shape),
+        _ => build(py, &to_dtype(t, DType::I64)?.to_vec::<i64>()?, shape),
+    }
+}
+
+fn scalar_obj(py: Python<'_>, s: Scalar) -> PyResult<Py<PyAny>> {
+    Ok(match s {
+        Scalar::Bool(b) => pyo3::types::PyBool::new(py, b).to_owned().into_any().unbind(),
+        Scalar::Int(i) => i.into_pyobject(py)?.into_any().unbind(),
+        Scalar::Float(f) => f.into_pyobject(py)?.into_any().unbind(),
+    })
+}
+
+/// Parses `.to(...)` arguments: a dtype, a device, a tensor (its dtype), or keywords.
+fn to_target(args: &Bound<'_, PyTuple>, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>) -> PyResult<Option<DType>> {
+    let mut target = dtype_arg(dtype)?;
+    check_device(device)?;
+    for a in args.iter() {
+        if let Ok(t) = a.cast::<PyTensor>() {
+            target = Some(t.get().t.dtype());
+        } else if a.cast::<PyDType>().is_ok() || a.cast::<PyType>().is_ok() {
+            target = dtype_arg(Some(&a))?;
+        } else if a.is_instance_of::<pyo3::types::PyBool>() {
+            // non_blocking / copy flags: nothing to do on the CPU.
+        } else {
+            check_device(Some(&a))?;
+        }
+    }
+    Ok(target)
+}
+
+#[pymethods]
+impl PyTensor {
+    // ---- attributes ----
+    #[getter]
+    fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        size_obj(py, self.t.shape())
+    }
+    #[pyo3(signature = (dim=None))]
+    fn size<'py>(&self, py: Python<'py>, dim: Option<i64>) -> PyResult<Bound<'py, PyAny>> {
+        match dim {
+            None => size_obj(py, self.t.shape()),
+            Some(d) => {
+                let d = crate::tensor::layout::wrap_dim(d, self.t.ndim())?;
+                Ok(self.t.shape().get(d).copied().unwrap_or(1).into_pyobject(py)?.into_any())
+            }
+        }
+    }
+    #[getter]
+    fn ndim(&self) -> usize {
+        self.t.ndim()
+    }
+    fn dim(&self) -> usize {
+        self.t.ndim()
+    }
+    fn ndimension(&self) -> usize {
+        self.t.ndim()
+    }
+    #[getter]
+    fn dtype(&self) -> PyDType {
+        PyDType { d: self.t.dtype() }
+    }
+    #[getter]
+    fn device(&self) -> PyDevice {
+        PyDevice::cpu()
+    }
+    #[getter]
+    fn is_cpu(&self) -> bool {
+        true
+    }
+    #[pyo3(signature = (dim=None))]
+    fn stride<'py>(&self, py: Python<'py>, dim: Option<i64>) -> PyResult<Bound<'py, PyAny>> {
+        match dim {
+            None => Ok(PyTuple::new(py, self.t.strides().iter())?.into_any()),
+            Some(d) => {
+                let d = crate::tensor::layout::wrap_dim(d, self.t.ndim())?;
+                Ok(self.t.strides().get(d).copied().unwrap_or(1).into_pyobject(py)?.into_any())
+            }
+        }
+    }
+    fn is_contiguous(&self) -> bool {
+        self.t.is_contiguous()
+    }
+    fn numel(&self) -> usize {
+        self.t.numel()
+    }
+    fn nelement(&self) -> usize {
+        self.t.numel()
+    }
+    fn element_size(&self) -> usize {
+        self.t.dtype().size()
+    }
+    #[getter]
+    fn itemsize(&self) -> usize {
+        self.t.dtype().size()
+    }
+    #[getter]
+    fn nbytes(&self) -> usize {
+        self.t.dtype().size() * self.t.numel()
+    }
+    fn storage_offset(&self) -> usize {
+        self.t.layout().offset
+    }
+    fn data_ptr(&self) -> PyResult<usize> {
+        Ok(self.t.data_ptr()?)
+    }
+    fn is_floating_point(&self) -> bool {
+        self.t.dtype().is_float()
+    }
+    #[getter]
+    fn _version(&self) -> u64 {
+        self.t.version()
+    }
+    #[getter]
+    fn requires_grad(&self) -> bool {
+        self.t.requires_grad()
+    }
+    #[setter]
+    fn set_requires_grad(&self, on: bool) -> PyResult<()> {
+        Ok(self.t.set_requires_grad(on)?)
+    }
+    #[pyo3(signature = (requires_grad=true))]
+    fn requires_grad_(slf: Bound<'_, Self>, requires_grad: bool) -> PyResult<Bound<'_, Self>> {
+        slf.get().t.set_requires_grad(requires_grad)?;
+        Ok(slf)
+    }
+    #[getter]
+    fn is_leaf(&self) -> bool {
+        true
+    }
+    #[getter]
+    fn grad(&self) -> Option<PyTensor> {
+        self.t.0.autograd.grad.lock().unwrap_or_else(|e| e.into_inner()).clone().map(wrap)
+    }
+    #[setter]
+    fn set_grad(&self, g: Option<PyRef<'_, PyTensor>>) -> PyResult<()> {
+        if let Some(g) = &g {
+            if g.t.shape() != self.t.shape() {
+                return Err(PyRuntimeError::new_err(format!(
+                    "assigned grad has data of a different size: {} vs {}",
+                    crate::tensor::layout::fmt_shape(g.t.shape()),
+                    crate::tensor::layout::fmt_shape(self.t.shape())
+                )));
+            }
+        }
+        *self.t.0.autograd.grad.lock().unwrap_or_else(|e| e.into_inner()) = g.map(|g| g.t.clone());
+        Ok(())
+    }
+    #[getter]
+    fn grad_fn(&self) -> Option<Py<PyAny>> {
+        None
+    }
+    /// A tensor sharing storage, cut from autograd.
+    fn detach(&self) -> PyTensor {
+        wrap(self.t.with_layout(self.t.layout().clone()))
+    }
+    #[getter]
+    fn data(&self) -> PyTensor {
+        self.detach()
+    }
+    #[getter]
+    fn __array_interface__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+        super::numpy::array_interface(py, &self.t)
+    }
+
+    // ---- conversion ----
+    /// A NumPy array sharing this tensor's memory (any strides).
+    #[pyo3(signature = (force=false))]
+    fn numpy<'py>(slf: &Bound<'py, Self>, force: bool) -> PyResult<Bound<'py, PyAny>> {
+        let np = slf.py().import("numpy")?;
+        let arr = np.call_method1("asarray", (slf,))?;
+        if force {
+            return arr.call_method0("copy");
+        }
+        Ok(arr)
+    }
+    #[pyo3(signature = (dtype=None, copy=None))]
+    fn __array__<'py>(slf: &Bound<'py, Self>, dtype: Option<&Bound<'py, PyAny>>, copy: Option<bool>) -> PyResult<Bound<'py, PyAny>> {
+        let arr = Self::numpy(slf, copy == Some(true))?;
+        match dtype {
+            Some(d) if !d.is_none() => arr.call_method1("astype", (d,)),
+            _ => Ok(arr),
+        }
+    }
+    fn tolist<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        to_list(py, &self.t)
+    }
+    fn item(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        scalar_obj(py, item(&self.t)?)
+    }
+    fn __float__(&self) -> PyResult<f64> {
+        Ok(item(&self.t)?.to_f64())
+    }
+    fn __int__(&self) -> PyResult<i64> {
+        Ok(item(&self.t)?.to_i64())
+    }
+    fn __index__(&self) -> PyResult<i64> {
+        if self.t.dtype().is_float() || self.t.dtype() == DType::Bool || self.t.numel() != 1 {
+            return Err(PyTypeError::new_err("only integer tensors of a single element can be converted to an index"));
+        }
+        Ok(item(&self.t)?.to_i64())
+    }
+    fn __bool__(&self) -> PyResult<bool> {
+        if self.t.numel() != 1 {
+            return Err(PyRuntimeError::new_err(format!(
+                "Boolean value of Tensor with {} values is ambiguous",
+                if self.t.numel() == 0 { "no" } else { "more than one" }
+            )));
+        }
+        Ok(item(&self.t)?.to_f64() != 0.0)
+    }
+    fn __len__(&self) -> PyResult<usize> {
+        self.t.shape().first().copied().ok_or_else(|| PyTypeError::new_err("len() of a 0-d tensor"))
+    }
+    fn __hash__(slf: &Bound<'_, Self>) -> isize {
+        slf.as_ptr() as isize
+    }
+    fn clone(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        let t = &self.t;
+        Ok(wrap(run(py, t.numel(), || clone_as(t, t.dtype()))?))
+    }
+    fn contiguous(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        let t = &self.t;
+        Ok(wrap(run(py, t.numel(), || contiguous(t))?))
+    }
+    #[pyo3(signature = (*args, dtype=None, device=None, non_blocking=false, copy=false))]
+    fn to(
+        slf: &Bound<'_, Self>,
+        args: &Bound<'_, PyTuple>,
+        dtype: Option<&Bound<'_, PyAny>>,
+        device: Option<&Bound<'_, PyAny>>,
+        non_blocking: bool,
+        copy: bool,
+    ) -> PyResult<Py<PyAny>> {
+        let _ = non_blocking;
+        let t = &slf.get().t;
+        let target = to_target(args, dtype, device)?;
+        match target {
+            Some(d) if d != t.dtype() || copy => Ok(Bound::new(slf.py(), wrap(clone_as(t, d)?))?.into_any().unbind()),
+            None if copy => Ok(Bound::new(slf.py(), wrap(clone_as(t, t.dtype())?))?.into_any().unbind()),
+            _ => Ok(slf.clone().into_any().unbind()),
+        }
+    }
+    fn cpu(slf: Bound<'_, Self>) -> Bound<'_, Self> {
+        slf
+    }
+    #[pyo3(signature = (dtype=None))]
+    fn r#type(&self, py: Python<'_>, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+        match dtype_arg(dtype)? {
+            None => Ok(format!("rumus.{}", self.t.dtype().name()).into_pyobject(py)?.into_any().unbind()),
+            Some(d) => Ok(Bound::new(py, wrap(to_dtype(&self.t, d)?))?.into_any().unbind()),
+        }
+    }
+    fn type_as(&self, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+        Ok(wrap(to_dtype(&self.t, other.t.dtype())?))
+    }
+    fn float(&self) -> PyResult<PyTensor> {
+        Ok(wrap(to_dtype(&self.t, DType::F32)?))
+    }
+    fn double(&self) -> PyResult<PyTensor> {
+        Ok(wrap(to_dtype(&self.t, DType::F64)?))
+    }
+    fn half(&self) -> PyResult<PyTensor> {
+        Ok(wrap(to_dtype(&self.t, DType::F16)?))
+    }
+    fn bfloat16(&self) -> PyResult<PyTensor> {
+        Ok(wrap(to_dtype(&self.t, DType::BF16)?))
+    }
+    fn long(&self) -> PyResult<PyTensor> {
+        Ok(wrap(to_dtype(&self.t, DType::I64)?))
+    }
+    fn int(&self) -> PyResult<PyTensor> {
+        Ok(wrap(to_dtype(&self.t, DType::I32)?))
+    }
+    fn byte(&self) -> PyResult<PyTensor> {
+        Ok(wrap(to_dtype(&self.t, DType::U8)?))
+    }
+    fn bool(&self) -> PyResult<PyTensor> {
+        Ok(wrap(to_dtype(&self.t, DType::Bool)?))
+    }
+
+    // ---- in-place writes ----
+    fn copy_<'py>(slf: Bound<'py, Self>, src: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
+        let src = match operand_req(src, "copy_")? {
+            Operand::T(t) => t,
+            Operand::S(s) => crate::ops::creation::scalar_tensor(s, slf.get().t.dtype())?,
+        };
+        let t = &slf.get().t;
+        run(slf.py(), t.numel(), || copy_(t, &src))?;
+        Ok(slf)
+    }
+    fn fill_<'py>(slf: Bound<'py, Self>, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
+        let v = match operand_req(value, "fill_")? {
+            Operand::S(s) => s,
+            Operand::T(t) if t.ndim() == 0 => item(&t)?,
+            Operand::T(t) => {
+                return Err(PyRuntimeError::new_err(format!(
+                    "fill_ only supports 0-dimension value tensor but got tensor with {} dimensions.",
+                    t.ndim()
+                )))
+            }
+        };
+        crate::ops::copy::fill_(&slf.get().t, v)?;
+        Ok(slf)
+    }
+    fn zero_(slf: Bound<'_, Self>) -> PyResult<Bound<'_, Self>> {
+        crate::ops::copy::fill_(&slf.get().t, Scalar::Int(0))?;
+        Ok(slf)
+    }
+
+    // ---- operators ----
+    fn __add__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(py, Binary::Add, Operand::T(self.t.clone()), o, false)
+    }
+    fn __radd__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(py, Binary::Add, Operand::T(self.t.clone()), o, true)
+    }
+    fn __iadd__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<()> {
+        ibinop(py, Binary::Add, &self.t, o)
+    }
+    fn __sub__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(py, Binary::Sub, Operand::T(self.t.clone()), o, false)
+    }
+    fn __rsub__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(py, Binary::Sub, Operand::T(self.t.clone()), o, true)
+    }
+    fn __isub__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<()> {
+        ibinop(py, Binary::Sub, &self.t, o)
+    }
+    fn __mul__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(py, Binary::Mul, Operand::T(self.t.clone()), o, false)
+    }
+    fn __rmul__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(py, Binary::Mul, Operand::T(self.t.clone()), o, true)
+    }
+    fn __imul__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<()> {
+        ibinop(py, Binary::Mul, &self.t, o)
+    }
+    fn __truediv__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(py, Binary::Div, Operand::T(self.t.clone()), o, false)
+    }
+    fn __rtruediv__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(py, Binary::Div, Operand::T(self.t.clone()), o, true)
+    }
+    fn __itruediv__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<()> {
+        ibinop(py, Binary::Div, &self.t, o)
+    }
+    fn __floordiv__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(py, Binary::FloorDiv, Operand::T(self.t.clone()), o, false)
+    }
+    fn __rfloordiv__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(py, Binary::FloorDiv, Operand::T(self.t.clone()), o, true)
+    }
+    fn __ifloordiv__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<()> {
+        ibinop(py, Binary::FloorDiv, &self.t, o)
+    }
+    fn __mod__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(py, Binary::Rem, Operand::T(self.t.clone()), o, false)
+    }
+    fn __rmod__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(py, Binary::Rem, Operand::T(self.t.clone()), o, true)
+    }
+    fn __imod__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<()> {
+        ibinop(py, Binary::Rem, &self.t, o)
+    }
+    fn __pow__(&self, py: Python<'_>, o: &Bound<'_, PyAny>, _modulo: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+        binop(py, Binary::Pow, Operand::T(self.t.clone()), o, false)
+    }
+    fn __rpow__(&self, py: Python<'_>, o: &Bound<'_, PyAny>, _modulo: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+        binop(py, Binary::Pow, Operand::T(self.t.clone()), o, true)
+    }
+    fn __ipow__(&self, py: Python<'_>, o: &Bound<'_, PyAny>, _modulo: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        ibinop(py, Binary::Pow, &self.t, o)
+    }
+    fn __and__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(py, Binary::BitAnd, Operand::T(self.t.clone()), o, false)
+    }
+    fn __rand__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(py, Binary::BitAnd, Operand::T(self.t.clone()), o, true)
+    }
+    fn __iand__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<()> {
+        ibinop(py, Binary::BitAnd, &self.t, o)
+    }
+    fn __or__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(py, Binary::BitOr, Operand::T(self.t.clone()), o, false)
+    }
+    fn __ror__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(py, Binary::BitOr, Operand::T(self.t.clone()), o, true)
+    }
+    fn __ior__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<()> {
+        ibinop(py, Binary::BitOr, &self.t, o)
+    }
+    fn __xor__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(py, Binary::BitXor, Operand::T(self.t.clone()), o, false)
+    }
+    fn __rxor__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        binop(py, Binary::BitXor, Operand::T(self.t.clone()), o, true)
+    }
+    fn __ixor__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<()> {
+        ibinop(py, Binary::BitXor, &self.t, o)
+    }
+    fn __matmul__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let Ok(b) = o.cast::<PyTensor>() else { return Ok(py.NotImplemented()) };
+        let (a, b) = (&self.t, &b.get().t);
+        let r = run(py, a.numel() + b.numel(), || linalg::matmul(a, b))?;
+        Ok(Bound::new(py, wrap(r))?.into_any().unbind())
+    }
+    fn __rmatmul__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+        let Ok(a) = o.cast::<PyTensor>() else { return Ok(py.NotImplemented()) };
+        Ok(Bound::new(py, wrap(linalg::matmul(&a.get().t, &self.t)?))?.into_any().unbind())
+    }
+    fn __neg__(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        let t = &self.t;
+        Ok(wrap(run(py, t.numel(), || crate::ops::elementwise::unary(crate::ops::elementwise::Unary::Neg, t))?))
+    }
+    fn __pos__(slf: Bound<'_, Self>) -> Bound<'_, Self> {
+        slf
+    }
+    fn __abs__(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        let t = &self.t;
+        Ok(wrap(run(py, t.numel(), || crate::ops::elementwise::unary(crate::ops::elementwise::Unary::Abs, t))?))
+    }
+    fn __invert__(&self) -> PyResult<PyTensor> {
+        Ok(wrap(crate::ops::elementwise::unary(crate::ops::elementwise::Unary::BitwiseNot, &self.t)?))
+    }
+    fn __richcmp__(&self, py: Python<'_>, o: &Bound<'_, PyAny>, op: CompareOp) -> PyResult<Py<PyAny>> {
+        let b = match op {
+            CompareOp::Eq => Binary::Eq,
+            CompareOp::Ne => Binary::Ne,
+            CompareOp::Lt => Binary::Lt,
+            CompareOp::Le => Binary::Le,
+            CompareOp::Gt => Binary::Gt,
+            CompareOp::Ge => Binary::Ge,
+        };
+        binop(py, b, Operand::T(self.t.clone()), o, false)
+    }
+
+    // ---- indexing ----
+    fn __getitem__(&self, py: Python<'_>, idx: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        Ok(wrap(super::index::getitem(py, &self.t, idx)?))
+    }
+    fn __setitem__(&self, py: Python<'_>, idx: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+        super::index::setitem(py, &self.t, idx, value)
+    }
+
+    // ---- linear algebra ----
+    fn matmul(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        let b = tensor_req(other, "matmul(): argument 'other'")?;
+        let a = &self.t;
+        Ok(wrap(run(py, a.numel() + b.numel(), || linalg::matmul(a, &b))?))
+    }
+    fn mm(&self, py: Python<'_>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+        let (a, b) = (&self.t, &other.t);
+        Ok(wrap(run(py, a.numel() + b.numel(), || linalg::mm(a, b))?))
+    }
+    fn bmm(&self, py: Python<'_>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+        let (a, b) = (&self.t, &other.t);
+        Ok(wrap(run(py, a.numel() + b.numel(), || linalg::bmm(a, b))?))
+    }
+    fn mv(&self, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+        Ok(wrap(linalg::mv(&self.t, &other.t)?))
+    }
+    fn dot(&self, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+        Ok(wrap(linalg::dot(&self.t, &other.t)?))
+    }
+    fn outer(&self, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+        Ok(wrap(linalg::outer(&self.t, &other.t)?))
+    }
+}
+
+/// `scalar` re-exported for methods.rs.
+pub fn number(obj: &Bound<'_, PyAny>) -> PyResult<Scalar> {
+    if let Ok(t) = obj.cast::<PyTensor>() {
+        return Ok(item(&t.get().t)?);
+    }
+    scalar(obj).ok_or_else(|| PyValueError::new_err(format!("expected a number, got {}", obj.repr().map(|r| r.to_string()).unwrap_or_default())))
+}
+
+/// Sizes from varargs for view-like methods.
+pub fn sizes(args: &Bound<'_, PyTuple>) -> PyResult<Vec<i64>> {
+    varargs_ints(args, "size")
+}

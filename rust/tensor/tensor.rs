@@ -1,0 +1,117 @@
+//! Tensor = storage + layout + autograd state. Cloning a `Tensor` clones a
+//! handle to the same tensor (as Python references do); views get a new handle.
+
+use super::dtype::{DType, Element};
+use super::layout::{Layout, Shape};
+use super::storage::Storage;
+use crate::bail;
+use crate::error::Result;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// Autograd state of a tensor. The engine (graph nodes, backward) is built on
+/// this in the autograd issue; for now tensors are leaves.
+#[derive(Default)]
+pub struct AutogradMeta {
+    pub requires_grad: AtomicBool,
+    pub grad: Mutex<Option<Tensor>>,
+}
+
+pub struct TensorImpl {
+    pub storage: Arc<Storage>,
+    pub layout: Layout,
+    pub autograd: AutogradMeta,
+}
+
+#[derive(Clone)]
+pub struct Tensor(pub Arc<TensorImpl>);
+
+const _: () = {
+    const fn send_sync<T: Send + Sync>() {}
+    send_sync::<Tensor>();
+};
+
+impl Tensor {
+    pub fn new(storage: Arc<Storage>, layout: Layout) -> Tensor {
+        Tensor(Arc::new(TensorImpl { storage, layout, autograd: AutogradMeta::default() }))
+    }
+    pub fn zeros(shape: &[usize], dtype: DType) -> Result<Tensor> {
+        let layout = Layout::contiguous(shape);
+        Ok(Tensor::new(Arc::new(Storage::zeros(dtype, layout.numel())?), layout))
+    }
+    pub fn from_vec<T: Element>(data: Vec<T>, shape: &[usize]) -> Result<Tensor> {
+        if data.len() != super::layout::numel(shape) {
+            bail!(Runtime, "from_vec: {} elements do not fill shape {:?}", data.len(), shape);
+        }
+        Ok(Tensor::new(Arc::new(Storage::from_vec(data)?), Layout::contiguous(shape)))
+    }
+    pub fn scalar<T: Element>(v: T) -> Result<Tensor> {
+        Tensor::from_vec(vec![v], &[])
+    }
+    /// A view: same storage, another layout.
+    pub fn with_layout(&self, layout: Layout) -> Tensor {
+        Tensor::new(self.0.storage.clone(), layout)
+    }
+    pub fn storage(&self) -> &Arc<Storage> {
+        &self.0.storage
+    }
+    pub fn layout(&self) -> &Layout {
+        &self.0.layout
+    }
+    pub fn shape(&self) -> &Shape {
+        &self.0.layout.shape
+    }
+    pub fn strides(&self) -> &[isize] {
+        &self.0.layout.strides
+    }
+    pub fn dtype(&self) -> DType {
+        self.0.storage.dtype()
+    }
+    pub fn ndim(&self) -> usize {
+        self.0.layout.ndim()
+    }
+    pub fn numel(&self) -> usize {
+        self.0.layout.numel()
+    }
+    pub fn is_contiguous(&self) -> bool {
+        self.0.layout.is_contiguous()
+    }
+    pub fn same_tensor(&self, other: &Tensor) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+    pub fn requires_grad(&self) -> bool {
+        self.0.autograd.requires_grad.load(Ordering::Relaxed)
+    }
+    pub fn set_requires_grad(&self, on: bool) -> Result<()> {
+        if on && !self.dtype().is_float() {
+            bail!(Runtime, "only Tensors of floating point dtype can require gradients (got {})", self.dtype().name());
+        }
+        self.0.autograd.requires_grad.store(on, Ordering::Relaxed);
+        Ok(())
+    }
+    pub fn version(&self) -> u64 {
+        self.0.storage.version()
+    }
+    /// Pointer to element [0, 0, ...] of this view, typed. The storage must be
+    /// on the CPU and hold `T`.
+    pub fn ptr<T: Element>(&self) -> Result<*mut T> {
+        if T::DTYPE != self.dtype() {
+            bail!(Runtime, "internal dtype mismatch: {} accessed as {}", self.dtype().name(), T::DTYPE.name());
+        }
+        let base = self.0.storage.cpu()?.ptr() as *mut T;
+        // SAFETY: the layout offset lies within the storage by construction.
+        Ok(unsafe { base.add(self.0.layout.offset) })
+    }
+    /// Data address of element [0, 0, ...] (Tensor.data_ptr()).
+    pub fn data_ptr(&self) -> Result<usize> {
+        let base = self.0.storage.cpu()?.ptr() as usize;
+        Ok(base + self.0.layout.offset * self.dtype().size())
+    }
+    /// Copies the elements out in logical (row-major) order.
+    pub fn to_vec<T: Element>(&self) -> Result<Vec<T>> {
+        let c = crate::ops::copy::contiguous(self)?;
+        let p = c.ptr::<T>()?;
+        // SAFETY: `c` is contiguous with numel elements of T.
+        Ok(unsafe { std::slice::from_raw_parts(p, c.numel()) }.to_vec())
+    }
+}

@@ -1,0 +1,131 @@
+"""Shared helpers for the rumus test suite.
+
+Test files import the plain helpers directly (``from conftest import ...``);
+pytest puts this directory on ``sys.path``.
+"""
+
+import numpy as np
+import pytest
+
+import rumus
+
+ALL_DTYPES = ["float32", "float64", "float16", "bfloat16", "int64", "int32", "uint8", "bool"]
+FLOAT_DTYPES = ["float32", "float64"]
+INT_DTYPES = ["int64", "int32", "uint8"]
+
+# Default tolerances per result dtype (rtol, atol).
+TOL = {
+    "float64": (1e-10, 1e-12),
+    "float32": (1e-5, 1e-6),
+    "float16": (1e-2, 1e-3),
+    "bfloat16": (2e-2, 1e-2),
+}
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(0)
+
+
+def rdt(name):
+    """rumus dtype object for a dtype name."""
+    return getattr(rumus, name)
+
+
+def make(shape, dtype="float32", rng=None, low=None, high=None):
+    """Random numpy array of ``shape``.
+
+    Floats are uniform in [low, high) (default [-3, 3)); ints are uniform
+    integers in [low, high) (default [-5, 6), or [0, 11) for uint8); bools are
+    fair coins. ``dtype="bfloat16"`` gives float32 values (pass them through
+    :func:`tensor`, which rounds them to bfloat16).
+    """
+    if rng is None:
+        rng = np.random.default_rng(1234)
+    shape = tuple(shape)
+    if dtype == "bool":
+        return np.asarray(rng.random(shape) < 0.5)
+    if dtype in ("float32", "float64", "float16", "bfloat16"):
+        lo = -3.0 if low is None else low
+        hi = 3.0 if high is None else high
+        npdt = np.float32 if dtype == "bfloat16" else np.dtype(dtype)
+        return np.asarray(rng.uniform(lo, hi, size=shape).astype(npdt))
+    if dtype == "uint8":
+        lo = 0 if low is None else low
+        hi = 11 if high is None else high
+    else:
+        lo = -5 if low is None else low
+        hi = 6 if high is None else high
+    return np.asarray(rng.integers(lo, hi, size=shape).astype(np.dtype(dtype)))
+
+
+def tensor(a, dtype=None):
+    """rumus tensor (a copy) from a numpy array; dtype name optional."""
+    a = np.asarray(a)
+    if dtype == "bfloat16":
+        return rumus.tensor(a.astype(np.float32)).to(rumus.bfloat16)
+    t = rumus.tensor(a)
+    if dtype is not None and t.dtype != rdt(dtype):
+        t = t.to(rdt(dtype))
+    return t
+
+
+def dtype_name(t):
+    """'float32' etc. for a rumus tensor."""
+    for name in ALL_DTYPES:
+        if t.dtype == rdt(name):
+            return name
+    raise AssertionError(f"unknown dtype {t.dtype!r}")
+
+
+def to_np(t):
+    """Copy of a rumus tensor's values as numpy (bfloat16 -> float32)."""
+    if t.dtype == rumus.bfloat16:
+        t = t.float()
+    return np.array(t.numpy(), copy=True)
+
+
+def assert_close(t, expected, rtol=None, atol=None, dtype=None):
+    """Check dtype (name of ``expected``'s dtype unless ``dtype`` is given),
+    shape and values of rumus tensor ``t`` against numpy ``expected``."""
+    expected = np.asarray(expected)
+    name = dtype if dtype is not None else expected.dtype.name
+    assert isinstance(t, rumus.Tensor), f"expected a rumus.Tensor, got {type(t)}"
+    assert t.dtype == rdt(name), f"dtype {t.dtype!r} != rumus.{name}"
+    assert tuple(t.shape) == tuple(expected.shape), f"shape {tuple(t.shape)} != {expected.shape}"
+    got = to_np(t)
+    assert got.shape == expected.shape
+    if name in TOL:
+        d_rtol, d_atol = TOL[name]
+        rtol = d_rtol if rtol is None else rtol
+        atol = d_atol if atol is None else atol
+        np.testing.assert_allclose(
+            got.astype(np.float64), expected.astype(np.float64), rtol=rtol, atol=atol, equal_nan=True
+        )
+    else:
+        np.testing.assert_array_equal(got, expected.astype(got.dtype))
+
+
+def noncontig(a, dtype=None):
+    """Non-contiguous rumus views holding the values of numpy array ``a``.
+
+    Returns a list of (kind, tensor, expected_numpy) where kind is one of
+    'transposed' (ndim >= 2), 'strided' (t[::2] of a bigger tensor, ndim >= 1)
+    and 'expanded' (a[:1] expanded along dim 0, ndim >= 1; expected values
+    are the broadcast ones).
+    """
+    a = np.asarray(a)
+    out = []
+    if a.ndim >= 2:
+        perm = tuple(reversed(range(a.ndim)))
+        base = tensor(np.ascontiguousarray(a.transpose(perm)), dtype)
+        out.append(("transposed", base.permute(*perm), a.copy()))
+    if a.ndim >= 1:
+        big = np.empty((2 * a.shape[0],) + a.shape[1:], dtype=a.dtype)
+        big[::2] = a
+        big[1::2] = a[::-1] if a.dtype != np.bool_ else ~a
+        out.append(("strided", tensor(big, dtype)[::2], a.copy()))
+        first = a[:1]
+        out.append(("expanded", tensor(np.ascontiguousarray(first), dtype).expand(*a.shape),
+                    np.ascontiguousarray(np.broadcast_to(first, a.shape))))
+    return out

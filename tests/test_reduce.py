@@ -1,0 +1,501 @@
+"""Reductions against NumPy: values, result dtypes, dims (None / int /
+negative / tuple), keepdim, views, empty and 0-d inputs, errors."""
+
+import numpy as np
+import pytest
+
+import rumus
+from conftest import assert_close, make, noncontig, rdt, tensor, to_np
+
+def SQ():
+    return np.errstate(all="ignore")
+SHAPE = (3, 4, 5)
+DIMS = [None, 0, 1, 2, -1, -2, (0, 2), (-1, 0), (0, 1, 2), [1, 2]]
+INT_DIMS = [0, 1, 2, -1, -3]
+F32 = dict(rtol=1e-5, atol=1e-4)
+
+
+def _axis(dim):
+    return tuple(dim) if isinstance(dim, list) else dim
+
+
+def _kw(dim, keepdim):
+    kw = {"keepdim": keepdim}
+    if dim is not None:
+        kw["dim"] = dim
+    return kw
+
+
+def _tol(dtype):
+    return F32 if dtype == "float32" else {}
+
+
+# --------------------------------------------------------------------------
+# sum / mean / prod
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.parametrize("dim", DIMS, ids=str)
+def test_sum(dim, keepdim, rng):
+    for dtype in ("float32", "float64", "int64", "int32", "uint8", "bool"):
+        a = make(SHAPE, dtype, rng)
+        out = dtype if dtype.startswith("float") else "int64"
+        exp = np.sum(a.astype(np.float64 if out.startswith("float") else np.int64),
+                     axis=_axis(dim), keepdims=keepdim).astype(out)
+        t = tensor(a)
+        assert_close(t.sum(**_kw(dim, keepdim)), exp, **_tol(dtype))
+        assert_close(rumus.sum(t, **_kw(dim, keepdim)), exp, **_tol(dtype))
+
+
+def test_sum_positional_dim_and_dtype_kw(rng):
+    a = make(SHAPE, "float32", rng)
+    t = tensor(a)
+    assert_close(t.sum(1), a.astype(np.float64).sum(1).astype(np.float32), **F32)
+    assert_close(t.sum((0, 2), True), a.astype(np.float64).sum((0, 2), keepdims=True).astype(np.float32), **F32)
+    assert_close(t.sum(dtype=rumus.float64), np.asarray(a.astype(np.float64).sum()))
+    i = make(SHAPE, "int32", rng)
+    assert_close(tensor(i).sum(dim=0, dtype=rumus.float32), i.sum(0).astype(np.float32))
+    assert_close(tensor(i).sum(dtype=rumus.int32), np.asarray(i.sum(dtype=np.int32)))
+
+
+@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.parametrize("dim", DIMS, ids=str)
+def test_mean(dim, keepdim, rng):
+    for dtype in ("float32", "float64"):
+        a = make(SHAPE, dtype, rng)
+        exp = np.mean(a.astype(np.float64), axis=_axis(dim), keepdims=keepdim).astype(dtype)
+        t = tensor(a)
+        assert_close(t.mean(**_kw(dim, keepdim)), exp, **_tol(dtype))
+        assert_close(rumus.mean(t, **_kw(dim, keepdim)), exp, **_tol(dtype))
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "bool"])
+def test_mean_of_int_raises(dtype):
+    t = tensor(make((2, 3), dtype))
+    with pytest.raises(RuntimeError):
+        t.mean()
+    with pytest.raises(RuntimeError):
+        t.mean(dim=0)
+
+
+@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.parametrize("dim", [None] + INT_DIMS, ids=str)
+def test_prod(dim, keepdim, rng):
+    if dim is None and keepdim:
+        pytest.skip("prod() over all dims has no keepdim")
+    for dtype in ("float32", "float64", "int64", "int32", "bool"):
+        if dtype.startswith("float"):
+            a = (make(SHAPE, dtype, rng, 0.6, 1.5) * np.where(rng.random(SHAPE) < 0.3, -1, 1)).astype(dtype)
+        elif dtype == "bool":
+            a = rng.random(SHAPE) < 0.9
+        else:
+            a = rng.choice(np.array([-2, -1, 1, 2]), size=SHAPE).astype(dtype)
+        out = dtype if dtype.startswith("float") else "int64"
+        src = a.astype(np.float64 if out.startswith("float") else np.int64)
+        t = tensor(a)
+        if dim is None:
+            exp = np.asarray(np.prod(src)).astype(out)
+            assert_close(t.prod(), exp, **_tol(dtype))
+        else:
+            exp = np.prod(src, axis=dim, keepdims=keepdim).astype(out)
+            assert_close(t.prod(dim, keepdim=keepdim), exp, **_tol(dtype))
+            assert_close(rumus.prod(t, dim=dim, keepdim=keepdim), exp, **_tol(dtype))
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_sum_mean_half_keep_dtype(dtype, rng):
+    a = make((4, 6), "float32", rng)
+    t = tensor(a, dtype)
+    x = to_np(t).astype(np.float64)
+    assert_close(t.sum(dim=1), x.sum(1), dtype=dtype, rtol=2e-2, atol=5e-2)
+    assert_close(t.mean(dim=0), x.mean(0), dtype=dtype, rtol=2e-2, atol=2e-2)
+
+
+# --------------------------------------------------------------------------
+# amax / amin / max / min / argmax / argmin
+# --------------------------------------------------------------------------
+
+
+def _distinct(shape, dtype, rng):
+    n = int(np.prod(shape))
+    if dtype.startswith("float"):
+        return rng.permutation(n).reshape(shape).astype(dtype) * np.asarray(0.37, dtype) - np.asarray(3, dtype)
+    vals = rng.permutation(n)
+    if dtype != "uint8":
+        vals = vals - n // 2
+    return vals.reshape(shape).astype(dtype)
+
+
+AMAX_DIMS = [0, 1, 2, -1, -2, (0, 2), (-1, 0), (0, 1, 2)]
+
+
+@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.parametrize("dim", AMAX_DIMS, ids=str)
+@pytest.mark.parametrize("name,fn", [("amax", np.max), ("amin", np.min)])
+def test_amax_amin(name, fn, dim, keepdim, rng):
+    for dtype in ("float32", "float64", "int64", "int32", "uint8"):
+        a = make(SHAPE, dtype, rng)
+        exp = fn(a, axis=dim, keepdims=keepdim)
+        t = tensor(a)
+        assert_close(getattr(t, name)(dim=dim, keepdim=keepdim), exp)
+        assert_close(getattr(rumus, name)(t, dim, keepdim), exp)
+    assert_close(getattr(tensor(a), name)(), np.asarray(fn(a)))
+
+
+@pytest.mark.parametrize("name,fn", [("amax", np.max), ("amin", np.min), ("max", np.max), ("min", np.min)])
+def test_amax_nan_propagates(name, fn):
+    a = np.array([[1.0, np.nan, 3.0], [0.0, 2.0, -1.0]], np.float32)
+    t = tensor(a)
+    assert_close(getattr(t, name)(), np.asarray(fn(a)))
+    if name.startswith("a"):
+        assert_close(getattr(t, name)(dim=1), fn(a, axis=1))
+    else:
+        assert_close(getattr(t, name)(dim=1).values, fn(a, axis=1))
+
+
+@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.parametrize("dim", INT_DIMS, ids=str)
+@pytest.mark.parametrize("name,fn,argfn", [("max", np.max, np.argmax), ("min", np.min, np.argmin)])
+def test_max_min_dim(name, fn, argfn, dim, keepdim, rng):
+    for dtype in ("float32", "float64", "int64", "int32", "uint8"):
+        a = _distinct(SHAPE, dtype, rng)
+        t = tensor(a)
+        vexp = fn(a, axis=dim, keepdims=keepdim)
+        iexp = argfn(a, axis=dim, keepdims=keepdim).astype(np.int64)
+        r = getattr(t, name)(dim=dim, keepdim=keepdim)
+        assert_close(r.values, vexp)
+        assert_close(r.indices, iexp)
+        v, i = r  # namedtuple unpacking
+        assert_close(v, vexp)
+        assert_close(i, iexp)
+        assert_close(r[0], vexp)
+        r2 = getattr(rumus, name)(t, dim, keepdim)
+        assert_close(r2.values, vexp)
+        assert_close(r2.indices, iexp)
+    # positional dim
+    assert_close(getattr(t, name)(dim).values, fn(a, axis=dim))
+
+
+@pytest.mark.parametrize("name,fn", [("max", np.max), ("min", np.min)])
+def test_max_min_all_and_elementwise(name, fn, rng):
+    a = make(SHAPE, "float32", rng)
+    b = make((4, 5), "float32", rng)
+    t = tensor(a)
+    r = getattr(t, name)()
+    assert r.shape == ()
+    assert_close(r, np.asarray(fn(a)))
+    assert_close(getattr(rumus, name)(t), np.asarray(fn(a)))
+    ew = np.maximum if name == "max" else np.minimum
+    assert_close(getattr(rumus, name)(t, tensor(b)), ew(a, b))
+    assert_close(getattr(t, name)(tensor(b)), ew(a, b))
+
+
+@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.parametrize("dim", [None] + INT_DIMS, ids=str)
+@pytest.mark.parametrize("name,fn", [("argmax", np.argmax), ("argmin", np.argmin)])
+def test_argmax_argmin(name, fn, dim, keepdim, rng):
+    if dim is None and keepdim:
+        pytest.skip("keepdim with dim=None differs between torch versions")
+    for dtype in ("float32", "float64", "int64", "int32", "uint8"):
+        a = _distinct(SHAPE, dtype, rng)
+        t = tensor(a)
+        if dim is None:
+            exp = np.asarray(fn(a)).astype(np.int64)
+            assert_close(getattr(t, name)(), exp)
+            assert_close(getattr(rumus, name)(t), exp)
+        else:
+            exp = fn(a, axis=dim, keepdims=keepdim).astype(np.int64)
+            assert_close(getattr(t, name)(dim=dim, keepdim=keepdim), exp)
+            assert_close(getattr(rumus, name)(t, dim, keepdim), exp)
+
+
+@pytest.mark.parametrize("name,fn", [("argmax", np.argmax), ("argmin", np.argmin)])
+def test_argmax_ties_return_first(name, fn, rng):
+    a = make((4, 7), "int64", rng, 0, 3)  # many ties
+    t = tensor(a)
+    assert_close(getattr(t, name)(), np.asarray(fn(a)).astype(np.int64))
+    assert_close(getattr(t, name)(dim=1), fn(a, axis=1).astype(np.int64))
+    assert_close(getattr(t, name)(dim=0), fn(a, axis=0).astype(np.int64))
+
+
+def test_argmax_nan_is_max():
+    a = np.array([[1.0, np.nan, 3.0, np.nan], [5.0, 2.0, -1.0, 0.0]], np.float32)
+    assert_close(tensor(a).argmax(dim=1), np.argmax(a, axis=1).astype(np.int64))
+    assert_close(tensor(a).argmax(), np.asarray(np.argmax(a)).astype(np.int64))
+
+
+# --------------------------------------------------------------------------
+# var / std
+# --------------------------------------------------------------------------
+
+VAR_DIMS = [None, 0, 1, -1, (0, 2), (2, -3)]
+
+
+@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.parametrize("correction", [0, 1, 2])
+@pytest.mark.parametrize("dim", VAR_DIMS, ids=str)
+@pytest.mark.parametrize("name,fn", [("var", np.var), ("std", np.std)])
+def test_var_std(name, fn, dim, correction, keepdim, rng):
+    for dtype in ("float64", "float32"):
+        a = make(SHAPE, dtype, rng)
+        exp = fn(a.astype(np.float64), axis=dim, ddof=correction, keepdims=keepdim).astype(dtype)
+        t = tensor(a)
+        tol = dict(rtol=1e-4, atol=1e-5) if dtype == "float32" else {}
+        assert_close(getattr(t, name)(**_kw(dim, keepdim), correction=correction), exp, **tol)
+        assert_close(getattr(rumus, name)(t, **_kw(dim, keepdim), correction=correction), exp, **tol)
+
+
+@pytest.mark.parametrize("name,fn", [("var", np.var), ("std", np.std)])
+def test_var_std_unbiased_and_default(name, fn, rng):
+    a = make(SHAPE, "float64", rng)
+    t = tensor(a)
+    assert_close(getattr(t, name)(), np.asarray(fn(a, ddof=1)))
+    assert_close(getattr(t, name)(dim=1), fn(a, axis=1, ddof=1))
+    assert_close(getattr(t, name)(dim=1, unbiased=True), fn(a, axis=1, ddof=1))
+    assert_close(getattr(t, name)(dim=1, unbiased=False), fn(a, axis=1, ddof=0))
+    assert_close(getattr(t, name)(unbiased=False), np.asarray(fn(a, ddof=0)))
+    assert_close(getattr(t, name)(dim=(0, 1), unbiased=False, keepdim=True), fn(a, axis=(0, 1), ddof=0, keepdims=True))
+
+
+def test_var_single_element_is_nan():
+    r = rumus.tensor([[1.5], [2.5]], dtype=rumus.float64).var(dim=1)
+    assert_close(r, np.array([np.nan, np.nan]))
+    r0 = rumus.tensor([[1.5], [2.5]], dtype=rumus.float64).var(dim=1, correction=0)
+    assert_close(r0, np.array([0.0, 0.0]))
+
+
+@pytest.mark.parametrize("name", ["var", "std"])
+def test_var_std_of_int_raises(name):
+    with pytest.raises(RuntimeError):
+        getattr(rumus.tensor([1, 2, 3]), name)()
+
+
+# --------------------------------------------------------------------------
+# logsumexp
+# --------------------------------------------------------------------------
+
+
+def _lse(x, axis, keepdims=False):
+    x = x.astype(np.float64)
+    with SQ():
+        m = np.max(x, axis=axis, keepdims=True)
+        m = np.where(np.isfinite(m), m, 0.0)
+        r = np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True)) + m
+    if not keepdims:
+        r = np.squeeze(r, axis=axis)
+    return r
+
+
+@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.parametrize("dim", [0, 1, 2, -1, (0, 2), (0, 1, 2)], ids=str)
+def test_logsumexp(dim, keepdim, rng):
+    for dtype in ("float32", "float64"):
+        a = make(SHAPE, dtype, rng, -10, 10)
+        exp = np.asarray(_lse(a, dim, keepdim)).astype(dtype)
+        t = tensor(a)
+        assert_close(t.logsumexp(dim, keepdim=keepdim), exp, **_tol(dtype))
+        assert_close(rumus.logsumexp(t, dim=dim, keepdim=keepdim), exp, **_tol(dtype))
+
+
+def test_logsumexp_stable_and_inf_rows():
+    a = np.array([
+        [1000.0, 1000.0, 999.0],
+        [-1000.0, -1001.0, -1000.5],
+        [-np.inf, -np.inf, -np.inf],
+        [-np.inf, 0.0, 1.0],
+        [np.inf, 0.0, 1.0],
+    ], np.float32)
+    exp = _lse(a, 1).astype(np.float32)
+    assert np.isneginf(exp[2]) and np.isposinf(exp[4])
+    assert_close(tensor(a).logsumexp(1), exp)
+    assert_close(tensor(a.astype(np.float64)).logsumexp(dim=1, keepdim=True), _lse(a, 1, True))
+    assert_close(tensor(a[2:4]).logsumexp(0), _lse(a[2:4], 0).astype(np.float32))
+
+
+# --------------------------------------------------------------------------
+# all / any
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.parametrize("dim", [None, 0, 1, -1, 2, (0, 2)], ids=str)
+@pytest.mark.parametrize("name,fn,p", [("all", np.all, 0.93), ("any", np.any, 0.07)])
+def test_all_any(name, fn, p, dim, keepdim, rng):
+    a = rng.random(SHAPE) < p
+    for x in (a, a.astype(np.float32) * make(SHAPE, "float32", rng, 0.5, 2), a.astype(np.int64)):
+        t = tensor(x)
+        exp = np.asarray(fn(x, axis=dim, keepdims=keepdim))
+        if dim is None and keepdim:
+            continue
+        assert_close(getattr(t, name)(**_kw(dim, keepdim)), exp)
+        assert_close(getattr(rumus, name)(t, **_kw(dim, keepdim)), exp)
+    assert_close(getattr(tensor(a), name)(), np.asarray(fn(a)))
+
+
+def test_all_any_empty():
+    e = rumus.zeros(0, 3).bool()
+    assert_close(e.all(), np.asarray(True))
+    assert_close(e.any(), np.asarray(False))
+    assert_close(e.all(dim=0), np.ones(3, bool))
+    assert_close(e.any(dim=0), np.zeros(3, bool))
+    assert_close(e.all(dim=1), np.ones(0, bool))
+
+
+# --------------------------------------------------------------------------
+# cumsum / cumprod
+# --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("dim", [0, 1, 2, -1, -3])
+@pytest.mark.parametrize("name,fn", [("cumsum", np.cumsum), ("cumprod", np.cumprod)])
+def test_cumsum_cumprod(name, fn, dim, rng):
+    for dtype in ("float32", "float64", "int64", "int32", "uint8", "bool"):
+        if dtype.startswith("float"):
+            a = make(SHAPE, dtype, rng, 0.5, 1.5) if name == "cumprod" else make(SHAPE, dtype, rng)
+        elif dtype == "bool":
+            a = make(SHAPE, dtype, rng)
+        else:
+            a = make(SHAPE, dtype, rng, 0 if dtype == "uint8" else -2, 3)
+        out = dtype if dtype.startswith("float") else "int64"
+        exp = fn(a.astype(np.float64 if out.startswith("float") else np.int64), axis=dim).astype(out)
+        t = tensor(a)
+        assert_close(getattr(t, name)(dim), exp, **_tol(dtype))
+        assert_close(getattr(rumus, name)(t, dim=dim), exp, **_tol(dtype))
+
+
+# --------------------------------------------------------------------------
+# views, empty, 0-d
+# --------------------------------------------------------------------------
+
+NONCONTIG_CASES = [
+    ("sum", {"dim": 1}, lambda x: x.sum(1)),
+    ("sum", {}, lambda x: np.asarray(x.sum())),
+    ("sum", {"dim": (0, 2), "keepdim": True}, lambda x: x.sum((0, 2), keepdims=True)),
+    ("mean", {"dim": -1}, lambda x: x.mean(-1)),
+    ("prod", {"dim": 0}, lambda x: x.prod(0)),
+    ("amax", {"dim": 1}, lambda x: x.max(1)),
+    ("amin", {"dim": (0, 1)}, lambda x: x.min((0, 1))),
+    ("argmax", {}, lambda x: np.asarray(np.argmax(x))),
+    ("argmax", {"dim": 0}, lambda x: np.argmax(x, 0)),
+    ("argmin", {"dim": 2}, lambda x: np.argmin(x, 2)),
+    ("var", {"dim": 1}, lambda x: x.var(1, ddof=1)),
+    ("std", {"dim": (0, 2), "correction": 0}, lambda x: x.std((0, 2))),
+    ("logsumexp", {"dim": 1}, lambda x: _lse(x, 1)),
+    ("cumsum", {"dim": 1}, lambda x: np.cumsum(x, 1)),
+    ("cumprod", {"dim": 0}, lambda x: np.cumprod(x, 0)),
+    ("all", {"dim": 1}, lambda x: np.all(x > 0, 1)),
+]
+
+
+@pytest.mark.parametrize("name,kw,fn", NONCONTIG_CASES, ids=[f"{r[0]}-{r[1]}" for r in NONCONTIG_CASES])
+def test_noncontig_inputs(name, kw, fn, rng):
+    a = _distinct((4, 3, 2), "float64", rng) / 10 + 0.2
+    for kind, t, vals in noncontig(a):
+        if name == "all":
+            t, r_exp = t > 0, fn(vals)
+        else:
+            r_exp = fn(vals)
+        r = getattr(t, name)(**kw)
+        if name.startswith("arg"):
+            if kind == "expanded":
+                continue  # ties along the expanded dim
+            r_exp = np.asarray(r_exp).astype(np.int64)
+        assert_close(r, np.asarray(r_exp))
+    # max with dim on a transposed view: values and indices
+    t = tensor(np.ascontiguousarray(a.transpose(2, 1, 0))).permute(2, 1, 0)
+    r = t.max(dim=1)
+    assert_close(r.values, a.max(1))
+    assert_close(r.indices, a.argmax(1).astype(np.int64))
+
+
+def test_empty_reductions():
+    e = rumus.zeros(0, 3)
+    assert_close(e.sum(), np.asarray(0.0, np.float32))
+    assert_close(e.sum(dim=0), np.zeros(3, np.float32))
+    assert_close(e.sum(dim=1), np.zeros(0, np.float32))
+    assert_close(e.sum(dim=0, keepdim=True), np.zeros((1, 3), np.float32))
+    assert_close(e.prod(), np.asarray(1.0, np.float32))
+    assert_close(e.prod(0), np.ones(3, np.float32))
+    assert_close(rumus.zeros(0, 3, dtype=rumus.int32).sum(), np.asarray(0, np.int64))
+    assert_close(e.mean(dim=0), np.full(3, np.nan, np.float32))
+    assert_close(e.amax(dim=1), np.zeros(0, np.float32))
+    r = e.max(dim=1)
+    assert_close(r.values, np.zeros(0, np.float32))
+    assert_close(r.indices, np.zeros(0, np.int64))
+    assert_close(e.cumsum(0), np.zeros((0, 3), np.float32))
+    assert_close(e.logsumexp(0), np.full(3, -np.inf, np.float32))
+
+
+@pytest.mark.parametrize("call", [
+    lambda e: e.amax(dim=0),
+    lambda e: e.max(dim=0),
+    lambda e: e.max(),
+    lambda e: e.argmax(),
+    lambda e: e.argmin(dim=0),
+    lambda e: e.amin(),
+], ids=["amax0", "max0", "max", "argmax", "argmin0", "amin"])
+def test_empty_max_like_raises(call):
+    with pytest.raises((IndexError, RuntimeError)):
+        call(rumus.zeros(0, 3))
+
+
+def test_zero_dim_reductions():
+    a = np.asarray(2.5, np.float32)
+    t = tensor(a)
+    for r in (t.sum(), t.sum(0), t.sum(-1), t.sum(dim=0, keepdim=True), t.mean(), t.amax(), t.max(), t.prod()):
+        assert_close(r, a.copy())
+    assert_close(t.argmax(), np.asarray(0, np.int64))
+    assert_close(t.var(correction=0), np.asarray(0.0, np.float32))
+    assert_close(t.cumsum(0), a.copy())
+    assert_close(t.logsumexp(0), a.copy())
+    assert_close(t.all(), np.asarray(True))
+    r = t.max(dim=0)
+    assert_close(r.values, a.copy())
+    assert_close(r.indices, np.asarray(0, np.int64))
+    assert_close(rumus.tensor(3).sum(), np.asarray(3, np.int64))
+    with pytest.raises(IndexError):
+        t.sum(dim=1)
+
+
+# --------------------------------------------------------------------------
+# errors
+# --------------------------------------------------------------------------
+
+DIM_ERR_CALLS = [
+    ("sum", lambda t: t.sum(dim=2)),
+    ("sum-neg", lambda t: t.sum(dim=-3)),
+    ("sum-tuple", lambda t: t.sum(dim=(0, 5))),
+    ("mean", lambda t: t.mean(dim=3)),
+    ("prod", lambda t: t.prod(2)),
+    ("amax", lambda t: t.amax(dim=2)),
+    ("max", lambda t: t.max(dim=2)),
+    ("min", lambda t: t.min(dim=-3)),
+    ("argmax", lambda t: t.argmax(dim=2)),
+    ("var", lambda t: t.var(dim=2)),
+    ("std", lambda t: t.std(dim=-5)),
+    ("logsumexp", lambda t: t.logsumexp(2)),
+    ("all", lambda t: t.all(dim=2)),
+    ("any", lambda t: t.any(dim=2)),
+    ("cumsum", lambda t: t.cumsum(2)),
+    ("cumprod", lambda t: t.cumprod(-3)),
+]
+
+
+@pytest.mark.parametrize("name,call", DIM_ERR_CALLS, ids=[r[0] for r in DIM_ERR_CALLS])
+def test_dim_out_of_range_raises_index_error(name, call):
+    t = rumus.ones(2, 3)
+    with pytest.raises(IndexError):
+        call(t)
+
+
+def test_dim_out_of_range_message():
+    with pytest.raises(IndexError, match=r"(?i)dimension out of range"):
+        rumus.ones(2, 3).sum(dim=2)
+
+
+def test_duplicate_dims_raise():
+    with pytest.raises(RuntimeError):
+        rumus.ones(2, 3).sum(dim=(0, 0))
+    with pytest.raises(RuntimeError):
+        rumus.ones(2, 3).amax(dim=(1, -1))
