@@ -10,6 +10,9 @@ project's interpreter:
     .venv/bin/python benches/bench_core.py --quick    # fewer/shorter repeats
     .venv/bin/python benches/bench_core.py --only matmul,add
 
+Benchmark a release build (`maturin develop --release`): a dev build
+compiles rumus' own kernels at opt-level 1, several times slower.
+
 Every number is the best (minimum) of several repeats, each repeat running
 enough iterations to last at least --min-time seconds, after a warm-up.
 Inputs are prepared outside the timed region.  rumus computes eagerly on the

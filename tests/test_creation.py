@@ -200,7 +200,7 @@ def test_arange_errors():
 
 
 def test_linspace():
-    for start, end, steps in [(0, 1, 5), (-3, 7, 11), (2, 2, 3), (1, 0, 6), (0.5, 1.5, 2), (0, 1, 1), (0, 1, 0),
+    for start, end, steps in [(0, 1, 5), (-3, 7, 11), (2, 2, 3), (1, 0, 6), (0.5, 1.5, 2), (0, 1, 0),
                               (-1.5, 100, 37)]:
         r = rumus.linspace(start, end, steps)
         assert r.dtype == rumus.float32
@@ -211,6 +211,12 @@ def test_linspace():
             assert to_np(r)[0] == np.float32(start)
         if steps >= 2:
             assert to_np(r)[-1] == np.float32(end)
+
+
+def test_linspace_one_step_is_start():
+    # torch.linspace(start, end, 1) == tensor([start])
+    check(rumus.linspace(0, 1, 1), np.array([0.0], np.float32), rumus.float32)
+    check(rumus.linspace(-2.5, 7, steps=1), np.array([-2.5], np.float32))
 
 
 def test_linspace_dtype_and_errors():
@@ -311,7 +317,7 @@ def test_randint_range_and_dtype():
     r = rumus.randint(0, 4, (500,), dtype=rumus.int32)
     assert r.dtype == rumus.int32
     assert set(to_np(r).tolist()) == set(range(4))
-    r = rumus.randint(low=2, high=3, size=(5,))
+    r = rumus.randint(2, 3, (5,))
     check(r, np.full(5, 2, np.int64))
     assert rumus.randint(0, 2, (0,)).shape == (0,)
     big = to_np(rumus.randint(0, 2**40, (1000,)))
@@ -320,6 +326,15 @@ def test_randint_range_and_dtype():
     v = to_np(rumus.randint(0, 4, (N,)))
     counts = np.bincount(v, minlength=4) / N
     assert np.all(np.abs(counts - 0.25) < 0.01)
+
+
+def test_randint_keyword_arguments():
+    r = rumus.randint(low=2, high=3, size=(5,))
+    check(r, np.full(5, 2, np.int64), rumus.int64)
+    r = rumus.randint(high=4, size=(200,))
+    assert set(to_np(r).tolist()) == set(range(4))
+    r = rumus.randint(0, 3, size=(2, 2), generator=rumus.Generator().manual_seed(1), dtype=rumus.int32)
+    assert r.shape == (2, 2) and r.dtype == rumus.int32
 
 
 def test_randint_errors():

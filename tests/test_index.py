@@ -120,7 +120,8 @@ def test_gather_dtypes_and_empty():
     check(rumus.tensor(a).gather(1, ti), np_gather(a, 1, idx))
 
 
-def test_gather_errors():
+def test_gather_out_of_range_index_is_runtime_error():
+    # torch: TORCH_CHECK in ScatterGatherKernel -> RuntimeError (not IndexError)
     t = rumus.tensor(np.arange(12, dtype=np.float32).reshape(3, 4))
     with pytest.raises(RuntimeError):
         t.gather(1, rumus.tensor([[0, 4]]))
@@ -128,12 +129,22 @@ def test_gather_errors():
         t.gather(0, rumus.tensor([[3, 0]]))
     with pytest.raises(RuntimeError):
         t.gather(1, rumus.tensor([[-1, 0]]))
-    with pytest.raises(RuntimeError):
-        t.gather(1, rumus.tensor([[0.0, 1.0]]))  # float index
-    with pytest.raises(RuntimeError):
-        t.gather(1, rumus.tensor([0, 1]))  # ndim mismatch
-    with pytest.raises(IndexError):
-        t.gather(2, rumus.tensor([[0, 1]]))
+
+
+@pytest.mark.parametrize(
+    "dim,index,exc",
+    [
+        (1, [[0.0, 1.0]], RuntimeError),  # float index: "gather(): Expected dtype int64 for index"
+        (1, [0, 1], RuntimeError),  # index ndim != input ndim
+        (1, [[0], [1], [2], [0]], RuntimeError),  # index larger than input in a non-gather dim
+        (2, [[0, 1]], IndexError),  # dim out of range
+        (-3, [[0, 1]], IndexError),
+    ],
+)
+def test_gather_errors(dim, index, exc):
+    t = rumus.tensor(np.arange(12, dtype=np.float32).reshape(3, 4))
+    with pytest.raises(exc):
+        t.gather(dim, rumus.tensor(index))
 
 
 # ------------------------------------------------------------------ scatter
@@ -228,7 +239,8 @@ def test_scatter_add_inplace_int_and_version():
     check(t, expected)
 
 
-def test_scatter_errors():
+def test_scatter_out_of_range_index_is_runtime_error():
+    # torch: TORCH_CHECK in ScatterGatherKernel -> RuntimeError (not IndexError)
     t = rumus.zeros(3, 4)
     with pytest.raises(RuntimeError):
         t.scatter(0, rumus.tensor([[3, 0]]), rumus.ones(1, 2))
@@ -238,10 +250,34 @@ def test_scatter_errors():
         t.scatter_add(0, rumus.tensor([[5, 0]]), rumus.ones(1, 2))
     with pytest.raises(RuntimeError):
         t.scatter_(1, rumus.tensor([[-1]]), 1.0)
-    with pytest.raises(IndexError):
-        t.scatter(2, rumus.tensor([[0]]), 1.0)
-    with pytest.raises(RuntimeError):
-        t.scatter(0, rumus.tensor([[0.0]]), 1.0)  # float index
+
+
+@pytest.mark.parametrize("bad", [[[3, 0]], [[-1, 0]], [[0, -4]]])
+def test_scatter_out_of_range_raises(bad):
+    t = rumus.zeros(3, 4)
+    with pytest.raises((IndexError, RuntimeError)):
+        t.scatter(0, rumus.tensor(bad), rumus.ones(1, 2))
+    with pytest.raises((IndexError, RuntimeError)):
+        t.scatter_add_(0, rumus.tensor(bad), rumus.ones(1, 2))
+    with pytest.raises((IndexError, RuntimeError)):
+        t.scatter_(0, rumus.tensor(bad), 2.0)
+
+
+@pytest.mark.parametrize(
+    "dim,index,src,exc",
+    [
+        (2, [[0]], 1.0, IndexError),  # dim out of range
+        (0, [[0.0]], 1.0, RuntimeError),  # float index
+        (0, [0], 1.0, RuntimeError),  # index ndim != self ndim
+        (0, [[0, 1, 2]], "small", RuntimeError),  # src smaller than index
+    ],
+)
+def test_scatter_errors(dim, index, src, exc):
+    t = rumus.zeros(3, 4)
+    if src == "small":
+        src = rumus.ones(1, 2)
+    with pytest.raises(exc):
+        t.scatter(dim, rumus.tensor(index), src)
 
 
 # ------------------------------------------------------------ index_select

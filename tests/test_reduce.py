@@ -333,15 +333,6 @@ def test_all_any(name, fn, p, dim, keepdim, rng):
     assert_close(getattr(tensor(a), name)(), np.asarray(fn(a)))
 
 
-def test_all_any_empty():
-    e = rumus.zeros(0, 3).bool()
-    assert_close(e.all(), np.asarray(True))
-    assert_close(e.any(), np.asarray(False))
-    assert_close(e.all(dim=0), np.ones(3, bool))
-    assert_close(e.any(dim=0), np.zeros(3, bool))
-    assert_close(e.all(dim=1), np.ones(0, bool))
-
-
 # --------------------------------------------------------------------------
 # cumsum / cumprod
 # --------------------------------------------------------------------------
@@ -409,22 +400,33 @@ def test_noncontig_inputs(name, kw, fn, rng):
     assert_close(r.indices, a.argmax(1).astype(np.int64))
 
 
-def test_empty_reductions():
-    e = rumus.zeros(0, 3)
-    assert_close(e.sum(), np.asarray(0.0, np.float32))
-    assert_close(e.sum(dim=0), np.zeros(3, np.float32))
-    assert_close(e.sum(dim=1), np.zeros(0, np.float32))
-    assert_close(e.sum(dim=0, keepdim=True), np.zeros((1, 3), np.float32))
-    assert_close(e.prod(), np.asarray(1.0, np.float32))
-    assert_close(e.prod(0), np.ones(3, np.float32))
-    assert_close(rumus.zeros(0, 3, dtype=rumus.int32).sum(), np.asarray(0, np.int64))
-    assert_close(e.mean(dim=0), np.full(3, np.nan, np.float32))
-    assert_close(e.amax(dim=1), np.zeros(0, np.float32))
-    r = e.max(dim=1)
-    assert_close(r.values, np.zeros(0, np.float32))
-    assert_close(r.indices, np.zeros(0, np.int64))
-    assert_close(e.cumsum(0), np.zeros((0, 3), np.float32))
-    assert_close(e.logsumexp(0), np.full(3, -np.inf, np.float32))
+EMPTY_CASES = [
+    ("sum()", lambda e: e.sum(), np.asarray(0.0, np.float32)),
+    ("sum(0)", lambda e: e.sum(dim=0), np.zeros(3, np.float32)),
+    ("sum(1)", lambda e: e.sum(dim=1), np.zeros(0, np.float32)),
+    ("sum(0,keepdim)", lambda e: e.sum(dim=0, keepdim=True), np.zeros((1, 3), np.float32)),
+    ("sum((0,1))", lambda e: e.sum(dim=(0, 1)), np.asarray(0.0, np.float32)),
+    ("int32.sum()", lambda e: e.int().sum(), np.asarray(0, np.int64)),
+    ("prod()", lambda e: e.prod(), np.asarray(1.0, np.float32)),
+    ("prod(0)", lambda e: e.prod(0), np.ones(3, np.float32)),
+    ("mean(0)", lambda e: e.mean(dim=0), np.full(3, np.nan, np.float32)),
+    ("var()", lambda e: e.var(), np.asarray(np.nan, np.float32)),
+    ("amax(1)", lambda e: e.amax(dim=1), np.zeros(0, np.float32)),
+    ("max(1).values", lambda e: e.max(dim=1).values, np.zeros(0, np.float32)),
+    ("max(1).indices", lambda e: e.max(dim=1).indices, np.zeros(0, np.int64)),
+    ("cumsum(0)", lambda e: e.cumsum(0), np.zeros((0, 3), np.float32)),
+    ("logsumexp(0)", lambda e: e.logsumexp(0), np.full(3, -np.inf, np.float32)),
+    ("all()", lambda e: e.bool().all(), np.asarray(True)),
+    ("any()", lambda e: e.bool().any(), np.asarray(False)),
+    ("all(0)", lambda e: e.bool().all(dim=0), np.ones(3, bool)),
+    ("any(0)", lambda e: e.bool().any(dim=0), np.zeros(3, bool)),
+    ("all(1)", lambda e: e.bool().all(dim=1), np.ones(0, bool)),
+]
+
+
+@pytest.mark.parametrize("name,call,exp", EMPTY_CASES, ids=[r[0] for r in EMPTY_CASES])
+def test_empty_reductions(name, call, exp):
+    assert_close(call(rumus.zeros(0, 3)), exp)
 
 
 @pytest.mark.parametrize("call", [

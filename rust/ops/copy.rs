@@ -54,6 +54,7 @@ pub fn to_dtype(t: &Tensor, dtype: DType) -> Result<Tensor> {
 
 /// `t.copy_(src)`: user-facing in-place copy.
 pub fn copy_(dst: &Tensor, src: &Tensor) -> Result<()> {
+    dst.check_writable("copy_")?;
     if dst.storage().len() > 0 && std::sync::Arc::ptr_eq(dst.storage(), src.storage()) && !dst.same_tensor(src) {
         // Overlapping views would read already-written elements: go through a copy.
         let tmp = clone_as(src, src.dtype())?;
@@ -84,6 +85,7 @@ pub fn item(t: &Tensor) -> Result<crate::tensor::Scalar> {
 
 /// Fills every element of `t` with `value` (fill_, zero_).
 pub fn fill_(t: &Tensor, value: crate::tensor::Scalar) -> Result<()> {
+    t.check_writable("fill_")?;
     dispatch_all!(t.dtype(), T => {
         let v: T = value.cast::<T>();
         let p = P(t.ptr::<T>()?);

@@ -66,7 +66,7 @@ pub fn linspace(start: f64, end: f64, steps: i64, dtype: DType) -> Result<Tensor
     let step = if n > 1 { (end - start) / (n - 1) as f64 } else { 0.0 };
     // Symmetric from both ends, so the last value is exactly `end`.
     let v: Vec<f64> = (0..n)
-        .map(|i| if i < n / 2 { start + step * i as f64 } else { end - step * (n - 1 - i) as f64 })
+        .map(|i| if n == 1 || i < n / 2 { start + step * i as f64 } else { end - step * (n - 1 - i) as f64 })
         .collect();
     super::copy::to_dtype(&Tensor::from_vec(v, &[n])?, dtype)
 }
@@ -95,6 +95,7 @@ fn generator(g: Option<&GeneratorRef>) -> GeneratorRef {
 
 /// Fills `t` (any layout, float dtype) from a float32 or float64 sample stream.
 fn fill_random(t: &Tensor, g: Option<&GeneratorRef>, fill32: impl FnOnce(&mut Generator, &mut [f32]), fill64: impl FnOnce(&mut Generator, &mut [f64])) -> Result<()> {
+    t.check_writable("random fill")?;
     let g = generator(g);
     let mut g = lock(&g);
     let n = t.numel();

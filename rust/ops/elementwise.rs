@@ -320,6 +320,7 @@ pub fn unary(op: Unary, a: &Tensor) -> Result<Tensor> {
 
 /// In-place unary op (`t.exp_()`): the result must be castable back to t's dtype.
 pub fn unary_(op: Unary, a: &Tensor) -> Result<()> {
+    a.check_writable(op.name())?;
     let (out_dtype, input) = unary_prepare(op, a)?;
     check_inplace_cast(op.name(), out_dtype, a.dtype())?;
     if out_dtype == a.dtype() && !a.dtype().is_half() {
@@ -445,9 +446,14 @@ fn check_int_divisor(op: Binary, b: &Tensor) -> Result<()> {
 }
 
 /// Prepares both operands in the compute dtype and returns (a, b, shape, compute, out dtype).
-fn binary_prepare(op: Binary, a: &Operand, b: &Operand) -> Result<(Tensor, Tensor, crate::tensor::Shape, DType, DType)> {
+fn binary_prepare(op: Binary, a: &Operand, b: &Operand, alpha: Option<f64>) -> Result<(Tensor, Tensor, crate::tensor::Shape, DType, DType)> {
     let common = result_type(&[a, b]);
     let (compute, out) = op.dtypes(common)?;
+    if let Some(al) = alpha {
+        if !common.is_float() && al.fract() != 0.0 {
+            bail!(Runtime, "For integral input tensors, argument alpha must not be a floating point number.");
+        }
+    }
     let shape = broadcast_shapes(a.shape(), b.shape())?;
     let (ta, tb) = (a.tensor_as(compute)?, b.tensor_as(compute)?);
     check_int_divisor(op, &tb)?;
@@ -463,7 +469,7 @@ fn binary_into(op: Binary, out: &Tensor, a: &Tensor, b: &Tensor, shape: &[usize]
 
 /// `a op b` with broadcasting. `alpha` scales b (add/sub).
 pub fn binary(op: Binary, a: &Operand, b: &Operand, alpha: Option<f64>) -> Result<Tensor> {
-    let (ta, tb, shape, compute, out_dtype) = binary_prepare(op, a, b)?;
+    let (ta, tb, shape, compute, out_dtype) = binary_prepare(op, a, b, alpha)?;
     let kernel_out = if out_dtype == DType::Bool { DType::Bool } else { compute };
     let out = Tensor::zeros(&shape, kernel_out)?;
     binary_into(op, &out, &ta, &tb, &shape, alpha)?;
@@ -472,7 +478,8 @@ pub fn binary(op: Binary, a: &Operand, b: &Operand, alpha: Option<f64>) -> Resul
 
 /// `a op= b`: b broadcasts to a's shape; the result must be castable to a's dtype.
 pub fn binary_(op: Binary, a: &Tensor, b: &Operand, alpha: Option<f64>) -> Result<()> {
-    let (ta, tb, shape, compute, out_dtype) = binary_prepare(op, &Operand::T(a.clone()), b)?;
+    a.check_writable(op.name())?;
+    let (ta, tb, shape, compute, out_dtype) = binary_prepare(op, &Operand::T(a.clone()), b, alpha)?;
     if shape.as_slice() != a.shape().as_slice() {
         bail!(
             Runtime,
@@ -545,6 +552,9 @@ pub fn masked_fill(t: &Tensor, mask: &Tensor, value: &Operand, in_place: bool) -
     let shape = broadcast_shapes(t.shape(), mask.shape())?;
     if shape.as_slice() != t.shape().as_slice() && in_place {
         bail!(Runtime, "masked_fill_: mask of shape {} does not broadcast to the tensor's shape {}", fmt_shape(mask.shape()), fmt_shape(t.shape()));
+    }
+    if in_place {
+        t.check_writable("masked_fill_")?;
     }
     let v = value.tensor_as(t.dtype())?;
     let out = if in_place { t.clone() } else { Tensor::zeros(&shape, t.dtype())? };

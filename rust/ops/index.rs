@@ -112,6 +112,7 @@ pub fn take_offsets(t: &Tensor, shape: &[usize], offs: &[isize]) -> Result<Tenso
 
 /// Writes `vals` (broadcast to `shape`) into `t`'s storage at `offs`.
 pub fn put_offsets(t: &Tensor, shape: &[usize], offs: &[isize], vals: &Tensor, accumulate: bool) -> Result<()> {
+    t.check_writable("index_put_")?;
     let vals = contiguous(&clone_as(&vals.with_layout(vals.layout().broadcast_to(shape).map_err(|_| {
         crate::error::Error::Runtime(format!(
             "shape mismatch: value tensor of shape {} cannot be broadcast to indexing result of shape {}",
@@ -215,7 +216,10 @@ fn along_dim_offsets(op: &str, l: &Layout, d: usize, index: &Tensor) -> Result<V
             );
         }
     }
-    let vals = index_values(op, index)?;
+    if index.dtype() != DType::I64 {
+        bail!(Runtime, "{}(): Expected dtype int64 for index, got {}", op, index.dtype().name());
+    }
+    let vals = index.to_vec::<i64>()?;
     let size = if l.ndim() == 0 { 1 } else { l.shape[d] };
     let stride = if l.ndim() == 0 { 0 } else { l.strides[d] };
     let mut base_strides: Vec<isize> = (0..index.ndim()).map(|k| if k < l.ndim() { l.strides[k] } else { 0 }).collect();
@@ -226,7 +230,12 @@ fn along_dim_offsets(op: &str, l: &Layout, d: usize, index: &Tensor) -> Result<V
     bases
         .iter()
         .zip(&vals)
-        .map(|(&b, &v)| Ok(l.offset as isize + b + checked(v, size, d)? * stride))
+        .map(|(&b, &v)| {
+            if v < 0 || v as usize >= size {
+                bail!(Runtime, "{}(): index {} is out of bounds for dimension {} with size {}", op, v, d, size);
+            }
+            Ok(l.offset as isize + b + v as isize * stride)
+        })
         .collect()
 }
 

@@ -95,6 +95,9 @@ pub fn flatten(t: &Tensor, start: i64, end: i64) -> Result<Tensor> {
 }
 
 pub fn unflatten(t: &Tensor, dim: i64, sizes: &[i64]) -> Result<Tensor> {
+    if t.ndim() == 0 {
+        bail!(Runtime, "unflatten: Provided dim {} cannot be used on a 0-dim tensor", dim);
+    }
     let d = wrap_dim(dim, t.ndim())?;
     let inner = infer_shape(sizes, t.shape()[d]).map_err(|_| {
         crate::error::Error::Runtime(format!(
@@ -287,6 +290,10 @@ pub fn roll(t: &Tensor, shifts: &[i64], dims: &[i64]) -> Result<Tensor> {
     }
     if shifts.len() != dims.len() {
         bail!(Runtime, "shifts and dimensions must align. shifts: {}, dims: {}", shifts.len(), dims.len());
+    }
+    if t.ndim() == 0 {
+        wrap_dims(dims, 0)?;
+        return clone_as(t, t.dtype());
     }
     let mut out = t.clone();
     for (&s, &dim) in shifts.iter().zip(dims) {

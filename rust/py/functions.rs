@@ -5,7 +5,7 @@ use super::dtype::{check_device, default_gen, dtype_arg, generator_arg, get_stat
 use super::tensor::{wrap, PyTensor};
 use crate::ops::{creation, shape};
 use crate::tensor::{DType, Scalar, Tensor};
-use pyo3::exceptions::PyTypeError;
+use pyo3::exceptions::{PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PySequence, PyTuple};
 
@@ -157,22 +157,32 @@ pub fn randn(size: &Bound<'_, PyTuple>, generator: Option<&Bound<'_, PyAny>>, dt
     finish(creation::randn(&shape, float_dtype(dtype)?, generator_arg(generator)?.as_ref())?, requires_grad)
 }
 
-/// randint(high, size) or randint(low, high, size).
+/// randint(high, size) or randint(low, high, size), positional or by keyword.
 #[pyfunction]
-#[pyo3(signature = (*args, size=None, generator=None, dtype=None, device=None))]
-pub fn randint(args: &Bound<'_, PyTuple>, size: Option<&Bound<'_, PyAny>>, generator: Option<&Bound<'_, PyAny>>, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+#[pyo3(signature = (*args, low=None, high=None, size=None, generator=None, dtype=None, device=None))]
+#[allow(clippy::too_many_arguments)]
+pub fn randint(
+    args: &Bound<'_, PyTuple>,
+    low: Option<i64>,
+    high: Option<i64>,
+    size: Option<&Bound<'_, PyAny>>,
+    generator: Option<&Bound<'_, PyAny>>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    device: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyTensor> {
     check_device(device)?;
     let mut ints = Vec::new();
     let mut shape_obj = size.cloned();
     for a in args.iter() {
-        if a.cast::<PySequence>().is_ok() && !a.is_instance_of::<pyo3::types::PyString>() && a.cast::<PyTensor>().is_err() {
+        if a.is_instance_of::<pyo3::types::PyTuple>() || a.is_instance_of::<pyo3::types::PyList>() {
             shape_obj = Some(a);
         } else {
-            ints.push(a.extract::<i64>()?);
+            ints.push(a.extract::<i64>().map_err(|_| PyRuntimeError::new_err(format!("randint(): bound {} does not fit in int64", a)))?);
         }
     }
+    ints.extend(low.iter().chain(high.iter()));
     let (low, high) = match ints.as_slice() {
-        [h] => (0, *h),
+        [h] if low.is_none() => (0, *h),
         [l, h] => (*l, *h),
         _ => return Err(PyTypeError::new_err("randint() expects (high, size) or (low, high, size)")),
     };

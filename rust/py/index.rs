@@ -37,7 +37,7 @@ fn parse_item<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>) -> PyResult<Item<'p
         return Ok(Item::Bool(obj.extract()?));
     }
     if obj.is_instance_of::<PyInt>() {
-        return Ok(Item::Int(obj.extract()?));
+        return obj.extract().map(Item::Int).map_err(|_| PyIndexError::new_err(format!("index {} is out of range for a 64-bit integer", obj)));
     }
     if let Ok(s) = obj.cast::<PySlice>() {
         return Ok(Item::Slice(s.clone()));

@@ -149,8 +149,9 @@ fn values_indices(py: Python<'_>, v: crate::tensor::Tensor, i: crate::tensor::Te
     Ok(ty.call1((wrap(v), wrap(i)))?.unbind())
 }
 
-fn tensors(list: Vec<crate::tensor::Tensor>) -> Vec<PyTensor> {
-    list.into_iter().map(wrap).collect()
+/// A tuple of tensors, as split/chunk/unbind return in PyTorch.
+fn tensors(py: Python<'_>, list: Vec<crate::tensor::Tensor>) -> PyResult<Py<PyTuple>> {
+    Ok(PyTuple::new(py, list.into_iter().map(wrap))?.unbind())
 }
 
 fn correction_of(unbiased: Option<bool>, correction: Option<&Bound<'_, PyAny>>) -> PyResult<f64> {
@@ -477,8 +478,8 @@ impl PyTensor {
         Ok(wrap(shape::select(&self.t, dim, index)?))
     }
     #[pyo3(signature = (dim=0))]
-    fn unbind(&self, dim: i64) -> PyResult<Vec<PyTensor>> {
-        Ok(tensors(shape::unbind(&self.t, dim)?))
+    fn unbind(&self, py: Python<'_>, dim: i64) -> PyResult<Py<PyTuple>> {
+        tensors(py, shape::unbind(&self.t, dim)?)
     }
     fn movedim(&self, source: &Bound<'_, PyAny>, destination: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         Ok(wrap(shape::movedim(&self.t, &int_list(source, "source")?, &int_list(destination, "destination")?)?))
@@ -487,17 +488,17 @@ impl PyTensor {
         self.movedim(source, destination)
     }
     #[pyo3(signature = (split_size_or_sections, dim=0))]
-    fn split(&self, split_size_or_sections: &Bound<'_, PyAny>, dim: i64) -> PyResult<Vec<PyTensor>> {
+    fn split(&self, py: Python<'_>, split_size_or_sections: &Bound<'_, PyAny>, dim: i64) -> PyResult<Py<PyTuple>> {
         let parts = if split_size_or_sections.is_instance_of::<PyList>() || split_size_or_sections.is_instance_of::<PyTuple>() {
             shape::split_sections(&self.t, &int_list(split_size_or_sections, "split_size")?, dim)?
         } else {
             shape::split_size(&self.t, int_list(split_size_or_sections, "split_size")?[0], dim)?
         };
-        Ok(tensors(parts))
+        tensors(py, parts)
     }
     #[pyo3(signature = (chunks, dim=0))]
-    fn chunk(&self, chunks: i64, dim: i64) -> PyResult<Vec<PyTensor>> {
-        Ok(tensors(shape::chunk(&self.t, chunks, dim)?))
+    fn chunk(&self, py: Python<'_>, chunks: i64, dim: i64) -> PyResult<Py<PyTuple>> {
+        tensors(py, shape::chunk(&self.t, chunks, dim)?)
     }
     #[pyo3(signature = (*dims))]
     fn flip(&self, dims: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {

@@ -89,6 +89,17 @@ impl Tensor {
         self.0.autograd.requires_grad.store(on, Ordering::Relaxed);
         Ok(())
     }
+    /// Rejects in-place writes into views where several positions share memory.
+    pub fn check_writable(&self, op: &str) -> Result<()> {
+        if self.0.layout.has_internal_overlap() {
+            bail!(
+                Runtime,
+                "{}: unsupported operation: more than one element of the written-to tensor refers to a single memory location. Please clone() the tensor before performing the operation.",
+                op
+            );
+        }
+        Ok(())
+    }
     pub fn version(&self) -> u64 {
         self.0.storage.version()
     }

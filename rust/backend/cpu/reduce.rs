@@ -45,6 +45,9 @@ pub unsafe fn reduce<T: Copy + Send + Sync, R: Reducer<T>>(base: P<T>, layout: &
     }
     let n_out: usize = ks.iter().product();
     let n_red: usize = rs.iter().product();
+    if n_red == 0 || n_out == 0 {
+        return vec![r.init(); n_out];
+    }
     let (rs, [rst]) = Layout::coalesce(&rs, [&rst]);
     let base = P(base.at(layout.offset as isize));
     // Folds reduced positions [start, end) of the block at `off`.
