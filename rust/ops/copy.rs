@@ -11,7 +11,7 @@ use crate::{dispatch_all};
 /// Writes `src` (broadcast to dst's shape, cast to dst's dtype) into `dst`'s elements.
 /// Does not bump the version: callers that implement user-visible in-place ops do.
 pub fn copy_into(dst: &Tensor, src: &Tensor) -> Result<()> {
-    let src_l = src.layout().broadcast_to(dst.shape()).map_err(|_| {
+    let src_strides = src.layout().broadcast_strides(dst.shape()).map_err(|_| {
         crate::error::Error::Runtime(format!(
             "output with shape {} doesn't match the broadcast shape {}",
             fmt_shape(dst.shape()),
@@ -24,7 +24,7 @@ pub fn copy_into(dst: &Tensor, src: &Tensor) -> Result<()> {
     dispatch_all!(dst.dtype(), D => dispatch_all!(src.dtype(), S => {
         let (pd, ps) = (P(dst.ptr::<D>()?), P(src.ptr::<S>()?));
         // SAFETY: both layouts lie within their storages; dst is written element-for-element.
-        unsafe { map1(dst.shape(), (pd, dst.strides()), (ps, &src_l.strides), |x: S| x.cast::<D>()) };
+        unsafe { map1(dst.shape(), (pd, dst.strides()), (ps, &src_strides[..]), |x: S| x.cast::<D>()) };
     }));
     Ok(())
 }
@@ -55,7 +55,7 @@ pub fn to_dtype(t: &Tensor, dtype: DType) -> Result<Tensor> {
 /// `t.copy_(src)`: user-facing in-place copy.
 pub fn copy_(dst: &Tensor, src: &Tensor) -> Result<()> {
     dst.check_writable("copy_")?;
-    if dst.storage().len() > 0 && std::sync::Arc::ptr_eq(dst.storage(), src.storage()) && !dst.same_tensor(src) {
+    if !dst.storage().is_empty() && std::sync::Arc::ptr_eq(dst.storage(), src.storage()) && !dst.same_tensor(src) {
         // Overlapping views would read already-written elements: go through a copy.
         let tmp = clone_as(src, src.dtype())?;
         copy_into(dst, &tmp)?;

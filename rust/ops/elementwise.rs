@@ -342,8 +342,8 @@ fn check_inplace_cast(name: &str, result: DType, target: DType) -> Result<()> {
 
 fn run_binary<T: Arith>(op: Binary, out: &Tensor, a: &Tensor, b: &Tensor, shape: &[usize], alpha: Option<T>) -> Result<()> {
     use Binary::*;
-    let (la, lb) = (a.layout().broadcast_to(shape)?, b.layout().broadcast_to(shape)?);
-    let (pa, pb) = ((P(a.ptr::<T>()?), &la.strides[..]), (P(b.ptr::<T>()?), &lb.strides[..]));
+    let (la, lb) = (a.layout().broadcast_strides(shape)?, b.layout().broadcast_strides(shape)?);
+    let (pa, pb) = ((P(a.ptr::<T>()?), &la[..]), (P(b.ptr::<T>()?), &lb[..]));
     if out.dtype() == DType::Bool {
         let po = (P(out.ptr::<bool>()?), out.strides());
         macro_rules! cmp {
@@ -401,14 +401,14 @@ fn run_arith<T: Arith>(op: Binary, po: Arg<T>, pa: Arg<T>, pb: Arg<T>, shape: &[
 }
 
 fn run_atan2<T: FloatMath>(out: &Tensor, a: &Tensor, b: &Tensor, shape: &[usize]) -> Result<()> {
-    let (la, lb) = (a.layout().broadcast_to(shape)?, b.layout().broadcast_to(shape)?);
+    let (la, lb) = (a.layout().broadcast_strides(shape)?, b.layout().broadcast_strides(shape)?);
     // SAFETY: all layouts span `shape` within their storages.
     unsafe {
         map2(
             shape,
             (P(out.ptr::<T>()?), out.strides()),
-            (P(a.ptr::<T>()?), &la.strides[..]),
-            (P(b.ptr::<T>()?), &lb.strides[..]),
+            (P(a.ptr::<T>()?), &la[..]),
+            (P(b.ptr::<T>()?), &lb[..]),
             |y: T, x: T| y.atan2(x),
         )
     };
@@ -469,6 +469,16 @@ fn binary_into(op: Binary, out: &Tensor, a: &Tensor, b: &Tensor, shape: &[usize]
 
 /// `a op b` with broadcasting. `alpha` scales b (add/sub).
 pub fn binary(op: Binary, a: &Operand, b: &Operand, alpha: Option<f64>) -> Result<Tensor> {
+    // Fast path for the common case: same dtype and shape, float, no casts.
+    if let (Operand::T(x), Operand::T(y)) = (a, b) {
+        let d = x.dtype();
+        if matches!(d, DType::F32 | DType::F64) && y.dtype() == d && x.shape() == y.shape() && op != Binary::Atan2 {
+            let (compute, out_dtype) = op.dtypes(d)?;
+            let out = Tensor::zeros(x.shape(), out_dtype)?;
+            dispatch_float!(compute, T => run_binary::<T>(op, &out, x, y, x.shape(), alpha.map(T::from_f64)))?;
+            return Ok(out);
+        }
+    }
     let (ta, tb, shape, compute, out_dtype) = binary_prepare(op, a, b, alpha)?;
     let kernel_out = if out_dtype == DType::Bool { DType::Bool } else { compute };
     let out = Tensor::zeros(&shape, kernel_out)?;
@@ -504,15 +514,15 @@ pub fn binary_(op: Binary, a: &Tensor, b: &Operand, alpha: Option<f64>) -> Resul
 
 fn run_where<T: Element>(out: &Tensor, cond: &Tensor, x: &Tensor, y: &Tensor) -> Result<()> {
     let shape = out.shape().clone();
-    let (lc, lx, ly) = (cond.layout().broadcast_to(&shape)?, x.layout().broadcast_to(&shape)?, y.layout().broadcast_to(&shape)?);
+    let (lc, lx, ly) = (cond.layout().broadcast_strides(&shape)?, x.layout().broadcast_strides(&shape)?, y.layout().broadcast_strides(&shape)?);
     // SAFETY: all layouts span `shape` within their storages.
     unsafe {
         map3(
             &shape,
             (P(out.ptr::<T>()?), out.strides()),
-            (P(cond.ptr::<bool>()?), &lc.strides[..]),
-            (P(x.ptr::<T>()?), &lx.strides[..]),
-            (P(y.ptr::<T>()?), &ly.strides[..]),
+            (P(cond.ptr::<bool>()?), &lc[..]),
+            (P(x.ptr::<T>()?), &lx[..]),
+            (P(y.ptr::<T>()?), &ly[..]),
             |c: bool, a: T, b: T| if c { a } else { b },
         )
     };

@@ -293,8 +293,18 @@ impl Layout {
         }
         Ok(l)
     }
+    /// Strides of this layout broadcast to `shape` (borrowed when no broadcast is needed).
+    pub fn broadcast_strides(&self, shape: &[usize]) -> Result<std::borrow::Cow<'_, [isize]>> {
+        if self.shape.as_slice() == shape {
+            return Ok(std::borrow::Cow::Borrowed(&self.strides));
+        }
+        Ok(std::borrow::Cow::Owned(self.broadcast_to(shape)?.strides.to_vec()))
+    }
     pub fn broadcast_to(&self, shape: &[usize]) -> Result<Layout> {
-        let sizes: Vec<i64> = shape.iter().map(|&d| d as i64).collect();
+        if self.shape.as_slice() == shape {
+            return Ok(self.clone());
+        }
+        let sizes: SmallVec<[i64; 6]> = shape.iter().map(|&d| d as i64).collect();
         self.expand(&sizes)
     }
     /// A view with a new shape over the same elements, when the strides allow it

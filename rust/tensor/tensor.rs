@@ -109,13 +109,13 @@ impl Tensor {
         if T::DTYPE != self.dtype() {
             bail!(Runtime, "internal dtype mismatch: {} accessed as {}", self.dtype().name(), T::DTYPE.name());
         }
-        let base = self.0.storage.cpu()?.ptr() as *mut T;
+        let base = self.0.storage.cpu_ptr()? as *mut T;
         // SAFETY: the layout offset lies within the storage by construction.
         Ok(unsafe { base.add(self.0.layout.offset) })
     }
     /// Data address of element [0, 0, ...] (Tensor.data_ptr()).
     pub fn data_ptr(&self) -> Result<usize> {
-        let base = self.0.storage.cpu()?.ptr() as usize;
+        let base = self.0.storage.cpu_ptr()? as usize;
         Ok(base + self.0.layout.offset * self.dtype().size())
     }
     /// Copies the elements out in logical (row-major) order.

@@ -21,6 +21,12 @@ where
         f([0; N], 1, [0; N]);
         return;
     }
+    if shape.len() == 1 {
+        // One run of equal strides: hand out slices of it directly.
+        let st: [isize; N] = std::array::from_fn(|k| strides[k][0]);
+        split_range(total, |start, end| f(st.map(|s| s * start as isize), end - start, st));
+        return;
+    }
     split_range(total, |start, end| walk_range(&shape, &strides, start, end, &f));
 }
 
