@@ -341,9 +341,13 @@ fn check_inplace_cast(name: &str, result: DType, target: DType) -> Result<()> {
 }
 
 fn run_binary<T: Arith>(op: Binary, out: &Tensor, a: &Tensor, b: &Tensor, shape: &[usize], alpha: Option<T>) -> Result<()> {
-    use Binary::*;
     let (la, lb) = (a.layout().broadcast_strides(shape)?, b.layout().broadcast_strides(shape)?);
-    let (pa, pb) = ((P(a.ptr::<T>()?), &la[..]), (P(b.ptr::<T>()?), &lb[..]));
+    run_binary_args(op, out, (P(a.ptr::<T>()?), &la[..]), (P(b.ptr::<T>()?), &lb[..]), shape, alpha)
+}
+
+/// The binary kernels on raw operands (a scalar operand is a stride-0 pointer).
+fn run_binary_args<T: Arith>(op: Binary, out: &Tensor, pa: Arg<T>, pb: Arg<T>, shape: &[usize], alpha: Option<T>) -> Result<()> {
+    use Binary::*;
     if out.dtype() == DType::Bool {
         let po = (P(out.ptr::<bool>()?), out.strides());
         macro_rules! cmp {
@@ -367,6 +371,21 @@ fn run_binary<T: Arith>(op: Binary, out: &Tensor, a: &Tensor, b: &Tensor, shape:
         return Ok(());
     }
     run_arith::<T>(op, (P(out.ptr::<T>()?), out.strides()), pa, pb, shape, alpha)
+}
+
+/// Tensor-with-number ops on float tensors whose dtype the number keeps
+/// (x * 0.5, 1 - x, x > 0): the number is read through a stride-0 pointer to
+/// a local, so no 0-d tensor is allocated.
+fn float_scalar<T: Arith>(op: Binary, t: &Tensor, s: crate::tensor::Scalar, scalar_first: bool, alpha: Option<f64>) -> Result<Tensor> {
+    let (_, out_dtype) = op.dtypes(T::DTYPE)?;
+    let out = Tensor::zeros(t.shape(), out_dtype)?;
+    let v: T = s.cast();
+    let zeros = vec![0isize; t.ndim()];
+    let sv = (P(&v as *const T as *mut T), &zeros[..]);
+    let tv = (P(t.ptr::<T>()?), t.strides());
+    let (a, b) = if scalar_first { (sv, tv) } else { (tv, sv) };
+    run_binary_args(op, &out, a, b, t.shape(), alpha.map(T::from_f64))?;
+    Ok(out)
 }
 
 type Arg<'a, T> = (P<T>, &'a [isize]);
@@ -477,6 +496,16 @@ pub fn binary(op: Binary, a: &Operand, b: &Operand, alpha: Option<f64>) -> Resul
             let out = Tensor::zeros(x.shape(), out_dtype)?;
             dispatch_float!(compute, T => run_binary::<T>(op, &out, x, y, x.shape(), alpha.map(T::from_f64)))?;
             return Ok(out);
+        }
+    }
+    let with_scalar = match (a, b) {
+        (Operand::T(t), Operand::S(v)) => Some((t, *v, false)),
+        (Operand::S(v), Operand::T(t)) => Some((t, *v, true)),
+        _ => None,
+    };
+    if let Some((t, v, scalar_first)) = with_scalar {
+        if matches!(t.dtype(), DType::F32 | DType::F64) && op != Binary::Atan2 {
+            return dispatch_float!(t.dtype(), T => float_scalar::<T>(op, t, v, scalar_first, alpha));
         }
     }
     let (ta, tb, shape, compute, out_dtype) = binary_prepare(op, a, b, alpha)?;

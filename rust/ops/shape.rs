@@ -119,6 +119,9 @@ pub fn movedim(t: &Tensor, src: &[i64], dst: &[i64]) -> Result<Tensor> {
     }
     let nd = t.ndim();
     let (s, d) = (wrap_dims(src, nd)?, wrap_dims(dst, nd)?);
+    if nd == 0 {
+        return Ok(t.with_layout(t.layout().clone()));
+    }
     let mut order: Vec<i64> = vec![-1; nd];
     for (&si, &di) in s.iter().zip(&d) {
         order[di] = si as i64;
