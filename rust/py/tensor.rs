@@ -385,97 +385,7 @@ impl PyTensor {
         Ok(slf)
     }
 
-    // ---- operators ----
-    fn __add__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        binop(py, Binary::Add, Operand::T(self.t.clone()), o, false)
-    }
-    fn __radd__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        binop(py, Binary::Add, Operand::T(self.t.clone()), o, true)
-    }
-    fn __iadd__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<()> {
-        ibinop(py, Binary::Add, &self.t, o)
-    }
-    fn __sub__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        binop(py, Binary::Sub, Operand::T(self.t.clone()), o, false)
-    }
-    fn __rsub__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        binop(py, Binary::Sub, Operand::T(self.t.clone()), o, true)
-    }
-    fn __isub__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<()> {
-        ibinop(py, Binary::Sub, &self.t, o)
-    }
-    fn __mul__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        binop(py, Binary::Mul, Operand::T(self.t.clone()), o, false)
-    }
-    fn __rmul__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        binop(py, Binary::Mul, Operand::T(self.t.clone()), o, true)
-    }
-    fn __imul__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<()> {
-        ibinop(py, Binary::Mul, &self.t, o)
-    }
-    fn __truediv__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        binop(py, Binary::Div, Operand::T(self.t.clone()), o, false)
-    }
-    fn __rtruediv__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        binop(py, Binary::Div, Operand::T(self.t.clone()), o, true)
-    }
-    fn __itruediv__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<()> {
-        ibinop(py, Binary::Div, &self.t, o)
-    }
-    fn __floordiv__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        binop(py, Binary::FloorDiv, Operand::T(self.t.clone()), o, false)
-    }
-    fn __rfloordiv__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        binop(py, Binary::FloorDiv, Operand::T(self.t.clone()), o, true)
-    }
-    fn __ifloordiv__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<()> {
-        ibinop(py, Binary::FloorDiv, &self.t, o)
-    }
-    fn __mod__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        binop(py, Binary::Rem, Operand::T(self.t.clone()), o, false)
-    }
-    fn __rmod__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        binop(py, Binary::Rem, Operand::T(self.t.clone()), o, true)
-    }
-    fn __imod__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<()> {
-        ibinop(py, Binary::Rem, &self.t, o)
-    }
-    fn __pow__(&self, py: Python<'_>, o: &Bound<'_, PyAny>, _modulo: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
-        binop(py, Binary::Pow, Operand::T(self.t.clone()), o, false)
-    }
-    fn __rpow__(&self, py: Python<'_>, o: &Bound<'_, PyAny>, _modulo: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
-        binop(py, Binary::Pow, Operand::T(self.t.clone()), o, true)
-    }
-    fn __ipow__(&self, py: Python<'_>, o: &Bound<'_, PyAny>, _modulo: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
-        ibinop(py, Binary::Pow, &self.t, o)
-    }
-    fn __and__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        binop(py, Binary::BitAnd, Operand::T(self.t.clone()), o, false)
-    }
-    fn __rand__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        binop(py, Binary::BitAnd, Operand::T(self.t.clone()), o, true)
-    }
-    fn __iand__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<()> {
-        ibinop(py, Binary::BitAnd, &self.t, o)
-    }
-    fn __or__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        binop(py, Binary::BitOr, Operand::T(self.t.clone()), o, false)
-    }
-    fn __ror__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        binop(py, Binary::BitOr, Operand::T(self.t.clone()), o, true)
-    }
-    fn __ior__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<()> {
-        ibinop(py, Binary::BitOr, &self.t, o)
-    }
-    fn __xor__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        binop(py, Binary::BitXor, Operand::T(self.t.clone()), o, false)
-    }
-    fn __rxor__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        binop(py, Binary::BitXor, Operand::T(self.t.clone()), o, true)
-    }
-    fn __ixor__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<()> {
-        ibinop(py, Binary::BitXor, &self.t, o)
-    }
+    // ---- operators (the arithmetic ones come from `arith_operators!` below) ----
     fn __matmul__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let Ok(b) = o.cast::<PyTensor>() else { return Ok(py.NotImplemented()) };
         let (a, b) = (&self.t, &b.get().t);
@@ -542,6 +452,52 @@ impl PyTensor {
     }
     fn outer(&self, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
         Ok(wrap(linalg::outer(&self.t, &other.t)?))
+    }
+}
+
+/// `a op b`, `b op a` and `a op= b` for each arithmetic operator.
+macro_rules! arith_operators {
+    ($($op:ident, $rop:ident, $iop:ident => $bin:expr;)*) => {
+        #[pymethods]
+        impl PyTensor {
+            $(
+                fn $op(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+                    binop(py, $bin, Operand::T(self.t.clone()), o, false)
+                }
+                fn $rop(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
+                    binop(py, $bin, Operand::T(self.t.clone()), o, true)
+                }
+                fn $iop(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<()> {
+                    ibinop(py, $bin, &self.t, o)
+                }
+            )*
+        }
+    };
+}
+
+arith_operators! {
+    __add__, __radd__, __iadd__ => Binary::Add;
+    __sub__, __rsub__, __isub__ => Binary::Sub;
+    __mul__, __rmul__, __imul__ => Binary::Mul;
+    __truediv__, __rtruediv__, __itruediv__ => Binary::Div;
+    __floordiv__, __rfloordiv__, __ifloordiv__ => Binary::FloorDiv;
+    __mod__, __rmod__, __imod__ => Binary::Rem;
+    __and__, __rand__, __iand__ => Binary::BitAnd;
+    __or__, __ror__, __ior__ => Binary::BitOr;
+    __xor__, __rxor__, __ixor__ => Binary::BitXor;
+}
+
+#[pymethods]
+impl PyTensor {
+    // `**` takes an (unused) modulo argument.
+    fn __pow__(&self, py: Python<'_>, o: &Bound<'_, PyAny>, _modulo: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+        binop(py, Binary::Pow, Operand::T(self.t.clone()), o, false)
+    }
+    fn __rpow__(&self, py: Python<'_>, o: &Bound<'_, PyAny>, _modulo: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+        binop(py, Binary::Pow, Operand::T(self.t.clone()), o, true)
+    }
+    fn __ipow__(&self, py: Python<'_>, o: &Bound<'_, PyAny>, _modulo: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+        ibinop(py, Binary::Pow, &self.t, o)
     }
 }
 

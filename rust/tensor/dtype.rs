@@ -207,8 +207,9 @@ pub trait Element: Copy + Send + Sync + 'static + PartialOrd + Default + std::fm
     }
 }
 
-macro_rules! int_element {
-    ($t:ty, $d:ident) => {
+/// `from_f64` differs: float -> int goes through int64 and wraps, as PyTorch's casts.
+macro_rules! prim_element {
+    ($t:ty, $d:ident, |$v:ident| $from_f64:expr) => {
         impl Element for $t {
             const DTYPE: DType = DType::$d;
             #[inline(always)]
@@ -220,8 +221,8 @@ macro_rules! int_element {
                 self as i64
             }
             #[inline(always)]
-            fn from_f64(v: f64) -> Self {
-                v as i64 as $t
+            fn from_f64($v: f64) -> Self {
+                $from_f64
             }
             #[inline(always)]
             fn from_i64(v: i64) -> Self {
@@ -230,39 +231,11 @@ macro_rules! int_element {
         }
     };
 }
-int_element!(u8, U8);
-int_element!(i32, I32);
-int_element!(i64, I64);
-
-macro_rules! float_element {
-    ($t:ty, $d:ident) => {
-        impl Element for $t {
-            const DTYPE: DType = DType::$d;
-            #[inline(always)]
-            fn to_f64(self) -> f64 {
-                self as f64
-            }
-            #[inline(always)]
-            fn to_i64(self) -> i64 {
-                self as i64
-            }
-            #[inline(always)]
-            fn from_f64(v: f64) -> Self {
-                v as $t
-            }
-            #[inline(always)]
-            fn from_i64(v: i64) -> Self {
-                v as $t
-            }
-            #[inline(always)]
-            fn cast<U: Element>(self) -> U {
-                U::from_f64(self as f64)
-            }
-        }
-    };
-}
-float_element!(f32, F32);
-float_element!(f64, F64);
+prim_element!(u8, U8, |v| v as i64 as u8);
+prim_element!(i32, I32, |v| v as i64 as i32);
+prim_element!(i64, I64, |v| v as i64);
+prim_element!(f32, F32, |v| v as f32);
+prim_element!(f64, F64, |v| v);
 
 macro_rules! half_element {
     ($t:ty, $d:ident) => {
