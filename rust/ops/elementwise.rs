@@ -4,7 +4,7 @@
 use super::copy::{copy_into, to_dtype};
 use super::{result_type, Operand};
 use crate::backend::cpu::elementwise::{map1, map2, map3, Arith, FloatMath};
-use crate::backend::cpu::P;
+use crate::backend::cpu::{vmath, P};
 use crate::bail;
 use crate::error::Result;
 use crate::tensor::layout::{broadcast_shapes, fmt_shape};
@@ -160,6 +160,28 @@ impl Binary {
 
 fn run_unary<T: FloatMath>(op: Unary, out: &Tensor, a: &Tensor) -> Result<()> {
     use Unary::*;
+    if T::DTYPE == DType::F32 && out.is_contiguous() && a.is_contiguous() {
+        let (po, pa, n) = (P(out.ptr::<f32>()?), P(a.ptr::<f32>()?), a.numel());
+        macro_rules! simd {
+            ($f:expr) => {{
+                // SAFETY: both tensors are contiguous float32 with n elements.
+                unsafe { vmath::map(po, pa, n, $f) };
+                return Ok(());
+            }};
+        }
+        match op {
+            Exp => simd!(vmath::exp),
+            Log => simd!(vmath::ln),
+            Tanh => simd!(vmath::tanh),
+            Sigmoid => simd!(vmath::sigmoid),
+            Silu => simd!(|x: f32| x * vmath::sigmoid(x)),
+            GeluTanh => {
+                let k = (2.0 / std::f32::consts::PI).sqrt();
+                simd!(move |x: f32| 0.5 * x * (1.0 + vmath::tanh(k * (x + 0.044_715 * x * x * x))))
+            }
+            _ => {}
+        }
+    }
     let (po, pa) = (P(out.ptr::<T>()?), P(a.ptr::<T>()?));
     let (s, o, st) = (out.shape(), out.strides(), a.strides());
     let f = T::from_f;

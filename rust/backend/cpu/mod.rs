@@ -7,6 +7,7 @@ pub mod index;
 pub mod random;
 pub mod reduce;
 pub mod strided;
+pub mod vmath;
 
 /// Below this many elements a kernel runs on the calling thread: waking the
 /// pool costs more than the work.

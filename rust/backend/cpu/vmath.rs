@@ -1,0 +1,190 @@
+//! Vectorizable float32 math: exp, log and tanh written branch-free (range
+//! reduction + minimax polynomials, the Cephes coefficients), so a loop over
+//! them compiles to SIMD. `map` runs such a loop compiled for AVX-512 or
+//! AVX2+FMA when the CPU has them (checked at run time), else for the baseline.
+
+use super::strided::split_range;
+use super::P;
+
+const LOG2E: f32 = std::f32::consts::LOG2_E;
+/// ln 2 split in two so n * LN2_HI is exact.
+const LN2_HI: f32 = 0.693_359_4;
+const LN2_LO: f32 = -2.121_944_4e-4;
+
+/// e^x, within 2 ulp; inf above ~88.72; results below f32's normal range (x < ~-87.3) flush to 0.
+#[inline(always)]
+pub fn exp(x: f32) -> f32 {
+    let xc = x.clamp(-87.336_55, 88.722_84);
+    // Round to nearest with the 1.5 * 2^23 trick: t's low mantissa bits hold n as an
+    // integer, so neither a rounding call nor a float->int conversion is needed.
+    let t = xc * LOG2E + 12_582_912.0;
+    let n = t - 12_582_912.0;
+    let r = xc - n * LN2_HI - n * LN2_LO;
+    let mut p = 1.987_569_1e-4_f32;
+    p = p * r + 1.398_199_9e-3;
+    p = p * r + 8.333_452e-3;
+    p = p * r + 4.166_579_6e-2;
+    p = p * r + 1.666_666_5e-1;
+    p = p * r + 5.000_000_1e-1;
+    let y = p * r * r + r + 1.0;
+    // 2^n in two halves: n reaches 128 near the top of the range, past f32's largest exponent.
+    let ni = t.to_bits() as i32 - 0x4b40_0000;
+    let (h1, h2) = (ni >> 1, ni - (ni >> 1));
+    let v = y * f32::from_bits(((h1 + 127) as u32) << 23) * f32::from_bits(((h2 + 127) as u32) << 23);
+    #[allow(clippy::eq_op)]
+    let nan = x != x;
+    if nan {
+        x
+    } else if x > 88.722_84 {
+        f32::INFINITY
+    } else if x < -87.336_55 {
+        0.0
+    } else {
+        v
+    }
+}
+
+/// Natural log, within 2 ulp; log(0) = -inf, log(<0) = NaN, log(inf) = inf.
+#[inline(always)]
+pub fn ln(x: f32) -> f32 {
+    // Scale subnormals into the normal range first.
+    let tiny = x < f32::MIN_POSITIVE;
+    let xs = if tiny { x * 8_388_608.0 } else { x };
+    let bits = xs.to_bits();
+    let mut e = ((bits >> 23) & 0xff) as i32 - 126 - if tiny { 23 } else { 0 };
+    let mut m = f32::from_bits((bits & 0x007f_ffff) | 0x3f00_0000); // in [0.5, 1)
+    if m < std::f32::consts::FRAC_1_SQRT_2 {
+        e -= 1;
+        m = m + m - 1.0;
+    } else {
+        m -= 1.0;
+    }
+    let z = m * m;
+    let mut p = 7.037_683_6e-2_f32;
+    p = p * m - 1.151_461e-1;
+    p = p * m + 1.167_699_9e-1;
+    p = p * m - 1.242_014_1e-1;
+    p = p * m + 1.424_932_3e-1;
+    p = p * m - 1.666_805_8e-1;
+    p = p * m + 2.000_071_4e-1;
+    p = p * m - 2.499_999_4e-1;
+    p = p * m + 3.333_333_1e-1;
+    let ef = e as f32;
+    let y = p * m * z + ef * LN2_LO - 0.5 * z;
+    let v = m + y + ef * LN2_HI;
+    #[allow(clippy::eq_op)]
+    let nan = x != x;
+    if nan || x < 0.0 {
+        f32::NAN
+    } else if x == 0.0 {
+        f32::NEG_INFINITY
+    } else if x == f32::INFINITY {
+        x
+    } else {
+        v
+    }
+}
+
+/// tanh: a polynomial near 0 (no cancellation), 1 - 2 / (e^2|x| + 1) elsewhere.
+#[inline(always)]
+pub fn tanh(x: f32) -> f32 {
+    let a = x.abs();
+    let z = x * x;
+    let mut p = -5.704_988_7e-3_f32;
+    p = p * z + 2.063_908_9e-2;
+    p = p * z - 5.373_971_6e-2;
+    p = p * z + 1.333_144_2e-1;
+    p = p * z - 3.333_328_2e-1;
+    let small = p * z * x + x;
+    let big = (1.0 - 2.0 / (exp(2.0 * a) + 1.0)).copysign(x);
+    if a < 0.625 {
+        small
+    } else {
+        big
+    }
+}
+
+#[inline(always)]
+pub fn sigmoid(x: f32) -> f32 {
+    1.0 / (1.0 + exp(-x))
+}
+
+/// out[i] = f(inp[i]) over n contiguous elements, in parallel chunks, with the
+/// widest SIMD the CPU offers. `out` may equal `inp`.
+///
+/// # Safety
+/// Both pointers must be valid for `n` elements.
+pub unsafe fn map(out: P<f32>, inp: P<f32>, n: usize, f: impl Fn(f32) -> f32 + Sync + Copy) {
+    split_range(n, |s, e| {
+        let (o, i) = (out.at(s as isize), inp.at(s as isize));
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx512f") {
+                return avx512(o, i, e - s, f);
+            }
+            if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+                return avx2(o, i, e - s, f);
+            }
+        }
+        plain(o, i, e - s, f)
+    });
+}
+
+#[inline(always)]
+unsafe fn plain(o: *mut f32, i: *const f32, n: usize, f: impl Fn(f32) -> f32) {
+    for k in 0..n {
+        *o.add(k) = f(*i.add(k));
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512dq,avx2,fma")]
+unsafe fn avx512(o: *mut f32, i: *const f32, n: usize, f: impl Fn(f32) -> f32) {
+    plain(o, i, n, f)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn avx2(o: *mut f32, i: *const f32, n: usize, f: impl Fn(f32) -> f32) {
+    plain(o, i, n, f)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ulps(a: f32, b: f32) -> u32 {
+        if a == b || (a.is_nan() && b.is_nan()) {
+            return 0;
+        }
+        (a.to_bits() as i64 - b.to_bits() as i64).unsigned_abs() as u32
+    }
+
+    #[test]
+    fn exp_log_tanh_match_libm() {
+        let mut worst = [0u32; 3];
+        let mut x = -90.0f32;
+        while x < 90.0 {
+            // Below ~-87.3 libm returns subnormals; exp flushes them to 0.
+            if x.exp() >= f32::MIN_POSITIVE {
+                worst[0] = worst[0].max(ulps(exp(x), x.exp()));
+            } else {
+                assert!(exp(x) <= f32::MIN_POSITIVE);
+            }
+            if x > 0.0 {
+                worst[1] = worst[1].max(ulps(ln(x), x.ln()));
+                worst[1] = worst[1].max(ulps(ln(x * 1e-40), (x * 1e-40).ln()));
+            }
+            worst[2] = worst[2].max(ulps(tanh(x), x.tanh()));
+            x += 0.000_73;
+        }
+        assert!(worst[0] <= 3 && worst[1] <= 3 && worst[2] <= 4, "worst ulps exp/ln/tanh: {:?}", worst);
+        assert_eq!(exp(f32::INFINITY), f32::INFINITY);
+        assert_eq!(exp(f32::NEG_INFINITY), 0.0);
+        assert!(exp(f32::NAN).is_nan() && ln(-1.0).is_nan() && ln(f32::NAN).is_nan());
+        assert_eq!(ln(0.0), f32::NEG_INFINITY);
+        assert_eq!(ln(f32::INFINITY), f32::INFINITY);
+        assert_eq!(tanh(f32::INFINITY), 1.0);
+        assert_eq!(tanh(-f32::INFINITY), -1.0);
+    }
+}
