@@ -47,6 +47,7 @@ from ._rumus import (
     is_tensor,
     broadcast_shapes,
     get_num_threads,
+    empty_cache,
 )
 from ._size import Size
 from ._tensor_str import tensor_repr as _tensor_repr

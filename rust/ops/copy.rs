@@ -39,7 +39,7 @@ pub fn contiguous(t: &Tensor) -> Result<Tensor> {
 
 /// A fresh contiguous copy with the given dtype.
 pub fn clone_as(t: &Tensor, dtype: DType) -> Result<Tensor> {
-    let out = Tensor::zeros(t.shape(), dtype)?;
+    let out = Tensor::for_output(t.shape(), dtype)?;
     copy_into(&out, t)?;
     Ok(out)
 }

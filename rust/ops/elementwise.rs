@@ -335,7 +335,7 @@ fn unary_prepare(op: Unary, a: &Tensor) -> Result<(DType, Tensor)> {
 pub fn unary(op: Unary, a: &Tensor) -> Result<Tensor> {
     let (out_dtype, input) = unary_prepare(op, a)?;
     let compute = if out_dtype == DType::Bool { DType::Bool } else { out_dtype.compute() };
-    let out = Tensor::zeros(a.shape(), compute)?;
+    let out = Tensor::for_output(a.shape(), compute)?;
     unary_into(op, &out, &input)?;
     to_dtype(&out, out_dtype)
 }
@@ -400,7 +400,7 @@ fn run_binary_args<T: Arith>(op: Binary, out: &Tensor, pa: Arg<T>, pb: Arg<T>, s
 /// a local, so no 0-d tensor is allocated.
 fn float_scalar<T: Arith>(op: Binary, t: &Tensor, s: crate::tensor::Scalar, scalar_first: bool, alpha: Option<f64>) -> Result<Tensor> {
     let (_, out_dtype) = op.dtypes(T::DTYPE)?;
-    let out = Tensor::zeros(t.shape(), out_dtype)?;
+    let out = Tensor::for_output(t.shape(), out_dtype)?;
     let v: T = s.cast();
     let zeros = vec![0isize; t.ndim()];
     let sv = (P(&v as *const T as *mut T), &zeros[..]);
@@ -515,7 +515,7 @@ pub fn binary(op: Binary, a: &Operand, b: &Operand, alpha: Option<f64>) -> Resul
         let d = x.dtype();
         if matches!(d, DType::F32 | DType::F64) && y.dtype() == d && x.shape() == y.shape() && op != Binary::Atan2 {
             let (compute, out_dtype) = op.dtypes(d)?;
-            let out = Tensor::zeros(x.shape(), out_dtype)?;
+            let out = Tensor::for_output(x.shape(), out_dtype)?;
             dispatch_float!(compute, T => run_binary::<T>(op, &out, x, y, x.shape(), alpha.map(T::from_f64)))?;
             return Ok(out);
         }
@@ -532,7 +532,7 @@ pub fn binary(op: Binary, a: &Operand, b: &Operand, alpha: Option<f64>) -> Resul
     }
     let (ta, tb, shape, compute, out_dtype) = binary_prepare(op, a, b, alpha)?;
     let kernel_out = if out_dtype == DType::Bool { DType::Bool } else { compute };
-    let out = Tensor::zeros(&shape, kernel_out)?;
+    let out = Tensor::for_output(&shape, kernel_out)?;
     binary_into(op, &out, &ta, &tb, &shape, alpha)?;
     to_dtype(&out, out_dtype)
 }
@@ -555,7 +555,7 @@ pub fn binary_(op: Binary, a: &Tensor, b: &Operand, alpha: Option<f64>) -> Resul
         binary_into(op, a, &ta, &tb, &shape, alpha)?;
     } else {
         let kernel_out = if out_dtype == DType::Bool { DType::Bool } else { compute };
-        let tmp = Tensor::zeros(&shape, kernel_out)?;
+        let tmp = Tensor::for_output(&shape, kernel_out)?;
         binary_into(op, &tmp, &ta, &tb, &shape, alpha)?;
         copy_into(a, &tmp)?;
     }
@@ -593,7 +593,7 @@ pub fn where_(cond: &Tensor, x: &Operand, y: &Operand) -> Result<Tensor> {
     let dtype = result_type(&[x, y]);
     let shape = broadcast_shapes(&broadcast_shapes(cond.shape(), x.shape())?, y.shape())?;
     let (tx, ty) = (x.tensor_as(dtype)?, y.tensor_as(dtype)?);
-    let out = Tensor::zeros(&shape, dtype)?;
+    let out = Tensor::for_output(&shape, dtype)?;
     crate::dispatch_all!(dtype, T => run_where::<T>(&out, cond, &tx, &ty))?;
     Ok(out)
 }
@@ -618,7 +618,7 @@ pub fn masked_fill(t: &Tensor, mask: &Tensor, value: &Operand, in_place: bool) -
         t.check_writable("masked_fill_")?;
     }
     let v = value.tensor_as(t.dtype())?;
-    let out = if in_place { t.clone() } else { Tensor::zeros(&shape, t.dtype())? };
+    let out = if in_place { t.clone() } else { Tensor::for_output(&shape, t.dtype())? };
     crate::dispatch_all!(t.dtype(), T => run_where::<T>(&out, mask, &v, t))?;
     if in_place {
         t.storage().bump_version();

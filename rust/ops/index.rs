@@ -101,7 +101,7 @@ pub fn advanced_offsets(v: &Layout, adv: &[(usize, Tensor)]) -> Result<(Shape, V
 
 /// Elements of `t`'s storage at `offs`, as a new contiguous tensor of `shape`.
 pub fn take_offsets(t: &Tensor, shape: &[usize], offs: &[isize]) -> Result<Tensor> {
-    let out = Tensor::zeros(shape, t.dtype())?;
+    let out = Tensor::for_output(shape, t.dtype())?;
     dispatch_all!(t.dtype(), T => {
         let base = P(unsafe { t.ptr::<T>()?.sub(t.layout().offset) });
         // SAFETY: offsets were computed from t's layout and bounds-checked.

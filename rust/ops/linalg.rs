@@ -57,7 +57,7 @@ fn batched(op: &str, a: &Tensor, b: &Tensor) -> Result<Tensor> {
         _ => DType::F64,
     };
     let (ca, cb) = (to_dtype(a, compute)?, to_dtype(b, compute)?);
-    let out = Tensor::zeros(&out_shape, compute)?;
+    let out = Tensor::for_output(&out_shape, compute)?;
     match compute {
         DType::F64 => run::<f64>(&ca, &cb, &out, &batch, n, k, p)?,
         _ => run::<f32>(&ca, &cb, &out, &batch, n, k, p)?,

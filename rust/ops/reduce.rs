@@ -255,7 +255,7 @@ pub fn cumulative(t: &Tensor, dim: i64, dtype: Option<DType>, product: bool) -> 
     let d = crate::tensor::layout::wrap_dim(dim, t.ndim())?;
     let out_dtype = sum_dtype(t, dtype);
     let x = to_dtype(t, if out_dtype.is_float() { out_dtype.compute() } else { DType::I64 })?;
-    let out = Tensor::zeros(x.shape(), x.dtype())?;
+    let out = Tensor::for_output(x.shape(), x.dtype())?;
     if x.numel() > 0 {
         dispatch_compute!(x.dtype(), T => scan::<T>(&x, &out, d, product))?;
     }

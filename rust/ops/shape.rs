@@ -179,7 +179,7 @@ pub fn cat(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
     let dtype = parts.iter().map(|t| t.dtype()).reduce(promote).unwrap_or(first.dtype());
     let mut shape = first.shape().clone();
     shape[d] = total;
-    let out = Tensor::zeros(&shape, dtype)?;
+    let out = Tensor::for_output(&shape, dtype)?;
     let mut at = 0;
     for t in parts {
         let n = t.shape()[d];

@@ -302,3 +302,9 @@ pub fn broadcast_shapes(py: Python<'_>, shapes: &Bound<'_, PyTuple>) -> PyResult
 pub fn get_num_threads() -> usize {
     rayon::current_num_threads()
 }
+
+/// Returns CPU buffers kept for reuse to the system.
+#[pyfunction]
+pub fn empty_cache() {
+    crate::tensor::storage::empty_cache();
+}

@@ -55,5 +55,6 @@ fn _rumus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(functions::is_tensor, m)?)?;
     m.add_function(wrap_pyfunction!(functions::broadcast_shapes, m)?)?;
     m.add_function(wrap_pyfunction!(functions::get_num_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::empty_cache, m)?)?;
     Ok(())
 }

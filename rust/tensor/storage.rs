@@ -45,6 +45,14 @@ unsafe impl Sync for CpuBuffer {}
 
 impl CpuBuffer {
     pub fn zeroed(nbytes: usize) -> Result<CpuBuffer> {
+        CpuBuffer::alloc(nbytes, false)
+    }
+    /// A buffer whose contents are unspecified (but initialized): for outputs a
+    /// kernel overwrites completely. Large ones may come from the reuse cache.
+    pub fn reusable(nbytes: usize) -> Result<CpuBuffer> {
+        CpuBuffer::alloc(nbytes, true)
+    }
+    fn alloc(nbytes: usize, reuse: bool) -> Result<CpuBuffer> {
         if nbytes == 0 {
             return Ok(CpuBuffer { ptr: NonNull::dangling(), nbytes, owner: CpuOwner::Owned });
         }
@@ -52,7 +60,7 @@ impl CpuBuffer {
             bail!(Runtime, "cannot allocate {} bytes: size too large", nbytes);
         };
         if nbytes >= HUGE_PAGE_BYTES {
-            if let Some(buf) = map_huge(nbytes) {
+            if let Some(buf) = map_huge(nbytes, reuse) {
                 return Ok(buf);
             }
         }
@@ -74,11 +82,65 @@ impl CpuBuffer {
     }
 }
 
+/// Freed large mappings kept for reuse by `CpuBuffer::reusable`: an op repeated
+/// at one size (every training step) then writes into pages already faulted in,
+/// as glibc's heap does for NumPy, instead of faulting a fresh mapping each time.
+#[cfg(target_os = "linux")]
+mod cache {
+    use std::sync::Mutex;
+
+    const MAX_ENTRIES: usize = 16;
+    const MAX_BYTES: usize = 1 << 30;
+
+    /// (mapping length, base address), oldest first.
+    static FREE: Mutex<Vec<(usize, usize)>> = Mutex::new(Vec::new());
+
+    pub fn take(len: usize) -> Option<*mut u8> {
+        let mut free = FREE.lock().unwrap_or_else(|e| e.into_inner());
+        let i = free.iter().rposition(|&(l, _)| l == len)?;
+        Some(free.remove(i).1 as *mut u8)
+    }
+
+    /// Keeps a mapping for reuse, unmapping the oldest ones beyond the limits.
+    pub fn give(len: usize, base: *mut u8) {
+        let mut free = FREE.lock().unwrap_or_else(|e| e.into_inner());
+        free.push((len, base as usize));
+        while free.len() > MAX_ENTRIES || free.iter().map(|e| e.0).sum::<usize>() > MAX_BYTES {
+            let (l, b) = free.remove(0);
+            // SAFETY: a mapping made by `map_huge` and owned by the cache.
+            unsafe { libc::munmap(b as *mut libc::c_void, l) };
+        }
+    }
+
+    /// Unmaps every cached mapping.
+    pub fn clear() {
+        let mut free = FREE.lock().unwrap_or_else(|e| e.into_inner());
+        for (l, b) in free.drain(..) {
+            // SAFETY: as in `give`.
+            unsafe { libc::munmap(b as *mut libc::c_void, l) };
+        }
+    }
+}
+
+/// Returns cached CPU memory to the system (rumus.empty_cache()).
+pub fn empty_cache() {
+    #[cfg(target_os = "linux")]
+    cache::clear();
+}
+
 /// Large buffers: fresh zero pages from mmap, aligned to 2 MiB and advised as
 /// transparent huge pages, so first writes fault 512x less often.
+/// With `reuse`, a cached mapping of the same size may be returned: its
+/// contents are whatever the last user left (initialized, not zero).
 #[cfg(target_os = "linux")]
-fn map_huge(nbytes: usize) -> Option<CpuBuffer> {
+fn map_huge(nbytes: usize, reuse: bool) -> Option<CpuBuffer> {
     let len = nbytes.checked_add(HUGE_PAGE_BYTES)?;
+    let start = |base: *mut u8| (base as usize).next_multiple_of(HUGE_PAGE_BYTES) as *mut u8;
+    if reuse {
+        if let Some(base) = cache::take(len) {
+            return Some(CpuBuffer { ptr: NonNull::new(start(base))?, nbytes, owner: CpuOwner::Mapped { base, len } });
+        }
+    }
     // SAFETY: an anonymous private mapping; checked for failure below.
     let base = unsafe {
         libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0)
@@ -87,14 +149,13 @@ fn map_huge(nbytes: usize) -> Option<CpuBuffer> {
         return None;
     }
     let base = base as *mut u8;
-    let start = (base as usize).next_multiple_of(HUGE_PAGE_BYTES);
     // SAFETY: [start, start + nbytes) lies inside the mapping; advice is only a hint.
-    unsafe { libc::madvise(start as *mut libc::c_void, nbytes, libc::MADV_HUGEPAGE) };
-    Some(CpuBuffer { ptr: NonNull::new(start as *mut u8)?, nbytes, owner: CpuOwner::Mapped { base, len } })
+    unsafe { libc::madvise(start(base) as *mut libc::c_void, nbytes, libc::MADV_HUGEPAGE) };
+    Some(CpuBuffer { ptr: NonNull::new(start(base))?, nbytes, owner: CpuOwner::Mapped { base, len } })
 }
 
 #[cfg(not(target_os = "linux"))]
-fn map_huge(_nbytes: usize) -> Option<CpuBuffer> {
+fn map_huge(_nbytes: usize, _reuse: bool) -> Option<CpuBuffer> {
     None
 }
 
@@ -106,10 +167,7 @@ impl Drop for CpuBuffer {
                 unsafe { dealloc(self.ptr.as_ptr(), AllocLayout::from_size_align_unchecked(self.nbytes, ALIGN)) }
             }
             #[cfg(target_os = "linux")]
-            CpuOwner::Mapped { base, len } => {
-                // SAFETY: the mapping made in `map_huge`, unmapped once.
-                unsafe { libc::munmap(base as *mut libc::c_void, len) };
-            }
+            CpuOwner::Mapped { base, len } => cache::give(len, base),
             _ => {}
         }
     }
@@ -142,17 +200,24 @@ pub struct Storage {
 
 impl Storage {
     pub fn zeros(dtype: DType, len: usize) -> Result<Storage> {
-        let Some(nbytes) = len.checked_mul(dtype.size()) else {
-            bail!(Runtime, "cannot allocate {} elements of {}: size overflows", len, dtype.name());
-        };
-        Ok(Storage::from_cpu(dtype, len, CpuBuffer::zeroed(nbytes)?))
+        Ok(Storage::from_cpu(dtype, len, CpuBuffer::zeroed(Storage::nbytes(dtype, len)?)?))
+    }
+    /// Storage whose contents the caller overwrites (see `CpuBuffer::reusable`).
+    pub fn for_output(dtype: DType, len: usize) -> Result<Storage> {
+        Ok(Storage::from_cpu(dtype, len, CpuBuffer::reusable(Storage::nbytes(dtype, len)?)?))
+    }
+    fn nbytes(dtype: DType, len: usize) -> Result<usize> {
+        match len.checked_mul(dtype.size()) {
+            Some(n) => Ok(n),
+            None => bail!(Runtime, "cannot allocate {} elements of {}: size overflows", len, dtype.name()),
+        }
     }
     pub fn from_cpu(dtype: DType, len: usize, buf: CpuBuffer) -> Storage {
         let cpu_ptr = AtomicPtr::new(buf.ptr());
         Storage { dtype, len, version: AtomicU64::new(0), data: RwLock::new(StorageData::Cpu(buf)), cpu_ptr }
     }
     pub fn from_vec<T: Element>(v: Vec<T>) -> Result<Storage> {
-        let s = Storage::zeros(T::DTYPE, v.len())?;
+        let s = Storage::for_output(T::DTYPE, v.len())?;
         // SAFETY: the new buffer holds exactly v.len() elements of T.
         unsafe { std::ptr::copy_nonoverlapping(v.as_ptr(), s.cpu_ptr()? as *mut T, v.len()) };
         Ok(s)

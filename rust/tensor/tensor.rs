@@ -39,6 +39,11 @@ impl Tensor {
         let layout = Layout::contiguous(shape);
         Ok(Tensor::new(Arc::new(Storage::zeros(dtype, layout.numel())?), layout))
     }
+    /// A tensor whose every element the caller is about to write (kernel outputs).
+    pub fn for_output(shape: &[usize], dtype: DType) -> Result<Tensor> {
+        let layout = Layout::contiguous(shape);
+        Ok(Tensor::new(Arc::new(Storage::for_output(dtype, layout.numel())?), layout))
+    }
     pub fn from_vec<T: Element>(data: Vec<T>, shape: &[usize]) -> Result<Tensor> {
         if data.len() != super::layout::numel(shape) {
             bail!(Runtime, "from_vec: {} elements do not fill shape {:?}", data.len(), shape);
