@@ -7,7 +7,7 @@ use crate::backend::cpu::index::{put, put_add, take};
 use crate::backend::cpu::P;
 use crate::bail;
 use crate::error::Result;
-use crate::tensor::layout::{broadcast_shapes, fmt_shape, wrap_dim, Layout, Shape};
+use crate::tensor::layout::{broadcast_shapes, fmt_shape, numel, wrap_dim, Layout, Shape};
 use crate::tensor::{DType, Tensor};
 use crate::dispatch_all;
 
@@ -35,7 +35,7 @@ fn checked(v: i64, size: usize, dim: usize) -> Result<isize> {
 
 /// Offsets of every element of each layout position, in row-major order.
 fn all_offsets(shape: &[usize], strides: &[isize]) -> Vec<isize> {
-    let n: usize = shape.iter().product();
+    let n = numel(shape);
     let mut out = Vec::with_capacity(n);
     let mut idx: Shape = smallvec::smallvec![0; shape.len()];
     for _ in 0..n {
@@ -61,7 +61,7 @@ pub fn advanced_offsets(v: &Layout, adv: &[(usize, Tensor)]) -> Result<(Shape, V
             crate::error::Error::Index(format!("shape mismatch: indexing tensors could not be broadcast together with shapes {}", shapes.join(", ")))
         })?;
     }
-    let nb: usize = bshape.iter().product();
+    let nb = numel(&bshape);
     // Offset contributed by the advanced dims, per broadcast position.
     let mut adv_off = vec![0isize; nb];
     for (dim, t) in adv {

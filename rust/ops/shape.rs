@@ -89,7 +89,7 @@ pub fn flatten(t: &Tensor, start: i64, end: i64) -> Result<Tensor> {
         bail!(Runtime, "flatten() has invalid args: start_dim cannot come after end_dim");
     }
     let mut shape: Vec<i64> = t.shape()[..s].iter().map(|&d| d as i64).collect();
-    shape.push(t.shape()[s..=e].iter().product::<usize>() as i64);
+    shape.push(crate::tensor::layout::numel(&t.shape()[s..=e]) as i64);
     shape.extend(t.shape()[e + 1..].iter().map(|&d| d as i64));
     reshape(t, &shape)
 }

@@ -6,6 +6,7 @@ use super::dtype::{dtype_arg, check_device, PyDType, PyDevice};
 use crate::ops::copy::{clone_as, contiguous, copy_, item, to_dtype};
 use crate::ops::elementwise::{binary, binary_, Binary};
 use crate::ops::{linalg, Operand};
+use crate::tensor::layout::numel;
 use crate::tensor::{DType, Scalar, Tensor};
 use pyo3::basic::CompareOp;
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
@@ -52,7 +53,7 @@ pub fn wrap(t: Tensor) -> PyTensor {
 fn binop(py: Python<'_>, op: Binary, a: Operand, other: &Bound<'_, PyAny>, swap: bool) -> PyResult<Py<PyAny>> {
     let Some(b) = operand(other)? else { return Ok(py.NotImplemented()) };
     let (x, y) = if swap { (b, a) } else { (a, b) };
-    let work = x.shape().iter().product::<usize>().max(y.shape().iter().product());
+    let work = numel(x.shape()).max(numel(y.shape()));
     let r = run(py, work, || binary(op, &x, &y, None))?;
     Ok(Bound::new(py, wrap(r))?.into_any().unbind())
 }
@@ -68,7 +69,7 @@ fn to_list<'py>(py: Python<'py>, t: &Tensor) -> PyResult<Bound<'py, PyAny>> {
         if shape.is_empty() {
             return Ok(data[0].into_pyobject(py).map_err(Into::into)?.into_any().into_bound());
         }
-        let step = shape[1..].iter().product::<usize>();
+        let step = numel(&shape[1..]);
         let items: PyResult<Vec<_>> = (0..shape[0]).map(|i| build(py, &data[i * step..], &shape[1..])).collect();
         Ok(PyList::new(py, items?)?.into_any())
     }

@@ -25,8 +25,10 @@ pub fn contiguous_strides(shape: &[usize]) -> Strides {
     strides
 }
 
+/// Element count; saturates instead of wrapping, so an absurd shape fails to
+/// allocate rather than aliasing a small buffer.
 pub fn numel(shape: &[usize]) -> usize {
-    shape.iter().product()
+    shape.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d)).unwrap_or(usize::MAX)
 }
 
 pub fn fmt_shape(shape: &[usize]) -> String {
@@ -93,7 +95,7 @@ pub fn infer_shape(requested: &[i64], numel: usize) -> Result<Shape> {
         } else if d < 0 {
             bail!(Runtime, "invalid shape dimension {}", d);
         } else {
-            known *= d as usize;
+            known = known.saturating_mul(d as usize);
         }
     }
     let mut shape: Shape = requested.iter().map(|&d| d.max(0) as usize).collect();

@@ -4,7 +4,7 @@
 
 use super::strided::walk_range;
 use super::{P, PAR_THRESHOLD};
-use crate::tensor::layout::{Layout, Shape, Strides};
+use crate::tensor::layout::{numel, Layout, Shape, Strides};
 use rayon::prelude::*;
 
 pub trait Reducer<T: Copy>: Sync {
@@ -43,8 +43,7 @@ pub unsafe fn reduce<T: Copy + Send + Sync, R: Reducer<T>>(base: P<T>, layout: &
             kst.push(layout.strides[d]);
         }
     }
-    let n_out: usize = ks.iter().product();
-    let n_red: usize = rs.iter().product();
+    let (n_out, n_red) = (numel(&ks), numel(&rs));
     if n_red == 0 || n_out == 0 {
         return vec![r.init(); n_out];
     }
@@ -75,7 +74,7 @@ pub unsafe fn reduce<T: Copy + Send + Sync, R: Reducer<T>>(base: P<T>, layout: &
         }
         off
     };
-    if n_out * n_red < PAR_THRESHOLD {
+    if n_out.saturating_mul(n_red) < PAR_THRESHOLD {
         (0..n_out).map(|i| fold(out_offset(i), 0, n_red)).collect()
     } else if n_out >= rayon::current_num_threads() * 4 || n_red < PAR_THRESHOLD {
         let mut out = vec![r.init(); n_out];

@@ -3,7 +3,7 @@
 //! strides) — on one thread for small work, split across rayon otherwise.
 
 use super::PAR_THRESHOLD;
-use crate::tensor::layout::{Layout, Shape, Strides};
+use crate::tensor::layout::{numel, Layout, Shape, Strides};
 use rayon::prelude::*;
 
 /// Calls `f(offsets, len, inner_strides)` for every row of the iteration space.
@@ -12,9 +12,14 @@ pub fn for_each_row<const N: usize, F>(shape: &[usize], strides: [&[isize]; N], 
 where
     F: Fn([isize; N], usize, [isize; N]) + Sync,
 {
-    let total: usize = shape.iter().product();
+    let total = numel(shape);
     if total == 0 {
         return;
+    }
+    // A single run of equal strides: hand out slices of it directly.
+    let one_run = |st: [isize; N]| split_range(total, |start, end| f(st.map(|s| s * start as isize), end - start, st));
+    if shape.len() == 1 {
+        return one_run(std::array::from_fn(|k| strides[k][0]));
     }
     let (shape, strides) = Layout::coalesce(shape, strides);
     if shape.is_empty() {
@@ -22,10 +27,7 @@ where
         return;
     }
     if shape.len() == 1 {
-        // One run of equal strides: hand out slices of it directly.
-        let st: [isize; N] = std::array::from_fn(|k| strides[k][0]);
-        split_range(total, |start, end| f(st.map(|s| s * start as isize), end - start, st));
-        return;
+        return one_run(std::array::from_fn(|k| strides[k][0]));
     }
     split_range(total, |start, end| walk_range(&shape, &strides, start, end, &f));
 }
@@ -84,7 +86,7 @@ where
 {
     // Position bookkeeping needs the uncoalesced space; rows stay rows after coalescing
     // because coalescing preserves row-major order.
-    let total: usize = shape.iter().product();
+    let total = numel(shape);
     if total == 0 {
         return;
     }
