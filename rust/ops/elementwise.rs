@@ -631,15 +631,12 @@ pub fn clamp(t: &Tensor, min: Option<&Operand>, max: Option<&Operand>) -> Result
     if min.is_none() && max.is_none() {
         bail!(Runtime, "torch.clamp: At least one of 'min' or 'max' must not be None");
     }
-    let mut out = Operand::T(t.clone());
+    let mut out = t.clone();
     if let Some(lo) = min {
-        out = Operand::T(binary(Binary::Maximum, &out, lo, None)?);
+        out = binary(Binary::Maximum, &Operand::T(out), lo, None)?;
     }
     if let Some(hi) = max {
-        out = Operand::T(binary(Binary::Minimum, &out, hi, None)?);
+        out = binary(Binary::Minimum, &Operand::T(out), hi, None)?;
     }
-    match out {
-        Operand::T(r) => Ok(r),
-        Operand::S(_) => unreachable!("clamp always yields a tensor"),
-    }
+    Ok(out)
 }

@@ -32,7 +32,8 @@ pub fn operand(obj: &Bound<'_, PyAny>) -> PyResult<Option<Operand>> {
         return Ok(Some(Operand::S(s)));
     }
     if is_ndarray(obj) {
-        return Ok(Some(Operand::T(clone_as(&from_numpy(obj)?, from_numpy(obj)?.dtype())?)));
+        let t = from_numpy(obj)?;
+        return Ok(Some(Operand::T(clone_as(&t, t.dtype())?)));
     }
     // NumPy scalars (np.float32(1.5), np.int64(3)).
     if obj.hasattr("dtype")? && obj.hasattr("item")? {

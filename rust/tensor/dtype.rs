@@ -313,7 +313,9 @@ macro_rules! dispatch_compute {
             __D::I64 => { type $T = i64; $body }
             __D::F32 => { type $T = f32; $body }
             __D::F64 => { type $T = f64; $body }
-            __D::F16 | __D::BF16 => unreachable!("half dtypes are computed in float32"),
+            // Callers convert halves first; if one slips through, `Tensor::ptr`
+            // reports the dtype mismatch as an error instead of reading garbage.
+            __D::F16 | __D::BF16 => { type $T = f32; $body }
         }
     }};
 }
