@@ -4,7 +4,7 @@
 use gemm::Parallelism;
 
 /// Work (m*n*k) below which one product runs on one thread.
-const PAR_GEMM_WORK: usize = 48 * 48 * 48;
+const PAR_GEMM_WORK: usize = 160 * 160 * 160;
 
 /// Element types with a gemm kernel.
 pub trait GemmElem: Copy + 'static {
