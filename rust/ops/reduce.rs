@@ -181,36 +181,19 @@ pub fn argmax(t: &Tensor, dim: Option<i64>, keepdim: bool, max: bool) -> Result<
     }
 }
 
-/// Welford state: (count, mean, M2), merged with Chan's formula.
-type Welford = (f64, f64, f64);
-
+/// Two passes, each a vectorized kernel: the mean, then the sum of squared
+/// deviations (accumulated in f64) divided by n - correction.
 pub fn var(t: &Tensor, dims: Option<&[i64]>, correction: f64, keepdim: bool) -> Result<Tensor> {
     if !t.dtype().is_float() {
         bail!(Runtime, "std and var only support floating point and complex dtypes, got {}", t.dtype().name());
     }
-    let (reduced, shape) = plan(t, dims, keepdim)?;
-    let f = Fold {
-        init: (0.0, 0.0, 0.0),
-        step: |(n, m, m2): Welford, x: f64, _| {
-            let n1 = n + 1.0;
-            let d = x - m;
-            let m1 = m + d / n1;
-            (n1, m1, m2 + d * (x - m1))
-        },
-        combine: |a: Welford, b: Welford| {
-            if a.0 == 0.0 {
-                return b;
-            }
-            if b.0 == 0.0 {
-                return a;
-            }
-            let n = a.0 + b.0;
-            let d = b.1 - a.1;
-            (n, a.1 + d * b.0 / n, a.2 + b.2 + d * d * a.0 * b.0 / n)
-        },
-    };
-    let x = to_dtype(t, DType::F64)?;
-    let r = run::<f64, _, f64>(&x, &reduced, &shape, &f, |(n, _, m2)| m2 / (n - correction).max(0.0))?;
+    let (reduced, _) = plan(t, dims, keepdim)?;
+    let n = reduced_count(t, &reduced) as f64;
+    let x = to_dtype(t, t.dtype().compute())?;
+    let m = mean(&x, dims, true, None)?;
+    let d = binary(Binary::Sub, &Operand::T(x), &Operand::T(m), None)?;
+    let ss = sum(&binary(Binary::Mul, &Operand::T(d.clone()), &Operand::T(d), None)?, dims, keepdim, None)?;
+    let r = binary(Binary::Div, &Operand::T(ss), &Operand::S(Scalar::Float((n - correction).max(0.0))), None)?;
     to_dtype(&r, t.dtype())
 }
 

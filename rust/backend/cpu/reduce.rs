@@ -49,6 +49,12 @@ pub unsafe fn reduce<T: Copy + Send + Sync, R: Reducer<T>>(base: P<T>, layout: &
     }
     let (rs, [rst]) = Layout::coalesce(&rs, [&rst]);
     let base = P(base.at(layout.offset as isize));
+    let (ks_c, [kst_c]) = Layout::coalesce(&ks, [&kst]);
+    // Reducing outer dims of data whose kept inner dim is contiguous (sum(0) of a
+    // matrix): walk the reduced positions outermost and fold whole kept rows.
+    if kst_c.last() == Some(&1) && rst.iter().all(|s| s.abs() > 1) && n_out.saturating_mul(n_red) >= 1024 {
+        return reduce_columns(base, &ks_c, &kst_c, &rs, &rst, n_out, n_red, r);
+    }
     // Folds reduced positions [start, end) of the block at `off`.
     let fold = |off: isize, start: usize, end: usize| -> R::Acc {
         let mut acc = r.init();
@@ -96,6 +102,65 @@ pub unsafe fn reduce<T: Copy + Send + Sync, R: Reducer<T>>(base: P<T>, layout: &
             })
             .collect()
     }
+}
+
+/// Column strategy of `reduce`: outputs are kept rows of `inner` contiguous
+/// elements; each block of a row folds reduced position after reduced position
+/// (so every output still sees its elements in order), with the block's
+/// accumulators hot in L1 and the inner loop over contiguous memory.
+#[allow(clippy::too_many_arguments)]
+unsafe fn reduce_columns<T: Copy + Send + Sync, R: Reducer<T>>(
+    base: P<T>,
+    ks: &[usize],
+    kst: &[isize],
+    rs: &Shape,
+    rst: &Strides,
+    n_out: usize,
+    n_red: usize,
+    r: &R,
+) -> Vec<R::Acc> {
+    let inner = ks[ks.len() - 1];
+    // Long contiguous reads per reduced position (streaming, few TLB misses), but
+    // at least one block per thread and accumulators that stay in L1/L2.
+    let block = inner.div_ceil(rayon::current_num_threads()).clamp(256, 4096);
+    let rows = n_out / inner;
+    let row_offset = |q: usize| -> isize {
+        let (mut rem, mut off) = (q, 0isize);
+        for d in (0..ks.len() - 1).rev() {
+            off += (rem % ks[d]) as isize * kst[d];
+            rem /= ks[d];
+        }
+        off
+    };
+    let mut out = vec![r.init(); n_out];
+    let po = P(out.as_mut_ptr());
+    let blocks_per_row = inner.div_ceil(block);
+    let work = |b: usize| {
+        let (q, c0) = (b / blocks_per_row, (b % blocks_per_row) * block);
+        let len = block.min(inner - c0);
+        let acc = std::slice::from_raw_parts_mut(po.at((q * inner + c0) as isize), len);
+        let src = base.at(row_offset(q) + c0 as isize);
+        let mut idx = 0;
+        let mut fold_at = |ro: isize| {
+            let p = src.offset(ro);
+            for (i, a) in acc.iter_mut().enumerate() {
+                *a = r.step(*a, *p.add(i), idx);
+            }
+            idx += 1;
+        };
+        if rs.is_empty() {
+            fold_at(0);
+        } else {
+            walk_range(rs, &[rst.clone()], 0, n_red, |[o], n, [st]| (0..n as isize).for_each(|t| fold_at(o + t * st)));
+        }
+    };
+    let nb = rows * blocks_per_row;
+    if n_out.saturating_mul(n_red) < PAR_THRESHOLD {
+        (0..nb).for_each(work);
+    } else {
+        (0..nb).into_par_iter().for_each(work);
+    }
+    out
 }
 
 /// Sum in f64 with eight independent lanes, so contiguous rows vectorize.
