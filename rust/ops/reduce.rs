@@ -4,7 +4,7 @@
 use super::copy::to_dtype;
 use super::elementwise::{binary, unary, Binary, Unary};
 use super::Operand;
-use crate::backend::cpu::reduce::{reduce, Fold, SumF64};
+use crate::backend::cpu::reduce::{reduce, Extreme, Fold, SumF64};
 use crate::backend::cpu::P;
 use crate::bail;
 use crate::error::Result;
@@ -156,11 +156,20 @@ fn extreme_op(op: &str, t: &Tensor, dims: Option<&[i64]>, keepdim: bool, max: bo
     Ok((to_dtype(&v, t.dtype())?, i))
 }
 
+/// amax / amin: values only, through the vectorized `Extreme` reducer.
+fn extreme_values(op: &str, t: &Tensor, dims: Option<&[i64]>, keepdim: bool, max: bool) -> Result<Tensor> {
+    let (reduced, shape) = plan(t, dims, keepdim)?;
+    check_nonempty(op, t, &reduced, dims.is_some())?;
+    let x = computable(t)?;
+    let r = dispatch_compute!(x.dtype(), T => run::<T, _, T>(&x, &reduced, &shape, &Extreme { max }, |a| a))?;
+    to_dtype(&r, t.dtype())
+}
+
 pub fn amax(t: &Tensor, dims: Option<&[i64]>, keepdim: bool) -> Result<Tensor> {
-    Ok(extreme_op("amax", t, dims, keepdim, true)?.0)
+    extreme_values("amax", t, dims, keepdim, true)
 }
 pub fn amin(t: &Tensor, dims: Option<&[i64]>, keepdim: bool) -> Result<Tensor> {
-    Ok(extreme_op("amin", t, dims, keepdim, false)?.0)
+    extreme_values("amin", t, dims, keepdim, false)
 }
 /// max(dim) / min(dim): (values, indices).
 pub fn max_dim(t: &Tensor, dim: i64, keepdim: bool, max: bool) -> Result<(Tensor, Tensor)> {
@@ -207,7 +216,7 @@ pub fn logsumexp(t: &Tensor, dims: &[i64], keepdim: bool) -> Result<Tensor> {
     let m = if x.numel() == 0 {
         super::creation::full(&plan(&x, Some(dims), true)?.1, Scalar::Float(0.0), x.dtype())?
     } else {
-        let (m, _) = extreme_op("logsumexp", &x, Some(dims), true, true)?;
+        let m = extreme_values("logsumexp", &x, Some(dims), true, true)?;
         let finite = unary(Unary::IsFinite, &m)?;
         super::elementwise::where_(&finite, &Operand::T(m), &Operand::S(Scalar::Float(0.0)))?
     };

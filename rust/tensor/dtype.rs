@@ -196,6 +196,10 @@ pub trait Element: Copy + Send + Sync + 'static + PartialOrd + Default + std::fm
     fn one() -> Self {
         Self::from_i64(1)
     }
+    /// The identity of max (-inf for floats, MIN for ints).
+    fn lowest() -> Self;
+    /// The identity of min.
+    fn highest() -> Self;
     /// Casts with PyTorch's rules: float->int truncates, anything->bool is `!= 0`.
     #[inline(always)]
     fn cast<U: Element>(self) -> U {
@@ -209,9 +213,15 @@ pub trait Element: Copy + Send + Sync + 'static + PartialOrd + Default + std::fm
 
 /// `from_f64` differs: float -> int goes through int64 and wraps, as PyTorch's casts.
 macro_rules! prim_element {
-    ($t:ty, $d:ident, |$v:ident| $from_f64:expr) => {
+    ($t:ty, $d:ident, $lo:expr, $hi:expr, |$v:ident| $from_f64:expr) => {
         impl Element for $t {
             const DTYPE: DType = DType::$d;
+            fn lowest() -> Self {
+                $lo
+            }
+            fn highest() -> Self {
+                $hi
+            }
             #[inline(always)]
             fn to_f64(self) -> f64 {
                 self as f64
@@ -231,16 +241,22 @@ macro_rules! prim_element {
         }
     };
 }
-prim_element!(u8, U8, |v| v as i64 as u8);
-prim_element!(i32, I32, |v| v as i64 as i32);
-prim_element!(i64, I64, |v| v as i64);
-prim_element!(f32, F32, |v| v as f32);
-prim_element!(f64, F64, |v| v);
+prim_element!(u8, U8, u8::MIN, u8::MAX, |v| v as i64 as u8);
+prim_element!(i32, I32, i32::MIN, i32::MAX, |v| v as i64 as i32);
+prim_element!(i64, I64, i64::MIN, i64::MAX, |v| v as i64);
+prim_element!(f32, F32, f32::NEG_INFINITY, f32::INFINITY, |v| v as f32);
+prim_element!(f64, F64, f64::NEG_INFINITY, f64::INFINITY, |v| v);
 
 macro_rules! half_element {
     ($t:ty, $d:ident) => {
         impl Element for $t {
             const DTYPE: DType = DType::$d;
+            fn lowest() -> Self {
+                <$t>::NEG_INFINITY
+            }
+            fn highest() -> Self {
+                <$t>::INFINITY
+            }
             #[inline(always)]
             fn to_f64(self) -> f64 {
                 self.to_f64()
@@ -265,6 +281,12 @@ half_element!(bf16, BF16);
 
 impl Element for bool {
     const DTYPE: DType = DType::Bool;
+    fn lowest() -> Self {
+        false
+    }
+    fn highest() -> Self {
+        true
+    }
     #[inline(always)]
     fn to_f64(self) -> f64 {
         self as u8 as f64

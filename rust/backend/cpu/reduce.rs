@@ -195,6 +195,51 @@ impl<T: crate::tensor::Element> Reducer<T> for SumF64 {
     }
 }
 
+/// Max (or min) of the values, NaN winning as in PyTorch. Contiguous rows fold
+/// in 16 independent lanes so they vectorize.
+pub struct Extreme {
+    pub max: bool,
+}
+impl<T: crate::tensor::Element> Reducer<T> for Extreme {
+    type Acc = T;
+    fn init(&self) -> T {
+        if self.max {
+            T::lowest()
+        } else {
+            T::highest()
+        }
+    }
+    #[inline(always)]
+    #[allow(clippy::eq_op)]
+    fn step(&self, acc: T, x: T, _: usize) -> T {
+        let better = if self.max { x > acc } else { x < acc };
+        if better || x != x {
+            x
+        } else {
+            acc
+        }
+    }
+    fn combine(&self, a: T, b: T) -> T {
+        self.step(a, b, 0)
+    }
+    #[inline(always)]
+    unsafe fn row(&self, acc: T, p: *const T, len: usize, stride: isize, _: usize) -> T {
+        if stride != 1 {
+            return (0..len).fold(acc, |a, i| self.step(a, *p.offset(i as isize * stride), 0));
+        }
+        let s = std::slice::from_raw_parts(p, len);
+        let mut lanes = [acc; 16];
+        let mut chunks = s.chunks_exact(16);
+        for c in &mut chunks {
+            for k in 0..16 {
+                lanes[k] = self.step(lanes[k], c[k], 0);
+            }
+        }
+        let acc = chunks.remainder().iter().fold(acc, |a, &x| self.step(a, x, 0));
+        lanes.iter().fold(acc, |a, &x| self.step(a, x, 0))
+    }
+}
+
 /// A reducer from three closures (fold, combine, identity) for the simple cases.
 pub struct Fold<A, F, C> {
     pub init: A,
