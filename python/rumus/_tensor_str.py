@@ -3,18 +3,28 @@
 import numpy as np
 
 _DEFAULT_DTYPES = ("float32", "int64", "bool")
+_THRESHOLD, _EDGE = 1000, 3
+
+
+def _shown(arr):
+    """The elements a summarized print shows (edges of each dim), without
+    touching the rest: a huge (e.g. expanded) tensor is never materialized."""
+    if arr.size <= _THRESHOLD:
+        return arr
+    index = [np.r_[0:_EDGE, n - _EDGE:n] if n > 2 * _EDGE else np.arange(n) for n in arr.shape]
+    return arr[np.ix_(*index)]
 
 
 def _format(arr, prefix):
+    opts = {}
     if arr.dtype.kind == "f":
-        finite = arr[np.isfinite(arr)]
+        shown = _shown(arr).astype(np.float64)
+        finite = shown[np.isfinite(shown)]
         integral = finite.size == 0 or bool(np.all(finite == np.round(finite)))
-        big = finite.size > 0 and (np.abs(finite).max() >= 1e8 or (np.abs(finite[finite != 0]).min(initial=1) < 1e-4))
+        big = finite.size > 0 and (np.abs(finite).max() >= 1e8 or np.abs(finite[finite != 0]).min(initial=1) < 1e-4)
         opts = dict(precision=4, floatmode="maxprec" if integral else "fixed", suppress_small=not big)
-    else:
-        opts = {}
     return np.array2string(
-        arr, separator=", ", prefix=prefix, threshold=1000, edgeitems=3, max_line_width=80, **opts
+        arr, separator=", ", prefix=prefix, threshold=_THRESHOLD, edgeitems=_EDGE, max_line_width=80, **opts
     )
 
 
@@ -22,8 +32,6 @@ def tensor_repr(t):
     dtype = t.dtype
     name = repr(dtype).split(".", 1)[1]
     arr = (t.float() if name == "bfloat16" else t).numpy()
-    if arr.dtype == np.float16:
-        arr = arr.astype(np.float32)
     prefix = "tensor("
     if t.numel() == 0 and t.ndim != 1:
         body = "[]"

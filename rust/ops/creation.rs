@@ -4,6 +4,7 @@ use super::copy::{copy_into, fill_};
 use crate::backend::cpu::random::{default_generator, Generator, GeneratorRef};
 use crate::bail;
 use crate::error::Result;
+use crate::tensor::layout::try_vec;
 use crate::tensor::{DType, Element, Scalar, Tensor};
 use std::sync::MutexGuard;
 
@@ -31,8 +32,8 @@ pub fn arange(start: Scalar, end: Scalar, step: Scalar, dtype: DType) -> Result<
     let (s, e, st) = (start.to_f64(), end.to_f64(), step.to_f64());
     check_finite("arange", s)?;
     check_finite("arange", e)?;
-    if st == 0.0 {
-        bail!(Runtime, "arange: step must be nonzero");
+    if st == 0.0 || !st.is_finite() {
+        bail!(Runtime, "arange: step must be nonzero and finite, got {}", st);
     }
     if (st > 0.0 && e < s) || (st < 0.0 && e > s) {
         bail!(Runtime, "arange: upper bound and larger bound inconsistent with step sign");
@@ -44,16 +45,14 @@ pub fn arange(start: Scalar, end: Scalar, step: Scalar, dtype: DType) -> Result<
     } else {
         ((e - s) / st).ceil().max(0.0) as usize
     };
-    if n > (1usize << 40) {
-        bail!(Runtime, "arange: {} elements is too large", n);
-    }
     crate::dispatch_all!(dtype, T => {
-        let v: Vec<T> = if all_int && !dtype.is_float() {
+        let mut v = try_vec(n, T::zero())?;
+        if all_int && !dtype.is_float() {
             let (s, st) = (start.to_i64(), step.to_i64());
-            (0..n as i64).map(|i| T::from_i64(s + i * st)).collect()
+            v.iter_mut().enumerate().for_each(|(i, x)| *x = T::from_i64(s.wrapping_add((i as i64).wrapping_mul(st))));
         } else {
-            (0..n).map(|i| T::from_f64(s + i as f64 * st)).collect()
-        };
+            v.iter_mut().enumerate().for_each(|(i, x)| *x = T::from_f64(s + i as f64 * st));
+        }
         Tensor::from_vec(v, &[n])
     })
 }
@@ -63,6 +62,7 @@ pub fn linspace(start: f64, end: f64, steps: i64, dtype: DType) -> Result<Tensor
         bail!(Runtime, "linspace: number of steps must be non-negative, got {}", steps);
     }
     let n = steps as usize;
+    try_vec::<u8>(n.saturating_mul(8), 0)?; // fails cleanly if the output cannot fit
     let step = if n > 1 { (end - start) / (n - 1) as f64 } else { 0.0 };
     // Symmetric from both ends, so the last value is exactly `end`.
     let v: Vec<f64> = (0..n)
@@ -77,7 +77,10 @@ pub fn eye(n: i64, m: i64, dtype: DType) -> Result<Tensor> {
     }
     let (n, m) = (n as usize, m as usize);
     crate::dispatch_all!(dtype, T => {
-        let mut v = vec![T::zero(); n * m];
+        let Some(nm) = n.checked_mul(m) else {
+            bail!(Runtime, "eye: {} x {} elements overflow", n, m);
+        };
+        let mut v = try_vec(nm, T::zero())?;
         for i in 0..n.min(m) {
             v[i * m + i] = T::one();
         }
@@ -100,7 +103,7 @@ fn fill_random(t: &Tensor, g: Option<&GeneratorRef>, fill32: impl FnOnce(&mut Ge
     let mut g = lock(&g);
     let n = t.numel();
     if t.dtype() == DType::F64 {
-        let mut v = vec![0.0f64; n];
+        let mut v = try_vec(n, 0.0f64)?;
         fill64(&mut g, &mut v);
         copy_into(t, &Tensor::from_vec(v, t.shape())?)?;
     } else if t.dtype() == DType::F32 && t.is_contiguous() {
@@ -108,7 +111,7 @@ fn fill_random(t: &Tensor, g: Option<&GeneratorRef>, fill32: impl FnOnce(&mut Ge
         let s = unsafe { std::slice::from_raw_parts_mut(t.ptr::<f32>()?, n) };
         fill32(&mut g, s);
     } else {
-        let mut v = vec![0.0f32; n];
+        let mut v = try_vec(n, 0.0f32)?;
         fill32(&mut g, &mut v);
         copy_into(t, &Tensor::from_vec(v, t.shape())?)?;
     }
@@ -125,7 +128,7 @@ fn require_float(op: &str, t: &Tensor) -> Result<()> {
 
 pub fn uniform_(t: &Tensor, lo: f64, hi: f64, g: Option<&GeneratorRef>) -> Result<()> {
     require_float("uniform_", t)?;
-    if lo > hi {
+    if !(lo.is_finite() && hi.is_finite() && lo <= hi) {
         bail!(Runtime, "uniform_ expects to return a [from, to) range, but found from={} > to={}", lo, hi);
     }
     fill_random(t, g, |g, s| g.uniform_f32(s, lo as f32, hi as f32), |g, s| g.uniform(s, lo, hi))
@@ -133,7 +136,7 @@ pub fn uniform_(t: &Tensor, lo: f64, hi: f64, g: Option<&GeneratorRef>) -> Resul
 
 pub fn normal_(t: &Tensor, mean: f64, std: f64, g: Option<&GeneratorRef>) -> Result<()> {
     require_float("normal_", t)?;
-    if std < 0.0 {
+    if !(std >= 0.0 && std.is_finite() && mean.is_finite()) {
         bail!(Runtime, "normal expects std >= 0.0, but found std {}", std);
     }
     fill_random(t, g, |g, s| g.normal_f32(s, mean as f32, std as f32), |g, s| g.normal(s, mean, std))
@@ -155,7 +158,7 @@ pub fn randint(low: i64, high: i64, shape: &[usize], dtype: DType, g: Option<&Ge
     if high <= low {
         bail!(Runtime, "random_ expects 'from' to be less than 'to', but got from={} >= to={}", low, high);
     }
-    let mut v = vec![0i64; crate::tensor::layout::numel(shape)];
+    let mut v = try_vec(crate::tensor::layout::numel(shape), 0i64)?;
     lock(&generator(g)).randint(&mut v, low, high);
     super::copy::to_dtype(&Tensor::from_vec(v, shape)?, dtype)
 }
@@ -164,6 +167,7 @@ pub fn randperm(n: i64, dtype: DType, g: Option<&GeneratorRef>) -> Result<Tensor
     if n < 0 {
         bail!(Runtime, "randperm: n must be non-negative, got {}", n);
     }
+    try_vec::<u8>((n as usize).saturating_mul(8), 0)?; // fails cleanly if the output cannot fit
     let v = lock(&generator(g)).randperm(n as usize);
     super::copy::to_dtype(&Tensor::from_vec(v, &[n as usize])?, dtype)
 }
@@ -174,7 +178,7 @@ pub fn bernoulli_(t: &Tensor, p: f64, g: Option<&GeneratorRef>) -> Result<()> {
         bail!(Runtime, "bernoulli_ expects p to be in [0, 1], but got p={}", p);
     }
     let n = t.numel();
-    let mut u = vec![0.0f64; n];
+    let mut u = try_vec(n, 0.0f64)?;
     lock(&generator(g)).uniform(&mut u, 0.0, 1.0);
     let v: Vec<bool> = u.into_iter().map(|x| x < p).collect();
     copy_into(t, &Tensor::from_vec(v, t.shape())?)?;

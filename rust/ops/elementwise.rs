@@ -308,7 +308,7 @@ fn run_bitwise_not<T: Element>(out: &Tensor, a: &Tensor) -> Result<()> {
 }
 
 fn unary_into(op: Unary, out: &Tensor, a: &Tensor) -> Result<()> {
-    if out.dtype() == DType::Bool && op != Unary::BitwiseNot {
+    if out.dtype() == DType::Bool && !matches!(op, Unary::BitwiseNot | Unary::Sign | Unary::Abs | Unary::Relu) {
         return dispatch_compute!(a.dtype(), T => run_unary_bool::<T>(op, out, a));
     }
     if op == Unary::BitwiseNot {
@@ -495,6 +495,9 @@ fn binary_prepare(op: Binary, a: &Operand, b: &Operand, alpha: Option<f64>) -> R
             bail!(Runtime, "For integral input tensors, argument alpha must not be a floating point number.");
         }
     }
+    if op == Binary::Pow && !compute.is_float() && matches!(b, Operand::S(s) if s.to_f64() < 0.0) {
+        bail!(Runtime, "Integers to negative integer powers are not allowed.");
+    }
     let shape = broadcast_shapes(a.shape(), b.shape())?;
     let (ta, tb) = (a.tensor_as(compute)?, b.tensor_as(compute)?);
     check_int_divisor(op, &tb)?;
@@ -617,6 +620,8 @@ pub fn masked_fill(t: &Tensor, mask: &Tensor, value: &Operand, in_place: bool) -
     if in_place {
         t.check_writable("masked_fill_")?;
     }
+    // A mask that shares memory with `t` must be read before any write.
+    let mask = &if std::sync::Arc::ptr_eq(mask.storage(), t.storage()) { super::copy::clone_as(mask, DType::Bool)? } else { mask.clone() };
     let v = value.tensor_as(t.dtype())?;
     let out = if in_place { t.clone() } else { Tensor::for_output(&shape, t.dtype())? };
     crate::dispatch_all!(t.dtype(), T => run_where::<T>(&out, mask, &v, t))?;

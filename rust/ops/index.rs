@@ -7,7 +7,7 @@ use crate::backend::cpu::index::{put, put_add, take};
 use crate::backend::cpu::P;
 use crate::bail;
 use crate::error::Result;
-use crate::tensor::layout::{broadcast_shapes, fmt_shape, numel, wrap_dim, Layout, Shape};
+use crate::tensor::layout::{broadcast_shapes, fmt_shape, numel, try_vec, wrap_dim, Layout, Shape};
 use crate::tensor::{DType, Tensor};
 use crate::dispatch_all;
 
@@ -34,9 +34,10 @@ fn checked(v: i64, size: usize, dim: usize) -> Result<isize> {
 }
 
 /// Offsets of every element of each layout position, in row-major order.
-fn all_offsets(shape: &[usize], strides: &[isize]) -> Vec<isize> {
+fn all_offsets(shape: &[usize], strides: &[isize]) -> Result<Vec<isize>> {
     let n = numel(shape);
-    let mut out = Vec::with_capacity(n);
+    let mut out = try_vec(n, 0isize)?;
+    out.clear();
     let mut idx: Shape = smallvec::smallvec![0; shape.len()];
     for _ in 0..n {
         out.push(idx.iter().zip(strides).map(|(&i, &s)| i as isize * s).sum());
@@ -48,7 +49,7 @@ fn all_offsets(shape: &[usize], strides: &[isize]) -> Vec<isize> {
             idx[d] = 0;
         }
     }
-    out
+    Ok(out)
 }
 
 /// Result shape and source offsets of `v[..., idx_0, ..., idx_k, ...]` where the
@@ -63,12 +64,12 @@ pub fn advanced_offsets(v: &Layout, adv: &[(usize, Tensor)]) -> Result<(Shape, V
     }
     let nb = numel(&bshape);
     // Offset contributed by the advanced dims, per broadcast position.
-    let mut adv_off = vec![0isize; nb];
+    let mut adv_off = try_vec(nb, 0isize)?;
     for (dim, t) in adv {
         let vals = index_values("index", t)?;
         // Positions in the contiguous `vals` of each broadcast position.
         let bl = Layout::contiguous(t.shape()).broadcast_to(&bshape)?;
-        let pos = all_offsets(&bl.shape, &bl.strides);
+        let pos = all_offsets(&bl.shape, &bl.strides)?;
         for (o, &p) in adv_off.iter_mut().zip(&pos) {
             *o += checked(vals[p as usize], v.shape[*dim], *dim)? * v.strides[*dim];
         }
@@ -78,17 +79,18 @@ pub fn advanced_offsets(v: &Layout, adv: &[(usize, Tensor)]) -> Result<(Shape, V
     let adjacent = dims.iter().max().map_or(true, |&m| m + 1 - first == dims.len());
     let rest: Vec<usize> = (0..v.ndim()).filter(|d| !dims.contains(d)).collect();
     let (pre, post): (Vec<usize>, Vec<usize>) = if adjacent { rest.iter().partition(|&&d| d < first) } else { (vec![], rest) };
-    let pick = |ds: &[usize]| -> (Shape, Vec<isize>) {
+    let pick = |ds: &[usize]| -> Result<(Shape, Vec<isize>)> {
         let s: Shape = ds.iter().map(|&d| v.shape[d]).collect();
         let st: Vec<isize> = ds.iter().map(|&d| v.strides[d]).collect();
-        let offs = all_offsets(&s, &st);
-        (s, offs)
+        let offs = all_offsets(&s, &st)?;
+        Ok((s, offs))
     };
-    let ((pre_s, pre_o), (post_s, post_o)) = (pick(&pre), pick(&post));
+    let ((pre_s, pre_o), (post_s, post_o)) = (pick(&pre)?, pick(&post)?);
     let mut shape = pre_s;
     shape.extend_from_slice(&bshape);
     shape.extend_from_slice(&post_s);
-    let mut offs = Vec::with_capacity(pre_o.len() * nb * post_o.len());
+    let mut offs = try_vec(pre_o.len().saturating_mul(nb).saturating_mul(post_o.len()), 0isize)?;
+    offs.clear();
     for &a in &pre_o {
         for &b in &adv_off {
             for &c in &post_o {
@@ -226,7 +228,7 @@ fn along_dim_offsets(op: &str, l: &Layout, d: usize, index: &Tensor) -> Result<V
     if d < base_strides.len() {
         base_strides[d] = 0;
     }
-    let bases = all_offsets(index.shape(), &base_strides);
+    let bases = all_offsets(index.shape(), &base_strides)?;
     bases
         .iter()
         .zip(&vals)
@@ -291,7 +293,10 @@ pub fn one_hot(t: &Tensor, num_classes: i64) -> Result<Tensor> {
     }
     let mut shape = t.shape().clone();
     shape.push(n.max(0) as usize);
-    let mut out = vec![0i64; vals.len() * n.max(0) as usize];
+    let Some(total) = vals.len().checked_mul(n.max(0) as usize) else {
+        bail!(Runtime, "one_hot: {} x {} elements overflow", vals.len(), n);
+    };
+    let mut out = try_vec(total, 0i64)?;
     for (i, &v) in vals.iter().enumerate() {
         out[i * n as usize + v as usize] = 1;
     }

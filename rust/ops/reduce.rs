@@ -47,7 +47,7 @@ where
     O: Element,
 {
     // SAFETY: t's layout lies within its storage.
-    let accs = unsafe { reduce(P(t.ptr::<T>()?.sub(t.layout().offset)), t.layout(), reduced, r) };
+    let accs = unsafe { reduce(P(t.ptr::<T>()?.sub(t.layout().offset)), t.layout(), reduced, r)? };
     Tensor::from_vec(accs.into_iter().map(finish).collect(), shape)
 }
 
@@ -121,7 +121,7 @@ fn extreme<T: Element>(t: &Tensor, reduced: &[bool], shape: &[usize], max: bool)
         combine: move |a: Best<T>, b: Best<T>| if b.2 && (!a.2 || beats(b.0, a.0, max)) { b } else { a },
     };
     // SAFETY: t's layout lies within its storage.
-    let accs = unsafe { reduce(P(t.ptr::<T>()?.sub(t.layout().offset)), t.layout(), reduced, &f) };
+    let accs = unsafe { reduce(P(t.ptr::<T>()?.sub(t.layout().offset)), t.layout(), reduced, &f)? };
     let vals = Tensor::from_vec(accs.iter().map(|a| a.0).collect(), shape)?;
     let idx = Tensor::from_vec(accs.iter().map(|a| a.1 as i64).collect(), shape)?;
     Ok((vals, idx))

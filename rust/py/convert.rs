@@ -123,7 +123,8 @@ pub fn tensor_from_data(py: Python<'_>, data: &Bound<'_, PyAny>, dtype: Option<D
         let t = &t.get().t;
         return Ok(clone_as(t, dtype.unwrap_or(t.dtype()))?);
     }
-    if let Some(s) = scalar(data) {
+    // NumPy scalars (np.float64 is a float subclass) keep their dtype via NumPy below.
+    if let Some(s) = scalar(data).filter(|_| !data.hasattr("dtype").unwrap_or(false)) {
         return Ok(crate::ops::creation::scalar_tensor(s, dtype.unwrap_or(s.default_dtype()))?);
     }
     let from_array = is_ndarray(data);
@@ -135,6 +136,9 @@ pub fn tensor_from_data(py: Python<'_>, data: &Bound<'_, PyAny>, dtype: Option<D
         }
         py.import("numpy")?.call_method1("asarray", (data,))?
     };
+    if !from_array && int_overflow(&arr)? {
+        return Err(PyRuntimeError::new_err("Overflow when unpacking long: an integer in the data does not fit in int64"));
+    }
     let src = from_numpy(&arr).map_err(|e| {
         if from_array {
             e
@@ -145,11 +149,40 @@ pub fn tensor_from_data(py: Python<'_>, data: &Bound<'_, PyAny>, dtype: Option<D
     let target = match dtype {
         Some(d) => d,
         // Python floats arrive as float64 from NumPy; PyTorch's default is float32.
-        None if !from_array && src.dtype() == DType::F64 => DType::F32,
+        // NumPy values (np.float64, arrays) keep their own dtype.
+        None if !from_array && src.dtype() == DType::F64 && !first_leaf_is_numpy(data)? => DType::F32,
         None => src.dtype(),
     };
     let out = clone_as(&src, target)?;
     Ok(out)
+}
+
+/// Whether the first scalar of nested lists is a NumPy value (or tensor) rather than a Python number.
+fn first_leaf_is_numpy(data: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let mut leaf = data.clone();
+    while (leaf.is_instance_of::<PyList>() || leaf.is_instance_of::<PyTuple>()) && leaf.len()? > 0 {
+        leaf = leaf.get_item(0)?;
+    }
+    leaf.hasattr("dtype")
+}
+
+/// NumPy turns Python ints beyond int64 into uint64 or object arrays; PyTorch
+/// reports them as an overflow.
+fn int_overflow(arr: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let kind: String = arr.getattr("dtype")?.getattr("kind")?.extract()?;
+    match kind.as_str() {
+        "u" => Ok(arr.getattr("dtype")?.getattr("itemsize")?.extract::<usize>()? == 8),
+        "O" => {
+            for x in arr.getattr("flat")?.try_iter()? {
+                let x = x?;
+                if x.is_instance_of::<PyInt>() && !x.is_instance_of::<PyBool>() && x.extract::<i64>().is_err() {
+                    return Ok(true);
+                }
+            }
+            Ok(false)
+        }
+        _ => Ok(false),
+    }
 }
 
 /// rumus.as_tensor: shares memory with a NumPy array or tensor when no cast is needed.

@@ -2,7 +2,7 @@
 
 use crate::backend::cpu::random::{default_generator, Generator, GeneratorRef, STATE_BYTES};
 use crate::tensor::{DType, Tensor};
-use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat, PyInt, PyString, PyType};
 use std::sync::{Arc, Mutex};
@@ -30,8 +30,9 @@ impl PyDType {
     fn __repr__(&self) -> String {
         format!("rumus.{}", self.d.name())
     }
-    fn __reduce__(&self) -> (String,) {
-        (self.d.name().to_string(),)
+    /// Pickles as a reference to the module attribute `rumus.<name>`.
+    fn __reduce__(&self) -> &'static str {
+        self.d.name()
     }
 }
 
@@ -154,9 +155,9 @@ impl PyGenerator {
         check_device(device)?;
         Ok(PyGenerator { g: Arc::new(Mutex::new(Generator::new(67280421310721))) })
     }
-    fn manual_seed(slf: Bound<'_, Self>, seed: i128) -> Bound<'_, Self> {
-        locked(&slf.get().g).manual_seed(seed as u64);
-        slf
+    fn manual_seed<'py>(slf: Bound<'py, Self>, seed: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
+        locked(&slf.get().g).manual_seed(seed_value(seed)?);
+        Ok(slf)
     }
     fn initial_seed(&self) -> u64 {
         locked(&self.g).initial_seed()
@@ -176,6 +177,15 @@ impl PyGenerator {
     }
 }
 
+/// A seed in [-2**63, 2**64): negative seeds wrap to u64 as in PyTorch.
+pub fn seed_value(seed: &Bound<'_, PyAny>) -> PyResult<u64> {
+    let v: i128 = seed.extract().map_err(|_| PyRuntimeError::new_err(format!("Overflow when unpacking long: seed {}", seed)))?;
+    if v < i64::MIN as i128 || v > u64::MAX as i128 {
+        return Err(PyRuntimeError::new_err(format!("Overflow when unpacking long: seed {} must be within [-2**63, 2**64)", v)));
+    }
+    Ok(v as u64)
+}
+
 pub fn get_state(g: &GeneratorRef) -> PyResult<super::tensor::PyTensor> {
     let bytes = locked(g).state();
     Ok(Tensor::from_vec(bytes, &[STATE_BYTES])?.into())
@@ -183,12 +193,12 @@ pub fn get_state(g: &GeneratorRef) -> PyResult<super::tensor::PyTensor> {
 
 pub fn set_state(g: &GeneratorRef, state: &super::tensor::PyTensor) -> PyResult<()> {
     if state.t.dtype() != DType::U8 {
-        return Err(PyTypeError::new_err(format!("RNG state must be a uint8 tensor, got {}", state.t.dtype().name())));
+        return Err(PyRuntimeError::new_err(format!("RNG state must be a uint8 tensor, got {}", state.t.dtype().name())));
     }
     let bytes = state.t.to_vec::<u8>()?;
     locked(g)
         .set_state(&bytes)
-        .ok_or_else(|| PyValueError::new_err(format!("RNG state must hold {} bytes, got {}", STATE_BYTES, bytes.len())))
+        .ok_or_else(|| PyRuntimeError::new_err(format!("RNG state must hold {} bytes, got {}", STATE_BYTES, bytes.len())))
 }
 
 pub fn generator_arg(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<GeneratorRef>> {

@@ -200,8 +200,9 @@ pub fn randperm(n: i64, generator: Option<&Bound<'_, PyAny>>, dtype: Option<&Bou
 }
 
 #[pyfunction]
-pub fn manual_seed(seed: i128) {
-    default_gen().lock().unwrap_or_else(|e| e.into_inner()).manual_seed(seed as u64);
+pub fn manual_seed(seed: &Bound<'_, PyAny>) -> PyResult<()> {
+    default_gen().lock().unwrap_or_else(|e| e.into_inner()).manual_seed(super::dtype::seed_value(seed)?);
+    Ok(())
 }
 
 #[pyfunction]

@@ -32,7 +32,8 @@ fn dtype_of(arr: &Bound<'_, PyUntypedArray>) -> PyResult<DType> {
     };
     match found {
         Some(t) if native => Ok(t),
-        _ => Err(PyTypeError::new_err(format!(
+        Some(_) => Err(PyValueError::new_err(format!("given numpy array has byte order different from the native byte order ({}); convert it with .astype(its dtype.newbyteorder('='))", d.str()?))),
+        None => Err(PyTypeError::new_err(format!(
             "can't convert np.ndarray of type {}. The only supported types are: float64, float32, float16, int64, int32, uint8, and bool.",
             d.str()?
         ))),

@@ -174,7 +174,7 @@ impl PyTensor {
     }
     #[getter]
     fn nbytes(&self) -> usize {
-        self.t.dtype().size() * self.t.numel()
+        self.t.dtype().size().saturating_mul(self.t.numel())
     }
     fn storage_offset(&self) -> usize {
         self.t.layout().offset
@@ -269,8 +269,17 @@ impl PyTensor {
     fn __float__(&self) -> PyResult<f64> {
         Ok(item(&self.t)?.to_f64())
     }
-    fn __int__(&self) -> PyResult<i64> {
-        Ok(item(&self.t)?.to_i64())
+    /// Python's int(): floats go through Python (ValueError for NaN, exact big ints).
+    fn __int__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        match item(&self.t)? {
+            Scalar::Float(f) => Ok(f.into_pyobject(py)?.call_method0("__int__")?.unbind()),
+            s => Ok(s.to_i64().into_pyobject(py)?.into_any().unbind()),
+        }
+    }
+    /// NumPy defers binary operators to the tensor (np.float32(2) * t is a Tensor).
+    #[classattr]
+    fn __array_priority__() -> f64 {
+        1000.0
     }
     fn __index__(&self) -> PyResult<i64> {
         if self.t.dtype().is_float() || self.t.dtype() == DType::Bool || self.t.numel() != 1 {

@@ -28,7 +28,21 @@ pub fn contiguous_strides(shape: &[usize]) -> Strides {
 /// Element count; saturates instead of wrapping, so an absurd shape fails to
 /// allocate rather than aliasing a small buffer.
 pub fn numel(shape: &[usize]) -> usize {
+    if shape.contains(&0) {
+        return 0;
+    }
     shape.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d)).unwrap_or(usize::MAX)
+}
+
+/// A Vec of `n` copies of `v`, or an error when the memory cannot be had
+/// (instead of the abort an infallible allocation would be).
+pub fn try_vec<T: Clone>(n: usize, v: T) -> Result<Vec<T>> {
+    let mut out = Vec::new();
+    if out.try_reserve_exact(n).is_err() {
+        bail!(Runtime, "CPU out of memory: cannot allocate {} elements of {} bytes", n, std::mem::size_of::<T>());
+    }
+    out.resize(n, v);
+    Ok(out)
 }
 
 pub fn fmt_shape(shape: &[usize]) -> String {
@@ -209,7 +223,7 @@ impl Layout {
         if start < 0 || start > size {
             bail!(Index, "start out of range (expected to be in range of [{}, {}], but got {})", -size, size, start);
         }
-        if length < 0 || start + length > size {
+        if length < 0 || length > size - start {
             bail!(Runtime, "start ({}) + length ({}) exceeds dimension size ({}).", start, length, size);
         }
         self.slice(d, start as usize, (start + length) as usize, 1)

@@ -139,7 +139,17 @@ macro_rules! int_arith {
             #[inline(always)]
             fn fmod(self, b: Self) -> Self { self.wrapping_rem(b) }
             #[inline(always)]
-            fn pow(self, b: Self) -> Self { self.wrapping_pow(b as u32) }
+            fn pow(self, b: Self) -> Self {
+                // Exponents are non-negative here (checked by the op); square-and-multiply
+                // over all 64 bits, wrapping like NumPy.
+                let (mut base, mut e, mut acc) = (self, b as u64, 1 as $t);
+                while e > 0 {
+                    if e & 1 == 1 { acc = acc.wrapping_mul(base); }
+                    base = base.wrapping_mul(base);
+                    e >>= 1;
+                }
+                acc
+            }
             #[inline(always)]
             fn max(self, b: Self) -> Self { Ord::max(self, b) }
             #[inline(always)]

@@ -4,7 +4,8 @@
 
 use super::strided::walk_range;
 use super::{P, PAR_THRESHOLD};
-use crate::tensor::layout::{numel, Layout, Shape, Strides};
+use crate::error::Result;
+use crate::tensor::layout::{numel, try_vec, Layout, Shape, Strides};
 use rayon::prelude::*;
 
 pub trait Reducer<T: Copy>: Sync {
@@ -32,7 +33,7 @@ pub trait Reducer<T: Copy>: Sync {
 ///
 /// # Safety
 /// `base` + `layout` must describe valid memory.
-pub unsafe fn reduce<T: Copy + Send + Sync, R: Reducer<T>>(base: P<T>, layout: &Layout, reduced: &[bool], r: &R) -> Vec<R::Acc> {
+pub unsafe fn reduce<T: Copy + Send + Sync, R: Reducer<T>>(base: P<T>, layout: &Layout, reduced: &[bool], r: &R) -> Result<Vec<R::Acc>> {
     let (mut ks, mut kst, mut rs, mut rst) = (Shape::new(), Strides::new(), Shape::new(), Strides::new());
     for d in 0..layout.ndim() {
         if reduced[d] {
@@ -45,7 +46,7 @@ pub unsafe fn reduce<T: Copy + Send + Sync, R: Reducer<T>>(base: P<T>, layout: &
     }
     let (n_out, n_red) = (numel(&ks), numel(&rs));
     if n_red == 0 || n_out == 0 {
-        return vec![r.init(); n_out];
+        return try_vec(n_out, r.init());
     }
     let (rs, [rst]) = Layout::coalesce(&rs, [&rst]);
     let base = P(base.at(layout.offset as isize));
@@ -80,10 +81,10 @@ pub unsafe fn reduce<T: Copy + Send + Sync, R: Reducer<T>>(base: P<T>, layout: &
         }
         off
     };
-    if n_out.saturating_mul(n_red) < PAR_THRESHOLD {
+    Ok(if n_out.saturating_mul(n_red) < PAR_THRESHOLD {
         (0..n_out).map(|i| fold(out_offset(i), 0, n_red)).collect()
     } else if n_out >= rayon::current_num_threads() * 4 || n_red < PAR_THRESHOLD {
-        let mut out = vec![r.init(); n_out];
+        let mut out = try_vec(n_out, r.init())?;
         let po = P(out.as_mut_ptr());
         (0..n_out).into_par_iter().with_min_len((PAR_THRESHOLD / n_red.max(1)).max(1)).for_each(|i| {
             *po.at(i as isize) = fold(out_offset(i), 0, n_red);
@@ -101,7 +102,7 @@ pub unsafe fn reduce<T: Copy + Send + Sync, R: Reducer<T>>(base: P<T>, layout: &
                 parts.into_iter().reduce(|a, b| r.combine(a, b)).unwrap_or_else(|| r.init())
             })
             .collect()
-    }
+    })
 }
 
 /// Column strategy of `reduce`: outputs are kept rows of `inner` contiguous
@@ -118,7 +119,7 @@ unsafe fn reduce_columns<T: Copy + Send + Sync, R: Reducer<T>>(
     n_out: usize,
     n_red: usize,
     r: &R,
-) -> Vec<R::Acc> {
+) -> Result<Vec<R::Acc>> {
     let inner = ks[ks.len() - 1];
     // Long contiguous reads per reduced position (streaming, few TLB misses), but
     // at least one block per thread and accumulators that stay in L1/L2.
@@ -132,7 +133,7 @@ unsafe fn reduce_columns<T: Copy + Send + Sync, R: Reducer<T>>(
         }
         off
     };
-    let mut out = vec![r.init(); n_out];
+    let mut out = try_vec(n_out, r.init())?;
     let po = P(out.as_mut_ptr());
     let blocks_per_row = inner.div_ceil(block);
     let work = |b: usize| {
@@ -160,7 +161,7 @@ unsafe fn reduce_columns<T: Copy + Send + Sync, R: Reducer<T>>(
     } else {
         (0..nb).into_par_iter().for_each(work);
     }
-    out
+    Ok(out)
 }
 
 /// Sum in f64 with eight independent lanes, so contiguous rows vectorize.
