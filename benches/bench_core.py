@@ -13,7 +13,8 @@ project's interpreter:
 Benchmark a release build (`maturin develop --release`): a dev build
 compiles rumus' own kernels at opt-level 1, several times slower.
 
-Every number is the best (minimum) of several repeats, each repeat running
+Every number is the best (minimum) of several repeats (interleaved across the
+libraries), each repeat running
 enough iterations to last at least --min-time seconds, after a warm-up.
 Inputs are prepared outside the timed region.  rumus computes eagerly on the
 CPU, so a call returns a finished tensor and no synchronisation is needed.
@@ -48,34 +49,42 @@ except Exception:  # torch is optional: its column is left out when absent
 # timing
 
 
-def measure(stmt, ns, min_time, repeats, budget):
-    """Best time in seconds of one execution of `stmt` (a Python statement
-    evaluated with the names in `ns`).
+def measure(jobs, min_time, repeats, budget):
+    """Best time in seconds of one execution per library: `jobs` maps a library
+    to (stmt, namespace).
 
-    One warm-up call; then calibrate the iteration count so that one repeat
-    lasts >= min_time; then take the min over `repeats` repeats.  Repeats stop
-    early once `budget` seconds have been spent (at least one timed repeat is
-    always made), so a very slow implementation cannot blow up the run time.
+    Each statement gets warm-up calls and an iteration count calibrated so one
+    repeat lasts >= min_time. The repeats then run interleaved across the
+    libraries (rumus, numpy, torch, rumus, ...) so that drifts in clock speed
+    or machine load hit all of them alike; the min over repeats is kept.
+    Repeats stop early once `budget` seconds per library have been spent.
     """
-    timer = timeit.Timer(stmt, globals=ns, timer=time.perf_counter)  # gc off
+    timers, numbers = {}, {}
     start = time.perf_counter()
-    first = timer.timeit(1)  # warm-up
-    if first < min_time:
-        timer.timeit(1)  # a second warm-up is cheap here
-    number = 1
-    if first < min_time:
-        # calibrate (like timeit.autorange) until a run is long enough to
-        # extrapolate, then size `number` to reach min_time
-        while True:
-            t = timer.timeit(number)
-            if t >= min_time / 5:
-                number = max(1, math.ceil(number * min_time / t * 1.05))
-                break
-            number *= 10
-    best = math.inf
-    for i in range(repeats):
-        best = min(best, timer.timeit(number) / number)
-        if time.perf_counter() - start > budget:
+    for impl, (stmt, ns) in jobs.items():
+        timer = timeit.Timer(stmt, globals=ns, timer=time.perf_counter)  # gc off
+        first = timer.timeit(1)  # warm-up
+        if first < min_time:
+            timer.timeit(1)  # a second warm-up is cheap here
+        number = 1
+        if first < min_time:
+            # calibrate (like timeit.autorange) until a run is long enough to
+            # extrapolate, then size `number` to reach min_time
+            while True:
+                t = timer.timeit(number)
+                if t >= min_time / 5:
+                    number = max(1, math.ceil(number * min_time / t * 1.05))
+                    break
+                number *= 10
+        timers[impl], numbers[impl] = timer, number
+    best = {impl: math.inf for impl in jobs}
+    for _ in range(repeats):
+        for impl, timer in timers.items():
+            # Let the previous library's worker threads go idle (OpenBLAS spins
+            # for a while after each call and would steal the next one's cores).
+            time.sleep(0.05)
+            best[impl] = min(best[impl], timer.timeit(numbers[impl]) / numbers[impl])
+        if time.perf_counter() - start > budget * len(jobs):
             break
     gc.collect()
     return best
@@ -336,6 +345,7 @@ def main(argv=None):
             continue
         values = {}
         note = ""
+        jobs = {}
         for impl in impls:
             stmt, ns = per_impl[impl]
             if isinstance(ns, Exception):
@@ -349,12 +359,14 @@ def main(argv=None):
                     if bad:
                         note = " !WRONG"
                         errors.append(f"{name} [rumus] wrong result: {bad}")
-                secs = measure(stmt, ns, min_time, repeats, budget)
-                values[impl] = work(secs)
+                eval(stmt, ns)  # fails here, not inside the timing loop
+                jobs[impl] = (stmt, ns)
             except Exception as exc:
                 values[impl] = "ERR"
                 errors.append(f"{name} [{impl}] `{stmt}`: "
                               f"{type(exc).__name__}: {exc}")
+        for impl, secs in measure(jobs, min_time, repeats, budget).items():
+            values[impl] = work(secs)
         del per_impl
         gc.collect()
 
