@@ -81,8 +81,8 @@ def measure(jobs, min_time, repeats, budget):
     for _ in range(repeats):
         for impl, timer in timers.items():
             # Let the previous library's worker threads go idle (OpenBLAS spins
-            # for a while after each call and would steal the next one's cores).
-            time.sleep(0.05)
+            # for up to ~0.1 s after each call and would steal the next one's cores).
+            time.sleep(0.3)
             best[impl] = min(best[impl], timer.timeit(numbers[impl]) / numbers[impl])
         if time.perf_counter() - start > budget * len(jobs):
             break
