@@ -77,31 +77,3 @@ pub fn walk_range<const N: usize>(
         }
     }
 }
-
-/// Fills `out` (contiguous, the iteration order) with `f(linear position, offsets)`:
-/// for kernels that need the element's position, not just its value.
-pub fn for_each_indexed<const N: usize, F>(shape: &[usize], strides: [&[isize]; N], f: F)
-where
-    F: Fn(usize, [isize; N]) + Sync,
-{
-    // Position bookkeeping needs the uncoalesced space; rows stay rows after coalescing
-    // because coalescing preserves row-major order.
-    let total = numel(shape);
-    if total == 0 {
-        return;
-    }
-    let (cshape, cstrides) = Layout::coalesce(shape, strides);
-    if cshape.is_empty() {
-        f(0, [0; N]);
-        return;
-    }
-    split_range(total, |start, end| {
-        let mut pos = start;
-        walk_range(&cshape, &cstrides, start, end, |offs: [isize; N], len, st: [isize; N]| {
-            for i in 0..len {
-                f(pos + i, std::array::from_fn(|k| offs[k] + i as isize * st[k]));
-            }
-            pos += len;
-        });
-    });
-}
