@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub enum Error {
     /// Bad argument value (ValueError).
     Value(String),
@@ -13,6 +13,18 @@ pub enum Error {
     Index(String),
     /// Everything PyTorch reports as RuntimeError: shape mismatches, illegal casts, ...
     Runtime(String),
+    /// An error raised by user code the core called back into (a Python
+    /// exception in a custom backward), passed through untouched.
+    Foreign(Foreign),
+}
+
+#[derive(Clone)]
+pub struct Foreign(pub std::sync::Arc<dyn std::any::Any + Send + Sync>);
+
+impl fmt::Debug for Foreign {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Foreign(..)")
+    }
 }
 
 pub type Result<T> = std::result::Result<T, Error>;
@@ -21,6 +33,7 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::Value(m) | Error::Type(m) | Error::Index(m) | Error::Runtime(m) => f.write_str(m),
+            Error::Foreign(_) => f.write_str("error raised in user code"),
         }
     }
 }

@@ -83,11 +83,12 @@ for _name in (
     "sum mean prod amax amin max min argmax argmin var std logsumexp all any cumsum cumprod "
     "matmul mm bmm mv dot outer reshape permute transpose swapaxes t flatten unflatten unsqueeze squeeze "
     "narrow select unbind movedim moveaxis split chunk flip roll tril triu gather scatter scatter_add "
-    "index_select nonzero clone numel"
+    "index_select nonzero clone numel erf"
 ).split():
     globals()[_name] = _method_function(_name)
 del _name
 
-from . import nn  # noqa: E402
+from . import autograd, nn, utils  # noqa: E402
+from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: E402
 
 __all__ = [n for n in dir() if not n.startswith("_")]

@@ -2,6 +2,7 @@
 
 use crate::backend::cpu::elementwise::map1;
 use crate::backend::cpu::P;
+use crate::autograd::{self, Backward, Node};
 use crate::bail;
 use crate::error::Result;
 use crate::tensor::layout::fmt_shape;
@@ -34,6 +35,16 @@ pub fn contiguous(t: &Tensor) -> Result<Tensor> {
     if t.is_contiguous() {
         return Ok(t.clone());
     }
+    clone(t)
+}
+
+/// Tensor.clone(): a fresh contiguous copy, recorded (the gradient passes through).
+pub fn clone(t: &Tensor) -> Result<Tensor> {
+    autograd::record(&[t], || clone_as(t, t.dtype()), |_| Ok(CastBackward { from: t.dtype(), name: "CloneBackward0" }.into()))
+}
+
+/// A contiguous copy that is never recorded (gradient buffers).
+pub fn contiguous_clone(t: &Tensor) -> Result<Tensor> {
     clone_as(t, t.dtype())
 }
 
@@ -49,11 +60,18 @@ pub fn to_dtype(t: &Tensor, dtype: DType) -> Result<Tensor> {
     if t.dtype() == dtype {
         return Ok(t.clone());
     }
-    clone_as(t, dtype)
+    autograd::record(&[t], || clone_as(t, dtype), |_| Ok(CastBackward { from: t.dtype(), name: "ToCopyBackward0" }.into()))
 }
 
 /// `t.copy_(src)`: user-facing in-place copy.
 pub fn copy_(dst: &Tensor, src: &Tensor) -> Result<()> {
+    autograd::inplace(dst, &[src], "copy_", || copy_raw_(dst, src), |_| {
+        let e = crate::autograd::math::expand(src, dst.shape())?;
+        to_dtype(&clone(&e)?, dst.dtype())
+    })
+}
+
+fn copy_raw_(dst: &Tensor, src: &Tensor) -> Result<()> {
     dst.check_writable("copy_")?;
     if !dst.storage().is_empty() && std::sync::Arc::ptr_eq(dst.storage(), src.storage()) && !dst.same_tensor(src) {
         // Overlapping views would read already-written elements: go through a copy.
@@ -85,6 +103,10 @@ pub fn item(t: &Tensor) -> Result<crate::tensor::Scalar> {
 
 /// Fills every element of `t` with `value` (fill_, zero_).
 pub fn fill_(t: &Tensor, value: crate::tensor::Scalar) -> Result<()> {
+    autograd::overwrite(t, "fill_", || fill_raw(t, value))
+}
+
+fn fill_raw(t: &Tensor, value: crate::tensor::Scalar) -> Result<()> {
     t.check_writable("fill_")?;
     dispatch_all!(t.dtype(), T => {
         let v: T = value.cast::<T>();
@@ -94,4 +116,23 @@ pub fn fill_(t: &Tensor, value: crate::tensor::Scalar) -> Result<()> {
     });
     t.storage().bump_version();
     Ok(())
+}
+
+/// Casts and clones: the gradient comes back in the input's dtype.
+#[derive(Clone)]
+pub struct CastBackward {
+    from: DType,
+    name: &'static str,
+}
+
+impl Backward for CastBackward {
+    fn name(&self) -> String {
+        self.name.to_string()
+    }
+    fn saves_tensors(&self) -> bool {
+        false
+    }
+    fn apply(&self, _: &std::sync::Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
+        Ok(vec![Some(to_dtype(&grads[0], self.from)?)])
+    }
 }

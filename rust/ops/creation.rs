@@ -131,7 +131,7 @@ pub fn uniform_(t: &Tensor, lo: f64, hi: f64, g: Option<&GeneratorRef>) -> Resul
     if !(lo.is_finite() && hi.is_finite() && lo <= hi) {
         bail!(Runtime, "uniform_ expects to return a [from, to) range, but found from={} > to={}", lo, hi);
     }
-    fill_random(t, g, |g, s| g.uniform_f32(s, lo as f32, hi as f32), |g, s| g.uniform(s, lo, hi))
+    crate::autograd::overwrite(t, "uniform_", || fill_random(t, g, |g, s| g.uniform_f32(s, lo as f32, hi as f32), |g, s| g.uniform(s, lo, hi)))
 }
 
 pub fn normal_(t: &Tensor, mean: f64, std: f64, g: Option<&GeneratorRef>) -> Result<()> {
@@ -139,7 +139,7 @@ pub fn normal_(t: &Tensor, mean: f64, std: f64, g: Option<&GeneratorRef>) -> Res
     if !(std >= 0.0 && std.is_finite() && mean.is_finite()) {
         bail!(Runtime, "normal expects std >= 0.0, but found std {}", std);
     }
-    fill_random(t, g, |g, s| g.normal_f32(s, mean as f32, std as f32), |g, s| g.normal(s, mean, std))
+    crate::autograd::overwrite(t, "normal_", || fill_random(t, g, |g, s| g.normal_f32(s, mean as f32, std as f32), |g, s| g.normal(s, mean, std)))
 }
 
 pub fn rand(shape: &[usize], dtype: DType, g: Option<&GeneratorRef>) -> Result<Tensor> {
@@ -181,7 +181,9 @@ pub fn bernoulli_(t: &Tensor, p: f64, g: Option<&GeneratorRef>) -> Result<()> {
     let mut u = try_vec(n, 0.0f64)?;
     lock(&generator(g)).uniform(&mut u, 0.0, 1.0);
     let v: Vec<bool> = u.into_iter().map(|x| x < p).collect();
-    copy_into(t, &Tensor::from_vec(v, t.shape())?)?;
-    t.storage().bump_version();
-    Ok(())
+    crate::autograd::overwrite(t, "bernoulli_", || {
+        copy_into(t, &Tensor::from_vec(v, t.shape())?)?;
+        t.storage().bump_version();
+        Ok(())
+    })
 }

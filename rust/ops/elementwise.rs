@@ -5,10 +5,12 @@ use super::copy::{copy_into, to_dtype};
 use super::{result_type, Operand};
 use crate::backend::cpu::elementwise::{map1, map2, map3, Arith, FloatMath};
 use crate::backend::cpu::{vmath, P};
+use crate::autograd::{self, math, Backward, Node, SavedTensor};
 use crate::bail;
 use crate::error::Result;
 use crate::tensor::layout::{broadcast_shapes, fmt_shape};
 use crate::tensor::{DType, Element, Tensor};
+use std::sync::Arc;
 use crate::{dispatch_compute, dispatch_float};
 
 #[derive(Copy, Clone, Debug, PartialEq)]
@@ -42,6 +44,7 @@ pub enum Unary {
     Cosh,
     Tanh,
     Sigmoid,
+    Erf,
     Gelu,
     GeluTanh,
     Silu,
@@ -64,7 +67,7 @@ impl Unary {
             Ceil => "ceil", Round => "round", Trunc => "trunc", Exp => "exp", Exp2 => "exp2", Log => "log",
             Log2 => "log2", Log10 => "log10", Log1p => "log1p", Expm1 => "expm1", Sqrt => "sqrt", Rsqrt => "rsqrt",
             Reciprocal => "reciprocal", Sin => "sin", Cos => "cos", Tan => "tan", Asin => "asin", Acos => "acos",
-            Atan => "atan", Sinh => "sinh", Cosh => "cosh", Tanh => "tanh", Sigmoid => "sigmoid", Gelu | GeluTanh => "gelu",
+            Atan => "atan", Sinh => "sinh", Cosh => "cosh", Tanh => "tanh", Sigmoid => "sigmoid", Erf => "erf", Gelu | GeluTanh => "gelu",
             Silu => "silu", Mish => "mish", LeakyRelu(_) => "leaky_relu", Elu(_) => "elu", Softplus { .. } => "softplus",
             LogicalNot => "logical_not", BitwiseNot => "bitwise_not", IsNan => "isnan", IsInf => "isinf",
             IsFinite => "isfinite",
@@ -132,6 +135,11 @@ impl Binary {
             LogicalAnd => "logical_and", LogicalOr => "logical_or", LogicalXor => "logical_xor",
             BitAnd => "bitwise_and", BitOr => "bitwise_or", BitXor => "bitwise_xor",
         }
+    }
+    /// Ops with a derivative (the rest give outputs that do not require grad).
+    fn differentiable(self) -> bool {
+        use Binary::*;
+        matches!(self, Add | Sub | Mul | Div | Pow | Maximum | Minimum | Atan2 | Rem | Fmod)
     }
     fn is_compare(self) -> bool {
         use Binary::*;
@@ -217,6 +225,7 @@ fn run_unary<T: FloatMath>(op: Unary, out: &Tensor, a: &Tensor) -> Result<()> {
         Cosh => go!(|x: T| x.cosh()),
         Tanh => go!(|x: T| x.tanh()),
         Sigmoid => go!(|x: T| one / (one + (-x).exp())),
+        Erf => go!(|x: T| x.erf()),
         Gelu => {
             let r = f(std::f64::consts::FRAC_1_SQRT_2);
             go!(|x: T| half * x * (one + (x * r).erf()))
@@ -333,6 +342,10 @@ fn unary_prepare(op: Unary, a: &Tensor) -> Result<(DType, Tensor)> {
 }
 
 pub fn unary(op: Unary, a: &Tensor) -> Result<Tensor> {
+    autograd::record(&[a], || unary_raw(op, a), |out| Ok(UnaryBackward::new(op, a, out).into()))
+}
+
+fn unary_raw(op: Unary, a: &Tensor) -> Result<Tensor> {
     let (out_dtype, input) = unary_prepare(op, a)?;
     let compute = if out_dtype == DType::Bool { DType::Bool } else { out_dtype.compute() };
     let out = Tensor::for_output(a.shape(), compute)?;
@@ -342,13 +355,17 @@ pub fn unary(op: Unary, a: &Tensor) -> Result<Tensor> {
 
 /// In-place unary op (`t.exp_()`): the result must be castable back to t's dtype.
 pub fn unary_(op: Unary, a: &Tensor) -> Result<()> {
+    autograd::inplace(a, &[], op.name(), || unary_raw_(op, a), |x| unary(op, x))
+}
+
+fn unary_raw_(op: Unary, a: &Tensor) -> Result<()> {
     a.check_writable(op.name())?;
     let (out_dtype, input) = unary_prepare(op, a)?;
     check_inplace_cast(op.name(), out_dtype, a.dtype())?;
     if out_dtype == a.dtype() && !a.dtype().is_half() {
         unary_into(op, a, &input)?;
     } else {
-        copy_into(a, &unary(op, a)?)?;
+        copy_into(a, &unary_raw(op, a)?)?;
     }
     a.storage().bump_version();
     Ok(())
@@ -513,6 +530,19 @@ fn binary_into(op: Binary, out: &Tensor, a: &Tensor, b: &Tensor, shape: &[usize]
 
 /// `a op b` with broadcasting. `alpha` scales b (add/sub).
 pub fn binary(op: Binary, a: &Operand, b: &Operand, alpha: Option<f64>) -> Result<Tensor> {
+    let inputs = tensors(&[a, b]);
+    if op.differentiable() && autograd::needs_grad(&inputs) {
+        return autograd::record(&inputs, || binary_raw(op, a, b, alpha), |out| Ok(BinaryBackward::new(op, a, b, alpha, out).into()));
+    }
+    binary_raw(op, a, b, alpha)
+}
+
+/// The tensors among some operands, in order (the node's edges).
+fn tensors<'a>(ops: &[&'a Operand]) -> smallvec::SmallVec<[&'a Tensor; 3]> {
+    ops.iter().filter_map(|o| if let Operand::T(t) = o { Some(t) } else { None }).collect()
+}
+
+fn binary_raw(op: Binary, a: &Operand, b: &Operand, alpha: Option<f64>) -> Result<Tensor> {
     // Fast path for the common case: same dtype and shape, float, no casts.
     if let (Operand::T(x), Operand::T(y)) = (a, b) {
         let d = x.dtype();
@@ -542,6 +572,14 @@ pub fn binary(op: Binary, a: &Operand, b: &Operand, alpha: Option<f64>) -> Resul
 
 /// `a op= b`: b broadcasts to a's shape; the result must be castable to a's dtype.
 pub fn binary_(op: Binary, a: &Tensor, b: &Operand, alpha: Option<f64>) -> Result<()> {
+    let others = tensors(&[b]);
+    if !op.differentiable() {
+        return binary_raw_(op, a, b, alpha);
+    }
+    autograd::inplace(a, &others, op.name(), || binary_raw_(op, a, b, alpha), |x| binary(op, &Operand::T(x.clone()), b, alpha))
+}
+
+fn binary_raw_(op: Binary, a: &Tensor, b: &Operand, alpha: Option<f64>) -> Result<()> {
     a.check_writable(op.name())?;
     let (ta, tb, shape, compute, out_dtype) = binary_prepare(op, &Operand::T(a.clone()), b, alpha)?;
     if shape.as_slice() != a.shape().as_slice() {
@@ -592,6 +630,11 @@ fn check_bool_mask(op: &str, mask: &Tensor) -> Result<()> {
 
 /// torch.where(cond, x, y).
 pub fn where_(cond: &Tensor, x: &Operand, y: &Operand) -> Result<Tensor> {
+    let inputs = tensors(&[x, y]);
+    autograd::record(&inputs, || where_raw(cond, x, y), |_| Ok(WhereBackward::new(cond, x, y, false).into()))
+}
+
+fn where_raw(cond: &Tensor, x: &Operand, y: &Operand) -> Result<Tensor> {
     check_bool_mask("where", cond)?;
     let dtype = result_type(&[x, y]);
     let shape = broadcast_shapes(&broadcast_shapes(cond.shape(), x.shape())?, y.shape())?;
@@ -603,6 +646,18 @@ pub fn where_(cond: &Tensor, x: &Operand, y: &Operand) -> Result<Tensor> {
 
 /// masked_fill / masked_fill_: `value` where mask is true; keeps t's dtype and shape.
 pub fn masked_fill(t: &Tensor, mask: &Tensor, value: &Operand, in_place: bool) -> Result<Tensor> {
+    let v = tensors(&[value]);
+    let tv = Operand::T(t.clone());
+    if in_place {
+        autograd::inplace(t, &v, "masked_fill_", || masked_fill_raw(t, mask, value, true).map(drop), |x| masked_fill(x, mask, value, false))?;
+        return Ok(t.clone());
+    }
+    let mut inputs = vec![t];
+    inputs.extend(v);
+    autograd::record(&inputs, || masked_fill_raw(t, mask, value, false), |_| Ok(WhereBackward::new(mask, value, &tv, true).into()))
+}
+
+fn masked_fill_raw(t: &Tensor, mask: &Tensor, value: &Operand, in_place: bool) -> Result<Tensor> {
     check_bool_mask("masked_fill", mask)?;
     if let Operand::T(v) = value {
         if v.ndim() != 0 {
@@ -633,15 +688,418 @@ pub fn masked_fill(t: &Tensor, mask: &Tensor, value: &Operand, in_place: bool) -
 
 /// clamp(min, max) with scalar or tensor bounds; NaN inputs stay NaN.
 pub fn clamp(t: &Tensor, min: Option<&Operand>, max: Option<&Operand>) -> Result<Tensor> {
+    let mut inputs = vec![t];
+    inputs.extend(min.map(|m| tensors(&[m])).unwrap_or_default());
+    inputs.extend(max.map(|m| tensors(&[m])).unwrap_or_default());
+    autograd::record(&inputs, || clamp_raw(t, min, max), |_| Ok(ClampBackward::new(t, min, max).into()))
+}
+
+fn clamp_raw(t: &Tensor, min: Option<&Operand>, max: Option<&Operand>) -> Result<Tensor> {
     if min.is_none() && max.is_none() {
         bail!(Runtime, "torch.clamp: At least one of 'min' or 'max' must not be None");
     }
     let mut out = t.clone();
     if let Some(lo) = min {
-        out = binary(Binary::Maximum, &Operand::T(out), lo, None)?;
+        out = binary_raw(Binary::Maximum, &Operand::T(out), lo, None)?;
     }
     if let Some(hi) = max {
-        out = binary(Binary::Minimum, &Operand::T(out), hi, None)?;
+        out = binary_raw(Binary::Minimum, &Operand::T(out), hi, None)?;
     }
     Ok(out)
+}
+
+// ---- backward ----
+
+#[derive(Clone)]
+pub struct UnaryBackward {
+    op: Unary,
+    input: Option<SavedTensor>,
+    output: Option<SavedTensor>,
+}
+
+impl UnaryBackward {
+    fn new(op: Unary, a: &Tensor, out: &Tensor) -> UnaryBackward {
+        use Unary::*;
+        let (input, output) = match op {
+            Exp | Exp2 | Expm1 | Sqrt | Rsqrt | Reciprocal | Tan | Tanh | Sigmoid | Relu => (false, true),
+            Neg | Sign | Floor | Ceil | Round | Trunc => (false, false),
+            _ => (true, false),
+        };
+        UnaryBackward { op, input: input.then(|| SavedTensor::input(a)), output: output.then(|| SavedTensor::output(out, 0)) }
+    }
+}
+
+fn capitalized(name: &str) -> String {
+    name.split('_').map(|w| w[..1].to_uppercase() + &w[1..]).collect()
+}
+
+impl Backward for UnaryBackward {
+    fn name(&self) -> String {
+        format!("{}Backward0", capitalized(self.op.name()))
+    }
+    fn saves_tensors(&self) -> bool {
+        self.input.is_some() || self.output.is_some()
+    }
+    fn apply(&self, node: &Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
+        use math::*;
+        use Unary::*;
+        let g = &grads[0];
+        let x = || self.input.as_ref().expect("saved input").unpack(node);
+        let y = || self.output.as_ref().expect("saved output").unpack(node);
+        let positive = |t: &Tensor| -> Result<Tensor> { binary(Binary::Gt, &Operand::T(t.clone()), &Operand::S(crate::tensor::Scalar::Int(0)), None) };
+        let (ln2, ln10) = (std::f64::consts::LN_2, std::f64::consts::LN_10);
+        let r = match self.op {
+            Neg => neg(g)?,
+            Sign | Floor | Ceil | Round | Trunc => zeros(g.shape(), g.dtype())?,
+            Abs => mul(g, &un(Sign, &x()?)?)?,
+            Square => mul(g, &scale(&x()?, 2.0)?)?,
+            Relu => mul(g, &mask_as(&positive(&y()?)?, g.dtype())?)?,
+            Exp => mul(g, &y()?)?,
+            Exp2 => mul(g, &scale(&y()?, ln2)?)?,
+            Expm1 => mul(g, &add_scalar(&y()?, 1.0)?)?,
+            Log => div(g, &x()?)?,
+            Log2 => div(g, &scale(&x()?, ln2)?)?,
+            Log10 => div(g, &scale(&x()?, ln10)?)?,
+            Log1p => div(g, &add_scalar(&x()?, 1.0)?)?,
+            Sqrt => div(g, &scale(&y()?, 2.0)?)?,
+            Rsqrt => mul(g, &scale(&pow_scalar(&y()?, 3.0)?, -0.5)?)?,
+            Reciprocal => neg(&mul(g, &un(Square, &y()?)?)?)?,
+            Sin => mul(g, &un(Cos, &x()?)?)?,
+            Cos => neg(&mul(g, &un(Sin, &x()?)?)?)?,
+            Tan => mul(g, &add_scalar(&un(Square, &y()?)?, 1.0)?)?,
+            Asin => mul(g, &un(Rsqrt, &rsub_scalar(1.0, &un(Square, &x()?)?)?)?)?,
+            Acos => neg(&mul(g, &un(Rsqrt, &rsub_scalar(1.0, &un(Square, &x()?)?)?)?)?)?,
+            Atan => div(g, &add_scalar(&un(Square, &x()?)?, 1.0)?)?,
+            Sinh => mul(g, &un(Cosh, &x()?)?)?,
+            Cosh => mul(g, &un(Sinh, &x()?)?)?,
+            Tanh => mul(g, &rsub_scalar(1.0, &un(Square, &y()?)?)?)?,
+            Sigmoid => {
+                let y = y()?;
+                mul(g, &mul(&y, &rsub_scalar(1.0, &y)?)?)?
+            }
+            Erf => mul(g, &scale(&un(Exp, &neg(&un(Square, &x()?)?)?)?, std::f64::consts::FRAC_2_SQRT_PI)?)?,
+            Gelu => {
+                // d/dx x·Φ(x) = Φ(x) + x·φ(x)
+                let x = x()?;
+                let cdf = scale(&add_scalar(&un(Erf, &scale(&x, std::f64::consts::FRAC_1_SQRT_2)?)?, 1.0)?, 0.5)?;
+                let pdf = scale(&un(Exp, &scale(&un(Square, &x)?, -0.5)?)?, 1.0 / (2.0 * std::f64::consts::PI).sqrt())?;
+                mul(g, &add(&cdf, &mul(&x, &pdf)?)?)?
+            }
+            GeluTanh => {
+                let (k, c) = ((2.0 / std::f64::consts::PI).sqrt(), 0.044_715);
+                let x = x()?;
+                let x2 = un(Square, &x)?;
+                let t = un(Tanh, &scale(&add(&x, &scale(&mul(&x2, &x)?, c)?)?, k)?)?;
+                let du = scale(&add_scalar(&scale(&x2, 3.0 * c)?, 1.0)?, k)?;
+                let d = add(&scale(&add_scalar(&t, 1.0)?, 0.5)?, &mul(&scale(&x, 0.5)?, &mul(&rsub_scalar(1.0, &un(Square, &t)?)?, &du)?)?)?;
+                mul(g, &d)?
+            }
+            Silu => {
+                let x = x()?;
+                let s = un(Sigmoid, &x)?;
+                mul(g, &mul(&s, &add_scalar(&mul(&x, &rsub_scalar(1.0, &s)?)?, 1.0)?)?)?
+            }
+            Mish => {
+                let x = x()?;
+                let t = un(Tanh, &un(Softplus { beta: 1.0, threshold: 20.0 }, &x)?)?;
+                let d = add(&t, &mul(&mul(&x, &rsub_scalar(1.0, &un(Square, &t)?)?)?, &un(Sigmoid, &x)?)?)?;
+                mul(g, &d)?
+            }
+            LeakyRelu(slope) => {
+                let m = mask_as(&positive(&x()?)?, g.dtype())?;
+                mul(g, &add_scalar(&scale(&m, 1.0 - slope)?, slope)?)?
+            }
+            Elu(alpha) => {
+                let x = x()?;
+                let neg_part = scale(&un(Exp, &x)?, alpha)?;
+                let d = where_(&positive(&x)?, &Operand::S(crate::tensor::Scalar::Float(1.0)), &Operand::T(neg_part))?;
+                mul(g, &d)?
+            }
+            Softplus { beta, threshold } => {
+                let bx = scale(&x()?, beta)?;
+                let linear = binary(Binary::Gt, &Operand::T(bx.clone()), &Operand::S(crate::tensor::Scalar::Float(threshold)), None)?;
+                let d = where_(&linear, &Operand::S(crate::tensor::Scalar::Float(1.0)), &Operand::T(un(Sigmoid, &bx)?))?;
+                mul(g, &d)?
+            }
+            LogicalNot | BitwiseNot | IsNan | IsInf | IsFinite => unreachable!("not recorded: non-float output"),
+        };
+        Ok(vec![Some(r)])
+    }
+}
+
+/// One operand of a recorded binary op: its edge index (tensors only), the
+/// saved value when the backward reads it, or the Python number.
+#[derive(Clone)]
+struct Side {
+    edge: Option<usize>,
+    saved: Option<SavedTensor>,
+    scalar: Option<crate::tensor::Scalar>,
+    shape: crate::tensor::Shape,
+    dtype: DType,
+}
+
+impl Side {
+    fn new(o: &Operand, edge: &mut usize, save: bool) -> Side {
+        match o {
+            Operand::T(t) => {
+                let e = *edge;
+                *edge += 1;
+                Side { edge: Some(e), saved: save.then(|| SavedTensor::input(t)), scalar: None, shape: t.shape().clone(), dtype: t.dtype() }
+            }
+            Operand::S(s) => Side { edge: None, saved: None, scalar: Some(*s), shape: Default::default(), dtype: DType::F64 },
+        }
+    }
+    fn value(&self, node: &Arc<Node>) -> Result<Operand> {
+        match (&self.saved, self.scalar) {
+            (_, Some(s)) => Ok(Operand::S(s)),
+            (Some(t), None) => Ok(Operand::T(t.unpack(node)?)),
+            (None, None) => bail!(Runtime, "internal: operand not saved for backward"),
+        }
+    }
+    fn needs(&self, node: &Node) -> bool {
+        self.edge.is_some_and(|e| node.needs_input_grad(e))
+    }
+}
+
+#[derive(Clone)]
+pub struct BinaryBackward {
+    op: Binary,
+    a: Side,
+    b: Side,
+    alpha: Option<f64>,
+    out: Option<SavedTensor>,
+}
+
+impl BinaryBackward {
+    fn new(op: Binary, a: &Operand, b: &Operand, alpha: Option<f64>, out: &Tensor) -> BinaryBackward {
+        use Binary::*;
+        let rg = |o: &Operand| matches!(o, Operand::T(t) if t.requires_grad());
+        let (ga, gb) = (rg(a), rg(b));
+        // Which operands each gradient reads.
+        let (save_a, save_b) = match op {
+            Add | Sub => (false, false),
+            Mul => (gb, ga),
+            Div => (gb, ga || gb),
+            Rem | Fmod => (gb, gb),
+            Pow | Maximum | Minimum | Atan2 => (true, true),
+            _ => (false, false),
+        };
+        let mut edge = 0;
+        let a = Side::new(a, &mut edge, save_a);
+        let b = Side::new(b, &mut edge, save_b);
+        let out = (op == Pow && gb).then(|| SavedTensor::output(out, 0));
+        BinaryBackward { op, a, b, alpha, out }
+    }
+}
+
+impl Backward for BinaryBackward {
+    fn name(&self) -> String {
+        format!("{}Backward0", capitalized(self.op.name()))
+    }
+    fn saves_tensors(&self) -> bool {
+        self.a.saved.is_some() || self.b.saved.is_some() || self.out.is_some()
+    }
+    fn apply(&self, node: &Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
+        use math::*;
+        use Binary::*;
+        use Operand as O;
+        let g = &grads[0];
+        let (na, nb) = (self.a.needs(node), self.b.needs(node));
+        let gt = |o: &Operand| binary(Mul, &O::T(g.clone()), o, None);
+        let (mut ga, mut gb): (Option<Tensor>, Option<Tensor>) = (None, None);
+        match self.op {
+            Add | Sub => {
+                if na {
+                    ga = Some(g.clone());
+                }
+                if nb {
+                    let s = self.alpha.unwrap_or(1.0) * if self.op == Sub { -1.0 } else { 1.0 };
+                    gb = Some(if s == 1.0 { g.clone() } else { scale(g, s)? });
+                }
+            }
+            Mul => {
+                if na {
+                    ga = Some(gt(&self.b.value(node)?)?);
+                }
+                if nb {
+                    gb = Some(gt(&self.a.value(node)?)?);
+                }
+            }
+            Div => {
+                let b = self.b.value(node)?;
+                let g_b = binary(Div, &O::T(g.clone()), &b, None)?;
+                if nb {
+                    // -g·a/b² = -(g/b)·(a/b)
+                    let a_b = binary(Div, &self.a.value(node)?, &b, None)?;
+                    gb = Some(neg(&mul(&g_b, &a_b)?)?);
+                }
+                if na {
+                    ga = Some(g_b);
+                }
+            }
+            Pow => {
+                let (a, b) = (self.a.value(node)?, self.b.value(node)?);
+                if na {
+                    // g·b·a^(b-1); a zero exponent gives zero.
+                    let bm1 = binary(Sub, &b, &O::S(crate::tensor::Scalar::Int(1)), None)?;
+                    let p = binary(Pow, &a, &O::T(bm1), None)?;
+                    ga = Some(mul(g, &binary(Mul, &O::T(p), &b, None)?)?);
+                }
+                if nb {
+                    // g·out·ln(a), 0 where a == 0 and b >= 0 (PyTorch's convention).
+                    let out = self.out.as_ref().expect("saved").unpack(node)?;
+                    let ln_a = match &a {
+                        O::T(t) => un(Unary::Log, t)?,
+                        O::S(s) => crate::ops::creation::scalar_tensor(crate::tensor::Scalar::Float(s.to_f64().ln()), out.dtype())?,
+                    };
+                    let d = mul(&mul(g, &out)?, &ln_a)?;
+                    let zero = crate::tensor::Scalar::Int(0);
+                    let a0 = binary(Eq, &a, &O::S(zero), None)?;
+                    let b_ge0 = binary(Ge, &b, &O::S(zero), None)?;
+                    let m = binary(LogicalAnd, &O::T(a0), &O::T(b_ge0), None)?;
+                    gb = Some(where_(&m, &O::S(zero), &O::T(d))?);
+                }
+            }
+            Maximum | Minimum => {
+                // Ties split the gradient in half (PyTorch's rule).
+                let (a, b) = (self.a.value(node)?, self.b.value(node)?);
+                let half = where_(&binary(Eq, &a, &b, None)?, &O::T(scale(g, 0.5)?), &O::T(g.clone()))?;
+                let (lose_a, lose_b) = if self.op == Maximum { (Lt, Gt) } else { (Gt, Lt) };
+                let zero = O::S(crate::tensor::Scalar::Int(0));
+                if na {
+                    ga = Some(where_(&binary(lose_a, &a, &b, None)?, &zero, &O::T(half.clone()))?);
+                }
+                if nb {
+                    gb = Some(where_(&binary(lose_b, &a, &b, None)?, &zero, &O::T(half))?);
+                }
+            }
+            Atan2 => {
+                let (a, b) = (self.a.value(node)?, self.b.value(node)?);
+                let sq = |o: &Operand| binary(Mul, o, o, None);
+                let denom = add(&sq(&a)?, &sq(&b)?)?;
+                let gd = div(g, &denom)?;
+                if na {
+                    ga = Some(binary(Mul, &O::T(gd.clone()), &b, None)?);
+                }
+                if nb {
+                    gb = Some(neg(&binary(Mul, &O::T(gd), &a, None)?)?);
+                }
+            }
+            Rem | Fmod => {
+                if na {
+                    ga = Some(g.clone());
+                }
+                if nb {
+                    let q = binary(Div, &self.a.value(node)?, &self.b.value(node)?, None)?;
+                    let q = un(if self.op == Rem { Unary::Floor } else { Unary::Trunc }, &q)?;
+                    gb = Some(neg(&mul(g, &q)?)?);
+                }
+            }
+            _ => unreachable!("not differentiable"),
+        }
+        let mut out = vec![None; node.edges.len()];
+        if let (Some(e), Some(ga)) = (self.a.edge, ga) {
+            out[e] = Some(reduce_grad(&ga, &self.a.shape, self.a.dtype)?);
+        }
+        if let (Some(e), Some(gb)) = (self.b.edge, gb) {
+            out[e] = Some(reduce_grad(&gb, &self.b.shape, self.b.dtype)?);
+        }
+        Ok(out)
+    }
+}
+
+/// where(cond, x, y) and masked_fill (where(mask, value, t)).
+#[derive(Clone)]
+pub struct WhereBackward {
+    cond: SavedTensor,
+    x: Side,
+    y: Side,
+    name: &'static str,
+}
+
+impl WhereBackward {
+    /// `y_first`: the node lists y's edge before x's (masked_fill: t, value).
+    fn new(cond: &Tensor, x: &Operand, y: &Operand, y_first: bool) -> WhereBackward {
+        let mut edge = 0;
+        let (x, y) = if y_first {
+            let y = Side::new(y, &mut edge, false);
+            (Side::new(x, &mut edge, false), y)
+        } else {
+            (Side::new(x, &mut edge, false), Side::new(y, &mut edge, false))
+        };
+        WhereBackward { cond: SavedTensor::input(cond), x, y, name: if y_first { "MaskedFillBackward0" } else { "WhereBackward0" } }
+    }
+}
+
+impl Backward for WhereBackward {
+    fn name(&self) -> String {
+        self.name.to_string()
+    }
+    fn saves_tensors(&self) -> bool {
+        true
+    }
+    fn apply(&self, node: &Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
+        let (g, cond) = (&grads[0], self.cond.unpack(node)?);
+        let zero = Operand::S(crate::tensor::Scalar::Int(0));
+        let mut out = vec![None; node.edges.len()];
+        if self.x.needs(node) {
+            let gx = where_(&cond, &Operand::T(g.clone()), &zero)?;
+            out[self.x.edge.expect("tensor")] = Some(math::reduce_grad(&gx, &self.x.shape, self.x.dtype)?);
+        }
+        if self.y.needs(node) {
+            let gy = where_(&cond, &zero, &Operand::T(g.clone()))?;
+            out[self.y.edge.expect("tensor")] = Some(math::reduce_grad(&gy, &self.y.shape, self.y.dtype)?);
+        }
+        Ok(out)
+    }
+}
+
+/// clamp with number or tensor bounds: the gradient passes where the input is
+/// within the bounds (inclusive), and to a tensor bound where it was clamped.
+#[derive(Clone)]
+pub struct ClampBackward {
+    input: SavedTensor,
+    min: Option<Side>,
+    max: Option<Side>,
+}
+
+impl ClampBackward {
+    fn new(t: &Tensor, min: Option<&Operand>, max: Option<&Operand>) -> ClampBackward {
+        let mut edge = 1;
+        let min = min.map(|m| Side::new(m, &mut edge, true));
+        let max = max.map(|m| Side::new(m, &mut edge, true));
+        ClampBackward { input: SavedTensor::input(t), min, max }
+    }
+}
+
+impl Backward for ClampBackward {
+    fn name(&self) -> String {
+        "ClampBackward1".to_string()
+    }
+    fn saves_tensors(&self) -> bool {
+        true
+    }
+    fn apply(&self, node: &Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
+        let (g, x) = (&grads[0], Operand::T(self.input.unpack(node)?));
+        let zero = Operand::S(crate::tensor::Scalar::Int(0));
+        let mut out = vec![None; node.edges.len()];
+        let mut keep: Option<Tensor> = None;
+        for (side, inside, outside) in [(&self.min, Binary::Ge, Binary::Lt), (&self.max, Binary::Le, Binary::Gt)] {
+            let Some(side) = side else { continue };
+            let bound = side.value(node)?;
+            let m = binary(inside, &x, &bound, None)?;
+            keep = Some(match keep {
+                None => m,
+                Some(k) => binary(Binary::LogicalAnd, &Operand::T(k), &Operand::T(m), None)?,
+            });
+            if side.needs(node) {
+                let gb = where_(&binary(outside, &x, &bound, None)?, &Operand::T(g.clone()), &zero)?;
+                out[side.edge.expect("tensor")] = Some(math::reduce_grad(&gb, &side.shape, side.dtype)?);
+            }
+        }
+        if node.needs_input_grad(0) {
+            out[0] = Some(where_(&keep.expect("a bound"), &Operand::T(g.clone()), &zero)?);
+        }
+        Ok(out)
+    }
 }

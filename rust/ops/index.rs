@@ -1,15 +1,19 @@
 //! Indexing ops: advanced indexing (integer and boolean index tensors with
 //! NumPy's placement rules), gather, scatter, scatter_add, index_select,
 //! nonzero, one_hot. All reduce to element offsets + the take/put kernels.
+//! For autograd they reduce to two recorded ops that are each other's
+//! adjoint: `take` (read a region) and `put` (write a region of a copy).
 
-use super::copy::{clone_as, contiguous, to_dtype};
-use crate::backend::cpu::index::{put, put_add, take};
+use super::copy::{clone_as, contiguous, copy_into, to_dtype};
+use crate::backend::cpu::index as kernel;
 use crate::backend::cpu::P;
+use crate::autograd::{self, math, Backward, Node};
 use crate::bail;
 use crate::error::Result;
 use crate::tensor::layout::{broadcast_shapes, fmt_shape, numel, try_vec, wrap_dim, Layout, Shape};
 use crate::tensor::{DType, Tensor};
 use crate::dispatch_all;
+use std::sync::Arc;
 
 /// Reads an index tensor as contiguous int64 values.
 fn index_values(op: &str, idx: &Tensor) -> Result<Vec<i64>> {
@@ -107,7 +111,7 @@ pub fn take_offsets(t: &Tensor, shape: &[usize], offs: &[isize]) -> Result<Tenso
     dispatch_all!(t.dtype(), T => {
         let base = P(unsafe { t.ptr::<T>()?.sub(t.layout().offset) });
         // SAFETY: offsets were computed from t's layout and bounds-checked.
-        unsafe { take(P(out.ptr::<T>()?), base, offs) };
+        unsafe { kernel::take(P(out.ptr::<T>()?), base, offs) };
     });
     Ok(out)
 }
@@ -128,12 +132,12 @@ pub fn put_offsets(t: &Tensor, shape: &[usize], offs: &[isize], vals: &Tensor, a
         }
         crate::dispatch_compute!(t.dtype(), T => {
             // SAFETY: offsets were computed from t's layout and bounds-checked.
-            unsafe { put_add(P(t.ptr::<T>()?.sub(t.layout().offset)), P(vals.ptr::<T>()?), offs) };
+            unsafe { kernel::put_add(P(t.ptr::<T>()?.sub(t.layout().offset)), P(vals.ptr::<T>()?), offs) };
         });
     } else {
         dispatch_all!(t.dtype(), T => {
             // SAFETY: as above.
-            unsafe { put(P(t.ptr::<T>()?.sub(t.layout().offset)), P(vals.ptr::<T>()?), offs) };
+            unsafe { kernel::put(P(t.ptr::<T>()?.sub(t.layout().offset)), P(vals.ptr::<T>()?), offs) };
         });
     }
     t.storage().bump_version();
@@ -182,6 +186,20 @@ pub fn nonzero(t: &Tensor) -> Result<Tensor> {
 }
 
 pub fn index_select(t: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
+    autograd::record(&[t], || index_select_raw(t, dim, index), |_| {
+        let d = wrap_dim(dim, t.ndim())?;
+        let idx = super::shape::reshape(index, &[-1])?;
+        let region = if t.ndim() == 0 {
+            Region::Offsets { shape: Shape::from_slice(&[idx.numel()]), offs: Arc::new(vec![0; idx.numel()]) }
+        } else {
+            let (shape, offs) = advanced_offsets(&Layout::contiguous(t.shape()), &[(d, idx)])?;
+            Region::Offsets { shape, offs: Arc::new(offs) }
+        };
+        Ok(TakeBackward::new("IndexSelectBackward0", t, region).into())
+    })
+}
+
+fn index_select_raw(t: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
     if index.ndim() > 1 {
         bail!(Index, "index_select(): Index is supposed to be a vector, got {}-D", index.ndim());
     }
@@ -244,12 +262,57 @@ fn along_dim_offsets(op: &str, l: &Layout, d: usize, index: &Tensor) -> Result<V
 pub fn gather(t: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
     let d = wrap_dim(dim, t.ndim())?;
     let offs = along_dim_offsets("gather", t.layout(), d, index)?;
-    take_offsets(t, index.shape(), &offs)
+    autograd::record(&[t], || take_offsets(t, index.shape(), &offs), |_| {
+        let offs = along_dim_offsets("gather", &Layout::contiguous(t.shape()), d, index)?;
+        Ok(TakeBackward::new("GatherBackward0", t, Region::Offsets { shape: index.shape().clone(), offs: Arc::new(offs) }).into())
+    })
+}
+
+/// scatter / scatter_add, out of place: a copy of `t` with `src` written (or
+/// added) at the positions `index` selects along `dim`.
+pub fn scatter(t: &Tensor, dim: i64, index: &Tensor, src: &super::Operand, accumulate: bool) -> Result<Tensor> {
+    let d = wrap_dim(dim, t.ndim())?;
+    let name = if accumulate { "scatter_add" } else { "scatter" };
+    let offs = along_dim_offsets(name, &Layout::contiguous(t.shape()), d, index)?;
+    let vals = scatter_values(index, src, t.dtype())?;
+    put(t, &Region::Offsets { shape: index.shape().clone(), offs: Arc::new(offs) }, &vals, accumulate)
+}
+
+/// The values scatter writes: src cut to index's shape (or a number), keeping
+/// src's dtype so its gradient flows back.
+fn scatter_values(index: &Tensor, src: &super::Operand, dtype: DType) -> Result<Tensor> {
+    match src {
+        super::Operand::S(s) => super::creation::scalar_tensor(*s, dtype),
+        super::Operand::T(s) => {
+            if s.ndim() != index.ndim() || (0..s.ndim()).any(|k| index.shape()[k] > s.shape()[k]) {
+                bail!(
+                    Runtime,
+                    "Expected index {} to be smaller than src {} in every dimension",
+                    fmt_shape(index.shape()),
+                    fmt_shape(s.shape())
+                );
+            }
+            let mut v = s.clone();
+            for k in 0..s.ndim() {
+                v = super::shape::narrow(&v, k as i64, 0, index.shape()[k] as i64)?;
+            }
+            Ok(v)
+        }
+    }
 }
 
 /// scatter / scatter_add into `target` (written in place; callers clone for the
 /// out-of-place forms). `src` values are read at the positions of `index`.
 pub fn scatter_into(target: &Tensor, dim: i64, index: &Tensor, src: &super::Operand, accumulate: bool) -> Result<()> {
+    let others: Vec<&Tensor> = match src {
+        super::Operand::T(t) => vec![t],
+        super::Operand::S(_) => vec![],
+    };
+    let name = if accumulate { "scatter_add_" } else { "scatter_" };
+    autograd::inplace(target, &others, name, || scatter_into_raw(target, dim, index, src, accumulate), |x| scatter(x, dim, index, src, accumulate))
+}
+
+fn scatter_into_raw(target: &Tensor, dim: i64, index: &Tensor, src: &super::Operand, accumulate: bool) -> Result<()> {
     let d = wrap_dim(dim, target.ndim())?;
     let offs = along_dim_offsets(if accumulate { "scatter_add" } else { "scatter" }, target.layout(), d, index)?;
     let vals = match src {
@@ -301,4 +364,135 @@ pub fn one_hot(t: &Tensor, num_classes: i64) -> Result<Tensor> {
         out[i * n as usize + v as usize] = 1;
     }
     Tensor::from_vec(out, &shape)
+}
+
+// ---- take / put: the recorded region ops ----
+
+/// Part of a tensor, relative to a contiguous layout of its shape: a strided
+/// view (basic indexing, narrow, select) or element offsets (advanced indexing,
+/// gather, index_select, scatter).
+#[derive(Clone)]
+pub enum Region {
+    View(Layout),
+    Offsets { shape: Shape, offs: Arc<Vec<isize>> },
+}
+
+impl Region {
+    /// Whether several region positions can name the same element.
+    fn may_repeat(&self) -> bool {
+        match self {
+            Region::View(l) => l.has_internal_overlap(),
+            Region::Offsets { .. } => true,
+        }
+    }
+}
+
+/// `t` itself when contiguous from offset 0 (what regions are relative to), else a copy.
+fn dense(t: &Tensor) -> Result<Tensor> {
+    if t.is_contiguous() && t.layout().offset == 0 {
+        Ok(t.clone())
+    } else {
+        clone_as(t, t.dtype())
+    }
+}
+
+/// The region of `t` (a view when it is strided and `t` is dense).
+pub fn take(t: &Tensor, region: &Region, name: &'static str) -> Result<Tensor> {
+    autograd::record(
+        &[t],
+        || {
+            let d = dense(t)?;
+            match region {
+                Region::View(l) => Ok(d.with_layout(l.clone())),
+                Region::Offsets { shape, offs } => take_offsets(&d, shape, offs),
+            }
+        },
+        |_| Ok(TakeBackward::new(name, t, region.clone()).into()),
+    )
+}
+
+/// A copy of `base` with `value` (broadcast to the region) written into the
+/// region, or added to it when `accumulate` (repeated positions add up).
+pub fn put(base: &Tensor, region: &Region, value: &Tensor, accumulate: bool) -> Result<Tensor> {
+    autograd::record(
+        &[base, value],
+        || {
+            let out = clone_as(base, base.dtype())?;
+            match region {
+                Region::View(l) if !accumulate => copy_into(&out.with_layout(l.clone()), value).map(|_| out),
+                Region::View(l) => {
+                    let offs: Vec<isize> = all_offsets(&l.shape, &l.strides)?.iter().map(|o| o + l.offset as isize).collect();
+                    put_offsets(&out, &l.shape, &offs, value, true).map(|_| out)
+                }
+                Region::Offsets { shape, offs } => put_offsets(&out, shape, offs, value, accumulate).map(|_| out),
+            }
+        },
+        |_| {
+            Ok(PutBackward { region: region.clone(), accumulate, value_shape: value.shape().clone(), value_dtype: value.dtype() }.into())
+        },
+    )
+}
+
+/// The backward of reading a region: the gradient written into that region of zeros.
+#[derive(Clone)]
+pub struct TakeBackward {
+    name: &'static str,
+    in_shape: Shape,
+    in_dtype: DType,
+    region: Region,
+}
+
+impl TakeBackward {
+    pub fn new(name: &'static str, t: &Tensor, region: Region) -> TakeBackward {
+        TakeBackward { name, in_shape: t.shape().clone(), in_dtype: t.dtype(), region }
+    }
+}
+
+impl Backward for TakeBackward {
+    fn name(&self) -> String {
+        self.name.to_string()
+    }
+    fn saves_tensors(&self) -> bool {
+        false
+    }
+    fn apply(&self, _: &Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
+        let g = math::cast(&grads[0], self.in_dtype)?;
+        let zeros = math::zeros(&self.in_shape, self.in_dtype)?;
+        Ok(vec![Some(put(&zeros, &self.region, &g, self.region.may_repeat())?)])
+    }
+}
+
+/// The backward of writing a region: the base gets the gradient outside the
+/// region (all of it when accumulating), the value gets the region's gradient.
+#[derive(Clone)]
+pub struct PutBackward {
+    region: Region,
+    accumulate: bool,
+    value_shape: Shape,
+    value_dtype: DType,
+}
+
+impl Backward for PutBackward {
+    fn name(&self) -> String {
+        if self.accumulate { "IndexPutAddBackward0" } else { "IndexPutBackward0" }.to_string()
+    }
+    fn saves_tensors(&self) -> bool {
+        false
+    }
+    fn apply(&self, node: &Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
+        let g = &grads[0];
+        let mut out = vec![None, None];
+        if node.needs_input_grad(0) {
+            out[0] = Some(if self.accumulate {
+                g.clone()
+            } else {
+                put(g, &self.region, &math::zeros(&[], g.dtype())?, false)?
+            });
+        }
+        if node.needs_input_grad(1) {
+            let part = take(g, &self.region, "IndexBackward0")?;
+            out[1] = Some(math::reduce_grad(&part, &self.value_shape, self.value_dtype)?);
+        }
+        Ok(out)
+    }
 }

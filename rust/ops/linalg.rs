@@ -5,6 +5,7 @@ use super::copy::to_dtype;
 use super::shape::{reshape, squeeze_dim, unsqueeze};
 use crate::backend::cpu::gemm::{matmul as gemm, parallel_for, GemmElem, Mat};
 use crate::backend::cpu::P;
+use crate::autograd::{self, math, Backward, Node, SavedTensor};
 use crate::bail;
 use crate::error::Result;
 use crate::tensor::layout::{broadcast_shapes, fmt_shape, numel, Shape};
@@ -22,7 +23,28 @@ fn check_dtypes(op: &str, a: &Tensor, b: &Tensor) -> Result<()> {
 }
 
 /// Batched product of a (..., n, k) and b (..., k, p) whose batch dims broadcast.
-fn batched(op: &str, a: &Tensor, b: &Tensor) -> Result<Tensor> {
+/// Matrix products of tensors with >= 2 dims (batch dims broadcast); the one
+/// recorded op behind matmul/mm/bmm/mv/dot (the 1-D cases are views around it).
+fn batched(op: &'static str, a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    autograd::record(&[a, b], || batched_raw(op, a, b), |_| {
+        let name = match op {
+            "bmm" => "BmmBackward0",
+            "dot" => "DotBackward0",
+            _ if a.ndim() == 2 && b.ndim() == 2 => "MmBackward0",
+            _ => "MatmulBackward0",
+        };
+        Ok(MatmulBackward {
+            name,
+            a: b.requires_grad().then(|| SavedTensor::input(a)),
+            b: a.requires_grad().then(|| SavedTensor::input(b)),
+            a_shape: a.shape().clone(),
+            b_shape: b.shape().clone(),
+        }
+        .into())
+    })
+}
+
+fn batched_raw(op: &str, a: &Tensor, b: &Tensor) -> Result<Tensor> {
     let (ra, rb) = (a.ndim(), b.ndim());
     let (n, k) = (a.shape()[ra - 2], a.shape()[ra - 1]);
     let (k2, p) = (b.shape()[rb - 2], b.shape()[rb - 1]);
@@ -172,4 +194,35 @@ pub fn outer(a: &Tensor, b: &Tensor) -> Result<Tensor> {
         &super::Operand::T(unsqueeze(&b, 0)?),
         None,
     )
+}
+
+/// d(a@b): g@bᵀ for a and aᵀ@g for b, summed over broadcast batch dims.
+#[derive(Clone)]
+pub struct MatmulBackward {
+    name: &'static str,
+    a: Option<SavedTensor>,
+    b: Option<SavedTensor>,
+    a_shape: Shape,
+    b_shape: Shape,
+}
+
+impl Backward for MatmulBackward {
+    fn name(&self) -> String {
+        self.name.to_string()
+    }
+    fn saves_tensors(&self) -> bool {
+        true
+    }
+    fn apply(&self, node: &std::sync::Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
+        use super::shape::matrix_transpose as mt;
+        let g = &grads[0];
+        let mut out = vec![None, None];
+        if let (true, Some(b)) = (node.needs_input_grad(0), &self.b) {
+            out[0] = Some(math::sum_to(&batched("matmul", g, &mt(&b.unpack(node)?)?)?, &self.a_shape)?);
+        }
+        if let (true, Some(a)) = (node.needs_input_grad(1), &self.a) {
+            out[1] = Some(math::sum_to(&batched("matmul", &mt(&a.unpack(node)?)?, g)?, &self.b_shape)?);
+        }
+        Ok(out)
+    }
 }

@@ -6,10 +6,12 @@ use super::elementwise::{binary, unary, Binary, Unary};
 use super::Operand;
 use crate::backend::cpu::reduce::{reduce, Extreme, Fold, SumF64};
 use crate::backend::cpu::P;
+use crate::autograd::{self, math, Backward, Node, SavedTensor};
 use crate::bail;
 use crate::error::Result;
 use crate::tensor::layout::{wrap_dims, Shape};
 use crate::tensor::{DType, Element, Scalar, Tensor};
+use std::sync::Arc;
 use crate::dispatch_compute;
 
 /// Which dims are reduced and the output shape. `None` or an empty list: all dims.
@@ -56,6 +58,10 @@ fn sum_dtype(t: &Tensor, dtype: Option<DType>) -> DType {
 }
 
 pub fn sum(t: &Tensor, dims: Option<&[i64]>, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
+    autograd::record(&[t], || sum_raw(t, dims, keepdim, dtype), |_| SumBackward::new(t, dims, keepdim, false))
+}
+
+fn sum_raw(t: &Tensor, dims: Option<&[i64]>, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
     let (reduced, shape) = plan(t, dims, keepdim)?;
     let out = sum_dtype(t, dtype);
     let x = computable(&to_dtype(t, if out.is_float() { out } else { t.dtype() })?)?;
@@ -70,6 +76,10 @@ pub fn sum(t: &Tensor, dims: Option<&[i64]>, keepdim: bool, dtype: Option<DType>
 }
 
 pub fn mean(t: &Tensor, dims: Option<&[i64]>, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
+    autograd::record(&[t], || mean_raw(t, dims, keepdim, dtype), |_| SumBackward::new(t, dims, keepdim, true))
+}
+
+fn mean_raw(t: &Tensor, dims: Option<&[i64]>, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
     let out = dtype.unwrap_or(t.dtype());
     if !out.is_float() {
         bail!(
@@ -86,6 +96,13 @@ pub fn mean(t: &Tensor, dims: Option<&[i64]>, keepdim: bool, dtype: Option<DType
 }
 
 pub fn prod(t: &Tensor, dims: Option<&[i64]>, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
+    autograd::record(&[t], || prod_raw(t, dims, keepdim, dtype), |_| {
+        let (reduced, _) = plan(t, dims, keepdim)?;
+        Ok(ProdBackward { input: SavedTensor::input(t), reduced, keepdim }.into())
+    })
+}
+
+fn prod_raw(t: &Tensor, dims: Option<&[i64]>, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
     let (reduced, shape) = plan(t, dims, keepdim)?;
     let out = sum_dtype(t, dtype);
     let r = if out.is_float() {
@@ -166,14 +183,26 @@ fn extreme_values(op: &str, t: &Tensor, dims: Option<&[i64]>, keepdim: bool, max
 }
 
 pub fn amax(t: &Tensor, dims: Option<&[i64]>, keepdim: bool) -> Result<Tensor> {
-    extreme_values("amax", t, dims, keepdim, true)
+    extreme_recorded("amax", t, dims, keepdim, true)
 }
 pub fn amin(t: &Tensor, dims: Option<&[i64]>, keepdim: bool) -> Result<Tensor> {
-    extreme_values("amin", t, dims, keepdim, false)
+    extreme_recorded("amin", t, dims, keepdim, false)
+}
+fn extreme_recorded(op: &'static str, t: &Tensor, dims: Option<&[i64]>, keepdim: bool, max: bool) -> Result<Tensor> {
+    autograd::record(&[t], || extreme_values(op, t, dims, keepdim, max), |out| {
+        let (reduced, _) = plan(t, dims, keepdim)?;
+        Ok(ExtremeBackward { name: op, input: SavedTensor::input(t), output: SavedTensor::output(out, 0), reduced, keepdim }.into())
+    })
 }
 /// max(dim) / min(dim): (values, indices).
 pub fn max_dim(t: &Tensor, dim: i64, keepdim: bool, max: bool) -> Result<(Tensor, Tensor)> {
-    extreme_op(if max { "max" } else { "min" }, t, Some(&[dim]), keepdim, max)
+    let name = if max { "max" } else { "min" };
+    let (values, indices) = extreme_op(name, t, Some(&[dim]), keepdim, max)?;
+    let values = autograd::record(&[t], || Ok(values), |_| {
+        let d = crate::tensor::layout::wrap_dim(dim, t.ndim().max(1))?;
+        Ok(MaxDimBackward { name, in_shape: t.shape().clone(), dim: d, keepdim, indices: SavedTensor::input(&indices) }.into())
+    })?;
+    Ok((values, indices))
 }
 pub fn argmax(t: &Tensor, dim: Option<i64>, keepdim: bool, max: bool) -> Result<Tensor> {
     let name = if max { "argmax" } else { "argmin" };
@@ -193,6 +222,13 @@ pub fn argmax(t: &Tensor, dim: Option<i64>, keepdim: bool, max: bool) -> Result<
 /// Two passes, each a vectorized kernel: the mean, then the sum of squared
 /// deviations (accumulated in f64) divided by n - correction.
 pub fn var(t: &Tensor, dims: Option<&[i64]>, correction: f64, keepdim: bool) -> Result<Tensor> {
+    autograd::record(&[t], || var_raw(t, dims, correction, keepdim), |_| {
+        let (reduced, _) = plan(t, dims, keepdim)?;
+        Ok(VarBackward { input: SavedTensor::input(t), reduced, correction, keepdim }.into())
+    })
+}
+
+fn var_raw(t: &Tensor, dims: Option<&[i64]>, correction: f64, keepdim: bool) -> Result<Tensor> {
     if !t.dtype().is_float() {
         bail!(Runtime, "std and var only support floating point and complex dtypes, got {}", t.dtype().name());
     }
@@ -212,6 +248,13 @@ pub fn std(t: &Tensor, dims: Option<&[i64]>, correction: f64, keepdim: bool) -> 
 
 /// log(sum(exp(x))) computed as m + log(sum(exp(x - m))) with m the max (0 where m is infinite).
 pub fn logsumexp(t: &Tensor, dims: &[i64], keepdim: bool) -> Result<Tensor> {
+    autograd::record(&[t], || logsumexp_raw(t, dims, keepdim), |out| {
+        let (reduced, _) = plan(t, Some(dims), keepdim)?;
+        Ok(LogSumExpBackward { input: SavedTensor::input(t), output: SavedTensor::output(out, 0), reduced, keepdim }.into())
+    })
+}
+
+fn logsumexp_raw(t: &Tensor, dims: &[i64], keepdim: bool) -> Result<Tensor> {
     let x = to_dtype(t, t.dtype().to_float())?;
     let m = if x.numel() == 0 {
         super::creation::full(&plan(&x, Some(dims), true)?.1, Scalar::Float(0.0), x.dtype())?
@@ -244,6 +287,14 @@ pub fn all_any(t: &Tensor, dims: Option<&[i64]>, keepdim: bool, all: bool) -> Re
 
 /// Inclusive scan along `dim` (cumsum, cumprod). Ints and bools accumulate in int64.
 pub fn cumulative(t: &Tensor, dim: i64, dtype: Option<DType>, product: bool) -> Result<Tensor> {
+    autograd::record(&[t], || cumulative_raw(t, dim, dtype, product), |out| {
+        let d = crate::tensor::layout::wrap_dim(dim, t.ndim())? as i64;
+        let saved = product.then(|| (SavedTensor::input(t), SavedTensor::output(out, 0)));
+        Ok(CumulativeBackward { dim: d, in_dtype: t.dtype(), saved }.into())
+    })
+}
+
+fn cumulative_raw(t: &Tensor, dim: i64, dtype: Option<DType>, product: bool) -> Result<Tensor> {
     let d = crate::tensor::layout::wrap_dim(dim, t.ndim())?;
     let out_dtype = sum_dtype(t, dtype);
     let x = to_dtype(t, if out_dtype.is_float() { out_dtype.compute() } else { DType::I64 })?;
@@ -281,4 +332,246 @@ fn scan<T: crate::backend::cpu::elementwise::Arith>(x: &Tensor, out: &Tensor, d:
         }
     });
     Ok(())
+}
+
+// ---- backward ----
+
+fn dims_of(reduced: &[bool]) -> Vec<i64> {
+    (0..reduced.len()).filter(|&d| reduced[d]).map(|d| d as i64).collect()
+}
+
+/// sum and mean: the gradient spreads back over the reduced dims.
+#[derive(Clone)]
+pub struct SumBackward {
+    in_shape: Shape,
+    in_dtype: DType,
+    reduced: Vec<bool>,
+    keepdim: bool,
+    mean: bool,
+}
+
+impl SumBackward {
+    fn new(t: &Tensor, dims: Option<&[i64]>, keepdim: bool, mean: bool) -> Result<autograd::BackwardOp> {
+        let (reduced, _) = plan(t, dims, keepdim)?;
+        Ok(SumBackward { in_shape: t.shape().clone(), in_dtype: t.dtype(), reduced, keepdim, mean }.into())
+    }
+}
+
+impl Backward for SumBackward {
+    fn name(&self) -> String {
+        if self.mean { "MeanBackward0" } else { "SumBackward0" }.to_string()
+    }
+    fn saves_tensors(&self) -> bool {
+        false
+    }
+    fn apply(&self, _: &Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
+        let g = math::unsqueeze_reduced(&grads[0], &self.in_shape, &self.reduced, self.keepdim)?;
+        let mut g = math::cast(&math::expand(&g, &self.in_shape)?, self.in_dtype)?;
+        if self.mean {
+            let n: usize = self.in_shape.iter().zip(&self.reduced).filter(|(_, &r)| r).map(|(&s, _)| s).product();
+            g = math::scale(&g, 1.0 / n as f64)?;
+        }
+        Ok(vec![Some(g)])
+    }
+}
+
+/// prod: each element's gradient is the product of the others, taken as
+/// exclusive cumulative products from both sides (correct with zeros).
+#[derive(Clone)]
+pub struct ProdBackward {
+    input: SavedTensor,
+    reduced: Vec<bool>,
+    keepdim: bool,
+}
+
+impl Backward for ProdBackward {
+    fn name(&self) -> String {
+        "ProdBackward0".to_string()
+    }
+    fn saves_tensors(&self) -> bool {
+        true
+    }
+    fn apply(&self, node: &Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
+        use super::shape::{cat, flip, narrow, permute};
+        let x = self.input.unpack(node)?;
+        let nd = x.ndim();
+        let g = math::unsqueeze_reduced(&grads[0], x.shape(), &self.reduced, self.keepdim)?;
+        if nd == 0 {
+            return Ok(vec![Some(math::cast(&g, x.dtype())?)]);
+        }
+        // Move the reduced dims last and merge them into one.
+        let order: Vec<i64> = (0..nd).filter(|&d| !self.reduced[d]).chain((0..nd).filter(|&d| self.reduced[d])).map(|d| d as i64).collect();
+        let xp = permute(&x, &order)?;
+        let kept: Vec<usize> = xp.shape()[..nd - dims_of(&self.reduced).len()].to_vec();
+        let r: usize = xp.shape()[kept.len()..].iter().product();
+        let mut flat_shape = kept.clone();
+        flat_shape.push(r);
+        let x2 = math::reshape(&xp, &flat_shape)?;
+        let last = kept.len() as i64;
+        let exclusive = |z: &Tensor| -> Result<Tensor> {
+            let mut one_shape = kept.clone();
+            one_shape.push(1);
+            let ones = super::creation::full(&one_shape, Scalar::Int(1), z.dtype())?;
+            let head = narrow(z, last, 0, r as i64 - 1)?;
+            cumulative(&cat(&[ones, head], last)?, last, None, true)
+        };
+        let left = exclusive(&x2)?;
+        let right = flip(&exclusive(&flip(&x2, &[last])?)?, &[last])?;
+        let others = math::mul(&left, &right)?;
+        let mut g_kept = kept.clone();
+        g_kept.push(1);
+        let gp = permute(&g, &order)?;
+        let g2 = math::reshape(&gp, &g_kept)?;
+        let gx2 = math::mul(&g2, &others)?;
+        let gxp = math::reshape(&gx2, xp.shape())?;
+        let mut inverse = vec![0i64; nd];
+        for (i, &o) in order.iter().enumerate() {
+            inverse[o as usize] = i as i64;
+        }
+        Ok(vec![Some(math::cast(&permute(&gxp, &inverse)?, x.dtype())?)])
+    }
+}
+
+/// amax/amin: the gradient is shared evenly by the elements equal to the extreme.
+#[derive(Clone)]
+pub struct ExtremeBackward {
+    name: &'static str,
+    input: SavedTensor,
+    output: SavedTensor,
+    reduced: Vec<bool>,
+    keepdim: bool,
+}
+
+impl Backward for ExtremeBackward {
+    fn name(&self) -> String {
+        format!("{}Backward0", if self.name == "amax" { "Amax" } else { "Amin" })
+    }
+    fn saves_tensors(&self) -> bool {
+        true
+    }
+    fn apply(&self, node: &Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
+        let x = self.input.unpack(node)?;
+        let out = math::unsqueeze_reduced(&self.output.unpack(node)?, x.shape(), &self.reduced, self.keepdim)?;
+        let g = math::unsqueeze_reduced(&grads[0], x.shape(), &self.reduced, self.keepdim)?;
+        let hit = math::mask_as(&binary(Binary::Eq, &Operand::T(x.clone()), &Operand::T(out), None)?, g.dtype())?;
+        let count = sum(&hit, Some(&dims_of(&self.reduced)), true, None)?;
+        Ok(vec![Some(math::mul(&math::div(&g, &count)?, &hit)?)])
+    }
+}
+
+/// max(dim)/min(dim): the gradient goes to the selected index only.
+#[derive(Clone)]
+pub struct MaxDimBackward {
+    name: &'static str,
+    in_shape: Shape,
+    dim: usize,
+    keepdim: bool,
+    indices: SavedTensor,
+}
+
+impl Backward for MaxDimBackward {
+    fn name(&self) -> String {
+        format!("{}Backward0", if self.name == "max" { "Max" } else { "Min" })
+    }
+    fn saves_tensors(&self) -> bool {
+        true
+    }
+    fn apply(&self, node: &Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
+        let mut reduced = vec![false; self.in_shape.len()];
+        if !reduced.is_empty() {
+            reduced[self.dim] = true;
+        }
+        let g = math::unsqueeze_reduced(&grads[0], &self.in_shape, &reduced, self.keepdim)?;
+        let idx = math::unsqueeze_reduced(&self.indices.unpack(node)?, &self.in_shape, &reduced, self.keepdim)?;
+        let zeros = math::zeros(&self.in_shape, g.dtype())?;
+        Ok(vec![Some(super::index::scatter(&zeros, self.dim as i64, &idx, &Operand::T(g), true)?)])
+    }
+}
+
+/// var (std is sqrt of var): 2(x - mean)/(n - correction).
+#[derive(Clone)]
+pub struct VarBackward {
+    input: SavedTensor,
+    reduced: Vec<bool>,
+    correction: f64,
+    keepdim: bool,
+}
+
+impl Backward for VarBackward {
+    fn name(&self) -> String {
+        "VarBackward0".to_string()
+    }
+    fn saves_tensors(&self) -> bool {
+        true
+    }
+    fn apply(&self, node: &Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
+        let x = self.input.unpack(node)?;
+        let dims = dims_of(&self.reduced);
+        let n: usize = x.shape().iter().zip(&self.reduced).filter(|(_, &r)| r).map(|(&s, _)| s).product();
+        let g = math::unsqueeze_reduced(&grads[0], x.shape(), &self.reduced, self.keepdim)?;
+        let centered = math::sub(&x, &mean(&x, Some(&dims), true, None)?)?;
+        let d = math::scale(&centered, 2.0 / (n as f64 - self.correction).max(0.0))?;
+        Ok(vec![Some(math::mul(&g, &d)?)])
+    }
+}
+
+/// logsumexp: softmax of the input times the gradient.
+#[derive(Clone)]
+pub struct LogSumExpBackward {
+    input: SavedTensor,
+    output: SavedTensor,
+    reduced: Vec<bool>,
+    keepdim: bool,
+}
+
+impl Backward for LogSumExpBackward {
+    fn name(&self) -> String {
+        "LogsumexpBackward0".to_string()
+    }
+    fn saves_tensors(&self) -> bool {
+        true
+    }
+    fn apply(&self, node: &Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
+        let x = self.input.unpack(node)?;
+        let out = math::unsqueeze_reduced(&self.output.unpack(node)?, x.shape(), &self.reduced, self.keepdim)?;
+        let g = math::unsqueeze_reduced(&grads[0], x.shape(), &self.reduced, self.keepdim)?;
+        Ok(vec![Some(math::mul(&g, &unary(Unary::Exp, &math::sub(&x, &out)?)?)?)])
+    }
+}
+
+/// cumsum: reversed cumsum of the gradient. cumprod: reversed cumsum of
+/// g·out, divided by the input (inputs containing zeros give non-finite gradients).
+#[derive(Clone)]
+pub struct CumulativeBackward {
+    dim: i64,
+    in_dtype: DType,
+    saved: Option<(SavedTensor, SavedTensor)>,
+}
+
+impl Backward for CumulativeBackward {
+    fn name(&self) -> String {
+        if self.saved.is_some() { "CumprodBackward0" } else { "CumsumBackward0" }.to_string()
+    }
+    fn saves_tensors(&self) -> bool {
+        self.saved.is_some()
+    }
+    fn apply(&self, node: &Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
+        use super::shape::flip;
+        let g = &grads[0];
+        let d = [self.dim];
+        let rev_cumsum = |t: &Tensor| -> Result<Tensor> {
+            if t.ndim() == 0 {
+                return Ok(t.clone());
+            }
+            flip(&cumulative(&flip(t, &d)?, self.dim, None, false)?, &d)
+        };
+        let r = match &self.saved {
+            None => rev_cumsum(g)?,
+            Some((x, out)) => {
+                let (x, out) = (x.unpack(node)?, out.unpack(node)?);
+                math::div(&rev_cumsum(&math::mul(g, &out)?)?, &x)?
+            }
+        };
+        Ok(vec![Some(math::cast(&r, self.in_dtype)?)])
+    }
 }

@@ -1,27 +1,59 @@
 //! Views (reshape/view, permute, transpose, squeeze/unsqueeze, expand, narrow,
 //! flatten, movedim, unbind) and shape ops that copy (cat, stack, flip, roll, tril/triu).
+//! Views record their own backward; stack, split, chunk, unbind, roll and
+//! tril/triu are built from recorded ops and need none of their own.
 
 use super::copy::{clone_as, contiguous, copy_into};
 use super::elementwise::{binary, where_, Binary};
+use super::index::{Region, TakeBackward};
 use super::Operand;
+use crate::autograd::{self, math, Backward, BackwardOp, Node};
 use crate::bail;
 use crate::error::Result;
 use crate::tensor::dtype::promote;
-use crate::tensor::layout::{fmt_shape, infer_shape, wrap_dim, wrap_dims, Layout};
+use crate::tensor::layout::{fmt_shape, infer_shape, wrap_dim, wrap_dims, Layout, Shape};
 use crate::tensor::{DType, Scalar, Tensor};
+use std::sync::Arc;
+
+/// A view of `t` with layout `l`, recorded with the backward `make` builds.
+fn view_of(t: &Tensor, l: Layout, make: impl FnOnce() -> Result<BackwardOp>) -> Result<Tensor> {
+    autograd::record(&[t], || Ok(t.with_layout(l)), |_| make())
+}
+
+/// A view that selects part of `t` (narrow, select, basic indexing): its
+/// backward writes the gradient into that part of zeros. `f` maps a layout to
+/// the view's layout; applied to a contiguous layout it gives the region.
+pub fn region_view(t: &Tensor, name: &'static str, f: impl Fn(&Layout) -> Result<Layout>) -> Result<Tensor> {
+    let l = f(t.layout())?;
+    view_of(t, l, || {
+        let region = Region::View(f(&Layout::contiguous(t.shape()))?);
+        Ok(TakeBackward::new(name, t, region).into())
+    })
+}
+
+fn reshape_backward(t: &Tensor) -> Result<BackwardOp> {
+    Ok(ReshapeBackward { in_shape: t.shape().clone() }.into())
+}
 
 pub fn reshape(t: &Tensor, shape: &[i64]) -> Result<Tensor> {
     let shape = infer_shape(shape, t.numel())?;
     match t.layout().view(&shape) {
-        Some(l) => Ok(t.with_layout(l)),
-        None => Ok(contiguous(t)?.with_layout(Layout::contiguous(&shape))),
+        Some(l) => view_of(t, l, || reshape_backward(t)),
+        None => autograd::record(
+            &[t],
+            || {
+                let c = clone_as(t, t.dtype())?;
+                Ok(Tensor::new(c.storage().clone(), Layout::contiguous(&shape)))
+            },
+            |_| reshape_backward(t),
+        ),
     }
 }
 
 pub fn view(t: &Tensor, shape: &[i64]) -> Result<Tensor> {
     let shape = infer_shape(shape, t.numel())?;
     match t.layout().view(&shape) {
-        Some(l) => Ok(t.with_layout(l)),
+        Some(l) => view_of(t, l, || reshape_backward(t)),
         None => bail!(
             Runtime,
             "view size is not compatible with input tensor's size and stride (at least one dimension spans across two contiguous subspaces). Use .reshape(...) instead."
@@ -30,32 +62,52 @@ pub fn view(t: &Tensor, shape: &[i64]) -> Result<Tensor> {
 }
 
 pub fn permute(t: &Tensor, dims: &[i64]) -> Result<Tensor> {
-    Ok(t.with_layout(t.layout().permute(dims)?))
+    let l = t.layout().permute(dims)?;
+    view_of(t, l, || {
+        let d = wrap_dims(dims, t.ndim())?;
+        let mut inverse = vec![0i64; d.len()];
+        for (i, &x) in d.iter().enumerate() {
+            inverse[x] = i as i64;
+        }
+        Ok(PermuteBackward { inverse }.into())
+    })
 }
 pub fn transpose(t: &Tensor, d0: i64, d1: i64) -> Result<Tensor> {
-    Ok(t.with_layout(t.layout().transpose(d0, d1)?))
+    let l = t.layout().transpose(d0, d1)?;
+    view_of(t, l, || {
+        let nd = t.ndim().max(1);
+        let (a, b) = (wrap_dim(d0, nd)?, wrap_dim(d1, nd)?);
+        let mut inverse: Vec<i64> = (0..t.ndim() as i64).collect();
+        if t.ndim() > 0 {
+            inverse.swap(a, b);
+        }
+        Ok(PermuteBackward { inverse }.into())
+    })
 }
 pub fn unsqueeze(t: &Tensor, dim: i64) -> Result<Tensor> {
-    Ok(t.with_layout(t.layout().unsqueeze(dim)?))
+    let l = t.layout().unsqueeze(dim)?;
+    view_of(t, l, || reshape_backward(t))
 }
 pub fn squeeze(t: &Tensor, dims: Option<&[i64]>) -> Result<Tensor> {
-    Ok(t.with_layout(t.layout().squeeze(dims)?))
+    let l = t.layout().squeeze(dims)?;
+    view_of(t, l, || reshape_backward(t))
 }
 pub fn squeeze_dim(t: &Tensor, dim: i64) -> Result<Tensor> {
     squeeze(t, Some(&[dim]))
 }
 pub fn expand(t: &Tensor, sizes: &[i64]) -> Result<Tensor> {
-    Ok(t.with_layout(t.layout().expand(sizes)?))
+    let l = t.layout().expand(sizes)?;
+    view_of(t, l, || Ok(ExpandBackward { in_shape: t.shape().clone() }.into()))
 }
 pub fn narrow(t: &Tensor, dim: i64, start: i64, length: i64) -> Result<Tensor> {
-    Ok(t.with_layout(t.layout().narrow(dim, start, length)?))
+    region_view(t, "NarrowBackward0", |l| l.narrow(dim, start, length))
 }
 pub fn select(t: &Tensor, dim: i64, index: i64) -> Result<Tensor> {
     if t.ndim() == 0 {
         bail!(Index, "select() cannot be applied to a 0-dim tensor.");
     }
     let d = wrap_dim(dim, t.ndim())?;
-    Ok(t.with_layout(t.layout().select(d, index)?))
+    region_view(t, "SelectBackward0", |l| l.select(d, index))
 }
 
 /// t.T (all dims reversed) and t.mT (last two swapped).
@@ -144,6 +196,19 @@ pub fn unbind(t: &Tensor, dim: i64) -> Result<Vec<Tensor>> {
 }
 
 pub fn cat(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
+    let inputs: Vec<&Tensor> = tensors.iter().collect();
+    autograd::record(&inputs, || cat_raw(tensors, dim), |out| {
+        // The legacy-skipped empty 1-D inputs get no gradient.
+        let d = if out.ndim() == 0 { 0 } else { wrap_dim(dim, out.ndim())? };
+        let parts = tensors
+            .iter()
+            .map(|t| (!(t.ndim() == 1 && t.numel() == 0)).then(|| (t.shape()[d.min(t.ndim().saturating_sub(1))], t.dtype())))
+            .collect();
+        Ok(CatBackward { dim: d, parts }.into())
+    })
+}
+
+fn cat_raw(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
     if tensors.is_empty() {
         bail!(Value, "torch.cat(): expected a non-empty list of Tensors");
     }
@@ -183,7 +248,7 @@ pub fn cat(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
     let mut at = 0;
     for t in parts {
         let n = t.shape()[d];
-        copy_into(&narrow(&out, d as i64, at as i64, n as i64)?, t)?;
+        copy_into(&out.with_layout(out.layout().narrow(d as i64, at as i64, n as i64)?), t)?;
         at += n;
     }
     Ok(out)
@@ -269,6 +334,10 @@ pub fn chunk(t: &Tensor, chunks: i64, dim: i64) -> Result<Vec<Tensor>> {
 }
 
 pub fn flip(t: &Tensor, dims: &[i64]) -> Result<Tensor> {
+    autograd::record(&[t], || flip_raw(t, dims), |_| Ok(FlipBackward { dims: dims.to_vec() }.into()))
+}
+
+fn flip_raw(t: &Tensor, dims: &[i64]) -> Result<Tensor> {
     let ds = wrap_dims(dims, t.ndim())?;
     let mut l = t.layout().clone();
     for d in ds {
@@ -331,4 +400,105 @@ pub fn tri(t: &Tensor, diagonal: i64, lower: bool) -> Result<Tensor> {
     let zero = Operand::S(Scalar::Int(0));
     let out = where_(&keep, &Operand::T(t.clone()), &zero)?;
     super::copy::to_dtype(&out, t.dtype())
+}
+
+// ---- backward ----
+
+#[derive(Clone)]
+pub struct ReshapeBackward {
+    in_shape: Shape,
+}
+
+impl Backward for ReshapeBackward {
+    fn name(&self) -> String {
+        "ViewBackward0".to_string()
+    }
+    fn saves_tensors(&self) -> bool {
+        false
+    }
+    fn apply(&self, _: &Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
+        Ok(vec![Some(math::reshape(&grads[0], &self.in_shape)?)])
+    }
+}
+
+#[derive(Clone)]
+pub struct PermuteBackward {
+    inverse: Vec<i64>,
+}
+
+impl Backward for PermuteBackward {
+    fn name(&self) -> String {
+        "PermuteBackward0".to_string()
+    }
+    fn saves_tensors(&self) -> bool {
+        false
+    }
+    fn apply(&self, _: &Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
+        Ok(vec![Some(permute(&grads[0], &self.inverse)?)])
+    }
+}
+
+#[derive(Clone)]
+pub struct ExpandBackward {
+    in_shape: Shape,
+}
+
+impl Backward for ExpandBackward {
+    fn name(&self) -> String {
+        "ExpandBackward0".to_string()
+    }
+    fn saves_tensors(&self) -> bool {
+        false
+    }
+    fn apply(&self, _: &Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
+        Ok(vec![Some(math::sum_to(&grads[0], &self.in_shape)?)])
+    }
+}
+
+/// cat: each input gets its slice of the gradient, in its own dtype.
+#[derive(Clone)]
+pub struct CatBackward {
+    dim: usize,
+    parts: Vec<Option<(usize, DType)>>,
+}
+
+impl Backward for CatBackward {
+    fn name(&self) -> String {
+        "CatBackward0".to_string()
+    }
+    fn saves_tensors(&self) -> bool {
+        false
+    }
+    fn apply(&self, node: &Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
+        let mut at = 0;
+        let mut out = Vec::with_capacity(self.parts.len());
+        for (i, p) in self.parts.iter().enumerate() {
+            out.push(match p {
+                Some((n, dtype)) => {
+                    let g = narrow(&grads[0], self.dim as i64, at as i64, *n as i64)?;
+                    at += n;
+                    node.needs_input_grad(i).then(|| math::cast(&g, *dtype)).transpose()?
+                }
+                None => None,
+            });
+        }
+        Ok(out)
+    }
+}
+
+#[derive(Clone)]
+pub struct FlipBackward {
+    dims: Vec<i64>,
+}
+
+impl Backward for FlipBackward {
+    fn name(&self) -> String {
+        "FlipBackward0".to_string()
+    }
+    fn saves_tensors(&self) -> bool {
+        false
+    }
+    fn apply(&self, _: &Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
+        Ok(vec![Some(flip(&grads[0], &self.dims)?)])
+    }
 }

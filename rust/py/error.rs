@@ -11,6 +11,15 @@ impl From<Error> for PyErr {
             Error::Type(m) => PyTypeError::new_err(m),
             Error::Index(m) => PyIndexError::new_err(m),
             Error::Runtime(m) => PyRuntimeError::new_err(m),
+            Error::Foreign(f) => match f.0.downcast_ref::<PyErr>() {
+                Some(e) => pyo3::Python::attach(|py| e.clone_ref(py)),
+                None => PyRuntimeError::new_err("error raised in user code"),
+            },
         }
     }
+}
+
+/// A Python exception carried through the core (custom backward functions).
+pub fn foreign(e: PyErr) -> Error {
+    Error::Foreign(crate::error::Foreign(std::sync::Arc::new(e)))
 }

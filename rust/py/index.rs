@@ -4,7 +4,8 @@
 use super::convert::{operand_req, tensor_from_data};
 use super::tensor::PyTensor;
 use crate::ops::copy::{copy_, to_dtype};
-use crate::ops::index::{advanced_offsets, mask_to_indices, put_offsets, take_offsets};
+use crate::autograd::{inplace, is_grad_enabled, needs_grad, record};
+use crate::ops::index::{advanced_offsets, mask_to_indices, put, put_offsets, take_offsets, Region, TakeBackward};
 use crate::ops::Operand;
 use crate::tensor::{DType, Layout, Tensor};
 use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
@@ -71,8 +72,10 @@ fn parse_item<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>) -> PyResult<Item<'p
     }
 }
 
-/// The view after basic indexing, and the advanced indices (at dims of that view).
-fn resolve(py: Python<'_>, t: &Tensor, idx: &Bound<'_, PyAny>) -> PyResult<(Layout, Vec<(usize, Tensor)>)> {
+/// The view after basic indexing of `base` (the layout of a tensor `t`, or a
+/// contiguous layout of its shape for autograd regions), and the advanced
+/// indices (at dims of that view).
+fn resolve(py: Python<'_>, t: &Tensor, base: &Layout, idx: &Bound<'_, PyAny>) -> PyResult<(Layout, Vec<(usize, Tensor)>)> {
     let items: Vec<Item> = match idx.cast::<PyTuple>() {
         Ok(tup) => tup.iter().map(|o| parse_item(py, &o)).collect::<PyResult<_>>()?,
         Err(_) => vec![parse_item(py, idx)?],
@@ -84,7 +87,7 @@ fn resolve(py: Python<'_>, t: &Tensor, idx: &Bound<'_, PyAny>) -> PyResult<(Layo
     if consumed > t.ndim() {
         return Err(PyIndexError::new_err(format!("too many indices for tensor of dimension {}", t.ndim())));
     }
-    let mut l = t.layout().clone();
+    let mut l = base.clone();
     let mut adv = Vec::new();
     let mut d = 0usize;
     for item in items {
@@ -136,12 +139,20 @@ fn resolve(py: Python<'_>, t: &Tensor, idx: &Bound<'_, PyAny>) -> PyResult<(Layo
 }
 
 pub fn getitem(py: Python<'_>, t: &Tensor, idx: &Bound<'_, PyAny>) -> PyResult<Tensor> {
-    let (l, adv) = resolve(py, t, idx)?;
+    let (l, adv) = resolve(py, t, t.layout(), idx)?;
+    let recording = needs_grad(&[t]);
+    // Autograd regions are relative to a contiguous layout of t's shape.
+    let rel = if recording { Some(resolve(py, t, &Layout::contiguous(t.shape()), idx)?.0) } else { None };
     if adv.is_empty() {
-        return Ok(t.with_layout(l));
+        let out = t.with_layout(l);
+        return Ok(record(&[t], || Ok(out), |_| Ok(TakeBackward::new("SliceBackward0", t, Region::View(rel.expect("recording"))).into()))?);
     }
     let (shape, offs) = advanced_offsets(&l, &adv)?;
-    Ok(take_offsets(t, &shape, &offs)?)
+    let out = take_offsets(t, &shape, &offs)?;
+    Ok(record(&[t], || Ok(out), |_| {
+        let (shape, offs) = advanced_offsets(&rel.expect("recording"), &adv)?;
+        Ok(TakeBackward::new("IndexBackward0", t, Region::Offsets { shape, offs: std::sync::Arc::new(offs) }).into())
+    })?)
 }
 
 pub fn setitem(py: Python<'_>, t: &Tensor, idx: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
@@ -153,10 +164,24 @@ pub fn setitem(py: Python<'_>, t: &Tensor, idx: &Bound<'_, PyAny>, value: &Bound
             Operand::S(s) => crate::ops::creation::scalar_tensor(s, t.dtype())?,
         }
     };
-    let (l, adv) = resolve(py, t, idx)?;
-    if adv.is_empty() {
-        return Ok(copy_(&t.with_layout(l), &v)?);
+    let (l, adv) = resolve(py, t, t.layout(), idx)?;
+    let raw = || -> crate::error::Result<()> {
+        if adv.is_empty() {
+            return copy_(&t.with_layout(l.clone()), &v);
+        }
+        let (shape, offs) = advanced_offsets(&l, &adv)?;
+        put_offsets(t, &shape, &offs, &v, false)
+    };
+    if !(is_grad_enabled() && (t.requires_grad() || v.requires_grad())) {
+        return Ok(raw()?);
     }
-    let (shape, offs) = advanced_offsets(&l, &adv)?;
-    Ok(put_offsets(t, &shape, &offs, &v, false)?)
+    // With autograd, t[idx] = v is an op on all of t: t becomes put(t, region, v).
+    let (rl, radv) = resolve(py, t, &Layout::contiguous(t.shape()), idx)?;
+    let region = if radv.is_empty() {
+        Region::View(rl)
+    } else {
+        let (shape, offs) = advanced_offsets(&rl, &radv)?;
+        Region::Offsets { shape, offs: std::sync::Arc::new(offs) }
+    };
+    Ok(inplace(t, &[&v], "__setitem__", raw, |x| put(x, &region, &v, false))?)
 }

@@ -62,6 +62,7 @@ unary_methods! {
     cosh, cosh_ => Unary::Cosh;
     tanh, tanh_ => Unary::Tanh;
     sigmoid, sigmoid_ => Unary::Sigmoid;
+    erf, erf_ => Unary::Erf;
     silu, silu_ => Unary::Silu;
     mish, mish_ => Unary::Mish;
     logical_not, logical_not_ => Unary::LogicalNot;
@@ -524,9 +525,7 @@ impl PyTensor {
     }
     #[pyo3(signature = (dim, index, src=None, *, value=None))]
     fn scatter(&self, dim: i64, index: PyRef<'_, PyTensor>, src: Option<&Bound<'_, PyAny>>, value: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
-        let out = crate::ops::copy::clone_as(&self.t, self.t.dtype())?;
-        index::scatter_into(&out, dim, &index.t, &scatter_src(src, value)?, false)?;
-        Ok(wrap(out))
+        Ok(wrap(index::scatter(&self.t, dim, &index.t, &scatter_src(src, value)?, false)?))
     }
     #[pyo3(signature = (dim, index, src=None, *, value=None))]
     fn scatter_<'py>(slf: Bound<'py, Self>, dim: i64, index: PyRef<'py, PyTensor>, src: Option<&Bound<'py, PyAny>>, value: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, Self>> {
@@ -534,9 +533,7 @@ impl PyTensor {
         Ok(slf)
     }
     fn scatter_add(&self, dim: i64, index: PyRef<'_, PyTensor>, src: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
-        let out = crate::ops::copy::clone_as(&self.t, self.t.dtype())?;
-        index::scatter_into(&out, dim, &index.t, &Operand::T(src.t.clone()), true)?;
-        Ok(wrap(out))
+        Ok(wrap(index::scatter(&self.t, dim, &index.t, &Operand::T(src.t.clone()), true)?))
     }
     fn scatter_add_<'py>(slf: Bound<'py, Self>, dim: i64, index: PyRef<'py, PyTensor>, src: PyRef<'py, PyTensor>) -> PyResult<Bound<'py, Self>> {
         index::scatter_into(&slf.get().t, dim, &index.t, &Operand::T(src.t.clone()), true)?;

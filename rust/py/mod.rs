@@ -1,6 +1,7 @@
 //! PyO3 bindings: the `rumus._rumus` extension module. Only this directory
 //! knows about Python.
 
+mod autograd;
 mod convert;
 mod dtype;
 mod error;
@@ -56,5 +57,6 @@ fn _rumus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(functions::broadcast_shapes, m)?)?;
     m.add_function(wrap_pyfunction!(functions::get_num_threads, m)?)?;
     m.add_function(wrap_pyfunction!(functions::empty_cache, m)?)?;
+    autograd::register(m)?;
     Ok(())
 }

@@ -3,7 +3,7 @@
 
 use super::convert::{operand, operand_req, scalar, tensor_req, varargs_ints};
 use super::dtype::{dtype_arg, check_device, PyDType, PyDevice};
-use crate::ops::copy::{clone_as, contiguous, copy_, item, to_dtype};
+use crate::ops::copy::{contiguous, copy_, item, to_dtype};
 use crate::ops::elementwise::{binary, binary_, Binary};
 use crate::ops::{linalg, Operand};
 use crate::tensor::layout::numel;
@@ -204,7 +204,31 @@ impl PyTensor {
     }
     #[getter]
     fn is_leaf(&self) -> bool {
-        true
+        self.t.is_leaf()
+    }
+    fn retain_grad(&self) -> PyResult<()> {
+        if let Some((n, nr)) = self.t.grad_fn() {
+            n.retain(nr, &self.t);
+            self.t.0.autograd.retains_grad.store(true, std::sync::atomic::Ordering::Relaxed);
+        } else if !self.t.requires_grad() {
+            return Err(PyRuntimeError::new_err("can't retain_grad on Tensor that has requires_grad=False"));
+        }
+        Ok(())
+    }
+    #[getter]
+    fn retains_grad(&self) -> bool {
+        self.t.0.autograd.retains_grad.load(std::sync::atomic::Ordering::Relaxed)
+    }
+    #[pyo3(signature = (gradient=None, retain_graph=None, create_graph=false, inputs=None))]
+    fn backward(
+        slf: &Bound<'_, Self>,
+        gradient: Option<&Bound<'_, PyAny>>,
+        retain_graph: Option<bool>,
+        create_graph: bool,
+        inputs: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let grads = gradient.filter(|g| !g.is_none()).map(|g| PyTuple::new(slf.py(), [g])).transpose()?;
+        super::autograd::backward(slf.py(), slf.as_any(), grads.as_ref().map(|g| g.as_any()), retain_graph, create_graph, inputs)
     }
     #[getter]
     fn grad(&self) -> Option<PyTensor> {
@@ -225,12 +249,22 @@ impl PyTensor {
         Ok(())
     }
     #[getter]
-    fn grad_fn(&self) -> Option<Py<PyAny>> {
-        None
+    fn grad_fn(&self) -> Option<super::autograd::PyNode> {
+        super::autograd::PyNode::of(&self.t)
     }
     /// A tensor sharing storage, cut from autograd.
     fn detach(&self) -> PyTensor {
-        wrap(self.t.with_layout(self.t.layout().clone()))
+        wrap(self.t.detach())
+    }
+    /// Cuts this tensor from the graph, making it a leaf.
+    fn detach_(slf: Bound<'_, Self>) -> PyResult<Bound<'_, Self>> {
+        let t = &slf.get().t;
+        if t.is_view() && t.grad_fn().is_some() {
+            return Err(PyRuntimeError::new_err("Can't detach views in-place. Use detach() instead."));
+        }
+        *crate::tensor::lock(&t.0.autograd.grad_fn) = None;
+        t.0.autograd.requires_grad.store(false, std::sync::atomic::Ordering::Relaxed);
+        Ok(slf)
     }
     #[getter]
     fn data(&self) -> PyTensor {
@@ -304,7 +338,7 @@ impl PyTensor {
     }
     fn clone(&self, py: Python<'_>) -> PyResult<PyTensor> {
         let t = &self.t;
-        Ok(wrap(run(py, t.numel(), || clone_as(t, t.dtype()))?))
+        Ok(wrap(run(py, t.numel(), || crate::ops::copy::clone(t))?))
     }
     fn contiguous(&self, py: Python<'_>) -> PyResult<PyTensor> {
         let t = &self.t;
@@ -323,8 +357,8 @@ impl PyTensor {
         let t = &slf.get().t;
         let target = to_target(args, dtype, device)?;
         match target {
-            Some(d) if d != t.dtype() || copy => Ok(Bound::new(slf.py(), wrap(clone_as(t, d)?))?.into_any().unbind()),
-            None if copy => Ok(Bound::new(slf.py(), wrap(clone_as(t, t.dtype())?))?.into_any().unbind()),
+            Some(d) if d != t.dtype() => Ok(Bound::new(slf.py(), wrap(to_dtype(t, d)?))?.into_any().unbind()),
+            Some(_) | None if copy => Ok(Bound::new(slf.py(), wrap(crate::ops::copy::clone(t)?))?.into_any().unbind()),
             _ => Ok(slf.clone().into_any().unbind()),
         }
     }

@@ -6,4 +6,4 @@ pub mod tensor;
 
 pub use dtype::{DType, Element, Scalar};
 pub use layout::{Layout, Shape};
-pub use tensor::Tensor;
+pub use tensor::{lock, AutogradMeta, Tensor, TensorImpl};

@@ -4,17 +4,26 @@
 use super::dtype::{DType, Element};
 use super::layout::{Layout, Shape};
 use super::storage::Storage;
+use crate::autograd::graph::Node;
 use crate::bail;
 use crate::error::Result;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-/// Autograd state of a tensor. The engine (graph nodes, backward) is built on
-/// this in the autograd issue; for now tensors are leaves.
+/// Autograd state of a tensor. A tensor with a `grad_fn` is an op's output
+/// (not a leaf); `requires_grad` is true for those and for user-marked leaves.
 #[derive(Default)]
 pub struct AutogradMeta {
     pub requires_grad: AtomicBool,
     pub grad: Mutex<Option<Tensor>>,
+    /// The node that produced this tensor and which of its outputs it is.
+    /// A Mutex because an in-place op moves a tensor to a new node.
+    pub grad_fn: Mutex<Option<(Arc<Node>, u32)>>,
+    pub retains_grad: AtomicBool,
+    /// For views: the storage version when the view was made. rumus does not
+    /// rebase a view's history after an in-place write, so it refuses to use
+    /// such a stale view in a graph.
+    pub view_version: Option<u64>,
 }
 
 pub struct TensorImpl {
@@ -55,7 +64,19 @@ impl Tensor {
     }
     /// A view: same storage, another layout.
     pub fn with_layout(&self, layout: Layout) -> Tensor {
-        Tensor::new(self.0.storage.clone(), layout)
+        let autograd = AutogradMeta { view_version: Some(self.version()), ..Default::default() };
+        Tensor(Arc::new(TensorImpl { storage: self.0.storage.clone(), layout, autograd }))
+    }
+    /// Same data and layout, no autograd history (Tensor.detach()).
+    pub fn detach(&self) -> Tensor {
+        self.with_layout(self.0.layout.clone())
+    }
+    /// A new handle on the same data and layout with no history, not marked as a view.
+    pub fn detach_nonview(&self) -> Tensor {
+        Tensor::new(self.0.storage.clone(), self.0.layout.clone())
+    }
+    pub fn is_view(&self) -> bool {
+        self.0.autograd.view_version.is_some()
     }
     pub fn storage(&self) -> &Arc<Storage> {
         &self.0.storage
@@ -87,12 +108,36 @@ impl Tensor {
     pub fn requires_grad(&self) -> bool {
         self.0.autograd.requires_grad.load(Ordering::Relaxed)
     }
+    /// Tensor.requires_grad_(): only for leaves, as in PyTorch.
     pub fn set_requires_grad(&self, on: bool) -> Result<()> {
         if on && !self.dtype().is_float() {
             bail!(Runtime, "only Tensors of floating point dtype can require gradients (got {})", self.dtype().name());
         }
+        if !on && self.grad_fn().is_some() {
+            bail!(
+                Runtime,
+                "you can only change requires_grad flags of leaf variables. If you want to use a computed variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
+            );
+        }
         self.0.autograd.requires_grad.store(on, Ordering::Relaxed);
         Ok(())
+    }
+    pub fn grad_fn(&self) -> Option<(Arc<Node>, u32)> {
+        self.0.autograd.grad_fn.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+    /// Makes this tensor output `nr` of `node` (op outputs and in-place rebases).
+    pub fn set_grad_fn(&self, node: Arc<Node>, nr: u32) {
+        *self.0.autograd.grad_fn.lock().unwrap_or_else(|e| e.into_inner()) = Some((node, nr));
+        self.0.autograd.requires_grad.store(true, Ordering::Relaxed);
+    }
+    pub fn is_leaf(&self) -> bool {
+        self.0.autograd.grad_fn.lock().unwrap_or_else(|e| e.into_inner()).is_none()
+    }
+    pub fn grad(&self) -> Option<Tensor> {
+        self.0.autograd.grad.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+    pub fn set_grad(&self, g: Option<Tensor>) {
+        *self.0.autograd.grad.lock().unwrap_or_else(|e| e.into_inner()) = g;
     }
     /// Rejects in-place writes into views where several positions share memory.
     pub fn check_writable(&self, op: &str) -> Result<()> {
@@ -130,4 +175,10 @@ impl Tensor {
         // SAFETY: `c` is contiguous with numel elements of T.
         Ok(unsafe { std::slice::from_raw_parts(p, c.numel()) }.to_vec())
     }
+}
+
+/// Locks a mutex, ignoring poisoning: the data behind these locks stays valid
+/// even if a thread panicked while holding one.
+pub fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
 }

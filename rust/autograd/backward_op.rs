@@ -1,0 +1,84 @@
+//! `BackwardOp`: one variant per differentiable op, each a struct (defined
+//! next to the op's forward in rust/ops/) holding exactly what its backward
+//! needs. No closures: the enum is plain data, Send + Sync (asserted in
+//! graph.rs). `Custom` carries user-defined functions (Python
+//! rumus.autograd.Function, checkpointing).
+
+use super::graph::Node;
+use crate::error::Result;
+use crate::ops::{copy, elementwise, index, linalg, reduce, shape};
+use crate::tensor::Tensor;
+use std::sync::Arc;
+
+/// The backward of one op: gradients of its outputs in, one optional gradient
+/// per input edge out (None where an input needs none).
+pub trait Backward {
+    fn name(&self) -> String;
+    /// Whether it holds saved tensors (released after backward).
+    fn saves_tensors(&self) -> bool;
+    fn apply(&self, node: &Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>>;
+}
+
+/// A backward implemented outside the core (the Python layer).
+pub trait CustomBackward: Send + Sync {
+    fn name(&self) -> String;
+    fn apply(&self, node: &Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>>;
+}
+
+macro_rules! backward_ops {
+    ($($variant:ident($ty:ty)),* $(,)?) => {
+        #[derive(Clone)]
+        pub enum BackwardOp {
+            $($variant($ty),)*
+            Custom(Arc<dyn CustomBackward>),
+        }
+        impl BackwardOp {
+            pub fn name(&self) -> String {
+                match self {
+                    $(BackwardOp::$variant(b) => b.name(),)*
+                    BackwardOp::Custom(c) => c.name(),
+                }
+            }
+            pub fn saves_tensors(&self) -> bool {
+                match self {
+                    $(BackwardOp::$variant(b) => b.saves_tensors(),)*
+                    BackwardOp::Custom(_) => true,
+                }
+            }
+            pub fn apply(&self, node: &Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
+                match self {
+                    $(BackwardOp::$variant(b) => b.apply(node, grads),)*
+                    BackwardOp::Custom(c) => c.apply(node, grads),
+                }
+            }
+        }
+        $(impl From<$ty> for BackwardOp {
+            fn from(b: $ty) -> BackwardOp {
+                BackwardOp::$variant(b)
+            }
+        })*
+    };
+}
+
+backward_ops! {
+    Unary(elementwise::UnaryBackward),
+    Binary(elementwise::BinaryBackward),
+    Where(elementwise::WhereBackward),
+    Clamp(elementwise::ClampBackward),
+    Sum(reduce::SumBackward),
+    Prod(reduce::ProdBackward),
+    Extreme(reduce::ExtremeBackward),
+    MaxDim(reduce::MaxDimBackward),
+    Var(reduce::VarBackward),
+    LogSumExp(reduce::LogSumExpBackward),
+    Cumulative(reduce::CumulativeBackward),
+    Matmul(linalg::MatmulBackward),
+    Reshape(shape::ReshapeBackward),
+    Permute(shape::PermuteBackward),
+    Expand(shape::ExpandBackward),
+    Cat(shape::CatBackward),
+    Flip(shape::FlipBackward),
+    Take(index::TakeBackward),
+    Put(index::PutBackward),
+    Cast(copy::CastBackward),
+}
