@@ -64,6 +64,37 @@ const _: () = {
 
 static SEQ: AtomicU64 = AtomicU64::new(0);
 
+thread_local! {
+    static FREEING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    static PENDING: std::cell::RefCell<Vec<Arc<Node>>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Drops a node handle without recursion: a chain of 100,000 nodes freed by
+/// nested destructors would overflow the stack, so nodes reached while one is
+/// being freed are queued and freed in a loop.
+pub fn release(n: Arc<Node>) {
+    if FREEING.with(|f| f.get()) {
+        PENDING.with(|p| p.borrow_mut().push(n));
+        return;
+    }
+    FREEING.with(|f| f.set(true));
+    drop(n);
+    while let Some(next) = PENDING.with(|p| p.borrow_mut().pop()) {
+        drop(next);
+    }
+    FREEING.with(|f| f.set(false));
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        for e in std::mem::take(&mut self.edges).into_iter().flatten() {
+            if let Edge::Node(n, _) = e {
+                release(n);
+            }
+        }
+    }
+}
+
 impl Node {
     pub fn new(op: BackwardOp, edges: Vec<Option<Edge>>, outputs: Vec<OutMeta>) -> Arc<Node> {
         let name = op.name();
@@ -96,7 +127,7 @@ fn fresh(out: Tensor, inputs: &[&Tensor]) -> Tensor {
     Tensor(Arc::new(TensorImpl {
         storage: out.0.storage.clone(),
         layout: out.0.layout.clone(),
-        autograd: crate::tensor::AutogradMeta { view_version: out.0.autograd.view_version, ..Default::default() },
+        autograd: crate::tensor::AutogradMeta::view(out.0.autograd.view_version),
     }))
 }
 

@@ -62,21 +62,32 @@ pub fn record(inputs: &[&Tensor], forward: impl FnOnce() -> Result<Tensor>, make
 }
 
 /// An in-place write of values that do not depend on `target` (fill_,
-/// uniform_, ...): the same leaf rule, and `target` loses its history.
+/// zero_, uniform_, ...): the same rules as `inplace`; a tensor in a graph
+/// stays in it, passing zero gradient to its old history (as PyTorch does).
 pub fn overwrite(target: &Tensor, name: &str, raw: impl FnOnce() -> Result<()>) -> Result<()> {
-    if is_grad_enabled() && target.requires_grad() {
-        if target.is_leaf() {
-            bail!(Runtime, "a leaf Variable that requires grad is being used in an in-place operation ({}).", name);
-        }
-        if target.is_view() {
-            bail!(Runtime, "{}: in-place operation on a view of a tensor that takes part in autograd is not supported by rumus", name);
-        }
-        raw()?;
-        *crate::tensor::lock(&target.0.autograd.grad_fn) = None;
-        target.0.autograd.requires_grad.store(false, std::sync::atomic::Ordering::Relaxed);
-        return Ok(());
+    if !(is_grad_enabled() && target.requires_grad()) {
+        return raw();
     }
-    raw()
+    check_inplace_target(target, name)?;
+    raw()?;
+    inplace(target, &[], name, || Ok(()), |x| {
+        let all = crate::ops::creation::full(x.shape(), crate::tensor::Scalar::Bool(true), crate::tensor::DType::Bool)?;
+        crate::ops::elementwise::where_(&all, &crate::ops::Operand::T(x.detach()), &crate::ops::Operand::T(x.clone()))
+    })
+}
+
+fn check_inplace_target(target: &Tensor, name: &str) -> Result<()> {
+    if target.requires_grad() && target.is_leaf() {
+        bail!(Runtime, "a leaf Variable that requires grad is being used in an in-place operation ({}).", name);
+    }
+    if target.is_view() {
+        bail!(
+            Runtime,
+            "{}: in-place operation on a view of a tensor that takes part in autograd is not supported by rumus (it does not rebase view histories); apply the op out of place, or write into the base tensor with indexing (base[idx] = value)",
+            name
+        );
+    }
+    Ok(())
 }
 
 /// An in-place op on `target` reading `others`. Without autograd it runs
@@ -94,16 +105,7 @@ pub fn inplace(
     if !is_grad_enabled() || !(target.requires_grad() || others.iter().any(|t| t.requires_grad())) {
         return raw();
     }
-    if target.requires_grad() && target.is_leaf() {
-        bail!(Runtime, "a leaf Variable that requires grad is being used in an in-place operation ({}).", name);
-    }
-    if target.is_view() {
-        bail!(
-            Runtime,
-            "{}: in-place operation on a view of a tensor that takes part in autograd is not supported by rumus (it does not rebase view histories); apply the op out of place, or write into the base tensor with indexing (base[idx] = value)",
-            name
-        );
-    }
+    check_inplace_target(target, name)?;
     target.check_writable(name)?;
     let alias = {
         let _off = GradMode::set(false);

@@ -65,9 +65,11 @@ pub fn to_dtype(t: &Tensor, dtype: DType) -> Result<Tensor> {
 
 /// `t.copy_(src)`: user-facing in-place copy.
 pub fn copy_(dst: &Tensor, src: &Tensor) -> Result<()> {
-    autograd::inplace(dst, &[src], "copy_", || copy_raw_(dst, src), |_| {
-        let e = crate::autograd::math::expand(src, dst.shape())?;
-        to_dtype(&clone(&e)?, dst.dtype())
+    // The old values get a zero gradient through where(all, src, old).
+    autograd::inplace(dst, &[src], "copy_", || copy_raw_(dst, src), |old| {
+        let all = crate::ops::creation::full(dst.shape(), crate::tensor::Scalar::Bool(true), DType::Bool)?;
+        let e = to_dtype(src, dst.dtype())?;
+        crate::ops::elementwise::where_(&all, &crate::ops::Operand::T(e), &crate::ops::Operand::T(old.clone()))
     })
 }
 

@@ -694,6 +694,22 @@ pub fn clamp(t: &Tensor, min: Option<&Operand>, max: Option<&Operand>) -> Result
     autograd::record(&inputs, || clamp_raw(t, min, max), |_| Ok(ClampBackward::new(t, min, max).into()))
 }
 
+/// clamp_: the result must be castable back to t's dtype.
+pub fn clamp_(t: &Tensor, min: Option<&Operand>, max: Option<&Operand>) -> Result<()> {
+    let mut others = Vec::new();
+    others.extend(min.map(|m| tensors(&[m])).unwrap_or_default());
+    others.extend(max.map(|m| tensors(&[m])).unwrap_or_default());
+    let raw = || -> Result<()> {
+        t.check_writable("clamp_")?;
+        let r = clamp_raw(t, min, max)?;
+        check_inplace_cast("clamp", r.dtype(), t.dtype())?;
+        copy_into(t, &r)?;
+        t.storage().bump_version();
+        Ok(())
+    };
+    autograd::inplace(t, &others, "clamp_", raw, |x| clamp(x, min, max))
+}
+
 fn clamp_raw(t: &Tensor, min: Option<&Operand>, max: Option<&Operand>) -> Result<Tensor> {
     if min.is_none() && max.is_none() {
         bail!(Runtime, "torch.clamp: At least one of 'min' or 'max' must not be None");

@@ -2,7 +2,7 @@
 //! max/min with indices, argmax/argmin, var/std, logsumexp, all/any, cumsum/cumprod.
 
 use super::copy::to_dtype;
-use super::elementwise::{binary, unary, Binary, Unary};
+use super::elementwise::{binary, unary, where_, Binary, Unary};
 use super::Operand;
 use crate::backend::cpu::reduce::{reduce, Extreme, Fold, SumF64};
 use crate::backend::cpu::P;
@@ -540,7 +540,11 @@ impl Backward for LogSumExpBackward {
 }
 
 /// cumsum: reversed cumsum of the gradient. cumprod: reversed cumsum of
-/// g·out, divided by the input (inputs containing zeros give non-finite gradients).
+/// g·out divided by the input where the input is non-zero (after a zero this
+/// is 0, but still depends on that zero through out, which double backward
+/// needs); at the first and second zero of a row, the reversed cumsum of g
+/// times the cumprod with that zero replaced by one (exact values and second
+/// derivatives). Every step is a recorded op, so it differentiates again.
 #[derive(Clone)]
 pub struct CumulativeBackward {
     dim: i64,
@@ -569,7 +573,24 @@ impl Backward for CumulativeBackward {
             None => rev_cumsum(g)?,
             Some((x, out)) => {
                 let (x, out) = (x.unpack(node)?, out.unpack(node)?);
-                math::div(&rev_cumsum(&math::mul(g, &out)?)?, &x)?
+                let zero = Operand::S(Scalar::Int(0));
+                let one = Operand::S(Scalar::Int(1));
+                let is_zero = binary(Binary::Eq, &Operand::T(x.clone()), &zero, None)?;
+                let x_safe = where_(&binary(Binary::Eq, &Operand::T(is_zero.clone()), &zero, None)?, &Operand::T(x.clone()), &one)?;
+                let mut r = math::div(&rev_cumsum(&math::mul(g, &out)?)?, &x_safe)?;
+                let any_zero = crate::ops::copy::item(&all_any(&is_zero, None, false, false)?)?.to_i64() != 0;
+                if any_zero {
+                    // The first and second zero of a row: the product of the
+                    // others, as a cumprod with that zero replaced by one.
+                    let zeros_so_far = Operand::T(cumulative(&is_zero, self.dim, None, false)?);
+                    for nth in [1, 2] {
+                        let nth_zero = binary(Binary::Eq, &zeros_so_far, &Operand::S(Scalar::Int(nth)), None)?;
+                        let at = binary(Binary::LogicalAnd, &Operand::T(nth_zero), &Operand::T(is_zero.clone()), None)?;
+                        let skip = cumulative(&where_(&at, &one, &Operand::T(x.clone()))?, self.dim, None, true)?;
+                        r = where_(&at, &Operand::T(rev_cumsum(&math::mul(g, &skip)?)?), &Operand::T(r))?;
+                    }
+                }
+                r
             }
         };
         Ok(vec![Some(math::cast(&r, self.in_dtype)?)])

@@ -285,16 +285,9 @@ impl PyTensor {
     }
     #[pyo3(signature = (min=None, max=None))]
     fn clamp_<'py>(slf: Bound<'py, Self>, min: Option<&Bound<'py, PyAny>>, max: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, Self>> {
-        let r = slf.get().clamp(min, max)?;
-        let t = &slf.get().t;
-        if r.t.dtype().category() > t.dtype().category() {
-            return Err(PyRuntimeError::new_err(format!(
-                "result type {} can't be cast to the desired output type {}",
-                r.t.dtype().name(),
-                t.dtype().name()
-            )));
-        }
-        crate::ops::copy::copy_(t, &r.t)?;
+        let lo = min.filter(|m| !m.is_none()).map(|m| operand_req(m, "clamp_")).transpose()?;
+        let hi = max.filter(|m| !m.is_none()).map(|m| operand_req(m, "clamp_")).transpose()?;
+        crate::ops::elementwise::clamp_(&slf.get().t, lo.as_ref(), hi.as_ref())?;
         Ok(slf)
     }
     fn clamp_min(&self, min: &Bound<'_, PyAny>) -> PyResult<PyTensor> {

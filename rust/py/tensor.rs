@@ -244,6 +244,13 @@ impl PyTensor {
                     crate::tensor::layout::fmt_shape(self.t.shape())
                 )));
             }
+            if g.t.dtype() != self.t.dtype() {
+                return Err(PyRuntimeError::new_err(format!(
+                    "assigned grad has data of a different type: {} vs {}",
+                    g.t.dtype().name(),
+                    self.t.dtype().name()
+                )));
+            }
         }
         *self.t.0.autograd.grad.lock().unwrap_or_else(|e| e.into_inner()) = g.map(|g| g.t.clone());
         Ok(())

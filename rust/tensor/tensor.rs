@@ -12,7 +12,6 @@ use std::sync::{Arc, Mutex};
 
 /// Autograd state of a tensor. A tensor with a `grad_fn` is an op's output
 /// (not a leaf); `requires_grad` is true for those and for user-marked leaves.
-#[derive(Default)]
 pub struct AutogradMeta {
     pub requires_grad: AtomicBool,
     pub grad: Mutex<Option<Tensor>>,
@@ -24,6 +23,32 @@ pub struct AutogradMeta {
     /// rebase a view's history after an in-place write, so it refuses to use
     /// such a stale view in a graph.
     pub view_version: Option<u64>,
+}
+
+impl AutogradMeta {
+    pub fn view(view_version: Option<u64>) -> AutogradMeta {
+        AutogradMeta {
+            requires_grad: AtomicBool::new(false),
+            grad: Mutex::new(None),
+            grad_fn: Mutex::new(None),
+            retains_grad: AtomicBool::new(false),
+            view_version,
+        }
+    }
+}
+
+impl Default for AutogradMeta {
+    fn default() -> AutogradMeta {
+        AutogradMeta::view(None)
+    }
+}
+
+impl Drop for AutogradMeta {
+    fn drop(&mut self) {
+        if let Some((n, _)) = self.grad_fn.get_mut().unwrap_or_else(|e| e.into_inner()).take() {
+            crate::autograd::graph::release(n);
+        }
+    }
 }
 
 pub struct TensorImpl {
@@ -64,7 +89,7 @@ impl Tensor {
     }
     /// A view: same storage, another layout.
     pub fn with_layout(&self, layout: Layout) -> Tensor {
-        let autograd = AutogradMeta { view_version: Some(self.version()), ..Default::default() };
+        let autograd = AutogradMeta::view(Some(self.version()));
         Tensor(Arc::new(TensorImpl { storage: self.0.storage.clone(), layout, autograd }))
     }
     /// Same data and layout, no autograd history (Tensor.detach()).

@@ -86,6 +86,9 @@ class Function:
             result = cls.backward(ctx, *full)
             if not isinstance(result, tuple):
                 result = (result,)
+            # Extra trailing gradients are allowed when they are None (as in PyTorch).
+            if len(result) > nargs and all(r is None for r in result[nargs:]):
+                result = result[:nargs]
             if len(result) != nargs:
                 raise RuntimeError(
                     f"function {name} returned an incorrect number of gradients (expected {nargs}, got {len(result)})"

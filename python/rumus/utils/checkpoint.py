@@ -32,11 +32,13 @@ def checkpoint(function, *args, use_reentrant=None, preserve_rng_state=True, det
     tensor_pos = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
     others = [None if isinstance(a, Tensor) else a for a in args]
 
-    def fresh_inputs(tensors):
+    def fresh_inputs(tensors, keep_history=False):
+        # Under create_graph the recompute reads the real inputs, so the
+        # gradients it returns stay connected to their history.
         values = list(others)
         for i, t in zip(tensor_pos, tensors):
-            d = t.detach()
-            if t.requires_grad:
+            d = t if keep_history else t.detach()
+            if t.requires_grad and not keep_history:
                 d.requires_grad_(True)
             values[i] = d
         return values
@@ -59,7 +61,7 @@ def checkpoint(function, *args, use_reentrant=None, preserve_rng_state=True, det
         if rng is not None:
             set_rng_state(rng)
         try:
-            again = fresh_inputs(saved)
+            again = fresh_inputs(saved, keep_history=create_graph)
             with enable_grad():
                 outs2, _ = _as_tuple(function(*again, **kwargs))
         finally:
