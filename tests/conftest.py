@@ -129,3 +129,21 @@ def noncontig(a, dtype=None):
         out.append(("expanded", tensor(np.ascontiguousarray(first), dtype).expand(*a.shape),
                     np.ascontiguousarray(np.broadcast_to(first, a.shape))))
     return out
+
+
+def leaf(a, dtype="float64"):
+    """Leaf tensor that requires grad, holding ``a`` (default float64)."""
+    t = tensor(np.asarray(a, dtype=dtype))
+    t.requires_grad_()
+    return t
+
+
+def val(t):
+    """NumPy copy of a tensor's values (detached first)."""
+    return to_np(t.detach())
+
+
+def ac(t, expected, rtol=None, atol=None):
+    """assert_close on the detached tensor (dtype of ``expected`` checked)."""
+    assert t is not None, "expected a tensor, got None"
+    assert_close(t.detach(), np.asarray(expected), rtol=rtol, atol=atol)

@@ -17,7 +17,7 @@ import pytest
 
 import rumus
 import rumus.autograd
-from conftest import assert_close, make, tensor, to_np
+from conftest import ac, leaf, make, tensor, val
 
 agrad = rumus.autograd.grad
 stb = rumus.autograd.saved_tensor_bytes
@@ -26,23 +26,6 @@ stb = rumus.autograd.saved_tensor_bytes
 # --------------------------------------------------------------------------
 # helpers
 # --------------------------------------------------------------------------
-
-def leaf(a, dtype="float64"):
-    """Leaf tensor that requires grad, holding ``a`` (default float64)."""
-    t = tensor(np.asarray(a, dtype=dtype))
-    t.requires_grad_()
-    return t
-
-
-def val(t):
-    """NumPy copy of a tensor's values (detached first)."""
-    return to_np(t.detach())
-
-
-def ac(t, expected, rtol=None, atol=None):
-    """assert_close on the detached tensor (dtype of ``expected`` checked)."""
-    assert t is not None, "expected a tensor, got None"
-    assert_close(t.detach(), np.asarray(expected), rtol=rtol, atol=atol)
 
 
 def unbroadcast(g, shape):

@@ -10,25 +10,10 @@ import pytest
 import rumus
 import rumus.autograd
 from rumus.utils.checkpoint import checkpoint, checkpoint_sequential
-from conftest import assert_close, tensor, to_np
+from conftest import ac, leaf, tensor, to_np, val
 
 agrad = rumus.autograd.grad
 stb = rumus.autograd.saved_tensor_bytes
-
-
-def leaf(a, dtype="float64"):
-    t = tensor(np.asarray(a, dtype=dtype))
-    t.requires_grad_()
-    return t
-
-
-def val(t):
-    return to_np(t.detach())
-
-
-def ac(t, expected, rtol=None, atol=None):
-    assert t is not None, "expected a tensor, got None"
-    assert_close(t.detach(), np.asarray(expected), rtol=rtol, atol=atol)
 
 
 SIZES = (5, 7, 6, 3)

@@ -11,24 +11,9 @@ import pytest
 import rumus
 import rumus.autograd
 from rumus.autograd import Function
-from conftest import assert_close, make, tensor, to_np
+from conftest import ac, leaf, make, tensor
 
 agrad = rumus.autograd.grad
-
-
-def leaf(a, dtype="float64"):
-    t = tensor(np.asarray(a, dtype=dtype))
-    t.requires_grad_()
-    return t
-
-
-def val(t):
-    return to_np(t.detach())
-
-
-def ac(t, expected, rtol=None, atol=None):
-    assert t is not None, "expected a tensor, got None"
-    assert_close(t.detach(), np.asarray(expected), rtol=rtol, atol=atol)
 
 
 # --------------------------------------------------------------------------
