@@ -315,22 +315,7 @@ pub fn scatter_into(target: &Tensor, dim: i64, index: &Tensor, src: &super::Oper
 fn scatter_into_raw(target: &Tensor, dim: i64, index: &Tensor, src: &super::Operand, accumulate: bool) -> Result<()> {
     let d = wrap_dim(dim, target.ndim())?;
     let offs = along_dim_offsets(if accumulate { "scatter_add" } else { "scatter" }, target.layout(), d, index)?;
-    let vals = match src {
-        super::Operand::S(s) => super::creation::scalar_tensor(*s, target.dtype())?,
-        super::Operand::T(s) => {
-            if s.ndim() != index.ndim() || (0..s.ndim()).any(|k| index.shape()[k] > s.shape()[k]) {
-                bail!(
-                    Runtime,
-                    "Expected index {} to be smaller than src {} in every dimension",
-                    fmt_shape(index.shape()),
-                    fmt_shape(s.shape())
-                );
-            }
-            let mut l = s.layout().clone();
-            l.shape = index.shape().clone();
-            to_dtype(&contiguous(&s.with_layout(l))?, target.dtype())?
-        }
-    };
+    let vals = scatter_values(index, src, target.dtype())?;
     // put_offsets works on storage offsets, which `offs` already are.
     put_offsets(target, index.shape(), &offs, &vals, accumulate)
 }
