@@ -5,6 +5,7 @@ pub mod autograd;
 pub mod backend;
 pub mod error;
 pub mod ops;
+pub mod optim;
 pub mod py;
 pub mod tensor;
 

@@ -82,7 +82,7 @@ def to_np(t):
     """Copy of a rumus tensor's values as numpy (bfloat16 -> float32)."""
     if t.dtype == rumus.bfloat16:
         t = t.float()
-    return np.array(t.numpy(), copy=True)
+    return np.array(t.detach().numpy(), copy=True)
 
 
 def assert_close(t, expected, rtol=None, atol=None, dtype=None):

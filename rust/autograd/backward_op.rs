@@ -6,7 +6,7 @@
 
 use super::graph::Node;
 use crate::error::Result;
-use crate::ops::{copy, elementwise, index, linalg, reduce, shape};
+use crate::ops::{conv, copy, elementwise, index, linalg, norm, pool, reduce, shape, softmax};
 use crate::tensor::Tensor;
 use std::sync::Arc;
 
@@ -81,4 +81,10 @@ backward_ops! {
     Take(index::TakeBackward),
     Put(index::PutBackward),
     Cast(copy::CastBackward),
+    Im2col(conv::Im2colBackward),
+    Col2im(conv::Col2imBackward),
+    AvgPool(pool::AvgPoolBackward),
+    AvgPoolAdjoint(pool::AvgPoolAdjointBackward),
+    Softmax(softmax::SoftmaxBackward),
+    LayerNorm(norm::LayerNormBackward),
 }

@@ -196,6 +196,24 @@ pub fn outer(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     )
 }
 
+/// F.linear: x @ wᵀ (+ b), the transpose read in place by the GEMM.
+pub fn linear(x: &Tensor, w: &Tensor, b: Option<&Tensor>) -> Result<Tensor> {
+    if w.ndim() != 2 && w.ndim() != 1 {
+        bail!(Runtime, "linear: expected weight to be 1-D or 2-D, but got weight of size {}", fmt_shape(w.shape()));
+    }
+    check_dtypes("linear", x, w)?;
+    let y = matmul(x, &super::shape::t2(w)?)?;
+    match b {
+        Some(b) => {
+            if b.dtype() != y.dtype() {
+                bail!(Runtime, "linear: expected bias to have dtype {}, got {}", y.dtype().name(), b.dtype().name());
+            }
+            super::elementwise::binary(super::elementwise::Binary::Add, &super::Operand::T(y), &super::Operand::T(b.clone()), None)
+        }
+        None => Ok(y),
+    }
+}
+
 /// d(a@b): g@bᵀ for a and aᵀ@g for b, summed over broadcast batch dims.
 #[derive(Clone)]
 pub struct MatmulBackward {

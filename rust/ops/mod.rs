@@ -1,13 +1,17 @@
 //! Ops, one file per family: validate arguments, pick dtypes, dispatch to the
 //! backend kernels. Backward rules join each family in the autograd issue.
 
+pub mod conv;
 pub mod copy;
 pub mod creation;
 pub mod elementwise;
+pub mod pool;
 pub mod index;
 pub mod linalg;
+pub mod norm;
 pub mod reduce;
 pub mod shape;
+pub mod softmax;
 
 use crate::error::Result;
 use crate::tensor::dtype::ResultType;

@@ -8,7 +8,9 @@ mod error;
 mod functions;
 mod index;
 mod methods;
+mod nn;
 mod numpy;
+mod optim;
 mod tensor;
 
 use crate::tensor::dtype::ALL_DTYPES;
@@ -58,5 +60,7 @@ fn _rumus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(functions::get_num_threads, m)?)?;
     m.add_function(wrap_pyfunction!(functions::empty_cache, m)?)?;
     autograd::register(m)?;
+    nn::register(m)?;
+    optim::register(m)?;
     Ok(())
 }

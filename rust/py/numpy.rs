@@ -45,7 +45,20 @@ pub fn from_numpy(obj: &Bound<'_, PyAny>) -> PyResult<Tensor> {
     let arr = obj
         .cast::<PyUntypedArray>()
         .map_err(|_| PyTypeError::new_err(format!("expected np.ndarray (got {})", obj.get_type().name().map(|n| n.to_string()).unwrap_or_default())))?;
+    // Read-only memory can't back a tensor that may be written in place, and
+    // misaligned data can't be read as typed slices: those arrays are copied.
+    let flags = unsafe { (*arr.as_array_ptr()).fields.flags };
+    if flags & numpy::npyffi::NPY_ARRAY_WRITEABLE == 0 || flags & numpy::npyffi::NPY_ARRAY_ALIGNED == 0 {
+        return from_numpy(&obj.call_method0("copy")?);
+    }
+    let arr = obj
+        .cast::<PyUntypedArray>()
+        .map_err(|_| PyTypeError::new_err(format!("expected np.ndarray (got {})", obj.get_type().name().map(|n| n.to_string()).unwrap_or_default())))?;
     let dtype = dtype_of(arr)?;
+    // Rust bools must be 0 or 1; NumPy treats any non-zero byte as True.
+    if dtype == DType::Bool && obj.call_method1("view", ("u1",))?.call_method1("__gt__", (1,))?.call_method0("any")?.is_truthy()? {
+        return from_numpy(&obj.call_method1("__ne__", (false,))?);
+    }
     let item = dtype.size() as isize;
     let shape: Vec<usize> = arr.shape().to_vec();
     let mut strides = Vec::with_capacity(shape.len());

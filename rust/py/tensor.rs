@@ -15,7 +15,7 @@ use pyo3::BoundObject;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyList, PyTuple, PyType};
 
-#[pyclass(name = "Tensor", module = "rumus", frozen, weakref)]
+#[pyclass(name = "Tensor", module = "rumus", frozen, weakref, subclass)]
 pub struct PyTensor {
     pub t: Tensor,
 }
@@ -109,6 +109,24 @@ fn to_target(args: &Bound<'_, PyTuple>, dtype: Option<&Bound<'_, PyAny>>, device
 
 #[pymethods]
 impl PyTensor {
+    /// `Tensor(t)` shares `t`'s data as a new leaf (what `nn.Parameter` builds on);
+    /// `Tensor(data)` copies numbers or arrays into float32, as `torch.Tensor` does.
+    #[new]
+    #[pyo3(signature = (data=None, requires_grad=false))]
+    fn py_new(py: Python<'_>, data: Option<&Bound<'_, PyAny>>, requires_grad: bool) -> PyResult<PyTensor> {
+        let t = match data {
+            None => crate::ops::creation::full(&[0], Scalar::Float(0.0), DType::F32)?,
+            Some(d) => match d.cast::<PyTensor>() {
+                Ok(src) => src.get().t.detach_nonview(),
+                Err(_) => super::convert::tensor_from_data(py, d, Some(DType::F32))?,
+            },
+        };
+        if requires_grad {
+            t.set_requires_grad(true)?;
+        }
+        Ok(wrap(t))
+    }
+
     // ---- attributes ----
     #[getter]
     fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
@@ -286,6 +304,9 @@ impl PyTensor {
     /// A NumPy array sharing this tensor's memory (any strides).
     #[pyo3(signature = (force=false))]
     fn numpy<'py>(slf: &Bound<'py, Self>, force: bool) -> PyResult<Bound<'py, PyAny>> {
+        if !force && slf.get().t.requires_grad() {
+            return Err(PyRuntimeError::new_err("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."));
+        }
         let np = slf.py().import("numpy")?;
         let arr = np.call_method1("asarray", (slf,))?;
         if force {

@@ -1,10 +1,14 @@
 //! CPU kernels. `strided` walks any number of operands with arbitrary strides
 //! in parallel rows; the other files build the op kernels on top of it.
 
+pub mod conv;
 pub mod elementwise;
 pub mod gemm;
 pub mod index;
+pub mod norm;
+pub mod pool;
 pub mod random;
+pub mod softmax;
 pub mod reduce;
 pub mod strided;
 pub mod vmath;

@@ -1,0 +1,272 @@
+//! Pooling: max_pool1d/2d, avg_pool1d/2d and the adaptive variants.
+//!
+//! Average pooling is a linear op recorded with its adjoint (each is the
+//! other's backward). Max pooling finds the argmax indices, then reads them
+//! through the recorded `take`, whose backward (a scatter-add) is itself
+//! differentiable: higher derivatives come for free.
+
+use super::copy::{contiguous, to_dtype};
+use super::index::{take, Region};
+use super::shape::{squeeze_dim, unsqueeze};
+use crate::autograd::{self, Backward, Node};
+pub use crate::backend::cpu::pool::{Span, Windows};
+use crate::backend::cpu::{pool as kernel, P};
+use crate::bail;
+use crate::error::Result;
+use crate::tensor::layout::{fmt_shape, numel, Shape};
+use crate::tensor::{DType, Tensor};
+use std::sync::Arc;
+
+/// Sliding windows along one axis: PyTorch's output size (ceil_mode: a last
+/// window that starts inside the input or left padding is kept).
+fn sliding(op: &str, size: usize, k: usize, s: usize, p: usize, d: usize, ceil: bool) -> Result<usize> {
+    let span = (d * (k - 1) + 1) as i64;
+    let num = size as i64 + 2 * p as i64 - span;
+    let s_ = s as i64;
+    let mut out = if ceil { num.div_euclid(s_) + (num.rem_euclid(s_) != 0) as i64 + 1 } else { num.div_euclid(s_) + 1 };
+    if ceil && (out - 1) * s_ >= size as i64 + p as i64 {
+        out -= 1;
+    }
+    if num < 0 || out <= 0 {
+        bail!(Runtime, "{}: Given input size: ({}). Calculated output size: ({}). Output size is too small", op, size, out.max(0));
+    }
+    Ok(out as usize)
+}
+
+/// Spans and average divisors of a sliding window along one axis.
+fn regular_axis(size: usize, out: usize, k: usize, s: usize, p: usize, d: usize, include_pad: bool) -> (Vec<Span>, Vec<f64>) {
+    (0..out)
+        .map(|o| {
+            let first = (o * s) as isize - p as isize;
+            let end_pad = (first + k as isize).min((size + p) as isize);
+            let div = if include_pad { end_pad - first } else { end_pad.min(size as isize) - first.max(0) };
+            (Span { first, count: k, step: d }, div.max(1) as f64)
+        })
+        .unzip()
+}
+
+/// Adaptive windows: [floor(o·size/out), ceil((o+1)·size/out)).
+fn adaptive_axis(size: usize, out: usize) -> (Vec<Span>, Vec<f64>) {
+    (0..out)
+        .map(|o| {
+            let start = o * size / out;
+            let end = ((o + 1) * size).div_ceil(out);
+            (Span { first: start as isize, count: end - start, step: 1 }, (end - start) as f64)
+        })
+        .unzip()
+}
+
+/// Pooling options as (H, W) pairs; 1-D ops use H = 1.
+#[derive(Clone, Debug)]
+pub struct PoolOpts {
+    pub kernel: [usize; 2],
+    pub stride: [usize; 2],
+    pub padding: [usize; 2],
+    pub dilation: [usize; 2],
+    pub ceil_mode: bool,
+}
+
+/// The kind of windows: sliding (with options) or adaptive (output size).
+pub enum Kind<'a> {
+    Sliding(&'a PoolOpts),
+    Adaptive([usize; 2]),
+}
+
+/// Input as (..., H, W) with 1-D inputs gaining H = 1; checks rank and sizes.
+fn prepare(op: &str, x: &Tensor, dims: usize) -> Result<Tensor> {
+    let nd = x.ndim();
+    if nd != dims + 1 && nd != dims + 2 {
+        bail!(Runtime, "{}: Expected {}D or {}D (batch mode) tensor with optional 0 dim batch size for input, but got: {}", op, dims + 1, dims + 2, fmt_shape(x.shape()));
+    }
+    if x.shape()[nd - dims..].iter().chain(x.shape()[nd - dims - 1..nd - dims].iter()).any(|&s| s == 0) {
+        bail!(Runtime, "{}: Expected input's non-batch dimensions to have positive length, but input has a shape of {}", op, fmt_shape(x.shape()));
+    }
+    if !x.dtype().is_float() {
+        bail!(Runtime, "\"{}\" not implemented for '{}'", op, x.dtype().name());
+    }
+    if dims == 1 {
+        unsqueeze(x, -2)
+    } else {
+        Ok(x.clone())
+    }
+}
+
+fn windows(op: &str, h: usize, w: usize, kind: &Kind, include_pad: bool, max: bool) -> Result<Windows> {
+    let (rows, cols) = match kind {
+        Kind::Sliding(o) => {
+            for a in 0..2 {
+                let (k, p, d) = (o.kernel[a], o.padding[a], o.dilation[a]);
+                let limit = if max { (d * (k - 1) + 1) / 2 } else { k / 2 };
+                if p > limit {
+                    if max {
+                        bail!(Runtime, "{}: pad should be at most half of effective kernel size, but got pad={}, kernel_size={} and dilation={}", op, p, k, d);
+                    }
+                    bail!(Runtime, "{}: pad should be at most half of kernel size, but got pad={} and kernel_size={}", op, p, k);
+                }
+            }
+            let axis = |a: usize, size: usize| -> Result<(Vec<Span>, Vec<f64>)> {
+                let out = sliding(op, size, o.kernel[a], o.stride[a], o.padding[a], o.dilation[a], o.ceil_mode)?;
+                Ok(regular_axis(size, out, o.kernel[a], o.stride[a], o.padding[a], o.dilation[a], include_pad))
+            };
+            (axis(0, h)?, axis(1, w)?)
+        }
+        Kind::Adaptive(out) => (adaptive_axis(h, out[0]), adaptive_axis(w, out[1])),
+    };
+    Ok(Windows { h, w, rows: rows.0, div_rows: rows.1, cols: cols.0, div_cols: cols.1 })
+}
+
+fn out_shape(x: &Tensor, win: &Windows) -> Shape {
+    let mut s: Shape = x.shape()[..x.ndim() - 2].into();
+    s.extend_from_slice(&[win.rows.len(), win.cols.len()]);
+    s
+}
+
+fn finish(y: Tensor, dims: usize) -> Result<Tensor> {
+    if dims == 1 {
+        squeeze_dim(&y, -2)
+    } else {
+        Ok(y)
+    }
+}
+
+/// avg_pool / adaptive_avg_pool (`dims` 1 or 2); `divisor` overrides the window size.
+pub fn avg_pool(op: &'static str, dims: usize, x: &Tensor, kind: &Kind, count_include_pad: bool, divisor: Option<f64>) -> Result<Tensor> {
+    let xb = prepare(op, x, dims)?;
+    let (h, w) = (xb.shape()[xb.ndim() - 2], xb.shape()[xb.ndim() - 1]);
+    let mut win = windows(op, h, w, kind, count_include_pad, false)?;
+    if let Some(d) = divisor {
+        win.div_rows = vec![d; win.rows.len()];
+        win.div_cols = vec![1.0; win.cols.len()];
+    }
+    finish(avg(&xb, &Arc::new(win), name(op))?, dims)
+}
+
+fn name(op: &str) -> &'static str {
+    match op {
+        "avg_pool1d" | "avg_pool2d" => "AvgPool2DBackward0",
+        "adaptive_avg_pool1d" | "adaptive_avg_pool2d" => "AdaptiveAvgPool2DBackward0",
+        "adaptive_max_pool1d" | "adaptive_max_pool2d" => "AdaptiveMaxPool2DBackward0",
+        _ => "MaxPool2DWithIndicesBackward0",
+    }
+}
+
+/// The float compute type of a pooling input (halves run in float32).
+fn compute(d: DType) -> DType {
+    if d == DType::F64 {
+        DType::F64
+    } else {
+        DType::F32
+    }
+}
+
+/// Window averages of a (..., H, W) tensor (recorded).
+fn avg(x: &Tensor, win: &Arc<Windows>, name: &'static str) -> Result<Tensor> {
+    autograd::record(
+        &[x],
+        || {
+            let c = contiguous(&to_dtype(x, compute(x.dtype()))?)?;
+            let planes = numel(&x.shape()[..x.ndim() - 2]);
+            let out = Tensor::for_output(&out_shape(x, win), c.dtype())?;
+            crate::dispatch_float!(c.dtype(), T => {
+                // SAFETY: c is contiguous (planes, H, W); out holds planes × OH × OW.
+                unsafe { kernel::avg::<T>(planes, win, P(c.ptr::<T>()?), P(out.ptr::<T>()?)) };
+            });
+            to_dtype(&out, x.dtype())
+        },
+        |_| Ok(AvgPoolBackward { name, win: win.clone(), in_shape: x.shape().clone() }.into()),
+    )
+}
+
+/// The adjoint of `avg`: (..., OH, OW) gradients spread back to (..., H, W) (recorded).
+fn avg_adjoint(g: &Tensor, win: &Arc<Windows>, in_shape: &Shape) -> Result<Tensor> {
+    autograd::record(
+        &[g],
+        || {
+            let c = contiguous(&to_dtype(g, compute(g.dtype()))?)?;
+            let planes = numel(&in_shape[..in_shape.len() - 2]);
+            let out = Tensor::zeros(in_shape, c.dtype())?;
+            crate::dispatch_float!(c.dtype(), T => {
+                // SAFETY: c holds planes × OH × OW; out is a zeroed (planes, H, W) tensor.
+                unsafe { kernel::avg_adjoint::<T>(planes, win, P(c.ptr::<T>()?), P(out.ptr::<T>()?)) };
+            });
+            to_dtype(&out, g.dtype())
+        },
+        |_| Ok(AvgPoolAdjointBackward { win: win.clone() }.into()),
+    )
+}
+
+#[derive(Clone)]
+pub struct AvgPoolBackward {
+    name: &'static str,
+    win: Arc<Windows>,
+    in_shape: Shape,
+}
+
+impl Backward for AvgPoolBackward {
+    fn name(&self) -> String {
+        self.name.into()
+    }
+    fn saves_tensors(&self) -> bool {
+        false
+    }
+    fn apply(&self, _: &Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
+        Ok(vec![Some(avg_adjoint(&grads[0], &self.win, &self.in_shape)?)])
+    }
+}
+
+#[derive(Clone)]
+pub struct AvgPoolAdjointBackward {
+    win: Arc<Windows>,
+}
+
+impl Backward for AvgPoolAdjointBackward {
+    fn name(&self) -> String {
+        "AvgPool2DBackwardBackward0".into()
+    }
+    fn saves_tensors(&self) -> bool {
+        false
+    }
+    fn apply(&self, _: &Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
+        Ok(vec![Some(avg(&grads[0], &self.win, "AvgPool2DBackward0")?)])
+    }
+}
+
+/// max_pool / adaptive_max_pool (`dims` 1 or 2): values and int64 indices
+/// (flat positions within each H·W plane, as PyTorch returns them).
+pub fn max_pool(op: &'static str, dims: usize, x: &Tensor, kind: &Kind) -> Result<(Tensor, Tensor)> {
+    let xb = prepare(op, x, dims)?;
+    let (h, w) = (xb.shape()[xb.ndim() - 2], xb.shape()[xb.ndim() - 1]);
+    let win = windows(op, h, w, kind, true, true)?;
+    let shape = out_shape(&xb, &win);
+    let planes = numel(&xb.shape()[..xb.ndim() - 2]);
+    let c = contiguous(&to_dtype(&xb.detach(), compute(xb.dtype()))?)?;
+    let idx = Tensor::for_output(&shape, DType::I64)?;
+    crate::dispatch_float!(c.dtype(), T => {
+        // SAFETY: c is contiguous (planes, H, W); idx holds planes × OH × OW.
+        unsafe { kernel::max_indices::<T>(planes, &win, P(c.ptr::<T>()?), P(idx.ptr::<i64>()?)) };
+    });
+    let per = win.rows.len() * win.cols.len();
+    let offs: Vec<isize> = idx.to_vec::<i64>()?.iter().enumerate().map(|(i, &k)| ((i / per) * h * w) as isize + k as isize).collect();
+    let vals = take(&xb, &Region::Offsets { shape: shape.clone(), offs: Arc::new(offs) }, name(op))?;
+    Ok((finish(vals, dims)?, finish(idx, dims)?))
+}
+
+/// `output_size` of an adaptive pool: None entries keep the input's size.
+pub fn adaptive_size(op: &str, x: &Tensor, dims: usize, size: &[Option<i64>]) -> Result<[usize; 2]> {
+    if size.len() != dims && size.len() != 1 {
+        bail!(Runtime, "{}: output_size must be {} (got {:?})", op, dims, size);
+    }
+    let nd = x.ndim();
+    let get = |i: usize| -> Result<usize> {
+        let v = if size.len() == 1 { size[0] } else { size[i] };
+        match v {
+            None => Ok(x.shape()[nd - dims + i]),
+            Some(s) if s < 0 => bail!(Runtime, "{}: elements of output_size must be greater than or equal to 0 but received {:?}", op, size),
+            Some(s) => Ok(s as usize),
+        }
+    };
+    if nd < dims {
+        bail!(Runtime, "{}: expected {}D or {}D input, got {}", op, dims + 1, dims + 2, fmt_shape(x.shape()));
+    }
+    Ok(if dims == 1 { [1, get(0)?] } else { [get(0)?, get(1)?] })
+}

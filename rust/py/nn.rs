@@ -1,0 +1,347 @@
+//! Bindings of the nn ops (rumus.nn.functional's Rust-backed functions), with
+//! PyTorch's signatures.
+
+use super::convert::int_list;
+use super::tensor::{run, wrap, PyTensor};
+use crate::ops::conv::{self, ConvOpts, Padding};
+use crate::ops::pool::{self, Kind, PoolOpts};
+use crate::ops::softmax;
+use crate::tensor::Tensor;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::prelude::*;
+
+/// An int or a tuple of `n` ints (or of 1), each >= `min`.
+fn ints(obj: &Bound<'_, PyAny>, n: usize, op: &str, what: &str, min: i64) -> PyResult<Vec<usize>> {
+    let v = int_list(obj, what)?;
+    if v.len() != 1 && v.len() != n {
+        return Err(PyRuntimeError::new_err(format!("{}: expected {} to be a single integer value or a list of {} values to match the convolution dimensions, but got {}={:?}", op, what, n, what, v)));
+    }
+    if let Some(bad) = v.iter().find(|&&x| x < min) {
+        let kind = if min == 0 { "negative" } else { "non-positive" };
+        return Err(PyRuntimeError::new_err(format!("{}: {} {} is not supported (got {})", op, kind, what, bad)));
+    }
+    Ok(v.iter().map(|&x| x as usize).collect())
+}
+
+fn padding(obj: &Bound<'_, PyAny>, n: usize, op: &str) -> PyResult<Padding> {
+    if let Ok(s) = obj.extract::<String>() {
+        return match s.as_str() {
+            "same" => Ok(Padding::Same),
+            "valid" => Ok(Padding::Valid),
+            _ => Err(PyValueError::new_err(format!("Invalid padding string '{}', should be one of {{'valid', 'same'}}", s))),
+        };
+    }
+    Ok(Padding::Explicit(ints(obj, n, op, "padding", 0)?))
+}
+
+fn opts(n: usize, op: &str, stride: &Bound<'_, PyAny>, pad: &Bound<'_, PyAny>, dilation: &Bound<'_, PyAny>, groups: i64, output_padding: Option<&Bound<'_, PyAny>>) -> PyResult<ConvOpts> {
+    if groups <= 0 {
+        return Err(PyRuntimeError::new_err(format!("{}: non-positive groups is not supported (got {})", op, groups)));
+    }
+    Ok(ConvOpts {
+        stride: ints(stride, n, op, "stride", 1)?,
+        padding: padding(pad, n, op)?,
+        dilation: ints(dilation, n, op, "dilation", 1)?,
+        groups: groups as usize,
+        output_padding: match output_padding {
+            Some(o) => ints(o, n, op, "output_padding", 0)?,
+            None => vec![0],
+        },
+    })
+}
+
+macro_rules! conv_fn {
+    ($name:ident, $dims:expr) => {
+        #[pyfunction]
+        #[pyo3(signature = (input, weight, bias=None, stride=None, padding=None, dilation=None, groups=1))]
+        fn $name(
+            py: Python<'_>,
+            input: PyRef<'_, PyTensor>,
+            weight: PyRef<'_, PyTensor>,
+            bias: Option<PyRef<'_, PyTensor>>,
+            stride: Option<&Bound<'_, PyAny>>,
+            padding: Option<&Bound<'_, PyAny>>,
+            dilation: Option<&Bound<'_, PyAny>>,
+            groups: i64,
+        ) -> PyResult<PyTensor> {
+            let one = 1i64.into_pyobject(py)?.into_any();
+            let zero = 0i64.into_pyobject(py)?.into_any();
+            let o = opts($dims, stringify!($name), stride.unwrap_or(&one), padding.unwrap_or(&zero), dilation.unwrap_or(&one), groups, None)?;
+            let (x, w, b) = (input.t.clone(), weight.t.clone(), bias.map(|b| b.t.clone()));
+            let work = x.numel().saturating_mul(w.numel());
+            Ok(wrap(run(py, work, || conv::conv($dims, &x, &w, b.as_ref(), &o))?))
+        }
+    };
+}
+conv_fn!(conv1d, 1);
+conv_fn!(conv2d, 2);
+
+macro_rules! conv_t_fn {
+    ($name:ident, $dims:expr) => {
+        #[pyfunction]
+        #[pyo3(signature = (input, weight, bias=None, stride=None, padding=None, output_padding=None, groups=1, dilation=None))]
+        #[allow(clippy::too_many_arguments)]
+        fn $name(
+            py: Python<'_>,
+            input: PyRef<'_, PyTensor>,
+            weight: PyRef<'_, PyTensor>,
+            bias: Option<PyRef<'_, PyTensor>>,
+            stride: Option<&Bound<'_, PyAny>>,
+            padding: Option<&Bound<'_, PyAny>>,
+            output_padding: Option<&Bound<'_, PyAny>>,
+            groups: i64,
+            dilation: Option<&Bound<'_, PyAny>>,
+        ) -> PyResult<PyTensor> {
+            let one = 1i64.into_pyobject(py)?.into_any();
+            let zero = 0i64.into_pyobject(py)?.into_any();
+            let o = opts($dims, stringify!($name), stride.unwrap_or(&one), padding.unwrap_or(&zero), dilation.unwrap_or(&one), groups, Some(output_padding.unwrap_or(&zero)))?;
+            let (x, w, b) = (input.t.clone(), weight.t.clone(), bias.map(|b| b.t.clone()));
+            let work = x.numel().saturating_mul(w.numel());
+            Ok(wrap(run(py, work, || conv::conv_transpose($dims, &x, &w, b.as_ref(), &o))?))
+        }
+    };
+}
+conv_t_fn!(conv_transpose1d, 1);
+conv_t_fn!(conv_transpose2d, 2);
+
+#[pyfunction]
+#[pyo3(signature = (input, kernel_size, dilation=None, padding=None, stride=None))]
+fn unfold(py: Python<'_>, input: PyRef<'_, PyTensor>, kernel_size: &Bound<'_, PyAny>, dilation: Option<&Bound<'_, PyAny>>, padding: Option<&Bound<'_, PyAny>>, stride: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+    let (k, d, p, s) = window_args(py, "unfold", kernel_size, dilation, padding, stride)?;
+    let x = input.t.clone();
+    Ok(wrap(run(py, x.numel(), || conv::unfold(&x, &k, &d, &p, &s))?))
+}
+
+#[pyfunction]
+#[pyo3(signature = (input, output_size, kernel_size, dilation=None, padding=None, stride=None))]
+fn fold(
+    py: Python<'_>,
+    input: PyRef<'_, PyTensor>,
+    output_size: &Bound<'_, PyAny>,
+    kernel_size: &Bound<'_, PyAny>,
+    dilation: Option<&Bound<'_, PyAny>>,
+    padding: Option<&Bound<'_, PyAny>>,
+    stride: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyTensor> {
+    let (k, d, p, s) = window_args(py, "fold", kernel_size, dilation, padding, stride)?;
+    let out = ints(output_size, 2, "fold", "output_size", 1)?;
+    let x = input.t.clone();
+    Ok(wrap(run(py, x.numel(), || conv::fold(&x, &out, &k, &d, &p, &s))?))
+}
+
+type Window = (Vec<usize>, Vec<usize>, Vec<usize>, Vec<usize>);
+
+fn window_args(py: Python<'_>, op: &str, k: &Bound<'_, PyAny>, d: Option<&Bound<'_, PyAny>>, p: Option<&Bound<'_, PyAny>>, s: Option<&Bound<'_, PyAny>>) -> PyResult<Window> {
+    let one = 1i64.into_pyobject(py)?.into_any();
+    let zero = 0i64.into_pyobject(py)?.into_any();
+    Ok((
+        ints(k, 2, op, "kernel_size", 1)?,
+        ints(d.unwrap_or(&one), 2, op, "dilation", 1)?,
+        ints(p.unwrap_or(&zero), 2, op, "padding", 0)?,
+        ints(s.unwrap_or(&one), 2, op, "stride", 1)?,
+    ))
+}
+
+/// PoolOpts from int-or-tuple arguments; `stride` None (or empty) means the kernel size.
+fn pool_opts(py: Python<'_>, dims: usize, op: &str, k: &Bound<'_, PyAny>, s: Option<&Bound<'_, PyAny>>, p: &Bound<'_, PyAny>, d: Option<&Bound<'_, PyAny>>, ceil_mode: bool) -> PyResult<PoolOpts> {
+    let one = 1i64.into_pyobject(py)?.into_any();
+    let pair = |v: Vec<usize>, fill: usize| -> [usize; 2] {
+        match (dims, v.len()) {
+            (1, _) => [fill, v[0]],
+            (_, 1) => [v[0], v[0]],
+            _ => [v[0], v[1]],
+        }
+    };
+    let kernel = ints(k, dims, op, "kernel_size", 1)?;
+    let stride = match s {
+        Some(s) if !s.is_none() && !int_list(s, "stride")?.is_empty() => ints(s, dims, op, "stride", 1)?,
+        _ => kernel.clone(),
+    };
+    Ok(PoolOpts {
+        kernel: pair(kernel, 1),
+        stride: pair(stride, 1),
+        padding: pair(ints(p, dims, op, "padding", 0)?, 0),
+        dilation: pair(ints(d.unwrap_or(&one), dims, op, "dilation", 1)?, 1),
+        ceil_mode,
+    })
+}
+
+fn values_or_pair(py: Python<'_>, (v, i): (Tensor, Tensor), return_indices: bool) -> PyResult<Py<PyAny>> {
+    if return_indices {
+        Ok((wrap(v), wrap(i)).into_pyobject(py)?.into_any().unbind())
+    } else {
+        Ok(Bound::new(py, wrap(v))?.into_any().unbind())
+    }
+}
+
+macro_rules! max_pool_fn {
+    ($name:ident, $dims:expr) => {
+        #[pyfunction]
+        #[pyo3(signature = (input, kernel_size, stride=None, padding=None, dilation=None, ceil_mode=false, return_indices=false))]
+        #[allow(clippy::too_many_arguments)]
+        fn $name(
+            py: Python<'_>,
+            input: PyRef<'_, PyTensor>,
+            kernel_size: &Bound<'_, PyAny>,
+            stride: Option<&Bound<'_, PyAny>>,
+            padding: Option<&Bound<'_, PyAny>>,
+            dilation: Option<&Bound<'_, PyAny>>,
+            ceil_mode: bool,
+            return_indices: bool,
+        ) -> PyResult<Py<PyAny>> {
+            let zero = 0i64.into_pyobject(py)?.into_any();
+            let o = pool_opts(py, $dims, stringify!($name), kernel_size, stride, padding.unwrap_or(&zero), dilation, ceil_mode)?;
+            let x = input.t.clone();
+            let r = run(py, x.numel(), || pool::max_pool(stringify!($name), $dims, &x, &Kind::Sliding(&o)))?;
+            values_or_pair(py, r, return_indices)
+        }
+    };
+}
+max_pool_fn!(max_pool1d, 1);
+max_pool_fn!(max_pool2d, 2);
+
+#[pyfunction]
+#[pyo3(signature = (input, kernel_size, stride=None, padding=None, ceil_mode=false, count_include_pad=true, divisor_override=None))]
+#[allow(clippy::too_many_arguments)]
+fn avg_pool2d(
+    py: Python<'_>,
+    input: PyRef<'_, PyTensor>,
+    kernel_size: &Bound<'_, PyAny>,
+    stride: Option<&Bound<'_, PyAny>>,
+    padding: Option<&Bound<'_, PyAny>>,
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: Option<i64>,
+) -> PyResult<PyTensor> {
+    if divisor_override == Some(0) {
+        return Err(PyRuntimeError::new_err("avg_pool2d: divisor must be not zero"));
+    }
+    let zero = 0i64.into_pyobject(py)?.into_any();
+    let o = pool_opts(py, 2, "avg_pool2d", kernel_size, stride, padding.unwrap_or(&zero), None, ceil_mode)?;
+    let x = input.t.clone();
+    Ok(wrap(run(py, x.numel(), || pool::avg_pool("avg_pool2d", 2, &x, &Kind::Sliding(&o), count_include_pad, divisor_override.map(|d| d as f64)))?))
+}
+
+#[pyfunction]
+#[pyo3(signature = (input, kernel_size, stride=None, padding=None, ceil_mode=false, count_include_pad=true))]
+fn avg_pool1d(
+    py: Python<'_>,
+    input: PyRef<'_, PyTensor>,
+    kernel_size: &Bound<'_, PyAny>,
+    stride: Option<&Bound<'_, PyAny>>,
+    padding: Option<&Bound<'_, PyAny>>,
+    ceil_mode: bool,
+    count_include_pad: bool,
+) -> PyResult<PyTensor> {
+    let zero = 0i64.into_pyobject(py)?.into_any();
+    let o = pool_opts(py, 1, "avg_pool1d", kernel_size, stride, padding.unwrap_or(&zero), None, ceil_mode)?;
+    let x = input.t.clone();
+    Ok(wrap(run(py, x.numel(), || pool::avg_pool("avg_pool1d", 1, &x, &Kind::Sliding(&o), count_include_pad, None))?))
+}
+
+/// `output_size`: an int or a tuple whose entries may be None (keep the input's size).
+fn output_size(obj: &Bound<'_, PyAny>) -> PyResult<Vec<Option<i64>>> {
+    if obj.is_instance_of::<pyo3::types::PyTuple>() || obj.is_instance_of::<pyo3::types::PyList>() {
+        obj.try_iter()?.map(|v| v?.extract::<Option<i64>>()).collect()
+    } else {
+        Ok(vec![Some(obj.extract::<i64>()?)])
+    }
+}
+
+macro_rules! adaptive_avg_fn {
+    ($name:ident, $dims:expr) => {
+        #[pyfunction]
+        fn $name(py: Python<'_>, input: PyRef<'_, PyTensor>, output_size: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+            let x = input.t.clone();
+            let size = pool::adaptive_size(stringify!($name), &x, $dims, &self::output_size(output_size)?)?;
+            Ok(wrap(run(py, x.numel(), || pool::avg_pool(stringify!($name), $dims, &x, &Kind::Adaptive(size), true, None))?))
+        }
+    };
+}
+adaptive_avg_fn!(adaptive_avg_pool1d, 1);
+adaptive_avg_fn!(adaptive_avg_pool2d, 2);
+
+macro_rules! adaptive_max_fn {
+    ($name:ident, $dims:expr) => {
+        #[pyfunction]
+        #[pyo3(signature = (input, output_size, return_indices=false))]
+        fn $name(py: Python<'_>, input: PyRef<'_, PyTensor>, output_size: &Bound<'_, PyAny>, return_indices: bool) -> PyResult<Py<PyAny>> {
+            let x = input.t.clone();
+            let size = pool::adaptive_size(stringify!($name), &x, $dims, &self::output_size(output_size)?)?;
+            let r = run(py, x.numel(), || pool::max_pool(stringify!($name), $dims, &x, &Kind::Adaptive(size)))?;
+            values_or_pair(py, r, return_indices)
+        }
+    };
+}
+adaptive_max_fn!(adaptive_max_pool1d, 1);
+adaptive_max_fn!(adaptive_max_pool2d, 2);
+
+/// softmax / log_softmax: dim None takes PyTorch's legacy choice (0 for 0-, 1- and 3-D inputs, else 1).
+fn softmax_call(py: Python<'_>, input: &Tensor, dim: Option<i64>, dtype: Option<&Bound<'_, PyAny>>, log: bool) -> PyResult<PyTensor> {
+    let dim = dim.unwrap_or(if matches!(input.ndim(), 0 | 1 | 3) { 0 } else { 1 });
+    let dtype = super::dtype::dtype_arg(dtype)?;
+    let x = input.clone();
+    Ok(wrap(run(py, x.numel(), || softmax::softmax(&x, dim, dtype, log))?))
+}
+
+#[pyfunction(name = "softmax")]
+#[pyo3(signature = (input, dim=None, _stacklevel=3, dtype=None))]
+fn softmax_fn(py: Python<'_>, input: PyRef<'_, PyTensor>, dim: Option<i64>, _stacklevel: i64, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+    softmax_call(py, &input.t, dim, dtype, false)
+}
+
+#[pyfunction]
+#[pyo3(signature = (input, dim=None, _stacklevel=3, dtype=None))]
+fn log_softmax(py: Python<'_>, input: PyRef<'_, PyTensor>, dim: Option<i64>, _stacklevel: i64, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+    softmax_call(py, &input.t, dim, dtype, true)
+}
+
+#[pymethods]
+impl PyTensor {
+    #[pyo3(name = "softmax", signature = (dim, dtype=None))]
+    fn softmax_method(&self, py: Python<'_>, dim: i64, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+        softmax_call(py, &self.t, Some(dim), dtype, false)
+    }
+    #[pyo3(name = "log_softmax", signature = (dim, dtype=None))]
+    fn log_softmax_method(&self, py: Python<'_>, dim: i64, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+        softmax_call(py, &self.t, Some(dim), dtype, true)
+    }
+}
+
+#[pyfunction]
+#[pyo3(signature = (input, normalized_shape, weight=None, bias=None, eps=1e-5))]
+fn layer_norm(py: Python<'_>, input: PyRef<'_, PyTensor>, normalized_shape: &Bound<'_, PyAny>, weight: Option<PyRef<'_, PyTensor>>, bias: Option<PyRef<'_, PyTensor>>, eps: f64) -> PyResult<PyTensor> {
+    let shape: Vec<usize> = int_list(normalized_shape, "normalized_shape")?.iter().map(|&v| v.max(0) as usize).collect();
+    let (x, w, b) = (input.t.clone(), weight.map(|t| t.t.clone()), bias.map(|t| t.t.clone()));
+    Ok(wrap(run(py, x.numel(), || crate::ops::norm::layer_norm(&x, &shape, w.as_ref(), b.as_ref(), eps))?))
+}
+
+#[pyfunction]
+#[pyo3(signature = (input, weight, bias=None))]
+fn linear(py: Python<'_>, input: PyRef<'_, PyTensor>, weight: PyRef<'_, PyTensor>, bias: Option<PyRef<'_, PyTensor>>) -> PyResult<PyTensor> {
+    let (x, w, b) = (input.t.clone(), weight.t.clone(), bias.map(|t| t.t.clone()));
+    let work = x.numel().saturating_mul(w.shape().first().copied().unwrap_or(1));
+    Ok(wrap(run(py, work, || crate::ops::linalg::linear(&x, &w, b.as_ref()))?))
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(layer_norm, m)?)?;
+    m.add_function(wrap_pyfunction!(linear, m)?)?;
+    m.add_function(wrap_pyfunction!(softmax_fn, m)?)?;
+    m.add_function(wrap_pyfunction!(log_softmax, m)?)?;
+    m.add_function(wrap_pyfunction!(max_pool1d, m)?)?;
+    m.add_function(wrap_pyfunction!(max_pool2d, m)?)?;
+    m.add_function(wrap_pyfunction!(avg_pool1d, m)?)?;
+    m.add_function(wrap_pyfunction!(avg_pool2d, m)?)?;
+    m.add_function(wrap_pyfunction!(adaptive_avg_pool1d, m)?)?;
+    m.add_function(wrap_pyfunction!(adaptive_avg_pool2d, m)?)?;
+    m.add_function(wrap_pyfunction!(adaptive_max_pool1d, m)?)?;
+    m.add_function(wrap_pyfunction!(adaptive_max_pool2d, m)?)?;
+    m.add_function(wrap_pyfunction!(conv1d, m)?)?;
+    m.add_function(wrap_pyfunction!(conv2d, m)?)?;
+    m.add_function(wrap_pyfunction!(conv_transpose1d, m)?)?;
+    m.add_function(wrap_pyfunction!(conv_transpose2d, m)?)?;
+    m.add_function(wrap_pyfunction!(unfold, m)?)?;
+    m.add_function(wrap_pyfunction!(fold, m)?)?;
+    Ok(())
+}

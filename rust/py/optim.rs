@@ -1,0 +1,73 @@
+//! Binding of the fused optimizer step: one call updates every parameter of a
+//! param group (the loop over tensors runs in Rust, without the GIL).
+
+use super::tensor::PyTensor;
+use crate::optim::{step, Rule};
+use crate::tensor::Tensor;
+use pyo3::exceptions::{PyKeyError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+fn rule(kind: &str, h: &Bound<'_, PyDict>) -> PyResult<Rule> {
+    let f = |k: &str| -> PyResult<f64> { h.get_item(k)?.ok_or_else(|| PyKeyError::new_err(format!("optimizer hyperparameter '{}' missing", k)))?.extract() };
+    let b = |k: &str| -> PyResult<bool> { h.get_item(k)?.map_or(Ok(false), |v| v.is_truthy()) };
+    let betas = || -> PyResult<(f64, f64)> { h.get_item("betas")?.ok_or_else(|| PyKeyError::new_err("optimizer hyperparameter 'betas' missing"))?.extract() };
+    let (lr, wd, maximize) = (f("lr")?, f("weight_decay")?, b("maximize")?);
+    Ok(match kind {
+        "sgd" => Rule::Sgd { lr, momentum: f("momentum")?, dampening: f("dampening")?, nesterov: b("nesterov")?, wd, maximize },
+        "adam" | "adamw" => {
+            let (b1, b2) = betas()?;
+            Rule::Adam { lr, b1, b2, eps: f("eps")?, wd, amsgrad: b("amsgrad")?, maximize, decoupled: kind == "adamw" || b("decoupled_weight_decay")? }
+        }
+        "rmsprop" => Rule::RmsProp { lr, alpha: f("alpha")?, eps: f("eps")?, wd, momentum: f("momentum")?, centered: b("centered")?, maximize },
+        "adagrad" => Rule::Adagrad { lr, lr_decay: f("lr_decay")?, wd, eps: f("eps")?, maximize },
+        "adamax" => {
+            let (b1, b2) = betas()?;
+            Rule::Adamax { lr, b1, b2, eps: f("eps")?, wd, maximize }
+        }
+        "nadam" => {
+            let (b1, b2) = betas()?;
+            Rule::NAdam { lr, b1, b2, eps: f("eps")?, wd, momentum_decay: f("momentum_decay")?, decoupled: b("decoupled_weight_decay")?, maximize }
+        }
+        "radam" => {
+            let (b1, b2) = betas()?;
+            Rule::RAdam { lr, b1, b2, eps: f("eps")?, wd, decoupled: b("decoupled_weight_decay")?, maximize }
+        }
+        _ => return Err(PyValueError::new_err(format!("unknown optimizer '{}'", kind))),
+    })
+}
+
+fn tensors(v: &[PyRef<'_, PyTensor>]) -> Vec<Tensor> {
+    v.iter().map(|t| t.t.clone()).collect()
+}
+
+/// Updates params[i] from grads[i] with states[i] (tensors shaped like the
+/// parameter) and scalars[i] (0-d step counters); fresh[i]: state just created.
+#[pyfunction]
+#[pyo3(signature = (kind, group, params, grads, states, scalars, fresh))]
+fn _optimizer_step(
+    py: Python<'_>,
+    kind: &str,
+    group: &Bound<'_, PyDict>,
+    params: Vec<PyRef<'_, PyTensor>>,
+    grads: Vec<PyRef<'_, PyTensor>>,
+    states: Vec<Vec<PyRef<'_, PyTensor>>>,
+    scalars: Vec<Vec<PyRef<'_, PyTensor>>>,
+    fresh: Vec<bool>,
+) -> PyResult<()> {
+    let r = rule(kind, group)?;
+    let n = params.len();
+    if grads.len() != n || states.len() != n || scalars.len() != n || fresh.len() != n {
+        return Err(PyValueError::new_err("_optimizer_step: lists of different lengths"));
+    }
+    let (p, g) = (tensors(&params), tensors(&grads));
+    let s: Vec<Vec<Tensor>> = states.iter().map(|v| tensors(v)).collect();
+    let k: Vec<Vec<Tensor>> = scalars.iter().map(|v| tensors(v)).collect();
+    py.detach(|| (0..n).try_for_each(|i| step(&r, &p[i], &g[i], &s[i], &k[i], fresh[i])))?;
+    Ok(())
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(_optimizer_step, m)?)?;
+    Ok(())
+}
