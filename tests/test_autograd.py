@@ -1263,3 +1263,16 @@ def test_deep_graph_backward_and_delete():
     """)
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0 and "DONE" in r.stdout, (r.returncode, r.stdout[-500:], r.stderr[-2000:])
+
+
+def test_leaf_reached_by_several_paths_gets_the_sum_and_gradients_stay_untouched():
+    # The first gradient a leaf receives may be stored as .grad without a copy only
+    # when nothing else can see it: here the same tensor flows down three paths.
+    a = rumus.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    (a + a + a).mean().backward()
+    np.testing.assert_allclose(a.grad.numpy(), [1.0, 1.0, 1.0])
+    g = rumus.tensor([1.0, 2.0, 3.0])
+    b = rumus.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    (b + b + b).backward(g)
+    np.testing.assert_allclose(b.grad.numpy(), [3.0, 6.0, 9.0])
+    np.testing.assert_allclose(g.numpy(), [1.0, 2.0, 3.0])

@@ -529,6 +529,151 @@ ROWS = [
 ]
 
 
+# ---------------------------------------------------------- nn.functional rows
+# Inputs stay away from the kinks of each op (hinges, clamps, |x|, max ties).
+
+
+def pair_away(shape, points, lo=-2.0, hi=2.0, gap=0.15):
+    """x, y with x - y at least ``gap`` away from every point (and y uniform)."""
+    def gen(rng):
+        y = rng.uniform(lo, hi, shape)
+        d = AWAY(*shape, points=points, lo=lo, hi=hi, gap=gap)(rng)
+        return [y + d, y]
+    return gen
+
+
+def _dropout_seeded(x, fn, **kw):
+    rumus.manual_seed(0)  # the same mask on every evaluation
+    return fn(x, **kw)
+
+
+def _bn_train(x, w, b):
+    rm, rv = rumus.zeros(3, dtype=f64), rumus.ones(3, dtype=f64)
+    return F.batch_norm(x, rm, rv, w, b, training=True, eps=1e-3)
+
+
+def _ranking_inputs(rng):
+    """input1, input2 with |input1 - input2| >= 0.3: the margin-0.2 hinge stays off its kink."""
+    a = rng.uniform(-1, 1, 6)
+    d = rng.uniform(0.3, 1.0, 6) * rng.choice([-1.0, 1.0], 6)
+    return [a + d, a, Const(np.array([1.0, -1.0, 1.0, 1.0, -1.0, -1.0]))]
+
+
+def _cos_emb_inputs(rng):
+    x1, x2 = rng.uniform(-1, 1, (4, 3)), rng.uniform(-1, 1, (4, 3))
+    cos = (x1 * x2).sum(1) / np.sqrt((x1 * x1).sum(1) * (x2 * x2).sum(1))
+    x2[np.abs(cos - 0.1) < 0.1] *= -1  # cos away from the margin 0.1 (sign flip moves it to -cos)
+    return [x1, x2, Const(np.array([1.0, -1.0, -1.0, 1.0]))]
+
+
+NN_ROWS = [
+    # ---- Rust kernels
+    Row("F_linear", lambda x, w, b: F.linear(x, w, b), [U(2, 3), U(4, 3), U(4)]),
+    Row("F_linear_1d_nobias", lambda x, w: F.linear(x, w), [U(3), U(2, 3)]),
+    Row("F_conv1d", lambda x, w, b: F.conv1d(x, w, b, stride=2, padding=1, dilation=2), [U(2, 2, 7), U(3, 2, 2), U(3)]),
+    Row("F_conv2d", lambda x, w, b: F.conv2d(x, w, b, padding=1), [U(1, 2, 4, 3), U(2, 2, 3, 2), U(2)]),
+    Row("F_conv2d_stride_groups", lambda x, w: F.conv2d(x, w, stride=(2, 1), dilation=(1, 2), groups=2),
+        [U(1, 4, 5, 5), U(4, 2, 2, 2)]),
+    Row("F_conv2d_same", lambda x, w: F.conv2d(x, w, padding="same"), [U(1, 1, 4, 4), U(2, 1, 2, 3)]),
+    Row("F_conv_transpose1d", lambda x, w, b: F.conv_transpose1d(x, w, b, stride=2, padding=1, output_padding=1),
+        [U(1, 2, 4), U(2, 3, 3), U(3)]),
+    Row("F_conv_transpose2d", lambda x, w: F.conv_transpose2d(x, w, stride=2, output_padding=1, groups=2),
+        [U(1, 4, 2, 3), U(4, 1, 2, 2)]),
+    Row("F_unfold", lambda x: F.unfold(x, (2, 3), padding=1, stride=(2, 1)), [U(1, 2, 3, 4)]),
+    Row("F_fold", lambda x: F.fold(x, (3, 4), 2), [U(1, 8, 6)]),
+    Row("F_max_pool1d", lambda x: F.max_pool1d(x, 3, 2, 1), [DISTINCT(1, 2, 7)]),
+    Row("F_max_pool2d", lambda x: F.max_pool2d(x, 2), [DISTINCT(1, 2, 4, 4)]),
+    Row("F_max_pool2d_ceil_dilation", lambda x: F.max_pool2d(x, 2, 2, 1, (1, 2), True), [DISTINCT(1, 1, 5, 6)]),
+    Row("F_avg_pool1d", lambda x: F.avg_pool1d(x, 3, 2, 1, count_include_pad=False), [U(1, 2, 7)]),
+    Row("F_avg_pool2d", lambda x: F.avg_pool2d(x, 2), [U(1, 2, 4, 4)]),
+    Row("F_avg_pool2d_ceil_divisor", lambda x: F.avg_pool2d(x, 3, 2, 1, True, True, 4), [U(1, 1, 5, 4)]),
+    Row("F_adaptive_avg_pool1d", lambda x: F.adaptive_avg_pool1d(x, 3), [U(1, 2, 5)]),
+    Row("F_adaptive_avg_pool2d", lambda x: F.adaptive_avg_pool2d(x, (2, 3)), [U(1, 2, 5, 4)]),
+    Row("F_adaptive_max_pool1d", lambda x: F.adaptive_max_pool1d(x, 3), [DISTINCT(1, 2, 5)]),
+    Row("F_adaptive_max_pool2d", lambda x: F.adaptive_max_pool2d(x, (2, 3)), [DISTINCT(1, 2, 5, 4)]),
+    Row("F_softmax", lambda x: F.softmax(x, 1), [U(3, 4)]),
+    Row("F_softmax_dim0", lambda x: F.softmax(x, dim=0), [U(3, 4)]),
+    Row("F_log_softmax", lambda x: F.log_softmax(x, -1), [U(3, 4)]),
+    Row("F_softmin", lambda x: F.softmin(x, 1), [U(3, 4)]),
+    Row("F_layer_norm", lambda x, w, b: F.layer_norm(x, (4,), w, b), [U(3, 4), U(4), U(4)]),
+    Row("F_layer_norm_2d_shape", lambda x: F.layer_norm(x, (2, 3), eps=1e-3), [U(2, 2, 3)]),
+    # ---- compositions
+    Row("F_bilinear", lambda a, b, w, c: F.bilinear(a, b, w, c), [U(2, 3), U(2, 2), U(4, 3, 2), U(4)]),
+    Row("F_batch_norm_train", _bn_train, [U(4, 3), U(3), U(3)]),
+    Row("F_batch_norm_train_4d", lambda x: F.batch_norm(x, None, None, training=True), [U(2, 2, 2, 2)]),
+    Row("F_batch_norm_eval", lambda x, w, b: F.batch_norm(
+        x, rumus.tensor([0.1, -0.2, 0.3], dtype=f64), rumus.tensor([1.5, 0.5, 2.0], dtype=f64), w, b),
+        [U(2, 3, 2), U(3), U(3)]),
+    Row("F_group_norm", lambda x, w, b: F.group_norm(x, 2, w, b), [U(2, 4, 2), U(4), U(4)]),
+    Row("F_instance_norm", lambda x, w: F.instance_norm(x, weight=w), [U(2, 2, 3), U(2)]),
+    Row("F_rms_norm", lambda x, w: F.rms_norm(x, (4,), w), [U(3, 4), U(4)]),
+    Row("F_relu6", lambda x: F.relu6(x), [AWAY(3, 4, points=[0.0, 6.0], lo=-2, hi=8)]),
+    Row("F_hardtanh", lambda x: F.hardtanh(x, -0.5, 1.0), [AWAY(3, 4, points=[-0.5, 1.0])]),
+    Row("F_selu", lambda x: F.selu(x), [NZ(3, 4)]),
+    Row("F_celu", lambda x: F.celu(x, 0.7), [NZ(3, 4)]),
+    Row("F_hardsigmoid", lambda x: F.hardsigmoid(x), [AWAY(3, 4, points=[-3.0, 3.0], lo=-4, hi=4)]),
+    Row("F_hardswish", lambda x: F.hardswish(x), [AWAY(3, 4, points=[-3.0, 3.0], lo=-4, hi=4)]),
+    Row("F_logsigmoid", lambda x: F.logsigmoid(x), [U(3, 4, lo=-4, hi=4)]),
+    Row("F_softsign", lambda x: F.softsign(x), [NZ(3, 4)]),
+    Row("F_threshold", lambda x: F.threshold(x, 0.5, -1.0), [AWAY(3, 4, points=[0.5])]),
+    Row("F_prelu", lambda x, w: F.prelu(x, w), [NZ(2, 3, 2), U(3)]),
+    Row("F_glu", lambda x: F.glu(x, 1), [U(2, 4)]),
+    Row("F_elu_inplace", lambda x: F.elu(x * 1, inplace=True), [NZ(3, 4)]),
+    Row("F_leaky_relu_inplace", lambda x: F.leaky_relu(x * 1, 0.2, True), [NZ(3, 4)]),
+    Row("F_normalize", lambda x: F.normalize(x, dim=1), [U(3, 4)]),
+    Row("F_normalize_p1", lambda x: F.normalize(x, p=1.0, dim=0), [NZ(3, 4)]),
+    Row("F_cosine_similarity", lambda a, b: F.cosine_similarity(a, b, dim=-1), [U(3, 4), U(4)]),
+    Row("F_pairwise_distance", lambda a, b: F.pairwise_distance(a, b), [U(3, 4), U(3, 4)]),
+    Row("F_embedding", lambda w, i: F.embedding(i, w), [U(5, 3), I([[1, 4, 1], [0, 2, 4]])]),
+    # the padding row's values reach the output but get no gradient: compare on the other positions
+    Row("F_embedding_padding_idx", lambda w, i: F.embedding(i, w, padding_idx=1) * (i != 1).unsqueeze(-1),
+        [U(5, 3), I([[1, 4, 1], [0, 2, 4]])]),
+    Row("F_dropout", lambda x: _dropout_seeded(x, F.dropout, p=0.4), [U(4, 5)]),
+    Row("F_dropout2d", lambda x: _dropout_seeded(x, F.dropout2d, p=0.5), [U(2, 3, 2, 2)]),
+    Row("F_pad_constant", lambda x: F.pad(x, (1, 2, -1, 1), value=0.5), [U(2, 3, 4)]),
+    Row("F_pad_reflect", lambda x: F.pad(x, (2, 1, 1, 2), mode="reflect"), [U(1, 3, 4)]),
+    Row("F_pad_replicate", lambda x: F.pad(x, (2, 1), mode="replicate"), [U(2, 3)]),
+    Row("F_pad_circular", lambda x: F.pad(x, (1, 3, 2, 0), mode="circular"), [U(1, 3, 4)]),
+    Row("F_interpolate_nearest", lambda x: F.interpolate(x, size=(5, 3)), [U(1, 2, 3, 2)]),
+    Row("F_interpolate_linear", lambda x: F.interpolate(x, scale_factor=1.7, mode="linear"), [U(1, 2, 4)]),
+    Row("F_interpolate_bilinear_ac", lambda x: F.interpolate(x, size=(4, 5), mode="bilinear", align_corners=True),
+        [U(1, 1, 3, 3)]),
+    Row("F_interpolate_bicubic", lambda x: F.interpolate(x, size=(5, 3), mode="bicubic"), [U(1, 1, 3, 4)]),
+    Row("F_pixel_shuffle", lambda x: F.pixel_shuffle(x, 2), [U(1, 8, 2, 1)]),
+    Row("F_pixel_unshuffle", lambda x: F.pixel_unshuffle(x, 2), [U(1, 2, 2, 4)]),
+    Row("F_sdpa", lambda q, k, v: F.scaled_dot_product_attention(q, k, v), [U(2, 3, 4), U(2, 4, 4), U(2, 4, 2)]),
+    Row("F_sdpa_causal_scale", lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=0.7),
+        [U(1, 4, 3), U(1, 3, 3), U(1, 3, 2)]),
+    Row("F_sdpa_bool_mask", lambda q, k, v, m: F.scaled_dot_product_attention(q, k, v, m),
+        [U(3, 2), U(4, 2), U(4, 2), B(np.array([[1, 0, 1, 0], [0, 0, 0, 0], [1, 1, 1, 1]], bool))]),
+    Row("F_sdpa_float_mask", lambda q, k, v, m: F.scaled_dot_product_attention(q, k, v, m),
+        [U(3, 2), U(4, 2), U(4, 2), U(3, 4)]),
+    # ---- losses
+    Row("F_mse_loss", lambda x, y: F.mse_loss(x, y), [U(3, 4), U(3, 4)]),
+    Row("F_mse_loss_weight_none", lambda x, y, w: F.mse_loss(x, y, reduction="none", weight=w),
+        [U(3, 4), U(3, 4), P(3, 4)]),
+    Row("F_l1_loss_sum", lambda x, y: F.l1_loss(x, y, reduction="sum"), pair_away((3, 4), [0.0])),
+    Row("F_smooth_l1_loss", lambda x, y: F.smooth_l1_loss(x, y, beta=0.5), pair_away((3, 4), [-0.5, 0.0, 0.5])),
+    Row("F_huber_loss", lambda x, y: F.huber_loss(x, y, delta=0.5), pair_away((3, 4), [-0.5, 0.0, 0.5])),
+    Row("F_cross_entropy", lambda x: F.cross_entropy(x, rumus.tensor([1, 0, 3])), [U(3, 4)]),
+    Row("F_cross_entropy_weight_ignore_smooth", lambda x, w: F.cross_entropy(
+        x, rumus.tensor([1, 2, 3, 2]), w, ignore_index=2, label_smoothing=0.2), [U(4, 5), P(5)]),
+    Row("F_cross_entropy_nd_none", lambda x: F.cross_entropy(x, rumus.tensor([[0, 2], [1, 1]]), reduction="none"),
+        [U(2, 3, 2)]),
+    Row("F_cross_entropy_probs", lambda x, p: F.cross_entropy(x, p, label_smoothing=0.1), [U(3, 4), P(3, 4)]),
+    Row("F_nll_loss", lambda x, w: F.nll_loss(x, rumus.tensor([1, 0, 3]), w, reduction="mean"), [U(3, 4), P(4)]),
+    Row("F_binary_cross_entropy", lambda p, t, w: F.binary_cross_entropy(p, t, w),
+        [U(3, 4, lo=0.1, hi=0.9), U(3, 4, lo=0, hi=1), P(4)]),
+    Row("F_bce_with_logits", lambda x, t, pw: F.binary_cross_entropy_with_logits(x, t, pos_weight=pw),
+        [U(3, 4), U(3, 4, lo=0, hi=1), P(4)]),
+    Row("F_kl_div_batchmean", lambda x, t: F.kl_div(x, t, reduction="batchmean"), [U(3, 4), P(3, 4)]),
+    Row("F_kl_div_log_target", lambda x, t: F.kl_div(x, t, reduction="sum", log_target=True), [U(3, 4), U(3, 4)]),
+    Row("F_cosine_embedding_loss", lambda a, b, y: F.cosine_embedding_loss(a, b, y, margin=0.1), _cos_emb_inputs),
+    Row("F_margin_ranking_loss", lambda a, b, y: F.margin_ranking_loss(a, b, y, margin=0.2), _ranking_inputs),
+]
+ROWS += NN_ROWS
+
+
 # --------------------------------------------------------------- runners
 
 

@@ -88,7 +88,35 @@ for _name in (
     globals()[_name] = _method_function(_name)
 del _name
 
-from . import autograd, nn, utils  # noqa: E402
+
+
+def _rebuild_tensor(array, dtype_name, requires_grad):
+    t = from_numpy(array).to(globals()[dtype_name])
+    return t.requires_grad_() if requires_grad else t
+
+
+def _reduce_ex(self, protocol):
+    """Pickles a tensor as its data (a NumPy array), dtype and requires_grad; no history."""
+    name = str(self.dtype).removeprefix("rumus.")
+    data = self.detach()
+    array = (data.float() if self.dtype == bfloat16 else data).numpy().copy()
+    return (_rebuild_tensor, (array, name, self.requires_grad))
+
+
+def _deepcopy(self, memo):
+    if not self.is_leaf:
+        raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol at the moment.")
+    out = memo.get(id(self))
+    if out is None:
+        out = memo[id(self)] = type(self)(self.detach().clone(), self.requires_grad) if type(self) is not Tensor else self.detach().clone().requires_grad_(self.requires_grad)
+    return out
+
+
+Tensor.__reduce_ex__ = _reduce_ex
+Tensor.__deepcopy__ = _deepcopy
+
+from . import autograd, nn, optim, utils  # noqa: E402
+from .serialization import load, save  # noqa: E402
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: E402
 
 __all__ = [n for n in dir() if not n.startswith("_")]

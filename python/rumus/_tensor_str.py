@@ -31,7 +31,7 @@ def _format(arr, prefix):
 def tensor_repr(t):
     dtype = t.dtype
     name = repr(dtype).split(".", 1)[1]
-    arr = (t.float() if name == "bfloat16" else t).numpy()
+    arr = (t.float() if name == "bfloat16" else t).detach().numpy()
     prefix = "tensor("
     if t.numel() == 0 and t.ndim != 1:
         body = "[]"

@@ -248,7 +248,8 @@ fn accumulate(leaf: &Arc<TensorImpl>, g: Tensor, create_graph: bool) -> Result<(
     let new = match t.grad() {
         None if create_graph => g,
         None => {
-            let owned = Arc::strong_count(g.storage()) == 1 && g.is_contiguous() && g.layout().offset == 0 && g.numel() == g.storage().len();
+            // Owned: no other handle (tensor or view) can see this memory.
+            let owned = Arc::strong_count(&g.0) == 1 && Arc::strong_count(g.storage()) == 1 && g.is_contiguous() && g.layout().offset == 0 && g.numel() == g.storage().len();
             if owned { g.detach_nonview() } else { crate::ops::copy::contiguous_clone(&g)? }
         }
         Some(old) if create_graph || old.requires_grad() => binary(Binary::Add, &Operand::T(old), &Operand::T(g), None)?,

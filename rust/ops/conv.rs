@@ -279,7 +279,10 @@ pub fn conv_transpose(dims: usize, x: &Tensor, w: &Tensor, bias: Option<&Tensor>
     let (n, c, h, wd) = (xb.shape()[0], xb.shape()[1], xb.shape()[2], xb.shape()[3]);
     let (ic, og, kh, kw) = (wb.shape()[0], wb.shape()[1], wb.shape()[2], wb.shape()[3]);
     let g = o.groups;
-    if ic != c || c % g != 0 {
+    if ic % g != 0 {
+        bail!(Runtime, "{}: Given groups={}, expected weight to be divisible by {} at dimension 0, but got weight of size {} instead", op, g, g, fmt_shape(w.shape()));
+    }
+    if ic != c {
         bail!(
             Runtime,
             "{}: Given transposed=1, weight of size {}, expected input{} to have {} channels, but got {} channels instead",

@@ -957,8 +957,13 @@ impl Backward for BinaryBackward {
                 let (a, b) = (self.a.value(node)?, self.b.value(node)?);
                 if na {
                     // g·b·a^(b-1); a zero exponent gives zero.
-                    let bm1 = binary(Sub, &b, &O::S(crate::tensor::Scalar::Int(1)), None)?;
-                    let p = binary(Pow, &a, &O::T(bm1), None)?;
+                    // A Python-number exponent stays a number (a 0-d tensor would round it to float32).
+                    let bm1 = match &b {
+                        O::S(crate::tensor::Scalar::Int(v)) => O::S(crate::tensor::Scalar::Int(v - 1)),
+                        O::S(s) => O::S(crate::tensor::Scalar::Float(s.to_f64() - 1.0)),
+                        O::T(t) => O::T(binary(Sub, &O::T(t.clone()), &O::S(crate::tensor::Scalar::Int(1)), None)?),
+                    };
+                    let p = binary(Pow, &a, &bm1, None)?;
                     ga = Some(mul(g, &binary(Mul, &O::T(p), &b, None)?)?);
                 }
                 if nb {

@@ -205,6 +205,10 @@ fn index_select_raw(t: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
     }
     let d = wrap_dim(dim, t.ndim())?;
     let idx = super::shape::reshape(index, &[-1])?;
+    // Unlike t[idx], index_select does not wrap negative indices (PyTorch).
+    if index_values("index_select", &idx)?.iter().any(|&v| v < 0) {
+        bail!(Index, "index out of range in self");
+    }
     if t.ndim() == 0 {
         let vals = index_values("index_select", &idx)?;
         for &v in &vals {

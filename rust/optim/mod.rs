@@ -65,6 +65,7 @@ fn write_scalar(t: &Tensor, v: f64) -> Result<()> {
 }
 
 /// Updates `p` (and `state`, `scalars`) in place from its gradient `g`.
+/// `p` and `state` may be strided; all must have p's shape and dtype.
 /// `fresh`: the state was just created (SGD's momentum buffer starts as the gradient).
 pub fn step(rule: &Rule, p: &Tensor, g: &Tensor, state: &[Tensor], scalars: &[Tensor], fresh: bool) -> Result<()> {
     if !matches!(p.dtype(), DType::F32 | DType::F64) {
@@ -86,10 +87,12 @@ pub fn step(rule: &Rule, p: &Tensor, g: &Tensor, state: &[Tensor], scalars: &[Te
             );
         }
     }
-    if !p.is_contiguous() || state.iter().any(|s| !s.is_contiguous()) {
-        bail!(Runtime, "optimizer step: parameters and their state must be contiguous");
-    }
     p.check_writable("optimizer step")?;
+    // Strided parameters or state are updated in contiguous copies, written back after.
+    let dense = |t: &Tensor| if t.is_contiguous() { Ok(t.clone()) } else { crate::ops::copy::contiguous_clone(t) };
+    let originals: Vec<&Tensor> = std::iter::once(p).chain(state).collect();
+    let work: Vec<Tensor> = originals.iter().map(|t| dense(t)).collect::<Result<_>>()?;
+    let (p_work, state) = (&work[0], &work[1..]);
     let g = crate::ops::copy::contiguous(g)?;
     // Step-dependent scalars, advanced once per tensor.
     let mut k = [0f64; 2];
@@ -102,20 +105,24 @@ pub fn step(rule: &Rule, p: &Tensor, g: &Tensor, state: &[Tensor], scalars: &[Te
     }
     let mu_product = if let Rule::NAdam { b1, momentum_decay, .. } = *rule {
         let mu = b1 * (1.0 - 0.5 * 0.96f64.powf(k[0] * momentum_decay));
-        let prod = k[1] * mu;
-        write_scalar(&scalars[1], prod)?;
-        prod
+        write_scalar(&scalars[1], k[1] * mu)?;
+        // Read back: the update uses the product as stored (float32), as PyTorch does.
+        read_scalar(&scalars[1])?
     } else {
         0.0
     };
     crate::dispatch_float!(p.dtype(), T => {
         let ptrs: Vec<P<T>> = state.iter().map(|s| s.ptr::<T>().map(P)).collect::<Result<_>>()?;
         // SAFETY: p, g and state are contiguous with p.numel() elements each (checked above).
-        unsafe { update::<T>(rule, P(p.ptr::<T>()?), P(g.ptr::<T>()?), &ptrs, p.numel(), k[0], mu_product, fresh) };
+        unsafe { update::<T>(rule, P(p_work.ptr::<T>()?), P(g.ptr::<T>()?), &ptrs, p.numel(), k[0], mu_product, fresh) };
     });
-    p.storage().bump_version();
-    for s in state {
-        s.storage().bump_version();
+    for (orig, w) in originals.iter().zip(&work) {
+        if orig.is_contiguous() {
+            orig.storage().bump_version();
+        } else {
+            crate::ops::copy::copy_into(orig, w)?;
+            orig.storage().bump_version();
+        }
     }
     Ok(())
 }

@@ -7,7 +7,7 @@ use crate::ops::conv::{self, ConvOpts, Padding};
 use crate::ops::pool::{self, Kind, PoolOpts};
 use crate::ops::softmax;
 use crate::tensor::Tensor;
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 
 /// An int or a tuple of `n` ints (or of 1), each >= `min`.
@@ -28,7 +28,7 @@ fn padding(obj: &Bound<'_, PyAny>, n: usize, op: &str) -> PyResult<Padding> {
         return match s.as_str() {
             "same" => Ok(Padding::Same),
             "valid" => Ok(Padding::Valid),
-            _ => Err(PyValueError::new_err(format!("Invalid padding string '{}', should be one of {{'valid', 'same'}}", s))),
+            _ => Err(PyRuntimeError::new_err(format!("Invalid padding string: '{}'", s))),
         };
     }
     Ok(Padding::Explicit(ints(obj, n, op, "padding", 0)?))

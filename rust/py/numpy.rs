@@ -45,15 +45,6 @@ pub fn from_numpy(obj: &Bound<'_, PyAny>) -> PyResult<Tensor> {
     let arr = obj
         .cast::<PyUntypedArray>()
         .map_err(|_| PyTypeError::new_err(format!("expected np.ndarray (got {})", obj.get_type().name().map(|n| n.to_string()).unwrap_or_default())))?;
-    // Read-only memory can't back a tensor that may be written in place, and
-    // misaligned data can't be read as typed slices: those arrays are copied.
-    let flags = unsafe { (*arr.as_array_ptr()).fields.flags };
-    if flags & numpy::npyffi::NPY_ARRAY_WRITEABLE == 0 || flags & numpy::npyffi::NPY_ARRAY_ALIGNED == 0 {
-        return from_numpy(&obj.call_method0("copy")?);
-    }
-    let arr = obj
-        .cast::<PyUntypedArray>()
-        .map_err(|_| PyTypeError::new_err(format!("expected np.ndarray (got {})", obj.get_type().name().map(|n| n.to_string()).unwrap_or_default())))?;
     let dtype = dtype_of(arr)?;
     // Rust bools must be 0 or 1; NumPy treats any non-zero byte as True.
     if dtype == DType::Bool && obj.call_method1("view", ("u1",))?.call_method1("__gt__", (1,))?.call_method0("any")?.is_truthy()? {
@@ -72,6 +63,12 @@ pub fn from_numpy(obj: &Bound<'_, PyAny>) -> PyResult<Tensor> {
             return Err(PyValueError::new_err("given numpy array strides not a multiple of the element byte size. Copy the numpy array to reallocate the memory."));
         }
         strides.push(s / item);
+    }
+    // Read-only memory can't back a tensor that may be written in place, and
+    // misaligned data can't be read as typed slices: those arrays are copied.
+    let flags = unsafe { (*arr.as_array_ptr()).fields.flags };
+    if flags & numpy::npyffi::NPY_ARRAY_WRITEABLE == 0 || flags & numpy::npyffi::NPY_ARRAY_ALIGNED == 0 {
+        return from_numpy(&obj.call_method0("copy")?);
     }
     let layout = Layout { shape: shape.iter().copied().collect(), strides: strides.iter().copied().collect(), offset: 0 };
     // Elements spanned from the data pointer (strides are non-negative).

@@ -1,5 +1,8 @@
-"""Neural-network building blocks. Modules and layers arrive with the nn issue."""
+"""Neural-network building blocks: Module, Parameter, the layers, functional, init and utils."""
 
-from . import functional
+from . import functional, init, utils
+from .modules import *  # noqa: F401,F403
+from .modules import __all__ as _modules_all
+from .parameter import Parameter
 
-__all__ = ["functional"]
+__all__ = ["Parameter", "functional", "init", "utils", *_modules_all]

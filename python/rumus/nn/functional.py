@@ -1,15 +1,1008 @@
-"""Functional forms of activations and helpers, bound to the Rust kernels."""
+"""rumus.nn.functional: PyTorch's functional API.
 
+The heavy kernels (convolutions, pooling, unfold/fold, softmax, layer_norm, linear)
+are Rust functions bound here as they are. Everything else is a composition of
+differentiable rumus ops, so autograd derives its gradients and double gradients.
+"""
+
+import math
+import numbers
+import warnings
+
+import numpy as np
+
+from .. import _rumus
 from .._rumus import Tensor, one_hot
+from ..autograd import is_grad_enabled, no_grad
 
-relu = Tensor.relu
-gelu = Tensor.gelu
-silu = Tensor.silu
-mish = Tensor.mish
-elu = Tensor.elu
-leaky_relu = Tensor.leaky_relu
-softplus = Tensor.softplus
+# Rust kernels with PyTorch's signatures; each is bound once the engine has it.
+_RUST_OPS = (
+    "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "unfold", "fold",
+    "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d",
+    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d",
+    "softmax", "log_softmax", "layer_norm", "linear",
+)
+for _name in _RUST_OPS:
+    if hasattr(_rumus, _name):
+        globals()[_name] = getattr(_rumus, _name)
+del _name
+
+# Machine epsilon per dtype (rms_norm's default eps, as torch.finfo(dtype).eps).
+_EPS = {
+    _rumus.float32: float(np.finfo(np.float32).eps),
+    _rumus.float64: float(np.finfo(np.float64).eps),
+    _rumus.float16: float(np.finfo(np.float16).eps),
+    _rumus.bfloat16: 2.0 ** -7,
+}
+
+
+def _shape(t):
+    return list(t.shape)
+
+
+def _index(values, like):
+    """int64 index tensor on ``like``'s device."""
+    return _rumus.tensor(np.asarray(values, dtype=np.int64), device=like.device)
+
+
+def _channel_view(t, ndim, dim=1):
+    """(C,) tensor reshaped to broadcast along ``dim`` of an ``ndim``-D tensor."""
+    return t.reshape((-1,) + (1,) * (ndim - dim - 1))
+
+
+# ------------------------------------------------------------------ activations
+
+# same signatures as PyTorch's functional forms: the Rust methods themselves
 sigmoid = Tensor.sigmoid
 tanh = Tensor.tanh
+softplus = Tensor.softplus
+gelu = Tensor.gelu
 
-__all__ = ["one_hot", "relu", "gelu", "silu", "mish", "elu", "leaky_relu", "softplus", "sigmoid", "tanh"]
+
+def _write_back(input, fn):
+    """In-place form of an op rumus has no in-place kernel for: compute, then copy.
+    Under autograd the op reads a clone, so the tensor its backward saved is not the
+    one overwritten."""
+    src = input.clone() if input.requires_grad and is_grad_enabled() else input
+    return input.copy_(fn(src))
+
+
+def relu(input, inplace=False):
+    return input.relu_() if inplace else input.relu()
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return input.clamp_(min_val, max_val) if inplace else input.clamp(min_val, max_val)
+
+
+def relu6(input, inplace=False):
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def elu(input, alpha=1.0, inplace=False):
+    return _write_back(input, lambda t: t.elu(alpha)) if inplace else input.elu(alpha)
+
+
+def selu(input, inplace=False):
+    alpha, scale = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
+    if inplace:
+        return _write_back(input, lambda t: t.elu(alpha) * scale)
+    return input.elu(alpha) * scale
+
+
+def celu(input, alpha=1.0, inplace=False):
+    # celu(x) = alpha * elu(x / alpha)
+    if inplace:
+        return _write_back(input, lambda t: (t / alpha).elu() * alpha)
+    return (input / alpha).elu() * alpha
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    if inplace:
+        return _write_back(input, lambda t: t.leaky_relu(negative_slope))
+    return input.leaky_relu(negative_slope)
+
+
+def silu(input, inplace=False):
+    return input.silu_() if inplace else input.silu()
+
+
+def mish(input, inplace=False):
+    return input.mish_() if inplace else input.mish()
+
+
+def hardsigmoid(input, inplace=False):
+    if inplace:
+        return input.div_(6.0).add_(0.5).clamp_(0.0, 1.0)
+    return (input / 6.0 + 0.5).clamp(0.0, 1.0)
+
+
+def hardswish(input, inplace=False):
+    if inplace:
+        return _write_back(input, lambda t: t * hardsigmoid(t))
+    return input * hardsigmoid(input)
+
+
+def logsigmoid(input):
+    return -softplus(-input)
+
+
+def softsign(input):
+    return input / (input.abs() + 1)
+
+
+def threshold(input, threshold, value, inplace=False):
+    if inplace:
+        return input.masked_fill_(input <= threshold, value)
+    return input.masked_fill(input <= threshold, value)
+
+
+def prelu(input, weight):
+    if weight.numel() != 1:
+        channels = input.size(1) if input.dim() >= 2 else 1
+        if weight.dim() != 1 or weight.numel() != channels:
+            raise RuntimeError(
+                f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
+                f"{weight.numel()} and channel size = {channels}.")
+        if input.dim() >= 2:
+            weight = _channel_view(weight, input.dim())
+    return input.relu() + weight * input.clamp_max(0.0)
+
+
+def glu(input, dim=-1):
+    if input.dim() == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    if input.size(dim) % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {dim} is size {input.size(dim)}")
+    a, b = input.chunk(2, dim)
+    return a * b.sigmoid()
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    return softmax(-input, dim, dtype=dtype)
+
+
+# ----------------------------------------------------------------------- linear
+
+
+def bilinear(input1, input2, weight, bias=None):
+    if weight.dim() != 3:
+        raise RuntimeError(f"bilinear(): weight must be 3-dimensional (out, in1, in2), got shape {_shape(weight)}")
+    if input1.dim() != input2.dim():
+        raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.dim()} and {input2.dim()}")
+    for i, (a, b) in enumerate(zip(input1.shape[:-1], input2.shape[:-1])):
+        if a != b:
+            raise RuntimeError(f"bilinear(): input batch dimensions do not match at dim {i}: got {a} and {b}")
+    out_f, in1, in2 = weight.shape
+    sizes = [("input1", input1.size(-1), in1), ("input2", input2.size(-1), in2)]
+    if bias is not None:
+        sizes.append(("bias", bias.size(-1) if bias.dim() == 1 else _shape(bias), out_f))
+    for name, got, expected in sizes:
+        if got != expected:
+            raise RuntimeError(f"bilinear(): {name} size does not match weight size: got {got} but expected {expected}")
+    batch = tuple(input1.shape[:-1])
+    x1 = input1.reshape(-1, in1)
+    x2 = input2.reshape(-1, in2)
+    # y[n, o] = sum_ij x1[n, i] W[o, i, j] x2[n, j]: one matmul over (o, i) rows, then a dot with x1
+    t = (x2 @ weight.reshape(out_f * in1, in2).t()).reshape(-1, out_f, in1)
+    y = (t * x1.unsqueeze(1)).sum(-1)
+    if bias is not None:
+        y = y + bias
+    return y.reshape(batch + (out_f,))
+
+
+# ---------------------------------------------------------------- normalization
+
+
+def _check_affine(name, t, channels):
+    if t is not None and t.numel() != channels:
+        raise RuntimeError(f"{name} should contain {channels} elements not {t.numel()}")
+
+
+def _normalize(input, mean, var, eps, weight, bias):
+    """(input - mean) / sqrt(var + eps) * weight + bias, the scale folded on the small side."""
+    scale = (var + eps).rsqrt()
+    if weight is not None:
+        scale = scale * _channel_view(weight, input.dim())
+    out = (input - mean) * scale
+    return out + _channel_view(bias, input.dim()) if bias is not None else out
+
+
+def _affine(x, weight, bias):
+    if weight is not None:
+        x = x * _channel_view(weight, x.dim())
+    if bias is not None:
+        x = x + _channel_view(bias, x.dim())
+    return x
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
+    if input.dim() < 2:
+        raise RuntimeError(f"batch_norm: expected an input of shape (N, C, *), got shape {_shape(input)}")
+    if not training:
+        if running_mean is None:
+            raise RuntimeError("running_mean must be defined in evaluation mode")
+        if running_var is None:
+            raise RuntimeError("running_var must be defined in evaluation mode")
+    if (running_mean is None) != (running_var is None):
+        raise ValueError("running_mean and running_var must either both be None or neither be None")
+    c = input.size(1)
+    for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight), ("bias", bias)):
+        _check_affine(name, t, c)
+    nd = input.dim()
+    if training:
+        n = input.numel() // c
+        if n == 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
+        dims = (0,) + tuple(range(2, nd))
+        mean = input.mean(dims, keepdim=True)
+        var = input.var(dims, keepdim=True, correction=0)
+        if running_mean is not None:
+            with no_grad():
+                running_mean.mul_(1 - momentum).add_(mean.reshape(-1) * momentum)
+                running_var.mul_(1 - momentum).add_(var.reshape(-1) * (momentum * n / (n - 1)))
+        return _normalize(input, mean, var, eps, weight, bias)
+    # evaluation: fold the per-channel factors, two ops on the full-size tensor
+    scale = (_channel_view(running_var, nd) + eps).rsqrt()
+    if weight is not None:
+        scale = scale * _channel_view(weight, nd)
+    shift = -_channel_view(running_mean, nd) * scale
+    if bias is not None:
+        shift = shift + _channel_view(bias, nd)
+    return input * scale + shift
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
+                  momentum=0.1, eps=1e-5):
+    if input.dim() < 2:
+        raise RuntimeError(f"instance_norm: expected an input of shape (N, C, *), got shape {_shape(input)}")
+    c = input.size(1)
+    for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight), ("bias", bias)):
+        _check_affine(name, t, c)
+    nd = input.dim()
+    if use_input_stats:
+        spatial = math.prod(input.shape[2:])
+        if spatial == 1:
+            raise ValueError(f"Expected more than 1 spatial element when training, got input size {input.shape}")
+        dims = tuple(range(2, nd))
+        mean = input.mean(dims, keepdim=True)
+        var = input.var(dims, keepdim=True, correction=0)
+        if running_mean is not None and running_var is not None:
+            # running stats follow the batch average of the per-instance statistics
+            with no_grad():
+                running_mean.mul_(1 - momentum).add_(mean.reshape(input.size(0), c).mean(0) * momentum)
+                unbiased = var.reshape(input.size(0), c).mean(0) * (spatial / (spatial - 1))
+                running_var.mul_(1 - momentum).add_(unbiased * momentum)
+    else:
+        if running_mean is None or running_var is None:
+            raise RuntimeError("Expected running_mean and running_var to be defined when use_input_stats is false")
+        mean = _channel_view(running_mean, nd)
+        var = _channel_view(running_var, nd)
+    return _normalize(input, mean, var, eps, weight, bias)
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    if input.dim() < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.dim()}")
+    n, c = input.shape[:2]
+    if c % num_groups:
+        raise RuntimeError(
+            f"Expected number of channels in input to be divisible by num_groups, but got input of shape "
+            f"{_shape(input)} and num_groups={num_groups}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and (t.dim() != 1 or t.numel() != c):
+            raise RuntimeError(
+                f"Expected {name} to be a vector of size equal to the number of channels in input, but got "
+                f"{name} of shape {_shape(t)} and input of shape {_shape(input)}")
+    if n * c // num_groups * math.prod(input.shape[2:]) == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input size {_shape(input)}")
+    x = input.reshape(n, num_groups, -1)
+    mean = x.mean(-1, keepdim=True)
+    var = x.var(-1, keepdim=True, correction=0)
+    out = ((x - mean) * (var + eps).rsqrt()).reshape(input.shape)
+    return _affine(out, weight, bias)
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    if isinstance(normalized_shape, numbers.Integral):
+        raise TypeError("rms_norm(): argument 'normalized_shape' (position 2) must be tuple of ints, not int")
+    ns = [int(s) for s in normalized_shape]
+    if not ns or _shape(input)[-len(ns):] != ns:
+        raise RuntimeError(
+            f"Given normalized_shape={ns}, expected input with shape [*, {', '.join(map(str, ns))}], "
+            f"but got input of size {_shape(input)}")
+    if weight is not None and _shape(weight) != ns:
+        raise RuntimeError(
+            f"Expected weight to be of same shape as normalized_shape, but got weight of shape "
+            f"{_shape(weight)} and normalized_shape = {ns}")
+    if eps is None:
+        eps = _EPS[input.dtype]
+    dims = tuple(range(-len(ns), 0))
+    out = input * (input.square().mean(dims, keepdim=True) + eps).rsqrt()
+    return out * weight if weight is not None else out
+
+
+def _vector_norm(x, p, dim, keepdim=False, floor=0.0):
+    """p-norm along ``dim``, at least ``floor``. For 0 < p < inf the floor is applied
+    before the root, so a zero vector gets a zero gradient, not 0 * inf."""
+    if p == math.inf:
+        return x.abs().amax(dim, keepdim).clamp_min(floor)
+    if p == -math.inf:
+        return x.abs().amin(dim, keepdim).clamp_min(floor)
+    if p == 0:
+        return (x != 0).to(x.dtype).sum(dim, keepdim).clamp_min(floor)
+    if p == 1:
+        return x.abs().sum(dim, keepdim).clamp_min(floor)
+    if p == 2:
+        return x.square().sum(dim, keepdim).clamp_min(floor * floor).sqrt()
+    if p > 0:
+        return (x.abs() ** p).sum(dim, keepdim).clamp_min(floor ** p) ** (1.0 / p)
+    return ((x.abs() ** p).sum(dim, keepdim) ** (1.0 / p)).clamp_min(floor)
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    result = input / _vector_norm(input, p, dim, keepdim=True, floor=eps)
+    return result if out is None else out.copy_(result)
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    shape = _rumus.broadcast_shapes(tuple(x1.shape), tuple(x2.shape))
+    x1, x2 = x1.expand(*shape), x2.expand(*shape)
+    n1 = _vector_norm(x1, 2, dim, keepdim=True, floor=eps)
+    n2 = _vector_norm(x2, 2, dim, keepdim=True, floor=eps)
+    return ((x1 / n1) * (x2 / n2)).sum(dim)
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    dim = max(x1.dim(), x2.dim()) - 1
+    return _vector_norm(x1 - x2 + eps, p, max(dim, 0), keepdim)
+
+
+# ---------------------------------------------------------------------- embedding
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False):
+    if weight.dim() != 2:
+        raise RuntimeError(f"'weight' must be 2-D, got shape {_shape(weight)}")
+    num = weight.size(0)
+    if padding_idx is not None:
+        if not -num <= padding_idx < num:
+            raise AssertionError("Padding_idx must be within num_embeddings")
+        padding_idx %= num
+    if sparse:
+        raise RuntimeError("embedding(sparse=True) is not supported: rumus has no sparse tensors")
+    if input.dtype not in (_rumus.int64, _rumus.int32):
+        raise RuntimeError(
+            f"Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; "
+            f"but got {input.dtype} instead (while checking arguments for embedding)")
+    flat = input.reshape(-1)
+    if max_norm is not None:
+        with no_grad():
+            rows = weight.index_select(0, flat)
+            norms = _vector_norm(rows, norm_type, 1, keepdim=True)
+            weight[flat] = rows * _rumus.where(norms > max_norm, max_norm / (norms + 1e-7), 1.0)
+    rows = weight.index_select(0, flat)
+    if rows.requires_grad:
+        if padding_idx is not None:
+            # the padding row keeps its values but gets no gradient
+            rows = _rumus.where((flat != padding_idx).unsqueeze(1), rows, rows.detach())
+        if scale_grad_by_freq:
+            counts = _rumus.zeros(num, dtype=rows.dtype, device=rows.device).scatter_add(
+                0, flat.long(), _rumus.ones_like(flat, dtype=rows.dtype))
+            inv = counts.index_select(0, flat).reciprocal().unsqueeze(1)
+            frozen = rows.detach()
+            rows = frozen + (rows - frozen) * inv  # same values, gradient divided by the count
+    return rows.reshape(tuple(input.shape) + (weight.size(1),))
+
+
+# ------------------------------------------------------------------------ dropout
+
+
+def _check_p(p):
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _dropout(input, p, training, inplace, mask_shape):
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        return input.mul_(0.0) if inplace else input * 0.0
+    mask = _rumus.empty(mask_shape, dtype=input.dtype, device=input.device).bernoulli_(1.0 - p).div_(1.0 - p)
+    return input.mul_(mask) if inplace else input * mask
+
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    _check_p(p)
+    return _dropout(input, p, training, inplace, tuple(input.shape))
+
+
+def _feature_mask_shape(input):
+    return tuple(input.shape[:2]) + (1,) * (input.dim() - 2)
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    _check_p(p)
+    if input.dim() not in (2, 3):
+        raise RuntimeError(
+            f"dropout1d: Expected 2D or 3D input, but received a {input.dim()}D input. Note that dropout1d exists "
+            "to provide channel-wise dropout on inputs with 1 spatial dimension, a channel dimension, and an "
+            "optional batch dimension (i.e. 2D or 3D inputs).")
+    shape = (input.size(0), 1) if input.dim() == 2 else _feature_mask_shape(input)
+    return _dropout(input, p, training, inplace, shape)
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    _check_p(p)
+    nd = input.dim()
+    if nd == 3:
+        warnings.warn(
+            "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout behavior is "
+            "desired - input is interpreted as shape (N, C, L), where C is the channel dim. This behavior will "
+            "change in a future release to interpret the input as one without a batch dimension, i.e. shape "
+            "(C, H, W). To maintain the 1D channel-wise dropout behavior, please switch to using dropout1d instead.",
+            stacklevel=2)
+    elif nd != 4:
+        warnings.warn(
+            f"dropout2d: Received a {nd}-D input to dropout2d, which is deprecated and will result in an error in a "
+            "future release. To retain the behavior and silence this warning, please use dropout instead. Note "
+            "that dropout2d exists to provide channel-wise dropout on inputs with 2 spatial dimensions, a channel "
+            "dimension, and an optional batch dimension (i.e. 3D or 4D inputs).", stacklevel=2)
+    if nd < 2:
+        raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+    return _dropout(input, p, training, inplace, _feature_mask_shape(input))
+
+
+# ---------------------------------------------------------------------- attention
+
+
+def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+                                 enable_gqa=False):
+    if query.dim() < 2 or key.dim() < 2 or value.dim() < 2:
+        raise RuntimeError(
+            f"Expected query, key, and value to all be at least 2 dimensional, but got query.dim: {query.dim()} "
+            f"key.dim: {key.dim()} and value.dim: {value.dim()} instead.")
+    if not query.dtype == key.dtype == value.dtype:
+        raise RuntimeError(
+            f"Expected query, key, and value to have the same dtype, but got query.dtype: {query.dtype} "
+            f"key.dtype: {key.dtype} and value.dtype: {value.dtype} instead.")
+    if query.size(-1) != key.size(-1) or key.size(-2) != value.size(-2):
+        raise RuntimeError(
+            f"scaled_dot_product_attention: query {_shape(query)}, key {_shape(key)} and value {_shape(value)} "
+            "must share the embedding size (query/key) and the sequence length (key/value)")
+    if is_causal and attn_mask is not None:
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
+    if enable_gqa and query.dim() >= 3 and query.size(-3) != key.size(-3):
+        hq, hk = query.size(-3), key.size(-3)
+        if hq % hk or key.size(-3) != value.size(-3):
+            raise RuntimeError(
+                f"scaled_dot_product_attention(enable_gqa=True): the query heads ({hq}) must be a multiple of the "
+                f"key/value heads (key {key.size(-3)}, value {value.size(-3)})")
+        group = _index(np.arange(hq) // (hq // hk), key)
+        key, value = key.index_select(-3, group), value.index_select(-3, group)
+    length, source = query.size(-2), key.size(-2)
+    if scale is None:
+        scale = 1.0 / math.sqrt(query.size(-1))
+    scores = (query * scale) @ key.transpose(-2, -1)
+    dead = None  # rows where every key is masked: their weights are 0, as PyTorch's safe softmax
+    if is_causal:
+        keep = _rumus.ones(length, source, dtype=_rumus.bool, device=query.device).tril()
+        scores = scores.masked_fill(~keep, -math.inf)
+    elif attn_mask is not None:
+        if attn_mask.dtype == _rumus.bool:
+            dead = ~attn_mask.any(-1, keepdim=True)
+            scores = scores.masked_fill(~(attn_mask | dead), -math.inf)
+        elif attn_mask.is_floating_point():
+            dead = (attn_mask == -math.inf).all(-1, keepdim=True)
+            scores = scores + attn_mask.masked_fill(dead, 0.0)
+        else:
+            raise RuntimeError(
+                f"Expected attn_mask dtype to be bool or float or to match query dtype, but got attn_mask.dtype: "
+                f"{attn_mask.dtype} and query.dtype: {query.dtype} instead.")
+    attn = softmax(scores, -1)
+    if dead is not None:
+        attn = attn.masked_fill(dead, 0.0)
+    if dropout_p > 0.0:
+        attn = dropout(attn, dropout_p)
+    return attn @ value
+
+
+# ------------------------------------------------------------------ pad and resize
+
+
+def _pad_index(n, before, after, mode, dim, shape):
+    """Source index of every output position along one dim (before/after may be negative:
+    reflect and replicate address the whole input; circular wraps around the cropped part)."""
+    if mode == "circular":
+        lo, hi = max(-before, 0), n - max(-after, 0)
+        if max(before, 0) > hi - lo or max(after, 0) > hi - lo:
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        return lo + np.arange(-max(before, 0), hi - lo + max(after, 0)) % (hi - lo)
+    pos = np.arange(-before, n + after)
+    if mode == "replicate":
+        return np.clip(pos, 0, n - 1)
+    if before >= n or after >= n:
+        raise RuntimeError(
+            f"Argument #4: Padding size should be less than the corresponding input dimension, but got: "
+            f"padding ({before}, {after}) at dimension {dim} of input {shape}")
+    pos = np.abs(pos)
+    return np.where(pos > n - 1, 2 * (n - 1) - pos, pos)
+
+
+def pad(input, pad, mode="constant", value=None):
+    pad = [int(p) for p in pad]
+    if len(pad) % 2:
+        raise RuntimeError("Padding length must be divisible by 2")
+    npad = len(pad) // 2
+    nd = input.dim()
+    if npad > nd:
+        raise RuntimeError(
+            f"Padding length should be less than or equal to two times the input dimension but got padding "
+            f"length {len(pad)} and input of dimension {nd}")
+    shape = _shape(input)
+    pairs = [(nd - 1 - i, pad[2 * i], pad[2 * i + 1]) for i in range(npad)]  # pad starts at the last dim
+    if mode == "constant":
+        out_shape = list(shape)
+        for d, before, after in pairs:
+            out_shape[d] += before + after
+            if max(-before, 0) + max(-after, 0) > shape[d] or out_shape[d] < 0:
+                raise RuntimeError(
+                    f"pad: padding ({before}, {after}) crops dimension {d} of input {shape} below size 0")
+        x = input
+        for d, before, after in pairs:  # negative padding crops
+            if before < 0 or after < 0:
+                x = x.narrow(d, max(-before, 0), x.size(d) - max(-before, 0) - max(-after, 0))
+        if out_shape == _shape(x):
+            return x.clone()
+        out = _rumus.full(out_shape, 0 if value is None else value, dtype=input.dtype, device=input.device)
+        region = [slice(None)] * nd
+        for d, before, after in pairs:
+            region[d] = slice(max(before, 0), out_shape[d] - max(after, 0))
+        out[tuple(region)] = x
+        return out
+    if mode not in ("reflect", "replicate", "circular"):
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    if value is not None and value != 0:
+        raise RuntimeError(f'Padding mode "{mode}" doesn\'t take in value argument')
+    if npad not in (1, 2, 3) or nd not in (npad + 1, npad + 2):
+        raise NotImplementedError(
+            f"Padding size {len(pad)} is not supported for {nd}D input tensor.\n"
+            "Supported combinations for non-constant padding:\n"
+            "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+            "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+            "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
+    for d, before, after in pairs:
+        if shape[d] == 0:
+            raise RuntimeError(f"pad: mode '{mode}' needs non-empty padded dimensions, got input of shape {shape}")
+    x = input
+    for d, before, after in pairs:
+        if before or after:
+            x = x.index_select(d, _index(_pad_index(shape[d], before, after, mode, d, shape), input))
+    return x
+
+
+_INTERP_MODES = ("nearest", "linear", "bilinear", "bicubic", "trilinear", "area", "nearest-exact")
+_INTERP_NDIM = {"linear": 3, "bilinear": 4, "bicubic": 4, "trilinear": 5}
+
+
+def _cubic_weights(t):
+    """Keys' cubic convolution weights (A = -0.75, as PyTorch) of the 4 taps around t in [0, 1)."""
+    a = -0.75
+
+    def near(x):  # |x| <= 1
+        return ((a + 2) * x - (a + 3)) * x * x + 1
+
+    def far(x):  # 1 < |x| < 2
+        return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
+
+    return [far(t + 1), near(t), near(1 - t), far(2 - t)]
+
+
+def _resample(x, dim, m, scale, mode, align_corners):
+    """Resizes dim ``dim`` of ``x`` to ``m`` (separable: one dim at a time)."""
+    n = x.size(dim)
+    if m == n:
+        return x
+    # source coordinates in the precision PyTorch's kernels use (float for float32 and below)
+    ft = np.float64 if x.dtype == _rumus.float64 else np.float32
+    dst = np.arange(m, dtype=ft)
+    ratio = ft(1.0 / scale) if scale is not None else ft(n) / ft(m)
+    if mode in ("nearest", "nearest-exact"):
+        if m == 2 * n and x.dim() == 4:
+            src = np.arange(m) // 2  # PyTorch's 2-D kernel maps an exact doubling so, whatever the scale
+        else:
+            src = np.floor((dst + ft(0.5)) * ratio if mode == "nearest-exact" else dst * ratio)
+        return x.index_select(dim, _index(np.minimum(src.astype(np.int64), n - 1), x))
+    if align_corners:
+        ratio = ft(n - 1) / ft(m - 1) if m > 1 else ft(0)
+        src = ratio * dst
+    else:
+        src = ratio * (dst + ft(0.5)) - ft(0.5)
+    shape = (m,) + (1,) * (x.dim() - dim - 1)
+
+    def weight(w):
+        return _rumus.tensor(np.asarray(w).reshape(shape), dtype=x.dtype, device=x.device)
+
+    if mode == "bicubic":
+        i0 = np.floor(src)
+        taps = _cubic_weights(src - i0)
+        i0 = i0.astype(np.int64)
+        out = None
+        for k, w in enumerate(taps):
+            term = x.index_select(dim, _index(np.clip(i0 - 1 + k, 0, n - 1), x)) * weight(w)
+            out = term if out is None else out + term
+        return out
+    src = np.maximum(src, 0)
+    i0 = np.minimum(np.floor(src).astype(np.int64), n - 1)
+    i1 = np.minimum(i0 + 1, n - 1)
+    lam = np.clip(src - i0, 0, 1)
+    x0 = x.index_select(dim, _index(i0, x))
+    x1 = x.index_select(dim, _index(i1, x))
+    return x0 * weight(1 - lam) + x1 * weight(lam)
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None,
+                antialias=False):
+    if mode in ("nearest", "area", "nearest-exact"):
+        if align_corners is not None:
+            raise ValueError(
+                "align_corners option can only be set with the interpolating modes: linear | bilinear | bicubic | "
+                "trilinear")
+    elif align_corners is None:
+        align_corners = False
+    nd = input.dim()
+    if nd not in (3, 4, 5) or mode not in _INTERP_MODES:
+        raise NotImplementedError(
+            f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {nd}D) for the modes: nearest | linear | "
+            f"bilinear | bicubic | trilinear | area | nearest-exact (got {mode})")
+    if mode in _INTERP_NDIM and nd != _INTERP_NDIM[mode]:
+        raise NotImplementedError(f"Got {nd}D input, but {mode} mode needs {_INTERP_NDIM[mode]}D input")
+    if antialias:
+        if not (mode in ("bilinear", "bicubic") and nd == 4):
+            raise ValueError(
+                "Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a 4-D tensor "
+                "as input")
+        raise NotImplementedError("interpolate(antialias=True) is not supported by rumus")
+    in_sizes = _shape(input)[2:]
+    nsp = nd - 2
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    if size is not None:
+        if recompute_scale_factor:
+            raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
+        out_sizes = [int(size)] * nsp if isinstance(size, numbers.Integral) else [int(s) for s in size]
+        if len(out_sizes) != nsp:
+            raise ValueError(
+                f"Input and output must have the same number of spatial dimensions, but got input with spatial "
+                f"dimensions of {in_sizes} and output size of {size}. Please provide input tensor in (N, C, d1, d2, "
+                "...,dK) format and output size in (o1, o2, ...,oK) format.")
+        scales = [None] * nsp
+    elif scale_factor is not None:
+        if isinstance(scale_factor, numbers.Real):
+            factors = [float(scale_factor)] * nsp
+        else:
+            factors = [float(s) for s in scale_factor]
+        if len(factors) != nsp:
+            raise ValueError(
+                f"Input and scale_factor must have the same number of spatial dimensions, but got input with "
+                f"spatial dimensions of {in_sizes} and scale_factor of shape {scale_factor}. Please provide input "
+                "tensor in (N, C, d1, d2, ...,dK) format and scale_factor in (s1, s2, ...,sK) format.")
+        out_sizes = [int(math.floor(n * s)) for n, s in zip(in_sizes, factors)]
+        scales = [None] * nsp if recompute_scale_factor else factors
+    else:
+        raise ValueError("either size or scale_factor should be defined")
+    if min(in_sizes) <= 0 or min(out_sizes) <= 0:
+        raise RuntimeError(
+            f"Input and output sizes should be greater than 0, but got input {in_sizes} and output {out_sizes}")
+    if mode == "area":
+        if nsp == 3:
+            raise NotImplementedError("interpolate(mode='area') on 5D input needs adaptive_avg_pool3d (not in rumus)")
+        return (adaptive_avg_pool1d if nsp == 1 else adaptive_avg_pool2d)(input, out_sizes)
+    x = input
+    for i in range(nsp):
+        x = _resample(x, 2 + i, out_sizes[i], scales[i], mode, align_corners)
+    return x if x is not input else input.clone()
+
+
+def pixel_shuffle(input, upscale_factor):
+    r = int(upscale_factor)
+    if r <= 0:
+        raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
+    if input.dim() < 3:
+        raise RuntimeError(
+            f"pixel_shuffle expects input to have at least 3 dimensions, but got input with {input.dim()} dimension(s)")
+    *batch, c, h, w = input.shape
+    if c % (r * r):
+        raise RuntimeError(
+            f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of upscale_factor, "
+            f"but input.size(-3)={c} is not divisible by {r * r}")
+    b = len(batch)
+    x = input.reshape(*batch, c // (r * r), r, r, h, w)
+    x = x.permute(*range(b), b, b + 3, b + 1, b + 4, b + 2)
+    return x.reshape(*batch, c // (r * r), h * r, w * r)
+
+
+def pixel_unshuffle(input, downscale_factor):
+    r = int(downscale_factor)
+    if r <= 0:
+        raise RuntimeError(f"pixel_unshuffle expects a positive downscale_factor, but got {r}")
+    if input.dim() < 3:
+        raise RuntimeError(
+            f"pixel_unshuffle expects input to have at least 3 dimensions, but got input with {input.dim()} "
+            "dimension(s)")
+    *batch, c, h, w = input.shape
+    for name, size, idx in (("height", h, -2), ("width", w, -1)):
+        if size % r:
+            raise RuntimeError(
+                f"pixel_unshuffle expects {name} to be divisible by downscale_factor, but input.size({idx})={size} "
+                f"is not divisible by {r}")
+    b = len(batch)
+    x = input.reshape(*batch, c, h // r, r, w // r, r)
+    x = x.permute(*range(b), b, b + 2, b + 4, b + 1, b + 3)
+    return x.reshape(*batch, c * r * r, h // r, w // r)
+
+
+# ------------------------------------------------------------------------- losses
+
+
+def _legacy_reduction(size_average, reduce):
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    ret = "none" if not reduce else ("mean" if size_average else "sum")
+    warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{ret}' instead.",
+                  stacklevel=3)
+    return ret
+
+
+def _reduction(reduction, size_average=None, reduce=None, extra=()):
+    if size_average is not None or reduce is not None:
+        reduction = _legacy_reduction(size_average, reduce)
+    if reduction not in ("none", "mean", "sum") + extra:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return reduction
+
+
+def _reduce(loss, reduction):
+    if reduction == "mean":
+        return loss.mean()
+    if reduction == "sum":
+        return loss.sum()
+    return loss
+
+
+def _warn_broadcast(input, target):
+    if tuple(target.shape) != tuple(input.shape):
+        warnings.warn(
+            f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). This will "
+            "likely lead to incorrect results due to broadcasting. Please ensure they have the same size.",
+            stacklevel=3)
+
+
+def _pointwise_loss(loss, reduction, weight, input, mean_by_weight):
+    if weight is None:
+        return _reduce(loss, reduction)
+    if tuple(weight.shape) != tuple(input.shape):
+        raise ValueError("Weights and input must have the same size.")
+    loss = loss * weight
+    if reduction == "mean" and mean_by_weight:
+        return loss.sum() / weight.sum()
+    return _reduce(loss, reduction)
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    reduction = _reduction(reduction, size_average, reduce)
+    _warn_broadcast(input, target)
+    return _pointwise_loss((input - target).square(), reduction, weight, input, True)
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    reduction = _reduction(reduction, size_average, reduce)
+    _warn_broadcast(input, target)
+    return _pointwise_loss((input - target).abs(), reduction, weight, input, True)
+
+
+def _huber(diff, delta):
+    d = diff.abs()
+    return _rumus.where(d < delta, d.square() * 0.5, (d - 0.5 * delta) * delta)
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    reduction = _reduction(reduction, size_average, reduce)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    _warn_broadcast(input, target)
+    diff = input - target
+    loss = diff.abs() if beta == 0 else _huber(diff, beta) / beta
+    return _reduce(loss, reduction)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    reduction = _reduction(reduction)
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    _warn_broadcast(input, target)
+    return _pointwise_loss(_huber(input - target, delta), reduction, weight, input, False)
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
+    reduction = _reduction(reduction, size_average, reduce)
+    if input.dim() < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {input.dim()})")
+    if target.dtype not in (_rumus.int64, _rumus.uint8):
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got {target.dtype}")
+    if input.dim() <= 2:
+        if target.dim() > 1:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+        if input.dim() == 2 and (target.dim() != 1 or target.size(0) != input.size(0)):
+            raise ValueError(
+                f"Expected input batch_size ({input.size(0)}) to match target batch_size "
+                f"({target.size(0) if target.dim() else 0}).")
+    else:
+        if target.dim() == 0 or target.size(0) != input.size(0):
+            raise ValueError(
+                f"Expected input batch_size ({input.size(0)}) to match target batch_size "
+                f"({target.size(0) if target.dim() else 0}).")
+        expected = [input.size(0)] + _shape(input)[2:]
+        if _shape(target) != expected:
+            raise RuntimeError(f"Expected target size {expected}, got {_shape(target)}")
+    cdim = 0 if input.dim() == 1 else 1
+    classes = input.size(cdim)
+    if weight is not None and weight.numel() != classes:
+        raise RuntimeError(
+            f"weight tensor should be defined either for all {classes} classes or no classes but got weight "
+            f"tensor of shape: {_shape(weight)}")
+    target = target.long()
+    valid = target != ignore_index
+    safe = _rumus.where(valid, target, 0)
+    index = safe.reshape(1) if cdim == 0 else safe.unsqueeze(1)
+    try:
+        picked = input.gather(cdim, index)
+    except RuntimeError:
+        bad = target[valid & ((target < 0) | (target >= classes))]
+        if bad.numel():
+            raise IndexError(f"Target {bad.reshape(-1)[0].item()} is out of bounds.") from None
+        raise
+    picked = picked.reshape(target.shape)
+    if weight is None:
+        w = valid.to(input.dtype)
+    else:
+        w = weight.index_select(0, safe.reshape(-1)).reshape(target.shape) * valid
+    loss = -picked * w
+    if reduction == "mean":
+        return loss.sum() / w.sum()
+    return _reduce(loss, reduction)
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
+                  label_smoothing=0.0):
+    reduction = _reduction(reduction, size_average, reduce)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
+    if input.dim() < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {input.dim()})")
+    cdim = 0 if input.dim() == 1 else 1
+    classes = input.size(cdim)
+    logp = log_softmax(input, cdim)
+    if target.is_floating_point():
+        # class probabilities, one row per sample
+        if _shape(target) != _shape(input):
+            raise RuntimeError(
+                f"cross_entropy: class-probability targets must have the input's shape {_shape(input)}, got "
+                f"{_shape(target)}")
+        if ignore_index != -100:
+            raise RuntimeError("ignore_index is not supported for floating point target")
+        if weight is not None and weight.numel() != classes:
+            raise RuntimeError(
+                f"weight tensor should be defined either for all {classes} classes or no classes but got weight "
+                f"tensor of shape: {_shape(weight)}")
+        if label_smoothing > 0:
+            target = target * (1 - label_smoothing) + label_smoothing / classes
+        prod = logp * target
+        if weight is not None:
+            prod = prod * _channel_view(weight, input.dim(), cdim)
+        return _reduce(-prod.sum(cdim), reduction)
+    loss = nll_loss(logp, target, weight, None, ignore_index, None, reduction)
+    if label_smoothing == 0:
+        return loss
+    # the smoothing term: the (weighted) sum of -log p over the classes, ignored targets dropped
+    valid = target != ignore_index
+    prod = logp if weight is None else logp * _channel_view(weight, input.dim(), cdim)
+    smooth = -prod.sum(cdim).masked_fill(~valid, 0.0)
+    if reduction == "mean":
+        if weight is None:
+            denom = valid.sum()
+        else:
+            safe = _rumus.where(valid, target.long(), 0).reshape(-1)
+            denom = (weight.index_select(0, safe) * valid.reshape(-1)).sum()
+        smooth = smooth.sum() / denom
+    else:
+        smooth = _reduce(smooth, reduction)
+    return loss * (1 - label_smoothing) + smooth * (label_smoothing / classes)
+
+
+def _clamped_log(x):
+    """log(x) clamped at -100 as PyTorch's BCE; where x == 0 the log reads 1 instead,
+    so the gradient there is 0, not 0 * inf."""
+    pos = x > 0
+    return _rumus.where(pos, _rumus.where(pos, x, 1.0).log(), -100.0).clamp_min(-100.0)
+
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+    reduction = _reduction(reduction, size_average, reduce)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(
+            f"Using a target size ({target.shape}) that is different to the input size ({input.shape}) is "
+            "deprecated. Please ensure they have the same size.")
+    if not ((input >= 0) & (input <= 1)).all().item():
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    log_x = _clamped_log(input)
+    log_1mx = _clamped_log(1 - input)
+    loss = -(log_1mx + target * (log_x - log_1mx))
+    if weight is not None:
+        loss = loss * weight.expand_as(loss)
+    return _reduce(loss, reduction)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
+                                     pos_weight=None):
+    reduction = _reduction(reduction, size_average, reduce)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
+    # (1 - t) x + (1 + (pw - 1) t) log(1 + e^-x), with the log term as softplus(-x) (no overflow)
+    sp = softplus(-input)
+    if pos_weight is not None:
+        sp = sp * ((pos_weight - 1) * target + 1)
+    loss = input - input * target + sp
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    reduction = _reduction(reduction, size_average, reduce, extra=("batchmean",))
+    if reduction == "mean":
+        warnings.warn(
+            "reduction: 'mean' divides the total loss by both the batch size and the support size.'batchmean' "
+            "divides only by the batch size, and aligns with the KL div math definition.'mean' will be changed to "
+            "behave the same as 'batchmean' in the next major release.", stacklevel=2)
+    if log_target:
+        loss = target.exp() * (target - input)
+    else:
+        # target * log(target) is 0 where target == 0 (xlogy)
+        loss = target * (target.masked_fill(target == 0, 1.0).log() - input)
+    if reduction == "batchmean":
+        total = loss.sum()
+        return total / input.size(0) if input.dim() else total
+    return _reduce(loss, reduction)
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
+    reduction = _reduction(reduction, size_average, reduce)
+    tdim = target.dim()
+    if tdim > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if input1.dim() != tdim + 1 or input2.dim() != tdim + 1:
+        raise RuntimeError(
+            f"{tdim}D target tensor expects {tdim + 1}D input tensors, but found inputs with sizes "
+            f"{_shape(input1)} and {_shape(input2)}.")
+    eps = 1e-12
+    dot = (input1 * input2).sum(tdim)
+    mag = ((input1 * input1).sum(tdim) + eps) * ((input2 * input2).sum(tdim) + eps)
+    cos = dot / mag.sqrt()
+    loss = _rumus.where(target == 1, 1 - cos, 0.0) + _rumus.where(target == -1, (cos - margin).clamp_min(0.0), 0.0)
+    return _reduce(loss, reduction)
+
+
+def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
+    reduction = _reduction(reduction, size_average, reduce)
+    if not input1.dim() == input2.dim() == target.dim():
+        raise RuntimeError(
+            f"margin_ranking_loss : All input tensors should have same dimension but got sizes: input1: "
+            f"{input1.shape}, input2: {input2.shape}, target: {target.shape} ")
+    return _reduce((-target * (input1 - input2) + margin).clamp_min(0.0), reduction)
+
+
+__all__ = sorted(n for n, v in globals().items() if not n.startswith("_") and callable(v)
+                 and n not in ("Tensor", "is_grad_enabled", "no_grad"))

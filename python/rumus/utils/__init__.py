@@ -1,5 +1,5 @@
-"""Utilities: gradient checkpointing (``rumus.utils.checkpoint``)."""
+"""Utilities: gradient checkpointing (``rumus.utils.checkpoint``) and data loading (``rumus.utils.data``)."""
 
-from . import checkpoint
+from . import checkpoint, data
 
-__all__ = ["checkpoint"]
+__all__ = ["checkpoint", "data"]

@@ -50,8 +50,9 @@ pub unsafe fn forward<T: SoftElem>(x: P<T>, y: P<T>, outer: usize, n: usize, inn
                 s = s + e;
             }
             if log {
-                let l = m + s.ln();
-                ys.iter_mut().zip(xs).for_each(|(yv, &xv)| *yv = xv - l);
+                // (x - m) first: m + ln s would lose x's low bits when |m| is large.
+                let l = s.ln();
+                ys.iter_mut().zip(xs).for_each(|(yv, &xv)| *yv = (xv - m) - l);
             } else {
                 let r = T::one() / s;
                 ys.iter_mut().for_each(|yv| *yv = *yv * r);

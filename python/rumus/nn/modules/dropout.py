@@ -1,0 +1,32 @@
+"""Dropout layers: active in training mode, the identity in eval mode."""
+
+from .. import functional as F
+from .module import Module
+
+__all__ = ["Dropout", "Dropout2d"]
+
+
+class _DropoutNd(Module):
+    def __init__(self, p=0.5, inplace=False):
+        super().__init__()
+        if p < 0 or p > 1:
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        self.p = p
+        self.inplace = inplace
+
+    def extra_repr(self):
+        return f"p={self.p}, inplace={self.inplace}"
+
+
+class Dropout(_DropoutNd):
+    """Zeroes each element with probability p and scales the rest by 1 / (1 - p)."""
+
+    def forward(self, input):
+        return F.dropout(input, self.p, self.training, self.inplace)
+
+
+class Dropout2d(_DropoutNd):
+    """Zeroes whole channels of (N, C, H, W) or (C, H, W) input."""
+
+    def forward(self, input):
+        return F.dropout2d(input, self.p, self.training, self.inplace)

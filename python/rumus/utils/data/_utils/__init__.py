@@ -1,0 +1,3 @@
+"""Internals of ``rumus.utils.data`` (collation)."""
+
+from . import collate

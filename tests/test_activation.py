@@ -1,0 +1,287 @@
+"""Activations and softmax family against NumPy closed forms: values, first
+derivatives, options (alpha, slope, beta/threshold, approximate, dim, dtype), the
+inplace= forms (same tensor back, autograd through them), views and float32;
+PyTorch cross-checks when installed; bad input."""
+
+import math
+
+import numpy as np
+import pytest
+
+import rumus
+import rumus.nn.functional as F
+from conftest import ac, assert_close, leaf, noncontig, tensor
+
+F32 = dict(rtol=1e-5, atol=1e-6)
+SELU_ALPHA, SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
+_erf = np.vectorize(math.erf)
+
+
+def _sigmoid(x):
+    return np.exp(-np.logaddexp(0, -x))
+
+
+def _softplus(x):
+    return np.logaddexp(0, x)
+
+
+def _gelu_tanh(x):
+    return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
+
+
+def _d_gelu_tanh(x):
+    k = math.sqrt(2 / math.pi)
+    u = k * (x + 0.044715 * x ** 3)
+    return 0.5 * (1 + np.tanh(u)) + 0.5 * x * (1 - np.tanh(u) ** 2) * k * (1 + 3 * 0.044715 * x ** 2)
+
+
+def _mish(x):
+    return x * np.tanh(_softplus(x))
+
+
+def _d_mish(x):
+    t = np.tanh(_softplus(x))
+    return t + x * (1 - t * t) * _sigmoid(x)
+
+
+# name: (call, numpy value, numpy derivative); inputs avoid the kinks (0, +-1, +-3, 6)
+ACTS = {
+    "relu": (lambda t: F.relu(t), lambda x: np.maximum(x, 0), lambda x: (x > 0) * 1.0),
+    "relu6": (lambda t: F.relu6(t), lambda x: np.clip(x, 0, 6), lambda x: ((x > 0) & (x < 6)) * 1.0),
+    "hardtanh": (lambda t: F.hardtanh(t), lambda x: np.clip(x, -1, 1), lambda x: (np.abs(x) < 1) * 1.0),
+    "hardtanh_range": (lambda t: F.hardtanh(t, -0.5, 2.0), lambda x: np.clip(x, -0.5, 2),
+                       lambda x: ((x > -0.5) & (x < 2)) * 1.0),
+    "elu": (lambda t: F.elu(t), lambda x: np.where(x > 0, x, np.expm1(x)), lambda x: np.where(x > 0, 1, np.exp(x))),
+    "elu_alpha": (lambda t: F.elu(t, alpha=0.5), lambda x: np.where(x > 0, x, 0.5 * np.expm1(x)),
+                  lambda x: np.where(x > 0, 1, 0.5 * np.exp(x))),
+    "selu": (lambda t: F.selu(t), lambda x: SELU_SCALE * np.where(x > 0, x, SELU_ALPHA * np.expm1(x)),
+             lambda x: SELU_SCALE * np.where(x > 0, 1, SELU_ALPHA * np.exp(x))),
+    "celu": (lambda t: F.celu(t, alpha=0.7), lambda x: np.where(x > 0, x, 0.7 * np.expm1(x / 0.7)),
+             lambda x: np.where(x > 0, 1, np.exp(x / 0.7))),
+    "leaky_relu": (lambda t: F.leaky_relu(t), lambda x: np.where(x > 0, x, 0.01 * x),
+                   lambda x: np.where(x > 0, 1, 0.01)),
+    "leaky_relu_slope": (lambda t: F.leaky_relu(t, 0.2), lambda x: np.where(x > 0, x, 0.2 * x),
+                         lambda x: np.where(x > 0, 1, 0.2)),
+    "gelu": (lambda t: F.gelu(t), lambda x: 0.5 * x * (1 + _erf(x / math.sqrt(2))),
+             lambda x: 0.5 * (1 + _erf(x / math.sqrt(2))) + x * np.exp(-x * x / 2) / math.sqrt(2 * math.pi)),
+    "gelu_tanh": (lambda t: F.gelu(t, approximate="tanh"), _gelu_tanh, _d_gelu_tanh),
+    "silu": (lambda t: F.silu(t), lambda x: x * _sigmoid(x), lambda x: _sigmoid(x) * (1 + x * (1 - _sigmoid(x)))),
+    "mish": (lambda t: F.mish(t), _mish, _d_mish),
+    "hardsigmoid": (lambda t: F.hardsigmoid(t), lambda x: np.clip(x / 6 + 0.5, 0, 1), lambda x: (np.abs(x) < 3) / 6),
+    "hardswish": (lambda t: F.hardswish(t), lambda x: x * np.clip(x / 6 + 0.5, 0, 1),
+                  lambda x: np.where(x < -3, 0, np.where(x > 3, 1, x / 3 + 0.5))),
+    "logsigmoid": (lambda t: F.logsigmoid(t), lambda x: -_softplus(-x), lambda x: 1 - _sigmoid(x)),
+    "softsign": (lambda t: F.softsign(t), lambda x: x / (1 + np.abs(x)), lambda x: 1 / (1 + np.abs(x)) ** 2),
+    "softplus": (lambda t: F.softplus(t), _softplus, _sigmoid),
+    "softplus_beta": (lambda t: F.softplus(t, beta=2.0, threshold=3.0),
+                      lambda x: np.where(2 * x > 3, x, _softplus(2 * x) / 2),
+                      lambda x: np.where(2 * x > 3, 1, _sigmoid(2 * x))),
+    "sigmoid": (lambda t: F.sigmoid(t), _sigmoid, lambda x: _sigmoid(x) * (1 - _sigmoid(x))),
+    "tanh": (lambda t: F.tanh(t), np.tanh, lambda x: 1 - np.tanh(x) ** 2),
+    "threshold": (lambda t: F.threshold(t, 0.5, -2.0), lambda x: np.where(x > 0.5, x, -2.0), lambda x: (x > 0.5) * 1.0),
+}
+
+
+def _inputs(rng, shape=(3, 5), dtype="float64"):
+    x = rng.uniform(-4, 7, shape)
+    kinks = np.array([-3, -1, -0.5, 0, 0.5, 1, 1.5, 2, 3, 6])
+    near = np.abs(x[..., None] - kinks).min(-1) < 0.1
+    x[near] += 0.25
+    return x.astype(dtype)
+
+
+@pytest.mark.parametrize("name", list(ACTS))
+def test_activation_values(name, rng):
+    call, fn, _ = ACTS[name]
+    for dtype in ("float64", "float32"):
+        x = _inputs(rng, dtype=dtype)
+        assert_close(call(tensor(x)), fn(x.astype(np.float64)).astype(dtype), **(F32 if dtype == "float32" else {}))
+
+
+@pytest.mark.parametrize("name", list(ACTS))
+def test_activation_derivatives(name, rng):
+    call, _, dfn = ACTS[name]
+    x = leaf(_inputs(rng))
+    g = rng.uniform(-1, 1, (3, 5))
+    call(x).backward(tensor(g))
+    ac(x.grad, g * dfn(x.detach().numpy()))
+
+
+@pytest.mark.parametrize("name", ["relu", "gelu", "silu", "elu", "hardswish"])
+def test_activation_views(name, rng):
+    call, fn, _ = ACTS[name]
+    x = _inputs(rng, (4, 3))
+    for kind, t, e in noncontig(x, "float64"):
+        assert_close(call(t), fn(e)), kind
+
+
+def test_activation_empty_and_0d():
+    assert tuple(F.relu(rumus.zeros(0, 3)).shape) == (0, 3)
+    assert_close(F.silu(tensor(np.float64(1.5))), np.float64(1.5 * _sigmoid(1.5)))
+
+
+# inplace: name -> call with inplace=True
+INPLACE = {
+    "relu": lambda t: F.relu(t, inplace=True),
+    "relu6": lambda t: F.relu6(t, True),
+    "hardtanh": lambda t: F.hardtanh(t, inplace=True),
+    "elu": lambda t: F.elu(t, inplace=True),
+    "elu_alpha": lambda t: F.elu(t, 0.5, True),
+    "selu": lambda t: F.selu(t, inplace=True),
+    "celu": lambda t: F.celu(t, 0.7, True),
+    "leaky_relu_slope": lambda t: F.leaky_relu(t, 0.2, True),
+    "silu": lambda t: F.silu(t, inplace=True),
+    "mish": lambda t: F.mish(t, inplace=True),
+    "hardsigmoid": lambda t: F.hardsigmoid(t, inplace=True),
+    "hardswish": lambda t: F.hardswish(t, inplace=True),
+    "threshold": lambda t: F.threshold(t, 0.5, -2.0, True),
+}
+
+
+@pytest.mark.parametrize("name", list(INPLACE))
+def test_inplace_activations(name, rng):
+    _, fn, dfn = ACTS[name]
+    x = _inputs(rng)
+    t = tensor(x)
+    out = INPLACE[name](t)
+    assert out is t
+    assert_close(t, fn(x))
+    # in place on a non-leaf that is part of a graph: the gradient flows through
+    xl = leaf(x)
+    y = xl * 1.0
+    assert INPLACE[name](y) is y
+    y.sum().backward()
+    ac(xl.grad, dfn(x))
+
+
+def test_inplace_on_leaf_requiring_grad_raises(rng):
+    x = leaf(_inputs(rng))
+    for call in (INPLACE["relu"], INPLACE["elu"], INPLACE["leaky_relu_slope"]):
+        with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+            call(x)
+
+
+def test_prelu(rng):
+    x = _inputs(rng, (2, 3, 4))
+    w = rng.uniform(0.1, 0.5, 3)
+    xl, wl = leaf(x), leaf(w)
+    out = F.prelu(xl, wl)
+    ac(out, np.where(x > 0, x, w[:, None] * x))
+    g = rng.uniform(-1, 1, x.shape)
+    out.backward(tensor(g))
+    ac(xl.grad, g * np.where(x > 0, 1, w[:, None]))
+    ac(wl.grad, (g * np.minimum(x, 0)).sum((0, 2)))
+    assert_close(F.prelu(tensor(x), tensor(np.array([0.25]))), np.where(x > 0, x, 0.25 * x))
+    assert_close(F.prelu(tensor(x[0, 0]), tensor(np.array([0.25]))), np.where(x[0, 0] > 0, x[0, 0], 0.25 * x[0, 0]))
+
+
+def test_glu(rng):
+    x = _inputs(rng, (2, 6))
+    xl = leaf(x)
+    out = F.glu(xl)
+    a, b = x[:, :3], x[:, 3:]
+    ac(out, a * _sigmoid(b))
+    out.sum().backward()
+    ac(xl.grad, np.concatenate([_sigmoid(b), a * _sigmoid(b) * (1 - _sigmoid(b))], 1))
+    assert_close(F.glu(tensor(x.T), 0), (a * _sigmoid(b)).T)
+
+
+# -------------------------------------------------------- softmax family
+
+
+def _log_softmax(x, axis):
+    m = x.max(axis, keepdims=True)
+    return x - m - np.log(np.exp(x - m).sum(axis, keepdims=True))
+
+
+@pytest.mark.parametrize("dim", [0, 1, -1, 2])
+def test_softmax_log_softmax_softmin(dim, rng):
+    for dtype in ("float64", "float32"):
+        x = rng.uniform(-5, 5, (3, 4, 5)).astype(dtype)
+        x64 = x.astype(np.float64)
+        tol = F32 if dtype == "float32" else {}
+        assert_close(F.softmax(tensor(x), dim), np.exp(_log_softmax(x64, dim)).astype(dtype), **tol)
+        assert_close(F.log_softmax(tensor(x), dim=dim), _log_softmax(x64, dim).astype(dtype), **tol)
+        assert_close(F.softmin(tensor(x), dim), np.exp(_log_softmax(-x64, dim)).astype(dtype), **tol)
+
+
+def test_softmax_dtype_argument(rng):
+    x = rng.uniform(-5, 5, (3, 4)).astype(np.float32)
+    out = F.softmax(tensor(x), 1, dtype=rumus.float64)
+    assert_close(out, np.exp(_log_softmax(x.astype(np.float64), 1)))
+    assert_close(F.log_softmax(tensor(x), -1, dtype=rumus.float64), _log_softmax(x.astype(np.float64), 1))
+    assert_close(F.softmin(tensor(x), 1, dtype=rumus.float64), np.exp(_log_softmax(-x.astype(np.float64), 1)))
+
+
+def test_softmax_extreme_values_are_stable():
+    x = np.array([[1000.0, 0.0, -1000.0], [-1000.0, -1000.0, -1000.0]], np.float32)
+    assert_close(F.softmax(tensor(x), 1), np.array([[1, 0, 0], [1 / 3, 1 / 3, 1 / 3]], np.float32))
+    assert_close(F.log_softmax(tensor(x), 1), np.array([[0, -1000, -2000], [-np.log(3)] * 3], np.float32))
+
+
+def test_softmax_gradients_closed_form(rng):
+    x = leaf(rng.uniform(-2, 2, (3, 4)))
+    g = rng.uniform(-1, 1, (3, 4))
+    F.softmax(x, 1).backward(tensor(g))
+    s = np.exp(_log_softmax(x.detach().numpy(), 1))
+    ac(x.grad, s * (g - (g * s).sum(1, keepdims=True)))
+    x.grad = None
+    F.log_softmax(x, 1).backward(tensor(g))
+    ac(x.grad, g - s * g.sum(1, keepdims=True))
+
+
+def test_softmax_views(rng):
+    x = rng.uniform(-2, 2, (4, 5))
+    for kind, t, e in noncontig(x, "float64"):
+        assert_close(F.softmax(t, 1), np.exp(_log_softmax(e, 1))), kind
+        assert_close(F.log_softmax(t, 0), _log_softmax(e, 0)), kind
+
+
+# ------------------------------------------------------------------ bad input
+
+
+@pytest.mark.parametrize("call,exc,match", [
+    (lambda: F.hardtanh(rumus.zeros(3), 1.0, 0.0), ValueError, r"min_val cannot be greater than max_val"),
+    (lambda: F.gelu(rumus.zeros(3), approximate="foo"),
+     RuntimeError, r"approximate argument must be either none or tanh"),
+    (lambda: F.glu(rumus.zeros(2, 3)), RuntimeError, r"Halving dimension must be even, but dimension -1 is size 3"),
+    (lambda: F.glu(rumus.zeros(())), RuntimeError, r"glu does not support scalars"),
+    (lambda: F.prelu(rumus.zeros(2, 4), rumus.ones(3)), RuntimeError, r"parameter numbers = 3 and channel size = 4"),
+    (lambda: F.softmax(rumus.zeros(2, 3), 2), IndexError, r"Dimension out of range"),
+    (lambda: F.log_softmax(rumus.zeros(2, 3), -3), IndexError, r"Dimension out of range"),
+])
+def test_activation_bad_input(call, exc, match):
+    with pytest.raises(exc, match=match):
+        call()
+
+
+# ------------------------------------------------------------- PyTorch cross-checks
+
+
+TORCH_ACTS = [
+    ("relu", {}), ("relu6", {}), ("hardtanh", dict(min_val=-0.5, max_val=2.0)), ("elu", dict(alpha=0.5)),
+    ("selu", {}), ("celu", dict(alpha=0.7)), ("leaky_relu", dict(negative_slope=0.2)), ("gelu", {}),
+    ("gelu", dict(approximate="tanh")), ("silu", {}), ("mish", {}), ("hardsigmoid", {}), ("hardswish", {}),
+    ("logsigmoid", {}), ("softsign", {}), ("softplus", {}), ("softplus", dict(beta=2.0, threshold=3.0)),
+    ("sigmoid", {}), ("tanh", {}), ("threshold", dict(threshold=0.5, value=-2.0)), ("glu", dict(dim=1)),
+    ("softmax", dict(dim=1)), ("log_softmax", dict(dim=0)), ("softmin", dict(dim=1)),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_activations_vs_torch(dtype, rng):
+    torch = pytest.importorskip("torch")
+    # PyTorch's float64 kernels of a few activations use float constants: compare at 1e-7
+    tol = dict(rtol=1e-5, atol=1e-6) if dtype == "float32" else dict(rtol=1e-7, atol=1e-9)
+    for name, kw in TORCH_ACTS:
+        x = _inputs(rng, (4, 6), dtype)
+        g = rng.uniform(-1, 1, (4, 3) if name == "glu" else (4, 6)).astype(dtype)
+        xr, xt = rumus.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+        out, ref = getattr(F, name)(xr, **kw), getattr(torch.nn.functional, name)(xt, **kw)
+        np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy(), err_msg=name, **tol)
+        out.backward(rumus.tensor(g))
+        ref.backward(torch.tensor(g))
+        np.testing.assert_allclose(xr.grad.numpy(), xt.grad.numpy(), err_msg=name, **tol)
+    x, w = _inputs(rng, (2, 3, 4), dtype), rng.uniform(0.1, 0.5, 3).astype(dtype)
+    np.testing.assert_allclose(F.prelu(rumus.tensor(x), rumus.tensor(w)).numpy(),
+                               torch.nn.functional.prelu(torch.tensor(x), torch.tensor(w)).numpy(), **tol)

@@ -1,0 +1,374 @@
+"""Pooling (max/avg/adaptive, 1-D and 2-D: Rust kernels) against NumPy loop
+references: kernel/stride/padding/dilation, ceil_mode, count_include_pad,
+divisor_override, return_indices, unbatched and non-contiguous inputs; gradients
+against closed forms (max routes g to the argmax, averages spread g / divisor);
+PyTorch cross-checks when installed; bad input."""
+
+import math
+
+import numpy as np
+import pytest
+
+import rumus
+import rumus.nn.functional as F
+from conftest import ac, assert_close, leaf, noncontig, tensor
+
+F32 = dict(rtol=1e-5, atol=1e-6)
+
+
+def _tup(v, n):
+    return tuple(v) if isinstance(v, (tuple, list)) else (v,) * n
+
+
+def _out_size(n, k, s, p, d, ceil_mode):
+    span = n + 2 * p - d * (k - 1) - 1
+    out = (-(-span // s) if ceil_mode else span // s) + 1
+    if ceil_mode and (out - 1) * s >= n + p:  # the last window must start inside the input or the left padding
+        out -= 1
+    return out
+
+
+def _windows(x, kernel_size, stride, padding, dilation, ceil_mode):
+    """Yields (output index, list of input indices in the window) for the spatial dims of x."""
+    sp = x.shape[2:]
+    nsp = len(sp)
+    k = _tup(kernel_size, nsp)
+    s = _tup(stride if stride not in (None, []) else kernel_size, nsp)
+    p, d = _tup(padding, nsp), _tup(dilation, nsp)
+    out = [_out_size(n, *a, ceil_mode) for n, *a in zip(sp, k, s, p, d)]
+    for o in np.ndindex(*out):
+        axes = [[o[i] * s[i] - p[i] + t * d[i] for t in range(k[i])] for i in range(nsp)]
+        axes = [[j for j in ax if 0 <= j < n] for ax, n in zip(axes, sp)]
+        yield o, out, _cells(axes)
+
+
+def _cells(axes):
+    """All index tuples of the product of per-dim index lists."""
+    return [tuple(a[i] for a, i in zip(axes, c)) for c in np.ndindex(*[len(a) for a in axes])]
+
+
+def max_pool_ref(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
+    """Values and flat (per-plane) argmax indices."""
+    sp = x.shape[2:]
+    vals = idx = None
+    for o, out, cells in _windows(x, kernel_size, stride, padding, dilation, ceil_mode):
+        if vals is None:
+            vals = np.zeros(x.shape[:2] + tuple(out), x.dtype)
+            idx = np.zeros(x.shape[:2] + tuple(out), np.int64)
+        w = np.stack([x[(Ellipsis,) + c] for c in cells], -1)
+        best = w.argmax(-1)
+        vals[(Ellipsis,) + o] = np.take_along_axis(w, best[..., None], -1)[..., 0]
+        flat = np.array([np.ravel_multi_index(c, sp) for c in cells])
+        idx[(Ellipsis,) + o] = flat[best]
+    return vals, idx
+
+
+def avg_pool_ref(x, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+                 divisor_override=None, grad=None):
+    """Values, or with ``grad`` the input gradient of sum(avg_pool(x) * grad)."""
+    sp = x.shape[2:]
+    nsp = len(sp)
+    k, p = _tup(kernel_size, nsp), _tup(padding, nsp)
+    s = _tup(stride if stride not in (None, []) else kernel_size, nsp)
+    out = vals = None
+    gx = np.zeros(x.shape)
+    for o, out, cells in _windows(x, kernel_size, stride, padding, 1, ceil_mode):
+        if vals is None:
+            vals = np.zeros(x.shape[:2] + tuple(out))
+        # the window clipped to input + padding counts for count_include_pad
+        padded = math.prod(min(o[i] * s[i] - p[i] + k[i], sp[i] + p[i]) - (o[i] * s[i] - p[i]) for i in range(nsp))
+        div = divisor_override or (padded if count_include_pad else len(cells))
+        vals[(Ellipsis,) + o] = sum(x[(Ellipsis,) + c].astype(np.float64) for c in cells) / div
+        if grad is not None:
+            for c in cells:
+                gx[(Ellipsis,) + c] += grad[(Ellipsis,) + o] / div
+    return gx if grad is not None else vals.astype(x.dtype)
+
+
+def _adaptive_cells(sp, out):
+    for o in np.ndindex(*out):
+        yield o, _cells([range(o[i] * sp[i] // out[i], -(-(o[i] + 1) * sp[i] // out[i])) for i in range(len(sp))])
+
+
+def adaptive_ref(x, output_size, op, grad=None):
+    """Adaptive avg ('avg') or max ('max', values and indices) pooling; with ``grad``
+    and 'avg', the input gradient of sum(pool(x) * grad)."""
+    sp = x.shape[2:]
+    out = [n if o is None else o for n, o in zip(sp, _tup(output_size, len(sp)))]
+    vals = np.zeros(x.shape[:2] + tuple(out), x.dtype)
+    idx = np.zeros(x.shape[:2] + tuple(out), np.int64)
+    gx = np.zeros(x.shape)
+    for o, cells in _adaptive_cells(sp, out):
+        w = np.stack([x[(Ellipsis,) + c] for c in cells], -1)
+        if op == "avg":
+            vals[(Ellipsis,) + o] = w.astype(np.float64).mean(-1)
+            if grad is not None:
+                for c in cells:
+                    gx[(Ellipsis,) + c] += grad[(Ellipsis,) + o] / len(cells)
+        else:
+            best = w.argmax(-1)
+            vals[(Ellipsis,) + o] = np.take_along_axis(w, best[..., None], -1)[..., 0]
+            idx[(Ellipsis,) + o] = np.array([np.ravel_multi_index(c, sp) for c in cells])[best]
+    if grad is not None:
+        return gx
+    return vals if op == "avg" else (vals, idx)
+
+
+def _distinct(shape, rng, dtype="float64"):
+    """Values without ties (argmax is unique), spaced by >= 0.05."""
+    n = math.prod(shape)
+    return ((rng.permutation(n) - n / 2) * 0.1 + rng.uniform(0, 0.05, n)).reshape(shape).astype(dtype)
+
+
+def _scatter_max_grad(shape, idx, g):
+    gx = np.zeros(shape[:2] + (math.prod(shape[2:]),))
+    n, c = shape[:2]
+    flat_idx, flat_g = idx.reshape(n, c, -1), g.reshape(n, c, -1)
+    for i in range(n):
+        for j in range(c):
+            np.add.at(gx[i, j], flat_idx[i, j], flat_g[i, j])
+    return gx.reshape(shape)
+
+
+# (input shape, kwargs) for max_pool
+MAX2D = [
+    ((2, 3, 6, 5), dict(kernel_size=2)),
+    ((2, 3, 6, 5), dict(kernel_size=3, stride=2, padding=1)),
+    ((1, 2, 7, 6), dict(kernel_size=(3, 2), stride=(2, 1), padding=(1, 1), dilation=(2, 1))),
+    ((1, 2, 7, 6), dict(kernel_size=3, stride=2, padding=1, ceil_mode=True)),
+    ((2, 1, 5, 5), dict(kernel_size=2, stride=2, ceil_mode=True)),
+    ((1, 2, 4, 4), dict(kernel_size=(1, 3), stride=(3, 1))),
+]
+MAX1D = [
+    ((2, 3, 9), dict(kernel_size=2)),
+    ((2, 3, 9), dict(kernel_size=3, stride=2, padding=1, dilation=2)),
+    ((1, 2, 8), dict(kernel_size=3, stride=2, ceil_mode=True)),
+    ((1, 2, 8), dict(kernel_size=4, stride=3, padding=2, ceil_mode=True)),
+]
+
+
+def _ids(cases):
+    return [f"{s}-{kw}" for s, kw in cases]
+
+
+@pytest.mark.parametrize("shape,kw", MAX2D + MAX1D, ids=_ids(MAX2D + MAX1D))
+def test_max_pool_values_and_indices(shape, kw, rng):
+    fn = F.max_pool2d if len(shape) == 4 else F.max_pool1d
+    for dtype in ("float64", "float32"):
+        x = _distinct(shape, rng, dtype)
+        vals, idx = max_pool_ref(x, **kw)
+        assert_close(fn(tensor(x), **kw), vals)
+        out, ind = fn(tensor(x), **kw, return_indices=True)
+        assert_close(out, vals)
+        assert_close(ind, idx)
+
+
+@pytest.mark.parametrize("shape,kw", MAX2D[1:4] + MAX1D[1:3], ids=_ids(MAX2D[1:4] + MAX1D[1:3]))
+def test_max_pool_gradient_goes_to_the_argmax(shape, kw, rng):
+    fn = F.max_pool2d if len(shape) == 4 else F.max_pool1d
+    x = leaf(_distinct(shape, rng))
+    out = fn(x, **kw)
+    g = rng.uniform(-1, 1, tuple(out.shape))
+    out.backward(tensor(g))
+    _, idx = max_pool_ref(x.detach().numpy(), **kw)
+    ac(x.grad, _scatter_max_grad(shape, idx, g))
+
+
+def test_max_pool_positional_and_unbatched(rng):
+    x = _distinct((3, 7, 6), rng)
+    # (input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+    out, ind = F.max_pool2d(tensor(x), 3, 2, 1, 1, True, True)
+    vals, idx = max_pool_ref(x[None], 3, 2, 1, 1, True)
+    assert_close(out, vals[0])
+    assert_close(ind, idx[0])
+    x1 = _distinct((3, 7), rng)
+    assert_close(F.max_pool1d(tensor(x1), 2), max_pool_ref(x1[None], 2)[0][0])
+
+
+def test_max_pool_noncontiguous(rng):
+    x = _distinct((2, 3, 6, 5), rng)
+    for kind, t, e in noncontig(x, "float64"):
+        assert_close(F.max_pool2d(t, 3, 2, 1), max_pool_ref(e, 3, 2, 1)[0]), kind
+
+
+# (input shape, kwargs) for avg_pool
+AVG2D = [
+    ((2, 3, 6, 5), dict(kernel_size=2)),
+    ((2, 3, 6, 5), dict(kernel_size=3, stride=2, padding=1)),
+    ((2, 3, 6, 5), dict(kernel_size=3, stride=2, padding=1, count_include_pad=False)),
+    ((1, 2, 7, 6), dict(kernel_size=(3, 2), stride=(2, 1), padding=(1, 1), ceil_mode=True)),
+    ((1, 2, 7, 6), dict(kernel_size=3, stride=2, padding=1, ceil_mode=True, count_include_pad=False)),
+    ((1, 2, 5, 5), dict(kernel_size=2, stride=2, ceil_mode=True, divisor_override=3)),
+]
+AVG1D = [
+    ((2, 3, 9), dict(kernel_size=2)),
+    ((2, 3, 9), dict(kernel_size=3, stride=2, padding=1)),
+    ((1, 2, 8), dict(kernel_size=3, stride=2, padding=1, ceil_mode=True, count_include_pad=False)),
+    ((1, 2, 8), dict(kernel_size=4, stride=3, padding=2, ceil_mode=True)),
+]
+
+
+@pytest.mark.parametrize("shape,kw", AVG2D + AVG1D, ids=_ids(AVG2D + AVG1D))
+def test_avg_pool_values_and_gradient(shape, kw, rng):
+    fn = F.avg_pool2d if len(shape) == 4 else F.avg_pool1d
+    for dtype in ("float64", "float32"):
+        x = rng.uniform(-1, 1, shape).astype(dtype)
+        assert_close(fn(tensor(x), **kw), avg_pool_ref(x, **kw), **(F32 if dtype == "float32" else {}))
+    x = leaf(rng.uniform(-1, 1, shape))
+    out = fn(x, **kw)
+    g = rng.uniform(-1, 1, tuple(out.shape))
+    out.backward(tensor(g))
+    ac(x.grad, avg_pool_ref(x.detach().numpy(), **kw, grad=g))
+
+
+def test_avg_pool_positional_and_unbatched(rng):
+    x = rng.uniform(-1, 1, (3, 7, 6))
+    # (input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
+    assert_close(F.avg_pool2d(tensor(x), 3, 2, 1, True, False, None),
+                 avg_pool_ref(x[None], 3, 2, 1, True, False)[0])
+    assert_close(F.avg_pool2d(tensor(x), 2, None, 0, False, True, 7), avg_pool_ref(x[None], 2, divisor_override=7)[0])
+    x1 = rng.uniform(-1, 1, (3, 7))
+    assert_close(F.avg_pool1d(tensor(x1), 3, 1, 1, False, False),
+                 avg_pool_ref(x1[None], 3, 1, 1, count_include_pad=False)[0])
+
+
+# (input shape, output_size)
+ADAPTIVE = [
+    ((2, 3, 6, 5), (3, 2)),
+    ((2, 3, 7, 5), (3, 4)),
+    ((1, 2, 5, 5), 1),
+    ((1, 2, 4, 3), (6, 5)),  # bigger than the input: windows overlap
+    ((1, 2, 7, 6), (None, 4)),
+    ((2, 3, 9), 4),
+    ((2, 3, 5), 5),
+    ((1, 2, 3), 7),
+]
+
+
+@pytest.mark.parametrize("shape,size", ADAPTIVE, ids=[f"{s}-{o}" for s, o in ADAPTIVE])
+def test_adaptive_pools(shape, size, rng):
+    two = len(shape) == 4
+    avg, mx = (F.adaptive_avg_pool2d, F.adaptive_max_pool2d) if two else (F.adaptive_avg_pool1d, F.adaptive_max_pool1d)
+    x = _distinct(shape, rng)
+    assert_close(avg(tensor(x), size), adaptive_ref(x, size, "avg"))
+    vals, idx = adaptive_ref(x, size, "max")
+    assert_close(mx(tensor(x), size), vals)
+    out, ind = mx(tensor(x), size, return_indices=True)
+    assert_close(out, vals)
+    assert_close(ind, idx)
+    xf = x.astype(np.float32)
+    assert_close(avg(tensor(xf), size), adaptive_ref(xf, size, "avg"), **F32)
+    # gradients: spread over the window for avg, to the argmax for max
+    xl = leaf(x)
+    out = avg(xl, size)
+    g = rng.uniform(-1, 1, tuple(out.shape))
+    out.backward(tensor(g))
+    ac(xl.grad, adaptive_ref(x, size, "avg", grad=g))
+    xl = leaf(x)
+    mx(xl, size).backward(tensor(g))
+    ac(xl.grad, _scatter_max_grad(shape, idx, g))
+
+
+def test_adaptive_pools_unbatched_and_views(rng):
+    x = _distinct((3, 6, 5), rng)
+    assert_close(F.adaptive_avg_pool2d(tensor(x), (2, 3)), adaptive_ref(x[None], (2, 3), "avg")[0])
+    assert_close(F.adaptive_max_pool2d(tensor(x), 2), adaptive_ref(x[None], 2, "max")[0][0])
+    x1 = _distinct((3, 7), rng)
+    assert_close(F.adaptive_avg_pool1d(tensor(x1), 3), adaptive_ref(x1[None], 3, "avg")[0])
+    xb = _distinct((2, 3, 6, 5), rng)
+    for kind, t, e in noncontig(xb, "float64"):
+        assert_close(F.adaptive_avg_pool2d(t, (4, 2)), adaptive_ref(e, (4, 2), "avg")), kind
+
+
+def test_pool_empty_batch():
+    x = rumus.zeros(0, 3, 6, 5)
+    assert tuple(F.max_pool2d(x, 2).shape) == (0, 3, 3, 2)
+    assert tuple(F.avg_pool2d(x, 2).shape) == (0, 3, 3, 2)
+    assert tuple(F.adaptive_avg_pool2d(x, 2).shape) == (0, 3, 2, 2)
+
+
+# ------------------------------------------------------------------ bad input
+
+
+def _x(*shape):
+    return rumus.zeros(*shape)
+
+
+@pytest.mark.parametrize("call,match", [
+    (lambda: F.max_pool2d(_x(7, 6), 2), r"3D or 4D.*\[7, 6\]"),
+    (lambda: F.max_pool2d(_x(2, 4, 7, 6), 2, padding=2), r"pad should be at most half"),
+    (lambda: F.max_pool2d(_x(2, 4, 7, 6), 8), r"Output size is too small"),
+    (lambda: F.max_pool2d(_x(2, 4, 7, 6), 2, stride=0), r"stride"),
+    (lambda: F.max_pool2d(_x(2, 4, 7, 6), 2, dilation=0), r"dilation"),
+    (lambda: F.max_pool1d(_x(2, 4, 7, 6), 2), r"2D or 3D.*\[2, 4, 7, 6\]"),
+    (lambda: F.max_pool1d(_x(2, 4, 6), 8), r"[Oo]utput size"),
+    (lambda: F.avg_pool2d(_x(2, 4, 7, 6), 2, padding=2), r"pad should be at most half"),
+    (lambda: F.avg_pool2d(_x(2, 4, 7, 6), 8), r"Output size is too small"),
+    (lambda: F.avg_pool2d(_x(2, 4, 7, 6), 2, divisor_override=0), r"divisor must be not zero"),
+    (lambda: F.avg_pool1d(_x(2, 4, 7, 6), 2), r"\[2, 4, 7, 6\]"),
+    (lambda: F.adaptive_avg_pool2d(_x(7, 6), 2), r"\[7, 6\]"),
+    (lambda: F.adaptive_avg_pool2d(_x(2, 4, 7, 6), (2, 2, 2)), r"output_size must be 2"),
+    (lambda: F.adaptive_max_pool1d(_x(2, 4, 7, 6), 2), r"\[2, 4, 7, 6\]"),
+])
+def test_pool_bad_input(call, match):
+    with pytest.raises(RuntimeError, match=match):
+        call()
+
+
+# ------------------------------------------------------------- PyTorch cross-checks
+
+
+def _torch_pool(torch, name, x, *args, **kw):
+    """Values (and indices) and the input gradient of rumus vs PyTorch."""
+    rng = np.random.default_rng(3)
+    xr = rumus.tensor(x, requires_grad=True)
+    xt = torch.tensor(x, requires_grad=True)
+    out = getattr(F, name)(xr, *args, **kw)
+    ref = getattr(torch.nn.functional, name)(xt, *args, **kw)
+    if isinstance(ref, tuple):
+        np.testing.assert_array_equal(out[1].numpy(), ref[1].numpy())
+        out, ref = out[0], ref[0]
+    tol = dict(rtol=1e-5, atol=1e-6) if x.dtype == np.float32 else dict(rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy(), **tol)
+    g = rng.uniform(-1, 1, tuple(ref.shape)).astype(x.dtype)
+    out.backward(rumus.tensor(g))
+    ref.backward(torch.tensor(g))
+    np.testing.assert_allclose(xr.grad.numpy(), xt.grad.numpy(), **tol)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_pools_vs_torch(dtype, rng):
+    torch = pytest.importorskip("torch")
+    for shape, kw in MAX2D + MAX1D:
+        name = "max_pool2d" if len(shape) == 4 else "max_pool1d"
+        _torch_pool(torch, name, _distinct(shape, rng, dtype), **kw, return_indices=True)
+    for shape, kw in AVG2D + AVG1D:
+        name = "avg_pool2d" if len(shape) == 4 else "avg_pool1d"
+        _torch_pool(torch, name, rng.uniform(-1, 1, shape).astype(dtype), **kw)
+    for shape, size in ADAPTIVE:
+        dims = "2d" if len(shape) == 4 else "1d"
+        x = _distinct(shape, rng, dtype)
+        _torch_pool(torch, "adaptive_avg_pool" + dims, x, size)
+        _torch_pool(torch, "adaptive_max_pool" + dims, x, size, return_indices=True)
+
+
+def test_pool_random_configs_vs_torch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(11)
+    for _ in range(30):
+        k = tuple(int(v) for v in rng.integers(1, 4, 2))
+        s = tuple(int(v) for v in rng.integers(1, 4, 2))
+        d = tuple(int(v) for v in rng.integers(1, 3, 2))
+        p = tuple(int(rng.integers(0, kk // 2 + 1)) for kk in k)
+        size = tuple(int(v) + (kk - 1) * dd for v, kk, dd in zip(rng.integers(1, 6, 2), k, d))
+        x = _distinct((2, 2) + size, rng)
+        ceil = bool(rng.integers(0, 2))
+        _torch_pool(torch, "max_pool2d", x, k, s, p, d, ceil, True)
+        _torch_pool(torch, "max_pool1d", x[:, :, 0], k[1], s[1], p[1], d[1], ceil, True)
+        size = tuple(int(v) + kk for v, kk in zip(rng.integers(0, 5, 2), k))
+        x = rng.uniform(-1, 1, (2, 2) + size)
+        _torch_pool(torch, "avg_pool2d", x, k, s, p, ceil, bool(rng.integers(0, 2)))
+        _torch_pool(torch, "avg_pool1d", x[:, :, 0], k[1], s[1], p[1], ceil, bool(rng.integers(0, 2)))
+        out = tuple(int(v) for v in rng.integers(1, 7, 2))
+        _torch_pool(torch, "adaptive_avg_pool2d", x, out)
+        _torch_pool(torch, "adaptive_max_pool2d", _distinct(x.shape, rng), out, True)
