@@ -447,6 +447,11 @@ impl Backward for TakeBackward {
     fn apply(&self, _: &Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
         let g = math::cast(&grads[0], self.in_dtype)?;
         let zeros = math::zeros(&self.in_shape, self.in_dtype)?;
+        if let (Region::Offsets { shape, offs }, false) = (&self.region, crate::autograd::is_grad_enabled()) {
+            // Not differentiated again: scatter into the fresh zeros directly.
+            put_offsets(&zeros, shape, offs, &g, true)?;
+            return Ok(vec![Some(zeros)]);
+        }
         Ok(vec![Some(put(&zeros, &self.region, &g, self.region.may_repeat())?)])
     }
 }

@@ -78,7 +78,19 @@ fn batched_raw(op: &str, a: &Tensor, b: &Tensor) -> Result<Tensor> {
         d if d.is_float() => DType::F32,
         _ => DType::F64,
     };
-    let (ca, cb) = (to_dtype(a, compute)?, to_dtype(b, compute)?);
+    let (ca, mut cb) = (to_dtype(a, compute)?, to_dtype(b, compute)?);
+    // The GEMM kernel is slow when the right operand is contiguous along k
+    // (x @ w.T, g @ colsᵀ). Transposing costs one pass over an operand against
+    // the product's n·k·p: either copy b row-major, or, when a is smaller,
+    // compute (bᵀ aᵀ)ᵀ, whose right operand is then aᵀ.
+    if cb.strides()[rb - 2] == 1 && cb.strides()[rb - 1] != 1 && n.min(p) >= 16 && k * p >= 4096 {
+        if k * p > k * n + n * p {
+            use super::shape::matrix_transpose as mt;
+            let ct = batched_raw(op, &mt(&cb)?, &mt(&ca)?)?;
+            return to_dtype(&super::copy::contiguous_clone(&mt(&ct)?)?, dtype);
+        }
+        cb = super::copy::contiguous_clone(&cb)?;
+    }
     let out = Tensor::for_output(&out_shape, compute)?;
     match compute {
         DType::F64 => run::<f64>(&ca, &cb, &out, &batch, n, k, p)?,

@@ -1,12 +1,12 @@
 //! Pooling: max_pool1d/2d, avg_pool1d/2d and the adaptive variants.
 //!
 //! Average pooling is a linear op recorded with its adjoint (each is the
-//! other's backward). Max pooling finds the argmax indices, then reads them
-//! through the recorded `take`, whose backward (a scatter-add) is itself
-//! differentiable: higher derivatives come for free.
+//! other's backward). Max pooling records the backward of reading its argmax
+//! elements (`take`'s: a scatter-add, itself differentiable), so higher
+//! derivatives come for free.
 
 use super::copy::{contiguous, to_dtype};
-use super::index::{take, Region};
+use super::index::{Region, TakeBackward};
 use super::shape::{squeeze_dim, unsqueeze};
 use crate::autograd::{self, Backward, Node};
 pub use crate::backend::cpu::pool::{Span, Windows};
@@ -239,15 +239,29 @@ pub fn max_pool(op: &'static str, dims: usize, x: &Tensor, kind: &Kind) -> Resul
     let win = windows(op, h, w, kind, true, true)?;
     let shape = out_shape(&xb, &win);
     let planes = numel(&xb.shape()[..xb.ndim() - 2]);
-    let c = contiguous(&to_dtype(&xb.detach(), compute(xb.dtype()))?)?;
     let idx = Tensor::for_output(&shape, DType::I64)?;
-    crate::dispatch_float!(c.dtype(), T => {
-        // SAFETY: c is contiguous (planes, H, W); idx holds planes × OH × OW.
-        unsafe { kernel::max_indices::<T>(planes, &win, P(c.ptr::<T>()?), P(idx.ptr::<i64>()?)) };
-    });
-    let per = win.rows.len() * win.cols.len();
-    let offs: Vec<isize> = idx.to_vec::<i64>()?.iter().enumerate().map(|(i, &k)| ((i / per) * h * w) as isize + k as isize).collect();
-    let vals = take(&xb, &Region::Offsets { shape: shape.clone(), offs: Arc::new(offs) }, name(op))?;
+    // The values come from the kernel; the recorded backward is `take`'s at the argmax offsets.
+    let vals = autograd::record(
+        &[&xb],
+        || {
+            let c = contiguous(&to_dtype(&xb, compute(xb.dtype()))?)?;
+            let vals = Tensor::for_output(&shape, c.dtype())?;
+            crate::dispatch_float!(c.dtype(), T => {
+                let (px, pv, pi) = (P(c.ptr::<T>()?), P(vals.ptr::<T>()?), P(idx.ptr::<i64>()?));
+                // SAFETY: c is contiguous (planes, H, W); vals and idx hold planes × OH × OW.
+                match kind {
+                    Kind::Sliding(o) => unsafe { kernel::max_sliding::<T>(planes, &win, o.kernel, o.stride, o.padding, o.dilation, px, pv, pi) },
+                    Kind::Adaptive(_) => unsafe { kernel::max::<T>(planes, &win, px, pv, pi) },
+                }
+            });
+            to_dtype(&vals, xb.dtype())
+        },
+        |_| {
+            let per = win.rows.len() * win.cols.len();
+            let offs: Vec<isize> = idx.to_vec::<i64>()?.iter().enumerate().map(|(i, &k)| ((i / per) * h * w) as isize + k as isize).collect();
+            Ok(TakeBackward::new(name(op), &xb, Region::Offsets { shape: shape.clone(), offs: Arc::new(offs) }).into())
+        },
+    )?;
     Ok((finish(vals, dims)?, finish(idx, dims)?))
 }
 

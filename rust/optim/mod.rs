@@ -57,11 +57,27 @@ fn chunks(n: usize, f: impl Fn(usize, usize) + Sync + Send) {
 }
 
 fn read_scalar(t: &Tensor) -> Result<f64> {
-    Ok(crate::ops::copy::to_dtype(t, DType::F64)?.to_vec::<f64>()?[0])
+    if t.numel() != 1 {
+        bail!(Runtime, "optimizer step: a step counter must have one element, got shape {}", fmt_shape(t.shape()));
+    }
+    // SAFETY: one element of the tensor's own dtype.
+    Ok(match t.dtype() {
+        DType::F32 => unsafe { *t.ptr::<f32>()? as f64 },
+        DType::F64 => unsafe { *t.ptr::<f64>()? },
+        _ => crate::ops::copy::to_dtype(t, DType::F64)?.to_vec::<f64>()?[0],
+    })
 }
 
 fn write_scalar(t: &Tensor, v: f64) -> Result<()> {
-    crate::ops::copy::fill_(t, crate::tensor::Scalar::Float(v))
+    t.check_writable("optimizer step")?;
+    // SAFETY: as above.
+    match t.dtype() {
+        DType::F32 => unsafe { *t.ptr::<f32>()? = v as f32 },
+        DType::F64 => unsafe { *t.ptr::<f64>()? = v },
+        _ => return crate::ops::copy::fill_(t, crate::tensor::Scalar::Float(v)),
+    }
+    t.storage().bump_version();
+    Ok(())
 }
 
 /// Updates `p` (and `state`, `scalars`) in place from its gradient `g`.
@@ -127,155 +143,174 @@ pub fn step(rule: &Rule, p: &Tensor, g: &Tensor, state: &[Tensor], scalars: &[Te
     Ok(())
 }
 
-/// The elementwise update of each rule.
+/// The elementwise update of each rule, over slices so the loops vectorize.
 ///
 /// # Safety
 /// Every pointer is valid for `n` elements and they do not alias.
 #[allow(clippy::too_many_arguments)]
 unsafe fn update<T: Float + Send + Sync>(rule: &Rule, p: P<T>, g: P<T>, s: &[P<T>], n: usize, step: f64, mu_product: f64, fresh: bool) {
     let c = |v: f64| T::from(v).unwrap_or(T::zero());
-    // The gradient with maximize and (coupled) weight decay applied.
-    let grad = move |i: usize, maximize: bool, wd: f64| -> T {
-        // SAFETY: i < n.
-        let (gv, pv) = unsafe { (*g.at(i as isize), *p.at(i as isize)) };
-        let gv = if maximize { -gv } else { gv };
-        if wd != 0.0 { gv + c(wd) * pv } else { gv }
-    };
-    macro_rules! at {
-        ($ptr:expr, $i:expr) => {
-            // SAFETY: i < n; each index is touched by one chunk.
-            *unsafe { &mut *$ptr.at($i as isize) }
+    chunks(n, |a, b| {
+        let len = b - a;
+        // SAFETY: [a, b) is this chunk's own range of every buffer.
+        let sl = |q: P<T>| unsafe { std::slice::from_raw_parts_mut(q.at(a as isize), len) };
+        let (p, g) = (sl(p), &*sl(g));
+        let mut st: Vec<&mut [T]> = s.iter().map(|&q| sl(q)).collect();
+        // The gradient with maximize and (coupled) weight decay applied; the
+        // constants are converted once, outside the loops.
+        // Branch-free so the loops vectorize (a zero weight decay adds 0·p).
+        let grad = |maximize: bool, wd: f64| {
+            let (sign, w) = (if maximize { -T::one() } else { T::one() }, c(wd));
+            move |gv: T, pv: T| sign * gv + w * pv
         };
-    }
-    match *rule {
-        Rule::Sgd { lr, momentum, dampening, nesterov, wd, maximize } => chunks(n, |a, b| {
-            for i in a..b {
-                let mut d = grad(i, maximize, wd);
-                if momentum != 0.0 {
-                    let buf = if fresh { d } else { c(momentum) * at!(s[0], i) + c(1.0 - dampening) * d };
-                    at!(s[0], i) = buf;
-                    d = if nesterov { d + c(momentum) * buf } else { buf };
-                }
-                at!(p, i) = at!(p, i) - c(lr) * d;
-            }
-        }),
-        Rule::Adam { lr, b1, b2, eps, wd, amsgrad, maximize, decoupled } => {
-            let (bc1, bc2) = (1.0 - b1.powf(step), 1.0 - b2.powf(step));
-            let (step_size, bc2_sqrt) = (c(lr / bc1), c(bc2.sqrt()));
-            let decay = c(1.0 - lr * wd);
-            chunks(n, |a, b| {
-                for i in a..b {
-                    if decoupled {
-                        at!(p, i) = at!(p, i) * decay;
+        match *rule {
+            Rule::Sgd { lr, momentum, dampening, nesterov, wd, maximize } => {
+                let gd = grad(maximize, wd);
+                let (lr, mo, damp) = (c(lr), c(momentum), c(1.0 - dampening));
+                match st.first_mut() {
+                    None => {
+                        for i in 0..len {
+                            p[i] = p[i] - lr * gd(g[i], p[i]);
+                        }
                     }
-                    let d = grad(i, maximize, if decoupled { 0.0 } else { wd });
-                    let m = at!(s[0], i) + (d - at!(s[0], i)) * c(1.0 - b1);
-                    let v = c(b2) * at!(s[1], i) + c(1.0 - b2) * d * d;
-                    at!(s[0], i) = m;
-                    at!(s[1], i) = v;
-                    let vhat = if amsgrad {
-                        let mx = at!(s[2], i).max(v);
-                        at!(s[2], i) = mx;
-                        mx
-                    } else {
-                        v
-                    };
-                    let denom = vhat.sqrt() / bc2_sqrt + c(eps);
-                    at!(p, i) = at!(p, i) - step_size * m / denom;
-                }
-            })
-        }
-        Rule::RmsProp { lr, alpha, eps, wd, momentum, centered, maximize } => chunks(n, |a, b| {
-            let gi = 1 + (momentum > 0.0) as usize;
-            for i in a..b {
-                let d = grad(i, maximize, wd);
-                let sq = c(alpha) * at!(s[0], i) + c(1.0 - alpha) * d * d;
-                at!(s[0], i) = sq;
-                let avg = if centered {
-                    let ga = at!(s[gi], i) + (d - at!(s[gi], i)) * c(1.0 - alpha);
-                    at!(s[gi], i) = ga;
-                    (sq - ga * ga).sqrt() + c(eps)
-                } else {
-                    sq.sqrt() + c(eps)
-                };
-                if momentum > 0.0 {
-                    let buf = c(momentum) * at!(s[1], i) + d / avg;
-                    at!(s[1], i) = buf;
-                    at!(p, i) = at!(p, i) - c(lr) * buf;
-                } else {
-                    at!(p, i) = at!(p, i) - c(lr) * d / avg;
+                    Some(buf) => {
+                        let buf = &mut buf[..len];
+                        // A fresh buffer (zeros) becomes the gradient itself; nesterov
+                        // steps by d + momentum·buf, plain momentum by buf.
+                        let (keep, take) = if fresh { (T::zero(), T::one()) } else { (mo, damp) };
+                        let (kd, km) = if nesterov { (T::one(), mo) } else { (T::zero(), T::one()) };
+                        for i in 0..len {
+                            let d = gd(g[i], p[i]);
+                            let m = keep * buf[i] + take * d;
+                            buf[i] = m;
+                            p[i] = p[i] - lr * (kd * d + km * m);
+                        }
+                    }
                 }
             }
-        }),
-        Rule::Adagrad { lr, lr_decay, wd, eps, maximize } => {
-            let clr = c(lr / (1.0 + (step - 1.0) * lr_decay));
-            chunks(n, |a, b| {
-                for i in a..b {
-                    let d = grad(i, maximize, wd);
-                    let sum = at!(s[0], i) + d * d;
-                    at!(s[0], i) = sum;
-                    at!(p, i) = at!(p, i) - clr * d / (sum.sqrt() + c(eps));
-                }
-            })
-        }
-        Rule::Adamax { lr, b1, b2, eps, wd, maximize } => {
-            let clr = c(lr / (1.0 - b1.powf(step)));
-            chunks(n, |a, b| {
-                for i in a..b {
-                    let d = grad(i, maximize, wd);
-                    let m = at!(s[0], i) + (d - at!(s[0], i)) * c(1.0 - b1);
-                    let u = (c(b2) * at!(s[1], i)).max(d.abs() + c(eps));
-                    at!(s[0], i) = m;
-                    at!(s[1], i) = u;
-                    at!(p, i) = at!(p, i) - clr * m / u;
-                }
-            })
-        }
-        Rule::NAdam { lr, b1, b2, eps, wd, momentum_decay, decoupled, maximize } => {
-            let bc2 = 1.0 - b2.powf(step);
-            let mu = b1 * (1.0 - 0.5 * 0.96f64.powf(step * momentum_decay));
-            let mu_next = b1 * (1.0 - 0.5 * 0.96f64.powf((step + 1.0) * momentum_decay));
-            let (k1, k2) = (c(lr * (1.0 - mu) / (1.0 - mu_product)), c(lr * mu_next / (1.0 - mu_product * mu_next)));
-            let decay = c(1.0 - lr * wd);
-            chunks(n, |a, b| {
-                for i in a..b {
-                    if decoupled {
-                        at!(p, i) = at!(p, i) * decay;
+            Rule::Adam { lr, b1, b2, eps, wd, amsgrad, maximize, decoupled } => {
+                let (bc1, bc2) = (1.0 - b1.powf(step), 1.0 - b2.powf(step));
+                let (step_size, bc2_sqrt) = (c(lr / bc1), c(bc2.sqrt()));
+                let decay = c(if decoupled { 1.0 - lr * wd } else { 1.0 });
+                let (k1, b2, k2, eps) = (c(1.0 - b1), c(b2), c(1.0 - b2), c(eps));
+                let gd = grad(maximize, if decoupled { 0.0 } else { wd });
+                let (m, rest) = st.split_first_mut().expect("adam state");
+                let (v, rest) = rest.split_first_mut().expect("adam state");
+                let (m, v) = (&mut m[..len], &mut v[..len]);
+                match rest.first_mut().filter(|_| amsgrad) {
+                    None => {
+                        for i in 0..len {
+                            p[i] = p[i] * decay;
+                            let d = gd(g[i], p[i]);
+                            m[i] = m[i] + (d - m[i]) * k1;
+                            v[i] = b2 * v[i] + k2 * d * d;
+                            p[i] = p[i] - step_size * m[i] / (v[i].sqrt() / bc2_sqrt + eps);
+                        }
                     }
-                    let d = grad(i, maximize, if decoupled { 0.0 } else { wd });
-                    let m = at!(s[0], i) + (d - at!(s[0], i)) * c(1.0 - b1);
-                    let v = c(b2) * at!(s[1], i) + c(1.0 - b2) * d * d;
-                    at!(s[0], i) = m;
-                    at!(s[1], i) = v;
-                    let denom = (v / c(bc2)).sqrt() + c(eps);
-                    at!(p, i) = at!(p, i) - k1 * d / denom - k2 * m / denom;
-                }
-            })
-        }
-        Rule::RAdam { lr, b1, b2, eps, wd, decoupled, maximize } => {
-            let (bc1, bc2) = (1.0 - b1.powf(step), 1.0 - b2.powf(step));
-            let rho_inf = 2.0 / (1.0 - b2) - 1.0;
-            let rho_t = rho_inf - 2.0 * step * b2.powf(step) / bc2;
-            let rect = (rho_t > 5.0).then(|| ((rho_t - 4.0) * (rho_t - 2.0) * rho_inf / ((rho_inf - 4.0) * (rho_inf - 2.0) * rho_t)).sqrt());
-            let decay = c(1.0 - lr * wd);
-            chunks(n, |a, b| {
-                for i in a..b {
-                    if decoupled {
-                        at!(p, i) = at!(p, i) * decay;
+                    Some(vm) => {
+                        let vm = &mut vm[..len];
+                        for i in 0..len {
+                            p[i] = p[i] * decay;
+                            let d = gd(g[i], p[i]);
+                            m[i] = m[i] + (d - m[i]) * k1;
+                            v[i] = b2 * v[i] + k2 * d * d;
+                            vm[i] = vm[i].max(v[i]);
+                            p[i] = p[i] - step_size * m[i] / (vm[i].sqrt() / bc2_sqrt + eps);
+                        }
                     }
-                    let d = grad(i, maximize, if decoupled { 0.0 } else { wd });
-                    let m = at!(s[0], i) + (d - at!(s[0], i)) * c(1.0 - b1);
-                    let v = c(b2) * at!(s[1], i) + c(1.0 - b2) * d * d;
-                    at!(s[0], i) = m;
-                    at!(s[1], i) = v;
-                    let mhat = m / c(bc1);
-                    let upd = match rect {
-                        Some(r) => mhat * c(lr * r * bc2.sqrt()) / (v.sqrt() + c(eps)),
-                        None => mhat * c(lr),
+                }
+            }
+            Rule::RmsProp { lr, alpha, eps, wd, momentum, centered, maximize } => {
+                let gd = grad(maximize, wd);
+                let (lr, al, k, mo, eps) = (c(lr), c(alpha), c(1.0 - alpha), c(momentum), c(eps));
+                let mut it = st.iter_mut();
+                let sq = &mut it.next().expect("rmsprop state")[..len];
+                let mut buf = if momentum > 0.0 { it.next().map(|x| &mut x[..len]) } else { None };
+                let mut ga = if centered { it.next().map(|x| &mut x[..len]) } else { None };
+                for i in 0..len {
+                    let d = gd(g[i], p[i]);
+                    sq[i] = al * sq[i] + k * d * d;
+                    let avg = match ga.as_deref_mut() {
+                        Some(ga) => {
+                            ga[i] = ga[i] + (d - ga[i]) * k;
+                            (sq[i] - ga[i] * ga[i]).sqrt() + eps
+                        }
+                        None => sq[i].sqrt() + eps,
                     };
-                    at!(p, i) = at!(p, i) - upd;
+                    match buf.as_deref_mut() {
+                        Some(buf) => {
+                            buf[i] = mo * buf[i] + d / avg;
+                            p[i] = p[i] - lr * buf[i];
+                        }
+                        None => p[i] = p[i] - lr * d / avg,
+                    }
                 }
-            })
+            }
+            Rule::Adagrad { lr, lr_decay, wd, eps, maximize } => {
+                let gd = grad(maximize, wd);
+                let (clr, eps) = (c(lr / (1.0 + (step - 1.0) * lr_decay)), c(eps));
+                let sum = &mut st[0][..len];
+                for i in 0..len {
+                    let d = gd(g[i], p[i]);
+                    sum[i] = sum[i] + d * d;
+                    p[i] = p[i] - clr * d / (sum[i].sqrt() + eps);
+                }
+            }
+            Rule::Adamax { lr, b1, b2, eps, wd, maximize } => {
+                let gd = grad(maximize, wd);
+                let (clr, k1, b2, eps) = (c(lr / (1.0 - b1.powf(step))), c(1.0 - b1), c(b2), c(eps));
+                let (m, rest) = st.split_first_mut().expect("adamax state");
+                let (m, u) = (&mut m[..len], &mut rest[0][..len]);
+                for i in 0..len {
+                    let d = gd(g[i], p[i]);
+                    m[i] = m[i] + (d - m[i]) * k1;
+                    u[i] = (b2 * u[i]).max(d.abs() + eps);
+                    p[i] = p[i] - clr * m[i] / u[i];
+                }
+            }
+            Rule::NAdam { lr, b1, b2, eps, wd, momentum_decay, decoupled, maximize } => {
+                let bc2 = c(1.0 - b2.powf(step));
+                let mu = b1 * (1.0 - 0.5 * 0.96f64.powf(step * momentum_decay));
+                let mu_next = b1 * (1.0 - 0.5 * 0.96f64.powf((step + 1.0) * momentum_decay));
+                let (k1, k2) = (c(lr * (1.0 - mu) / (1.0 - mu_product)), c(lr * mu_next / (1.0 - mu_product * mu_next)));
+                let decay = c(if decoupled { 1.0 - lr * wd } else { 1.0 });
+                let (kb1, b2, kb2, eps) = (c(1.0 - b1), c(b2), c(1.0 - b2), c(eps));
+                let gd = grad(maximize, if decoupled { 0.0 } else { wd });
+                let (m, rest) = st.split_first_mut().expect("nadam state");
+                let (m, v) = (&mut m[..len], &mut rest[0][..len]);
+                for i in 0..len {
+                    p[i] = p[i] * decay;
+                    let d = gd(g[i], p[i]);
+                    m[i] = m[i] + (d - m[i]) * kb1;
+                    v[i] = b2 * v[i] + kb2 * d * d;
+                    let denom = (v[i] / bc2).sqrt() + eps;
+                    p[i] = p[i] - k1 * d / denom - k2 * m[i] / denom;
+                }
+            }
+            Rule::RAdam { lr, b1, b2, eps, wd, decoupled, maximize } => {
+                let (bc1, bc2) = (1.0 - b1.powf(step), 1.0 - b2.powf(step));
+                let rho_inf = 2.0 / (1.0 - b2) - 1.0;
+                let rho_t = rho_inf - 2.0 * step * b2.powf(step) / bc2;
+                let rect = (rho_t > 5.0).then(|| ((rho_t - 4.0) * (rho_t - 2.0) * rho_inf / ((rho_inf - 4.0) * (rho_inf - 2.0) * rho_t)).sqrt());
+                let decay = c(if decoupled { 1.0 - lr * wd } else { 1.0 });
+                let (kb1, cb2, kb2, ceps, cbc1) = (c(1.0 - b1), c(b2), c(1.0 - b2), c(eps), c(bc1));
+                let (kr, klr) = (rect.map(|r| c(lr * r * bc2.sqrt())), c(lr));
+                let gd = grad(maximize, if decoupled { 0.0 } else { wd });
+                let (m, rest) = st.split_first_mut().expect("radam state");
+                let (m, v) = (&mut m[..len], &mut rest[0][..len]);
+                for i in 0..len {
+                    p[i] = p[i] * decay;
+                    let d = gd(g[i], p[i]);
+                    m[i] = m[i] + (d - m[i]) * kb1;
+                    v[i] = cb2 * v[i] + kb2 * d * d;
+                    let mhat = m[i] / cbc1;
+                    p[i] = p[i]
+                        - match kr {
+                            Some(kr) => mhat * kr / (v[i].sqrt() + ceps),
+                            None => mhat * klr,
+                        };
+                }
+            }
         }
-    }
+    });
 }

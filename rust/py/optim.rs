@@ -63,7 +63,17 @@ fn _optimizer_step(
     let (p, g) = (tensors(&params), tensors(&grads));
     let s: Vec<Vec<Tensor>> = states.iter().map(|v| tensors(v)).collect();
     let k: Vec<Vec<Tensor>> = scalars.iter().map(|v| tensors(v)).collect();
-    py.detach(|| (0..n).try_for_each(|i| step(&r, &p[i], &g[i], &s[i], &k[i], fresh[i])))?;
+    let total: usize = p.iter().map(|t| t.numel()).sum();
+    let one = |i: usize| step(&r, &p[i], &g[i], &s[i], &k[i], fresh[i]);
+    py.detach(|| {
+        // Several tensors at once when there is enough work to share.
+        if n > 1 && total >= crate::backend::cpu::PAR_THRESHOLD {
+            use rayon::prelude::*;
+            (0..n).into_par_iter().try_for_each(one)
+        } else {
+            (0..n).try_for_each(one)
+        }
+    })?;
     Ok(())
 }
 

@@ -33,6 +33,15 @@ impl Geom {
     pub fn cols(&self) -> usize {
         self.n * self.oh * self.ow
     }
+    /// The output columns [lo, hi) whose tap `j` reads inside the input row.
+    #[inline(always)]
+    fn valid_cols(&self, j: usize) -> (usize, usize) {
+        let off = j * self.dw;
+        // xo·sw + off - pw >= 0  and  < w
+        let lo = if off >= self.pw { 0 } else { (self.pw - off).div_ceil(self.sw) };
+        let hi = if self.w + self.pw > off { (self.w + self.pw - off).div_ceil(self.sw).min(self.ow) } else { 0 };
+        (lo.min(self.ow), hi.max(lo.min(self.ow)))
+    }
     /// Input index along one axis for output position `o` and kernel tap `k`,
     /// None when it falls in the padding.
     #[inline(always)]
@@ -59,14 +68,23 @@ pub unsafe fn im2col<T: Copy + Default + Send + Sync>(g: &Geom, x: P<T>, col: P<
                     continue;
                 };
                 let src = plane.wrapping_add(iy * g.w);
-                for xo in 0..g.ow {
-                    // SAFETY: reads are bounds-checked by `src`, writes stay in the row.
-                    unsafe {
-                        *dst.add(xo) = match Geom::src(xo, j, g.sw, g.pw, g.dw, g.w) {
-                            Some(ix) => *src.add(ix),
-                            None => T::default(),
+                let (lo, hi) = g.valid_cols(j);
+                // SAFETY: xo < ow stays in the row; for xo in [lo, hi) the source
+                // column xo·sw + j·dw - pw lies in [0, w).
+                unsafe {
+                    let row = std::slice::from_raw_parts_mut(dst, g.ow);
+                    row[..lo].fill(T::default());
+                    row[hi..].fill(T::default());
+                    if hi > lo {
+                        let first = src.add((lo * g.sw + j * g.dw) - g.pw);
+                        if g.sw == 1 {
+                            std::ptr::copy_nonoverlapping(first, dst.add(lo), hi - lo);
+                        } else {
+                            for (k, v) in row[lo..hi].iter_mut().enumerate() {
+                                *v = *first.add(k * g.sw);
+                            }
                         }
-                    };
+                    }
                 }
             }
         }
@@ -93,14 +111,26 @@ pub unsafe fn col2im<T: Copy + Send + Sync + std::ops::Add<Output = T>>(g: &Geom
                 let r = c * kk + i * g.kw + j;
                 for y in 0..g.oh {
                     let Some(iy) = Geom::src(y, i, g.sh, g.ph, g.dh, g.h) else { continue };
-                    let src = col.at((r * cols + n * l + y * g.ow) as isize);
-                    for xo in 0..g.ow {
-                        if let Some(ix) = Geom::src(xo, j, g.sw, g.pw, g.dw, g.w) {
-                            // SAFETY: indices are bounds-checked against the plane and the row.
-                            unsafe {
-                                let d = dst.add(iy * g.w + ix);
-                                *d = *d + *src.add(xo);
-                            }
+                    let (lo, hi) = g.valid_cols(j);
+                    if hi <= lo {
+                        continue;
+                    }
+                    // SAFETY: columns [lo, hi) map inside row iy of this task's plane,
+                    // and the column segment lies inside row r of `col`.
+                    let (src, d) = unsafe {
+                        (
+                            std::slice::from_raw_parts(col.at((r * cols + n * l + y * g.ow + lo) as isize), hi - lo),
+                            dst.add(iy * g.w + lo * g.sw + j * g.dw - g.pw),
+                        )
+                    };
+                    if g.sw == 1 {
+                        // SAFETY: as above; the destination segment is contiguous.
+                        let d = unsafe { std::slice::from_raw_parts_mut(d, hi - lo) };
+                        d.iter_mut().zip(src).for_each(|(a, &b)| *a = *a + b);
+                    } else {
+                        for (k, &b) in src.iter().enumerate() {
+                            // SAFETY: as above, every sw-th element of the row.
+                            unsafe { *d.add(k * g.sw) = *d.add(k * g.sw) + b };
                         }
                     }
                 }

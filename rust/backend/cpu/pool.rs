@@ -33,13 +33,20 @@ impl Windows {
     }
 }
 
-/// In-range positions of a span.
-#[inline(always)]
-fn positions(s: &Span, size: usize) -> impl Iterator<Item = usize> + '_ {
-    (0..s.count).filter_map(move |i| {
-        let p = s.first + (i * s.step) as isize;
-        (p >= 0 && (p as usize) < size).then_some(p as usize)
-    })
+/// The in-range input positions of each span, listed once per call so the
+/// per-output loops are plain slice walks.
+fn positions(spans: &[Span], size: usize) -> Vec<Vec<usize>> {
+    spans
+        .iter()
+        .map(|s| {
+            (0..s.count)
+                .filter_map(|i| {
+                    let p = s.first + (i * s.step) as isize;
+                    (p >= 0 && (p as usize) < size).then_some(p as usize)
+                })
+                .collect()
+        })
+        .collect()
 }
 
 fn for_planes(planes: usize, work: usize, f: impl Fn(usize) + Sync + Send) {
@@ -50,34 +57,36 @@ fn for_planes(planes: usize, work: usize, f: impl Fn(usize) + Sync + Send) {
     }
 }
 
-/// Per output, the flat index (y·W + x) of its window's maximum (NaN wins, as in PyTorch).
+/// Per output, its window's maximum and that element's flat index (y·W + x)
+/// within the plane (NaN wins, as in PyTorch).
 ///
 /// # Safety
-/// `x` holds planes × H × W contiguous elements, `idx` planes × out elements.
-pub unsafe fn max_indices<T: Float + Send + Sync>(planes: usize, win: &Windows, x: P<T>, idx: P<i64>) {
+/// `x` holds planes × H × W contiguous elements, `val` and `idx` planes × out elements.
+pub unsafe fn max<T: Float + Send + Sync>(planes: usize, win: &Windows, x: P<T>, val: P<T>, idx: P<i64>) {
     let (hw, out) = (win.h * win.w, win.out_len());
+    let (rows, cols) = (positions(&win.rows, win.h), positions(&win.cols, win.w));
     for_planes(planes, planes * out * 4, |p| {
-        let src = x.at((p * hw) as isize);
-        let dst = idx.at((p * out) as isize);
-        for (oy, ry) in win.rows.iter().enumerate() {
-            for (ox, rx) in win.cols.iter().enumerate() {
-                let (mut best, mut at) = (T::neg_infinity(), -1i64);
-                'win: for iy in positions(ry, win.h) {
-                    for ix in positions(rx, win.w) {
-                        let k = iy * win.w + ix;
-                        // SAFETY: k < H·W.
-                        let v = unsafe { *src.add(k) };
-                        if v > best || v.is_nan() || at < 0 {
-                            best = v;
-                            at = k as i64;
-                            if v.is_nan() {
-                                break 'win;
-                            }
-                        }
+        // SAFETY: each plane's input is read and its outputs written by one task.
+        let src = unsafe { std::slice::from_raw_parts(x.at((p * hw) as isize), hw) };
+        let (dst, vdst) = unsafe { (std::slice::from_raw_parts_mut(idx.at((p * out) as isize), out), std::slice::from_raw_parts_mut(val.at((p * out) as isize), out)) };
+        let mut o = 0;
+        for ry in &rows {
+            for rx in &cols {
+                // Starts at the window's first element (windows are never empty).
+                let first = ry.first().zip(rx.first()).map_or(0, |(&y, &x)| y * win.w + x);
+                let (mut best, mut at) = (src.get(first).copied().unwrap_or(T::neg_infinity()), first as i64);
+                for &iy in ry {
+                    let row = &src[iy * win.w..(iy + 1) * win.w];
+                    for &ix in rx {
+                        let v = row[ix];
+                        let take = v > best || v.is_nan();
+                        best = if take { v } else { best };
+                        at = if take { (iy * win.w + ix) as i64 } else { at };
                     }
                 }
-                // SAFETY: one write per output of this plane.
-                unsafe { *dst.add(oy * win.cols.len() + ox) = at };
+                dst[o] = at;
+                vdst[o] = best;
+                o += 1;
             }
         }
     });
@@ -89,14 +98,15 @@ pub unsafe fn max_indices<T: Float + Send + Sync>(planes: usize, win: &Windows, 
 /// `x` holds planes × H × W elements, `out` planes × out elements.
 pub unsafe fn avg<T: Float + Send + Sync>(planes: usize, win: &Windows, x: P<T>, out: P<T>) {
     let (hw, n_out) = (win.h * win.w, win.out_len());
+    let (rows, cols) = (positions(&win.rows, win.h), positions(&win.cols, win.w));
     for_planes(planes, planes * hw, |p| {
         let src = x.at((p * hw) as isize);
         let dst = out.at((p * n_out) as isize);
-        for (oy, ry) in win.rows.iter().enumerate() {
-            for (ox, rx) in win.cols.iter().enumerate() {
+        for (oy, ry) in rows.iter().enumerate() {
+            for (ox, rx) in cols.iter().enumerate() {
                 let mut s = T::zero();
-                for iy in positions(ry, win.h) {
-                    for ix in positions(rx, win.w) {
+                for &iy in ry {
+                    for &ix in rx {
                         // SAFETY: in-range position of the plane.
                         s = s + unsafe { *src.add(iy * win.w + ix) };
                     }
@@ -115,21 +125,66 @@ pub unsafe fn avg<T: Float + Send + Sync>(planes: usize, win: &Windows, x: P<T>,
 /// `g` holds planes × out elements, `out` planes × H × W zeroed elements.
 pub unsafe fn avg_adjoint<T: Float + Send + Sync>(planes: usize, win: &Windows, g: P<T>, out: P<T>) {
     let (hw, n_out) = (win.h * win.w, win.out_len());
+    let (rows, cols) = (positions(&win.rows, win.h), positions(&win.cols, win.w));
     for_planes(planes, planes * hw, |p| {
         let src = g.at((p * n_out) as isize);
         let dst = out.at((p * hw) as isize);
-        for (oy, ry) in win.rows.iter().enumerate() {
-            for (ox, rx) in win.cols.iter().enumerate() {
+        for (oy, ry) in rows.iter().enumerate() {
+            for (ox, rx) in cols.iter().enumerate() {
                 let d = T::from(win.div_rows[oy] * win.div_cols[ox]).unwrap_or(T::one());
                 // SAFETY: one read per output.
                 let v = unsafe { *src.add(oy * win.cols.len() + ox) } / d;
-                for iy in positions(ry, win.h) {
-                    for ix in positions(rx, win.w) {
+                for &iy in ry {
+                    for &ix in rx {
                         // SAFETY: in-range position of this task's plane.
                         unsafe {
                             let q = dst.add(iy * win.w + ix);
                             *q = *q + v;
                         }
+                    }
+                }
+            }
+        }
+    });
+}
+
+/// Max pooling over regular sliding windows, one kernel tap at a time: each
+/// tap is a strided pass over the output grid, so the inner loops have no
+/// per-window setup. Same results as `max` (ties keep the first element in
+/// window order, NaN wins).
+///
+/// # Safety
+/// As for `max`; `win` must come from sliding windows with kernel `k`, stride
+/// `s`, padding `p` and dilation `d` per axis.
+pub unsafe fn max_sliding<T: Float + Send + Sync>(planes: usize, win: &Windows, k: [usize; 2], s: [usize; 2], p: [usize; 2], d: [usize; 2], x: P<T>, val: P<T>, idx: P<i64>) {
+    let (h, w, oh, ow) = (win.h, win.w, win.rows.len(), win.cols.len());
+    let (hw, out) = (h * w, oh * ow);
+    // Output range [lo, hi) whose tap t reads inside [0, size) along one axis.
+    let valid = |t: usize, a: usize, o: usize, size: usize| {
+        let off = t * d[a];
+        let lo = if off >= p[a] { 0 } else { (p[a] - off).div_ceil(s[a]) }.min(o);
+        let hi = if size + p[a] > off { (size + p[a] - off).div_ceil(s[a]).min(o) } else { 0 };
+        (lo, hi.max(lo))
+    };
+    for_planes(planes, planes * out * k[0] * k[1], |pl| {
+        // SAFETY: each plane's input is read and its outputs written by one task.
+        let src = unsafe { std::slice::from_raw_parts(x.at((pl * hw) as isize), hw) };
+        let (di, dv) = unsafe { (std::slice::from_raw_parts_mut(idx.at((pl * out) as isize), out), std::slice::from_raw_parts_mut(val.at((pl * out) as isize), out)) };
+        di.fill(-1);
+        dv.fill(T::neg_infinity());
+        for i in 0..k[0] {
+            let (ylo, yhi) = valid(i, 0, oh, h);
+            for j in 0..k[1] {
+                let (xlo, xhi) = valid(j, 1, ow, w);
+                for oy in ylo..yhi {
+                    let iy = oy * s[0] + i * d[0] - p[0];
+                    for ox in xlo..xhi {
+                        let pos = iy * w + ox * s[1] + j * d[1] - p[1];
+                        let (v, o) = (src[pos], oy * ow + ox);
+                        // Branch-free select: on random data the comparison is a coin flip.
+                        let take = v > dv[o] || v.is_nan() || di[o] < 0;
+                        dv[o] = if take { v } else { dv[o] };
+                        di[o] = if take { pos as i64 } else { di[o] };
                     }
                 }
             }

@@ -77,3 +77,48 @@ pub fn walk_range<const N: usize>(
         }
     }
 }
+
+/// Copies a transposed layout into a contiguous `dst` in 32 × 32 tiles, so both
+/// sides are read and written a cache line at a time. `a` is the src dim with
+/// stride 1 (not the last); the other dims are walked as a batch.
+///
+/// # Safety
+/// `src` with `strides` must be valid for `shape`; `dst` holds numel(shape) elements.
+pub unsafe fn transpose_copy<T: Copy + Send + Sync>(shape: &[usize], strides: &[isize], a: usize, src: super::P<T>, dst: super::P<T>) {
+    const TILE: usize = 32;
+    let nd = shape.len();
+    let b = nd - 1;
+    let dst_strides = Layout::contiguous(shape).strides;
+    let (na, nb) = (shape[a], shape[b]);
+    let (da, sb) = (dst_strides[a], strides[b]);
+    let batch_dims: Vec<usize> = (0..nd).filter(|&d| d != a && d != b).collect();
+    let batch: usize = batch_dims.iter().map(|&d| shape[d]).product();
+    let tiles_a = na.div_ceil(TILE);
+    let tile = |t: usize| {
+        let (bi, ta) = (t / tiles_a, t % tiles_a);
+        // Offsets of batch position bi in both layouts.
+        let (mut rem, mut so, mut dof) = (bi, 0isize, 0isize);
+        for &d in batch_dims.iter().rev() {
+            let i = (rem % shape[d]) as isize;
+            rem /= shape[d];
+            so += i * strides[d];
+            dof += i * dst_strides[d];
+        }
+        let a0 = ta * TILE;
+        for b0 in (0..nb).step_by(TILE) {
+            for i in a0..(a0 + TILE).min(na) {
+                let (s, d) = (src.at(so + i as isize), dst.at(dof + i as isize * da));
+                for j in b0..(b0 + TILE).min(nb) {
+                    // SAFETY: i < na, j < nb: inside both layouts.
+                    unsafe { *d.offset(j as isize) = *s.offset(j as isize * sb) };
+                }
+            }
+        }
+    };
+    let count = batch * tiles_a;
+    if numel(shape) >= PAR_THRESHOLD {
+        (0..count).into_par_iter().for_each(tile);
+    } else {
+        (0..count).for_each(tile);
+    }
+}
