@@ -81,10 +81,8 @@ backward_ops! {
     Take(index::TakeBackward),
     Put(index::PutBackward),
     Cast(copy::CastBackward),
-    Im2col(conv::Im2colBackward),
-    Col2im(conv::Col2imBackward),
+    Cols(conv::ColsBackward),
     AvgPool(pool::AvgPoolBackward),
-    AvgPoolAdjoint(pool::AvgPoolAdjointBackward),
     Softmax(softmax::SoftmaxBackward),
     LayerNorm(norm::LayerNormBackward),
 }

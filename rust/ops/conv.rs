@@ -33,7 +33,7 @@ pub fn im2col(x: &Tensor, g: &Geom) -> Result<Tensor> {
             });
             Ok(out)
         },
-        |_| Ok(Im2colBackward { geom: g.clone() }.into()),
+        |_| Ok(ColsBackward { geom: g.clone(), adjoint: false }.into()),
     )
 }
 
@@ -54,41 +54,28 @@ pub fn col2im(col: &Tensor, g: &Geom) -> Result<Tensor> {
             });
             to_dtype(&out, dtype)
         },
-        |_| Ok(Col2imBackward { geom: g.clone() }.into()),
+        |_| Ok(ColsBackward { geom: g.clone(), adjoint: true }.into()),
     )
 }
 
+/// The backward of im2col (col2im) and of col2im (im2col): each is the other's adjoint.
 #[derive(Clone)]
-pub struct Im2colBackward {
+pub struct ColsBackward {
     geom: Geom,
+    /// The forward was col2im.
+    adjoint: bool,
 }
 
-impl Backward for Im2colBackward {
+impl Backward for ColsBackward {
     fn name(&self) -> String {
-        "Im2ColBackward0".into()
+        if self.adjoint { "Col2ImBackward0" } else { "Im2ColBackward0" }.into()
     }
     fn saves_tensors(&self) -> bool {
         false
     }
     fn apply(&self, _: &Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
-        Ok(vec![Some(col2im(&grads[0], &self.geom)?)])
-    }
-}
-
-#[derive(Clone)]
-pub struct Col2imBackward {
-    geom: Geom,
-}
-
-impl Backward for Col2imBackward {
-    fn name(&self) -> String {
-        "Col2ImBackward0".into()
-    }
-    fn saves_tensors(&self) -> bool {
-        false
-    }
-    fn apply(&self, _: &Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
-        Ok(vec![Some(im2col(&grads[0], &self.geom)?)])
+        let g = &grads[0];
+        Ok(vec![Some(if self.adjoint { im2col(g, &self.geom)? } else { col2im(g, &self.geom)? })])
     }
 }
 

@@ -173,12 +173,12 @@ fn avg(x: &Tensor, win: &Arc<Windows>, name: &'static str) -> Result<Tensor> {
             });
             to_dtype(&out, x.dtype())
         },
-        |_| Ok(AvgPoolBackward { name, win: win.clone(), in_shape: x.shape().clone() }.into()),
+        |_| Ok(AvgPoolBackward { name, win: win.clone(), in_shape: x.shape().clone(), adjoint: false }.into()),
     )
 }
 
 /// The adjoint of `avg`: (..., OH, OW) gradients spread back to (..., H, W) (recorded).
-fn avg_adjoint(g: &Tensor, win: &Arc<Windows>, in_shape: &Shape) -> Result<Tensor> {
+fn avg_adjoint(g: &Tensor, win: &Arc<Windows>, in_shape: &Shape, name: &'static str) -> Result<Tensor> {
     autograd::record(
         &[g],
         || {
@@ -191,43 +191,30 @@ fn avg_adjoint(g: &Tensor, win: &Arc<Windows>, in_shape: &Shape) -> Result<Tenso
             });
             to_dtype(&out, g.dtype())
         },
-        |_| Ok(AvgPoolAdjointBackward { win: win.clone() }.into()),
+        |_| Ok(AvgPoolBackward { name, win: win.clone(), in_shape: in_shape.clone(), adjoint: true }.into()),
     )
 }
 
+/// The backward of window averaging (its adjoint) and of the adjoint (averaging again).
 #[derive(Clone)]
 pub struct AvgPoolBackward {
     name: &'static str,
     win: Arc<Windows>,
     in_shape: Shape,
+    /// The forward was the adjoint.
+    adjoint: bool,
 }
 
 impl Backward for AvgPoolBackward {
     fn name(&self) -> String {
-        self.name.into()
+        if self.adjoint { "AvgPool2DBackwardBackward0" } else { self.name }.into()
     }
     fn saves_tensors(&self) -> bool {
         false
     }
     fn apply(&self, _: &Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
-        Ok(vec![Some(avg_adjoint(&grads[0], &self.win, &self.in_shape)?)])
-    }
-}
-
-#[derive(Clone)]
-pub struct AvgPoolAdjointBackward {
-    win: Arc<Windows>,
-}
-
-impl Backward for AvgPoolAdjointBackward {
-    fn name(&self) -> String {
-        "AvgPool2DBackwardBackward0".into()
-    }
-    fn saves_tensors(&self) -> bool {
-        false
-    }
-    fn apply(&self, _: &Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
-        Ok(vec![Some(avg(&grads[0], &self.win, "AvgPool2DBackward0")?)])
+        let g = &grads[0];
+        Ok(vec![Some(if self.adjoint { avg(g, &self.win, self.name)? } else { avg_adjoint(g, &self.win, &self.in_shape, self.name)? })])
     }
 }
 

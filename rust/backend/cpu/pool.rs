@@ -58,7 +58,8 @@ fn for_planes(planes: usize, work: usize, f: impl Fn(usize) + Sync + Send) {
 }
 
 /// Per output, its window's maximum and that element's flat index (y·W + x)
-/// within the plane (NaN wins, as in PyTorch).
+/// within the plane (NaN wins, as in PyTorch). Any windows (adaptive pooling);
+/// sliding windows use `max_sliding`.
 ///
 /// # Safety
 /// `x` holds planes × H × W contiguous elements, `val` and `idx` planes × out elements.

@@ -13,6 +13,20 @@ from .module import Module
 __all__ = ["BatchNorm1d", "BatchNorm2d", "InstanceNorm1d", "InstanceNorm2d", "LayerNorm", "GroupNorm", "RMSNorm"]
 
 
+def _register_affine(module, affine, shape, bias, device, dtype):
+    """weight (and bias unless bias=False) of `shape` when affine, else both registered as None."""
+    module.register_parameter("weight", Parameter(rumus.empty(shape, device=device, dtype=dtype)) if affine else None)
+    module.register_parameter("bias", Parameter(rumus.empty(shape, device=device, dtype=dtype)) if affine and bias else None)
+
+
+def _reset_affine(module):
+    """The identity transform: weight 1, bias 0."""
+    if module.weight is not None:
+        init.ones_(module.weight)
+    if module.bias is not None:
+        init.zeros_(module.bias)
+
+
 class _NormBase(Module):
     """Per-channel affine parameters and running statistics shared by batch and instance norm."""
 
@@ -26,15 +40,7 @@ class _NormBase(Module):
         self.momentum = momentum
         self.affine = affine
         self.track_running_stats = track_running_stats
-        if affine:
-            self.weight = Parameter(rumus.empty(num_features, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(rumus.empty(num_features, device=device, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _register_affine(self, affine, num_features, bias, device, dtype)
         if track_running_stats:
             self.register_buffer("running_mean", rumus.zeros(num_features, device=device, dtype=dtype))
             self.register_buffer("running_var", rumus.ones(num_features, device=device, dtype=dtype))
@@ -54,10 +60,7 @@ class _NormBase(Module):
 
     def reset_parameters(self):
         self.reset_running_stats()
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
                               error_msgs):
@@ -158,22 +161,11 @@ class LayerNorm(Module):
         self.normalized_shape = _shape_tuple(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if elementwise_affine:
-            self.weight = Parameter(rumus.empty(self.normalized_shape, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(rumus.empty(self.normalized_shape, device=device, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _register_affine(self, elementwise_affine, self.normalized_shape, bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self):
-        if self.elementwise_affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input):
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -194,22 +186,11 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        if affine:
-            self.weight = Parameter(rumus.empty(num_channels, device=device, dtype=dtype))
-            if bias:
-                self.bias = Parameter(rumus.empty(num_channels, device=device, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _register_affine(self, affine, num_channels, bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self):
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input):
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
