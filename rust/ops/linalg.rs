@@ -124,7 +124,7 @@ fn run<T: GemmElem + Element>(a: &Tensor, b: &Tensor, out: &Tensor, batch: &[usi
         // SAFETY: offsets come from layouts inside the storages; dst is a fresh buffer.
         unsafe { gemm(n, p, k, dst, mat(pa, oa, ars, acs), mat(pb, ob, brs, bcs), threads) };
     };
-    let threads = rayon::current_num_threads();
+    let threads = crate::backend::cpu::threads();
     if parallel_for(n, p, k) && (count < threads || parallel_for(n / 4, p / 4, k)) {
         (0..count).for_each(|i| one(i, threads));
     } else if count > 1 && parallel_for(n * count, p, k) {

@@ -49,7 +49,7 @@ const CHUNK: usize = 1 << 14;
 
 /// Runs `f(start, end)` over [0, n) in chunks, in parallel when large.
 fn chunks(n: usize, f: impl Fn(usize, usize) + Sync + Send) {
-    if n >= 4 * CHUNK {
+    if n >= 4 * CHUNK && crate::backend::cpu::parallel(n) {
         (0..n.div_ceil(CHUNK)).into_par_iter().for_each(|c| f(c * CHUNK, ((c + 1) * CHUNK).min(n)));
     } else {
         f(0, n);

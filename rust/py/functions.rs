@@ -301,7 +301,7 @@ pub fn broadcast_shapes(py: Python<'_>, shapes: &Bound<'_, PyTuple>) -> PyResult
 
 #[pyfunction]
 pub fn get_num_threads() -> usize {
-    rayon::current_num_threads()
+    crate::backend::cpu::threads()
 }
 
 /// Returns CPU buffers kept for reuse to the system.

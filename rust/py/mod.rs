@@ -18,6 +18,7 @@ use pyo3::prelude::*;
 
 #[pymodule]
 fn _rumus(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    crate::backend::cpu::watch_fork();
     m.add_class::<tensor::PyTensor>()?;
     m.add_class::<dtype::PyDType>()?;
     m.add_class::<dtype::PyDevice>()?;

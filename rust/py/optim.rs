@@ -67,7 +67,7 @@ fn _optimizer_step(
     let one = |i: usize| step(&r, &p[i], &g[i], &s[i], &k[i], fresh[i]);
     py.detach(|| {
         // Several tensors at once when there is enough work to share.
-        if n > 1 && total >= crate::backend::cpu::PAR_THRESHOLD {
+        if n > 1 && crate::backend::cpu::parallel(total) {
             use rayon::prelude::*;
             (0..n).into_par_iter().try_for_each(one)
         } else {

@@ -2,7 +2,7 @@
 //! GEMM per group (1-D convolutions are the H = 1 case). Columns are laid out
 //! (C·kh·kw, N·OH·OW), so a whole batch is a single wide GEMM.
 
-use super::{P, PAR_THRESHOLD};
+use super::{parallel, P};
 use rayon::prelude::*;
 
 /// Geometry of a 2-D sliding window: input (N, C, H, W), kernel (kh, kw),
@@ -89,7 +89,7 @@ pub unsafe fn im2col<T: Copy + Default + Send + Sync>(g: &Geom, x: P<T>, col: P<
             }
         }
     };
-    if g.rows() * cols >= PAR_THRESHOLD {
+    if parallel(g.rows() * cols) {
         (0..g.rows()).into_par_iter().for_each(row);
     } else {
         (0..g.rows()).for_each(row);
@@ -137,7 +137,7 @@ pub unsafe fn col2im<T: Copy + Send + Sync + std::ops::Add<Output = T>>(g: &Geom
             }
         }
     };
-    if g.rows() * cols >= PAR_THRESHOLD {
+    if parallel(g.rows() * cols) {
         (0..g.n * g.c).into_par_iter().for_each(plane);
     } else {
         (0..g.n * g.c).for_each(plane);

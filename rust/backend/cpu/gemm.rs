@@ -31,7 +31,7 @@ unsafe impl<T> Send for Mat<T> {}
 unsafe impl<T> Sync for Mat<T> {}
 
 pub fn parallel_for(m: usize, n: usize, k: usize) -> bool {
-    m.saturating_mul(n).saturating_mul(k) >= PAR_GEMM_WORK
+    m.saturating_mul(n).saturating_mul(k) >= PAR_GEMM_WORK && super::threads() > 1
 }
 
 /// dst (m x n) = lhs (m x k) @ rhs (k x n), overwriting dst.

@@ -12,7 +12,7 @@ use rayon::prelude::*;
 /// Every offset must address an element of `src`; `out` holds offs.len() elements.
 pub unsafe fn take<T: Copy + Send + Sync>(out: P<T>, src: P<T>, offs: &[isize]) {
     let body = |(i, &o): (usize, &isize)| *out.at(i as isize) = *src.at(o);
-    if offs.len() < super::PAR_THRESHOLD {
+    if !super::parallel(offs.len()) {
         offs.iter().enumerate().for_each(body);
     } else {
         offs.par_iter().enumerate().for_each(body);

@@ -13,9 +13,39 @@ pub mod reduce;
 pub mod strided;
 pub mod vmath;
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 /// Below this many elements a kernel runs on the calling thread: waking the
 /// pool costs more than the work.
 pub const PAR_THRESHOLD: usize = 1 << 15;
+
+static FORKED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn after_fork_in_child() {
+    FORKED.store(true, Ordering::Relaxed);
+}
+
+/// Called once at import: a child of fork() inherits rayon's pool without its
+/// threads, so parallel work there would wait forever; children run serially.
+pub fn watch_fork() {
+    // SAFETY: the handler only stores to an atomic.
+    unsafe { libc::pthread_atfork(None, None, Some(after_fork_in_child)) };
+}
+
+/// Whether `work` elements are worth the thread pool (never in a forked child).
+#[inline]
+pub fn parallel(work: usize) -> bool {
+    work >= PAR_THRESHOLD && !FORKED.load(Ordering::Relaxed)
+}
+
+/// Threads a kernel may use: the pool's, or 1 in a forked child.
+pub fn threads() -> usize {
+    if FORKED.load(Ordering::Relaxed) {
+        1
+    } else {
+        rayon::current_num_threads()
+    }
+}
 
 /// A raw pointer that may cross into rayon tasks. Kernels write disjoint
 /// elements, so sharing it is sound.

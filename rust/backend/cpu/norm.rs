@@ -1,7 +1,7 @@
 //! Layer normalization over rows of length m: forward with the per-row mean
 //! and 1/std saved, backward in one pass per row plus weight/bias sums.
 
-use super::{P, PAR_THRESHOLD};
+use super::{parallel, P};
 use num_traits::Float;
 use rayon::prelude::*;
 
@@ -41,7 +41,7 @@ pub unsafe fn forward<T: Float + Send + Sync>(x: P<T>, y: P<T>, w: Option<P<T>>,
             *yv = v;
         }
     };
-    if rows * m >= PAR_THRESHOLD {
+    if parallel(rows * m) {
         (0..rows).into_par_iter().with_min_len(CHUNK).for_each(row);
     } else {
         (0..rows).for_each(row);
@@ -94,7 +94,7 @@ pub unsafe fn backward<T: Float + Send + Sync>(x: P<T>, g: P<T>, w: Option<P<T>>
         (a, b)
     };
     let zero = || (vec![T::zero(); m], vec![T::zero(); m]);
-    if rows * m >= PAR_THRESHOLD {
+    if parallel(rows * m) {
         (0..chunks).into_par_iter().map(chunk).reduce(zero, add)
     } else {
         (0..chunks).map(chunk).fold(zero(), add)

@@ -2,7 +2,7 @@
 //! one description serves max/avg pooling (stride, padding, dilation,
 //! ceil_mode) and the adaptive variants (variable window bounds).
 
-use super::{P, PAR_THRESHOLD};
+use super::{parallel, P};
 use num_traits::Float;
 use rayon::prelude::*;
 
@@ -50,7 +50,7 @@ fn positions(spans: &[Span], size: usize) -> Vec<Vec<usize>> {
 }
 
 fn for_planes(planes: usize, work: usize, f: impl Fn(usize) + Sync + Send) {
-    if work >= PAR_THRESHOLD {
+    if parallel(work) {
         (0..planes).into_par_iter().for_each(f);
     } else {
         (0..planes).for_each(f);

@@ -3,7 +3,7 @@
 //! when there are few outputs (a full sum), combining partial results in order.
 
 use super::strided::walk_range;
-use super::{P, PAR_THRESHOLD};
+use super::{parallel, P, PAR_THRESHOLD};
 use crate::error::Result;
 use crate::tensor::layout::{numel, try_vec, Layout, Shape, Strides};
 use rayon::prelude::*;
@@ -81,7 +81,7 @@ pub unsafe fn reduce<T: Copy + Send + Sync, R: Reducer<T>>(base: P<T>, layout: &
         }
         off
     };
-    Ok(if n_out.saturating_mul(n_red) < PAR_THRESHOLD {
+    Ok(if !parallel(n_out.saturating_mul(n_red)) {
         (0..n_out).map(|i| fold(out_offset(i), 0, n_red)).collect()
     } else if n_out >= rayon::current_num_threads() * 4 || n_red < PAR_THRESHOLD {
         let mut out = try_vec(n_out, r.init())?;
@@ -156,7 +156,7 @@ unsafe fn reduce_columns<T: Copy + Send + Sync, R: Reducer<T>>(
         }
     };
     let nb = rows * blocks_per_row;
-    if n_out.saturating_mul(n_red) < PAR_THRESHOLD {
+    if !parallel(n_out.saturating_mul(n_red)) {
         (0..nb).for_each(work);
     } else {
         (0..nb).into_par_iter().for_each(work);

@@ -2,7 +2,7 @@
 //! tensor, forward and backward, one pass over each block. Rows (inner = 1)
 //! run along the row; otherwise the loops run across `inner` so they vectorize.
 
-use super::{vmath, P, PAR_THRESHOLD};
+use super::{parallel, vmath, P};
 use num_traits::Float;
 use rayon::prelude::*;
 
@@ -24,7 +24,7 @@ impl SoftElem for f64 {
 }
 
 fn for_blocks(outer: usize, work: usize, f: impl Fn(usize) + Sync + Send) {
-    if work >= PAR_THRESHOLD {
+    if parallel(work) {
         (0..outer).into_par_iter().for_each(f);
     } else {
         (0..outer).for_each(f);

@@ -2,7 +2,7 @@
 //! dims of N operands, then hands out rows (start offsets, length, inner
 //! strides) — on one thread for small work, split across rayon otherwise.
 
-use super::PAR_THRESHOLD;
+use super::{parallel, PAR_THRESHOLD};
 use crate::tensor::layout::{numel, Layout, Shape, Strides};
 use rayon::prelude::*;
 
@@ -34,7 +34,7 @@ where
 
 /// Runs `run(start, end)` over [0, total): inline when small, else in parallel chunks.
 pub fn split_range(total: usize, run: impl Fn(usize, usize) + Sync) {
-    if total < PAR_THRESHOLD {
+    if !parallel(total) {
         run(0, total);
     } else {
         let chunks = (rayon::current_num_threads() * 4).min(total / (PAR_THRESHOLD / 4)).max(1);
@@ -116,7 +116,7 @@ pub unsafe fn transpose_copy<T: Copy + Send + Sync>(shape: &[usize], strides: &[
         }
     };
     let count = batch * tiles_a;
-    if numel(shape) >= PAR_THRESHOLD {
+    if parallel(numel(shape)) {
         (0..count).into_par_iter().for_each(tile);
     } else {
         (0..count).for_each(tile);

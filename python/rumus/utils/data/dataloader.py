@@ -54,9 +54,8 @@ class DataLoader:
     object) makes the workers processes, as in PyTorch: the dataset is
     copied to each worker, batches come back pickled, and each worker seeds
     Python's, NumPy's and rumus's global generators with
-    ``base_seed + worker_id``. Prefer 'spawn' or 'forkserver': a 'fork'ed
-    worker can hang in a large (multi-threaded) rumus kernel once the parent
-    has run one.
+    ``base_seed + worker_id``. A 'fork'ed worker runs rumus kernels on one
+    thread (the parent's thread pool does not survive fork).
 
     An exception in a worker is raised again in the main process with the
     worker's id and traceback. ``timeout`` (seconds, 0 = wait forever) bounds
