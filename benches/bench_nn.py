@@ -28,7 +28,11 @@ import statistics
 import sys
 import time
 
-import numpy as np
+# NumPy's OpenBLAS threads busy-wait after start-up and take CPU from both
+# libraries; nothing timed here uses NumPy's BLAS.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
 
 try:
     import rumus

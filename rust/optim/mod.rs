@@ -150,7 +150,7 @@ pub fn step(rule: &Rule, p: &Tensor, g: &Tensor, state: &[Tensor], scalars: &[Te
 #[allow(clippy::too_many_arguments)]
 unsafe fn update<T: Float + Send + Sync>(rule: &Rule, p: P<T>, g: P<T>, s: &[P<T>], n: usize, step: f64, mu_product: f64, fresh: bool) {
     let c = |v: f64| T::from(v).unwrap_or(T::zero());
-    chunks(n, |a, b| {
+    chunks(n, |a, b| crate::backend::cpu::simd(|| {
         let len = b - a;
         // SAFETY: [a, b) is this chunk's own range of every buffer.
         let sl = |q: P<T>| unsafe { std::slice::from_raw_parts_mut(q.at(a as isize), len) };
@@ -312,5 +312,5 @@ unsafe fn update<T: Float + Send + Sync>(rule: &Rule, p: P<T>, g: P<T>, s: &[P<T
                 }
             }
         }
-    });
+    }));
 }

@@ -47,6 +47,37 @@ pub fn threads() -> usize {
     }
 }
 
+/// Runs `f` inlined into a function compiled for the widest SIMD the CPU has
+/// (AVX-512 or AVX2+FMA, checked at run time), so plain loops in `f`
+/// vectorize that wide while the wheel stays portable.
+#[inline(always)]
+pub fn simd<R>(f: impl FnOnce() -> R) -> R {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU has the features the function is compiled for.
+            return unsafe { simd_avx512(f) };
+        }
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+            // SAFETY: as above.
+            return unsafe { simd_avx2(f) };
+        }
+    }
+    f()
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512dq,avx2,fma")]
+unsafe fn simd_avx512<R>(f: impl FnOnce() -> R) -> R {
+    f()
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn simd_avx2<R>(f: impl FnOnce() -> R) -> R {
+    f()
+}
+
 /// A raw pointer that may cross into rayon tasks. Kernels write disjoint
 /// elements, so sharing it is sound.
 pub struct P<T>(pub *mut T);

@@ -16,7 +16,7 @@ const CHUNK: usize = 16;
 pub unsafe fn forward<T: Float + Send + Sync>(x: P<T>, y: P<T>, w: Option<P<T>>, b: Option<P<T>>, mean: P<T>, rstd: P<T>, rows: usize, m: usize, eps: f64) {
     let mf = T::from(m).unwrap_or(T::one());
     let eps = T::from(eps).unwrap_or(T::zero());
-    let row = |r: usize| {
+    let row = |r: usize| super::simd(|| {
         // SAFETY: row r is touched by this task only.
         let (xs, ys) = unsafe { (std::slice::from_raw_parts(x.at((r * m) as isize), m), std::slice::from_raw_parts_mut(y.at((r * m) as isize), m)) };
         let mu = xs.iter().fold(T::zero(), |s, &v| s + v) / mf;
@@ -40,7 +40,7 @@ pub unsafe fn forward<T: Float + Send + Sync>(x: P<T>, y: P<T>, w: Option<P<T>>,
             }
             *yv = v;
         }
-    };
+    });
     if parallel(rows * m) {
         (0..rows).into_par_iter().with_min_len(CHUNK).for_each(row);
     } else {
@@ -55,7 +55,7 @@ pub unsafe fn forward<T: Float + Send + Sync>(x: P<T>, y: P<T>, w: Option<P<T>>,
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn backward<T: Float + Send + Sync>(x: P<T>, g: P<T>, w: Option<P<T>>, mean: P<T>, rstd: P<T>, gx: P<T>, rows: usize, m: usize) -> (Vec<T>, Vec<T>) {
     let mf = T::from(m).unwrap_or(T::one());
-    let chunk = |c: usize| {
+    let chunk = |c: usize| super::simd(|| {
         let (mut gw, mut gb) = (vec![T::zero(); m], vec![T::zero(); m]);
         let mut gxh = vec![T::zero(); m];
         for r in c * CHUNK..((c + 1) * CHUNK).min(rows) {
@@ -86,7 +86,7 @@ pub unsafe fn backward<T: Float + Send + Sync>(x: P<T>, g: P<T>, w: Option<P<T>>
             }
         }
         (gw, gb)
-    };
+    });
     let chunks = rows.div_ceil(CHUNK);
     let add = |(mut a, mut b): (Vec<T>, Vec<T>), (c, d): (Vec<T>, Vec<T>)| {
         a.iter_mut().zip(c).for_each(|(x, y)| *x = *x + y);
