@@ -56,7 +56,7 @@ impl Geom {
 /// `x` points to a contiguous (N, C, H, W) tensor and `col` to rows × cols elements.
 pub unsafe fn im2col<T: Copy + Default + Send + Sync>(g: &Geom, x: P<T>, col: P<T>) {
     let (l, cols, kk) = (g.oh * g.ow, g.cols(), g.kh * g.kw);
-    let row = |r: usize| {
+    let row = |r: usize| super::simd(|| {
         let (c, i, j) = (r / kk, (r % kk) / g.kw, r % g.kw);
         for n in 0..g.n {
             let plane = x.at(((n * g.c + c) * g.h * g.w) as isize);
@@ -88,7 +88,7 @@ pub unsafe fn im2col<T: Copy + Default + Send + Sync>(g: &Geom, x: P<T>, col: P<
                 }
             }
         }
-    };
+    });
     if parallel(g.rows() * cols) {
         (0..g.rows()).into_par_iter().for_each(row);
     } else {
@@ -103,7 +103,7 @@ pub unsafe fn im2col<T: Copy + Default + Send + Sync>(g: &Geom, x: P<T>, col: P<
 pub unsafe fn col2im<T: Copy + Send + Sync + std::ops::Add<Output = T>>(g: &Geom, col: P<T>, out: P<T>) {
     let (l, cols, kk) = (g.oh * g.ow, g.cols(), g.kh * g.kw);
     // Each (n, c) plane is written by one task: planes are disjoint.
-    let plane = |p: usize| {
+    let plane = |p: usize| super::simd(|| {
         let (n, c) = (p / g.c, p % g.c);
         let dst = out.at((p * g.h * g.w) as isize);
         for i in 0..g.kh {
@@ -136,7 +136,7 @@ pub unsafe fn col2im<T: Copy + Send + Sync + std::ops::Add<Output = T>>(g: &Geom
                 }
             }
         }
-    };
+    });
     if parallel(g.rows() * cols) {
         (0..g.n * g.c).into_par_iter().for_each(plane);
     } else {

@@ -167,9 +167,32 @@ pub unsafe fn max_sliding<T: Float + Send + Sync>(planes: usize, win: &Windows, 
         let hi = if size + p[a] > off { (size + p[a] - off).div_ceil(s[a]).min(o) } else { 0 };
         (lo, hi.max(lo))
     };
+    // Windows that tile the input (kernel = stride, no padding or dilation, all
+    // inside): each output reads its own kh × kw block, no bounds to work out.
+    let tiles = k == s && p == [0, 0] && d == [1, 1] && oh * k[0] <= h && ow * k[1] <= w;
     for_planes(planes, planes * out * k[0] * k[1], |pl| {
         // SAFETY: each plane's input is read and its outputs written by one task.
         let src = unsafe { std::slice::from_raw_parts(x.at((pl * hw) as isize), hw) };
+        if tiles {
+            let (di, dv) = unsafe { (std::slice::from_raw_parts_mut(idx.at((pl * out) as isize), out), std::slice::from_raw_parts_mut(val.at((pl * out) as isize), out)) };
+            for oy in 0..oh {
+                for ox in 0..ow {
+                    let first = oy * k[0] * w + ox * k[1];
+                    let (mut best, mut at) = (src[first], first);
+                    for i in 0..k[0] {
+                        let row = first + i * w;
+                        for (j, &v) in src[row..row + k[1]].iter().enumerate() {
+                            let take = v > best || v.is_nan();
+                            best = if take { v } else { best };
+                            at = if take { row + j } else { at };
+                        }
+                    }
+                    dv[oy * ow + ox] = best;
+                    di[oy * ow + ox] = at as i64;
+                }
+            }
+            return;
+        }
         let (di, dv) = unsafe { (std::slice::from_raw_parts_mut(idx.at((pl * out) as isize), out), std::slice::from_raw_parts_mut(val.at((pl * out) as isize), out)) };
         di.fill(-1);
         dv.fill(T::neg_infinity());
