@@ -89,7 +89,7 @@ impl CpuBuffer {
 mod cache {
     use std::sync::Mutex;
 
-    const MAX_ENTRIES: usize = 16;
+    const MAX_ENTRIES: usize = 64;
     const MAX_BYTES: usize = 1 << 30;
 
     /// (mapping length, base address), oldest first.
@@ -136,14 +136,21 @@ pub fn empty_cache() {
 fn map_huge(nbytes: usize, reuse: bool) -> Option<CpuBuffer> {
     let len = nbytes.checked_add(HUGE_PAGE_BYTES)?;
     let start = |base: *mut u8| (base as usize).next_multiple_of(HUGE_PAGE_BYTES) as *mut u8;
-    if reuse {
-        if let Some(base) = cache::take(len) {
-            return Some(CpuBuffer { ptr: NonNull::new(start(base))?, nbytes, owner: CpuOwner::Mapped { base, len } });
+    if let Some(base) = cache::take(len) {
+        let ptr = NonNull::new(start(base))?;
+        if !reuse {
+            // SAFETY: [start, start + nbytes) lies inside the cached mapping.
+            unsafe { std::ptr::write_bytes(ptr.as_ptr(), 0, nbytes) };
         }
+        return Some(CpuBuffer { ptr, nbytes, owner: CpuOwner::Mapped { base, len } });
     }
+    // Zeroed buffers are populated up front: left to first touch, a read maps the
+    // shared zero page and the following write faults again (copy-on-write plus a
+    // TLB flush on every core).
+    let populate = if reuse { 0 } else { libc::MAP_POPULATE };
     // SAFETY: an anonymous private mapping; checked for failure below.
     let base = unsafe {
-        libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0)
+        libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | populate, -1, 0)
     };
     if base == libc::MAP_FAILED {
         return None;

@@ -202,7 +202,16 @@ macro_rules! float_arith {
             #[inline(always)]
             fn fmod(self, b: Self) -> Self { self % b }
             #[inline(always)]
-            fn pow(self, b: Self) -> Self { self.powf(b) }
+            fn pow(self, b: Self) -> Self {
+                // Common exponents exactly and without powf (x ** 2 in losses and norms).
+                if b == 2.0 {
+                    self * self
+                } else if b == 1.0 {
+                    self
+                } else {
+                    self.powf(b)
+                }
+            }
             // NaN propagates, as in torch.maximum.
             #[inline(always)]
             fn max(self, b: Self) -> Self { if self.is_nan() || b.is_nan() { <$t>::NAN } else if self > b { self } else { b } }
