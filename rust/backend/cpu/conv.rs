@@ -33,14 +33,23 @@ impl Geom {
     pub fn cols(&self) -> usize {
         self.n * self.oh * self.ow
     }
+    /// The outputs [lo, hi) along one axis (`n` of them) whose tap at offset
+    /// `off` (= tap · dilation) reads inside [0, size): o·s + off - p in range.
+    #[inline(always)]
+    pub fn valid(n: usize, size: usize, off: usize, s: usize, p: usize) -> (usize, usize) {
+        let lo = if off >= p { 0 } else { (p - off).div_ceil(s) }.min(n);
+        let hi = if size + p > off { (size + p - off).div_ceil(s).min(n) } else { 0 };
+        (lo, hi.max(lo))
+    }
     /// The output columns [lo, hi) whose tap `j` reads inside the input row.
     #[inline(always)]
     fn valid_cols(&self, j: usize) -> (usize, usize) {
-        let off = j * self.dw;
-        // xo·sw + off - pw >= 0  and  < w
-        let lo = if off >= self.pw { 0 } else { (self.pw - off).div_ceil(self.sw) };
-        let hi = if self.w + self.pw > off { (self.w + self.pw - off).div_ceil(self.sw).min(self.ow) } else { 0 };
-        (lo.min(self.ow), hi.max(lo.min(self.ow)))
+        Geom::valid(self.ow, self.w, j * self.dw, self.sw, self.pw)
+    }
+    /// The output rows [lo, hi) whose tap `i` reads inside the input.
+    #[inline(always)]
+    fn valid_rows(&self, i: usize) -> (usize, usize) {
+        Geom::valid(self.oh, self.h, i * self.dh, self.sh, self.ph)
     }
     /// Input index along one axis for output position `o` and kernel tap `k`,
     /// None when it falls in the padding.
@@ -107,14 +116,15 @@ pub unsafe fn col2im<T: Copy + Send + Sync + std::ops::Add<Output = T>>(g: &Geom
         let (n, c) = (p / g.c, p % g.c);
         let dst = out.at((p * g.h * g.w) as isize);
         for i in 0..g.kh {
+            let (ylo, yhi) = g.valid_rows(i);
             for j in 0..g.kw {
                 let r = c * kk + i * g.kw + j;
-                for y in 0..g.oh {
-                    let Some(iy) = Geom::src(y, i, g.sh, g.ph, g.dh, g.h) else { continue };
-                    let (lo, hi) = g.valid_cols(j);
-                    if hi <= lo {
-                        continue;
-                    }
+                let (lo, hi) = g.valid_cols(j);
+                if hi <= lo {
+                    continue;
+                }
+                for y in ylo..yhi {
+                    let iy = y * g.sh + i * g.dh - g.ph;
                     // SAFETY: columns [lo, hi) map inside row iy of this task's plane,
                     // and the column segment lies inside row r of `col`.
                     let (src, d) = unsafe {

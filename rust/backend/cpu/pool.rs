@@ -160,13 +160,8 @@ pub unsafe fn avg_adjoint<T: Float + Send + Sync>(planes: usize, win: &Windows, 
 pub unsafe fn max_sliding<T: Float + Send + Sync>(planes: usize, win: &Windows, k: [usize; 2], s: [usize; 2], p: [usize; 2], d: [usize; 2], x: P<T>, val: P<T>, idx: P<i64>) {
     let (h, w, oh, ow) = (win.h, win.w, win.rows.len(), win.cols.len());
     let (hw, out) = (h * w, oh * ow);
-    // Output range [lo, hi) whose tap t reads inside [0, size) along one axis.
-    let valid = |t: usize, a: usize, o: usize, size: usize| {
-        let off = t * d[a];
-        let lo = if off >= p[a] { 0 } else { (p[a] - off).div_ceil(s[a]) }.min(o);
-        let hi = if size + p[a] > off { (size + p[a] - off).div_ceil(s[a]).min(o) } else { 0 };
-        (lo, hi.max(lo))
-    };
+    // Output range [lo, hi) whose tap t reads inside [0, size) along axis a.
+    let valid = |t: usize, a: usize, o: usize, size: usize| super::conv::Geom::valid(o, size, t * d[a], s[a], p[a]);
     // Windows that tile the input (kernel = stride, no padding or dilation, all
     // inside): each output reads its own kh × kw block, no bounds to work out.
     let tiles = k == s && p == [0, 0] && d == [1, 1] && oh * k[0] <= h && ow * k[1] <= w;
@@ -175,22 +170,30 @@ pub unsafe fn max_sliding<T: Float + Send + Sync>(planes: usize, win: &Windows, 
         let src = unsafe { std::slice::from_raw_parts(x.at((pl * hw) as isize), hw) };
         if tiles {
             let (di, dv) = unsafe { (std::slice::from_raw_parts_mut(idx.at((pl * out) as isize), out), std::slice::from_raw_parts_mut(val.at((pl * out) as isize), out)) };
-            for oy in 0..oh {
-                for ox in 0..ow {
-                    let first = oy * k[0] * w + ox * k[1];
-                    let (mut best, mut at) = (src[first], first);
+            super::simd(|| {
+                // A row of outputs at a time, tap by tap in window order: the ox loop
+                // has no dependency chain, so it vectorizes.
+                for oy in 0..oh {
+                    let (bv, bi) = (&mut dv[oy * ow..(oy + 1) * ow], &mut di[oy * ow..(oy + 1) * ow]);
+                    let base = oy * k[0] * w;
+                    for ox in 0..ow {
+                        bv[ox] = src[base + ox * k[1]];
+                        bi[ox] = (base + ox * k[1]) as i64;
+                    }
                     for i in 0..k[0] {
-                        let row = first + i * w;
-                        for (j, &v) in src[row..row + k[1]].iter().enumerate() {
-                            let take = v > best || v.is_nan();
-                            best = if take { v } else { best };
-                            at = if take { row + j } else { at };
+                        for j in 0..k[1] {
+                            let start = base + i * w + j;
+                            for ox in 0..ow {
+                                let pos = start + ox * k[1];
+                                let v = src[pos];
+                                let take = v > bv[ox] || v.is_nan();
+                                bv[ox] = if take { v } else { bv[ox] };
+                                bi[ox] = if take { pos as i64 } else { bi[ox] };
+                            }
                         }
                     }
-                    dv[oy * ow + ox] = best;
-                    di[oy * ow + ox] = at as i64;
                 }
-            }
+            });
             return;
         }
         let (di, dv) = unsafe { (std::slice::from_raw_parts_mut(idx.at((pl * out) as isize), out), std::slice::from_raw_parts_mut(val.at((pl * out) as isize), out)) };
