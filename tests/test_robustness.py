@@ -975,3 +975,15 @@ def test_large_allocations_are_returned():
     gc.collect()
     rumus.empty_cache()
     assert _rss_mb() - before < 64
+
+
+def test_allocations_larger_than_the_machine_raise():
+    # Large buffers are mapped lazily, so an absurd size must be refused up front
+    # (PyTorch: "not enough memory"), not fail later when the memory is touched.
+    with pytest.raises(RuntimeError, match="out of memory"):
+        rumus.empty(10**12)
+    x = rumus.randn(1, 2, 5, 5)
+    with pytest.raises(RuntimeError, match="out of memory"):
+        rumus.nn.functional.adaptive_avg_pool2d(x, (10**12, 1))
+    with pytest.raises(RuntimeError, match="out of memory"):
+        rumus.nn.functional.adaptive_max_pool2d(x, 10**12)

@@ -34,26 +34,37 @@ fn sliding(op: &str, size: usize, k: usize, s: usize, p: usize, d: usize, ceil: 
 }
 
 /// Spans and average divisors of a sliding window along one axis.
-fn regular_axis(size: usize, out: usize, k: usize, s: usize, p: usize, d: usize, include_pad: bool) -> (Vec<Span>, Vec<f64>) {
-    (0..out)
-        .map(|o| {
-            let first = (o * s) as isize - p as isize;
-            let end_pad = (first + k as isize).min((size + p) as isize);
-            let div = if include_pad { end_pad - first } else { end_pad.min(size as isize) - first.max(0) };
-            (Span { first, count: k, step: d }, div.max(1) as f64)
-        })
-        .unzip()
+fn regular_axis(size: usize, out: usize, k: usize, s: usize, p: usize, d: usize, include_pad: bool) -> Result<(Vec<Span>, Vec<f64>)> {
+    axis(out, |o| {
+        let first = (o * s) as isize - p as isize;
+        let end_pad = (first + k as isize).min((size + p) as isize);
+        let div = if include_pad { end_pad - first } else { end_pad.min(size as isize) - first.max(0) };
+        (Span { first, count: k, step: d }, div.max(1) as f64)
+    })
 }
 
 /// Adaptive windows: [floor(o·size/out), ceil((o+1)·size/out)).
-fn adaptive_axis(size: usize, out: usize) -> (Vec<Span>, Vec<f64>) {
-    (0..out)
-        .map(|o| {
-            let start = o * size / out;
-            let end = ((o + 1) * size).div_ceil(out);
-            (Span { first: start as isize, count: end - start, step: 1 }, (end - start) as f64)
-        })
-        .unzip()
+fn adaptive_axis(size: usize, out: usize) -> Result<(Vec<Span>, Vec<f64>)> {
+    axis(out, |o| {
+        let start = o * size / out;
+        let end = ((o + 1) * size).div_ceil(out);
+        (Span { first: start as isize, count: end - start, step: 1 }, (end - start) as f64)
+    })
+}
+
+/// The spans and divisors of `out` windows, allocated fallibly (out comes from the user).
+fn axis(out: usize, f: impl Fn(usize) -> (Span, f64)) -> Result<(Vec<Span>, Vec<f64>)> {
+    let (mut spans, mut divs) = (Vec::new(), Vec::new());
+    let bytes = out.saturating_mul(std::mem::size_of::<(Span, f64)>());
+    if bytes > crate::tensor::storage::memory_limit() || spans.try_reserve_exact(out).is_err() || divs.try_reserve_exact(out).is_err() {
+        bail!(Runtime, "pooling: CPU out of memory: cannot allocate the windows of an output size of {}", out);
+    }
+    for o in 0..out {
+        let (s, d) = f(o);
+        spans.push(s);
+        divs.push(d);
+    }
+    Ok((spans, divs))
 }
 
 /// Pooling options as (H, W) pairs; 1-D ops use H = 1.
@@ -106,11 +117,11 @@ fn windows(op: &str, h: usize, w: usize, kind: &Kind, include_pad: bool, max: bo
             }
             let axis = |a: usize, size: usize| -> Result<(Vec<Span>, Vec<f64>)> {
                 let out = sliding(op, size, o.kernel[a], o.stride[a], o.padding[a], o.dilation[a], o.ceil_mode)?;
-                Ok(regular_axis(size, out, o.kernel[a], o.stride[a], o.padding[a], o.dilation[a], include_pad))
+                regular_axis(size, out, o.kernel[a], o.stride[a], o.padding[a], o.dilation[a], include_pad)
             };
             (axis(0, h)?, axis(1, w)?)
         }
-        Kind::Adaptive(out) => (adaptive_axis(h, out[0]), adaptive_axis(w, out[1])),
+        Kind::Adaptive(out) => (adaptive_axis(h, out[0])?, adaptive_axis(w, out[1])?),
     };
     Ok(Windows { h, w, rows: rows.0, div_rows: rows.1, cols: cols.0, div_cols: cols.1 })
 }

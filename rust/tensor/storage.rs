@@ -43,6 +43,25 @@ pub struct CpuBuffer {
 unsafe impl Send for CpuBuffer {}
 unsafe impl Sync for CpuBuffer {}
 
+/// Physical memory plus swap, in bytes: no single buffer can be larger. Large
+/// mappings are lazy, so without this check an absurd size would "succeed"
+/// and the process would be killed when the memory is touched.
+pub fn memory_limit() -> usize {
+    static LIMIT: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *LIMIT.get_or_init(|| {
+        #[cfg(target_os = "linux")]
+        {
+            // SAFETY: sysinfo fills the struct it is given.
+            let mut info: libc::sysinfo = unsafe { std::mem::zeroed() };
+            if unsafe { libc::sysinfo(&mut info) } == 0 {
+                let unit = info.mem_unit.max(1) as usize;
+                return (info.totalram as usize).saturating_add(info.totalswap as usize).saturating_mul(unit);
+            }
+        }
+        usize::MAX
+    })
+}
+
 impl CpuBuffer {
     pub fn zeroed(nbytes: usize) -> Result<CpuBuffer> {
         CpuBuffer::alloc(nbytes, false)
@@ -59,6 +78,9 @@ impl CpuBuffer {
         let Ok(layout) = AllocLayout::from_size_align(nbytes, ALIGN) else {
             bail!(Runtime, "cannot allocate {} bytes: size too large", nbytes);
         };
+        if nbytes > memory_limit() {
+            bail!(Runtime, "CPU out of memory: tried to allocate {} bytes, more than the machine's {} bytes of memory", nbytes, memory_limit());
+        }
         if nbytes >= HUGE_PAGE_BYTES {
             if let Some(buf) = map_huge(nbytes, reuse) {
                 return Ok(buf);
