@@ -172,15 +172,8 @@ fn finish(y: &Tensor, bias: Option<&Tensor>) -> Result<Tensor> {
     }
 }
 
-/// Output size along one axis of a convolution.
-fn conv_out(size: usize, k: usize, s: usize, pad_total: usize, d: usize) -> Option<usize> {
-    let span = d * (k - 1) + 1;
-    (size + pad_total).checked_sub(span).map(|v| v / s + 1)
-}
-
-/// conv1d / conv2d (`dims` = 1 or 2) with PyTorch's arguments and checks.
-pub fn conv(dims: usize, x: &Tensor, w: &Tensor, bias: Option<&Tensor>, o: &ConvOpts) -> Result<Tensor> {
-    let op = if dims == 1 { "conv1d" } else { "conv2d" };
+/// The checks shared by convolutions and transposed convolutions.
+fn check_args(op: &str, dims: usize, x: &Tensor, w: &Tensor, bias: Option<&Tensor>, o: &ConvOpts) -> Result<()> {
     check_dtypes(op, x, w, bias)?;
     check_positive(op, "stride", &o.stride)?;
     check_positive(op, "dilation", &o.dilation)?;
@@ -190,6 +183,19 @@ pub fn conv(dims: usize, x: &Tensor, w: &Tensor, bias: Option<&Tensor>, o: &Conv
     if w.ndim() != dims + 2 {
         bail!(Runtime, "{}: Expected {}-dimensional weight for {}-dimensional input, but got {}-dimensional weight of size {}", op, dims + 2, dims + 2, w.ndim(), fmt_shape(w.shape()));
     }
+    Ok(())
+}
+
+/// Output size along one axis of a convolution.
+fn conv_out(size: usize, k: usize, s: usize, pad_total: usize, d: usize) -> Option<usize> {
+    let span = d * (k - 1) + 1;
+    (size + pad_total).checked_sub(span).map(|v| v / s + 1)
+}
+
+/// conv1d / conv2d (`dims` = 1 or 2) with PyTorch's arguments and checks.
+pub fn conv(dims: usize, x: &Tensor, w: &Tensor, bias: Option<&Tensor>, o: &ConvOpts) -> Result<Tensor> {
+    let op = if dims == 1 { "conv1d" } else { "conv2d" };
+    check_args(op, dims, x, w, bias, o)?;
     let (xb, unbatched) = batched_2d(op, x, dims)?;
     let wb = if dims == 1 { unsqueeze(w, 2)? } else { w.clone() };
     let (n, c, h, wd) = (xb.shape()[0], xb.shape()[1], xb.shape()[2], xb.shape()[3]);
@@ -249,15 +255,7 @@ pub fn conv(dims: usize, x: &Tensor, w: &Tensor, bias: Option<&Tensor>, o: &Conv
 /// conv_transpose1d / conv_transpose2d: the input gradient of a convolution as an op.
 pub fn conv_transpose(dims: usize, x: &Tensor, w: &Tensor, bias: Option<&Tensor>, o: &ConvOpts) -> Result<Tensor> {
     let op = if dims == 1 { "conv_transpose1d" } else { "conv_transpose2d" };
-    check_dtypes(op, x, w, bias)?;
-    check_positive(op, "stride", &o.stride)?;
-    check_positive(op, "dilation", &o.dilation)?;
-    if o.groups == 0 {
-        bail!(Runtime, "{}: non-positive groups is not supported", op);
-    }
-    if w.ndim() != dims + 2 {
-        bail!(Runtime, "{}: Expected {}-dimensional weight for {}-dimensional input, but got {}-dimensional weight of size {}", op, dims + 2, dims + 2, w.ndim(), fmt_shape(w.shape()));
-    }
+    check_args(op, dims, x, w, bias, o)?;
     let Padding::Explicit(p) = &o.padding else {
         bail!(Value, "{}: padding must be an int or a tuple of ints, not a string", op);
     };
