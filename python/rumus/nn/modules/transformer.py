@@ -91,29 +91,20 @@ class MultiheadAttention(Module):
             init.xavier_normal_(self.bias_v)
 
     def _check_inputs(self, query, key, value, key_padding_mask, attn_mask):
-        if query.dim() == 3:
-            if key.dim() != 3 or value.dim() != 3:
-                raise AssertionError("For batched (3-D) `query`, expected `key` and `value` to be 3-D but found "
-                                     f"{key.dim()}-D and {value.dim()}-D tensors respectively")
-            if key_padding_mask is not None and key_padding_mask.dim() != 2:
-                raise AssertionError("For batched (3-D) `query`, expected `key_padding_mask` to be `None` or 2-D "
-                                     f"but found {key_padding_mask.dim()}-D tensor instead")
-            if attn_mask is not None and attn_mask.dim() not in (2, 3):
-                raise AssertionError("For batched (3-D) `query`, expected `attn_mask` to be `None`, 2-D or 3-D "
-                                     f"but found {attn_mask.dim()}-D tensor instead")
-        elif query.dim() == 2:
-            if key.dim() != 2 or value.dim() != 2:
-                raise AssertionError("For unbatched (2-D) `query`, expected `key` and `value` to be 2-D but found "
-                                     f"{key.dim()}-D and {value.dim()}-D tensors respectively")
-            if key_padding_mask is not None and key_padding_mask.dim() != 1:
-                raise AssertionError("For unbatched (2-D) `query`, expected `key_padding_mask` to be `None` or "
-                                     f"1-D but found {key_padding_mask.dim()}-D tensor instead")
-            if attn_mask is not None and attn_mask.dim() not in (2, 3):
-                raise AssertionError("For unbatched (2-D) `query`, expected `attn_mask` to be `None`, 2-D or 3-D "
-                                     f"but found {attn_mask.dim()}-D tensor instead")
-        else:
-            raise AssertionError(f"query should be unbatched 2D or batched 3D tensor but received {query.dim()}-D "
+        nd = query.dim()
+        if nd not in (2, 3):
+            raise AssertionError(f"query should be unbatched 2D or batched 3D tensor but received {nd}-D "
                                  "query tensor")
+        kind = "batched (3-D)" if nd == 3 else "unbatched (2-D)"
+        if key.dim() != nd or value.dim() != nd:
+            raise AssertionError(f"For {kind} `query`, expected `key` and `value` to be {nd}-D but found "
+                                 f"{key.dim()}-D and {value.dim()}-D tensors respectively")
+        if key_padding_mask is not None and key_padding_mask.dim() != nd - 1:
+            raise AssertionError(f"For {kind} `query`, expected `key_padding_mask` to be `None` or {nd - 1}-D "
+                                 f"but found {key_padding_mask.dim()}-D tensor instead")
+        if attn_mask is not None and attn_mask.dim() not in (2, 3):
+            raise AssertionError(f"For {kind} `query`, expected `attn_mask` to be `None`, 2-D or 3-D "
+                                 f"but found {attn_mask.dim()}-D tensor instead")
         if query.shape[-1] != self.embed_dim:
             raise AssertionError(f"was expecting embedding dimension of {self.embed_dim}, but got {query.shape[-1]}")
         if key.shape[-1] != self.kdim or value.shape[-1] != self.vdim:
