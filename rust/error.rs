@@ -13,6 +13,8 @@ pub enum Error {
     Index(String),
     /// Everything PyTorch reports as RuntimeError: shape mismatches, illegal casts, ...
     Runtime(String),
+    /// An op that exists but has no kernel for this device or dtype yet (NotImplementedError).
+    NotImplemented(String),
     /// An error raised by user code the core called back into (a Python
     /// exception in a custom backward), passed through untouched.
     Foreign(Foreign),
@@ -32,7 +34,7 @@ pub type Result<T> = std::result::Result<T, Error>;
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Value(m) | Error::Type(m) | Error::Index(m) | Error::Runtime(m) => f.write_str(m),
+            Error::Value(m) | Error::Type(m) | Error::Index(m) | Error::Runtime(m) | Error::NotImplemented(m) => f.write_str(m),
             Error::Foreign(_) => f.write_str("error raised in user code"),
         }
     }

@@ -4,10 +4,39 @@ Test files import the plain helpers directly (``from conftest import ...``);
 pytest puts this directory on ``sys.path``.
 """
 
+import os
+
 import numpy as np
 import pytest
 
 import rumus
+
+# CI sets this so that a missing GPU (a broken lavapipe install) fails the GPU
+# tests instead of skipping them.
+GPU_REQUIRED = os.environ.get("RUMUS_REQUIRE_GPU") == "1"
+
+
+def need_gpu():
+    """Skips the calling test without a GPU (fails it when CI requires one)."""
+    if not rumus.gpu.is_available():
+        why = rumus._rumus._gpu_unavailable_reason()
+        if GPU_REQUIRED:
+            pytest.fail(f"RUMUS_REQUIRE_GPU=1 but no GPU: {why}")
+        pytest.skip(f"no GPU: {why}")
+
+
+@pytest.fixture(params=["cpu", "gpu"])
+def device(request):
+    """Runs a test once per device; the GPU run skips without one."""
+    if request.param == "gpu":
+        need_gpu()
+    return request.param
+
+
+@pytest.fixture
+def gpu():
+    need_gpu()
+    return "gpu"
 
 ALL_DTYPES = ["float32", "float64", "float16", "bfloat16", "int64", "int32", "uint8", "bool"]
 FLOAT_DTYPES = ["float32", "float64"]
@@ -59,15 +88,15 @@ def make(shape, dtype="float32", rng=None, low=None, high=None):
     return np.asarray(rng.integers(lo, hi, size=shape).astype(np.dtype(dtype)))
 
 
-def tensor(a, dtype=None):
+def tensor(a, dtype=None, device="cpu"):
     """rumus tensor (a copy) from a numpy array; dtype name optional."""
     a = np.asarray(a)
     if dtype == "bfloat16":
-        return rumus.tensor(a.astype(np.float32)).to(rumus.bfloat16)
+        return rumus.tensor(a.astype(np.float32)).to(rumus.bfloat16).to(device)
     t = rumus.tensor(a)
     if dtype is not None and t.dtype != rdt(dtype):
         t = t.to(rdt(dtype))
-    return t
+    return t.to(device)
 
 
 def dtype_name(t):
@@ -80,9 +109,10 @@ def dtype_name(t):
 
 def to_np(t):
     """Copy of a rumus tensor's values as numpy (bfloat16 -> float32)."""
+    t = t.detach().cpu()
     if t.dtype == rumus.bfloat16:
         t = t.float()
-    return np.array(t.detach().numpy(), copy=True)
+    return np.array(t.numpy(), copy=True)
 
 
 def assert_close(t, expected, rtol=None, atol=None, dtype=None):
@@ -106,7 +136,7 @@ def assert_close(t, expected, rtol=None, atol=None, dtype=None):
         np.testing.assert_array_equal(got, expected.astype(got.dtype))
 
 
-def noncontig(a, dtype=None):
+def noncontig(a, dtype=None, device="cpu"):
     """Non-contiguous rumus views holding the values of numpy array ``a``.
 
     Returns a list of (kind, tensor, expected_numpy) where kind is one of
@@ -118,15 +148,15 @@ def noncontig(a, dtype=None):
     out = []
     if a.ndim >= 2:
         perm = tuple(reversed(range(a.ndim)))
-        base = tensor(np.ascontiguousarray(a.transpose(perm)), dtype)
+        base = tensor(np.ascontiguousarray(a.transpose(perm)), dtype, device)
         out.append(("transposed", base.permute(*perm), a.copy()))
     if a.ndim >= 1:
         big = np.empty((2 * a.shape[0],) + a.shape[1:], dtype=a.dtype)
         big[::2] = a
         big[1::2] = a[::-1] if a.dtype != np.bool_ else ~a
-        out.append(("strided", tensor(big, dtype)[::2], a.copy()))
+        out.append(("strided", tensor(big, dtype, device)[::2], a.copy()))
         first = a[:1]
-        out.append(("expanded", tensor(np.ascontiguousarray(first), dtype).expand(*a.shape),
+        out.append(("expanded", tensor(np.ascontiguousarray(first), dtype, device).expand(*a.shape),
                     np.ascontiguousarray(np.broadcast_to(first, a.shape))))
     return out
 

@@ -98,7 +98,7 @@ def _rebuild_tensor(array, dtype_name, requires_grad):
 def _reduce_ex(self, protocol):
     """Pickles a tensor as its data (a NumPy array), dtype and requires_grad; no history."""
     name = str(self.dtype).removeprefix("rumus.")
-    data = self.detach()
+    data = self.detach().cpu()
     array = (data.float() if self.dtype == bfloat16 else data).numpy().copy()
     return (_rebuild_tensor, (array, name, self.requires_grad))
 
@@ -115,7 +115,7 @@ def _deepcopy(self, memo):
 Tensor.__reduce_ex__ = _reduce_ex
 Tensor.__deepcopy__ = _deepcopy
 
-from . import autograd, nn, optim, utils  # noqa: E402
+from . import autograd, gpu, nn, optim, utils  # noqa: E402
 from .serialization import load, save  # noqa: E402
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: E402
 

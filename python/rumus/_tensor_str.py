@@ -31,7 +31,8 @@ def _format(arr, prefix):
 def tensor_repr(t):
     dtype = t.dtype
     name = repr(dtype).split(".", 1)[1]
-    arr = (t.float() if name == "bfloat16" else t).detach().numpy()
+    host = t.detach().cpu()
+    arr = (host.float() if name == "bfloat16" else host).numpy()
     prefix = "tensor("
     if t.numel() == 0 and t.ndim != 1:
         body = "[]"
@@ -39,6 +40,8 @@ def tensor_repr(t):
     else:
         body = _format(arr, prefix)
         suffix = []
+    if t.is_gpu:
+        suffix.append("device='gpu:0'")
     if name not in _DEFAULT_DTYPES or (t.numel() == 0 and name != "float32"):
         suffix.append(f"dtype={dtype!r}")
     if t.requires_grad:

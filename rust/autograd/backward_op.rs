@@ -81,6 +81,7 @@ backward_ops! {
     Take(index::TakeBackward),
     Put(index::PutBackward),
     Cast(copy::CastBackward),
+    ToDevice(copy::ToDeviceBackward),
     Cols(conv::ColsBackward),
     AvgPool(pool::AvgPoolBackward),
     Softmax(softmax::SoftmaxBackward),

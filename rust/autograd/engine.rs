@@ -185,7 +185,7 @@ fn run_node(node: &Arc<Node>, grads: Vec<Option<Tensor>>, capture: bool, keep_gr
         .zip(&node.outputs)
         .map(|(g, m)| match g {
             Some(g) => Ok(g),
-            None => crate::ops::creation::full(&m.shape, crate::tensor::Scalar::Int(0), m.dtype),
+            None => crate::ops::creation::full_on(&m.shape, crate::tensor::Scalar::Int(0), m.dtype, m.device),
         })
         .collect::<Result<_>>()?;
     let op = {

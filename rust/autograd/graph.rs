@@ -42,6 +42,7 @@ impl Edge {
 pub struct OutMeta {
     pub shape: Shape,
     pub dtype: DType,
+    pub device: crate::tensor::Device,
 }
 
 pub struct Node {
@@ -139,7 +140,7 @@ pub fn attach(op: BackwardOp, inputs: &[&Tensor], outputs: Vec<Tensor>) -> Vec<T
 
 pub fn attach_edges(op: BackwardOp, edges: Vec<Option<Edge>>, outputs: Vec<Tensor>, inputs: &[&Tensor]) -> Vec<Tensor> {
     let outputs: Vec<Tensor> = outputs.into_iter().map(|o| fresh(o, inputs)).collect();
-    let meta = outputs.iter().map(|o| OutMeta { shape: o.shape().clone(), dtype: o.dtype() }).collect();
+    let meta = outputs.iter().map(|o| OutMeta { shape: o.shape().clone(), dtype: o.dtype(), device: o.device() }).collect();
     let node = Node::new(op, edges, meta);
     for (i, o) in outputs.iter().enumerate() {
         o.set_grad_fn(node.clone(), i as u32);

@@ -45,8 +45,9 @@ pub fn un(op: Unary, a: &Tensor) -> Result<Tensor> {
 pub fn mask_as(mask: &Tensor, dtype: DType) -> Result<Tensor> {
     crate::ops::copy::to_dtype(mask, dtype)
 }
-pub fn zeros(shape: &[usize], dtype: DType) -> Result<Tensor> {
-    crate::ops::creation::full(shape, Scalar::Int(0), dtype)
+/// Zeros on the device of `like` (the gradient being computed).
+pub fn zeros(shape: &[usize], dtype: DType, like: &Tensor) -> Result<Tensor> {
+    crate::ops::creation::full_on(shape, Scalar::Int(0), dtype, like.device())
 }
 pub fn reshape(a: &Tensor, shape: &[usize]) -> Result<Tensor> {
     if a.shape().as_slice() == shape {

@@ -6,12 +6,16 @@ use crate::autograd::{self, Backward, Node};
 use crate::bail;
 use crate::error::Result;
 use crate::tensor::layout::fmt_shape;
-use crate::tensor::{DType, Element, Tensor};
+use crate::tensor::{DType, Device, Element, Tensor};
 use crate::{dispatch_all};
 
 /// Writes `src` (broadcast to dst's shape, cast to dst's dtype) into `dst`'s elements.
 /// Does not bump the version: callers that implement user-visible in-place ops do.
 pub fn copy_into(dst: &Tensor, src: &Tensor) -> Result<()> {
+    if dst.device() != src.device() {
+        // Across devices (copy_, setitem): move src over first.
+        return copy_into(dst, &transfer(src, dst.device())?);
+    }
     let src_strides = src.layout().broadcast_strides(dst.shape()).map_err(|_| {
         crate::error::Error::Runtime(format!(
             "output with shape {} doesn't match the broadcast shape {}",
@@ -21,6 +25,9 @@ pub fn copy_into(dst: &Tensor, src: &Tensor) -> Result<()> {
     })?;
     if dst.numel() == 0 {
         return Ok(());
+    }
+    if dst.is_gpu() {
+        return crate::backend::gpu::elementwise::copy(dst, src);
     }
     // A transposed source (stride 1 on an inner dim that is not the last) into a
     // contiguous destination: tiled, instead of a strided read per element.
@@ -63,7 +70,7 @@ pub fn contiguous_clone(t: &Tensor) -> Result<Tensor> {
 
 /// A fresh contiguous copy with the given dtype.
 pub fn clone_as(t: &Tensor, dtype: DType) -> Result<Tensor> {
-    let out = Tensor::for_output(t.shape(), dtype)?;
+    let out = Tensor::empty_on(t.shape(), dtype, t.device())?;
     copy_into(&out, t)?;
     Ok(out)
 }
@@ -105,6 +112,9 @@ pub fn item(t: &Tensor) -> Result<crate::tensor::Scalar> {
     if t.numel() != 1 {
         bail!(Runtime, "a Tensor with {} elements cannot be converted to Scalar", t.numel());
     }
+    if t.is_gpu() {
+        return item(&transfer(t, Device::Cpu)?);
+    }
     Ok(dispatch_all!(t.dtype(), T => {
         // SAFETY: the tensor has one element at its offset.
         let v: T = unsafe { *t.ptr::<T>()? };
@@ -123,6 +133,11 @@ pub fn fill_(t: &Tensor, value: crate::tensor::Scalar) -> Result<()> {
 
 fn fill_raw(t: &Tensor, value: crate::tensor::Scalar) -> Result<()> {
     t.check_writable("fill_")?;
+    if t.is_gpu() {
+        crate::backend::gpu::elementwise::fill(t, value)?;
+        t.storage().bump_version();
+        return Ok(());
+    }
     dispatch_all!(t.dtype(), T => {
         let v: T = value.cast::<T>();
         let p = P(t.ptr::<T>()?);
@@ -131,6 +146,47 @@ fn fill_raw(t: &Tensor, value: crate::tensor::Scalar) -> Result<()> {
     });
     t.storage().bump_version();
     Ok(())
+}
+
+/// `t.to(device)`: a copy on `device` (`t` itself when already there); the
+/// gradient goes back to t's device.
+pub fn to_device(t: &Tensor, device: Device) -> Result<Tensor> {
+    if t.device() == device {
+        return Ok(t.clone());
+    }
+    let from = t.device();
+    autograd::record(&[t], || transfer(t, device), |_| Ok(ToDeviceBackward { from }.into()))
+}
+
+/// A contiguous copy of `t` on `device`, never recorded.
+pub fn transfer(t: &Tensor, device: Device) -> Result<Tensor> {
+    use crate::backend::gpu::transfer;
+    if t.device() == device {
+        return clone_as(t, t.dtype());
+    }
+    // Views are packed on their own device first: only their elements cross.
+    let dense = if t.is_contiguous() { t.clone() } else { clone_as(t, t.dtype())? };
+    match device {
+        Device::Gpu => transfer::upload(&dense),
+        Device::Cpu => transfer::download(&dense),
+    }
+}
+
+#[derive(Clone)]
+pub struct ToDeviceBackward {
+    from: Device,
+}
+
+impl Backward for ToDeviceBackward {
+    fn name(&self) -> String {
+        "ToCopyBackward0".to_string()
+    }
+    fn saves_tensors(&self) -> bool {
+        false
+    }
+    fn apply(&self, _: &std::sync::Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
+        Ok(vec![Some(to_device(&grads[0], self.from)?)])
+    }
 }
 
 /// Casts and clones: the gradient comes back in the input's dtype.

@@ -12,6 +12,16 @@ pub fn scalar_tensor(s: Scalar, dtype: DType) -> Result<Tensor> {
     crate::dispatch_all!(dtype, T => Tensor::scalar::<T>(s.cast::<T>()))
 }
 
+/// full() on a device: GPU tensors are filled there, nothing crosses the bus.
+pub fn full_on(shape: &[usize], value: Scalar, dtype: DType, device: crate::tensor::Device) -> Result<Tensor> {
+    if device == crate::tensor::Device::Cpu {
+        return full(shape, value, dtype);
+    }
+    let t = Tensor::empty_on(shape, dtype, device)?;
+    fill_(&t, value)?;
+    Ok(t)
+}
+
 pub fn full(shape: &[usize], value: Scalar, dtype: DType) -> Result<Tensor> {
     let t = Tensor::zeros(shape, dtype)?;
     if value.to_f64() != 0.0 || value.to_f64().is_nan() {

@@ -346,6 +346,9 @@ pub fn unary(op: Unary, a: &Tensor) -> Result<Tensor> {
 }
 
 fn unary_raw(op: Unary, a: &Tensor) -> Result<Tensor> {
+    if a.is_gpu() {
+        return gpu_unary(op, a);
+    }
     let (out_dtype, input) = unary_prepare(op, a)?;
     let compute = if out_dtype == DType::Bool { DType::Bool } else { out_dtype.compute() };
     let out = Tensor::for_output(a.shape(), compute)?;
@@ -362,7 +365,7 @@ fn unary_raw_(op: Unary, a: &Tensor) -> Result<()> {
     a.check_writable(op.name())?;
     let (out_dtype, input) = unary_prepare(op, a)?;
     check_inplace_cast(op.name(), out_dtype, a.dtype())?;
-    if out_dtype == a.dtype() && !a.dtype().is_half() {
+    if out_dtype == a.dtype() && !a.dtype().is_half() && !a.is_gpu() {
         unary_into(op, a, &input)?;
     } else {
         copy_into(a, &unary_raw(op, a)?)?;
@@ -503,10 +506,8 @@ fn check_int_divisor(op: Binary, b: &Tensor) -> Result<()> {
     Ok(())
 }
 
-/// Prepares both operands in the compute dtype and returns (a, b, shape, compute, out dtype).
-fn binary_prepare(op: Binary, a: &Operand, b: &Operand, alpha: Option<f64>) -> Result<(Tensor, Tensor, crate::tensor::Shape, DType, DType)> {
-    let common = result_type(&[a, b]);
-    let (compute, out) = op.dtypes(common)?;
+/// Argument checks shared by the CPU and GPU paths.
+fn binary_checks(op: Binary, b: &Operand, alpha: Option<f64>, common: DType, compute: DType) -> Result<()> {
     if let Some(al) = alpha {
         if !common.is_float() && al.fract() != 0.0 {
             bail!(Runtime, "For integral input tensors, argument alpha must not be a floating point number.");
@@ -515,6 +516,14 @@ fn binary_prepare(op: Binary, a: &Operand, b: &Operand, alpha: Option<f64>) -> R
     if op == Binary::Pow && !compute.is_float() && matches!(b, Operand::S(s) if s.to_f64() < 0.0) {
         bail!(Runtime, "Integers to negative integer powers are not allowed.");
     }
+    Ok(())
+}
+
+/// Prepares both operands in the compute dtype and returns (a, b, shape, compute, out dtype).
+fn binary_prepare(op: Binary, a: &Operand, b: &Operand, alpha: Option<f64>) -> Result<(Tensor, Tensor, crate::tensor::Shape, DType, DType)> {
+    let common = result_type(&[a, b]);
+    let (compute, out) = op.dtypes(common)?;
+    binary_checks(op, b, alpha, common, compute)?;
     let shape = broadcast_shapes(a.shape(), b.shape())?;
     let (ta, tb) = (a.tensor_as(compute)?, b.tensor_as(compute)?);
     check_int_divisor(op, &tb)?;
@@ -543,6 +552,9 @@ fn tensors<'a>(ops: &[&'a Operand]) -> smallvec::SmallVec<[&'a Tensor; 3]> {
 }
 
 fn binary_raw(op: Binary, a: &Operand, b: &Operand, alpha: Option<f64>) -> Result<Tensor> {
+    if super::on_gpu(&[a, b]) {
+        return gpu_binary(op, a, b, alpha);
+    }
     // Fast path for the common case: same dtype and shape, float, no casts.
     if let (Operand::T(x), Operand::T(y)) = (a, b) {
         let d = x.dtype();
@@ -581,6 +593,19 @@ pub fn binary_(op: Binary, a: &Tensor, b: &Operand, alpha: Option<f64>) -> Resul
 
 fn binary_raw_(op: Binary, a: &Tensor, b: &Operand, alpha: Option<f64>) -> Result<()> {
     a.check_writable(op.name())?;
+    if super::on_gpu(&[&Operand::T(a.clone()), b]) {
+        let r = gpu_binary(op, &Operand::T(a.clone()), b, alpha)?;
+        if r.shape() != a.shape() {
+            bail!(Runtime, "output with shape {} doesn't match the broadcast shape {}", fmt_shape(a.shape()), fmt_shape(r.shape()));
+        }
+        check_inplace_cast(op.name(), r.dtype(), a.dtype())?;
+        if !a.is_gpu() {
+            bail!(Runtime, "{}_: Expected all tensors to be on the same device, but found at least two devices, cpu and gpu:0!", op.name());
+        }
+        copy_into(a, &r)?;
+        a.storage().bump_version();
+        return Ok(());
+    }
     let (ta, tb, shape, compute, out_dtype) = binary_prepare(op, &Operand::T(a.clone()), b, alpha)?;
     if shape.as_slice() != a.shape().as_slice() {
         bail!(
@@ -638,6 +663,9 @@ fn where_raw(cond: &Tensor, x: &Operand, y: &Operand) -> Result<Tensor> {
     check_bool_mask("where", cond)?;
     let dtype = result_type(&[x, y]);
     let shape = broadcast_shapes(&broadcast_shapes(cond.shape(), x.shape())?, y.shape())?;
+    if cond.is_gpu() || super::on_gpu(&[x, y]) {
+        return gpu_where(cond, x, y, dtype, &shape);
+    }
     let (tx, ty) = (x.tensor_as(dtype)?, y.tensor_as(dtype)?);
     let out = Tensor::for_output(&shape, dtype)?;
     crate::dispatch_all!(dtype, T => run_where::<T>(&out, cond, &tx, &ty))?;
@@ -677,6 +705,15 @@ fn masked_fill_raw(t: &Tensor, mask: &Tensor, value: &Operand, in_place: bool) -
     }
     // A mask that shares memory with `t` must be read before any write.
     let mask = &if std::sync::Arc::ptr_eq(mask.storage(), t.storage()) { super::copy::clone_as(mask, DType::Bool)? } else { mask.clone() };
+    if t.is_gpu() || mask.is_gpu() {
+        super::same_device("masked_fill", &[t, mask])?;
+        let r = gpu_where(mask, value, &Operand::T(t.clone()), t.dtype(), &shape)?;
+        if in_place {
+            copy_into(t, &r)?;
+            t.storage().bump_version();
+        }
+        return Ok(if in_place { t.clone() } else { r });
+    }
     let v = value.tensor_as(t.dtype())?;
     let out = if in_place { t.clone() } else { Tensor::for_output(&shape, t.dtype())? };
     crate::dispatch_all!(t.dtype(), T => run_where::<T>(&out, mask, &v, t))?;
@@ -766,7 +803,7 @@ impl Backward for UnaryBackward {
         let (ln2, ln10) = (std::f64::consts::LN_2, std::f64::consts::LN_10);
         let r = match self.op {
             Neg => neg(g)?,
-            Sign | Floor | Ceil | Round | Trunc => zeros(g.shape(), g.dtype())?,
+            Sign | Floor | Ceil | Round | Trunc => zeros(g.shape(), g.dtype(), g)?,
             Abs => mul(g, &un(Sign, &x()?)?)?,
             Square => mul(g, &scale(&x()?, 2.0)?)?,
             Relu => mul(g, &mask_as(&positive(&y()?)?, g.dtype())?)?,
@@ -1123,4 +1160,118 @@ impl Backward for ClampBackward {
         }
         Ok(out)
     }
+}
+
+// ---- GPU: the same dtype rules, kernels from backend::gpu::elementwise ----
+
+use crate::backend::gpu::elementwise::{self as gk, Arg as GArg};
+use crate::tensor::Device;
+
+/// Code and arguments of a float unary op in shaders/elementwise.wgsl.
+fn unary_code(op: Unary) -> (u32, f32, f32) {
+    use Unary::*;
+    match op {
+        Neg => (0, 0.0, 0.0), Abs => (1, 0.0, 0.0), Sign => (2, 0.0, 0.0), Square => (3, 0.0, 0.0), Relu => (4, 0.0, 0.0),
+        Floor => (5, 0.0, 0.0), Ceil => (6, 0.0, 0.0), Round => (7, 0.0, 0.0), Trunc => (8, 0.0, 0.0), Exp => (9, 0.0, 0.0),
+        Exp2 => (10, 0.0, 0.0), Log => (11, 0.0, 0.0), Log2 => (12, 0.0, 0.0), Log10 => (13, 0.0, 0.0), Log1p => (14, 0.0, 0.0),
+        Expm1 => (15, 0.0, 0.0), Sqrt => (16, 0.0, 0.0), Rsqrt => (17, 0.0, 0.0), Reciprocal => (18, 0.0, 0.0), Sin => (19, 0.0, 0.0),
+        Cos => (20, 0.0, 0.0), Tan => (21, 0.0, 0.0), Asin => (22, 0.0, 0.0), Acos => (23, 0.0, 0.0), Atan => (24, 0.0, 0.0),
+        Sinh => (25, 0.0, 0.0), Cosh => (26, 0.0, 0.0), Tanh => (27, 0.0, 0.0), Sigmoid => (28, 0.0, 0.0), Erf => (29, 0.0, 0.0),
+        Gelu => (30, 0.0, 0.0), GeluTanh => (31, 0.0, 0.0), Silu => (32, 0.0, 0.0), Mish => (33, 0.0, 0.0),
+        LeakyRelu(s) => (34, s as f32, 0.0), Elu(a) => (35, a as f32, 0.0),
+        Softplus { beta, threshold } => (36, beta as f32, threshold as f32),
+        IsNan => (0, 0.0, 0.0), IsInf => (1, 0.0, 0.0), IsFinite => (2, 0.0, 0.0), LogicalNot => (3, 0.0, 0.0),
+        BitwiseNot => (40, 0.0, 0.0),
+    }
+}
+
+fn binary_code(op: Binary) -> u32 {
+    use Binary::*;
+    match op {
+        Add => 0, Sub => 1, Mul => 2, Div => 3, DivTrunc => 4, FloorDiv => 5, Rem => 6, Fmod => 7, Pow => 8,
+        Maximum => 9, Minimum => 10, Atan2 => 11, BitAnd => 12, BitOr => 13, BitXor => 14,
+        Eq => 0, Ne => 1, Lt => 2, Le => 3, Gt => 4, Ge => 5, LogicalAnd => 6, LogicalOr => 7, LogicalXor => 8,
+    }
+}
+
+fn gpu_unary(op: Unary, a: &Tensor) -> Result<Tensor> {
+    let out_dtype = op.out_dtype(a.dtype())?;
+    let (code, s0, s1) = unary_code(op);
+    let float_in = |t: &Tensor| to_dtype(t, DType::F32);
+    if out_dtype == DType::Bool {
+        // isnan/isinf/isfinite/logical_not read any input as float32.
+        let x = float_in(a)?;
+        let out = Tensor::empty_on(a.shape(), DType::Bool, Device::Gpu)?;
+        gk::launch("classify", code, &out, [Some(GArg::T(&x)), None, None], [0; 3])?;
+        return Ok(out);
+    }
+    if !out_dtype.is_float() {
+        // Integer ops run on int32 words (bool and uint8 via int32, then cast back).
+        let x = to_dtype(a, DType::I64)?;
+        let out = Tensor::empty_on(a.shape(), DType::I64, Device::Gpu)?;
+        gk::launch("unary_i32", code, &out, [Some(GArg::T(&x)), None, None], [0; 3])?;
+        return to_dtype(&out, out_dtype);
+    }
+    let x = float_in(a)?;
+    let out = Tensor::empty_on(a.shape(), DType::F32, Device::Gpu)?;
+    gk::launch("unary", code, &out, [Some(GArg::T(&x)), None, None], [s0.to_bits(), s1.to_bits(), 0])?;
+    to_dtype(&out, out_dtype)
+}
+
+/// A GPU kernel operand in `compute`'s representation.
+enum GOperand {
+    T(Tensor),
+    S(u32),
+}
+
+impl GOperand {
+    fn new(o: &Operand, compute: DType) -> Result<GOperand> {
+        Ok(match o {
+            Operand::T(t) => GOperand::T(to_dtype(t, compute)?),
+            Operand::S(s) => GOperand::S(gk::word(*s, compute)?),
+        })
+    }
+    fn arg(&self) -> GArg<'_> {
+        match self {
+            GOperand::T(t) => GArg::T(t),
+            GOperand::S(w) => GArg::S(*w),
+        }
+    }
+}
+
+fn gpu_binary(op: Binary, a: &Operand, b: &Operand, alpha: Option<f64>) -> Result<Tensor> {
+    let (a, b) = (super::gpu_operand(op.name(), a)?, super::gpu_operand(op.name(), b)?);
+    let common = result_type(&[&a, &b]);
+    let (compute, out_dtype) = op.dtypes(common)?;
+    binary_checks(op, &b, alpha, common, compute)?;
+    let shape = broadcast_shapes(a.shape(), b.shape())?;
+    // Bool and uint8 arithmetic runs on int32 words; the cast back saturates or wraps as PyTorch does.
+    let kcompute = if compute.is_float() { DType::F32 } else { DType::I64 };
+    let (ga, gb) = (GOperand::new(&a, kcompute)?, GOperand::new(&b, kcompute)?);
+    let float = kcompute == DType::F32;
+    let alpha_word = match alpha {
+        None => if float { 1f32.to_bits() } else { 1 },
+        Some(al) => if float { (al as f32).to_bits() } else { al as i64 as i32 as u32 },
+    };
+    let (entry, kout) = match (op.is_compare(), float) {
+        (true, true) => ("compare", DType::Bool),
+        (true, false) => ("compare_i32", DType::Bool),
+        (false, true) => ("binary", DType::F32),
+        (false, false) => ("binary_i32", DType::I64),
+    };
+    if !float && op == Binary::Atan2 {
+        bail!(Runtime, "\"atan2\" not implemented for '{}'", compute.name());
+    }
+    let out = Tensor::empty_on(&shape, kout, Device::Gpu)?;
+    gk::launch(entry, binary_code(op), &out, [Some(ga.arg()), Some(gb.arg()), None], [0, 0, alpha_word])?;
+    to_dtype(&out, out_dtype)
+}
+
+fn gpu_where(cond: &Tensor, x: &Operand, y: &Operand, dtype: DType, shape: &[usize]) -> Result<Tensor> {
+    super::same_device("where", &[cond])?;
+    let (x, y) = (super::gpu_operand("where", x)?, super::gpu_operand("where", y)?);
+    let (gx, gy) = (GOperand::new(&x, dtype)?, GOperand::new(&y, dtype)?);
+    let out = Tensor::empty_on(shape, dtype, Device::Gpu)?;
+    gk::launch("where_", 0, &out, [Some(gx.arg()), Some(gy.arg()), Some(GArg::T(cond))], [0; 3])?;
+    Ok(out)
 }

@@ -446,7 +446,7 @@ impl Backward for TakeBackward {
     }
     fn apply(&self, _: &Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
         let g = math::cast(&grads[0], self.in_dtype)?;
-        let zeros = math::zeros(&self.in_shape, self.in_dtype)?;
+        let zeros = math::zeros(&self.in_shape, self.in_dtype, &g)?;
         if let (Region::Offsets { shape, offs }, false) = (&self.region, crate::autograd::is_grad_enabled()) {
             // Not differentiated again: scatter into the fresh zeros directly.
             put_offsets(&zeros, shape, offs, &g, true)?;
@@ -480,7 +480,7 @@ impl Backward for PutBackward {
             out[0] = Some(if self.accumulate {
                 g.clone()
             } else {
-                put(g, &self.region, &math::zeros(&[], g.dtype())?, false)?
+                put(g, &self.region, &math::zeros(&[], g.dtype(), g)?, false)?
             });
         }
         if node.needs_input_grad(1) {

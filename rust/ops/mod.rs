@@ -54,3 +54,41 @@ pub fn result_type(ops: &[&Operand]) -> DType {
     }
     rt.result()
 }
+
+/// The device all of `ts` are on; mixing devices is an error, as in PyTorch.
+pub fn same_device(op: &str, ts: &[&Tensor]) -> Result<crate::tensor::Device> {
+    let d = ts.first().map_or(crate::tensor::Device::Cpu, |t| t.device());
+    if let Some(t) = ts.iter().find(|t| t.device() != d) {
+        crate::bail!(
+            Runtime,
+            "{}: Expected all tensors to be on the same device, but found at least two devices, {} and {}!",
+            op,
+            d.name(),
+            t.device().name()
+        );
+    }
+    Ok(d)
+}
+
+/// Whether any operand is a GPU tensor (the op then runs on the GPU).
+pub fn on_gpu(ops: &[&Operand]) -> bool {
+    ops.iter().any(|o| matches!(o, Operand::T(t) if t.is_gpu()))
+}
+
+/// An operand of a GPU op: GPU tensors stay; 0-d CPU tensors act as numbers,
+/// as PyTorch allows; any other CPU tensor is a device mismatch.
+pub fn gpu_operand(op: &str, o: &Operand) -> Result<Operand> {
+    match o {
+        Operand::T(t) if !t.is_gpu() => {
+            if t.ndim() != 0 {
+                crate::bail!(
+                    Runtime,
+                    "{}: Expected all tensors to be on the same device, but found at least two devices, gpu:0 and cpu!",
+                    op
+                );
+            }
+            Ok(Operand::S(copy::item(t)?))
+        }
+        _ => Ok(o.clone()),
+    }
+}

@@ -483,7 +483,7 @@ impl Backward for MaxDimBackward {
         }
         let g = math::unsqueeze_reduced(&grads[0], &self.in_shape, &reduced, self.keepdim)?;
         let idx = math::unsqueeze_reduced(&self.indices.unpack(node)?, &self.in_shape, &reduced, self.keepdim)?;
-        let zeros = math::zeros(&self.in_shape, g.dtype())?;
+        let zeros = math::zeros(&self.in_shape, g.dtype(), &g)?;
         Ok(vec![Some(super::index::scatter(&zeros, self.dim as i64, &idx, &Operand::T(g), true)?)])
     }
 }

@@ -127,7 +127,7 @@ fn roots(outputs: &[Tensor], grads: Vec<Option<Tensor>>) -> crate::error::Result
                 if t.numel() != 1 {
                     bail!(Runtime, "grad can be implicitly created only for scalar outputs (output {} has shape {})", i, fmt_shape(t.shape()));
                 }
-                crate::ops::creation::full(t.shape(), Scalar::Int(1), t.dtype())?
+                crate::ops::creation::full_on(t.shape(), Scalar::Int(1), t.dtype(), t.device())?
             }
             Some(g) => {
                 if g.shape() != t.shape() {
@@ -234,7 +234,7 @@ pub fn grad<'py>(
     for (g, t) in r.into_iter().zip(&ins) {
         items.push(match g {
             Some(g) => Bound::new(py, wrap(g))?.into_any(),
-            None if materialize_grads => Bound::new(py, wrap(crate::ops::creation::full(t.shape(), Scalar::Int(0), t.dtype())?))?.into_any(),
+            None if materialize_grads => Bound::new(py, wrap(crate::ops::creation::full_on(t.shape(), Scalar::Int(0), t.dtype(), t.device())?))?.into_any(),
             None if allow_unused => py.None().into_bound(py),
             None => {
                 return Err(PyRuntimeError::new_err(

@@ -1,7 +1,7 @@
 //! Python objects for dtypes, devices and random generators.
 
 use crate::backend::cpu::random::{default_generator, Generator, GeneratorRef, STATE_BYTES};
-use crate::tensor::{DType, Tensor};
+use crate::tensor::{DType, Device, Tensor};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat, PyInt, PyString, PyType};
@@ -111,16 +111,20 @@ impl PyDevice {
 }
 
 impl PyDevice {
-    pub fn cpu() -> PyDevice {
-        PyDevice { kind: "cpu".into(), index: None }
+    pub fn of(d: Device) -> PyDevice {
+        match d {
+            Device::Cpu => PyDevice { kind: "cpu".into(), index: None },
+            Device::Gpu => PyDevice { kind: "gpu".into(), index: Some(0) },
+        }
     }
 }
 
-/// A device argument: only the CPU exists until the GPU backend lands.
-pub fn check_device(obj: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
-    let Some(obj) = obj else { return Ok(()) };
+/// A device argument: None when absent. "gpu", "gpu:0", "wgpu" and
+/// rumus.device("gpu") name the GPU (rumus drives one adapter).
+pub fn device_arg(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Device>> {
+    let Some(obj) = obj else { return Ok(None) };
     if obj.is_none() {
-        return Ok(());
+        return Ok(None);
     }
     let dev = if let Ok(d) = obj.cast::<PyDevice>() {
         d.get().clone()
@@ -129,13 +133,11 @@ pub fn check_device(obj: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
     } else {
         return Err(PyTypeError::new_err(format!("device must be a string or rumus.device, got {}", obj.repr()?)));
     };
-    if dev.kind != "cpu" {
-        return Err(PyRuntimeError::new_err(format!(
-            "device '{}' is not available: this build of rumus runs on the CPU only (the GPU backend is not built yet)",
-            dev.__str__()
-        )));
+    match (dev.kind.as_str(), dev.index) {
+        ("cpu", _) => Ok(Some(Device::Cpu)),
+        (_, None | Some(0)) => Ok(Some(Device::Gpu)),
+        (_, Some(i)) => Err(PyRuntimeError::new_err(format!("device '{}' is not available: rumus uses one GPU, gpu:0 (pick it with RUMUS_GPU_ADAPTER)", i))),
     }
-    Ok(())
 }
 
 #[pyclass(name = "Generator", module = "rumus", frozen)]
@@ -152,7 +154,8 @@ impl PyGenerator {
     #[new]
     #[pyo3(signature = (device=None))]
     fn new(device: Option<&Bound<'_, PyAny>>) -> PyResult<PyGenerator> {
-        check_device(device)?;
+        // One generator serves both devices (GPU random numbers are drawn on the host).
+        device_arg(device)?;
         Ok(PyGenerator { g: Arc::new(Mutex::new(Generator::new(67280421310721))) })
     }
     fn manual_seed<'py>(slf: Bound<'py, Self>, seed: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {

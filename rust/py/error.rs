@@ -1,7 +1,7 @@
 //! Core errors become the Python exceptions PyTorch raises for the same mistake.
 
 use crate::error::Error;
-use pyo3::exceptions::{PyIndexError, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyIndexError, PyNotImplementedError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::PyErr;
 
 impl From<Error> for PyErr {
@@ -11,6 +11,7 @@ impl From<Error> for PyErr {
             Error::Type(m) => PyTypeError::new_err(m),
             Error::Index(m) => PyIndexError::new_err(m),
             Error::Runtime(m) => PyRuntimeError::new_err(m),
+            Error::NotImplemented(m) => PyNotImplementedError::new_err(m),
             Error::Foreign(f) => match f.0.downcast_ref::<PyErr>() {
                 Some(e) => pyo3::Python::attach(|py| e.clone_ref(py)),
                 None => PyRuntimeError::new_err("error raised in user code"),

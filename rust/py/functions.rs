@@ -1,7 +1,8 @@
 //! Module-level functions: creation, random state, cat/stack/where, conversion.
 
 use super::convert::{as_tensor, operand_req, shape_of, tensor_from_data, tensor_req, varargs_ints};
-use super::dtype::{check_device, default_gen, dtype_arg, generator_arg, get_state, set_state, PyDType};
+use crate::tensor::Device;
+use super::dtype::{device_arg, default_gen, dtype_arg, generator_arg, get_state, set_state, PyDType};
 use super::tensor::{wrap, PyTensor};
 use crate::ops::{creation, shape};
 use crate::tensor::{DType, Scalar, Tensor};
@@ -10,7 +11,12 @@ use pyo3::prelude::*;
 use pyo3::types::{PySequence, PyTuple};
 
 /// Applies `requires_grad=` to a freshly created tensor.
-fn finish(t: Tensor, requires_grad: bool) -> PyResult<PyTensor> {
+/// Moves a new tensor to the requested device and marks it as a leaf.
+fn finish(t: Tensor, device: Option<Device>, requires_grad: bool) -> PyResult<PyTensor> {
+    let t = match device {
+        Some(d) if d != t.device() => crate::ops::copy::transfer(&t, d)?,
+        _ => t,
+    };
     if requires_grad {
         t.set_requires_grad(true)?;
     }
@@ -24,15 +30,19 @@ fn float_dtype(dtype: Option<&Bound<'_, PyAny>>) -> PyResult<DType> {
 #[pyfunction]
 #[pyo3(signature = (data, *, dtype=None, device=None, requires_grad=false))]
 pub fn tensor(py: Python<'_>, data: &Bound<'_, PyAny>, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>, requires_grad: bool) -> PyResult<PyTensor> {
-    check_device(device)?;
-    finish(tensor_from_data(py, data, dtype_arg(dtype)?)?, requires_grad)
+    let device = device_arg(device)?;
+    finish(tensor_from_data(py, data, dtype_arg(dtype)?)?, device, requires_grad)
 }
 
 #[pyfunction(name = "as_tensor")]
 #[pyo3(signature = (data, dtype=None, device=None))]
 pub fn as_tensor_fn(py: Python<'_>, data: &Bound<'_, PyAny>, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
-    check_device(device)?;
-    Ok(wrap(as_tensor(py, data, dtype_arg(dtype)?)?))
+    let device = device_arg(device)?;
+    let t = as_tensor(py, data, dtype_arg(dtype)?)?;
+    Ok(wrap(match device {
+        Some(d) => crate::ops::copy::to_device(&t, d)?,
+        None => t,
+    }))
 }
 
 #[pyfunction]
@@ -45,9 +55,9 @@ macro_rules! constant_fn {
         #[pyfunction]
         #[pyo3(signature = (*size, dtype=None, device=None, requires_grad=false))]
         pub fn $name(size: &Bound<'_, PyTuple>, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>, requires_grad: bool) -> PyResult<PyTensor> {
-            check_device(device)?;
+            let device = device_arg(device)?;
             let shape = shape_of(&varargs_ints(size, "size")?)?;
-            finish(creation::full(&shape, $value, float_dtype(dtype)?)?, requires_grad)
+            finish(creation::full_on(&shape, $value, float_dtype(dtype)?, device.unwrap_or(Device::Cpu))?, None, requires_grad)
         }
     };
 }
@@ -58,11 +68,11 @@ constant_fn!(empty, Scalar::Int(0));
 #[pyfunction]
 #[pyo3(signature = (size, fill_value, *, dtype=None, device=None, requires_grad=false))]
 pub fn full(size: &Bound<'_, PyAny>, fill_value: &Bound<'_, PyAny>, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>, requires_grad: bool) -> PyResult<PyTensor> {
-    check_device(device)?;
+    let device = device_arg(device)?;
     let shape = shape_of(&super::convert::int_list(size, "size")?)?;
     let v = super::tensor::number(fill_value)?;
     let dt = dtype_arg(dtype)?.unwrap_or(v.default_dtype());
-    finish(creation::full(&shape, v, dt)?, requires_grad)
+    finish(creation::full_on(&shape, v, dt, device.unwrap_or(Device::Cpu))?, None, requires_grad)
 }
 
 macro_rules! like_fn {
@@ -70,9 +80,9 @@ macro_rules! like_fn {
         #[pyfunction]
         #[pyo3(signature = (input, *, dtype=None, device=None, requires_grad=false))]
         pub fn $name(input: PyRef<'_, PyTensor>, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>, requires_grad: bool) -> PyResult<PyTensor> {
-            check_device(device)?;
+            let device = device_arg(device)?;
             let dt = dtype_arg(dtype)?.unwrap_or(input.t.dtype());
-            finish(creation::full(input.t.shape(), $value, dt)?, requires_grad)
+            finish(creation::full_on(input.t.shape(), $value, dt, device.unwrap_or(input.t.device()))?, None, requires_grad)
         }
     };
 }
@@ -83,23 +93,23 @@ like_fn!(empty_like, Scalar::Int(0));
 #[pyfunction]
 #[pyo3(signature = (input, fill_value, *, dtype=None, device=None, requires_grad=false))]
 pub fn full_like(input: PyRef<'_, PyTensor>, fill_value: &Bound<'_, PyAny>, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>, requires_grad: bool) -> PyResult<PyTensor> {
-    check_device(device)?;
+    let device = device_arg(device)?;
     let dt = dtype_arg(dtype)?.unwrap_or(input.t.dtype());
-    finish(creation::full(input.t.shape(), super::tensor::number(fill_value)?, dt)?, requires_grad)
+    finish(creation::full_on(input.t.shape(), super::tensor::number(fill_value)?, dt, device.unwrap_or(input.t.device()))?, None, requires_grad)
 }
 
 #[pyfunction]
 #[pyo3(signature = (input, *, dtype=None, generator=None))]
 pub fn rand_like(input: PyRef<'_, PyTensor>, dtype: Option<&Bound<'_, PyAny>>, generator: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
     let dt = dtype_arg(dtype)?.unwrap_or(input.t.dtype());
-    Ok(wrap(creation::rand(input.t.shape(), dt, generator_arg(generator)?.as_ref())?))
+    finish(creation::rand(input.t.shape(), dt, generator_arg(generator)?.as_ref())?, Some(input.t.device()), false)
 }
 
 #[pyfunction]
 #[pyo3(signature = (input, *, dtype=None, generator=None))]
 pub fn randn_like(input: PyRef<'_, PyTensor>, dtype: Option<&Bound<'_, PyAny>>, generator: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
     let dt = dtype_arg(dtype)?.unwrap_or(input.t.dtype());
-    Ok(wrap(creation::randn(input.t.shape(), dt, generator_arg(generator)?.as_ref())?))
+    finish(creation::randn(input.t.shape(), dt, generator_arg(generator)?.as_ref())?, Some(input.t.device()), false)
 }
 
 /// arange(end) or arange(start, end, step=1).
@@ -113,7 +123,7 @@ pub fn arange(
     device: Option<&Bound<'_, PyAny>>,
     requires_grad: bool,
 ) -> PyResult<PyTensor> {
-    check_device(device)?;
+    let device = device_arg(device)?;
     let num = super::tensor::number;
     let (s, e) = match end.filter(|e| !e.is_none()) {
         Some(e) => (num(start)?, num(e)?),
@@ -124,37 +134,37 @@ pub fn arange(
         None => Scalar::Int(1),
     };
     let inferred = if [s, e, st].iter().any(|v| matches!(v, Scalar::Float(_))) { DType::F32 } else { DType::I64 };
-    finish(creation::arange(s, e, st, dtype_arg(dtype)?.unwrap_or(inferred))?, requires_grad)
+    finish(creation::arange(s, e, st, dtype_arg(dtype)?.unwrap_or(inferred))?, device, requires_grad)
 }
 
 #[pyfunction]
 #[pyo3(signature = (start, end, steps, *, dtype=None, device=None, requires_grad=false))]
 pub fn linspace(start: f64, end: f64, steps: i64, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>, requires_grad: bool) -> PyResult<PyTensor> {
-    check_device(device)?;
-    finish(creation::linspace(start, end, steps, float_dtype(dtype)?)?, requires_grad)
+    let device = device_arg(device)?;
+    finish(creation::linspace(start, end, steps, float_dtype(dtype)?)?, device, requires_grad)
 }
 
 #[pyfunction]
 #[pyo3(signature = (n, m=None, *, dtype=None, device=None, requires_grad=false))]
 pub fn eye(n: i64, m: Option<i64>, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>, requires_grad: bool) -> PyResult<PyTensor> {
-    check_device(device)?;
-    finish(creation::eye(n, m.unwrap_or(n), float_dtype(dtype)?)?, requires_grad)
+    let device = device_arg(device)?;
+    finish(creation::eye(n, m.unwrap_or(n), float_dtype(dtype)?)?, device, requires_grad)
 }
 
 #[pyfunction]
 #[pyo3(signature = (*size, generator=None, dtype=None, device=None, requires_grad=false))]
 pub fn rand(size: &Bound<'_, PyTuple>, generator: Option<&Bound<'_, PyAny>>, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>, requires_grad: bool) -> PyResult<PyTensor> {
-    check_device(device)?;
+    let device = device_arg(device)?;
     let shape = shape_of(&varargs_ints(size, "size")?)?;
-    finish(creation::rand(&shape, float_dtype(dtype)?, generator_arg(generator)?.as_ref())?, requires_grad)
+    finish(creation::rand(&shape, float_dtype(dtype)?, generator_arg(generator)?.as_ref())?, device, requires_grad)
 }
 
 #[pyfunction]
 #[pyo3(signature = (*size, generator=None, dtype=None, device=None, requires_grad=false))]
 pub fn randn(size: &Bound<'_, PyTuple>, generator: Option<&Bound<'_, PyAny>>, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>, requires_grad: bool) -> PyResult<PyTensor> {
-    check_device(device)?;
+    let device = device_arg(device)?;
     let shape = shape_of(&varargs_ints(size, "size")?)?;
-    finish(creation::randn(&shape, float_dtype(dtype)?, generator_arg(generator)?.as_ref())?, requires_grad)
+    finish(creation::randn(&shape, float_dtype(dtype)?, generator_arg(generator)?.as_ref())?, device, requires_grad)
 }
 
 /// randint(high, size) or randint(low, high, size), positional or by keyword.
@@ -170,7 +180,7 @@ pub fn randint(
     dtype: Option<&Bound<'_, PyAny>>,
     device: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyTensor> {
-    check_device(device)?;
+    let device = device_arg(device)?;
     let mut ints = Vec::new();
     let mut shape_obj = size.cloned();
     for a in args.iter() {
@@ -189,14 +199,14 @@ pub fn randint(
     let shape_obj = shape_obj.ok_or_else(|| PyTypeError::new_err("randint() missing required argument 'size'"))?;
     let shape = shape_of(&super::convert::int_list(&shape_obj, "size")?)?;
     let dt = dtype_arg(dtype)?.unwrap_or(DType::I64);
-    Ok(wrap(creation::randint(low, high, &shape, dt, generator_arg(generator)?.as_ref())?))
+    finish(creation::randint(low, high, &shape, dt, generator_arg(generator)?.as_ref())?, device, false)
 }
 
 #[pyfunction]
 #[pyo3(signature = (n, *, generator=None, dtype=None, device=None))]
 pub fn randperm(n: i64, generator: Option<&Bound<'_, PyAny>>, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
-    check_device(device)?;
-    Ok(wrap(creation::randperm(n, dtype_arg(dtype)?.unwrap_or(DType::I64), generator_arg(generator)?.as_ref())?))
+    let device = device_arg(device)?;
+    finish(creation::randperm(n, dtype_arg(dtype)?.unwrap_or(DType::I64), generator_arg(generator)?.as_ref())?, device, false)
 }
 
 #[pyfunction]

@@ -6,6 +6,7 @@ mod convert;
 mod dtype;
 mod error;
 mod functions;
+mod gpu;
 mod index;
 mod methods;
 mod nn;
@@ -63,5 +64,6 @@ fn _rumus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     autograd::register(m)?;
     nn::register(m)?;
     optim::register(m)?;
+    gpu::register(m)?;
     Ok(())
 }

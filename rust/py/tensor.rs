@@ -2,7 +2,8 @@
 //! methods, all straight to Rust. Op-family methods live in `methods.rs`.
 
 use super::convert::{operand, operand_req, scalar, tensor_req, varargs_ints};
-use super::dtype::{dtype_arg, check_device, PyDType, PyDevice};
+use super::dtype::{device_arg, dtype_arg, PyDType, PyDevice};
+use crate::tensor::Device;
 use crate::ops::copy::{contiguous, copy_, item, to_dtype};
 use crate::ops::elementwise::{binary, binary_, Binary};
 use crate::ops::{linalg, Operand};
@@ -90,21 +91,22 @@ fn scalar_obj(py: Python<'_>, s: Scalar) -> PyResult<Py<PyAny>> {
 }
 
 /// Parses `.to(...)` arguments: a dtype, a device, a tensor (its dtype), or keywords.
-fn to_target(args: &Bound<'_, PyTuple>, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>) -> PyResult<Option<DType>> {
+fn to_target(args: &Bound<'_, PyTuple>, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>) -> PyResult<(Option<DType>, Option<Device>)> {
     let mut target = dtype_arg(dtype)?;
-    check_device(device)?;
+    let mut dev = device_arg(device)?;
     for a in args.iter() {
         if let Ok(t) = a.cast::<PyTensor>() {
             target = Some(t.get().t.dtype());
+            dev = Some(t.get().t.device());
         } else if a.cast::<PyDType>().is_ok() || a.cast::<PyType>().is_ok() {
             target = dtype_arg(Some(&a))?;
         } else if a.is_instance_of::<pyo3::types::PyBool>() {
-            // non_blocking / copy flags: nothing to do on the CPU.
+            // non_blocking / copy flags: transfers are ordered anyway.
         } else {
-            check_device(Some(&a))?;
+            dev = device_arg(Some(&a))?;
         }
     }
-    Ok(target)
+    Ok((target, dev))
 }
 
 #[pymethods]
@@ -158,11 +160,20 @@ impl PyTensor {
     }
     #[getter]
     fn device(&self) -> PyDevice {
-        PyDevice::cpu()
+        PyDevice::of(self.t.device())
     }
     #[getter]
     fn is_cpu(&self) -> bool {
-        true
+        !self.t.is_gpu()
+    }
+    #[getter]
+    fn is_gpu(&self) -> bool {
+        self.t.is_gpu()
+    }
+    /// rumus tensors are never CUDA tensors (scripts that branch on it take the other path).
+    #[getter]
+    fn is_cuda(&self) -> bool {
+        false
     }
     #[pyo3(signature = (dim=None))]
     fn stride<'py>(&self, py: Python<'py>, dim: Option<i64>) -> PyResult<Bound<'py, PyAny>> {
@@ -304,6 +315,13 @@ impl PyTensor {
     /// A NumPy array sharing this tensor's memory (any strides).
     #[pyo3(signature = (force=false))]
     fn numpy<'py>(slf: &Bound<'py, Self>, force: bool) -> PyResult<Bound<'py, PyAny>> {
+        if slf.get().t.is_gpu() {
+            if !force {
+                return Err(PyTypeError::new_err("can't convert gpu:0 device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory first."));
+            }
+            let host = Self::cpu(Bound::new(slf.py(), wrap(slf.get().t.detach()))?)?;
+            return Self::numpy(&host, true);
+        }
         if !force && slf.get().t.requires_grad() {
             return Err(PyRuntimeError::new_err("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."));
         }
@@ -323,6 +341,9 @@ impl PyTensor {
         }
     }
     fn tolist<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        if self.t.is_gpu() {
+            return to_list(py, &crate::ops::copy::transfer(&self.t, Device::Cpu)?);
+        }
         to_list(py, &self.t)
     }
     fn item(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
@@ -383,15 +404,38 @@ impl PyTensor {
     ) -> PyResult<Py<PyAny>> {
         let _ = non_blocking;
         let t = &slf.get().t;
-        let target = to_target(args, dtype, device)?;
-        match target {
-            Some(d) if d != t.dtype() => Ok(Bound::new(slf.py(), wrap(to_dtype(t, d)?))?.into_any().unbind()),
-            Some(_) | None if copy => Ok(Bound::new(slf.py(), wrap(crate::ops::copy::clone(t)?))?.into_any().unbind()),
-            _ => Ok(slf.clone().into_any().unbind()),
+        let (dtype, device) = to_target(args, dtype, device)?;
+        let py = slf.py();
+        let mut out = t.clone();
+        if let Some(d) = device.filter(|&d| d != t.device()) {
+            out = py.detach(|| crate::ops::copy::to_device(&out, d))?;
         }
+        if let Some(d) = dtype.filter(|&d| d != t.dtype()) {
+            out = to_dtype(&out, d)?;
+        }
+        if out.same_tensor(t) {
+            if !copy {
+                return Ok(slf.clone().into_any().unbind());
+            }
+            out = crate::ops::copy::clone(t)?;
+        }
+        Ok(Bound::new(py, wrap(out))?.into_any().unbind())
     }
-    fn cpu(slf: Bound<'_, Self>) -> Bound<'_, Self> {
-        slf
+    /// A copy on the CPU (the tensor itself when already there).
+    fn cpu(slf: Bound<'_, Self>) -> PyResult<Bound<'_, Self>> {
+        if !slf.get().t.is_gpu() {
+            return Ok(slf);
+        }
+        let t = slf.get().t.clone();
+        Bound::new(slf.py(), wrap(slf.py().detach(|| crate::ops::copy::to_device(&t, Device::Cpu))?))
+    }
+    /// A copy on the GPU (the tensor itself when already there).
+    fn gpu(slf: Bound<'_, Self>) -> PyResult<Bound<'_, Self>> {
+        if slf.get().t.is_gpu() {
+            return Ok(slf);
+        }
+        let t = slf.get().t.clone();
+        Bound::new(slf.py(), wrap(slf.py().detach(|| crate::ops::copy::to_device(&t, Device::Gpu))?))
     }
     #[pyo3(signature = (dtype=None))]
     fn r#type(&self, py: Python<'_>, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {

@@ -6,4 +6,5 @@ pub mod tensor;
 
 pub use dtype::{DType, Element, Scalar};
 pub use layout::{Layout, Shape};
+pub use storage::Device;
 pub use tensor::{lock, AutogradMeta, Tensor, TensorImpl};

@@ -10,7 +10,6 @@ use std::alloc::{alloc_zeroed, dealloc, Layout as AllocLayout};
 use std::any::Any;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
-use std::sync::RwLock;
 
 /// The allocator's natural alignment: with it, zeroed allocations go through
 /// calloc, which is cheap for the small buffers that take this path.
@@ -202,26 +201,36 @@ impl Drop for CpuBuffer {
     }
 }
 
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Side {
+/// Where a tensor's data lives.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Device {
     Cpu,
     Gpu,
 }
 
+impl Device {
+    pub fn name(self) -> &'static str {
+        match self {
+            Device::Cpu => "cpu",
+            Device::Gpu => "gpu:0",
+        }
+    }
+}
+
+/// A storage's memory: on the CPU or on the GPU. (The design's third form, a
+/// copy on each side with the newer one recorded, is not used yet: `.cpu()`
+/// and `.to("gpu")` make new tensors, as in PyTorch.)
 pub enum StorageData {
     Cpu(CpuBuffer),
     Gpu(GpuBuffer),
-    /// Copies on both sides; `newer` is the side written last, the other is stale.
-    Both { cpu: CpuBuffer, gpu: GpuBuffer, newer: Side },
 }
 
 pub struct Storage {
     dtype: DType,
     len: usize,
     version: AtomicU64,
-    /// Owns the memory. Only the GPU backend (moving data between sides) locks it.
-    #[allow(dead_code)]
-    data: RwLock<StorageData>,
+    /// Owns the memory; never replaced while the storage lives.
+    data: StorageData,
     /// The CPU buffer while it holds the current data, else null. A CPU buffer
     /// never moves while the storage lives, so kernels read this without the lock.
     cpu_ptr: AtomicPtr<u8>,
@@ -243,7 +252,7 @@ impl Storage {
     }
     pub fn from_cpu(dtype: DType, len: usize, buf: CpuBuffer) -> Storage {
         let cpu_ptr = AtomicPtr::new(buf.ptr());
-        Storage { dtype, len, version: AtomicU64::new(0), data: RwLock::new(StorageData::Cpu(buf)), cpu_ptr }
+        Storage { dtype, len, version: AtomicU64::new(0), data: StorageData::Cpu(buf), cpu_ptr }
     }
     pub fn from_vec<T: Element>(v: Vec<T>) -> Result<Storage> {
         let s = Storage::for_output(T::DTYPE, v.len())?;
@@ -267,13 +276,36 @@ impl Storage {
     pub fn bump_version(&self) {
         self.version.fetch_add(1, Ordering::AcqRel);
     }
-    /// Base address of this storage's CPU memory. GPU-resident data is read
-    /// back by the GPU backend (GPU issue); until then only CPU storage exists.
+    /// GPU storage of `len` elements (4-byte words; see `gpu_kind`), contents unspecified.
+    pub fn on_gpu(dtype: DType, len: usize) -> Result<Storage> {
+        crate::backend::gpu::elementwise::kind(dtype)?;
+        let Some(nbytes) = len.checked_mul(4) else { bail!(Runtime, "GPU out of memory: {} elements", len) };
+        let buf = crate::backend::gpu::pool::alloc(nbytes as u64)?;
+        Ok(Storage::from_gpu(dtype, len, buf))
+    }
+    pub fn from_gpu(dtype: DType, len: usize, buf: GpuBuffer) -> Storage {
+        Storage { dtype, len, version: AtomicU64::new(0), data: StorageData::Gpu(buf), cpu_ptr: AtomicPtr::new(std::ptr::null_mut()) }
+    }
+    pub fn device(&self) -> Device {
+        match self.data {
+            StorageData::Cpu(_) => Device::Cpu,
+            StorageData::Gpu(_) => Device::Gpu,
+        }
+    }
+    /// Base address of this storage's CPU memory. CPU kernels reach GPU
+    /// tensors only for ops that have no GPU kernel yet.
     pub fn cpu_ptr(&self) -> Result<*mut u8> {
         let p = self.cpu_ptr.load(Ordering::Acquire);
         if p.is_null() {
-            bail!(Runtime, "storage lives on the GPU; the GPU backend is not available in this build");
+            bail!(NotImplemented, "this operation has no GPU kernel yet: the tensor is on gpu:0 (move it with .cpu() first)");
         }
         Ok(p)
+    }
+    /// The GPU buffer holding this storage.
+    pub fn gpu_buffer(&self) -> Result<&wgpu::Buffer> {
+        match &self.data {
+            StorageData::Gpu(b) => Ok(b.buffer()),
+            StorageData::Cpu(_) => bail!(Runtime, "internal error: a CPU tensor reached a GPU kernel"),
+        }
     }
 }

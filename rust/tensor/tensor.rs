@@ -3,7 +3,7 @@
 
 use super::dtype::{DType, Element};
 use super::layout::{Layout, Shape};
-use super::storage::Storage;
+use super::storage::{Device, Storage};
 use crate::autograd::graph::Node;
 use crate::bail;
 use crate::error::Result;
@@ -77,6 +77,22 @@ impl Tensor {
     pub fn for_output(shape: &[usize], dtype: DType) -> Result<Tensor> {
         let layout = Layout::contiguous(shape);
         Ok(Tensor::new(Arc::new(Storage::for_output(dtype, layout.numel())?), layout))
+    }
+    /// A tensor on `device` whose every element the caller is about to write.
+    pub fn empty_on(shape: &[usize], dtype: DType, device: Device) -> Result<Tensor> {
+        match device {
+            Device::Cpu => Tensor::for_output(shape, dtype),
+            Device::Gpu => {
+                let layout = Layout::contiguous(shape);
+                Ok(Tensor::new(Arc::new(Storage::on_gpu(dtype, layout.numel())?), layout))
+            }
+        }
+    }
+    pub fn device(&self) -> Device {
+        self.0.storage.device()
+    }
+    pub fn is_gpu(&self) -> bool {
+        self.device() == Device::Gpu
     }
     pub fn from_vec<T: Element>(data: Vec<T>, shape: &[usize]) -> Result<Tensor> {
         if data.len() != super::layout::numel(shape) {

@@ -1,8 +1,11 @@
-//! GPU backend on wgpu. The foundation only defines the buffer type that a
-//! `Storage` can hold; context, pools, pipelines and shaders come with the GPU issue.
+//! GPU backend on wgpu: context, buffer pool, pipeline cache, command batching
+//! and one launcher file per op family (mirroring `backend::cpu`).
 
-pub struct GpuBuffer {
-    pub buffer: wgpu::Buffer,
-    /// Bytes of tensor data (the buffer itself may be larger: pool buckets).
-    pub nbytes: u64,
-}
+pub mod context;
+pub mod elementwise;
+pub mod exec;
+pub mod transfer;
+pub mod pool;
+pub mod shaders;
+
+pub use pool::GpuBuffer;

@@ -1,0 +1,295 @@
+//! Running kernels: pipelines built once per (shader, entry point, dtype) and
+//! cached; dispatches recorded into one shared encoder and submitted in
+//! batches (on readback, `synchronize()` or every `MAX_BATCH` dispatches);
+//! per-dispatch parameters packed into one arena buffer per batch.
+
+use super::context::{self, Context};
+use super::pool::{self, GpuBuffer};
+use super::shaders::Shader;
+use crate::bail;
+use crate::error::Result;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, LazyLock, Mutex, OnceLock};
+
+/// Dispatches per submission: large enough to amortize a submit, small enough
+/// that the GPU starts working while Python records more.
+const MAX_BATCH: usize = 256;
+/// Bytes of parameters per batch.
+const PARAMS_BYTES: u64 = 1 << 20;
+
+/// Kernel element type: the shader's `T`.
+#[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Variant {
+    F32,
+    F16,
+}
+
+pub struct Kernel {
+    pipeline: wgpu::ComputePipeline,
+    layout: wgpu::BindGroupLayout,
+    /// The bindings this entry point uses (auto layouts contain only those).
+    used: Vec<u32>,
+}
+
+static KERNELS: LazyLock<Mutex<HashMap<(&'static str, &'static str, Variant), Arc<Kernel>>>> = LazyLock::new(Default::default);
+
+/// The source for one variant: float16 rewrites the `alias T = f32;` line.
+pub fn source(shader: &Shader, variant: Variant) -> String {
+    match variant {
+        Variant::F32 => shader.source.to_string(),
+        Variant::F16 => shader.source.replacen("alias T = f32;", "enable f16;\nalias T = f16;", 1),
+    }
+}
+
+/// Which bindings of group 0 an entry point uses, from naga's analysis.
+pub fn used_bindings(source: &str, entry: &str) -> std::result::Result<Vec<u32>, String> {
+    let module = naga::front::wgsl::parse_str(source).map_err(|e| e.emit_to_string(source))?;
+    let info = naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all())
+        .validate(&module)
+        .map_err(|e| e.emit_to_string(source))?;
+    let index = module.entry_points.iter().position(|e| e.name == entry).ok_or_else(|| format!("no entry point {}", entry))?;
+    let uses = info.get_entry_point(index);
+    let mut used: Vec<u32> = module
+        .global_variables
+        .iter()
+        .filter(|(h, _)| !uses[*h].is_empty())
+        .filter_map(|(_, g)| g.binding.as_ref().map(|b| b.binding))
+        .collect();
+    used.sort_unstable();
+    Ok(used)
+}
+
+fn kernel(ctx: &Context, shader: &Shader, entry: &'static str, variant: Variant) -> Result<Arc<Kernel>> {
+    let key = (shader.name, entry, variant);
+    if let Some(k) = crate::tensor::lock(&KERNELS).get(&key) {
+        return Ok(k.clone());
+    }
+    if variant == Variant::F16 && !ctx.has_f16() {
+        bail!(Type, "float16 kernels need the shader-f16 feature, which {} lacks", ctx.info.name);
+    }
+    let src = source(shader, variant);
+    let used = used_bindings(&src, entry).map_err(|e| crate::error::Error::Runtime(format!("shader {}.wgsl: {}", shader.name, e)))?;
+    let module = ctx.device.create_shader_module(wgpu::ShaderModuleDescriptor { label: Some(shader.name), source: wgpu::ShaderSource::Wgsl(src.into()) });
+    let pipeline = ctx.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some(entry),
+        layout: None,
+        module: &module,
+        entry_point: Some(entry),
+        compilation_options: Default::default(),
+        cache: None,
+    });
+    ctx.check()?;
+    let layout = pipeline.get_bind_group_layout(0);
+    let k = Arc::new(Kernel { pipeline, layout, used });
+    crate::tensor::lock(&KERNELS).insert(key, k.clone());
+    Ok(k)
+}
+
+struct Batch {
+    encoder: Option<wgpu::CommandEncoder>,
+    pass: Option<wgpu::ComputePass<'static>>,
+    params: Vec<u8>,
+    params_buf: Option<wgpu::Buffer>,
+    dispatches: usize,
+}
+
+static BATCH: Mutex<Batch> = Mutex::new(Batch { encoder: None, pass: None, params: Vec::new(), params_buf: None, dispatches: 0 });
+
+impl Batch {
+    fn encoder(&mut self, ctx: &Context) -> &mut wgpu::CommandEncoder {
+        self.pass = None;
+        self.encoder.get_or_insert_with(|| ctx.device.create_command_encoder(&Default::default()))
+    }
+    fn pass(&mut self, ctx: &Context) -> &mut wgpu::ComputePass<'static> {
+        if self.pass.is_none() {
+            let enc = self.encoder(ctx);
+            self.pass = Some(enc.begin_compute_pass(&Default::default()).forget_lifetime());
+        }
+        self.pass.as_mut().expect("open pass")
+    }
+    fn submit(&mut self, ctx: &Context) -> Result<()> {
+        self.pass = None;
+        if let Some(enc) = self.encoder.take() {
+            if !self.params.is_empty() {
+                let buf = self.params_buf.as_ref().expect("params buffer");
+                ctx.queue.write_buffer(buf, 0, &self.params);
+            }
+            ctx.queue.submit([enc.finish()]);
+        }
+        self.params.clear();
+        self.dispatches = 0;
+        ctx.check()
+    }
+}
+
+/// Grid for `n` invocations of a 1-D kernel with 256 threads per workgroup:
+/// at most 65,535 workgroups in x, the rest in y (see shaders/README.md).
+pub fn grid_1d(n: usize) -> [u32; 3] {
+    grid_rows(n.div_ceil(256))
+}
+
+/// Grid for `rows` workgroups (a workgroup per row).
+pub fn grid_rows(rows: usize) -> [u32; 3] {
+    let g = rows.max(1);
+    let x = g.min(65_535);
+    [x as u32, g.div_ceil(x) as u32, 1]
+}
+
+/// Records one dispatch. `buffers` are the tensor bindings in ABI order; the
+/// params words become the next binding.
+pub fn dispatch(shader: &Shader, entry: &'static str, variant: Variant, buffers: &[&wgpu::Buffer], params: &[u32], groups: [u32; 3]) -> Result<()> {
+    let ctx = context::get()?;
+    if groups.iter().any(|&g| g == 0) {
+        return Ok(());
+    }
+    let max = ctx.limits.max_compute_workgroups_per_dimension;
+    if groups.iter().any(|&g| g > max) {
+        bail!(Runtime, "{}.{}: grid {:?} exceeds the adapter's {} workgroups per dimension", shader.name, entry, groups, max);
+    }
+    let k = kernel(ctx, shader, entry, variant)?;
+    let mut b = crate::tensor::lock(&BATCH);
+    let align = ctx.limits.min_storage_buffer_offset_alignment as usize;
+    let bytes: &[u8] = bytemuck::cast_slice(params);
+    let offset = b.params.len().next_multiple_of(align);
+    if offset + bytes.len().max(4) > PARAMS_BYTES as usize {
+        b.submit(ctx)?;
+        return dispatch_locked(ctx, &mut b, &k, buffers, bytes, groups);
+    }
+    dispatch_locked(ctx, &mut b, &k, buffers, bytes, groups)
+}
+
+fn dispatch_locked(ctx: &Context, b: &mut Batch, k: &Kernel, buffers: &[&wgpu::Buffer], bytes: &[u8], groups: [u32; 3]) -> Result<()> {
+    let align = ctx.limits.min_storage_buffer_offset_alignment as usize;
+    let offset = b.params.len().next_multiple_of(align);
+    b.params.resize(offset, 0);
+    b.params.extend_from_slice(bytes);
+    if bytes.is_empty() {
+        b.params.extend_from_slice(&[0; 4]);
+    }
+    let size = (b.params.len() - offset) as u64;
+    let params_buf = b
+        .params_buf
+        .get_or_insert_with(|| ctx.device.create_buffer(&wgpu::BufferDescriptor { label: Some("params"), size: PARAMS_BYTES, usage: pool::USAGE, mapped_at_creation: false }))
+        .clone();
+    let entries: Vec<wgpu::BindGroupEntry> = k
+        .used
+        .iter()
+        .map(|&i| {
+            let resource = match buffers.get(i as usize) {
+                Some(buf) => buf.as_entire_binding(),
+                None => wgpu::BindingResource::Buffer(wgpu::BufferBinding { buffer: &params_buf, offset: offset as u64, size: std::num::NonZeroU64::new(size) }),
+            };
+            wgpu::BindGroupEntry { binding: i, resource }
+        })
+        .collect();
+    let bind = ctx.device.create_bind_group(&wgpu::BindGroupDescriptor { label: None, layout: &k.layout, entries: &entries });
+    let pass = b.pass(ctx);
+    pass.set_pipeline(&k.pipeline);
+    pass.set_bind_group(0, &bind, &[]);
+    pass.dispatch_workgroups(groups[0], groups[1], groups[2]);
+    b.dispatches += 1;
+    if b.dispatches >= MAX_BATCH {
+        b.submit(ctx)?;
+    }
+    Ok(())
+}
+
+/// A small buffer bound where an entry point declares a binding the op does
+/// not use (a scalar operand), so no tensor buffer is bound twice.
+pub fn dummy() -> Result<&'static wgpu::Buffer> {
+    static DUMMY: OnceLock<wgpu::Buffer> = OnceLock::new();
+    let ctx = context::get()?;
+    Ok(DUMMY.get_or_init(|| ctx.device.create_buffer(&wgpu::BufferDescriptor { label: Some("dummy"), size: 256, usage: pool::USAGE, mapped_at_creation: false })))
+}
+
+/// Submits everything recorded so far.
+pub fn flush() -> Result<()> {
+    let ctx = context::get()?;
+    crate::tensor::lock(&BATCH).submit(ctx)
+}
+
+/// Waits until the GPU has finished all submitted work.
+pub fn synchronize() -> Result<()> {
+    let ctx = context::get()?;
+    flush()?;
+    ctx.device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| crate::error::Error::Runtime(format!("GPU error: {}", e)))?;
+    ctx.check()
+}
+
+/// Bytes and copies across the bus, each way (rumus.gpu.transfer_stats()).
+pub static TO_DEVICE: [AtomicU64; 2] = [AtomicU64::new(0), AtomicU64::new(0)];
+pub static TO_HOST: [AtomicU64; 2] = [AtomicU64::new(0), AtomicU64::new(0)];
+
+fn count(c: &[AtomicU64; 2], bytes: usize) {
+    c[0].fetch_add(bytes as u64, Ordering::Relaxed);
+    c[1].fetch_add(1, Ordering::Relaxed);
+}
+
+/// A new buffer holding `bytes`. The copy is recorded in the batch, so it is
+/// ordered after earlier work that may still use a recycled buffer.
+pub fn upload(bytes: &[u8]) -> Result<GpuBuffer> {
+    use wgpu::util::DeviceExt;
+    let ctx = context::get()?;
+    let dst = pool::alloc(bytes.len() as u64)?;
+    if bytes.is_empty() {
+        return Ok(dst);
+    }
+    let padded;
+    let data = if bytes.len() % 4 == 0 {
+        bytes
+    } else {
+        padded = [bytes, &[0u8; 3][..4 - bytes.len() % 4]].concat();
+        &padded
+    };
+    let staging = ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: None, contents: data, usage: wgpu::BufferUsages::COPY_SRC });
+    let mut b = crate::tensor::lock(&BATCH);
+    b.encoder(ctx).copy_buffer_to_buffer(&staging, 0, dst.buffer(), 0, data.len() as u64);
+    drop(b);
+    count(&TO_DEVICE, bytes.len());
+    ctx.check()?;
+    Ok(dst)
+}
+
+/// Reads `nbytes` from `offset` of a buffer: submits pending work and waits.
+pub fn download(src: &wgpu::Buffer, offset: u64, nbytes: usize) -> Result<Vec<u8>> {
+    let ctx = context::get()?;
+    if nbytes == 0 {
+        return Ok(Vec::new());
+    }
+    let size = (nbytes as u64).next_multiple_of(4);
+    let staging = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+        label: None,
+        size,
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    {
+        let mut b = crate::tensor::lock(&BATCH);
+        b.encoder(ctx).copy_buffer_to_buffer(src, offset, &staging, 0, size);
+        b.submit(ctx)?;
+    }
+    let (tx, rx) = std::sync::mpsc::channel();
+    staging.map_async(wgpu::MapMode::Read, .., move |r| {
+        let _ = tx.send(r);
+    });
+    ctx.device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| crate::error::Error::Runtime(format!("GPU error: {}", e)))?;
+    ctx.check()?;
+    match rx.recv() {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => bail!(Runtime, "GPU readback failed: {}", e),
+        Err(_) => bail!(Runtime, "GPU readback failed: the map callback never ran"),
+    }
+    let out = staging.get_mapped_range(..).map_err(|e| crate::error::Error::Runtime(format!("GPU readback failed: {:?}", e)))?[..nbytes].to_vec();
+    count(&TO_HOST, nbytes);
+    Ok(out)
+}
+
+/// Records a buffer-to-buffer copy (both offsets and the size multiples of 4).
+pub fn copy(src: &wgpu::Buffer, src_off: u64, dst: &wgpu::Buffer, dst_off: u64, nbytes: u64) -> Result<()> {
+    let ctx = context::get()?;
+    if nbytes > 0 {
+        crate::tensor::lock(&BATCH).encoder(ctx).copy_buffer_to_buffer(src, src_off, dst, dst_off, nbytes);
+    }
+    Ok(())
+}

@@ -1,0 +1,58 @@
+//! Moving tensors between host and GPU. Every GPU element is one 4-byte word
+//! (see `elementwise::kind`), so int64, bool and uint8 are converted on the way.
+
+use super::elementwise::kind;
+use super::exec;
+use crate::bail;
+use crate::error::Result;
+use crate::tensor::layout::Layout;
+use crate::tensor::storage::Storage;
+use crate::tensor::{DType, Tensor};
+use std::sync::Arc;
+
+/// A GPU copy of a contiguous CPU tensor.
+pub fn upload(t: &Tensor) -> Result<Tensor> {
+    kind(t.dtype())?;
+    let n = t.numel();
+    let words: Vec<u32> = match t.dtype() {
+        DType::F32 | DType::I32 => {
+            // SAFETY: contiguous, n 4-byte elements at the view's offset.
+            unsafe { std::slice::from_raw_parts((t.storage().cpu_ptr()? as *const u32).add(t.layout().offset), n) }.to_vec()
+        }
+        DType::I64 => {
+            // SAFETY: contiguous, n elements.
+            let v = unsafe { std::slice::from_raw_parts(t.ptr::<i64>()?, n) };
+            let mut out = Vec::with_capacity(n);
+            for &x in v {
+                let Ok(w) = i32::try_from(x) else {
+                    bail!(Runtime, "int64 value {} does not fit in 32 bits: int64 tensors on the GPU hold 32-bit values", x);
+                };
+                out.push(w as u32);
+            }
+            out
+        }
+        DType::Bool | DType::U8 => {
+            // SAFETY: contiguous, n one-byte elements.
+            unsafe { std::slice::from_raw_parts(t.storage().cpu_ptr()?.add(t.layout().offset), n) }.iter().map(|&b| b as u32).collect()
+        }
+        d => bail!(Type, "{} tensors cannot move to the GPU", d.name()),
+    };
+    let buf = exec::upload(bytemuck::cast_slice(&words))?;
+    Ok(Tensor::new(Arc::new(Storage::from_gpu(t.dtype(), n, buf)), Layout::contiguous(t.shape())))
+}
+
+/// A CPU copy of a contiguous GPU tensor.
+pub fn download(t: &Tensor) -> Result<Tensor> {
+    let n = t.numel();
+    let bytes = exec::download(t.storage().gpu_buffer()?, t.layout().offset as u64 * 4, n * 4)?;
+    let words: &[u32] = bytemuck::cast_slice(&bytes);
+    let shape = t.shape();
+    match t.dtype() {
+        DType::F32 => Tensor::from_vec(words.iter().map(|&w| f32::from_bits(w)).collect::<Vec<f32>>(), shape),
+        DType::I32 => Tensor::from_vec(words.iter().map(|&w| w as i32).collect::<Vec<i32>>(), shape),
+        DType::I64 => Tensor::from_vec(words.iter().map(|&w| w as i32 as i64).collect::<Vec<i64>>(), shape),
+        DType::Bool => Tensor::from_vec(words.iter().map(|&w| w != 0).collect::<Vec<bool>>(), shape),
+        DType::U8 => Tensor::from_vec(words.iter().map(|&w| w as u8).collect::<Vec<u8>>(), shape),
+        d => bail!(Type, "{} tensors cannot live on the GPU", d.name()),
+    }
+}

@@ -1,0 +1,84 @@
+//! rumus.gpu: availability, adapter facts, synchronization, memory and
+//! transfer statistics (python/rumus/gpu.py wraps these).
+
+use crate::backend::gpu::{context, exec, pool};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use std::sync::atomic::Ordering;
+
+#[pyfunction]
+fn _gpu_is_available(py: Python<'_>) -> bool {
+    py.detach(context::is_available)
+}
+
+/// Why no GPU is available (None when one is).
+#[pyfunction]
+fn _gpu_unavailable_reason(py: Python<'_>) -> Option<String> {
+    py.detach(|| context::get().err().map(|e| e.to_string()))
+}
+
+#[pyfunction]
+fn _gpu_adapter_info(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let ctx = py.detach(context::get)?;
+    let d = PyDict::new(py);
+    let i = &ctx.info;
+    d.set_item("name", &i.name)?;
+    d.set_item("backend", i.backend.to_string())?;
+    d.set_item("device_type", format!("{:?}", i.device_type))?;
+    d.set_item("vendor", i.vendor)?;
+    d.set_item("device", i.device)?;
+    d.set_item("driver", &i.driver)?;
+    d.set_item("driver_info", &i.driver_info)?;
+    d.set_item("shader_f16", ctx.has_f16())?;
+    d.set_item("max_buffer_size", ctx.limits.max_buffer_size)?;
+    d.set_item("max_storage_buffer_binding_size", ctx.limits.max_storage_buffer_binding_size)?;
+    Ok(d)
+}
+
+#[pyfunction]
+fn _gpu_synchronize(py: Python<'_>) -> PyResult<()> {
+    Ok(py.detach(exec::synchronize)?)
+}
+
+/// (allocated, reserved, peak allocated) in bytes.
+#[pyfunction]
+fn _gpu_memory_stats() -> (u64, u64, u64) {
+    pool::stats()
+}
+
+#[pyfunction]
+fn _gpu_reset_peak_memory_stats() {
+    pool::reset_peak()
+}
+
+#[pyfunction]
+fn _gpu_empty_cache(py: Python<'_>) -> PyResult<()> {
+    Ok(py.detach(pool::empty_cache)?)
+}
+
+/// (bytes to device, copies to device, bytes to host, copies to host).
+#[pyfunction]
+fn _gpu_transfer_stats() -> (u64, u64, u64, u64) {
+    let r = |c: &[std::sync::atomic::AtomicU64; 2], i: usize| c[i].load(Ordering::Relaxed);
+    (r(&exec::TO_DEVICE, 0), r(&exec::TO_DEVICE, 1), r(&exec::TO_HOST, 0), r(&exec::TO_HOST, 1))
+}
+
+#[pyfunction]
+fn _gpu_reset_transfer_stats() {
+    for c in exec::TO_DEVICE.iter().chain(exec::TO_HOST.iter()) {
+        c.store(0, Ordering::Relaxed);
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(_gpu_is_available, m)?)?;
+    m.add_function(wrap_pyfunction!(_gpu_unavailable_reason, m)?)?;
+    m.add_function(wrap_pyfunction!(_gpu_adapter_info, m)?)?;
+    m.add_function(wrap_pyfunction!(_gpu_synchronize, m)?)?;
+    m.add_function(wrap_pyfunction!(_gpu_memory_stats, m)?)?;
+    m.add_function(wrap_pyfunction!(_gpu_reset_peak_memory_stats, m)?)?;
+    m.add_function(wrap_pyfunction!(_gpu_empty_cache, m)?)?;
+    m.add_function(wrap_pyfunction!(_gpu_transfer_stats, m)?)?;
+    m.add_function(wrap_pyfunction!(_gpu_reset_transfer_stats, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,411 @@
+// Elementwise ops over strided, broadcast operands: unary math, binary
+// arithmetic, comparisons, where, casts (copy) and fill. Every operand is a
+// view: offset + strides over the output's shape (stride 0 = broadcast).
+// Float kernels use T; int32/int64 tensors are i32 and bool/uint8 are u32 on
+// the GPU (shaders/README.md).
+alias T = f32;
+
+// Bindings: 0 a, 1 b, 2 c (inputs, read), 3 o (output), 4 params. Entry
+// points use the subset they need, so unused bindings are not bound.
+// Params: n elements, ndim (<= 8), op code, flags (bit 0: every operand is
+// contiguous with the output's shape; bit 1: a is the scalar s0; bit 2: b is
+// the scalar s1), two scalars (bit patterns of the operands' type), the
+// output shape, then offset and strides (elements) of o, a, b, c.
+struct Params {
+    n: u32, ndim: u32, op: u32, flags: u32,
+    s0: u32, s1: u32, pad0: u32, pad1: u32,
+    shape: array<u32, 8>,
+    o_off: u32, a_off: u32, b_off: u32, c_off: u32,
+    o_st: array<i32, 8>,
+    a_st: array<i32, 8>,
+    b_st: array<i32, 8>,
+    c_st: array<i32, 8>,
+}
+
+@group(0) @binding(4) var<storage, read> p: Params;
+
+fn flat(gid: vec3<u32>, nwg: vec3<u32>) -> u32 {
+    return gid.x + gid.y * nwg.x * 256u;
+}
+
+// Element offsets of output element i in (o, a, b, c).
+fn offsets(i: u32) -> vec4<u32> {
+    if ((p.flags & 1u) != 0u) {
+        return vec4<u32>(p.o_off + i, p.a_off + i, p.b_off + i, p.c_off + i);
+    }
+    var rem = i;
+    var o = vec4<i32>(i32(p.o_off), i32(p.a_off), i32(p.b_off), i32(p.c_off));
+    for (var d = i32(p.ndim) - 1; d >= 0; d--) {
+        let size = p.shape[d];
+        let c = i32(rem % size);
+        rem = rem / size;
+        o += c * vec4<i32>(p.o_st[d], p.a_st[d], p.b_st[d], p.c_st[d]);
+    }
+    return vec4<u32>(o);
+}
+
+fn is_nan(x: f32) -> bool {
+    // Bit test: drivers may fold x != x away under fast math.
+    return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u;
+}
+fn is_inf(x: f32) -> bool {
+    return (bitcast<u32>(x) & 0x7fffffffu) == 0x7f800000u;
+}
+fn nan() -> f32 {
+    return bitcast<f32>(0x7fc00000u);
+}
+
+// erf with |error| < 1.2e-7 (a Chebyshev fit of erfc, Numerical Recipes 6.2).
+fn erf_(x: f32) -> f32 {
+    let z = abs(x);
+    let t = 1.0 / (1.0 + 0.5 * z);
+    let r = t * exp(-z * z - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806
+        + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))));
+    return select(1.0 - r, r - 1.0, x < 0.0);
+}
+// log1p and expm1 accurate near 0 (Goldberg's correction of the rounding of 1 + x).
+fn log1p_(x: f32) -> f32 {
+    let u = 1.0 + x;
+    if (u == 1.0) { return x; }
+    if (is_inf(u)) { return log(u); }
+    return log(u) * x / (u - 1.0);
+}
+fn expm1_(x: f32) -> f32 {
+    let u = exp(x);
+    if (u == 1.0) { return x; }
+    let um1 = u - 1.0;
+    if (um1 == -1.0) { return -1.0; }
+    if (is_inf(u)) { return u; }
+    return um1 * x / log(u);
+}
+// tanh without inf/inf for large |x|.
+fn tanh_(x: f32) -> f32 {
+    return tanh(clamp(x, -20.0, 20.0));
+}
+fn sigmoid(x: f32) -> f32 {
+    return 1.0 / (1.0 + exp(-x));
+}
+fn softplus(x: f32, beta: f32, threshold: f32) -> f32 {
+    if (x * beta > threshold) { return x; }
+    return log1p_(exp(x * beta)) / beta;
+}
+fn sign_(x: f32) -> f32 {
+    if (is_nan(x)) { return x; }
+    return select(select(0.0, 1.0, x > 0.0), -1.0, x < 0.0);
+}
+
+// Unary float op codes (rust/backend/gpu/elementwise.rs mirrors them).
+fn unary_op(op: u32, x: f32, s0: f32, s1: f32) -> f32 {
+    switch op {
+        case 0u: { return -x; }
+        case 1u: { return abs(x); }
+        case 2u: { return sign_(x); }
+        case 3u: { return x * x; }
+        case 4u: { return select(x, 0.0, x < 0.0); }                  // relu (NaN stays NaN)
+        case 5u: { return floor(x); }
+        case 6u: { return ceil(x); }
+        case 7u: { return round(x); }                                 // ties to even
+        case 8u: { return trunc(x); }
+        case 9u: { return exp(x); }
+        case 10u: { return exp2(x); }
+        case 11u: { return log(x); }
+        case 12u: { return log2(x); }
+        case 13u: { return log(x) * 0.4342944819032518; }
+        case 14u: { return log1p_(x); }
+        case 15u: { return expm1_(x); }
+        case 16u: { return sqrt(x); }
+        case 17u: { return inverseSqrt(x); }
+        case 18u: { return 1.0 / x; }
+        case 19u: { return sin(x); }
+        case 20u: { return cos(x); }
+        case 21u: { return tan(x); }
+        case 22u: { return asin(x); }
+        case 23u: { return acos(x); }
+        case 24u: { return atan(x); }
+        case 25u: { return sinh(x); }
+        case 26u: { return cosh(x); }
+        case 27u: { return tanh_(x); }
+        case 28u: { return sigmoid(x); }
+        case 29u: { return erf_(x); }
+        case 30u: { return 0.5 * x * (1.0 + erf_(x * 0.7071067811865476)); }
+        case 31u: { return 0.5 * x * (1.0 + tanh_(0.7978845608028654 * (x + 0.044715 * x * x * x))); }
+        case 32u: { return x * sigmoid(x); }
+        case 33u: { return x * tanh_(softplus(x, 1.0, 20.0)); }
+        case 34u: { return select(x, x * s0, x < 0.0); }               // leaky_relu(slope)
+        case 35u: { return select(x, s0 * expm1_(x), x <= 0.0); }      // elu(alpha)
+        case 36u: { return softplus(x, s0, s1); }
+        default: { return nan(); }
+    }
+}
+
+fn pow_(x: f32, y: f32) -> f32 {
+    if (y == 0.0) { return 1.0; }
+    if (is_nan(x) || is_nan(y)) { return nan(); }
+    if (y == 1.0) { return x; }
+    if (y == 2.0) { return x * x; }
+    let ax = abs(x);
+    if (ax == 0.0) { return select(0.0, bitcast<f32>(0x7f800000u), y < 0.0); }
+    let r = exp2(y * log2(ax));
+    if (x > 0.0) { return r; }
+    // Negative base: defined for integral exponents only, odd ones flip the sign.
+    if (trunc(y) != y) { return nan(); }
+    let odd = abs(y) < 16777216.0 && (i32(abs(y)) & 1) == 1;
+    return select(r, -r, odd);
+}
+fn atan2_(y: f32, x: f32) -> f32 {
+    return atan2(y, x);
+}
+
+// Binary float op codes; `alpha` scales b for add/sub.
+fn binary_op(op: u32, a: f32, b: f32, alpha: f32) -> f32 {
+    switch op {
+        case 0u: { return a + alpha * b; }
+        case 1u: { return a - alpha * b; }
+        case 2u: { return a * b; }
+        case 3u: { return a / b; }
+        case 4u: { return trunc(a / b); }
+        case 5u: { return floor(a / b); }
+        case 6u: {                                                    // remainder: sign of b
+            let r = a - b * trunc(a / b);
+            return select(r, r + b, r != 0.0 && ((r < 0.0) != (b < 0.0)));
+        }
+        case 7u: { return a - b * trunc(a / b); }                     // fmod: sign of a
+        case 8u: { return pow_(a, b); }
+        case 9u: { if (is_nan(a) || is_nan(b)) { return nan(); } return max(a, b); }
+        case 10u: { if (is_nan(a) || is_nan(b)) { return nan(); } return min(a, b); }
+        case 11u: { return atan2_(a, b); }
+        default: { return nan(); }
+    }
+}
+
+// Comparison / logical op codes, on values already in f32 (or exact ints).
+fn compare_f(op: u32, a: f32, b: f32) -> bool {
+    switch op {
+        case 0u: { return a == b; }
+        case 1u: { return a != b; }
+        case 2u: { return a < b; }
+        case 3u: { return a <= b; }
+        case 4u: { return a > b; }
+        case 5u: { return a >= b; }
+        case 6u: { return a != 0.0 && b != 0.0; }
+        case 7u: { return a != 0.0 || b != 0.0; }
+        default: { return (a != 0.0) != (b != 0.0); }
+    }
+}
+fn compare_i(op: u32, a: i32, b: i32) -> bool {
+    switch op {
+        case 0u: { return a == b; }
+        case 1u: { return a != b; }
+        case 2u: { return a < b; }
+        case 3u: { return a <= b; }
+        case 4u: { return a > b; }
+        case 5u: { return a >= b; }
+        case 6u: { return a != 0 && b != 0; }
+        case 7u: { return a != 0 || b != 0; }
+        default: { return (a != 0) != (b != 0); }
+    }
+}
+
+@group(0) @binding(0) var<storage, read> fa: array<T>;
+@group(0) @binding(1) var<storage, read> fb: array<T>;
+@group(0) @binding(3) var<storage, read_write> fo: array<T>;
+
+fn fa_at(off: u32) -> f32 {
+    if ((p.flags & 2u) != 0u) { return bitcast<f32>(p.s0); }
+    return f32(fa[off]);
+}
+fn fb_at(off: u32) -> f32 {
+    if ((p.flags & 4u) != 0u) { return bitcast<f32>(p.s1); }
+    return f32(fb[off]);
+}
+
+// o = op(a) on floats; s0, s1 carry op arguments (f32 bits).
+@compute @workgroup_size(256)
+fn unary(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = flat(gid, nwg);
+    if (i >= p.n) { return; }
+    let off = offsets(i);
+    fo[off.x] = T(unary_op(p.op, f32(fa[off.y]), bitcast<f32>(p.s0), bitcast<f32>(p.s1)));
+}
+
+// o = a op b on floats; a or b may be a scalar (flags); pad0 holds alpha's f32 bits.
+@compute @workgroup_size(256)
+fn binary(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = flat(gid, nwg);
+    if (i >= p.n) { return; }
+    let off = offsets(i);
+    fo[off.x] = T(binary_op(p.op, fa_at(off.y), fb_at(off.z), bitcast<f32>(p.pad0)));
+}
+
+@group(0) @binding(3) var<storage, read_write> bo: array<u32>;
+
+// bool o = a op b (comparisons, logical ops) on floats.
+@compute @workgroup_size(256)
+fn compare(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = flat(gid, nwg);
+    if (i >= p.n) { return; }
+    let off = offsets(i);
+    bo[off.x] = u32(compare_f(p.op, fa_at(off.y), fb_at(off.z)));
+}
+
+// bool o = op(a) on floats: 0 isnan, 1 isinf, 2 isfinite, 3 logical_not.
+@compute @workgroup_size(256)
+fn classify(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = flat(gid, nwg);
+    if (i >= p.n) { return; }
+    let off = offsets(i);
+    let x = f32(fa[off.y]);
+    var r: bool;
+    switch p.op {
+        case 0u: { r = is_nan(x); }
+        case 1u: { r = is_inf(x); }
+        case 2u: { r = !is_nan(x) && !is_inf(x); }
+        default: { r = x == 0.0; }
+    }
+    bo[off.x] = u32(r);
+}
+
+@group(0) @binding(0) var<storage, read> ia: array<i32>;
+@group(0) @binding(1) var<storage, read> ib: array<i32>;
+@group(0) @binding(3) var<storage, read_write> io: array<i32>;
+
+fn ia_at(off: u32) -> i32 {
+    if ((p.flags & 2u) != 0u) { return bitcast<i32>(p.s0); }
+    return ia[off];
+}
+fn ib_at(off: u32) -> i32 {
+    if ((p.flags & 4u) != 0u) { return bitcast<i32>(p.s1); }
+    return ib[off];
+}
+
+fn floor_div_i(a: i32, b: i32) -> i32 {
+    if (b == 0) { return 0; }
+    let q = a / b;
+    return select(q, q - 1, (a % b != 0) && ((a < 0) != (b < 0)));
+}
+fn pow_i(a: i32, e: i32) -> i32 {
+    var r = 1;
+    var base = a;
+    var k = e;
+    loop {
+        if (k <= 0) { break; }
+        if ((k & 1) == 1) { r *= base; }
+        base *= base;
+        k = k >> 1u;
+    }
+    return r;
+}
+
+// Integer unary ops: the float codes that keep ints (0 neg, 1 abs, 2 sign,
+// 3 square, 4 relu, 5-8 identity) and 40 bitwise_not.
+@compute @workgroup_size(256)
+fn unary_i32(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = flat(gid, nwg);
+    if (i >= p.n) { return; }
+    let off = offsets(i);
+    let x = ia[off.y];
+    var r = x;
+    switch p.op {
+        case 0u: { r = -x; }
+        case 1u: { r = abs(x); }
+        case 2u: { r = sign(x); }
+        case 3u: { r = x * x; }
+        case 4u: { r = max(x, 0); }
+        case 40u: { r = ~x; }
+        default: {}
+    }
+    io[off.x] = r;
+}
+
+// Integer binary ops (same codes as `binary`; 12-14 bitwise and/or/xor).
+// Division by zero gives 0 (the CPU raises before dispatching).
+@compute @workgroup_size(256)
+fn binary_i32(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = flat(gid, nwg);
+    if (i >= p.n) { return; }
+    let off = offsets(i);
+    let a = ia_at(off.y);
+    let b = ib_at(off.z);
+    let alpha = bitcast<i32>(p.pad0);
+    var r = 0;
+    switch p.op {
+        case 0u: { r = a + alpha * b; }
+        case 1u: { r = a - alpha * b; }
+        case 2u: { r = a * b; }
+        case 4u: { r = select(0, a / b, b != 0); }
+        case 5u: { r = floor_div_i(a, b); }
+        case 6u: { r = select(0, a - b * floor_div_i(a, b), b != 0); }
+        case 7u: { r = select(0, a % b, b != 0); }
+        case 8u: { r = pow_i(a, b); }
+        case 9u: { r = max(a, b); }
+        case 10u: { r = min(a, b); }
+        case 12u: { r = a & b; }
+        case 13u: { r = a | b; }
+        case 14u: { r = a ^ b; }
+        default: {}
+    }
+    io[off.x] = r;
+}
+
+@compute @workgroup_size(256)
+fn compare_i32(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = flat(gid, nwg);
+    if (i >= p.n) { return; }
+    let off = offsets(i);
+    bo[off.x] = u32(compare_i(p.op, ia_at(off.y), ib_at(off.z)));
+}
+
+// Casts and strided copies. Kinds: 0 float (T), 1 int32, 2 bool, 3 uint8.
+@group(0) @binding(0) var<storage, read> wa: array<u32>;
+@group(0) @binding(3) var<storage, read_write> wo: array<u32>;
+
+// o (kind = op >> 4) = a (kind = op & 15), with PyTorch's conversions. Same
+// kinds copy the bits (NaN payloads survive). f32 words only (no f16 here).
+@compute @workgroup_size(256)
+fn copy(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = flat(gid, nwg);
+    if (i >= p.n) { return; }
+    let off = offsets(i);
+    let w = wa[off.y];
+    let src = p.op & 15u;
+    let to = p.op >> 4u;
+    var r = w;
+    if (src != to) {
+        if (to == 0u) {
+            r = bitcast<u32>(select(f32(w), f32(bitcast<i32>(w)), src == 1u));
+        } else if (to == 2u) {
+            r = u32(select(w != 0u, bitcast<f32>(w) != 0.0 || is_nan(bitcast<f32>(w)), src == 0u));
+        } else {
+            var v = select(bitcast<i32>(w), i32(trunc(bitcast<f32>(w))), src == 0u);
+            r = select(bitcast<u32>(v), bitcast<u32>(v) & 255u, to == 3u);
+        }
+    }
+    wo[off.x] = r;
+}
+
+// o = s0 (the value's bit pattern in o's type).
+@compute @workgroup_size(256)
+fn fill(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = flat(gid, nwg);
+    if (i >= p.n) { return; }
+    wo[offsets(i).x] = p.s0;
+}
+
+@group(0) @binding(2) var<storage, read> wc: array<u32>;
+
+// o = c ? a : b for any 4-byte element type (words); a or b may be scalars.
+@compute @workgroup_size(256)
+fn where_(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = flat(gid, nwg);
+    if (i >= p.n) { return; }
+    let off = offsets(i);
+    var v: u32;
+    if (wc[off.w] != 0u) {
+        v = select(wa[off.y], p.s0, (p.flags & 2u) != 0u);
+    } else {
+        v = select(wb[off.z], p.s1, (p.flags & 4u) != 0u);
+    }
+    wo[off.x] = v;
+}
+
+@group(0) @binding(1) var<storage, read> wb: array<u32>;

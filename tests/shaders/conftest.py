@@ -1,0 +1,120 @@
+"""Runs WGSL files from shaders/ directly through wgpu-py (no rumus involved),
+so a wrong result here is a shader bug, not a dispatch bug in the Rust side.
+
+`run(file, entry, buffers, params, groups, dtype)` follows the rumus shader ABI
+(see shaders/README.md): every binding is in group 0, in binding order; the
+params struct is the last binding, packed as 4-byte words.
+
+tests/shaders is a package: test files import helpers with
+``from .conftest import groups_1d`` (a bare ``conftest`` is tests/conftest.py).
+"""
+import os
+import pathlib
+
+import numpy as np
+import pytest
+
+wgpu = pytest.importorskip("wgpu")
+
+SHADERS = pathlib.Path(__file__).resolve().parents[2] / "shaders"
+_REQUIRE = os.environ.get("RUMUS_REQUIRE_GPU") == "1"
+
+
+def source(file, dtype="f32"):
+    """The shader text for one dtype: the first line `alias T = f32;` is
+    rewritten for float16, as rumus's pipeline cache does."""
+    text = (SHADERS / file).read_text()
+    if dtype == "f16":
+        assert "alias T = f32;" in text, f"{file} has no `alias T = f32;` line"
+        text = text.replace("alias T = f32;", "enable f16;\nalias T = f16;", 1)
+    return text
+
+
+class Harness:
+    def __init__(self):
+        self.adapter = wgpu.gpu.request_adapter_sync(power_preference="high-performance")
+        if self.adapter is None:
+            raise RuntimeError("no wgpu adapter")
+        feats = [f for f in ("shader-f16",) if f in self.adapter.features]
+        self.has_f16 = bool(feats)
+        self.device = self.adapter.request_device_sync(required_features=feats)
+        self._modules = {}
+
+    def module(self, file, dtype):
+        key = (file, dtype)
+        if key not in self._modules:
+            self._modules[key] = self.device.create_shader_module(code=source(file, dtype))
+        return self._modules[key]
+
+    def run(self, file, entry, buffers, params, groups, dtype="f32"):
+        """buffers: list of NumPy arrays, one per binding before the params
+        (all read_write storage here; the shader decides what it writes).
+        params: list of Python ints/floats packed as u32/i32/f32 words, or a
+        NumPy array of 4-byte words. groups: (x, y, z) workgroup counts.
+        Returns the contents of every buffer after the dispatch."""
+        dev = self.device
+        usage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
+        bufs = []
+        for a in buffers:
+            a = np.ascontiguousarray(a)
+            data = a.tobytes() if a.nbytes else b"\0\0\0\0"
+            data += b"\0" * (-len(data) % 4)
+            bufs.append(dev.create_buffer_with_data(data=data, usage=usage))
+        words = pack(params)
+        pbuf = dev.create_buffer_with_data(data=words.tobytes() or b"\0" * 4, usage=usage)
+        pipeline = dev.create_compute_pipeline(layout="auto", compute={"module": self.module(file, dtype), "entry_point": entry})
+        layout = pipeline.get_bind_group_layout(0)
+        entries = [{"binding": i, "resource": {"buffer": b, "offset": 0, "size": b.size}} for i, b in enumerate(bufs + [pbuf])]
+        bind = dev.create_bind_group(layout=layout, entries=entries)
+        enc = dev.create_command_encoder()
+        cp = enc.begin_compute_pass()
+        cp.set_pipeline(pipeline)
+        cp.set_bind_group(0, bind)
+        cp.dispatch_workgroups(*groups)
+        cp.end()
+        dev.queue.submit([enc.finish()])
+        out = []
+        for a, b in zip(buffers, bufs):
+            raw = dev.queue.read_buffer(b)
+            out.append(np.frombuffer(bytes(raw)[: np.asarray(a).nbytes], dtype=np.asarray(a).dtype).reshape(np.shape(a)).copy())
+        return out
+
+
+def pack(params):
+    """Packs scalars as 4-byte words: Python floats and np.float32 as f32,
+    ints as i32/u32 (by sign), NumPy arrays of 4-byte elements as-is."""
+    if isinstance(params, np.ndarray):
+        return params.view(np.uint32)
+    words = []
+    for v in params:
+        if isinstance(v, (float, np.floating)):
+            words.append(np.float32(v).view(np.uint32))
+        elif isinstance(v, (bool, int, np.integer)):
+            words.append(np.int64(v).astype(np.uint32) if v < 0 else np.uint32(v))
+        else:
+            raise TypeError(f"param {v!r} is not a number")
+    return np.array(words, dtype=np.uint32)
+
+
+_harness = None
+
+
+@pytest.fixture(scope="session")
+def gpu():
+    global _harness
+    if _harness is None:
+        try:
+            _harness = Harness()
+        except Exception as e:  # no driver: skip, unless CI demands a GPU
+            if _REQUIRE:
+                raise
+            pytest.skip(f"no wgpu adapter: {e}")
+    return _harness
+
+
+def groups_1d(n, wg=256):
+    """Workgroup counts for n invocations of a 1-D kernel: at most 65,535 per
+    dimension, the rest in y (shaders compute the flat id from both)."""
+    g = max(1, -(-n // wg))
+    x = min(g, 65535)
+    return (x, -(-g // x), 1)

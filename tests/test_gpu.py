@@ -1,0 +1,207 @@
+"""The GPU device itself: availability, device strings, transfers, dtypes on
+the GPU, mixing devices, memory pool and transfer statistics. Op values on the
+GPU are checked in each op family's tests through the ``device`` fixture."""
+
+import gc
+
+import numpy as np
+import pytest
+
+import rumus
+from conftest import assert_close, need_gpu, to_np
+
+pytestmark = pytest.mark.usefixtures("gpu")
+
+
+def test_adapter_facts():
+    assert rumus.gpu.is_available()
+    assert rumus.gpu.device_count() == 1
+    info = rumus.gpu.adapter_info()
+    for key in ("name", "backend", "device_type", "vendor", "driver", "max_buffer_size"):
+        assert key in info
+    assert isinstance(rumus.gpu.get_device_name(), str) and rumus.gpu.get_device_name() == info["name"]
+    assert info["max_storage_buffer_binding_size"] >= 128 << 20
+
+
+@pytest.mark.parametrize("spec", ["gpu", "gpu:0", "wgpu", rumus.device("gpu"), rumus.device("gpu", 0)])
+def test_device_spellings(spec):
+    t = rumus.ones(2, device=spec)
+    assert t.device == rumus.device("gpu:0")
+    assert str(t.device) == "gpu:0" and t.device.type == "gpu" and t.device.index == 0
+    assert t.is_gpu and not t.is_cpu and not t.is_cuda
+
+
+def test_other_gpu_index_raises():
+    with pytest.raises(RuntimeError, match="gpu:0"):
+        rumus.zeros(2, device="gpu:1")
+    with pytest.raises(RuntimeError, match="one GPU"):
+        rumus.gpu.synchronize("gpu:1")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64", "int32", "uint8", "bool"])
+def test_round_trip_values(dtype):
+    rng = np.random.default_rng(0)
+    if dtype == "bool":
+        a = rng.random((3, 5)) < 0.5
+    elif dtype == "float32":
+        a = rng.standard_normal((3, 5)).astype(np.float32)
+        a[0, 0], a[0, 1], a[0, 2] = np.nan, np.inf, -0.0
+    else:
+        a = rng.integers(0 if dtype == "uint8" else -1000, 255 if dtype == "uint8" else 1000, (3, 5)).astype(dtype)
+    t = rumus.tensor(a).to("gpu")
+    assert t.dtype == getattr(rumus, dtype) and t.shape == (3, 5)
+    back = t.cpu()
+    assert back.device == rumus.device("cpu")
+    np.testing.assert_array_equal(back.numpy(), a)
+    if dtype == "float32":
+        assert np.signbit(back.numpy()[0, 2])
+
+
+def test_views_move_only_their_elements():
+    base = rumus.arange(24, dtype=rumus.float32).reshape(4, 6)
+    for view, expected in [(base.T, np.arange(24).reshape(4, 6).T), (base[::2, 1::3], np.arange(24).reshape(4, 6)[::2, 1::3])]:
+        g = view.to("gpu")
+        assert g.is_contiguous()
+        np.testing.assert_array_equal(g.cpu().numpy(), expected)
+    # And GPU views coming back.
+    g = rumus.arange(24, dtype=rumus.float32, device="gpu").reshape(4, 6)
+    np.testing.assert_array_equal(g.T.cpu().numpy(), np.arange(24).reshape(4, 6).T)
+    np.testing.assert_array_equal(g[1:, ::2].cpu().numpy(), np.arange(24).reshape(4, 6)[1:, ::2])
+
+
+def test_unsupported_dtypes_raise():
+    with pytest.raises(TypeError, match="float64"):
+        rumus.zeros(3, dtype=rumus.float64).to("gpu")
+    with pytest.raises(RuntimeError, match="32 bits"):
+        rumus.tensor([2**40]).to("gpu")
+
+
+def test_numpy_of_gpu_tensor_raises_like_pytorch():
+    t = rumus.ones(3, device="gpu")
+    with pytest.raises(TypeError, match=r"Tensor.cpu\(\)"):
+        t.numpy()
+    with pytest.raises(TypeError, match=r"Tensor.cpu\(\)"):
+        np.asarray(t)
+    np.testing.assert_array_equal(t.numpy(force=True), np.ones(3, np.float32))
+    assert t.tolist() == [1.0, 1.0, 1.0]
+    assert rumus.tensor(2.5, device="gpu").item() == 2.5
+    assert float(rumus.tensor([3.0], device="gpu")) == 3.0
+    assert "device='gpu:0'" in repr(t)
+
+
+def test_creation_on_the_gpu():
+    for t in [rumus.zeros(2, 3, device="gpu"), rumus.ones(2, 3, device="gpu"), rumus.empty(2, 3, device="gpu"),
+              rumus.full((2, 3), 7.0, device="gpu"), rumus.arange(6, device="gpu").reshape(2, 3),
+              rumus.randn(2, 3, device="gpu"), rumus.rand(2, 3, device="gpu"), rumus.eye(2, 3, device="gpu"),
+              rumus.linspace(0, 1, 6, device="gpu").reshape(2, 3), rumus.randint(0, 5, (2, 3), device="gpu"),
+              rumus.tensor([[1, 2, 3], [4, 5, 6]], device="gpu")]:
+        assert t.is_gpu and t.shape == (2, 3)
+    np.testing.assert_array_equal(rumus.full((2, 2), 7, device="gpu").cpu().numpy(), np.full((2, 2), 7))
+    np.testing.assert_array_equal(rumus.eye(2, 3, device="gpu").cpu().numpy(), np.eye(2, 3, dtype=np.float32))
+    g = rumus.ones(4, device="gpu")
+    for like in [rumus.zeros_like(g), rumus.ones_like(g), rumus.full_like(g, 2.0), rumus.empty_like(g), rumus.rand_like(g), rumus.randn_like(g)]:
+        assert like.is_gpu
+    assert rumus.zeros_like(g, device="cpu").is_cpu
+    x = rumus.ones(2, device="gpu", requires_grad=True)
+    assert x.requires_grad and x.is_leaf and x.is_gpu
+
+
+def test_to_and_copy_forms():
+    c = rumus.arange(4, dtype=rumus.float32)
+    g = c.to("gpu")
+    assert g.to("gpu") is g and g.gpu() is g and c.cpu() is c
+    assert g.to("gpu", copy=True) is not g
+    h = c.to("gpu", rumus.int64)
+    assert h.is_gpu and h.dtype == rumus.int64
+    assert c.to(g).is_gpu
+    assert g.to(device="cpu", dtype=rumus.int32).dtype == rumus.int32
+    dst = rumus.zeros(4, device="gpu")
+    dst.copy_(c)
+    np.testing.assert_array_equal(dst.cpu().numpy(), [0, 1, 2, 3])
+    back = rumus.zeros(4)
+    back.copy_(g * 2)
+    np.testing.assert_array_equal(back.numpy(), [0, 2, 4, 6])
+
+
+def test_mixing_devices_raises_but_0d_cpu_tensors_act_as_numbers():
+    g = rumus.ones(3, device="gpu")
+    with pytest.raises(RuntimeError, match="same device"):
+        g + rumus.ones(3)
+    with pytest.raises(RuntimeError, match="same device"):
+        rumus.ones(3) * g
+    with pytest.raises(RuntimeError, match="same device"):
+        rumus.where(rumus.ones(3, dtype=rumus.bool), g, rumus.zeros(3))
+    r = g * rumus.tensor(3.0)
+    assert r.is_gpu and r.tolist() == [3.0, 3.0, 3.0]
+
+
+def test_ops_without_gpu_kernel_raise_not_implemented():
+    g = rumus.ones(3, 3, device="gpu")
+    with pytest.raises(NotImplementedError, match="gpu"):
+        g.nonzero()
+
+
+def test_autograd_across_devices():
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((3, 4)).astype(np.float32)
+    x = rumus.tensor(a, requires_grad=True)
+    y = (x.to("gpu").exp() * 2 + x.gpu().sin()).cpu()
+    y.backward(rumus.ones_like(y))
+    assert x.grad.is_cpu
+    assert_close(x.grad, 2 * np.exp(a) + np.cos(a), rtol=1e-5, atol=1e-6)
+    xg = rumus.tensor(a, device="gpu", requires_grad=True)
+    z = xg.tanh() * xg
+    z.backward(rumus.ones_like(z))
+    assert xg.grad.is_gpu
+    t = np.tanh(a)
+    assert_close(xg.grad, t + a * (1 - t * t), rtol=1e-5, atol=1e-6)
+
+
+def test_memory_pool_reuses_buffers():
+    rumus.gpu.synchronize()
+    gc.collect()
+    base = rumus.gpu.memory_allocated()
+    t = rumus.zeros(1000, 1000, device="gpu")
+    assert rumus.gpu.memory_allocated() >= base + 4_000_000
+    assert rumus.gpu.max_memory_allocated() >= rumus.gpu.memory_allocated()
+    del t
+    assert rumus.gpu.memory_allocated() == base
+    assert rumus.gpu.memory_reserved() >= 4_000_000
+    u = rumus.ones(1000, 1000, device="gpu") * 2
+    del u
+    reserved = rumus.gpu.memory_reserved()
+    for _ in range(20):
+        u = rumus.ones(1000, 1000, device="gpu") * 2
+        del u
+    assert rumus.gpu.memory_reserved() == reserved
+    rumus.gpu.empty_cache()
+    assert rumus.gpu.memory_reserved() < reserved
+    rumus.gpu.reset_peak_memory_stats()
+    assert rumus.gpu.max_memory_allocated() == rumus.gpu.memory_allocated()
+
+
+def test_transfer_stats_count_only_real_transfers():
+    g = rumus.ones(256, device="gpu")
+    rumus.gpu.synchronize()
+    rumus.gpu.reset_transfer_stats()
+    h = (g * 3 + 1).exp().sigmoid()
+    rumus.gpu.synchronize()
+    s = rumus.gpu.transfer_stats()
+    assert s["to_host_bytes"] == 0 and s["to_host_copies"] == 0 and s["to_device_bytes"] == 0
+    h.cpu()
+    s = rumus.gpu.transfer_stats()
+    assert s["to_host_bytes"] == 256 * 4 and s["to_host_copies"] == 1
+    rumus.tensor(np.zeros(10, np.float32)).to("gpu")
+    assert rumus.gpu.transfer_stats()["to_device_bytes"] == 40
+
+
+def test_huge_allocation_is_an_error_not_a_crash():
+    with pytest.raises(RuntimeError, match="GPU out of memory"):
+        rumus.empty(1 << 40, device="gpu")
+
+
+def test_many_dispatches_flush_in_batches():
+    x = rumus.zeros(64, device="gpu")
+    for _ in range(1000):
+        x = x + 1
+    assert x.tolist() == [1000.0] * 64
