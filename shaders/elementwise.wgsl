@@ -63,24 +63,28 @@ fn erf_(x: f32) -> f32 {
         + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))));
     return select(1.0 - r, r - 1.0, x < 0.0);
 }
-// log1p and expm1 accurate near 0 (Goldberg's correction of the rounding of 1 + x).
+// log1p, expm1 and tanh accurate near 0: series there, since drivers' exp
+// and log are only accurate in absolute terms around 0 and 1.
 fn log1p_(x: f32) -> f32 {
-    let u = 1.0 + x;
-    if (u == 1.0) { return x; }
-    if (is_inf(u)) { return log(u); }
-    return log(u) * x / (u - 1.0);
+    if (abs(x) < 0.35) {
+        // 2 atanh(s), s = x / (2 + x): odd series in s (|s| < 0.22).
+        let s = x / (2.0 + x);
+        let s2 = s * s;
+        return 2.0 * s * (1.0 + s2 * (1.0 / 3.0 + s2 * (0.2 + s2 * (1.0 / 7.0 + s2 * (1.0 / 9.0 + s2 * (1.0 / 11.0))))));
+    }
+    return log(1.0 + x);
 }
 fn expm1_(x: f32) -> f32 {
-    let u = exp(x);
-    if (u == 1.0) { return x; }
-    let um1 = u - 1.0;
-    if (um1 == -1.0) { return -1.0; }
-    if (is_inf(u)) { return u; }
-    return um1 * x / log(u);
+    if (abs(x) < 0.35) {
+        return x * (1.0 + x * (0.5 + x * (1.0 / 6.0 + x * (1.0 / 24.0 + x * (1.0 / 120.0 + x * (1.0 / 720.0 + x * (1.0 / 5040.0 + x * (1.0 / 40320.0))))))));
+    }
+    return exp(x) - 1.0;
 }
-// tanh without inf/inf for large |x|.
 fn tanh_(x: f32) -> f32 {
-    return tanh(clamp(x, -20.0, 20.0));
+    if (is_nan(x)) { return x; }
+    if (abs(x) > 9.0) { return sign(x); }
+    let e = expm1_(2.0 * x);
+    return e / (e + 2.0);
 }
 fn sigmoid(x: f32) -> f32 {
     return 1.0 / (1.0 + exp(-x));
@@ -119,8 +123,9 @@ fn unary_op(op: u32, x: f32, s0: f32, s1: f32) -> f32 {
         case 19u: { return sin(x); }
         case 20u: { return cos(x); }
         case 21u: { return tan(x); }
-        case 22u: { return asin(x); }
-        case 23u: { return acos(x); }
+        // Through atan2: some drivers' asin/acos are off by 1e-4.
+        case 22u: { return atan2(x, sqrt(max(1.0 - x * x, 0.0))) + select(0.0, nan(), abs(x) > 1.0); }
+        case 23u: { return atan2(sqrt(max(1.0 - x * x, 0.0)), x) + select(0.0, nan(), abs(x) > 1.0); }
         case 24u: { return atan(x); }
         case 25u: { return sinh(x); }
         case 26u: { return cosh(x); }
@@ -139,7 +144,8 @@ fn unary_op(op: u32, x: f32, s0: f32, s1: f32) -> f32 {
 }
 
 fn pow_(x: f32, y: f32) -> f32 {
-    if (y == 0.0) { return 1.0; }
+    if (y == 0.0 || x == 1.0) { return 1.0; }
+    if (x == -1.0 && is_inf(y)) { return 1.0; }
     if (is_nan(x) || is_nan(y)) { return nan(); }
     if (y == 1.0) { return x; }
     if (y == 2.0) { return x * x; }
@@ -178,19 +184,24 @@ fn binary_op(op: u32, a: f32, b: f32, alpha: f32) -> f32 {
     }
 }
 
-// Comparison / logical op codes, on values already in f32 (or exact ints).
+// Comparison / logical op codes. NaN is tested explicitly: WGSL lets
+// implementations assume there are none.
 fn compare_f(op: u32, a: f32, b: f32) -> bool {
+    let nan_in = is_nan(a) || is_nan(b);
     switch op {
-        case 0u: { return a == b; }
-        case 1u: { return a != b; }
-        case 2u: { return a < b; }
-        case 3u: { return a <= b; }
-        case 4u: { return a > b; }
-        case 5u: { return a >= b; }
-        case 6u: { return a != 0.0 && b != 0.0; }
-        case 7u: { return a != 0.0 || b != 0.0; }
-        default: { return (a != 0.0) != (b != 0.0); }
+        case 0u: { return !nan_in && a == b; }
+        case 1u: { return nan_in || a != b; }
+        case 2u: { return !nan_in && a < b; }
+        case 3u: { return !nan_in && a <= b; }
+        case 4u: { return !nan_in && a > b; }
+        case 5u: { return !nan_in && a >= b; }
+        case 6u: { return truthy(a) && truthy(b); }
+        case 7u: { return truthy(a) || truthy(b); }
+        default: { return truthy(a) != truthy(b); }
     }
+}
+fn truthy(x: f32) -> bool {
+    return x != 0.0 || is_nan(x);
 }
 fn compare_i(op: u32, a: i32, b: i32) -> bool {
     switch op {
@@ -260,7 +271,7 @@ fn classify(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
         case 0u: { r = is_nan(x); }
         case 1u: { r = is_inf(x); }
         case 2u: { r = !is_nan(x) && !is_inf(x); }
-        default: { r = x == 0.0; }
+        default: { r = !truthy(x); }
     }
     bo[off.x] = u32(r);
 }
@@ -374,7 +385,7 @@ fn copy(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
         if (to == 0u) {
             r = bitcast<u32>(select(f32(w), f32(bitcast<i32>(w)), src == 1u));
         } else if (to == 2u) {
-            r = u32(select(w != 0u, bitcast<f32>(w) != 0.0 || is_nan(bitcast<f32>(w)), src == 0u));
+            r = u32(select(w != 0u, truthy(bitcast<f32>(w)), src == 0u));
         } else {
             var v = select(bitcast<i32>(w), i32(trunc(bitcast<f32>(w))), src == 0u);
             r = select(bitcast<u32>(v), bitcast<u32>(v) & 255u, to == 3u);

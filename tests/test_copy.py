@@ -28,10 +28,49 @@ SRC_VALUES = {
 }
 
 
-def _src(src, dst):
+NOT_ON_GPU = ("float64", "float16", "bfloat16")
+
+
+def skip_on_gpu(device, *dtypes):
+    """Skips the GPU run of a test that needs a dtype the GPU lacks by design."""
+    if device == "gpu":
+        for d in dtypes:
+            if d in NOT_ON_GPU:
+                pytest.skip(f"{d} is not supported on the GPU (by design)")
+
+
+def wide(device):
+    """float64 on the CPU, float32 on the GPU (which has no float64): for tests
+    that use float64 values but are not about float64."""
+    return "float64" if device == "cpu" else "float32"
+
+
+
+
+
+def assert_same_data(a, b, device, probe=-42.0):
+    """``a`` and ``b`` are the same memory: equal data_ptr() on the CPU. On the
+    GPU data_ptr() raises NotImplementedError, so write through ``a`` and read
+    ``b`` instead (this overwrites their values)."""
+    if device == "cpu":
+        assert a.data_ptr() == b.data_ptr()
+    else:
+        a.fill_(probe)
+        assert (to_np(b) == probe).all(), "the two tensors do not share memory"
+
+
+def fits_32_bits(a):
+    return a[(a >= -(2 ** 31)) & (a < 2 ** 31)]
+
+
+def _src(src, dst, device="cpu"):
     vals = SRC_VALUES[src]
     if src in ("float32", "float64", "float16", "bfloat16") and dst == "uint8":
         vals = np.abs(vals)  # negative float -> uint8 is undefined behaviour in C and torch
+    if device == "gpu" and src == "int64":
+        # int64 is held as 32 bits on the GPU (by design): 2**31 - 1, the largest
+        # value it holds, stands in for 2**33 + 7
+        vals = np.where(vals == 2 ** 33 + 7, 2 ** 31 - 1, vals)
     return vals
 
 
@@ -44,9 +83,10 @@ def _expected(vals, src, dst):
 
 @pytest.mark.parametrize("dst", ALL_DTYPES)
 @pytest.mark.parametrize("src", ALL_DTYPES)
-def test_cast_matrix(src, dst):
-    vals = _src(src, dst)
-    t = tensor(vals, src)
+def test_cast_matrix(src, dst, device):
+    skip_on_gpu(device, src, dst)
+    vals = _src(src, dst, device)
+    t = tensor(vals, src, device)
     assert t.dtype == rdt(src)
     with np.errstate(all="ignore"):
         exp = _expected(vals, src, dst)
@@ -57,7 +97,8 @@ def test_cast_matrix(src, dst):
 
 
 @pytest.mark.parametrize("src", ["float32", "float64", "float16", "int64", "int32", "uint8", "bool"])
-def test_to_bfloat16_rounds_to_nearest_even(src):
+def test_to_bfloat16_rounds_to_nearest_even(src, device):
+    skip_on_gpu(device, "bfloat16")
     vals = _src(src, "bfloat16")
     with np.errstate(all="ignore"):
         exp = bf16_round(vals.astype(np.float32))
@@ -65,7 +106,8 @@ def test_to_bfloat16_rounds_to_nearest_even(src):
     np.testing.assert_array_equal(to_np(got), exp)
 
 
-def test_bfloat16_round_trip_loose(rng):
+def test_bfloat16_round_trip_loose(device, rng):
+    skip_on_gpu(device, "bfloat16")
     a = make((5, 7), "float32", rng, -100, 100)
     back = tensor(a).bfloat16().float()
     assert back.dtype == rumus.float32
@@ -75,36 +117,42 @@ def test_bfloat16_round_trip_loose(rng):
     np.testing.assert_array_equal(to_np(tensor(ties).bfloat16().float()), bf16_round(ties))
 
 
-def test_bfloat16_numpy_raises():
+def test_bfloat16_numpy_raises(device):
+    skip_on_gpu(device, "bfloat16")
     with pytest.raises(TypeError):
         rumus.ones(2).bfloat16().numpy()
 
 
-def test_float_to_int_truncates_toward_zero():
+def test_float_to_int_truncates_toward_zero(device):
     a = np.array([-3.99, -2.5, -1.01, -0.99, -0.0, 0.5, 1.99, 2.5, 1e6 + 0.7], np.float64)
     for dst in ("int64", "int32"):
-        assert_close(tensor(a).to(rdt(dst)), a.astype(dst))
-        assert_close(tensor(a.astype(np.float32)).to(rdt(dst)), a.astype(np.float32).astype(dst))
-    assert_close(tensor(np.abs(a[:-1])).byte(), np.abs(a[:-1]).astype(np.uint8))
+        if device == "cpu":  # float64 is not on the GPU (by design)
+            assert_close(tensor(a).to(rdt(dst)), a.astype(dst))
+        assert_close(tensor(a.astype(np.float32), device=device).to(rdt(dst)), a.astype(np.float32).astype(dst))
+    b = np.abs(a[:-1]).astype(wide(device))
+    assert_close(tensor(b, device=device).byte(), b.astype(np.uint8))
 
 
-def test_to_bool_is_nonzero():
+def test_to_bool_is_nonzero(device):
     a = np.array([0.0, -0.0, 1e-30, -2.0, np.nan, np.inf], np.float32)
-    assert_close(tensor(a).bool(), a.astype(bool))
-    assert_close(tensor(a.astype(np.float64)).to(rumus.bool), a.astype(bool))
+    assert_close(tensor(a, device=device).bool(), a.astype(bool))
+    if device == "cpu":  # float64 is not on the GPU (by design)
+        assert_close(tensor(a.astype(np.float64)).to(rumus.bool), a.astype(bool))
     i = np.array([0, 5, -3, 256], np.int64)
-    assert_close(tensor(i).bool(), i != 0)
+    assert_close(tensor(i, device=device).bool(), i != 0)
     u = np.array([0, 255, 1], np.uint8)
-    assert_close(tensor(u).bool(), u != 0)
+    assert_close(tensor(u, device=device).bool(), u != 0)
 
 
-def test_int_wraparound_casts():
+def test_int_wraparound_casts(device):
     i64 = np.array([2 ** 33 + 7, -1, 300, -(2 ** 40) - 3, 2 ** 31], np.int64)
-    assert_close(tensor(i64).int(), i64.astype(np.int32))
-    assert_close(tensor(i64).byte(), i64.astype(np.uint8))
+    if device == "gpu":  # int64 values beyond 32 bits are not on the GPU (by design)
+        i64 = np.concatenate([fits_32_bits(i64), np.array([2 ** 31 - 1, -(2 ** 31), 65535], np.int64)])
+    assert_close(tensor(i64, device=device).int(), i64.astype(np.int32))
+    assert_close(tensor(i64, device=device).byte(), i64.astype(np.uint8))
     i32 = np.array([-1, 300, -129, 2 ** 31 - 1], np.int32)
-    assert_close(tensor(i32).byte(), i32.astype(np.uint8))
-    assert_close(tensor(i32).long(), i32.astype(np.int64))
+    assert_close(tensor(i32, device=device).byte(), i32.astype(np.uint8))
+    assert_close(tensor(i32, device=device).long(), i32.astype(np.int64))
 
 
 SHORTHANDS = [
@@ -114,59 +162,74 @@ SHORTHANDS = [
 
 
 @pytest.mark.parametrize("method,dst", SHORTHANDS, ids=[m for m, _ in SHORTHANDS])
-def test_cast_shorthands(method, dst, rng):
+def test_cast_shorthands(method, dst, device, rng):
+    skip_on_gpu(device, dst)
     for src in ("float64", "int32", "bool"):
         vals = _src(src, dst)
-        r = getattr(tensor(vals), method)()
+        if device == "gpu" and src == "float64":
+            vals = vals.astype(np.float32)  # float64 is not on the GPU (by design)
+        r = getattr(tensor(vals, device=device), method)()
         with np.errstate(all="ignore"):
             assert_close(r, _expected(vals, src, dst), dtype=dst)
 
 
-def test_to_forms(rng):
+def test_to_forms(device, rng):
     a = make((2, 3), "float32", rng)
-    t = tensor(a)
-    assert_close(t.to(rumus.float64), a.astype(np.float64))
+    t = tensor(a, device=device)
+    if device == "cpu":  # float64 / float16 are not on the GPU (by design)
+        assert_close(t.to(rumus.float64), a.astype(np.float64))
     assert_close(t.to(dtype=rumus.int64), a.astype(np.int64))
     assert_close(t.to("cpu"), a)
-    assert_close(t.to(dtype=rumus.double), a.astype(np.float64))
-    assert t.to(rumus.half).dtype == rumus.float16
+    assert t.to("cpu").is_cpu
+    assert_close(t.to(device), a)
+    if device == "cpu":
+        assert_close(t.to(dtype=rumus.double), a.astype(np.float64))
+        assert t.to(rumus.half).dtype == rumus.float16
     assert t.to(rumus.long).dtype == rumus.int64
     assert t.to(rumus.int).dtype == rumus.int32
     assert t.to(rumus.float).dtype == rumus.float32
-    i = tensor(make((4,), "int32", rng))
+    for dt in (rumus.long, rumus.int, rumus.float, rumus.uint8, rumus.bool):
+        assert t.to(dt).device == t.device
+    i = tensor(make((4,), "int32", rng), device=device)
     assert_close(t.type_as(i), a.astype(np.int32))
     assert_close(i.type_as(t), to_np(i).astype(np.float32))
 
 
-def test_to_same_dtype_aliases(rng):
+def test_to_same_dtype_aliases(device, rng):
     # torch returns self when nothing changes
-    t = tensor(make((3,), "float32", rng))
+    t = tensor(make((3,), "float32", rng), device=device)
     r = t.to(rumus.float32)
-    assert r.data_ptr() == t.data_ptr()
-    assert t.float().data_ptr() == t.data_ptr()
-    assert t.to("cpu").data_ptr() == t.data_ptr()
+    assert_same_data(r, t, device, 1.0)
+    assert_same_data(t.float(), t, device, 2.0)
+    assert_same_data(t.to(device), t, device, 3.0)
 
 
-def test_cast_is_a_copy(rng):
+def test_cast_is_a_copy(device, rng):
     a = make((4,), "float32", rng)
-    t = tensor(a)
-    d = t.double()
+    t = tensor(a, device=device)
+    d = t.double() if device == "cpu" else t.int()  # float64 is not on the GPU (by design)
     d.fill_(0.0)
     np.testing.assert_array_equal(to_np(t), a)
 
 
 @pytest.mark.parametrize("dst", ["float64", "int32", "float16", "bfloat16", "bool"])
-def test_cast_noncontig_0d_empty(dst, rng):
+def test_cast_noncontig_0d(dst, device, rng):
+    skip_on_gpu(device, dst)
     a = make((4, 3), "float32", rng, 0, 50)
-    for kind, t, vals in noncontig(a):
+    for kind, t, vals in noncontig(a, device=device):
         with np.errstate(all="ignore"):
             assert_close(t.to(rdt(dst)), _expected(vals, "float32", dst), dtype=dst)
     z = np.asarray(np.float32(7.25))
-    r = tensor(z).to(rdt(dst))
+    r = tensor(z, device=device).to(rdt(dst))
     assert r.shape == ()
     assert_close(r, _expected(z, "float32", dst), dtype=dst)
+
+
+@pytest.mark.parametrize("dst", ["float64", "int32", "float16", "bfloat16", "bool"])
+def test_cast_empty(dst, device):
+    skip_on_gpu(device, dst)
     e = np.zeros((0, 3), np.float32)
-    assert_close(tensor(e).to(rdt(dst)), _expected(e, "float32", dst), dtype=dst)
+    assert_close(tensor(e, device=device).to(rdt(dst)), _expected(e, "float32", dst), dtype=dst)
 
 
 # --------------------------------------------------------------------------
@@ -182,10 +245,10 @@ def _c_strides(shape):
     return tuple(reversed(out))
 
 
-def _views(rng):
-    a = make((4, 6), "float64", rng)
-    b = make((2, 3, 4), "float64", rng)
-    t, u = tensor(a), tensor(b)
+def _views(rng, device="cpu"):
+    a = make((4, 6), wide(device), rng)
+    b = make((2, 3, 4), wide(device), rng)
+    t, u = tensor(a, device=device), tensor(b, device=device)
     return [
         ("T", t.T, a.T),
         ("transpose", t.transpose(0, 1), a.T),
@@ -199,8 +262,8 @@ def _views(rng):
     ]
 
 
-def test_contiguous_of_views(rng):
-    for name, v, exp in _views(rng):
+def test_contiguous_of_views(device, rng):
+    for name, v, exp in _views(rng, device):
         assert not v.is_contiguous(), name
         c = v.contiguous()
         assert c.is_contiguous(), name
@@ -213,24 +276,26 @@ def test_contiguous_of_views(rng):
         np.testing.assert_array_equal(to_np(v), before)
 
 
-def test_contiguous_of_contiguous_is_self(rng):
-    t = tensor(make((3, 4), "float32", rng))
+def test_contiguous_of_contiguous_is_self(device, rng):
+    t = tensor(make((3, 4), "float32", rng), device=device)
     assert t.is_contiguous()
-    assert t.contiguous().data_ptr() == t.data_ptr()
-    e = rumus.zeros(0, 3)
+    e = rumus.zeros(0, 3, device=device)
     assert e.contiguous().shape == (0, 3)
-    z = rumus.tensor(1.5)
+    z = rumus.tensor(1.5, device=device)
     assert z.is_contiguous() and z.contiguous().item() == 1.5
+    assert_same_data(t.contiguous(), t, device)
 
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES)
-def test_clone_is_a_copy(dtype, rng):
+def test_clone_is_a_copy(dtype, device, rng):
+    skip_on_gpu(device, dtype)
     a = make((3, 4), dtype, rng)
-    t = tensor(a, dtype)
+    t = tensor(a, dtype, device)
     exp = to_np(t)
     c = t.clone()
     assert c.dtype == t.dtype
-    assert c.data_ptr() != t.data_ptr()
+    if device == "cpu":  # data_ptr() raises NotImplementedError on the GPU; the fill_ below checks it
+        assert c.data_ptr() != t.data_ptr()
     assert_close(c, exp, dtype=dtype)
     c.fill_(1)
     np.testing.assert_array_equal(to_np(t), exp)  # source untouched
@@ -238,15 +303,15 @@ def test_clone_is_a_copy(dtype, rng):
     assert_close(c, np.ones_like(exp), dtype=dtype)  # clone untouched
 
 
-def test_clone_of_views(rng):
-    for name, v, exp in _views(rng):
+def test_clone_of_views(device, rng):
+    for name, v, exp in _views(rng, device):
         c = v.clone()
         assert_close(c, np.ascontiguousarray(exp))
         c.add_(1.0)
         assert_close(v, np.ascontiguousarray(exp))
-    z = rumus.tensor(2.5)
+    z = rumus.tensor(2.5, device=device)
     assert z.clone().shape == () and z.clone().item() == 2.5
-    assert rumus.zeros(0, 3).clone().shape == (0, 3)
+    assert rumus.zeros(0, 3, device=device).clone().shape == (0, 3)
 
 
 # --------------------------------------------------------------------------
@@ -254,85 +319,96 @@ def test_clone_of_views(rng):
 # --------------------------------------------------------------------------
 
 
-def test_copy_same_shape_and_returns_self(rng):
+def test_copy_same_shape_and_returns_self(device, rng):
     a = make((3, 4), "float32", rng)
-    dst = rumus.zeros(3, 4)
+    dst = rumus.zeros(3, 4, device=device)
     v0 = dst._version
-    r = dst.copy_(tensor(a))
+    r = dst.copy_(tensor(a, device=device))
     assert dst._version > v0
-    assert r.data_ptr() == dst.data_ptr()
     assert_close(dst, a)
+    assert_same_data(r, dst, device)
 
 
-def test_copy_broadcast(rng):
-    row = make((4,), "float64", rng)
-    dst = rumus.zeros(3, 4, dtype=rumus.float64)
-    dst.copy_(tensor(row))
+def test_copy_broadcast(device, rng):
+    fd = wide(device)
+    row = make((4,), fd, rng)
+    dst = rumus.zeros(3, 4, dtype=rdt(fd), device=device)
+    dst.copy_(tensor(row, device=device))
     assert_close(dst, np.broadcast_to(row, (3, 4)).copy())
-    col = make((3, 1), "float64", rng)
-    dst.copy_(tensor(col))
+    col = make((3, 1), fd, rng)
+    dst.copy_(tensor(col, device=device))
     assert_close(dst, np.broadcast_to(col, (3, 4)).copy())
-    dst.copy_(rumus.tensor(2.5, dtype=rumus.float64))
-    assert_close(dst, np.full((3, 4), 2.5))
+    dst.copy_(rumus.tensor(2.5, dtype=rdt(fd), device=device))
+    assert_close(dst, np.full((3, 4), 2.5, fd))
 
 
 @pytest.mark.parametrize("dst_dtype", ALL_DTYPES)
 @pytest.mark.parametrize("src_dtype", ["float64", "float32", "int64", "bool"])
-def test_copy_with_cast(src_dtype, dst_dtype):
-    vals = _src(src_dtype, dst_dtype).reshape(1, -1)
-    dst = rumus.zeros(2, vals.shape[1], dtype=rdt(dst_dtype))
-    dst.copy_(tensor(vals))  # broadcast (1, n) -> (2, n) and cast
+def test_copy_with_cast(src_dtype, dst_dtype, device):
+    skip_on_gpu(device, src_dtype, dst_dtype)
+    vals = _src(src_dtype, dst_dtype, device).reshape(1, -1)
+    dst = rumus.zeros(2, vals.shape[1], dtype=rdt(dst_dtype), device=device)
+    dst.copy_(tensor(vals, device=device))  # broadcast (1, n) -> (2, n) and cast
     with np.errstate(all="ignore"):
         exp = np.broadcast_to(_expected(vals, src_dtype, dst_dtype), dst.shape).copy()
     assert_close(dst, exp, dtype=dst_dtype)
 
 
-def test_copy_into_views_writes_base(rng):
+def test_copy_into_views_writes_base(device, rng):
     a = make((4, 6), "float32", rng)
-    base = tensor(a)
+    base = tensor(a, device=device)
     v0 = base._version
-    src = make((6, 2), "float64", rng)
-    base[::2].T.copy_(tensor(src))  # view of shape (6, 2), cast float64 -> float32
+    # cast float64 -> float32 (int32 -> float32 on the GPU, which has no float64)
+    src = make((6, 2), "float64" if device == "cpu" else "int32", rng)
+    base[::2].T.copy_(tensor(src, device=device))  # view of shape (6, 2)
     exp = a.copy()
     exp[::2] = src.T.astype(np.float32)
     assert_close(base, exp)
     assert base._version > v0
-    base[:, 3].copy_(rumus.tensor(-1.0))
+    base[:, 3].copy_(rumus.tensor(-1.0, device=device))
     exp[:, 3] = -1
     assert_close(base, exp)
 
 
-def test_copy_from_noncontig_source(rng):
-    a = make((3, 5), "float64", rng)
-    for kind, t, vals in noncontig(a):
-        dst = rumus.empty(3, 5, dtype=rumus.float32)
+def test_copy_from_noncontig_source(device, rng):
+    # a float64 source is cast; the GPU has no float64 (by design): int32 there
+    a = make((3, 5), "float64", rng) if device == "cpu" else make((3, 5), "int32", rng, -100, 100)
+    for kind, t, vals in noncontig(a, device=device):
+        dst = rumus.empty(3, 5, dtype=rumus.float32, device=device)
         dst.copy_(t)
         assert_close(dst, vals.astype(np.float32))
 
 
-def test_copy_bad_shape_raises():
+def test_copy_bad_shape_raises(device):
+    def z(*shape):
+        return rumus.zeros(*shape, device=device)
+
+    def o(*shape):
+        return rumus.ones(*shape, device=device)
+
     with pytest.raises(RuntimeError):
-        rumus.zeros(2, 3).copy_(rumus.ones(4, 3))
+        z(2, 3).copy_(o(4, 3))
     with pytest.raises(RuntimeError):
-        rumus.zeros(2, 3).copy_(rumus.ones(2, 2))
+        z(2, 3).copy_(o(2, 2))
     with pytest.raises(RuntimeError):
-        rumus.zeros(3).copy_(rumus.ones(2, 3))
+        z(3).copy_(o(2, 3))
 
 
-def test_copy_0d_and_empty():
-    z = rumus.tensor(0.0)
-    z.copy_(rumus.tensor(3))
+def test_copy_0d_and_empty(device):
+    z = rumus.tensor(0.0, device=device)
+    z.copy_(rumus.tensor(3, device=device))
     assert z.dtype == rumus.float32 and z.item() == 3.0
-    e = rumus.zeros(0, 3)
-    e.copy_(rumus.ones(3))
+    e = rumus.zeros(0, 3, device=device)
+    e.copy_(rumus.ones(3, device=device))
     assert e.shape == (0, 3)
 
 
-def test_casts_with_torch(rng):
+def test_casts_with_torch(device, rng):
     torch = pytest.importorskip("torch")
     a = np.array(FLOAT_VALS, np.float32)
     tt = torch.from_numpy(a)
-    np.testing.assert_array_equal(to_np(tensor(a).to(rumus.bfloat16).float()),
-                                  tt.to(torch.bfloat16).float().numpy())
-    np.testing.assert_array_equal(to_np(tensor(a).to(rumus.float16)), tt.to(torch.float16).numpy())
-    np.testing.assert_array_equal(to_np(tensor(a).to(rumus.int32)), tt.to(torch.int32).numpy())
+    if device == "cpu":  # bfloat16 / float16 are not on the GPU (by design)
+        np.testing.assert_array_equal(to_np(tensor(a).to(rumus.bfloat16).float()),
+                                      tt.to(torch.bfloat16).float().numpy())
+        np.testing.assert_array_equal(to_np(tensor(a).to(rumus.float16)), tt.to(torch.float16).numpy())
+    np.testing.assert_array_equal(to_np(tensor(a, device=device).to(rumus.int32)), tt.to(torch.int32).numpy())

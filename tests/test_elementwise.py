@@ -15,6 +15,46 @@ def SQ():
 
 
 # --------------------------------------------------------------------------
+# devices: every test runs on the CPU and on the GPU (``device`` fixture)
+# --------------------------------------------------------------------------
+
+NOT_ON_GPU = ("float64", "float16", "bfloat16")
+
+
+def skip_on_gpu(device, *dtypes):
+    """Skips the GPU run of a test that needs a dtype the GPU lacks by design."""
+    if device == "gpu":
+        for d in dtypes:
+            if d in NOT_ON_GPU:
+                pytest.skip(f"{d} is not supported on the GPU (by design)")
+
+
+def on_device(dtypes, device):
+    """The dtypes of ``dtypes`` that ``device`` holds."""
+    return [d for d in dtypes if device == "cpu" or d not in NOT_ON_GPU]
+
+
+def wide(device):
+    """float64 on the CPU, float32 on the GPU (which has no float64): for tests
+    that use float64 operands but are not about float64."""
+    return "float64" if device == "cpu" else "float32"
+
+
+
+
+
+def assert_same_data(a, b, device):
+    """``a`` and ``b`` are the same memory: equal data_ptr() on the CPU. On the
+    GPU data_ptr() raises NotImplementedError, so write through ``a`` and read
+    ``b`` instead (this overwrites their values)."""
+    if device == "cpu":
+        assert a.data_ptr() == b.data_ptr()
+    else:
+        a.fill_(-42.0)
+        assert (to_np(b) == -42).all(), "the two tensors do not share memory"
+
+
+# --------------------------------------------------------------------------
 # reference implementations (float64 in, float64 out)
 # --------------------------------------------------------------------------
 
@@ -121,9 +161,10 @@ def _ref(fn, a, out_dtype):
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("name,fn,dom,idom", FLOAT_UNARY, ids=[r[0] for r in FLOAT_UNARY])
-def test_float_unary(name, fn, dom, idom, dtype, rng):
+def test_float_unary(name, fn, dom, idom, dtype, device, rng):
+    skip_on_gpu(device, dtype)
     a = make((3, 5), dtype, rng, *dom)
-    t = tensor(a)
+    t = tensor(a, device=device)
     exp = _ref(fn, a, dtype)
     assert_close(getattr(rumus, name)(t), exp)
     assert_close(getattr(t, name)(), exp)
@@ -132,123 +173,157 @@ def test_float_unary(name, fn, dom, idom, dtype, rng):
 
 @pytest.mark.parametrize("dtype", ["int64", "int32"])
 @pytest.mark.parametrize("name,fn,dom,idom", FLOAT_UNARY, ids=[r[0] for r in FLOAT_UNARY])
-def test_float_unary_int_promotes_to_float32(name, fn, dom, idom, dtype, rng):
+def test_float_unary_int_promotes_to_float32(name, fn, dom, idom, dtype, device, rng):
     a = make((2, 6), dtype, rng, *idom)
-    assert_close(getattr(rumus, name)(tensor(a)), _ref(fn, a, np.float32))
+    assert_close(getattr(rumus, name)(tensor(a, device=device)), _ref(fn, a, np.float32))
 
 
 @pytest.mark.parametrize("dtype", ["uint8", "bool"])
 @pytest.mark.parametrize("name,fn", [("exp", np.exp), ("sqrt", np.sqrt), ("sigmoid", _sigmoid), ("sin", np.sin)])
-def test_float_unary_uint8_bool_promote(name, fn, dtype, rng):
+def test_float_unary_uint8_bool_promote(name, fn, dtype, device, rng):
     a = make((7,), dtype, rng)
-    assert_close(getattr(rumus, name)(tensor(a)), _ref(fn, a, np.float32))
+    assert_close(getattr(rumus, name)(tensor(a, device=device)), _ref(fn, a, np.float32))
 
 
 @pytest.mark.parametrize("name,fn,dom,idom", FLOAT_UNARY, ids=[r[0] for r in FLOAT_UNARY])
-def test_float_unary_noncontig(name, fn, dom, idom, rng):
+def test_float_unary_noncontig(name, fn, dom, idom, device, rng):
     a = make((4, 3), "float32", rng, *dom)
-    for kind, t, vals in noncontig(a):
+    for kind, t, vals in noncontig(a, device=device):
         assert not t.is_contiguous(), kind
         assert_close(getattr(rumus, name)(t), _ref(fn, vals, np.float32))
 
 
 @pytest.mark.parametrize("name,fn,dom,idom", FLOAT_UNARY, ids=[r[0] for r in FLOAT_UNARY])
-def test_float_unary_0d_and_empty(name, fn, dom, idom, rng):
-    a0 = np.asarray(make((), "float64", rng, *dom))
-    r = getattr(rumus, name)(tensor(a0))
+def test_float_unary_0d(name, fn, dom, idom, device, rng):
+    fd = wide(device)
+    a0 = np.asarray(make((), fd, rng, *dom))
+    r = getattr(rumus, name)(tensor(a0, device=device))
     assert r.shape == ()
-    assert_close(r, _ref(fn, a0, np.float64))
+    assert_close(r, _ref(fn, a0, np.dtype(fd)))
+
+
+@pytest.mark.parametrize("name,fn,dom,idom", FLOAT_UNARY, ids=[r[0] for r in FLOAT_UNARY])
+def test_float_unary_empty(name, fn, dom, idom, device):
     e = np.zeros((0, 3), np.float32)
-    assert_close(getattr(rumus, name)(tensor(e)), e.copy())
+    assert_close(getattr(rumus, name)(tensor(e, device=device)), e.copy())
+
+
+# log1p / expm1 / tanh / sin / tan of tiny arguments: relative accuracy (no atol)
+SMALL_ARG = [("log1p", np.log1p), ("expm1", np.expm1), ("tanh", np.tanh), ("sin", np.sin), ("tan", np.tan)]
+
+
+@pytest.mark.parametrize("name,fn", SMALL_ARG, ids=[r[0] for r in SMALL_ARG])
+def test_float_unary_small_arguments(name, fn, device):
+    x = np.array([1e-30, 1e-8, 1e-5, 1e-4, 1e-3], np.float32)
+    a = np.concatenate([x, -x])
+    assert_close(getattr(rumus, name)(tensor(a, device=device)), _ref(fn, a, np.float32), rtol=1e-5, atol=0)
 
 
 @pytest.mark.parametrize("name,fn,dtypes", PRESERVING_UNARY, ids=[r[0] for r in PRESERVING_UNARY])
-def test_preserving_unary(name, fn, dtypes, rng):
+def test_preserving_unary(name, fn, dtypes, device, rng):
     for dtype in dtypes:
         a = make((3, 4), dtype, rng)
+        if dtype not in on_device(dtypes, device):
+            continue  # float64: not on the GPU (by design)
         exp = np.asarray(fn(a)).astype(a.dtype)
-        t = tensor(a)
+        t = tensor(a, device=device)
         assert_close(getattr(rumus, name)(t), exp)
         assert_close(getattr(t, name)(), exp)
 
 
 @pytest.mark.parametrize("name,fn,dtypes", PRESERVING_UNARY, ids=[r[0] for r in PRESERVING_UNARY])
-def test_preserving_unary_noncontig_0d_empty(name, fn, dtypes, rng):
-    a = make((3, 4), "float64", rng)
-    for kind, t, vals in noncontig(a):
+def test_preserving_unary_noncontig_0d(name, fn, dtypes, device, rng):
+    a = make((3, 4), wide(device), rng)
+    for kind, t, vals in noncontig(a, device=device):
         assert_close(getattr(rumus, name)(t), fn(vals))
     a0 = np.asarray(np.float32(-1.75))
-    assert_close(getattr(rumus, name)(tensor(a0)), np.asarray(fn(a0)).astype(np.float32))
+    assert_close(getattr(rumus, name)(tensor(a0, device=device)), np.asarray(fn(a0)).astype(np.float32))
+
+
+@pytest.mark.parametrize("name,fn,dtypes", PRESERVING_UNARY, ids=[r[0] for r in PRESERVING_UNARY])
+def test_preserving_unary_empty(name, fn, dtypes, device):
     e = np.zeros((0, 3), np.int64)
-    assert_close(getattr(rumus, name)(tensor(e)), e.copy())
+    assert_close(getattr(rumus, name)(tensor(e, device=device)), e.copy())
 
 
-def test_operator_neg_abs():
+def test_operator_neg_abs(device):
     a = make((2, 3), "float32", low=-2, high=2)
-    t = tensor(a)
+    t = tensor(a, device=device)
     assert_close(-t, -a)
     assert_close(abs(t), np.abs(a))
     ai = make((5,), "int64")
-    assert_close(-tensor(ai), -ai)
-    assert_close(abs(tensor(ai)), np.abs(ai))
+    assert_close(-tensor(ai, device=device), -ai)
+    assert_close(abs(tensor(ai, device=device)), np.abs(ai))
 
 
-def test_neg_bool_raises():
+def test_neg_bool_raises(device):
     with pytest.raises(RuntimeError):
-        -rumus.tensor([True, False])
+        -rumus.tensor([True, False], device=device)
 
 
-def test_round_half_to_even():
+def test_round_half_to_even(device):
     a = np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 3.5, 0.49999997, -0.51, 1e7 + 0.5], np.float64)
-    assert_close(rumus.round(tensor(a)), np.round(a))
+    if device == "cpu":  # float64 is not on the GPU (by design)
+        assert_close(rumus.round(tensor(a)), np.round(a))
     a32 = a.astype(np.float32)
-    assert_close(tensor(a32).round(), np.round(a32))
+    assert_close(tensor(a32, device=device).round(), np.round(a32))
 
 
-def test_sign_of_zero_and_nan():
+def test_sign_of_zero_and_nan(device):
     a = np.array([0.0, -0.0, 3.0, -2.0, np.nan], np.float32)
-    assert_close(rumus.sign(tensor(a)), np.sign(a))
+    assert_close(rumus.sign(tensor(a, device=device)), np.sign(a))
 
 
-def test_float_unary_special_values():
-    a = np.array([0.0, -1.0, np.inf, -np.inf, np.nan, 1e-30], np.float64)
-    t = tensor(a)
+SPECIAL_UNARY = [("exp", np.exp), ("log", np.log), ("sqrt", np.sqrt), ("sigmoid", _sigmoid),
+                 ("tanh", np.tanh), ("log1p", np.log1p), ("reciprocal", _reciprocal)]
+
+
+@pytest.mark.parametrize("name,fn", SPECIAL_UNARY, ids=[r[0] for r in SPECIAL_UNARY])
+def test_float_unary_special_values(name, fn, device):
+    fd = wide(device)
+    a = np.array([0.0, -1.0, np.inf, -np.inf, np.nan, 1e-30], fd)
+    t = tensor(a, device=device)
     with SQ():
-        for name, fn in [("exp", np.exp), ("log", np.log), ("sqrt", np.sqrt), ("sigmoid", _sigmoid),
-                         ("tanh", np.tanh), ("log1p", np.log1p), ("reciprocal", _reciprocal)]:
-            assert_close(getattr(rumus, name)(t), fn(a))
+        # float64 on the CPU: _ref(fn, a, float64) is fn(a)
+        assert_close(getattr(rumus, name)(t), _ref(fn, a, np.dtype(fd)))
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("name,kw,fn", ACTIVATIONS, ids=[f"{r[0]}-{r[1]}" for r in ACTIVATIONS])
-def test_activations(name, kw, fn, dtype, rng):
+def test_activations(name, kw, fn, dtype, device, rng):
+    skip_on_gpu(device, dtype)
     a = make((4, 5), dtype, rng, -5, 5)
     a[0, :3] = [0.0, 0.5, -0.5]
-    assert_close(getattr(rumus, name)(tensor(a), **kw), _ref(fn, a, dtype))
+    assert_close(getattr(rumus, name)(tensor(a, device=device), **kw), _ref(fn, a, dtype))
 
 
 @pytest.mark.parametrize("name,kw,fn", ACTIVATIONS, ids=[f"{r[0]}-{r[1]}" for r in ACTIVATIONS])
-def test_activations_noncontig_0d_empty(name, kw, fn, rng):
+def test_activations_noncontig_0d(name, kw, fn, device, rng):
     a = make((3, 4), "float32", rng, -4, 4)
-    for kind, t, vals in noncontig(a):
+    for kind, t, vals in noncontig(a, device=device):
         assert_close(getattr(rumus, name)(t, **kw), _ref(fn, vals, np.float32))
-    a0 = np.asarray(np.float64(-0.7))
-    assert_close(getattr(rumus, name)(tensor(a0), **kw), _ref(fn, a0, np.float64))
+    fd = np.dtype(wide(device))
+    a0 = np.asarray(fd.type(-0.7))
+    assert_close(getattr(rumus, name)(tensor(a0, device=device), **kw), _ref(fn, a0, fd))
+
+
+@pytest.mark.parametrize("name,kw,fn", ACTIVATIONS, ids=[f"{r[0]}-{r[1]}" for r in ACTIVATIONS])
+def test_activations_empty(name, kw, fn, device):
     e = np.zeros((2, 0), np.float32)
-    assert_close(getattr(rumus, name)(tensor(e), **kw), e.copy())
+    assert_close(getattr(rumus, name)(tensor(e, device=device), **kw), e.copy())
 
 
-def test_softplus_threshold_branches():
+def test_softplus_threshold_branches(device):
     # beta * x just above / below the threshold; large values stay linear (no overflow)
     a = np.array([19.9, 20.1, 25.0, 100.0, -100.0, 0.0], np.float32)
-    assert_close(rumus.softplus(tensor(a)), _ref(_softplus, a, np.float32))
-    assert_close(rumus.softplus(tensor(a), beta=2.0, threshold=10.0),
+    assert_close(rumus.softplus(tensor(a, device=device)), _ref(_softplus, a, np.float32))
+    assert_close(rumus.softplus(tensor(a, device=device), beta=2.0, threshold=10.0),
                  _ref(lambda x: _softplus(x, 2.0, 10.0), a, np.float32))
 
 
-def test_relu_method_matches_function(rng):
+def test_relu_method_matches_function(device, rng):
     a = make((6,), "float32", rng)
-    t = tensor(a)
+    t = tensor(a, device=device)
     assert_close(t.relu(), _relu(a))
     assert_close(t.sigmoid(), _ref(_sigmoid, a, np.float32))
 
@@ -259,7 +334,8 @@ HALF_UNARY = [("exp", np.exp), ("sqrt", np.sqrt), ("sigmoid", _sigmoid), ("tanh"
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 @pytest.mark.parametrize("name,fn", HALF_UNARY, ids=[r[0] for r in HALF_UNARY])
-def test_half_unary(name, fn, dtype, rng):
+def test_half_unary(name, fn, dtype, device, rng):
+    skip_on_gpu(device, dtype)
     a = make((3, 4), "float32", rng, 0 if name == "sqrt" else -2, 2)
     t = tensor(a, dtype)
     x = to_np(t).astype(np.float32)  # the values actually stored
@@ -347,11 +423,13 @@ def _operands(kind, dtype, rng, sa, sb):
 
 
 @pytest.mark.parametrize("name,dtypes,kind", BINARY, ids=BIN_IDS)
-def test_binary_values(name, dtypes, kind, rng):
+def test_binary_values(name, dtypes, kind, device, rng):
     for dtype in dtypes:
         a, b = _operands(kind, dtype, rng, (3, 4), (3, 4))
+        if dtype not in on_device(dtypes, device):
+            continue  # float64: not on the GPU (by design)
         exp = _ref_bin(name)(a, b)
-        ta, tb = tensor(a), tensor(b)
+        ta, tb = tensor(a, device=device), tensor(b, device=device)
         assert_close(getattr(rumus, name)(ta, tb), exp)
         assert_close(getattr(ta, name)(tb), exp)
         if name in BIN_OPERATOR:
@@ -359,48 +437,59 @@ def test_binary_values(name, dtypes, kind, rng):
 
 
 @pytest.mark.parametrize("name,dtypes,kind", BINARY, ids=BIN_IDS)
-def test_binary_broadcast(name, dtypes, kind, rng):
+def test_binary_broadcast(name, dtypes, kind, device, rng):
     for dtype in ("float32", "int64"):
         a, b = _operands(kind, dtype, rng, (3, 1, 4), (2, 4))
         exp = _ref_bin(name)(*np.broadcast_arrays(a, b))
         assert exp.shape == (3, 2, 4)
-        assert_close(getattr(rumus, name)(tensor(a), tensor(b)), exp)
+        assert_close(getattr(rumus, name)(tensor(a, device=device), tensor(b, device=device)), exp)
         if kind == "pow" and dtype == "int64":
             continue  # a holds negative ints: int ** negative int is an error
         # and the other way round
         exp2 = _ref_bin(name)(*np.broadcast_arrays(b, a))
-        assert_close(getattr(rumus, name)(tensor(b), tensor(a)), exp2)
+        assert_close(getattr(rumus, name)(tensor(b, device=device), tensor(a, device=device)), exp2)
 
 
 @pytest.mark.parametrize("name,dtypes,kind", BINARY, ids=BIN_IDS)
-def test_binary_noncontig(name, dtypes, kind, rng):
-    a, b = _operands(kind, "float64", rng, (4, 3), (4, 3))
-    va, vb = noncontig(a), noncontig(b)
+def test_binary_noncontig(name, dtypes, kind, device, rng):
+    a, b = _operands(kind, wide(device), rng, (4, 3), (4, 3))
+    va, vb = noncontig(a, device=device), noncontig(b, device=device)
     for ka, ta, ea in va:
         for kb, tb, eb in vb:
             assert_close(getattr(rumus, name)(ta, tb), _ref_bin(name)(ea, eb))
 
 
 @pytest.mark.parametrize("name,dtypes,kind", BINARY, ids=BIN_IDS)
-def test_binary_0d_and_empty(name, dtypes, kind, rng):
+def test_binary_0d(name, dtypes, kind, device, rng):
+    def T(x):
+        return tensor(x, device=device)
+
     a, b = _operands(kind, "float32", rng, (), ())
     a, b = np.asarray(a), np.asarray(b)
-    r = getattr(rumus, name)(tensor(a), tensor(b))
+    r = getattr(rumus, name)(T(a), T(b))
     assert r.shape == ()
     assert_close(r, _ref_bin(name)(a, b))
     # 0-d with 1-d
     a1, _ = _operands(kind, "float32", rng, (5,), ())
-    assert_close(getattr(rumus, name)(tensor(a1), tensor(b)), _ref_bin(name)(a1, np.broadcast_to(b, (5,))))
-    # empty
+    assert_close(getattr(rumus, name)(T(a1), T(b)), _ref_bin(name)(a1, np.broadcast_to(b, (5,))))
+
+
+@pytest.mark.parametrize("name,dtypes,kind", BINARY, ids=BIN_IDS)
+def test_binary_empty(name, dtypes, kind, device):
+
+    def T(x):
+        return tensor(x, device=device)
+
     e = np.zeros((0, 3), np.float32)
     row = np.ones((3,), np.float32)
-    assert_close(getattr(rumus, name)(tensor(e), tensor(row)), np.zeros((0, 3), np.float32))
-    assert_close(getattr(rumus, name)(tensor(e), tensor(np.ones((0, 1), np.float32))), np.zeros((0, 3), np.float32))
+    assert_close(getattr(rumus, name)(T(e), T(row)), np.zeros((0, 3), np.float32))
+    assert_close(getattr(rumus, name)(T(e), T(np.ones((0, 1), np.float32))), np.zeros((0, 3), np.float32))
 
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 @pytest.mark.parametrize("name", ["add", "sub", "mul", "div", "maximum"])
-def test_half_binary(name, dtype, rng):
+def test_half_binary(name, dtype, device, rng):
+    skip_on_gpu(device, dtype)
     a = make((3, 4), "float32", rng)
     b = _nonzero(make((3, 4), "float32", rng))
     ta, tb = tensor(a, dtype), tensor(b, dtype)
@@ -410,48 +499,53 @@ def test_half_binary(name, dtype, rng):
     assert_close(getattr(rumus, name)(ta, tb), ref, dtype=dtype)
 
 
-def test_add_sub_alpha(rng):
-    a, b = make((2, 3), "float64", rng), make((2, 3), "float64", rng)
-    assert_close(rumus.add(tensor(a), tensor(b), alpha=2.5), a + 2.5 * b)
-    assert_close(tensor(a).sub(tensor(b), alpha=3), a - 3 * b)
+def test_add_sub_alpha(device, rng):
+    fd = wide(device)
+    a, b = make((2, 3), fd, rng), make((2, 3), fd, rng)
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)  # a copy on the CPU (float64 already)
+    assert_close(rumus.add(tensor(a, device=device), tensor(b, device=device), alpha=2.5), (a64 + 2.5 * b64).astype(fd))
+    assert_close(tensor(a, device=device).sub(tensor(b, device=device), alpha=3), (a64 - 3 * b64).astype(fd))
     ai, bi = make((4,), "int64", rng), make((4,), "int64", rng)
-    assert_close(rumus.add(tensor(ai), tensor(bi), alpha=2), ai + 2 * bi)
+    assert_close(rumus.add(tensor(ai, device=device), tensor(bi, device=device), alpha=2), ai + 2 * bi)
     with pytest.raises(RuntimeError):
-        rumus.add(tensor(ai), tensor(bi), alpha=0.5)
+        rumus.add(tensor(ai, device=device), tensor(bi, device=device), alpha=0.5)
 
 
-def test_bool_add_mul_stay_bool(rng):
+def test_bool_add_mul_stay_bool(device, rng):
     a, b = make((6,), "bool", rng), make((6,), "bool", rng)
-    assert_close(tensor(a) + tensor(b), a | b)
-    assert_close(tensor(a) * tensor(b), a & b)
-    assert_close(rumus.maximum(tensor(a), tensor(b)), a | b)
+    ta, tb = tensor(a, device=device), tensor(b, device=device)
+    assert_close(ta + tb, a | b)
+    assert_close(ta * tb, a & b)
+    assert_close(rumus.maximum(ta, tb), a | b)
 
 
-def test_bool_sub_raises():
+def test_bool_sub_raises(device):
     with pytest.raises(RuntimeError):
-        rumus.tensor([True, False]) - rumus.tensor([True, True])
+        rumus.tensor([True, False], device=device) - rumus.tensor([True, True], device=device)
 
 
-def test_broadcast_mismatch_raises():
+def test_broadcast_mismatch_raises(device):
     with pytest.raises(RuntimeError):
-        rumus.ones(3) + rumus.ones(4)
+        rumus.ones(3, device=device) + rumus.ones(4, device=device)
     with pytest.raises(RuntimeError):
-        rumus.ones(2, 3) * rumus.ones(3, 2)
+        rumus.ones(2, 3, device=device) * rumus.ones(3, 2, device=device)
     with pytest.raises(RuntimeError):
-        rumus.maximum(rumus.ones(2, 3), rumus.ones(4, 1, 2))
+        rumus.maximum(rumus.ones(2, 3, device=device), rumus.ones(4, 1, 2, device=device))
 
 
-def test_float_division_by_zero():
+def test_float_division_by_zero(device):
     a = np.array([1.0, -1.0, 0.0, 2.0], np.float32)
     b = np.array([0.0, 0.0, 0.0, -0.0], np.float32)
     with SQ():
-        assert_close(tensor(a) / tensor(b), a / b)
+        assert_close(tensor(a, device=device) / tensor(b, device=device), a / b)
         ai = np.array([1, -1, 0], np.int64)
-        assert_close(tensor(ai) / 0, (ai / 0.0).astype(np.float32))
+        assert_close(tensor(ai, device=device) / 0, (ai / 0.0).astype(np.float32))
 
 
 @pytest.mark.parametrize("name", ["floor_divide", "remainder"])
-def test_integer_division_by_zero_raises(name):
+def test_integer_division_by_zero_raises(name, device):
+    if device == "gpu":
+        pytest.skip("the GPU does not check integer division by zero (by design)")
     with pytest.raises(RuntimeError):
         getattr(rumus, name)(rumus.tensor([1, 2]), rumus.tensor([1, 0]))
 
@@ -489,7 +583,8 @@ def _scalar_ref(op, opname, x, s, out, reflected):
 @pytest.mark.parametrize("scalar", [3, 2.5, -2], ids=["int", "float", "negint"])
 @pytest.mark.parametrize("tdtype", NUM)
 @pytest.mark.parametrize("opname,op", SCALAR_OPS, ids=[r[0] for r in SCALAR_OPS])
-def test_python_scalar_operands(opname, op, tdtype, scalar, reflected, rng):
+def test_python_scalar_operands(opname, op, tdtype, scalar, reflected, device, rng):
+    skip_on_gpu(device, tdtype)
     if tdtype == "uint8" and scalar == -2:
         pytest.skip("negative scalar with uint8 wraps differently by design")
     if opname == "**" and not reflected and scalar == -2 and tdtype not in ("float32", "float64"):
@@ -498,7 +593,7 @@ def test_python_scalar_operands(opname, op, tdtype, scalar, reflected, rng):
         x = make((2, 5), tdtype, rng, 0.5, 3)
     else:
         x = make((2, 5), tdtype, rng, 1, 6)
-    t = tensor(x)
+    t = tensor(x, device=device)
     out = _scalar_result_dtype(opname, tdtype, scalar)
     r = op(scalar, t) if reflected else op(t, scalar)
     exp = _scalar_ref(op, opname, x, scalar, out, reflected)
@@ -508,12 +603,15 @@ def test_python_scalar_operands(opname, op, tdtype, scalar, reflected, rng):
         assert_close(r, exp)
 
 
-def test_scalar_on_0d_tensor():
-    t = rumus.tensor(3)
+def test_scalar_on_0d_tensor(device):
+    t = rumus.tensor(3, device=device)
     r = 2.5 * t
     assert r.shape == ()
     assert_close(r, np.asarray(7.5, np.float32))
-    assert_close(10 - rumus.tensor(4.0, dtype=rumus.float64), np.asarray(6.0))
+    if device == "cpu":
+        assert_close(10 - rumus.tensor(4.0, dtype=rumus.float64), np.asarray(6.0))
+    else:  # float64 is not on the GPU (by design)
+        assert_close(10 - rumus.tensor(4.0, device=device), np.asarray(6.0, np.float32))
 
 
 # --------------------------------------------------------------------------
@@ -555,17 +653,19 @@ PROMOTION = [
 ]
 
 
-def _mk_operand(spec):
+def _mk_operand(spec, device="cpu"):
     if isinstance(spec, tuple):
         dt, vals = spec
-        return tensor(np.array(vals, dtype=np.float32 if dt == "bfloat16" else dt), dt), np.array(vals, np.float64)
+        return (tensor(np.array(vals, dtype=np.float32 if dt == "bfloat16" else dt), dt, device),
+                np.array(vals, np.float64))
     return spec, np.float64(spec)
 
 
 @pytest.mark.parametrize("a,b,op,out", PROMOTION, ids=[f"{i}" for i in range(len(PROMOTION))])
-def test_type_promotion(a, b, op, out):
-    ta, na = _mk_operand(a)
-    tb, nb = _mk_operand(b)
+def test_type_promotion(a, b, op, out, device):
+    skip_on_gpu(device, *[s[0] for s in (a, b) if isinstance(s, tuple)], out)
+    ta, na = _mk_operand(a, device)
+    tb, nb = _mk_operand(b, device)
     fn = {"+": operator.add, "*": operator.mul, "/": operator.truediv}[op]
     exp = fn(na, nb)
     if out == "bool":
@@ -580,12 +680,15 @@ def test_type_promotion(a, b, op, out):
         assert fn(tb, ta).dtype == rdt(out)
 
 
-def test_promotion_function_forms():
-    i = rumus.tensor([1, 2, 3])
-    f = rumus.tensor([0.5, 1.5, 2.5], dtype=rumus.float64)
-    assert rumus.add(i, f).dtype == rumus.float64
+def test_promotion_function_forms(device):
+    i = rumus.tensor([1, 2, 3], device=device)
+    if device == "cpu":  # float64 is not on the GPU (by design)
+        f = rumus.tensor([0.5, 1.5, 2.5], dtype=rumus.float64)
+        assert rumus.add(i, f).dtype == rumus.float64
+    else:
+        assert rumus.add(i, rumus.tensor([0.5, 1.5, 2.5], device=device)).dtype == rumus.float32
     assert rumus.mul(i, 2.0).dtype == rumus.float32
-    assert rumus.maximum(i, rumus.tensor([1, 5, 0], dtype=rumus.int32)).dtype == rumus.int64
+    assert rumus.maximum(i, rumus.tensor([1, 5, 0], dtype=rumus.int32, device=device)).dtype == rumus.int64
     assert rumus.div(i, i).dtype == rumus.float32
     assert rumus.floor_divide(i, 2).dtype == rumus.int64
     assert rumus.remainder(i, 2.0).dtype == rumus.float32
@@ -602,12 +705,14 @@ CMP = [
 
 
 @pytest.mark.parametrize("name,dunder,fn", CMP, ids=[r[0] for r in CMP])
-def test_comparisons(name, dunder, fn, rng):
+def test_comparisons(name, dunder, fn, device, rng):
     for dtype in ("float32", "float64", "int64", "int32", "uint8", "bool"):
         a = make((3, 4), dtype, rng)
         b = make((3, 4), dtype, rng)
         b[0] = a[0]  # some ties
-        ta, tb = tensor(a), tensor(b)
+        if device == "gpu" and dtype in NOT_ON_GPU:
+            continue  # float64: not on the GPU (by design)
+        ta, tb = tensor(a, device=device), tensor(b, device=device)
         exp = fn(a, b)
         assert_close(getattr(rumus, name)(ta, tb), exp)
         assert_close(getattr(ta, name)(tb), exp)
@@ -615,38 +720,45 @@ def test_comparisons(name, dunder, fn, rng):
     # broadcasting + noncontig
     a = make((3, 1, 4), "float32", rng)
     b = make((2, 4), "float32", rng)
-    assert_close(getattr(rumus, name)(tensor(a), tensor(b)), fn(a, b))
-    x = make((4, 3), "float64", rng)
-    for kind, t, vals in noncontig(x):
-        assert_close(getattr(rumus, name)(t, tensor(x)), fn(vals, x))
+    assert_close(getattr(rumus, name)(tensor(a, device=device), tensor(b, device=device)), fn(a, b))
+    x = make((4, 3), wide(device), rng)
+    for kind, t, vals in noncontig(x, device=device):
+        assert_close(getattr(rumus, name)(t, tensor(x, device=device)), fn(vals, x))
 
 
 @pytest.mark.parametrize("name,dunder,fn", CMP, ids=[r[0] for r in CMP])
-def test_comparisons_scalar_and_mixed(name, dunder, fn, rng):
+def test_comparisons_scalar_and_mixed(name, dunder, fn, device, rng):
     a = make((7,), "int64", rng)
-    t = tensor(a)
+    t = tensor(a, device=device)
     assert_close(getattr(t, dunder)(2), fn(a, 2))
     assert_close(getattr(t, dunder)(0.5), fn(a, 0.5))
     f = make((7,), "float32", rng)
     f[:3] = a[:3]
-    assert_close(getattr(rumus, name)(t, tensor(f)), fn(a.astype(np.float64), f.astype(np.float64)))
+    assert_close(getattr(rumus, name)(t, tensor(f, device=device)), fn(a.astype(np.float64), f.astype(np.float64)))
     # reflected: 1 < t  is  t > 1
     refl = {"lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge,
             "eq": operator.eq, "ne": operator.ne}[name]
     assert_close(refl(1, t), refl(1, a))
     # 0-d and empty
-    assert_close(getattr(rumus, name)(rumus.tensor(1.5), rumus.tensor(2.5)), np.asarray(fn(1.5, 2.5)))
-    assert_close(getattr(rumus, name)(rumus.zeros(0, 3), rumus.zeros(3)), np.zeros((0, 3), bool))
+    assert_close(getattr(rumus, name)(rumus.tensor(1.5, device=device), rumus.tensor(2.5, device=device)),
+                 np.asarray(fn(1.5, 2.5)))
 
 
-def test_comparisons_nan():
+@pytest.mark.parametrize("name,dunder,fn", CMP, ids=[r[0] for r in CMP])
+def test_comparisons_empty(name, dunder, fn, device):
+    assert_close(getattr(rumus, name)(rumus.zeros(0, 3, device=device), rumus.zeros(3, device=device)),
+                 np.zeros((0, 3), bool))
+
+
+def test_comparisons_nan(device):
     a = np.array([np.nan, 1.0, np.nan], np.float32)
     b = np.array([np.nan, np.nan, 1.0], np.float32)
     for name, dunder, fn in CMP:
-        assert_close(getattr(rumus, name)(tensor(a), tensor(b)), fn(a, b))
+        assert_close(getattr(rumus, name)(tensor(a, device=device), tensor(b, device=device)), fn(a, b))
 
 
-def test_comparison_float32_vs_float64_promotes():
+def test_comparison_float32_vs_float64_promotes(device):
+    skip_on_gpu(device, "float64")
     a = np.array([0.1, 0.5], np.float32)
     b = np.array([0.1, 0.5], np.float64)
     assert_close(tensor(a) == tensor(b), a.astype(np.float64) == b)
@@ -664,20 +776,23 @@ LOGICAL = [("logical_and", np.logical_and), ("logical_or", np.logical_or), ("log
 
 
 @pytest.mark.parametrize("name,fn", LOGICAL, ids=[r[0] for r in LOGICAL])
-def test_logical_binary(name, fn, rng):
+def test_logical_binary(name, fn, device, rng):
     for da, db in [("bool", "bool"), ("float32", "int64"), ("int32", "uint8"), ("float64", "bool")]:
         a, b = _tri((3, 4), da, rng), _tri((4,), db, rng)
-        assert_close(getattr(rumus, name)(tensor(a), tensor(b)), fn(a, b))
-        assert_close(getattr(tensor(a), name)(tensor(b)), fn(a, b))
+        if device == "gpu" and da in NOT_ON_GPU:
+            continue  # float64: not on the GPU (by design)
+        ta, tb = tensor(a, device=device), tensor(b, device=device)
+        assert_close(getattr(rumus, name)(ta, tb), fn(a, b))
+        assert_close(getattr(ta, name)(tb), fn(a, b))
 
 
-def test_logical_not(rng):
+def test_logical_not(device, rng):
     for dt in ("bool", "float32", "int64", "uint8"):
         a = _tri((2, 5), dt, rng)
-        assert_close(rumus.logical_not(tensor(a)), np.logical_not(a))
-        assert_close(tensor(a).logical_not(), np.logical_not(a))
-    a = _tri((4, 3), "float64", rng)
-    for kind, t, vals in noncontig(a):
+        assert_close(rumus.logical_not(tensor(a, device=device)), np.logical_not(a))
+        assert_close(tensor(a, device=device).logical_not(), np.logical_not(a))
+    a = _tri((4, 3), wide(device), rng)
+    for kind, t, vals in noncontig(a, device=device):
         assert_close(rumus.logical_not(t), np.logical_not(vals))
 
 
@@ -689,7 +804,7 @@ BITWISE = [
 
 
 @pytest.mark.parametrize("name,op,fn", BITWISE, ids=[r[0] for r in BITWISE])
-def test_bitwise_binary(name, op, fn, rng):
+def test_bitwise_binary(name, op, fn, device, rng):
     for dt in ("int64", "int32", "uint8", "bool"):
         if dt == "bool":
             a, b = make((3, 4), dt, rng), make((4,), dt, rng)
@@ -697,45 +812,46 @@ def test_bitwise_binary(name, op, fn, rng):
             a = make((3, 4), dt, rng, 0 if dt == "uint8" else -100, 100)
             b = make((4,), dt, rng, 0 if dt == "uint8" else -100, 100)
         exp = fn(a, b)
-        ta, tb = tensor(a), tensor(b)
+        ta, tb = tensor(a, device=device), tensor(b, device=device)
         assert_close(getattr(rumus, name)(ta, tb), exp)
         assert_close(op(ta, tb), exp)
     ai = make((5,), "int64", rng, -50, 50)
-    assert_close(tensor(ai) & 6, ai & 6)
-    assert_close(6 | tensor(ai), ai | 6)
-    assert_close(op(tensor(ai), 5), fn(ai, 5))
+    assert_close(tensor(ai, device=device) & 6, ai & 6)
+    assert_close(6 | tensor(ai, device=device), ai | 6)
+    assert_close(op(tensor(ai, device=device), 5), fn(ai, 5))
 
 
-def test_bitwise_not(rng):
+def test_bitwise_not(device, rng):
     for dt in ("int64", "int32", "uint8", "bool"):
         a = make((6,), dt, rng, 0 if dt == "uint8" else -100, 100) if dt != "bool" else make((6,), dt, rng)
-        assert_close(~tensor(a), np.invert(a))
-        assert_close(rumus.bitwise_not(tensor(a)), np.invert(a))
+        assert_close(~tensor(a, device=device), np.invert(a))
+        assert_close(rumus.bitwise_not(tensor(a, device=device)), np.invert(a))
 
 
-def test_bitwise_on_float_raises():
-    t = rumus.tensor([1.0, 2.0])
+def test_bitwise_on_float_raises(device):
+    t = rumus.tensor([1.0, 2.0], device=device)
     with pytest.raises((RuntimeError, TypeError)):
         t & t
     with pytest.raises((RuntimeError, TypeError)):
         ~t
 
 
-def test_isnan_isinf_isfinite():
+def test_isnan_isinf_isfinite(device):
     a = np.array([[0.0, np.nan, np.inf], [-np.inf, -1.5, 1e38]], np.float32)
     for name, fn in [("isnan", np.isnan), ("isinf", np.isinf), ("isfinite", np.isfinite)]:
-        assert_close(getattr(rumus, name)(tensor(a)), fn(a))
-        assert_close(getattr(tensor(a), name)(), fn(a))
-        assert_close(getattr(rumus, name)(tensor(a).T), fn(a.T))
+        assert_close(getattr(rumus, name)(tensor(a, device=device)), fn(a))
+        assert_close(getattr(tensor(a, device=device), name)(), fn(a))
+        assert_close(getattr(rumus, name)(tensor(a, device=device).T), fn(a.T))
         ai = np.array([1, -2, 3], np.int64)
-        assert_close(getattr(rumus, name)(tensor(ai)), fn(ai))
+        assert_close(getattr(rumus, name)(tensor(ai, device=device)), fn(ai))
 
 
-def test_nan_propagation_maximum_minimum():
+def test_nan_propagation_maximum_minimum(device):
     a = np.array([np.nan, 1.0, 2.0], np.float32)
     b = np.array([0.0, np.nan, 1.0], np.float32)
-    assert_close(rumus.maximum(tensor(a), tensor(b)), np.maximum(a, b))
-    assert_close(rumus.minimum(tensor(a), tensor(b)), np.minimum(a, b))
+    ta, tb = tensor(a, device=device), tensor(b, device=device)
+    assert_close(rumus.maximum(ta, tb), np.maximum(a, b))
+    assert_close(rumus.minimum(ta, tb), np.minimum(a, b))
 
 
 # --------------------------------------------------------------------------
@@ -743,118 +859,136 @@ def test_nan_propagation_maximum_minimum():
 # --------------------------------------------------------------------------
 
 
-def test_where_tensors_broadcast(rng):
+def test_where_tensors_broadcast(device, rng):
+    def T(x):
+        return tensor(x, device=device)
+
     c = make((3, 1), "bool", rng)
     c[0, 0], c[1, 0] = True, False
     x = make((1, 4), "float32", rng)
     y = make((3, 4), "float32", rng)
-    assert_close(rumus.where(tensor(c), tensor(x), tensor(y)), np.where(c, x, y))
+    assert_close(rumus.where(T(c), T(x), T(y)), np.where(c, x, y))
     # non-contiguous operands
     c2 = make((4, 3), "bool", rng)
-    x2 = make((4, 3), "float64", rng)
-    for (kc, tc, ec), (kx, tx, ex) in zip(noncontig(c2), noncontig(x2)):
-        assert_close(rumus.where(tc, tx, tensor(x2)), np.where(ec, ex, x2))
+    x2 = make((4, 3), wide(device), rng)
+    for (kc, tc, ec), (kx, tx, ex) in zip(noncontig(c2, device=device), noncontig(x2, device=device)):
+        assert_close(rumus.where(tc, tx, T(x2)), np.where(ec, ex, x2))
 
 
-def test_where_scalars_and_promotion(rng):
+def test_where_scalars_and_promotion(device, rng):
+    def T(x):
+        return tensor(x, device=device)
+
     c = make((2, 5), "bool", rng)
     x = make((2, 5), "float32", rng)
     i = make((2, 5), "int64", rng)
-    tc = tensor(c)
-    assert_close(rumus.where(tc, tensor(x), 0.0), np.where(c, x, 0).astype(np.float32))
-    assert_close(rumus.where(tc, 1.0, tensor(x)), np.where(c, 1, x).astype(np.float32))
-    assert_close(rumus.where(tc, tensor(i), 2.5), np.where(c, i, 2.5).astype(np.float32))
-    assert_close(rumus.where(tc, tensor(i), -1), np.where(c, i, -1).astype(np.int64))
-    assert_close(rumus.where(tc, tensor(x), tensor(x.astype(np.float64))), np.where(c, x, x.astype(np.float64)))
+    tc = T(c)
+    assert_close(rumus.where(tc, T(x), 0.0), np.where(c, x, 0).astype(np.float32))
+    assert_close(rumus.where(tc, 1.0, T(x)), np.where(c, 1, x).astype(np.float32))
+    assert_close(rumus.where(tc, T(i), 2.5), np.where(c, i, 2.5).astype(np.float32))
+    assert_close(rumus.where(tc, T(i), -1), np.where(c, i, -1).astype(np.int64))
+    if device == "cpu":  # float64 is not on the GPU (by design)
+        assert_close(rumus.where(tc, T(x), T(x.astype(np.float64))), np.where(c, x, x.astype(np.float64)))
     assert_close(rumus.where(tc, 1.0, 0.0), np.where(c, 1.0, 0.0).astype(np.float32))
-    assert_close(tensor(x).where(tc, tensor(i)), np.where(c, x, i).astype(np.float32))
+    assert_close(T(x).where(tc, T(i)), np.where(c, x, i).astype(np.float32))
 
 
-def test_where_shape_mismatch_raises():
+def test_where_shape_mismatch_raises(device):
     with pytest.raises(RuntimeError):
-        rumus.where(rumus.ones(3).bool(), rumus.ones(4), rumus.zeros(4))
+        rumus.where(rumus.ones(3, device=device).bool(), rumus.ones(4, device=device), rumus.zeros(4, device=device))
 
 
-def test_masked_fill(rng):
+def test_masked_fill(device, rng):
+    def T(x):
+        return tensor(x, device=device)
+
     a = make((3, 4), "float32", rng)
     m = make((3, 4), "bool", rng)
-    t = tensor(a)
-    assert_close(t.masked_fill(tensor(m), -1.5), np.where(m, np.float32(-1.5), a))
-    assert_close(rumus.masked_fill(t, tensor(m), 7.0), np.where(m, np.float32(7), a))
+    t = T(a)
+    assert_close(t.masked_fill(T(m), -1.5), np.where(m, np.float32(-1.5), a))
+    assert_close(rumus.masked_fill(t, T(m), 7.0), np.where(m, np.float32(7), a))
     np.testing.assert_array_equal(to_np(t), a)  # out-of-place leaves the input alone
     # mask broadcast + 0-d tensor value
     mb = make((1, 4), "bool", rng)
-    assert_close(t.masked_fill(tensor(mb), rumus.tensor(2.0)), np.where(mb, np.float32(2), a))
+    assert_close(t.masked_fill(T(mb), rumus.tensor(2.0, device=device)), np.where(mb, np.float32(2), a))
     # int tensor, int value
     ai = make((3, 4), "int64", rng)
-    assert_close(tensor(ai).masked_fill(tensor(m), 9), np.where(m, 9, ai))
+    assert_close(T(ai).masked_fill(T(m), 9), np.where(m, 9, ai))
     # non-contiguous
-    for kind, tv, vals in noncontig(a):
-        assert_close(tv.masked_fill(tensor(m), 0.0), np.where(m, np.float32(0), vals))
+    for kind, tv, vals in noncontig(a, device=device):
+        assert_close(tv.masked_fill(T(m), 0.0), np.where(m, np.float32(0), vals))
 
 
-def test_masked_fill_inplace(rng):
+def test_masked_fill_inplace(device, rng):
+    def T(x):
+        return tensor(x, device=device)
+
     a = make((3, 4), "float32", rng)
     m = make((4,), "bool", rng)
     m[0] = True
-    t = tensor(a)
+    t = T(a)
     v0 = t._version
-    r = t.masked_fill_(tensor(m), 3.0)
+    r = t.masked_fill_(T(m), 3.0)
     assert t._version > v0
     assert_close(t, np.where(m, np.float32(3), a))
     assert_close(r, np.where(m, np.float32(3), a))
     # through a view
-    base = tensor(a)
-    base[:, 1:].masked_fill_(tensor(np.ones((3, 3), bool)), 0.0)
+    base = T(a)
+    base[:, 1:].masked_fill_(T(np.ones((3, 3), bool)), 0.0)
     exp = a.copy()
     exp[:, 1:] = 0
     assert_close(base, exp)
 
 
-def test_masked_fill_non_bool_mask_raises():
+def test_masked_fill_non_bool_mask_raises(device):
     with pytest.raises(RuntimeError):
-        rumus.ones(3).masked_fill(rumus.tensor([1, 0, 1]), 0.0)
+        rumus.ones(3, device=device).masked_fill(rumus.tensor([1, 0, 1], device=device), 0.0)
 
 
-def test_clamp_scalars(rng):
+def test_clamp_scalars(device, rng):
     a = make((3, 5), "float32", rng)
-    t = tensor(a)
+    t = tensor(a, device=device)
     assert_close(t.clamp(-1.0, 1.0), np.clip(a, -1, 1))
     assert_close(rumus.clamp(t, min=-0.5), np.maximum(a, np.float32(-0.5)))
     assert_close(rumus.clamp(t, max=0.25), np.minimum(a, np.float32(0.25)))
     assert_close(t.clip(-2.0, 0.5), np.clip(a, -2, 0.5))
     assert_close(rumus.clip(t, min=0.0), np.maximum(a, 0))
     ai = make((3, 5), "int64", rng)
-    assert_close(tensor(ai).clamp(-2, 3), np.clip(ai, -2, 3))
-    for kind, tv, vals in noncontig(a):
+    assert_close(tensor(ai, device=device).clamp(-2, 3), np.clip(ai, -2, 3))
+    for kind, tv, vals in noncontig(a, device=device):
         assert_close(tv.clamp(-1.0, 1.0), np.clip(vals, -1, 1))
-    assert_close(rumus.tensor(5.0).clamp(max=1.0), np.asarray(1.0, np.float32))
-    assert_close(rumus.zeros(0, 2).clamp(0.0, 1.0), np.zeros((0, 2), np.float32))
+    assert_close(rumus.tensor(5.0, device=device).clamp(max=1.0), np.asarray(1.0, np.float32))
 
 
-def test_clamp_tensor_bounds(rng):
-    a = make((3, 4), "float64", rng)
-    lo = make((4,), "float64", rng, -2, 0)
-    hi = make((3, 1), "float64", rng, 0, 2)
-    t = tensor(a)
-    assert_close(t.clamp(min=tensor(lo), max=tensor(hi)), np.minimum(np.maximum(a, lo), hi))
-    assert_close(rumus.clamp(t, min=tensor(lo)), np.maximum(a, lo))
-    assert_close(rumus.clamp(t, max=tensor(hi)), np.minimum(a, hi))
+def test_clamp_empty(device):
+    assert_close(rumus.zeros(0, 2, device=device).clamp(0.0, 1.0), np.zeros((0, 2), np.float32))
 
 
-def test_clamp_min_greater_than_max_gives_max(rng):
+def test_clamp_tensor_bounds(device, rng):
+    fd = wide(device)
+    a = make((3, 4), fd, rng)
+    lo = make((4,), fd, rng, -2, 0)
+    hi = make((3, 1), fd, rng, 0, 2)
+    t = tensor(a, device=device)
+    tlo, thi = tensor(lo, device=device), tensor(hi, device=device)
+    assert_close(t.clamp(min=tlo, max=thi), np.minimum(np.maximum(a, lo), hi))
+    assert_close(rumus.clamp(t, min=tlo), np.maximum(a, lo))
+    assert_close(rumus.clamp(t, max=thi), np.minimum(a, hi))
+
+
+def test_clamp_min_greater_than_max_gives_max(device, rng):
     a = make((6,), "float32", rng)
-    assert_close(tensor(a).clamp(1.0, -1.0), np.minimum(np.maximum(a, 1), -1).astype(np.float32))
+    assert_close(tensor(a, device=device).clamp(1.0, -1.0), np.minimum(np.maximum(a, 1), -1).astype(np.float32))
 
 
-def test_clamp_propagates_nan():
+def test_clamp_propagates_nan(device):
     a = np.array([np.nan, 5.0, -5.0], np.float32)
-    assert_close(tensor(a).clamp(-1.0, 1.0), np.clip(a, -1, 1))
+    assert_close(tensor(a, device=device).clamp(-1.0, 1.0), np.clip(a, -1, 1))
 
 
-def test_clamp_without_bounds_raises():
+def test_clamp_without_bounds_raises(device):
     with pytest.raises(RuntimeError):
-        rumus.ones(3).clamp()
+        rumus.ones(3, device=device).clamp()
 
 
 # --------------------------------------------------------------------------
@@ -871,9 +1005,9 @@ def _trunc_div_int(a, b):
 
 
 @pytest.mark.parametrize("dtype", ["int64", "int32"])
-def test_div_rounding_modes_int(dtype):
+def test_div_rounding_modes_int(dtype, device):
     a, b = np.array(SIGN_A, dtype), np.array(SIGN_B, dtype)
-    ta, tb = tensor(a), tensor(b)
+    ta, tb = tensor(a, device=device), tensor(b, device=device)
     assert_close(rumus.div(ta, tb), (a / b).astype(np.float32))
     assert_close(rumus.div(ta, tb, rounding_mode=None), (a / b).astype(np.float32))
     assert_close(rumus.div(ta, tb, rounding_mode="trunc"), _trunc_div_int(a, b))
@@ -883,26 +1017,28 @@ def test_div_rounding_modes_int(dtype):
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_div_rounding_modes_float(dtype, rng):
+def test_div_rounding_modes_float(dtype, device, rng):
+    skip_on_gpu(device, dtype)
     a = np.concatenate([np.array(SIGN_A, dtype) + np.asarray(0.5, dtype), make((8,), dtype, rng, -10, 10)])
     b = np.concatenate([np.array(SIGN_B, dtype), _nonzero(make((8,), dtype, rng))])
-    ta, tb = tensor(a), tensor(b)
+    ta, tb = tensor(a, device=device), tensor(b, device=device)
     assert_close(rumus.div(ta, tb, rounding_mode="trunc"), np.trunc(a / b))
     assert_close(rumus.div(ta, tb, rounding_mode="floor"), np.floor_divide(a, b))
     assert_close(ta.div(tb), a / b)
 
 
-def test_div_bad_rounding_mode_raises():
+def test_div_bad_rounding_mode_raises(device):
     with pytest.raises((RuntimeError, ValueError)):
-        rumus.div(rumus.ones(2), rumus.ones(2), rounding_mode="ceil")
+        rumus.div(rumus.ones(2, device=device), rumus.ones(2, device=device), rounding_mode="ceil")
 
 
 @pytest.mark.parametrize("dtype", ["int64", "int32", "float32", "float64"])
-def test_floor_divide_remainder_fmod_signs(dtype):
+def test_floor_divide_remainder_fmod_signs(dtype, device):
+    skip_on_gpu(device, dtype)
     a, b = np.array(SIGN_A, dtype), np.array(SIGN_B, dtype)
     if dtype.startswith("float"):
         a = a + np.asarray(0.25, dtype)
-    ta, tb = tensor(a), tensor(b)
+    ta, tb = tensor(a, device=device), tensor(b, device=device)
     assert_close(ta // tb, np.floor_divide(a, b))
     assert_close(rumus.floor_divide(ta, tb), np.floor_divide(a, b))
     assert_close(ta % tb, np.remainder(a, b))
@@ -917,9 +1053,12 @@ def test_floor_divide_remainder_fmod_signs(dtype):
     assert_close(rumus.fmod(ta, -3), np.fmod(a, np.asarray(-3, dtype)))
 
 
-def test_pow_variants(rng):
+def test_pow_variants(device, rng):
+    def T(x):
+        return tensor(x, device=device)
+
     f = np.abs(make((2, 4), "float32", rng)) + np.float32(0.5)
-    tf = tensor(f)
+    tf = T(f)
     f64 = f.astype(np.float64)
     assert_close(tf ** 2, (f64 ** 2).astype(np.float32))
     assert_close(tf ** 0.5, np.sqrt(f64).astype(np.float32))
@@ -929,13 +1068,13 @@ def test_pow_variants(rng):
     assert_close(rumus.pow(tf, -2.5), (f64 ** -2.5).astype(np.float32), rtol=1e-5)
     assert_close(2 ** tf, (2.0 ** f64).astype(np.float32), rtol=1e-5)
     i = make((2, 4), "int64", rng, -3, 4)
-    ti = tensor(i)
+    ti = T(i)
     assert_close(ti ** 2, i ** 2)
     assert_close(ti ** 3, i ** 3)
     assert_close(ti.pow(0), np.ones_like(i))
-    assert_close(tensor(np.abs(i)) ** 2.5, (np.abs(i).astype(np.float64) ** 2.5).astype(np.float32), rtol=1e-5)
+    assert_close(T(np.abs(i)) ** 2.5, (np.abs(i).astype(np.float64) ** 2.5).astype(np.float32), rtol=1e-5)
     e = make((2, 4), "int64", rng, 0, 5)
-    te = tensor(e)
+    te = T(e)
     assert_close(2 ** te, 2 ** e)
     assert_close(2.0 ** te, (2.0 ** e).astype(np.float32))
     assert_close(ti ** te, i ** e)
@@ -943,19 +1082,22 @@ def test_pow_variants(rng):
     assert_close(tf ** te, (f64 ** e).astype(np.float32), rtol=1e-5)
     # int32 with int exponent stays int32
     i32 = i.astype(np.int32)
-    assert_close(tensor(i32) ** 2, i32 ** 2)
+    assert_close(T(i32) ** 2, i32 ** 2)
 
 
-def test_pow_int_negative_exponent_raises():
+def test_pow_int_negative_exponent_raises(device):
     with pytest.raises(RuntimeError):
-        rumus.tensor([1, 2, 3]) ** -1
+        rumus.tensor([1, 2, 3], device=device) ** -1
 
 
-def test_pow_special_values():
-    a = np.array([0.0, 0.0, -2.0, -2.0, 1.0, np.inf], np.float64)
-    b = np.array([0.0, -1.0, 2.0, 0.5, np.nan, -1.0], np.float64)
+def test_pow_special_values(device):
+    fd = wide(device)
+    a = np.array([0.0, 0.0, -2.0, -2.0, 1.0, np.inf], fd)
+    b = np.array([0.0, -1.0, 2.0, 0.5, np.nan, -1.0], fd)
     with SQ():
-        assert_close(rumus.pow(tensor(a), tensor(b)), np.power(a, b))
+        # float64 on the CPU: this is np.power(a, b)
+        exp = np.power(a.astype(np.float64), b.astype(np.float64)).astype(fd)
+        assert_close(rumus.pow(tensor(a, device=device), tensor(b, device=device)), exp)
 
 
 # --------------------------------------------------------------------------
@@ -970,16 +1112,22 @@ INPLACE_OPERATORS = [
 
 
 @pytest.mark.parametrize("name,iop,fn", INPLACE_OPERATORS, ids=[r[0] for r in INPLACE_OPERATORS])
-def test_inplace_operators(name, iop, fn, rng):
+def test_inplace_operators(name, iop, fn, device, rng):
     a = np.abs(make((3, 4), "float32", rng)) + np.float32(0.5)
     b = np.abs(make((4,), "float32", rng)) + np.float32(0.5)
-    t = tensor(a)
+    t = tensor(a, device=device)
     alias = t
     v0 = t._version
-    ptr = t.data_ptr()
-    t = iop(t, tensor(b))
+    if device == "cpu":
+        ptr = t.data_ptr()
+    else:
+        probe = t[:]  # a view of the same memory
+    t = iop(t, tensor(b, device=device))
     assert t is alias, "in-place operator must return the same tensor object"
-    assert t.data_ptr() == ptr
+    if device == "cpu":
+        assert t.data_ptr() == ptr
+    else:  # data_ptr() raises NotImplementedError on the GPU: the view must see the result
+        assert_close(probe, fn(a, b).astype(np.float32), rtol=1e-5)
     assert t._version > v0
     assert_close(alias, fn(a, b).astype(np.float32), rtol=1e-5)
     # with a python scalar
@@ -991,13 +1139,13 @@ def test_inplace_operators(name, iop, fn, rng):
 
 @pytest.mark.parametrize("name,iop,fn", [r for r in INPLACE_OPERATORS if r[0] != "/="],
                          ids=[r[0] for r in INPLACE_OPERATORS if r[0] != "/="])
-def test_inplace_operators_int(name, iop, fn, rng):
+def test_inplace_operators_int(name, iop, fn, device, rng):
     a = make((2, 5), "int64", rng, 1, 6)
     b = make((5,), "int32", rng, 1, 4)
-    t = tensor(a)
+    t = tensor(a, device=device)
     alias = t
     v0 = t._version
-    t = iop(t, tensor(b))
+    t = iop(t, tensor(b, device=device))
     assert t is alias and t._version > v0
     assert_close(alias, fn(a, b.astype(np.int64)))
 
@@ -1007,13 +1155,13 @@ BITWISE_INPLACE = [("&=", operator.iand, np.bitwise_and), ("|=", operator.ior, n
 
 
 @pytest.mark.parametrize("name,iop,fn", BITWISE_INPLACE, ids=[r[0] for r in BITWISE_INPLACE])
-def test_inplace_bitwise(name, iop, fn, rng):
+def test_inplace_bitwise(name, iop, fn, device, rng):
     for dt in ("int64", "bool"):
         a = make((6,), dt, rng, -20, 20) if dt != "bool" else make((6,), dt, rng)
         b = make((6,), dt, rng, -20, 20) if dt != "bool" else make((6,), dt, rng)
-        t = tensor(a)
+        t = tensor(a, device=device)
         alias, v0 = t, t._version
-        t = iop(t, tensor(b))
+        t = iop(t, tensor(b, device=device))
         assert t is alias and t._version > v0
         assert_close(alias, fn(a, b))
 
@@ -1040,20 +1188,20 @@ INPLACE_METHODS = [
 
 
 @pytest.mark.parametrize("name,args,fn", INPLACE_METHODS, ids=[r[0] for r in INPLACE_METHODS])
-def test_inplace_methods(name, args, fn, rng):
+def test_inplace_methods(name, args, fn, device, rng):
     positive = name in ("log_", "sqrt_")
     a = make((3, 4), "float32", rng, 0.1 if positive else -3, 3)
     exp = _ref(fn, a, np.float32)
-    t = tensor(a)
+    t = tensor(a, device=device)
     v0 = t._version
     r = getattr(t, name)(*args)
     assert t._version > v0
     assert_close(t, exp)
     assert_close(r, exp)
-    assert r.data_ptr() == t.data_ptr()
+    assert_same_data(r, t, device)
     # through a strided view: the base sees it, the skipped rows are untouched
     big = make((6, 4), "float32", rng, 0.1 if positive else -3, 3)
-    base = tensor(big)
+    base = tensor(big, device=device)
     bv = base._version
     getattr(base[::2], name)(*args)
     expected = big.copy()
@@ -1061,60 +1209,67 @@ def test_inplace_methods(name, args, fn, rng):
     assert_close(base, expected)
     assert base._version > bv, "a write through a view bumps the shared version counter"
     # through a transposed view
-    base2 = tensor(big)
+    base2 = tensor(big, device=device)
     getattr(base2.T, name)(*args)
     assert_close(base2, _ref(fn, big, np.float32))
 
 
-def test_inplace_tensor_other_through_view(rng):
-    a = make((4, 6), "float64", rng)
-    b = make((4,), "float64", rng)
-    base = tensor(a)
+def test_inplace_tensor_other_through_view(device, rng):
+    fd = wide(device)
+    a = make((4, 6), fd, rng)
+    b = make((4,), fd, rng)
+    base = tensor(a, device=device)
     v = base.T  # (6, 4), non-contiguous
-    v += tensor(b)
+    v += tensor(b, device=device)
     exp = a + b[:, None]
     assert_close(base, exp)
-    base[1:3].add_(tensor(b[:1]), alpha=2.0)
+    base[1:3].add_(tensor(b[:1], device=device), alpha=2.0)
     exp[1:3] += 2 * b[0]
     assert_close(base, exp)
     n = base[:, 1::2]
-    c = make((3,), "float64", rng)
-    n.mul_(tensor(c))
+    c = make((3,), fd, rng)
+    n.mul_(tensor(c, device=device))
     exp[:, 1::2] *= c
     assert_close(base, exp)
 
 
-def test_inplace_legal_casts(rng):
+def test_inplace_legal_casts(device, rng):
     i32 = make((4,), "int32", rng)
-    t = tensor(i32)
-    t += tensor(np.array([1, 2, 3, 4], np.int64))
+    t = tensor(i32, device=device)
+    t += tensor(np.array([1, 2, 3, 4], np.int64), device=device)
     assert_close(t, i32 + np.array([1, 2, 3, 4], np.int32))
     f = make((4,), "float32", rng)
-    t = tensor(f)
     d = make((4,), "float64", rng)
-    t += tensor(d)
-    assert_close(t, (f.astype(np.float64) + d).astype(np.float32))
-    t = tensor(f)
-    t *= tensor(np.array([1, 2, 3, 4], np.int64))
+    if device == "cpu":  # float64 is not on the GPU (by design)
+        t = tensor(f)
+        t += tensor(d)
+        assert_close(t, (f.astype(np.float64) + d).astype(np.float32))
+    t = tensor(f, device=device)
+    t *= tensor(np.array([1, 2, 3, 4], np.int64), device=device)
     assert_close(t, f * np.array([1, 2, 3, 4], np.float32))
     u = np.array([250, 3], np.uint8)
-    t = tensor(u)
+    t = tensor(u, device=device)
     t += 10
     assert_close(t, (u.astype(np.int64) + 10).astype(np.uint8))
 
 
+def _t(values, device, dtype=None):
+    return rumus.tensor(values, dtype=dtype, device=device)
+
+
+# each case takes the device
 ILLEGAL_INPLACE = [
-    ("int /= 2", lambda: _iop(rumus.tensor([1, 2]), operator.itruediv, 2)),
-    ("int.div_(2)", lambda: rumus.tensor([1, 2]).div_(2)),
-    ("int += 1.5", lambda: _iop(rumus.tensor([1, 2]), operator.iadd, 1.5)),
-    ("int += float tensor", lambda: _iop(rumus.tensor([1, 2]), operator.iadd, rumus.tensor([0.5, 1.0]))),
-    ("int32 *= 0.5", lambda: _iop(rumus.tensor([1, 2], dtype=rumus.int32), operator.imul, 0.5)),
-    ("bool += 1", lambda: _iop(rumus.tensor([True, False]), operator.iadd, 1)),
-    ("bool += int tensor", lambda: _iop(rumus.tensor([True, False]), operator.iadd, rumus.tensor([1, 2]))),
-    ("int.exp_()", lambda: rumus.tensor([1, 2]).exp_()),
-    ("int.sqrt_()", lambda: rumus.tensor([1, 2]).sqrt_()),
-    ("uint8 **= 0.5", lambda: _iop(rumus.tensor([1, 2], dtype=rumus.uint8), operator.ipow, 0.5)),
-    ("int.add_(float tensor)", lambda: rumus.tensor([1, 2]).add_(rumus.tensor([1.0, 2.0]))),
+    ("int /= 2", lambda d: _iop(_t([1, 2], d), operator.itruediv, 2)),
+    ("int.div_(2)", lambda d: _t([1, 2], d).div_(2)),
+    ("int += 1.5", lambda d: _iop(_t([1, 2], d), operator.iadd, 1.5)),
+    ("int += float tensor", lambda d: _iop(_t([1, 2], d), operator.iadd, _t([0.5, 1.0], d))),
+    ("int32 *= 0.5", lambda d: _iop(_t([1, 2], d, rumus.int32), operator.imul, 0.5)),
+    ("bool += 1", lambda d: _iop(_t([True, False], d), operator.iadd, 1)),
+    ("bool += int tensor", lambda d: _iop(_t([True, False], d), operator.iadd, _t([1, 2], d))),
+    ("int.exp_()", lambda d: _t([1, 2], d).exp_()),
+    ("int.sqrt_()", lambda d: _t([1, 2], d).sqrt_()),
+    ("uint8 **= 0.5", lambda d: _iop(_t([1, 2], d, rumus.uint8), operator.ipow, 0.5)),
+    ("int.add_(float tensor)", lambda d: _t([1, 2], d).add_(_t([1.0, 2.0], d))),
 ]
 
 
@@ -1123,39 +1278,39 @@ def _iop(t, op, other):
 
 
 @pytest.mark.parametrize("case,fn", ILLEGAL_INPLACE, ids=[r[0] for r in ILLEGAL_INPLACE])
-def test_inplace_illegal_cast_raises(case, fn):
+def test_inplace_illegal_cast_raises(case, fn, device):
     with pytest.raises(RuntimeError):
-        fn()
+        fn(device)
 
 
-def test_inplace_illegal_cast_leaves_tensor_unchanged():
-    t = rumus.tensor([1, 2, 3])
+def test_inplace_illegal_cast_leaves_tensor_unchanged(device):
+    t = rumus.tensor([1, 2, 3], device=device)
     with pytest.raises(RuntimeError):
         t /= 2
     assert t.dtype == rumus.int64
     assert t.tolist() == [1, 2, 3]
 
 
-def test_inplace_self_broadcast_raises():
-    t = rumus.ones(3)
+def test_inplace_self_broadcast_raises(device):
+    t = rumus.ones(3, device=device)
     with pytest.raises(RuntimeError):
-        t += rumus.ones(2, 3)
+        t += rumus.ones(2, 3, device=device)
     with pytest.raises(RuntimeError):
-        rumus.ones(3, 1).mul_(rumus.ones(3, 4))
+        rumus.ones(3, 1, device=device).mul_(rumus.ones(3, 4, device=device))
 
 
-def test_inplace_on_expanded_view_raises():
-    t = rumus.ones(1, 3).expand(4, 3)
+def test_inplace_on_expanded_view_raises(device):
+    t = rumus.ones(1, 3, device=device).expand(4, 3)
     with pytest.raises(RuntimeError):
         t.add_(1.0)
 
 
-def test_inplace_0d_and_empty():
-    t = rumus.tensor(2.0)
+def test_inplace_0d_and_empty(device):
+    t = rumus.tensor(2.0, device=device)
     v0 = t._version
     t += 1.5
     assert t._version > v0
     assert_close(t, np.asarray(3.5, np.float32))
-    e = rumus.zeros(0, 3)
+    e = rumus.zeros(0, 3, device=device)
     e.mul_(2.0)
     assert tuple(e.shape) == (0, 3)

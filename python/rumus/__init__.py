@@ -48,6 +48,8 @@ from ._rumus import (
     broadcast_shapes,
     get_num_threads,
     empty_cache,
+    set_default_device,
+    get_default_device,
 )
 from ._size import Size
 from ._tensor_str import tensor_repr as _tensor_repr

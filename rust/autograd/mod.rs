@@ -71,7 +71,7 @@ pub fn overwrite(target: &Tensor, name: &str, raw: impl FnOnce() -> Result<()>) 
     check_inplace_target(target, name)?;
     raw()?;
     inplace(target, &[], name, || Ok(()), |x| {
-        let all = crate::ops::creation::full(x.shape(), crate::tensor::Scalar::Bool(true), crate::tensor::DType::Bool)?;
+        let all = crate::ops::creation::full_on(x.shape(), crate::tensor::Scalar::Bool(true), crate::tensor::DType::Bool, x.device())?;
         crate::ops::elementwise::where_(&all, &crate::ops::Operand::T(x.detach()), &crate::ops::Operand::T(x.clone()))
     })
 }

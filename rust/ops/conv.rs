@@ -26,6 +26,11 @@ pub fn im2col(x: &Tensor, g: &Geom) -> Result<Tensor> {
         &[x],
         || {
             let x = contiguous(x)?;
+            if x.is_gpu() {
+                let out = Tensor::empty_on(&[g.rows(), g.cols()], x.dtype(), x.device())?;
+                crate::backend::gpu::conv::im2col(g, &x, &out)?;
+                return Ok(out);
+            }
             let out = Tensor::for_output(&[g.rows(), g.cols()], x.dtype())?;
             crate::dispatch_all!(x.dtype(), T => {
                 // SAFETY: x is contiguous (N, C, H, W) per `g`; out has rows × cols elements.
@@ -47,6 +52,11 @@ pub fn col2im(col: &Tensor, g: &Geom) -> Result<Tensor> {
             // Half types accumulate in float32.
             let compute = if dtype == DType::F64 { DType::F64 } else { DType::F32 };
             let c = contiguous(&to_dtype(col, compute)?)?;
+            if c.is_gpu() {
+                let out = Tensor::empty_on(&[g.n, g.c, g.h, g.w], compute, c.device())?;
+                crate::backend::gpu::conv::col2im(g, &c, &out)?;
+                return to_dtype(&out, dtype);
+            }
             let out = Tensor::zeros(&[g.n, g.c, g.h, g.w], compute)?;
             crate::dispatch_float!(compute, T => {
                 // SAFETY: c has rows × cols elements; out is a zeroed (N, C, H, W) tensor.

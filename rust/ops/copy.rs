@@ -87,7 +87,7 @@ pub fn to_dtype(t: &Tensor, dtype: DType) -> Result<Tensor> {
 pub fn copy_(dst: &Tensor, src: &Tensor) -> Result<()> {
     // The old values get a zero gradient through where(all, src, old).
     autograd::inplace(dst, &[src], "copy_", || copy_raw_(dst, src), |old| {
-        let all = crate::ops::creation::full(dst.shape(), crate::tensor::Scalar::Bool(true), DType::Bool)?;
+        let all = crate::ops::creation::full_on(dst.shape(), crate::tensor::Scalar::Bool(true), DType::Bool, dst.device())?;
         let e = to_dtype(src, dst.dtype())?;
         crate::ops::elementwise::where_(&all, &crate::ops::Operand::T(e), &crate::ops::Operand::T(old.clone()))
     })

@@ -116,7 +116,7 @@ fn fill_random(t: &Tensor, g: Option<&GeneratorRef>, fill32: impl FnOnce(&mut Ge
         let mut v = try_vec(n, 0.0f64)?;
         fill64(&mut g, &mut v);
         copy_into(t, &Tensor::from_vec(v, t.shape())?)?;
-    } else if t.dtype() == DType::F32 && t.is_contiguous() {
+    } else if t.dtype() == DType::F32 && t.is_contiguous() && !t.is_gpu() {
         // SAFETY: a contiguous float32 view of n elements.
         let s = unsafe { std::slice::from_raw_parts_mut(t.ptr::<f32>()?, n) };
         fill32(&mut g, s);

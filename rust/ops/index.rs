@@ -107,6 +107,9 @@ pub fn advanced_offsets(v: &Layout, adv: &[(usize, Tensor)]) -> Result<(Shape, V
 
 /// Elements of `t`'s storage at `offs`, as a new contiguous tensor of `shape`.
 pub fn take_offsets(t: &Tensor, shape: &[usize], offs: &[isize]) -> Result<Tensor> {
+    if t.is_gpu() {
+        return take_gpu(t, shape, &upload_offsets(offs)?);
+    }
     let out = Tensor::for_output(shape, t.dtype())?;
     dispatch_all!(t.dtype(), T => {
         let base = P(unsafe { t.ptr::<T>()?.sub(t.layout().offset) });
@@ -119,6 +122,8 @@ pub fn take_offsets(t: &Tensor, shape: &[usize], offs: &[isize]) -> Result<Tenso
 /// Writes `vals` (broadcast to `shape`) into `t`'s storage at `offs`.
 pub fn put_offsets(t: &Tensor, shape: &[usize], offs: &[isize], vals: &Tensor, accumulate: bool) -> Result<()> {
     t.check_writable("index_put_")?;
+    // A number written into a GPU tensor arrives as a 0-d CPU tensor.
+    let vals = &if vals.device() != t.device() && vals.ndim() == 0 { super::copy::transfer(vals, t.device())? } else { vals.clone() };
     let vals = contiguous(&clone_as(&vals.with_layout(vals.layout().broadcast_to(shape).map_err(|_| {
         crate::error::Error::Runtime(format!(
             "shape mismatch: value tensor of shape {} cannot be broadcast to indexing result of shape {}",
@@ -126,6 +131,11 @@ pub fn put_offsets(t: &Tensor, shape: &[usize], offs: &[isize], vals: &Tensor, a
             fmt_shape(shape)
         ))
     })?), t.dtype())?)?;
+    if t.is_gpu() {
+        crate::backend::gpu::index::put(t, &upload_offsets(offs)?, &vals, accumulate)?;
+        t.storage().bump_version();
+        return Ok(());
+    }
     if accumulate {
         if t.dtype().is_half() {
             bail!(Runtime, "accumulating index writes are not implemented for {}", t.dtype().name());
@@ -142,6 +152,50 @@ pub fn put_offsets(t: &Tensor, shape: &[usize], offs: &[isize], vals: &Tensor, a
     }
     t.storage().bump_version();
     Ok(())
+}
+
+// ---- GPU offsets ----
+
+/// CPU-computed offsets as an int64 GPU tensor (an upload, never a readback).
+fn upload_offsets(offs: &[isize]) -> Result<Tensor> {
+    let v: Vec<i64> = offs.iter().map(|&o| o as i64).collect();
+    super::copy::transfer(&Tensor::from_vec(v, &[offs.len()])?, crate::tensor::Device::Gpu)
+}
+
+fn take_gpu(t: &Tensor, shape: &[usize], offs: &Tensor) -> Result<Tensor> {
+    let out = Tensor::empty_on(shape, t.dtype(), crate::tensor::Device::Gpu)?;
+    crate::backend::gpu::index::take(t, offs, &out)?;
+    Ok(out)
+}
+
+fn put_gpu(t: &Tensor, shape: &[usize], offs: &Tensor, vals: &Tensor, accumulate: bool) -> Result<()> {
+    t.check_writable("index_put_")?;
+    let vals = &if vals.device() != t.device() && vals.ndim() == 0 { super::copy::transfer(vals, t.device())? } else { vals.clone() };
+    let vals = clone_as(&vals.with_layout(vals.layout().broadcast_to(shape)?), t.dtype())?;
+    crate::backend::gpu::index::put(t, offs, &vals, accumulate)?;
+    t.storage().bump_version();
+    Ok(())
+}
+
+/// gather/scatter offsets on the GPU, relative to a contiguous layout of t:
+/// for each position p of `index`, p with dim `d` replaced by index[p]. The
+/// index values never leave the GPU; out-of-range values are not detected
+/// there (WebGPU clamps the accesses to the buffer, so nothing outside it is touched).
+fn gpu_along_offsets(op: &str, t: &Tensor, d: usize, index: &Tensor) -> Result<Tensor> {
+    super::same_device(op, &[t, index])?;
+    let l = Layout::contiguous(t.shape());
+    check_along(op, &l, d, index)?;
+    let stride = if l.ndim() == 0 { 0 } else { l.strides[d] };
+    let mut base_strides: Vec<isize> = (0..index.ndim()).map(|k| if k < l.ndim() { l.strides[k] } else { 0 }).collect();
+    if d < base_strides.len() {
+        base_strides[d] = 0;
+    }
+    let base = upload_offsets(&all_offsets(index.shape(), &base_strides)?)?;
+    let base = super::shape::reshape(&base, &index.shape().iter().map(|&s| s as i64).collect::<Vec<_>>())?;
+    use super::elementwise::{binary, Binary};
+    use super::Operand;
+    let scaled = binary(Binary::Mul, &Operand::T(index.clone()), &Operand::S(crate::tensor::Scalar::Int(stride as i64)), None)?;
+    binary(Binary::Add, &Operand::T(base), &Operand::T(scaled), None)
 }
 
 /// Bool mask over dims [dim, dim + mask.ndim) of `v` -> one int64 index tensor per mask dim.
@@ -186,6 +240,32 @@ pub fn nonzero(t: &Tensor) -> Result<Tensor> {
 }
 
 pub fn index_select(t: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
+    if (t.is_gpu() || index.is_gpu()) && t.ndim() > 0 {
+        super::same_device("index_select", &[t, index])?;
+        if index.ndim() > 1 {
+            bail!(Index, "index_select(): Index is supposed to be a vector, got {}-D", index.ndim());
+        }
+        if index.dtype() != DType::I64 && index.dtype() != DType::I32 {
+            bail!(Index, "index_select(): Expected dtype int32/int64 for index, got {}", index.dtype().name());
+        }
+        // offsets = base (every position with dim d at 0) + index[j] · stride_d, all on the GPU.
+        let d = wrap_dim(dim, t.ndim())?;
+        let k = index.numel();
+        let mut shape = t.shape().clone();
+        shape[d] = k;
+        let l = Layout::contiguous(t.shape());
+        let mut strides = l.strides.clone();
+        strides[d] = 0;
+        let base = super::shape::reshape(&upload_offsets(&all_offsets(&shape, &strides)?)?, &shape.iter().map(|&s| s as i64).collect::<Vec<_>>())?;
+        let mut along = vec![1i64; t.ndim()];
+        along[d] = k as i64;
+        let iv = super::shape::reshape(&to_dtype(index, DType::I64)?, &along)?;
+        use super::elementwise::{binary, Binary};
+        use super::Operand;
+        let scaled = binary(Binary::Mul, &Operand::T(iv), &Operand::S(crate::tensor::Scalar::Int(l.strides[d] as i64)), None)?;
+        let offs = binary(Binary::Add, &Operand::T(base), &Operand::T(scaled), None)?;
+        return take(t, &Region::Gpu { shape, offs }, "IndexSelectBackward0");
+    }
     autograd::record(&[t], || index_select_raw(t, dim, index), |_| {
         let d = wrap_dim(dim, t.ndim())?;
         let idx = super::shape::reshape(index, &[-1])?;
@@ -222,9 +302,8 @@ fn index_select_raw(t: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
     take_offsets(t, &shape, &offs)
 }
 
-/// Offsets for gather/scatter: for each position p of `index`, the element of a
-/// tensor with layout `l` at p with dim `d` replaced by index[p].
-fn along_dim_offsets(op: &str, l: &Layout, d: usize, index: &Tensor) -> Result<Vec<isize>> {
+/// The shape and dtype rules gather and scatter share for `index`.
+fn check_along(op: &str, l: &Layout, d: usize, index: &Tensor) -> Result<()> {
     if index.ndim() != l.ndim().max(1) && !(l.ndim() == 0 && index.ndim() <= 1) {
         bail!(Runtime, "{}(): Index tensor must have the same number of dimensions as input tensor", op);
     }
@@ -243,6 +322,13 @@ fn along_dim_offsets(op: &str, l: &Layout, d: usize, index: &Tensor) -> Result<V
     if index.dtype() != DType::I64 {
         bail!(Runtime, "{}(): Expected dtype int64 for index, got {}", op, index.dtype().name());
     }
+    Ok(())
+}
+
+/// Offsets for gather/scatter: for each position p of `index`, the element of a
+/// tensor with layout `l` at p with dim `d` replaced by index[p].
+fn along_dim_offsets(op: &str, l: &Layout, d: usize, index: &Tensor) -> Result<Vec<isize>> {
+    check_along(op, l, d, index)?;
     let vals = index.to_vec::<i64>()?;
     let size = if l.ndim() == 0 { 1 } else { l.shape[d] };
     let stride = if l.ndim() == 0 { 0 } else { l.strides[d] };
@@ -265,6 +351,10 @@ fn along_dim_offsets(op: &str, l: &Layout, d: usize, index: &Tensor) -> Result<V
 
 pub fn gather(t: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
     let d = wrap_dim(dim, t.ndim())?;
+    if t.is_gpu() || index.is_gpu() {
+        let offs = gpu_along_offsets("gather", t, d, index)?;
+        return take(t, &Region::Gpu { shape: index.shape().clone(), offs }, "GatherBackward0");
+    }
     let offs = along_dim_offsets("gather", t.layout(), d, index)?;
     autograd::record(&[t], || take_offsets(t, index.shape(), &offs), |_| {
         let offs = along_dim_offsets("gather", &Layout::contiguous(t.shape()), d, index)?;
@@ -277,8 +367,13 @@ pub fn gather(t: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
 pub fn scatter(t: &Tensor, dim: i64, index: &Tensor, src: &super::Operand, accumulate: bool) -> Result<Tensor> {
     let d = wrap_dim(dim, t.ndim())?;
     let name = if accumulate { "scatter_add" } else { "scatter" };
-    let offs = along_dim_offsets(name, &Layout::contiguous(t.shape()), d, index)?;
     let vals = scatter_values(index, src, t.dtype())?;
+    if t.is_gpu() || index.is_gpu() {
+        let offs = gpu_along_offsets(name, t, d, index)?;
+        let vals = if vals.is_gpu() { vals } else { super::copy::to_device(&vals, t.device())? };
+        return put(t, &Region::Gpu { shape: index.shape().clone(), offs }, &vals, accumulate);
+    }
+    let offs = along_dim_offsets(name, &Layout::contiguous(t.shape()), d, index)?;
     put(t, &Region::Offsets { shape: index.shape().clone(), offs: Arc::new(offs) }, &vals, accumulate)
 }
 
@@ -318,6 +413,14 @@ pub fn scatter_into(target: &Tensor, dim: i64, index: &Tensor, src: &super::Oper
 
 fn scatter_into_raw(target: &Tensor, dim: i64, index: &Tensor, src: &super::Operand, accumulate: bool) -> Result<()> {
     let d = wrap_dim(dim, target.ndim())?;
+    if target.is_gpu() || index.is_gpu() {
+        // Through a dense copy: the offsets are relative to a contiguous layout.
+        let r = scatter(target, dim, index, src, accumulate)?;
+        target.check_writable("scatter_")?;
+        copy_into(target, &r)?;
+        target.storage().bump_version();
+        return Ok(());
+    }
     let offs = along_dim_offsets(if accumulate { "scatter_add" } else { "scatter" }, target.layout(), d, index)?;
     let vals = scatter_values(index, src, target.dtype())?;
     // put_offsets works on storage offsets, which `offs` already are.
@@ -364,6 +467,8 @@ pub fn one_hot(t: &Tensor, num_classes: i64) -> Result<Tensor> {
 pub enum Region {
     View(Layout),
     Offsets { shape: Shape, offs: Arc<Vec<isize>> },
+    /// Offsets held in an int64 GPU tensor (computed there from index tensors).
+    Gpu { shape: Shape, offs: Tensor },
 }
 
 impl Region {
@@ -371,7 +476,7 @@ impl Region {
     fn may_repeat(&self) -> bool {
         match self {
             Region::View(l) => l.has_internal_overlap(),
-            Region::Offsets { .. } => true,
+            Region::Offsets { .. } | Region::Gpu { .. } => true,
         }
     }
 }
@@ -394,6 +499,7 @@ pub fn take(t: &Tensor, region: &Region, name: &'static str) -> Result<Tensor> {
             match region {
                 Region::View(l) => Ok(d.with_layout(l.clone())),
                 Region::Offsets { shape, offs } => take_offsets(&d, shape, offs),
+                Region::Gpu { shape, offs } => take_gpu(&d, shape, offs),
             }
         },
         |_| Ok(TakeBackward::new(name, t, region.clone()).into()),
@@ -414,6 +520,7 @@ pub fn put(base: &Tensor, region: &Region, value: &Tensor, accumulate: bool) -> 
                     put_offsets(&out, &l.shape, &offs, value, true).map(|_| out)
                 }
                 Region::Offsets { shape, offs } => put_offsets(&out, shape, offs, value, accumulate).map(|_| out),
+                Region::Gpu { shape, offs } => put_gpu(&out, shape, offs, value, accumulate).map(|_| out),
             }
         },
         |_| {
@@ -447,10 +554,19 @@ impl Backward for TakeBackward {
     fn apply(&self, _: &Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
         let g = math::cast(&grads[0], self.in_dtype)?;
         let zeros = math::zeros(&self.in_shape, self.in_dtype, &g)?;
-        if let (Region::Offsets { shape, offs }, false) = (&self.region, crate::autograd::is_grad_enabled()) {
+        if !crate::autograd::is_grad_enabled() {
             // Not differentiated again: scatter into the fresh zeros directly.
-            put_offsets(&zeros, shape, offs, &g, true)?;
-            return Ok(vec![Some(zeros)]);
+            match &self.region {
+                Region::Offsets { shape, offs } => {
+                    put_offsets(&zeros, shape, offs, &g, true)?;
+                    return Ok(vec![Some(zeros)]);
+                }
+                Region::Gpu { shape, offs } => {
+                    put_gpu(&zeros, shape, offs, &g, true)?;
+                    return Ok(vec![Some(zeros)]);
+                }
+                Region::View(_) => {}
+            }
         }
         Ok(vec![Some(put(&zeros, &self.region, &g, self.region.may_repeat())?)])
     }

@@ -72,6 +72,10 @@ fn batched_raw(op: &str, a: &Tensor, b: &Tensor) -> Result<Tensor> {
     let mut out_shape: Shape = batch.clone();
     out_shape.extend_from_slice(&[n, p]);
     let dtype = a.dtype();
+    if a.is_gpu() || b.is_gpu() {
+        super::same_device(op, &[a, b])?;
+        return gpu_batched(a, b, &batch, n, k, p, &out_shape);
+    }
     // Half and integer products run in float32 / float64 and are cast back.
     let compute = match dtype {
         DType::F64 => DType::F64,
@@ -133,6 +137,50 @@ fn run<T: GemmElem + Element>(a: &Tensor, b: &Tensor, out: &Tensor, batch: &[usi
         (0..count).for_each(|i| one(i, 1));
     }
     Ok(())
+}
+
+/// The GPU product: float32 GEMM over strided operands (integer products
+/// run in float32 and are cast back). Batch dims that cannot be walked with one
+/// stride become one dispatch per leading index.
+fn gpu_batched(a: &Tensor, b: &Tensor, batch: &[usize], n: usize, k: usize, p: usize, out_shape: &[usize]) -> Result<Tensor> {
+    use crate::backend::gpu::matmul::{gemm, Mat};
+    use crate::tensor::layout::{contiguous_strides, Layout};
+    let dtype = a.dtype();
+    let operand = |t: &Tensor| -> Result<Tensor> {
+        let t = to_dtype(t, DType::F32)?;
+        // The kernel walks non-negative strides only (flipped views are copied).
+        if t.strides().iter().any(|&s| s < 0) {
+            return super::copy::clone_as(&t, DType::F32);
+        }
+        Ok(t)
+    };
+    let (ca, cb) = (operand(a)?, operand(b)?);
+    let mut bshape: Vec<i64> = batch.iter().map(|&d| d as i64).collect();
+    bshape.extend_from_slice(&[-1, -1]);
+    let (la, lb) = (ca.layout().expand(&bshape)?, cb.layout().expand(&bshape)?);
+    let nb = batch.len();
+    let out = Tensor::empty_on(out_shape, DType::F32, crate::tensor::Device::Gpu)?;
+    let ob = contiguous_strides(batch);
+    let (cshape, [sa, sb, so]) = Layout::coalesce(batch, [&la.strides[..nb], &lb.strides[..nb], &ob[..]]);
+    let (ba, bb) = (ca.storage().gpu_buffer()?, cb.storage().gpu_buffer()?);
+    let last = cshape.len().saturating_sub(1);
+    let inner = cshape.get(last).copied().unwrap_or(1);
+    let stride = |s: &[isize]| s.get(last).copied().unwrap_or(0);
+    let outer: usize = cshape[..last.min(cshape.len())].iter().product();
+    for i in 0..outer {
+        let (mut rem, mut oa, mut obb, mut oo) = (i, 0isize, 0isize, 0isize);
+        for d in (0..last).rev() {
+            let idx = (rem % cshape[d]) as isize;
+            rem /= cshape[d];
+            oa += idx * sa[d];
+            obb += idx * sb[d];
+            oo += idx * so[d];
+        }
+        let ma = Mat { buf: ba, off: (la.offset as isize + oa) as usize, bs: stride(&sa), rs: la.strides[nb], cs: la.strides[nb + 1] };
+        let mb = Mat { buf: bb, off: (lb.offset as isize + obb) as usize, bs: stride(&sb), rs: lb.strides[nb], cs: lb.strides[nb + 1] };
+        gemm(n, p, k, inner, ma, mb, out.storage().gpu_buffer()?, oo as usize * n * p)?;
+    }
+    to_dtype(&out, dtype)
 }
 
 pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {

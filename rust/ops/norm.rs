@@ -59,6 +59,16 @@ pub fn layer_norm(x: &Tensor, shape: &[usize], w: Option<&Tensor>, b: Option<&Te
             let xc = contiguous(&to_dtype(x, ct)?)?;
             let wc = w.map(|t| contiguous(&to_dtype(t, ct)?)).transpose()?;
             let bc = b.map(|t| contiguous(&to_dtype(t, ct)?)).transpose()?;
+            if x.is_gpu() {
+                let all: Vec<&Tensor> = [Some(x), w, b].into_iter().flatten().collect();
+                crate::ops::same_device("layer_norm", &all)?;
+                let dev = x.device();
+                let y = Tensor::empty_on(x.shape(), ct, dev)?;
+                let (mu, rs) = (Tensor::empty_on(&[rows], ct, dev)?, Tensor::empty_on(&[rows], ct, dev)?);
+                crate::backend::gpu::norm::forward(&xc, wc.as_ref(), bc.as_ref(), &y, &mu, &rs, rows, m, eps)?;
+                *crate::tensor::lock(&stats) = Some((mu, rs));
+                return to_dtype(&y, x.dtype());
+            }
             let y = Tensor::for_output(x.shape(), ct)?;
             let (mu, rs) = (Tensor::for_output(&[rows], ct)?, Tensor::for_output(&[rows], ct)?);
             crate::dispatch_float!(ct, T => {
@@ -139,6 +149,22 @@ impl Backward for LayerNormBackward {
             let rows = self.mean.numel();
             let (xc, gc) = (contiguous(&to_dtype(&x, ct)?)?, contiguous(&to_dtype(g, ct)?)?);
             let wc = w.as_ref().map(|t| contiguous(&to_dtype(t, ct)?)).transpose()?;
+            if x.is_gpu() {
+                let dev = x.device();
+                let gx = Tensor::empty_on(x.shape(), ct, dev)?;
+                let want = self.w.is_some() || self.has_b;
+                let (gw, gb) = (Tensor::empty_on(&self.shape, ct, dev)?, Tensor::empty_on(&self.shape, ct, dev)?);
+                crate::backend::gpu::norm::backward(&xc, &gc, wc.as_ref(), &self.mean, &self.rstd, &gx, want.then_some((&gw, &gb)), rows, m)?;
+                let dt = x.dtype();
+                let mut out = vec![Some(to_dtype(&gx, dt)?)];
+                if self.w.is_some() {
+                    out.push(Some(to_dtype(&gw, dt)?));
+                }
+                if self.has_b {
+                    out.push(Some(to_dtype(&gb, dt)?));
+                }
+                return Ok(out);
+            }
             let gx = Tensor::for_output(x.shape(), ct)?;
             let (gw, gb) = crate::dispatch_float!(ct, T => {
                 let pw = wc.as_ref().map(|t| t.ptr::<T>().map(P)).transpose()?;

@@ -126,6 +126,44 @@ fn windows(op: &str, h: usize, w: usize, kind: &Kind, include_pad: bool, max: bo
     Ok(Windows { h, w, rows: rows.0, div_rows: rows.1, cols: cols.0, div_cols: cols.1 })
 }
 
+/// The windows as the CPU kernels walk them, and the parameters the GPU
+/// shader derives the same windows from.
+pub struct Pooling {
+    win: Windows,
+    /// flags (bit 0 adaptive, bit 1 count_include_pad, bit 2 divisor override),
+    /// kh, kw, sh, sw, ph, pw, dh, dw, divisor bits: shaders/pool.wgsl's Params.
+    gpu: [u32; 10],
+}
+
+impl Pooling {
+    fn new(win: Windows, kind: &Kind, include_pad: bool, divisor: Option<f64>) -> Pooling {
+        let (adaptive, o) = match kind {
+            Kind::Sliding(o) => (false, [o.kernel[0], o.kernel[1], o.stride[0], o.stride[1], o.padding[0], o.padding[1], o.dilation[0], o.dilation[1]]),
+            Kind::Adaptive(_) => (true, [1, 1, 1, 1, 0, 0, 1, 1]),
+        };
+        let flags = adaptive as u32 | (include_pad as u32) << 1 | (divisor.is_some() as u32) << 2;
+        let mut gpu = [flags, 0, 0, 0, 0, 0, 0, 0, 0, (divisor.unwrap_or(1.0) as f32).to_bits()];
+        for (g, v) in gpu[1..9].iter_mut().zip(o) {
+            *g = v as u32;
+        }
+        Pooling { win, gpu }
+    }
+
+    /// Runs a pool.wgsl entry over (planes, H, W) `x` into `out` (and `idx`).
+    fn gpu(&self, entry: &'static str, planes: usize, x: &Tensor, out: &Tensor, idx: Option<&Tensor>, threads: usize) -> Result<()> {
+        use crate::backend::gpu::exec;
+        let w = &self.win;
+        let mut p = vec![planes as u32, w.h as u32, w.w as u32, w.rows.len() as u32, w.cols.len() as u32];
+        p.extend_from_slice(&self.gpu);
+        p.extend([x.layout().offset as u32, out.layout().offset as u32, idx.map_or(0, |i| i.layout().offset as u32)]);
+        let mut bufs = vec![x.storage().gpu_buffer()?, out.storage().gpu_buffer()?];
+        if let Some(i) = idx {
+            bufs.push(i.storage().gpu_buffer()?);
+        }
+        exec::dispatch(&crate::backend::gpu::shaders::POOL, entry, exec::Variant::F32, &bufs, &p, exec::grid_1d(threads))
+    }
+}
+
 fn out_shape(x: &Tensor, win: &Windows) -> Shape {
     let mut s: Shape = x.shape()[..x.ndim() - 2].into();
     s.extend_from_slice(&[win.rows.len(), win.cols.len()]);
@@ -149,7 +187,7 @@ pub fn avg_pool(op: &'static str, dims: usize, x: &Tensor, kind: &Kind, count_in
         win.div_rows = vec![d; win.rows.len()];
         win.div_cols = vec![1.0; win.cols.len()];
     }
-    finish(avg(&xb, &Arc::new(win), name(op))?, dims)
+    finish(avg(&xb, &Arc::new(Pooling::new(win, kind, count_include_pad, divisor)), name(op))?, dims)
 }
 
 fn name(op: &str) -> &'static str {
@@ -171,16 +209,21 @@ fn compute(d: DType) -> DType {
 }
 
 /// Window averages of a (..., H, W) tensor (recorded).
-fn avg(x: &Tensor, win: &Arc<Windows>, name: &'static str) -> Result<Tensor> {
+fn avg(x: &Tensor, win: &Arc<Pooling>, name: &'static str) -> Result<Tensor> {
     autograd::record(
         &[x],
         || {
             let c = contiguous(&to_dtype(x, compute(x.dtype()))?)?;
             let planes = numel(&x.shape()[..x.ndim() - 2]);
-            let out = Tensor::for_output(&out_shape(x, win), c.dtype())?;
+            if c.is_gpu() {
+                let out = Tensor::empty_on(&out_shape(x, &win.win), c.dtype(), c.device())?;
+                win.gpu("avg_pool", planes, &c, &out, None, out.numel())?;
+                return to_dtype(&out, x.dtype());
+            }
+            let out = Tensor::for_output(&out_shape(x, &win.win), c.dtype())?;
             crate::dispatch_float!(c.dtype(), T => {
                 // SAFETY: c is contiguous (planes, H, W); out holds planes × OH × OW.
-                unsafe { kernel::avg::<T>(planes, win, P(c.ptr::<T>()?), P(out.ptr::<T>()?)) };
+                unsafe { kernel::avg::<T>(planes, &win.win, P(c.ptr::<T>()?), P(out.ptr::<T>()?)) };
             });
             to_dtype(&out, x.dtype())
         },
@@ -189,16 +232,21 @@ fn avg(x: &Tensor, win: &Arc<Windows>, name: &'static str) -> Result<Tensor> {
 }
 
 /// The adjoint of `avg`: (..., OH, OW) gradients spread back to (..., H, W) (recorded).
-fn avg_adjoint(g: &Tensor, win: &Arc<Windows>, in_shape: &Shape, name: &'static str) -> Result<Tensor> {
+fn avg_adjoint(g: &Tensor, win: &Arc<Pooling>, in_shape: &Shape, name: &'static str) -> Result<Tensor> {
     autograd::record(
         &[g],
         || {
             let c = contiguous(&to_dtype(g, compute(g.dtype()))?)?;
             let planes = numel(&in_shape[..in_shape.len() - 2]);
+            if c.is_gpu() {
+                let out = Tensor::empty_on(in_shape, c.dtype(), c.device())?;
+                win.gpu("avg_pool_adjoint", planes, &c, &out, None, out.numel())?;
+                return to_dtype(&out, g.dtype());
+            }
             let out = Tensor::zeros(in_shape, c.dtype())?;
             crate::dispatch_float!(c.dtype(), T => {
                 // SAFETY: c holds planes × OH × OW; out is a zeroed (planes, H, W) tensor.
-                unsafe { kernel::avg_adjoint::<T>(planes, win, P(c.ptr::<T>()?), P(out.ptr::<T>()?)) };
+                unsafe { kernel::avg_adjoint::<T>(planes, &win.win, P(c.ptr::<T>()?), P(out.ptr::<T>()?)) };
             });
             to_dtype(&out, g.dtype())
         },
@@ -210,7 +258,7 @@ fn avg_adjoint(g: &Tensor, win: &Arc<Windows>, in_shape: &Shape, name: &'static 
 #[derive(Clone)]
 pub struct AvgPoolBackward {
     name: &'static str,
-    win: Arc<Windows>,
+    win: Arc<Pooling>,
     in_shape: Shape,
     /// The forward was the adjoint.
     adjoint: bool,
@@ -237,12 +285,17 @@ pub fn max_pool(op: &'static str, dims: usize, x: &Tensor, kind: &Kind) -> Resul
     let win = windows(op, h, w, kind, true, true)?;
     let shape = out_shape(&xb, &win);
     let planes = numel(&xb.shape()[..xb.ndim() - 2]);
-    let idx = Tensor::for_output(&shape, DType::I64)?;
+    let idx = Tensor::empty_on(&shape, DType::I64, xb.device())?;
     // The values come from the kernel; the recorded backward is `take`'s at the argmax offsets.
     let vals = autograd::record(
         &[&xb],
         || {
             let c = contiguous(&to_dtype(&xb, compute(xb.dtype()))?)?;
+            if c.is_gpu() {
+                let vals = Tensor::empty_on(&shape, c.dtype(), c.device())?;
+                Pooling::new(win.clone(), kind, true, None).gpu("max_pool", planes, &c, &vals, Some(&idx), vals.numel())?;
+                return to_dtype(&vals, xb.dtype());
+            }
             let vals = Tensor::for_output(&shape, c.dtype())?;
             crate::dispatch_float!(c.dtype(), T => {
                 let (px, pv, pi) = (P(c.ptr::<T>()?), P(vals.ptr::<T>()?), P(idx.ptr::<i64>()?));
@@ -256,6 +309,14 @@ pub fn max_pool(op: &'static str, dims: usize, x: &Tensor, kind: &Kind) -> Resul
         },
         |_| {
             let per = win.rows.len() * win.cols.len();
+            if idx.is_gpu() {
+                // Offsets = plane start + argmax, added on the GPU (the plane starts go up, nothing comes down).
+                use super::elementwise::{binary, Binary};
+                let starts: Vec<i64> = (0..idx.numel()).map(|i| ((i / per) * h * w) as i64).collect();
+                let starts = super::copy::transfer(&Tensor::from_vec(starts, &shape)?, idx.device())?;
+                let offs = binary(Binary::Add, &super::Operand::T(starts), &super::Operand::T(idx.clone()), None)?;
+                return Ok(TakeBackward::new(name(op), &xb, Region::Gpu { shape: shape.clone(), offs }).into());
+            }
             let offs: Vec<isize> = idx.to_vec::<i64>()?.iter().enumerate().map(|(i, &k)| ((i / per) * h * w) as isize + k as isize).collect();
             Ok(TakeBackward::new(name(op), &xb, Region::Offsets { shape: shape.clone(), offs: Arc::new(offs) }).into())
         },

@@ -10,7 +10,7 @@ use crate::autograd::{self, math, Backward, Node, SavedTensor};
 use crate::bail;
 use crate::error::Result;
 use crate::tensor::layout::{wrap_dims, Shape};
-use crate::tensor::{DType, Element, Scalar, Tensor};
+use crate::tensor::{DType, Device, Element, Scalar, Tensor};
 use std::sync::Arc;
 use crate::dispatch_compute;
 
@@ -64,6 +64,14 @@ pub fn sum(t: &Tensor, dims: Option<&[i64]>, keepdim: bool, dtype: Option<DType>
 fn sum_raw(t: &Tensor, dims: Option<&[i64]>, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
     let (reduced, shape) = plan(t, dims, keepdim)?;
     let out = sum_dtype(t, dtype);
+    if t.is_gpu() {
+        let r = if out.is_float() {
+            gpu_reduce("sum", &to_dtype(t, DType::F32)?, &reduced, &shape, 1.0)?
+        } else {
+            gpu_reduce("sum_i32", &to_dtype(t, DType::I64)?, &reduced, &shape, 1.0)?
+        };
+        return to_dtype(&r, out);
+    }
     let x = computable(&to_dtype(t, if out.is_float() { out } else { t.dtype() })?)?;
     let r = if out.is_float() {
         dispatch_compute!(x.dtype(), T => run::<T, _, f64>(&x, &reduced, &shape, &SumF64, |a| a))?
@@ -90,6 +98,9 @@ fn mean_raw(t: &Tensor, dims: Option<&[i64]>, keepdim: bool, dtype: Option<DType
     }
     let (reduced, shape) = plan(t, dims, keepdim)?;
     let n = reduced_count(t, &reduced) as f64;
+    if t.is_gpu() {
+        return to_dtype(&gpu_reduce("sum", &to_dtype(t, DType::F32)?, &reduced, &shape, (1.0 / n) as f32)?, out);
+    }
     let x = computable(&to_dtype(t, out)?)?;
     let r = dispatch_compute!(x.dtype(), T => run::<T, _, f64>(&x, &reduced, &shape, &SumF64, |a| a / n))?;
     to_dtype(&r, out)
@@ -105,6 +116,12 @@ pub fn prod(t: &Tensor, dims: Option<&[i64]>, keepdim: bool, dtype: Option<DType
 fn prod_raw(t: &Tensor, dims: Option<&[i64]>, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
     let (reduced, shape) = plan(t, dims, keepdim)?;
     let out = sum_dtype(t, dtype);
+    if t.is_gpu() {
+        if !out.is_float() {
+            bail!(NotImplemented, "prod of integer tensors has no GPU kernel yet");
+        }
+        return to_dtype(&gpu_reduce("prod", &to_dtype(t, DType::F32)?, &reduced, &shape, 1.0)?, out);
+    }
     let r = if out.is_float() {
         let x = computable(&to_dtype(t, out)?)?;
         let f = Fold { init: 1.0f64, step: |a: f64, v: f64, _| a * v, combine: |a: f64, b: f64| a * b };
@@ -168,6 +185,18 @@ fn extreme_op(op: &str, t: &Tensor, dims: Option<&[i64]>, keepdim: bool, max: bo
     }
     let (reduced, shape) = plan(t, dims, keepdim)?;
     check_nonempty(op, t, &reduced, dims.is_some())?;
+    if t.is_gpu() {
+        let x = gpu_float(op, t)?;
+        let (x, outer, n, inner) = gpu_blocks(&x, &reduced)?;
+        let idx = Tensor::empty_on(&shape, DType::I64, Device::Gpu)?;
+        if op.starts_with("arg") {
+            crate::backend::gpu::reduce::reduce(if max { "argmax" } else { "argmin" }, &x, outer, n, inner, &[&idx], 1.0)?;
+            return Ok((idx.clone(), idx));
+        }
+        let vals = Tensor::empty_on(&shape, DType::F32, Device::Gpu)?;
+        crate::backend::gpu::reduce::reduce(if max { "max_idx" } else { "min_idx" }, &x, outer, n, inner, &[&vals, &idx], 1.0)?;
+        return Ok((to_dtype(&vals, t.dtype())?, idx));
+    }
     let x = computable(t)?;
     let (v, i) = dispatch_compute!(x.dtype(), T => extreme::<T>(&x, &reduced, &shape, max))?;
     Ok((to_dtype(&v, t.dtype())?, i))
@@ -177,6 +206,10 @@ fn extreme_op(op: &str, t: &Tensor, dims: Option<&[i64]>, keepdim: bool, max: bo
 fn extreme_values(op: &str, t: &Tensor, dims: Option<&[i64]>, keepdim: bool, max: bool) -> Result<Tensor> {
     let (reduced, shape) = plan(t, dims, keepdim)?;
     check_nonempty(op, t, &reduced, dims.is_some())?;
+    if t.is_gpu() {
+        let r = gpu_reduce(if max { "amax" } else { "amin" }, &gpu_float(op, t)?, &reduced, &shape, 1.0)?;
+        return to_dtype(&r, t.dtype());
+    }
     let x = computable(t)?;
     let r = dispatch_compute!(x.dtype(), T => run::<T, _, T>(&x, &reduced, &shape, &Extreme { max }, |a| a))?;
     to_dtype(&r, t.dtype())
@@ -257,7 +290,7 @@ pub fn logsumexp(t: &Tensor, dims: &[i64], keepdim: bool) -> Result<Tensor> {
 fn logsumexp_raw(t: &Tensor, dims: &[i64], keepdim: bool) -> Result<Tensor> {
     let x = to_dtype(t, t.dtype().to_float())?;
     let m = if x.numel() == 0 {
-        super::creation::full(&plan(&x, Some(dims), true)?.1, Scalar::Float(0.0), x.dtype())?
+        super::creation::full_on(&plan(&x, Some(dims), true)?.1, Scalar::Float(0.0), x.dtype(), x.device())?
     } else {
         let m = extreme_values("logsumexp", &x, Some(dims), true, true)?;
         let finite = unary(Unary::IsFinite, &m)?;
@@ -277,6 +310,9 @@ fn logsumexp_raw(t: &Tensor, dims: &[i64], keepdim: bool) -> Result<Tensor> {
 pub fn all_any(t: &Tensor, dims: Option<&[i64]>, keepdim: bool, all: bool) -> Result<Tensor> {
     let (reduced, shape) = plan(t, dims, keepdim)?;
     let x = to_dtype(t, DType::Bool)?;
+    if t.is_gpu() {
+        return gpu_reduce(if all { "all" } else { "any" }, &x, &reduced, &shape, 1.0);
+    }
     let f = Fold {
         init: all,
         step: move |a: bool, v: bool, _| if all { a && v } else { a || v },
@@ -298,6 +334,16 @@ fn cumulative_raw(t: &Tensor, dim: i64, dtype: Option<DType>, product: bool) -> 
     let d = crate::tensor::layout::wrap_dim(dim, t.ndim())?;
     let out_dtype = sum_dtype(t, dtype);
     let x = to_dtype(t, if out_dtype.is_float() { out_dtype.compute() } else { DType::I64 })?;
+    if t.is_gpu() {
+        if !out_dtype.is_float() {
+            bail!(NotImplemented, "cumsum/cumprod of integer tensors have no GPU kernel yet");
+        }
+        let x = super::copy::contiguous_clone(&x)?;
+        let out = Tensor::empty_on(x.shape(), DType::F32, Device::Gpu)?;
+        let (outer, n, inner) = if x.ndim() == 0 { (1, 1, 1) } else { (x.shape()[..d].iter().product(), x.shape()[d], x.shape()[d + 1..].iter().product()) };
+        crate::backend::gpu::reduce::reduce(if product { "cumprod" } else { "cumsum" }, &x, outer, n, inner, &[&out], 1.0)?;
+        return to_dtype(&out, out_dtype);
+    }
     let out = Tensor::for_output(x.shape(), x.dtype())?;
     if x.numel() > 0 {
         dispatch_compute!(x.dtype(), T => scan::<T>(&x, &out, d, product))?;
@@ -332,6 +378,61 @@ fn scan<T: crate::backend::cpu::elementwise::Arith>(x: &Tensor, out: &Tensor, d:
         }
     });
     Ok(())
+}
+
+// ---- GPU ----
+
+/// Float32 input for a GPU reduction that compares values (int inputs would
+/// lose exactness beyond 2^24 in float32, so they are refused for now).
+fn gpu_float(op: &str, t: &Tensor) -> Result<Tensor> {
+    if !t.dtype().is_float() {
+        bail!(NotImplemented, "{} of {} tensors has no GPU kernel yet", op, t.dtype().name());
+    }
+    to_dtype(t, DType::F32)
+}
+
+/// `t` as a contiguous [outer, n, inner] block whose middle axis holds the
+/// reduced elements: as is when the reduced dims are adjacent, else with the
+/// kept dims permuted first and copied.
+fn gpu_blocks(t: &Tensor, reduced: &[bool]) -> Result<(Tensor, usize, usize, usize)> {
+    let shape = t.shape();
+    let big: Vec<usize> = (0..t.ndim()).filter(|&d| shape[d] > 1).collect();
+    let red: Vec<usize> = big.iter().copied().filter(|&d| reduced[d]).collect();
+    let dense = |t: &Tensor| if t.is_contiguous() { Ok(t.clone()) } else { super::copy::contiguous_clone(t) };
+    let (Some(&first), Some(&last)) = (red.first(), red.last()) else {
+        // Only size-1 dims reduced: every element is its own output.
+        return Ok((dense(t)?, t.numel(), 1, 1));
+    };
+    let adjacent = big.iter().filter(|&&d| d > first && d < last).all(|&d| reduced[d]);
+    if adjacent {
+        let x = dense(t)?;
+        let outer = shape[..first].iter().product();
+        let n = shape[first..=last].iter().product();
+        return Ok((x, outer, n, shape[last + 1..].iter().product()));
+    }
+    let mut order: Vec<i64> = (0..t.ndim()).filter(|&d| !reduced[d]).map(|d| d as i64).collect();
+    order.extend((0..t.ndim()).filter(|&d| reduced[d]).map(|d| d as i64));
+    let x = super::copy::contiguous_clone(&t.with_layout(t.layout().permute(&order)?))?;
+    let n = reduced_count(t, reduced);
+    Ok((x, t.numel() / n.max(1), n, 1))
+}
+
+fn gpu_reduce(op: &str, t: &Tensor, reduced: &[bool], shape: &[usize], scale: f32) -> Result<Tensor> {
+    let kind = if matches!(op, "any" | "all") { DType::Bool } else { t.dtype() };
+    let out = Tensor::empty_on(shape, kind, Device::Gpu)?;
+    let (x, outer, n, inner) = gpu_blocks(t, reduced)?;
+    if n == 0 {
+        // Empty reductions: the identity of the op.
+        let v = match op {
+            "prod" | "all" => Scalar::Int(1),
+            _ if scale.is_infinite() => Scalar::Float(f64::NAN),
+            _ => Scalar::Int(0),
+        };
+        super::copy::fill_(&out, v)?;
+        return Ok(out);
+    }
+    crate::backend::gpu::reduce::reduce(op, &x, outer, n, inner, &[&out], scale)?;
+    Ok(out)
 }
 
 // ---- backward ----
@@ -411,7 +512,7 @@ impl Backward for ProdBackward {
         let exclusive = |z: &Tensor| -> Result<Tensor> {
             let mut one_shape = kept.clone();
             one_shape.push(1);
-            let ones = super::creation::full(&one_shape, Scalar::Int(1), z.dtype())?;
+            let ones = super::creation::full_on(&one_shape, Scalar::Int(1), z.dtype(), z.device())?;
             let head = narrow(z, last, 0, r as i64 - 1)?;
             cumulative(&cat(&[ones, head], last)?, last, None, true)
         };

@@ -244,7 +244,7 @@ fn cat_raw(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
     let dtype = parts.iter().map(|t| t.dtype()).reduce(promote).unwrap_or(first.dtype());
     let mut shape = first.shape().clone();
     shape[d] = total;
-    let out = Tensor::for_output(&shape, dtype)?;
+    let out = Tensor::empty_on(&shape, dtype, super::same_device("cat", &parts)?)?;
     let mut at = 0;
     for t in parts {
         let n = t.shape()[d];
@@ -397,6 +397,7 @@ pub fn tri(t: &Tensor, diagonal: i64, lower: bool) -> Result<Tensor> {
     let cols = super::creation::arange(Scalar::Int(0), Scalar::Int(c), Scalar::Int(1), DType::I64)?;
     let diff = binary(Binary::Sub, &Operand::T(unsqueeze(&cols, 0)?), &Operand::T(unsqueeze(&rows, 1)?), None)?;
     let keep = binary(if lower { Binary::Le } else { Binary::Ge }, &Operand::T(diff), &Operand::S(Scalar::Int(diagonal)), None)?;
+    let keep = super::copy::to_device(&keep, t.device())?;
     let zero = Operand::S(Scalar::Int(0));
     let out = where_(&keep, &Operand::T(t.clone()), &zero)?;
     super::copy::to_dtype(&out, t.dtype())

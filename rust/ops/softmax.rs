@@ -46,8 +46,13 @@ pub fn softmax(x: &Tensor, dim: i64, dtype: Option<DType>, log: bool) -> Result<
         &[&x],
         || {
             let c = contiguous(&to_dtype(&x, compute(x.dtype()))?)?;
-            let out = Tensor::for_output(x.shape(), c.dtype())?;
             let (outer, n, inner) = split(&x, d);
+            if c.is_gpu() {
+                let out = Tensor::empty_on(x.shape(), c.dtype(), c.device())?;
+                crate::backend::gpu::softmax::run(&c, None, &out, outer, n, inner, log)?;
+                return to_dtype(&out, x.dtype());
+            }
+            let out = Tensor::for_output(x.shape(), c.dtype())?;
             crate::dispatch_float!(c.dtype(), T => {
                 // SAFETY: c and out are contiguous with outer × n × inner elements.
                 unsafe { kernel::forward::<T>(P(c.ptr::<T>()?), P(out.ptr::<T>()?), outer, n, inner, log) };
@@ -87,8 +92,13 @@ impl Backward for SoftmaxBackward {
         }
         let ct = compute(y.dtype());
         let (yc, gc) = (contiguous(&to_dtype(&y, ct)?)?, contiguous(&to_dtype(g, ct)?)?);
-        let gx = Tensor::for_output(y.shape(), ct)?;
         let (outer, n, inner) = split(&y, self.dim);
+        if y.is_gpu() {
+            let gx = Tensor::empty_on(y.shape(), ct, y.device())?;
+            crate::backend::gpu::softmax::run(&yc, Some(&gc), &gx, outer, n, inner, self.log)?;
+            return Ok(vec![Some(to_dtype(&gx, y.dtype())?)]);
+        }
+        let gx = Tensor::for_output(y.shape(), ct)?;
         crate::dispatch_float!(ct, T => {
             // SAFETY: all three are contiguous with outer × n × inner elements.
             unsafe { kernel::backward::<T>(P(yc.ptr::<T>()?), P(gc.ptr::<T>()?), P(gx.ptr::<T>()?), outer, n, inner, self.log) };

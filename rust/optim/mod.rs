@@ -104,6 +104,9 @@ pub fn step(rule: &Rule, p: &Tensor, g: &Tensor, state: &[Tensor], scalars: &[Te
         }
     }
     p.check_writable("optimizer step")?;
+    if p.is_gpu() {
+        return gpu_step(rule, p, g, state, scalars, fresh);
+    }
     // Strided parameters or state are updated in contiguous copies, written back after.
     let dense = |t: &Tensor| if t.is_contiguous() { Ok(t.clone()) } else { crate::ops::copy::contiguous_clone(t) };
     let originals: Vec<&Tensor> = std::iter::once(p).chain(state).collect();
@@ -139,6 +142,96 @@ pub fn step(rule: &Rule, p: &Tensor, g: &Tensor, state: &[Tensor], scalars: &[Te
             crate::ops::copy::copy_into(orig, w)?;
             orig.storage().bump_version();
         }
+    }
+    Ok(())
+}
+
+/// The GPU step: shaders/optim.wgsl, one dispatch per tensor (plus one that
+/// advances the step scalars, which stay on the GPU).
+fn gpu_step(rule: &Rule, p: &Tensor, g: &Tensor, state: &[Tensor], scalars: &[Tensor], fresh: bool) -> Result<()> {
+    use crate::backend::gpu::exec::{self, Variant};
+    use crate::backend::gpu::shaders::OPTIM;
+    let all: Vec<&Tensor> = [p, g].into_iter().chain(state).chain(scalars).collect();
+    crate::ops::same_device("optimizer step", &all)?;
+    if p.dtype() != DType::F32 || scalars.iter().any(|s| s.dtype() != DType::F32 || s.numel() != 1) {
+        bail!(Runtime, "optimizer step on the GPU: parameters and step counters must be float32");
+    }
+    let dense = |t: &Tensor| if t.is_contiguous() { Ok(t.clone()) } else { crate::ops::copy::contiguous_clone(t) };
+    let originals: Vec<&Tensor> = std::iter::once(p).chain(state).collect();
+    let work: Vec<Tensor> = originals.iter().map(|t| dense(t)).collect::<Result<_>>()?;
+    let g = dense(g)?;
+    let off = |t: &Tensor| t.layout().offset as u32;
+    let f = |v: f64| (v as f32).to_bits();
+    let s_off = |i: usize| work.get(1 + i).map_or(0, off);
+    let (step_off, mu_off) = (scalars.first().map_or(0, off), scalars.get(1).map_or(0, off));
+    // (lr, beta1, beta2, omb1, omb2, eps, wd, extra, flags): see the Opt struct.
+    let (entry, h, flags): (&'static str, [f64; 8], u32) = match *rule {
+        Rule::Sgd { lr, momentum, dampening, nesterov, wd, maximize } => (
+            if momentum != 0.0 { "sgd_momentum" } else { "sgd" },
+            [lr, momentum, 0.0, 0.0, 0.0, 0.0, wd, dampening],
+            maximize as u32 | (nesterov as u32) << 1 | (fresh as u32) << 2,
+        ),
+        Rule::Adam { lr, b1, b2, eps, wd, amsgrad, maximize, decoupled } => (
+            if amsgrad { "adam_amsgrad" } else { "adam" },
+            [lr, b1, b2, 1.0 - b1, 1.0 - b2, eps, wd, 0.0],
+            maximize as u32 | (decoupled as u32) << 1,
+        ),
+        Rule::RmsProp { lr, alpha, eps, wd, momentum, centered, maximize } => (
+            match (momentum > 0.0, centered) {
+                (false, false) => "rmsprop",
+                (true, false) => "rmsprop_momentum",
+                (false, true) => "rmsprop_centered",
+                (true, true) => "rmsprop_centered_momentum",
+            },
+            [lr, alpha, 0.0, 1.0 - alpha, 0.0, eps, wd, momentum],
+            maximize as u32,
+        ),
+        Rule::Adagrad { lr, lr_decay, wd, eps, maximize } => ("adagrad", [lr, 0.0, 0.0, 0.0, 0.0, eps, wd, lr_decay], maximize as u32),
+        Rule::Adamax { lr, b1, b2, eps, wd, maximize } => ("adamax", [lr, b1, b2, 1.0 - b1, 1.0 - b2, eps, wd, 0.0], maximize as u32),
+        Rule::NAdam { lr, b1, b2, eps, wd, momentum_decay, decoupled, maximize } => (
+            "nadam",
+            [lr, b1, b2, 1.0 - b1, 1.0 - b2, eps, wd, momentum_decay],
+            maximize as u32 | (decoupled as u32) << 1,
+        ),
+        Rule::RAdam { lr, b1, b2, eps, wd, decoupled, maximize } => (
+            "radam",
+            [lr, b1, b2, 1.0 - b1, 1.0 - b2, eps, wd, 0.0],
+            maximize as u32 | (decoupled as u32) << 1,
+        ),
+    };
+    let n = p.numel();
+    let mut params = vec![n as u32, off(&g), off(&work[0]), s_off(0), s_off(1), s_off(2), step_off, mu_off];
+    params.extend(h.iter().map(|&v| f(v)));
+    params.push(flags);
+    fn buf(t: &Tensor) -> Result<&wgpu::Buffer> {
+        t.storage().gpu_buffer()
+    }
+    // Step scalars first: every thread of the update reads the advanced values.
+    match scalars {
+        [] => {}
+        [step] => exec::dispatch(&OPTIM, "advance", Variant::F32, &[buf(step)?], &params, [1, 1, 1])?,
+        [step, mu, ..] => exec::dispatch(&OPTIM, "advance_nadam", Variant::F32, &[buf(step)?, buf(mu)?], &params, [1, 1, 1])?,
+    }
+    // Bindings: grad, then the step scalars the rule reads (RMSprop counts
+    // steps but does not use them), then param and state.
+    let mut bufs = vec![buf(&g)?];
+    if !matches!(rule, Rule::RmsProp { .. }) {
+        for s in scalars {
+            bufs.push(buf(s)?);
+        }
+    }
+    for w in &work {
+        bufs.push(buf(w)?);
+    }
+    exec::dispatch(&OPTIM, entry, Variant::F32, &bufs, &params, exec::grid_1d(n))?;
+    for s in scalars {
+        s.storage().bump_version();
+    }
+    for (orig, w) in originals.iter().zip(&work) {
+        if !orig.is_contiguous() {
+            crate::ops::copy::copy_into(orig, w)?;
+        }
+        orig.storage().bump_version();
     }
     Ok(())
 }

@@ -119,6 +119,29 @@ impl PyDevice {
     }
 }
 
+/// Where creation functions put tensors when no device is given
+/// (rumus.set_default_device); 0 = CPU, 1 = GPU.
+static DEFAULT_DEVICE: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
+
+pub fn default_device() -> Device {
+    match DEFAULT_DEVICE.load(std::sync::atomic::Ordering::Relaxed) {
+        0 => Device::Cpu,
+        _ => Device::Gpu,
+    }
+}
+
+#[pyfunction]
+pub fn set_default_device(device: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+    let d = device_arg(device)?.unwrap_or(Device::Cpu);
+    DEFAULT_DEVICE.store((d == Device::Gpu) as u8, std::sync::atomic::Ordering::Relaxed);
+    Ok(())
+}
+
+#[pyfunction]
+pub fn get_default_device() -> PyDevice {
+    PyDevice::of(default_device())
+}
+
 /// A device argument: None when absent. "gpu", "gpu:0", "wgpu" and
 /// rumus.device("gpu") name the GPU (rumus drives one adapter).
 pub fn device_arg(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Device>> {

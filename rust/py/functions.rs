@@ -2,7 +2,7 @@
 
 use super::convert::{as_tensor, operand_req, shape_of, tensor_from_data, tensor_req, varargs_ints};
 use crate::tensor::Device;
-use super::dtype::{device_arg, default_gen, dtype_arg, generator_arg, get_state, set_state, PyDType};
+use super::dtype::{default_device, device_arg, default_gen, dtype_arg, generator_arg, get_state, set_state, PyDType};
 use super::tensor::{wrap, PyTensor};
 use crate::ops::{creation, shape};
 use crate::tensor::{DType, Scalar, Tensor};
@@ -11,7 +11,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PySequence, PyTuple};
 
 /// Applies `requires_grad=` to a freshly created tensor.
-/// Moves a new tensor to the requested device and marks it as a leaf.
+/// Moves a new tensor to `device` (None: leave it) and marks it as a leaf.
 fn finish(t: Tensor, device: Option<Device>, requires_grad: bool) -> PyResult<PyTensor> {
     let t = match device {
         Some(d) if d != t.device() => crate::ops::copy::transfer(&t, d)?,
@@ -31,7 +31,7 @@ fn float_dtype(dtype: Option<&Bound<'_, PyAny>>) -> PyResult<DType> {
 #[pyo3(signature = (data, *, dtype=None, device=None, requires_grad=false))]
 pub fn tensor(py: Python<'_>, data: &Bound<'_, PyAny>, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>, requires_grad: bool) -> PyResult<PyTensor> {
     let device = device_arg(device)?;
-    finish(tensor_from_data(py, data, dtype_arg(dtype)?)?, device, requires_grad)
+    finish(tensor_from_data(py, data, dtype_arg(dtype)?)?, Some(device.unwrap_or_else(default_device)), requires_grad)
 }
 
 #[pyfunction(name = "as_tensor")]
@@ -39,7 +39,9 @@ pub fn tensor(py: Python<'_>, data: &Bound<'_, PyAny>, dtype: Option<&Bound<'_, 
 pub fn as_tensor_fn(py: Python<'_>, data: &Bound<'_, PyAny>, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
     let device = device_arg(device)?;
     let t = as_tensor(py, data, dtype_arg(dtype)?)?;
-    Ok(wrap(match device {
+    // A tensor stays where it is unless a device is named; new data follows the default.
+    let keep = data.cast::<PyTensor>().is_ok();
+    Ok(wrap(match device.or((!keep).then(default_device)) {
         Some(d) => crate::ops::copy::to_device(&t, d)?,
         None => t,
     }))
@@ -57,7 +59,7 @@ macro_rules! constant_fn {
         pub fn $name(size: &Bound<'_, PyTuple>, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>, requires_grad: bool) -> PyResult<PyTensor> {
             let device = device_arg(device)?;
             let shape = shape_of(&varargs_ints(size, "size")?)?;
-            finish(creation::full_on(&shape, $value, float_dtype(dtype)?, device.unwrap_or(Device::Cpu))?, None, requires_grad)
+            finish(creation::full_on(&shape, $value, float_dtype(dtype)?, device.unwrap_or_else(default_device))?, None, requires_grad)
         }
     };
 }
@@ -72,7 +74,7 @@ pub fn full(size: &Bound<'_, PyAny>, fill_value: &Bound<'_, PyAny>, dtype: Optio
     let shape = shape_of(&super::convert::int_list(size, "size")?)?;
     let v = super::tensor::number(fill_value)?;
     let dt = dtype_arg(dtype)?.unwrap_or(v.default_dtype());
-    finish(creation::full_on(&shape, v, dt, device.unwrap_or(Device::Cpu))?, None, requires_grad)
+    finish(creation::full_on(&shape, v, dt, device.unwrap_or_else(default_device))?, None, requires_grad)
 }
 
 macro_rules! like_fn {
@@ -134,21 +136,21 @@ pub fn arange(
         None => Scalar::Int(1),
     };
     let inferred = if [s, e, st].iter().any(|v| matches!(v, Scalar::Float(_))) { DType::F32 } else { DType::I64 };
-    finish(creation::arange(s, e, st, dtype_arg(dtype)?.unwrap_or(inferred))?, device, requires_grad)
+    finish(creation::arange(s, e, st, dtype_arg(dtype)?.unwrap_or(inferred))?, Some(device.unwrap_or_else(default_device)), requires_grad)
 }
 
 #[pyfunction]
 #[pyo3(signature = (start, end, steps, *, dtype=None, device=None, requires_grad=false))]
 pub fn linspace(start: f64, end: f64, steps: i64, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>, requires_grad: bool) -> PyResult<PyTensor> {
     let device = device_arg(device)?;
-    finish(creation::linspace(start, end, steps, float_dtype(dtype)?)?, device, requires_grad)
+    finish(creation::linspace(start, end, steps, float_dtype(dtype)?)?, Some(device.unwrap_or_else(default_device)), requires_grad)
 }
 
 #[pyfunction]
 #[pyo3(signature = (n, m=None, *, dtype=None, device=None, requires_grad=false))]
 pub fn eye(n: i64, m: Option<i64>, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>, requires_grad: bool) -> PyResult<PyTensor> {
     let device = device_arg(device)?;
-    finish(creation::eye(n, m.unwrap_or(n), float_dtype(dtype)?)?, device, requires_grad)
+    finish(creation::eye(n, m.unwrap_or(n), float_dtype(dtype)?)?, Some(device.unwrap_or_else(default_device)), requires_grad)
 }
 
 #[pyfunction]
@@ -156,7 +158,7 @@ pub fn eye(n: i64, m: Option<i64>, dtype: Option<&Bound<'_, PyAny>>, device: Opt
 pub fn rand(size: &Bound<'_, PyTuple>, generator: Option<&Bound<'_, PyAny>>, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>, requires_grad: bool) -> PyResult<PyTensor> {
     let device = device_arg(device)?;
     let shape = shape_of(&varargs_ints(size, "size")?)?;
-    finish(creation::rand(&shape, float_dtype(dtype)?, generator_arg(generator)?.as_ref())?, device, requires_grad)
+    finish(creation::rand(&shape, float_dtype(dtype)?, generator_arg(generator)?.as_ref())?, Some(device.unwrap_or_else(default_device)), requires_grad)
 }
 
 #[pyfunction]
@@ -164,7 +166,7 @@ pub fn rand(size: &Bound<'_, PyTuple>, generator: Option<&Bound<'_, PyAny>>, dty
 pub fn randn(size: &Bound<'_, PyTuple>, generator: Option<&Bound<'_, PyAny>>, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>, requires_grad: bool) -> PyResult<PyTensor> {
     let device = device_arg(device)?;
     let shape = shape_of(&varargs_ints(size, "size")?)?;
-    finish(creation::randn(&shape, float_dtype(dtype)?, generator_arg(generator)?.as_ref())?, device, requires_grad)
+    finish(creation::randn(&shape, float_dtype(dtype)?, generator_arg(generator)?.as_ref())?, Some(device.unwrap_or_else(default_device)), requires_grad)
 }
 
 /// randint(high, size) or randint(low, high, size), positional or by keyword.
@@ -199,14 +201,14 @@ pub fn randint(
     let shape_obj = shape_obj.ok_or_else(|| PyTypeError::new_err("randint() missing required argument 'size'"))?;
     let shape = shape_of(&super::convert::int_list(&shape_obj, "size")?)?;
     let dt = dtype_arg(dtype)?.unwrap_or(DType::I64);
-    finish(creation::randint(low, high, &shape, dt, generator_arg(generator)?.as_ref())?, device, false)
+    finish(creation::randint(low, high, &shape, dt, generator_arg(generator)?.as_ref())?, Some(device.unwrap_or_else(default_device)), false)
 }
 
 #[pyfunction]
 #[pyo3(signature = (n, *, generator=None, dtype=None, device=None))]
 pub fn randperm(n: i64, generator: Option<&Bound<'_, PyAny>>, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
     let device = device_arg(device)?;
-    finish(creation::randperm(n, dtype_arg(dtype)?.unwrap_or(DType::I64), generator_arg(generator)?.as_ref())?, device, false)
+    finish(creation::randperm(n, dtype_arg(dtype)?.unwrap_or(DType::I64), generator_arg(generator)?.as_ref())?, Some(device.unwrap_or_else(default_device)), false)
 }
 
 #[pyfunction]

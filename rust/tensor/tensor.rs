@@ -211,6 +211,9 @@ impl Tensor {
     }
     /// Copies the elements out in logical (row-major) order.
     pub fn to_vec<T: Element>(&self) -> Result<Vec<T>> {
+        if self.is_gpu() {
+            return crate::ops::copy::transfer(self, Device::Cpu)?.to_vec();
+        }
         let c = crate::ops::copy::contiguous(self)?;
         let p = c.ptr::<T>()?;
         // SAFETY: `c` is contiguous with numel elements of T.

@@ -48,7 +48,9 @@ class Harness:
 
     def run(self, file, entry, buffers, params, groups, dtype="f32"):
         """buffers: list of NumPy arrays, one per binding before the params
-        (all read_write storage here; the shader decides what it writes).
+        (all read_write storage here; the shader decides what it writes);
+        None for a binding the entry point does not use (auto layouts hold
+        only the used bindings, so unused ones must not be bound).
         params: list of Python ints/floats packed as u32/i32/f32 words, or a
         NumPy array of 4-byte words. groups: (x, y, z) workgroup counts.
         Returns the contents of every buffer after the dispatch."""
@@ -56,6 +58,9 @@ class Harness:
         usage = wgpu.BufferUsage.STORAGE | wgpu.BufferUsage.COPY_SRC | wgpu.BufferUsage.COPY_DST
         bufs = []
         for a in buffers:
+            if a is None:
+                bufs.append(None)
+                continue
             a = np.ascontiguousarray(a)
             data = a.tobytes() if a.nbytes else b"\0\0\0\0"
             data += b"\0" * (-len(data) % 4)
@@ -64,7 +69,7 @@ class Harness:
         pbuf = dev.create_buffer_with_data(data=words.tobytes() or b"\0" * 4, usage=usage)
         pipeline = dev.create_compute_pipeline(layout="auto", compute={"module": self.module(file, dtype), "entry_point": entry})
         layout = pipeline.get_bind_group_layout(0)
-        entries = [{"binding": i, "resource": {"buffer": b, "offset": 0, "size": b.size}} for i, b in enumerate(bufs + [pbuf])]
+        entries = [{"binding": i, "resource": {"buffer": b, "offset": 0, "size": b.size}} for i, b in enumerate(bufs + [pbuf]) if b is not None]
         bind = dev.create_bind_group(layout=layout, entries=entries)
         enc = dev.create_command_encoder()
         cp = enc.begin_compute_pass()
@@ -75,6 +80,9 @@ class Harness:
         dev.queue.submit([enc.finish()])
         out = []
         for a, b in zip(buffers, bufs):
+            if b is None:
+                out.append(None)
+                continue
             raw = dev.queue.read_buffer(b)
             out.append(np.frombuffer(bytes(raw)[: np.asarray(a).nbytes], dtype=np.asarray(a).dtype).reshape(np.shape(a)).copy())
         return out

@@ -50,7 +50,7 @@ class NAdam(Optimizer):
 
     def _init_state(self, p, state, group):
         super()._init_state(p, state, group)
-        state["mu_product"] = _rumus.tensor(1.0)
+        state["mu_product"] = _rumus.tensor(1.0, device=p.device)
 
 
 class RAdam(Optimizer):

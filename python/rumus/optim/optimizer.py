@@ -146,7 +146,8 @@ class Optimizer:
     def _init_state(self, p, state, group):
         for name in self._state_names(group):
             state[name] = _rumus.zeros_like(p)
-        state["step"] = _rumus.tensor(0.0)
+        # On the parameter's device: GPU steps update it there, with no readback.
+        state["step"] = _rumus.tensor(0.0, device=p.device)
 
     @no_grad()
     def step(self, closure=None):

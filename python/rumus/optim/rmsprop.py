@@ -42,4 +42,4 @@ class Adagrad(Optimizer):
 
     def _init_state(self, p, state, group):
         state["sum"] = _rumus.full_like(p, group["initial_accumulator_value"])
-        state["step"] = _rumus.tensor(0.0)
+        state["step"] = _rumus.tensor(0.0, device=p.device)

@@ -2,8 +2,14 @@
 //! and one launcher file per op family (mirroring `backend::cpu`).
 
 pub mod context;
+pub mod conv;
 pub mod elementwise;
 pub mod exec;
+pub mod index;
+pub mod matmul;
+pub mod norm;
+pub mod reduce;
+pub mod softmax;
 pub mod transfer;
 pub mod pool;
 pub mod shaders;

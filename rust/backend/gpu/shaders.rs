@@ -15,6 +15,15 @@ macro_rules! shaders {
 
 shaders! {
     ELEMENTWISE = "elementwise",
+    INDEX = "index",
+    MATMUL = "matmul",
+    OPTIM = "optim",
+    RANDOM = "random",
+    REDUCE = "reduce",
+    SOFTMAX = "softmax",
+    NORM = "norm",
+    CONV = "conv",
+    POOL = "pool",
 }
 
 #[cfg(test)]

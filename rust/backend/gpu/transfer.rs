@@ -45,7 +45,8 @@ pub fn upload(t: &Tensor) -> Result<Tensor> {
 pub fn download(t: &Tensor) -> Result<Tensor> {
     let n = t.numel();
     let bytes = exec::download(t.storage().gpu_buffer()?, t.layout().offset as u64 * 4, n * 4)?;
-    let words: &[u32] = bytemuck::cast_slice(&bytes);
+    // Decoded word by word: a Vec<u8> carries no 4-byte alignment.
+    let words: Vec<u32> = bytes.chunks_exact(4).map(|c| u32::from_ne_bytes([c[0], c[1], c[2], c[3]])).collect();
     let shape = t.shape();
     match t.dtype() {
         DType::F32 => Tensor::from_vec(words.iter().map(|&w| f32::from_bits(w)).collect::<Vec<f32>>(), shape),

@@ -467,6 +467,10 @@ class Module:
     def cpu(self):
         return self._apply(lambda t: t.cpu())
 
+    def gpu(self):
+        """Moves parameters and buffers to the GPU (new Parameter objects, see ``to``)."""
+        return self._apply(lambda t: t.gpu())
+
     def type(self, dst_type):
         """Casts all parameters and buffers (integer ones too) to ``dst_type``."""
         return self._apply(lambda t: t.type(dst_type))

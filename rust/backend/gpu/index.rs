@@ -1,0 +1,30 @@
+//! Launchers for shaders/index.wgsl: reads and writes at element offsets (an
+//! int32 GPU tensor), the GPU form of `Region::Offsets`.
+
+use super::exec::{self, Variant};
+use super::shaders::INDEX;
+use crate::bail;
+use crate::error::Result;
+use crate::tensor::{DType, Tensor};
+
+/// out[i] = src.storage[offs[i]] (offsets relative to src's storage start).
+pub fn take(src: &Tensor, offs: &Tensor, out: &Tensor) -> Result<()> {
+    let entry = if src.dtype() == DType::F32 { "take" } else { "take_x32" };
+    let p = [out.numel() as u32, 0, offs.layout().offset as u32, out.layout().offset as u32];
+    let bufs = [src.storage().gpu_buffer()?, offs.storage().gpu_buffer()?, out.storage().gpu_buffer()?];
+    exec::dispatch(&INDEX, entry, Variant::F32, &bufs, &p, exec::grid_1d(out.numel()))
+}
+
+/// dst.storage[offs[i]] = vals[i] (or += with `accumulate`); vals contiguous.
+pub fn put(dst: &Tensor, offs: &Tensor, vals: &Tensor, accumulate: bool) -> Result<()> {
+    let entry = match (accumulate, dst.dtype()) {
+        (false, DType::F32) => "put",
+        (false, _) => "put_x32",
+        (true, DType::F32) => "put_add",
+        (true, DType::I32 | DType::I64) => "put_add_i32",
+        (true, d) => bail!(NotImplemented, "accumulating index writes into {} tensors have no GPU kernel", d.name()),
+    };
+    let p = [offs.numel() as u32, vals.layout().offset as u32, offs.layout().offset as u32, 0];
+    let bufs = [vals.storage().gpu_buffer()?, offs.storage().gpu_buffer()?, dst.storage().gpu_buffer()?];
+    exec::dispatch(&INDEX, entry, Variant::F32, &bufs, &p, exec::grid_1d(offs.numel()))
+}

@@ -1,0 +1,55 @@
+//! Launcher for shaders/matmul.wgsl: batched C = alpha·A·B + beta·C with
+//! arbitrary strides for A and B (transposed and broadcast operands need no copy).
+
+use super::exec::{self, Variant};
+use super::shaders::MATMUL;
+use crate::bail;
+use crate::error::Result;
+
+/// Output tile of one workgroup (rows, cols): the grid is (⌈n/TN⌉, ⌈m/TM⌉, batch).
+const TM: usize = 64;
+const TN: usize = 64;
+
+/// A strided matrix operand: element offset, batch, row and column strides.
+#[derive(Copy, Clone)]
+pub struct Mat<'a> {
+    pub buf: &'a wgpu::Buffer,
+    pub off: usize,
+    pub bs: isize,
+    pub rs: isize,
+    pub cs: isize,
+}
+
+fn word(v: isize, what: &str) -> Result<u32> {
+    match u32::try_from(v) {
+        Ok(w) => Ok(w),
+        Err(_) => bail!(NotImplemented, "GPU matmul: {} {} out of range (negative strides or over 2^32 elements)", what, v),
+    }
+}
+
+/// C[i] (m x n, contiguous, batch stride m·n from `c_off`) = A[i] · B[i] for i < batch.
+pub fn gemm(m: usize, n: usize, k: usize, batch: usize, a: Mat, b: Mat, c: &wgpu::Buffer, c_off: usize) -> Result<()> {
+    if m == 0 || n == 0 || batch == 0 {
+        return Ok(());
+    }
+    // The vectorized entry needs unit column strides and 4-aligned rows.
+    let vec4 = a.cs == 1 && b.cs == 1 && k % 4 == 0 && n % 4 == 0 && [a.off as isize, a.rs, a.bs, b.off as isize, b.rs, b.bs].iter().all(|v| v % 4 == 0) && c_off % 4 == 0;
+    let entry = if vec4 { "matmul_vec4" } else { "matmul" };
+    // At most 65,535 workgroups in z: long batches go in chunks.
+    let mut start = 0;
+    while start < batch {
+        let count = (batch - start).min(65_535);
+        let s = start as isize;
+        let p = [
+            m as u32, n as u32, k as u32, count as u32,
+            word(a.off as isize + s * a.bs, "offset")?, word(a.bs, "stride")?, word(a.rs, "stride")?, word(a.cs, "stride")?,
+            word(b.off as isize + s * b.bs, "offset")?, word(b.bs, "stride")?, word(b.rs, "stride")?, word(b.cs, "stride")?,
+            word((c_off + start * m * n) as isize, "offset")?, (m * n) as u32,
+            1f32.to_bits(), 0f32.to_bits(),
+        ];
+        let groups = [n.div_ceil(TN) as u32, m.div_ceil(TM) as u32, count as u32];
+        exec::dispatch(&MATMUL, entry, Variant::F32, &[a.buf, b.buf, c], &p, groups)?;
+        start += count;
+    }
+    Ok(())
+}
