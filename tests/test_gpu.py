@@ -306,3 +306,34 @@ def test_cnn_forward_backward_matches_cpu():
     np.testing.assert_allclose(outs[1], outs[0], rtol=1e-4, atol=1e-5)
     for g, c in zip(grads[1], grads[0]):
         np.testing.assert_allclose(g, c, rtol=1e-4, atol=1e-4)
+
+
+def test_random_numbers_are_drawn_on_the_device():
+    rumus.manual_seed(3)
+    rumus.gpu.synchronize()
+    rumus.gpu.reset_transfer_stats()
+    a = rumus.randn(200_000, device="gpu")
+    u = rumus.rand(200_000, device="gpu")
+    rumus.gpu.synchronize()
+    assert rumus.gpu.transfer_stats()["to_device_bytes"] == 0
+    x, y = a.cpu().numpy(), u.cpu().numpy()
+    assert abs(x.mean()) < 0.01 and abs(x.std() - 1) < 0.01
+    assert y.min() >= 0 and y.max() < 1 and abs(y.mean() - 0.5) < 0.01
+    rumus.manual_seed(3)
+    np.testing.assert_array_equal(rumus.randn(200_000, device="gpu").cpu().numpy(), x)
+    assert not np.array_equal(rumus.randn(200_000, device="gpu").cpu().numpy(), x)
+    t = rumus.empty(1000, 3, device="gpu").normal_(2.0, 0.5)[:, 1]
+    assert abs(t.cpu().numpy().mean() - 2.0) < 0.1
+
+
+def test_dropout_on_the_gpu():
+    x = rumus.ones(100_000, device="gpu", requires_grad=True)
+    y = rumus.nn.functional.dropout(x, p=0.3, training=True)
+    y.backward(rumus.ones_like(y))
+    v, g = y.detach().cpu().numpy(), x.grad.cpu().numpy()
+    kept = v != 0
+    assert abs(kept.mean() - 0.7) < 0.01
+    np.testing.assert_allclose(v[kept], 1 / 0.7, rtol=1e-6)
+    np.testing.assert_array_equal(g, v)
+    m = rumus.empty(1000, device="gpu", dtype=rumus.bool).bernoulli_(0.25)
+    assert m.dtype == rumus.bool and abs(m.float().mean().item() - 0.25) < 0.06

@@ -77,6 +77,8 @@ def _params():
 @pytest.mark.parametrize("row,order", _params())
 def test_row_on_gpu(row, order):
     need_gpu()
+    if row.name.startswith("F_dropout"):
+        pytest.skip("the GPU draws its own random numbers (as PyTorch's CUDA does); GPU dropout is checked in test_gpu.py")
     ref = _run(row, "cpu", np.float64, order)
     try:
         got = _run(row, "gpu", np.float32, order)

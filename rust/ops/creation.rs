@@ -129,6 +129,20 @@ fn fill_random(t: &Tensor, g: Option<&GeneratorRef>, fill32: impl FnOnce(&mut Ge
     Ok(())
 }
 
+/// A device fill (shaders/random.wgsl) keyed by one draw of the host generator.
+fn gpu_random(t: &Tensor, g: Option<&GeneratorRef>, entry: &'static str, a: f32, b: f32) -> Result<()> {
+    t.check_writable("random fill")?;
+    let key = lock(&generator(g)).next_key();
+    let direct = t.is_contiguous() && t.dtype() == DType::F32;
+    let out = if direct { t.clone() } else { Tensor::empty_on(t.shape(), DType::F32, t.device())? };
+    crate::backend::gpu::random::fill(entry, &out, key, a, b)?;
+    if !direct {
+        copy_into(t, &out)?;
+    }
+    t.storage().bump_version();
+    Ok(())
+}
+
 fn require_float(op: &str, t: &Tensor) -> Result<()> {
     if !t.dtype().is_float() {
         bail!(Runtime, "\"{}\" not implemented for '{}'", op, t.dtype().name());
@@ -141,6 +155,9 @@ pub fn uniform_(t: &Tensor, lo: f64, hi: f64, g: Option<&GeneratorRef>) -> Resul
     if !(lo.is_finite() && hi.is_finite() && lo <= hi) {
         bail!(Runtime, "uniform_ expects to return a [from, to) range, but found from={} > to={}", lo, hi);
     }
+    if t.is_gpu() {
+        return crate::autograd::overwrite(t, "uniform_", || gpu_random(t, g, "uniform", lo as f32, hi as f32));
+    }
     crate::autograd::overwrite(t, "uniform_", || fill_random(t, g, |g, s| g.uniform_f32(s, lo as f32, hi as f32), |g, s| g.uniform(s, lo, hi)))
 }
 
@@ -149,17 +166,20 @@ pub fn normal_(t: &Tensor, mean: f64, std: f64, g: Option<&GeneratorRef>) -> Res
     if !(std >= 0.0 && std.is_finite() && mean.is_finite()) {
         bail!(Runtime, "normal expects std >= 0.0, but found std {}", std);
     }
+    if t.is_gpu() {
+        return crate::autograd::overwrite(t, "normal_", || gpu_random(t, g, "normal", mean as f32, std as f32));
+    }
     crate::autograd::overwrite(t, "normal_", || fill_random(t, g, |g, s| g.normal_f32(s, mean as f32, std as f32), |g, s| g.normal(s, mean, std)))
 }
 
-pub fn rand(shape: &[usize], dtype: DType, g: Option<&GeneratorRef>) -> Result<Tensor> {
-    let t = Tensor::zeros(shape, dtype)?;
+pub fn rand(shape: &[usize], dtype: DType, device: crate::tensor::Device, g: Option<&GeneratorRef>) -> Result<Tensor> {
+    let t = full_on(shape, Scalar::Int(0), dtype, device)?;
     uniform_(&t, 0.0, 1.0, g)?;
     Ok(t)
 }
 
-pub fn randn(shape: &[usize], dtype: DType, g: Option<&GeneratorRef>) -> Result<Tensor> {
-    let t = Tensor::zeros(shape, dtype)?;
+pub fn randn(shape: &[usize], dtype: DType, device: crate::tensor::Device, g: Option<&GeneratorRef>) -> Result<Tensor> {
+    let t = full_on(shape, Scalar::Int(0), dtype, device)?;
     normal_(&t, 0.0, 1.0, g)?;
     Ok(t)
 }
@@ -186,6 +206,9 @@ pub fn randperm(n: i64, dtype: DType, g: Option<&GeneratorRef>) -> Result<Tensor
 pub fn bernoulli_(t: &Tensor, p: f64, g: Option<&GeneratorRef>) -> Result<()> {
     if !(0.0..=1.0).contains(&p) {
         bail!(Runtime, "bernoulli_ expects p to be in [0, 1], but got p={}", p);
+    }
+    if t.is_gpu() {
+        return crate::autograd::overwrite(t, "bernoulli_", || gpu_random(t, g, "bernoulli_mask", p as f32, 1.0));
     }
     let n = t.numel();
     let mut u = try_vec(n, 0.0f64)?;

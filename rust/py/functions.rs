@@ -104,14 +104,14 @@ pub fn full_like(input: PyRef<'_, PyTensor>, fill_value: &Bound<'_, PyAny>, dtyp
 #[pyo3(signature = (input, *, dtype=None, generator=None))]
 pub fn rand_like(input: PyRef<'_, PyTensor>, dtype: Option<&Bound<'_, PyAny>>, generator: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
     let dt = dtype_arg(dtype)?.unwrap_or(input.t.dtype());
-    finish(creation::rand(input.t.shape(), dt, generator_arg(generator)?.as_ref())?, Some(input.t.device()), false)
+    Ok(wrap(creation::rand(input.t.shape(), dt, input.t.device(), generator_arg(generator)?.as_ref())?))
 }
 
 #[pyfunction]
 #[pyo3(signature = (input, *, dtype=None, generator=None))]
 pub fn randn_like(input: PyRef<'_, PyTensor>, dtype: Option<&Bound<'_, PyAny>>, generator: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
     let dt = dtype_arg(dtype)?.unwrap_or(input.t.dtype());
-    finish(creation::randn(input.t.shape(), dt, generator_arg(generator)?.as_ref())?, Some(input.t.device()), false)
+    Ok(wrap(creation::randn(input.t.shape(), dt, input.t.device(), generator_arg(generator)?.as_ref())?))
 }
 
 /// arange(end) or arange(start, end, step=1).
@@ -158,7 +158,7 @@ pub fn eye(n: i64, m: Option<i64>, dtype: Option<&Bound<'_, PyAny>>, device: Opt
 pub fn rand(size: &Bound<'_, PyTuple>, generator: Option<&Bound<'_, PyAny>>, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>, requires_grad: bool) -> PyResult<PyTensor> {
     let device = device_arg(device)?;
     let shape = shape_of(&varargs_ints(size, "size")?)?;
-    finish(creation::rand(&shape, float_dtype(dtype)?, generator_arg(generator)?.as_ref())?, Some(device.unwrap_or_else(default_device)), requires_grad)
+    finish(creation::rand(&shape, float_dtype(dtype)?, device.unwrap_or_else(default_device), generator_arg(generator)?.as_ref())?, None, requires_grad)
 }
 
 #[pyfunction]
@@ -166,7 +166,7 @@ pub fn rand(size: &Bound<'_, PyTuple>, generator: Option<&Bound<'_, PyAny>>, dty
 pub fn randn(size: &Bound<'_, PyTuple>, generator: Option<&Bound<'_, PyAny>>, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>, requires_grad: bool) -> PyResult<PyTensor> {
     let device = device_arg(device)?;
     let shape = shape_of(&varargs_ints(size, "size")?)?;
-    finish(creation::randn(&shape, float_dtype(dtype)?, generator_arg(generator)?.as_ref())?, Some(device.unwrap_or_else(default_device)), requires_grad)
+    finish(creation::randn(&shape, float_dtype(dtype)?, device.unwrap_or_else(default_device), generator_arg(generator)?.as_ref())?, None, requires_grad)
 }
 
 /// randint(high, size) or randint(low, high, size), positional or by keyword.

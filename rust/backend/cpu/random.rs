@@ -36,6 +36,10 @@ impl Generator {
     pub fn initial_seed(&self) -> u64 {
         self.seed
     }
+    /// A key for a device generator (GPU fills draw one per call).
+    pub fn next_key(&mut self) -> u64 {
+        self.rng.random()
+    }
     /// seed (u64 LE) + stream (u64 LE) + word position (u128 LE).
     pub fn state(&self) -> Vec<u8> {
         let mut v = Vec::with_capacity(STATE_BYTES);

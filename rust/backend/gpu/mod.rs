@@ -8,6 +8,7 @@ pub mod exec;
 pub mod index;
 pub mod matmul;
 pub mod norm;
+pub mod random;
 pub mod reduce;
 pub mod softmax;
 pub mod transfer;

@@ -1,0 +1,171 @@
+#!/usr/bin/env python
+"""GPU speed of rumus: matmul GFLOP/s, per-dispatch overhead, and the three
+training steps of bench_nn.py, printed as tables with the adapter's name.
+
+A script, not a test: nothing here asserts a speed. Run it from the repository
+root with the project's interpreter on a release build:
+
+    .venv/bin/python benches/bench_gpu.py            # full run
+    .venv/bin/python benches/bench_gpu.py --quick    # smaller matmuls, fewer repeats
+
+Every GPU timing ends with rumus.gpu.synchronize(), so it counts the work, not
+only its queuing. Side by side: the same work on rumus's CPU backend, NumPy
+(matmul) and PyTorch when installed (its CUDA device when it has one, else its
+CPU). On Mesa's lavapipe (a CPU Vulkan driver) the figures measure the driver,
+not a GPU: there is no target for them. On a real GPU the float32 matmul target
+is 40% of the device's float32 peak.
+"""
+
+import argparse
+import os
+import statistics
+import sys
+import time
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", str(os.cpu_count() or 1))
+
+import numpy as np  # noqa: E402
+
+import rumus  # noqa: E402
+
+try:
+    import torch
+except Exception:  # optional
+    torch = None
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_core import print_env  # noqa: E402
+from bench_nn import CASES, Trainer  # noqa: E402
+
+TORCH_DEV = "cuda" if torch is not None and torch.cuda.is_available() else "cpu"
+
+
+def timed(fn, sync, min_time, repeats):
+    """Median seconds per call of fn, each timing running enough calls for min_time."""
+    fn()
+    sync()
+    t0 = time.perf_counter()
+    fn()
+    sync()
+    n = max(1, int(min_time / max(time.perf_counter() - t0, 1e-9)))
+    out = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        sync()
+        out.append((time.perf_counter() - t0) / n)
+    return statistics.median(out)
+
+
+def gpu_sync():
+    rumus.gpu.synchronize()
+
+
+def torch_sync():
+    if TORCH_DEV == "cuda":
+        torch.cuda.synchronize()
+
+
+def row(cells, widths):
+    return "  ".join(str(c).ljust(w) if i == 0 else str(c).rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))
+
+
+def matmul_table(sizes, min_time, repeats):
+    print("float32 matmul n x n @ n x n, GFLOP/s (HIGHER is better)")
+    widths = [8, 12, 12, 14]
+    print(row(["n", "rumus gpu", "numpy cpu", f"torch {TORCH_DEV}"], widths))
+    for n in sizes:
+        rng = np.random.default_rng(0)
+        a, b = (rng.standard_normal((n, n)).astype(np.float32) for _ in range(2))
+        flops = 2 * n ** 3
+        ga, gb = rumus.tensor(a, device="gpu"), rumus.tensor(b, device="gpu")
+        # Checked once against NumPy: a fast wrong kernel would mean nothing.
+        err = float(np.abs((ga @ gb).cpu().numpy() - a @ b).max() / np.abs(a @ b).max())
+        cells = [n, f"{flops / timed(lambda: ga @ gb, gpu_sync, min_time, repeats) / 1e9:.1f}" + ("" if err < 1e-4 else " WRONG")]
+        cells.append(f"{flops / timed(lambda: a @ b, lambda: None, min_time, repeats) / 1e9:.1f}")
+        if torch is not None:
+            ta, tb = torch.from_numpy(a).to(TORCH_DEV), torch.from_numpy(b).to(TORCH_DEV)
+            cells.append(f"{flops / timed(lambda: ta @ tb, torch_sync, min_time, repeats) / 1e9:.1f}")
+        else:
+            cells.append("-")
+        print(row(cells, widths), flush=True)
+
+
+def dispatch_table(min_time, repeats):
+    print("per-dispatch overhead, microseconds per op on a 1-element tensor (LOWER is better)")
+    x = rumus.zeros(1, device="gpu")
+    batch = 200
+
+    def queued():
+        y = x
+        for _ in range(batch):
+            y = y + 1.0
+
+    queued_s = timed(queued, gpu_sync, min_time, repeats) / batch
+    synced_s = timed(lambda: (x + 1.0, gpu_sync()), gpu_sync, min_time, repeats)
+    print(f"  queued (submitted in batches):   {queued_s * 1e6:8.1f}")
+    print(f"  one op + synchronize (round trip): {synced_s * 1e6:6.1f}")
+    if torch is not None:
+        tx = torch.zeros(1, device=TORCH_DEV)
+
+        def tqueued():
+            y = tx
+            for _ in range(batch):
+                y = y + 1.0
+
+        print(f"  torch {TORCH_DEV}, queued:            {timed(tqueued, torch_sync, min_time, repeats) / batch * 1e6:8.1f}")
+
+
+class GpuTrainer(Trainer):
+    def __init__(self, lib, build, x, y, loss_fn, opt_spec, device):
+        rumus.manual_seed(0)
+        super().__init__(lib, build, x, y, loss_fn, opt_spec)
+        self.model.to(device)
+        cls, hp = opt_spec
+        self.opt = getattr(lib.optim, cls)(self.model.parameters(), **hp)
+        self.x = self.x.to(device)
+        self.y = None if self.y is None else self.y.to(device)
+
+
+def steps_table(min_time, repeats):
+    print("ms per training step (forward, loss, backward, optimizer step, zero_grad); LOWER is better")
+    widths = [34, 11, 11, 14]
+    print(row(["case", "rumus gpu", "rumus cpu", f"torch {TORCH_DEV}"], widths))
+    for name, build, x_shape, y_maker, loss_fn, opt_spec, _ in CASES:
+        rng = np.random.default_rng(0)
+        x = rng.standard_normal(x_shape).astype(np.float32)
+        y = y_maker(rng) if y_maker else None
+        cells = [name]
+        for device, sync in (("gpu", gpu_sync), ("cpu", lambda: None)):
+            tr = GpuTrainer(rumus, build, x, y, loss_fn, opt_spec, device)
+            cells.append(f"{timed(tr.step, sync, min_time, repeats) * 1e3:.2f}")
+        if torch is not None:
+            tr = GpuTrainer(torch, build, x, y, loss_fn, opt_spec, TORCH_DEV)
+            cells.append(f"{timed(tr.step, torch_sync, min_time, repeats) * 1e3:.2f}")
+        else:
+            cells.append("-")
+        print(row(cells, widths), flush=True)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--quick", action="store_true", help="matmul up to 1024 and fewer repeats")
+    args = p.parse_args(argv)
+    if not rumus.gpu.is_available():
+        sys.exit(f"no GPU: {rumus._rumus._gpu_unavailable_reason()}")
+    min_time, repeats = (0.2, 3) if args.quick else (0.5, 5)
+    print_env()
+    info = rumus.gpu.adapter_info()
+    print(f"GPU adapter: {info['name']} ({info['backend']}, {info['device_type']}, driver {info['driver']} {info['driver_info']})")
+    print(f"torch: {torch.__version__ + ' on ' + TORCH_DEV if torch is not None else 'not installed'}\n")
+    matmul_table([256, 1024] if args.quick else [1024, 2048, 4096], min_time, repeats)
+    print()
+    dispatch_table(min_time, repeats)
+    print()
+    steps_table(min_time, repeats)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
