@@ -3,6 +3,7 @@ derivatives, options (alpha, slope, beta/threshold, approximate, dim, dtype), th
 inplace= forms (same tensor back, autograd through them), views and float32;
 PyTorch cross-checks when installed; bad input."""
 
+import contextlib
 import math
 
 import numpy as np
@@ -10,9 +11,53 @@ import pytest
 
 import rumus
 import rumus.nn.functional as F
-from conftest import ac, assert_close, leaf, noncontig, tensor
+from conftest import assert_close, noncontig, tensor, to_np
 
 F32 = dict(rtol=1e-5, atol=1e-6)
+
+
+# --------------------------------------------------------------------------
+# devices: every test runs on the CPU and on the GPU (``device`` fixture)
+# --------------------------------------------------------------------------
+
+
+def wide(device):
+    """float64 on the CPU, float32 on the GPU (which has no float64): for tests
+    that use float64 only as "a float"."""
+    return "float64" if device == "cpu" else "float32"
+
+
+def float_dtypes(device):
+    """The float dtypes a test loops over on ``device`` (the GPU has no float64)."""
+    return ("float64", "float32") if device == "cpu" else ("float32",)
+
+
+def tol(device):
+    """Tolerances of a ``wide(device)`` result: the defaults on the CPU, F32 on the GPU."""
+    return {} if device == "cpu" else F32
+
+
+def leaf(a, device):
+    """Leaf tensor on ``device`` that requires grad, holding ``a`` in ``wide(device)``."""
+    t = tensor(np.asarray(a, dtype=wide(device)), device=device)
+    t.requires_grad_()
+    return t
+
+
+def ac(t, expected, device):
+    """assert_close on the detached tensor; on the GPU against float32 with F32 tolerances."""
+    assert t is not None, "expected a tensor, got None"
+    assert_close(t.detach(), np.asarray(expected).astype(wide(device)), **tol(device))
+
+
+@contextlib.contextmanager
+def default_device(device):
+    prev = rumus.get_default_device()
+    rumus.set_default_device(device)
+    try:
+        yield
+    finally:
+        rumus.set_default_device(prev)
 SELU_ALPHA, SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
 _erf = np.vectorize(math.erf)
 
@@ -91,33 +136,35 @@ def _inputs(rng, shape=(3, 5), dtype="float64"):
 
 
 @pytest.mark.parametrize("name", list(ACTS))
-def test_activation_values(name, rng):
+def test_activation_values(name, rng, device):
     call, fn, _ = ACTS[name]
-    for dtype in ("float64", "float32"):
+    for dtype in float_dtypes(device):
         x = _inputs(rng, dtype=dtype)
-        assert_close(call(tensor(x)), fn(x.astype(np.float64)).astype(dtype), **(F32 if dtype == "float32" else {}))
+        assert_close(call(tensor(x, device=device)), fn(x.astype(np.float64)).astype(dtype),
+                     **(F32 if dtype == "float32" else {}))
 
 
 @pytest.mark.parametrize("name", list(ACTS))
-def test_activation_derivatives(name, rng):
+def test_activation_derivatives(name, rng, device):
     call, _, dfn = ACTS[name]
-    x = leaf(_inputs(rng))
-    g = rng.uniform(-1, 1, (3, 5))
-    call(x).backward(tensor(g))
-    ac(x.grad, g * dfn(x.detach().numpy()))
+    x = leaf(_inputs(rng), device)
+    g = rng.uniform(-1, 1, (3, 5)).astype(wide(device))
+    call(x).backward(tensor(g, device=device))
+    ac(x.grad, g.astype(np.float64) * dfn(to_np(x).astype(np.float64)), device)
 
 
 @pytest.mark.parametrize("name", ["relu", "gelu", "silu", "elu", "hardswish"])
-def test_activation_views(name, rng):
+def test_activation_views(name, rng, device):
     call, fn, _ = ACTS[name]
-    x = _inputs(rng, (4, 3))
-    for kind, t, e in noncontig(x, "float64"):
-        assert_close(call(t), fn(e)), kind
+    x = _inputs(rng, (4, 3), wide(device))
+    for kind, t, e in noncontig(x, wide(device), device):
+        assert_close(call(t), fn(e.astype(np.float64)).astype(wide(device)), **tol(device)), kind
 
 
-def test_activation_empty_and_0d():
-    assert tuple(F.relu(rumus.zeros(0, 3)).shape) == (0, 3)
-    assert_close(F.silu(tensor(np.float64(1.5))), np.float64(1.5 * _sigmoid(1.5)))
+def test_activation_empty_and_0d(device):
+    assert tuple(F.relu(rumus.zeros(0, 3).to(device)).shape) == (0, 3)
+    fd = np.dtype(wide(device)).type
+    assert_close(F.silu(tensor(fd(1.5), device=device)), fd(1.5 * _sigmoid(1.5)), **tol(device))
 
 
 # inplace: name -> call with inplace=True
@@ -139,51 +186,59 @@ INPLACE = {
 
 
 @pytest.mark.parametrize("name", list(INPLACE))
-def test_inplace_activations(name, rng):
+def test_inplace_activations(name, rng, device):
     _, fn, dfn = ACTS[name]
-    x = _inputs(rng)
-    t = tensor(x)
+    x = _inputs(rng, dtype=wide(device))
+    t = tensor(x, device=device)
     out = INPLACE[name](t)
     assert out is t
-    assert_close(t, fn(x))
+    x64 = x.astype(np.float64)
+    assert_close(t, fn(x64).astype(wide(device)), **tol(device))
     # in place on a non-leaf that is part of a graph: the gradient flows through
-    xl = leaf(x)
+    xl = leaf(x, device)
     y = xl * 1.0
     assert INPLACE[name](y) is y
     y.sum().backward()
-    ac(xl.grad, dfn(x))
+    ac(xl.grad, dfn(x64), device)
 
 
-def test_inplace_on_leaf_requiring_grad_raises(rng):
-    x = leaf(_inputs(rng))
+def test_inplace_on_leaf_requiring_grad_raises(rng, device):
+    x = leaf(_inputs(rng), device)
     for call in (INPLACE["relu"], INPLACE["elu"], INPLACE["leaky_relu_slope"]):
         with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
             call(x)
 
 
-def test_prelu(rng):
-    x = _inputs(rng, (2, 3, 4))
-    w = rng.uniform(0.1, 0.5, 3)
-    xl, wl = leaf(x), leaf(w)
+def test_prelu(rng, device):
+    fd = wide(device)
+    x = _inputs(rng, (2, 3, 4), fd)
+    w = rng.uniform(0.1, 0.5, 3).astype(fd)
+    xl, wl = leaf(x, device), leaf(w, device)
     out = F.prelu(xl, wl)
-    ac(out, np.where(x > 0, x, w[:, None] * x))
-    g = rng.uniform(-1, 1, x.shape)
-    out.backward(tensor(g))
-    ac(xl.grad, g * np.where(x > 0, 1, w[:, None]))
-    ac(wl.grad, (g * np.minimum(x, 0)).sum((0, 2)))
-    assert_close(F.prelu(tensor(x), tensor(np.array([0.25]))), np.where(x > 0, x, 0.25 * x))
-    assert_close(F.prelu(tensor(x[0, 0]), tensor(np.array([0.25]))), np.where(x[0, 0] > 0, x[0, 0], 0.25 * x[0, 0]))
+    x, w = x.astype(np.float64), w.astype(np.float64)
+    ac(out, np.where(x > 0, x, w[:, None] * x), device)
+    g = rng.uniform(-1, 1, x.shape).astype(fd)
+    out.backward(tensor(g, device=device))
+    g = g.astype(np.float64)
+    ac(xl.grad, g * np.where(x > 0, 1, w[:, None]), device)
+    ac(wl.grad, (g * np.minimum(x, 0)).sum((0, 2)), device)
+    T = lambda a: tensor(np.asarray(a, fd), device=device)  # noqa: E731
+    assert_close(F.prelu(T(x), T(np.array([0.25]))), np.where(x > 0, x, 0.25 * x).astype(fd), **tol(device))
+    assert_close(F.prelu(T(x[0, 0]), T(np.array([0.25]))),
+                 np.where(x[0, 0] > 0, x[0, 0], 0.25 * x[0, 0]).astype(fd), **tol(device))
 
 
-def test_glu(rng):
-    x = _inputs(rng, (2, 6))
-    xl = leaf(x)
+def test_glu(rng, device):
+    fd = wide(device)
+    x = _inputs(rng, (2, 6), fd)
+    xl = leaf(x, device)
     out = F.glu(xl)
+    x = x.astype(np.float64)
     a, b = x[:, :3], x[:, 3:]
-    ac(out, a * _sigmoid(b))
+    ac(out, a * _sigmoid(b), device)
     out.sum().backward()
-    ac(xl.grad, np.concatenate([_sigmoid(b), a * _sigmoid(b) * (1 - _sigmoid(b))], 1))
-    assert_close(F.glu(tensor(x.T), 0), (a * _sigmoid(b)).T)
+    ac(xl.grad, np.concatenate([_sigmoid(b), a * _sigmoid(b) * (1 - _sigmoid(b))], 1), device)
+    assert_close(F.glu(tensor(x.T.astype(fd), device=device), 0), (a * _sigmoid(b)).T.astype(fd), **tol(device))
 
 
 # -------------------------------------------------------- softmax family
@@ -195,17 +250,20 @@ def _log_softmax(x, axis):
 
 
 @pytest.mark.parametrize("dim", [0, 1, -1, 2])
-def test_softmax_log_softmax_softmin(dim, rng):
-    for dtype in ("float64", "float32"):
+def test_softmax_log_softmax_softmin(dim, rng, device):
+    for dtype in float_dtypes(device):
         x = rng.uniform(-5, 5, (3, 4, 5)).astype(dtype)
         x64 = x.astype(np.float64)
         tol = F32 if dtype == "float32" else {}
-        assert_close(F.softmax(tensor(x), dim), np.exp(_log_softmax(x64, dim)).astype(dtype), **tol)
-        assert_close(F.log_softmax(tensor(x), dim=dim), _log_softmax(x64, dim).astype(dtype), **tol)
-        assert_close(F.softmin(tensor(x), dim), np.exp(_log_softmax(-x64, dim)).astype(dtype), **tol)
+        assert_close(F.softmax(tensor(x, device=device), dim), np.exp(_log_softmax(x64, dim)).astype(dtype), **tol)
+        assert_close(F.log_softmax(tensor(x, device=device), dim=dim), _log_softmax(x64, dim).astype(dtype), **tol)
+        assert_close(F.softmin(tensor(x, device=device), dim), np.exp(_log_softmax(-x64, dim)).astype(dtype), **tol)
 
 
-def test_softmax_dtype_argument(rng):
+def test_softmax_dtype_argument(rng, device):
+    # the point is a float64 result (dtype=rumus.float64)
+    if device == "gpu":
+        pytest.skip("float64 is not supported on the GPU (by design)")
     x = rng.uniform(-5, 5, (3, 4)).astype(np.float32)
     out = F.softmax(tensor(x), 1, dtype=rumus.float64)
     assert_close(out, np.exp(_log_softmax(x.astype(np.float64), 1)))
@@ -213,28 +271,31 @@ def test_softmax_dtype_argument(rng):
     assert_close(F.softmin(tensor(x), 1, dtype=rumus.float64), np.exp(_log_softmax(-x.astype(np.float64), 1)))
 
 
-def test_softmax_extreme_values_are_stable():
+def test_softmax_extreme_values_are_stable(device):
     x = np.array([[1000.0, 0.0, -1000.0], [-1000.0, -1000.0, -1000.0]], np.float32)
-    assert_close(F.softmax(tensor(x), 1), np.array([[1, 0, 0], [1 / 3, 1 / 3, 1 / 3]], np.float32))
-    assert_close(F.log_softmax(tensor(x), 1), np.array([[0, -1000, -2000], [-np.log(3)] * 3], np.float32))
+    assert_close(F.softmax(tensor(x, device=device), 1), np.array([[1, 0, 0], [1 / 3, 1 / 3, 1 / 3]], np.float32))
+    assert_close(F.log_softmax(tensor(x, device=device), 1),
+                 np.array([[0, -1000, -2000], [-np.log(3)] * 3], np.float32))
 
 
-def test_softmax_gradients_closed_form(rng):
-    x = leaf(rng.uniform(-2, 2, (3, 4)))
-    g = rng.uniform(-1, 1, (3, 4))
-    F.softmax(x, 1).backward(tensor(g))
-    s = np.exp(_log_softmax(x.detach().numpy(), 1))
-    ac(x.grad, s * (g - (g * s).sum(1, keepdims=True)))
+def test_softmax_gradients_closed_form(rng, device):
+    x = leaf(rng.uniform(-2, 2, (3, 4)), device)
+    g = rng.uniform(-1, 1, (3, 4)).astype(wide(device))
+    F.softmax(x, 1).backward(tensor(g, device=device))
+    s = np.exp(_log_softmax(to_np(x).astype(np.float64), 1))
+    ac(x.grad, s * (g - (g * s).sum(1, keepdims=True)), device)
     x.grad = None
-    F.log_softmax(x, 1).backward(tensor(g))
-    ac(x.grad, g - s * g.sum(1, keepdims=True))
+    F.log_softmax(x, 1).backward(tensor(g, device=device))
+    ac(x.grad, g - s * g.sum(1, keepdims=True), device)
 
 
-def test_softmax_views(rng):
-    x = rng.uniform(-2, 2, (4, 5))
-    for kind, t, e in noncontig(x, "float64"):
-        assert_close(F.softmax(t, 1), np.exp(_log_softmax(e, 1))), kind
-        assert_close(F.log_softmax(t, 0), _log_softmax(e, 0)), kind
+def test_softmax_views(rng, device):
+    fd = wide(device)
+    x = rng.uniform(-2, 2, (4, 5)).astype(fd)
+    for kind, t, e in noncontig(x, fd, device):
+        e = e.astype(np.float64)
+        assert_close(F.softmax(t, 1), np.exp(_log_softmax(e, 1)).astype(fd), **tol(device)), kind
+        assert_close(F.log_softmax(t, 0), _log_softmax(e, 0).astype(fd), **tol(device)), kind
 
 
 # ------------------------------------------------------------------ bad input
@@ -250,8 +311,8 @@ def test_softmax_views(rng):
     (lambda: F.softmax(rumus.zeros(2, 3), 2), IndexError, r"Dimension out of range"),
     (lambda: F.log_softmax(rumus.zeros(2, 3), -3), IndexError, r"Dimension out of range"),
 ])
-def test_activation_bad_input(call, exc, match):
-    with pytest.raises(exc, match=match):
+def test_activation_bad_input(call, exc, match, device):
+    with default_device(device), pytest.raises(exc, match=match):
         call()
 
 
@@ -269,19 +330,21 @@ TORCH_ACTS = [
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_activations_vs_torch(dtype, rng):
+def test_activations_vs_torch(dtype, rng, device):
+    if device == "gpu" and dtype == "float64":
+        pytest.skip("float64 is not supported on the GPU (by design)")
     torch = pytest.importorskip("torch")
     # PyTorch's float64 kernels of a few activations use float constants: compare at 1e-7
     tol = dict(rtol=1e-5, atol=1e-6) if dtype == "float32" else dict(rtol=1e-7, atol=1e-9)
     for name, kw in TORCH_ACTS:
         x = _inputs(rng, (4, 6), dtype)
         g = rng.uniform(-1, 1, (4, 3) if name == "glu" else (4, 6)).astype(dtype)
-        xr, xt = rumus.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+        xr, xt = rumus.tensor(x, requires_grad=True, device=device), torch.tensor(x, requires_grad=True)
         out, ref = getattr(F, name)(xr, **kw), getattr(torch.nn.functional, name)(xt, **kw)
-        np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy(), err_msg=name, **tol)
-        out.backward(rumus.tensor(g))
+        np.testing.assert_allclose(to_np(out), ref.detach().numpy(), err_msg=name, **tol)
+        out.backward(rumus.tensor(g, device=device))
         ref.backward(torch.tensor(g))
-        np.testing.assert_allclose(xr.grad.numpy(), xt.grad.numpy(), err_msg=name, **tol)
+        np.testing.assert_allclose(to_np(xr.grad), xt.grad.numpy(), err_msg=name, **tol)
     x, w = _inputs(rng, (2, 3, 4), dtype), rng.uniform(0.1, 0.5, 3).astype(dtype)
-    np.testing.assert_allclose(F.prelu(rumus.tensor(x), rumus.tensor(w)).numpy(),
+    np.testing.assert_allclose(to_np(F.prelu(rumus.tensor(x, device=device), rumus.tensor(w, device=device))),
                                torch.nn.functional.prelu(torch.tensor(x), torch.tensor(w)).numpy(), **tol)

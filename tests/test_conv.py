@@ -5,6 +5,7 @@ gradients against closed forms (the input gradient of a convolution is the
 transposed convolution of the output gradient, and back); PyTorch cross-checks
 when it is installed; bad input."""
 
+import contextlib
 import warnings
 
 import numpy as np
@@ -12,9 +13,53 @@ import pytest
 
 import rumus
 import rumus.nn.functional as F
-from conftest import ac, assert_close, leaf, noncontig, tensor
+from conftest import assert_close, noncontig, tensor, to_np
 
 F32 = dict(rtol=1e-5, atol=1e-5)
+
+
+# --------------------------------------------------------------------------
+# devices: every test runs on the CPU and on the GPU (``device`` fixture)
+# --------------------------------------------------------------------------
+
+
+def wide(device):
+    """float64 on the CPU, float32 on the GPU (which has no float64): for tests
+    that use float64 only as "a float"."""
+    return "float64" if device == "cpu" else "float32"
+
+
+def float_dtypes(device):
+    """The float dtypes a test loops over on ``device`` (the GPU has no float64)."""
+    return ("float64", "float32") if device == "cpu" else ("float32",)
+
+
+def tol(device):
+    """Tolerances of a ``wide(device)`` result: the defaults on the CPU, F32 on the GPU."""
+    return {} if device == "cpu" else F32
+
+
+def leaf(a, device):
+    """Leaf tensor on ``device`` that requires grad, holding ``a`` in ``wide(device)``."""
+    t = tensor(np.asarray(a, dtype=wide(device)), device=device)
+    t.requires_grad_()
+    return t
+
+
+def ac(t, expected, device):
+    """assert_close on the detached tensor; on the GPU against float32 with F32 tolerances."""
+    assert t is not None, "expected a tensor, got None"
+    assert_close(t.detach(), np.asarray(expected).astype(wide(device)), **tol(device))
+
+
+@contextlib.contextmanager
+def default_device(device):
+    prev = rumus.get_default_device()
+    rumus.set_default_device(device)
+    try:
+        yield
+    finally:
+        rumus.set_default_device(prev)
 
 
 def _tup(v, n):
@@ -121,65 +166,72 @@ def _ids(cases):
 
 @pytest.mark.parametrize("bias", [True, False])
 @pytest.mark.parametrize("xs,ws,kw", CONV2D, ids=_ids(CONV2D))
-def test_conv2d_values(xs, ws, kw, bias, rng):
-    for dtype in ("float64", "float32"):
+def test_conv2d_values(xs, ws, kw, bias, rng, device):
+    for dtype in float_dtypes(device):
         x, w = _rand(xs, rng, dtype), _rand(ws, rng, dtype)
         b = _rand((ws[0],), rng, dtype) if bias else None
-        out = F.conv2d(tensor(x), tensor(w), None if b is None else tensor(b), **kw)
+        out = F.conv2d(tensor(x, device=device), tensor(w, device=device),
+                       None if b is None else tensor(b, device=device), **kw)
         assert_close(out, conv_ref(x, w, b, **kw), **(F32 if dtype == "float32" else {}))
 
 
 @pytest.mark.parametrize("bias", [True, False])
 @pytest.mark.parametrize("xs,ws,kw", CONV1D, ids=_ids(CONV1D))
-def test_conv1d_values(xs, ws, kw, bias, rng):
-    for dtype in ("float64", "float32"):
+def test_conv1d_values(xs, ws, kw, bias, rng, device):
+    for dtype in float_dtypes(device):
         x, w = _rand(xs, rng, dtype), _rand(ws, rng, dtype)
         b = _rand((ws[0],), rng, dtype) if bias else None
-        out = F.conv1d(tensor(x), tensor(w), None if b is None else tensor(b), **kw)
+        out = F.conv1d(tensor(x, device=device), tensor(w, device=device),
+                       None if b is None else tensor(b, device=device), **kw)
         assert_close(out, conv_ref(x, w, b, **kw), **(F32 if dtype == "float32" else {}))
 
 
-def test_conv_positional_arguments(rng):
-    x, w, b = _rand((1, 4, 7, 6), rng), _rand((6, 2, 3, 2), rng), _rand((6,), rng)
+def test_conv_positional_arguments(rng, device):
+    fd, T = wide(device), lambda a: tensor(a, device=device)
+    x, w, b = _rand((1, 4, 7, 6), rng, fd), _rand((6, 2, 3, 2), rng, fd), _rand((6,), rng, fd)
     exp = conv_ref(x, w, b, stride=(2, 1), padding=1, dilation=(1, 2), groups=2)
-    assert_close(F.conv2d(tensor(x), tensor(w), tensor(b), (2, 1), 1, (1, 2), 2), exp)
-    assert_close(F.conv2d(tensor(x), tensor(w), tensor(b), [2, 1], [1, 1], [1, 2], 2), exp)
+    assert_close(F.conv2d(T(x), T(w), T(b), (2, 1), 1, (1, 2), 2), exp, **tol(device))
+    assert_close(F.conv2d(T(x), T(w), T(b), [2, 1], [1, 1], [1, 2], 2), exp, **tol(device))
 
 
-def test_conv_unbatched(rng):
-    x, w, b = _rand((3, 6, 5), rng), _rand((4, 3, 3, 3), rng), _rand((4,), rng)
-    assert_close(F.conv2d(tensor(x), tensor(w), tensor(b), padding=1), conv_ref(x[None], w, b, padding=1)[0])
-    x1, w1 = _rand((3, 7), rng), _rand((2, 3, 2), rng)
-    assert_close(F.conv1d(tensor(x1), tensor(w1), stride=2), conv_ref(x1[None], w1, stride=2)[0])
+def test_conv_unbatched(rng, device):
+    fd, T = wide(device), lambda a: tensor(a, device=device)
+    x, w, b = _rand((3, 6, 5), rng, fd), _rand((4, 3, 3, 3), rng, fd), _rand((4,), rng, fd)
+    assert_close(F.conv2d(T(x), T(w), T(b), padding=1), conv_ref(x[None], w, b, padding=1)[0], **tol(device))
+    x1, w1 = _rand((3, 7), rng, fd), _rand((2, 3, 2), rng, fd)
+    assert_close(F.conv1d(T(x1), T(w1), stride=2), conv_ref(x1[None], w1, stride=2)[0], **tol(device))
 
 
-def test_conv_noncontiguous(rng):
-    x, w, b = _rand((2, 4, 6, 5), rng), _rand((4, 2, 3, 2), rng), _rand((4,), rng)
+def test_conv_noncontiguous(rng, device):
+    fd, T = wide(device), lambda a: tensor(a, device=device)
+    x, w, b = _rand((2, 4, 6, 5), rng, fd), _rand((4, 2, 3, 2), rng, fd), _rand((4,), rng, fd)
     exp_w = conv_ref(x, w, b, padding=1, groups=2)
-    for kind, xt, xe in noncontig(x, "float64"):
+    for kind, xt, xe in noncontig(x, fd, device):
         exp = conv_ref(xe, w, b, padding=1, groups=2)
-        assert_close(F.conv2d(xt, tensor(w), tensor(b), padding=1, groups=2), exp), kind
-    for kind, wt, _ in noncontig(w, "float64"):
+        assert_close(F.conv2d(xt, T(w), T(b), padding=1, groups=2), exp, **tol(device)), kind
+    for kind, wt, _ in noncontig(w, fd, device):
         if kind != "expanded":
-            assert_close(F.conv2d(tensor(x), wt, tensor(b), padding=1, groups=2), exp_w), kind
+            assert_close(F.conv2d(T(x), wt, T(b), padding=1, groups=2), exp_w, **tol(device)), kind
 
 
-def test_conv_empty_batch(rng):
-    w = _rand((4, 3, 3, 3), rng)
-    out = F.conv2d(tensor(np.zeros((0, 3, 5, 5))), tensor(w))
+def test_conv_empty_batch(rng, device):
+    fd = wide(device)
+    w = _rand((4, 3, 3, 3), rng, fd)
+    out = F.conv2d(tensor(np.zeros((0, 3, 5, 5), fd), device=device), tensor(w, device=device))
     assert tuple(out.shape) == (0, 4, 3, 3)
 
 
 @pytest.mark.parametrize("xs,ws,kw", CONV2D[:5] + CONV1D[:2], ids=_ids(CONV2D[:5] + CONV1D[:2]))
-def test_conv_gradients_closed_form(xs, ws, kw, rng):
+def test_conv_gradients_closed_form(xs, ws, kw, rng, device):
     fn = F.conv2d if len(xs) == 4 else F.conv1d
-    x, w, b = leaf(_rand(xs, rng)), leaf(_rand(ws, rng)), leaf(_rand((ws[0],), rng))
+    fd = wide(device)
+    x, w, b = leaf(_rand(xs, rng), device), leaf(_rand(ws, rng), device), leaf(_rand((ws[0],), rng), device)
     out = fn(x, w, b, **kw)
-    g = _rand(tuple(out.shape), rng)
-    out.backward(tensor(g))
-    xv, wv = x.detach().numpy(), w.detach().numpy()
-    ac(w.grad, conv_weight_grad_ref(xv, g, ws, **kw))
-    ac(b.grad, g.sum(axis=(0,) + tuple(range(2, g.ndim))))
+    g = _rand(tuple(out.shape), rng, fd)
+    out.backward(tensor(g, device=device))
+    xv, wv, g = to_np(x).astype(np.float64), to_np(w).astype(np.float64), g.astype(np.float64)
+    ac(w.grad, conv_weight_grad_ref(xv, g, ws, **kw), device)
+    ac(b.grad, g.sum(axis=(0,) + tuple(range(2, g.ndim))), device)
     # d/dx of a convolution is the transposed convolution of g, written into the padded input
     k = ws[2:]
     stride, dilation = _tup(kw.get("stride", 1), len(k)), _tup(kw.get("dilation", 1), len(k))
@@ -188,7 +240,7 @@ def test_conv_gradients_closed_form(xs, ws, kw, rng):
     grad_xp = np.zeros(xs[:2] + tuple(n + lo + hi for n, (lo, hi) in zip(xs[2:], pads)))
     grad_xp[(Ellipsis,) + tuple(slice(0, f) for f in full.shape[2:])] = full
     crop = tuple(slice(lo, lo + n) for n, (lo, hi) in zip(xs[2:], pads))
-    ac(x.grad, grad_xp[(Ellipsis,) + crop])
+    ac(x.grad, grad_xp[(Ellipsis,) + crop], device)
 
 
 # (x shape, weight shape, kwargs) for the transposed convolutions
@@ -208,48 +260,52 @@ CONVT1D = [
 
 @pytest.mark.parametrize("bias", [True, False])
 @pytest.mark.parametrize("xs,ws,kw", CONVT2D + CONVT1D, ids=_ids(CONVT2D + CONVT1D))
-def test_conv_transpose_values(xs, ws, kw, bias, rng):
+def test_conv_transpose_values(xs, ws, kw, bias, rng, device):
     fn = F.conv_transpose2d if len(xs) == 4 else F.conv_transpose1d
     groups = kw.get("groups", 1)
-    for dtype in ("float64", "float32"):
+    for dtype in float_dtypes(device):
         x, w = _rand(xs, rng, dtype), _rand(ws, rng, dtype)
         b = _rand((ws[1] * groups,), rng, dtype) if bias else None
-        out = fn(tensor(x), tensor(w), None if b is None else tensor(b), **kw)
+        out = fn(tensor(x, device=device), tensor(w, device=device), None if b is None else tensor(b, device=device),
+                 **kw)
         assert_close(out, conv_transpose_ref(x, w, b, **kw), **(F32 if dtype == "float32" else {}))
 
 
-def test_conv_transpose_positional_and_unbatched(rng):
-    x, w, b = _rand((4, 3, 4), rng), _rand((4, 3, 2, 3), rng), _rand((6,), rng)
+def test_conv_transpose_positional_and_unbatched(rng, device):
+    fd, T = wide(device), lambda a: tensor(a, device=device)
+    x, w, b = _rand((4, 3, 4), rng, fd), _rand((4, 3, 2, 3), rng, fd), _rand((6,), rng, fd)
     exp = conv_transpose_ref(x[None], w, b, (2, 3), (0, 1), (1, 2), 2, 1)[0]
     # (input, weight, bias, stride, padding, output_padding, groups, dilation)
-    assert_close(F.conv_transpose2d(tensor(x), tensor(w), tensor(b), (2, 3), (0, 1), (1, 2), 2, 1), exp)
-    x1, w1 = _rand((3, 5), rng), _rand((3, 2, 3), rng)
-    assert_close(F.conv_transpose1d(tensor(x1), tensor(w1), None, 2), conv_transpose_ref(x1[None], w1, stride=2)[0])
+    assert_close(F.conv_transpose2d(T(x), T(w), T(b), (2, 3), (0, 1), (1, 2), 2, 1), exp, **tol(device))
+    x1, w1 = _rand((3, 5), rng, fd), _rand((3, 2, 3), rng, fd)
+    assert_close(F.conv_transpose1d(T(x1), T(w1), None, 2), conv_transpose_ref(x1[None], w1, stride=2)[0],
+                 **tol(device))
 
 
 @pytest.mark.parametrize("xs,ws,kw", CONVT2D[:3] + CONVT1D[1:2], ids=_ids(CONVT2D[:3] + CONVT1D[1:2]))
-def test_conv_transpose_input_gradient_is_conv(xs, ws, kw, rng):
+def test_conv_transpose_input_gradient_is_conv(xs, ws, kw, rng, device):
     # d/dx sum(conv_transpose(x, w) * g) = conv(g, w) with the same stride/padding/dilation/groups
     fn = F.conv_transpose2d if len(xs) == 4 else F.conv_transpose1d
-    x, w = leaf(_rand(xs, rng)), leaf(_rand(ws, rng))
+    x, w = leaf(_rand(xs, rng), device), leaf(_rand(ws, rng), device)
     out = fn(x, w, **kw)
-    g = _rand(tuple(out.shape), rng)
-    out.backward(tensor(g))
+    g = _rand(tuple(out.shape), rng, wide(device))
+    out.backward(tensor(g, device=device))
+    g = g.astype(np.float64)
     groups = kw.get("groups", 1)
-    wv = w.detach().numpy()
+    wv = to_np(w).astype(np.float64)
     # conv weight layout (out=in_t, in=out_t/groups): regroup (in_t, out_t/g, k) as is
     exp = conv_ref(g, wv, stride=kw.get("stride", 1), padding=kw.get("padding", 0),
                    dilation=kw.get("dilation", 1), groups=groups)
-    ac(x.grad, exp[(Ellipsis,) + tuple(slice(0, n) for n in xs[2:])])
+    ac(x.grad, exp[(Ellipsis,) + tuple(slice(0, n) for n in xs[2:])], device)
 
 
-def test_conv_float32_gradients(rng):
-    x = rumus.tensor(_rand((2, 3, 5, 5), rng, "float32"), requires_grad=True)
-    w = rumus.tensor(_rand((4, 3, 3, 3), rng, "float32"), requires_grad=True)
+def test_conv_float32_gradients(rng, device):
+    x = rumus.tensor(_rand((2, 3, 5, 5), rng, "float32"), requires_grad=True, device=device)
+    w = rumus.tensor(_rand((4, 3, 3, 3), rng, "float32"), requires_grad=True, device=device)
     F.conv2d(x, w, padding=1).sum().backward()
     assert x.grad.dtype == rumus.float32 and w.grad.dtype == rumus.float32
     g = np.ones((2, 4, 5, 5))
-    np.testing.assert_allclose(w.grad.numpy(), conv_weight_grad_ref(x.detach().numpy().astype(np.float64), g,
+    np.testing.assert_allclose(to_np(w.grad), conv_weight_grad_ref(to_np(x).astype(np.float64), g,
                                                                     (4, 3, 3, 3), padding=1), rtol=1e-4, atol=1e-4)
 
 
@@ -285,63 +341,67 @@ def _x(*shape):
     (lambda: F.conv_transpose2d(_x(2, 4, 7, 6), _x(4, 3, 3, 2), _x(6)), RuntimeError, r"bias.*3 elements.*\[6\]"),
     (lambda: F.conv_transpose1d(_x(2, 4, 7, 6), _x(4, 3, 3)), RuntimeError, r"\[2, 4, 7, 6\]"),
 ])
-def test_conv_bad_input(call, exc, match):
-    with pytest.raises(exc, match=match):
+def test_conv_bad_input(call, exc, match, device):
+    if device == "gpu" and "float64" in match:
+        pytest.skip("float64 is not supported on the GPU (by design)")
+    with default_device(device), pytest.raises(exc, match=match):
         call()
 
 
-def test_conv_bad_padding_string_is_runtime_error():
+def test_conv_bad_padding_string_is_runtime_error(device):
     # PyTorch raises RuntimeError("Invalid padding string: 'foo'")
-    with pytest.raises(RuntimeError, match="foo"):
+    with default_device(device), pytest.raises(RuntimeError, match="foo"):
         F.conv2d(_x(2, 4, 7, 6), _x(6, 2, 3, 2), padding="foo", groups=2)
 
 
-def test_conv_transpose_groups_not_dividing_names_groups():
+def test_conv_transpose_groups_not_dividing_names_groups(device):
     # PyTorch: "Given groups=3, expected weight to be divisible by 3 at dimension 0, ..."
-    with pytest.raises(RuntimeError, match="groups=3"):
+    with default_device(device), pytest.raises(RuntimeError, match="groups=3"):
         F.conv_transpose2d(_x(2, 4, 7, 6), _x(4, 3, 3, 2), groups=3)
 
 
 # ------------------------------------------------------------- PyTorch cross-checks
 
 
-def _torch_check(torch, name, xs, ws, kw, bias, rng, dtype):
+def _torch_check(torch, name, xs, ws, kw, bias, rng, dtype, device="cpu"):
     tf = getattr(torch.nn.functional, name)
     groups = kw.get("groups", 1)
     x, w = _rand(xs, rng, dtype), _rand(ws, rng, dtype)
     nb = ws[1] * groups if "transpose" in name else ws[0]
     b = _rand((nb,), rng, dtype) if bias else None
-    rt = [rumus.tensor(a, requires_grad=True) if a is not None else None for a in (x, w, b)]
+    rt = [rumus.tensor(a, requires_grad=True, device=device) if a is not None else None for a in (x, w, b)]
     tt = [torch.tensor(a, requires_grad=True) if a is not None else None for a in (x, w, b)]
     out = getattr(F, name)(*rt, **kw)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # PyTorch's note on padding='same' with even kernels
         ref = tf(*tt, **kw)
     tol = dict(rtol=1e-5, atol=1e-5) if dtype == "float32" else dict(rtol=1e-10, atol=1e-10)
-    np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy(), **tol)
+    np.testing.assert_allclose(to_np(out), ref.detach().numpy(), **tol)
     g = _rand(tuple(ref.shape), rng, dtype)
-    out.backward(rumus.tensor(g))
+    out.backward(rumus.tensor(g, device=device))
     ref.backward(torch.tensor(g))
     for r, t in zip(rt, tt):
         if r is not None:
-            np.testing.assert_allclose(r.grad.numpy(), t.grad.numpy(), **tol)
+            np.testing.assert_allclose(to_np(r.grad), t.grad.numpy(), **tol)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_conv_vs_torch(dtype, rng):
+def test_conv_vs_torch(dtype, rng, device):
+    if device == "gpu" and dtype == "float64":
+        pytest.skip("float64 is not supported on the GPU (by design)")
     torch = pytest.importorskip("torch")
     for xs, ws, kw in CONV2D:
         for bias in (True, False):
-            _torch_check(torch, "conv2d", xs, ws, kw, bias, rng, dtype)
+            _torch_check(torch, "conv2d", xs, ws, kw, bias, rng, dtype, device)
     for xs, ws, kw in CONV1D:
-        _torch_check(torch, "conv1d", xs, ws, kw, True, rng, dtype)
+        _torch_check(torch, "conv1d", xs, ws, kw, True, rng, dtype, device)
     for xs, ws, kw in CONVT2D:
-        _torch_check(torch, "conv_transpose2d", xs, ws, kw, True, rng, dtype)
+        _torch_check(torch, "conv_transpose2d", xs, ws, kw, True, rng, dtype, device)
     for xs, ws, kw in CONVT1D:
-        _torch_check(torch, "conv_transpose1d", xs, ws, kw, False, rng, dtype)
+        _torch_check(torch, "conv_transpose1d", xs, ws, kw, False, rng, dtype, device)
 
 
-def test_conv_random_configs_vs_torch():
+def test_conv_random_configs_vs_torch(device):
     torch = pytest.importorskip("torch")
     rng = np.random.default_rng(7)
     for _ in range(25):
@@ -353,8 +413,8 @@ def test_conv_random_configs_vs_torch():
         pad = tuple(int(rng.integers(0, (kk * d) // 2 + 1)) for kk, d in zip(k, dil))
         size = tuple(int(v) + (kk - 1) * d for v, kk, d in zip(rng.integers(1, 5, 2), k, dil))
         _torch_check(torch, "conv2d", (2, cin) + size, (cout, cin // groups) + k,
-                     dict(stride=stride, padding=pad, dilation=dil, groups=groups), True, rng, "float64")
+                     dict(stride=stride, padding=pad, dilation=dil, groups=groups), True, rng, wide(device), device)
         op = tuple(int(rng.integers(0, max(s, d))) for s, d in zip(stride, dil))
         _torch_check(torch, "conv_transpose2d", (2, cin) + size[:1] + (3,), (cin, cout // groups) + k,
                      dict(stride=stride, padding=tuple(min(p, kk - 1) for p, kk in zip(pad, k)), output_padding=op,
-                          dilation=dil, groups=groups), True, rng, "float64")
+                          dilation=dil, groups=groups), True, rng, wide(device), device)

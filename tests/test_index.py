@@ -7,10 +7,42 @@ import pytest
 import rumus
 
 
+# --------------------------------------------------------------------------
+# devices: every test runs on the CPU and on the GPU. The autouse fixture
+# below takes conftest's ``device`` fixture and makes it the default device,
+# so every tensor a test creates (rumus.tensor / zeros / ones ...) lands on
+# that device.
+# --------------------------------------------------------------------------
+
+
+@pytest.fixture(autouse=True)
+def _on_device(device):
+    prev = rumus.get_default_device()
+    rumus.set_default_device(device)
+    try:
+        yield
+    finally:
+        rumus.set_default_device(prev)
+
+
+def xfail_on_gpu(request, device, reason):
+    """Marks the GPU run of a test as a known GPU backend bug (strict xfail)."""
+    if device == "gpu":
+        request.applymarker(pytest.mark.xfail(strict=True, reason=reason))
+
+
+GPU_NO_BOUNDS_CHECK = (
+    "GPU backend bug: gather/scatter/scatter_add/index_select do not check the "
+    "index values on the GPU; out-of-range indices raise nothing and read or "
+    "write the wrong elements (or stale memory)"
+)
+
+
 # ---------------------------------------------------------------- helpers
 
 
 def to_np(t):
+    t = t.detach().cpu()
     if t.dtype == rumus.bfloat16:
         t = t.float()
     return np.array(t.numpy(), copy=True)
@@ -120,7 +152,8 @@ def test_gather_dtypes_and_empty():
     check(rumus.tensor(a).gather(1, ti), np_gather(a, 1, idx))
 
 
-def test_gather_out_of_range_index_is_runtime_error():
+def test_gather_out_of_range_index_is_runtime_error(request, device):
+    xfail_on_gpu(request, device, GPU_NO_BOUNDS_CHECK)
     # torch: TORCH_CHECK in ScatterGatherKernel -> RuntimeError (not IndexError)
     t = rumus.tensor(np.arange(12, dtype=np.float32).reshape(3, 4))
     with pytest.raises(RuntimeError):
@@ -239,7 +272,8 @@ def test_scatter_add_inplace_int_and_version():
     check(t, expected)
 
 
-def test_scatter_out_of_range_index_is_runtime_error():
+def test_scatter_out_of_range_index_is_runtime_error(request, device):
+    xfail_on_gpu(request, device, GPU_NO_BOUNDS_CHECK)
     # torch: TORCH_CHECK in ScatterGatherKernel -> RuntimeError (not IndexError)
     t = rumus.zeros(3, 4)
     with pytest.raises(RuntimeError):
@@ -253,7 +287,8 @@ def test_scatter_out_of_range_index_is_runtime_error():
 
 
 @pytest.mark.parametrize("bad", [[[3, 0]], [[-1, 0]], [[0, -4]]])
-def test_scatter_out_of_range_raises(bad):
+def test_scatter_out_of_range_raises(bad, request, device):
+    xfail_on_gpu(request, device, GPU_NO_BOUNDS_CHECK)
     t = rumus.zeros(3, 4)
     with pytest.raises((IndexError, RuntimeError)):
         t.scatter(0, rumus.tensor(bad), rumus.ones(1, 2))
@@ -313,12 +348,17 @@ def test_index_select_dtypes_and_copy():
     check(rumus.tensor(b).index_select(0, rumus.tensor([2, 0])), b[[2, 0]])
 
 
-def test_index_select_errors():
+def test_index_select_out_of_range_index(request, device):
+    xfail_on_gpu(request, device, GPU_NO_BOUNDS_CHECK)
     t = rumus.zeros(3, 4)
     with pytest.raises(IndexError):
         t.index_select(0, rumus.tensor([3]))
     with pytest.raises(IndexError):
         t.index_select(1, rumus.tensor([0, 4]))
+
+
+def test_index_select_errors():
+    t = rumus.zeros(3, 4)
     with pytest.raises(IndexError):
         t.index_select(2, rumus.tensor([0]))
     with pytest.raises((IndexError, RuntimeError)):
@@ -534,8 +574,9 @@ def test_getitem_matches_numpy(kind, idx):
 
 
 @pytest.mark.parametrize("idx", BASIC + ADVANCED, ids=_id)
-def test_getitem_int_and_bool_dtypes(idx):
-    for dtype in [np.int64, np.bool_, np.uint8, np.float64]:
+def test_getitem_int_and_bool_dtypes(idx, device):
+    # float64 here is just "another float": float32 on the GPU (no float64 there)
+    for dtype in [np.int64, np.bool_, np.uint8, np.float64 if device == "cpu" else np.float32]:
         a = rnd(A_SHAPE, dtype, seed=3)
         t = rumus.tensor(a)
         check(t[np_index_to_rumus(idx)], a[idx])
@@ -543,11 +584,12 @@ def test_getitem_int_and_bool_dtypes(idx):
 
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("idx", BASIC, ids=_id)
-def test_basic_index_is_view(kind, idx):
+def test_basic_index_is_view(kind, idx, device):
     a, t = pair(A_SHAPE, kind)
     v = t[idx]
     esize = t.element_size()
-    assert v.data_ptr() - t.data_ptr() == (v.storage_offset() - t.storage_offset()) * esize
+    if device == "cpu":  # data_ptr() raises NotImplementedError on the GPU; the writes below check sharing
+        assert v.data_ptr() - t.data_ptr() == (v.storage_offset() - t.storage_offset()) * esize
     a2 = a.copy()
     a2[idx] = -100.0
     v.fill_(-100.0)

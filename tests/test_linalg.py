@@ -6,9 +6,50 @@ import numpy as np
 import pytest
 
 import rumus
-from conftest import assert_close, make, tensor, to_np
+import conftest
+from conftest import assert_close, make, to_np
 
 TOL = {"float32": dict(rtol=1e-4, atol=1e-4), "float64": dict(rtol=1e-10, atol=1e-10)}
+
+
+# --------------------------------------------------------------------------
+# devices: every test runs on the CPU and on the GPU. The autouse fixture
+# below takes conftest's ``device`` fixture and makes it the default device:
+# rumus.tensor / ones / zeros and this file's ``tensor`` helper put their
+# tensors on it.
+# --------------------------------------------------------------------------
+
+
+@pytest.fixture(autouse=True)
+def _on_device(device):
+    prev = rumus.get_default_device()
+    rumus.set_default_device(device)
+    try:
+        yield
+    finally:
+        rumus.set_default_device(prev)
+
+
+def tensor(a, dtype=None):
+    """conftest.tensor on the current default device."""
+    return conftest.tensor(a, dtype, rumus.get_default_device())
+
+
+NOT_ON_GPU = ("float64", "float16", "bfloat16")
+
+
+def skip_on_gpu(device, *dtypes):
+    """Skips the GPU run of a test that needs a dtype the GPU lacks by design."""
+    if device == "gpu":
+        for d in dtypes:
+            if d in NOT_ON_GPU:
+                pytest.skip(f"{d} is not supported on the GPU (by design)")
+
+
+def wide(device):
+    """float64 on the CPU, float32 on the GPU (which has no float64): for tests
+    that use float64 only as "a float"."""
+    return "float64" if device == "cpu" else "float32"
 
 MATMUL_SHAPES = [
     ((4,), (4,)),
@@ -36,7 +77,8 @@ def _ref(a, b, dtype):
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
 @pytest.mark.parametrize("sa,sb", MATMUL_SHAPES, ids=SHAPE_IDS)
-def test_matmul(sa, sb, dtype, rng):
+def test_matmul(sa, sb, dtype, rng, device):
+    skip_on_gpu(device, dtype)
     a, b = make(sa, dtype, rng), make(sb, dtype, rng)
     exp = _ref(a, b, dtype)
     ta, tb = tensor(a), tensor(b)
@@ -47,13 +89,15 @@ def test_matmul(sa, sb, dtype, rng):
 
 
 @pytest.mark.parametrize("sa,sb", MATMUL_SHAPES, ids=SHAPE_IDS)
-def test_matmul_float16(sa, sb, rng):
+def test_matmul_float16(sa, sb, rng, device):
+    skip_on_gpu(device, "float16")
     a, b = make(sa, "float16", rng, -1, 1), make(sb, "float16", rng, -1, 1)
     exp = np.matmul(a.astype(np.float32), b.astype(np.float32)).astype(np.float16)
     assert_close(tensor(a) @ tensor(b), np.asarray(exp), rtol=2e-2, atol=2e-2)
 
 
-def test_matmul_bfloat16(rng):
+def test_matmul_bfloat16(rng, device):
+    skip_on_gpu(device, "bfloat16")
     a, b = make((3, 8), "float32", rng, -1, 1), make((8, 2), "float32", rng, -1, 1)
     ta, tb = tensor(a, "bfloat16"), tensor(b, "bfloat16")
     exp = to_np(ta).astype(np.float64) @ to_np(tb).astype(np.float64)
@@ -74,7 +118,8 @@ def _transposed(a, dtype=None):
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
 @pytest.mark.parametrize("which", ["a", "b", "both"])
-def test_matmul_transposed_operands(which, dtype, rng):
+def test_matmul_transposed_operands(which, dtype, rng, device):
+    skip_on_gpu(device, dtype)
     for sa, sb in [((3, 4), (4, 5)), ((2, 3, 4), (2, 4, 5)), ((2, 1, 3, 4), (5, 4, 2))]:
         a, b = make(sa, dtype, rng), make(sb, dtype, rng)
         ta = _transposed(a) if which in ("a", "both") else tensor(a)
@@ -91,19 +136,21 @@ def test_matmul_transposed_operands(which, dtype, rng):
     assert_close(tensor(bm).mT @ tensor(n), _ref(np.swapaxes(bm, -1, -2), n, dtype), **TOL.get(dtype, {}))
 
 
-def test_matmul_strided_and_expanded_operands(rng):
-    a = make((6, 4), "float64", rng)
-    b = make((4, 3), "float64", rng)
+def test_matmul_strided_and_expanded_operands(rng, device):
+    dt = wide(device)  # float64 is just "a float" here: float32 on the GPU
+    tol = TOL["float32"] if dt == "float32" else {}
+    a = make((6, 4), dt, rng)
+    b = make((4, 3), dt, rng)
     ta = tensor(a)[::2]  # (3, 4) with row stride 8
-    assert_close(ta @ tensor(b), a[::2] @ b)
-    tb = tensor(make((4, 6), "float64", rng))
+    assert_close(ta @ tensor(b), _ref(a[::2], b, dt), **tol)
+    tb = tensor(make((4, 6), dt, rng))
     bb = to_np(tb)[:, 1::2]
-    assert_close(ta @ tb[:, 1::2], a[::2] @ bb)
+    assert_close(ta @ tb[:, 1::2], _ref(a[::2], bb, dt), **tol)
     # expanded batch (stride 0)
     e = tensor(b).unsqueeze(0).expand(5, 4, 3)
-    x = make((5, 2, 4), "float64", rng)
-    assert_close(tensor(x) @ e, x @ np.broadcast_to(b, (5, 4, 3)))
-    assert_close(rumus.bmm(tensor(x), e), x @ np.broadcast_to(b, (5, 4, 3)))
+    x = make((5, 2, 4), dt, rng)
+    assert_close(tensor(x) @ e, _ref(x, np.broadcast_to(b, (5, 4, 3)), dt), **tol)
+    assert_close(rumus.bmm(tensor(x), e), _ref(x, np.broadcast_to(b, (5, 4, 3)), dt), **tol)
 
 
 @pytest.mark.parametrize("sa,sb", [((2, 0), (0, 3)), ((0, 3), (3, 4)), ((3, 4), (4, 0)),
@@ -141,13 +188,16 @@ def test_matmul_0d_raises():
         rumus.matmul(rumus.tensor(2.0), rumus.ones(3))
 
 
-def test_matmul_dtype_mismatch_raises():
+def test_matmul_dtype_mismatch_raises(device):
+    # the GPU has no float64: int64 is the other dtype there
+    other = rumus.float64 if device == "cpu" else rumus.int64
     with pytest.raises(RuntimeError):
-        rumus.ones(2, 3) @ rumus.ones(3, 2, dtype=rumus.float64)
+        rumus.ones(2, 3) @ rumus.ones(3, 2, dtype=other)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
-def test_mm(dtype, rng):
+def test_mm(dtype, rng, device):
+    skip_on_gpu(device, dtype)
     a, b = make((3, 5), dtype, rng), make((5, 4), dtype, rng)
     exp = _ref(a, b, dtype)
     assert_close(rumus.mm(tensor(a), tensor(b)), exp, **TOL.get(dtype, {}))
@@ -166,7 +216,8 @@ def test_mm_errors():
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
-def test_bmm(dtype, rng):
+def test_bmm(dtype, rng, device):
+    skip_on_gpu(device, dtype)
     a, b = make((3, 2, 5), dtype, rng), make((3, 5, 4), dtype, rng)
     exp = _ref(a, b, dtype)
     assert_close(rumus.bmm(tensor(a), tensor(b)), exp, **TOL.get(dtype, {}))
@@ -194,7 +245,8 @@ def test_bmm_zero_size():
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
-def test_mv(dtype, rng):
+def test_mv(dtype, rng, device):
+    skip_on_gpu(device, dtype)
     a, v = make((4, 6), dtype, rng), make((6,), dtype, rng)
     exp = _ref(a, v, dtype)
     assert_close(rumus.mv(tensor(a), tensor(v)), exp, **TOL.get(dtype, {}))
@@ -208,7 +260,8 @@ def test_mv(dtype, rng):
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "int32"])
-def test_dot(dtype, rng):
+def test_dot(dtype, rng, device):
+    skip_on_gpu(device, dtype)
     a, b = make((7,), dtype, rng), make((7,), dtype, rng)
     exp = _ref(a, b, dtype)
     r = rumus.dot(tensor(a), tensor(b))
@@ -228,7 +281,8 @@ def test_dot_errors():
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int64", "bool"])
-def test_outer(dtype, rng):
+def test_outer(dtype, rng, device):
+    skip_on_gpu(device, dtype)
     a, b = make((4,), dtype, rng), make((3,), dtype, rng)
     exp = np.outer(a, b).astype(dtype)
     assert_close(rumus.outer(tensor(a), tensor(b)), exp)
@@ -238,17 +292,19 @@ def test_outer(dtype, rng):
     assert_close(rumus.outer(rumus.ones(0), rumus.ones(3)), np.zeros((0, 3), np.float32))
 
 
-def test_matmul_large_enough_for_blocking(rng):
+def test_matmul_large_enough_for_blocking(rng, device):
     # big enough that a blocked / parallel GEMM path is taken, still fast
     a, b = make((67, 129), "float32", rng), make((129, 33), "float32", rng)
     assert_close(tensor(a) @ tensor(b), _ref(a, b, "float32"), rtol=1e-4, atol=1e-3)
-    a64, b64 = make((3, 65, 40), "float64", rng), make((40, 70), "float64", rng)
-    assert_close(tensor(a64) @ tensor(b64), _ref(a64, b64, "float64"))
+    dt = wide(device)  # the GPU has no float64: the batched case in float32 there
+    a64, b64 = make((3, 65, 40), dt, rng), make((40, 70), dt, rng)
+    assert_close(tensor(a64) @ tensor(b64), _ref(a64, b64, dt), **(TOL["float32"] if dt == "float32" else {}))
 
 
 @pytest.mark.parametrize("sa,sb", [((2, 3), (3, 4)), ((2, 3, 4), (4, 5)), ((5,), (5, 2))], ids=str)
-def test_matmul_with_torch(sa, sb, rng):
+def test_matmul_with_torch(sa, sb, rng, device):
     torch = pytest.importorskip("torch")
-    a, b = make(sa, "float64", rng), make(sb, "float64", rng)
+    dt = wide(device)  # float64 is just "a float" here: float32 on the GPU (torch on its CPU)
+    a, b = make(sa, dt, rng), make(sb, dt, rng)
     exp = torch.matmul(torch.from_numpy(a), torch.from_numpy(b)).numpy()
-    assert_close(tensor(a) @ tensor(b), exp)
+    assert_close(tensor(a) @ tensor(b), exp, **(TOL["float32"] if dt == "float32" else {}))

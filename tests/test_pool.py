@@ -4,6 +4,7 @@ divisor_override, return_indices, unbatched and non-contiguous inputs; gradients
 against closed forms (max routes g to the argmax, averages spread g / divisor);
 PyTorch cross-checks when installed; bad input."""
 
+import contextlib
 import math
 
 import numpy as np
@@ -11,9 +12,53 @@ import pytest
 
 import rumus
 import rumus.nn.functional as F
-from conftest import ac, assert_close, leaf, noncontig, tensor
+from conftest import assert_close, noncontig, tensor, to_np
 
 F32 = dict(rtol=1e-5, atol=1e-6)
+
+
+# --------------------------------------------------------------------------
+# devices: every test runs on the CPU and on the GPU (``device`` fixture)
+# --------------------------------------------------------------------------
+
+
+def wide(device):
+    """float64 on the CPU, float32 on the GPU (which has no float64): for tests
+    that use float64 only as "a float"."""
+    return "float64" if device == "cpu" else "float32"
+
+
+def float_dtypes(device):
+    """The float dtypes a test loops over on ``device`` (the GPU has no float64)."""
+    return ("float64", "float32") if device == "cpu" else ("float32",)
+
+
+def tol(device):
+    """Tolerances of a ``wide(device)`` result: the defaults on the CPU, F32 on the GPU."""
+    return {} if device == "cpu" else F32
+
+
+def leaf(a, device):
+    """Leaf tensor on ``device`` that requires grad, holding ``a`` in ``wide(device)``."""
+    t = tensor(np.asarray(a, dtype=wide(device)), device=device)
+    t.requires_grad_()
+    return t
+
+
+def ac(t, expected, device):
+    """assert_close on the detached tensor; on the GPU against float32 with F32 tolerances."""
+    assert t is not None, "expected a tensor, got None"
+    assert_close(t.detach(), np.asarray(expected).astype(wide(device)), **tol(device))
+
+
+@contextlib.contextmanager
+def default_device(device):
+    prev = rumus.get_default_device()
+    rumus.set_default_device(device)
+    try:
+        yield
+    finally:
+        rumus.set_default_device(prev)
 
 
 def _tup(v, n):
@@ -152,42 +197,42 @@ def _ids(cases):
 
 
 @pytest.mark.parametrize("shape,kw", MAX2D + MAX1D, ids=_ids(MAX2D + MAX1D))
-def test_max_pool_values_and_indices(shape, kw, rng):
+def test_max_pool_values_and_indices(shape, kw, rng, device):
     fn = F.max_pool2d if len(shape) == 4 else F.max_pool1d
-    for dtype in ("float64", "float32"):
+    for dtype in float_dtypes(device):
         x = _distinct(shape, rng, dtype)
         vals, idx = max_pool_ref(x, **kw)
-        assert_close(fn(tensor(x), **kw), vals)
-        out, ind = fn(tensor(x), **kw, return_indices=True)
+        assert_close(fn(tensor(x, device=device), **kw), vals)
+        out, ind = fn(tensor(x, device=device), **kw, return_indices=True)
         assert_close(out, vals)
         assert_close(ind, idx)
 
 
 @pytest.mark.parametrize("shape,kw", MAX2D[1:4] + MAX1D[1:3], ids=_ids(MAX2D[1:4] + MAX1D[1:3]))
-def test_max_pool_gradient_goes_to_the_argmax(shape, kw, rng):
+def test_max_pool_gradient_goes_to_the_argmax(shape, kw, rng, device):
     fn = F.max_pool2d if len(shape) == 4 else F.max_pool1d
-    x = leaf(_distinct(shape, rng))
+    x = leaf(_distinct(shape, rng), device)
     out = fn(x, **kw)
-    g = rng.uniform(-1, 1, tuple(out.shape))
-    out.backward(tensor(g))
-    _, idx = max_pool_ref(x.detach().numpy(), **kw)
-    ac(x.grad, _scatter_max_grad(shape, idx, g))
+    g = rng.uniform(-1, 1, tuple(out.shape)).astype(wide(device))
+    out.backward(tensor(g, device=device))
+    _, idx = max_pool_ref(to_np(x), **kw)
+    ac(x.grad, _scatter_max_grad(shape, idx, g.astype(np.float64)), device)
 
 
-def test_max_pool_positional_and_unbatched(rng):
-    x = _distinct((3, 7, 6), rng)
+def test_max_pool_positional_and_unbatched(rng, device):
+    x = _distinct((3, 7, 6), rng, wide(device))
     # (input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
-    out, ind = F.max_pool2d(tensor(x), 3, 2, 1, 1, True, True)
+    out, ind = F.max_pool2d(tensor(x, device=device), 3, 2, 1, 1, True, True)
     vals, idx = max_pool_ref(x[None], 3, 2, 1, 1, True)
     assert_close(out, vals[0])
     assert_close(ind, idx[0])
-    x1 = _distinct((3, 7), rng)
-    assert_close(F.max_pool1d(tensor(x1), 2), max_pool_ref(x1[None], 2)[0][0])
+    x1 = _distinct((3, 7), rng, wide(device))
+    assert_close(F.max_pool1d(tensor(x1, device=device), 2), max_pool_ref(x1[None], 2)[0][0])
 
 
-def test_max_pool_noncontiguous(rng):
-    x = _distinct((2, 3, 6, 5), rng)
-    for kind, t, e in noncontig(x, "float64"):
+def test_max_pool_noncontiguous(rng, device):
+    x = _distinct((2, 3, 6, 5), rng, wide(device))
+    for kind, t, e in noncontig(x, wide(device), device):
         assert_close(F.max_pool2d(t, 3, 2, 1), max_pool_ref(e, 3, 2, 1)[0]), kind
 
 
@@ -209,27 +254,28 @@ AVG1D = [
 
 
 @pytest.mark.parametrize("shape,kw", AVG2D + AVG1D, ids=_ids(AVG2D + AVG1D))
-def test_avg_pool_values_and_gradient(shape, kw, rng):
+def test_avg_pool_values_and_gradient(shape, kw, rng, device):
     fn = F.avg_pool2d if len(shape) == 4 else F.avg_pool1d
-    for dtype in ("float64", "float32"):
+    for dtype in float_dtypes(device):
         x = rng.uniform(-1, 1, shape).astype(dtype)
-        assert_close(fn(tensor(x), **kw), avg_pool_ref(x, **kw), **(F32 if dtype == "float32" else {}))
-    x = leaf(rng.uniform(-1, 1, shape))
+        assert_close(fn(tensor(x, device=device), **kw), avg_pool_ref(x, **kw), **(F32 if dtype == "float32" else {}))
+    x = leaf(rng.uniform(-1, 1, shape), device)
     out = fn(x, **kw)
-    g = rng.uniform(-1, 1, tuple(out.shape))
-    out.backward(tensor(g))
-    ac(x.grad, avg_pool_ref(x.detach().numpy(), **kw, grad=g))
+    g = rng.uniform(-1, 1, tuple(out.shape)).astype(wide(device))
+    out.backward(tensor(g, device=device))
+    ac(x.grad, avg_pool_ref(to_np(x), **kw, grad=g.astype(np.float64)), device)
 
 
-def test_avg_pool_positional_and_unbatched(rng):
-    x = rng.uniform(-1, 1, (3, 7, 6))
+def test_avg_pool_positional_and_unbatched(rng, device):
+    x = rng.uniform(-1, 1, (3, 7, 6)).astype(wide(device))
     # (input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
-    assert_close(F.avg_pool2d(tensor(x), 3, 2, 1, True, False, None),
-                 avg_pool_ref(x[None], 3, 2, 1, True, False)[0])
-    assert_close(F.avg_pool2d(tensor(x), 2, None, 0, False, True, 7), avg_pool_ref(x[None], 2, divisor_override=7)[0])
-    x1 = rng.uniform(-1, 1, (3, 7))
-    assert_close(F.avg_pool1d(tensor(x1), 3, 1, 1, False, False),
-                 avg_pool_ref(x1[None], 3, 1, 1, count_include_pad=False)[0])
+    assert_close(F.avg_pool2d(tensor(x, device=device), 3, 2, 1, True, False, None),
+                 avg_pool_ref(x[None], 3, 2, 1, True, False)[0], **tol(device))
+    assert_close(F.avg_pool2d(tensor(x, device=device), 2, None, 0, False, True, 7),
+                 avg_pool_ref(x[None], 2, divisor_override=7)[0], **tol(device))
+    x1 = rng.uniform(-1, 1, (3, 7)).astype(wide(device))
+    assert_close(F.avg_pool1d(tensor(x1, device=device), 3, 1, 1, False, False),
+                 avg_pool_ref(x1[None], 3, 1, 1, count_include_pad=False)[0], **tol(device))
 
 
 # (input shape, output_size)
@@ -246,42 +292,44 @@ ADAPTIVE = [
 
 
 @pytest.mark.parametrize("shape,size", ADAPTIVE, ids=[f"{s}-{o}" for s, o in ADAPTIVE])
-def test_adaptive_pools(shape, size, rng):
+def test_adaptive_pools(shape, size, rng, device):
     two = len(shape) == 4
     avg, mx = (F.adaptive_avg_pool2d, F.adaptive_max_pool2d) if two else (F.adaptive_avg_pool1d, F.adaptive_max_pool1d)
-    x = _distinct(shape, rng)
-    assert_close(avg(tensor(x), size), adaptive_ref(x, size, "avg"))
+    x = _distinct(shape, rng, wide(device))
+    assert_close(avg(tensor(x, device=device), size), adaptive_ref(x, size, "avg"), **tol(device))
     vals, idx = adaptive_ref(x, size, "max")
-    assert_close(mx(tensor(x), size), vals)
-    out, ind = mx(tensor(x), size, return_indices=True)
+    assert_close(mx(tensor(x, device=device), size), vals)
+    out, ind = mx(tensor(x, device=device), size, return_indices=True)
     assert_close(out, vals)
     assert_close(ind, idx)
     xf = x.astype(np.float32)
-    assert_close(avg(tensor(xf), size), adaptive_ref(xf, size, "avg"), **F32)
+    assert_close(avg(tensor(xf, device=device), size), adaptive_ref(xf, size, "avg"), **F32)
     # gradients: spread over the window for avg, to the argmax for max
-    xl = leaf(x)
+    xl = leaf(x, device)
     out = avg(xl, size)
-    g = rng.uniform(-1, 1, tuple(out.shape))
-    out.backward(tensor(g))
-    ac(xl.grad, adaptive_ref(x, size, "avg", grad=g))
-    xl = leaf(x)
-    mx(xl, size).backward(tensor(g))
-    ac(xl.grad, _scatter_max_grad(shape, idx, g))
+    g = rng.uniform(-1, 1, tuple(out.shape)).astype(wide(device))
+    out.backward(tensor(g, device=device))
+    g = g.astype(np.float64)
+    ac(xl.grad, adaptive_ref(x, size, "avg", grad=g), device)
+    xl = leaf(x, device)
+    mx(xl, size).backward(tensor(g.astype(wide(device)), device=device))
+    ac(xl.grad, _scatter_max_grad(shape, idx, g), device)
 
 
-def test_adaptive_pools_unbatched_and_views(rng):
-    x = _distinct((3, 6, 5), rng)
-    assert_close(F.adaptive_avg_pool2d(tensor(x), (2, 3)), adaptive_ref(x[None], (2, 3), "avg")[0])
-    assert_close(F.adaptive_max_pool2d(tensor(x), 2), adaptive_ref(x[None], 2, "max")[0][0])
-    x1 = _distinct((3, 7), rng)
-    assert_close(F.adaptive_avg_pool1d(tensor(x1), 3), adaptive_ref(x1[None], 3, "avg")[0])
-    xb = _distinct((2, 3, 6, 5), rng)
-    for kind, t, e in noncontig(xb, "float64"):
-        assert_close(F.adaptive_avg_pool2d(t, (4, 2)), adaptive_ref(e, (4, 2), "avg")), kind
+def test_adaptive_pools_unbatched_and_views(rng, device):
+    fd, T = wide(device), lambda a: tensor(a, device=device)
+    x = _distinct((3, 6, 5), rng, fd)
+    assert_close(F.adaptive_avg_pool2d(T(x), (2, 3)), adaptive_ref(x[None], (2, 3), "avg")[0], **tol(device))
+    assert_close(F.adaptive_max_pool2d(T(x), 2), adaptive_ref(x[None], 2, "max")[0][0])
+    x1 = _distinct((3, 7), rng, fd)
+    assert_close(F.adaptive_avg_pool1d(T(x1), 3), adaptive_ref(x1[None], 3, "avg")[0], **tol(device))
+    xb = _distinct((2, 3, 6, 5), rng, fd)
+    for kind, t, e in noncontig(xb, fd, device):
+        assert_close(F.adaptive_avg_pool2d(t, (4, 2)), adaptive_ref(e, (4, 2), "avg"), **tol(device)), kind
 
 
-def test_pool_empty_batch():
-    x = rumus.zeros(0, 3, 6, 5)
+def test_pool_empty_batch(device):
+    x = rumus.zeros(0, 3, 6, 5).to(device)
     assert tuple(F.max_pool2d(x, 2).shape) == (0, 3, 3, 2)
     assert tuple(F.avg_pool2d(x, 2).shape) == (0, 3, 3, 2)
     assert tuple(F.adaptive_avg_pool2d(x, 2).shape) == (0, 3, 2, 2)
@@ -310,50 +358,53 @@ def _x(*shape):
     (lambda: F.adaptive_avg_pool2d(_x(2, 4, 7, 6), (2, 2, 2)), r"output_size must be 2"),
     (lambda: F.adaptive_max_pool1d(_x(2, 4, 7, 6), 2), r"\[2, 4, 7, 6\]"),
 ])
-def test_pool_bad_input(call, match):
-    with pytest.raises(RuntimeError, match=match):
+def test_pool_bad_input(call, match, device):
+    with default_device(device), pytest.raises(RuntimeError, match=match):
         call()
 
 
 # ------------------------------------------------------------- PyTorch cross-checks
 
 
-def _torch_pool(torch, name, x, *args, **kw):
+def _torch_pool(torch, name, x, *args, device="cpu", **kw):
     """Values (and indices) and the input gradient of rumus vs PyTorch."""
     rng = np.random.default_rng(3)
-    xr = rumus.tensor(x, requires_grad=True)
+    xr = rumus.tensor(x, requires_grad=True, device=device)
     xt = torch.tensor(x, requires_grad=True)
     out = getattr(F, name)(xr, *args, **kw)
     ref = getattr(torch.nn.functional, name)(xt, *args, **kw)
     if isinstance(ref, tuple):
-        np.testing.assert_array_equal(out[1].numpy(), ref[1].numpy())
+        np.testing.assert_array_equal(to_np(out[1]), ref[1].numpy())
         out, ref = out[0], ref[0]
     tol = dict(rtol=1e-5, atol=1e-6) if x.dtype == np.float32 else dict(rtol=1e-12, atol=1e-12)
-    np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy(), **tol)
+    np.testing.assert_allclose(to_np(out), ref.detach().numpy(), **tol)
     g = rng.uniform(-1, 1, tuple(ref.shape)).astype(x.dtype)
-    out.backward(rumus.tensor(g))
+    out.backward(rumus.tensor(g, device=device))
     ref.backward(torch.tensor(g))
-    np.testing.assert_allclose(xr.grad.numpy(), xt.grad.numpy(), **tol)
+    np.testing.assert_allclose(to_np(xr.grad), xt.grad.numpy(), **tol)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_pools_vs_torch(dtype, rng):
+def test_pools_vs_torch(dtype, rng, device):
+    if device == "gpu" and dtype == "float64":
+        pytest.skip("float64 is not supported on the GPU (by design)")
     torch = pytest.importorskip("torch")
     for shape, kw in MAX2D + MAX1D:
         name = "max_pool2d" if len(shape) == 4 else "max_pool1d"
-        _torch_pool(torch, name, _distinct(shape, rng, dtype), **kw, return_indices=True)
+        _torch_pool(torch, name, _distinct(shape, rng, dtype), **kw, return_indices=True, device=device)
     for shape, kw in AVG2D + AVG1D:
         name = "avg_pool2d" if len(shape) == 4 else "avg_pool1d"
-        _torch_pool(torch, name, rng.uniform(-1, 1, shape).astype(dtype), **kw)
+        _torch_pool(torch, name, rng.uniform(-1, 1, shape).astype(dtype), **kw, device=device)
     for shape, size in ADAPTIVE:
         dims = "2d" if len(shape) == 4 else "1d"
         x = _distinct(shape, rng, dtype)
-        _torch_pool(torch, "adaptive_avg_pool" + dims, x, size)
-        _torch_pool(torch, "adaptive_max_pool" + dims, x, size, return_indices=True)
+        _torch_pool(torch, "adaptive_avg_pool" + dims, x, size, device=device)
+        _torch_pool(torch, "adaptive_max_pool" + dims, x, size, return_indices=True, device=device)
 
 
-def test_pool_random_configs_vs_torch():
+def test_pool_random_configs_vs_torch(device):
     torch = pytest.importorskip("torch")
+    fd = wide(device)
     rng = np.random.default_rng(11)
     for _ in range(30):
         k = tuple(int(v) for v in rng.integers(1, 4, 2))
@@ -361,14 +412,14 @@ def test_pool_random_configs_vs_torch():
         d = tuple(int(v) for v in rng.integers(1, 3, 2))
         p = tuple(int(rng.integers(0, kk // 2 + 1)) for kk in k)
         size = tuple(int(v) + (kk - 1) * dd for v, kk, dd in zip(rng.integers(1, 6, 2), k, d))
-        x = _distinct((2, 2) + size, rng)
+        x = _distinct((2, 2) + size, rng, fd)
         ceil = bool(rng.integers(0, 2))
-        _torch_pool(torch, "max_pool2d", x, k, s, p, d, ceil, True)
-        _torch_pool(torch, "max_pool1d", x[:, :, 0], k[1], s[1], p[1], d[1], ceil, True)
+        _torch_pool(torch, "max_pool2d", x, k, s, p, d, ceil, True, device=device)
+        _torch_pool(torch, "max_pool1d", x[:, :, 0], k[1], s[1], p[1], d[1], ceil, True, device=device)
         size = tuple(int(v) + kk for v, kk in zip(rng.integers(0, 5, 2), k))
-        x = rng.uniform(-1, 1, (2, 2) + size)
-        _torch_pool(torch, "avg_pool2d", x, k, s, p, ceil, bool(rng.integers(0, 2)))
-        _torch_pool(torch, "avg_pool1d", x[:, :, 0], k[1], s[1], p[1], ceil, bool(rng.integers(0, 2)))
+        x = rng.uniform(-1, 1, (2, 2) + size).astype(fd)
+        _torch_pool(torch, "avg_pool2d", x, k, s, p, ceil, bool(rng.integers(0, 2)), device=device)
+        _torch_pool(torch, "avg_pool1d", x[:, :, 0], k[1], s[1], p[1], ceil, bool(rng.integers(0, 2)), device=device)
         out = tuple(int(v) for v in rng.integers(1, 7, 2))
-        _torch_pool(torch, "adaptive_avg_pool2d", x, out)
-        _torch_pool(torch, "adaptive_max_pool2d", _distinct(x.shape, rng), out, True)
+        _torch_pool(torch, "adaptive_avg_pool2d", x, out, device=device)
+        _torch_pool(torch, "adaptive_max_pool2d", _distinct(x.shape, rng, fd), out, True, device=device)

@@ -5,10 +5,70 @@ import numpy as np
 import pytest
 
 import rumus
-from conftest import assert_close, make, noncontig, rdt, tensor, to_np
+import conftest
+from conftest import assert_close, make, rdt, to_np
 
 def SQ():
     return np.errstate(all="ignore")
+
+
+# --------------------------------------------------------------------------
+# devices: every test runs on the CPU and on the GPU. The autouse fixture
+# below takes conftest's ``device`` fixture and makes it the default device:
+# rumus.tensor / ones / zeros and the ``tensor`` / ``noncontig`` helpers of
+# this file all put their tensors on it.
+# --------------------------------------------------------------------------
+
+
+@pytest.fixture(autouse=True)
+def _on_device(device):
+    prev = rumus.get_default_device()
+    rumus.set_default_device(device)
+    try:
+        yield
+    finally:
+        rumus.set_default_device(prev)
+
+
+def tensor(a, dtype=None):
+    """conftest.tensor on the current default device."""
+    return conftest.tensor(a, dtype, rumus.get_default_device())
+
+
+def noncontig(a, dtype=None):
+    """conftest.noncontig on the current default device."""
+    return conftest.noncontig(a, dtype, rumus.get_default_device())
+
+
+NOT_ON_GPU = ("float64", "float16", "bfloat16")
+INT_LIKE = ("int64", "int32", "uint8", "bool")
+# reductions that raise NotImplementedError on the GPU for integer/bool inputs
+GPU_FLOAT_ONLY = ("prod", "cumsum", "cumprod", "amax", "amin", "max", "min", "argmax", "argmin")
+
+
+def on_device(device, dtypes, op=None):
+    """The dtypes of ``dtypes`` that ``op`` runs on ``device``. On the GPU that
+    drops float64/float16/bfloat16 (no such dtypes there, by design) and, for
+    the ops in GPU_FLOAT_ONLY, the integer and bool dtypes (those raise
+    NotImplementedError on the GPU for now)."""
+    if device == "cpu":
+        return list(dtypes)
+    return [d for d in dtypes
+            if d not in NOT_ON_GPU and not (op in GPU_FLOAT_ONLY and d in INT_LIKE)]
+
+
+def skip_on_gpu(device, *dtypes):
+    """Skips the GPU run of a test that needs a dtype the GPU lacks by design."""
+    if device == "gpu":
+        for d in dtypes:
+            if d in NOT_ON_GPU:
+                pytest.skip(f"{d} is not supported on the GPU (by design)")
+
+
+def wide(device):
+    """float64 on the CPU, float32 on the GPU (which has no float64): for tests
+    that use float64 only as "a float"."""
+    return "float64" if device == "cpu" else "float32"
 SHAPE = (3, 4, 5)
 DIMS = [None, 0, 1, 2, -1, -2, (0, 2), (-1, 0), (0, 1, 2), [1, 2]]
 INT_DIMS = [0, 1, 2, -1, -3]
@@ -37,8 +97,8 @@ def _tol(dtype):
 
 @pytest.mark.parametrize("keepdim", [False, True])
 @pytest.mark.parametrize("dim", DIMS, ids=str)
-def test_sum(dim, keepdim, rng):
-    for dtype in ("float32", "float64", "int64", "int32", "uint8", "bool"):
+def test_sum(dim, keepdim, rng, device):
+    for dtype in on_device(device, ("float32", "float64", "int64", "int32", "uint8", "bool"), "sum"):
         a = make(SHAPE, dtype, rng)
         out = dtype if dtype.startswith("float") else "int64"
         exp = np.sum(a.astype(np.float64 if out.startswith("float") else np.int64),
@@ -48,12 +108,13 @@ def test_sum(dim, keepdim, rng):
         assert_close(rumus.sum(t, **_kw(dim, keepdim)), exp, **_tol(dtype))
 
 
-def test_sum_positional_dim_and_dtype_kw(rng):
+def test_sum_positional_dim_and_dtype_kw(rng, device):
     a = make(SHAPE, "float32", rng)
     t = tensor(a)
     assert_close(t.sum(1), a.astype(np.float64).sum(1).astype(np.float32), **F32)
     assert_close(t.sum((0, 2), True), a.astype(np.float64).sum((0, 2), keepdims=True).astype(np.float32), **F32)
-    assert_close(t.sum(dtype=rumus.float64), np.asarray(a.astype(np.float64).sum()))
+    if device == "cpu":  # no float64 on the GPU (by design)
+        assert_close(t.sum(dtype=rumus.float64), np.asarray(a.astype(np.float64).sum()))
     i = make(SHAPE, "int32", rng)
     assert_close(tensor(i).sum(dim=0, dtype=rumus.float32), i.sum(0).astype(np.float32))
     assert_close(tensor(i).sum(dtype=rumus.int32), np.asarray(i.sum(dtype=np.int32)))
@@ -61,8 +122,8 @@ def test_sum_positional_dim_and_dtype_kw(rng):
 
 @pytest.mark.parametrize("keepdim", [False, True])
 @pytest.mark.parametrize("dim", DIMS, ids=str)
-def test_mean(dim, keepdim, rng):
-    for dtype in ("float32", "float64"):
+def test_mean(dim, keepdim, rng, device):
+    for dtype in on_device(device, ("float32", "float64"), "mean"):
         a = make(SHAPE, dtype, rng)
         exp = np.mean(a.astype(np.float64), axis=_axis(dim), keepdims=keepdim).astype(dtype)
         t = tensor(a)
@@ -81,10 +142,10 @@ def test_mean_of_int_raises(dtype):
 
 @pytest.mark.parametrize("keepdim", [False, True])
 @pytest.mark.parametrize("dim", [None] + INT_DIMS, ids=str)
-def test_prod(dim, keepdim, rng):
+def test_prod(dim, keepdim, rng, device):
     if dim is None and keepdim:
         pytest.skip("prod() over all dims has no keepdim")
-    for dtype in ("float32", "float64", "int64", "int32", "bool"):
+    for dtype in on_device(device, ("float32", "float64", "int64", "int32", "bool"), "prod"):
         if dtype.startswith("float"):
             a = (make(SHAPE, dtype, rng, 0.6, 1.5) * np.where(rng.random(SHAPE) < 0.3, -1, 1)).astype(dtype)
         elif dtype == "bool":
@@ -104,7 +165,8 @@ def test_prod(dim, keepdim, rng):
 
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
-def test_sum_mean_half_keep_dtype(dtype, rng):
+def test_sum_mean_half_keep_dtype(dtype, rng, device):
+    skip_on_gpu(device, dtype)
     a = make((4, 6), "float32", rng)
     t = tensor(a, dtype)
     x = to_np(t).astype(np.float64)
@@ -133,8 +195,8 @@ AMAX_DIMS = [0, 1, 2, -1, -2, (0, 2), (-1, 0), (0, 1, 2)]
 @pytest.mark.parametrize("keepdim", [False, True])
 @pytest.mark.parametrize("dim", AMAX_DIMS, ids=str)
 @pytest.mark.parametrize("name,fn", [("amax", np.max), ("amin", np.min)])
-def test_amax_amin(name, fn, dim, keepdim, rng):
-    for dtype in ("float32", "float64", "int64", "int32", "uint8"):
+def test_amax_amin(name, fn, dim, keepdim, rng, device):
+    for dtype in on_device(device, ("float32", "float64", "int64", "int32", "uint8"), name):
         a = make(SHAPE, dtype, rng)
         exp = fn(a, axis=dim, keepdims=keepdim)
         t = tensor(a)
@@ -157,8 +219,8 @@ def test_amax_nan_propagates(name, fn):
 @pytest.mark.parametrize("keepdim", [False, True])
 @pytest.mark.parametrize("dim", INT_DIMS, ids=str)
 @pytest.mark.parametrize("name,fn,argfn", [("max", np.max, np.argmax), ("min", np.min, np.argmin)])
-def test_max_min_dim(name, fn, argfn, dim, keepdim, rng):
-    for dtype in ("float32", "float64", "int64", "int32", "uint8"):
+def test_max_min_dim(name, fn, argfn, dim, keepdim, rng, device):
+    for dtype in on_device(device, ("float32", "float64", "int64", "int32", "uint8"), name):
         a = _distinct(SHAPE, dtype, rng)
         t = tensor(a)
         vexp = fn(a, axis=dim, keepdims=keepdim)
@@ -194,10 +256,10 @@ def test_max_min_all_and_elementwise(name, fn, rng):
 @pytest.mark.parametrize("keepdim", [False, True])
 @pytest.mark.parametrize("dim", [None] + INT_DIMS, ids=str)
 @pytest.mark.parametrize("name,fn", [("argmax", np.argmax), ("argmin", np.argmin)])
-def test_argmax_argmin(name, fn, dim, keepdim, rng):
+def test_argmax_argmin(name, fn, dim, keepdim, rng, device):
     if dim is None and keepdim:
         pytest.skip("keepdim with dim=None differs between torch versions")
-    for dtype in ("float32", "float64", "int64", "int32", "uint8"):
+    for dtype in on_device(device, ("float32", "float64", "int64", "int32", "uint8"), name):
         a = _distinct(SHAPE, dtype, rng)
         t = tensor(a)
         if dim is None:
@@ -211,8 +273,10 @@ def test_argmax_argmin(name, fn, dim, keepdim, rng):
 
 
 @pytest.mark.parametrize("name,fn", [("argmax", np.argmax), ("argmin", np.argmin)])
-def test_argmax_ties_return_first(name, fn, rng):
+def test_argmax_ties_return_first(name, fn, rng, device):
     a = make((4, 7), "int64", rng, 0, 3)  # many ties
+    if device == "gpu":  # int64 argmax/argmin raise NotImplementedError on the GPU: same ties as float32
+        a = a.astype(np.float32)
     t = tensor(a)
     assert_close(getattr(t, name)(), np.asarray(fn(a)).astype(np.int64))
     assert_close(getattr(t, name)(dim=1), fn(a, axis=1).astype(np.int64))
@@ -236,8 +300,8 @@ VAR_DIMS = [None, 0, 1, -1, (0, 2), (2, -3)]
 @pytest.mark.parametrize("correction", [0, 1, 2])
 @pytest.mark.parametrize("dim", VAR_DIMS, ids=str)
 @pytest.mark.parametrize("name,fn", [("var", np.var), ("std", np.std)])
-def test_var_std(name, fn, dim, correction, keepdim, rng):
-    for dtype in ("float64", "float32"):
+def test_var_std(name, fn, dim, correction, keepdim, rng, device):
+    for dtype in on_device(device, ("float64", "float32"), name):
         a = make(SHAPE, dtype, rng)
         exp = fn(a.astype(np.float64), axis=dim, ddof=correction, keepdims=keepdim).astype(dtype)
         t = tensor(a)
@@ -247,22 +311,32 @@ def test_var_std(name, fn, dim, correction, keepdim, rng):
 
 
 @pytest.mark.parametrize("name,fn", [("var", np.var), ("std", np.std)])
-def test_var_std_unbiased_and_default(name, fn, rng):
-    a = make(SHAPE, "float64", rng)
+def test_var_std_unbiased_and_default(name, fn, rng, device):
+    # float64 is just "a float" here: float32 on the GPU, with test_var_std's float32 tolerances
+    dt = wide(device)
+    tol = dict(rtol=1e-4, atol=1e-5) if dt == "float32" else {}
+    a = make(SHAPE, dt, rng)
+    x = a.astype(np.float64)
     t = tensor(a)
-    assert_close(getattr(t, name)(), np.asarray(fn(a, ddof=1)))
-    assert_close(getattr(t, name)(dim=1), fn(a, axis=1, ddof=1))
-    assert_close(getattr(t, name)(dim=1, unbiased=True), fn(a, axis=1, ddof=1))
-    assert_close(getattr(t, name)(dim=1, unbiased=False), fn(a, axis=1, ddof=0))
-    assert_close(getattr(t, name)(unbiased=False), np.asarray(fn(a, ddof=0)))
-    assert_close(getattr(t, name)(dim=(0, 1), unbiased=False, keepdim=True), fn(a, axis=(0, 1), ddof=0, keepdims=True))
+
+    def exp(r):
+        return np.asarray(r).astype(dt)
+
+    assert_close(getattr(t, name)(), exp(fn(x, ddof=1)), **tol)
+    assert_close(getattr(t, name)(dim=1), exp(fn(x, axis=1, ddof=1)), **tol)
+    assert_close(getattr(t, name)(dim=1, unbiased=True), exp(fn(x, axis=1, ddof=1)), **tol)
+    assert_close(getattr(t, name)(dim=1, unbiased=False), exp(fn(x, axis=1, ddof=0)), **tol)
+    assert_close(getattr(t, name)(unbiased=False), exp(fn(x, ddof=0)), **tol)
+    assert_close(getattr(t, name)(dim=(0, 1), unbiased=False, keepdim=True),
+                 exp(fn(x, axis=(0, 1), ddof=0, keepdims=True)), **tol)
 
 
-def test_var_single_element_is_nan():
-    r = rumus.tensor([[1.5], [2.5]], dtype=rumus.float64).var(dim=1)
-    assert_close(r, np.array([np.nan, np.nan]))
-    r0 = rumus.tensor([[1.5], [2.5]], dtype=rumus.float64).var(dim=1, correction=0)
-    assert_close(r0, np.array([0.0, 0.0]))
+def test_var_single_element_is_nan(device):
+    dt = wide(device)  # float64 is just "a float" here: float32 on the GPU
+    r = rumus.tensor([[1.5], [2.5]], dtype=rdt(dt)).var(dim=1)
+    assert_close(r, np.array([np.nan, np.nan], dt))
+    r0 = rumus.tensor([[1.5], [2.5]], dtype=rdt(dt)).var(dim=1, correction=0)
+    assert_close(r0, np.array([0.0, 0.0], dt))
 
 
 @pytest.mark.parametrize("name", ["var", "std"])
@@ -289,8 +363,8 @@ def _lse(x, axis, keepdims=False):
 
 @pytest.mark.parametrize("keepdim", [False, True])
 @pytest.mark.parametrize("dim", [0, 1, 2, -1, (0, 2), (0, 1, 2)], ids=str)
-def test_logsumexp(dim, keepdim, rng):
-    for dtype in ("float32", "float64"):
+def test_logsumexp(dim, keepdim, rng, device):
+    for dtype in on_device(device, ("float32", "float64"), "logsumexp"):
         a = make(SHAPE, dtype, rng, -10, 10)
         exp = np.asarray(_lse(a, dim, keepdim)).astype(dtype)
         t = tensor(a)
@@ -298,7 +372,7 @@ def test_logsumexp(dim, keepdim, rng):
         assert_close(rumus.logsumexp(t, dim=dim, keepdim=keepdim), exp, **_tol(dtype))
 
 
-def test_logsumexp_stable_and_inf_rows():
+def test_logsumexp_stable_and_inf_rows(device):
     a = np.array([
         [1000.0, 1000.0, 999.0],
         [-1000.0, -1001.0, -1000.5],
@@ -309,7 +383,8 @@ def test_logsumexp_stable_and_inf_rows():
     exp = _lse(a, 1).astype(np.float32)
     assert np.isneginf(exp[2]) and np.isposinf(exp[4])
     assert_close(tensor(a).logsumexp(1), exp)
-    assert_close(tensor(a.astype(np.float64)).logsumexp(dim=1, keepdim=True), _lse(a, 1, True))
+    dt = wide(device)  # float64 is just "a float" here: float32 on the GPU
+    assert_close(tensor(a.astype(dt)).logsumexp(dim=1, keepdim=True), _lse(a, 1, True).astype(dt))
     assert_close(tensor(a[2:4]).logsumexp(0), _lse(a[2:4], 0).astype(np.float32))
 
 
@@ -340,8 +415,8 @@ def test_all_any(name, fn, p, dim, keepdim, rng):
 
 @pytest.mark.parametrize("dim", [0, 1, 2, -1, -3])
 @pytest.mark.parametrize("name,fn", [("cumsum", np.cumsum), ("cumprod", np.cumprod)])
-def test_cumsum_cumprod(name, fn, dim, rng):
-    for dtype in ("float32", "float64", "int64", "int32", "uint8", "bool"):
+def test_cumsum_cumprod(name, fn, dim, rng, device):
+    for dtype in on_device(device, ("float32", "float64", "int64", "int32", "uint8", "bool"), name):
         if dtype.startswith("float"):
             a = make(SHAPE, dtype, rng, 0.5, 1.5) if name == "cumprod" else make(SHAPE, dtype, rng)
         elif dtype == "bool":
@@ -380,13 +455,18 @@ NONCONTIG_CASES = [
 
 
 @pytest.mark.parametrize("name,kw,fn", NONCONTIG_CASES, ids=[f"{r[0]}-{r[1]}" for r in NONCONTIG_CASES])
-def test_noncontig_inputs(name, kw, fn, rng):
+def test_noncontig_inputs(name, kw, fn, rng, device):
     a = _distinct((4, 3, 2), "float64", rng) / 10 + 0.2
+    # float64 is just "a float" here: float32 on the GPU, against float32-rounded expectations
+    dt = wide(device)
+    a = a.astype(dt)
     for kind, t, vals in noncontig(a):
         if name == "all":
             t, r_exp = t > 0, fn(vals)
-        else:
+        elif name.startswith("arg"):
             r_exp = fn(vals)
+        else:
+            r_exp = np.asarray(fn(vals.astype(np.float64))).astype(dt)
         r = getattr(t, name)(**kw)
         if name.startswith("arg"):
             if kind == "expanded":
@@ -424,9 +504,21 @@ EMPTY_CASES = [
 ]
 
 
+def _poison_pool(value, n=8):
+    """Creates and drops ``n`` small tensors holding ``value``: the backends
+    hand freed buffers to the next tensors of the same size bucket."""
+    junk = [rumus.full((64,), value) for _ in range(n)]
+    del junk
+
+
 @pytest.mark.parametrize("name,call,exp", EMPTY_CASES, ids=[r[0] for r in EMPTY_CASES])
-def test_empty_reductions(name, call, exp):
-    assert_close(call(rumus.zeros(0, 3)), exp)
+def test_empty_reductions(name, call, exp, device):
+    e = rumus.zeros(0, 3)
+    # A result the op forgets to write holds whatever its (pooled, reused)
+    # buffer held before, often the right answer by chance: fill the buffers
+    # the op is about to get with a value that is not the answer.
+    _poison_pool(0.0 if exp.dtype == bool and exp.all() else 7.0)
+    assert_close(call(e), exp)
 
 
 @pytest.mark.parametrize("call", [

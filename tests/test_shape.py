@@ -7,11 +7,45 @@ import pytest
 import rumus
 
 
+# --------------------------------------------------------------------------
+# devices: every test runs on the CPU and on the GPU. The autouse fixture
+# below takes conftest's ``device`` fixture and makes it the default device,
+# so every tensor a test creates (rumus.tensor / arange / zeros ...) lands on
+# that device.
+# --------------------------------------------------------------------------
+
+
+@pytest.fixture(autouse=True)
+def _on_device(device):
+    prev = rumus.get_default_device()
+    rumus.set_default_device(device)
+    try:
+        yield
+    finally:
+        rumus.set_default_device(prev)
+
+
+def on_cpu(t):
+    return t.device.type == "cpu"
+
+
+def assert_ptr(view, base, elem_offset=0):
+    """``view`` starts ``elem_offset`` elements into ``base``'s memory. On the
+    CPU this compares data_ptr(); on the GPU (where data_ptr() raises
+    NotImplementedError) it compares storage offsets, and the callers check
+    the sharing itself by writing through one and reading the other."""
+    if on_cpu(view):
+        assert view.data_ptr() == base.data_ptr() + elem_offset * base.element_size()
+    else:
+        assert view.storage_offset() - base.storage_offset() == elem_offset
+
+
 # ---------------------------------------------------------------- helpers
 
 
 def to_np(t):
     """Copy of a rumus tensor as a NumPy array (half dtypes via float32)."""
+    t = t.detach().cpu()
     if t.dtype == rumus.bfloat16:
         t = t.float()
     return np.array(t.numpy(), copy=True)
@@ -62,7 +96,7 @@ def arange_t(*shape, dtype=rumus.float32):
 def assert_view_of(view, base):
     """`view` shares storage with contiguous `base` (storage_offset 0)."""
     off = view.storage_offset()
-    assert view.data_ptr() == base.data_ptr() + off * base.element_size()
+    assert_ptr(view, base, off)
     # writes through the view are visible in the base and vice versa
     before = to_np(base)
     if view.numel() == 0:
@@ -90,7 +124,7 @@ def test_reshape_minus_one_values_and_view():
         check(r2, a.reshape(shape))
     r = t.reshape(4, -1)
     assert r.stride() == (6, 1)
-    assert r.data_ptr() == t.data_ptr()
+    assert_ptr(r, t)
     r[1, 2] = 1000.0
     assert t[8].item() == 1000.0
 
@@ -132,7 +166,9 @@ def test_view_shares_storage():
     assert_view_of(v, t)
     v2 = t.view(-1)
     assert v2.shape == (24,)
-    assert v2.data_ptr() == t.data_ptr()
+    assert_ptr(v2, t)
+    v2[5] = -3.0
+    assert t[0, 5].item() == -3.0
 
 
 def test_view_incompatible_strides_raises():
@@ -176,7 +212,7 @@ def test_permute_shares_storage():
     t = arange_t(2, 3, 4)
     p = t.permute(2, 0, 1)
     assert not p.is_contiguous()
-    assert p.data_ptr() == t.data_ptr()
+    assert_ptr(p, t)
     p[3, 1, 2] = 99.0
     assert t[1, 2, 3].item() == 99.0
     t[0, 0, 1] = -1.0
@@ -216,7 +252,7 @@ def test_transpose_strides_and_sharing():
     assert tt.stride() == (1, 4)
     assert t.T.stride() == (1, 4)
     assert t.t().stride() == (1, 4)
-    assert tt.data_ptr() == t.data_ptr()
+    assert_ptr(tt, t)
     tt[2, 1] = 50.0
     assert t[1, 2].item() == 50.0
     t3 = arange_t(2, 3, 4)
@@ -256,7 +292,7 @@ def test_flatten(kind):
 def test_flatten_view_and_scalar():
     t = arange_t(2, 3, 4)
     f = t.flatten(1)
-    assert f.data_ptr() == t.data_ptr()
+    assert_ptr(f, t)
     f[1, 5] = 123.0
     assert t[1, 1, 1].item() == 123.0
     assert rumus.tensor(3.0).flatten().shape == (1,)
@@ -274,7 +310,7 @@ def test_unflatten():
     check(t.unflatten(-1, (2, 2, 3)), a.reshape(2, 2, 2, 3))
     check(t.unflatten(0, (1, 2)), a.reshape(1, 2, 12))
     u = t.unflatten(1, (3, 4))
-    assert u.data_ptr() == t.data_ptr()
+    assert_ptr(u, t)
     u[1, 2, 3] = 7.5
     assert t[1, 11].item() == 7.5
     with pytest.raises(RuntimeError):
@@ -308,7 +344,7 @@ def test_squeeze_unsqueeze_strides_and_sharing():
     u = t.unsqueeze(1)
     assert u.shape == (2, 1, 3)
     assert u.stride()[0] == 3 and u.stride()[2] == 1
-    assert u.data_ptr() == t.data_ptr()
+    assert_ptr(u, t)
     u[1, 0, 2] = 44.0
     assert t[1, 2].item() == 44.0
     s = u.squeeze(1)
@@ -363,7 +399,7 @@ def test_expand_strides_zero_and_values():
 def test_expand_shares_storage():
     t = rumus.tensor([[1.0], [2.0], [3.0]])
     e = t.expand(3, 4)
-    assert e.data_ptr() == t.data_ptr()
+    assert_ptr(e, t)
     t[1, 0] = 20.0
     np.testing.assert_array_equal(to_np(e)[1], np.full(4, 20.0, np.float32))
     ec = e.contiguous()
@@ -406,16 +442,20 @@ def test_narrow_storage_offset_and_sharing():
     n = t.narrow(1, 2, 2)
     assert n.storage_offset() == 2
     assert n.stride() == (5, 1)
-    assert n.data_ptr() == t.data_ptr() + 2 * t.element_size()
+    assert_ptr(n, t, 2)
     n2 = t.narrow(0, 3, 1)
     assert n2.storage_offset() == 15
-    assert n2.data_ptr() == t.data_ptr() + 15 * t.element_size()
+    assert_ptr(n2, t, 15)
     assert_view_of(n, t)
-    # nested narrow: offsets accumulate
-    t = arange_t(4, 5, dtype=rumus.float64)
+    # nested narrow: offsets accumulate (float64 on the CPU; the GPU has no
+    # float64, so float32 there)
+    t = arange_t(4, 5, dtype=rumus.float64 if on_cpu(t) else rumus.float32)
     nn_ = t.narrow(0, 1, 3).narrow(1, 1, 3)
     assert nn_.storage_offset() == 6
-    assert nn_.data_ptr() == t.data_ptr() + 6 * 8
+    if on_cpu(t):
+        assert nn_.data_ptr() == t.data_ptr() + 6 * 8
+    else:
+        assert_ptr(nn_, t, 6)
     nn_[0, 0] = -1.0
     assert t[1, 1].item() == -1.0
 
@@ -454,7 +494,7 @@ def test_unbind_views_and_errors():
     for j, c in enumerate(cols):
         assert c.stride() == (4,)
         assert c.storage_offset() == j
-        assert c.data_ptr() == t.data_ptr() + j * t.element_size()
+        assert_ptr(c, t, j)
     cols[2].fill_(-9.0)
     np.testing.assert_array_equal(to_np(t)[:, 2], np.full(3, -9.0, np.float32))
     assert len(rumus.zeros(0, 3).unbind(0)) == 0
@@ -480,7 +520,7 @@ def test_movedim_view_and_errors():
     m = t.movedim(0, 2)
     assert m.shape == (3, 4, 2)
     assert m.stride() == (4, 1, 12)
-    assert m.data_ptr() == t.data_ptr()
+    assert_ptr(m, t)
     m[2, 3, 1] = 1234.0
     assert t[1, 2, 3].item() == 1234.0
     with pytest.raises(IndexError):
@@ -508,8 +548,7 @@ def test_setitem_through_chained_views():
     v.fill_(3.0)
     av[...] = 3.0
     check(t, a)
-    expected_ptr = t.data_ptr() + v.storage_offset() * t.element_size()
-    assert v.data_ptr() == expected_ptr
+    assert_ptr(v, t, v.storage_offset())
 
 
 # ---------------------------------------------------------- cat / concat
@@ -656,7 +695,7 @@ def test_split_views_and_errors():
     t = arange_t(6, 2)
     pieces = t.split(4)
     assert pieces[1].storage_offset() == 8
-    assert pieces[1].data_ptr() == t.data_ptr() + 8 * t.element_size()
+    assert_ptr(pieces[1], t, 8)
     pieces[1].fill_(-1.0)
     expected = np.arange(12, dtype=np.float32).reshape(6, 2)
     expected[4:] = -1.0

@@ -420,8 +420,7 @@ fn gpu_blocks(t: &Tensor, reduced: &[bool]) -> Result<(Tensor, usize, usize, usi
 fn gpu_reduce(op: &str, t: &Tensor, reduced: &[bool], shape: &[usize], scale: f32) -> Result<Tensor> {
     let kind = if matches!(op, "any" | "all") { DType::Bool } else { t.dtype() };
     let out = Tensor::empty_on(shape, kind, Device::Gpu)?;
-    let (x, outer, n, inner) = gpu_blocks(t, reduced)?;
-    if n == 0 {
+    if t.numel() == 0 {
         // Empty reductions: the identity of the op.
         let v = match op {
             "prod" | "all" => Scalar::Int(1),
@@ -431,6 +430,7 @@ fn gpu_reduce(op: &str, t: &Tensor, reduced: &[bool], shape: &[usize], scale: f3
         super::copy::fill_(&out, v)?;
         return Ok(out);
     }
+    let (x, outer, n, inner) = gpu_blocks(t, reduced)?;
     crate::backend::gpu::reduce::reduce(op, &x, outer, n, inner, &[&out], scale)?;
     Ok(out)
 }

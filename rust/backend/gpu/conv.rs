@@ -13,6 +13,9 @@ fn params(g: &Geom, x_off: usize, col_off: usize) -> [u32; 16] {
 
 /// col (rows × cols) from x (N, C, H, W), both contiguous.
 pub fn im2col(g: &Geom, x: &Tensor, col: &Tensor) -> Result<()> {
+    if col.numel() == 0 {
+        return Ok(());
+    }
     let entry = if x.dtype() == DType::F32 { "im2col" } else { "im2col_u32" };
     // x counts tiles of 256 columns (spilling into z), y steps 8 column rows.
     let tiles = g.cols().div_ceil(256);
@@ -24,6 +27,9 @@ pub fn im2col(g: &Geom, x: &Tensor, col: &Tensor) -> Result<()> {
 
 /// x (N, C, H, W) = the adjoint of im2col applied to col (float32).
 pub fn col2im(g: &Geom, col: &Tensor, x: &Tensor) -> Result<()> {
+    if x.numel() == 0 {
+        return Ok(());
+    }
     let p = params(g, x.layout().offset, col.layout().offset);
     exec::dispatch(&CONV, "col2im", Variant::F32, &[col.storage().gpu_buffer()?, x.storage().gpu_buffer()?], &p, exec::grid_1d(x.numel()))
 }
