@@ -229,3 +229,22 @@ fn one_hot(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroup
 fn idx_row(r: u32) -> i32 {
     return src_i[poh.idx_off + r];
 }
+
+// ---- check_range: device-side index validation ----
+// Index values stay on the GPU, so they are checked here: any value outside
+// [lo, hi) raises the status word to `code` (atomicMax), which the host reads
+// with its next readback and turns into an error naming the op.
+// Bindings: 0 index (i32, read), 1 status (atomic u32, read_write), 2 params (Range).
+struct Range { n: u32, idx_off: u32, lo: i32, hi: i32, code: u32 }
+@group(0) @binding(1) var<storage, read_write> status: array<atomic<u32>>;
+@group(0) @binding(2) var<storage, read> pr: Range;
+
+@compute @workgroup_size(256)
+fn check_range(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let e = flat(gid, nwg);
+    if (e >= pr.n) { return; }
+    let v = src_i[pr.idx_off + e];
+    if (v < pr.lo || v >= pr.hi) {
+        atomicMax(&status[0], pr.code);
+    }
+}

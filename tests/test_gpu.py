@@ -337,3 +337,13 @@ def test_dropout_on_the_gpu():
     np.testing.assert_array_equal(g, v)
     m = rumus.empty(1000, device="gpu", dtype=rumus.bool).bernoulli_(0.25)
     assert m.dtype == rumus.bool and abs(m.float().mean().item() - 0.25) < 0.06
+
+
+def test_out_of_range_gpu_index_is_reported_once_at_the_next_read():
+    t = rumus.arange(12.0, device="gpu").reshape(3, 4)
+    bad = t.gather(1, rumus.tensor([[0, 9]], device="gpu"))
+    with pytest.raises(RuntimeError, match=r"gather\(\).*out of bounds for dimension 1 with size 4.*detected on the GPU"):
+        bad.cpu()
+    # Reported once: later work reads normally.
+    assert t.gather(1, rumus.tensor([[0, 3]], device="gpu")).tolist() == [[0.0, 3.0]]
+    rumus.gpu.synchronize()

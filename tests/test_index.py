@@ -1,6 +1,8 @@
 """gather / scatter / index_select / masked_fill / nonzero / one_hot and
 __getitem__ / __setitem__, all compared against NumPy reference code."""
 
+import contextlib
+
 import numpy as np
 import pytest
 
@@ -25,17 +27,18 @@ def _on_device(device):
         rumus.set_default_device(prev)
 
 
-def xfail_on_gpu(request, device, reason):
-    """Marks the GPU run of a test as a known GPU backend bug (strict xfail)."""
-    if device == "gpu":
-        request.applymarker(pytest.mark.xfail(strict=True, reason=reason))
-
-
-GPU_NO_BOUNDS_CHECK = (
-    "GPU backend bug: gather/scatter/scatter_add/index_select do not check the "
-    "index values on the GPU; out-of-range indices raise nothing and read or "
-    "write the wrong elements (or stale memory)"
-)
+@contextlib.contextmanager
+def out_of_range(device, exc=RuntimeError):
+    """CPU: the op raises `exc`. GPU: index values are checked on the device and
+    a failure is raised (RuntimeError) at the next read of GPU data, such as
+    synchronize()."""
+    if device == "cpu":
+        with pytest.raises(exc):
+            yield
+    else:
+        with pytest.raises(RuntimeError, match="detected on the GPU"):
+            yield
+            rumus.gpu.synchronize()
 
 
 # ---------------------------------------------------------------- helpers
@@ -152,15 +155,14 @@ def test_gather_dtypes_and_empty():
     check(rumus.tensor(a).gather(1, ti), np_gather(a, 1, idx))
 
 
-def test_gather_out_of_range_index_is_runtime_error(request, device):
-    xfail_on_gpu(request, device, GPU_NO_BOUNDS_CHECK)
+def test_gather_out_of_range_index_is_runtime_error(device):
     # torch: TORCH_CHECK in ScatterGatherKernel -> RuntimeError (not IndexError)
     t = rumus.tensor(np.arange(12, dtype=np.float32).reshape(3, 4))
-    with pytest.raises(RuntimeError):
+    with out_of_range(device):
         t.gather(1, rumus.tensor([[0, 4]]))
-    with pytest.raises(RuntimeError):
+    with out_of_range(device):
         t.gather(0, rumus.tensor([[3, 0]]))
-    with pytest.raises(RuntimeError):
+    with out_of_range(device):
         t.gather(1, rumus.tensor([[-1, 0]]))
 
 
@@ -272,29 +274,27 @@ def test_scatter_add_inplace_int_and_version():
     check(t, expected)
 
 
-def test_scatter_out_of_range_index_is_runtime_error(request, device):
-    xfail_on_gpu(request, device, GPU_NO_BOUNDS_CHECK)
+def test_scatter_out_of_range_index_is_runtime_error(device):
     # torch: TORCH_CHECK in ScatterGatherKernel -> RuntimeError (not IndexError)
     t = rumus.zeros(3, 4)
-    with pytest.raises(RuntimeError):
+    with out_of_range(device):
         t.scatter(0, rumus.tensor([[3, 0]]), rumus.ones(1, 2))
-    with pytest.raises(RuntimeError):
+    with out_of_range(device):
         t.scatter(1, rumus.tensor([[4]]), 1.0)
-    with pytest.raises(RuntimeError):
+    with out_of_range(device):
         t.scatter_add(0, rumus.tensor([[5, 0]]), rumus.ones(1, 2))
-    with pytest.raises(RuntimeError):
+    with out_of_range(device):
         t.scatter_(1, rumus.tensor([[-1]]), 1.0)
 
 
 @pytest.mark.parametrize("bad", [[[3, 0]], [[-1, 0]], [[0, -4]]])
-def test_scatter_out_of_range_raises(bad, request, device):
-    xfail_on_gpu(request, device, GPU_NO_BOUNDS_CHECK)
+def test_scatter_out_of_range_raises(bad, device):
     t = rumus.zeros(3, 4)
-    with pytest.raises((IndexError, RuntimeError)):
+    with out_of_range(device, (IndexError, RuntimeError)):
         t.scatter(0, rumus.tensor(bad), rumus.ones(1, 2))
-    with pytest.raises((IndexError, RuntimeError)):
+    with out_of_range(device, (IndexError, RuntimeError)):
         t.scatter_add_(0, rumus.tensor(bad), rumus.ones(1, 2))
-    with pytest.raises((IndexError, RuntimeError)):
+    with out_of_range(device, (IndexError, RuntimeError)):
         t.scatter_(0, rumus.tensor(bad), 2.0)
 
 
@@ -348,12 +348,11 @@ def test_index_select_dtypes_and_copy():
     check(rumus.tensor(b).index_select(0, rumus.tensor([2, 0])), b[[2, 0]])
 
 
-def test_index_select_out_of_range_index(request, device):
-    xfail_on_gpu(request, device, GPU_NO_BOUNDS_CHECK)
+def test_index_select_out_of_range_index(device):
     t = rumus.zeros(3, 4)
-    with pytest.raises(IndexError):
+    with out_of_range(device, IndexError):
         t.index_select(0, rumus.tensor([3]))
-    with pytest.raises(IndexError):
+    with out_of_range(device, IndexError):
         t.index_select(1, rumus.tensor([0, 4]))
 
 

@@ -186,6 +186,9 @@ fn gpu_along_offsets(op: &str, t: &Tensor, d: usize, index: &Tensor) -> Result<T
     let l = Layout::contiguous(t.shape());
     check_along(op, &l, d, index)?;
     let stride = if l.ndim() == 0 { 0 } else { l.strides[d] };
+    let size = if l.ndim() == 0 { 1 } else { l.shape[d] };
+    let dense = super::copy::contiguous(index)?;
+    crate::backend::gpu::index::check_range(&dense, size, format!("{}(): an index is out of bounds for dimension {} with size {}", op, d, size))?;
     let mut base_strides: Vec<isize> = (0..index.ndim()).map(|k| if k < l.ndim() { l.strides[k] } else { 0 }).collect();
     if d < base_strides.len() {
         base_strides[d] = 0;
@@ -260,6 +263,7 @@ pub fn index_select(t: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
         let mut along = vec![1i64; t.ndim()];
         along[d] = k as i64;
         let iv = super::shape::reshape(&to_dtype(index, DType::I64)?, &along)?;
+        crate::backend::gpu::index::check_range(&super::copy::contiguous(&iv)?, t.shape()[d], "index_select(): index out of range in self".into())?;
         use super::elementwise::{binary, Binary};
         use super::Operand;
         let scaled = binary(Binary::Mul, &Operand::T(iv), &Operand::S(crate::tensor::Scalar::Int(l.strides[d] as i64)), None)?;

@@ -229,3 +229,12 @@ def test_one_hot(gpu):
     small = np.array([0, 2, 1], np.int32)
     out = gpu.run(F, "one_hot", [small, np.zeros(9, np.int32)], [9, 3, 0, 0], (2, 3, 1))[1]
     np.testing.assert_array_equal(out.reshape(3, 3), np.eye(3, dtype=np.int32)[small])
+
+
+def test_check_range_raises_the_status_to_the_largest_failing_code(gpu):
+    idx = np.array([99, 0, 3, 4, -1, 2], np.int32)  # element 0 lies before the offset
+    for lo_hi_code, want in [((0, 5, 7), 7), ((0, 10, 7), 7), ((-1, 5, 3), 0)]:
+        lo, hi, code = lo_hi_code
+        status = np.array([2, 0], np.uint32)  # an earlier, smaller code stays below
+        got = gpu.run("index.wgsl", "check_range", [idx, status], [5, 1, lo, hi, code], groups_1d(5))[1]
+        assert got[0] == max(want, 2) and got[1] == 0

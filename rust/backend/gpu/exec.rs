@@ -203,6 +203,56 @@ pub fn dummy() -> Result<&'static wgpu::Buffer> {
     Ok(DUMMY.get_or_init(|| ctx.device.create_buffer(&wgpu::BufferDescriptor { label: Some("dummy"), size: 256, usage: pool::USAGE, mapped_at_creation: false })))
 }
 
+/// Device-side error reporting. Checks that cannot run on the host without a
+/// readback (index values held on the GPU) raise a status word on the device
+/// to a code registered here; every readback brings the word back with the
+/// data and turns a raised code into the registered message.
+struct Status {
+    buffer: wgpu::Buffer,
+    messages: Vec<String>,
+}
+
+static STATUS: Mutex<Option<Status>> = Mutex::new(None);
+
+/// Registers `message` for a device-side check and returns the status buffer
+/// and the code the check writes when it fails.
+pub fn status_code(message: String) -> Result<(wgpu::Buffer, u32)> {
+    let ctx = context::get()?;
+    let mut st = crate::tensor::lock(&STATUS);
+    let s = st.get_or_insert_with(|| Status {
+        buffer: ctx.device.create_buffer(&wgpu::BufferDescriptor { label: Some("status"), size: 256, usage: pool::USAGE, mapped_at_creation: false }),
+        messages: Vec::new(),
+    });
+    // Repeated checks (every training step) share their message's code.
+    let code = match s.messages.iter().position(|m| *m == message) {
+        Some(i) => i,
+        None => {
+            s.messages.push(message);
+            s.messages.len() - 1
+        }
+    };
+    Ok((s.buffer.clone(), code as u32 + 1))
+}
+
+/// The status buffer to copy next to readback data, if any check was recorded.
+fn status_buffer() -> Option<wgpu::Buffer> {
+    crate::tensor::lock(&STATUS).as_ref().map(|s| s.buffer.clone())
+}
+
+/// Raises the error a failed device-side check reported (and clears it).
+fn raise_status(word: u32) -> Result<()> {
+    if word == 0 {
+        return Ok(());
+    }
+    let ctx = context::get()?;
+    let st = crate::tensor::lock(&STATUS);
+    let msg = st.as_ref().and_then(|s| s.messages.get(word as usize - 1).cloned()).unwrap_or_else(|| "a device-side check failed".into());
+    if let Some(s) = st.as_ref() {
+        ctx.queue.write_buffer(&s.buffer, 0, &[0; 4]);
+    }
+    bail!(Runtime, "{} (detected on the GPU; reported at the next read of GPU data, so the failing op may be an earlier one)", msg)
+}
+
 /// Submits everything recorded so far.
 pub fn flush() -> Result<()> {
     let ctx = context::get()?;
@@ -212,6 +262,11 @@ pub fn flush() -> Result<()> {
 /// Waits until the GPU has finished all submitted work.
 pub fn synchronize() -> Result<()> {
     let ctx = context::get()?;
+    if status_buffer().is_some() {
+        // Reading the status word waits for all work too.
+        read(None, 0, 0)?;
+        return Ok(());
+    }
     flush()?;
     ctx.device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| crate::error::Error::Runtime(format!("GPU error: {}", e)))?;
     ctx.check()
@@ -253,11 +308,24 @@ pub fn upload(bytes: &[u8]) -> Result<GpuBuffer> {
 
 /// Reads `nbytes` from `offset` of a buffer: submits pending work and waits.
 pub fn download(src: &wgpu::Buffer, offset: u64, nbytes: usize) -> Result<Vec<u8>> {
-    let ctx = context::get()?;
     if nbytes == 0 {
         return Ok(Vec::new());
     }
-    let size = (nbytes as u64).next_multiple_of(4);
+    let out = read(Some(src), offset, nbytes)?;
+    count(&TO_HOST, nbytes);
+    Ok(out)
+}
+
+/// Copies `nbytes` of `src` (if any) and the status word into one staging
+/// buffer, waits, raises a failed device-side check, returns the data.
+fn read(src: Option<&wgpu::Buffer>, offset: u64, nbytes: usize) -> Result<Vec<u8>> {
+    let ctx = context::get()?;
+    let status = status_buffer();
+    let data = (nbytes as u64).next_multiple_of(4);
+    let size = data + if status.is_some() { 4 } else { 0 };
+    if size == 0 {
+        return Ok(Vec::new());
+    }
     let staging = ctx.device.create_buffer(&wgpu::BufferDescriptor {
         label: None,
         size,
@@ -266,7 +334,13 @@ pub fn download(src: &wgpu::Buffer, offset: u64, nbytes: usize) -> Result<Vec<u8
     });
     {
         let mut b = crate::tensor::lock(&BATCH);
-        b.encoder(ctx).copy_buffer_to_buffer(src, offset, &staging, 0, size);
+        let enc = b.encoder(ctx);
+        if let Some(src) = src {
+            enc.copy_buffer_to_buffer(src, offset, &staging, 0, data);
+        }
+        if let Some(st) = &status {
+            enc.copy_buffer_to_buffer(st, 0, &staging, data, 4);
+        }
         b.submit(ctx)?;
     }
     let (tx, rx) = std::sync::mpsc::channel();
@@ -280,8 +354,12 @@ pub fn download(src: &wgpu::Buffer, offset: u64, nbytes: usize) -> Result<Vec<u8
         Ok(Err(e)) => bail!(Runtime, "GPU readback failed: {}", e),
         Err(_) => bail!(Runtime, "GPU readback failed: the map callback never ran"),
     }
-    let out = staging.get_mapped_range(..).map_err(|e| crate::error::Error::Runtime(format!("GPU readback failed: {:?}", e)))?[..nbytes].to_vec();
-    count(&TO_HOST, nbytes);
+    let view = staging.get_mapped_range(..).map_err(|e| crate::error::Error::Runtime(format!("GPU readback failed: {:?}", e)))?;
+    let out = view[..nbytes].to_vec();
+    if status.is_some() {
+        let w = &view[data as usize..data as usize + 4];
+        raise_status(u32::from_ne_bytes([w[0], w[1], w[2], w[3]]))?;
+    }
     Ok(out)
 }
 

@@ -28,3 +28,15 @@ pub fn put(dst: &Tensor, offs: &Tensor, vals: &Tensor, accumulate: bool) -> Resu
     let bufs = [vals.storage().gpu_buffer()?, offs.storage().gpu_buffer()?, dst.storage().gpu_buffer()?];
     exec::dispatch(&INDEX, entry, Variant::F32, &bufs, &p, exec::grid_1d(offs.numel()))
 }
+
+/// Checks on the device that every value of `index` (contiguous int32/int64
+/// words) lies in [0, size); a failure raises `message` at the next readback.
+pub fn check_range(index: &Tensor, size: usize, message: String) -> Result<()> {
+    let n = index.numel();
+    if n == 0 {
+        return Ok(());
+    }
+    let (status, code) = exec::status_code(message)?;
+    let p = [n as u32, index.layout().offset as u32, 0, size.min(i32::MAX as usize) as u32, code];
+    exec::dispatch(&INDEX, "check_range", Variant::F32, &[index.storage().gpu_buffer()?, &status], &p, exec::grid_1d(n))
+}
