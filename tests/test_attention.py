@@ -11,7 +11,57 @@ import pytest
 
 import rumus
 import rumus.nn.functional as F
-from conftest import ac, assert_close, leaf, tensor
+from conftest import ac, assert_close, leaf, tensor, to_np
+
+
+# ------------------------------------------------------------------ devices
+# Every test runs on the CPU and on the GPU (``device`` fixture). float64 is not on the GPU (by design):
+# where a test uses float64 only as "a float", the GPU run uses float32 with the CPU's float32 tolerances.
+
+F32_TOL = dict(rtol=1e-5, atol=1e-6)
+
+
+def fdt(device):
+    """Name of the float dtype standing for "a float" on ``device``."""
+    return "float64" if device == "cpu" else "float32"
+
+
+def skip_f64_on_gpu(device, what="float64"):
+    if device != "cpu":
+        pytest.skip(f"{what} is not supported on the GPU (by design)")
+
+
+def dt(a, device, dtype=None):
+    """tensor() on ``device``; float64 data become float32 on the GPU."""
+    a = np.asarray(a)
+    if device != "cpu" and a.dtype == np.float64 and dtype in (None, "float64"):
+        return tensor(a, "float32", device=device)
+    return tensor(a, dtype, device=device)
+
+
+def dleaf(a, device):
+    """leaf() (float64) on the CPU; a float32 leaf on the GPU."""
+    t = dt(np.asarray(a, dtype=np.float64), device=device)
+    t.requires_grad_()
+    return t
+
+
+def dac(t, expected, device, rtol=None, atol=None):
+    """ac() on the CPU; on the GPU float64 expectations are checked as float32 with (at least) the
+    float32 tolerances."""
+    expected = np.asarray(expected)
+    if device != "cpu" and expected.dtype == np.float64:
+        expected = expected.astype(np.float32)
+        rtol = max(rtol or 0.0, F32_TOL["rtol"])
+        atol = max(atol or 0.0, F32_TOL["atol"])
+    ac(t, expected, rtol=rtol, atol=atol)
+
+
+def dnp(device, rtol, atol):
+    """np.testing tolerances: as given on the CPU, at least float32's on the GPU."""
+    if device == "cpu":
+        return dict(rtol=rtol, atol=atol)
+    return dict(rtol=max(rtol, F32_TOL["rtol"]), atol=max(atol, F32_TOL["atol"]))
 
 
 def attention_ref(q, k, v, mask=None, is_causal=False, scale=None):
@@ -62,137 +112,144 @@ def _masks(rng, length=4, source=5):
 
 @pytest.mark.parametrize("mask_kind", ["none", "bool_2d", "bool_4d_dead_row", "bool_key_padding", "float_2d",
                                        "float_4d", "float_dead_row"])
-def test_sdpa_values_and_gradients(mask_kind, rng):
+def test_sdpa_values_and_gradients(mask_kind, device, rng):
     q, k, v = _qkv(rng)
     mask = _masks(rng)[mask_kind]
     out, a = attention_ref(q, k, v, mask)
-    ql, kl, vl = leaf(q), leaf(k), leaf(v)
-    res = F.scaled_dot_product_attention(ql, kl, vl, None if mask is None else tensor(mask))
-    ac(res, out)
+    ql, kl, vl = dleaf(q, device), dleaf(k, device), dleaf(v, device)
+    res = F.scaled_dot_product_attention(ql, kl, vl, None if mask is None else dt(mask, device))
+    dac(res, out, device)
     g = rng.uniform(-1, 1, out.shape)
-    res.backward(tensor(g))
+    res.backward(dt(g, device))
     for got, exp in zip((ql, kl, vl), attention_grad_ref(q, k, v, a, g, 1 / math.sqrt(6))):
-        ac(got.grad, exp)
+        dac(got.grad, exp, device)
 
 
-def test_sdpa_fully_masked_rows_are_zero(rng):
+def test_sdpa_fully_masked_rows_are_zero(device, rng):
     q, k, v = _qkv(rng)
     mask = np.ones((4, 5), bool)
     mask[1] = False
-    out = F.scaled_dot_product_attention(tensor(q), tensor(k), tensor(v), tensor(mask)).numpy()
+    out = to_np(F.scaled_dot_product_attention(dt(q, device), dt(k, device), dt(v, device), dt(mask, device)))
     assert np.isfinite(out).all()
     np.testing.assert_array_equal(out[:, :, 1], 0.0)
 
 
 @pytest.mark.parametrize("length,source", [(4, 4), (3, 5), (5, 3)])
-def test_sdpa_causal(length, source, rng):
+def test_sdpa_causal(length, source, device, rng):
     q, k, v = _qkv(rng, length=length, source=source)
-    ql, kl, vl = leaf(q), leaf(k), leaf(v)
+    ql, kl, vl = dleaf(q, device), dleaf(k, device), dleaf(v, device)
     res = F.scaled_dot_product_attention(ql, kl, vl, is_causal=True, scale=0.3)
     out, a = attention_ref(q, k, v, is_causal=True, scale=0.3)
-    ac(res, out)
+    dac(res, out, device)
     g = rng.uniform(-1, 1, out.shape)
-    res.backward(tensor(g))
+    res.backward(dt(g, device))
     for got, exp in zip((ql, kl, vl), attention_grad_ref(q, k, v, a, g, 0.3)):
-        ac(got.grad, exp)
+        dac(got.grad, exp, device)
 
 
-def test_sdpa_scale_unbatched_and_3d(rng):
+def test_sdpa_scale_unbatched_and_3d(device, rng):
     q, k, v = _qkv(rng, b=())
-    assert_close(F.scaled_dot_product_attention(tensor(q), tensor(k), tensor(v), scale=2.0),
-                 attention_ref(q, k, v, scale=2.0)[0])
+    dac(F.scaled_dot_product_attention(dt(q, device), dt(k, device), dt(v, device), scale=2.0),
+        attention_ref(q, k, v, scale=2.0)[0], device)
     q, k, v = _qkv(rng, b=(3,))
-    assert_close(F.scaled_dot_product_attention(tensor(q), tensor(k), tensor(v)), attention_ref(q, k, v)[0])
+    dac(F.scaled_dot_product_attention(dt(q, device), dt(k, device), dt(v, device)), attention_ref(q, k, v)[0],
+        device)
 
 
-def test_sdpa_float32(rng):
+def test_sdpa_float32(device, rng):
     q, k, v = _qkv(rng, dtype="float32")
     mask = _masks(rng)["bool_2d"]
-    out = F.scaled_dot_product_attention(tensor(q), tensor(k), tensor(v), tensor(mask))
+    out = F.scaled_dot_product_attention(tensor(q, device=device), tensor(k, device=device), tensor(v, device=device),
+                                         tensor(mask, device=device))
     exp = attention_ref(q.astype(np.float64), k.astype(np.float64), v.astype(np.float64), mask)[0]
     assert_close(out, exp.astype(np.float32), rtol=1e-5, atol=1e-6)
 
 
-def test_sdpa_noncontiguous(rng):
+def test_sdpa_noncontiguous(device, rng):
     q, k, v = _qkv(rng)
     # (B, H, L, E) views made by transposing (B, L, H, E) storage, as multi-head attention does
-    qt = tensor(np.ascontiguousarray(q.transpose(0, 2, 1, 3))).transpose(1, 2)
-    kt = tensor(np.ascontiguousarray(k.transpose(0, 2, 1, 3))).transpose(1, 2)
+    qt = dt(np.ascontiguousarray(q.transpose(0, 2, 1, 3)), device).transpose(1, 2)
+    kt = dt(np.ascontiguousarray(k.transpose(0, 2, 1, 3)), device).transpose(1, 2)
     assert not qt.is_contiguous()
-    assert_close(F.scaled_dot_product_attention(qt, kt, tensor(v), is_causal=True),
-                 attention_ref(q, k, v, is_causal=True)[0])
+    dac(F.scaled_dot_product_attention(qt, kt, dt(v, device), is_causal=True),
+        attention_ref(q, k, v, is_causal=True)[0], device)
 
 
-def test_sdpa_grouped_query_attention(rng):
+def test_sdpa_grouped_query_attention(device, rng):
     q = rng.uniform(-1, 1, (2, 4, 3, 6))
     k, v = rng.uniform(-1, 1, (2, 2, 5, 6)), rng.uniform(-1, 1, (2, 2, 5, 3))
-    out = F.scaled_dot_product_attention(tensor(q), tensor(k), tensor(v), enable_gqa=True)
+    out = F.scaled_dot_product_attention(dt(q, device), dt(k, device), dt(v, device), enable_gqa=True)
     # query heads 0, 1 read key/value head 0; heads 2, 3 read head 1
-    assert_close(out, attention_ref(q, np.repeat(k, 2, 1), np.repeat(v, 2, 1))[0])
+    dac(out, attention_ref(q, np.repeat(k, 2, 1), np.repeat(v, 2, 1))[0], device)
 
 
-def test_sdpa_dropout_drops_and_rescales_weights(rng):
+def test_sdpa_dropout_drops_and_rescales_weights(device, rng):
     # with value = identity the output rows are the (dropped, rescaled) attention weights
     q, k, _ = _qkv(rng, b=(2,), length=30, source=8)
     v = np.broadcast_to(np.eye(8), (2, 8, 8)).copy()
     _, a = attention_ref(q, k, v)
     rumus.manual_seed(0)
-    out = F.scaled_dot_product_attention(tensor(q), tensor(k), tensor(v), dropout_p=0.25).numpy()
+    out = to_np(F.scaled_dot_product_attention(dt(q, device), dt(k, device), dt(v, device), dropout_p=0.25))
     kept = out != 0
-    np.testing.assert_allclose(out[kept], a[kept] / 0.75, rtol=1e-12)
+    np.testing.assert_allclose(out[kept], a[kept] / 0.75, **dnp(device, 1e-12, 0))
     assert 0.6 < kept.mean() < 0.9
     rumus.manual_seed(0)
-    again = F.scaled_dot_product_attention(tensor(q), tensor(k), tensor(v), dropout_p=0.25).numpy()
+    again = to_np(F.scaled_dot_product_attention(dt(q, device), dt(k, device), dt(v, device), dropout_p=0.25))
     np.testing.assert_array_equal(out, again)
 
 
 @pytest.mark.parametrize("call,match", [
-    (lambda: F.scaled_dot_product_attention(rumus.zeros(2, 3, 4), rumus.zeros(2, 5, 4), rumus.zeros(2, 5, 6),
-                                            rumus.ones(3, 5, dtype=rumus.bool), is_causal=True),
+    (lambda d: F.scaled_dot_product_attention(rumus.zeros(2, 3, 4, device=d), rumus.zeros(2, 5, 4, device=d), rumus.zeros(2, 5, 6, device=d),
+                                            rumus.ones(3, 5, dtype=rumus.bool, device=d), is_causal=True),
      r"Explicit attn_mask should not be set when is_causal=True"),
-    (lambda: F.scaled_dot_product_attention(rumus.zeros(2, 3, 4), rumus.zeros(2, 5, 4), rumus.zeros(2, 5, 6),
-                                            rumus.ones(3, 5, dtype=rumus.int64)),
+    (lambda d: F.scaled_dot_product_attention(rumus.zeros(2, 3, 4, device=d), rumus.zeros(2, 5, 4, device=d), rumus.zeros(2, 5, 6, device=d),
+                                            rumus.ones(3, 5, dtype=rumus.int64, device=d)),
      r"attn_mask dtype to be bool or float"),
-    (lambda: F.scaled_dot_product_attention(rumus.zeros(2, 3, 4), rumus.zeros(2, 5, 3), rumus.zeros(2, 5, 6)),
+    (lambda d: F.scaled_dot_product_attention(rumus.zeros(2, 3, 4, device=d), rumus.zeros(2, 5, 3, device=d), rumus.zeros(2, 5, 6, device=d)),
      r"\[2, 3, 4\].*\[2, 5, 3\]"),
-    (lambda: F.scaled_dot_product_attention(rumus.zeros(2, 3, 4), rumus.zeros(2, 5, 4), rumus.zeros(2, 4, 6)),
+    (lambda d: F.scaled_dot_product_attention(rumus.zeros(2, 3, 4, device=d), rumus.zeros(2, 5, 4, device=d), rumus.zeros(2, 4, 6, device=d)),
      r"\[2, 5, 4\].*\[2, 4, 6\]"),
-    (lambda: F.scaled_dot_product_attention(rumus.zeros(2, 3, 4).double(), rumus.zeros(2, 5, 4), rumus.zeros(2, 5, 6)),
+    (lambda d: F.scaled_dot_product_attention(rumus.zeros(2, 3, 4, device=d).double(), rumus.zeros(2, 5, 4, device=d), rumus.zeros(2, 5, 6, device=d)),
      r"same dtype"),
-    (lambda: F.scaled_dot_product_attention(rumus.zeros(4), rumus.zeros(5, 4), rumus.zeros(5, 6)),
+    (lambda d: F.scaled_dot_product_attention(rumus.zeros(4, device=d), rumus.zeros(5, 4, device=d), rumus.zeros(5, 6, device=d)),
      r"at least 2 dimensional"),
-    (lambda: F.scaled_dot_product_attention(rumus.zeros(2, 3, 3, 4), rumus.zeros(2, 2, 5, 4), rumus.zeros(2, 2, 5, 4),
+    (lambda d: F.scaled_dot_product_attention(rumus.zeros(2, 3, 3, 4, device=d), rumus.zeros(2, 2, 5, 4, device=d), rumus.zeros(2, 2, 5, 4, device=d),
                                             enable_gqa=True), r"multiple"),
 ])
-def test_sdpa_bad_input(call, match):
+def test_sdpa_bad_input(call, match, device):
+    if device != "cpu" and match == r"same dtype":
+        pytest.skip("float64 is not supported on the GPU (by design)")
     with pytest.raises(RuntimeError, match=match):
-        call()
+        call(device)
 
 
-def test_sdpa_vs_torch(rng):
+def test_sdpa_vs_torch(device, rng):
     torch = pytest.importorskip("torch")
     tf = torch.nn.functional
-    for dtype, tol in (("float64", dict(rtol=1e-10, atol=1e-12)), ("float32", dict(rtol=1e-5, atol=1e-6))):
+    cases = (("float64", dict(rtol=1e-10, atol=1e-12)), ("float32", dict(rtol=1e-5, atol=1e-6)))
+    for dtype, tol in cases if device == "cpu" else cases[1:]:  # float64 is not on the GPU (by design)
         for mask_kind, mask in _masks(rng).items():
             for causal, scale in ((False, None), (False, 0.5), (True, None)):
                 if causal and mask is not None:
                     continue
                 q, k, v = _qkv(rng, dtype=dtype)
-                rq, rk, rv = (rumus.tensor(a, requires_grad=True) for a in (q, k, v))
+                rq, rk, rv = (rumus.tensor(a).to(device).requires_grad_() for a in (q, k, v))
                 tq, tk, tv = (torch.tensor(a, requires_grad=True) for a in (q, k, v))
                 m = None if mask is None else (mask if mask.dtype == bool else mask.astype(dtype))
-                out = F.scaled_dot_product_attention(rq, rk, rv, None if m is None else rumus.tensor(m),
+                out = F.scaled_dot_product_attention(rq, rk, rv, None if m is None else tensor(m, device=device),
                                                      is_causal=causal, scale=scale)
                 ref = tf.scaled_dot_product_attention(tq, tk, tv, None if m is None else torch.tensor(m),
                                                       is_causal=causal, scale=scale)
-                np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy(), err_msg=mask_kind, **tol)
+                np.testing.assert_allclose(to_np(out), ref.detach().numpy(), err_msg=mask_kind, **tol)
                 g = rng.uniform(-1, 1, tuple(ref.shape)).astype(dtype)
-                out.backward(rumus.tensor(g))
+                out.backward(tensor(g, device=device))
                 ref.backward(torch.tensor(g))
                 for r, t in ((rq, tq), (rk, tk), (rv, tv)):
-                    np.testing.assert_allclose(r.grad.numpy(), t.grad.numpy(), err_msg=mask_kind, **tol)
+                    np.testing.assert_allclose(to_np(r.grad), t.grad.numpy(), err_msg=mask_kind, **tol)
     q, k, v = rng.uniform(-1, 1, (2, 4, 3, 6)), rng.uniform(-1, 1, (2, 2, 5, 6)), rng.uniform(-1, 1, (2, 2, 5, 3))
+    if device != "cpu":  # float32 on both sides
+        q, k, v = (a.astype(np.float32) for a in (q, k, v))
     np.testing.assert_allclose(
-        F.scaled_dot_product_attention(rumus.tensor(q), rumus.tensor(k), rumus.tensor(v), enable_gqa=True).numpy(),
+        to_np(F.scaled_dot_product_attention(dt(q, device), dt(k, device), dt(v, device), enable_gqa=True)),
         tf.scaled_dot_product_attention(torch.tensor(q), torch.tensor(k), torch.tensor(v), enable_gqa=True).numpy(),
-        rtol=1e-10, atol=1e-12)
+        **dnp(device, 1e-10, 1e-12))

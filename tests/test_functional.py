@@ -14,9 +14,65 @@ import pytest
 
 import rumus
 import rumus.nn.functional as F
-from conftest import ac, assert_close, leaf, noncontig, tensor
+from conftest import ac, assert_close, leaf, noncontig, tensor, to_np, val
+
+
+# ------------------------------------------------------------------ devices
+# Every test runs on the CPU and on the GPU (``device`` fixture). float64 is not on the GPU (by design):
+# where a test uses float64 only as "a float", the GPU run uses float32 with the CPU's float32 tolerances.
+
+F32_TOL = dict(rtol=1e-5, atol=1e-6)
+
+
+def fdt(device):
+    """Name of the float dtype standing for "a float" on ``device``."""
+    return "float64" if device == "cpu" else "float32"
+
+
+def skip_f64_on_gpu(device, what="float64"):
+    if device != "cpu":
+        pytest.skip(f"{what} is not supported on the GPU (by design)")
+
+
+def dt(a, dtype=None, device="cpu"):
+    """tensor() on ``device``; float64 data become float32 on the GPU."""
+    a = np.asarray(a)
+    if device != "cpu" and a.dtype == np.float64 and dtype in (None, "float64"):
+        return tensor(a, "float32", device=device)
+    return tensor(a, dtype, device=device)
+
+
+def dleaf(a, device="cpu"):
+    """leaf() (float64) on the CPU; a float32 leaf on the GPU."""
+    t = dt(np.asarray(a, dtype=np.float64), device=device)
+    t.requires_grad_()
+    return t
+
+
+def dac(t, expected, rtol=None, atol=None, device="cpu"):
+    """ac() on the CPU; on the GPU float64 expectations are checked as float32 with (at least) the
+    float32 tolerances."""
+    expected = np.asarray(expected)
+    if device != "cpu" and expected.dtype == np.float64:
+        expected = expected.astype(np.float32)
+        rtol = max(rtol or 0.0, F32_TOL["rtol"])
+        atol = max(atol or 0.0, F32_TOL["atol"])
+    ac(t, expected, rtol=rtol, atol=atol)
+
+
+def dnp(device, rtol, atol):
+    """np.testing tolerances: as given on the CPU, at least float32's on the GPU."""
+    if device == "cpu":
+        return dict(rtol=rtol, atol=atol)
+    return dict(rtol=max(rtol, F32_TOL["rtol"]), atol=max(atol, F32_TOL["atol"]))
+
 
 F32 = dict(rtol=1e-5, atol=1e-6)
+
+
+def fd(device):
+    """rumus float dtype standing for "a float" on ``device``."""
+    return rumus.float64 if device == "cpu" else rumus.float32
 
 
 def _rand(shape, rng, lo=-1.0, hi=1.0, dtype="float64"):
@@ -27,82 +83,84 @@ def _rand(shape, rng, lo=-1.0, hi=1.0, dtype="float64"):
 
 
 @pytest.mark.parametrize("xshape", [(5, 3), (2, 4, 3), (3,)], ids=str)
-def test_linear(xshape, rng):
-    for dtype in ("float64", "float32"):
+def test_linear(xshape, rng, device):
+    for dtype in (("float64",) if device == "cpu" else ()) + ("float32",):  # no float64 on the GPU
         x, w, b = _rand(xshape, rng, dtype=dtype), _rand((4, 3), rng, dtype=dtype), _rand((4,), rng, dtype=dtype)
         tol = F32 if dtype == "float32" else {}
         x64 = x.astype(np.float64)
-        assert_close(F.linear(tensor(x), tensor(w), tensor(b)), (x64 @ w.T + b).astype(dtype), **tol)
-        assert_close(F.linear(tensor(x), tensor(w)), (x64 @ w.T).astype(dtype), **tol)
-    assert_close(F.linear(tensor(x), tensor(w[0])), x @ w[0])  # 1-D weight: a dot product
+        dac(F.linear(dt(x, device=device), dt(w, device=device), dt(b, device=device)), (x64 @ w.T + b).astype(dtype), **tol, device=device)
+        dac(F.linear(dt(x, device=device), dt(w, device=device)), (x64 @ w.T).astype(dtype), **tol, device=device)
+    dac(F.linear(dt(x, device=device), dt(w[0], device=device)), x @ w[0], device=device)  # 1-D weight: a dot product
 
 
-def test_linear_gradients_and_views(rng):
-    x, w, b = leaf(_rand((2, 5, 3), rng)), leaf(_rand((4, 3), rng)), leaf(_rand((4,), rng))
+def test_linear_gradients_and_views(rng, device):
+    x, w, b = dleaf(_rand((2, 5, 3), rng), device=device), dleaf(_rand((4, 3), rng), device=device), dleaf(_rand((4,), rng), device=device)
     out = F.linear(x, w, b)
     g = _rand((2, 5, 4), rng)
-    out.backward(tensor(g))
-    ac(x.grad, g @ w.detach().numpy())
-    ac(w.grad, np.einsum("nlo,nli->oi", g, x.detach().numpy()))
-    ac(b.grad, g.sum((0, 1)))
+    out.backward(dt(g, device=device))
+    dac(x.grad, g @ val(w), device=device)
+    dac(w.grad, np.einsum("nlo,nli->oi", g, val(x)), device=device)
+    dac(b.grad, g.sum((0, 1)), device=device)
     xv, wv = _rand((5, 3), rng), _rand((4, 3), rng)
-    for kind, t, e in noncontig(xv, "float64"):
-        assert_close(F.linear(t, tensor(wv)), e @ wv.T), kind
-    for kind, t, e in noncontig(wv, "float64"):
-        assert_close(F.linear(tensor(xv), t), xv @ e.T), kind
+    for kind, t, e in noncontig(xv, fdt(device), device=device):
+        dac(F.linear(t, dt(wv, device=device)), e @ wv.T, device=device), kind
+    for kind, t, e in noncontig(wv, fdt(device), device=device):
+        dac(F.linear(dt(xv, device=device), t), xv @ e.T, device=device), kind
 
 
 @pytest.mark.parametrize("call,match", [
-    (lambda: F.linear(rumus.zeros(2, 3), rumus.zeros(4, 2)), r"2x3 and 2x4|\[2, 3\].*\[4, 2\]"),
-    (lambda: F.linear(rumus.zeros(2, 3), rumus.zeros(4, 3), rumus.zeros(3)), r"4.*3"),
-    (lambda: F.linear(rumus.zeros(2, 3), rumus.zeros(2, 4, 3)), r"\[2, 4, 3\]"),
-    (lambda: F.linear(rumus.zeros(2, 3).double(), rumus.zeros(4, 3)), r"dtype"),
+    (lambda device: F.linear(rumus.zeros(2, 3, device=device), rumus.zeros(4, 2, device=device)), r"2x3 and 2x4|\[2, 3\].*\[4, 2\]"),
+    (lambda device: F.linear(rumus.zeros(2, 3, device=device), rumus.zeros(4, 3, device=device), rumus.zeros(3, device=device)), r"4.*3"),
+    (lambda device: F.linear(rumus.zeros(2, 3, device=device), rumus.zeros(2, 4, 3, device=device)), r"\[2, 4, 3\]"),
+    (lambda device: F.linear(rumus.zeros(2, 3, device=device).double(), rumus.zeros(4, 3, device=device)), r"dtype"),
 ])
-def test_linear_bad_input(call, match):
+def test_linear_bad_input(call, match, device):
+    if device != "cpu" and match == r"dtype":
+        pytest.skip("float64 is not supported on the GPU (by design)")
     with pytest.raises(RuntimeError, match=match):
-        call()
+        call(device)
 
 
 @pytest.mark.parametrize("shape", [(5,), (2, 3)], ids=str)
-def test_bilinear(shape, rng):
+def test_bilinear(shape, rng, device):
     x1, x2 = _rand(shape + (3,), rng), _rand(shape + (4,), rng)
     w, b = _rand((2, 3, 4), rng), _rand((2,), rng)
     exp = np.einsum("...i,oij,...j->...o", x1, w, x2)
-    assert_close(F.bilinear(tensor(x1), tensor(x2), tensor(w)), exp)
-    a1, a2, aw, ab = leaf(x1), leaf(x2), leaf(w), leaf(b)
+    dac(F.bilinear(dt(x1, device=device), dt(x2, device=device), dt(w, device=device)), exp, device=device)
+    a1, a2, aw, ab = dleaf(x1, device=device), dleaf(x2, device=device), dleaf(w, device=device), dleaf(b, device=device)
     out = F.bilinear(a1, a2, aw, ab)
-    ac(out, exp + b)
+    dac(out, exp + b, device=device)
     g = _rand(shape + (2,), rng)
-    out.backward(tensor(g))
-    ac(a1.grad, np.einsum("...o,oij,...j->...i", g, w, x2))
-    ac(a2.grad, np.einsum("...o,oij,...i->...j", g, w, x1))
-    ac(aw.grad, np.einsum("no,ni,nj->oij", g.reshape(-1, 2), x1.reshape(-1, 3), x2.reshape(-1, 4)))
-    ac(ab.grad, g.reshape(-1, 2).sum(0))
+    out.backward(dt(g, device=device))
+    dac(a1.grad, np.einsum("...o,oij,...j->...i", g, w, x2), device=device)
+    dac(a2.grad, np.einsum("...o,oij,...i->...j", g, w, x1), device=device)
+    dac(aw.grad, np.einsum("no,ni,nj->oij", g.reshape(-1, 2), x1.reshape(-1, 3), x2.reshape(-1, 4)), device=device)
+    dac(ab.grad, g.reshape(-1, 2).sum(0), device=device)
     f32 = [a.astype(np.float32) for a in (x1, x2, w)]
-    assert_close(F.bilinear(*[tensor(a) for a in f32]), exp.astype(np.float32), **F32)
+    dac(F.bilinear(*[dt(a, device=device) for a in f32]), exp.astype(np.float32), **F32, device=device)
 
 
-def test_bilinear_unbatched(rng):
+def test_bilinear_unbatched(rng, device):
     x1, x2, w = _rand((3,), rng), _rand((4,), rng), _rand((5, 3, 4), rng)
-    assert_close(F.bilinear(tensor(x1), tensor(x2), tensor(w)), np.einsum("i,oij,j->o", x1, w, x2))
+    dac(F.bilinear(dt(x1, device=device), dt(x2, device=device), dt(w, device=device)), np.einsum("i,oij,j->o", x1, w, x2), device=device)
 
 
 @pytest.mark.parametrize("call,match", [
-    (lambda: F.bilinear(rumus.zeros(2, 3), rumus.zeros(2, 4), rumus.zeros(5, 3, 3)),
+    (lambda device: F.bilinear(rumus.zeros(2, 3, device=device), rumus.zeros(2, 4, device=device), rumus.zeros(5, 3, 3, device=device)),
      r"input2 size does not match weight size: got 4 but expected 3"),
-    (lambda: F.bilinear(rumus.zeros(2, 2), rumus.zeros(2, 4), rumus.zeros(5, 3, 4)),
+    (lambda device: F.bilinear(rumus.zeros(2, 2, device=device), rumus.zeros(2, 4, device=device), rumus.zeros(5, 3, 4, device=device)),
      r"input1 size does not match weight size: got 2 but expected 3"),
-    (lambda: F.bilinear(rumus.zeros(2, 3), rumus.zeros(3, 4), rumus.zeros(5, 3, 4)),
+    (lambda device: F.bilinear(rumus.zeros(2, 3, device=device), rumus.zeros(3, 4, device=device), rumus.zeros(5, 3, 4, device=device)),
      r"batch dimensions do not match at dim 0: got 2 and 3"),
-    (lambda: F.bilinear(rumus.zeros(2, 3), rumus.zeros(2, 4), rumus.zeros(5, 3, 4), rumus.zeros(4)),
+    (lambda device: F.bilinear(rumus.zeros(2, 3, device=device), rumus.zeros(2, 4, device=device), rumus.zeros(5, 3, 4, device=device), rumus.zeros(4, device=device)),
      r"bias size does not match weight size: got 4 but expected 5"),
-    (lambda: F.bilinear(rumus.zeros(2, 3), rumus.zeros(2, 4), rumus.zeros(3, 4)), r"weight must be 3-dimensional"),
-    (lambda: F.bilinear(rumus.zeros(2, 3), rumus.zeros(2, 1, 4), rumus.zeros(5, 3, 4)),
+    (lambda device: F.bilinear(rumus.zeros(2, 3, device=device), rumus.zeros(2, 4, device=device), rumus.zeros(3, 4, device=device)), r"weight must be 3-dimensional"),
+    (lambda device: F.bilinear(rumus.zeros(2, 3, device=device), rumus.zeros(2, 1, 4, device=device), rumus.zeros(5, 3, 4, device=device)),
      r"input dimensions do not match: got 2 and 3"),
 ])
-def test_bilinear_bad_input(call, match):
+def test_bilinear_bad_input(call, match, device):
     with pytest.raises(RuntimeError, match=match):
-        call()
+        call(device)
 
 
 # ------------------------------------------------------------------------ pad
@@ -137,63 +195,63 @@ PAD_CASES = [
 
 
 @pytest.mark.parametrize("shape,pad,mode", PAD_CASES, ids=str)
-def test_pad_values_and_gradient(shape, pad, mode, rng):
-    for dtype in ("float64", "float32"):
+def test_pad_values_and_gradient(shape, pad, mode, rng, device):
+    for dtype in (("float64",) if device == "cpu" else ()) + ("float32",):  # no float64 on the GPU
         x = _rand(shape, rng, dtype=dtype)
-        assert_close(F.pad(tensor(x), pad, mode=mode), pad_ref(x, pad, mode))
+        dac(F.pad(dt(x, device=device), pad, mode=mode), pad_ref(x, pad, mode), device=device)
     # the gradient of a pad is the sum of the output gradient over every copy of each input element
-    x = leaf(np.arange(float(np.prod(shape))).reshape(shape))
+    x = dleaf(np.arange(float(np.prod(shape))).reshape(shape), device=device)
     out = F.pad(x, pad, mode)
     g = _rand(tuple(out.shape), rng)
-    out.backward(tensor(g))
+    out.backward(dt(g, device=device))
     idx = pad_ref(np.arange(np.prod(shape)).reshape(shape), pad, mode, value=-1)
     exp = np.zeros(int(np.prod(shape)))
     np.add.at(exp, idx[idx >= 0], g[idx >= 0])
-    ac(x.grad, exp.reshape(shape))
+    dac(x.grad, exp.reshape(shape), device=device)
 
 
-def test_pad_constant_value_and_dtypes(rng):
+def test_pad_constant_value_and_dtypes(rng, device):
     x = _rand((2, 3), rng)
-    assert_close(F.pad(tensor(x), (1, 1, 2, 0), value=3.5), pad_ref(x, (1, 1, 2, 0), value=3.5))
-    assert_close(F.pad(tensor(x), [1, 1], "constant", -2.0), pad_ref(x, (1, 1), value=-2.0))
+    dac(F.pad(dt(x, device=device), (1, 1, 2, 0), value=3.5), pad_ref(x, (1, 1, 2, 0), value=3.5), device=device)
+    dac(F.pad(dt(x, device=device), [1, 1], "constant", -2.0), pad_ref(x, (1, 1), value=-2.0), device=device)
     xi = np.arange(6).reshape(2, 3)
-    assert_close(F.pad(tensor(xi), (1, 2), value=7), pad_ref(xi, (1, 2), value=7))
+    dac(F.pad(dt(xi, device=device), (1, 2), value=7), pad_ref(xi, (1, 2), value=7), device=device)
     xb = np.array([[True, False]])
-    assert_close(F.pad(tensor(xb), (1, 0)), np.array([[False, True, False]]))
+    dac(F.pad(dt(xb, device=device), (1, 0)), np.array([[False, True, False]]), device=device)
 
 
-def test_pad_views_and_result_is_new(rng):
+def test_pad_views_and_result_is_new(rng, device):
     x = _rand((3, 4), rng)
-    for kind, t, e in noncontig(x, "float64"):
-        assert_close(F.pad(t, (1, 2, 1, 0)), pad_ref(e, (1, 2, 1, 0))), kind
-        assert_close(F.pad(t.unsqueeze(0), (2, 1), "reflect"), pad_ref(e[None], (2, 1), "reflect")), kind
-    t = tensor(x)
+    for kind, t, e in noncontig(x, fdt(device), device=device):
+        dac(F.pad(t, (1, 2, 1, 0)), pad_ref(e, (1, 2, 1, 0)), device=device), kind
+        dac(F.pad(t.unsqueeze(0), (2, 1), "reflect"), pad_ref(e[None], (2, 1), "reflect"), device=device), kind
+    t = dt(x, device=device)
     out = F.pad(t, (0, 0))
     out[0, 0] = 100.0
-    assert t[0, 0].item() == x[0, 0]
+    assert t[0, 0].item() == x.astype(fdt(device))[0, 0]
 
 
 @pytest.mark.parametrize("call,exc,match", [
-    (lambda: F.pad(rumus.zeros(2, 3), (1, 2, 3)), RuntimeError, r"Padding length must be divisible by 2"),
-    (lambda: F.pad(rumus.zeros(2, 3), (1, 2, 3, 4, 5, 6)), RuntimeError,
+    (lambda device: F.pad(rumus.zeros(2, 3, device=device), (1, 2, 3)), RuntimeError, r"Padding length must be divisible by 2"),
+    (lambda device: F.pad(rumus.zeros(2, 3, device=device), (1, 2, 3, 4, 5, 6)), RuntimeError,
      r"Padding length should be less than or equal to two times the input dimension.*6.*2"),
-    (lambda: F.pad(rumus.zeros(2, 5), (-6, 2)), RuntimeError, r"\[2, 5\]"),
-    (lambda: F.pad(rumus.zeros(2, 5), (5, 1), mode="reflect"), RuntimeError,
+    (lambda device: F.pad(rumus.zeros(2, 5, device=device), (-6, 2)), RuntimeError, r"\[2, 5\]"),
+    (lambda device: F.pad(rumus.zeros(2, 5, device=device), (5, 1), mode="reflect"), RuntimeError,
      r"Padding size should be less than the corresponding input dimension, but got: "
      r"padding \(5, 1\) at dimension 1 of input \[2, 5\]"),
-    (lambda: F.pad(rumus.zeros(2, 5), (6, 1), mode="circular"), RuntimeError, r"wrapping around more than once"),
-    (lambda: F.pad(rumus.zeros(2, 5), (1, 1), mode="foo"), NotImplementedError, r"Unrecognised padding mode foo"),
-    (lambda: F.pad(rumus.zeros(2, 5), (1, 1), mode="reflect", value=1.0),
+    (lambda device: F.pad(rumus.zeros(2, 5, device=device), (6, 1), mode="circular"), RuntimeError, r"wrapping around more than once"),
+    (lambda device: F.pad(rumus.zeros(2, 5, device=device), (1, 1), mode="foo"), NotImplementedError, r"Unrecognised padding mode foo"),
+    (lambda device: F.pad(rumus.zeros(2, 5, device=device), (1, 1), mode="reflect", value=1.0),
      RuntimeError, r"doesn't take in value argument"),
-    (lambda: F.pad(rumus.zeros(5), (1, 1), mode="reflect"),
+    (lambda device: F.pad(rumus.zeros(5, device=device), (1, 1), mode="reflect"),
      NotImplementedError, r"Padding size 2 is not supported for 1D input"),
-    (lambda: F.pad(rumus.zeros(2, 2, 2, 5), (1, 1), mode="replicate"),
+    (lambda device: F.pad(rumus.zeros(2, 2, 2, 5, device=device), (1, 1), mode="replicate"),
      NotImplementedError, r"not supported for 4D input"),
-    (lambda: F.pad(rumus.zeros(2, 0), (1, 2), mode="replicate"), RuntimeError, r"\[2, 0\]"),
+    (lambda device: F.pad(rumus.zeros(2, 0, device=device), (1, 2), mode="replicate"), RuntimeError, r"\[2, 0\]"),
 ])
-def test_pad_bad_input(call, exc, match):
+def test_pad_bad_input(call, exc, match, device):
     with pytest.raises(exc, match=match):
-        call()
+        call(device)
 
 
 # ---------------------------------------------------------------- interpolate
@@ -277,71 +335,71 @@ INTERP_CASES = [
 
 
 @pytest.mark.parametrize("shape,kw", INTERP_CASES, ids=str)
-def test_interpolate_values_and_gradient(shape, kw, rng):
+def test_interpolate_values_and_gradient(shape, kw, rng, device):
     ref_kw = dict(kw, align_corners=kw.get("align_corners", False))
-    for dtype in ("float64", "float32"):
+    for dtype in (("float64",) if device == "cpu" else ()) + ("float32",):  # no float64 on the GPU
         x = _rand(shape, rng, dtype=dtype)
-        assert_close(F.interpolate(tensor(x), **kw), interpolate_ref(x, **ref_kw).astype(dtype),
-                     **(F32 if dtype == "float32" else {}))
+        dac(F.interpolate(dt(x, device=device), **kw), interpolate_ref(x, **ref_kw).astype(dtype),
+                     **(F32 if dtype == "float32" else {}), device=device)
     # interpolation is linear in x: the gradient is the transposed map, read off with unit inputs
-    x = leaf(_rand(shape, rng))
+    x = dleaf(_rand(shape, rng), device=device)
     out = F.interpolate(x, **kw)
     g = _rand(tuple(out.shape), rng)
-    out.backward(tensor(g))
+    out.backward(dt(g, device=device))
     n = int(np.prod(shape))
     basis = np.eye(n).reshape((n,) + shape)
     exp = np.array([(interpolate_ref(b, **ref_kw) * g).sum() for b in basis]).reshape(shape)
-    ac(x.grad, exp)
+    dac(x.grad, exp, device=device)
 
 
-def test_interpolate_area_and_recompute_scale_factor(rng):
+def test_interpolate_area_and_recompute_scale_factor(rng, device):
     x = _rand((1, 2, 6, 4), rng)
     # area = adaptive average pooling to the output size
     exp = x.reshape(1, 2, 3, 2, 2, 2).mean((3, 5))
-    assert_close(F.interpolate(tensor(x), size=(3, 2), mode="area"), exp)
-    assert_close(F.interpolate(tensor(x), scale_factor=0.5, mode="area"), exp)
+    dac(F.interpolate(dt(x, device=device), size=(3, 2), mode="area"), exp, device=device)
+    dac(F.interpolate(dt(x, device=device), scale_factor=0.5, mode="area"), exp, device=device)
     x1 = _rand((1, 2, 5), rng)
     # recompute_scale_factor: coordinates from the sizes (5 -> 8), not from 1 / 1.7
-    assert_close(F.interpolate(tensor(x1), scale_factor=1.7, mode="linear", recompute_scale_factor=True),
-                 interpolate_ref(x1, size=8, mode="linear"))
+    dac(F.interpolate(dt(x1, device=device), scale_factor=1.7, mode="linear", recompute_scale_factor=True),
+                 interpolate_ref(x1, size=8, mode="linear"), device=device)
 
 
-def test_interpolate_views_and_new_result(rng):
+def test_interpolate_views_and_new_result(rng, device):
     x = _rand((2, 3, 4, 5), rng)
-    for kind, t, e in noncontig(x, "float64"):
-        assert_close(F.interpolate(t, size=(3, 7), mode="bilinear"), interpolate_ref(e, (3, 7), mode="bilinear")), kind
-    t = tensor(x)
+    for kind, t, e in noncontig(x, fdt(device), device=device):
+        dac(F.interpolate(t, size=(3, 7), mode="bilinear"), interpolate_ref(e, (3, 7), mode="bilinear"), device=device), kind
+    t = dt(x, device=device)
     out = F.interpolate(t, size=(4, 5))  # same size: a copy, not the input
     assert out is not t
-    assert_close(out, x)
+    dac(out, x, device=device)
 
 
 @pytest.mark.parametrize("call,exc,match", [
-    (lambda: F.interpolate(rumus.zeros(1, 2, 5), size=3, scale_factor=2.0),
+    (lambda device: F.interpolate(rumus.zeros(1, 2, 5, device=device), size=3, scale_factor=2.0),
      ValueError, r"only one of size or scale_factor"),
-    (lambda: F.interpolate(rumus.zeros(1, 2, 5)), ValueError, r"either size or scale_factor should be defined"),
-    (lambda: F.interpolate(rumus.zeros(1, 2, 5), size=(3, 4)),
+    (lambda device: F.interpolate(rumus.zeros(1, 2, 5, device=device)), ValueError, r"either size or scale_factor should be defined"),
+    (lambda device: F.interpolate(rumus.zeros(1, 2, 5, device=device), size=(3, 4)),
      ValueError, r"spatial dimensions of \[5\] and output size of \(3, 4\)"),
-    (lambda: F.interpolate(rumus.zeros(1, 2, 5), scale_factor=(1.5, 2.0)), ValueError, r"scale_factor"),
-    (lambda: F.interpolate(rumus.zeros(1, 2, 5), scale_factor=1.5, mode="bilinear"), NotImplementedError,
+    (lambda device: F.interpolate(rumus.zeros(1, 2, 5, device=device), scale_factor=(1.5, 2.0)), ValueError, r"scale_factor"),
+    (lambda device: F.interpolate(rumus.zeros(1, 2, 5, device=device), scale_factor=1.5, mode="bilinear"), NotImplementedError,
      r"Got 3D input, but bilinear mode needs 4D input"),
-    (lambda: F.interpolate(rumus.zeros(1, 2, 5), size=3, align_corners=True), ValueError,
+    (lambda device: F.interpolate(rumus.zeros(1, 2, 5, device=device), size=3, align_corners=True), ValueError,
      r"align_corners option can only be set with the interpolating modes"),
-    (lambda: F.interpolate(rumus.zeros(1, 2, 5), size=3, mode="foo"), NotImplementedError, r"got foo"),
-    (lambda: F.interpolate(rumus.zeros(5), size=3), NotImplementedError, r"got 1D"),
-    (lambda: F.interpolate(rumus.zeros(1, 2, 5), size=0),
+    (lambda device: F.interpolate(rumus.zeros(1, 2, 5, device=device), size=3, mode="foo"), NotImplementedError, r"got foo"),
+    (lambda device: F.interpolate(rumus.zeros(5, device=device), size=3), NotImplementedError, r"got 1D"),
+    (lambda device: F.interpolate(rumus.zeros(1, 2, 5, device=device), size=0),
      RuntimeError, r"Input and output sizes should be greater than 0"),
-    (lambda: F.interpolate(rumus.zeros(1, 2, 5), scale_factor=0.1), RuntimeError, r"greater than 0"),
-    (lambda: F.interpolate(rumus.zeros(1, 2, 5), size=3, recompute_scale_factor=True), ValueError,
+    (lambda device: F.interpolate(rumus.zeros(1, 2, 5, device=device), scale_factor=0.1), RuntimeError, r"greater than 0"),
+    (lambda device: F.interpolate(rumus.zeros(1, 2, 5, device=device), size=3, recompute_scale_factor=True), ValueError,
      r"recompute_scale_factor is not meaningful with an explicit size"),
-    (lambda: F.interpolate(rumus.zeros(1, 2, 5), size=3, mode="linear", antialias=True), ValueError,
+    (lambda device: F.interpolate(rumus.zeros(1, 2, 5, device=device), size=3, mode="linear", antialias=True), ValueError,
      r"Anti-alias option is restricted"),
-    (lambda: F.interpolate(rumus.zeros(1, 2, 5, 5), size=3, mode="bilinear", antialias=True), NotImplementedError,
+    (lambda device: F.interpolate(rumus.zeros(1, 2, 5, 5, device=device), size=3, mode="bilinear", antialias=True), NotImplementedError,
      r"antialias"),
 ])
-def test_interpolate_bad_input(call, exc, match):
+def test_interpolate_bad_input(call, exc, match, device):
     with pytest.raises(exc, match=match):
-        call()
+        call(device)
 
 
 # --------------------------------------------------------------- unfold, fold
@@ -370,102 +428,101 @@ UNFOLD_CASES = [((2, 3, 5, 4), dict(kernel_size=2)),
 
 
 @pytest.mark.parametrize("shape,kw", UNFOLD_CASES, ids=str)
-def test_unfold_and_fold(shape, kw, rng):
-    for dtype in ("float64", "float32"):
+def test_unfold_and_fold(shape, kw, rng, device):
+    for dtype in (("float64",) if device == "cpu" else ()) + ("float32",):  # no float64 on the GPU
         x = _rand(shape, rng, dtype=dtype)
-        assert_close(F.unfold(tensor(x), **kw), unfold_ref(x, **kw), **(F32 if dtype == "float32" else {}))
+        dac(F.unfold(dt(x, device=device), **kw), unfold_ref(x, **kw), **(F32 if dtype == "float32" else {}), device=device)
     # fold is the adjoint of unfold: <unfold(x), y> == <x, fold(y)>, and the gradients follow
-    x = leaf(_rand(shape, rng))
+    x = dleaf(_rand(shape, rng), device=device)
     cols = F.unfold(x, **kw)
     y = _rand(tuple(cols.shape), rng)
-    yl = leaf(y)
+    yl = dleaf(y, device=device)
     folded = F.fold(yl, shape[2:], **kw)
     assert tuple(folded.shape) == shape
-    np.testing.assert_allclose((cols.detach().numpy() * y).sum(), (x.detach().numpy() * folded.detach().numpy()).sum(),
-                               rtol=1e-12)
-    cols.backward(tensor(y))
-    ac(x.grad, folded.detach().numpy())
+    np.testing.assert_allclose((val(cols) * y).sum(), (val(x) * val(folded)).sum(), **dnp(device, 1e-12, 0))
+    cols.backward(dt(y, device=device))
+    dac(x.grad, val(folded), device=device)
     g = _rand(shape, rng)
-    folded.backward(tensor(g))
-    ac(yl.grad, unfold_ref(g, **kw))
+    folded.backward(dt(g, device=device))
+    dac(yl.grad, unfold_ref(g, **kw), device=device)
 
 
-def test_unfold_fold_unbatched(rng):
+def test_unfold_fold_unbatched(rng, device):
     x = _rand((2, 4, 5), rng)
-    cols = F.unfold(tensor(x), 2)
-    assert_close(cols, unfold_ref(x[None], 2)[0])
+    cols = F.unfold(dt(x, device=device), 2)
+    dac(cols, unfold_ref(x[None], 2)[0], device=device)
     assert tuple(F.fold(cols, (4, 5), 2).shape) == (2, 4, 5)
     # fold(unfold(x)) counts every pixel once per window covering it
-    ones = F.fold(F.unfold(rumus.ones(1, 1, 3, 3), 2), (3, 3), 2).numpy()
+    ones = to_np(F.fold(F.unfold(rumus.ones(1, 1, 3, 3, device=device), 2), (3, 3), 2))
     np.testing.assert_array_equal(ones[0, 0], [[1, 2, 1], [2, 4, 2], [1, 2, 1]])
 
 
 @pytest.mark.parametrize("call,match", [
-    (lambda: F.unfold(rumus.zeros(7, 6), 2), r"3D or 4D"),
-    (lambda: F.unfold(rumus.zeros(2, 4, 7, 6), 8), r"\(7, 6\)"),
-    (lambda: F.fold(rumus.zeros(2, 12, 20), (6, 7), (2, 3)), r"25.*20"),
-    (lambda: F.fold(rumus.zeros(2, 13, 30), (6, 7), (2, 3)), r"divisible by the product of kernel_size.*13"),
-    (lambda: F.fold(rumus.zeros(2, 4, 7, 6), (6, 7), (2, 3)), r"2D or 3D.*\[2, 4, 7, 6\]"),
+    (lambda device: F.unfold(rumus.zeros(7, 6, device=device), 2), r"3D or 4D"),
+    (lambda device: F.unfold(rumus.zeros(2, 4, 7, 6, device=device), 8), r"\(7, 6\)"),
+    (lambda device: F.fold(rumus.zeros(2, 12, 20, device=device), (6, 7), (2, 3)), r"25.*20"),
+    (lambda device: F.fold(rumus.zeros(2, 13, 30, device=device), (6, 7), (2, 3)), r"divisible by the product of kernel_size.*13"),
+    (lambda device: F.fold(rumus.zeros(2, 4, 7, 6, device=device), (6, 7), (2, 3)), r"2D or 3D.*\[2, 4, 7, 6\]"),
 ])
-def test_unfold_fold_bad_input(call, match):
+def test_unfold_fold_bad_input(call, match, device):
     with pytest.raises(RuntimeError, match=match):
-        call()
+        call(device)
 
 
 # ------------------------------------------------------ pixel (un)shuffle
 
 
-def test_pixel_shuffle_and_unshuffle(rng):
+def test_pixel_shuffle_and_unshuffle(rng, device):
     r = 2
     x = _rand((2, 3, 2 * r * r, 3, 2), rng)  # two batch dims
-    out = F.pixel_shuffle(tensor(x), r)
+    out = F.pixel_shuffle(dt(x, device=device), r)
     exp = np.zeros((2, 3, 2, 3 * r, 2 * r))
     for c in range(2):
         for i in range(r):
             for j in range(r):
                 exp[:, :, c, i::r, j::r] = x[:, :, c * r * r + i * r + j]
-    assert_close(out, exp)
-    assert_close(F.pixel_unshuffle(out, r), x)
-    assert_close(F.pixel_unshuffle(tensor(exp[0]), r), x[0])
-    xl = leaf(x[0])
+    dac(out, exp, device=device)
+    dac(F.pixel_unshuffle(out, r), x, device=device)
+    dac(F.pixel_unshuffle(dt(exp[0], device=device), r), x[0], device=device)
+    xl = dleaf(x[0], device=device)
     g = _rand((3, 2, 6, 4), rng)
-    F.pixel_shuffle(xl, r).backward(tensor(g))
-    ac(xl.grad, F.pixel_unshuffle(tensor(g), r).numpy())
+    F.pixel_shuffle(xl, r).backward(dt(g, device=device))
+    dac(xl.grad, to_np(F.pixel_unshuffle(dt(g, device=device), r)), device=device)
 
 
 @pytest.mark.parametrize("call,match", [
-    (lambda: F.pixel_shuffle(rumus.zeros(1, 8, 2, 2), 3), r"input.size\(-3\)=8 is not divisible by 9"),
-    (lambda: F.pixel_shuffle(rumus.zeros(8, 2), 2), r"at least 3 dimensions"),
-    (lambda: F.pixel_shuffle(rumus.zeros(1, 4, 2, 2), 0), r"positive upscale_factor"),
-    (lambda: F.pixel_unshuffle(rumus.zeros(1, 2, 3, 4), 2),
+    (lambda device: F.pixel_shuffle(rumus.zeros(1, 8, 2, 2, device=device), 3), r"input.size\(-3\)=8 is not divisible by 9"),
+    (lambda device: F.pixel_shuffle(rumus.zeros(8, 2, device=device), 2), r"at least 3 dimensions"),
+    (lambda device: F.pixel_shuffle(rumus.zeros(1, 4, 2, 2, device=device), 0), r"positive upscale_factor"),
+    (lambda device: F.pixel_unshuffle(rumus.zeros(1, 2, 3, 4, device=device), 2),
      r"height to be divisible by downscale_factor.*size\(-2\)=3"),
-    (lambda: F.pixel_unshuffle(rumus.zeros(1, 2, 4, 3), 2), r"width to be divisible"),
+    (lambda device: F.pixel_unshuffle(rumus.zeros(1, 2, 4, 3, device=device), 2), r"width to be divisible"),
 ])
-def test_pixel_shuffle_bad_input(call, match):
+def test_pixel_shuffle_bad_input(call, match, device):
     with pytest.raises(RuntimeError, match=match):
-        call()
+        call(device)
 
 
 # ------------------------------------------------------------------- one_hot
 
 
-def test_one_hot(rng):
+def test_one_hot(rng, device):
     t = rng.integers(0, 5, (3, 4))
-    assert_close(F.one_hot(tensor(t)), np.eye(t.max() + 1, dtype=np.int64)[t])
-    assert_close(F.one_hot(tensor(t), 7), np.eye(7, dtype=np.int64)[t])
-    assert_close(F.one_hot(tensor(t), num_classes=-1), np.eye(t.max() + 1, dtype=np.int64)[t])
-    assert tuple(F.one_hot(rumus.zeros(0, dtype=rumus.int64), 3).shape) == (0, 3)
+    dac(F.one_hot(dt(t, device=device)), np.eye(t.max() + 1, dtype=np.int64)[t], device=device)
+    dac(F.one_hot(dt(t, device=device), 7), np.eye(7, dtype=np.int64)[t], device=device)
+    dac(F.one_hot(dt(t, device=device), num_classes=-1), np.eye(t.max() + 1, dtype=np.int64)[t], device=device)
+    assert tuple(F.one_hot(rumus.zeros(0, dtype=rumus.int64, device=device), 3).shape) == (0, 3)
 
 
 @pytest.mark.parametrize("call,match", [
-    (lambda: F.one_hot(rumus.tensor([1, 2]), 2), r"Class values must be smaller than num_classes"),
-    (lambda: F.one_hot(rumus.tensor([1, -1])), r"non-negative"),
-    (lambda: F.one_hot(rumus.tensor([1.0, 2.0])), r"index tensor of type LongTensor"),
-    (lambda: F.one_hot(rumus.zeros(0, dtype=rumus.int64)), r"Can not infer total number of classes from empty tensor"),
+    (lambda device: F.one_hot(rumus.tensor([1, 2], device=device), 2), r"Class values must be smaller than num_classes"),
+    (lambda device: F.one_hot(rumus.tensor([1, -1], device=device)), r"non-negative"),
+    (lambda device: F.one_hot(rumus.tensor([1.0, 2.0], device=device)), r"index tensor of type LongTensor"),
+    (lambda device: F.one_hot(rumus.zeros(0, dtype=rumus.int64, device=device)), r"Can not infer total number of classes from empty tensor"),
 ])
-def test_one_hot_bad_input(call, match):
+def test_one_hot_bad_input(call, match, device):
     with pytest.raises(RuntimeError, match=match):
-        call()
+        call(device)
 
 
 # ------------------------------------------ normalize, cosine similarity, distance
@@ -481,209 +538,223 @@ def _norm(x, p, axis, keepdims=True):
 
 
 @pytest.mark.parametrize("p", [2.0, 1, 3, 0.5, math.inf, 0])
-def test_normalize(p, rng):
+def test_normalize(p, rng, device):
     x = _rand((3, 4), rng)
     for dim in (1, 0, -1):
-        assert_close(F.normalize(tensor(x), p, dim), x / np.maximum(_norm(x, p, dim), 1e-12))
+        dac(F.normalize(dt(x, device=device), p, dim), x / np.maximum(_norm(x, p, dim), 1e-12), device=device)
     xf = x.astype(np.float32)
-    assert_close(F.normalize(tensor(xf), p=p), (x / np.maximum(_norm(x, p, 1), 1e-12)).astype(np.float32), **F32)
+    dac(F.normalize(dt(xf, device=device), p=p), (x / np.maximum(_norm(x, p, 1), 1e-12)).astype(np.float32), **F32, device=device)
 
 
-def test_normalize_zero_vector_and_eps(rng):
+def test_normalize_zero_vector_and_eps(rng, device):
     x = np.zeros((2, 3))
     x[1] = [3.0, 4.0, 0.0]
-    xl = leaf(x)
+    xl = dleaf(x, device=device)
     out = F.normalize(xl, dim=1)
-    ac(out, np.array([[0, 0, 0], [0.6, 0.8, 0]]))
+    dac(out, np.array([[0, 0, 0], [0.6, 0.8, 0]]), device=device)
     out.sum().backward()
-    ac(xl.grad[0], np.full(3, 1e12))  # x / eps there: finite, 1 / eps
-    assert_close(F.normalize(tensor(x), dim=1, eps=10.0), x / 10.0)
-    out = rumus.zeros(2, 3, dtype=rumus.float64)
-    assert F.normalize(tensor(x), out=out) is out
-    ac(out, np.array([[0, 0, 0], [0.6, 0.8, 0]]))
+    dac(xl.grad[0], np.full(3, 1e12), device=device)  # x / eps there: finite, 1 / eps
+    dac(F.normalize(dt(x, device=device), dim=1, eps=10.0), x / 10.0, device=device)
+    out = rumus.zeros(2, 3, dtype=fd(device), device=device)
+    assert F.normalize(dt(x, device=device), out=out) is out
+    dac(out, np.array([[0, 0, 0], [0.6, 0.8, 0]]), device=device)
 
 
-def test_normalize_gradient_closed_form(rng):
-    x = leaf(_rand((3, 4), rng))
+def test_normalize_gradient_closed_form(rng, device):
+    x = dleaf(_rand((3, 4), rng), device=device)
     g = _rand((3, 4), rng)
-    F.normalize(x).backward(tensor(g))
-    xv = x.detach().numpy()
+    F.normalize(x).backward(dt(g, device=device))
+    xv = val(x)
     n = np.linalg.norm(xv, axis=1, keepdims=True)
-    ac(x.grad, g / n - xv * (g * xv).sum(1, keepdims=True) / n ** 3)
+    dac(x.grad, g / n - xv * (g * xv).sum(1, keepdims=True) / n ** 3, device=device)
 
 
 @pytest.mark.parametrize("p", [3.0, 0.5])
-def test_normalize_general_p_gradient_vs_torch(p, rng):
+def test_normalize_general_p_gradient_vs_torch(p, rng, device):
     torch = pytest.importorskip("torch")
     x, g = _rand((3, 4), rng), _rand((3, 4), rng)
-    xr, xt = rumus.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
-    F.normalize(xr, p=p, dim=0).backward(rumus.tensor(g))
+    if device != "cpu":  # float64 is not on the GPU: float32 on both sides
+        x, g = x.astype(np.float32), g.astype(np.float32)
+    xr, xt = rumus.tensor(x, requires_grad=True, device=device), torch.tensor(x, requires_grad=True)
+    F.normalize(xr, p=p, dim=0).backward(rumus.tensor(g, device=device))
     torch.nn.functional.normalize(xt, p=p, dim=0).backward(torch.tensor(g))
-    np.testing.assert_allclose(xr.grad.numpy(), xt.grad.numpy(), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(to_np(xr.grad), xt.grad.numpy(), **dnp(device, 1e-10, 1e-12))
 
 
-def test_engine_pow_float_exponent_gradient_is_float64_exact():
+def test_engine_pow_float_exponent_gradient_is_float64_exact(device):
+    skip_f64_on_gpu(device, "float64 (this checks float64 exactness)")
     # Minimal form of the engine bug behind the test above: d/dx x**(1/3) in float64 is off by ~1e-8
     # (the exponent seems to pass through float32 in the backward; the forward value is exact)
     x = np.array([0.5, 2.0, 3.0])
-    xr = rumus.tensor(x, requires_grad=True)
+    xr = rumus.tensor(x, requires_grad=True, device=device)
     (xr ** (1 / 3)).sum().backward()
-    np.testing.assert_allclose(xr.grad.numpy(), (1 / 3) * x ** (-2 / 3), rtol=1e-13)
+    np.testing.assert_allclose(to_np(xr.grad), (1 / 3) * x ** (-2 / 3), rtol=1e-13)
 
 
-def test_cosine_similarity(rng):
+def test_cosine_similarity(rng, device):
     x1, x2 = _rand((3, 4), rng), _rand((3, 4), rng)
     cos = (x1 * x2).sum(1) / (np.linalg.norm(x1, axis=1) * np.linalg.norm(x2, axis=1))
-    assert_close(F.cosine_similarity(tensor(x1), tensor(x2)), cos)
-    assert_close(F.cosine_similarity(tensor(x1), tensor(x2[0]), dim=-1),
-                 (x1 * x2[0]).sum(1) / (np.linalg.norm(x1, axis=1) * np.linalg.norm(x2[0])))
-    assert_close(F.cosine_similarity(tensor(x1), tensor(x2), dim=0),
-                 (x1 * x2).sum(0) / (np.linalg.norm(x1, axis=0) * np.linalg.norm(x2, axis=0)))
+    dac(F.cosine_similarity(dt(x1, device=device), dt(x2, device=device)), cos, device=device)
+    dac(F.cosine_similarity(dt(x1, device=device), dt(x2[0], device=device), dim=-1),
+                 (x1 * x2[0]).sum(1) / (np.linalg.norm(x1, axis=1) * np.linalg.norm(x2[0])), device=device)
+    dac(F.cosine_similarity(dt(x1, device=device), dt(x2, device=device), dim=0),
+                 (x1 * x2).sum(0) / (np.linalg.norm(x1, axis=0) * np.linalg.norm(x2, axis=0)), device=device)
     # eps bounds each norm from below
     z = np.zeros((1, 4))
-    assert_close(F.cosine_similarity(tensor(z), tensor(x2[:1])), np.zeros(1))
-    a1, a2 = leaf(x1), leaf(x2)
+    dac(F.cosine_similarity(dt(z, device=device), dt(x2[:1], device=device)), np.zeros(1), device=device)
+    a1, a2 = dleaf(x1, device=device), dleaf(x2, device=device)
     F.cosine_similarity(a1, a2).sum().backward()
     n1, n2 = np.linalg.norm(x1, axis=1, keepdims=True), np.linalg.norm(x2, axis=1, keepdims=True)
-    ac(a1.grad, x2 / (n1 * n2) - cos[:, None] * x1 / n1 ** 2)
+    dac(a1.grad, x2 / (n1 * n2) - cos[:, None] * x1 / n1 ** 2, device=device)
 
 
 @pytest.mark.parametrize("p", [2.0, 1.0, 3.0])
-def test_pairwise_distance(p, rng):
+def test_pairwise_distance(p, rng, device):
     x1, x2 = _rand((3, 4), rng), _rand((3, 4), rng)
     exp = _norm(x1 - x2 + 1e-6, p, -1, keepdims=False)
-    assert_close(F.pairwise_distance(tensor(x1), tensor(x2), p), exp)
-    assert_close(F.pairwise_distance(tensor(x1), tensor(x2), p, keepdim=True), exp[:, None])
-    assert_close(F.pairwise_distance(tensor(x1), tensor(x2[0]), p, eps=0.0), _norm(x1 - x2[0], p, -1, keepdims=False))
-    assert_close(F.pairwise_distance(tensor(x1[0]), tensor(x2[0]), p), np.asarray(exp[0]))
+    dac(F.pairwise_distance(dt(x1, device=device), dt(x2, device=device), p), exp, device=device)
+    dac(F.pairwise_distance(dt(x1, device=device), dt(x2, device=device), p, keepdim=True), exp[:, None], device=device)
+    dac(F.pairwise_distance(dt(x1, device=device), dt(x2[0], device=device), p, eps=0.0), _norm(x1 - x2[0], p, -1, keepdims=False), device=device)
+    dac(F.pairwise_distance(dt(x1[0], device=device), dt(x2[0], device=device), p), np.asarray(exp[0]), device=device)
 
 
 # ------------------------------------------------------------------ embedding
 
 
-def test_embedding_values_and_gradient(rng):
+def test_embedding_values_and_gradient(rng, device):
     w = _rand((7, 3), rng)
     idx = np.array([[1, 4, 1], [6, 0, 4]])
-    wl = leaf(w)
-    out = F.embedding(tensor(idx), wl)
-    ac(out, w[idx])
+    wl = dleaf(w, device=device)
+    out = F.embedding(dt(idx, device=device), wl)
+    dac(out, w[idx], device=device)
     g = _rand((2, 3, 3), rng)
-    out.backward(tensor(g))
+    out.backward(dt(g, device=device))
     exp = np.zeros_like(w)
     np.add.at(exp, idx, g)
-    ac(wl.grad, exp)
-    assert_close(F.embedding(tensor(idx.astype(np.int32)), tensor(w)), w[idx])
-    assert_close(F.embedding(tensor(np.array(2)), tensor(w)), w[2])
-    assert_close(F.embedding(tensor(w[:, 0].astype(np.float32) * 0 + 1).long(), tensor(w.astype(np.float32))),
-                 w.astype(np.float32)[np.ones(7, np.int64)])
+    dac(wl.grad, exp, device=device)
+    dac(F.embedding(dt(idx.astype(np.int32), device=device), dt(w, device=device)), w[idx], device=device)
+    dac(F.embedding(dt(np.array(2), device=device), dt(w, device=device)), w[2], device=device)
+    dac(F.embedding(dt(w[:, 0].astype(np.float32) * 0 + 1, device=device).long(), dt(w.astype(np.float32), device=device)),
+                 w.astype(np.float32)[np.ones(7, np.int64)], device=device)
 
 
 @pytest.mark.parametrize("padding_idx", [2, -5])
-def test_embedding_padding_idx_gets_no_gradient(padding_idx, rng):
+def test_embedding_padding_idx_gets_no_gradient(padding_idx, rng, device):
     w = _rand((7, 3), rng)
     idx = np.array([[2, 4, 2], [6, 2, 1]])
-    wl = leaf(w)
-    out = F.embedding(tensor(idx), wl, padding_idx=padding_idx)
-    ac(out, w[idx])  # the padding row still returns its values
+    wl = dleaf(w, device=device)
+    out = F.embedding(dt(idx, device=device), wl, padding_idx=padding_idx)
+    dac(out, w[idx], device=device)  # the padding row still returns its values
     g = _rand((2, 3, 3), rng)
-    out.backward(tensor(g))
+    out.backward(dt(g, device=device))
     exp = np.zeros_like(w)
     np.add.at(exp, idx, g)
     exp[2] = 0.0
-    ac(wl.grad, exp)
+    dac(wl.grad, exp, device=device)
 
 
-def test_embedding_max_norm_renormalizes_rows_in_place(rng):
+def test_embedding_max_norm_renormalizes_rows_in_place(rng, device):
     w = _rand((6, 3), rng, -3, 3)
     w[5] = [0.1, 0.1, 0.1]  # already within the norm
-    wt = leaf(w)
+    wt = dleaf(w, device=device)
     idx = np.array([0, 5, 3, 0])
-    out = F.embedding(tensor(idx), wt, max_norm=1.5)
+    out = F.embedding(dt(idx, device=device), wt, max_norm=1.5)
     norms = np.linalg.norm(w, axis=1, keepdims=True)
     renormed = np.where(norms > 1.5, w * 1.5 / (norms + 1e-7), w)
     touched = np.isin(np.arange(6), idx)[:, None]
-    ac(wt, np.where(touched, renormed, w))  # only the looked-up rows change
-    ac(out, renormed[idx])
+    dac(wt, np.where(touched, renormed, w), device=device)  # only the looked-up rows change
+    dac(out, renormed[idx], device=device)
     out.sum().backward()
     assert wt.grad is not None
     w1 = np.abs(_rand((4, 2), rng)) + 1
-    assert_close(F.embedding(tensor(np.array([1])), tensor(w1), max_norm=2.0, norm_type=1.0),
-                 w1[[1]] * 2.0 / (np.abs(w1[1]).sum() + 1e-7))
+    dac(F.embedding(dt(np.array([1]), device=device), dt(w1, device=device), max_norm=2.0, norm_type=1.0),
+                 w1[[1]] * 2.0 / (np.abs(w1[1]).sum() + 1e-7), device=device)
 
 
-def test_embedding_scale_grad_by_freq(rng):
+def test_embedding_scale_grad_by_freq(rng, device):
     w = _rand((5, 2), rng)
     idx = np.array([1, 3, 1, 1, 0])
-    wl = leaf(w)
-    out = F.embedding(tensor(idx), wl, scale_grad_by_freq=True)
-    ac(out, w[idx])
+    wl = dleaf(w, device=device)
+    out = F.embedding(dt(idx, device=device), wl, scale_grad_by_freq=True)
+    dac(out, w[idx], device=device)
     g = _rand((5, 2), rng)
-    out.backward(tensor(g))
+    out.backward(dt(g, device=device))
     exp = np.zeros_like(w)
     counts = np.bincount(idx, minlength=5)
     np.add.at(exp, idx, g / counts[idx][:, None])
-    ac(wl.grad, exp)
+    dac(wl.grad, exp, device=device)
 
 
 @pytest.mark.parametrize("call,exc,match", [
-    (lambda: F.embedding(rumus.tensor([1, 7]), rumus.zeros(5, 3)), IndexError, r"7"),
-    (lambda: F.embedding(rumus.tensor([1.0, 2.0]), rumus.zeros(5, 3)), RuntimeError, r"Long, Int"),
-    (lambda: F.embedding(rumus.tensor([1, 2]), rumus.zeros(5, 3), padding_idx=5), AssertionError,
+    (lambda device: F.embedding(rumus.tensor([1, 7], device=device), rumus.zeros(5, 3, device=device)), IndexError, r"7"),
+    (lambda device: F.embedding(rumus.tensor([1.0, 2.0], device=device), rumus.zeros(5, 3, device=device)), RuntimeError, r"Long, Int"),
+    (lambda device: F.embedding(rumus.tensor([1, 2], device=device), rumus.zeros(5, 3, device=device), padding_idx=5), AssertionError,
      r"Padding_idx must be within num_embeddings"),
-    (lambda: F.embedding(rumus.tensor([1, 2]), rumus.zeros(5, 3), padding_idx=-6), AssertionError, r"Padding_idx"),
-    (lambda: F.embedding(rumus.tensor([1, 2]), rumus.zeros(5)), RuntimeError, r"'weight' must be 2-D"),
-    (lambda: F.embedding(rumus.tensor([1, 2]), rumus.zeros(5, 3), sparse=True), RuntimeError, r"sparse"),
+    (lambda device: F.embedding(rumus.tensor([1, 2], device=device), rumus.zeros(5, 3, device=device), padding_idx=-6), AssertionError, r"Padding_idx"),
+    (lambda device: F.embedding(rumus.tensor([1, 2], device=device), rumus.zeros(5, device=device)), RuntimeError, r"'weight' must be 2-D"),
+    (lambda device: F.embedding(rumus.tensor([1, 2], device=device), rumus.zeros(5, 3, device=device), sparse=True), RuntimeError, r"sparse"),
 ])
-def test_embedding_bad_input(call, exc, match):
+def test_embedding_bad_input(call, exc, match, device):
+    if device != "cpu" and exc is IndexError:
+        # Index values stay on the GPU and are checked there: the error comes with the next read.
+        with pytest.raises(RuntimeError, match="out of range.*detected on the GPU"):
+            call(device)
+            rumus.gpu.synchronize()
+        return
     with pytest.raises(exc, match=match):
-        call()
+        call(device)
 
 
-def test_embedding_negative_index_raises():
+def test_embedding_negative_index_raises(device):
     # PyTorch: IndexError("index out of range in self"); rumus' index_select wraps -1 to the last row
+    if device != "cpu":
+        with pytest.raises(RuntimeError, match="out of range.*detected on the GPU"):
+            F.embedding(rumus.tensor([1, -1], device=device), rumus.zeros(5, 3, device=device))
+            rumus.gpu.synchronize()
+        return
     with pytest.raises(IndexError):
-        F.embedding(rumus.tensor([1, -1]), rumus.zeros(5, 3))
+        F.embedding(rumus.tensor([1, -1], device=device), rumus.zeros(5, 3, device=device))
 
 
 # -------------------------------------------------------------------- dropout
 
 
-def test_dropout_statistics_and_scaling(rng):
+def test_dropout_statistics_and_scaling(rng, device):
     x = _rand((200, 50), rng, 1.0, 2.0)
     rumus.manual_seed(1)
-    out = F.dropout(tensor(x), 0.3).numpy()
+    out = to_np(F.dropout(dt(x, device=device), 0.3))
     kept = out != 0
     assert abs(kept.mean() - 0.7) < 0.02
-    np.testing.assert_allclose(out[kept], x[kept] / 0.7, rtol=1e-12)
+    np.testing.assert_allclose(out[kept], x[kept] / 0.7, **dnp(device, 1e-12, 0))
     rumus.manual_seed(1)
-    np.testing.assert_array_equal(F.dropout(tensor(x), 0.3).numpy(), out)
+    np.testing.assert_array_equal(to_np(F.dropout(dt(x, device=device), 0.3)), out)
 
 
-def test_dropout_gradient_is_the_mask(rng):
-    x = leaf(_rand((20, 30), rng, 1.0, 2.0))
+def test_dropout_gradient_is_the_mask(rng, device):
+    x = dleaf(_rand((20, 30), rng, 1.0, 2.0), device=device)
     rumus.manual_seed(3)
     out = F.dropout(x, p=0.4)
     out.sum().backward()
-    mask = out.detach().numpy() != 0
-    ac(x.grad, mask / 0.6)
+    mask = val(out) != 0
+    dac(x.grad, mask / 0.6, device=device)
 
 
-def test_dropout_eval_p0_p1_and_inplace(rng):
+def test_dropout_eval_p0_p1_and_inplace(rng, device):
     x = _rand((4, 5), rng, 1.0, 2.0)
-    t = tensor(x)
+    t = dt(x, device=device)
     assert F.dropout(t, 0.5, training=False) is t
     assert F.dropout(t, 0.0) is t
-    assert_close(F.dropout(t, 1.0), np.zeros((4, 5)))
-    xl = leaf(x)
+    dac(F.dropout(t, 1.0), np.zeros((4, 5)), device=device)
+    xl = dleaf(x, device=device)
     F.dropout(xl, 1.0).sum().backward()
-    ac(xl.grad, np.zeros((4, 5)))
-    t2 = tensor(x)
+    dac(xl.grad, np.zeros((4, 5)), device=device)
+    t2 = dt(x, device=device)
     assert F.dropout(t2, 0.5, inplace=True) is t2
-    v = t2.numpy()
+    v = to_np(t2)
     assert ((v == 0) | np.isclose(v, 2 * x)).all() and (v == 0).any()
     for fn in (F.dropout, F.dropout1d, F.dropout2d):
         with pytest.raises(ValueError, match=r"dropout probability has to be between 0 and 1, but got 1.5"):
-            fn(rumus.zeros(2, 3, 4, 5), 1.5)
+            fn(rumus.zeros(2, 3, 4, 5, device=device), 1.5)
 
 
 @pytest.mark.parametrize("fn,shape,zero_axes", [
@@ -692,62 +763,64 @@ def test_dropout_eval_p0_p1_and_inplace(rng):
     (F.dropout1d, (8, 16, 5), (2,)),
     (F.dropout1d, (16, 5), (1,)),  # unbatched (C, L)
 ])
-def test_channel_dropout_zeroes_whole_channels(fn, shape, zero_axes, rng):
+def test_channel_dropout_zeroes_whole_channels(fn, shape, zero_axes, rng, device):
     x = _rand(shape, rng, 1.0, 2.0)
     rumus.manual_seed(5)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # dropout2d's note on 3-D inputs
-        out = fn(tensor(x), 0.5).numpy()
-        evaluated = fn(tensor(x), 0.5, training=False).numpy()
+        out = to_np(fn(dt(x, device=device), 0.5))
+        evaluated = to_np(fn(dt(x, device=device), 0.5, training=False))
     dropped = (out == 0).all(zero_axes)
     kept = (out != 0).all(zero_axes)
     assert (dropped | kept).all()  # a channel is dropped entirely or kept entirely
     assert 0.2 < dropped.mean() < 0.8
     ratio = np.where(out != 0, out / x, 2.0)
-    np.testing.assert_allclose(ratio, 2.0, rtol=1e-12)
-    np.testing.assert_array_equal(evaluated, x)
+    np.testing.assert_allclose(ratio, 2.0, **dnp(device, 1e-12, 0))
+    np.testing.assert_array_equal(evaluated, x.astype(fdt(device)))
 
 
-def test_dropout2d_warnings():
+def test_dropout2d_warnings(device):
     with pytest.warns(UserWarning, match="Received a 3D input to dropout2d"):
-        F.dropout2d(rumus.ones(2, 3, 4))
+        F.dropout2d(rumus.ones(2, 3, 4, device=device))
     with pytest.warns(UserWarning, match="Received a 5-D input to dropout2d"):
-        F.dropout2d(rumus.ones(2, 3, 4, 5, 6))
+        F.dropout2d(rumus.ones(2, 3, 4, 5, 6, device=device))
     with pytest.warns(UserWarning, match="Received a 1-D input"):
         with pytest.raises(RuntimeError, match="Feature dropout requires at least 2 dimensions"):
-            F.dropout2d(rumus.ones(3))
+            F.dropout2d(rumus.ones(3, device=device))
     with pytest.raises(RuntimeError, match="dropout1d: Expected 2D or 3D input, but received a 4D input"):
-        F.dropout1d(rumus.ones(2, 3, 4, 5))
+        F.dropout1d(rumus.ones(2, 3, 4, 5, device=device))
 
 
 # ------------------------------------------------------------- PyTorch cross-checks
 
 
-def _cmp_torch(torch, rfn, tfn, arrays, dtype, rng, msg="", grads=True):
+def _cmp_torch(torch, rfn, tfn, arrays, dtype, rng, msg="", grads=True, device="cpu"):
     """Values and gradients of the float array inputs, rumus vs PyTorch."""
-    rin = [rumus.tensor(a, requires_grad=a.dtype.kind == "f") for a in arrays]
+    rin = [rumus.tensor(a, requires_grad=a.dtype.kind == "f", device=device) for a in arrays]
     tin = [torch.tensor(a, requires_grad=a.dtype.kind == "f") for a in arrays]
     out, ref = rfn(*rin), tfn(*tin)
     tol = dict(rtol=1e-5, atol=1e-6) if dtype == "float32" else dict(rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(out.detach().numpy(), ref.detach().numpy(), err_msg=msg, **tol)
+    np.testing.assert_allclose(to_np(out), ref.detach().numpy(), err_msg=msg, **tol)
     if not grads:
         return
     g = rng.uniform(-1, 1, tuple(ref.shape)).astype(dtype)
-    out.backward(rumus.tensor(g))
+    out.backward(rumus.tensor(g, device=device))
     ref.backward(torch.tensor(g))
     for r, t in zip(rin, tin):
         if r.requires_grad:
-            np.testing.assert_allclose(r.grad.numpy(), t.grad.numpy(), err_msg=msg, **tol)
+            np.testing.assert_allclose(to_np(r.grad), t.grad.numpy(), err_msg=msg, **tol)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_functional_vs_torch(dtype, rng):
+def test_functional_vs_torch(dtype, rng, device):
     torch = pytest.importorskip("torch")
+    if dtype == "float64":
+        skip_f64_on_gpu(device)
     tf = torch.nn.functional
 
     def run(name, arrays, *args, grads=True, **kw):
         _cmp_torch(torch, lambda *a: getattr(F, name)(*a, *args, **kw), lambda *a: getattr(tf, name)(*a, *args, **kw),
-                   arrays, dtype, rng, f"{name} {args} {kw}", grads)
+                   arrays, dtype, rng, f"{name} {args} {kw}", grads, device)
 
     r = lambda *shape: _rand(shape, rng, dtype=dtype)  # noqa: E731
     run("linear", [r(2, 5, 3), r(4, 3), r(4)])
@@ -776,7 +849,7 @@ def test_functional_vs_torch(dtype, rng):
     run("cosine_similarity", [r(3, 4), r(4)], dim=-1)
     w = r(7, 3)
     idx = np.array([[2, 4, 2], [6, 2, 1]])
-    _cmp_torch(torch, lambda w: F.embedding(rumus.tensor(idx), w, padding_idx=2),
-               lambda w: tf.embedding(torch.tensor(idx), w, padding_idx=2), [w], dtype, rng)
-    _cmp_torch(torch, lambda w: F.embedding(rumus.tensor(idx), w, scale_grad_by_freq=True),
-               lambda w: tf.embedding(torch.tensor(idx), w, scale_grad_by_freq=True), [w], dtype, rng)
+    _cmp_torch(torch, lambda w: F.embedding(rumus.tensor(idx, device=device), w, padding_idx=2),
+               lambda w: tf.embedding(torch.tensor(idx), w, padding_idx=2), [w], dtype, rng, device=device)
+    _cmp_torch(torch, lambda w: F.embedding(rumus.tensor(idx, device=device), w, scale_grad_by_freq=True),
+               lambda w: tf.embedding(torch.tensor(idx), w, scale_grad_by_freq=True), [w], dtype, rng, device=device)

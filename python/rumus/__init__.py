@@ -92,17 +92,18 @@ del _name
 
 
 
-def _rebuild_tensor(array, dtype_name, requires_grad):
-    t = from_numpy(array).to(globals()[dtype_name])
+def _rebuild_tensor(array, dtype_name, requires_grad, device="cpu"):
+    t = from_numpy(array).to(globals()[dtype_name]).to(device)
     return t.requires_grad_() if requires_grad else t
 
 
 def _reduce_ex(self, protocol):
-    """Pickles a tensor as its data (a NumPy array), dtype and requires_grad; no history."""
+    """Pickles a tensor as its data (a NumPy array), dtype, requires_grad and
+    device; no history. Unpickling puts it back on its device, as PyTorch does."""
     name = str(self.dtype).removeprefix("rumus.")
     data = self.detach().cpu()
     array = (data.float() if self.dtype == bfloat16 else data).numpy().copy()
-    return (_rebuild_tensor, (array, name, self.requires_grad))
+    return (_rebuild_tensor, (array, name, self.requires_grad, str(self.device)))
 
 
 def _deepcopy(self, memo):
