@@ -32,7 +32,10 @@ pub struct Kernel {
     used: Vec<u32>,
 }
 
-static KERNELS: LazyLock<Mutex<HashMap<(&'static str, &'static str, Variant), Arc<Kernel>>>> = LazyLock::new(Default::default);
+/// (shader, entry point, variant).
+type KernelKey = (&'static str, &'static str, Variant);
+
+static KERNELS: LazyLock<Mutex<HashMap<KernelKey, Arc<Kernel>>>> = LazyLock::new(Default::default);
 
 /// The source for one variant: float16 rewrites the `alias T = f32;` line.
 pub fn source(shader: &Shader, variant: Variant) -> String {
@@ -140,7 +143,7 @@ pub fn grid_rows(rows: usize) -> [u32; 3] {
 /// params words become the next binding.
 pub fn dispatch(shader: &Shader, entry: &'static str, variant: Variant, buffers: &[&wgpu::Buffer], params: &[u32], groups: [u32; 3]) -> Result<()> {
     let ctx = context::get()?;
-    if groups.iter().any(|&g| g == 0) {
+    if groups.contains(&0) {
         return Ok(());
     }
     let max = ctx.limits.max_compute_workgroups_per_dimension;
@@ -151,10 +154,9 @@ pub fn dispatch(shader: &Shader, entry: &'static str, variant: Variant, buffers:
     let mut b = crate::tensor::lock(&BATCH);
     let align = ctx.limits.min_storage_buffer_offset_alignment as usize;
     let bytes: &[u8] = bytemuck::cast_slice(params);
-    let offset = b.params.len().next_multiple_of(align);
-    if offset + bytes.len().max(4) > PARAMS_BYTES as usize {
+    if b.params.len().next_multiple_of(align) + bytes.len().max(4) > PARAMS_BYTES as usize {
+        // The arena is full: submit what it holds and start a new batch.
         b.submit(ctx)?;
-        return dispatch_locked(ctx, &mut b, &k, buffers, bytes, groups);
     }
     dispatch_locked(ctx, &mut b, &k, buffers, bytes, groups)
 }
@@ -291,7 +293,7 @@ pub fn upload(bytes: &[u8]) -> Result<GpuBuffer> {
         return Ok(dst);
     }
     let padded;
-    let data = if bytes.len() % 4 == 0 {
+    let data = if bytes.len().is_multiple_of(4) {
         bytes
     } else {
         padded = [bytes, &[0u8; 3][..4 - bytes.len() % 4]].concat();

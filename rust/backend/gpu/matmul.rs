@@ -28,12 +28,13 @@ fn word(v: isize, what: &str) -> Result<u32> {
 }
 
 /// C[i] (m x n, contiguous, batch stride m·n from `c_off`) = A[i] · B[i] for i < batch.
+#[allow(clippy::too_many_arguments)]
 pub fn gemm(m: usize, n: usize, k: usize, batch: usize, a: Mat, b: Mat, c: &wgpu::Buffer, c_off: usize) -> Result<()> {
     if m == 0 || n == 0 || batch == 0 {
         return Ok(());
     }
     // The vectorized entry needs unit column strides and 4-aligned rows.
-    let vec4 = a.cs == 1 && b.cs == 1 && k % 4 == 0 && n % 4 == 0 && [a.off as isize, a.rs, a.bs, b.off as isize, b.rs, b.bs].iter().all(|v| v % 4 == 0) && c_off % 4 == 0;
+    let vec4 = a.cs == 1 && b.cs == 1 && k.is_multiple_of(4) && n.is_multiple_of(4) && [a.off as isize, a.rs, a.bs, b.off as isize, b.rs, b.bs].iter().all(|v| v % 4 == 0) && c_off.is_multiple_of(4);
     let entry = if vec4 { "matmul_vec4" } else { "matmul" };
     // At most 65,535 workgroups in z: long batches go in chunks.
     let mut start = 0;

@@ -20,6 +20,7 @@ fn buf(t: Option<&Tensor>) -> Result<&wgpu::Buffer> {
 }
 
 /// y = (x - mean) · rstd · w + b per row, writing the row statistics.
+#[allow(clippy::too_many_arguments)]
 pub fn forward(x: &Tensor, w: Option<&Tensor>, b: Option<&Tensor>, y: &Tensor, mean: &Tensor, rstd: &Tensor, rows: usize, m: usize, eps: f64) -> Result<()> {
     let p = params(rows, m, eps, [Some(x), None, w, b, Some(mean), Some(rstd), Some(y), None], w.is_some(), b.is_some());
     let bufs = [buf(Some(x))?, buf(w)?, buf(b)?, buf(Some(y))?, buf(Some(mean))?, buf(Some(rstd))?];
