@@ -469,3 +469,19 @@ fn cumprod(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroup
     if (id >= p.outer * p.inner) { return; }
     scan(true, id);
 }
+
+// cumsum_i32: the integer scan (int32 words, wrapping), as cumsum.
+// Bindings 0 xi (i32, read), 1 yi (i32, read_write), 2 params. Grid: groups_1d(outer * inner).
+@compute @workgroup_size(256)
+fn cumsum_i32(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let id = flat_id(gid, nwg);
+    if (id >= p.outer * p.inner) { return; }
+    let o = id / p.inner;
+    let i = id - o * p.inner;
+    var acc = 0;
+    for (var j = 0u; j < p.n; j++) {
+        let e = (o * p.n + j) * p.inner + i;
+        acc += xi[p.in_off + e];
+        yi[p.out_off + e] = acc;
+    }
+}

@@ -115,6 +115,10 @@ def test_to_and_copy_forms():
     assert h.is_gpu and h.dtype == rumus.int64
     assert c.to(g).is_gpu
     assert g.to(device="cpu", dtype=rumus.int32).dtype == rumus.int32
+    # float64 is cast on the host side of the transfer, both ways.
+    h64 = rumus.full((3,), 1.5, dtype=rumus.float64).to("gpu", rumus.float32)
+    assert h64.is_gpu and h64.tolist() == [1.5] * 3
+    assert h64.to("cpu", rumus.float64).dtype == rumus.float64
     dst = rumus.zeros(4, device="gpu")
     dst.copy_(c)
     np.testing.assert_array_equal(dst.cpu().numpy(), [0, 1, 2, 3])
@@ -347,3 +351,9 @@ def test_out_of_range_gpu_index_is_reported_once_at_the_next_read():
     # Reported once: later work reads normally.
     assert t.gather(1, rumus.tensor([[0, 3]], device="gpu")).tolist() == [[0.0, 3.0]]
     rumus.gpu.synchronize()
+
+
+def test_grad_on_another_device_is_refused():
+    p = rumus.zeros(3, device="gpu", requires_grad=True)
+    with pytest.raises(RuntimeError, match="different device"):
+        p.grad = rumus.zeros(3)

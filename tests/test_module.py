@@ -62,16 +62,59 @@ def net_forward_np(net, x):
 NAMES = ["fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"]
 
 
+# Tests that touch tensor data run on the CPU and on the GPU (``device``
+# fixture); the test modules are built on the CPU and moved with .to(device).
+
+
+def wide(device):
+    """float64 on the CPU, float32 on the GPU (which has no float64)."""
+    return "float64" if device == "cpu" else "float32"
+
+
+def on(device, module):
+    """``module`` moved to ``device`` (every parameter and buffer checked)."""
+    module.to(device)
+    for name, t in list(module.named_parameters()) + list(module.named_buffers()):
+        if t is not None:
+            assert t.device.type == device, name
+    return module
+
+
+def not_shared(a, b, device):
+    """``a`` and ``b`` hold separate memory. CPU: different data_ptr(). GPU (no
+    data_ptr()): a write to a detached ``a`` does not show in ``b`` (this
+    overwrites ``a``'s values)."""
+    if device == "cpu":
+        assert a.data_ptr() != b.data_ptr()
+        return
+    before = to_np(b)
+    with rumus.no_grad():
+        a.detach().fill_(-42.0)
+    np.testing.assert_array_equal(to_np(b), before)
+
+
+def shared(a, b, device):
+    """``a`` and ``b`` are the same memory (GPU: checked by a write through ``a``,
+    which overwrites their values)."""
+    if device == "cpu":
+        assert a.data_ptr() == b.data_ptr()
+        return
+    with rumus.no_grad():
+        a.detach().fill_(-42.0)
+    assert (to_np(b) == -42).all(), "the two tensors do not share memory"
+
+
 # ------------------------------------------------------------------ Parameter
 
 
-def test_parameter_basics():
-    data = rumus.tensor([[1.0, 2.0], [3.0, 4.0]])
+def test_parameter_basics(device):
+    data = rumus.tensor([[1.0, 2.0], [3.0, 4.0]], device=device)
     p = nn.Parameter(data)
     assert isinstance(p, rumus.Tensor) and type(p) is nn.Parameter
-    assert p.requires_grad and p.is_leaf and p.grad_fn is None
+    assert p.requires_grad and p.is_leaf and p.grad_fn is None and p.device.type == device
     assert not data.requires_grad
-    assert p.data_ptr() == data.data_ptr()  # shares storage
+    if device == "cpu":
+        assert p.data_ptr() == data.data_ptr()  # shares storage (on the GPU: the write below shows it)
     with rumus.no_grad():
         data[0, 0] = 9.0
     assert p[0, 0].item() == 9.0
@@ -82,21 +125,22 @@ def test_parameter_basics():
     assert tuple(empty.shape) == (0,) and empty.requires_grad
 
 
-def test_parameter_repr():
-    p = nn.Parameter(rumus.tensor([1.0, 2.0]))
-    assert repr(p) == "Parameter containing:\ntensor([1., 2.], requires_grad=True)"
+def test_parameter_repr(device):
+    p = nn.Parameter(rumus.tensor([1.0, 2.0], device=device))
+    where = "" if device == "cpu" else "device='gpu:0', "
+    assert repr(p) == f"Parameter containing:\ntensor([1., 2.], {where}requires_grad=True)"
     assert str(p) == repr(p)
 
 
-def test_parameter_bad_input():
+def test_parameter_bad_input(device):
     with pytest.raises(TypeError, match="must be Tensor, not list"):
         nn.Parameter([1.0, 2.0])
     with pytest.raises(RuntimeError, match="floating point"):
-        nn.Parameter(rumus.tensor([1, 2]))
+        nn.Parameter(rumus.tensor([1, 2], device=device))
 
 
-def test_parameter_from_non_leaf_is_a_new_leaf():
-    x = rumus.tensor([1.0, 2.0], requires_grad=True)
+def test_parameter_from_non_leaf_is_a_new_leaf(device):
+    x = rumus.tensor([1.0, 2.0], requires_grad=True, device=device)
     p = nn.Parameter(x * 3)
     assert p.is_leaf and p.grad_fn is None
     (p * p).sum().backward()
@@ -104,12 +148,13 @@ def test_parameter_from_non_leaf_is_a_new_leaf():
     assert x.grad is None
 
 
-def test_parameter_deepcopy_and_pickle():
-    p = nn.Parameter(rumus.tensor([1.0, 2.0], dtype=rumus.float64), requires_grad=False)
+def test_parameter_deepcopy_and_pickle(device):
+    dt = wide(device)
+    p = nn.Parameter(rumus.tensor([1.0, 2.0], dtype=getattr(rumus, dt), device=device), requires_grad=False)
     for q in (copy.deepcopy(p), pickle.loads(pickle.dumps(p))):
-        assert type(q) is nn.Parameter and q.requires_grad is False
-        assert_close(q, np.array([1.0, 2.0]))
-        assert q.data_ptr() != p.data_ptr()
+        assert type(q) is nn.Parameter and q.requires_grad is False and q.device.type == device
+        assert_close(q, np.array([1.0, 2.0], dt))
+        not_shared(q, p, device)
     a, b = copy.deepcopy([p, p])
     assert a is b  # the memo keeps one copy of a shared parameter
 
@@ -134,10 +179,10 @@ def test_registration_and_naming_order():
     assert "fc1" in net._modules and "fc1" not in net.__dict__
 
 
-def test_forward_values():
-    net = Net()
+def test_forward_values(device):
+    net = on(device, Net())
     x = make((5, 4))
-    assert_close(net(tensor(x)), net_forward_np(net, x).astype(np.float32), rtol=1e-5, atol=1e-5)
+    assert_close(net(tensor(x, device=device)), net_forward_np(net, x).astype(np.float32), rtol=1e-5, atol=1e-5)
 
 
 def test_none_parameter_and_module_are_skipped():
@@ -312,27 +357,28 @@ def test_train_eval_propagation():
         net.train("yes")
 
 
-def test_requires_grad_and_zero_grad():
-    net = Net()
+def test_requires_grad_and_zero_grad(device):
+    net = on(device, Net())
     assert net.requires_grad_(False) is net
     assert not any(p.requires_grad for p in net.parameters())
     net.requires_grad_()
     x = make((5, 4))
-    net(tensor(x)).sum().backward()
+    net(tensor(x, device=device)).sum().backward()
     grads = {n: to_np(p.grad) for n, p in net.named_parameters()}
     assert np.abs(grads["fc2.bias"] - 5.0).max() == 0  # d sum / d bias = batch size
     net.zero_grad(set_to_none=False)
     for p in net.parameters():
         assert_close(p.grad, np.zeros(tuple(p.shape), np.float32))
-    net(tensor(x)).sum().backward()  # accumulates into the zeroed grads
+        assert p.grad.device.type == device
+    net(tensor(x, device=device)).sum().backward()  # accumulates into the zeroed grads
     for n, p in net.named_parameters():
         np.testing.assert_allclose(to_np(p.grad), grads[n], rtol=1e-6)
     net.zero_grad()
     assert all(p.grad is None for p in net.parameters())
 
 
-def test_apply_visits_children_first():
-    net = Net()
+def test_apply_visits_children_first(device):
+    net = on(device, Net())
     seen = []
     assert net.apply(lambda m: seen.append(type(m).__name__)) is net
     assert seen == ["Lin", "Relu", "Lin", "Net"]
@@ -349,7 +395,9 @@ def test_apply_visits_children_first():
 # ------------------------------------------------------------------ dtype / device conversion
 
 
-def test_to_dtype_replaces_changed_parameters():
+def test_to_dtype_replaces_changed_parameters(device):
+    if device == "gpu":
+        pytest.skip("float64 is not supported on the GPU (by design); see test_to_device_replaces_changed_parameters")
     net = Net()
     net.register_buffer("steps", rumus.tensor(3))
     net(tensor(make((2, 4)))).sum().backward()
@@ -367,15 +415,45 @@ def test_to_dtype_replaces_changed_parameters():
     assert_close(net(tensor(x)), net_forward_np(net, x))
 
 
-def test_to_keeps_objects_when_nothing_changes():
-    net = Net()
+def test_to_keeps_objects_when_nothing_changes(device):
+    net = on(device, Net())
     params = list(net.parameters())
     running = net.running
-    for call in (lambda: net.to(rumus.float32), lambda: net.to("cpu"), lambda: net.to(rumus.device("cpu")),
-                 lambda: net.float(), lambda: net.cpu(), lambda: net.to(device="cpu", dtype=rumus.float32)):
+    own = net.cpu if device == "cpu" else net.gpu
+    for call in (lambda: net.to(rumus.float32), lambda: net.to(device), lambda: net.to(rumus.device(device)),
+                 lambda: net.float(), own, lambda: net.to(device=device, dtype=rumus.float32)):
         assert call() is net
         assert all(a is b for a, b in zip(net.parameters(), params))
         assert net.running is running
+
+
+def test_to_device_replaces_changed_parameters(device):
+    """Moving to another device (CPU -> ``device`` -> CPU) makes new Parameter
+    objects (as PyTorch does for dtype changes) carrying values, requires_grad
+    and their gradients; tied parameters stay tied, integer buffers keep their
+    dtype. To the same device it is a no-op."""
+    net = Net()
+    net.register_buffer("steps", rumus.tensor(3))
+    net.fc2.bias.requires_grad_(False)
+    net(tensor(make((2, 4)))).sum().backward()
+    before = {n: to_np(p) for n, p in net.named_parameters()}
+    grad_before = to_np(net.fc1.weight.grad)
+    old = dict(net.named_parameters())
+    assert net.to(device) is net
+    for n, p in net.named_parameters():
+        assert type(p) is nn.Parameter and p.device.type == device and p.dtype == rumus.float32 and p.is_leaf
+        assert p.requires_grad == (n != "fc2.bias")
+        assert (p is old[n]) == (device == "cpu"), n
+        np.testing.assert_array_equal(to_np(p), before[n])
+    assert net.fc1.weight.grad.device.type == device
+    np.testing.assert_array_equal(to_np(net.fc1.weight.grad), grad_before)
+    assert net.running.device.type == device and net.scratch.device.type == device
+    assert net.steps.device.type == device and net.steps.dtype == rumus.int64 and net.steps.item() == 3
+    x = make((3, 4))
+    assert_close(net(tensor(x, device=device)), net_forward_np(net, x).astype(np.float32), rtol=1e-5, atol=1e-5)
+    net.cpu()
+    assert all(p.device.type == "cpu" for p in net.parameters()) and net.running.device.type == "cpu"
+    np.testing.assert_array_equal(to_np(net.fc1.weight), before["fc1.weight"])
 
 
 def test_to_argument_forms():
@@ -398,7 +476,9 @@ def test_to_argument_forms():
         net.to("cuda")
 
 
-def test_half_bfloat16_double_type():
+def test_half_bfloat16_double_type(device):
+    if device == "gpu":
+        pytest.skip("float16/bfloat16/float64 are not supported on the GPU (by design)")
     net = Net()
     net.register_buffer("steps", rumus.tensor(3))
     ref = to_np(net.fc1.weight)
@@ -415,7 +495,7 @@ def test_half_bfloat16_double_type():
     assert net.fc2.weight.dtype == rumus.float32 and net.steps.dtype == rumus.float32
 
 
-def test_to_keeps_tied_parameters_tied():
+def test_to_keeps_tied_parameters_tied(device):
     class Tied(nn.Module):
         def __init__(self):
             super().__init__()
@@ -425,23 +505,28 @@ def test_to_keeps_tied_parameters_tied():
             self.register_buffer("shared", rumus.zeros(2))
             self.a.register_buffer("shared", self.shared)
 
-    m = Tied().double()
-    assert m.a.weight is m.b.weight and m.a.weight.dtype == rumus.float64
-    assert m.shared is m.a.shared and m.shared.dtype == rumus.float64
+    if device == "cpu":
+        m = Tied().double()
+        assert m.a.weight is m.b.weight and m.a.weight.dtype == rumus.float64
+        assert m.shared is m.a.shared and m.shared.dtype == rumus.float64
+    else:  # no float64 on the GPU: the move to it replaces every tensor too
+        m = on(device, Tied())
+        assert m.a.weight is m.b.weight and m.shared is m.a.shared
     assert len(list(m.parameters())) == 3
 
 
 # ------------------------------------------------------------------ state_dict
 
 
-def test_state_dict_contents():
-    net = Net()
+def test_state_dict_contents(device):
+    net = on(device, Net())
     sd = net.state_dict()
     assert isinstance(sd, OrderedDict)
     assert list(sd) == ["running"] + NAMES  # own buffers first, then children; "scratch" is not persistent
     for k, v in sd.items():
-        assert type(v) is rumus.Tensor and not v.requires_grad
-    assert sd["fc1.weight"].data_ptr() == net.fc1.weight.data_ptr()  # detached, not copied
+        assert type(v) is rumus.Tensor and not v.requires_grad and v.device.type == device
+    if device == "cpu":  # (on the GPU the fill below shows the sharing)
+        assert sd["fc1.weight"].data_ptr() == net.fc1.weight.data_ptr()  # detached, not copied
     with rumus.no_grad():
         net.fc1.weight.fill_(2.0)
     assert_close(sd["fc1.weight"], np.full((3, 4), 2.0, np.float32))
@@ -454,12 +539,12 @@ def test_state_dict_contents():
                                   "fc2": {"version": 1}}
 
 
-def test_state_dict_round_trip():
-    src, dst = Net(seed=0), Net(seed=7)
+def test_state_dict_round_trip(device):
+    src, dst = on(device, Net(seed=0)), on(device, Net(seed=7))
     with rumus.no_grad():
         src.running.fill_(0.25)
-    x = make((4, 4))
-    assert not np.allclose(to_np(src(tensor(x))), to_np(dst(tensor(x))))
+    x = tensor(make((4, 4)), device=device)
+    assert not np.allclose(to_np(src(x)), to_np(dst(x)))
     params = list(dst.parameters())
     result = dst.load_state_dict(src.state_dict())
     assert result.missing_keys == [] and result.unexpected_keys == []
@@ -467,16 +552,21 @@ def test_state_dict_round_trip():
     assert all(a is b for a, b in zip(dst.parameters(), params))  # copied in place
     for (n, a), (_, b) in zip(src.state_dict().items(), dst.state_dict().items()):
         np.testing.assert_array_equal(to_np(a), to_np(b))
-        assert a.data_ptr() != b.data_ptr()
-    np.testing.assert_array_equal(to_np(src(tensor(x))), to_np(dst(tensor(x))))
-    assert all(p.requires_grad and p.grad_fn is None for p in dst.parameters())
+        if device == "cpu":
+            assert a.data_ptr() != b.data_ptr()
+    np.testing.assert_array_equal(to_np(src(x)), to_np(dst(x)))
+    assert all(p.requires_grad and p.grad_fn is None and p.device.type == device for p in dst.parameters())
+    if device == "gpu":  # last: overwrites src
+        for (n, a), (_, b) in zip(src.state_dict().items(), dst.state_dict().items()):
+            not_shared(a, b, device)
 
 
-def test_load_state_dict_converts_dtype_and_accepts_plain_dict():
-    net = Net()
+def test_load_state_dict_converts_dtype_and_accepts_plain_dict(device):
+    """(GPU run: the float64 checkpoint is on the CPU, loaded into a GPU module.)"""
+    net = on(device, Net())
     sd = {k: rumus.full(tuple(v.shape), 1.5, dtype=rumus.float64) for k, v in Net().state_dict().items()}
     net.load_state_dict(sd)
-    assert net.fc1.weight.dtype == rumus.float32
+    assert net.fc1.weight.dtype == rumus.float32 and net.fc1.weight.device.type == device
     assert_close(net.fc1.weight, np.full((3, 4), 1.5, np.float32))
 
 
@@ -484,8 +574,8 @@ def _expected_error(*lines):
     return "Error(s) in loading state_dict for Net:\n\t" + "\n\t".join(lines)
 
 
-def test_load_state_dict_missing_and_unexpected():
-    net = Net()
+def test_load_state_dict_missing_and_unexpected(device):
+    net = on(device, Net())
     sd = net.state_dict()
     del sd["fc2.bias"], sd["running"]
     sd["fc3.weight"] = rumus.ones(1)
@@ -504,8 +594,8 @@ def test_load_state_dict_missing_and_unexpected():
         net.load_state_dict({**net.state_dict(), "fc1.gamma": rumus.ones(1)})
 
 
-def test_load_state_dict_size_mismatch_even_when_not_strict():
-    net = Net()
+def test_load_state_dict_size_mismatch_even_when_not_strict(device):
+    net = on(device, Net())
     sd = net.state_dict()
     sd["fc1.weight"] = rumus.ones(5, 4)
     msg = _expected_error("size mismatch for fc1.weight: copying a param with shape rumus.Size([5, 4]) from "
@@ -516,8 +606,8 @@ def test_load_state_dict_size_mismatch_even_when_not_strict():
         assert str(e.value) == msg
 
 
-def test_load_state_dict_all_errors_together():
-    net = Net()
+def test_load_state_dict_all_errors_together(device):
+    net = on(device, Net())
     sd = net.state_dict()
     sd["fc1.weight"] = rumus.ones(3)
     sd["fc1.bias"] = [1.0, 2.0, 3.0]
@@ -539,14 +629,15 @@ def test_load_state_dict_not_a_mapping():
         Net().load_state_dict([("fc1.weight", rumus.ones(3, 4))])
 
 
-def test_load_state_dict_assign():
-    net = Net()
+def test_load_state_dict_assign(device):
+    net = on(device, Net())
     net.fc2.requires_grad_(False)
-    sd = {k: v.clone() * 2 for k, v in Net(seed=3).state_dict().items()}
+    sd = {k: v.clone() * 2 for k, v in on(device, Net(seed=3)).state_dict().items()}
     net.load_state_dict(sd, assign=True)
     for k, v in sd.items():
         got = net.get_parameter(k) if k != "running" else net.running
-        assert got.data_ptr() == v.data_ptr()
+        assert got.device.type == device
+        shared(got, v, device)
     assert type(net.fc1.weight) is nn.Parameter and net.fc1.weight.requires_grad
     assert not net.fc2.weight.requires_grad  # requires_grad comes from the module
     assert type(net.running) is rumus.Tensor
@@ -609,35 +700,35 @@ def test_extra_state_round_trip():
 # ------------------------------------------------------------------ hooks
 
 
-def test_forward_hooks_order_and_removal():
-    lin = Lin(2, 2)
+def test_forward_hooks_order_and_removal(device):
+    lin = on(device, Lin(2, 2))
     calls = []
     h1 = lin.register_forward_pre_hook(lambda m, args: calls.append("pre1"))
     h2 = lin.register_forward_pre_hook(lambda m, args: calls.append("pre0"), prepend=True)
     h3 = lin.register_forward_hook(lambda m, args, out: calls.append("post1"))
     h4 = lin.register_forward_hook(lambda m, args, out: calls.append("post0"), prepend=True)
-    lin(rumus.ones(1, 2))
+    lin(rumus.ones(1, 2, device=device))
     assert calls == ["pre0", "pre1", "post0", "post1"]
     h2.remove()
     h4.remove()
     h4.remove()  # removing twice is harmless
     calls.clear()
-    lin(rumus.ones(1, 2))
+    lin(rumus.ones(1, 2, device=device))
     assert calls == ["pre1", "post1"]
     with lin.register_forward_hook(lambda m, args, out: calls.append("ctx")):
         calls.clear()
-        lin(rumus.ones(1, 2))
+        lin(rumus.ones(1, 2, device=device))
         assert calls == ["pre1", "post1", "ctx"]
     calls.clear()
-    lin(rumus.ones(1, 2))
+    lin(rumus.ones(1, 2, device=device))
     assert calls == ["pre1", "post1"]
     h1.remove()
     h3.remove()
     assert not lin._forward_hooks and not lin._forward_pre_hooks
 
 
-def test_forward_hooks_replace_args_and_output():
-    lin = Lin(2, 2)
+def test_forward_hooks_replace_args_and_output(device):
+    lin = on(device, Lin(2, 2))
     x = make((3, 2))
     expected = x @ to_np(lin.weight).T + to_np(lin.bias)
     lin.register_forward_pre_hook(lambda m, args: args[0] * 2)  # a non-tuple is wrapped
@@ -650,13 +741,14 @@ def test_forward_hooks_replace_args_and_output():
 
     lin.register_forward_hook(post)
     lin.register_forward_hook(lambda m, args, out: None)  # None keeps the output
-    out = lin(tensor(x))
+    out = lin(tensor(x, device=device))
+    assert out.device.type == device
     np.testing.assert_allclose(seen["arg"], x * 2 + 1, rtol=1e-6)
     expected = ((x * 2 + 1) @ to_np(lin.weight).T + to_np(lin.bias)) * 10
     np.testing.assert_allclose(to_np(out), expected, rtol=1e-5, atol=1e-5)
 
 
-def test_forward_hooks_with_kwargs():
+def test_forward_hooks_with_kwargs(device):
     class Scale(nn.Module):
         def forward(self, x, *, factor=1.0):
             return x * factor
@@ -673,7 +765,7 @@ def test_forward_hooks_with_kwargs():
 
     m.register_forward_pre_hook(pre, with_kwargs=True)
     m.register_forward_hook(post, with_kwargs=True)
-    assert_close(m(rumus.tensor([1.0, 2.0]), factor=5.0), np.array([4.0, 7.0], np.float32))
+    assert_close(m(rumus.tensor([1.0, 2.0], device=device), factor=5.0), np.array([4.0, 7.0], np.float32))
     assert seen == [3.0]
     m.register_forward_pre_hook(lambda mod, args, kwargs: 5, with_kwargs=True)
     with pytest.raises(RuntimeError, match="forward pre-hook must return None or a tuple of"):
@@ -736,20 +828,22 @@ def test_repr_tree():
 # ------------------------------------------------------------------ copy and pickle
 
 
-def test_deepcopy_module():
-    net = Net()
-    net(tensor(make((2, 4)))).sum().backward()
+def test_deepcopy_module(device):
+    net = on(device, Net())
+    net(tensor(make((2, 4)), device=device)).sum().backward()
     twin = copy.deepcopy(net)
     for (n, a), (m, b) in zip(net.named_parameters(), twin.named_parameters()):
-        assert n == m and type(b) is nn.Parameter and b.requires_grad
+        assert n == m and type(b) is nn.Parameter and b.requires_grad and b.device.type == device
         np.testing.assert_array_equal(to_np(a), to_np(b))
-        assert a is not b and a.data_ptr() != b.data_ptr()
+        assert a is not b
+        if device == "cpu":  # (on the GPU the fill below shows it)
+            assert a.data_ptr() != b.data_ptr()
     assert twin.scratch is not net.scratch and "scratch" in twin._non_persistent_buffers_set
     with rumus.no_grad():
         twin.fc1.weight.fill_(0.0)
     assert np.abs(to_np(net.fc1.weight)).sum() > 0
-    x = make((3, 4))
-    np.testing.assert_array_equal(to_np(Net()(tensor(x))), to_np(copy.deepcopy(Net())(tensor(x))))
+    x = tensor(make((3, 4)), device=device)
+    np.testing.assert_array_equal(to_np(on(device, Net())(x)), to_np(copy.deepcopy(on(device, Net()))(x)))
 
 
 def test_deepcopy_keeps_ties():
@@ -762,19 +856,19 @@ def test_deepcopy_keeps_ties():
     assert twin.b.weight is twin.a.weight and twin.c is twin.a and twin.a is not m.a
 
 
-def test_pickle_module():
-    net = Net()
+def test_pickle_module(device):
+    net = on(device, Net())
     net.eval()
     with rumus.no_grad():
         net.running.fill_(0.5)
     back = pickle.loads(pickle.dumps(net))
     assert type(back) is Net and not back.training and not back.fc1.training
     assert [n for n, _ in back.named_parameters()] == NAMES
-    assert all(type(p) is nn.Parameter and p.requires_grad for p in back.parameters())
+    assert all(type(p) is nn.Parameter and p.requires_grad and p.device.type == device for p in back.parameters())
     assert_close(back.running, np.full(2, 0.5, np.float32))
     assert "scratch" in back._buffers and "scratch" not in back.state_dict()
-    x = make((3, 4))
-    np.testing.assert_array_equal(to_np(back(tensor(x))), to_np(net(tensor(x))))
+    x = tensor(make((3, 4)), device=device)
+    np.testing.assert_array_equal(to_np(back(x)), to_np(net(x)))
     hooked = Lin(1, 1)
     hooked.register_forward_hook(print)  # picklable hooks travel with the module
     assert len(pickle.loads(pickle.dumps(hooked))._forward_hooks) == 1
@@ -783,8 +877,8 @@ def test_pickle_module():
 # ------------------------------------------------------------------ containers
 
 
-def test_sequential_indexing_and_forward():
-    a, b, c = Lin(4, 3), Relu(), Lin(3, 2, seed=1)
+def test_sequential_indexing_and_forward(device):
+    a, b, c = on(device, Lin(4, 3)), Relu(), on(device, Lin(3, 2, seed=1))
     seq = nn.Sequential(a, b, c)
     assert len(seq) == 3 and list(seq) == [a, b, c]
     assert seq[0] is a and seq[-1] is c
@@ -793,7 +887,7 @@ def test_sequential_indexing_and_forward():
     assert [n for n, _ in seq.named_parameters()] == ["0.weight", "0.bias", "2.weight", "2.bias"]
     x = make((5, 4))
     h = np.maximum(x @ to_np(a.weight).T + to_np(a.bias), 0)
-    assert_close(seq(tensor(x)), (h @ to_np(c.weight).T + to_np(c.bias)).astype(np.float32), rtol=1e-5, atol=1e-5)
+    assert_close(seq(tensor(x, device=device)), (h @ to_np(c.weight).T + to_np(c.bias)).astype(np.float32), rtol=1e-5, atol=1e-5)
     with pytest.raises(IndexError, match="index 3 is out of range"):
         seq[3]
     with pytest.raises(IndexError, match="index -4 is out of range"):
@@ -803,7 +897,7 @@ def test_sequential_indexing_and_forward():
     named = nn.Sequential(OrderedDict([("first", a), ("second", b)]))
     assert list(named._modules) == ["first", "second"] and named.second is b
     assert named[1] is b
-    assert nn.Sequential()(rumus.ones(2)).shape == (2,)  # empty: identity
+    assert nn.Sequential()(rumus.ones(2, device=device)).shape == (2,)  # empty: identity
 
 
 def test_sequential_mutation():
@@ -964,7 +1058,7 @@ def test_parameter_dict():
     assert len(pd) == 0 and list(pd.parameters()) == []
 
 
-def test_containers_state_dict_round_trip():
+def test_containers_state_dict_round_trip(device):
     def build(seed):
         m = nn.Module()
         m.seq = nn.Sequential(Lin(2, 3, seed=seed), Relu())
@@ -972,7 +1066,7 @@ def test_containers_state_dict_round_trip():
         m.extra = nn.ParameterList([rumus.full((2,), float(seed))])
         return m
 
-    src, dst = build(1), build(2)
+    src, dst = on(device, build(1)), on(device, build(2))
     assert list(src.state_dict()) == ["seq.0.weight", "seq.0.bias", "heads.x.weight", "heads.x.bias", "extra.0"]
     dst.load_state_dict(src.state_dict())
     for a, b in zip(src.parameters(), dst.parameters()):

@@ -104,6 +104,46 @@ def opt_cls(name):
     return getattr(rumus.optim, name)
 
 
+# --------------------------------------------------------------------------
+# devices: every test runs on the CPU and on the GPU (``device`` fixture)
+# --------------------------------------------------------------------------
+
+NOT_ON_GPU = ("float64", "float16", "bfloat16")
+F32_TOL = dict(rtol=1e-5, atol=1e-6)
+
+
+def skip_on_gpu(device, *dtypes):
+    """Skips the GPU run of a test that needs a dtype the GPU lacks by design."""
+    if device == "gpu":
+        for d in dtypes:
+            if d in NOT_ON_GPU:
+                pytest.skip(f"{d} is not supported on the GPU (by design)")
+
+
+def wide(device):
+    """float64 on the CPU, float32 on the GPU (which has no float64): for tests
+    that use float64 parameters but are not about float64."""
+    return "float64" if device == "cpu" else "float32"
+
+
+def dtol(device, **cpu):
+    """The CPU's tolerances ``cpu`` on the CPU; float32 tolerances on the GPU
+    (where the test runs in float32)."""
+    return cpu if device == "cpu" else dict(F32_TOL)
+
+
+def dleaf(a, dtype="float64", device="cpu"):
+    """Leaf tensor on ``device`` that requires grad, holding ``a`` as ``dtype``."""
+    t = tensor(np.asarray(a, dtype=dtype), device=device)
+    t.requires_grad_()
+    assert t.is_leaf and t.device.type == device
+    return t
+
+
+def dev_of(t):
+    return t.device.type
+
+
 def tol(name, dtype):
     if dtype == "float32":
         return dict(rtol=1e-5, atol=1e-6)
@@ -250,8 +290,9 @@ def grad_seq(shapes, dtype, rng, steps=STEPS):
 
 
 def set_grads(params, grads):
+    """Gradients (numpy, None: no gradient) on each parameter's device."""
     for p, g in zip(params, grads):
-        p.grad = None if g is None else tensor(g)
+        p.grad = None if g is None else tensor(g, device=dev_of(p))
 
 
 def split(flat, sizes):
@@ -278,6 +319,7 @@ def check_state(opt, params, ref, dtype, name):
             continue
         assert set(st) == set(st_ref), f"param {i}: state keys {sorted(st)} != {sorted(st_ref)}"
         for k, v in st_ref.items():
+            assert dev_of(st[k]) == dev_of(t), f"param {i}: state[{k!r}] on {st[k].device}, param on {t.device}"
             if k == "step":
                 assert isinstance(st[k], rumus.Tensor) and st[k].dtype == rumus.float32 and tuple(st[k].shape) == ()
                 assert st[k].item() == v
@@ -290,10 +332,10 @@ def check_state(opt, params, ref, dtype, name):
                     raise AssertionError(f"param {i}, state[{k!r}]: {e}") from None
 
 
-def run(name, kw, dtype, rng, steps=STEPS, shapes=SHAPES):
+def run(name, kw, dtype, rng, steps=STEPS, shapes=SHAPES, device="cpu"):
     """rumus optimizer and NumPy reference run side by side; params checked every step."""
     init = arrays(shapes, dtype, rng)
-    params = [leaf(a, dtype) for a in init]
+    params = [dleaf(a, dtype, device) for a in init]
     opt = opt_cls(name)(params, **kw)
     ref = Ref(name, [(init, kw)])
     for gs in grad_seq(shapes, dtype, rng, steps):
@@ -310,8 +352,8 @@ def run(name, kw, dtype, rng, steps=STEPS, shapes=SHAPES):
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_defaults(name):
-    p = leaf(np.zeros(3))
+def test_defaults(name, device):
+    p = dleaf(np.zeros(3), wide(device), device)
     opt = opt_cls(name)([p])
     assert isinstance(opt, rumus.optim.Optimizer)
     assert len(opt.param_groups) == 1
@@ -326,22 +368,25 @@ def test_defaults(name):
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
 @pytest.mark.parametrize("name,kw", CONFIGS, ids=CONFIG_IDS)
-def test_matches_numpy(name, kw, dtype, rng):
-    opt, params, ref = run(name, kw, dtype, rng)
+def test_matches_numpy(name, kw, dtype, rng, device):
+    skip_on_gpu(device, dtype)
+    opt, params, ref = run(name, kw, dtype, rng, device=device)
     check_state(opt, params, ref, dtype, name)
     for p in params:
         assert p.is_leaf and p.requires_grad and p.grad_fn is None
 
 
 @pytest.mark.parametrize("name,kw", CONFIGS, ids=CONFIG_IDS)
-def test_matches_torch(name, kw, rng):
+def test_matches_torch(name, kw, rng, device):
+    """On the GPU (no float64) rumus and torch (on its CPU) both run in float32."""
     torch = pytest.importorskip("torch")
-    init = arrays(SHAPES, "float64", rng)
-    grads = grad_seq(SHAPES, "float64", rng)
+    dt = wide(device)
+    init = arrays(SHAPES, dt, rng)
+    grads = grad_seq(SHAPES, dt, rng)
     tparams = [torch.tensor(a, requires_grad=True) for a in init]
     topt = getattr(torch.optim, name)(tparams, **kw)
     ref = Ref(name, [(init, kw)])
-    params = [leaf(a) for a in init]
+    params = [dleaf(a, dt, device) for a in init]
     opt = opt_cls(name)(params, **kw)
     for gs in grads:
         for tp, g in zip(tparams, gs):
@@ -352,16 +397,17 @@ def test_matches_torch(name, kw, rng):
         opt.step()
     # The NumPy reference itself must agree with PyTorch.
     for tp, (p, _) in zip(tparams, ref.flat()):
-        np.testing.assert_allclose(p, tp.detach().numpy(), **tol(name, "float64"))
+        np.testing.assert_allclose(p, tp.detach().numpy(), **tol(name, dt))
     for i, (p, tp) in enumerate(zip(params, tparams)):
-        np.testing.assert_allclose(val(p), tp.detach().numpy(), **tol(name, "float64"), err_msg=f"param {i}")
+        np.testing.assert_allclose(val(p), tp.detach().numpy(), **tol(name, dt), err_msg=f"param {i}")
         tst, st = topt.state[tp], opt.state.get(p, {})
         assert set(st) == set(tst)
         for k, tv in tst.items():
             got = st[k]
             assert got.dtype == getattr(rumus, str(tv.dtype).removeprefix("torch.")), k
-            np.testing.assert_allclose(val(got), tv.numpy(), rtol=1e-6 if k == "mu_product" else tol(name, "float64")["rtol"],
-                                       atol=tol(name, "float64")["atol"], err_msg=f"param {i}, state[{k!r}]")
+            assert dev_of(got) == device, k
+            np.testing.assert_allclose(val(got), tv.numpy(), rtol=1e-6 if k == "mu_product" else tol(name, dt)["rtol"],
+                                       atol=tol(name, dt)["atol"], err_msg=f"param {i}, state[{k!r}]")
     # Group options are PyTorch's names and values (rumus may lack torch-only
     # ones like foreach), so state_dicts mean the same thing in both.
     sd, tsd = opt.state_dict(), topt.state_dict()
@@ -375,11 +421,12 @@ def test_matches_torch(name, kw, rng):
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_two_param_groups(name, rng):
+def test_two_param_groups(name, rng, device):
     kw = RICH[name]
     lr = kw["lr"]
-    init = arrays(SHAPES, "float64", rng)
-    params = [leaf(a) for a in init]
+    dt = wide(device)
+    init = arrays(SHAPES, dt, rng)
+    params = [dleaf(a, dt, device) for a in init]
     g1 = dict(lr=3 * lr, weight_decay=0.2)
     opt = opt_cls(name)([{"params": params[:2]}, {"params": params[2:], **g1}], **kw)
     assert [g["lr"] for g in opt.param_groups] == [lr, 3 * lr]
@@ -389,65 +436,69 @@ def test_two_param_groups(name, rng):
         if k not in g1:
             assert opt.param_groups[1][k] == kw[k], k
     ref = Ref(name, [(init[:2], kw), (init[2:], {**kw, **g1})])
-    for gs in grad_seq(SHAPES, "float64", rng):
+    for gs in grad_seq(SHAPES, dt, rng):
         set_grads(params, gs)
         opt.step()
         ref.step(split(gs, [2, 1]))
-        check_params(params, ref, "float64", name)
-    check_state(opt, params, ref, "float64", name)
+        check_params(params, ref, dt, name)
+    check_state(opt, params, ref, dt, name)
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_none_grad_is_skipped(name, rng):
+def test_none_grad_is_skipped(name, rng, device):
     """A parameter without a gradient is left alone (no weight decay, no state);
     one with a gradient on every other step only counts those steps."""
     kw = {**RICH[name], "weight_decay": 0.1}
-    init = arrays(SHAPES, "float64", rng)
-    params = [leaf(a) for a in init]
+    dt = wide(device)
+    init = arrays(SHAPES, dt, rng)
+    params = [dleaf(a, dt, device) for a in init]
     opt = opt_cls(name)(params, **kw)
     ref = Ref(name, [(init, kw)])
-    for i, (g0, _, g2) in enumerate(grad_seq(SHAPES, "float64", rng)):
+    for i, (g0, _, g2) in enumerate(grad_seq(SHAPES, dt, rng)):
         gs = [g0, None, g2 if i % 2 == 0 else None]
         set_grads(params, gs)
         opt.step()
         ref.step([gs])
-        check_params(params, ref, "float64", name)
+        check_params(params, ref, dt, name)
     np.testing.assert_array_equal(val(params[1]), init[1])
-    check_state(opt, params, ref, "float64", name)
+    check_state(opt, params, ref, dt, name)
     if name != "SGD":
         assert opt.state[params[2]]["step"].item() == STEPS // 2
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_scalar_and_empty_params(name, rng):
-    run(name, RICH[name], "float64", rng, steps=4, shapes=[(), (0,), (1,)])
+def test_scalar_and_empty_params(name, rng, device):
+    run(name, RICH[name], wide(device), rng, steps=4, shapes=[(), (0,), (1,)], device=device)
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_noncontiguous_grad(name, rng):
+def test_noncontiguous_grad(name, rng, device):
     """Transposed, strided and expanded (stride 0) gradients."""
     kw = RICH[name]
-    a = rng.uniform(-1, 1, (3, 4))
-    p = leaf(a)
+    dt = wide(device)
+    a = rng.uniform(-1, 1, (3, 4)).astype(dt)
+    p = dleaf(a, dt, device)
     opt = opt_cls(name)([p], **kw)
     ref = Ref(name, [([a], kw)])
-    for i, (g,) in enumerate(grad_seq([(3, 4)], "float64", rng, steps=6)):
-        _, p.grad, g = noncontig(g)[i % 3]
+    for i, (g,) in enumerate(grad_seq([(3, 4)], dt, rng, steps=6)):
+        _, p.grad, g = noncontig(g, device=device)[i % 3]
         assert not p.grad.is_contiguous()
         opt.step()
         ref.step([[g]])
-        check_params([p], ref, "float64", name)
+        check_params([p], ref, dt, name)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 @pytest.mark.parametrize("name", NAMES)
-def test_large_params(name, dtype, rng):
-    """Sizes past any parallel/vector chunking, with odd tails."""
-    run(name, RICH[name], dtype, rng, steps=3, shapes=[(100_003,), (257, 129)])
+def test_large_params(name, dtype, rng, device):
+    """Sizes past any parallel/vector chunking (and GPU workgroups), with odd tails."""
+    skip_on_gpu(device, dtype)
+    run(name, RICH[name], dtype, rng, steps=3, shapes=[(100_003,), (257, 129)], device=device)
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_mixed_dtypes_in_one_group(name, rng):
+def test_mixed_dtypes_in_one_group(name, rng, device):
+    skip_on_gpu(device, "float64")
     kw = RICH[name]
     a32, a64 = arrays([(7,)], "float32", rng)[0], arrays([(2, 3)], "float64", rng)[0]
     p32, p64 = leaf(a32, "float32"), leaf(a64)
@@ -467,9 +518,10 @@ def test_mixed_dtypes_in_one_group(name, rng):
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 @pytest.mark.parametrize("name", ["SGD", "Adam"])
-def test_half_params_raise_clearly(name, dtype):
+def test_half_params_raise_clearly(name, dtype, device):
     """The fused steps are float32/float64 only: half parameters raise (PyTorch
     would update them) instead of being silently mishandled."""
+    skip_on_gpu(device, dtype)
     p = tensor(np.ones(4, np.float32), dtype).requires_grad_()
     opt = opt_cls(name)([p], lr=0.1)
     p.grad = tensor(np.ones(4, np.float32), dtype)
@@ -478,41 +530,42 @@ def test_half_params_raise_clearly(name, dtype):
     np.testing.assert_array_equal(val(p), np.ones(4, np.float32))
 
 
-def test_hyperparameters_as_ints_lists_and_numpy_scalars(rng):
+def test_hyperparameters_as_ints_lists_and_numpy_scalars(rng, device):
     cases = [("SGD", dict(lr=1, momentum=1, dampening=0)),
              ("Adam", dict(lr=np.float64(0.05), betas=[0.8, 0.9], eps=0)),
              ("RMSprop", dict(lr=np.float32(0.01), alpha=0, momentum=0))]
     for name, kw in cases:
-        run(name, kw, "float64", rng, steps=3)
+        run(name, kw, wide(device), rng, steps=3, device=device)
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_noncontiguous_param(name, rng):
+def test_noncontiguous_param(name, rng, device):
     """A transposed leaf parameter (PyTorch allows it) is updated in place
     through its strides; the storage it views sees the update."""
     kw = RICH[name]
-    a = rng.uniform(-1, 1, (3, 4))
-    base = tensor(np.ascontiguousarray(a.T))
+    dt = wide(device)
+    a = rng.uniform(-1, 1, (3, 4)).astype(dt)
+    base = tensor(np.ascontiguousarray(a.T), device=device)
     p = base.t()
     p.requires_grad_()
     assert not p.is_contiguous() and p.is_leaf
     opt = opt_cls(name)([p], **kw)
     ref = Ref(name, [([a], kw)])
-    for (g,) in grad_seq([(3, 4)], "float64", rng, steps=5):
-        p.grad = tensor(np.ascontiguousarray(g.T)).t()
+    for (g,) in grad_seq([(3, 4)], dt, rng, steps=5):
+        p.grad = tensor(np.ascontiguousarray(g.T), device=device).t()
         opt.step()
         ref.step([[g]])
-        check_params([p], ref, "float64", name)
-    np.testing.assert_allclose(val(base), ref.groups[0][0][0].T, **tol(name, "float64"))
+        check_params([p], ref, dt, name)
+    np.testing.assert_allclose(val(base), ref.groups[0][0][0].T, **tol(name, dt))
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_update_is_in_place(name, rng):
+def test_update_is_in_place(name, rng, device):
     """Other references to the parameter (a detached alias) see each step."""
-    p = leaf(rng.uniform(-1, 1, (4,)))
+    p = dleaf(rng.uniform(-1, 1, (4,)), wide(device), device)
     alias = p.detach()
     opt = opt_cls(name)([p], **RICH[name])
-    p.grad = tensor(rng.standard_normal(4))
+    p.grad = tensor(rng.standard_normal(4), wide(device), device)
     before = val(p)
     opt.step()
     assert not np.allclose(val(p), before)
@@ -520,13 +573,14 @@ def test_update_is_in_place(name, rng):
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_lr_and_options_changed_between_steps(name, rng):
+def test_lr_and_options_changed_between_steps(name, rng, device):
     kw = RICH[name]
-    init = arrays(SHAPES, "float64", rng)
-    params = [leaf(a) for a in init]
+    dt = wide(device)
+    init = arrays(SHAPES, dt, rng)
+    params = [dleaf(a, dt, device) for a in init]
     opt = opt_cls(name)(params, **kw)
     ref = Ref(name, [(init, kw)])
-    for i, gs in enumerate(grad_seq(SHAPES, "float64", rng, steps=8)):
+    for i, gs in enumerate(grad_seq(SHAPES, dt, rng, steps=8)):
         if i == 3:
             for g in (opt.param_groups[0], ref.groups[0][1]):
                 g["lr"] = kw["lr"] * 0.25
@@ -537,16 +591,16 @@ def test_lr_and_options_changed_between_steps(name, rng):
         set_grads(params, gs)
         opt.step()
         ref.step([gs])
-        check_params(params, ref, "float64", name)
+        check_params(params, ref, dt, name)
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_lr_zero_leaves_params(name, rng):
-    p = leaf(rng.uniform(-1, 1, (6,)))
+def test_lr_zero_leaves_params(name, rng, device):
+    p = dleaf(rng.uniform(-1, 1, (6,)), wide(device), device)
     before = val(p)
     opt = opt_cls(name)([p], **{**RICH[name], "lr": 0.0, "weight_decay": 0.1})
     for _ in range(3):
-        p.grad = tensor(rng.standard_normal(6))
+        p.grad = tensor(rng.standard_normal(6), wide(device), device)
         opt.step()
     np.testing.assert_array_equal(val(p), before)
 
@@ -556,17 +610,17 @@ def test_lr_zero_leaves_params(name, rng):
 # --------------------------------------------------------------------------
 
 
-def two_group_opt(name, init, kw):
-    params = [leaf(a) for a in init]
+def two_group_opt(name, init, kw, device="cpu"):
+    params = [dleaf(a, wide(device), device) for a in init]
     return opt_cls(name)([{"params": params[:2]}, {"params": params[2:], "lr": 2 * kw["lr"]}], **kw), params
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_state_dict_format(name, rng):
+def test_state_dict_format(name, rng, device):
     kw = RICH[name]
-    init = arrays(SHAPES, "float64", rng)
-    opt, params = two_group_opt(name, init, kw)
-    for gs in grad_seq(SHAPES, "float64", rng, steps=3):
+    init = arrays(SHAPES, wide(device), rng)
+    opt, params = two_group_opt(name, init, kw, device)
+    for gs in grad_seq(SHAPES, wide(device), rng, steps=3):
         set_grads(params, gs)
         opt.step()
     sd = opt.state_dict()
@@ -583,24 +637,27 @@ def test_state_dict_format(name, rng):
             step = sd["state"][i]["step"]
             assert isinstance(step, rumus.Tensor) and step.dtype == rumus.float32 and tuple(step.shape) == ()
             assert step.item() == 3
+        for k, v in sd["state"][i].items():
+            assert dev_of(v) == device, k
     # The optimizer's own groups keep the tensors; the state_dict holds indices.
     assert opt.param_groups[0]["params"][0] is params[0]
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_state_dict_round_trip(name, rng):
+def test_state_dict_round_trip(name, rng, device):
     """An optimizer loaded from a state_dict (deep-copied as a checkpoint would
     be) continues exactly like the original."""
     kw = RICH[name]
-    init = arrays(SHAPES, "float64", rng)
-    grads = grad_seq(SHAPES, "float64", rng, steps=10)
-    opt, params = two_group_opt(name, init, kw)
+    dt = wide(device)
+    init = arrays(SHAPES, dt, rng)
+    grads = grad_seq(SHAPES, dt, rng, steps=10)
+    opt, params = two_group_opt(name, init, kw, device)
     for gs in grads[:5]:
         set_grads(params, gs)
         opt.step()
     sd = opt.state_dict()
     # A fresh optimizer with another lr: loading restores the saved options too.
-    params2 = [leaf(val(p)) for p in params]
+    params2 = [dleaf(val(p), dt, device) for p in params]
     opt2 = opt_cls(name)([{"params": params2[:2]}, {"params": params2[2:]}], **{**kw, "lr": 123.0})
     opt2.load_state_dict(copy.deepcopy(sd))
     assert [g["lr"] for g in opt2.param_groups] == [kw["lr"], 2 * kw["lr"]]
@@ -608,7 +665,7 @@ def test_state_dict_round_trip(name, rng):
     # A third one loads the live state_dict. rumus copies the state on load;
     # PyTorch would alias state tensors whose dtype already matches (step
     # included), so two optimizers would advance each other's state.
-    params3 = [leaf(val(p)) for p in params]
+    params3 = [dleaf(val(p), dt, device) for p in params]
     opt3 = opt_cls(name)([{"params": params3[:2]}, {"params": params3[2:]}], **kw)
     opt3.load_state_dict(sd)
     for o, ps in ((opt, params), (opt2, params2), (opt3, params3)):
@@ -621,19 +678,21 @@ def test_state_dict_round_trip(name, rng):
     for p, p3 in zip(params, params3):
         for k, v in opt.state[p].items():
             np.testing.assert_array_equal(val(opt3.state[p3][k]), val(v), err_msg=k)
+            assert dev_of(opt3.state[p3][k]) == device, k
 
 
-def test_adamw_state_dict_keeps_decoupled_decay(rng):
+def test_adamw_state_dict_keeps_decoupled_decay(rng, device):
     """AdamW is Adam with decoupled_weight_decay=True (PyTorch's group says so),
     so its state_dict loaded into Adam keeps AdamW's decay."""
-    init = arrays(SHAPES, "float64", rng)
-    grads = grad_seq(SHAPES, "float64", rng, steps=6)
-    params = [leaf(a) for a in init]
+    dt = wide(device)
+    init = arrays(SHAPES, dt, rng)
+    grads = grad_seq(SHAPES, dt, rng, steps=6)
+    params = [dleaf(a, dt, device) for a in init]
     opt = rumus.optim.AdamW(params, lr=0.05, weight_decay=0.3)
     for gs in grads[:3]:
         set_grads(params, gs)
         opt.step()
-    params2 = [leaf(val(p)) for p in params]
+    params2 = [dleaf(val(p), dt, device) for p in params]
     opt2 = rumus.optim.Adam(params2)
     opt2.load_state_dict(copy.deepcopy(opt.state_dict()))
     for o, ps in ((opt, params), (opt2, params2)):
@@ -641,7 +700,7 @@ def test_adamw_state_dict_keeps_decoupled_decay(rng):
             set_grads(ps, gs)
             o.step()
     for p, p2 in zip(params, params2):
-        np.testing.assert_allclose(val(p2), val(p), rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(val(p2), val(p), **dtol(device, rtol=1e-12, atol=1e-14))
 
 
 def test_signatures_match_torch():
@@ -654,29 +713,36 @@ def test_signatures_match_torch():
         assert ours == theirs, name
 
 
-def test_state_dict_of_fresh_optimizer():
-    p = leaf(np.ones(3))
+def test_state_dict_of_fresh_optimizer(device):
+    p = dleaf(np.ones(3), wide(device), device)
     sd = rumus.optim.Adam([p], lr=0.1).state_dict()
     assert sd["state"] == {}
     assert sd["param_groups"][0]["params"] == [0] and sd["param_groups"][0]["lr"] == 0.1
 
 
-def test_load_state_dict_casts_state_to_param_dtype(rng):
+def test_load_state_dict_casts_state_to_param_dtype(rng, device):
+    """On the GPU run the float64 state comes from a CPU optimizer and is loaded
+    for a float32 GPU parameter: cast and moved to the parameter's device (as
+    PyTorch does), so that the next step runs."""
     p64 = leaf(rng.uniform(-1, 1, (4,)))
     opt = rumus.optim.Adam([p64], lr=0.1)
     p64.grad = tensor(rng.standard_normal(4))
     opt.step()
-    p32 = leaf(val(p64), "float32")
+    p32 = dleaf(val(p64), "float32", device)
     opt32 = rumus.optim.Adam([p32], lr=0.1)
     opt32.load_state_dict(opt.state_dict())
     st = opt32.state[p32]
     assert st["exp_avg"].dtype == rumus.float32 and st["exp_avg_sq"].dtype == rumus.float32
     assert st["step"].dtype == rumus.float32 and st["step"].item() == 1
     np.testing.assert_allclose(val(st["exp_avg"]), val(opt.state[p64]["exp_avg"]), rtol=1e-6)
+    assert all(dev_of(v) == device for v in st.values()), {k: v.device for k, v in st.items()}
+    p32.grad = tensor(np.ones(4, np.float32), device=device)
+    opt32.step()
+    assert st["step"].item() == 2
 
 
-def test_load_state_dict_errors():
-    ps = [leaf(np.ones(2)) for _ in range(3)]
+def test_load_state_dict_errors(device):
+    ps = [dleaf(np.ones(2), wide(device), device) for _ in range(3)]
     one_group = rumus.optim.SGD(ps, lr=0.1).state_dict()
     two_groups = rumus.optim.SGD([{"params": ps[:2]}, {"params": ps[2:]}], lr=0.1)
     with pytest.raises(ValueError, match="loaded state dict has a different number of parameter groups"):
@@ -687,14 +753,15 @@ def test_load_state_dict_errors():
         two_groups.load_state_dict(other_split)
 
 
-def test_state_dict_loads_into_torch():
+def test_state_dict_loads_into_torch(device):
     """The format is PyTorch's: torch.optim accepts a rumus state_dict once its
-    tensors are converted."""
+    tensors are converted (float32 on the GPU run, torch on its CPU)."""
     torch = pytest.importorskip("torch")
     rng = np.random.default_rng(5)
-    init = arrays(SHAPES, "float64", rng)
-    grads = grad_seq(SHAPES, "float64", rng, steps=6)
-    params = [leaf(a) for a in init]
+    dt = wide(device)
+    init = arrays(SHAPES, dt, rng)
+    grads = grad_seq(SHAPES, dt, rng, steps=6)
+    params = [dleaf(a, dt, device) for a in init]
     opt = rumus.optim.Adam(params, lr=0.05, amsgrad=True)
     for gs in grads[:3]:
         set_grads(params, gs)
@@ -712,7 +779,7 @@ def test_state_dict_loads_into_torch():
             tp.grad = torch.from_numpy(g.copy())
         topt.step()
     for p, tp in zip(params, tparams):
-        np.testing.assert_allclose(val(p), tp.detach().numpy(), rtol=1e-10, atol=1e-12)
+        np.testing.assert_allclose(val(p), tp.detach().numpy(), **dtol(device, rtol=1e-10, atol=1e-12))
 
 
 # --------------------------------------------------------------------------
@@ -720,38 +787,40 @@ def test_state_dict_loads_into_torch():
 # --------------------------------------------------------------------------
 
 
-def test_zero_grad():
-    a, b = leaf(np.ones(3)), leaf(np.ones((2, 2)))
+def test_zero_grad(device):
+    dt = wide(device)
+    a, b = dleaf(np.ones(3), dt, device), dleaf(np.ones((2, 2)), dt, device)
     opt = rumus.optim.SGD([a, b], lr=0.1)
-    a.grad = tensor(np.full(3, 2.0))
+    a.grad = tensor(np.full(3, 2.0), dt, device)
     opt.zero_grad()  # set_to_none=True by default
     assert a.grad is None and b.grad is None
-    a.grad = tensor(np.full(3, 2.0))
+    a.grad = tensor(np.full(3, 2.0), dt, device)
     opt.zero_grad(set_to_none=False)
     assert b.grad is None  # a missing grad is not created
-    assert_close(a.grad, np.zeros(3))
-    assert not a.grad.requires_grad
+    assert_close(a.grad, np.zeros(3, dt))
+    assert not a.grad.requires_grad and dev_of(a.grad) == device
     # Zeroed in place: the grad accumulates from zero on the next backward.
-    (a * rumus.tensor(np.array([1.0, 2.0, 3.0]))).sum().backward()
-    assert_close(a.grad, np.array([1.0, 2.0, 3.0]))
+    (a * tensor(np.array([1.0, 2.0, 3.0]), dt, device)).sum().backward()
+    assert_close(a.grad, np.array([1.0, 2.0, 3.0], dt))
     opt.zero_grad(True)
     assert a.grad is None
 
 
-def test_zero_grad_after_backward_with_graph():
+def test_zero_grad_after_backward_with_graph(device):
     """zero_grad(set_to_none=False) on a grad produced with create_graph=True
     detaches it first (PyTorch does the same)."""
-    x = leaf(np.array([1.0, 2.0]))
+    x = dleaf(np.array([1.0, 2.0]), wide(device), device)
     opt = rumus.optim.SGD([x], lr=0.1)
     (x * x).sum().backward(create_graph=True)
     assert x.grad.requires_grad
     opt.zero_grad(set_to_none=False)
-    assert_close(x.grad, np.zeros(2))
+    assert_close(x.grad, np.zeros(2, wide(device)))
     assert not x.grad.requires_grad and x.grad.grad_fn is None
 
 
-def test_add_param_group(rng):
-    a, b = leaf(rng.uniform(-1, 1, 3)), leaf(rng.uniform(-1, 1, 2))
+def test_add_param_group(rng, device):
+    dt = wide(device)
+    a, b = dleaf(rng.uniform(-1, 1, 3), dt, device), dleaf(rng.uniform(-1, 1, 2), dt, device)
     a0, b0 = val(a), val(b)
     opt = rumus.optim.SGD([a], lr=0.1, momentum=0.9)
     opt.add_param_group({"params": b, "lr": 0.5})  # a lone tensor is accepted
@@ -759,34 +828,35 @@ def test_add_param_group(rng):
     g = opt.param_groups[1]
     assert len(g["params"]) == 1 and g["params"][0] is b
     assert g["lr"] == 0.5 and g["momentum"] == 0.9 and g["nesterov"] is False
-    a.grad, b.grad = tensor(np.ones(3)), tensor(np.ones(2))
+    a.grad, b.grad = tensor(np.ones(3), dt, device), tensor(np.ones(2), dt, device)
     opt.step()
-    np.testing.assert_allclose(val(a), a0 - 0.1, rtol=1e-12)
-    np.testing.assert_allclose(val(b), b0 - 0.5, rtol=1e-12)
+    np.testing.assert_allclose(val(a), a0.astype(np.float64) - 0.1, **dtol(device, rtol=1e-12))
+    np.testing.assert_allclose(val(b), b0.astype(np.float64) - 0.5, **dtol(device, rtol=1e-12))
     with pytest.raises(ValueError, match="some parameters appear in more than one parameter group"):
         opt.add_param_group({"params": [a]})
     with pytest.raises(ValueError, match="some parameters appear in more than one parameter group"):
         rumus.optim.Adam([{"params": [a, b]}, {"params": [b]}])
     assert len(opt.param_groups) == 2
     with pytest.raises(TypeError, match="param_group must be a dict"):
-        opt.add_param_group([leaf(np.ones(1))])
+        opt.add_param_group([dleaf(np.ones(1), dt, device)])
     with pytest.raises(TypeError, match="optimizer parameters need to be organized in ordered collections"):
-        opt.add_param_group({"params": {leaf(np.ones(1))}})
+        opt.add_param_group({"params": {dleaf(np.ones(1), dt, device)}})
 
 
-def test_add_param_group_then_state_dict(rng):
-    a, b = leaf(rng.uniform(-1, 1, 3)), leaf(rng.uniform(-1, 1, 2))
+def test_add_param_group_then_state_dict(rng, device):
+    dt = wide(device)
+    a, b = dleaf(rng.uniform(-1, 1, 3), dt, device), dleaf(rng.uniform(-1, 1, 2), dt, device)
     opt = rumus.optim.Adam([a], lr=0.1)
     opt.add_param_group({"params": [b], "lr": 0.01})
-    a.grad, b.grad = tensor(np.ones(3)), tensor(np.ones(2))
+    a.grad, b.grad = tensor(np.ones(3), dt, device), tensor(np.ones(2), dt, device)
     opt.step()
     sd = opt.state_dict()
     assert [g["params"] for g in sd["param_groups"]] == [[0], [1]]
     assert sorted(sd["state"]) == [0, 1]
 
 
-def test_constructor_errors():
-    p = leaf(np.ones(2))
+def test_constructor_errors(device):
+    p = dleaf(np.ones(2), wide(device), device)
     with pytest.raises(ValueError, match="optimizer got an empty parameter list"):
         rumus.optim.SGD([], lr=0.1)
     with pytest.raises(TypeError, match="params argument given to the optimizer should be an iterable of Tensors or dicts"):
@@ -797,23 +867,24 @@ def test_constructor_errors():
         rumus.optim.SGD([p * 2], lr=0.1)
 
 
-def test_params_as_set_warns():
+def test_params_as_set_warns(device):
     """PyTorch warns (FutureWarning) but accepts a set in the constructor."""
-    p = leaf(np.ones(2))
+    p = dleaf(np.ones(2), wide(device), device)
     with pytest.warns(FutureWarning, match="optimizer parameters need to be organized in ordered collections"):
         opt = rumus.optim.SGD({p}, lr=0.1)
     assert opt.param_groups[0]["params"][0] is p
 
 
-def test_duplicate_param_in_group_warns():
-    p = leaf(np.ones(2))
+def test_duplicate_param_in_group_warns(device):
+    p = dleaf(np.ones(2), wide(device), device)
     with pytest.warns(UserWarning, match="duplicate parameters"):
         rumus.optim.SGD([p, p], lr=0.1)
 
 
-def test_params_as_generator(rng):
-    init = arrays(SHAPES, "float64", rng)
-    params = [leaf(a) for a in init]
+def test_params_as_generator(rng, device):
+    dt = wide(device)
+    init = arrays(SHAPES, dt, rng)
+    params = [dleaf(a, dt, device) for a in init]
     opt = rumus.optim.Adam((p for p in params), lr=0.05)
     assert isinstance(opt.param_groups[0]["params"], list)
     assert all(a is b for a, b in zip(opt.param_groups[0]["params"], params))
@@ -822,14 +893,14 @@ def test_params_as_generator(rng):
     opt2 = rumus.optim.SGD([{"params": (p for p in params[:2])}, {"params": tuple(params[2:]), "lr": 1.0}], lr=0.1)
     assert [len(g["params"]) for g in opt2.param_groups] == [2, 1]
     ref = Ref("Adam", [(init, dict(lr=0.05))])
-    for gs in grad_seq(SHAPES, "float64", rng, steps=3):
+    for gs in grad_seq(SHAPES, dt, rng, steps=3):
         set_grads(params, gs)
         opt.step()
         ref.step([gs])
-    check_params(params, ref, "float64", "Adam")
+    check_params(params, ref, dt, "Adam")
 
 
-def test_custom_optimizer_subclass(rng):
+def test_custom_optimizer_subclass(rng, device):
     """The base class serves user-written optimizers as in PyTorch: `required`
     defaults, param groups, arbitrary (non-tensor) state, state_dict."""
     from rumus.optim.optimizer import required
@@ -847,19 +918,20 @@ def test_custom_optimizer_subclass(rng):
                         st["n"] = st.get("n", 0) + 1
                         p.sub_(p.grad.sign() * (group["lr"] * group["scale"]))
 
-    a = rng.uniform(-1, 1, 4)
-    p = leaf(a)
+    dt = wide(device)
+    a = rng.uniform(-1, 1, 4).astype(dt)
+    p = dleaf(a, dt, device)
     with pytest.raises(ValueError, match="parameter group didn't specify a value of required optimization parameter lr"):
         SignSGD([p])
     opt = SignSGD([{"params": [p], "scale": 2.0}], lr=0.1)
-    g = rng.standard_normal(4)
-    p.grad = tensor(g)
+    g = rng.standard_normal(4).astype(dt)
+    p.grad = tensor(g, device=device)
     opt.step()
     opt.step()
-    np.testing.assert_allclose(val(p), a - 0.4 * np.sign(g), rtol=1e-12)
+    np.testing.assert_allclose(val(p), a.astype(np.float64) - 0.4 * np.sign(g), **dtol(device, rtol=1e-12))
     sd = opt.state_dict()
     assert sd == {"state": {0: {"n": 2}}, "param_groups": [{"lr": 0.1, "scale": 2.0, "params": [0]}]}
-    opt2 = SignSGD([leaf(a)], lr=0.5)
+    opt2 = SignSGD([dleaf(a, dt, device)], lr=0.5)
     opt2.load_state_dict(sd)
     q = opt2.param_groups[0]["params"][0]
     assert opt2.state[q] == {"n": 2} and opt2.param_groups[0]["scale"] == 2.0
@@ -905,29 +977,30 @@ INVALID = [
 
 
 @pytest.mark.parametrize("name,kw,message", INVALID, ids=[f"{n}-{m}" for n, _, m in INVALID])
-def test_invalid_hyperparameters(name, kw, message):
+def test_invalid_hyperparameters(name, kw, message, device):
     with pytest.raises(ValueError, match=msg(message)):
-        opt_cls(name)([leaf(np.ones(2))], **kw)
+        opt_cls(name)([dleaf(np.ones(2), wide(device), device)], **kw)
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_boundary_hyperparameters_are_valid(name):
+def test_boundary_hyperparameters_are_valid(name, device):
     """lr=0, eps=0, beta=0 are allowed (PyTorch's checks are inclusive at 0)."""
     kw = dict(lr=0.0)
     if name not in ("SGD",):
         kw["eps"] = 0.0
     if "betas" in DEFAULTS[name]:
         kw["betas"] = (0.0, 0.0)
-    opt_cls(name)([leaf(np.ones(2))], **kw)
+    opt_cls(name)([dleaf(np.ones(2), wide(device), device)], **kw)
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_closure(name, rng):
+def test_closure(name, rng, device):
     """step(closure) evaluates the closure once with grad enabled (even inside
     no_grad), updates with the gradients it produced and returns its loss."""
     kw = RICH[name]
-    a = rng.uniform(-1, 1, (4,))
-    p = leaf(a)
+    dt = wide(device)
+    a = rng.uniform(-1, 1, (4,)).astype(dt)
+    p = dleaf(a, dt, device)
     opt = opt_cls(name)([p], **kw)
     ref = Ref(name, [([a], kw)])
     calls = []
@@ -947,9 +1020,9 @@ def test_closure(name, rng):
         else:
             loss = opt.step(closure)
         assert isinstance(loss, rumus.Tensor)
-        np.testing.assert_allclose(loss.item(), np.sum(before ** 3), rtol=1e-12)
+        np.testing.assert_allclose(loss.item(), np.sum(before.astype(np.float64) ** 3), **dtol(device, rtol=1e-12))
         ref.step([[3 * ref.groups[0][0][0] ** 2]])
-        check_params([p], ref, "float64", name)
+        check_params([p], ref, dt, name)
     assert calls == [True, True, True]
 
 
@@ -963,15 +1036,15 @@ TRAIN_LR = {"SGD": dict(lr=0.1, momentum=0.9), "Adam": dict(lr=0.03), "AdamW": d
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_trains_small_mlp(name):
+def test_trains_small_mlp(name, device):
     """A 2-16-1 tanh MLP fitted to a smooth 2-D function with full-batch steps:
     the loss falls well below its start (float32, autograd grads)."""
     rng = np.random.default_rng(7)
     x = rng.uniform(-1, 1, (64, 2)).astype(np.float32)
     y = (np.sin(2 * x[:, :1]) + x[:, 1:] ** 2).astype(np.float32)
-    X, Y = tensor(x), tensor(y)
-    params = [leaf(rng.normal(0, 0.5, (2, 16)), "float32"), leaf(np.zeros(16), "float32"),
-              leaf(rng.normal(0, 0.25, (16, 1)), "float32"), leaf(np.zeros(1), "float32")]
+    X, Y = tensor(x, device=device), tensor(y, device=device)
+    params = [dleaf(rng.normal(0, 0.5, (2, 16)), "float32", device), dleaf(np.zeros(16), "float32", device),
+              dleaf(rng.normal(0, 0.25, (16, 1)), "float32", device), dleaf(np.zeros(1), "float32", device)]
     w1, b1, w2, b2 = params
     opt = opt_cls(name)(params, **TRAIN_LR[name])
 
@@ -986,4 +1059,4 @@ def test_trains_small_mlp(name):
         opt.step()
     last = loss_fn().item()
     assert last < 0.1 * first, (first, last)
-    assert all(p.dtype == rumus.float32 and p.is_leaf for p in params)
+    assert all(p.dtype == rumus.float32 and p.is_leaf and dev_of(p) == device for p in params)

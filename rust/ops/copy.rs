@@ -13,8 +13,10 @@ use crate::{dispatch_all};
 /// Does not bump the version: callers that implement user-visible in-place ops do.
 pub fn copy_into(dst: &Tensor, src: &Tensor) -> Result<()> {
     if dst.device() != src.device() {
-        // Across devices (copy_, setitem): move src over first.
-        return copy_into(dst, &transfer(src, dst.device())?);
+        // Across devices (copy_, setitem): move src over first, cast on the
+        // host side (the GPU has no float64 to receive it).
+        let s = if dst.is_gpu() && src.dtype() != dst.dtype() { clone_as(src, dst.dtype())? } else { src.clone() };
+        return copy_into(dst, &transfer(&s, dst.device())?);
     }
     let src_strides = src.layout().broadcast_strides(dst.shape()).map_err(|_| {
         crate::error::Error::Runtime(format!(

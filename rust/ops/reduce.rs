@@ -335,13 +335,16 @@ fn cumulative_raw(t: &Tensor, dim: i64, dtype: Option<DType>, product: bool) -> 
     let out_dtype = sum_dtype(t, dtype);
     let x = to_dtype(t, if out_dtype.is_float() { out_dtype.compute() } else { DType::I64 })?;
     if t.is_gpu() {
-        if !out_dtype.is_float() {
-            bail!(NotImplemented, "cumsum/cumprod of integer tensors have no GPU kernel yet");
-        }
+        let op = match (out_dtype.is_float(), product) {
+            (true, false) => "cumsum",
+            (true, true) => "cumprod",
+            (false, false) => "cumsum_i32",
+            (false, true) => bail!(NotImplemented, "cumprod of integer tensors has no GPU kernel yet"),
+        };
         let x = super::copy::contiguous_clone(&x)?;
-        let out = Tensor::empty_on(x.shape(), DType::F32, Device::Gpu)?;
+        let out = Tensor::empty_on(x.shape(), x.dtype(), Device::Gpu)?;
         let (outer, n, inner) = if x.ndim() == 0 { (1, 1, 1) } else { (x.shape()[..d].iter().product(), x.shape()[d], x.shape()[d + 1..].iter().product()) };
-        crate::backend::gpu::reduce::reduce(if product { "cumprod" } else { "cumsum" }, &x, outer, n, inner, &[&out], 1.0)?;
+        crate::backend::gpu::reduce::reduce(op, &x, outer, n, inner, &[&out], 1.0)?;
         return to_dtype(&out, out_dtype);
     }
     let out = Tensor::for_output(x.shape(), x.dtype())?;

@@ -280,6 +280,13 @@ impl PyTensor {
                     self.t.dtype().name()
                 )));
             }
+            if g.t.device() != self.t.device() {
+                return Err(PyRuntimeError::new_err(format!(
+                    "assigned grad has data located on a different device: {} vs {}",
+                    g.t.device().name(),
+                    self.t.device().name()
+                )));
+            }
         }
         *self.t.0.autograd.grad.lock().unwrap_or_else(|e| e.into_inner()) = g.map(|g| g.t.clone());
         Ok(())
@@ -407,10 +414,16 @@ impl PyTensor {
         let (dtype, device) = to_target(args, dtype, device)?;
         let py = slf.py();
         let mut out = t.clone();
-        if let Some(d) = device.filter(|&d| d != t.device()) {
+        let cast = dtype.filter(|&d| d != t.dtype());
+        let moving = device.filter(|&d| d != t.device());
+        // Cast on the host side of a transfer: the GPU has no float64 to send or receive.
+        if let (Some(d), Some(Device::Gpu)) = (cast, moving) {
+            out = to_dtype(&out, d)?;
+        }
+        if let Some(d) = moving {
             out = py.detach(|| crate::ops::copy::to_device(&out, d))?;
         }
-        if let Some(d) = dtype.filter(|&d| d != t.dtype()) {
+        if let Some(d) = cast.filter(|&d| d != out.dtype()) {
             out = to_dtype(&out, d)?;
         }
         if out.same_tensor(t) {

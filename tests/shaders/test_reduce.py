@@ -235,3 +235,12 @@ def test_cumprod(gpu, n):
             rtol = 1e-2 if dtype == "f16" else 2e-7 * n + 1e-6
             np.testing.assert_allclose(got, want, rtol=rtol, atol=1e-30)
             assert (got[2, n // 2:, 0] == 0).all()
+
+
+def test_cumsum_i32(gpu):
+    rng = np.random.default_rng(5)
+    x = rng.integers(-1000, 1000, (3, 7, 5)).astype(np.int32)
+    y = np.full(3 * 7 * 5 + 2, 77, np.int32)
+    got = gpu.run("reduce.wgsl", "cumsum_i32", [x, y], [3, 7, 5, 0, 1, 1.0], groups_1d(15))[1]
+    np.testing.assert_array_equal(got[1:-1].reshape(3, 7, 5), np.cumsum(x, axis=1))
+    assert got[0] == 77 and got[-1] == 77

@@ -132,8 +132,10 @@ class Optimizer:
             if k not in id_map:
                 continue
             p = id_map[k]
+            # As PyTorch: state moves to the parameter's device; moments take its dtype.
             state[p] = {
-                name: (val.to(p.dtype) if isinstance(val, Tensor) and name not in self._scalars and val.is_floating_point() else val)
+                name: (val.to(p.device, p.dtype) if name not in self._scalars and val.is_floating_point() else val.to(p.device))
+                if isinstance(val, Tensor) else val
                 for name, val in v.items()
             }
         self.state = state

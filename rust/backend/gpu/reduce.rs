@@ -23,6 +23,7 @@ fn entries(op: &str) -> Result<(&'static str, &'static str)> {
         "sum_i32" => ("sum_i32_rows", "sum_i32_cols"),
         "cumsum" => ("cumsum", "cumsum"),
         "cumprod" => ("cumprod", "cumprod"),
+        "cumsum_i32" => ("cumsum_i32", "cumsum_i32"),
         _ => bail!(Runtime, "internal error: no GPU reduction {}", op),
     })
 }
