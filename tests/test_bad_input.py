@@ -24,6 +24,40 @@ ALLOWED = (ValueError, TypeError, IndexError, RuntimeError, NotImplementedError)
 DTYPES = ["float32", "float64", "float16", "bfloat16", "int64", "int32", "uint8", "bool"]
 FLOATS = {"float32", "float64", "float16", "bfloat16"}
 
+# --------------------------------------------------------------------------
+# devices: every test runs on the CPU and on the GPU (``device`` fixture).
+# On the GPU the drawn tensors use the GPU's dtypes (no float64/float16/
+# bfloat16, by design: asking an op for one is still drawn and must raise an
+# allowed exception) and int64 extremes are the 32-bit ones (int64 tensors on
+# the GPU hold 32-bit values). GPU index checks report at the next read of GPU
+# data, so ``call`` synchronizes after every op on the GPU: such an error is
+# the op's (RuntimeError, allowed) and cannot leak into a later read.
+# --------------------------------------------------------------------------
+
+GPU_DTYPES = ["float32", "int64", "int32", "uint8", "bool"]
+_DEV = ["cpu"]  # the device of the running test, set by the ``dev`` fixture
+
+
+@pytest.fixture
+def dev(device):
+    _DEV[0] = device
+    yield device
+    if device == "gpu":
+        try:
+            rumus.gpu.synchronize()  # nothing pending leaks into the next test
+        except RuntimeError:
+            pass
+    _DEV[0] = "cpu"
+
+
+def gpu():
+    return _DEV[0] == "gpu"
+
+
+def dtype_names():
+    return st.sampled_from(GPU_DTYPES if gpu() else DTYPES)
+
+
 SETTINGS = settings(
     max_examples=300,
     deadline=None,
@@ -63,13 +97,26 @@ def touch(desc, out):
         _fail(desc + " (reading its result)", e)
 
 
+def _pending_after_raise(desc, e):
+    """An op that raised must leave no GPU error queued for a later read."""
+    try:
+        rumus.gpu.synchronize()
+    except BaseException as e2:  # noqa: BLE001
+        raise AssertionError(f"{desc} raised {type(e).__name__} ({e}) but left a GPU error pending, "
+                             f"reported by the next read: {type(e2).__name__}: {e2}") from e2
+
+
 def call(desc, fn, *args, extra=(), **kwargs):
     """Run fn; allowed exceptions -> None, other exceptions -> test failure."""
     try:
         out = fn(*args, **kwargs)
+        if gpu():
+            rumus.gpu.synchronize()  # a GPU-side index error is reported here
     except (KeyboardInterrupt, SystemExit):
         raise
-    except ALLOWED + tuple(extra):
+    except ALLOWED + tuple(extra) as e:
+        if gpu():
+            _pending_after_raise(desc, e)
         return None
     except BaseException as e:  # noqa: BLE001 - PanicException derives from BaseException
         _fail(desc, e)
@@ -98,6 +145,8 @@ def np_values(shape, dtype, rng):
         lo = 0 if dtype == "uint8" else -5
         v = rng.integers(lo, lo + 11, size=n)
         m = rng.random(n) < 0.1
+        if gpu() and dtype == "int64":
+            info = np.iinfo(np.int32)  # int64 on the GPU holds 32-bit values
         extremes = [int(info.min), int(info.max), 0, 1]
         v = v.astype(np.dtype(dtype))
         if m.any():
@@ -108,6 +157,8 @@ def np_values(shape, dtype, rng):
 def from_np(a, dtype):
     if dtype == "bfloat16":
         return rumus.tensor(np.asarray(a, np.float32)).to(rumus.bfloat16)
+    if gpu():
+        return rumus.tensor(a, device="gpu")
     return rumus.tensor(a)
 
 
@@ -146,7 +197,7 @@ def draw_tensor(data, shape=None, dtype=None, label="t"):
     if shape is None:
         shape = data.draw(SHAPES, label=label + ".shape")
     if dtype is None:
-        dtype = data.draw(DTYPE_NAMES, label=label + ".dtype")
+        dtype = data.draw(dtype_names(), label=label + ".dtype")
     seed = data.draw(st.integers(0, 2**32 - 1), label=label + ".seed")
     layout = data.draw(LAYOUTS, label=label + ".layout")
     return make_tensor(shape, dtype, seed, layout)
@@ -170,6 +221,7 @@ def related_shape(data, shape):
 def draw_index_tensor(data, label="index"):
     shape = data.draw(st.lists(st.integers(0, 4), max_size=3).map(tuple), label=label + ".shape")
     dtype = data.draw(st.sampled_from(["int64"] * 5 + ["int32", "uint8", "bool", "float32"]), label=label + ".dtype")
+    device = {"device": "gpu"} if gpu() else {}
     seed = data.draw(st.integers(0, 2**32 - 1))
     rng = np.random.default_rng(seed)
     n = math.prod(shape)
@@ -179,7 +231,7 @@ def draw_index_tensor(data, label="index"):
         v = rng.integers(0, 7, size=n).astype(np.uint8)
     else:
         v = rng.integers(-6, 7, size=n).astype(np.dtype(dtype))
-    return rumus.tensor(v.reshape(shape))
+    return rumus.tensor(v.reshape(shape), **device)
 
 
 def draw_operand(data, shape, label="other"):
@@ -216,7 +268,7 @@ UNARY_INPLACE = [
 
 @SETTINGS
 @given(st.data())
-def test_unary_family(data):
+def test_unary_family(dev, data):
     t = draw_tensor(data)
     how = data.draw(st.sampled_from(["function", "method", "inplace", "operator", "kwargs"]), label="how")
     if how == "function":
@@ -300,7 +352,7 @@ def _iop(sym):
 
 @SETTINGS
 @given(st.data())
-def test_binary_family(data):
+def test_binary_family(dev, data):
     t = draw_tensor(data)
     other = draw_operand(data, tuple(t.shape))
     desc = f"{t.dtype}{tuple(t.shape)} and {getattr(other, 'dtype', other)}{tuple(getattr(other, 'shape', ()))}"
@@ -359,7 +411,7 @@ REDUCTIONS = ["sum", "mean", "prod", "amax", "amin", "max", "min", "argmax", "ar
 
 @SETTINGS
 @given(st.data())
-def test_reduction_family(data):
+def test_reduction_family(dev, data):
     t = draw_tensor(data)
     name = data.draw(st.sampled_from(REDUCTIONS), label="op")
     fn = getattr(t, name) if data.draw(st.booleans(), label="method") else \
@@ -398,7 +450,7 @@ def test_reduction_family(data):
 
 @SETTINGS
 @given(st.data())
-def test_matmul_family(data):
+def test_matmul_family(dev, data):
     n, m, k, b = (data.draw(st.integers(0, 3), label=x) for x in "nmkb")
     name = data.draw(st.sampled_from(["matmul", "@", "mm", "bmm", "mv", "dot", "outer"]), label="op")
     shapes = {
@@ -417,8 +469,8 @@ def test_matmul_family(data):
         sa = data.draw(SHAPES, label="a.shape*")
     if data.draw(st.integers(0, 3), label="perturb") == 0:
         sb = data.draw(SHAPES, label="b.shape*")
-    da = data.draw(st.sampled_from(DTYPES + ["float32"] * 4), label="a.dtype")
-    db = da if data.draw(st.integers(0, 3)) else data.draw(DTYPE_NAMES, label="b.dtype")
+    da = data.draw(st.sampled_from((GPU_DTYPES if gpu() else DTYPES) + ["float32"] * 4), label="a.dtype")
+    db = da if data.draw(st.integers(0, 3)) else data.draw(dtype_names(), label="b.dtype")
     a = draw_tensor(data, shape=sa, dtype=da, label="a")
     bt = draw_tensor(data, shape=sb, dtype=db, label="b")
     desc = f"{name}({a.dtype}{tuple(a.shape)}, {bt.dtype}{tuple(bt.shape)})"
@@ -439,7 +491,7 @@ SHAPE_OPS = [
 
 @SETTINGS
 @given(st.data())
-def test_shape_family(data):
+def test_shape_family(dev, data):
     t = draw_tensor(data)
     name = data.draw(st.sampled_from(SHAPE_OPS), label="op")
     desc = f"{name} on {t.dtype}{tuple(t.shape)} strides {t.stride()}"
@@ -514,16 +566,16 @@ def test_shape_family(data):
 
 @SETTINGS
 @given(st.data())
-def test_cat_stack_family(data):
+def test_cat_stack_family(dev, data):
     count = data.draw(st.integers(0, 4), label="count")
     shape0 = data.draw(SHAPES, label="shape0")
-    dtype0 = data.draw(DTYPE_NAMES, label="dtype0")
+    dtype0 = data.draw(dtype_names(), label="dtype0")
     ts = []
     for i in range(count):
         shape = shape0 if data.draw(st.integers(0, 2)) else data.draw(SHAPES)
         if shape and data.draw(st.booleans()):
             shape = (data.draw(SIZES),) + tuple(shape[1:])
-        dtype = dtype0 if data.draw(st.integers(0, 3)) else data.draw(DTYPE_NAMES)
+        dtype = dtype0 if data.draw(st.integers(0, 3)) else data.draw(dtype_names())
         ts.append(draw_tensor(data, shape=shape, dtype=dtype, label=f"t{i}"))
     name = data.draw(st.sampled_from(["cat", "concat", "stack"]), label="op")
     d = data.draw(DIM, label="dim")
@@ -537,7 +589,7 @@ def test_cat_stack_family(data):
 
 @SETTINGS
 @given(st.data())
-def test_index_ops_family(data):
+def test_index_ops_family(dev, data):
     t = draw_tensor(data)
     name = data.draw(st.sampled_from(["gather", "scatter", "scatter_value", "scatter_add", "scatter_",
                                       "scatter_add_", "index_select", "masked_fill", "nonzero", "one_hot"]),
@@ -607,7 +659,7 @@ def _short(idx):
 
 @SETTINGS
 @given(st.data())
-def test_getitem_family(data):
+def test_getitem_family(dev, data):
     t = draw_tensor(data)
     idx = draw_index(data)
     desc = f"{t.dtype}{tuple(t.shape)}[{_short(idx)}]"
@@ -619,7 +671,7 @@ def test_getitem_family(data):
 
 @SETTINGS
 @given(st.data())
-def test_setitem_family(data):
+def test_setitem_family(dev, data):
     t = draw_tensor(data)
     idx = draw_index(data)
     if data.draw(st.booleans(), label="tensor value"):
@@ -643,7 +695,7 @@ ARANGE_VALUES = [-3, -1, 0, 1, 2, 5, 0.5, -2.5, 0.25, float("nan"), float("inf")
 
 @SETTINGS
 @given(st.data())
-def test_creation_family(data):
+def test_creation_family(dev, data):
     name = data.draw(st.sampled_from(["zeros", "ones", "empty", "rand", "randn", "full", "randint",
                                       "randperm", "arange", "linspace", "eye", "like", "tensor"]), label="op")
     size = data.draw(st.lists(st.integers(-3, 5), max_size=4), label="size")
@@ -652,29 +704,30 @@ def test_creation_family(data):
     form = data.draw(st.sampled_from(["varargs", "tuple", "list"]), label="form")
     sz = {"varargs": tuple(size), "tuple": (tuple(size),), "list": (list(size),)}[form]
     desc = f"{name}({size}, dtype={dtype}, requires_grad={rg})"
+    dv = {"device": "gpu"} if gpu() else {}  # (the CPU run passes no device, as before)
     if name in ("zeros", "ones", "empty", "rand", "randn"):
-        call(desc, getattr(rumus, name), *sz, dtype=dtype, requires_grad=rg)
+        call(desc, getattr(rumus, name), *sz, dtype=dtype, requires_grad=rg, **dv)
     elif name == "full":
         v = data.draw(st.sampled_from(FILL), label="fill")
-        call(f"full({size}, {v!r}, dtype={dtype})", rumus.full, tuple(size), v, dtype=dtype)
+        call(f"full({size}, {v!r}, dtype={dtype})", rumus.full, tuple(size), v, dtype=dtype, **dv)
     elif name == "randint":
         lo, hi = data.draw(st.integers(-5, 5)), data.draw(st.integers(-5, 5))
         call(f"randint({lo}, {hi}, {size})", rumus.randint, lo, hi, tuple(size),
-             **({"dtype": dtype} if dtype is not None else {}))
-        call(f"randint({hi}, {size})", rumus.randint, hi, tuple(size))
+             **({"dtype": dtype} if dtype is not None else {}), **dv)
+        call(f"randint({hi}, {size})", rumus.randint, hi, tuple(size), **dv)
     elif name == "randperm":
         n = data.draw(st.integers(-3, 20))
-        call(f"randperm({n})", rumus.randperm, n)
+        call(f"randperm({n})", rumus.randperm, n, **dv)
     elif name == "arange":
         args = data.draw(st.lists(st.sampled_from(ARANGE_VALUES), min_size=1, max_size=3), label="args")
-        call(f"arange(*{args}, dtype={dtype})", rumus.arange, *args, dtype=dtype)
+        call(f"arange(*{args}, dtype={dtype})", rumus.arange, *args, dtype=dtype, **dv)
     elif name == "linspace":
         s, e = data.draw(st.sampled_from(ARANGE_VALUES)), data.draw(st.sampled_from(ARANGE_VALUES))
         steps = data.draw(st.integers(-3, 8))
-        call(f"linspace({s}, {e}, {steps}, dtype={dtype})", rumus.linspace, s, e, steps, dtype=dtype)
+        call(f"linspace({s}, {e}, {steps}, dtype={dtype})", rumus.linspace, s, e, steps, dtype=dtype, **dv)
     elif name == "eye":
         n, m = data.draw(st.integers(-3, 5)), data.draw(st.one_of(st.none(), st.integers(-3, 5)))
-        call(f"eye({n}, {m}, dtype={dtype})", rumus.eye, n, m, dtype=dtype)
+        call(f"eye({n}, {m}, dtype={dtype})", rumus.eye, n, m, dtype=dtype, **dv)
     elif name == "like":
         t = draw_tensor(data)
         fn = data.draw(st.sampled_from(["zeros_like", "ones_like", "empty_like", "rand_like", "randn_like",
@@ -686,7 +739,7 @@ def test_creation_family(data):
                            st.booleans(), st.none(), st.just("x"))
         nested = st.recursive(leaves, lambda c: st.lists(c, max_size=3), max_leaves=12)
         obj = data.draw(nested, label="data")
-        call(f"tensor({obj!r}, dtype={dtype})", rumus.tensor, obj, dtype=dtype)
+        call(f"tensor({obj!r}, dtype={dtype})", rumus.tensor, obj, dtype=dtype, **dv)
 
 
 CAST_METHODS = ["float", "double", "half", "bfloat16", "long", "int", "bool", "byte", "clone", "contiguous"]
@@ -694,19 +747,20 @@ CAST_METHODS = ["float", "double", "half", "bfloat16", "long", "int", "bool", "b
 
 @SETTINGS
 @given(st.data())
-def test_cast_family(data):
+def test_cast_family(dev, data):
     t = draw_tensor(data)
     how = data.draw(st.sampled_from(["to", "to_kw", "to_device", "method", "type_as", "copy_", "scalar",
                                      "numpy"]), label="how")
     desc = f"{how} on {t.dtype}{tuple(t.shape)} strides {t.stride()}"
     if how == "to":
-        dt = data.draw(DTYPE_NAMES.map(lambda n: getattr(rumus, n)))
+        dt = data.draw(DTYPE_NAMES.map(lambda n: getattr(rumus, n)))  # (all 8: a GPU tensor .to(float64) must raise)
         call(f"{desc}.to({dt})", t.to, dt)
     elif how == "to_kw":
-        dt = data.draw(DTYPE_NAMES.map(lambda n: getattr(rumus, n)))
+        dt = data.draw(DTYPE_NAMES.map(lambda n: getattr(rumus, n)))  # (all 8: a GPU tensor .to(float64) must raise)
         call(f"{desc}.to(dtype={dt})", t.to, dtype=dt)
     elif how == "to_device":
-        dev = data.draw(st.sampled_from(["cpu", "bogus", "cpu:0", 3, None]))
+        devs = ["cpu", "bogus", "cpu:0", 3, None] + (["gpu", "gpu:0", "gpu:1"] if gpu() else [])
+        dev = data.draw(st.sampled_from(devs))
         call(f"{desc}.to({dev!r})", t.to, dev)
     elif how == "method":
         m = data.draw(st.sampled_from(CAST_METHODS))
@@ -735,23 +789,40 @@ def test_cast_family(data):
 @pytest.mark.parametrize(
     "desc,thunk",
     [
-        ("zeros(2**64)", lambda: rumus.zeros(2**64)),
-        ("zeros(2, 2**63)", lambda: rumus.zeros(2, 2**63)),
-        ("full((2,), 2**70)", lambda: rumus.full((2,), 2**70)),
-        ("tensor([2**64])", lambda: rumus.tensor([2**64])),
-        ("tensor(-2**70)", lambda: rumus.tensor(-(2**70))),
-        ("t + 2**70", lambda: rumus.ones(3, dtype=rumus.int64) + 2**70),
-        ("t[2**64]", lambda: rumus.ones(3)[2**64]),
-        ("t[2**64] = 1", lambda: rumus.ones(3).__setitem__(2**64, 1.0)),
-        ("t.reshape(2**64)", lambda: rumus.ones(3).reshape(2**64)),
-        ("t.sum(dim=2**64)", lambda: rumus.ones(3).sum(dim=2**64)),
-        ("arange(2**70)", lambda: rumus.arange(2**70)),
-        ("randint(0, 2**70, (2,))", lambda: rumus.randint(0, 2**70, (2,))),
-        ("t.fill_(2**70)", lambda: rumus.ones(3, dtype=rumus.int64).fill_(2**70)),
+        ("zeros(2**64)", lambda d: rumus.zeros(2**64, device=d)),
+        ("zeros(2, 2**63)", lambda d: rumus.zeros(2, 2**63, device=d)),
+        ("full((2,), 2**70)", lambda d: rumus.full((2,), 2**70, device=d)),
+        ("tensor([2**64])", lambda d: rumus.tensor([2**64], device=d)),
+        ("tensor(-2**70)", lambda d: rumus.tensor(-(2**70), device=d)),
+        ("t + 2**70", lambda d: rumus.ones(3, dtype=rumus.int64, device=d) + 2**70),
+        ("t[2**64]", lambda d: rumus.ones(3, device=d)[2**64]),
+        ("t[2**64] = 1", lambda d: rumus.ones(3, device=d).__setitem__(2**64, 1.0)),
+        ("t.reshape(2**64)", lambda d: rumus.ones(3, device=d).reshape(2**64)),
+        ("t.sum(dim=2**64)", lambda d: rumus.ones(3, device=d).sum(dim=2**64)),
+        ("arange(2**70)", lambda d: rumus.arange(2**70, device=d)),
+        ("randint(0, 2**70, (2,))", lambda d: rumus.randint(0, 2**70, (2,), device=d)),
+        ("t.fill_(2**70)", lambda d: rumus.ones(3, dtype=rumus.int64, device=d).fill_(2**70)),
     ],
 )
-def test_python_int_overflow(desc, thunk):
+def test_python_int_overflow(desc, thunk, dev):
     """Python ints beyond 64 bits: an allowed exception (PyTorch raises
     RuntimeError 'Overflow when unpacking long'), never a panic or an
     OverflowError escaping from the bindings."""
-    call(desc, thunk)
+    call(desc, thunk, dev)
+
+
+@pytest.mark.parametrize("op", ["scatter_add", "scatter_add_"])
+@pytest.mark.parametrize("dtype", ["uint8", "bool"])
+def test_raising_op_leaves_no_gpu_error_pending(dtype, op, dev):
+    """An op that raises leaves nothing behind: the next read of unrelated
+    data must not report the failed op's (out-of-range) index."""
+    t = rumus.tensor(np.array([3, 1], dtype=dtype), device=dev)
+    idx = rumus.tensor([5], device=dev)
+    src = rumus.tensor(np.array([1], dtype=dtype), device=dev)
+    with pytest.raises(ALLOWED):  # CPU: RuntimeError (index 5 out of bounds); GPU: NotImplementedError
+        getattr(t, op)(0, idx, src)
+    if dev == "gpu":
+        rumus.gpu.synchronize()
+    other = rumus.tensor([1.0, 2.0], device=dev)
+    assert (other * 2).tolist() == [2.0, 4.0]
+    assert t.tolist() == np.array([3, 1], dtype=dtype).tolist()

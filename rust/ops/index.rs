@@ -373,6 +373,10 @@ pub fn scatter(t: &Tensor, dim: i64, index: &Tensor, src: &super::Operand, accum
     let name = if accumulate { "scatter_add" } else { "scatter" };
     let vals = scatter_values(index, src, t.dtype())?;
     if t.is_gpu() || index.is_gpu() {
+        // Refused before any check is queued on the device: nothing is left pending.
+        if accumulate && !matches!(t.dtype(), DType::F32 | DType::I32 | DType::I64) {
+            bail!(NotImplemented, "scatter_add into {} tensors has no GPU kernel", t.dtype().name());
+        }
         let offs = gpu_along_offsets(name, t, d, index)?;
         let vals = if vals.is_gpu() { vals } else { super::copy::to_device(&vals, t.device())? };
         return put(t, &Region::Gpu { shape: index.shape().clone(), offs }, &vals, accumulate);
