@@ -177,3 +177,56 @@ def ac(t, expected, rtol=None, atol=None):
     """assert_close on the detached tensor (dtype of ``expected`` checked)."""
     assert t is not None, "expected a tensor, got None"
     assert_close(t.detach(), np.asarray(expected), rtol=rtol, atol=atol)
+
+
+# ---- GPU runs of tests written for float64: float32 stands in on the GPU ----
+
+F32_TOL = dict(rtol=1e-5, atol=1e-6)
+
+
+def fdt(device):
+    """Name of the float dtype standing for "a float" on ``device``."""
+    return "float64" if device == "cpu" else "float32"
+
+
+def skip_f64_on_gpu(device, what="float64"):
+    if device != "cpu":
+        pytest.skip(f"{what} is not supported on the GPU (by design)")
+
+
+def dt(a, dtype=None, device="cpu"):
+    """tensor() on ``device``; float64 data become float32 on the GPU."""
+    a = np.asarray(a)
+    if device != "cpu" and a.dtype == np.float64 and dtype in (None, "float64"):
+        return tensor(a, "float32", device=device)
+    return tensor(a, dtype, device=device)
+
+
+def dleaf(a, device="cpu"):
+    """leaf() (float64) on the CPU; a float32 leaf on the GPU."""
+    t = dt(np.asarray(a, dtype=np.float64), device=device)
+    t.requires_grad_()
+    return t
+
+
+def dac(t, expected, rtol=None, atol=None, device="cpu"):
+    """ac() on the CPU; on the GPU float64 expectations are checked as float32 with (at least) the
+    float32 tolerances."""
+    expected = np.asarray(expected)
+    if device != "cpu" and expected.dtype == np.float64:
+        expected = expected.astype(np.float32)
+        rtol = max(rtol or 0.0, F32_TOL["rtol"])
+        atol = max(atol or 0.0, F32_TOL["atol"])
+    ac(t, expected, rtol=rtol, atol=atol)
+
+
+def dnp(device, rtol, atol):
+    """np.testing tolerances: as given on the CPU, at least float32's on the GPU."""
+    if device == "cpu":
+        return dict(rtol=rtol, atol=atol)
+    return dict(rtol=max(rtol, F32_TOL["rtol"]), atol=max(atol, F32_TOL["atol"]))
+
+
+def fd(device):
+    """rumus float dtype standing for "a float" on ``device``."""
+    return rumus.float64 if device == "cpu" else rumus.float32

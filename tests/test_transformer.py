@@ -12,62 +12,12 @@ import rumus
 import rumus.nn as nn
 from rumus.autograd import gradcheck
 
-from conftest import ac, assert_close, leaf, tensor, to_np, val
+from conftest import dac, dleaf, dt, fd, skip_f64_on_gpu, tensor, to_np, val
 
 
 # ------------------------------------------------------------------ devices
 # Every test runs on the CPU and on the GPU (``device`` fixture). float64 is not on the GPU (by design):
 # where a test uses float64 only as "a float", the GPU run uses float32 with the CPU's float32 tolerances.
-
-F32_TOL = dict(rtol=1e-5, atol=1e-6)
-
-
-def fdt(device):
-    """Name of the float dtype standing for "a float" on ``device``."""
-    return "float64" if device == "cpu" else "float32"
-
-
-def skip_f64_on_gpu(device, what="float64"):
-    if device != "cpu":
-        pytest.skip(f"{what} is not supported on the GPU (by design)")
-
-
-def dt(a, dtype=None, device="cpu"):
-    """tensor() on ``device``; float64 data become float32 on the GPU."""
-    a = np.asarray(a)
-    if device != "cpu" and a.dtype == np.float64 and dtype in (None, "float64"):
-        return tensor(a, "float32", device=device)
-    return tensor(a, dtype, device=device)
-
-
-def dleaf(a, device="cpu"):
-    """leaf() (float64) on the CPU; a float32 leaf on the GPU."""
-    t = dt(np.asarray(a, dtype=np.float64), device=device)
-    t.requires_grad_()
-    return t
-
-
-def dac(t, expected, rtol=None, atol=None, device="cpu"):
-    """ac() on the CPU; on the GPU float64 expectations are checked as float32 with (at least) the
-    float32 tolerances."""
-    expected = np.asarray(expected)
-    if device != "cpu" and expected.dtype == np.float64:
-        expected = expected.astype(np.float32)
-        rtol = max(rtol or 0.0, F32_TOL["rtol"])
-        atol = max(atol or 0.0, F32_TOL["atol"])
-    ac(t, expected, rtol=rtol, atol=atol)
-
-
-def dnp(device, rtol, atol):
-    """np.testing tolerances: as given on the CPU, at least float32's on the GPU."""
-    if device == "cpu":
-        return dict(rtol=rtol, atol=atol)
-    return dict(rtol=max(rtol, F32_TOL["rtol"]), atol=max(atol, F32_TOL["atol"]))
-
-
-def fd(device):
-    """rumus float dtype standing for "a float" on ``device``."""
-    return rumus.float64 if device == "cpu" else rumus.float32
 
 
 f64 = rumus.float64
