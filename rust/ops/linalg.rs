@@ -10,7 +10,6 @@ use crate::bail;
 use crate::error::Result;
 use crate::tensor::layout::{broadcast_shapes, fmt_shape, numel, Shape};
 use crate::tensor::{DType, Element, Tensor};
-use rayon::prelude::*;
 
 fn check_dtypes(op: &str, a: &Tensor, b: &Tensor) -> Result<()> {
     if a.dtype() != b.dtype() {
@@ -132,7 +131,7 @@ fn run<T: GemmElem + Element>(a: &Tensor, b: &Tensor, out: &Tensor, batch: &[usi
     if parallel_for(n, p, k) && (count < threads || parallel_for(n / 4, p / 4, k)) {
         (0..count).for_each(|i| one(i, threads));
     } else if count > 1 && parallel_for(n * count, p, k) {
-        (0..count).into_par_iter().for_each(|i| one(i, 1));
+        crate::backend::cpu::team::for_each(count, |i| one(i, 1));
     } else {
         (0..count).for_each(|i| one(i, 1));
     }

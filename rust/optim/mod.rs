@@ -9,7 +9,6 @@ use crate::error::Result;
 use crate::tensor::layout::fmt_shape;
 use crate::tensor::{DType, Tensor};
 use num_traits::Float;
-use rayon::prelude::*;
 
 /// One optimizer's hyperparameters (per param group).
 #[derive(Clone, Debug)]
@@ -50,7 +49,7 @@ const CHUNK: usize = 1 << 14;
 /// Runs `f(start, end)` over [0, n) in chunks, in parallel when large.
 fn chunks(n: usize, f: impl Fn(usize, usize) + Sync + Send) {
     if n >= 4 * CHUNK && crate::backend::cpu::parallel(n) {
-        (0..n.div_ceil(CHUNK)).into_par_iter().for_each(|c| f(c * CHUNK, ((c + 1) * CHUNK).min(n)));
+        crate::backend::cpu::team::for_each(n.div_ceil(CHUNK), |c| f(c * CHUNK, ((c + 1) * CHUNK).min(n)));
     } else {
         f(0, n);
     }

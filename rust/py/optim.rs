@@ -68,8 +68,7 @@ fn _optimizer_step(
     py.detach(|| {
         // Several tensors at once when there is enough work to share.
         if n > 1 && crate::backend::cpu::parallel(total) {
-            use rayon::prelude::*;
-            (0..n).into_par_iter().try_for_each(one)
+            crate::backend::cpu::team::map(n, one).into_iter().collect()
         } else {
             (0..n).try_for_each(one)
         }

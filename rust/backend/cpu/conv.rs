@@ -2,8 +2,7 @@
 //! GEMM per group (1-D convolutions are the H = 1 case). Columns are laid out
 //! (C·kh·kw, N·OH·OW), so a whole batch is a single wide GEMM.
 
-use super::{parallel, P};
-use rayon::prelude::*;
+use super::P;
 
 /// Geometry of a 2-D sliding window: input (N, C, H, W), kernel (kh, kw),
 /// stride, padding before the first element, dilation, output (OH, OW).
@@ -98,11 +97,7 @@ pub unsafe fn im2col<T: Copy + Default + Send + Sync>(g: &Geom, x: P<T>, col: P<
             }
         }
     });
-    if parallel(g.rows() * cols) {
-        (0..g.rows()).into_par_iter().for_each(row);
-    } else {
-        (0..g.rows()).for_each(row);
-    }
+    super::team::for_each_if(g.rows() * cols, g.rows(), row);
 }
 
 /// The adjoint of im2col: every column entry added back to the input position it came from.
@@ -147,9 +142,5 @@ pub unsafe fn col2im<T: Copy + Send + Sync + std::ops::Add<Output = T>>(g: &Geom
             }
         }
     });
-    if parallel(g.rows() * cols) {
-        (0..g.n * g.c).into_par_iter().for_each(plane);
-    } else {
-        (0..g.n * g.c).for_each(plane);
-    }
+    super::team::for_each_if(g.rows() * cols, g.n * g.c, plane);
 }

@@ -1,5 +1,7 @@
-//! Matrix products through the `gemm` crate (packed, SIMD micro-kernels,
-//! rayon-parallel). Operands may have any row/column strides: no copies.
+//! Matrix products through the `gemm` crate (packed, SIMD micro-kernels).
+//! Operands may have any row/column strides: no copies. Parallel products
+//! split the output into one block per thread of the team, each a
+//! single-threaded gemm call.
 
 use gemm::Parallelism;
 
@@ -30,6 +32,13 @@ pub struct Mat<T> {
 unsafe impl<T> Send for Mat<T> {}
 unsafe impl<T> Sync for Mat<T> {}
 
+impl<T> Mat<T> {
+    /// The sub-matrix starting at [i, j].
+    fn at(self, i: usize, j: usize) -> Mat<T> {
+        Mat { ptr: self.ptr.wrapping_offset(i as isize * self.rs + j as isize * self.cs), ..self }
+    }
+}
+
 pub fn parallel_for(m: usize, n: usize, k: usize) -> bool {
     m.saturating_mul(n).saturating_mul(k) >= PAR_GEMM_WORK && super::threads() > 1
 }
@@ -50,9 +59,21 @@ pub unsafe fn matmul<T: GemmElem>(m: usize, n: usize, k: usize, dst: Mat<T>, lhs
         }
         return;
     }
-    let par = if threads > 1 { Parallelism::Rayon(threads) } else { Parallelism::None };
-    gemm::gemm(
-        m, n, k, dst.ptr, dst.cs, dst.rs, false, lhs.ptr, lhs.cs, lhs.rs, rhs.ptr, rhs.cs, rhs.rs, T::ZERO, T::ONE,
-        false, false, false, par,
-    );
+    // Split the longer side of dst, in multiples of 16 rows/columns.
+    let (split_cols, len) = if n >= m { (true, n) } else { (false, m) };
+    let per = len.div_ceil(threads.max(1)).next_multiple_of(16);
+    let blocks = len.div_ceil(per);
+    let block = |b: usize| {
+        let (lo, size) = (b * per, per.min(len - b * per));
+        let (d, l, r, mm, nn) =
+            if split_cols { (dst.at(0, lo), lhs, rhs.at(0, lo), m, size) } else { (dst.at(lo, 0), lhs.at(lo, 0), rhs, size, n) };
+        // SAFETY: each block is a sub-matrix of the caller's valid operands; blocks of dst are disjoint.
+        unsafe {
+            gemm::gemm(
+                mm, nn, k, d.ptr, d.cs, d.rs, false, l.ptr, l.cs, l.rs, r.ptr, r.cs, r.rs, T::ZERO, T::ONE, false, false,
+                false, Parallelism::None,
+            )
+        };
+    };
+    super::team::for_each(blocks, block);
 }

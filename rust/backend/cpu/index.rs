@@ -4,7 +4,6 @@
 
 use super::P;
 use crate::backend::cpu::elementwise::Arith;
-use rayon::prelude::*;
 
 /// out[i] = src[offs[i]], out contiguous.
 ///
@@ -12,11 +11,7 @@ use rayon::prelude::*;
 /// Every offset must address an element of `src`; `out` holds offs.len() elements.
 pub unsafe fn take<T: Copy + Send + Sync>(out: P<T>, src: P<T>, offs: &[isize]) {
     let body = |(i, &o): (usize, &isize)| *out.at(i as isize) = *src.at(o);
-    if !super::parallel(offs.len()) {
-        offs.iter().enumerate().for_each(body);
-    } else {
-        offs.par_iter().enumerate().for_each(body);
-    }
+    super::strided::split_range(offs.len(), |a, b| (a..b).for_each(|i| body((i, &offs[i]))));
 }
 
 /// dst[offs[i]] = vals[i]. Sequential: with repeated offsets the last write wins.

@@ -1,5 +1,6 @@
 //! CPU kernels. `strided` walks any number of operands with arbitrary strides
 //! in parallel rows; the other files build the op kernels on top of it.
+//! Parallel work goes to the thread team (`team`).
 
 pub mod conv;
 pub mod elementwise;
@@ -11,6 +12,7 @@ pub mod random;
 pub mod softmax;
 pub mod reduce;
 pub mod strided;
+pub mod team;
 pub mod vmath;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -25,8 +27,8 @@ extern "C" fn after_fork_in_child() {
     FORKED.store(true, Ordering::Relaxed);
 }
 
-/// Called once at import: a child of fork() inherits rayon's pool without its
-/// threads, so parallel work there would wait forever; children run serially.
+/// Called once at import: a child of fork() inherits the thread team without
+/// its threads, so parallel work there would wait forever; children run serially.
 pub fn watch_fork() {
     // SAFETY: the handler only stores to an atomic.
     unsafe { libc::pthread_atfork(None, None, Some(after_fork_in_child)) };
@@ -38,7 +40,8 @@ pub fn parallel(work: usize) -> bool {
     work >= PAR_THRESHOLD && !FORKED.load(Ordering::Relaxed)
 }
 
-/// Threads a kernel may use: the pool's, or 1 in a forked child.
+/// Threads a kernel may use: rayon's count (RAYON_NUM_THREADS or the cores),
+/// or 1 in a forked child.
 pub fn threads() -> usize {
     if FORKED.load(Ordering::Relaxed) {
         1
@@ -78,7 +81,7 @@ unsafe fn simd_avx2<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
-/// A raw pointer that may cross into rayon tasks. Kernels write disjoint
+/// A raw pointer that may cross into parallel tasks. Kernels write disjoint
 /// elements, so sharing it is sound.
 pub struct P<T>(pub *mut T);
 impl<T> Clone for P<T> {

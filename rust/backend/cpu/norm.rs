@@ -3,7 +3,6 @@
 
 use super::{parallel, P};
 use num_traits::Float;
-use rayon::prelude::*;
 
 /// Rows per parallel task (also the granularity of the weight/bias partial sums).
 const CHUNK: usize = 16;
@@ -41,11 +40,7 @@ pub unsafe fn forward<T: Float + Send + Sync>(x: P<T>, y: P<T>, w: Option<P<T>>,
             *yv = v;
         }
     });
-    if parallel(rows * m) {
-        (0..rows).into_par_iter().with_min_len(CHUNK).for_each(row);
-    } else {
-        (0..rows).for_each(row);
-    }
+    super::team::for_each_if(rows * m, rows.div_ceil(CHUNK), |c| (c * CHUNK..((c + 1) * CHUNK).min(rows)).for_each(&row));
 }
 
 /// gx per row; gw = Σ g·x̂ and gb = Σ g over rows (returned, length m each).
@@ -95,7 +90,7 @@ pub unsafe fn backward<T: Float + Send + Sync>(x: P<T>, g: P<T>, w: Option<P<T>>
     };
     let zero = || (vec![T::zero(); m], vec![T::zero(); m]);
     if parallel(rows * m) {
-        (0..chunks).into_par_iter().map(chunk).reduce(zero, add)
+        super::team::map(chunks, chunk).into_iter().fold(zero(), add)
     } else {
         (0..chunks).map(chunk).fold(zero(), add)
     }

@@ -2,9 +2,8 @@
 //! one description serves max/avg pooling (stride, padding, dilation,
 //! ceil_mode) and the adaptive variants (variable window bounds).
 
-use super::{parallel, P};
+use super::P;
 use num_traits::Float;
-use rayon::prelude::*;
 
 /// The input positions first + i·step (i < count) of one output index along
 /// one axis; positions outside [0, size) are padding and skipped.
@@ -50,11 +49,7 @@ fn positions(spans: &[Span], size: usize) -> Vec<Vec<usize>> {
 }
 
 fn for_planes(planes: usize, work: usize, f: impl Fn(usize) + Sync + Send) {
-    if parallel(work) {
-        (0..planes).into_par_iter().for_each(f);
-    } else {
-        (0..planes).for_each(f);
-    }
+    super::team::for_each_if(work, planes, f)
 }
 
 /// Per output, its window's maximum and that element's flat index (y·W + x)

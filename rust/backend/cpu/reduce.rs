@@ -6,7 +6,6 @@ use super::strided::walk_range;
 use super::{parallel, P, PAR_THRESHOLD};
 use crate::error::Result;
 use crate::tensor::layout::{numel, try_vec, Layout, Shape, Strides};
-use rayon::prelude::*;
 
 pub trait Reducer<T: Copy>: Sync {
     type Acc: Copy + Send + Sync;
@@ -83,22 +82,24 @@ pub unsafe fn reduce<T: Copy + Send + Sync, R: Reducer<T>>(base: P<T>, layout: &
     };
     Ok(if !parallel(n_out.saturating_mul(n_red)) {
         (0..n_out).map(|i| fold(out_offset(i), 0, n_red)).collect()
-    } else if n_out >= rayon::current_num_threads() * 4 || n_red < PAR_THRESHOLD {
+    } else if n_out >= super::threads() * 4 || n_red < PAR_THRESHOLD {
         let mut out = try_vec(n_out, r.init())?;
         let po = P(out.as_mut_ptr());
-        (0..n_out).into_par_iter().with_min_len((PAR_THRESHOLD / n_red.max(1)).max(1)).for_each(|i| {
-            *po.at(i as isize) = fold(out_offset(i), 0, n_red);
+        let per = (PAR_THRESHOLD / n_red.max(1)).max(1);
+        super::team::for_each(n_out.div_ceil(per), |c| {
+            for i in c * per..((c + 1) * per).min(n_out) {
+                *po.at(i as isize) = fold(out_offset(i), 0, n_red);
+            }
         });
         out
     } else {
         // Few outputs, long reductions: split each reduction into ordered chunks.
-        let chunks = rayon::current_num_threads() * 4;
+        let chunks = super::threads() * 4;
         let per = n_red.div_ceil(chunks);
         (0..n_out)
             .map(|i| {
                 let off = out_offset(i);
-                let parts: Vec<R::Acc> =
-                    (0..chunks).into_par_iter().map(|c| fold(off, c * per, ((c + 1) * per).min(n_red))).collect();
+                let parts = super::team::map(chunks, |c| fold(off, c * per, ((c + 1) * per).min(n_red)));
                 parts.into_iter().reduce(|a, b| r.combine(a, b)).unwrap_or_else(|| r.init())
             })
             .collect()
@@ -123,7 +124,7 @@ unsafe fn reduce_columns<T: Copy + Send + Sync, R: Reducer<T>>(
     let inner = ks[ks.len() - 1];
     // Long contiguous reads per reduced position (streaming, few TLB misses), but
     // at least one block per thread and accumulators that stay in L1/L2.
-    let block = inner.div_ceil(rayon::current_num_threads()).clamp(256, 4096);
+    let block = inner.div_ceil(super::threads()).clamp(256, 4096);
     let rows = n_out / inner;
     let row_offset = |q: usize| -> isize {
         let (mut rem, mut off) = (q, 0isize);
@@ -156,11 +157,7 @@ unsafe fn reduce_columns<T: Copy + Send + Sync, R: Reducer<T>>(
         }
     };
     let nb = rows * blocks_per_row;
-    if !parallel(n_out.saturating_mul(n_red)) {
-        (0..nb).for_each(work);
-    } else {
-        (0..nb).into_par_iter().for_each(work);
-    }
+    super::team::for_each_if(n_out.saturating_mul(n_red), nb, |b| work(b));
     Ok(out)
 }
 

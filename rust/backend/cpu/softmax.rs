@@ -2,9 +2,8 @@
 //! tensor, forward and backward, one pass over each block. Rows (inner = 1)
 //! run along the row; otherwise the loops run across `inner` so they vectorize.
 
-use super::{parallel, vmath, P};
+use super::{vmath, P};
 use num_traits::Float;
-use rayon::prelude::*;
 
 /// exp through the SIMD-friendly polynomial for f32, libm for f64.
 pub trait SoftElem: Float + Send + Sync {
@@ -24,11 +23,7 @@ impl SoftElem for f64 {
 }
 
 fn for_blocks(outer: usize, work: usize, f: impl Fn(usize) + Sync + Send) {
-    if parallel(work) {
-        (0..outer).into_par_iter().for_each(f);
-    } else {
-        (0..outer).for_each(f);
-    }
+    super::team::for_each_if(work, outer, f)
 }
 
 /// y = softmax(x) or log_softmax(x) along the middle dim.

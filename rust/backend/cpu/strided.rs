@@ -1,10 +1,9 @@
 //! The strided walker every elementwise-style kernel runs on: coalesces the
 //! dims of N operands, then hands out rows (start offsets, length, inner
-//! strides) — on one thread for small work, split across rayon otherwise.
+//! strides) — on one thread for small work, split across the thread team otherwise.
 
 use super::{parallel, PAR_THRESHOLD};
 use crate::tensor::layout::{numel, Layout, Shape, Strides};
-use rayon::prelude::*;
 
 /// Calls `f(offsets, len, inner_strides)` for every row of the iteration space.
 /// Rows cover each element exactly once, in row-major order within a thread.
@@ -37,9 +36,9 @@ pub fn split_range(total: usize, run: impl Fn(usize, usize) + Sync) {
     if !parallel(total) {
         run(0, total);
     } else {
-        let chunks = (rayon::current_num_threads() * 4).min(total / (PAR_THRESHOLD / 4)).max(1);
+        let chunks = (super::threads() * 4).min(total / (PAR_THRESHOLD / 4)).max(1);
         let per = total.div_ceil(chunks);
-        (0..chunks).into_par_iter().for_each(|c| run(c * per, ((c + 1) * per).min(total)));
+        super::team::for_each(chunks, |c| run(c * per, ((c + 1) * per).min(total)));
     }
 }
 
@@ -116,9 +115,5 @@ pub unsafe fn transpose_copy<T: Copy + Send + Sync>(shape: &[usize], strides: &[
         }
     };
     let count = batch * tiles_a;
-    if parallel(numel(shape)) {
-        (0..count).into_par_iter().for_each(tile);
-    } else {
-        (0..count).for_each(tile);
-    }
+    super::team::for_each_if(numel(shape), count, tile);
 }
