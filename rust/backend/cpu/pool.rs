@@ -160,37 +160,48 @@ pub unsafe fn max_sliding<T: Float + Send + Sync>(planes: usize, win: &Windows, 
     // Windows that tile the input (kernel = stride, no padding or dilation, all
     // inside): each output reads its own kh × kw block, no bounds to work out.
     let tiles = k == s && p == [0, 0] && d == [1, 1] && oh * k[0] <= h && ow * k[1] <= w;
-    for_planes(planes, planes * out * k[0] * k[1], |pl| {
-        // SAFETY: each plane's input is read and its outputs written by one task.
-        let src = unsafe { std::slice::from_raw_parts(x.at((pl * hw) as isize), hw) };
-        if tiles {
-            let (di, dv) = unsafe { (std::slice::from_raw_parts_mut(idx.at((pl * out) as isize), out), std::slice::from_raw_parts_mut(val.at((pl * out) as isize), out)) };
+    if tiles {
+        // Small planes give short rows of outputs that do not vectorize; instead
+        // the inner loop runs over the outputs of a block of planes, each reading
+        // its window's tap at a precomputed offset (a gather).
+        if planes * out == 0 {
+            return;
+        }
+        let per = (4096 / out).clamp(1, planes);
+        // Window corner of every output of a block: within its plane, and from the block's start.
+        let within: Vec<i64> = (0..per * out).map(|q| ((q % out / ow) * k[0] * w + (q % out % ow) * k[1]) as i64).collect();
+        let corner: Vec<usize> = (0..per * out).map(|q| (q / out) * hw + within[q] as usize).collect();
+        super::team::for_each_if(planes * out * k[0] * k[1], planes.div_ceil(per), |b| {
+            let (p0, n) = (b * per, per.min(planes - b * per) * out);
+            let (src, corner, within) = (x.at((p0 * hw) as isize), &corner[..n], &within[..n]);
+            // SAFETY: the block's outputs are written by this task only.
+            let (bi, bv) = unsafe { (std::slice::from_raw_parts_mut(idx.at((p0 * out) as isize), n), std::slice::from_raw_parts_mut(val.at((p0 * out) as isize), n)) };
             super::simd(|| {
-                // A row of outputs at a time, tap by tap in window order: the ox loop
-                // has no dependency chain, so it vectorizes.
-                for oy in 0..oh {
-                    let (bv, bi) = (&mut dv[oy * ow..(oy + 1) * ow], &mut di[oy * ow..(oy + 1) * ow]);
-                    let base = oy * k[0] * w;
-                    for ox in 0..ow {
-                        bv[ox] = src[base + ox * k[1]];
-                        bi[ox] = (base + ox * k[1]) as i64;
-                    }
-                    for i in 0..k[0] {
-                        for j in 0..k[1] {
-                            let start = base + i * w + j;
-                            for ox in 0..ow {
-                                let pos = start + ox * k[1];
-                                let v = src[pos];
-                                let take = v > bv[ox] || v.is_nan();
-                                bv[ox] = if take { v } else { bv[ox] };
-                                bi[ox] = if take { pos as i64 } else { bi[ox] };
-                            }
+                for (((&c, &o), v), i) in corner.iter().zip(within).zip(bv.iter_mut()).zip(bi.iter_mut()) {
+                    // SAFETY: windows tile inside their plane, so every tap is in the block's input.
+                    *v = unsafe { *src.add(c) };
+                    *i = o;
+                }
+                for i in 0..k[0] {
+                    for j in 0..k[1] {
+                        let off = i * w + j;
+                        for (((&c, &o), best), at) in corner.iter().zip(within).zip(bv.iter_mut()).zip(bi.iter_mut()) {
+                            // SAFETY: as above.
+                            let v = unsafe { *src.add(c + off) };
+                            // Branch-free (`|`, selects): on random data the comparison is a coin flip.
+                            let take = (v > *best) | v.is_nan();
+                            *best = if take { v } else { *best };
+                            *at = if take { o + off as i64 } else { *at };
                         }
                     }
                 }
             });
-            return;
-        }
+        });
+        return;
+    }
+    for_planes(planes, planes * out * k[0] * k[1], |pl| {
+        // SAFETY: each plane's input is read and its outputs written by one task.
+        let src = unsafe { std::slice::from_raw_parts(x.at((pl * hw) as isize), hw) };
         let (di, dv) = unsafe { (std::slice::from_raw_parts_mut(idx.at((pl * out) as isize), out), std::slice::from_raw_parts_mut(val.at((pl * out) as isize), out)) };
         di.fill(-1);
         dv.fill(T::neg_infinity());
