@@ -50,6 +50,32 @@ impl Geom {
     fn valid_rows(&self, i: usize) -> (usize, usize) {
         Geom::valid(self.oh, self.h, i * self.dh, self.sh, self.ph)
     }
+    /// Whether every tap is one shifted copy of a plane: stride 1 and output
+    /// rows as wide as input rows ('same' padding), so output position t of tap
+    /// (i, j) reads input position t + shift(i, j) whenever it is in range.
+    fn shifted(&self) -> bool {
+        self.sh == 1 && self.sw == 1 && self.ow == self.w
+    }
+    fn shift(&self, i: usize, j: usize) -> isize {
+        ((i * self.dh) as isize - self.ph as isize) * self.w as isize + (j * self.dw) as isize - self.pw as isize
+    }
+    /// Per tap (i, j), which output positions read inside the input, and the
+    /// range of positions whose shifted position lies inside the plane.
+    fn tap_masks(&self) -> Vec<(Vec<bool>, usize, usize)> {
+        let (l, hw) = (self.oh * self.ow, (self.h * self.w) as isize);
+        let mut masks = Vec::with_capacity(self.kh * self.kw);
+        for i in 0..self.kh {
+            let (ylo, yhi) = self.valid_rows(i);
+            for j in 0..self.kw {
+                let (xlo, xhi) = self.valid_cols(j);
+                let mask = (0..l).map(|t| (ylo..yhi).contains(&(t / self.ow)) && (xlo..xhi).contains(&(t % self.ow))).collect();
+                let sh = self.shift(i, j);
+                let (lo, hi) = ((-sh).clamp(0, l as isize) as usize, (hw - sh).clamp(0, l as isize) as usize);
+                masks.push((mask, lo, hi.max(lo)));
+            }
+        }
+        masks
+    }
     /// Input index along one axis for output position `o` and kernel tap `k`,
     /// None when it falls in the padding.
     #[inline(always)]
@@ -64,6 +90,33 @@ impl Geom {
 /// `x` points to a contiguous (N, C, H, W) tensor and `col` to rows × cols elements.
 pub unsafe fn im2col<T: Copy + Default + Send + Sync>(g: &Geom, x: P<T>, col: P<T>) {
     let (l, cols, kk) = (g.oh * g.ow, g.cols(), g.kh * g.kw);
+    if g.shifted() {
+        // Small images give row segments too short to vectorize; here each tap
+        // of each plane is one masked pass over the whole plane.
+        let masks = g.tap_masks();
+        let row = |r: usize| {
+            let (c, t) = (r / kk, r % kk);
+            let (mask, lo, hi) = (&masks[t].0, masks[t].1, masks[t].2);
+            let sh = g.shift(t / g.kw, t % g.kw);
+            for n in 0..g.n {
+                // SAFETY: the row segment has l elements; positions [lo, hi) shifted lie in the plane.
+                let (dst, src) = unsafe {
+                    (
+                        std::slice::from_raw_parts_mut(col.at((r * cols + n * l) as isize), l),
+                        std::slice::from_raw_parts(x.at(((n * g.c + c) * g.h * g.w) as isize + sh + lo as isize), hi - lo),
+                    )
+                };
+                dst[..lo].fill(T::default());
+                dst[hi..].fill(T::default());
+                super::simd(|| {
+                    for ((d, &v), &m) in dst[lo..hi].iter_mut().zip(src).zip(&mask[lo..hi]) {
+                        *d = if m { v } else { T::default() };
+                    }
+                });
+            }
+        };
+        return super::team::for_each_if(g.rows() * cols, g.rows(), row);
+    }
     let row = |r: usize| super::simd(|| {
         let (c, i, j) = (r / kk, (r % kk) / g.kw, r % g.kw);
         for n in 0..g.n {
@@ -104,8 +157,32 @@ pub unsafe fn im2col<T: Copy + Default + Send + Sync>(g: &Geom, x: P<T>, col: P<
 ///
 /// # Safety
 /// `col` holds rows × cols elements; `out` points to a zeroed contiguous (N, C, H, W) tensor.
-pub unsafe fn col2im<T: Copy + Send + Sync + std::ops::Add<Output = T>>(g: &Geom, col: P<T>, out: P<T>) {
+pub unsafe fn col2im<T: Copy + Default + Send + Sync + std::ops::Add<Output = T>>(g: &Geom, col: P<T>, out: P<T>) {
     let (l, cols, kk) = (g.oh * g.ow, g.cols(), g.kh * g.kw);
+    if g.shifted() {
+        // As in im2col: one masked pass per tap over the whole plane.
+        let masks = g.tap_masks();
+        let plane = |p: usize| {
+            let (n, c) = (p / g.c, p % g.c);
+            for (t, (mask, lo, hi)) in masks.iter().enumerate() {
+                let (lo, hi) = (*lo, *hi);
+                // SAFETY: the column segment has l elements; positions [lo, hi)
+                // shifted lie in this task's plane.
+                let (src, dst) = unsafe {
+                    (
+                        std::slice::from_raw_parts(col.at(((c * kk + t) * cols + n * l + lo) as isize), hi - lo),
+                        std::slice::from_raw_parts_mut(out.at((p * g.h * g.w + lo) as isize + g.shift(t / g.kw, t % g.kw)), hi - lo),
+                    )
+                };
+                super::simd(|| {
+                    for ((d, &v), &m) in dst.iter_mut().zip(src).zip(&mask[lo..hi]) {
+                        *d = *d + if m { v } else { T::default() };
+                    }
+                });
+            }
+        };
+        return super::team::for_each_if(g.rows() * cols, g.n * g.c, plane);
+    }
     // Each (n, c) plane is written by one task: planes are disjoint.
     let plane = |p: usize| super::simd(|| {
         let (n, c) = (p / g.c, p % g.c);
