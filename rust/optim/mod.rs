@@ -46,9 +46,14 @@ impl Rule {
 
 const CHUNK: usize = 1 << 14;
 
+/// Whether one tensor's update is split over the thread team.
+pub fn splits(n: usize) -> bool {
+    crate::backend::cpu::parallel(n)
+}
+
 /// Runs `f(start, end)` over [0, n) in chunks, in parallel when large.
 fn chunks(n: usize, f: impl Fn(usize, usize) + Sync + Send) {
-    if n >= 4 * CHUNK && crate::backend::cpu::parallel(n) {
+    if splits(n) {
         crate::backend::cpu::team::for_each(n.div_ceil(CHUNK), |c| f(c * CHUNK, ((c + 1) * CHUNK).min(n)));
     } else {
         f(0, n);
@@ -242,7 +247,7 @@ fn gpu_step(rule: &Rule, p: &Tensor, g: &Tensor, state: &[Tensor], scalars: &[Te
 #[allow(clippy::too_many_arguments)]
 unsafe fn update<T: Float + Send + Sync>(rule: &Rule, p: P<T>, g: P<T>, s: &[P<T>], n: usize, step: f64, mu_product: f64, fresh: bool) {
     let c = |v: f64| T::from(v).unwrap_or(T::zero());
-    chunks(n, |a, b| crate::backend::cpu::simd(|| {
+    chunks(n, |a, b| crate::backend::cpu::simd(#[inline(always)] || {
         let len = b - a;
         // SAFETY: [a, b) is this chunk's own range of every buffer.
         let sl = |q: P<T>| unsafe { std::slice::from_raw_parts_mut(q.at(a as isize), len) };

@@ -63,14 +63,17 @@ fn _optimizer_step(
     let (p, g) = (tensors(&params), tensors(&grads));
     let s: Vec<Vec<Tensor>> = states.iter().map(|v| tensors(v)).collect();
     let k: Vec<Vec<Tensor>> = scalars.iter().map(|v| tensors(v)).collect();
-    let total: usize = p.iter().map(|t| t.numel()).sum();
     let one = |i: usize| step(&r, &p[i], &g[i], &s[i], &k[i], fresh[i]);
     py.detach(|| {
-        // Several tensors at once when there is enough work to share.
-        if n > 1 && crate::backend::cpu::parallel(total) {
-            crate::backend::cpu::team::map(n, one).into_iter().collect()
+        // Large tensors split their own update over the team; the small ones
+        // share it, several tensors at once, when there is enough work.
+        let (large, small): (Vec<usize>, Vec<usize>) = (0..n).partition(|&i| crate::optim::splits(p[i].numel()));
+        large.into_iter().try_for_each(one)?;
+        let rest: usize = small.iter().map(|&i| p[i].numel()).sum();
+        if small.len() > 1 && crate::backend::cpu::parallel(rest) {
+            crate::backend::cpu::team::map(small.len(), |j| one(small[j])).into_iter().collect()
         } else {
-            (0..n).try_for_each(one)
+            small.into_iter().try_for_each(one)
         }
     })?;
     Ok(())

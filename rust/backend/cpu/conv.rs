@@ -108,7 +108,7 @@ pub unsafe fn im2col<T: Copy + Default + Send + Sync>(g: &Geom, x: P<T>, col: P<
                 };
                 dst[..lo].fill(T::default());
                 dst[hi..].fill(T::default());
-                super::simd(|| {
+                super::simd(#[inline(always)] || {
                     for ((d, &v), &m) in dst[lo..hi].iter_mut().zip(src).zip(&mask[lo..hi]) {
                         *d = if m { v } else { T::default() };
                     }
@@ -117,7 +117,7 @@ pub unsafe fn im2col<T: Copy + Default + Send + Sync>(g: &Geom, x: P<T>, col: P<
         };
         return super::team::for_each_if(g.rows() * cols, g.rows(), row);
     }
-    let row = |r: usize| super::simd(|| {
+    let row = |r: usize| super::simd(#[inline(always)] || {
         let (c, i, j) = (r / kk, (r % kk) / g.kw, r % g.kw);
         for n in 0..g.n {
             let plane = x.at(((n * g.c + c) * g.h * g.w) as isize);
@@ -174,7 +174,7 @@ pub unsafe fn col2im<T: Copy + Default + Send + Sync + std::ops::Add<Output = T>
                         std::slice::from_raw_parts_mut(out.at((p * g.h * g.w + lo) as isize + g.shift(t / g.kw, t % g.kw)), hi - lo),
                     )
                 };
-                super::simd(|| {
+                super::simd(#[inline(always)] || {
                     for ((d, &v), &m) in dst.iter_mut().zip(src).zip(&mask[lo..hi]) {
                         *d = *d + if m { v } else { T::default() };
                     }
@@ -184,7 +184,7 @@ pub unsafe fn col2im<T: Copy + Default + Send + Sync + std::ops::Add<Output = T>
         return super::team::for_each_if(g.rows() * cols, g.n * g.c, plane);
     }
     // Each (n, c) plane is written by one task: planes are disjoint.
-    let plane = |p: usize| super::simd(|| {
+    let plane = |p: usize| super::simd(#[inline(always)] || {
         let (n, c) = (p / g.c, p % g.c);
         let dst = out.at((p * g.h * g.w) as isize);
         for i in 0..g.kh {

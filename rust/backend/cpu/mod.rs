@@ -52,7 +52,9 @@ pub fn threads() -> usize {
 
 /// Runs `f` inlined into a function compiled for the widest SIMD the CPU has
 /// (AVX-512 or AVX2+FMA, checked at run time), so plain loops in `f`
-/// vectorize that wide while the wheel stays portable.
+/// vectorize that wide while the wheel stays portable. Mark the closure
+/// `#[inline(always)]`: LLVM does not inline a large one, which then runs
+/// compiled for the baseline CPU.
 #[inline(always)]
 pub fn simd<R>(f: impl FnOnce() -> R) -> R {
     #[cfg(target_arch = "x86_64")]

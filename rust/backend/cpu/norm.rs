@@ -15,7 +15,7 @@ const CHUNK: usize = 16;
 pub unsafe fn forward<T: Float + Send + Sync>(x: P<T>, y: P<T>, w: Option<P<T>>, b: Option<P<T>>, mean: P<T>, rstd: P<T>, rows: usize, m: usize, eps: f64) {
     let mf = T::from(m).unwrap_or(T::one());
     let eps = T::from(eps).unwrap_or(T::zero());
-    let row = |r: usize| super::simd(|| {
+    let row = |r: usize| super::simd(#[inline(always)] || {
         // SAFETY: row r is touched by this task only.
         let (xs, ys) = unsafe { (std::slice::from_raw_parts(x.at((r * m) as isize), m), std::slice::from_raw_parts_mut(y.at((r * m) as isize), m)) };
         let mu = xs.iter().fold(T::zero(), |s, &v| s + v) / mf;
@@ -50,7 +50,7 @@ pub unsafe fn forward<T: Float + Send + Sync>(x: P<T>, y: P<T>, w: Option<P<T>>,
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn backward<T: Float + Send + Sync>(x: P<T>, g: P<T>, w: Option<P<T>>, mean: P<T>, rstd: P<T>, gx: P<T>, rows: usize, m: usize) -> (Vec<T>, Vec<T>) {
     let mf = T::from(m).unwrap_or(T::one());
-    let chunk = |c: usize| super::simd(|| {
+    let chunk = |c: usize| super::simd(#[inline(always)] || {
         let (mut gw, mut gb) = (vec![T::zero(); m], vec![T::zero(); m]);
         let mut gxh = vec![T::zero(); m];
         for r in c * CHUNK..((c + 1) * CHUNK).min(rows) {

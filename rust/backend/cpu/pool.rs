@@ -176,7 +176,7 @@ pub unsafe fn max_sliding<T: Float + Send + Sync>(planes: usize, win: &Windows, 
             let (src, corner, within) = (x.at((p0 * hw) as isize), &corner[..n], &within[..n]);
             // SAFETY: the block's outputs are written by this task only.
             let (bi, bv) = unsafe { (std::slice::from_raw_parts_mut(idx.at((p0 * out) as isize), n), std::slice::from_raw_parts_mut(val.at((p0 * out) as isize), n)) };
-            super::simd(|| {
+            super::simd(#[inline(always)] || {
                 for (((&c, &o), v), i) in corner.iter().zip(within).zip(bv.iter_mut()).zip(bi.iter_mut()) {
                     // SAFETY: windows tile inside their plane, so every tap is in the block's input.
                     *v = unsafe { *src.add(c) };

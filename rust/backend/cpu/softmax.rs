@@ -31,7 +31,7 @@ fn for_blocks(outer: usize, work: usize, f: impl Fn(usize) + Sync + Send) {
 /// # Safety
 /// `x` and `y` hold outer × n × inner contiguous elements.
 pub unsafe fn forward<T: SoftElem>(x: P<T>, y: P<T>, outer: usize, n: usize, inner: usize, log: bool) {
-    for_blocks(outer, outer * n * inner, |o| super::simd(|| {
+    for_blocks(outer, outer * n * inner, |o| super::simd(#[inline(always)] || {
         let base = (o * n * inner) as isize;
         // SAFETY: each block is read and written by one task only.
         let (xs, ys) = unsafe { (std::slice::from_raw_parts(x.at(base), n * inner), std::slice::from_raw_parts_mut(y.at(base), n * inner)) };
@@ -91,7 +91,7 @@ pub unsafe fn forward<T: SoftElem>(x: P<T>, y: P<T>, outer: usize, n: usize, inn
 /// # Safety
 /// `y`, `g` and `gx` hold outer × n × inner contiguous elements.
 pub unsafe fn backward<T: SoftElem>(y: P<T>, g: P<T>, gx: P<T>, outer: usize, n: usize, inner: usize, log: bool) {
-    for_blocks(outer, outer * n * inner, |o| super::simd(|| {
+    for_blocks(outer, outer * n * inner, |o| super::simd(#[inline(always)] || {
         let base = (o * n * inner) as isize;
         let len = n * inner;
         // SAFETY: each block is touched by one task only.
