@@ -82,11 +82,12 @@ fn batched_raw(op: &str, a: &Tensor, b: &Tensor) -> Result<Tensor> {
         _ => DType::F64,
     };
     let (ca, mut cb) = (to_dtype(a, compute)?, to_dtype(b, compute)?);
-    // The GEMM kernel is slow when the right operand is contiguous along k
-    // (x @ w.T, g @ colsᵀ). Transposing costs one pass over an operand against
+    // The GEMM kernel is slow when the right operand is contiguous along a
+    // long k (g @ colsᵀ); for short k (x @ w.T of small layers) the copy costs
+    // more than it saves. Transposing costs one pass over an operand against
     // the product's n·k·p: either copy b row-major, or, when a is smaller,
     // compute (bᵀ aᵀ)ᵀ, whose right operand is then aᵀ.
-    if cb.strides()[rb - 2] == 1 && cb.strides()[rb - 1] != 1 && n.min(p) >= 16 && k * p >= 4096 {
+    if cb.strides()[rb - 2] == 1 && cb.strides()[rb - 1] != 1 && n.min(p) >= 16 && k > 1024 {
         if k * p > k * n + n * p {
             use super::shape::matrix_transpose as mt;
             let ct = batched_raw(op, &mt(&cb)?, &mt(&ca)?)?;
