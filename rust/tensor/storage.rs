@@ -6,7 +6,7 @@ use super::dtype::{DType, Element};
 use crate::backend::gpu::GpuBuffer;
 use crate::bail;
 use crate::error::Result;
-use std::alloc::{alloc_zeroed, dealloc, Layout as AllocLayout};
+use std::alloc::{alloc, alloc_zeroed, dealloc, Layout as AllocLayout};
 use std::any::Any;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
@@ -65,8 +65,9 @@ impl CpuBuffer {
     pub fn zeroed(nbytes: usize) -> Result<CpuBuffer> {
         CpuBuffer::alloc(nbytes, false)
     }
-    /// A buffer whose contents are unspecified (but initialized): for outputs a
-    /// kernel overwrites completely. Large ones may come from the reuse cache.
+    /// A buffer whose contents are unspecified: for outputs a kernel
+    /// overwrites completely before anything reads them. Large ones may come
+    /// from the reuse cache.
     pub fn reusable(nbytes: usize) -> Result<CpuBuffer> {
         CpuBuffer::alloc(nbytes, true)
     }
@@ -85,8 +86,9 @@ impl CpuBuffer {
                 return Ok(buf);
             }
         }
+        // Outputs that kernels overwrite skip the zero-fill.
         // SAFETY: layout has a non-zero size.
-        let ptr = unsafe { alloc_zeroed(layout) };
+        let ptr = unsafe { if reuse { alloc(layout) } else { alloc_zeroed(layout) } };
         match NonNull::new(ptr) {
             Some(ptr) => Ok(CpuBuffer { ptr, nbytes, owner: CpuOwner::Owned }),
             None => bail!(Runtime, "CPU out of memory: tried to allocate {} bytes", nbytes),
