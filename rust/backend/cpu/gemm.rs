@@ -5,8 +5,9 @@
 
 use gemm::Parallelism;
 
-/// Work (m*n*k) below which one product runs on one thread.
-const PAR_GEMM_WORK: usize = 160 * 160 * 160;
+/// Work (m*n*k) below which one product runs on one thread (a team job
+/// costs about a microsecond).
+const PAR_GEMM_WORK: usize = 1 << 19;
 
 /// Element types with a gemm kernel.
 pub trait GemmElem: Copy + 'static {
