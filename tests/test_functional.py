@@ -50,6 +50,12 @@ def test_linear_gradients_and_views(rng, device):
     dac(x.grad, g @ val(w), device=device)
     dac(w.grad, np.einsum("nlo,nli->oi", g, val(x)), device=device)
     dac(b.grad, g.sum((0, 1)), device=device)
+    # a 2-D batch (one GEMM onto rows of the bias on the CPU), input without grad
+    x2, w2, b2 = _rand((5, 3), rng), dleaf(_rand((4, 3), rng), device=device), dleaf(_rand((4,), rng), device=device)
+    g2 = _rand((5, 4), rng)
+    F.linear(dt(x2, device=device), w2, b2).backward(dt(g2, device=device))
+    dac(w2.grad, g2.T @ x2, device=device)
+    dac(b2.grad, g2.sum(0), device=device)
     xv, wv = _rand((5, 3), rng), _rand((4, 3), rng)
     for kind, t, e in noncontig(xv, fdt(device), device=device):
         dac(F.linear(t, dt(wv, device=device)), e @ wv.T, device=device), kind

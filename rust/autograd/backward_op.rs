@@ -73,6 +73,7 @@ backward_ops! {
     LogSumExp(reduce::LogSumExpBackward),
     Cumulative(reduce::CumulativeBackward),
     Matmul(linalg::MatmulBackward),
+    Linear(linalg::LinearBackward),
     Reshape(shape::ReshapeBackward),
     Permute(shape::PermuteBackward),
     Expand(shape::ExpandBackward),

@@ -97,13 +97,15 @@ fn batched_raw(op: &str, a: &Tensor, b: &Tensor) -> Result<Tensor> {
     }
     let out = Tensor::for_output(&out_shape, compute)?;
     match compute {
-        DType::F64 => run::<f64>(&ca, &cb, &out, &batch, n, k, p)?,
-        _ => run::<f32>(&ca, &cb, &out, &batch, n, k, p)?,
+        DType::F64 => run::<f64>(&ca, &cb, &out, &batch, n, k, p, false)?,
+        _ => run::<f32>(&ca, &cb, &out, &batch, n, k, p, false)?,
     }
     to_dtype(&out, dtype)
 }
 
-fn run<T: GemmElem + Element>(a: &Tensor, b: &Tensor, out: &Tensor, batch: &[usize], n: usize, k: usize, p: usize) -> Result<()> {
+/// out = a @ b per batch index, or out += a @ b with `acc`.
+#[allow(clippy::too_many_arguments)]
+fn run<T: GemmElem + Element>(a: &Tensor, b: &Tensor, out: &Tensor, batch: &[usize], n: usize, k: usize, p: usize, acc: bool) -> Result<()> {
     let mut bshape: Vec<i64> = batch.iter().map(|&d| d as i64).collect();
     bshape.extend_from_slice(&[-1, -1]);
     let (la, lb) = (a.layout().expand(&bshape)?, b.layout().expand(&bshape)?);
@@ -126,7 +128,7 @@ fn run<T: GemmElem + Element>(a: &Tensor, b: &Tensor, out: &Tensor, batch: &[usi
         let (oa, ob) = offsets(i);
         let dst = mat(po, (i * n * p) as isize, p as isize, 1);
         // SAFETY: offsets come from layouts inside the storages; dst is a fresh buffer.
-        unsafe { gemm(n, p, k, dst, mat(pa, oa, ars, acs), mat(pb, ob, brs, bcs), threads) };
+        unsafe { gemm(n, p, k, dst, mat(pa, oa, ars, acs), mat(pb, ob, brs, bcs), threads, acc) };
     };
     let threads = crate::backend::cpu::threads();
     if parallel_for(n, p, k) && (count < threads || parallel_for(n / 4, p / 4, k)) {
@@ -262,6 +264,11 @@ pub fn linear(x: &Tensor, w: &Tensor, b: Option<&Tensor>) -> Result<Tensor> {
         bail!(Runtime, "linear: expected weight to be 1-D or 2-D, but got weight of size {}", fmt_shape(w.shape()));
     }
     check_dtypes("linear", x, w)?;
+    if let Some(b) = b.filter(|b| fuses_bias(x, w, b)) {
+        return autograd::record(&[x, w, b], || linear_raw(x, w, b), |_| {
+            Ok(LinearBackward { x: w.requires_grad().then(|| SavedTensor::input(x)), w: x.requires_grad().then(|| SavedTensor::input(w)) }.into())
+        });
+    }
     let y = matmul(x, &super::shape::t2(w)?)?;
     match b {
         Some(b) => {
@@ -271,6 +278,63 @@ pub fn linear(x: &Tensor, w: &Tensor, b: Option<&Tensor>) -> Result<Tensor> {
             super::elementwise::binary(super::elementwise::Binary::Add, &super::Operand::T(y), &super::Operand::T(b.clone()), None)
         }
         None => Ok(y),
+    }
+}
+
+/// Whether x @ wᵀ + b runs as one GEMM that accumulates onto rows of b: a
+/// float32/64 CPU batch of rows and a bias of one value per output.
+fn fuses_bias(x: &Tensor, w: &Tensor, b: &Tensor) -> bool {
+    matches!(x.dtype(), DType::F32 | DType::F64)
+        && !x.is_gpu()
+        && !w.is_gpu()
+        && !b.is_gpu()
+        && b.dtype() == x.dtype()
+        && x.ndim() == 2
+        && w.ndim() == 2
+        && x.shape()[1] == w.shape()[1]
+        && b.shape().as_slice() == [w.shape()[0]]
+}
+
+fn linear_raw(x: &Tensor, w: &Tensor, b: &Tensor) -> Result<Tensor> {
+    let (n, k, p) = (x.shape()[0], x.shape()[1], w.shape()[0]);
+    let out = Tensor::for_output(&[n, p], x.dtype())?;
+    let b = super::copy::contiguous(b)?;
+    crate::dispatch_float!(x.dtype(), T => {
+        // SAFETY: b holds p elements, out n rows of p.
+        let (src, dst) = unsafe { (std::slice::from_raw_parts(b.ptr::<T>()?, p), std::slice::from_raw_parts_mut(out.ptr::<T>()?, n * p)) };
+        dst.chunks_exact_mut(p.max(1)).for_each(|row| row.copy_from_slice(src));
+        run::<T>(x, &super::shape::t2(w)?, &out, &[], n, k, p, true)?;
+    });
+    Ok(out)
+}
+
+/// d(x@wᵀ + b): g@w for x, gᵀ@x for w, the column sums of g for b.
+#[derive(Clone)]
+pub struct LinearBackward {
+    x: Option<SavedTensor>,
+    w: Option<SavedTensor>,
+}
+
+impl Backward for LinearBackward {
+    fn name(&self) -> String {
+        "AddmmBackward0".into()
+    }
+    fn saves_tensors(&self) -> bool {
+        true
+    }
+    fn apply(&self, node: &std::sync::Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
+        let g = &grads[0];
+        let mut out = vec![None, None, None];
+        if let (true, Some(w)) = (node.needs_input_grad(0), &self.w) {
+            out[0] = Some(matmul(g, &w.unpack(node)?)?);
+        }
+        if let (true, Some(x)) = (node.needs_input_grad(1), &self.x) {
+            out[1] = Some(matmul(&super::shape::t2(g)?, &x.unpack(node)?)?);
+        }
+        if node.needs_input_grad(2) {
+            out[2] = Some(math::sum_to(g, &g.shape()[1..])?);
+        }
+        Ok(out)
     }
 }
 

@@ -44,12 +44,12 @@ pub fn parallel_for(m: usize, n: usize, k: usize) -> bool {
     m.saturating_mul(n).saturating_mul(k) >= PAR_GEMM_WORK && super::threads() > 1
 }
 
-/// dst (m x n) = lhs (m x k) @ rhs (k x n), overwriting dst.
+/// dst (m x n) = lhs (m x k) @ rhs (k x n), overwriting dst, or added to it with `acc`.
 ///
 /// # Safety
 /// All three matrices must be valid for their shapes and strides; dst must not overlap the inputs.
-pub unsafe fn matmul<T: GemmElem>(m: usize, n: usize, k: usize, dst: Mat<T>, lhs: Mat<T>, rhs: Mat<T>, threads: usize) {
-    if m == 0 || n == 0 {
+pub unsafe fn matmul<T: GemmElem>(m: usize, n: usize, k: usize, dst: Mat<T>, lhs: Mat<T>, rhs: Mat<T>, threads: usize, acc: bool) {
+    if m == 0 || n == 0 || (k == 0 && acc) {
         return;
     }
     if k == 0 {
@@ -71,7 +71,7 @@ pub unsafe fn matmul<T: GemmElem>(m: usize, n: usize, k: usize, dst: Mat<T>, lhs
         // SAFETY: each block is a sub-matrix of the caller's valid operands; blocks of dst are disjoint.
         unsafe {
             gemm::gemm(
-                mm, nn, k, d.ptr, d.cs, d.rs, false, l.ptr, l.cs, l.rs, r.ptr, r.cs, r.rs, T::ZERO, T::ONE, false, false,
+                mm, nn, k, d.ptr, d.cs, d.rs, acc, l.ptr, l.cs, l.rs, r.ptr, r.cs, r.rs, T::ONE, T::ONE, false, false,
                 false, Parallelism::None,
             )
         };
