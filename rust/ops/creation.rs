@@ -210,10 +210,8 @@ pub fn bernoulli_(t: &Tensor, p: f64, g: Option<&GeneratorRef>) -> Result<()> {
     if t.is_gpu() {
         return crate::autograd::overwrite(t, "bernoulli_", || gpu_random(t, g, "bernoulli_mask", p as f32, 1.0));
     }
-    let n = t.numel();
-    let mut u = try_vec(n, 0.0f64)?;
-    lock(&generator(g)).uniform(&mut u, 0.0, 1.0);
-    let v: Vec<bool> = u.into_iter().map(|x| x < p).collect();
+    let mut v = try_vec(t.numel(), false)?;
+    lock(&generator(g)).bernoulli(&mut v, p);
     crate::autograd::overwrite(t, "bernoulli_", || {
         copy_into(t, &Tensor::from_vec(v, t.shape())?)?;
         t.storage().bump_version();

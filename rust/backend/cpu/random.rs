@@ -67,6 +67,14 @@ impl Generator {
             *x = lo + (hi - lo) * self.rng.random::<f64>();
         }
     }
+    /// True with probability p, from one 32-bit draw each (dropout masks are
+    /// large and ChaCha words dominate their cost).
+    pub fn bernoulli(&mut self, out: &mut [bool], p: f64) {
+        let below = (p * 4294967296.0) as u64;
+        for x in out {
+            *x = u64::from(self.rng.random::<u32>()) < below;
+        }
+    }
     pub fn uniform_f32(&mut self, out: &mut [f32], lo: f32, hi: f32) {
         for x in out {
             // Clamp: lo + (hi-lo)*u can round up to hi in float32.
