@@ -402,7 +402,67 @@ fn fill(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     wo[offsets(i).x] = p.s0;
 }
 
+// float16 tensors (T = f16 in that variant): strided copies, casts from and
+// to the word kinds above (op = the other side's kind), fill and where.
+@compute @workgroup_size(256)
+fn copy_t(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = flat(gid, nwg);
+    if (i >= p.n) { return; }
+    let off = offsets(i);
+    fo[off.x] = fa[off.y];
+}
+
+@compute @workgroup_size(256)
+fn cast_to_t(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = flat(gid, nwg);
+    if (i >= p.n) { return; }
+    let off = offsets(i);
+    let w = wa[off.y];
+    var v: f32;
+    switch p.op {
+        case 0u: { v = bitcast<f32>(w); }
+        case 1u: { v = f32(bitcast<i32>(w)); }
+        default: { v = f32(w); }
+    }
+    fo[off.x] = T(v);
+}
+
+@compute @workgroup_size(256)
+fn cast_from_t(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = flat(gid, nwg);
+    if (i >= p.n) { return; }
+    let off = offsets(i);
+    let x = f32(fa[off.y]);
+    var r: u32;
+    switch p.op {
+        case 0u: { r = bitcast<u32>(x); }
+        case 2u: { r = u32(truthy(x)); }
+        default: {
+            let v = bitcast<u32>(i32(trunc(x)));
+            r = select(v, v & 255u, p.op == 3u);
+        }
+    }
+    wo[off.x] = r;
+}
+
+// o = s0 (float32 bits).
+@compute @workgroup_size(256)
+fn fill_t(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = flat(gid, nwg);
+    if (i >= p.n) { return; }
+    fo[offsets(i).x] = T(bitcast<f32>(p.s0));
+}
+
 @group(0) @binding(2) var<storage, read> wc: array<u32>;
+
+// o = c ? a : b on T; a or b may be scalars (float32 bits).
+@compute @workgroup_size(256)
+fn where_t(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = flat(gid, nwg);
+    if (i >= p.n) { return; }
+    let off = offsets(i);
+    fo[off.x] = T(select(fb_at(off.z), fa_at(off.y), wc[off.w] != 0u));
+}
 
 // o = c ? a : b for any 4-byte element type (words); a or b may be scalars.
 @compute @workgroup_size(256)

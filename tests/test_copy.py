@@ -28,7 +28,7 @@ SRC_VALUES = {
 }
 
 
-NOT_ON_GPU = ("float64", "float16", "bfloat16")
+NOT_ON_GPU = ("float64", "bfloat16")
 
 
 def skip_on_gpu(device, *dtypes):

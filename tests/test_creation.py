@@ -28,7 +28,7 @@ def check(t, expected, dtype=None, device=None):
     np.testing.assert_array_equal(to_np(t), expected)
 
 
-NOT_ON_GPU = (rumus.float64, rumus.float16, rumus.bfloat16)
+NOT_ON_GPU = (rumus.float64, rumus.bfloat16)
 
 
 def skip_on_gpu(device, *dtypes):

@@ -18,7 +18,7 @@ def SQ():
 # devices: every test runs on the CPU and on the GPU (``device`` fixture)
 # --------------------------------------------------------------------------
 
-NOT_ON_GPU = ("float64", "float16", "bfloat16")
+NOT_ON_GPU = ("float64", "bfloat16")
 
 
 def skip_on_gpu(device, *dtypes):

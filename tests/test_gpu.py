@@ -357,3 +357,46 @@ def test_grad_on_another_device_is_refused():
     p = rumus.zeros(3, device="gpu", requires_grad=True)
     with pytest.raises(RuntimeError, match="different device"):
         p.grad = rumus.zeros(3)
+
+
+def test_float16_on_the_gpu():
+    if not rumus.gpu.adapter_info()["shader_f16"]:
+        with pytest.raises(TypeError, match="shader-f16"):
+            rumus.ones(2, dtype=rumus.float16, device="gpu")
+        return
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((5, 7)).astype(np.float16)
+    g = rumus.from_numpy(a).to("gpu")
+    assert g.dtype == rumus.float16 and g.is_gpu
+    np.testing.assert_array_equal(g.cpu().numpy(), a)
+    # Views starting at odd element offsets (half a 4-byte word) come back whole.
+    np.testing.assert_array_equal(g[:, 1:].cpu().numpy(), a[:, 1:])
+    np.testing.assert_array_equal(g[1:, 3].cpu().numpy(), a[1:, 3])
+    np.testing.assert_array_equal(g.T.contiguous().cpu().numpy(), a.T)
+    # Casts both ways, with float16's rounding and overflow to infinity.
+    wide = np.array([70000.0, -1e6, 65504.0, 1 / 3, -2.75, 0.0], np.float32)
+    with np.errstate(over="ignore"):
+        expect = wide.astype(np.float16)
+    np.testing.assert_array_equal(rumus.tensor(wide, device="gpu").half().cpu().numpy(), expect)
+    np.testing.assert_array_equal(g.float().cpu().numpy(), a.astype(np.float32))
+    np.testing.assert_array_equal(g.long().cpu().numpy(), np.trunc(a).astype(np.int64))
+    np.testing.assert_array_equal(g.bool().cpu().numpy(), a != 0)
+    np.testing.assert_array_equal(rumus.tensor([1, -3, 7], device="gpu").half().cpu().numpy(), np.array([1, -3, 7], np.float16))
+    z = rumus.zeros(2, 3, dtype=rumus.float16, device="gpu")
+    z.fill_(2.5)
+    np.testing.assert_array_equal(z.cpu().numpy(), np.full((2, 3), 2.5, np.float16))
+    np.testing.assert_array_equal(rumus.where(g > 0, g, 0.5).cpu().numpy(), np.where(a > 0, a, np.float16(0.5)))
+    # Ops keep float16 and compute in float32; gradients come back as float16.
+    f = a.astype(np.float32)
+    y = (g * 2 + 1).exp()
+    assert y.dtype == rumus.float16
+    np.testing.assert_allclose(y.cpu().numpy().astype(np.float32), np.exp(f * 2 + 1), rtol=2e-3)
+    m = g @ g.T
+    assert m.dtype == rumus.float16
+    np.testing.assert_allclose(m.cpu().numpy().astype(np.float32), f @ f.T, rtol=1e-2, atol=1e-2)
+    x = g.clone().requires_grad_()
+    (x * x).sum().backward()
+    assert x.grad.dtype == rumus.float16 and x.grad.is_gpu
+    np.testing.assert_array_equal(x.grad.cpu().numpy(), 2 * a)
+    r = rumus.randn(1000, dtype=rumus.float16, device="gpu")
+    assert r.dtype == rumus.float16 and abs(float(r.float().mean())) < 0.15

@@ -35,7 +35,7 @@ def tensor(a, dtype=None):
     return conftest.tensor(a, dtype, rumus.get_default_device())
 
 
-NOT_ON_GPU = ("float64", "float16", "bfloat16")
+NOT_ON_GPU = ("float64", "bfloat16")
 
 
 def skip_on_gpu(device, *dtypes):

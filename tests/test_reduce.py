@@ -40,7 +40,7 @@ def noncontig(a, dtype=None):
     return conftest.noncontig(a, dtype, rumus.get_default_device())
 
 
-NOT_ON_GPU = ("float64", "float16", "bfloat16")
+NOT_ON_GPU = ("float64", "bfloat16")
 INT_LIKE = ("int64", "int32", "uint8", "bool")
 # reductions that raise NotImplementedError on the GPU for integer/bool inputs
 GPU_FLOAT_ONLY = ("prod", "cumsum", "cumprod", "amax", "amin", "max", "min", "argmax", "argmin")

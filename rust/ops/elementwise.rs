@@ -1272,6 +1272,7 @@ fn gpu_where(cond: &Tensor, x: &Operand, y: &Operand, dtype: DType, shape: &[usi
     let (x, y) = (super::gpu_operand("where", x)?, super::gpu_operand("where", y)?);
     let (gx, gy) = (GOperand::new(&x, dtype)?, GOperand::new(&y, dtype)?);
     let out = Tensor::empty_on(shape, dtype, Device::Gpu)?;
-    gk::launch("where_", 0, &out, [Some(gx.arg()), Some(gy.arg()), Some(GArg::T(cond))], [0; 3])?;
+    let entry = if dtype == DType::F16 { "where_t" } else { "where_" };
+    gk::launch(entry, 0, &out, [Some(gx.arg()), Some(gy.arg()), Some(GArg::T(cond))], [0; 3])?;
     Ok(out)
 }

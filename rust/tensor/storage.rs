@@ -278,10 +278,9 @@ impl Storage {
     pub fn bump_version(&self) {
         self.version.fetch_add(1, Ordering::AcqRel);
     }
-    /// GPU storage of `len` elements (4-byte words; see `gpu_kind`), contents unspecified.
+    /// GPU storage of `len` elements (see `gpu::elementwise::kind`), contents unspecified.
     pub fn on_gpu(dtype: DType, len: usize) -> Result<Storage> {
-        crate::backend::gpu::elementwise::kind(dtype)?;
-        let Some(nbytes) = len.checked_mul(4) else { bail!(Runtime, "GPU out of memory: {} elements", len) };
+        let Some(nbytes) = len.checked_mul(crate::backend::gpu::elementwise::elem_bytes(dtype)?) else { bail!(Runtime, "GPU out of memory: {} elements", len) };
         let buf = crate::backend::gpu::pool::alloc(nbytes as u64)?;
         Ok(Storage::from_gpu(dtype, len, buf))
     }

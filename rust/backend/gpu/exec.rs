@@ -25,6 +25,18 @@ pub enum Variant {
     F16,
 }
 
+impl Variant {
+    /// The variant whose `T` holds `dtype`: float16 kernels for float16
+    /// tensors, float32 kernels for everything else.
+    pub fn of(dtype: crate::tensor::DType) -> Variant {
+        if dtype == crate::tensor::DType::F16 {
+            Variant::F16
+        } else {
+            Variant::F32
+        }
+    }
+}
+
 pub struct Kernel {
     pipeline: wgpu::ComputePipeline,
     layout: wgpu::BindGroupLayout,

@@ -1,5 +1,6 @@
-//! Moving tensors between host and GPU. Every GPU element is one 4-byte word
-//! (see `elementwise::kind`), so int64, bool and uint8 are converted on the way.
+//! Moving tensors between host and GPU. float32 and float16 cross as they
+//! are; int64, bool and uint8 become 4-byte words on the way (see
+//! `elementwise::kind`).
 
 use super::elementwise::kind;
 use super::exec;
@@ -14,11 +15,13 @@ use std::sync::Arc;
 pub fn upload(t: &Tensor) -> Result<Tensor> {
     kind(t.dtype())?;
     let n = t.numel();
+    let raw = |size: usize| -> Result<&[u8]> {
+        // SAFETY: contiguous, n elements of `size` bytes at the view's offset.
+        Ok(unsafe { std::slice::from_raw_parts(t.storage().cpu_ptr()?.add(t.layout().offset * size), n * size) })
+    };
     let words: Vec<u32> = match t.dtype() {
-        DType::F32 | DType::I32 => {
-            // SAFETY: contiguous, n 4-byte elements at the view's offset.
-            unsafe { std::slice::from_raw_parts((t.storage().cpu_ptr()? as *const u32).add(t.layout().offset), n) }.to_vec()
-        }
+        DType::F32 | DType::I32 => return finish(t, exec::upload(raw(4)?)?),
+        DType::F16 => return finish(t, exec::upload(raw(2)?)?),
         DType::I64 => {
             // SAFETY: contiguous, n elements.
             let v = unsafe { std::slice::from_raw_parts(t.ptr::<i64>()?, n) };
@@ -31,23 +34,30 @@ pub fn upload(t: &Tensor) -> Result<Tensor> {
             }
             out
         }
-        DType::Bool | DType::U8 => {
-            // SAFETY: contiguous, n one-byte elements.
-            unsafe { std::slice::from_raw_parts(t.storage().cpu_ptr()?.add(t.layout().offset), n) }.iter().map(|&b| b as u32).collect()
-        }
+        DType::Bool | DType::U8 => raw(1)?.iter().map(|&b| b as u32).collect(),
         d => bail!(Type, "{} tensors cannot move to the GPU", d.name()),
     };
-    let buf = exec::upload(bytemuck::cast_slice(&words))?;
-    Ok(Tensor::new(Arc::new(Storage::from_gpu(t.dtype(), n, buf)), Layout::contiguous(t.shape())))
+    finish(t, exec::upload(bytemuck::cast_slice(&words))?)
+}
+
+fn finish(t: &Tensor, buf: super::GpuBuffer) -> Result<Tensor> {
+    Ok(Tensor::new(Arc::new(Storage::from_gpu(t.dtype(), t.numel(), buf)), Layout::contiguous(t.shape())))
 }
 
 /// A CPU copy of a contiguous GPU tensor.
 pub fn download(t: &Tensor) -> Result<Tensor> {
     let n = t.numel();
+    let shape = t.shape();
+    if t.dtype() == DType::F16 {
+        // Copies start at 4-byte boundaries: an odd offset reads one element early.
+        let skip = t.layout().offset % 2;
+        let bytes = exec::download(t.storage().gpu_buffer()?, (t.layout().offset - skip) as u64 * 2, (n + skip) * 2)?;
+        let vals = bytes[skip * 2..].chunks_exact(2).map(|c| half::f16::from_le_bytes([c[0], c[1]])).collect();
+        return Tensor::from_vec::<half::f16>(vals, shape);
+    }
     let bytes = exec::download(t.storage().gpu_buffer()?, t.layout().offset as u64 * 4, n * 4)?;
     // Decoded word by word: a Vec<u8> carries no 4-byte alignment.
     let words: Vec<u32> = bytes.chunks_exact(4).map(|c| u32::from_ne_bytes([c[0], c[1], c[2], c[3]])).collect();
-    let shape = t.shape();
     match t.dtype() {
         DType::F32 => Tensor::from_vec(words.iter().map(|&w| f32::from_bits(w)).collect::<Vec<f32>>(), shape),
         DType::I32 => Tensor::from_vec(words.iter().map(|&w| w as i32).collect::<Vec<i32>>(), shape),
