@@ -72,16 +72,6 @@ fn load_b(i: u32, ok: bool) -> f32 {
     if (ok) { return f32(b[i]); }
     return 0.0;
 }
-// i: element index, a multiple of 4.
-fn load_a4(i: u32, ok: bool) -> vec4<f32> {
-    if (ok) { return vec4<f32>(a4[i >> 2u]); }
-    return vec4<f32>(0.0);
-}
-fn load_b4(i: u32, ok: bool) -> vec4<f32> {
-    if (ok) { return vec4<f32>(b4[i >> 2u]); }
-    return vec4<f32>(0.0);
-}
-
 fn tile_row(r: u32, ty: u32) -> u32 {
     return select(ty * 4u + r, 32u + ty * 4u + r - 4u, r >= 4u);
 }
@@ -179,80 +169,172 @@ fn matmul(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index
     }
 }
 
-// `matmul_vec4`: same result, loading A along k, B along n and storing C as vec4.
-// The caller may use it only when all of these hold:
-//   a_cs == 1, b_cs == 1, k % 4 == 0, n % 4 == 0, and
-//   a_off, a_bs, a_rs, b_off, b_bs, b_rs, c_off are multiples of 4
-// (then every vec4 is aligned and lies wholly inside or outside the matrix;
-// c_bs = m * n is then a multiple of 4 as well).
-@compute @workgroup_size(64)
+// `matmul_vec4`: same result, for operands whose unit-stride dimension holds
+// whole aligned vec4s. A workgroup of 256 threads computes a 128 x 128 tile
+// of C, each thread 8 x 8 outputs in 16 named vec4 accumulators: plain
+// variables, not an array, so that no driver spills them to local memory
+// (the array form above ran at 1.9 TFLOP/s on an H100, this one at 26).
+// K advances in slices of 8 through double-buffered workgroup tiles: one
+// barrier per slice, the next slice's global loads in flight meanwhile.
+// Each operand is read along whichever dimension is contiguous:
+//   A: k-fast when a_cs == 1 (row-major), else m-fast (a_rs == 1, e.g. A = X^T);
+//   B: n-fast when b_cs == 1 (row-major), else k-fast (b_rs == 1, e.g. B = W^T).
+// The caller may use it only when C's n % 4 == 0 and c_off % 4 == 0, and each
+// operand's fast dimension (k, m or n) is a multiple of 4 with its offset and
+// other strides multiples of 4: then every vec4 is aligned and lies wholly
+// inside or outside the matrix.
+// Grid: (ceil(n / 128), ceil(m / 128), batch), batch <= 65535.
+const VT: u32 = 128u; // tile side
+const VK: u32 = 8u;   // K slice
+const VR: u32 = 32u;  // vec4s per k-row of a tile
+var<workgroup> Ta: array<vec4<f32>, 512>; // 2 buffers x VK k-rows x VR: Ta[k][m]
+var<workgroup> Tb: array<vec4<f32>, 512>; // Tb[k][n]
+
+// One vec4 of the A slice at k0 for thread t, and where it goes in Ta.
+// k-fast: rows t/2, k (t%2)*4..+3, stored transposed (4 scalars);
+// m-fast: k-row t/32, rows (t%32)*4..+3, stored as one vec4.
+fn load_a_slice(t: u32, row0: u32, k0: u32, base: u32) -> vec4<f32> {
+    var m: u32;
+    var k: u32;
+    if (p.a_cs == 1u) {
+        m = row0 + (t >> 1u);
+        k = k0 + (t & 1u) * 4u;
+    } else {
+        m = row0 + (t & 31u) * 4u;
+        k = k0 + (t >> 5u);
+    }
+    if (m < p.m && k < p.k) {
+        return vec4<f32>(a4[(base + m * p.a_rs + k * p.a_cs) >> 2u]);
+    }
+    return vec4<f32>(0.0);
+}
+fn store_a_slice(t: u32, buf: u32, v: vec4<f32>) {
+    if (p.a_cs == 1u) {
+        let m = t >> 1u;
+        let k = buf + (t & 1u) * 4u * VR + (m >> 2u);
+        Ta[k][m & 3u] = v.x;
+        Ta[k + VR][m & 3u] = v.y;
+        Ta[k + 2u * VR][m & 3u] = v.z;
+        Ta[k + 3u * VR][m & 3u] = v.w;
+    } else {
+        Ta[buf + (t >> 5u) * VR + (t & 31u)] = v;
+    }
+}
+// B likewise: n-fast: k-row t/32, columns (t%32)*4..+3; k-fast: column t/2, k (t%2)*4..+3.
+fn load_b_slice(t: u32, col0: u32, k0: u32, base: u32) -> vec4<f32> {
+    var n: u32;
+    var k: u32;
+    if (p.b_cs == 1u) {
+        n = col0 + (t & 31u) * 4u;
+        k = k0 + (t >> 5u);
+    } else {
+        n = col0 + (t >> 1u);
+        k = k0 + (t & 1u) * 4u;
+    }
+    if (n < p.n && k < p.k) {
+        return vec4<f32>(b4[(base + k * p.b_rs + n * p.b_cs) >> 2u]);
+    }
+    return vec4<f32>(0.0);
+}
+fn store_b_slice(t: u32, buf: u32, v: vec4<f32>) {
+    if (p.b_cs == 1u) {
+        Tb[buf + (t >> 5u) * VR + (t & 31u)] = v;
+    } else {
+        let n = t >> 1u;
+        let k = buf + (t & 1u) * 4u * VR + (n >> 2u);
+        Tb[k][n & 3u] = v.x;
+        Tb[k + VR][n & 3u] = v.y;
+        Tb[k + 2u * VR][n & 3u] = v.z;
+        Tb[k + 3u * VR][n & 3u] = v.w;
+    }
+}
+
+// Stores output row `row` (columns col and col + 64) of the tile.
+fn store_c_row(row: u32, col: u32, c_base: u32, v0: vec4<f32>, v1: vec4<f32>) {
+    if (row >= p.m) {
+        return;
+    }
+    let i = c_base + row * p.n + col;
+    if (col < p.n) {
+        var o = v0 * p.alpha;
+        if (p.beta != 0.0) {
+            o += p.beta * vec4<f32>(c4[i >> 2u]);
+        }
+        c4[i >> 2u] = vec4<T>(o);
+    }
+    if (col + 64u < p.n) {
+        var o = v1 * p.alpha;
+        if (p.beta != 0.0) {
+            o += p.beta * vec4<f32>(c4[(i + 64u) >> 2u]);
+        }
+        c4[(i + 64u) >> 2u] = vec4<T>(o);
+    }
+}
+
+@compute @workgroup_size(256)
 fn matmul_vec4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) t: u32) {
-    let tx = t & 7u;
-    let ty = t >> 3u;
-    let row0 = wid.y * TM;
-    let col0 = wid.x * TN;
-    let z = wid.z;
-    let a_base = p.a_off + z * p.a_bs;
-    let b_base = p.b_off + z * p.b_bs;
-    // A slice: 64 rows x 4 vec4s; thread t takes row (t >> 2) + 16r, vec4 t & 3.
-    let am0 = t >> 2u;
-    let ak = (t & 3u) * 4u;
-    // B slice: 16 k-rows x 16 vec4s; thread t takes k-row (t >> 4) + 4r, vec4 t & 15.
-    let bk0 = t >> 4u;
-    let bn = (t & 15u) * 4u;
+    // Thread (tx, ty) owns rows h*64 + ty*4 + 0..3 and columns h*64 + tx*4 + 0..3, h in {0, 1}.
+    let tx = t & 15u;
+    let ty = t >> 4u;
+    let row0 = wid.y * VT;
+    let col0 = wid.x * VT;
+    let a_base = p.a_off + wid.z * p.a_bs;
+    let b_base = p.b_off + wid.z * p.b_bs;
+    // acc<r><c>: output row r (0..7: rows ty*4 + r, then 64 + ty*4 + r - 4), column half c.
+    var acc00 = vec4<f32>(0.0); var acc01 = vec4<f32>(0.0);
+    var acc10 = vec4<f32>(0.0); var acc11 = vec4<f32>(0.0);
+    var acc20 = vec4<f32>(0.0); var acc21 = vec4<f32>(0.0);
+    var acc30 = vec4<f32>(0.0); var acc31 = vec4<f32>(0.0);
+    var acc40 = vec4<f32>(0.0); var acc41 = vec4<f32>(0.0);
+    var acc50 = vec4<f32>(0.0); var acc51 = vec4<f32>(0.0);
+    var acc60 = vec4<f32>(0.0); var acc61 = vec4<f32>(0.0);
+    var acc70 = vec4<f32>(0.0); var acc71 = vec4<f32>(0.0);
 
-    var ra: array<vec4<f32>, 4>;
-    var rb: array<vec4<f32>, 4>;
-    var acc: array<vec4<f32>, 16>;
-    for (var i = 0u; i < 16u; i++) {
-        acc[i] = vec4<f32>(0.0);
-    }
-
-    var k0 = 0u;
-    for (var r = 0u; r < 4u; r++) {
-        let am = row0 + am0 + r * 16u;
-        ra[r] = load_a4(a_base + am * p.a_rs + k0 + ak, am < p.m && k0 + ak < p.k);
-        let bk = k0 + bk0 + r * 4u;
-        rb[r] = load_b4(b_base + bk * p.b_rs + col0 + bn, bk < p.k && col0 + bn < p.n);
-    }
-    for (; k0 < p.k; k0 += BK) {
+    store_a_slice(t, 0u, load_a_slice(t, row0, 0u, a_base));
+    store_b_slice(t, 0u, load_b_slice(t, col0, 0u, b_base));
+    workgroupBarrier();
+    var cur = 0u;
+    for (var k0 = 0u; k0 < p.k; k0 += VK) {
+        let k1 = k0 + VK;
+        let more = k1 < p.k;
+        var ra = vec4<f32>(0.0);
+        var rb = vec4<f32>(0.0);
+        if (more) {
+            ra = load_a_slice(t, row0, k1, a_base);
+            rb = load_b_slice(t, col0, k1, b_base);
+        }
+        for (var kk = cur; kk < cur + VK * VR; kk += VR) {
+            let a0 = Ta[kk + ty];
+            let a1 = Ta[kk + 16u + ty];
+            let b0 = Tb[kk + tx];
+            let b1 = Tb[kk + 16u + tx];
+            acc00 = fma(vec4<f32>(a0.x), b0, acc00); acc01 = fma(vec4<f32>(a0.x), b1, acc01);
+            acc10 = fma(vec4<f32>(a0.y), b0, acc10); acc11 = fma(vec4<f32>(a0.y), b1, acc11);
+            acc20 = fma(vec4<f32>(a0.z), b0, acc20); acc21 = fma(vec4<f32>(a0.z), b1, acc21);
+            acc30 = fma(vec4<f32>(a0.w), b0, acc30); acc31 = fma(vec4<f32>(a0.w), b1, acc31);
+            acc40 = fma(vec4<f32>(a1.x), b0, acc40); acc41 = fma(vec4<f32>(a1.x), b1, acc41);
+            acc50 = fma(vec4<f32>(a1.y), b0, acc50); acc51 = fma(vec4<f32>(a1.y), b1, acc51);
+            acc60 = fma(vec4<f32>(a1.z), b0, acc60); acc61 = fma(vec4<f32>(a1.z), b1, acc61);
+            acc70 = fma(vec4<f32>(a1.w), b0, acc70); acc71 = fma(vec4<f32>(a1.w), b1, acc71);
+        }
+        // The other buffer was last read before the previous barrier: fill it now.
+        cur = VK * VR - cur;
+        if (more) {
+            store_a_slice(t, cur, ra);
+            store_b_slice(t, cur, rb);
+        }
         workgroupBarrier();
-        for (var r = 0u; r < 4u; r++) {
-            let am = am0 + r * 16u;
-            for (var j = 0u; j < 4u; j++) {
-                As[(ak + j) * ROW + (am >> 2u)][am & 3u] = ra[r][j];
-            }
-            Bs[(bk0 + r * 4u) * ROW + (bn >> 2u)] = rb[r];
-        }
-        workgroupBarrier();
-        let k1 = k0 + BK;
-        if (k1 < p.k) {
-            for (var r = 0u; r < 4u; r++) {
-                let am = row0 + am0 + r * 16u;
-                ra[r] = load_a4(a_base + am * p.a_rs + k1 + ak, am < p.m && k1 + ak < p.k);
-                let bk = k1 + bk0 + r * 4u;
-                rb[r] = load_b4(b_base + bk * p.b_rs + col0 + bn, bk < p.k && col0 + bn < p.n);
-            }
-        }
-        multiply_slice(&acc, tx, ty);
     }
 
-    let c_base = p.c_off + z * p.c_bs;
-    for (var r = 0u; r < 8u; r++) {
-        let row = row0 + tile_row(r, ty);
-        if (row >= p.m) {
-            continue;
-        }
-        for (var h = 0u; h < 2u; h++) {
-            let col = col0 + h * 32u + tx * 4u;
-            if (col < p.n) {
-                let i = (c_base + row * p.n + col) >> 2u;
-                var o = acc[2u * r + h] * p.alpha;
-                if (p.beta != 0.0) {
-                    o += p.beta * vec4<f32>(c4[i]);
-                }
-                c4[i] = vec4<T>(o);
-            }
-        }
-    }
+    let c_base = p.c_off + wid.z * p.c_bs;
+    let r0 = row0 + ty * 4u;
+    let col = col0 + tx * 4u;
+    store_c_row(r0, col, c_base, acc00, acc01);
+    store_c_row(r0 + 1u, col, c_base, acc10, acc11);
+    store_c_row(r0 + 2u, col, c_base, acc20, acc21);
+    store_c_row(r0 + 3u, col, c_base, acc30, acc31);
+    store_c_row(r0 + 64u, col, c_base, acc40, acc41);
+    store_c_row(r0 + 65u, col, c_base, acc50, acc51);
+    store_c_row(r0 + 66u, col, c_base, acc60, acc61);
+    store_c_row(r0 + 67u, col, c_base, acc70, acc71);
 }

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 F = "matmul.wgsl"
-TM = TN = 64  # the tile documented in matmul.wgsl
+TILE = {"matmul": 64, "matmul_vec4": 128}  # the output tiles documented in matmul.wgsl
 
 NP = {"f32": np.float32, "f16": np.float16}
 
@@ -39,7 +39,7 @@ def gemm(gpu, m, n, k, batch=1, entry="matmul", dtype="f32", a_trans=False, b_tr
     if c_fill is not None:
         c[c_off: c_off + batch * m * n] = c_fill
     p = [m, n, k, batch, ao, abs_, ars, acs, bo, bbs, brs, bcs, c_off, m * n, float(alpha), float(beta)]
-    groups = (-(-n // TN), -(-m // TM), batch)
+    groups = (-(-n // TILE[entry]), -(-m // TILE[entry]), batch)
     got = gpu.run(F, entry, [a, b, c], p, groups, dtype=dtype)[2]
     want = c.astype(np.float64)
     prod = gather(a, ao, abs_, ars, acs, batch, m, k) @ gather(b, bo, bbs, brs, bcs, batch, k, n)
@@ -82,6 +82,16 @@ def test_transposed_operands(gpu, a_trans, b_trans):
     for dtype in dtypes(gpu):
         got, want = gemm(gpu, 67, 70, 33, batch=2, dtype=dtype, a_trans=a_trans, b_trans=b_trans, seed=2)
         check(got, want, 33, dtype)
+        # matmul_vec4 reads a transposed A along m and a transposed B along k.
+        got, want = gemm(gpu, 132, 136, 44, batch=2, entry="matmul_vec4", dtype=dtype, a_trans=a_trans,
+                         b_trans=b_trans, seed=2)
+        check(got, want, 44, dtype)
+
+
+def test_vec4_several_tiles(gpu):
+    # 2 x 3 tiles of 128 with ragged edges in m and n, K slices of 8 with a ragged last one.
+    for dtype in dtypes(gpu):
+        check(*gemm(gpu, 250, 260, 92, entry="matmul_vec4", dtype=dtype, alpha=0.5, beta=2.0, seed=10), 92, dtype)
 
 
 @pytest.mark.parametrize("entry", ["matmul", "matmul_vec4"])
@@ -125,7 +135,7 @@ def test_nonzero_beta_reads_c(gpu):
 
 
 def test_vec4_matches_general_on_large_k(gpu):
-    # Several K slices with a ragged last one (k = 100 = 6 * 16 + 4).
+    # Several K slices with a ragged last one (k = 100 = 6 * 16 + 4 = 12 * 8 + 4).
     r1 = gemm(gpu, 100, 76, 100, entry="matmul", seed=9)
     r2 = gemm(gpu, 100, 76, 100, entry="matmul_vec4", seed=9)
     check(*r1, 100, "f32")

@@ -6,9 +6,9 @@ use super::shaders::MATMUL;
 use crate::bail;
 use crate::error::Result;
 
-/// Output tile of one workgroup (rows, cols): the grid is (⌈n/TN⌉, ⌈m/TM⌉, batch).
-const TM: usize = 64;
-const TN: usize = 64;
+/// Output tile side of one workgroup: the grid is (⌈n/tile⌉, ⌈m/tile⌉, batch).
+const TILE: usize = 64;
+const TILE_VEC4: usize = 128;
 
 /// A strided matrix operand: element offset, batch, row and column strides.
 #[derive(Copy, Clone)]
@@ -33,9 +33,14 @@ pub fn gemm(m: usize, n: usize, k: usize, batch: usize, a: Mat, b: Mat, c: &wgpu
     if m == 0 || n == 0 || batch == 0 {
         return Ok(());
     }
-    // The vectorized entry needs unit column strides and 4-aligned rows.
-    let vec4 = a.cs == 1 && b.cs == 1 && k.is_multiple_of(4) && n.is_multiple_of(4) && [a.off as isize, a.rs, a.bs, b.off as isize, b.rs, b.bs].iter().all(|v| v % 4 == 0) && c_off.is_multiple_of(4);
-    let entry = if vec4 { "matmul_vec4" } else { "matmul" };
+    // The vectorized entry reads each operand in vec4s along its unit-stride
+    // dimension (k-fast when its column stride is 1), which must be a multiple
+    // of 4 with 4-aligned offset and strides (shaders/matmul.wgsl).
+    let aligned = |extent: usize, off: usize, strides: [isize; 2]| extent.is_multiple_of(4) && off.is_multiple_of(4) && strides.iter().all(|s| s % 4 == 0);
+    let a_ok = if a.cs == 1 { aligned(k, a.off, [a.rs, a.bs]) } else { a.rs == 1 && aligned(m, a.off, [a.cs, a.bs]) };
+    let b_ok = if b.cs == 1 { aligned(n, b.off, [b.rs, b.bs]) } else { b.rs == 1 && aligned(k, b.off, [b.cs, b.bs]) };
+    let vec4 = a_ok && b_ok && n.is_multiple_of(4) && c_off.is_multiple_of(4);
+    let (entry, tile) = if vec4 { ("matmul_vec4", TILE_VEC4) } else { ("matmul", TILE) };
     // At most 65,535 workgroups in z: long batches go in chunks.
     let mut start = 0;
     while start < batch {
@@ -48,7 +53,7 @@ pub fn gemm(m: usize, n: usize, k: usize, batch: usize, a: Mat, b: Mat, c: &wgpu
             word((c_off + start * m * n) as isize, "offset")?, (m * n) as u32,
             1f32.to_bits(), 0f32.to_bits(),
         ];
-        let groups = [n.div_ceil(TN) as u32, m.div_ceil(TM) as u32, count as u32];
+        let groups = [n.div_ceil(tile) as u32, m.div_ceil(tile) as u32, count as u32];
         exec::dispatch(&MATMUL, entry, Variant::F32, &[a.buf, b.buf, c], &p, groups)?;
         start += count;
     }
