@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 F = "matmul.wgsl"
-TILE = {"matmul": 64, "matmul_vec4": 128}  # the output tiles documented in matmul.wgsl
+TILE = 128  # the output tile documented in matmul.wgsl
 
 NP = {"f32": np.float32, "f16": np.float16}
 
@@ -39,7 +39,7 @@ def gemm(gpu, m, n, k, batch=1, entry="matmul", dtype="f32", a_trans=False, b_tr
     if c_fill is not None:
         c[c_off: c_off + batch * m * n] = c_fill
     p = [m, n, k, batch, ao, abs_, ars, acs, bo, bbs, brs, bcs, c_off, m * n, float(alpha), float(beta)]
-    groups = (-(-n // TILE[entry]), -(-m // TILE[entry]), batch)
+    groups = (-(-n // TILE), -(-m // TILE), batch)
     got = gpu.run(F, entry, [a, b, c], p, groups, dtype=dtype)[2]
     want = c.astype(np.float64)
     prod = gather(a, ao, abs_, ars, acs, batch, m, k) @ gather(b, bo, bbs, brs, bcs, batch, k, n)
@@ -88,10 +88,12 @@ def test_transposed_operands(gpu, a_trans, b_trans):
         check(got, want, 44, dtype)
 
 
-def test_vec4_several_tiles(gpu):
+@pytest.mark.parametrize("entry", ["matmul", "matmul_vec4"])
+def test_several_tiles(gpu, entry):
     # 2 x 3 tiles of 128 with ragged edges in m and n, K slices of 8 with a ragged last one.
     for dtype in dtypes(gpu):
-        check(*gemm(gpu, 250, 260, 92, entry="matmul_vec4", dtype=dtype, alpha=0.5, beta=2.0, seed=10), 92, dtype)
+        check(*gemm(gpu, 250, 260, 92, entry=entry, dtype=dtype, alpha=0.5, beta=2.0, seed=10), 92, dtype)
+        check(*gemm(gpu, 250, 261, 93, entry="matmul", dtype=dtype, b_trans=True, seed=11), 93, dtype)
 
 
 @pytest.mark.parametrize("entry", ["matmul", "matmul_vec4"])
@@ -135,7 +137,7 @@ def test_nonzero_beta_reads_c(gpu):
 
 
 def test_vec4_matches_general_on_large_k(gpu):
-    # Several K slices with a ragged last one (k = 100 = 6 * 16 + 4 = 12 * 8 + 4).
+    # Several K slices with a ragged last one (k = 100 = 12 * 8 + 4).
     r1 = gemm(gpu, 100, 76, 100, entry="matmul", seed=9)
     r2 = gemm(gpu, 100, 76, 100, entry="matmul_vec4", seed=9)
     check(*r1, 100, "f32")

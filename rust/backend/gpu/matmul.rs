@@ -6,9 +6,8 @@ use super::shaders::MATMUL;
 use crate::bail;
 use crate::error::Result;
 
-/// Output tile side of one workgroup: the grid is (⌈n/tile⌉, ⌈m/tile⌉, batch).
-const TILE: usize = 64;
-const TILE_VEC4: usize = 128;
+/// Output tile side of one workgroup: the grid is (⌈n/TILE⌉, ⌈m/TILE⌉, batch).
+const TILE: usize = 128;
 
 /// A strided matrix operand: element offset, batch, row and column strides.
 #[derive(Copy, Clone)]
@@ -40,7 +39,7 @@ pub fn gemm(m: usize, n: usize, k: usize, batch: usize, a: Mat, b: Mat, c: &wgpu
     let a_ok = if a.cs == 1 { aligned(k, a.off, [a.rs, a.bs]) } else { a.rs == 1 && aligned(m, a.off, [a.cs, a.bs]) };
     let b_ok = if b.cs == 1 { aligned(n, b.off, [b.rs, b.bs]) } else { b.rs == 1 && aligned(k, b.off, [b.cs, b.bs]) };
     let vec4 = a_ok && b_ok && n.is_multiple_of(4) && c_off.is_multiple_of(4);
-    let (entry, tile) = if vec4 { ("matmul_vec4", TILE_VEC4) } else { ("matmul", TILE) };
+    let entry = if vec4 { "matmul_vec4" } else { "matmul" };
     // At most 65,535 workgroups in z: long batches go in chunks.
     let mut start = 0;
     while start < batch {
@@ -53,7 +52,7 @@ pub fn gemm(m: usize, n: usize, k: usize, batch: usize, a: Mat, b: Mat, c: &wgpu
             word((c_off + start * m * n) as isize, "offset")?, (m * n) as u32,
             1f32.to_bits(), 0f32.to_bits(),
         ];
-        let groups = [n.div_ceil(tile) as u32, m.div_ceil(tile) as u32, count as u32];
+        let groups = [n.div_ceil(TILE) as u32, m.div_ceil(TILE) as u32, count as u32];
         exec::dispatch(&MATMUL, entry, Variant::F32, &[a.buf, b.buf, c], &p, groups)?;
         start += count;
     }
