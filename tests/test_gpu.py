@@ -394,6 +394,19 @@ def test_float16_on_the_gpu():
     m = g @ g.T
     assert m.dtype == rumus.float16
     np.testing.assert_allclose(m.cpu().numpy().astype(np.float32), f @ f.T, rtol=1e-2, atol=1e-2)
+    # Float16 kernels (float32 accumulation): the vec4 matmul, softmax, reductions.
+    b = rng.standard_normal((8, 12)).astype(np.float16)
+    c = rng.standard_normal((12, 16)).astype(np.float16)
+    bc = rumus.from_numpy(b).to("gpu") @ rumus.from_numpy(c).to("gpu")
+    assert bc.dtype == rumus.float16
+    np.testing.assert_allclose(bc.cpu().numpy(), b.astype(np.float32) @ c.astype(np.float32), rtol=1e-2, atol=1e-2)
+    sm = rumus.nn.functional.softmax(g, dim=1)
+    assert sm.dtype == rumus.float16
+    e = np.exp(f - f.max(1, keepdims=True))
+    np.testing.assert_allclose(sm.cpu().numpy(), e / e.sum(1, keepdims=True), rtol=2e-3, atol=1e-3)
+    for got, want in [(g.sum(1), f.sum(1)), (g.mean(), f.mean()), (g.max(0).values, f.max(0)), (g.amin(1), f.min(1))]:
+        assert got.dtype == rumus.float16
+        np.testing.assert_allclose(got.cpu().numpy(), want, rtol=2e-3, atol=2e-3)
     x = g.clone().requires_grad_()
     (x * x).sum().backward()
     assert x.grad.dtype == rumus.float16 and x.grad.is_gpu

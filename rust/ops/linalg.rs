@@ -141,18 +141,21 @@ fn run<T: GemmElem + Element>(a: &Tensor, b: &Tensor, out: &Tensor, batch: &[usi
     Ok(())
 }
 
-/// The GPU product: float32 GEMM over strided operands (integer products
-/// run in float32 and are cast back). Batch dims that cannot be walked with one
-/// stride become one dispatch per leading index.
+/// The GPU product: GEMM over strided operands, float16 in its own kernel
+/// variant, everything else in float32 (integer products are cast back).
+/// Batch dims that cannot be walked with one stride become one dispatch per
+/// leading index.
 fn gpu_batched(a: &Tensor, b: &Tensor, batch: &[usize], n: usize, k: usize, p: usize, out_shape: &[usize]) -> Result<Tensor> {
+    use crate::backend::gpu::exec::Variant;
     use crate::backend::gpu::matmul::{gemm, Mat};
     use crate::tensor::layout::{contiguous_strides, Layout};
     let dtype = a.dtype();
+    let compute = dtype.gpu_compute();
     let operand = |t: &Tensor| -> Result<Tensor> {
-        let t = to_dtype(t, DType::F32)?;
+        let t = to_dtype(t, compute)?;
         // The kernel walks non-negative strides only (flipped views are copied).
         if t.strides().iter().any(|&s| s < 0) {
-            return super::copy::clone_as(&t, DType::F32);
+            return super::copy::clone_as(&t, compute);
         }
         Ok(t)
     };
@@ -161,7 +164,7 @@ fn gpu_batched(a: &Tensor, b: &Tensor, batch: &[usize], n: usize, k: usize, p: u
     bshape.extend_from_slice(&[-1, -1]);
     let (la, lb) = (ca.layout().expand(&bshape)?, cb.layout().expand(&bshape)?);
     let nb = batch.len();
-    let out = Tensor::empty_on(out_shape, DType::F32, crate::tensor::Device::Gpu)?;
+    let out = Tensor::empty_on(out_shape, compute, crate::tensor::Device::Gpu)?;
     let ob = contiguous_strides(batch);
     let (cshape, [sa, sb, so]) = Layout::coalesce(batch, [&la.strides[..nb], &lb.strides[..nb], &ob[..]]);
     let (ba, bb) = (ca.storage().gpu_buffer()?, cb.storage().gpu_buffer()?);
@@ -180,7 +183,7 @@ fn gpu_batched(a: &Tensor, b: &Tensor, batch: &[usize], n: usize, k: usize, p: u
         }
         let ma = Mat { buf: ba, off: (la.offset as isize + oa) as usize, bs: stride(&sa), rs: la.strides[nb], cs: la.strides[nb + 1] };
         let mb = Mat { buf: bb, off: (lb.offset as isize + obb) as usize, bs: stride(&sb), rs: lb.strides[nb], cs: lb.strides[nb + 1] };
-        gemm(n, p, k, inner, ma, mb, out.storage().gpu_buffer()?, oo as usize * n * p)?;
+        gemm(n, p, k, inner, ma, mb, out.storage().gpu_buffer()?, oo as usize * n * p, Variant::of(compute))?;
     }
     to_dtype(&out, dtype)
 }

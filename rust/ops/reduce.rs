@@ -66,7 +66,7 @@ fn sum_raw(t: &Tensor, dims: Option<&[i64]>, keepdim: bool, dtype: Option<DType>
     let out = sum_dtype(t, dtype);
     if t.is_gpu() {
         let r = if out.is_float() {
-            gpu_reduce("sum", &to_dtype(t, DType::F32)?, &reduced, &shape, 1.0)?
+            gpu_reduce("sum", &to_dtype(t, out.gpu_compute())?, &reduced, &shape, 1.0)?
         } else {
             gpu_reduce("sum_i32", &to_dtype(t, DType::I64)?, &reduced, &shape, 1.0)?
         };
@@ -99,7 +99,7 @@ fn mean_raw(t: &Tensor, dims: Option<&[i64]>, keepdim: bool, dtype: Option<DType
     let (reduced, shape) = plan(t, dims, keepdim)?;
     let n = reduced_count(t, &reduced) as f64;
     if t.is_gpu() {
-        return to_dtype(&gpu_reduce("sum", &to_dtype(t, DType::F32)?, &reduced, &shape, (1.0 / n) as f32)?, out);
+        return to_dtype(&gpu_reduce("sum", &to_dtype(t, out.gpu_compute())?, &reduced, &shape, (1.0 / n) as f32)?, out);
     }
     let x = computable(&to_dtype(t, out)?)?;
     let r = dispatch_compute!(x.dtype(), T => run::<T, _, f64>(&x, &reduced, &shape, &SumF64, |a| a / n))?;
@@ -120,7 +120,7 @@ fn prod_raw(t: &Tensor, dims: Option<&[i64]>, keepdim: bool, dtype: Option<DType
         if !out.is_float() {
             bail!(NotImplemented, "prod of integer tensors has no GPU kernel yet");
         }
-        return to_dtype(&gpu_reduce("prod", &to_dtype(t, DType::F32)?, &reduced, &shape, 1.0)?, out);
+        return to_dtype(&gpu_reduce("prod", &to_dtype(t, out.gpu_compute())?, &reduced, &shape, 1.0)?, out);
     }
     let r = if out.is_float() {
         let x = computable(&to_dtype(t, out)?)?;
@@ -193,7 +193,7 @@ fn extreme_op(op: &str, t: &Tensor, dims: Option<&[i64]>, keepdim: bool, max: bo
             crate::backend::gpu::reduce::reduce(if max { "argmax" } else { "argmin" }, &x, outer, n, inner, &[&idx], 1.0)?;
             return Ok((idx.clone(), idx));
         }
-        let vals = Tensor::empty_on(&shape, DType::F32, Device::Gpu)?;
+        let vals = Tensor::empty_on(&shape, x.dtype(), Device::Gpu)?;
         crate::backend::gpu::reduce::reduce(if max { "max_idx" } else { "min_idx" }, &x, outer, n, inner, &[&vals, &idx], 1.0)?;
         return Ok((to_dtype(&vals, t.dtype())?, idx));
     }
@@ -385,13 +385,13 @@ fn scan<T: crate::backend::cpu::elementwise::Arith>(x: &Tensor, out: &Tensor, d:
 
 // ---- GPU ----
 
-/// Float32 input for a GPU reduction that compares values (int inputs would
+/// Float input for a GPU reduction that compares values (int inputs would
 /// lose exactness beyond 2^24 in float32, so they are refused for now).
 fn gpu_float(op: &str, t: &Tensor) -> Result<Tensor> {
     if !t.dtype().is_float() {
         bail!(NotImplemented, "{} of {} tensors has no GPU kernel yet", op, t.dtype().name());
     }
-    to_dtype(t, DType::F32)
+    to_dtype(t, t.dtype().gpu_compute())
 }
 
 /// `t` as a contiguous [outer, n, inner] block whose middle axis holds the

@@ -22,11 +22,13 @@ fn split(t: &Tensor, dim: usize) -> (usize, usize, usize) {
     (numel(&s[..dim]), s[dim], numel(&s[dim + 1..]))
 }
 
-fn compute(d: DType) -> DType {
-    if d == DType::F64 {
-        DType::F64
-    } else {
-        DType::F32
+/// The dtype a softmax of `t` runs in: float64 as is; float16 on the GPU in
+/// its own kernels; the rest in float32.
+fn compute(t: &Tensor) -> DType {
+    match t.dtype() {
+        DType::F64 => DType::F64,
+        d if t.is_gpu() => d.gpu_compute(),
+        _ => DType::F32,
     }
 }
 
@@ -45,7 +47,7 @@ pub fn softmax(x: &Tensor, dim: i64, dtype: Option<DType>, log: bool) -> Result<
     autograd::record(
         &[&x],
         || {
-            let c = contiguous(&to_dtype(&x, compute(x.dtype()))?)?;
+            let c = contiguous(&to_dtype(&x, compute(&x))?)?;
             let (outer, n, inner) = split(&x, d);
             if c.is_gpu() {
                 let out = Tensor::empty_on(x.shape(), c.dtype(), c.device())?;
@@ -90,7 +92,7 @@ impl Backward for SoftmaxBackward {
             };
             return Ok(vec![Some(gx)]);
         }
-        let ct = compute(y.dtype());
+        let ct = compute(&y);
         let (yc, gc) = (contiguous(&to_dtype(&y, ct)?)?, contiguous(&to_dtype(g, ct)?)?);
         let (outer, n, inner) = split(&y, self.dim);
         if y.is_gpu() {

@@ -69,6 +69,16 @@ impl DType {
             self
         }
     }
+    /// The float dtype GPU kernels compute a float op on this dtype in:
+    /// float16 keeps its own kernel variant (which accumulates in float32),
+    /// everything else runs in float32.
+    pub fn gpu_compute(self) -> DType {
+        if self == DType::F16 {
+            DType::F16
+        } else {
+            DType::F32
+        }
+    }
     /// Float dtype used when an op needs a float result for this input (exp of an int tensor).
     pub fn to_float(self) -> DType {
         if self.is_float() {

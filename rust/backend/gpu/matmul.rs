@@ -26,9 +26,10 @@ fn word(v: isize, what: &str) -> Result<u32> {
     }
 }
 
-/// C[i] (m x n, contiguous, batch stride m·n from `c_off`) = A[i] · B[i] for i < batch.
+/// C[i] (m x n, contiguous, batch stride m·n from `c_off`) = A[i] · B[i] for
+/// i < batch; A, B and C all hold the `variant`'s element type.
 #[allow(clippy::too_many_arguments)]
-pub fn gemm(m: usize, n: usize, k: usize, batch: usize, a: Mat, b: Mat, c: &wgpu::Buffer, c_off: usize) -> Result<()> {
+pub fn gemm(m: usize, n: usize, k: usize, batch: usize, a: Mat, b: Mat, c: &wgpu::Buffer, c_off: usize, variant: Variant) -> Result<()> {
     if m == 0 || n == 0 || batch == 0 {
         return Ok(());
     }
@@ -53,7 +54,7 @@ pub fn gemm(m: usize, n: usize, k: usize, batch: usize, a: Mat, b: Mat, c: &wgpu
             1f32.to_bits(), 0f32.to_bits(),
         ];
         let groups = [n.div_ceil(TILE) as u32, m.div_ceil(TILE) as u32, count as u32];
-        exec::dispatch(&MATMUL, entry, Variant::F32, &[a.buf, b.buf, c], &p, groups)?;
+        exec::dispatch(&MATMUL, entry, variant, &[a.buf, b.buf, c], &p, groups)?;
         start += count;
     }
     Ok(())

@@ -44,5 +44,5 @@ pub fn reduce(op: &str, x: &Tensor, outer: usize, n: usize, inner: usize, outs: 
     for o in outs {
         bufs.push(o.storage().gpu_buffer()?);
     }
-    exec::dispatch(&REDUCE, entry, Variant::F32, &bufs, &p, groups)
+    exec::dispatch(&REDUCE, entry, Variant::of(x.dtype()), &bufs, &p, groups)
 }

@@ -27,5 +27,5 @@ pub fn run(a: &Tensor, g: Option<&Tensor>, out: &Tensor, outer: usize, n: usize,
     };
     let p = [outer as u32, n as u32, inner as u32, a.layout().offset as u32, g.map_or(0, |g| g.layout().offset as u32), out.layout().offset as u32];
     let grid = if per_row { exec::grid_rows(rows) } else { exec::grid_1d(rows) };
-    exec::dispatch(&SOFTMAX, entry, Variant::F32, &[a.storage().gpu_buffer()?, gb, out.storage().gpu_buffer()?], &p, grid)
+    exec::dispatch(&SOFTMAX, entry, Variant::of(out.dtype()), &[a.storage().gpu_buffer()?, gb, out.storage().gpu_buffer()?], &p, grid)
 }
