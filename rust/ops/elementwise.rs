@@ -1197,9 +1197,10 @@ fn binary_code(op: Binary) -> u32 {
 fn gpu_unary(op: Unary, a: &Tensor) -> Result<Tensor> {
     let out_dtype = op.out_dtype(a.dtype())?;
     let (code, s0, s1) = unary_code(op);
-    let float_in = |t: &Tensor| to_dtype(t, DType::F32);
+    // Float kernels read float16 as is (their float16 variant), anything else as float32.
+    let float_in = |t: &Tensor| to_dtype(t, t.dtype().gpu_compute());
     if out_dtype == DType::Bool {
-        // isnan/isinf/isfinite/logical_not read any input as float32.
+        // isnan/isinf/isfinite/logical_not read any input as a float.
         let x = float_in(a)?;
         let out = Tensor::empty_on(a.shape(), DType::Bool, Device::Gpu)?;
         gk::launch("classify", code, &out, [Some(GArg::T(&x)), None, None], [0; 3])?;
@@ -1213,7 +1214,7 @@ fn gpu_unary(op: Unary, a: &Tensor) -> Result<Tensor> {
         return to_dtype(&out, out_dtype);
     }
     let x = float_in(a)?;
-    let out = Tensor::empty_on(a.shape(), DType::F32, Device::Gpu)?;
+    let out = Tensor::empty_on(a.shape(), x.dtype(), Device::Gpu)?;
     gk::launch("unary", code, &out, [Some(GArg::T(&x)), None, None], [s0.to_bits(), s1.to_bits(), 0])?;
     to_dtype(&out, out_dtype)
 }
@@ -1245,10 +1246,12 @@ fn gpu_binary(op: Binary, a: &Operand, b: &Operand, alpha: Option<f64>) -> Resul
     let (compute, out_dtype) = op.dtypes(common)?;
     binary_checks(op, &b, alpha, common, compute)?;
     let shape = broadcast_shapes(a.shape(), b.shape())?;
-    // Bool and uint8 arithmetic runs on int32 words; the cast back saturates or wraps as PyTorch does.
-    let kcompute = if compute.is_float() { DType::F32 } else { DType::I64 };
+    // Float ops run in float16 kernels on float16 operands, else in float32;
+    // bool and uint8 arithmetic runs on int32 words (the cast back saturates
+    // or wraps as PyTorch does).
+    let kcompute = if compute.is_float() { common.gpu_compute() } else { DType::I64 };
     let (ga, gb) = (GOperand::new(&a, kcompute)?, GOperand::new(&b, kcompute)?);
-    let float = kcompute == DType::F32;
+    let float = kcompute.is_float();
     let alpha_word = match alpha {
         None => if float { 1f32.to_bits() } else { 1 },
         Some(al) => if float { (al as f32).to_bits() } else { al as i64 as i32 as u32 },
@@ -1256,7 +1259,7 @@ fn gpu_binary(op: Binary, a: &Operand, b: &Operand, alpha: Option<f64>) -> Resul
     let (entry, kout) = match (op.is_compare(), float) {
         (true, true) => ("compare", DType::Bool),
         (true, false) => ("compare_i32", DType::Bool),
-        (false, true) => ("binary", DType::F32),
+        (false, true) => ("binary", kcompute),
         (false, false) => ("binary_i32", DType::I64),
     };
     if !float && op == Binary::Atan2 {
