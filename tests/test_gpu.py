@@ -407,6 +407,29 @@ def test_float16_on_the_gpu():
     for got, want in [(g.sum(1), f.sum(1)), (g.mean(), f.mean()), (g.max(0).values, f.max(0)), (g.amin(1), f.min(1))]:
         assert got.dtype == rumus.float16
         np.testing.assert_allclose(got.cpu().numpy(), want, rtol=2e-3, atol=2e-3)
+    # Indexing reads and writes 2-byte elements.
+    idx = rumus.tensor([4, 0, 33, 4], device="gpu")
+    np.testing.assert_array_equal(g.flatten()[idx].cpu().numpy(), a.ravel()[[4, 0, 33, 4]])
+    h = g.clone()
+    h[1, 2:5] = 7.5
+    ref = a.copy()
+    ref[1, 2:5] = 7.5
+    np.testing.assert_array_equal(h.cpu().numpy(), ref)
+    # Convolution (im2col, matmul, col2im in the backward) and pooling, against float32 on the GPU.
+    F = rumus.nn.functional
+    img = rng.standard_normal((2, 3, 6, 6)).astype(np.float16)
+    ker = (rng.standard_normal((4, 3, 3, 3)) * 0.3).astype(np.float16)
+    for dt in (rumus.float16, rumus.float32):
+        xi = rumus.from_numpy(img.astype(np.float32)).to("gpu").to(dt).requires_grad_()
+        ki = rumus.from_numpy(ker.astype(np.float32)).to("gpu").to(dt)
+        y = F.max_pool2d(F.conv2d(xi, ki, padding=1), 2) + F.avg_pool2d(F.conv2d(xi, ki, padding=1), 2)
+        y.sum().backward()
+        assert y.dtype == dt and xi.grad.dtype == dt
+        if dt == rumus.float16:
+            y16, g16 = y.detach().float().cpu().numpy(), xi.grad.float().cpu().numpy()
+        else:
+            np.testing.assert_allclose(y16, y.detach().cpu().numpy(), rtol=1e-2, atol=2e-2)
+            np.testing.assert_allclose(g16, xi.grad.cpu().numpy(), rtol=1e-2, atol=2e-2)
     x = g.clone().requires_grad_()
     (x * x).sum().backward()
     assert x.grad.dtype == rumus.float16 and x.grad.is_gpu

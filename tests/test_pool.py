@@ -219,6 +219,19 @@ def test_max_pool_gradient_goes_to_the_argmax(shape, kw, rng, device):
     ac(x.grad, _scatter_max_grad(shape, idx, g.astype(np.float64)), device)
 
 
+def test_max_pool_half_gradient(device):
+    # All four overlapping windows route their gradient to the centre: float16
+    # gradients add up in float32 and round once.
+    x = tensor(np.array([[[[0.0, 0.0, 0.0], [0.0, 5.0, 0.0], [0.0, 0.0, 0.0]]]], np.float16), device=device)
+    x.requires_grad_()
+    out = F.max_pool2d(x, 2, stride=1)
+    out.backward(rumus.full(tuple(out.shape), 0.1, dtype=rumus.float16, device=device))
+    assert x.grad.dtype == rumus.float16
+    want = np.zeros((1, 1, 3, 3), np.float16)
+    want[0, 0, 1, 1] = np.float16(np.float32(np.float16(0.1)) * 4)
+    np.testing.assert_array_equal(to_np(x.grad), want)
+
+
 def test_max_pool_positional_and_unbatched(rng, device):
     x = _distinct((3, 7, 6), rng, wide(device))
     # (input, kernel_size, stride, padding, dilation, ceil_mode, return_indices)

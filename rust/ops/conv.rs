@@ -17,7 +17,7 @@ use crate::backend::cpu::{conv as kernel, P};
 use crate::bail;
 use crate::error::Result;
 use crate::tensor::layout::fmt_shape;
-use crate::tensor::{DType, Tensor};
+use crate::tensor::Tensor;
 use std::sync::Arc;
 
 /// (C·kh·kw, N·OH·OW) columns of a (N, C, H, W) tensor.
@@ -49,8 +49,8 @@ pub fn col2im(col: &Tensor, g: &Geom) -> Result<Tensor> {
         &[col],
         || {
             let dtype = col.dtype();
-            // Half types accumulate in float32.
-            let compute = if dtype == DType::F64 { DType::F64 } else { DType::F32 };
+            // Half types accumulate in float32 (in the float16 kernel on the GPU).
+            let compute = dtype.float_kernel(col.is_gpu());
             let c = contiguous(&to_dtype(col, compute)?)?;
             if c.is_gpu() {
                 let out = Tensor::empty_on(&[g.n, g.c, g.h, g.w], compute, c.device())?;

@@ -560,23 +560,25 @@ impl Backward for TakeBackward {
         false
     }
     fn apply(&self, _: &Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
-        let g = math::cast(&grads[0], self.in_dtype)?;
-        let zeros = math::zeros(&self.in_shape, self.in_dtype, &g)?;
+        // Repeated positions add up: half types accumulate in float32.
+        let acc = self.in_dtype.compute();
+        let g = math::cast(&grads[0], acc)?;
+        let zeros = math::zeros(&self.in_shape, acc, &g)?;
         if !crate::autograd::is_grad_enabled() {
             // Not differentiated again: scatter into the fresh zeros directly.
             match &self.region {
                 Region::Offsets { shape, offs } => {
                     put_offsets(&zeros, shape, offs, &g, true)?;
-                    return Ok(vec![Some(zeros)]);
+                    return Ok(vec![Some(math::cast(&zeros, self.in_dtype)?)]);
                 }
                 Region::Gpu { shape, offs } => {
                     put_gpu(&zeros, shape, offs, &g, true)?;
-                    return Ok(vec![Some(zeros)]);
+                    return Ok(vec![Some(math::cast(&zeros, self.in_dtype)?)]);
                 }
                 Region::View(_) => {}
             }
         }
-        Ok(vec![Some(put(&zeros, &self.region, &g, self.region.may_repeat())?)])
+        Ok(vec![Some(math::cast(&put(&zeros, &self.region, &g, self.region.may_repeat())?, self.in_dtype)?)])
     }
 }
 

@@ -160,7 +160,7 @@ impl Pooling {
         if let Some(i) = idx {
             bufs.push(i.storage().gpu_buffer()?);
         }
-        exec::dispatch(&crate::backend::gpu::shaders::POOL, entry, exec::Variant::F32, &bufs, &p, exec::grid_1d(threads))
+        exec::dispatch(&crate::backend::gpu::shaders::POOL, entry, exec::Variant::of(x.dtype()), &bufs, &p, exec::grid_1d(threads))
     }
 }
 
@@ -199,13 +199,9 @@ fn name(op: &str) -> &'static str {
     }
 }
 
-/// The float compute type of a pooling input (halves run in float32).
-fn compute(d: DType) -> DType {
-    if d == DType::F64 {
-        DType::F64
-    } else {
-        DType::F32
-    }
+/// The float compute type of a pooling input.
+fn compute(t: &Tensor) -> DType {
+    t.dtype().float_kernel(t.is_gpu())
 }
 
 /// Window averages of a (..., H, W) tensor (recorded).
@@ -213,7 +209,7 @@ fn avg(x: &Tensor, win: &Arc<Pooling>, name: &'static str) -> Result<Tensor> {
     autograd::record(
         &[x],
         || {
-            let c = contiguous(&to_dtype(x, compute(x.dtype()))?)?;
+            let c = contiguous(&to_dtype(x, compute(x))?)?;
             let planes = numel(&x.shape()[..x.ndim() - 2]);
             if c.is_gpu() {
                 let out = Tensor::empty_on(&out_shape(x, &win.win), c.dtype(), c.device())?;
@@ -236,7 +232,7 @@ fn avg_adjoint(g: &Tensor, win: &Arc<Pooling>, in_shape: &Shape, name: &'static 
     autograd::record(
         &[g],
         || {
-            let c = contiguous(&to_dtype(g, compute(g.dtype()))?)?;
+            let c = contiguous(&to_dtype(g, compute(g))?)?;
             let planes = numel(&in_shape[..in_shape.len() - 2]);
             if c.is_gpu() {
                 let out = Tensor::empty_on(in_shape, c.dtype(), c.device())?;
@@ -290,7 +286,7 @@ pub fn max_pool(op: &'static str, dims: usize, x: &Tensor, kind: &Kind) -> Resul
     let vals = autograd::record(
         &[&xb],
         || {
-            let c = contiguous(&to_dtype(&xb, compute(xb.dtype()))?)?;
+            let c = contiguous(&to_dtype(&xb, compute(&xb))?)?;
             if c.is_gpu() {
                 let vals = Tensor::empty_on(&shape, c.dtype(), c.device())?;
                 Pooling::new(win.clone(), kind, true, None).gpu("max_pool", planes, &c, &vals, Some(&idx), vals.numel())?;

@@ -22,16 +22,6 @@ fn split(t: &Tensor, dim: usize) -> (usize, usize, usize) {
     (numel(&s[..dim]), s[dim], numel(&s[dim + 1..]))
 }
 
-/// The dtype a softmax of `t` runs in: float64 as is; float16 on the GPU in
-/// its own kernels; the rest in float32.
-fn compute(t: &Tensor) -> DType {
-    match t.dtype() {
-        DType::F64 => DType::F64,
-        d if t.is_gpu() => d.gpu_compute(),
-        _ => DType::F32,
-    }
-}
-
 /// softmax (log = false) or log_softmax (log = true) of `x` along `dim`,
 /// computed in `dtype` when given.
 pub fn softmax(x: &Tensor, dim: i64, dtype: Option<DType>, log: bool) -> Result<Tensor> {
@@ -47,7 +37,7 @@ pub fn softmax(x: &Tensor, dim: i64, dtype: Option<DType>, log: bool) -> Result<
     autograd::record(
         &[&x],
         || {
-            let c = contiguous(&to_dtype(&x, compute(&x))?)?;
+            let c = contiguous(&to_dtype(&x, x.dtype().float_kernel(x.is_gpu()))?)?;
             let (outer, n, inner) = split(&x, d);
             if c.is_gpu() {
                 let out = Tensor::empty_on(x.shape(), c.dtype(), c.device())?;
@@ -92,7 +82,7 @@ impl Backward for SoftmaxBackward {
             };
             return Ok(vec![Some(gx)]);
         }
-        let ct = compute(&y);
+        let ct = y.dtype().float_kernel(y.is_gpu());
         let (yc, gc) = (contiguous(&to_dtype(&y, ct)?)?, contiguous(&to_dtype(g, ct)?)?);
         let (outer, n, inner) = split(&y, self.dim);
         if y.is_gpu() {

@@ -79,6 +79,16 @@ impl DType {
             DType::F32
         }
     }
+    /// The dtype a float kernel (softmax, pooling, col2im) runs in for this
+    /// input on the GPU (`gpu`) or the CPU: float64 as is, float16 on the GPU
+    /// in its own kernel variant, everything else in float32.
+    pub fn float_kernel(self, gpu: bool) -> DType {
+        match self {
+            DType::F64 => DType::F64,
+            d if gpu => d.gpu_compute(),
+            _ => DType::F32,
+        }
+    }
     /// Float dtype used when an op needs a float result for this input (exp of an int tensor).
     pub fn to_float(self) -> DType {
         if self.is_float() {

@@ -9,16 +9,17 @@ use crate::tensor::{DType, Tensor};
 
 /// out[i] = src.storage[offs[i]] (offsets relative to src's storage start).
 pub fn take(src: &Tensor, offs: &Tensor, out: &Tensor) -> Result<()> {
-    let entry = if src.dtype() == DType::F32 { "take" } else { "take_x32" };
+    // Floats move as T (float16 in its own variant), other dtypes as 4-byte words.
+    let entry = if src.dtype().is_float() { "take" } else { "take_x32" };
     let p = [out.numel() as u32, 0, offs.layout().offset as u32, out.layout().offset as u32];
     let bufs = [src.storage().gpu_buffer()?, offs.storage().gpu_buffer()?, out.storage().gpu_buffer()?];
-    exec::dispatch(&INDEX, entry, Variant::F32, &bufs, &p, exec::grid_1d(out.numel()))
+    exec::dispatch(&INDEX, entry, Variant::of(src.dtype()), &bufs, &p, exec::grid_1d(out.numel()))
 }
 
 /// dst.storage[offs[i]] = vals[i] (or += with `accumulate`); vals contiguous.
 pub fn put(dst: &Tensor, offs: &Tensor, vals: &Tensor, accumulate: bool) -> Result<()> {
     let entry = match (accumulate, dst.dtype()) {
-        (false, DType::F32) => "put",
+        (false, DType::F32 | DType::F16) => "put",
         (false, _) => "put_x32",
         (true, DType::F32) => "put_add",
         (true, DType::I32 | DType::I64) => "put_add_i32",
@@ -26,7 +27,7 @@ pub fn put(dst: &Tensor, offs: &Tensor, vals: &Tensor, accumulate: bool) -> Resu
     };
     let p = [offs.numel() as u32, vals.layout().offset as u32, offs.layout().offset as u32, 0];
     let bufs = [vals.storage().gpu_buffer()?, offs.storage().gpu_buffer()?, dst.storage().gpu_buffer()?];
-    exec::dispatch(&INDEX, entry, Variant::F32, &bufs, &p, exec::grid_1d(offs.numel()))
+    exec::dispatch(&INDEX, entry, Variant::of(dst.dtype()), &bufs, &p, exec::grid_1d(offs.numel()))
 }
 
 /// Checks on the device that every value of `index` (contiguous int32/int64
