@@ -436,3 +436,23 @@ def test_float16_on_the_gpu():
     np.testing.assert_array_equal(x.grad.cpu().numpy(), 2 * a)
     r = rumus.randn(1000, dtype=rumus.float16, device="gpu")
     assert r.dtype == rumus.float16 and abs(float(r.float().mean())) < 0.15
+
+
+def test_matmul_split_k(gpu):
+    # Few output tiles and a long k: the product runs as k slices plus a sum
+    # (shapes chosen to take that path: 2 x 2 tiles, k = 1024 in 4 slices).
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((1024, 200)).astype(np.float32)
+    b = rng.standard_normal((1024, 136)).astype(np.float32)
+    ga = rumus.from_numpy(a).to("gpu").requires_grad_()
+    gb = rumus.from_numpy(b).to("gpu")
+    out = ga.T @ gb  # A read along m (a transposed view)
+    assert tuple(out.shape) == (200, 136)
+    np.testing.assert_allclose(out.detach().cpu().numpy(), a.T @ b, rtol=1e-4, atol=1e-3)
+    out.sum().backward()
+    np.testing.assert_allclose(ga.grad.cpu().numpy(), np.broadcast_to(b.sum(1, keepdims=True), a.shape), rtol=1e-4, atol=1e-3)
+    x = rumus.from_numpy(a.T.copy()).to("gpu").unsqueeze(0)  # batch dims of size 1 keep their shape
+    y = x @ gb
+    assert tuple(y.shape) == (1, 200, 136)
+    np.testing.assert_allclose(y.cpu().numpy()[0], a.T @ b, rtol=1e-4, atol=1e-3)
+

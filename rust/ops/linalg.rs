@@ -172,6 +172,16 @@ fn gpu_batched(a: &Tensor, b: &Tensor, batch: &[usize], n: usize, k: usize, p: u
     let inner = cshape.get(last).copied().unwrap_or(1);
     let stride = |s: &[isize]| s.get(last).copied().unwrap_or(0);
     let outer: usize = cshape[..last.min(cshape.len())].iter().product();
+    if let Some(s) = split_k(outer * inner, n, p, k, compute) {
+        // k in s slices: a batch of s products into scratch, then their sum.
+        let ks = (k / s) as isize;
+        let ma = Mat { buf: ba, off: la.offset, bs: ks * la.strides[nb + 1], rs: la.strides[nb], cs: la.strides[nb + 1] };
+        let mb = Mat { buf: bb, off: lb.offset, bs: ks * lb.strides[nb], rs: lb.strides[nb], cs: lb.strides[nb + 1] };
+        let parts = Tensor::empty_on(&[s, n, p], compute, crate::tensor::Device::Gpu)?;
+        gemm(n, p, k / s, s, ma, mb, parts.storage().gpu_buffer()?, 0, Variant::of(compute))?;
+        let sum = super::reduce::sum(&parts, Some(&[0]), false, None)?;
+        return to_dtype(&reshape(&sum, &out_shape.iter().map(|&d| d as i64).collect::<Vec<_>>())?, dtype);
+    }
     for i in 0..outer {
         let (mut rem, mut oa, mut obb, mut oo) = (i, 0isize, 0isize, 0isize);
         for d in (0..last).rev() {
@@ -186,6 +196,19 @@ fn gpu_batched(a: &Tensor, b: &Tensor, batch: &[usize], n: usize, k: usize, p: u
         gemm(n, p, k, inner, ma, mb, out.storage().gpu_buffer()?, oo as usize * n * p, Variant::of(compute))?;
     }
     to_dtype(&out, dtype)
+}
+
+/// Slices of k for a lone float32 product whose 128 x 128 output tiles are
+/// too few to fill a GPU (64 at 1024^3) while k is long: enough slices for
+/// about 256 workgroups, each at least 256 deep and a multiple of 8. float16
+/// is never split (its partial sums would round to float16).
+fn split_k(batch: usize, n: usize, p: usize, k: usize, compute: DType) -> Option<usize> {
+    use crate::backend::gpu::matmul::TILE;
+    let tiles = n.div_ceil(TILE) * p.div_ceil(TILE);
+    if batch != 1 || compute != DType::F32 {
+        return None;
+    }
+    [8, 4, 2].into_iter().find(|&s| tiles * s <= 256 && k.is_multiple_of(8 * s) && k / s >= 256)
 }
 
 pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {

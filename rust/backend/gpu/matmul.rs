@@ -7,7 +7,7 @@ use crate::bail;
 use crate::error::Result;
 
 /// Output tile side of one workgroup: the grid is (⌈n/TILE⌉, ⌈m/TILE⌉, batch).
-const TILE: usize = 128;
+pub const TILE: usize = 128;
 
 /// A strided matrix operand: element offset, batch, row and column strides.
 #[derive(Copy, Clone)]
