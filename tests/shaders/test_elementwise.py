@@ -29,7 +29,8 @@ def f32bits(v):
 
 # Bindings each entry point uses (a, b, c); the others stay unbound.
 USES = {"unary": "a", "binary": "ab", "compare": "ab", "classify": "a", "unary_i32": "a", "binary_i32": "ab",
-        "compare_i32": "ab", "copy": "a", "fill": "", "where_": "abc"}
+        "compare_i32": "ab", "copy": "a", "fill": "", "where_": "abc", "copy_t": "a", "cast_to_t": "a",
+        "cast_from_t": "a", "fill_t": "", "where_t": "abc"}
 
 
 def run(gpu, entry, a=None, b=None, c=None, out=None, p=None, dtype="f32"):
@@ -175,3 +176,61 @@ def test_many_workgroups_spill_into_y(gpu):
     got = run(gpu, "unary", a=x, out=np.zeros_like(x), p=params(n, 0))
     assert groups_1d(n)[1] == 2
     assert got[0] == -1.0 and got[-1] == -1.0 and np.all(got == -1.0)
+
+
+def need_f16(gpu):
+    if not gpu.has_f16:
+        pytest.skip("the adapter has no shader-f16")
+
+
+def test_float16_copy_and_fill(gpu):
+    need_f16(gpu)
+    # A transposed source starting at an odd element (half a word) into a contiguous destination.
+    src = np.arange(40, dtype=np.float16) / 4
+    p = params(12, 0, flags=0, shape=(3, 4), offs=(0, 5, 0, 0), strides=((4, 1), (1, 3), (), ()))
+    got = run(gpu, "copy_t", a=src, out=np.zeros(12, np.float16), p=p, dtype="f16")
+    np.testing.assert_array_equal(got.reshape(3, 4), src[5:5 + 12].reshape(4, 3).T)
+    # An odd count: the last element shares its word with one the kernel must not touch.
+    out = np.full(302, -1.0, np.float16)
+    got = run(gpu, "fill_t", out=out, p=params(301, s0=f32bits(1 / 3)), dtype="f16")
+    np.testing.assert_array_equal(got[:301], np.full(301, 1 / 3, np.float16))
+    assert got[301] == -1.0
+
+
+def test_float16_casts(gpu):
+    need_f16(gpu)
+    # To float16 (op = the source's kind): float32 rounds to nearest, overflows to inf.
+    wide = np.array([70000.0, -1e6, 65504.0, 1 / 3, -2.75, np.nan], np.float32)
+    got = run(gpu, "cast_to_t", a=wide.view(np.uint32), out=np.zeros(6, np.float16), p=params(6, 0), dtype="f16")
+    with np.errstate(over="ignore"):
+        np.testing.assert_array_equal(got, wide.astype(np.float16))
+    ints = np.array([-3, 0, 2049], np.int32)
+    got = run(gpu, "cast_to_t", a=ints.view(np.uint32), out=np.zeros(3, np.float16), p=params(3, 1), dtype="f16")
+    np.testing.assert_array_equal(got, ints.astype(np.float16))
+    words = np.array([1, 0, 255], np.uint32)  # bool and uint8 words
+    got = run(gpu, "cast_to_t", a=words, out=np.zeros(3, np.float16), p=params(3, 3), dtype="f16")
+    np.testing.assert_array_equal(got, [1.0, 0.0, 255.0])
+    # From float16 (op = the destination's kind).
+    x = np.array([1.7, -2.5, 0.0, np.nan, 300.0, -0.0], np.float16)
+    got = run(gpu, "cast_from_t", a=x, out=np.zeros(6, np.uint32), p=params(6, 0), dtype="f16")
+    np.testing.assert_array_equal(got.view(np.float32), x.astype(np.float32))
+    got = run(gpu, "cast_from_t", a=x, out=np.zeros(6, np.uint32), p=params(6, 1), dtype="f16")
+    np.testing.assert_array_equal(got.view(np.int32)[[0, 1, 2, 4]], [1, -2, 0, 300])
+    got = run(gpu, "cast_from_t", a=x, out=np.zeros(6, np.uint32), p=params(6, 2), dtype="f16")
+    np.testing.assert_array_equal(got, [1, 1, 0, 1, 1, 0])  # != 0, NaN is true
+    got = run(gpu, "cast_from_t", a=x, out=np.zeros(6, np.uint32), p=params(6, 3), dtype="f16")
+    np.testing.assert_array_equal(got[[0, 2, 4]], [1, 0, 300 % 256])
+
+
+def test_float16_where(gpu):
+    need_f16(gpu)
+    c = np.array([1, 0, 1, 0, 1], np.uint32)
+    a = np.array([1.5, 2.0, 3.0, 4.0, 65504.0], np.float16)
+    b = np.array([-1.0, -2.0, -3.0, -4.0, -5.0], np.float16)
+    got = run(gpu, "where_t", a=a, b=b, c=c, out=np.zeros(5, np.float16), p=params(5), dtype="f16")
+    np.testing.assert_array_equal(got, np.where(c != 0, a, b))
+    # b a scalar (float32 bits, rounded to float16 on the store).
+    got = run(gpu, "where_t", a=a, b=np.zeros(2, np.float16), c=c, out=np.zeros(5, np.float16),
+              p=params(5, flags=1 | 4, s1=f32bits(0.1)), dtype="f16")
+    np.testing.assert_array_equal(got, np.where(c != 0, a, np.float16(0.1)))
+
