@@ -208,7 +208,7 @@ fn split_k(batch: usize, n: usize, p: usize, k: usize, compute: DType) -> Option
     if batch != 1 || compute != DType::F32 {
         return None;
     }
-    [8, 4, 2].into_iter().find(|&s| tiles * s <= 256 && k.is_multiple_of(8 * s) && k / s >= 256)
+    [64, 32, 16, 8, 4, 2].into_iter().find(|&s| tiles * s <= 256 && k.is_multiple_of(8 * s) && k / s >= 256)
 }
 
 pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
