@@ -7,7 +7,7 @@
 
 use super::copy::{contiguous, to_dtype};
 use super::index::{Region, TakeBackward};
-use super::shape::{squeeze_dim, unsqueeze};
+use super::shape::{reshape, squeeze_dim, unsqueeze};
 use crate::autograd::{self, Backward, Node};
 pub use crate::backend::cpu::pool::{Span, Windows};
 use crate::backend::cpu::{pool as kernel, P};
@@ -306,11 +306,14 @@ pub fn max_pool(op: &'static str, dims: usize, x: &Tensor, kind: &Kind) -> Resul
         |_| {
             let per = win.rows.len() * win.cols.len();
             if idx.is_gpu() {
-                // Offsets = plane start + argmax, added on the GPU (the plane starts go up, nothing comes down).
+                // Offsets = plane start + argmax, added on the GPU: one start per
+                // plane goes up (broadcast over the plane's outputs), nothing comes down.
                 use super::elementwise::{binary, Binary};
-                let starts: Vec<i64> = (0..idx.numel()).map(|i| ((i / per) * h * w) as i64).collect();
-                let starts = super::copy::transfer(&Tensor::from_vec(starts, &shape)?, idx.device())?;
-                let offs = binary(Binary::Add, &super::Operand::T(starts), &super::Operand::T(idx.clone()), None)?;
+                let starts: Vec<i64> = (0..planes).map(|p| (p * h * w) as i64).collect();
+                let starts = super::copy::transfer(&Tensor::from_vec(starts, &[planes, 1])?, idx.device())?;
+                let flat = reshape(&idx, &[planes as i64, per as i64])?;
+                let offs = binary(Binary::Add, &super::Operand::T(starts), &super::Operand::T(flat), None)?;
+                let offs = reshape(&offs, &shape.iter().map(|&d| d as i64).collect::<Vec<_>>())?;
                 return Ok(TakeBackward::new(name(op), &xb, Region::Gpu { shape: shape.clone(), offs }).into());
             }
             let offs: Vec<isize> = idx.to_vec::<i64>()?.iter().enumerate().map(|(i, &k)| ((i / per) * h * w) as isize + k as isize).collect();
