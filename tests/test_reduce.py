@@ -108,6 +108,25 @@ def test_sum(dim, keepdim, rng, device):
         assert_close(rumus.sum(t, **_kw(dim, keepdim)), exp, **_tol(dtype))
 
 
+@pytest.mark.parametrize("rows", [128, 1000])
+def test_long_columns(rows, rng, device):
+    # Many rows into few columns (a bias gradient): on the GPU reduced in chunks
+    # of rows, then across the chunks (1000 leaves a ragged last chunk).
+    a = rng.standard_normal((rows, 37)).astype(np.float32)
+    t = tensor(a)
+    f32 = np.float32
+    assert_close(t.sum(0), a.sum(0, dtype=np.float64).astype(f32), rtol=1e-5, atol=1e-4)
+    assert_close(t.mean(0), a.mean(0, dtype=np.float64).astype(f32), rtol=1e-5, atol=1e-6)
+    assert_close(t.amax(0), a.max(0))
+    assert_close(t.amin(0), a.min(0))
+    assert_close((t / 8 + 1).prod(0), np.prod(a.astype(np.float64) / 8 + 1, 0).astype(f32), rtol=1e-4, atol=0)
+    assert_close((t > 2.5).any(0), (a > 2.5).any(0))
+    assert_close((t > -3.5).all(0), (a > -3.5).all(0))
+    ints = rng.integers(-50, 50, (rows, 37))
+    assert_close(tensor(ints).sum(0), ints.sum(0))
+    assert_close(t.reshape(rows // 8, 8, 37).sum((0, 1)), a.sum(0, dtype=np.float64).astype(f32), rtol=1e-5, atol=1e-4)
+
+
 def test_sum_positional_dim_and_dtype_kw(rng, device):
     a = make(SHAPE, "float32", rng)
     t = tensor(a)

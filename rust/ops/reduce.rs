@@ -434,9 +434,30 @@ fn gpu_reduce(op: &str, t: &Tensor, reduced: &[bool], shape: &[usize], scale: f3
         return Ok(out);
     }
     let (x, outer, n, inner) = gpu_blocks(t, reduced)?;
-    crate::backend::gpu::reduce::reduce(op, &x, outer, n, inner, &[&out], scale)?;
+    let gpu_reduce = crate::backend::gpu::reduce::reduce;
+    let chunked = matches!(op, "sum" | "sum_i32" | "prod" | "amax" | "amin" | "any" | "all") && x.dtype() != DType::F16;
+    if outer == 1 && inner > 1 && n >= 2 * COLUMN_CHUNK && chunked {
+        // Columns over many rows (a bias gradient: [rows, features] -> [features]):
+        // a thread per column would walk all rows serially, bound by memory
+        // latency. Reduce chunks of rows first, then the chunks' results
+        // (not for float16, whose partial results would round to float16).
+        let (k, rem) = (n / COLUMN_CHUNK, n % COLUMN_CHUNK);
+        let rows = super::shape::reshape(&x, &[n as i64, inner as i64])?;
+        let parts = Tensor::empty_on(&[k + (rem > 0) as usize, inner], out.dtype(), Device::Gpu)?;
+        gpu_reduce(op, &rows, k, COLUMN_CHUNK, inner, &[&parts], 1.0)?;
+        if rem > 0 {
+            let tail = super::shape::narrow(&rows, 0, (n - rem) as i64, rem as i64)?;
+            gpu_reduce(op, &tail, 1, rem, inner, &[&super::shape::select(&parts, 0, k as i64)?], 1.0)?;
+        }
+        gpu_reduce(op, &parts, 1, parts.shape()[0], inner, &[&out], scale)?;
+        return Ok(out);
+    }
+    gpu_reduce(op, &x, outer, n, inner, &[&out], scale)?;
     Ok(out)
 }
+
+/// Rows per chunk of a two-stage column reduction on the GPU.
+const COLUMN_CHUNK: usize = 64;
 
 // ---- backward ----
 
