@@ -13,11 +13,14 @@ alias T = f32;
 //
 // Params (every entry): n elements, out_off (element offset of out),
 // seed_lo, seed_hi, offset_lo, offset_hi, then two arguments a, b: f32 for
-// the float entries, i32 for randint.
+// the float entries, i32 for randint, then block0: the block of the first
+// element (invocation i encrypts block block0 + i), so a fill split into
+// several dispatches (each from a multiple of 4 elements) draws the numbers
+// of one dispatch.
 // Grid (every entry): ceil(ceil(n / 4) / 256) workgroups of 256 (one Philox
 // block, four elements, per invocation), spilling into y past 65,535 (README).
-struct RngF { n: u32, out_off: u32, seed_lo: u32, seed_hi: u32, off_lo: u32, off_hi: u32, a: f32, b: f32 }
-struct RngI { n: u32, out_off: u32, seed_lo: u32, seed_hi: u32, off_lo: u32, off_hi: u32, a: i32, b: i32 }
+struct RngF { n: u32, out_off: u32, seed_lo: u32, seed_hi: u32, off_lo: u32, off_hi: u32, a: f32, b: f32, block0: u32 }
+struct RngI { n: u32, out_off: u32, seed_lo: u32, seed_hi: u32, off_lo: u32, off_hi: u32, a: i32, b: i32, block0: u32 }
 
 @group(0) @binding(0) var<storage, read_write> out_t: array<T>;
 @group(0) @binding(0) var<storage, read_write> out_i: array<i32>;
@@ -73,7 +76,7 @@ fn uniform(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroup
     let b = flat(gid, nwg);
     let e0 = b * 4u;
     if (e0 >= q.n) { return; }
-    let w = block_words(b, q.seed_lo, q.seed_hi, q.off_lo, q.off_hi);
+    let w = block_words(q.block0 + b, q.seed_lo, q.seed_hi, q.off_lo, q.off_hi);
     let span = q.b - q.a;
     for (var k = 0u; k < 4u; k++) {
         if (e0 + k < q.n) {
@@ -95,7 +98,7 @@ fn normal(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups
     let b = flat(gid, nwg);
     let e0 = b * 4u;
     if (e0 >= q.n) { return; }
-    let w = block_words(b, q.seed_lo, q.seed_hi, q.off_lo, q.off_hi);
+    let w = block_words(q.block0 + b, q.seed_lo, q.seed_hi, q.off_lo, q.off_hi);
     var z: array<f32, 4>;
     for (var h = 0u; h < 2u; h++) {
         let u1 = f32((w[2u * h] >> 8u) + 1u) * (1.0 / 16777216.0);
@@ -121,7 +124,7 @@ fn bernoulli_mask(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wo
     let b = flat(gid, nwg);
     let e0 = b * 4u;
     if (e0 >= q.n) { return; }
-    let w = block_words(b, q.seed_lo, q.seed_hi, q.off_lo, q.off_hi);
+    let w = block_words(q.block0 + b, q.seed_lo, q.seed_hi, q.off_lo, q.off_hi);
     for (var k = 0u; k < 4u; k++) {
         if (e0 + k < q.n) {
             out_t[q.out_off + e0 + k] = T(select(0.0, q.b, unit(w[k]) < q.a));
@@ -139,7 +142,7 @@ fn randint(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroup
     let b = flat(gid, nwg);
     let e0 = b * 4u;
     if (e0 >= q.n) { return; }
-    let w = block_words(b, q.seed_lo, q.seed_hi, q.off_lo, q.off_hi);
+    let w = block_words(q.block0 + b, q.seed_lo, q.seed_hi, q.off_lo, q.off_hi);
     let span = bitcast<u32>(q.b) - bitcast<u32>(q.a);
     for (var k = 0u; k < 4u; k++) {
         if (e0 + k < q.n) {

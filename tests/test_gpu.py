@@ -456,3 +456,86 @@ def test_matmul_split_k(gpu):
     assert tuple(y.shape) == (1, 200, 136)
     np.testing.assert_allclose(y.cpu().numpy()[0], a.T @ b, rtol=1e-4, atol=1e-3)
 
+
+
+# ---- tensors beyond one binding's size limit (run in chunks of windows) ----
+
+
+@pytest.fixture(scope="module")
+def big():
+    """A float32 tensor just over the adapter's binding limit, as (NumPy, GPU);
+    a multiple of 8 elements so that it reshapes to (-1, 8)."""
+    need_gpu()
+    limit = rumus.gpu.adapter_info()["max_storage_buffer_binding_size"]
+    n = (limit // 32 + 4096) * 8
+    if n * 4 > 600 << 20:
+        pytest.skip(f"the binding limit ({limit} bytes) needs a tensor over 600 MB")
+    x = np.random.default_rng(0).standard_normal(n, dtype=np.float32)
+    a = rumus.from_numpy(x).to("gpu")
+    assert a.element_size() * a.numel() > limit
+    yield x, a
+    del a
+    gc.collect()
+    rumus.gpu.empty_cache()
+
+
+def test_large_round_trip_and_elementwise(big):
+    x, a = big
+    np.testing.assert_array_equal(a.cpu().numpy(), x)
+    y = (a * 2).relu() + a
+    np.testing.assert_array_equal(y.cpu().numpy(), np.maximum(x * 2, 0) + x)
+    a.mul_(1.0)
+    assert a.is_gpu
+
+
+def test_large_views_and_casts(big):
+    x, a = big
+    np.testing.assert_array_equal(a[1::2].contiguous().cpu().numpy(), x[1::2])
+    if rumus.gpu.adapter_info()["shader_f16"]:
+        h = a.to(rumus.float16)
+        np.testing.assert_array_equal(h.to(rumus.float32).cpu().numpy(), x.astype(np.float16).astype(np.float32))
+
+
+def test_large_reductions(big):
+    x, a = big
+    x64 = x.astype(np.float64)
+    np.testing.assert_allclose(a.sum().item(), x64.sum(), rtol=1e-5, atol=1e-2)
+    np.testing.assert_allclose(a.mean().item(), x64.mean(), rtol=1e-5, atol=1e-8)
+    assert a.max().item() == x.max()
+    m, xm = a.reshape(-1, 8), x.reshape(-1, 8)
+    np.testing.assert_allclose(m.sum(1).cpu().numpy(), xm.sum(1), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(m.sum(0).cpu().numpy(), x64.reshape(-1, 8).sum(0), rtol=1e-5, atol=1e-2)
+    v, i = m.max(1)
+    np.testing.assert_array_equal(v.cpu().numpy(), xm.max(1))
+    np.testing.assert_array_equal(i.cpu().numpy(), xm.argmax(1))
+
+
+def test_large_matmul(big):
+    x, a = big
+    w = np.random.default_rng(1).standard_normal((8, 4), dtype=np.float32)
+    got = (a.reshape(-1, 8) @ rumus.from_numpy(w).to("gpu")).cpu().numpy()
+    np.testing.assert_allclose(got, x.reshape(-1, 8) @ w, rtol=1e-4, atol=1e-4)
+
+
+def test_large_unsupported_op_raises(big):
+    _, a = big
+    with pytest.raises(NotImplementedError, match="binding limit"):
+        rumus.nn.functional.softmax(a.reshape(-1, 8), dim=1)
+
+
+def test_large_random_fill(big):
+    n = big[0].size
+    rumus.manual_seed(7)
+    u = rumus.rand(n, device="gpu").cpu().numpy()
+    assert u.min() >= 0 and u.max() < 1 and abs(u.mean() - 0.5) < 1e-3 and abs(u.std() - 12 ** -0.5) < 1e-3
+    # The same seed gives the same numbers; a prefix does not depend on the size,
+    # and later chunks continue the stream instead of repeating it.
+    rumus.manual_seed(7)
+    np.testing.assert_array_equal(rumus.rand(1000, device="gpu").cpu().numpy(), u[:1000])
+    half = n // 2 // 4 * 4
+    assert len(np.intersect1d(u[:1000], u[half: half + 1000])) < 10
+    rumus.manual_seed(7)
+    z = rumus.randn(n, device="gpu").cpu().numpy()
+    assert abs(z.mean()) < 1e-3 and abs(z.std() - 1) < 1e-3
+    del u, z
+    rumus.gpu.empty_cache()

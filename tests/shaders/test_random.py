@@ -34,8 +34,8 @@ def words_ref(n, seed, offset):
     return w.T.reshape(-1)[:n].astype(np.uint64)
 
 
-def rng_params(n, seed, offset, a, b, out_off=0):
-    return [n, out_off, seed & MASK, seed >> 32, offset & MASK, offset >> 32, a, b]
+def rng_params(n, seed, offset, a, b, out_off=0, block0=0):
+    return [n, out_off, seed & MASK, seed >> 32, offset & MASK, offset >> 32, a, b, block0]
 
 
 def grid(n):
@@ -182,6 +182,10 @@ def test_determinism_and_streams(gpu):
     assert np.array_equal(run(gpu, "uniform", 37, seed=1, offset=100, out_off=5), a[:37])
     x = run(gpu, "normal", n, seed=1, offset=100)
     assert np.array_equal(x, run(gpu, "normal", n, seed=1, offset=100))
+    # A dispatch starting at block0 draws the tail of the whole fill (how large fills are split).
+    for entry, whole in (("uniform", a), ("normal", x)):
+        tail = gpu.run(F, entry, [np.zeros(n - 400, np.float32)], rng_params(n - 400, 1, 100, 0.0, 1.0, block0=100), grid(n - 400))[0]
+        assert np.array_equal(tail, whole[400:])
 
 
 def test_grid_spills_into_y(gpu):

@@ -61,6 +61,11 @@ pub enum Arg<'a> {
 }
 
 const MAX_DIMS: usize = 8;
+/// Output elements per dispatch: flat ids stay far from u32 overflow.
+const MAX_CHUNK: usize = 1 << 30;
+
+/// One sub-block of the output: shape, strides of (o, a, b, c), offsets.
+type Block = (Vec<usize>, [Vec<isize>; 4], [isize; 4]);
 
 /// Dispatches `entry` writing `out` from up to three operands (a, b, c).
 /// `s` are extra scalar words (s0, s1) for ops that take arguments; scalar
@@ -70,14 +75,13 @@ pub fn launch(entry: &'static str, op: u32, out: &Tensor, args: [Option<Arg>; 3]
     if n == 0 {
         return Ok(());
     }
-    if n > u32::MAX as usize / 2 {
-        bail!(NotImplemented, "GPU elementwise ops on more than 2^31 elements are not supported yet");
-    }
     let shape = out.shape();
     let mut strides: [Vec<isize>; 4] = Default::default();
-    let mut offs = [out.layout().offset as u32, 0, 0, 0];
+    let mut offs = [out.layout().offset as isize, 0, 0, 0];
+    // Operands in (o, a, b, c) order; o binds at 3, a, b, c at 0, 1, 2.
     let dummy = exec::dummy()?;
-    let mut bufs: Vec<&wgpu::Buffer> = vec![dummy, dummy, dummy, out.storage().gpu_buffer()?];
+    let mut bufs: [&wgpu::Buffer; 4] = [out.storage().gpu_buffer()?, dummy, dummy, dummy];
+    let mut elem = [elem_bytes(out.dtype())?, 0, 0, 0];
     let mut flags = 0u32;
     let mut s = [extra[0], extra[1]];
     // Float operands of one dispatch share T: float16 kernels when any is float16.
@@ -90,8 +94,9 @@ pub fn launch(entry: &'static str, op: u32, out: &Tensor, args: [Option<Arg>; 3]
                     bail!(Runtime, "internal error: operand on {} for a GPU kernel", t.device().name());
                 }
                 strides[k + 1] = t.layout().broadcast_strides(shape)?.to_vec();
-                offs[k + 1] = t.layout().offset as u32;
-                bufs[k] = t.storage().gpu_buffer()?;
+                offs[k + 1] = t.layout().offset as isize;
+                bufs[k + 1] = t.storage().gpu_buffer()?;
+                elem[k + 1] = elem_bytes(t.dtype())?;
                 if t.dtype() == DType::F16 {
                     variant = Variant::F16;
                 }
@@ -108,19 +113,64 @@ pub fn launch(entry: &'static str, op: u32, out: &Tensor, args: [Option<Arg>; 3]
     if cshape.len() > MAX_DIMS {
         bail!(NotImplemented, "GPU elementwise ops over views with more than {} non-mergeable dims are not supported yet", MAX_DIMS);
     }
-    // One dense run when every tensor operand walks the output with stride 1.
-    let is_tensor = |k: usize| k == 0 || matches!(args[k - 1], Some(Arg::T(_)));
-    let contiguous = cshape.len() <= 1 && (0..4).all(|k| !is_tensor(k) || cstrides[k].first().is_none_or(|&st| st == 1));
-    if contiguous {
-        flags |= 1;
+    let tensors: Vec<usize> = (0..4).filter(|&k| elem[k] > 0).collect();
+    // Output blocks whose every operand window fits one binding: the whole
+    // output unless a tensor is beyond the binding limit, else halves of the
+    // outermost dim until they fit.
+    let mut todo: Vec<Block> = vec![(cshape.to_vec(), cstrides.map(|st| st.to_vec()), offs)];
+    while let Some((shape, strides, offs)) = todo.pop() {
+        let count: usize = shape.iter().product();
+        let mut range = [(0isize, 0isize); 4];
+        let mut fits = count <= MAX_CHUNK;
+        for &k in &tensors {
+            let (mut lo, mut hi) = (offs[k], offs[k]);
+            for (&size, &st) in shape.iter().zip(&strides[k]) {
+                let e = st * (size as isize - 1);
+                if e < 0 { lo += e } else { hi += e }
+            }
+            range[k] = (lo, hi);
+            fits &= exec::fits(bufs[k], (hi - lo) as usize + 1, elem[k])?;
+        }
+        if !fits {
+            let (mut first, mut rest) = ((shape.clone(), strides.clone(), offs), (shape, strides, offs));
+            let half = first.0[0] / 2;
+            if half == 0 {
+                // A dim of one element: drop it.
+                rest.0.remove(0);
+                rest.1.iter_mut().for_each(|st| { st.remove(0); });
+                todo.push(rest);
+            } else {
+                first.0[0] = half;
+                rest.0[0] -= half;
+                for k in 0..4 {
+                    rest.2[k] += half as isize * rest.1[k][0];
+                }
+                todo.extend([rest, first]);
+            }
+            continue;
+        }
+        let mut binds = [exec::Bind::whole(dummy); 4];
+        let mut rel = [0u32; 4];
+        for k in 0..4 {
+            binds[(k + 3) % 4] = if elem[k] > 0 {
+                let (b, base) = exec::Bind::window(bufs[k], range[k].0 as usize, range[k].1 as usize, elem[k])?;
+                rel[k] = (offs[k] - base as isize) as u32;
+                b
+            } else {
+                exec::Bind::whole(bufs[k])
+            };
+        }
+        // One dense run when every tensor operand walks the output with stride 1.
+        let contiguous = shape.len() <= 1 && tensors.iter().all(|&k| strides[k].first().is_none_or(|&st| st == 1));
+        let mut p: Vec<u32> = vec![count as u32, shape.len() as u32, op, flags | contiguous as u32, s[0], s[1], extra[2], 0];
+        p.extend((0..MAX_DIMS).map(|d| shape.get(d).copied().unwrap_or(1) as u32));
+        p.extend_from_slice(&rel);
+        for st in &strides {
+            p.extend((0..MAX_DIMS).map(|d| st.get(d).copied().unwrap_or(0) as i32 as u32));
+        }
+        exec::dispatch_binds(&ELEMENTWISE, entry, variant, &binds, &p, exec::grid_1d(count))?;
     }
-    let mut p: Vec<u32> = vec![n as u32, cshape.len() as u32, op, flags, s[0], s[1], extra[2], 0];
-    p.extend((0..MAX_DIMS).map(|d| cshape.get(d).copied().unwrap_or(1) as u32));
-    p.extend_from_slice(&offs);
-    for st in &cstrides {
-        p.extend((0..MAX_DIMS).map(|d| st.get(d).copied().unwrap_or(0) as i32 as u32));
-    }
-    exec::dispatch(&ELEMENTWISE, entry, variant, &bufs, &p, exec::grid_1d(n))
+    Ok(())
 }
 
 /// dst (any GPU view) = src broadcast and cast to dst's dtype.

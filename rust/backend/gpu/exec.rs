@@ -151,9 +151,65 @@ pub fn grid_rows(rows: usize) -> [u32; 3] {
     [x as u32, g.div_ceil(x) as u32, 1]
 }
 
-/// Records one dispatch. `buffers` are the tensor bindings in ABI order; the
-/// params words become the next binding.
+/// Bytes one binding may hold on this adapter.
+pub fn binding_limit(ctx: &Context) -> u64 {
+    ctx.limits.max_storage_buffer_binding_size.min(ctx.limits.max_buffer_size)
+}
+
+/// A tensor binding: the whole buffer (as every launcher binds buffers that
+/// fit), or a window of it for tensors beyond the binding limit.
+#[derive(Copy, Clone)]
+pub struct Bind<'a> {
+    pub buf: &'a wgpu::Buffer,
+    pub offset: u64,
+    /// None: the whole buffer.
+    pub size: Option<u64>,
+}
+
+impl<'a> Bind<'a> {
+    pub fn whole(buf: &'a wgpu::Buffer) -> Bind<'a> {
+        Bind { buf, offset: 0, size: None }
+    }
+
+    /// Elements `lo..=hi` (of `elem` bytes) of `buf`: the whole buffer when it
+    /// fits the binding limit, else the window from the aligned offset at or
+    /// below `lo`. Also returns the element the binding starts at: kernels
+    /// index relative to it, so launchers subtract it from their offsets.
+    pub fn window(buf: &'a wgpu::Buffer, lo: usize, hi: usize, elem: usize) -> Result<(Bind<'a>, usize)> {
+        let ctx = context::get()?;
+        let limit = binding_limit(ctx);
+        if buf.size() <= limit {
+            return Ok((Bind::whole(buf), 0));
+        }
+        let align = ctx.limits.min_storage_buffer_offset_alignment as u64;
+        let start = (lo * elem) as u64 / align * align;
+        let end = (((hi + 1) * elem) as u64).next_multiple_of(4).min(buf.size());
+        if end - start > limit {
+            bail!(Runtime, "internal error: a GPU binding window of {} bytes exceeds the adapter's limit of {}", end - start, limit);
+        }
+        Ok((Bind { buf, offset: start, size: Some(end - start) }, (start / elem as u64) as usize))
+    }
+}
+
+/// Whether `span` consecutive elements of `elem` bytes of `buf` can be bound
+/// at once, wherever they start (a window's offset is aligned down).
+pub fn fits(buf: &wgpu::Buffer, span: usize, elem: usize) -> Result<bool> {
+    let ctx = context::get()?;
+    let limit = binding_limit(ctx);
+    Ok(buf.size() <= limit || (span * elem) as u64 + ctx.limits.min_storage_buffer_offset_alignment as u64 <= limit)
+}
+
+/// Records one dispatch. `buffers` are the tensor bindings in ABI order, bound
+/// whole; the params words become the next binding.
 pub fn dispatch(shader: &Shader, entry: &'static str, variant: Variant, buffers: &[&wgpu::Buffer], params: &[u32], groups: [u32; 3]) -> Result<()> {
+    let binds: Vec<Bind> = buffers.iter().map(|b| Bind::whole(b)).collect();
+    dispatch_binds(shader, entry, variant, &binds, params, groups)
+}
+
+/// Records one dispatch with `binds` as the tensor bindings in ABI order. A
+/// whole buffer beyond the binding limit is refused: launchers that handle
+/// large tensors bind windows.
+pub fn dispatch_binds(shader: &Shader, entry: &'static str, variant: Variant, binds: &[Bind], params: &[u32], groups: [u32; 3]) -> Result<()> {
     let ctx = context::get()?;
     if groups.contains(&0) {
         return Ok(());
@@ -163,6 +219,10 @@ pub fn dispatch(shader: &Shader, entry: &'static str, variant: Variant, buffers:
         bail!(Runtime, "{}.{}: grid {:?} exceeds the adapter's {} workgroups per dimension", shader.name, entry, groups, max);
     }
     let k = kernel(ctx, shader, entry, variant)?;
+    let limit = binding_limit(ctx);
+    if let Some(big) = k.used.iter().filter_map(|&i| binds.get(i as usize)).find(|b| b.size.is_none() && b.buf.size() > limit) {
+        bail!(NotImplemented, "{} on the GPU: tensor of {} bytes exceeds the adapter's binding limit of {} bytes", entry, big.buf.size(), limit);
+    }
     let mut b = crate::tensor::lock(&BATCH);
     let align = ctx.limits.min_storage_buffer_offset_alignment as usize;
     let bytes: &[u8] = bytemuck::cast_slice(params);
@@ -170,10 +230,10 @@ pub fn dispatch(shader: &Shader, entry: &'static str, variant: Variant, buffers:
         // The arena is full: submit what it holds and start a new batch.
         b.submit(ctx)?;
     }
-    dispatch_locked(ctx, &mut b, &k, buffers, bytes, groups)
+    dispatch_locked(ctx, &mut b, &k, binds, bytes, groups)
 }
 
-fn dispatch_locked(ctx: &Context, b: &mut Batch, k: &Kernel, buffers: &[&wgpu::Buffer], bytes: &[u8], groups: [u32; 3]) -> Result<()> {
+fn dispatch_locked(ctx: &Context, b: &mut Batch, k: &Kernel, binds: &[Bind], bytes: &[u8], groups: [u32; 3]) -> Result<()> {
     let align = ctx.limits.min_storage_buffer_offset_alignment as usize;
     let offset = b.params.len().next_multiple_of(align);
     b.params.resize(offset, 0);
@@ -190,8 +250,8 @@ fn dispatch_locked(ctx: &Context, b: &mut Batch, k: &Kernel, buffers: &[&wgpu::B
         .used
         .iter()
         .map(|&i| {
-            let resource = match buffers.get(i as usize) {
-                Some(buf) => buf.as_entire_binding(),
+            let resource = match binds.get(i as usize) {
+                Some(w) => wgpu::BindingResource::Buffer(wgpu::BufferBinding { buffer: w.buf, offset: w.offset, size: w.size.and_then(std::num::NonZeroU64::new) }),
                 None => wgpu::BindingResource::Buffer(wgpu::BufferBinding { buffer: &params_buf, offset: offset as u64, size: std::num::NonZeroU64::new(size) }),
             };
             wgpu::BindGroupEntry { binding: i, resource }
@@ -320,12 +380,20 @@ pub fn upload(bytes: &[u8]) -> Result<GpuBuffer> {
     Ok(dst)
 }
 
-/// Reads `nbytes` from `offset` of a buffer: submits pending work and waits.
+/// Bytes read back per staging buffer: a large tensor comes back in pieces, so
+/// no staging buffer (data plus the status word) outgrows max_buffer_size.
+const READ_BYTES: usize = 64 << 20;
+
+/// Reads `nbytes` from `offset` (a multiple of 4) of a buffer: submits
+/// pending work and waits.
 pub fn download(src: &wgpu::Buffer, offset: u64, nbytes: usize) -> Result<Vec<u8>> {
     if nbytes == 0 {
         return Ok(Vec::new());
     }
-    let out = read(Some(src), offset, nbytes)?;
+    let mut out = Vec::with_capacity(nbytes);
+    while out.len() < nbytes {
+        out.extend(read(Some(src), offset + out.len() as u64, (nbytes - out.len()).min(READ_BYTES))?);
+    }
     count(&TO_HOST, nbytes);
     Ok(out)
 }

@@ -1,7 +1,7 @@
 //! Launcher for shaders/matmul.wgsl: batched C = alpha·A·B + beta·C with
 //! arbitrary strides for A and B (transposed and broadcast operands need no copy).
 
-use super::exec::{self, Variant};
+use super::exec::{self, Bind, Variant};
 use super::shaders::MATMUL;
 use crate::bail;
 use crate::error::Result;
@@ -40,22 +40,52 @@ pub fn gemm(m: usize, n: usize, k: usize, batch: usize, a: Mat, b: Mat, c: &wgpu
     let a_ok = if a.cs == 1 { aligned(k, a.off, [a.rs, a.bs]) } else { a.rs == 1 && aligned(m, a.off, [a.cs, a.bs]) };
     let b_ok = if b.cs == 1 { aligned(n, b.off, [b.rs, b.bs]) } else { b.rs == 1 && aligned(k, b.off, [b.cs, b.bs]) };
     let vec4 = a_ok && b_ok && n.is_multiple_of(4) && c_off.is_multiple_of(4);
-    let entry = if vec4 { "matmul_vec4" } else { "matmul" };
-    // At most 65,535 workgroups in z: long batches go in chunks.
-    let mut start = 0;
-    while start < batch {
-        let count = (batch - start).min(65_535);
-        let s = start as isize;
-        let p = [
-            m as u32, n as u32, k as u32, count as u32,
-            word(a.off as isize + s * a.bs, "offset")?, word(a.bs, "stride")?, word(a.rs, "stride")?, word(a.cs, "stride")?,
-            word(b.off as isize + s * b.bs, "offset")?, word(b.bs, "stride")?, word(b.rs, "stride")?, word(b.cs, "stride")?,
-            word((c_off + start * m * n) as isize, "offset")?, (m * n) as u32,
-            1f32.to_bits(), 0f32.to_bits(),
-        ];
-        let groups = [n.div_ceil(TILE) as u32, m.div_ceil(TILE) as u32, count as u32];
-        exec::dispatch(&MATMUL, entry, variant, &[a.buf, b.buf, c], &p, groups)?;
-        start += count;
+    // Chunks of the batch (at most 65,535 workgroups in z) and, where an
+    // operand is beyond the binding limit, of whole row tiles of A and C, so
+    // that each operand's window fits one binding.
+    let eb = if variant == Variant::F16 { 2 } else { 4 };
+    let ext = |stride: isize, len: usize| stride.max(0) as usize * (len.max(1) - 1);
+    let spans = |count: usize, rows: usize| {
+        [ext(a.bs, count) + ext(a.rs, rows) + ext(a.cs, k) + 1, ext(b.bs, count) + ext(b.rs, k) + ext(b.cs, n) + 1, (count - 1) * m * n + rows * n]
+    };
+    let fits = |count: usize, rows: usize| -> Result<bool> {
+        let [sa, sb, sc] = spans(count, rows);
+        Ok(exec::fits(a.buf, sa, eb)? && exec::fits(b.buf, sb, eb)? && exec::fits(c, sc, eb)?)
+    };
+    let mut count = batch.min(65_535);
+    while count > 1 && !fits(count, m)? {
+        count = count.div_ceil(2);
+    }
+    let mut rows = m;
+    while !fits(count, rows)? {
+        if rows <= TILE {
+            bail!(NotImplemented, "matmul on the GPU: an operand exceeds the adapter's binding limit even {} rows at a time", rows);
+        }
+        rows = rows.div_ceil(2).next_multiple_of(TILE);
+    }
+    for start in (0..batch).step_by(count) {
+        let nb = count.min(batch - start);
+        for r0 in (0..m).step_by(rows) {
+            let mr = rows.min(m - r0);
+            let [sa, sb, sc] = spans(nb, mr);
+            let a_lo = word(a.off as isize + start as isize * a.bs + r0 as isize * a.rs, "offset")? as usize;
+            let b_lo = word(b.off as isize + start as isize * b.bs, "offset")? as usize;
+            let c_lo = c_off + start * m * n + r0 * n;
+            let (wa, ba) = Bind::window(a.buf, a_lo, a_lo + sa - 1, eb)?;
+            let (wb, bb) = Bind::window(b.buf, b_lo, b_lo + sb - 1, eb)?;
+            let (wc, bc) = Bind::window(c, c_lo, c_lo + sc - 1, eb)?;
+            let p = [
+                mr as u32, n as u32, k as u32, nb as u32,
+                (a_lo - ba) as u32, word(a.bs, "stride")?, word(a.rs, "stride")?, word(a.cs, "stride")?,
+                (b_lo - bb) as u32, word(b.bs, "stride")?, word(b.rs, "stride")?, word(b.cs, "stride")?,
+                (c_lo - bc) as u32, (m * n) as u32,
+                1f32.to_bits(), 0f32.to_bits(),
+            ];
+            // Window starts keep the vec4 alignment of the offsets.
+            let entry = if vec4 && [ba, bb, bc].iter().all(|w| w % 4 == 0) { "matmul_vec4" } else { "matmul" };
+            let groups = [n.div_ceil(TILE) as u32, mr.div_ceil(TILE) as u32, nb as u32];
+            exec::dispatch_binds(&MATMUL, entry, variant, &[wa, wb, wc], &p, groups)?;
+        }
     }
     Ok(())
 }

@@ -56,11 +56,13 @@ pub const USAGE: wgpu::BufferUsages =
 /// A buffer of at least `nbytes`, contents unspecified.
 pub fn alloc(nbytes: u64) -> Result<GpuBuffer> {
     let ctx = context::get()?;
-    let size = bucket(nbytes);
-    let max = ctx.limits.max_storage_buffer_binding_size.min(ctx.limits.max_buffer_size);
-    if size > max {
+    let max = ctx.limits.max_buffer_size / 4 * 4;
+    if nbytes > max {
         bail!(Runtime, "GPU out of memory: a tensor of {} bytes exceeds the {} bytes one buffer can hold on {}", nbytes, max, ctx.info.name);
     }
+    // A bucket never lifts a tensor over a limit it fits under: tensors within
+    // the binding limit keep whole-buffer bindings (every kernel takes them).
+    let size = [super::exec::binding_limit(ctx) / 4 * 4, max].into_iter().fold(bucket(nbytes), |s, cap| if nbytes <= cap { s.min(cap) } else { s });
     let mut pool = crate::tensor::lock(&POOL);
     let buffer = match pool.free.get_mut(&size).and_then(|v| v.pop()) {
         Some(b) => b,
