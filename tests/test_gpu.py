@@ -520,7 +520,28 @@ def test_large_matmul(big):
 def test_large_unsupported_op_raises(big):
     _, a = big
     with pytest.raises(NotImplementedError, match="binding limit"):
-        rumus.nn.functional.softmax(a.reshape(-1, 8), dim=1)
+        rumus.nn.functional.layer_norm(a.reshape(-1, 8), (8,))
+
+
+def test_large_softmax_and_optimizer_step(big):
+    x, a = big
+    w = np.arange(8, dtype=np.float32) / 8
+    p = a.clone().requires_grad_()
+    s = rumus.nn.functional.softmax(p.reshape(-1, 8), dim=1)
+    xm = x.reshape(-1, 8).astype(np.float64)
+    e = np.exp(xm - xm.max(1, keepdims=True))
+    sm = e / e.sum(1, keepdims=True)
+    np.testing.assert_allclose(s.detach().cpu().numpy(), sm, rtol=1e-5, atol=1e-6)
+    (s * rumus.from_numpy(w).to("gpu")).sum().backward()
+    np.testing.assert_allclose(p.grad.cpu().numpy().reshape(-1, 8), sm * (w - (sm * w).sum(1, keepdims=True)), rtol=1e-4, atol=1e-6)
+    del s, e, sm, xm
+    # Adam's first step: p - lr * g / (|g| + eps), chunk by chunk.
+    g = p.grad.cpu().numpy().astype(np.float64)
+    rumus.optim.Adam([p], lr=0.1).step()
+    np.testing.assert_allclose(p.detach().cpu().numpy(), x - 0.1 * g / (np.abs(g) + 1e-8), rtol=1e-5, atol=1e-6)
+    del p, g
+    gc.collect()
+    rumus.gpu.empty_cache()
 
 
 def test_large_random_fill(big):

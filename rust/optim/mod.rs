@@ -153,7 +153,7 @@ pub fn step(rule: &Rule, p: &Tensor, g: &Tensor, state: &[Tensor], scalars: &[Te
 /// The GPU step: shaders/optim.wgsl, one dispatch per tensor (plus one that
 /// advances the step scalars, which stay on the GPU).
 fn gpu_step(rule: &Rule, p: &Tensor, g: &Tensor, state: &[Tensor], scalars: &[Tensor], fresh: bool) -> Result<()> {
-    use crate::backend::gpu::exec::{self, Variant};
+    use crate::backend::gpu::exec::{self, Bind, Variant};
     use crate::backend::gpu::shaders::OPTIM;
     let all: Vec<&Tensor> = [p, g].into_iter().chain(state).chain(scalars).collect();
     crate::ops::same_device("optimizer step", &all)?;
@@ -217,17 +217,31 @@ fn gpu_step(rule: &Rule, p: &Tensor, g: &Tensor, state: &[Tensor], scalars: &[Te
         [step, mu, ..] => exec::dispatch(&OPTIM, "advance_nadam", Variant::F32, &[buf(step)?, buf(mu)?], &params, [1, 1, 1])?,
     }
     // Bindings: grad, then the step scalars the rule reads (RMSprop counts
-    // steps but does not use them), then param and state.
-    let mut bufs = vec![buf(&g)?];
-    if !matches!(rule, Rule::RmsProp { .. }) {
-        for s in scalars {
-            bufs.push(buf(s)?);
+    // steps but does not use them), then param and state. Tensors beyond the
+    // binding limit are updated in chunks of elements, each bound as windows
+    // (params[1..6] are the offsets of grad, param and state).
+    let scalars_read: &[Tensor] = if matches!(rule, Rule::RmsProp { .. }) { &[] } else { scalars };
+    let dense_args: Vec<&Tensor> = std::iter::once(&g).chain(&work).collect();
+    let mut chunk = n;
+    for t in &dense_args {
+        while chunk > 1 && !exec::fits(buf(t)?, chunk, 4)? {
+            chunk = chunk.div_ceil(2);
         }
     }
-    for w in &work {
-        bufs.push(buf(w)?);
+    for start in (0..n).step_by(chunk.max(1)) {
+        let len = chunk.min(n - start);
+        let mut binds = Vec::new();
+        let mut chunk_params = params.clone();
+        chunk_params[0] = len as u32;
+        for (i, t) in dense_args.iter().enumerate() {
+            let lo = t.layout().offset + start;
+            let (bind, base) = Bind::window(buf(t)?, lo, lo + len - 1, 4)?;
+            chunk_params[1 + i] = (lo - base) as u32;
+            binds.push(bind);
+        }
+        binds.splice(1..1, scalars_read.iter().map(|s| buf(s).map(Bind::whole)).collect::<Result<Vec<_>>>()?);
+        exec::dispatch_binds(&OPTIM, entry, Variant::F32, &binds, &chunk_params, exec::grid_1d(len))?;
     }
-    exec::dispatch(&OPTIM, entry, Variant::F32, &bufs, &params, exec::grid_1d(n))?;
     for s in scalars {
         s.storage().bump_version();
     }

@@ -1,13 +1,46 @@
 //! Launcher for shaders/softmax.wgsl over contiguous [outer, n, inner] views.
 
-use super::exec::{self, Variant};
+use super::elementwise::elem_bytes;
+use super::exec::{self, Bind, Variant};
 use super::shaders::SOFTMAX;
+use crate::bail;
 use crate::error::Result;
 use crate::tensor::Tensor;
 
 /// Forward (`g` None: out = softmax(a)) or backward (a = the saved output y,
-/// g its gradient, out = the input gradient).
+/// g its gradient, out = the input gradient). Tensors beyond the binding limit
+/// go in chunks of whole [n, inner] blocks, each bound as a window.
 pub fn run(a: &Tensor, g: Option<&Tensor>, out: &Tensor, outer: usize, n: usize, inner: usize, log: bool) -> Result<()> {
+    let block = n * inner;
+    if outer * block == 0 {
+        return Ok(());
+    }
+    let tensors: Vec<&Tensor> = [Some(a), g, Some(out)].into_iter().flatten().collect();
+    let eb = elem_bytes(out.dtype())?;
+    let fit = |rows: usize| -> Result<bool> {
+        for t in &tensors {
+            if !exec::fits(t.storage().gpu_buffer()?, rows * block, eb)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    };
+    let mut rows = outer;
+    while rows > 1 && !fit(rows)? {
+        rows = rows.div_ceil(2);
+    }
+    if !fit(rows)? {
+        bail!(NotImplemented, "softmax on the GPU: a block of {} elements along the softmax dim exceeds the adapter's binding limit", block);
+    }
+    for o in (0..outer).step_by(rows) {
+        launch(a, g, out, o * block, rows.min(outer - o), n, inner, log)?;
+    }
+    Ok(())
+}
+
+/// One dispatch over `outer` blocks starting `start` elements into each tensor.
+#[allow(clippy::too_many_arguments)]
+fn launch(a: &Tensor, g: Option<&Tensor>, out: &Tensor, start: usize, outer: usize, n: usize, inner: usize, log: bool) -> Result<()> {
     let rows = outer * inner;
     // A workgroup per row for long contiguous rows; a thread per row otherwise.
     let per_row = inner == 1 && n >= 64;
@@ -21,11 +54,21 @@ pub fn run(a: &Tensor, g: Option<&Tensor>, out: &Tensor, outer: usize, n: usize,
         (true, false, false) => "softmax_cols_backward",
         (true, true, false) => "log_softmax_cols_backward",
     };
-    let gb = match g {
-        Some(g) => g.storage().gpu_buffer()?,
-        None => exec::dummy()?,
+    let eb = elem_bytes(out.dtype())?;
+    let span = outer * n * inner;
+    // The window of `span` elements from `start` into t, and t's offset within it.
+    fn bind(t: &Tensor, start: usize, span: usize, eb: usize) -> Result<(Bind<'_>, usize)> {
+        let lo = t.layout().offset + start;
+        let (b, base) = Bind::window(t.storage().gpu_buffer()?, lo, lo + span - 1, eb)?;
+        Ok((b, lo - base))
+    }
+    let (ab, a_off) = bind(a, start, span, eb)?;
+    let (gb, g_off) = match g {
+        Some(g) => bind(g, start, span, eb)?,
+        None => (Bind::whole(exec::dummy()?), 0),
     };
-    let p = [outer as u32, n as u32, inner as u32, a.layout().offset as u32, g.map_or(0, |g| g.layout().offset as u32), out.layout().offset as u32];
+    let (ob, o_off) = bind(out, start, span, eb)?;
+    let p = [outer as u32, n as u32, inner as u32, a_off as u32, g_off as u32, o_off as u32];
     let grid = if per_row { exec::grid_rows(rows) } else { exec::grid_1d(rows) };
-    exec::dispatch(&SOFTMAX, entry, Variant::of(out.dtype()), &[a.storage().gpu_buffer()?, gb, out.storage().gpu_buffer()?], &p, grid)
+    exec::dispatch_binds(&SOFTMAX, entry, Variant::of(out.dtype()), &[ab, gb, ob], &p, grid)
 }
