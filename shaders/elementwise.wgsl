@@ -86,6 +86,48 @@ fn tanh_(x: f32) -> f32 {
     let e = expm1_(2.0 * x);
     return e / (e + 2.0);
 }
+// sin, cos and tan to a few ulp. Drivers' builtins are only accurate in
+// absolute terms (Vulkan allows 2^-11 on [-pi, pi]), which loses small
+// results. x = k·pi/2 + r with |r| <= pi/4 (Cody-Waite): pi/2 is split into
+// four parts, the first three of 8 significant bits, so k·part is exact for
+// |k| < 2^16 and r carries pi/2 to ~55 bits. Past |x| = 1e5 (k near 2^16)
+// the builtins are used: huge arguments need a wider reduction than f32 has.
+const PIO2_1: f32 = 1.5703125;
+const PIO2_2: f32 = 0.0004825592041015625;
+const PIO2_3: f32 = 1.2665987014770508e-06;
+const PIO2_4: f32 = 9.92093629470503e-10;
+
+// (sin r, cos r, k mod 4) for x = k·pi/2 + r.
+fn sincos_reduced(x: f32) -> vec3<f32> {
+    let k = round(x * 0.6366197723675814);
+    // k = 0 keeps x itself: tiny arguments and the sign of -0 stay exact.
+    let r = select((((x - k * PIO2_1) - k * PIO2_2) - k * PIO2_3) - k * PIO2_4, x, k == 0.0);
+    let r2 = r * r;
+    // Taylor polynomials; the first terms left out are below 2^-26 for |r| <= pi/4.
+    let s = r + r * r2 * (-1.0 / 6.0 + r2 * (1.0 / 120.0 + r2 * (-1.0 / 5040.0 + r2 * (1.0 / 362880.0))));
+    let c = 1.0 - 0.5 * r2 + r2 * r2 * (1.0 / 24.0 + r2 * (-1.0 / 720.0 + r2 * (1.0 / 40320.0 + r2 * (-1.0 / 3628800.0))));
+    return vec3<f32>(s, c, f32(i32(k) & 3));
+}
+fn sin_(x: f32) -> f32 {
+    if (abs(x) > 1e5) { return sin(x); }
+    let v = sincos_reduced(x);
+    // sin(r + q·pi/2) for quadrant q: s, c, -s, -c.
+    let t = select(v.x, v.y, v.z == 1.0 || v.z == 3.0);
+    return select(t, -t, v.z >= 2.0);
+}
+fn cos_(x: f32) -> f32 {
+    if (abs(x) > 1e5) { return cos(x); }
+    let v = sincos_reduced(x);
+    // cos(r + q·pi/2): c, -s, -c, s.
+    let t = select(v.y, v.x, v.z == 1.0 || v.z == 3.0);
+    return select(t, -t, v.z == 1.0 || v.z == 2.0);
+}
+fn tan_(x: f32) -> f32 {
+    if (abs(x) > 1e5) { return tan(x); }
+    let v = sincos_reduced(x);
+    // tan(r + q·pi/2): s / c for even q, -c / s for odd q.
+    return select(v.x / v.y, -v.y / v.x, v.z == 1.0 || v.z == 3.0);
+}
 fn sigmoid(x: f32) -> f32 {
     return 1.0 / (1.0 + exp(-x));
 }
@@ -105,7 +147,9 @@ fn unary_op(op: u32, x: f32, s0: f32, s1: f32) -> f32 {
         case 1u: { return abs(x); }
         case 2u: { return sign_(x); }
         case 3u: { return x * x; }
-        case 4u: { return select(x, 0.0, x < 0.0); }                  // relu (NaN stays NaN)
+        // relu: NaN stays NaN, tested by bits since drivers may turn the select into
+        // a max (which returns 0 for NaN).
+        case 4u: { return select(select(x, 0.0, x < 0.0), x, is_nan(x)); }
         case 5u: { return floor(x); }
         case 6u: { return ceil(x); }
         case 7u: { return round(x); }                                 // ties to even
@@ -120,12 +164,12 @@ fn unary_op(op: u32, x: f32, s0: f32, s1: f32) -> f32 {
         case 16u: { return sqrt(x); }
         case 17u: { return inverseSqrt(x); }
         case 18u: { return 1.0 / x; }
-        case 19u: { return sin(x); }
-        case 20u: { return cos(x); }
-        case 21u: { return tan(x); }
+        case 19u: { return sin_(x); }
+        case 20u: { return cos_(x); }
+        case 21u: { return tan_(x); }
         // Through atan2: some drivers' asin/acos are off by 1e-4.
-        case 22u: { return atan2(x, sqrt(max(1.0 - x * x, 0.0))) + select(0.0, nan(), abs(x) > 1.0); }
-        case 23u: { return atan2(sqrt(max(1.0 - x * x, 0.0)), x) + select(0.0, nan(), abs(x) > 1.0); }
+        case 22u: { return atan2(x, sqrt(max(1.0 - x * x, 0.0))) + select(0.0, nan(), abs(x) > 1.0 || is_nan(x)); }
+        case 23u: { return atan2(sqrt(max(1.0 - x * x, 0.0)), x) + select(0.0, nan(), abs(x) > 1.0 || is_nan(x)); }
         case 24u: { return atan(x); }
         case 25u: { return sinh(x); }
         case 26u: { return cosh(x); }
@@ -289,10 +333,23 @@ fn ib_at(off: u32) -> i32 {
     return ib[off];
 }
 
-fn floor_div_i(a: i32, b: i32) -> i32 {
-    if (b == 0) { return 0; }
-    let q = a / b;
-    return select(q, q - 1, (a % b != 0) && ((a < 0) != (b < 0)));
+// Integer division on magnitudes as u32, with the signs fixed up after:
+// drivers and shader translators disagree on `/` and `%` with negative
+// operands (some compute `%` unsigned). Returns (trunc quotient, fmod
+// remainder), both wrapping like PyTorch for i32::MIN / -1; b = 0 gives 0s.
+fn divmod_i(a: i32, b: i32) -> vec2<i32> {
+    if (b == 0) { return vec2<i32>(0, 0); }
+    let ua = select(bitcast<u32>(a), 0u - bitcast<u32>(a), a < 0);
+    let ub = select(bitcast<u32>(b), 0u - bitcast<u32>(b), b < 0);
+    let q = ua / ub;
+    let r = ua - q * ub;
+    return vec2<i32>(bitcast<i32>(select(q, 0u - q, (a < 0) != (b < 0))), bitcast<i32>(select(r, 0u - r, a < 0)));
+}
+// (floor quotient, remainder with the sign of b).
+fn floor_divmod_i(a: i32, b: i32) -> vec2<i32> {
+    let t = divmod_i(a, b);
+    let adjust = t.y != 0 && ((t.y < 0) != (b < 0));
+    return select(t, vec2<i32>(t.x - 1, t.y + b), adjust);
 }
 fn pow_i(a: i32, e: i32) -> i32 {
     var r = 1;
@@ -343,10 +400,10 @@ fn binary_i32(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgr
         case 0u: { r = a + alpha * b; }
         case 1u: { r = a - alpha * b; }
         case 2u: { r = a * b; }
-        case 4u: { r = select(0, a / b, b != 0); }
-        case 5u: { r = floor_div_i(a, b); }
-        case 6u: { r = select(0, a - b * floor_div_i(a, b), b != 0); }
-        case 7u: { r = select(0, a % b, b != 0); }
+        case 4u: { r = divmod_i(a, b).x; }
+        case 5u: { r = floor_divmod_i(a, b).x; }
+        case 6u: { r = floor_divmod_i(a, b).y; }
+        case 7u: { r = divmod_i(a, b).y; }
         case 8u: { r = pow_i(a, b); }
         case 9u: { r = max(a, b); }
         case 10u: { r = min(a, b); }

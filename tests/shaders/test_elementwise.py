@@ -78,6 +78,26 @@ def test_unary_arguments_and_special_values(gpu):
     np.testing.assert_allclose(sp, np.where(2 * x > 20, x, np.log1p(np.exp(2 * x)) / 2), rtol=1e-5, equal_nan=True)
     relu = run(gpu, "unary", a=x, out=np.zeros_like(x), p=params(6, 4))
     assert np.isnan(relu[-1])  # NaN propagates, as in PyTorch
+    for op in (22, 23):  # asin, acos
+        assert np.isnan(run(gpu, "unary", a=x, out=np.zeros_like(x), p=params(6, op))[-1])
+    y = np.array([1.0, np.nan, -np.inf, 0.0, np.nan, 2.0], np.float32)
+    for op in (9, 10):  # maximum, minimum: NaN on either side wins
+        got = run(gpu, "binary", a=x, b=y, out=np.zeros_like(x), p=params(6, op))
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(x) | np.isnan(y), err_msg=str(op))
+
+
+@pytest.mark.parametrize("op,fn", [(19, np.sin), (20, np.cos), (21, np.tan)], ids=["sin", "cos", "tan"])
+def test_trig_relative_accuracy(gpu, op, fn):
+    """A few ulp relative, small arguments and those near multiples of pi/2
+    included (drivers' builtins are only accurate in absolute terms)."""
+    rng = np.random.default_rng(op)
+    tiny = np.array([1e-30, 1e-8, 1e-5, 1e-3, -1e-5, 0.0], np.float32)
+    near = (np.arange(-40, 41) * (np.pi / 2)).astype(np.float32)
+    x = np.concatenate([tiny, near, rng.uniform(-10, 10, 500), rng.uniform(-9e4, 9e4, 200)]).astype(np.float32)
+    got = run(gpu, "unary", a=x, out=np.zeros_like(x), p=params(x.size, op)).astype(np.float64)
+    want = fn(x.astype(np.float64))
+    # 2-4 ulp of the result (4 · 2^-23 relative).
+    np.testing.assert_allclose(got, want, rtol=4 * 2.0 ** -23, atol=0)
 
 
 BINARY = [
@@ -131,6 +151,16 @@ def test_int_kernels(gpu):
     for op, want in expect.items():
         got = run(gpu, "binary_i32", a=a, b=b, out=np.zeros(6, np.int32), p=params(6, op, alpha=1))
         np.testing.assert_array_equal(got, want, err_msg=str(op))
+    # Every sign combination, large magnitudes, i32 min / -1 (wraps) and a zero divisor (0).
+    rng = np.random.default_rng(0)
+    ra = np.concatenate([rng.integers(-(1 << 31), 1 << 31, 200), [-(1 << 31), -(1 << 31), 7, -7]]).astype(np.int32)
+    rb = np.concatenate([rng.integers(-50, 50, 100), rng.integers(-(1 << 31), 1 << 31, 100), [-1, 3, 0, 0]]).astype(np.int32)
+    wide, bw = ra.astype(np.int64), np.where(rb == 0, 1, rb).astype(np.int64)
+    trunc = np.sign(wide) * np.sign(bw) * (np.abs(wide) // np.abs(bw))
+    expect = {4: trunc, 5: wide // bw, 6: np.remainder(wide, bw), 7: wide - bw * trunc}
+    for op, want in expect.items():
+        got = run(gpu, "binary_i32", a=ra, b=rb, out=np.zeros(ra.size, np.int32), p=params(ra.size, op, alpha=1))
+        np.testing.assert_array_equal(got, np.where(rb == 0, 0, want).astype(np.int32), err_msg=str(op))
     got = run(gpu, "binary_i32", a=np.abs(a), b=np.array([0, 1, 2, 3, 2, 1], np.int32), out=np.zeros(6, np.int32), p=params(6, 8, alpha=1))
     np.testing.assert_array_equal(got, np.abs(a) ** np.array([0, 1, 2, 3, 2, 1]))
     for op, fn in [(0, np.negative), (1, np.abs), (2, np.sign), (3, np.square), (4, lambda x: np.maximum(x, 0)), (40, np.invert)]:
