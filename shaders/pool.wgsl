@@ -111,7 +111,8 @@ fn max_pool(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
             if (ix < 0 || ix >= i32(p.w)) { continue; }
             let pos = row + u32(ix);
             let v = f32(x[base + pos]);
-            if (v > best || is_nan(v) || at < 0) {
+            // A NaN best stays (by bits: a driver may turn `v > best` into a max).
+            if (at < 0 || is_nan(v) || (!is_nan(best) && v > best)) {
                 best = v;
                 at = i32(pos);
             }

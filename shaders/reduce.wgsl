@@ -73,9 +73,11 @@ fn fold(op: u32, acc: f32, v: f32) -> f32 {
     switch op {
         case 0u: { return acc + v; }
         case 1u: { return acc * v; }
-        // select, not max/min: their NaN behaviour is unspecified.
-        case 2u: { return select(acc, v, v > acc || is_nan(v)); }
-        default: { return select(acc, v, v < acc || is_nan(v)); }
+        // select, not max/min: their NaN behaviour is unspecified. A NaN in
+        // acc is tested by bits too: drivers may turn `select(acc, v, v > acc)`
+        // into a max, which would drop it.
+        case 2u: { return select(acc, v, is_nan(v) || (!is_nan(acc) && v > acc)); }
+        default: { return select(acc, v, is_nan(v) || (!is_nan(acc) && v < acc)); }
     }
 }
 
