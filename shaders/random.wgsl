@@ -16,10 +16,10 @@ alias T = f32;
 // the float entries, i32 for randint, then block0: the block of the first
 // element (invocation i encrypts block block0 + i), so a fill split into
 // several dispatches (each from a multiple of 4 elements) draws the numbers
-// of one dispatch.
+// of one dispatch. uniform also takes cut (f32): see there.
 // Grid (every entry): ceil(ceil(n / 4) / 256) workgroups of 256 (one Philox
 // block, four elements, per invocation), spilling into y past 65,535 (README).
-struct RngF { n: u32, out_off: u32, seed_lo: u32, seed_hi: u32, off_lo: u32, off_hi: u32, a: f32, b: f32, block0: u32 }
+struct RngF { n: u32, out_off: u32, seed_lo: u32, seed_hi: u32, off_lo: u32, off_hi: u32, a: f32, b: f32, block0: u32, cut: f32 }
 struct RngI { n: u32, out_off: u32, seed_lo: u32, seed_hi: u32, off_lo: u32, off_hi: u32, a: i32, b: i32, block0: u32 }
 
 @group(0) @binding(0) var<storage, read_write> out_t: array<T>;
@@ -67,9 +67,12 @@ fn unit(w: u32) -> f32 {
 }
 
 // ---- uniform: out = U[a, b) ----
-// Bindings: 0 out (T, read_write), 1 params (RngF: a = lo, b = hi).
-// A value that rounds up to hi (in f32, or when stored as f16) is replaced by
-// lo, as PyTorch does, so results stay in [lo, hi).
+// Bindings: 0 out (T, read_write), 1 params (RngF: a = lo, b = hi, cut).
+// A value that would round up to hi is replaced by lo, as PyTorch does, so
+// results stay in [lo, hi). The host passes cut, the least f32 that rounds to
+// hi or above in the stored dtype (hi itself for f32): the test is on the f32
+// value before its one conversion, so neither FMA contraction nor a driver
+// folding a float16 round trip can let hi through (rounding is monotonic).
 @compute @workgroup_size(256)
 fn uniform(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let q = pf;
@@ -80,9 +83,8 @@ fn uniform(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroup
     let span = q.b - q.a;
     for (var k = 0u; k < 4u; k++) {
         if (e0 + k < q.n) {
-            var v = T(q.a + span * unit(w[k]));
-            if (f32(v) >= q.b) { v = T(q.a); }
-            out_t[q.out_off + e0 + k] = v;
+            let v = q.a + span * unit(w[k]);
+            out_t[q.out_off + e0 + k] = T(select(v, q.a, v >= q.cut));
         }
     }
 }

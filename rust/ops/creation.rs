@@ -135,7 +135,7 @@ fn gpu_random(t: &Tensor, g: Option<&GeneratorRef>, entry: &'static str, a: f32,
     let key = lock(&generator(g)).next_key();
     let direct = t.is_contiguous() && t.dtype() == DType::F32;
     let out = if direct { t.clone() } else { Tensor::empty_on(t.shape(), DType::F32, t.device())? };
-    crate::backend::gpu::random::fill(entry, &out, key, a, b)?;
+    crate::backend::gpu::random::fill(entry, &out, key, a, b, uniform_cut(b, t.dtype()))?;
     if !direct {
         copy_into(t, &out)?;
     }
@@ -158,7 +158,43 @@ pub fn uniform_(t: &Tensor, lo: f64, hi: f64, g: Option<&GeneratorRef>) -> Resul
     if t.is_gpu() {
         return crate::autograd::overwrite(t, "uniform_", || gpu_random(t, g, "uniform", lo as f32, hi as f32));
     }
-    crate::autograd::overwrite(t, "uniform_", || fill_random(t, g, |g, s| g.uniform_f32(s, lo as f32, hi as f32), |g, s| g.uniform(s, lo, hi)))
+    let (lo32, hi32) = (lo as f32, hi as f32);
+    let cut = uniform_cut(hi32, t.dtype());
+    let fill32 = |g: &mut Generator, s: &mut [f32]| {
+        g.uniform_f32(s, lo32, hi32);
+        if cut < hi32 {
+            s.iter_mut().filter(|v| **v >= cut).for_each(|v| *v = lo32);
+        }
+    };
+    crate::autograd::overwrite(t, "uniform_", || fill_random(t, g, fill32, |g, s| g.uniform(s, lo, hi)))
+}
+
+/// The least f32 that rounds to `hi` or above when stored as `dtype` (round to
+/// nearest even or toward zero): uniform replaces values from it on by lo, as
+/// PyTorch does, so half-precision results stay below hi.
+fn uniform_cut(hi: f32, dtype: DType) -> f32 {
+    let (to_f32, from_f32): (fn(u16) -> f32, fn(f32) -> u16) = match dtype {
+        DType::F16 => (|b| half::f16::from_bits(b).to_f32(), |x| half::f16::from_f32(x).to_bits()),
+        DType::BF16 => (|b| half::bf16::from_bits(b).to_f32(), |x| half::bf16::from_f32(x).to_bits()),
+        _ => return hi,
+    };
+    // Neighbouring 16-bit floats: bits ordered as integers (sign-magnitude).
+    let step = |b: u16, up: bool| -> u16 {
+        let ord = if b & 0x8000 != 0 { -i32::from(b & 0x7fff) } else { i32::from(b) };
+        let ord = ord + if up { 1 } else { -1 };
+        if ord < 0 { 0x8000 | (-ord) as u16 } else { ord as u16 }
+    };
+    let h = from_f32(hi);
+    let top = if to_f32(h) >= hi { step(h, false) } else { h };
+    let next = step(top, true);
+    let below = f64::from(to_f32(top));
+    let above = f64::from(to_f32(next));
+    // Past the largest finite value the next one is as far as the previous gap.
+    let above = if above.is_finite() { above } else { 2.0 * below - f64::from(to_f32(step(top, false))) };
+    // Two neighbours have at most 11 significant bits: their midpoint is exact
+    // in f32, and a tie rounds to the even one.
+    let mid = ((below + above) / 2.0) as f32;
+    if next & 1 == 0 { mid } else { mid.next_up() }
 }
 
 pub fn normal_(t: &Tensor, mean: f64, std: f64, g: Option<&GeneratorRef>) -> Result<()> {
@@ -217,4 +253,22 @@ pub fn bernoulli_(t: &Tensor, p: f64, g: Option<&GeneratorRef>) -> Result<()> {
         t.storage().bump_version();
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Below the cut every f32 stores below hi; at it, hi (or above) is reached.
+    #[test]
+    fn uniform_cut_bounds_the_stored_value() {
+        for hi in [1.0078125f32, 3.0, 0.1, -2.5, 1e-6, 65504.0, 7e4] {
+            for (dtype, round) in [(DType::F16, (|x| half::f16::from_f32(x).to_f32()) as fn(f32) -> f32), (DType::BF16, |x| half::bf16::from_f32(x).to_f32())] {
+                let cut = uniform_cut(hi, dtype);
+                let below = f32::from_bits(if cut > 0.0 { cut.to_bits() - 1 } else { cut.to_bits() + 1 });
+                assert!(round(below) < hi && round(cut) >= hi, "{:?} hi={} cut={}", dtype, hi, cut);
+            }
+        }
+        assert_eq!(uniform_cut(3.0, DType::F32), 3.0);
+    }
 }

@@ -34,8 +34,19 @@ def words_ref(n, seed, offset):
     return w.T.reshape(-1)[:n].astype(np.uint64)
 
 
-def rng_params(n, seed, offset, a, b, out_off=0, block0=0):
-    return [n, out_off, seed & MASK, seed >> 32, offset & MASK, offset >> 32, a, b, block0]
+def rng_params(n, seed, offset, a, b, out_off=0, block0=0, cut=0.0):
+    return [n, out_off, seed & MASK, seed >> 32, offset & MASK, offset >> 32, a, b, block0, cut]
+
+
+def uniform_cut(hi, dtype):
+    """The least f32 that rounds to hi or above in dtype (rust/backend/gpu/random.rs computes it for rumus)."""
+    if dtype == "f32":
+        return float(hi)
+    h = np.float16(hi)
+    top = h if float(h) < hi else np.nextafter(h, np.float16(-np.inf))
+    nxt = np.nextafter(top, np.float16(np.inf))
+    mid = np.float32((float(top) + float(nxt)) / 2)  # exact; a tie rounds to the even neighbour
+    return mid if int(nxt.view(np.uint16)) % 2 == 0 else np.nextafter(mid, np.float32(np.inf))
 
 
 def grid(n):
@@ -45,7 +56,8 @@ def grid(n):
 def run(gpu, entry, n, seed=1, offset=0, a=0.0, b=1.0, dtype="f32", out_off=0, groups=None):
     npd = np.int32 if entry == "randint" else (np.float32 if dtype == "f32" else np.float16)
     out = np.full(n + out_off + 3, 77, dtype=npd)
-    got = gpu.run(F, entry, [out], rng_params(n, seed, offset, a, b, out_off), groups or grid(n), dtype=dtype)[0]
+    cut = uniform_cut(b, dtype) if entry == "uniform" else 0.0
+    got = gpu.run(F, entry, [out], rng_params(n, seed, offset, a, b, out_off, cut=cut), groups or grid(n), dtype=dtype)[0]
     assert np.all(got[:out_off] == 77) and np.all(got[out_off + n:] == 77), "wrote outside the view"
     return got[out_off: out_off + n]
 
@@ -184,7 +196,7 @@ def test_determinism_and_streams(gpu):
     assert np.array_equal(x, run(gpu, "normal", n, seed=1, offset=100))
     # A dispatch starting at block0 draws the tail of the whole fill (how large fills are split).
     for entry, whole in (("uniform", a), ("normal", x)):
-        tail = gpu.run(F, entry, [np.zeros(n - 400, np.float32)], rng_params(n - 400, 1, 100, 0.0, 1.0, block0=100), grid(n - 400))[0]
+        tail = gpu.run(F, entry, [np.zeros(n - 400, np.float32)], rng_params(n - 400, 1, 100, 0.0, 1.0, block0=100, cut=1.0), grid(n - 400))[0]
         assert np.array_equal(tail, whole[400:])
 
 

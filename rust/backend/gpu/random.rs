@@ -8,9 +8,10 @@ use crate::error::Result;
 use crate::tensor::Tensor;
 
 /// Fills contiguous float32 `out` with `entry` ("uniform", "normal",
-/// "bernoulli_mask") and its two arguments. An `out` beyond the binding limit
-/// is filled in chunks (of whole Philox blocks) that draw the same numbers.
-pub fn fill(entry: &'static str, out: &Tensor, key: u64, a: f32, b: f32) -> Result<()> {
+/// "bernoulli_mask") and its two arguments; uniform also takes `cut`, from
+/// which values are replaced by a (see the shader). An `out` beyond the binding
+/// limit is filled in chunks (of whole Philox blocks) that draw the same numbers.
+pub fn fill(entry: &'static str, out: &Tensor, key: u64, a: f32, b: f32, cut: f32) -> Result<()> {
     let (n, off, buf) = (out.numel(), out.layout().offset, out.storage().gpu_buffer()?);
     let mut chunk = n;
     while !exec::fits(buf, chunk, 4)? {
@@ -19,7 +20,7 @@ pub fn fill(entry: &'static str, out: &Tensor, key: u64, a: f32, b: f32) -> Resu
     for start in (0..n).step_by(chunk.max(1)) {
         let len = chunk.min(n - start);
         let (bind, base) = Bind::window(buf, off + start, off + start + len - 1, 4)?;
-        let p = [len as u32, (off + start - base) as u32, key as u32, (key >> 32) as u32, 0, 0, a.to_bits(), b.to_bits(), (start / 4) as u32];
+        let p = [len as u32, (off + start - base) as u32, key as u32, (key >> 32) as u32, 0, 0, a.to_bits(), b.to_bits(), (start / 4) as u32, cut.to_bits()];
         exec::dispatch_binds(&RANDOM, entry, Variant::F32, &[bind], &p, exec::grid_1d(len.div_ceil(4)))?;
     }
     Ok(())
