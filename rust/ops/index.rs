@@ -422,9 +422,11 @@ pub fn scatter_into(target: &Tensor, dim: i64, index: &Tensor, src: &super::Oper
 fn scatter_into_raw(target: &Tensor, dim: i64, index: &Tensor, src: &super::Operand, accumulate: bool) -> Result<()> {
     let d = wrap_dim(dim, target.ndim())?;
     if target.is_gpu() || index.is_gpu() {
+        // Checked first: `scatter` queues the device-side index check, whose
+        // failure must not be left pending behind this error.
+        target.check_writable("scatter_")?;
         // Through a dense copy: the offsets are relative to a contiguous layout.
         let r = scatter(target, dim, index, src, accumulate)?;
-        target.check_writable("scatter_")?;
         copy_into(target, &r)?;
         target.storage().bump_version();
         return Ok(());
