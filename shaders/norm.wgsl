@@ -1,6 +1,6 @@
 // layer_norm over contiguous rows of m elements (rust/backend/cpu/norm.rs):
 // forward saving the per-row mean and 1/std (f32), backward as gx per row
-// plus the weight/bias gradients as a column reduction over rows.
+// (the weight/bias gradients are column sums, left to reduce.wgsl).
 // Mean and variance are two passes (the CPU's numerics), the variance
 // divides by m, rstd = 1 / sqrt(var + eps).
 alias T = f32;
@@ -9,11 +9,11 @@ alias T = f32;
 // rows, m: row count and length; flags: bit 0 weight given, bit 1 bias given
 // (layer_norm; layer_norm_backward reads bit 0); eps (f32);
 // element offsets where each tensor starts: x_off, g_off, w_off, b_off,
-// mean_off, rstd_off, out_off (y / gx / gw), out2_off (gb).
+// mean_off, rstd_off, out_off (y / gx).
 struct Params {
     rows: u32, m: u32, flags: u32, eps: f32,
     x_off: u32, g_off: u32, w_off: u32, b_off: u32,
-    mean_off: u32, rstd_off: u32, out_off: u32, out2_off: u32,
+    mean_off: u32, rstd_off: u32, out_off: u32,
 }
 
 const WG: u32 = 256u;
@@ -136,48 +136,5 @@ fn layer_norm_backward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workg
         var gh = f32(b_g[gb + j]);
         if (has_w) { gh *= f32(b_w[p.w_off + j]); }
         b_gx[ob + j] = T(rs * (gh - ab.x - xh * ab.y));
-    }
-}
-
-// ---- layer_norm_backward_params ----
-// Bindings: 0 x (T, read), 1 g (T, read), 2 mean (f32, read), 3 rstd (f32, read),
-// 4 gw (T, read_write), 5 gb (T, read_write), 6 params. Both outputs are
-// always written (m elements each).
-@group(0) @binding(2) var<storage, read> c_mean: array<f32>;
-@group(0) @binding(3) var<storage, read> c_rstd: array<f32>;
-@group(0) @binding(4) var<storage, read_write> c_gw: array<T>;
-@group(0) @binding(5) var<storage, read_write> c_gb: array<T>;
-
-const CW: u32 = 32u; // columns per workgroup: a row segment per 32 lanes (coalesced)
-const CL: u32 = 8u;  // row lanes per column, summed in shared memory at the end
-
-var<workgroup> colred: array<vec2<f32>, 256>;
-
-// gw[j] = Σ_r g·x̂, gb[j] = Σ_r g. A workgroup per 32 columns, 8 lanes of rows each.
-// Grid: tiles = ceil(m / 32) workgroups: (min(tiles, 65535), ceil(tiles / 65535), 1).
-@compute @workgroup_size(32, 8)
-fn layer_norm_backward_params(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>,
-                              @builtin(local_invocation_id) lid: vec3<u32>) {
-    let tile = wid.x + wid.y * nwg.x;
-    if (tile * CW >= p.m) { return; }
-    let m = p.m;
-    let col = tile * CW + lid.x;
-    var s = vec2<f32>(0.0);
-    if (col < m) {
-        for (var r = lid.y; r < p.rows; r += CL) {
-            let xh = (f32(f_x[p.x_off + r * m + col]) - c_mean[p.mean_off + r]) * c_rstd[p.rstd_off + r];
-            let g = f32(b_g[p.g_off + r * m + col]);
-            s += vec2<f32>(g * xh, g);
-        }
-    }
-    colred[lid.y * CW + lid.x] = s;
-    workgroupBarrier();
-    if (lid.y == 0u && col < m) {
-        var t = s;
-        for (var l = 1u; l < CL; l++) {
-            t += colred[l * CW + lid.x];
-        }
-        c_gw[p.out_off + col] = T(t.x);
-        c_gb[p.out2_off + col] = T(t.y);
     }
 }

@@ -520,7 +520,32 @@ def test_large_matmul(big):
 def test_large_unsupported_op_raises(big):
     _, a = big
     with pytest.raises(NotImplementedError, match="binding limit"):
-        rumus.nn.functional.layer_norm(a.reshape(-1, 8), (8,))
+        rumus.nn.functional.max_pool1d(a.reshape(1, -1, 8), 2)
+
+
+def test_large_layer_norm(big):
+    x, a = big
+    m = 1024  # long rows: the kernels give each row a workgroup
+    rows = x.size // m
+    x = x[: rows * m]
+    rng = np.random.default_rng(2)
+    w, b = rng.standard_normal(m).astype(np.float32), rng.standard_normal(m).astype(np.float32)
+    p = a[: rows * m].clone().requires_grad_()
+    gw, gb = (rumus.from_numpy(v).to("gpu").requires_grad_() for v in (w, b))
+    y = rumus.nn.functional.layer_norm(p.reshape(rows, m), (m,), gw, gb)
+    xm = x.reshape(rows, m).astype(np.float64)
+    rs = 1 / np.sqrt(xm.var(1, keepdims=True) + 1e-5)
+    xh = (xm - xm.mean(1, keepdims=True)) * rs
+    np.testing.assert_allclose(y.detach().cpu().numpy(), xh * w + b, rtol=1e-4, atol=1e-4)
+    y.sum().backward()
+    # d/dw sum(y) = the column sums of x-hat over all rows, d/db = the row count.
+    np.testing.assert_allclose(gw.grad.cpu().numpy(), xh.sum(0), rtol=1e-4, atol=0.05)
+    np.testing.assert_allclose(gb.grad.cpu().numpy(), np.full(m, rows), rtol=1e-5)
+    gx = rs * (w - w.mean() - xh * (w * xh).mean(1, keepdims=True))
+    np.testing.assert_allclose(p.grad.cpu().numpy().reshape(rows, m), gx, rtol=1e-3, atol=1e-4)
+    del p, y, xm, xh, rs, gx
+    gc.collect()
+    rumus.gpu.empty_cache()
 
 
 def test_large_softmax_and_optimizer_step(big):

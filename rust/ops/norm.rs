@@ -4,7 +4,8 @@
 //! RMS) are compositions in rumus.nn.functional.
 
 use super::copy::{contiguous, to_dtype};
-use super::reduce::mean;
+use super::reduce::{mean, sum};
+use super::shape::reshape;
 use crate::autograd::{self, math, mode, Backward, Node, SavedTensor};
 use crate::backend::cpu::{norm as kernel, P};
 use crate::bail;
@@ -152,16 +153,19 @@ impl Backward for LayerNormBackward {
             if x.is_gpu() {
                 let dev = x.device();
                 let gx = Tensor::empty_on(x.shape(), ct, dev)?;
-                let want = self.w.is_some() || self.has_b;
-                let (gw, gb) = (Tensor::empty_on(&self.shape, ct, dev)?, Tensor::empty_on(&self.shape, ct, dev)?);
-                crate::backend::gpu::norm::backward(&xc, &gc, wc.as_ref(), &self.mean, &self.rstd, &gx, want.then_some((&gw, &gb)), rows, m)?;
+                crate::backend::gpu::norm::backward(&xc, &gc, wc.as_ref(), &self.mean, &self.rstd, &gx, rows, m)?;
                 let dt = x.dtype();
                 let mut out = vec![Some(to_dtype(&gx, dt)?)];
+                // Weight and bias gradients: column sums over the rows, by the
+                // GPU's parallel (chunked) reductions rather than a serial walk.
+                let (g2, shape) = (reshape(&gc, &[rows as i64, m as i64])?, self.shape.iter().map(|&d| d as i64).collect::<Vec<_>>());
                 if self.w.is_some() {
-                    out.push(Some(to_dtype(&gw, dt)?));
+                    let col = |t: &Tensor| reshape(t, &[rows as i64, 1]);
+                    let xh = math::mul(&math::sub(&reshape(&xc, &[rows as i64, m as i64])?, &col(&self.mean)?)?, &col(&self.rstd)?)?;
+                    out.push(Some(to_dtype(&reshape(&sum(&math::mul(&g2, &xh)?, Some(&[0]), false, None)?, &shape)?, dt)?));
                 }
                 if self.has_b {
-                    out.push(Some(to_dtype(&gb, dt)?));
+                    out.push(Some(to_dtype(&reshape(&sum(&g2, Some(&[0]), false, None)?, &shape)?, dt)?));
                 }
                 return Ok(out);
             }

@@ -17,8 +17,8 @@ def groups_rows(n, max_x=65535):
     return (x, -(-n // x), 1)
 
 
-def params(rows, m, flags=0, eps=1e-5, x_off=0, g_off=0, w_off=0, b_off=0, mean_off=0, rstd_off=0, out_off=0, out2_off=0):
-    return [rows, m, flags, float(eps), x_off, g_off, w_off, b_off, mean_off, rstd_off, out_off, out2_off]
+def params(rows, m, flags=0, eps=1e-5, x_off=0, g_off=0, w_off=0, b_off=0, mean_off=0, rstd_off=0, out_off=0):
+    return [rows, m, flags, float(eps), x_off, g_off, w_off, b_off, mean_off, rstd_off, out_off]
 
 
 def ref_forward(x, w, b, eps):
@@ -38,8 +38,7 @@ def ref_backward(x, g, w, mu, rs):
     x, g = x.astype(np.float64), g.astype(np.float64)
     xh = (x - mu[:, None]) * rs[:, None]
     gh = g * (w.astype(np.float64) if w is not None else 1.0)
-    gx = rs[:, None] * (gh - gh.mean(axis=1, keepdims=True) - xh * (gh * xh).mean(axis=1, keepdims=True))
-    return gx, (g * xh).sum(axis=0), g.sum(axis=0)
+    return rs[:, None] * (gh - gh.mean(axis=1, keepdims=True) - xh * (gh * xh).mean(axis=1, keepdims=True))
 
 
 def forward(gpu, x, w, b, eps, dtype, offs=None, groups=None):
@@ -104,12 +103,7 @@ def backward(gpu, x, g, w, mu, rs, dtype, offs=None, groups=None):
     ga = np.concatenate([np.zeros(go, NP[dtype]), g.ravel()])
     p = params(rows, m, int(w is not None), x_off=xo, g_off=go, out_off=oo)
     bufs = [xa, ga, dummy if w is None else w, mu.astype(np.float32), rs.astype(np.float32), np.zeros(oo + x.size, NP[dtype])]
-    gx = gpu.run(F, "layer_norm_backward", bufs, p, groups or groups_rows(rows), dtype=dtype)[5][oo:].reshape(rows, m)
-    tiles = -(-m // 32)
-    p = params(rows, m, 0, x_off=xo, g_off=go, out_off=1, out2_off=2)
-    bufs = [xa, ga, mu.astype(np.float32), rs.astype(np.float32), np.zeros(m + 1, NP[dtype]), np.zeros(m + 2, NP[dtype])]
-    out = gpu.run(F, "layer_norm_backward_params", bufs, p, groups or groups_rows(tiles), dtype=dtype)
-    return gx, out[4][1:], out[5][2:]
+    return gpu.run(F, "layer_norm_backward", bufs, p, groups or groups_rows(rows), dtype=dtype)[5][oo:].reshape(rows, m)
 
 
 BSHAPES = [(1, 1), (3, 5), (2, 300), (37, 70), (4, 1000)]
@@ -126,15 +120,12 @@ def test_backward(gpu, shape, with_w):
         w = rng.standard_normal(m).astype(NP[dtype]) if with_w else None
         _, mu, rs = ref_forward(x, None, None, 1e-5)
         mu, rs = mu.astype(np.float32), rs.astype(np.float32)
-        gx, gw, gb = backward(gpu, x, g, w, mu, rs, dtype)
-        rgx, rgw, rgb = ref_backward(x, g, w, mu.astype(np.float64), rs.astype(np.float64))
+        gx = backward(gpu, x, g, w, mu, rs, dtype)
+        rgx = ref_backward(x, g, w, mu.astype(np.float64), rs.astype(np.float64))
         tol = dict(TOL[dtype])
         if m == 1:  # gx is rounding noise (exactly 0 in exact arithmetic) scaled by rstd ~ 316
             tol["atol"] = 1e-2 if dtype == "f32" else 1.0
         np.testing.assert_allclose(gx.astype(np.float64), rgx, **tol)
-        scale = np.sqrt(rows)  # sums over rows
-        np.testing.assert_allclose(gw.astype(np.float64), rgw, rtol=tol["rtol"], atol=tol["atol"] * scale)
-        np.testing.assert_allclose(gb.astype(np.float64), rgb, rtol=tol["rtol"], atol=tol["atol"] * scale)
 
 
 def test_backward_offsets_and_spill(gpu):
@@ -144,9 +135,7 @@ def test_backward_offsets_and_spill(gpu):
     w = rng.standard_normal(80).astype(np.float32)
     _, mu, rs = ref_forward(x, None, None, 1e-5)
     mu, rs = mu.astype(np.float32), rs.astype(np.float32)
-    # groups (2, 3, 1): rows over x and y; tiles 3-5 of the params kernel are past m and return
-    gx, gw, gb = backward(gpu, x, g, w, mu, rs, "f32", offs=dict(x_off=4, g_off=1, out_off=3), groups=(2, 3, 1))
-    rgx, rgw, rgb = ref_backward(x, g, w, mu.astype(np.float64), rs.astype(np.float64))
+    # groups (2, 3, 1): rows over x and y
+    gx = backward(gpu, x, g, w, mu, rs, "f32", offs=dict(x_off=4, g_off=1, out_off=3), groups=(2, 3, 1))
+    rgx = ref_backward(x, g, w, mu.astype(np.float64), rs.astype(np.float64))
     np.testing.assert_allclose(gx, rgx, rtol=2e-5, atol=2e-5)
-    np.testing.assert_allclose(gw, rgw, rtol=2e-5, atol=5e-5)
-    np.testing.assert_allclose(gb, rgb, rtol=2e-5, atol=5e-5)

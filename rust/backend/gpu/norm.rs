@@ -1,42 +1,97 @@
-//! Launcher for shaders/norm.wgsl: layer norm over rows of m elements.
+//! Launcher for shaders/norm.wgsl: layer norm over rows of m elements. Tensors
+//! beyond the binding limit go in chunks of rows, each bound as windows.
 
-use super::exec::{self, Variant};
+use super::elementwise::elem_bytes;
+use super::exec::{self, Bind, Variant};
 use super::shaders::NORM;
+use crate::bail;
 use crate::error::Result;
 use crate::tensor::Tensor;
 
-fn params(rows: usize, m: usize, eps: f64, ts: [Option<&Tensor>; 8], w: bool, b: bool) -> Vec<u32> {
-    let off = |t: Option<&Tensor>| t.map_or(0, |t| t.layout().offset as u32);
-    let mut p = vec![rows as u32, m as u32, w as u32 | (b as u32) << 1, (eps as f32).to_bits()];
-    p.extend(ts.iter().map(|t| off(*t)));
-    p
+/// A tensor argument: per row `m` elements (x, g, y, gx), one (mean, rstd),
+/// or the same m elements for every row (w, b: bound whole).
+#[derive(Copy, Clone)]
+enum Arg<'a> {
+    Rows(&'a Tensor),
+    Stat(&'a Tensor),
+    Shared(Option<&'a Tensor>),
 }
 
-fn buf(t: Option<&Tensor>) -> Result<&wgpu::Buffer> {
-    match t {
-        Some(t) => t.storage().gpu_buffer(),
-        None => exec::dummy(),
+impl Arg<'_> {
+    fn tensor(&self) -> Option<&Tensor> {
+        match *self {
+            Arg::Rows(t) | Arg::Stat(t) => Some(t),
+            Arg::Shared(t) => t,
+        }
     }
+    /// Elements per row this argument's window holds.
+    fn per_row(&self, m: usize) -> usize {
+        match self {
+            Arg::Rows(_) => m,
+            Arg::Stat(_) => 1,
+            Arg::Shared(_) => 0,
+        }
+    }
+}
+
+/// Dispatches `entry` over all rows in as few chunks as the binding limit
+/// allows. `args` are the bindings in ABI order, `slots` the params offset
+/// field (0 x_off .. 6 out_off) of each; `grid` maps a chunk's row count to
+/// its workgroups.
+#[allow(clippy::too_many_arguments)]
+fn run(entry: &'static str, args: &[Arg], slots: &[usize], rows: usize, m: usize, eps: f64, flags: u32, grid: impl Fn(usize) -> [u32; 3]) -> Result<()> {
+    let fit = |c: usize| -> Result<bool> {
+        for a in args {
+            if let Some(t) = a.tensor() {
+                let span = if a.per_row(m) == 0 { t.numel() } else { c * a.per_row(m) };
+                if !exec::fits(t.storage().gpu_buffer()?, span, elem_bytes(t.dtype())?)? {
+                    return Ok(false);
+                }
+            }
+        }
+        Ok(true)
+    };
+    let mut chunk = rows.max(1);
+    while chunk > 1 && !fit(chunk)? {
+        chunk = chunk.div_ceil(2);
+    }
+    if !fit(chunk)? {
+        bail!(NotImplemented, "{} on the GPU: a row of {} elements exceeds the adapter's binding limit", entry, m);
+    }
+    for r0 in (0..rows).step_by(chunk) {
+        let count = chunk.min(rows - r0);
+        let mut offs = [0u32; 7];
+        let mut binds = Vec::with_capacity(args.len());
+        for (a, &slot) in args.iter().zip(slots) {
+            let Some(t) = a.tensor() else {
+                binds.push(Bind::whole(exec::dummy()?));
+                continue;
+            };
+            let per = a.per_row(m);
+            let (lo, span) = if per == 0 { (t.layout().offset, t.numel()) } else { (t.layout().offset + r0 * per, count * per) };
+            let (b, base) = Bind::window(t.storage().gpu_buffer()?, lo, lo + span.max(1) - 1, elem_bytes(t.dtype())?)?;
+            offs[slot] = (lo - base) as u32;
+            binds.push(b);
+        }
+        let mut p = vec![count as u32, m as u32, flags, (eps as f32).to_bits()];
+        p.extend_from_slice(&offs);
+        exec::dispatch_binds(&NORM, entry, Variant::F32, &binds, &p, grid(count))?;
+    }
+    Ok(())
 }
 
 /// y = (x - mean) · rstd · w + b per row, writing the row statistics.
 #[allow(clippy::too_many_arguments)]
 pub fn forward(x: &Tensor, w: Option<&Tensor>, b: Option<&Tensor>, y: &Tensor, mean: &Tensor, rstd: &Tensor, rows: usize, m: usize, eps: f64) -> Result<()> {
-    let p = params(rows, m, eps, [Some(x), None, w, b, Some(mean), Some(rstd), Some(y), None], w.is_some(), b.is_some());
-    let bufs = [buf(Some(x))?, buf(w)?, buf(b)?, buf(Some(y))?, buf(Some(mean))?, buf(Some(rstd))?];
-    exec::dispatch(&NORM, "layer_norm", Variant::F32, &bufs, &p, exec::grid_rows(rows))
+    let args = [Arg::Rows(x), Arg::Shared(w), Arg::Shared(b), Arg::Rows(y), Arg::Stat(mean), Arg::Stat(rstd)];
+    let flags = w.is_some() as u32 | (b.is_some() as u32) << 1;
+    run("layer_norm", &args, &[0, 2, 3, 6, 4, 5], rows, m, eps, flags, exec::grid_rows)
 }
 
-/// The input gradient, and (when `gw` is given) the weight and bias gradients.
+/// The input gradient (the weight and bias gradients are column sums, left to
+/// the reductions).
 #[allow(clippy::too_many_arguments)]
-pub fn backward(x: &Tensor, g: &Tensor, w: Option<&Tensor>, mean: &Tensor, rstd: &Tensor, gx: &Tensor, gwb: Option<(&Tensor, &Tensor)>, rows: usize, m: usize) -> Result<()> {
-    let p = params(rows, m, 0.0, [Some(x), Some(g), w, None, Some(mean), Some(rstd), Some(gx), None], w.is_some(), false);
-    let bufs = [buf(Some(x))?, buf(Some(g))?, buf(w)?, buf(Some(mean))?, buf(Some(rstd))?, buf(Some(gx))?];
-    exec::dispatch(&NORM, "layer_norm_backward", Variant::F32, &bufs, &p, exec::grid_rows(rows))?;
-    if let Some((gw, gb)) = gwb {
-        let p = params(rows, m, 0.0, [Some(x), Some(g), None, None, Some(mean), Some(rstd), Some(gw), Some(gb)], true, true);
-        let bufs = [buf(Some(x))?, buf(Some(g))?, buf(Some(mean))?, buf(Some(rstd))?, buf(Some(gw))?, buf(Some(gb))?];
-        exec::dispatch(&NORM, "layer_norm_backward_params", Variant::F32, &bufs, &p, exec::grid_rows(m.div_ceil(32)))?;
-    }
-    Ok(())
+pub fn backward(x: &Tensor, g: &Tensor, w: Option<&Tensor>, mean: &Tensor, rstd: &Tensor, gx: &Tensor, rows: usize, m: usize) -> Result<()> {
+    let args = [Arg::Rows(x), Arg::Rows(g), Arg::Shared(w), Arg::Stat(mean), Arg::Stat(rstd), Arg::Rows(gx)];
+    run("layer_norm_backward", &args, &[0, 1, 2, 4, 5, 6], rows, m, 0.0, w.is_some() as u32, exec::grid_rows)
 }
