@@ -569,6 +569,30 @@ def test_large_softmax_and_optimizer_step(big):
     rumus.gpu.empty_cache()
 
 
+def test_large_conv2d_columns():
+    # The im2col columns of the batch exceed one binding (the input does not):
+    # the convolution runs over chunks of images; gradients match the CPU's.
+    need_gpu()
+    limit = rumus.gpu.adapter_info()["max_storage_buffer_binding_size"]
+    n = limit // (16 * 9 * 32 * 32 * 4) + 2
+    if n * 16 * 9 * 32 * 32 * 4 > 1200 << 20:
+        pytest.skip(f"the binding limit ({limit} bytes) needs columns over 1.2 GB")
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((n, 16, 32, 32)).astype(np.float32)
+    w = (rng.standard_normal((4, 16, 3, 3)) * 0.1).astype(np.float32)
+    outs = []
+    for dev in ("cpu", "gpu"):
+        xt, wt = (rumus.from_numpy(v).to(dev).requires_grad_() for v in (x, w))
+        y = rumus.nn.functional.conv2d(xt, wt, padding=1)
+        (y * y).sum().backward()
+        outs.append([t.detach().cpu().numpy() for t in (y, xt.grad, wt.grad)])
+    for c, g in zip(*outs):
+        np.testing.assert_allclose(g, c, rtol=1e-4, atol=1e-3 * np.abs(c).max())
+    del outs
+    gc.collect()
+    rumus.gpu.empty_cache()
+
+
 def test_large_random_fill(big):
     n = big[0].size
     rumus.manual_seed(7)

@@ -9,7 +9,7 @@
 use super::copy::{contiguous, to_dtype};
 use super::elementwise::{binary, Binary};
 use super::linalg::matmul;
-use super::shape::{permute, reshape, squeeze_dim, unsqueeze};
+use super::shape::{cat, narrow, permute, reshape, squeeze_dim, unsqueeze};
 use super::Operand;
 use crate::autograd::{self, Backward, Node};
 pub use crate::backend::cpu::conv::Geom;
@@ -254,12 +254,43 @@ pub fn conv(dims: usize, x: &Tensor, w: &Tensor, bias: Option<&Tensor>, o: &Conv
         ),
     };
     let geom = Geom { n, c, h, w: wd, kh, kw, sh: s[0], sw: s[1], ph: before[0], pw: before[1], dh: d[0], dw: d[1], oh, ow };
-    let kg = cg * kh * kw;
-    let col = reshape(&im2col(&xb, &geom)?, &[g as i64, kg as i64, geom.cols() as i64])?;
-    let wm = reshape(&wb, &[g as i64, (oc / g) as i64, kg as i64])?;
-    let y = matmul(&wm, &col)?; // (G, O/G, N·OH·OW)
-    let y = permute(&reshape(&y, &[oc as i64, n as i64, oh as i64, ow as i64])?, &[1, 0, 2, 3])?;
+    // The columns of a large GPU batch may exceed one binding: convolve
+    // chunks of images, each within the limit, and concatenate.
+    let per = gpu_images_per_chunk(&xb, &geom, c * h * wd)?;
+    let y = if per < n {
+        let parts = (0..n)
+            .step_by(per)
+            .map(|i| {
+                let len = per.min(n - i);
+                conv_gemm(&narrow(&xb, 0, i as i64, len as i64)?, &wb, &Geom { n: len, ..geom }, g, oc)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        cat(&parts, 0)?
+    } else {
+        conv_gemm(&xb, &wb, &geom, g, oc)?
+    };
     unbatch(finish(&y, bias)?, unbatched, dims)
+}
+
+/// (N, OC, OH, OW) = the convolution of a (N, C, H, W) batch as im2col + GEMM.
+fn conv_gemm(xb: &Tensor, wb: &Tensor, geom: &Geom, g: usize, oc: usize) -> Result<Tensor> {
+    let kg = geom.rows() / g;
+    let col = reshape(&im2col(xb, geom)?, &[g as i64, kg as i64, geom.cols() as i64])?;
+    let wm = reshape(wb, &[g as i64, (oc / g) as i64, kg as i64])?;
+    let y = matmul(&wm, &col)?; // (G, O/G, N·OH·OW)
+    permute(&reshape(&y, &[oc as i64, geom.n as i64, geom.oh as i64, geom.ow as i64])?, &[1, 0, 2, 3])
+}
+
+/// Images per im2col on the GPU so that a chunk's input and columns each fit
+/// one binding (all of them on the CPU, or when they fit anyway).
+fn gpu_images_per_chunk(xb: &Tensor, geom: &Geom, image: usize) -> Result<usize> {
+    if !xb.is_gpu() {
+        return Ok(geom.n);
+    }
+    let limit = crate::backend::gpu::context::get()?.limits.max_storage_buffer_binding_size as usize;
+    // Bytes per image of the input and of its columns, plus slack for window alignment.
+    let per_image = crate::backend::gpu::elementwise::elem_bytes(xb.dtype())? * image.max(geom.rows() * geom.oh * geom.ow);
+    Ok((limit.saturating_sub(4096) / per_image.max(1)).clamp(1, geom.n.max(1)))
 }
 
 /// conv_transpose1d / conv_transpose2d: the input gradient of a convolution as an op.

@@ -1,10 +1,19 @@
 //! Launcher for shaders/conv.wgsl: im2col and its adjoint col2im.
 
-use super::exec::{self, Variant};
+use super::elementwise::elem_bytes;
+use super::exec::{self, Bind, Variant};
 use super::shaders::CONV;
 use crate::backend::cpu::conv::Geom;
 use crate::error::Result;
 use crate::tensor::Tensor;
+
+/// A window over all of `t` (a view of a larger buffer, such as one batch
+/// chunk of a big input, binds only its own elements) and t's offset in it.
+fn bind(t: &Tensor) -> Result<(Bind<'_>, usize)> {
+    let lo = t.layout().offset;
+    let (b, base) = Bind::window(t.storage().gpu_buffer()?, lo, lo + t.numel().max(1) - 1, elem_bytes(t.dtype())?)?;
+    Ok((b, lo - base))
+}
 
 fn params(g: &Geom, x_off: usize, col_off: usize) -> [u32; 16] {
     let v = [g.n, g.c, g.h, g.w, g.kh, g.kw, g.sh, g.sw, g.ph, g.pw, g.dh, g.dw, g.oh, g.ow, x_off, col_off];
@@ -22,8 +31,8 @@ pub fn im2col(g: &Geom, x: &Tensor, col: &Tensor) -> Result<()> {
     let tiles = g.cols().div_ceil(256);
     let x_groups = tiles.min(65_535);
     let groups = [x_groups as u32, g.rows().div_ceil(8) as u32, tiles.div_ceil(x_groups) as u32];
-    let p = params(g, x.layout().offset, col.layout().offset);
-    exec::dispatch(&CONV, entry, Variant::of(x.dtype()), &[x.storage().gpu_buffer()?, col.storage().gpu_buffer()?], &p, groups)
+    let ((xb, x_off), (cb, col_off)) = (bind(x)?, bind(col)?);
+    exec::dispatch_binds(&CONV, entry, Variant::of(x.dtype()), &[xb, cb], &params(g, x_off, col_off), groups)
 }
 
 /// x (N, C, H, W) = the adjoint of im2col applied to col (float32 or float16).
@@ -31,6 +40,6 @@ pub fn col2im(g: &Geom, col: &Tensor, x: &Tensor) -> Result<()> {
     if x.numel() == 0 {
         return Ok(());
     }
-    let p = params(g, x.layout().offset, col.layout().offset);
-    exec::dispatch(&CONV, "col2im", Variant::of(x.dtype()), &[col.storage().gpu_buffer()?, x.storage().gpu_buffer()?], &p, exec::grid_1d(x.numel()))
+    let ((cb, col_off), (xb, x_off)) = (bind(col)?, bind(x)?);
+    exec::dispatch_binds(&CONV, "col2im", Variant::of(x.dtype()), &[cb, xb], &params(g, x_off, col_off), exec::grid_1d(x.numel()))
 }
