@@ -520,7 +520,21 @@ def test_large_matmul(big):
 def test_large_unsupported_op_raises(big):
     _, a = big
     with pytest.raises(NotImplementedError, match="binding limit"):
-        rumus.nn.functional.max_pool1d(a.reshape(1, -1, 8), 2)
+        a[rumus.tensor([0, 5], device="gpu")]
+
+
+def test_large_pooling(big):
+    x, a = big
+    planes = x.size // 64
+    xm = x[: planes * 64].reshape(planes, 4, 2, 4, 2)
+    v = a[: planes * 64].reshape(planes, 8, 8)
+    np.testing.assert_array_equal(rumus.nn.functional.max_pool2d(v, 2).cpu().numpy(), xm.max((2, 4)))
+    p = v.clone().requires_grad_()
+    y = rumus.nn.functional.avg_pool2d(p, 2)
+    np.testing.assert_allclose(y.detach().cpu().numpy(), xm.mean((2, 4)), rtol=1e-5, atol=1e-6)
+    y.sum().backward()
+    np.testing.assert_array_equal(p.grad.cpu().numpy(), np.full((planes, 8, 8), 0.25, np.float32))
+    del p, y
 
 
 def test_large_layer_norm(big):

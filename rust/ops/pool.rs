@@ -149,18 +149,48 @@ impl Pooling {
         Pooling { win, gpu }
     }
 
-    /// Runs a pool.wgsl entry over (planes, H, W) `x` into `out` (and `idx`).
+    /// Runs a pool.wgsl entry over (planes, H, W) `x` into `out` (and `idx`),
+    /// `threads` per dispatch over all planes. Tensors beyond the binding
+    /// limit go in chunks of planes, each bound as windows.
     fn gpu(&self, entry: &'static str, planes: usize, x: &Tensor, out: &Tensor, idx: Option<&Tensor>, threads: usize) -> Result<()> {
-        use crate::backend::gpu::exec;
-        let w = &self.win;
-        let mut p = vec![planes as u32, w.h as u32, w.w as u32, w.rows.len() as u32, w.cols.len() as u32];
-        p.extend_from_slice(&self.gpu);
-        p.extend([x.layout().offset as u32, out.layout().offset as u32, idx.map_or(0, |i| i.layout().offset as u32)]);
-        let mut bufs = vec![x.storage().gpu_buffer()?, out.storage().gpu_buffer()?];
-        if let Some(i) = idx {
-            bufs.push(i.storage().gpu_buffer()?);
+        use crate::backend::gpu::elementwise::elem_bytes;
+        use crate::backend::gpu::exec::{self, Bind};
+        if planes == 0 {
+            return Ok(());
         }
-        exec::dispatch(&crate::backend::gpu::shaders::POOL, entry, exec::Variant::of(x.dtype()), &bufs, &p, exec::grid_1d(threads))
+        let ts: Vec<&Tensor> = [Some(x), Some(out), idx].into_iter().flatten().collect();
+        let fit = |c: usize| -> Result<bool> {
+            for t in &ts {
+                if !exec::fits(t.storage().gpu_buffer()?, c * (t.numel() / planes), elem_bytes(t.dtype())?)? {
+                    return Ok(false);
+                }
+            }
+            Ok(true)
+        };
+        let mut chunk = planes;
+        while chunk > 1 && !fit(chunk)? {
+            chunk = chunk.div_ceil(2);
+        }
+        if !fit(chunk)? {
+            bail!(NotImplemented, "{} on the GPU: one plane exceeds the adapter's binding limit", entry);
+        }
+        let w = &self.win;
+        for p0 in (0..planes).step_by(chunk) {
+            let count = chunk.min(planes - p0);
+            let mut p = vec![count as u32, w.h as u32, w.w as u32, w.rows.len() as u32, w.cols.len() as u32];
+            p.extend_from_slice(&self.gpu);
+            let mut binds = Vec::with_capacity(ts.len());
+            for t in &ts {
+                let per = t.numel() / planes;
+                let lo = t.layout().offset + p0 * per;
+                let (b, base) = Bind::window(t.storage().gpu_buffer()?, lo, lo + (count * per).max(1) - 1, elem_bytes(t.dtype())?)?;
+                p.push((lo - base) as u32);
+                binds.push(b);
+            }
+            p.resize(5 + self.gpu.len() + 3, 0);
+            exec::dispatch_binds(&crate::backend::gpu::shaders::POOL, entry, exec::Variant::of(x.dtype()), &binds, &p, exec::grid_1d(threads / planes * count))?;
+        }
+        Ok(())
     }
 }
 
