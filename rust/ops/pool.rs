@@ -159,21 +159,8 @@ impl Pooling {
             return Ok(());
         }
         let ts: Vec<&Tensor> = [Some(x), Some(out), idx].into_iter().flatten().collect();
-        let fit = |c: usize| -> Result<bool> {
-            for t in &ts {
-                if !exec::fits(t.storage().gpu_buffer()?, c * (t.numel() / planes), elem_bytes(t.dtype())?)? {
-                    return Ok(false);
-                }
-            }
-            Ok(true)
-        };
-        let mut chunk = planes;
-        while chunk > 1 && !fit(chunk)? {
-            chunk = chunk.div_ceil(2);
-        }
-        if !fit(chunk)? {
-            bail!(NotImplemented, "{} on the GPU: one plane exceeds the adapter's binding limit", entry);
-        }
+        let parts = ts.iter().map(|t| Ok((t.storage().gpu_buffer()?, t.numel() / planes, elem_bytes(t.dtype())?))).collect::<Result<Vec<_>>>()?;
+        let chunk = exec::rows_per_chunk(entry, planes, &parts)?;
         let w = &self.win;
         for p0 in (0..planes).step_by(chunk) {
             let count = chunk.min(planes - p0);

@@ -199,6 +199,29 @@ pub fn fits(buf: &wgpu::Buffer, span: usize, elem: usize) -> Result<bool> {
     Ok(buf.size() <= limit || (span * elem) as u64 + ctx.limits.min_storage_buffer_offset_alignment as u64 <= limit)
 }
 
+/// Rows per dispatch for a launcher that splits its work into chunks of rows:
+/// all `rows` when they fit, else halved until every `(buffer, elements per
+/// row, element bytes)` has a window that fits one binding. NotImplemented,
+/// naming `what`, when even one row does not fit.
+pub fn rows_per_chunk(what: &str, rows: usize, parts: &[(&wgpu::Buffer, usize, usize)]) -> Result<usize> {
+    let fit = |c: usize| -> Result<bool> {
+        for &(buf, per_row, elem) in parts {
+            if !fits(buf, c * per_row, elem)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    };
+    let mut chunk = rows.max(1);
+    while chunk > 1 && !fit(chunk)? {
+        chunk = chunk.div_ceil(2);
+    }
+    if !fit(chunk)? {
+        bail!(NotImplemented, "{} on the GPU: one row exceeds the adapter's binding limit of {} bytes", what, binding_limit(context::get()?));
+    }
+    Ok(chunk)
+}
+
 /// Records one dispatch. `buffers` are the tensor bindings in ABI order, bound
 /// whole; the params words become the next binding.
 pub fn dispatch(shader: &Shader, entry: &'static str, variant: Variant, buffers: &[&wgpu::Buffer], params: &[u32], groups: [u32; 3]) -> Result<()> {

@@ -4,7 +4,6 @@
 use super::elementwise::elem_bytes;
 use super::exec::{self, Bind, Variant};
 use super::shaders::NORM;
-use crate::bail;
 use crate::error::Result;
 use crate::tensor::Tensor;
 
@@ -40,24 +39,13 @@ impl Arg<'_> {
 /// its workgroups.
 #[allow(clippy::too_many_arguments)]
 fn run(entry: &'static str, args: &[Arg], slots: &[usize], rows: usize, m: usize, eps: f64, flags: u32, grid: impl Fn(usize) -> [u32; 3]) -> Result<()> {
-    let fit = |c: usize| -> Result<bool> {
-        for a in args {
-            if let Some(t) = a.tensor() {
-                let span = if a.per_row(m) == 0 { t.numel() } else { c * a.per_row(m) };
-                if !exec::fits(t.storage().gpu_buffer()?, span, elem_bytes(t.dtype())?)? {
-                    return Ok(false);
-                }
-            }
+    let mut parts = Vec::new();
+    for a in args {
+        if let (Some(t), per @ 1..) = (a.tensor(), a.per_row(m)) {
+            parts.push((t.storage().gpu_buffer()?, per, elem_bytes(t.dtype())?));
         }
-        Ok(true)
-    };
-    let mut chunk = rows.max(1);
-    while chunk > 1 && !fit(chunk)? {
-        chunk = chunk.div_ceil(2);
     }
-    if !fit(chunk)? {
-        bail!(NotImplemented, "{} on the GPU: a row of {} elements exceeds the adapter's binding limit", entry, m);
-    }
+    let chunk = exec::rows_per_chunk(entry, rows, &parts)?;
     for r0 in (0..rows).step_by(chunk) {
         let count = chunk.min(rows - r0);
         let mut offs = [0u32; 7];

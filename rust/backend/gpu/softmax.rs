@@ -3,7 +3,6 @@
 use super::elementwise::elem_bytes;
 use super::exec::{self, Bind, Variant};
 use super::shaders::SOFTMAX;
-use crate::bail;
 use crate::error::Result;
 use crate::tensor::Tensor;
 
@@ -15,23 +14,9 @@ pub fn run(a: &Tensor, g: Option<&Tensor>, out: &Tensor, outer: usize, n: usize,
     if outer * block == 0 {
         return Ok(());
     }
-    let tensors: Vec<&Tensor> = [Some(a), g, Some(out)].into_iter().flatten().collect();
     let eb = elem_bytes(out.dtype())?;
-    let fit = |rows: usize| -> Result<bool> {
-        for t in &tensors {
-            if !exec::fits(t.storage().gpu_buffer()?, rows * block, eb)? {
-                return Ok(false);
-            }
-        }
-        Ok(true)
-    };
-    let mut rows = outer;
-    while rows > 1 && !fit(rows)? {
-        rows = rows.div_ceil(2);
-    }
-    if !fit(rows)? {
-        bail!(NotImplemented, "softmax on the GPU: a block of {} elements along the softmax dim exceeds the adapter's binding limit", block);
-    }
+    let parts = [Some(a), g, Some(out)].into_iter().flatten().map(|t| Ok((t.storage().gpu_buffer()?, block, eb))).collect::<Result<Vec<_>>>()?;
+    let rows = exec::rows_per_chunk("softmax", outer, &parts)?;
     for o in (0..outer).step_by(rows) {
         launch(a, g, out, o * block, rows.min(outer - o), n, inner, log)?;
     }
