@@ -15,8 +15,11 @@ alias T = f32;
 
 // take / put params. take: out[out_off + i] = src[src_off + offs[offs_off + i]];
 // put: dst[out_off + offs[offs_off + i]] = vals[src_off + i]. Offsets are i32,
-// relative to the base offset (so they may be negative).
-struct Flat { n: u32, src_off: u32, offs_off: u32, out_off: u32 }
+// relative to the base offset (so they may be negative), and so are src_off
+// (take) and out_off (put) when the indexed tensor is bound as a window of a
+// larger buffer: elements outside [0, lim) of the binding are skipped, left to
+// the dispatch over another window (lim = 0xffffffff: bound whole).
+struct Flat { n: u32, src_off: u32, offs_off: u32, out_off: u32, lim: u32 }
 
 // index_select / gather / scatter params. The "big" tensor (src of
 // index_select and gather, dst of scatter) is addressed as
@@ -66,8 +69,11 @@ fn add_f32(a: u32, v: f32) {
     }
 }
 
-fn at(base: u32, rel: i32) -> u32 {
-    return u32(i32(base) + rel);
+// Element `base + rel` of the indexed tensor's binding, or -1 outside its window.
+fn in_window(base: u32, rel: i32) -> i32 {
+    let e = i32(base) + rel;
+    if (e < 0 || u32(e) >= pf.lim) { return -1; }
+    return e;
 }
 
 // ---- take / take_x32 ----
@@ -77,14 +83,16 @@ fn at(base: u32, rel: i32) -> u32 {
 fn take(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let i = flat(gid, nwg);
     if (i >= pf.n) { return; }
-    out_t[pf.out_off + i] = src_t[at(pf.src_off, idx[pf.offs_off + i])];
+    let e = in_window(pf.src_off, idx[pf.offs_off + i]);
+    if (e >= 0) { out_t[pf.out_off + i] = src_t[e]; }
 }
 
 @compute @workgroup_size(256)
 fn take_x32(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let i = flat(gid, nwg);
     if (i >= pf.n) { return; }
-    out_x[pf.out_off + i] = src_x[at(pf.src_off, idx[pf.offs_off + i])];
+    let e = in_window(pf.src_off, idx[pf.offs_off + i]);
+    if (e >= 0) { out_x[pf.out_off + i] = src_x[e]; }
 }
 
 // ---- put / put_x32 / put_add (f32) / put_add_i32 ----
@@ -99,28 +107,32 @@ fn take_x32(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
 fn put(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let i = flat(gid, nwg);
     if (i >= pf.n) { return; }
-    out_t[at(pf.out_off, idx[pf.offs_off + i])] = src_t[pf.src_off + i];
+    let e = in_window(pf.out_off, idx[pf.offs_off + i]);
+    if (e >= 0) { out_t[e] = src_t[pf.src_off + i]; }
 }
 
 @compute @workgroup_size(256)
 fn put_x32(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let i = flat(gid, nwg);
     if (i >= pf.n) { return; }
-    out_x[at(pf.out_off, idx[pf.offs_off + i])] = src_x[pf.src_off + i];
+    let e = in_window(pf.out_off, idx[pf.offs_off + i]);
+    if (e >= 0) { out_x[e] = src_x[pf.src_off + i]; }
 }
 
 @compute @workgroup_size(256)
 fn put_add(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let i = flat(gid, nwg);
     if (i >= pf.n) { return; }
-    add_f32(at(pf.out_off, idx[pf.offs_off + i]), src_f[pf.src_off + i]);
+    let e = in_window(pf.out_off, idx[pf.offs_off + i]);
+    if (e >= 0) { add_f32(u32(e), src_f[pf.src_off + i]); }
 }
 
 @compute @workgroup_size(256)
 fn put_add_i32(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let i = flat(gid, nwg);
     if (i >= pf.n) { return; }
-    atomicAdd(&acc_i[at(pf.out_off, idx[pf.offs_off + i])], src_i[pf.src_off + i]);
+    let e = in_window(pf.out_off, idx[pf.offs_off + i]);
+    if (e >= 0) { atomicAdd(&acc_i[e], src_i[pf.src_off + i]); }
 }
 
 // ---- index_select / gather / scatter family ----

@@ -520,7 +520,28 @@ def test_large_matmul(big):
 def test_large_unsupported_op_raises(big):
     _, a = big
     with pytest.raises(NotImplementedError, match="binding limit"):
-        a[rumus.tensor([0, 5], device="gpu")]
+        a.cumsum(0)  # a scan along one row longer than a binding
+
+
+def test_large_indexing(big):
+    x, a = big
+    n = x.size
+    idx = rumus.tensor([0, 5, n - 1, n // 2, 5], device="gpu")
+    np.testing.assert_array_equal(a[idx].cpu().numpy(), x[[0, 5, n - 1, n // 2, 5]])
+    b = a.clone()
+    b[idx] = 7.0
+    got = b.cpu().numpy()
+    assert (got[[0, 5, n - 1, n // 2]] == 7.0).all() and got[1] == x[1] and got[n - 2] == x[n - 2]
+    del b, got
+    # max-pool's backward scatters into a tensor of the input's size.
+    planes = n // 64
+    p = a[: planes * 64].reshape(planes, 8, 8).clone().requires_grad_()
+    rumus.nn.functional.max_pool2d(p, 2).sum().backward()
+    g = p.grad.cpu().numpy().reshape(planes, 4, 2, 4, 2)
+    xm = x[: planes * 64].reshape(planes, 4, 2, 4, 2)
+    np.testing.assert_array_equal(g.sum((2, 4)), np.ones((planes, 4, 4), np.float32))
+    assert (g[xm == xm.max((2, 4), keepdims=True)] == 1).all()
+    del p, g, xm
 
 
 def test_large_pooling(big):

@@ -24,8 +24,8 @@ def pad(x, before, after=3, fill=SENT):
     return out
 
 
-def flat_params(n, src_off, offs_off, out_off):
-    return [n, src_off, offs_off, out_off]
+def flat_params(n, src_off, offs_off, out_off, lim=0xFFFFFFFF):
+    return [n, src_off, offs_off, out_off, lim]
 
 
 def along_params(n, k, inner, idx_off, small_off, big_off, st_outer, st_dim, st_inner=1):
@@ -85,6 +85,18 @@ def test_put_x32_and_repeated_offsets(gpu):
     want = np.full(400, 7, np.uint32)
     want[o] = b
     np.testing.assert_array_equal(got, want)
+
+
+def test_take_and_put_through_a_window(gpu):
+    # The indexed tensor bound as a window: its base offset may be negative and
+    # elements at or past `lim` are skipped (another dispatch covers them).
+    src = np.arange(10, dtype=np.float32) + 100
+    offs = np.array([7, 2, 9, 5], np.int32)
+    out = gpu.run(F, "take", [src, offs, np.full(4, -1.0, np.float32)], flat_params(4, -2, 0, 0, lim=6), groups_1d(4))[2]
+    np.testing.assert_array_equal(out, [105.0, 100.0, -1.0, 103.0])  # 9 - 2 = 7 >= lim: skipped
+    vals = np.array([1.0, 2.0, 3.0, 4.0], np.float32)
+    got = gpu.run(F, "put_add", [vals, offs, np.zeros(10, np.float32)], flat_params(4, 0, 0, -5, lim=3), groups_1d(4))[2]
+    np.testing.assert_array_equal(got, [4.0, 0, 1.0, 0, 0, 0, 0, 0, 0, 0])  # 7-5=2 and 5-5=0 land; 2-5 < 0 and 9-5 >= 3 skip
 
 
 def test_put_add_duplicates(gpu):

@@ -199,6 +199,11 @@ pub fn fits(buf: &wgpu::Buffer, span: usize, elem: usize) -> Result<bool> {
     Ok(buf.size() <= limit || (span * elem) as u64 + ctx.limits.min_storage_buffer_offset_alignment as u64 <= limit)
 }
 
+/// The alignment of a binding window's start, in bytes.
+pub fn offset_alignment() -> Result<usize> {
+    Ok(context::get()?.limits.min_storage_buffer_offset_alignment as usize)
+}
+
 /// Rows per dispatch for a launcher that splits its work into chunks of rows:
 /// all `rows` when they fit, else halved until every `(buffer, elements per
 /// row, element bytes)` has a window that fits one binding. NotImplemented,

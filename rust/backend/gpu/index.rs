@@ -1,7 +1,8 @@
 //! Launchers for shaders/index.wgsl: reads and writes at element offsets (an
 //! int32 GPU tensor), the GPU form of `Region::Offsets`.
 
-use super::exec::{self, Variant};
+use super::elementwise::elem_bytes;
+use super::exec::{self, Bind, Variant};
 use super::shaders::INDEX;
 use crate::bail;
 use crate::error::Result;
@@ -11,9 +12,7 @@ use crate::tensor::{DType, Tensor};
 pub fn take(src: &Tensor, offs: &Tensor, out: &Tensor) -> Result<()> {
     // Floats move as T (float16 in its own variant), other dtypes as 4-byte words.
     let entry = if src.dtype().is_float() { "take" } else { "take_x32" };
-    let p = [out.numel() as u32, 0, offs.layout().offset as u32, out.layout().offset as u32];
-    let bufs = [src.storage().gpu_buffer()?, offs.storage().gpu_buffer()?, out.storage().gpu_buffer()?];
-    exec::dispatch(&INDEX, entry, Variant::of(src.dtype()), &bufs, &p, exec::grid_1d(out.numel()))
+    flat(entry, Variant::of(src.dtype()), src, offs, out, true)
 }
 
 /// dst.storage[offs[i]] = vals[i] (or += with `accumulate`); vals contiguous.
@@ -25,9 +24,45 @@ pub fn put(dst: &Tensor, offs: &Tensor, vals: &Tensor, accumulate: bool) -> Resu
         (true, DType::I32 | DType::I64) => "put_add_i32",
         (true, d) => bail!(NotImplemented, "accumulating index writes into {} tensors have no GPU kernel", d.name()),
     };
-    let p = [offs.numel() as u32, vals.layout().offset as u32, offs.layout().offset as u32, 0];
-    let bufs = [vals.storage().gpu_buffer()?, offs.storage().gpu_buffer()?, dst.storage().gpu_buffer()?];
-    exec::dispatch(&INDEX, entry, Variant::of(dst.dtype()), &bufs, &p, exec::grid_1d(offs.numel()))
+    flat(entry, Variant::of(dst.dtype()), dst, offs, vals, false)
+}
+
+/// A take (`is_take`) or put between the indexed tensor `data` (addressed by
+/// storage offsets) and `seq` (out of take, vals of put), one element per
+/// offset. Offsets and `seq` go in chunks that fit a binding; a `data` beyond
+/// the binding limit is covered by one dispatch per window of its storage,
+/// each skipping the offsets outside it.
+fn flat(entry: &'static str, variant: Variant, data: &Tensor, offs: &Tensor, seq: &Tensor, is_take: bool) -> Result<()> {
+    let n = offs.numel();
+    if n == 0 {
+        return Ok(());
+    }
+    let (dbuf, obuf, sbuf) = (data.storage().gpu_buffer()?, offs.storage().gpu_buffer()?, seq.storage().gpu_buffer()?);
+    let (de, se) = (elem_bytes(data.dtype())?, elem_bytes(seq.dtype())?);
+    let chunk = exec::rows_per_chunk(entry, n, &[(obuf, 1, 4), (sbuf, 1, se)])?;
+    let total = dbuf.size() as usize / de;
+    // Windows start at multiples of the offset alignment, so that none overlaps the next.
+    let step = (exec::offset_alignment()? / de).max(1);
+    let wchunk = if exec::fits(dbuf, total, de)? { total } else { (exec::rows_per_chunk(entry, total, &[(dbuf, 1, de)])? / step * step).max(step) };
+    for c0 in (0..n).step_by(chunk) {
+        let len = chunk.min(n - c0);
+        let window = |t: &'_ Tensor, buf, elem| -> Result<(Bind<'_>, u32)> {
+            let lo = t.layout().offset + c0;
+            let (b, base) = Bind::window(buf, lo, lo + len - 1, elem)?;
+            Ok((b, (lo - base) as u32))
+        };
+        let (ob, o_off) = window(offs, obuf, 4)?;
+        let (sb, s_off) = window(seq, sbuf, se)?;
+        for w0 in (0..total).step_by(wchunk) {
+            let end = (w0 + wchunk).min(total);
+            let (db, base) = Bind::window(dbuf, w0, end - 1, de)?;
+            let lim = if db.size.is_none() { u32::MAX } else { (end - base) as u32 };
+            let d_off = (base as i64).wrapping_neg() as i32 as u32;
+            let (p, binds) = if is_take { ([len as u32, d_off, o_off, s_off, lim], [db, ob, sb]) } else { ([len as u32, s_off, o_off, d_off, lim], [sb, ob, db]) };
+            exec::dispatch_binds(&INDEX, entry, variant, &binds, &p, exec::grid_1d(len))?;
+        }
+    }
+    Ok(())
 }
 
 /// Checks on the device that every value of `index` (contiguous int32/int64
@@ -38,6 +73,13 @@ pub fn check_range(index: &Tensor, size: usize, message: String) -> Result<()> {
         return Ok(());
     }
     let (status, code) = exec::status_code(message)?;
-    let p = [n as u32, index.layout().offset as u32, 0, size.min(i32::MAX as usize) as u32, code];
-    exec::dispatch(&INDEX, "check_range", Variant::F32, &[index.storage().gpu_buffer()?, &status], &p, exec::grid_1d(n))
+    let buf = index.storage().gpu_buffer()?;
+    let chunk = exec::rows_per_chunk("check_range", n, &[(buf, 1, 4)])?;
+    for c0 in (0..n).step_by(chunk) {
+        let (len, lo) = (chunk.min(n - c0), index.layout().offset + c0);
+        let (b, base) = Bind::window(buf, lo, lo + len - 1, 4)?;
+        let p = [len as u32, (lo - base) as u32, 0, size.min(i32::MAX as usize) as u32, code];
+        exec::dispatch_binds(&INDEX, "check_range", Variant::F32, &[b, Bind::whole(&status)], &p, exec::grid_1d(len))?;
+    }
+    Ok(())
 }
