@@ -36,8 +36,10 @@ import numpy as np
 try:
     import rumus
 except ImportError as exc:  # pragma: no cover - depends on the build
-    sys.exit(f"cannot import rumus ({exc}); build it first (maturin develop) "
-             "and run this script with the project's .venv/bin/python")
+    sys.exit(
+        f"cannot import rumus ({exc}); build it first (maturin develop) "
+        "and run this script with the project's .venv/bin/python"
+    )
 
 try:
     import torch
@@ -140,8 +142,8 @@ def case_matmul(n):
         a = r.standard_normal((n, n), dtype=np.float32)
         b = r.standard_normal((n, n), dtype=np.float32)
         return _impls("a @ b", {"a": a, "b": b}), (lambda: a @ b)
-    return (f"matmul {n}x{n}x{n}", "GFLOP/s", lambda s: 2.0 * n**3 / s / 1e9,
-            setup, 1e-3)
+
+    return (f"matmul {n}x{n}x{n}", "GFLOP/s", lambda s: 2.0 * n**3 / s / 1e9, setup, 1e-3)
 
 
 def case_matmul_rect(m=64, k=512, n=512):
@@ -150,8 +152,14 @@ def case_matmul_rect(m=64, k=512, n=512):
         a = r.standard_normal((m, k), dtype=np.float32)
         b = r.standard_normal((k, n), dtype=np.float32)
         return _impls("a @ b", {"a": a, "b": b}), (lambda: a @ b)
-    return (f"matmul ({m},{k})x({k},{n})", "GFLOP/s",
-            lambda s: 2.0 * m * k * n / s / 1e9, setup, 1e-3)
+
+    return (
+        f"matmul ({m},{k})x({k},{n})",
+        "GFLOP/s",
+        lambda s: 2.0 * m * k * n / s / 1e9,
+        setup,
+        1e-3,
+    )
 
 
 def case_add(n=MiB16):
@@ -160,6 +168,7 @@ def case_add(n=MiB16):
         a = r.random(n, dtype=np.float32)
         b = r.random(n, dtype=np.float32)
         return _impls("a + b", {"a": a, "b": b}), (lambda: a + b)
+
     return ("add 16M f32", "GB/s", lambda s: 3 * 4 * n / s / 1e9, setup, 1e-6)
 
 
@@ -168,6 +177,7 @@ def case_overhead():
         a = np.arange(4, dtype=np.float32)
         b = np.ones(4, dtype=np.float32)
         return _impls("a + b", {"a": a, "b": b}), (lambda: a + b)
+
     return ("overhead add 4 f32", "us/op", lambda s: s * 1e6, setup, 1e-6)
 
 
@@ -175,6 +185,7 @@ def case_sum(n=MiB16):
     def setup():
         a = _rng().random(n, dtype=np.float32)
         return _impls("a.sum()", {"a": a}), (lambda: a.astype(np.float64).sum())
+
     return ("sum 16M f32", "GB/s", lambda s: 4 * n / s / 1e9, setup, 1e-4)
 
 
@@ -182,6 +193,7 @@ def case_exp(n=MiB4):
     def setup():
         a = _rng().uniform(-5, 5, n).astype(np.float32)
         return _impls("lib.exp(a)", {"a": a}), (lambda: np.exp(a))
+
     return ("exp 4M f32", "GB/s", lambda s: 2 * 4 * n / s / 1e9, setup, 1e-5)
 
 
@@ -194,15 +206,18 @@ def case_transpose(n=4096):
             if isinstance(ns, dict):
                 ns["np"] = np
         return impls, (lambda: np.ascontiguousarray(a.T))
-    return (f"transpose+copy {n}^2 f32", "GB/s", lambda s: 2 * 4 * n * n / s / 1e9,
-            setup, 0.0)
+
+    return (f"transpose+copy {n}^2 f32", "GB/s", lambda s: 2 * 4 * n * n / s / 1e9, setup, 0.0)
 
 
-CASES = (
-    [case_matmul(n) for n in (256, 512, 1024, 2048)]
-    + [case_matmul_rect(), case_add(), case_overhead(), case_sum(), case_exp(),
-       case_transpose()]
-)
+CASES = [case_matmul(n) for n in (256, 512, 1024, 2048)] + [
+    case_matmul_rect(),
+    case_add(),
+    case_overhead(),
+    case_sum(),
+    case_exp(),
+    case_transpose(),
+]
 
 
 # --------------------------------------------------------------------------
@@ -237,8 +252,10 @@ def print_env():
         usable = len(os.sched_getaffinity(0))
     except AttributeError:
         usable = ncpu
-    print(f"python {platform.python_version()} on {platform.machine()}, "
-          f"{ncpu} CPUs ({usable} usable by this process)")
+    print(
+        f"python {platform.python_version()} on {platform.machine()}, "
+        f"{ncpu} CPUs ({usable} usable by this process)"
+    )
     if hasattr(os, "getloadavg"):
         load = os.getloadavg()[0]
         busy = "  <- machine is busy: numbers will be noisy" if load > 0.5 * usable else ""
@@ -247,6 +264,7 @@ def print_env():
     if version is None:
         try:
             from importlib.metadata import version as _v
+
             version = _v("rumus")
         except Exception:
             version = "unknown"
@@ -254,27 +272,32 @@ def print_env():
     print(f"numpy {np.__version__}")
     try:
         import threadpoolctl
+
         for info in threadpoolctl.threadpool_info():
-            print(f"  {info.get('user_api')}: {info.get('internal_api')} "
-                  f"{info.get('version')} threads={info.get('num_threads')} "
-                  f"arch={info.get('architecture')}  ({info.get('filepath')})")
+            print(
+                f"  {info.get('user_api')}: {info.get('internal_api')} "
+                f"{info.get('version')} threads={info.get('num_threads')} "
+                f"arch={info.get('architecture')}  ({info.get('filepath')})"
+            )
     except ImportError:
         print("  (threadpoolctl not installed: BLAS library/threads not shown)")
     if torch is not None:
         print(f"torch {torch.__version__} threads={torch.get_num_threads()}")
     else:
         print("torch not installed: torch column skipped")
-    for var in ("RAYON_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
-                "MKL_NUM_THREADS"):
+    for var in ("RAYON_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         if var in os.environ:
             print(f"{var}={os.environ[var]}")
-    ob = [f"{v}={os.environ[v]}" for v in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE")
-          if v in os.environ]
+    ob = [
+        f"{v}={os.environ[v]}" for v in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE") if v in os.environ
+    ]
     if ob:
-        print(f"NOTE: {' '.join(ob)} is set; it can slow NumPy's OpenBLAS. "
-              "This script leaves it alone; to measure without it run "
-              "`env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "
-              ".venv/bin/python benches/bench_core.py`")
+        print(
+            f"NOTE: {' '.join(ob)} is set; it can slow NumPy's OpenBLAS. "
+            "This script leaves it alone; to measure without it run "
+            "`env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE "
+            ".venv/bin/python benches/bench_core.py`"
+        )
 
 
 # --------------------------------------------------------------------------
@@ -295,16 +318,28 @@ def fmt(v):
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--quick", action="store_true",
-                   help="fewer and shorter repeats (noisier numbers)")
-    p.add_argument("--only", metavar="NAME", default=None,
-                   help="run only cases whose name contains NAME "
-                        "(comma-separated for several, e.g. matmul,add)")
-    p.add_argument("--min-time", type=float, default=None,
-                   help="seconds per repeat (default 0.2, --quick 0.05)")
-    p.add_argument("--repeats", type=int, default=None,
-                   help="repeats per measurement; the best is kept "
-                        "(default 5, --quick 3)")
+    p.add_argument(
+        "--quick", action="store_true", help="fewer and shorter repeats (noisier numbers)"
+    )
+    p.add_argument(
+        "--only",
+        metavar="NAME",
+        default=None,
+        help="run only cases whose name contains NAME "
+        "(comma-separated for several, e.g. matmul,add)",
+    )
+    p.add_argument(
+        "--min-time",
+        type=float,
+        default=None,
+        help="seconds per repeat (default 0.2, --quick 0.05)",
+    )
+    p.add_argument(
+        "--repeats",
+        type=int,
+        default=None,
+        help="repeats per measurement; the best is kept (default 5, --quick 3)",
+    )
     args = p.parse_args(argv)
     min_time = args.min_time or (0.05 if args.quick else 0.2)
     repeats = args.repeats or (3 if args.quick else 5)
@@ -315,23 +350,24 @@ def main(argv=None):
         keys = [k.strip().lower() for k in args.only.split(",") if k.strip()]
         cases = [c for c in CASES if any(k in c[0].lower() for k in keys)]
         if not cases:
-            sys.exit(f"--only {args.only!r} matches none of: "
-                     + ", ".join(c[0] for c in CASES))
+            sys.exit(f"--only {args.only!r} matches none of: " + ", ".join(c[0] for c in CASES))
 
     print_env()
     impls = ["rumus", "numpy"] + (["torch"] if torch is not None else [])
-    print(f"timing: best of {repeats} repeats of >= {min_time:g} s each, "
-          "after warm-up")
-    print("ratio rumus/numpy (and rumus/torch): higher is better for "
-          "throughputs (GFLOP/s, GB/s); LOWER is better for us/op")
+    print(f"timing: best of {repeats} repeats of >= {min_time:g} s each, after warm-up")
+    print(
+        "ratio rumus/numpy (and rumus/torch): higher is better for "
+        "throughputs (GFLOP/s, GB/s); LOWER is better for us/op"
+    )
     print()
 
     headers = ["case", "unit"] + impls + ["rumus/numpy"]
     if torch is not None:
         headers.append("rumus/torch")
     widths = [26, 8] + [9] * (len(headers) - 2)
-    line = "  ".join(h.ljust(w) if i < 2 else h.rjust(w)
-                     for i, (h, w) in enumerate(zip(headers, widths)))
+    line = "  ".join(
+        h.ljust(w) if i < 2 else h.rjust(w) for i, (h, w) in enumerate(zip(headers, widths))
+    )
     print(line)
     print("-" * len(line))
 
@@ -350,8 +386,7 @@ def main(argv=None):
             stmt, ns = per_impl[impl]
             if isinstance(ns, Exception):
                 values[impl] = "ERR"
-                errors.append(f"{name} [{impl}] creating inputs: "
-                              f"{type(ns).__name__}: {ns}")
+                errors.append(f"{name} [{impl}] creating inputs: {type(ns).__name__}: {ns}")
                 continue
             try:
                 if impl == "rumus":
@@ -363,8 +398,7 @@ def main(argv=None):
                 jobs[impl] = (stmt, ns)
             except Exception as exc:
                 values[impl] = "ERR"
-                errors.append(f"{name} [{impl}] `{stmt}`: "
-                              f"{type(exc).__name__}: {exc}")
+                errors.append(f"{name} [{impl}] `{stmt}`: {type(exc).__name__}: {exc}")
         for impl, secs in measure(jobs, min_time, repeats, budget).items():
             values[impl] = work(secs)
         del per_impl
@@ -380,9 +414,12 @@ def main(argv=None):
         cells.append(ratio("numpy"))
         if torch is not None:
             cells.append(ratio("torch"))
-        print("  ".join(c.ljust(w) if i < 2 else c.rjust(w)
-                        for i, (c, w) in enumerate(zip(cells, widths))),
-              flush=True)
+        print(
+            "  ".join(
+                c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))
+            ),
+            flush=True,
+        )
 
     print(f"\n(total {time.perf_counter() - t_start:.1f} s)")
     if errors:

@@ -25,7 +25,6 @@ import time
 os.environ.setdefault("OPENBLAS_NUM_THREADS", str(os.cpu_count() or 1))
 
 import numpy as np  # noqa: E402
-
 import rumus  # noqa: E402
 
 try:
@@ -68,7 +67,10 @@ def torch_sync():
 
 
 def row(cells, widths):
-    return "  ".join(str(c).ljust(w) if i == 0 else str(c).rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))
+    return "  ".join(
+        str(c).ljust(w) if i == 0 else str(c).rjust(w)
+        for i, (c, w) in enumerate(zip(cells, widths))
+    )
 
 
 def matmul_table(sizes, min_time, repeats):
@@ -78,15 +80,21 @@ def matmul_table(sizes, min_time, repeats):
     for n in sizes:
         rng = np.random.default_rng(0)
         a, b = (rng.standard_normal((n, n)).astype(np.float32) for _ in range(2))
-        flops = 2 * n ** 3
+        flops = 2 * n**3
         ga, gb = rumus.tensor(a, device="gpu"), rumus.tensor(b, device="gpu")
         # Checked once against NumPy: a fast wrong kernel would mean nothing.
         err = float(np.abs((ga @ gb).cpu().numpy() - a @ b).max() / np.abs(a @ b).max())
-        cells = [n, f"{flops / timed(lambda: ga @ gb, gpu_sync, min_time, repeats) / 1e9:.1f}" + ("" if err < 1e-4 else " WRONG")]
+        cells = [
+            n,
+            f"{flops / timed(lambda: ga @ gb, gpu_sync, min_time, repeats) / 1e9:.1f}"
+            + ("" if err < 1e-4 else " WRONG"),
+        ]
         cells.append(f"{flops / timed(lambda: a @ b, lambda: None, min_time, repeats) / 1e9:.1f}")
         if torch is not None:
             ta, tb = torch.from_numpy(a).to(TORCH_DEV), torch.from_numpy(b).to(TORCH_DEV)
-            cells.append(f"{flops / timed(lambda: ta @ tb, torch_sync, min_time, repeats) / 1e9:.1f}")
+            cells.append(
+                f"{flops / timed(lambda: ta @ tb, torch_sync, min_time, repeats) / 1e9:.1f}"
+            )
         else:
             cells.append("-")
         print(row(cells, widths), flush=True)
@@ -114,7 +122,9 @@ def dispatch_table(min_time, repeats):
             for _ in range(batch):
                 y = y + 1.0
 
-        print(f"  torch {TORCH_DEV}, queued:            {timed(tqueued, torch_sync, min_time, repeats) / batch * 1e6:8.1f}")
+        print(
+            f"  torch {TORCH_DEV}, queued:            {timed(tqueued, torch_sync, min_time, repeats) / batch * 1e6:8.1f}"
+        )
 
 
 class GpuTrainer(Trainer):
@@ -129,7 +139,9 @@ class GpuTrainer(Trainer):
 
 
 def steps_table(min_time, repeats):
-    print("ms per training step (forward, loss, backward, optimizer step, zero_grad); LOWER is better")
+    print(
+        "ms per training step (forward, loss, backward, optimizer step, zero_grad); LOWER is better"
+    )
     widths = [34, 11, 11, 14]
     print(row(["case", "rumus gpu", "rumus cpu", f"torch {TORCH_DEV}"], widths))
     for name, build, x_shape, y_maker, loss_fn, opt_spec, _ in CASES:
@@ -157,8 +169,12 @@ def main(argv=None):
     min_time, repeats = (0.2, 3) if args.quick else (0.5, 5)
     print_env()
     info = rumus.gpu.adapter_info()
-    print(f"GPU adapter: {info['name']} ({info['backend']}, {info['device_type']}, driver {info['driver']} {info['driver_info']})")
-    print(f"torch: {torch.__version__ + ' on ' + TORCH_DEV if torch is not None else 'not installed'}\n")
+    print(
+        f"GPU adapter: {info['name']} ({info['backend']}, {info['device_type']}, driver {info['driver']} {info['driver_info']})"
+    )
+    print(
+        f"torch: {torch.__version__ + ' on ' + TORCH_DEV if torch is not None else 'not installed'}\n"
+    )
     matmul_table([256, 1024] if args.quick else [1024, 2048, 4096], min_time, repeats)
     print()
     dispatch_table(min_time, repeats)

@@ -37,8 +37,10 @@ import numpy as np  # noqa: E402
 try:
     import rumus
 except ImportError as exc:  # pragma: no cover - depends on the build
-    sys.exit(f"cannot import rumus ({exc}); build it first (maturin develop) "
-             "and run this script with the project's .venv/bin/python")
+    sys.exit(
+        f"cannot import rumus ({exc}); build it first (maturin develop) "
+        "and run this script with the project's .venv/bin/python"
+    )
 
 try:
     import torch
@@ -59,21 +61,30 @@ if torch is not None:
 
 def mlp_case(lib):
     nn = lib.nn
-    return nn.Sequential(nn.Linear(64, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 10))
+    return nn.Sequential(
+        nn.Linear(64, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(), nn.Linear(256, 10)
+    )
 
 
 def cnn_case(lib):
     nn = lib.nn
     return nn.Sequential(
-        nn.Conv2d(1, 32, 3, padding=1), nn.ReLU(),
-        nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(),
-        nn.MaxPool2d(2), nn.Flatten(),
-        nn.Linear(64 * 4 * 4, 128), nn.ReLU(), nn.Linear(128, 10),
+        nn.Conv2d(1, 32, 3, padding=1),
+        nn.ReLU(),
+        nn.Conv2d(32, 64, 3, padding=1),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Flatten(),
+        nn.Linear(64 * 4 * 4, 128),
+        nn.ReLU(),
+        nn.Linear(128, 10),
     )
 
 
 def transformer_case(lib):
-    return lib.nn.TransformerEncoderLayer(d_model=128, nhead=4, dim_feedforward=512, batch_first=True)
+    return lib.nn.TransformerEncoderLayer(
+        d_model=128, nhead=4, dim_feedforward=512, batch_first=True
+    )
 
 
 def _classes(n):
@@ -90,12 +101,33 @@ def _mean_square(lib, out, y):
 
 # name, model builder, input shape, target maker (or None), loss, optimizer, target ratio
 CASES = [
-    ("mlp 64-256-256-10 b64 Adam", mlp_case, (64, 64), _classes(64), _cross_entropy,
-     ("Adam", dict(lr=1e-3)), 0.5),
-    ("cnn 1x8x8 b128 SGD-momentum", cnn_case, (128, 1, 8, 8), _classes(128), _cross_entropy,
-     ("SGD", dict(lr=0.01, momentum=0.9)), 1.0),
-    ("transformer 32x64x128 AdamW", transformer_case, (32, 64, 128), None, _mean_square,
-     ("AdamW", dict(lr=1e-3)), 1.0),
+    (
+        "mlp 64-256-256-10 b64 Adam",
+        mlp_case,
+        (64, 64),
+        _classes(64),
+        _cross_entropy,
+        ("Adam", dict(lr=1e-3)),
+        0.5,
+    ),
+    (
+        "cnn 1x8x8 b128 SGD-momentum",
+        cnn_case,
+        (128, 1, 8, 8),
+        _classes(128),
+        _cross_entropy,
+        ("SGD", dict(lr=0.01, momentum=0.9)),
+        1.0,
+    ),
+    (
+        "transformer 32x64x128 AdamW",
+        transformer_case,
+        (32, 64, 128),
+        None,
+        _mean_square,
+        ("AdamW", dict(lr=1e-3)),
+        1.0,
+    ),
 ]
 
 
@@ -159,8 +191,10 @@ def measure(trainers, min_time, repeats, budget):
             times[lib].append((time.perf_counter() - t0) / numbers[lib])
         if time.perf_counter() - start > budget * len(trainers):
             break
-    return ({lib: statistics.median(ts) for lib, ts in times.items()},
-            {lib: max(ts) / min(ts) for lib, ts in times.items()})
+    return (
+        {lib: statistics.median(ts) for lib, ts in times.items()},
+        {lib: max(ts) / min(ts) for lib, ts in times.items()},
+    )
 
 
 # --------------------------------------------------------------------------
@@ -220,18 +254,36 @@ def run_case(case, min_time, repeats, budget, errors):
     del trainers
     gc.collect()
     spreads = "  ".join(f"{spread[lib]:.2f}" if lib in spread else "-" for lib in LIBS)
-    return [name + note, fmt_ms(values.get("rumus")), fmt_ms(values.get("torch")), ratio, f"{target:g}", spreads]
+    return [
+        name + note,
+        fmt_ms(values.get("rumus")),
+        fmt_ms(values.get("torch")),
+        ratio,
+        f"{target:g}",
+        spreads,
+    ]
 
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--quick", action="store_true", help="fewer and shorter timings (noisier numbers)")
-    p.add_argument("--only", metavar="NAME", default=None,
-                   help="run only cases whose name contains NAME (comma-separated, e.g. mlp,cnn)")
-    p.add_argument("--min-time", type=float, default=None,
-                   help="seconds per timing (default 0.3, --quick 0.1)")
-    p.add_argument("--repeats", type=int, default=None,
-                   help="timings per library; the median is kept (default 7, --quick 3)")
+    p.add_argument(
+        "--quick", action="store_true", help="fewer and shorter timings (noisier numbers)"
+    )
+    p.add_argument(
+        "--only",
+        metavar="NAME",
+        default=None,
+        help="run only cases whose name contains NAME (comma-separated, e.g. mlp,cnn)",
+    )
+    p.add_argument(
+        "--min-time", type=float, default=None, help="seconds per timing (default 0.3, --quick 0.1)"
+    )
+    p.add_argument(
+        "--repeats",
+        type=int,
+        default=None,
+        help="timings per library; the median is kept (default 7, --quick 3)",
+    )
     args = p.parse_args(argv)
     min_time = args.min_time or (0.1 if args.quick else 0.3)
     repeats = args.repeats or (3 if args.quick else 7)
@@ -248,23 +300,35 @@ def main(argv=None):
     if torch is not None:
         torch.set_num_threads(threads)
     print_env()
-    print(f"threads: rumus {threads}" + (f", torch set to {torch.get_num_threads()}" if torch else ""))
-    print(f"timing: median of {repeats} timings of >= {min_time:g} s each, interleaved, after warm-up")
-    print("ms per training step (forward, loss, backward, optimizer step, zero_grad); "
-          "LOWER is better; ratio = rumus/torch, SLOW when above target;\n"
-          "max/min = slowest over fastest timing per library (well above 1: a noisy machine)")
+    print(
+        f"threads: rumus {threads}" + (f", torch set to {torch.get_num_threads()}" if torch else "")
+    )
+    print(
+        f"timing: median of {repeats} timings of >= {min_time:g} s each, interleaved, after warm-up"
+    )
+    print(
+        "ms per training step (forward, loss, backward, optimizer step, zero_grad); "
+        "LOWER is better; ratio = rumus/torch, SLOW when above target;\n"
+        "max/min = slowest over fastest timing per library (well above 1: a noisy machine)"
+    )
     print()
     headers = ["case", "rumus ms", "torch ms", "rumus/torch", "target", "max/min " + " ".join(LIBS)]
     widths = [34, 9, 9, 12, 7, 20]
-    line = "  ".join(h.ljust(w) if i == 0 else h.rjust(w) for i, (h, w) in enumerate(zip(headers, widths)))
+    line = "  ".join(
+        h.ljust(w) if i == 0 else h.rjust(w) for i, (h, w) in enumerate(zip(headers, widths))
+    )
     print(line)
     print("-" * len(line))
     errors = []
     t_start = time.perf_counter()
     for case in cases:
         cells = run_case(case, min_time, repeats, budget, errors)
-        print("  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))),
-              flush=True)
+        print(
+            "  ".join(
+                c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))
+            ),
+            flush=True,
+        )
     print(f"\n(total {time.perf_counter() - t_start:.1f} s)")
     if errors:
         print("\nproblems:")

@@ -25,7 +25,6 @@ import tempfile
 import time
 
 import numpy as np
-
 import rumus
 import rumus.nn.functional as F
 from rumus import nn
@@ -41,12 +40,17 @@ def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--epochs", type=int, default=12)
     p.add_argument("--batch-size", type=int, default=64)
-    p.add_argument("--lr", type=float, default=3e-3, help="peak learning rate of the one-cycle schedule")
+    p.add_argument(
+        "--lr", type=float, default=3e-3, help="peak learning rate of the one-cycle schedule"
+    )
     p.add_argument("--weight-decay", type=float, default=1e-2)
     p.add_argument("--device", default="cpu")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out", default=os.path.join(tempfile.gettempdir(), "rumus_digits"),
-                   help="directory for the checkpoint and the plot (default: %(default)s)")
+    p.add_argument(
+        "--out",
+        default=os.path.join(tempfile.gettempdir(), "rumus_digits"),
+        help="directory for the checkpoint and the plot (default: %(default)s)",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bars (e.g. in CI logs)")
     args = p.parse_args(argv)
     if args.epochs < 1:
@@ -133,8 +137,12 @@ def plot_curves(history, path):
     ax_loss.set_yscale("log")
     ax_loss.legend()
     ax_loss.grid(alpha=0.3)
-    ax_acc.plot(epochs, np.asarray(history["test_acc"]) * 100, "s-", color="C2", label="test accuracy")
-    ax_acc.axhline(TARGET_ACCURACY * 100, color="grey", ls="--", label=f"target {TARGET_ACCURACY:.0%}")
+    ax_acc.plot(
+        epochs, np.asarray(history["test_acc"]) * 100, "s-", color="C2", label="test accuracy"
+    )
+    ax_acc.axhline(
+        TARGET_ACCURACY * 100, color="grey", ls="--", label=f"target {TARGET_ACCURACY:.0%}"
+    )
     ax_acc.set_xlabel("epoch")
     ax_acc.set_ylabel("accuracy (%)")
     ax_acc.legend()
@@ -154,7 +162,9 @@ def main(argv=None):
     train_ds = TensorDataset(rumus.from_numpy(x_tr), rumus.from_numpy(y_tr))
     test_ds = TensorDataset(rumus.from_numpy(x_te), rumus.from_numpy(y_te))
     shuffle_gen = rumus.Generator().manual_seed(args.seed)
-    train_loader = DataLoader(train_ds, batch_size=args.batch_size, shuffle=True, generator=shuffle_gen)
+    train_loader = DataLoader(
+        train_ds, batch_size=args.batch_size, shuffle=True, generator=shuffle_gen
+    )
     test_loader = DataLoader(test_ds, batch_size=256)
     print(f"digits: {len(train_ds)} train / {len(test_ds)} test images, device {args.device}")
 
@@ -162,36 +172,50 @@ def main(argv=None):
     n_params = sum(p.numel() for p in model.parameters())
     print(f"model: {n_params:,} parameters")
     opt = rumus.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
-    sched = OneCycleLR(
-        opt, max_lr=args.lr, epochs=args.epochs, steps_per_epoch=len(train_loader))
+    sched = OneCycleLR(opt, max_lr=args.lr, epochs=args.epochs, steps_per_epoch=len(train_loader))
 
     history = {"train_loss": [], "train_acc": [], "test_loss": [], "test_acc": []}
     start = time.perf_counter()
     for epoch in range(1, args.epochs + 1):
-        with tqdm(total=len(train_loader), desc=f"epoch {epoch:2d}/{args.epochs}", unit="batch",
-                  leave=False, disable=args.no_progress) as bar:
+        with tqdm(
+            total=len(train_loader),
+            desc=f"epoch {epoch:2d}/{args.epochs}",
+            unit="batch",
+            leave=False,
+            disable=args.no_progress,
+        ) as bar:
             tr_loss, tr_acc = train_epoch(model, train_loader, opt, sched, args.device, bar)
         te_loss, te_acc, _ = evaluate(model, test_loader, args.device)
         for k, v in zip(history, (tr_loss, tr_acc, te_loss, te_acc)):
             history[k].append(v)
-        print(f"epoch {epoch:2d}/{args.epochs}  train loss {tr_loss:.4f} acc {tr_acc:.3f}  "
-              f"test loss {te_loss:.4f} acc {te_acc:.3f}  lr {sched.get_last_lr()[0]:.2e}", flush=True)
+        print(
+            f"epoch {epoch:2d}/{args.epochs}  train loss {tr_loss:.4f} acc {tr_acc:.3f}  "
+            f"test loss {te_loss:.4f} acc {te_acc:.3f}  lr {sched.get_last_lr()[0]:.2e}",
+            flush=True,
+        )
     print(f"training took {time.perf_counter() - start:.1f} s")
 
     failures = []
     final_acc = history["test_acc"][-1]
     if args.epochs >= MIN_EPOCHS_FOR_TARGET:
         if final_acc < TARGET_ACCURACY:
-            failures.append(f"test accuracy {final_acc:.2%} is below the target {TARGET_ACCURACY:.0%}")
+            failures.append(
+                f"test accuracy {final_acc:.2%} is below the target {TARGET_ACCURACY:.0%}"
+            )
         else:
             print(f"test accuracy {final_acc:.2%} >= target {TARGET_ACCURACY:.0%}")
     else:
-        print(f"test accuracy {final_acc:.2%} (target not checked for fewer than "
-              f"{MIN_EPOCHS_FOR_TARGET} epochs)")
+        print(
+            f"test accuracy {final_acc:.2%} (target not checked for fewer than "
+            f"{MIN_EPOCHS_FOR_TARGET} epochs)"
+        )
 
     os.makedirs(args.out, exist_ok=True)
     ckpt_path = os.path.join(args.out, "digits_cnn.safetensors")
-    rumus.save({"model": model.state_dict(), "optimizer": opt.state_dict(), "epoch": args.epochs}, ckpt_path)
+    rumus.save(
+        {"model": model.state_dict(), "optimizer": opt.state_dict(), "epoch": args.epochs},
+        ckpt_path,
+    )
     print(f"checkpoint: {ckpt_path}")
 
     # A fresh model (different random init) must reproduce the predictions exactly.
@@ -203,8 +227,10 @@ def main(argv=None):
     _, restored_acc, restored_logits = evaluate(restored, test_loader, args.device)
     same_preds = np.array_equal(logits.argmax(1), restored_logits.argmax(1))
     same_logits = np.array_equal(logits, restored_logits)
-    print(f"reloaded checkpoint (epoch {ckpt['epoch']}): test accuracy {restored_acc:.2%}, "
-          f"predictions identical: {same_preds}, logits bit-identical: {same_logits}")
+    print(
+        f"reloaded checkpoint (epoch {ckpt['epoch']}): test accuracy {restored_acc:.2%}, "
+        f"predictions identical: {same_preds}, logits bit-identical: {same_logits}"
+    )
     if not (same_preds and same_logits):
         failures.append("the reloaded model's test predictions differ from the trained model's")
 

@@ -34,7 +34,11 @@ pub type Result<T> = std::result::Result<T, Error>;
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Value(m) | Error::Type(m) | Error::Index(m) | Error::Runtime(m) | Error::NotImplemented(m) => f.write_str(m),
+            Error::Value(m)
+            | Error::Type(m)
+            | Error::Index(m)
+            | Error::Runtime(m)
+            | Error::NotImplemented(m) => f.write_str(m),
             Error::Foreign(_) => f.write_str("error raised in user code"),
         }
     }

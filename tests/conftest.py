@@ -8,7 +8,6 @@ import os
 
 import numpy as np
 import pytest
-
 import rumus
 
 # CI sets this so that a missing GPU (a broken lavapipe install) fails the GPU
@@ -37,6 +36,7 @@ def device(request):
 def gpu():
     need_gpu()
     return "gpu"
+
 
 ALL_DTYPES = ["float32", "float64", "float16", "bfloat16", "int64", "int32", "uint8", "bool"]
 FLOAT_DTYPES = ["float32", "float64"]
@@ -130,7 +130,11 @@ def assert_close(t, expected, rtol=None, atol=None, dtype=None):
         rtol = d_rtol if rtol is None else rtol
         atol = d_atol if atol is None else atol
         np.testing.assert_allclose(
-            got.astype(np.float64), expected.astype(np.float64), rtol=rtol, atol=atol, equal_nan=True
+            got.astype(np.float64),
+            expected.astype(np.float64),
+            rtol=rtol,
+            atol=atol,
+            equal_nan=True,
         )
     else:
         np.testing.assert_array_equal(got, expected.astype(got.dtype))
@@ -156,8 +160,13 @@ def noncontig(a, dtype=None, device="cpu"):
         big[1::2] = a[::-1] if a.dtype != np.bool_ else ~a
         out.append(("strided", tensor(big, dtype, device)[::2], a.copy()))
         first = a[:1]
-        out.append(("expanded", tensor(np.ascontiguousarray(first), dtype, device).expand(*a.shape),
-                    np.ascontiguousarray(np.broadcast_to(first, a.shape))))
+        out.append(
+            (
+                "expanded",
+                tensor(np.ascontiguousarray(first), dtype, device).expand(*a.shape),
+                np.ascontiguousarray(np.broadcast_to(first, a.shape)),
+            )
+        )
     return out
 
 

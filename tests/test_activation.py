@@ -8,7 +8,6 @@ import math
 
 import numpy as np
 import pytest
-
 import rumus
 import rumus.nn.functional as F
 from conftest import assert_close, noncontig, tensor, to_np
@@ -58,6 +57,8 @@ def default_device(device):
         yield
     finally:
         rumus.set_default_device(prev)
+
+
 SELU_ALPHA, SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
 _erf = np.vectorize(math.erf)
 
@@ -71,13 +72,13 @@ def _softplus(x):
 
 
 def _gelu_tanh(x):
-    return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
+    return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
 
 
 def _d_gelu_tanh(x):
     k = math.sqrt(2 / math.pi)
-    u = k * (x + 0.044715 * x ** 3)
-    return 0.5 * (1 + np.tanh(u)) + 0.5 * x * (1 - np.tanh(u) ** 2) * k * (1 + 3 * 0.044715 * x ** 2)
+    u = k * (x + 0.044715 * x**3)
+    return 0.5 * (1 + np.tanh(u)) + 0.5 * x * (1 - np.tanh(u) ** 2) * k * (1 + 3 * 0.044715 * x**2)
 
 
 def _mish(x):
@@ -92,38 +93,94 @@ def _d_mish(x):
 # name: (call, numpy value, numpy derivative); inputs avoid the kinks (0, +-1, +-3, 6)
 ACTS = {
     "relu": (lambda t: F.relu(t), lambda x: np.maximum(x, 0), lambda x: (x > 0) * 1.0),
-    "relu6": (lambda t: F.relu6(t), lambda x: np.clip(x, 0, 6), lambda x: ((x > 0) & (x < 6)) * 1.0),
-    "hardtanh": (lambda t: F.hardtanh(t), lambda x: np.clip(x, -1, 1), lambda x: (np.abs(x) < 1) * 1.0),
-    "hardtanh_range": (lambda t: F.hardtanh(t, -0.5, 2.0), lambda x: np.clip(x, -0.5, 2),
-                       lambda x: ((x > -0.5) & (x < 2)) * 1.0),
-    "elu": (lambda t: F.elu(t), lambda x: np.where(x > 0, x, np.expm1(x)), lambda x: np.where(x > 0, 1, np.exp(x))),
-    "elu_alpha": (lambda t: F.elu(t, alpha=0.5), lambda x: np.where(x > 0, x, 0.5 * np.expm1(x)),
-                  lambda x: np.where(x > 0, 1, 0.5 * np.exp(x))),
-    "selu": (lambda t: F.selu(t), lambda x: SELU_SCALE * np.where(x > 0, x, SELU_ALPHA * np.expm1(x)),
-             lambda x: SELU_SCALE * np.where(x > 0, 1, SELU_ALPHA * np.exp(x))),
-    "celu": (lambda t: F.celu(t, alpha=0.7), lambda x: np.where(x > 0, x, 0.7 * np.expm1(x / 0.7)),
-             lambda x: np.where(x > 0, 1, np.exp(x / 0.7))),
-    "leaky_relu": (lambda t: F.leaky_relu(t), lambda x: np.where(x > 0, x, 0.01 * x),
-                   lambda x: np.where(x > 0, 1, 0.01)),
-    "leaky_relu_slope": (lambda t: F.leaky_relu(t, 0.2), lambda x: np.where(x > 0, x, 0.2 * x),
-                         lambda x: np.where(x > 0, 1, 0.2)),
-    "gelu": (lambda t: F.gelu(t), lambda x: 0.5 * x * (1 + _erf(x / math.sqrt(2))),
-             lambda x: 0.5 * (1 + _erf(x / math.sqrt(2))) + x * np.exp(-x * x / 2) / math.sqrt(2 * math.pi)),
+    "relu6": (
+        lambda t: F.relu6(t),
+        lambda x: np.clip(x, 0, 6),
+        lambda x: ((x > 0) & (x < 6)) * 1.0,
+    ),
+    "hardtanh": (
+        lambda t: F.hardtanh(t),
+        lambda x: np.clip(x, -1, 1),
+        lambda x: (np.abs(x) < 1) * 1.0,
+    ),
+    "hardtanh_range": (
+        lambda t: F.hardtanh(t, -0.5, 2.0),
+        lambda x: np.clip(x, -0.5, 2),
+        lambda x: ((x > -0.5) & (x < 2)) * 1.0,
+    ),
+    "elu": (
+        lambda t: F.elu(t),
+        lambda x: np.where(x > 0, x, np.expm1(x)),
+        lambda x: np.where(x > 0, 1, np.exp(x)),
+    ),
+    "elu_alpha": (
+        lambda t: F.elu(t, alpha=0.5),
+        lambda x: np.where(x > 0, x, 0.5 * np.expm1(x)),
+        lambda x: np.where(x > 0, 1, 0.5 * np.exp(x)),
+    ),
+    "selu": (
+        lambda t: F.selu(t),
+        lambda x: SELU_SCALE * np.where(x > 0, x, SELU_ALPHA * np.expm1(x)),
+        lambda x: SELU_SCALE * np.where(x > 0, 1, SELU_ALPHA * np.exp(x)),
+    ),
+    "celu": (
+        lambda t: F.celu(t, alpha=0.7),
+        lambda x: np.where(x > 0, x, 0.7 * np.expm1(x / 0.7)),
+        lambda x: np.where(x > 0, 1, np.exp(x / 0.7)),
+    ),
+    "leaky_relu": (
+        lambda t: F.leaky_relu(t),
+        lambda x: np.where(x > 0, x, 0.01 * x),
+        lambda x: np.where(x > 0, 1, 0.01),
+    ),
+    "leaky_relu_slope": (
+        lambda t: F.leaky_relu(t, 0.2),
+        lambda x: np.where(x > 0, x, 0.2 * x),
+        lambda x: np.where(x > 0, 1, 0.2),
+    ),
+    "gelu": (
+        lambda t: F.gelu(t),
+        lambda x: 0.5 * x * (1 + _erf(x / math.sqrt(2))),
+        lambda x: (
+            0.5 * (1 + _erf(x / math.sqrt(2))) + x * np.exp(-x * x / 2) / math.sqrt(2 * math.pi)
+        ),
+    ),
     "gelu_tanh": (lambda t: F.gelu(t, approximate="tanh"), _gelu_tanh, _d_gelu_tanh),
-    "silu": (lambda t: F.silu(t), lambda x: x * _sigmoid(x), lambda x: _sigmoid(x) * (1 + x * (1 - _sigmoid(x)))),
+    "silu": (
+        lambda t: F.silu(t),
+        lambda x: x * _sigmoid(x),
+        lambda x: _sigmoid(x) * (1 + x * (1 - _sigmoid(x))),
+    ),
     "mish": (lambda t: F.mish(t), _mish, _d_mish),
-    "hardsigmoid": (lambda t: F.hardsigmoid(t), lambda x: np.clip(x / 6 + 0.5, 0, 1), lambda x: (np.abs(x) < 3) / 6),
-    "hardswish": (lambda t: F.hardswish(t), lambda x: x * np.clip(x / 6 + 0.5, 0, 1),
-                  lambda x: np.where(x < -3, 0, np.where(x > 3, 1, x / 3 + 0.5))),
+    "hardsigmoid": (
+        lambda t: F.hardsigmoid(t),
+        lambda x: np.clip(x / 6 + 0.5, 0, 1),
+        lambda x: (np.abs(x) < 3) / 6,
+    ),
+    "hardswish": (
+        lambda t: F.hardswish(t),
+        lambda x: x * np.clip(x / 6 + 0.5, 0, 1),
+        lambda x: np.where(x < -3, 0, np.where(x > 3, 1, x / 3 + 0.5)),
+    ),
     "logsigmoid": (lambda t: F.logsigmoid(t), lambda x: -_softplus(-x), lambda x: 1 - _sigmoid(x)),
-    "softsign": (lambda t: F.softsign(t), lambda x: x / (1 + np.abs(x)), lambda x: 1 / (1 + np.abs(x)) ** 2),
+    "softsign": (
+        lambda t: F.softsign(t),
+        lambda x: x / (1 + np.abs(x)),
+        lambda x: 1 / (1 + np.abs(x)) ** 2,
+    ),
     "softplus": (lambda t: F.softplus(t), _softplus, _sigmoid),
-    "softplus_beta": (lambda t: F.softplus(t, beta=2.0, threshold=3.0),
-                      lambda x: np.where(2 * x > 3, x, _softplus(2 * x) / 2),
-                      lambda x: np.where(2 * x > 3, 1, _sigmoid(2 * x))),
+    "softplus_beta": (
+        lambda t: F.softplus(t, beta=2.0, threshold=3.0),
+        lambda x: np.where(2 * x > 3, x, _softplus(2 * x) / 2),
+        lambda x: np.where(2 * x > 3, 1, _sigmoid(2 * x)),
+    ),
     "sigmoid": (lambda t: F.sigmoid(t), _sigmoid, lambda x: _sigmoid(x) * (1 - _sigmoid(x))),
     "tanh": (lambda t: F.tanh(t), np.tanh, lambda x: 1 - np.tanh(x) ** 2),
-    "threshold": (lambda t: F.threshold(t, 0.5, -2.0), lambda x: np.where(x > 0.5, x, -2.0), lambda x: (x > 0.5) * 1.0),
+    "threshold": (
+        lambda t: F.threshold(t, 0.5, -2.0),
+        lambda x: np.where(x > 0.5, x, -2.0),
+        lambda x: (x > 0.5) * 1.0,
+    ),
 }
 
 
@@ -140,8 +197,11 @@ def test_activation_values(name, rng, device):
     call, fn, _ = ACTS[name]
     for dtype in float_dtypes(device):
         x = _inputs(rng, dtype=dtype)
-        assert_close(call(tensor(x, device=device)), fn(x.astype(np.float64)).astype(dtype),
-                     **(F32 if dtype == "float32" else {}))
+        assert_close(
+            call(tensor(x, device=device)),
+            fn(x.astype(np.float64)).astype(dtype),
+            **(F32 if dtype == "float32" else {}),
+        )
 
 
 @pytest.mark.parametrize("name", list(ACTS))
@@ -223,9 +283,14 @@ def test_prelu(rng, device):
     ac(xl.grad, g * np.where(x > 0, 1, w[:, None]), device)
     ac(wl.grad, (g * np.minimum(x, 0)).sum((0, 2)), device)
     T = lambda a: tensor(np.asarray(a, fd), device=device)  # noqa: E731
-    assert_close(F.prelu(T(x), T(np.array([0.25]))), np.where(x > 0, x, 0.25 * x).astype(fd), **tol(device))
-    assert_close(F.prelu(T(x[0, 0]), T(np.array([0.25]))),
-                 np.where(x[0, 0] > 0, x[0, 0], 0.25 * x[0, 0]).astype(fd), **tol(device))
+    assert_close(
+        F.prelu(T(x), T(np.array([0.25]))), np.where(x > 0, x, 0.25 * x).astype(fd), **tol(device)
+    )
+    assert_close(
+        F.prelu(T(x[0, 0]), T(np.array([0.25]))),
+        np.where(x[0, 0] > 0, x[0, 0], 0.25 * x[0, 0]).astype(fd),
+        **tol(device),
+    )
 
 
 def test_glu(rng, device):
@@ -238,7 +303,11 @@ def test_glu(rng, device):
     ac(out, a * _sigmoid(b), device)
     out.sum().backward()
     ac(xl.grad, np.concatenate([_sigmoid(b), a * _sigmoid(b) * (1 - _sigmoid(b))], 1), device)
-    assert_close(F.glu(tensor(x.T.astype(fd), device=device), 0), (a * _sigmoid(b)).T.astype(fd), **tol(device))
+    assert_close(
+        F.glu(tensor(x.T.astype(fd), device=device), 0),
+        (a * _sigmoid(b)).T.astype(fd),
+        **tol(device),
+    )
 
 
 # -------------------------------------------------------- softmax family
@@ -255,9 +324,21 @@ def test_softmax_log_softmax_softmin(dim, rng, device):
         x = rng.uniform(-5, 5, (3, 4, 5)).astype(dtype)
         x64 = x.astype(np.float64)
         tol = F32 if dtype == "float32" else {}
-        assert_close(F.softmax(tensor(x, device=device), dim), np.exp(_log_softmax(x64, dim)).astype(dtype), **tol)
-        assert_close(F.log_softmax(tensor(x, device=device), dim=dim), _log_softmax(x64, dim).astype(dtype), **tol)
-        assert_close(F.softmin(tensor(x, device=device), dim), np.exp(_log_softmax(-x64, dim)).astype(dtype), **tol)
+        assert_close(
+            F.softmax(tensor(x, device=device), dim),
+            np.exp(_log_softmax(x64, dim)).astype(dtype),
+            **tol,
+        )
+        assert_close(
+            F.log_softmax(tensor(x, device=device), dim=dim),
+            _log_softmax(x64, dim).astype(dtype),
+            **tol,
+        )
+        assert_close(
+            F.softmin(tensor(x, device=device), dim),
+            np.exp(_log_softmax(-x64, dim)).astype(dtype),
+            **tol,
+        )
 
 
 def test_softmax_dtype_argument(rng, device):
@@ -267,15 +348,24 @@ def test_softmax_dtype_argument(rng, device):
     x = rng.uniform(-5, 5, (3, 4)).astype(np.float32)
     out = F.softmax(tensor(x), 1, dtype=rumus.float64)
     assert_close(out, np.exp(_log_softmax(x.astype(np.float64), 1)))
-    assert_close(F.log_softmax(tensor(x), -1, dtype=rumus.float64), _log_softmax(x.astype(np.float64), 1))
-    assert_close(F.softmin(tensor(x), 1, dtype=rumus.float64), np.exp(_log_softmax(-x.astype(np.float64), 1)))
+    assert_close(
+        F.log_softmax(tensor(x), -1, dtype=rumus.float64), _log_softmax(x.astype(np.float64), 1)
+    )
+    assert_close(
+        F.softmin(tensor(x), 1, dtype=rumus.float64), np.exp(_log_softmax(-x.astype(np.float64), 1))
+    )
 
 
 def test_softmax_extreme_values_are_stable(device):
     x = np.array([[1000.0, 0.0, -1000.0], [-1000.0, -1000.0, -1000.0]], np.float32)
-    assert_close(F.softmax(tensor(x, device=device), 1), np.array([[1, 0, 0], [1 / 3, 1 / 3, 1 / 3]], np.float32))
-    assert_close(F.log_softmax(tensor(x, device=device), 1),
-                 np.array([[0, -1000, -2000], [-np.log(3)] * 3], np.float32))
+    assert_close(
+        F.softmax(tensor(x, device=device), 1),
+        np.array([[1, 0, 0], [1 / 3, 1 / 3, 1 / 3]], np.float32),
+    )
+    assert_close(
+        F.log_softmax(tensor(x, device=device), 1),
+        np.array([[0, -1000, -2000], [-np.log(3)] * 3], np.float32),
+    )
 
 
 def test_softmax_gradients_closed_form(rng, device):
@@ -301,16 +391,34 @@ def test_softmax_views(rng, device):
 # ------------------------------------------------------------------ bad input
 
 
-@pytest.mark.parametrize("call,exc,match", [
-    (lambda: F.hardtanh(rumus.zeros(3), 1.0, 0.0), ValueError, r"min_val cannot be greater than max_val"),
-    (lambda: F.gelu(rumus.zeros(3), approximate="foo"),
-     RuntimeError, r"approximate argument must be either none or tanh"),
-    (lambda: F.glu(rumus.zeros(2, 3)), RuntimeError, r"Halving dimension must be even, but dimension -1 is size 3"),
-    (lambda: F.glu(rumus.zeros(())), RuntimeError, r"glu does not support scalars"),
-    (lambda: F.prelu(rumus.zeros(2, 4), rumus.ones(3)), RuntimeError, r"parameter numbers = 3 and channel size = 4"),
-    (lambda: F.softmax(rumus.zeros(2, 3), 2), IndexError, r"Dimension out of range"),
-    (lambda: F.log_softmax(rumus.zeros(2, 3), -3), IndexError, r"Dimension out of range"),
-])
+@pytest.mark.parametrize(
+    "call,exc,match",
+    [
+        (
+            lambda: F.hardtanh(rumus.zeros(3), 1.0, 0.0),
+            ValueError,
+            r"min_val cannot be greater than max_val",
+        ),
+        (
+            lambda: F.gelu(rumus.zeros(3), approximate="foo"),
+            RuntimeError,
+            r"approximate argument must be either none or tanh",
+        ),
+        (
+            lambda: F.glu(rumus.zeros(2, 3)),
+            RuntimeError,
+            r"Halving dimension must be even, but dimension -1 is size 3",
+        ),
+        (lambda: F.glu(rumus.zeros(())), RuntimeError, r"glu does not support scalars"),
+        (
+            lambda: F.prelu(rumus.zeros(2, 4), rumus.ones(3)),
+            RuntimeError,
+            r"parameter numbers = 3 and channel size = 4",
+        ),
+        (lambda: F.softmax(rumus.zeros(2, 3), 2), IndexError, r"Dimension out of range"),
+        (lambda: F.log_softmax(rumus.zeros(2, 3), -3), IndexError, r"Dimension out of range"),
+    ],
+)
 def test_activation_bad_input(call, exc, match, device):
     with default_device(device), pytest.raises(exc, match=match):
         call()
@@ -320,12 +428,30 @@ def test_activation_bad_input(call, exc, match, device):
 
 
 TORCH_ACTS = [
-    ("relu", {}), ("relu6", {}), ("hardtanh", dict(min_val=-0.5, max_val=2.0)), ("elu", dict(alpha=0.5)),
-    ("selu", {}), ("celu", dict(alpha=0.7)), ("leaky_relu", dict(negative_slope=0.2)), ("gelu", {}),
-    ("gelu", dict(approximate="tanh")), ("silu", {}), ("mish", {}), ("hardsigmoid", {}), ("hardswish", {}),
-    ("logsigmoid", {}), ("softsign", {}), ("softplus", {}), ("softplus", dict(beta=2.0, threshold=3.0)),
-    ("sigmoid", {}), ("tanh", {}), ("threshold", dict(threshold=0.5, value=-2.0)), ("glu", dict(dim=1)),
-    ("softmax", dict(dim=1)), ("log_softmax", dict(dim=0)), ("softmin", dict(dim=1)),
+    ("relu", {}),
+    ("relu6", {}),
+    ("hardtanh", dict(min_val=-0.5, max_val=2.0)),
+    ("elu", dict(alpha=0.5)),
+    ("selu", {}),
+    ("celu", dict(alpha=0.7)),
+    ("leaky_relu", dict(negative_slope=0.2)),
+    ("gelu", {}),
+    ("gelu", dict(approximate="tanh")),
+    ("silu", {}),
+    ("mish", {}),
+    ("hardsigmoid", {}),
+    ("hardswish", {}),
+    ("logsigmoid", {}),
+    ("softsign", {}),
+    ("softplus", {}),
+    ("softplus", dict(beta=2.0, threshold=3.0)),
+    ("sigmoid", {}),
+    ("tanh", {}),
+    ("threshold", dict(threshold=0.5, value=-2.0)),
+    ("glu", dict(dim=1)),
+    ("softmax", dict(dim=1)),
+    ("log_softmax", dict(dim=0)),
+    ("softmin", dict(dim=1)),
 ]
 
 
@@ -339,12 +465,18 @@ def test_activations_vs_torch(dtype, rng, device):
     for name, kw in TORCH_ACTS:
         x = _inputs(rng, (4, 6), dtype)
         g = rng.uniform(-1, 1, (4, 3) if name == "glu" else (4, 6)).astype(dtype)
-        xr, xt = rumus.tensor(x, requires_grad=True, device=device), torch.tensor(x, requires_grad=True)
+        xr, xt = (
+            rumus.tensor(x, requires_grad=True, device=device),
+            torch.tensor(x, requires_grad=True),
+        )
         out, ref = getattr(F, name)(xr, **kw), getattr(torch.nn.functional, name)(xt, **kw)
         np.testing.assert_allclose(to_np(out), ref.detach().numpy(), err_msg=name, **tol)
         out.backward(rumus.tensor(g, device=device))
         ref.backward(torch.tensor(g))
         np.testing.assert_allclose(to_np(xr.grad), xt.grad.numpy(), err_msg=name, **tol)
     x, w = _inputs(rng, (2, 3, 4), dtype), rng.uniform(0.1, 0.5, 3).astype(dtype)
-    np.testing.assert_allclose(to_np(F.prelu(rumus.tensor(x, device=device), rumus.tensor(w, device=device))),
-                               torch.nn.functional.prelu(torch.tensor(x), torch.tensor(w)).numpy(), **tol)
+    np.testing.assert_allclose(
+        to_np(F.prelu(rumus.tensor(x, device=device), rumus.tensor(w, device=device))),
+        torch.nn.functional.prelu(torch.tensor(x), torch.tensor(w)).numpy(),
+        **tol,
+    )

@@ -8,11 +8,9 @@ import math
 
 import numpy as np
 import pytest
-
 import rumus
 import rumus.nn.functional as F
-from conftest import ac, assert_close, leaf, tensor, to_np
-
+from conftest import ac, assert_close, tensor, to_np
 
 # ------------------------------------------------------------------ devices
 # Every test runs on the CPU and on the GPU (``device`` fixture). float64 is not on the GPU (by design):
@@ -88,8 +86,11 @@ def attention_grad_ref(q, k, v, a, g, scale):
 
 
 def _qkv(rng, b=(2, 3), length=4, source=5, e=6, ev=3, dtype="float64"):
-    return (rng.uniform(-1, 1, b + (length, e)).astype(dtype), rng.uniform(-1, 1, b + (source, e)).astype(dtype),
-            rng.uniform(-1, 1, b + (source, ev)).astype(dtype))
+    return (
+        rng.uniform(-1, 1, b + (length, e)).astype(dtype),
+        rng.uniform(-1, 1, b + (source, e)).astype(dtype),
+        rng.uniform(-1, 1, b + (source, ev)).astype(dtype),
+    )
 
 
 def _masks(rng, length=4, source=5):
@@ -103,15 +104,27 @@ def _masks(rng, length=4, source=5):
         "none": None,
         "bool_2d": keep,
         "bool_4d_dead_row": dead,
-        "bool_key_padding": np.array([True, True, True, False, False]).reshape(1, 1, 1, source).repeat(2, 0),
+        "bool_key_padding": np.array([True, True, True, False, False])
+        .reshape(1, 1, 1, source)
+        .repeat(2, 0),
         "float_2d": rng.uniform(-1, 1, (length, source)),
         "float_4d": rng.uniform(-1, 1, (2, 1, length, source)),
         "float_dead_row": fdead,
     }
 
 
-@pytest.mark.parametrize("mask_kind", ["none", "bool_2d", "bool_4d_dead_row", "bool_key_padding", "float_2d",
-                                       "float_4d", "float_dead_row"])
+@pytest.mark.parametrize(
+    "mask_kind",
+    [
+        "none",
+        "bool_2d",
+        "bool_4d_dead_row",
+        "bool_key_padding",
+        "float_2d",
+        "float_4d",
+        "float_dead_row",
+    ],
+)
 def test_sdpa_values_and_gradients(mask_kind, device, rng):
     q, k, v = _qkv(rng)
     mask = _masks(rng)[mask_kind]
@@ -129,7 +142,11 @@ def test_sdpa_fully_masked_rows_are_zero(device, rng):
     q, k, v = _qkv(rng)
     mask = np.ones((4, 5), bool)
     mask[1] = False
-    out = to_np(F.scaled_dot_product_attention(dt(q, device), dt(k, device), dt(v, device), dt(mask, device)))
+    out = to_np(
+        F.scaled_dot_product_attention(
+            dt(q, device), dt(k, device), dt(v, device), dt(mask, device)
+        )
+    )
     assert np.isfinite(out).all()
     np.testing.assert_array_equal(out[:, :, 1], 0.0)
 
@@ -149,18 +166,28 @@ def test_sdpa_causal(length, source, device, rng):
 
 def test_sdpa_scale_unbatched_and_3d(device, rng):
     q, k, v = _qkv(rng, b=())
-    dac(F.scaled_dot_product_attention(dt(q, device), dt(k, device), dt(v, device), scale=2.0),
-        attention_ref(q, k, v, scale=2.0)[0], device)
+    dac(
+        F.scaled_dot_product_attention(dt(q, device), dt(k, device), dt(v, device), scale=2.0),
+        attention_ref(q, k, v, scale=2.0)[0],
+        device,
+    )
     q, k, v = _qkv(rng, b=(3,))
-    dac(F.scaled_dot_product_attention(dt(q, device), dt(k, device), dt(v, device)), attention_ref(q, k, v)[0],
-        device)
+    dac(
+        F.scaled_dot_product_attention(dt(q, device), dt(k, device), dt(v, device)),
+        attention_ref(q, k, v)[0],
+        device,
+    )
 
 
 def test_sdpa_float32(device, rng):
     q, k, v = _qkv(rng, dtype="float32")
     mask = _masks(rng)["bool_2d"]
-    out = F.scaled_dot_product_attention(tensor(q, device=device), tensor(k, device=device), tensor(v, device=device),
-                                         tensor(mask, device=device))
+    out = F.scaled_dot_product_attention(
+        tensor(q, device=device),
+        tensor(k, device=device),
+        tensor(v, device=device),
+        tensor(mask, device=device),
+    )
     exp = attention_ref(q.astype(np.float64), k.astype(np.float64), v.astype(np.float64), mask)[0]
     assert_close(out, exp.astype(np.float32), rtol=1e-5, atol=1e-6)
 
@@ -171,14 +198,19 @@ def test_sdpa_noncontiguous(device, rng):
     qt = dt(np.ascontiguousarray(q.transpose(0, 2, 1, 3)), device).transpose(1, 2)
     kt = dt(np.ascontiguousarray(k.transpose(0, 2, 1, 3)), device).transpose(1, 2)
     assert not qt.is_contiguous()
-    dac(F.scaled_dot_product_attention(qt, kt, dt(v, device), is_causal=True),
-        attention_ref(q, k, v, is_causal=True)[0], device)
+    dac(
+        F.scaled_dot_product_attention(qt, kt, dt(v, device), is_causal=True),
+        attention_ref(q, k, v, is_causal=True)[0],
+        device,
+    )
 
 
 def test_sdpa_grouped_query_attention(device, rng):
     q = rng.uniform(-1, 1, (2, 4, 3, 6))
     k, v = rng.uniform(-1, 1, (2, 2, 5, 6)), rng.uniform(-1, 1, (2, 2, 5, 3))
-    out = F.scaled_dot_product_attention(dt(q, device), dt(k, device), dt(v, device), enable_gqa=True)
+    out = F.scaled_dot_product_attention(
+        dt(q, device), dt(k, device), dt(v, device), enable_gqa=True
+    )
     # query heads 0, 1 read key/value head 0; heads 2, 3 read head 1
     dac(out, attention_ref(q, np.repeat(k, 2, 1), np.repeat(v, 2, 1))[0], device)
 
@@ -189,33 +221,82 @@ def test_sdpa_dropout_drops_and_rescales_weights(device, rng):
     v = np.broadcast_to(np.eye(8), (2, 8, 8)).copy()
     _, a = attention_ref(q, k, v)
     rumus.manual_seed(0)
-    out = to_np(F.scaled_dot_product_attention(dt(q, device), dt(k, device), dt(v, device), dropout_p=0.25))
+    out = to_np(
+        F.scaled_dot_product_attention(dt(q, device), dt(k, device), dt(v, device), dropout_p=0.25)
+    )
     kept = out != 0
     np.testing.assert_allclose(out[kept], a[kept] / 0.75, **dnp(device, 1e-12, 0))
     assert 0.6 < kept.mean() < 0.9
     rumus.manual_seed(0)
-    again = to_np(F.scaled_dot_product_attention(dt(q, device), dt(k, device), dt(v, device), dropout_p=0.25))
+    again = to_np(
+        F.scaled_dot_product_attention(dt(q, device), dt(k, device), dt(v, device), dropout_p=0.25)
+    )
     np.testing.assert_array_equal(out, again)
 
 
-@pytest.mark.parametrize("call,match", [
-    (lambda d: F.scaled_dot_product_attention(rumus.zeros(2, 3, 4, device=d), rumus.zeros(2, 5, 4, device=d), rumus.zeros(2, 5, 6, device=d),
-                                            rumus.ones(3, 5, dtype=rumus.bool, device=d), is_causal=True),
-     r"Explicit attn_mask should not be set when is_causal=True"),
-    (lambda d: F.scaled_dot_product_attention(rumus.zeros(2, 3, 4, device=d), rumus.zeros(2, 5, 4, device=d), rumus.zeros(2, 5, 6, device=d),
-                                            rumus.ones(3, 5, dtype=rumus.int64, device=d)),
-     r"attn_mask dtype to be bool or float"),
-    (lambda d: F.scaled_dot_product_attention(rumus.zeros(2, 3, 4, device=d), rumus.zeros(2, 5, 3, device=d), rumus.zeros(2, 5, 6, device=d)),
-     r"\[2, 3, 4\].*\[2, 5, 3\]"),
-    (lambda d: F.scaled_dot_product_attention(rumus.zeros(2, 3, 4, device=d), rumus.zeros(2, 5, 4, device=d), rumus.zeros(2, 4, 6, device=d)),
-     r"\[2, 5, 4\].*\[2, 4, 6\]"),
-    (lambda d: F.scaled_dot_product_attention(rumus.zeros(2, 3, 4, device=d).double(), rumus.zeros(2, 5, 4, device=d), rumus.zeros(2, 5, 6, device=d)),
-     r"same dtype"),
-    (lambda d: F.scaled_dot_product_attention(rumus.zeros(4, device=d), rumus.zeros(5, 4, device=d), rumus.zeros(5, 6, device=d)),
-     r"at least 2 dimensional"),
-    (lambda d: F.scaled_dot_product_attention(rumus.zeros(2, 3, 3, 4, device=d), rumus.zeros(2, 2, 5, 4, device=d), rumus.zeros(2, 2, 5, 4, device=d),
-                                            enable_gqa=True), r"multiple"),
-])
+@pytest.mark.parametrize(
+    "call,match",
+    [
+        (
+            lambda d: F.scaled_dot_product_attention(
+                rumus.zeros(2, 3, 4, device=d),
+                rumus.zeros(2, 5, 4, device=d),
+                rumus.zeros(2, 5, 6, device=d),
+                rumus.ones(3, 5, dtype=rumus.bool, device=d),
+                is_causal=True,
+            ),
+            r"Explicit attn_mask should not be set when is_causal=True",
+        ),
+        (
+            lambda d: F.scaled_dot_product_attention(
+                rumus.zeros(2, 3, 4, device=d),
+                rumus.zeros(2, 5, 4, device=d),
+                rumus.zeros(2, 5, 6, device=d),
+                rumus.ones(3, 5, dtype=rumus.int64, device=d),
+            ),
+            r"attn_mask dtype to be bool or float",
+        ),
+        (
+            lambda d: F.scaled_dot_product_attention(
+                rumus.zeros(2, 3, 4, device=d),
+                rumus.zeros(2, 5, 3, device=d),
+                rumus.zeros(2, 5, 6, device=d),
+            ),
+            r"\[2, 3, 4\].*\[2, 5, 3\]",
+        ),
+        (
+            lambda d: F.scaled_dot_product_attention(
+                rumus.zeros(2, 3, 4, device=d),
+                rumus.zeros(2, 5, 4, device=d),
+                rumus.zeros(2, 4, 6, device=d),
+            ),
+            r"\[2, 5, 4\].*\[2, 4, 6\]",
+        ),
+        (
+            lambda d: F.scaled_dot_product_attention(
+                rumus.zeros(2, 3, 4, device=d).double(),
+                rumus.zeros(2, 5, 4, device=d),
+                rumus.zeros(2, 5, 6, device=d),
+            ),
+            r"same dtype",
+        ),
+        (
+            lambda d: F.scaled_dot_product_attention(
+                rumus.zeros(4, device=d), rumus.zeros(5, 4, device=d), rumus.zeros(5, 6, device=d)
+            ),
+            r"at least 2 dimensional",
+        ),
+        (
+            lambda d: F.scaled_dot_product_attention(
+                rumus.zeros(2, 3, 3, 4, device=d),
+                rumus.zeros(2, 2, 5, 4, device=d),
+                rumus.zeros(2, 2, 5, 4, device=d),
+                enable_gqa=True,
+            ),
+            r"multiple",
+        ),
+    ],
+)
 def test_sdpa_bad_input(call, match, device):
     if device != "cpu" and match == r"same dtype":
         pytest.skip("float64 is not supported on the GPU (by design)")
@@ -227,7 +308,9 @@ def test_sdpa_vs_torch(device, rng):
     torch = pytest.importorskip("torch")
     tf = torch.nn.functional
     cases = (("float64", dict(rtol=1e-10, atol=1e-12)), ("float32", dict(rtol=1e-5, atol=1e-6)))
-    for dtype, tol in cases if device == "cpu" else cases[1:]:  # float64 is not on the GPU (by design)
+    for dtype, tol in (
+        cases if device == "cpu" else cases[1:]
+    ):  # float64 is not on the GPU (by design)
         for mask_kind, mask in _masks(rng).items():
             for causal, scale in ((False, None), (False, 0.5), (True, None)):
                 if causal and mask is not None:
@@ -236,20 +319,47 @@ def test_sdpa_vs_torch(device, rng):
                 rq, rk, rv = (rumus.tensor(a).to(device).requires_grad_() for a in (q, k, v))
                 tq, tk, tv = (torch.tensor(a, requires_grad=True) for a in (q, k, v))
                 m = None if mask is None else (mask if mask.dtype == bool else mask.astype(dtype))
-                out = F.scaled_dot_product_attention(rq, rk, rv, None if m is None else tensor(m, device=device),
-                                                     is_causal=causal, scale=scale)
-                ref = tf.scaled_dot_product_attention(tq, tk, tv, None if m is None else torch.tensor(m),
-                                                      is_causal=causal, scale=scale)
-                np.testing.assert_allclose(to_np(out), ref.detach().numpy(), err_msg=mask_kind, **tol)
+                out = F.scaled_dot_product_attention(
+                    rq,
+                    rk,
+                    rv,
+                    None if m is None else tensor(m, device=device),
+                    is_causal=causal,
+                    scale=scale,
+                )
+                ref = tf.scaled_dot_product_attention(
+                    tq,
+                    tk,
+                    tv,
+                    None if m is None else torch.tensor(m),
+                    is_causal=causal,
+                    scale=scale,
+                )
+                np.testing.assert_allclose(
+                    to_np(out), ref.detach().numpy(), err_msg=mask_kind, **tol
+                )
                 g = rng.uniform(-1, 1, tuple(ref.shape)).astype(dtype)
                 out.backward(tensor(g, device=device))
                 ref.backward(torch.tensor(g))
                 for r, t in ((rq, tq), (rk, tk), (rv, tv)):
-                    np.testing.assert_allclose(to_np(r.grad), t.grad.numpy(), err_msg=mask_kind, **tol)
-    q, k, v = rng.uniform(-1, 1, (2, 4, 3, 6)), rng.uniform(-1, 1, (2, 2, 5, 6)), rng.uniform(-1, 1, (2, 2, 5, 3))
+                    np.testing.assert_allclose(
+                        to_np(r.grad), t.grad.numpy(), err_msg=mask_kind, **tol
+                    )
+    q, k, v = (
+        rng.uniform(-1, 1, (2, 4, 3, 6)),
+        rng.uniform(-1, 1, (2, 2, 5, 6)),
+        rng.uniform(-1, 1, (2, 2, 5, 3)),
+    )
     if device != "cpu":  # float32 on both sides
         q, k, v = (a.astype(np.float32) for a in (q, k, v))
     np.testing.assert_allclose(
-        to_np(F.scaled_dot_product_attention(dt(q, device), dt(k, device), dt(v, device), enable_gqa=True)),
-        tf.scaled_dot_product_attention(torch.tensor(q), torch.tensor(k), torch.tensor(v), enable_gqa=True).numpy(),
-        **dnp(device, 1e-10, 1e-12))
+        to_np(
+            F.scaled_dot_product_attention(
+                dt(q, device), dt(k, device), dt(v, device), enable_gqa=True
+            )
+        ),
+        tf.scaled_dot_product_attention(
+            torch.tensor(q), torch.tensor(k), torch.tensor(v), enable_gqa=True
+        ).numpy(),
+        **dnp(device, 1e-10, 1e-12),
+    )

@@ -14,10 +14,9 @@ import warnings
 
 import numpy as np
 import pytest
-
 import rumus
 import rumus.autograd
-from conftest import ac, leaf, make, tensor, val
+from conftest import ac, make, tensor, val
 
 agrad = rumus.autograd.grad
 stb = rumus.autograd.saved_tensor_bytes
@@ -126,6 +125,7 @@ class On:
 # basic backward
 # --------------------------------------------------------------------------
 
+
 def test_backward_scalar_square(device):
     D = On(device)
     a = D.make((5,))
@@ -156,7 +156,7 @@ def test_backward_mean_and_zero_dim(device):
     assert tuple(s.shape) == ()
     y = s * s * s
     y.backward()
-    D.ac(s.grad, np.array(3 * 2.5 ** 2))
+    D.ac(s.grad, np.array(3 * 2.5**2))
 
 
 def test_backward_matmul_closed_form(device):
@@ -173,6 +173,7 @@ def test_backward_matmul_closed_form(device):
 # --------------------------------------------------------------------------
 # accumulation
 # --------------------------------------------------------------------------
+
 
 def test_grad_accumulates_across_two_backward_calls(device):
     D = On(device)
@@ -234,6 +235,7 @@ def test_tensor_used_twice_in_one_expression(device):
 # broadcasting
 # --------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("op", ["add", "sub", "mul", "div"])
 def test_broadcast_grads_have_input_shape(op, device):
     D = On(device)
@@ -251,7 +253,7 @@ def test_broadcast_grads_have_input_shape(op, device):
     elif op == "mul":
         da, db = W * B, W * A
     else:
-        da, db = W / B, -W * A / B ** 2
+        da, db = W / B, -W * A / B**2
     assert tuple(a.grad.shape) == (3, 1)
     assert tuple(b.grad.shape) == (4,)
     D.ac(a.grad, unbroadcast(da, (3, 1)))
@@ -286,6 +288,7 @@ def test_expand_grad_sums(device):
 # backward(gradient=...) and errors
 # --------------------------------------------------------------------------
 
+
 def test_backward_with_gradient_for_nonscalar_output(device):
     D = On(device)
     A = D.make((2, 3))
@@ -303,9 +306,13 @@ def test_backward_with_gradient_for_nonscalar_output(device):
 def test_nonscalar_backward_without_gradient_raises(device):
     D = On(device)
     x = D.leaf(D.make((2, 3)))
-    with pytest.raises(RuntimeError, match="grad can be implicitly created only for scalar outputs"):
+    with pytest.raises(
+        RuntimeError, match="grad can be implicitly created only for scalar outputs"
+    ):
         (x * 2.0).backward()
-    with pytest.raises(RuntimeError, match="grad can be implicitly created only for scalar outputs"):
+    with pytest.raises(
+        RuntimeError, match="grad can be implicitly created only for scalar outputs"
+    ):
         agrad(x * 2.0, x)
     assert x.grad is None
 
@@ -369,6 +376,7 @@ def test_backward_twice_on_graph_that_saved_nothing(kind, device):
 # autograd.grad
 # --------------------------------------------------------------------------
 
+
 def test_grad_multiple_inputs_and_outputs(device):
     D = On(device)
     X = D.make((3,))
@@ -421,8 +429,10 @@ def test_grad_allow_unused(device):
     D.ac(gx, 2 * X)
     assert gz is None
 
-    with pytest.raises(RuntimeError,
-                       match="One of the differentiated Tensors appears to not have been used in the graph"):
+    with pytest.raises(
+        RuntimeError,
+        match="One of the differentiated Tensors appears to not have been used in the graph",
+    ):
         agrad((x * x).sum(), [x, z])
 
 
@@ -455,11 +465,11 @@ def test_create_graph_retains_graph_by_default(device):
     D = On(device)
     A = D.make((3,))
     x = D.leaf(A)
-    y = (x ** 3).sum()
+    y = (x**3).sum()
     (g,) = agrad(y, x, create_graph=True)  # retain_graph defaults to create_graph
-    D.ac(g, 3 * A ** 2)
+    D.ac(g, 3 * A**2)
     y.backward()
-    D.ac(x.grad, 3 * A ** 2)
+    D.ac(x.grad, 3 * A**2)
 
 
 def test_grad_setter_validates_shape_and_dtype(device):
@@ -470,7 +480,11 @@ def test_grad_setter_validates_shape_and_dtype(device):
     # PyTorch: "assigned grad has data of a different type" (older) or
     # "attempting to assign a gradient with dtype ..." (2.x)
     with pytest.raises(RuntimeError, match="type"):  # (no float64 on the GPU: int32 there)
-        x.grad = D.t(np.ones(2, dtype=np.float64)) if device == "cpu" else D.t(np.ones(2, dtype=np.int32))
+        x.grad = (
+            D.t(np.ones(2, dtype=np.float64))
+            if device == "cpu"
+            else D.t(np.ones(2, dtype=np.int32))
+        )
     assert x.grad is None
     x.grad = D.t(np.full(2, 4.0, dtype=np.float32))
     D.ac(x.grad, np.full(2, 4.0, dtype=np.float32))
@@ -481,6 +495,7 @@ def test_grad_setter_validates_shape_and_dtype(device):
 # --------------------------------------------------------------------------
 # backward(inputs=...), autograd.backward
 # --------------------------------------------------------------------------
+
 
 def test_backward_inputs_accumulates_only_listed(device):
     D = On(device)
@@ -512,6 +527,7 @@ def test_autograd_backward_function_multiple_tensors(device):
 # --------------------------------------------------------------------------
 # retain_grad, is_leaf, requires_grad propagation
 # --------------------------------------------------------------------------
+
 
 def test_retain_grad_on_nonleaf(device):
     D = On(device)
@@ -586,6 +602,7 @@ def test_tensor_factory_int_requires_grad_raises(device):
 # --------------------------------------------------------------------------
 # grad modes
 # --------------------------------------------------------------------------
+
 
 def test_no_grad_and_nested_enable_grad(device):
     D = On(device)
@@ -729,6 +746,7 @@ def test_grad_mode_restored_after_exception():
 # detach
 # --------------------------------------------------------------------------
 
+
 def test_detach_shares_storage(device):
     D = On(device)
     A = D.make((4,))
@@ -779,6 +797,7 @@ def test_detach_in_place(device):
 # --------------------------------------------------------------------------
 # grad_fn names and graph structure
 # --------------------------------------------------------------------------
+
 
 def test_grad_fn_names(device):
     D = On(device)
@@ -844,6 +863,7 @@ def test_accumulate_grad_variable_is_the_leaf(device):
 # --------------------------------------------------------------------------
 # version counters, in-place ops
 # --------------------------------------------------------------------------
+
 
 def test_modified_saved_output_raises_with_op_and_versions(device):
     D = On(device)
@@ -1078,6 +1098,7 @@ def test_copy_inplace_on_nonleaf(device):
 # dtypes
 # --------------------------------------------------------------------------
 
+
 def test_leaf_grad_dtype_and_shape_float32(device):
     D = On(device)
     A = make((2, 3), "float32")
@@ -1132,12 +1153,22 @@ def test_mixed_dtype_promotion_grads_keep_leaf_dtypes(device):
 HIGHER = [
     ("sin", lambda t: t.sin(), np.cos, lambda a: -np.sin(a), (-3, 3)),
     ("exp", lambda t: t.exp(), np.exp, np.exp, (-2, 2)),
-    ("tanh", lambda t: t.tanh(), lambda a: 1 - np.tanh(a) ** 2,
-     lambda a: -2 * np.tanh(a) * (1 - np.tanh(a) ** 2), (-2, 2)),
-    ("sigmoid", lambda t: t.sigmoid(), lambda a: _sig(a) * (1 - _sig(a)),
-     lambda a: _sig(a) * (1 - _sig(a)) * (1 - 2 * _sig(a)), (-3, 3)),
-    ("cube", lambda t: t ** 3, lambda a: 3 * a ** 2, lambda a: 6 * a, (-2, 2)),
-    ("log", lambda t: t.log(), lambda a: 1 / a, lambda a: -1 / a ** 2, (0.2, 3)),
+    (
+        "tanh",
+        lambda t: t.tanh(),
+        lambda a: 1 - np.tanh(a) ** 2,
+        lambda a: -2 * np.tanh(a) * (1 - np.tanh(a) ** 2),
+        (-2, 2),
+    ),
+    (
+        "sigmoid",
+        lambda t: t.sigmoid(),
+        lambda a: _sig(a) * (1 - _sig(a)),
+        lambda a: _sig(a) * (1 - _sig(a)) * (1 - 2 * _sig(a)),
+        (-3, 3),
+    ),
+    ("cube", lambda t: t**3, lambda a: 3 * a**2, lambda a: 6 * a, (-2, 2)),
+    ("log", lambda t: t.log(), lambda a: 1 / a, lambda a: -1 / a**2, (0.2, 3)),
 ]
 
 
@@ -1167,11 +1198,11 @@ def test_third_derivative_of_x4(device):
     D = On(device)
     A = D.make((5,), low=-2, high=2)
     x = D.leaf(A)
-    (g1,) = agrad((x ** 4).sum(), x, create_graph=True)
+    (g1,) = agrad((x**4).sum(), x, create_graph=True)
     (g2,) = agrad(g1.sum(), x, create_graph=True)
     (g3,) = agrad(g2.sum(), x)
-    D.ac(g1, 4 * A ** 3)
-    D.ac(g2, 12 * A ** 2)
+    D.ac(g1, 4 * A**3)
+    D.ac(g2, 12 * A**2)
     D.ac(g3, 24 * A)
 
 
@@ -1184,7 +1215,7 @@ def test_mixed_second_derivative(device):
     D.ac(gx, Y * np.cos(X * Y))
     gxy, gxx = agrad(gx.sum(), [y, x])
     D.ac(gxy, np.cos(X * Y) - X * Y * np.sin(X * Y))
-    D.ac(gxx, -Y ** 2 * np.sin(X * Y))
+    D.ac(gxx, -(Y**2) * np.sin(X * Y))
 
 
 def test_hessian_vector_product_mlp_vs_finite_differences(device):
@@ -1216,7 +1247,7 @@ def test_hessian_vector_product_mlp_vs_finite_differences(device):
     h = np.tanh(Xn @ W1 + b1)
     r = h @ W2 + b2 - Yn
     do = 2 * r
-    dz = (do @ W2.T) * (1 - h ** 2)
+    dz = (do @ W2.T) * (1 - h**2)
     expected = [Xn.T @ dz, dz.sum(0), h.T @ do, do.sum(0)]
     for g, e in zip(grad_at(P), expected):
         np.testing.assert_allclose(g, e, **D.tol(rtol=1e-10, atol=1e-12))
@@ -1251,6 +1282,7 @@ def test_hessian_vector_product_mlp_vs_finite_differences(device):
 # --------------------------------------------------------------------------
 # anomaly detection
 # --------------------------------------------------------------------------
+
 
 def _div_graph(D):
     a = D.leaf(np.array([0.0, 1.0]))
@@ -1321,6 +1353,7 @@ def test_detect_anomaly_finite_grads_fine_and_set_detect_anomaly(device):
 # --------------------------------------------------------------------------
 # memory
 # --------------------------------------------------------------------------
+
 
 def test_saved_tensor_bytes_freed_on_del(device):
     D = On(device)
@@ -1435,7 +1468,11 @@ def test_deep_graph_backward_and_delete(device):
         print("DONE")
     """).replace("DEVICE", repr(device))
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0 and "DONE" in r.stdout, (r.returncode, r.stdout[-500:], r.stderr[-2000:])
+    assert r.returncode == 0 and "DONE" in r.stdout, (
+        r.returncode,
+        r.stdout[-500:],
+        r.stderr[-2000:],
+    )
 
 
 def test_leaf_reached_by_several_paths_gets_the_sum_and_gradients_stay_untouched(device):

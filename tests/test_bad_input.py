@@ -14,10 +14,9 @@ import math
 
 import numpy as np
 import pytest
+import rumus
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-import rumus
 
 ALLOWED = (ValueError, TypeError, IndexError, RuntimeError, NotImplementedError)
 
@@ -71,7 +70,9 @@ SETTINGS = settings(
 
 def _fail(desc, e):
     name = f"{type(e).__module__}.{type(e).__name__}"
-    kind = "Rust panic reached Python" if "Panic" in type(e).__name__ else "unexpected exception type"
+    kind = (
+        "Rust panic reached Python" if "Panic" in type(e).__name__ else "unexpected exception type"
+    )
     raise AssertionError(f"{kind}: {desc} raised {name}: {e}") from e
 
 
@@ -102,8 +103,10 @@ def _pending_after_raise(desc, e):
     try:
         rumus.gpu.synchronize()
     except BaseException as e2:  # noqa: BLE001
-        raise AssertionError(f"{desc} raised {type(e).__name__} ({e}) but left a GPU error pending, "
-                             f"reported by the next read: {type(e2).__name__}: {e2}") from e2
+        raise AssertionError(
+            f"{desc} raised {type(e).__name__} ({e}) but left a GPU error pending, "
+            f"reported by the next read: {type(e2).__name__}: {e2}"
+        ) from e2
 
 
 def call(desc, fn, *args, extra=(), **kwargs):
@@ -132,7 +135,9 @@ def np_values(shape, dtype, rng):
     n = math.prod(shape)
     if dtype in FLOATS:
         v = rng.standard_normal(n) * rng.choice([1.0, 10.0, 1000.0])
-        special = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 1e30, -1e-30, 65504.0, 1.0, -1.0, 0.5])
+        special = np.array(
+            [np.nan, np.inf, -np.inf, 0.0, -0.0, 1e30, -1e-30, 65504.0, 1.0, -1.0, 0.5]
+        )
         m = rng.random(n) < 0.2
         v[m] = rng.choice(special, size=int(m.sum()))
         npdt = np.float32 if dtype == "bfloat16" else np.dtype(dtype)
@@ -187,10 +192,14 @@ def make_tensor(shape, dtype, seed, layout):
 SIZES = st.integers(0, 4)
 SHAPES = st.lists(SIZES, min_size=0, max_size=4).map(tuple)
 DIM = st.integers(-6, 6)
-LAYOUTS = st.sampled_from(["contiguous", "contiguous", "transposed", "strided", "offset", "expanded"])
+LAYOUTS = st.sampled_from(
+    ["contiguous", "contiguous", "transposed", "strided", "offset", "expanded"]
+)
 DTYPE_NAMES = st.sampled_from(DTYPES)
 MAYBE_DTYPE = st.one_of(st.none(), DTYPE_NAMES.map(lambda n: getattr(rumus, n)))
-SCALARS = st.sampled_from([0, 1, -1, 2, 3, -7, 0.0, 1.5, -2.5, float("nan"), float("inf"), True, False])
+SCALARS = st.sampled_from(
+    [0, 1, -1, 2, 3, -7, 0.0, 1.5, -2.5, float("nan"), float("inf"), True, False]
+)
 
 
 def draw_tensor(data, shape=None, dtype=None, label="t"):
@@ -210,7 +219,7 @@ def related_shape(data, shape):
         return tuple(shape)
     if how == "suffix":
         k = data.draw(st.integers(0, len(shape)))
-        return tuple(shape[len(shape) - k:])
+        return tuple(shape[len(shape) - k :])
     if how == "ones":
         return tuple(1 if data.draw(st.booleans()) else s for s in shape)
     if how == "scalar":
@@ -220,7 +229,10 @@ def related_shape(data, shape):
 
 def draw_index_tensor(data, label="index"):
     shape = data.draw(st.lists(st.integers(0, 4), max_size=3).map(tuple), label=label + ".shape")
-    dtype = data.draw(st.sampled_from(["int64"] * 5 + ["int32", "uint8", "bool", "float32"]), label=label + ".dtype")
+    dtype = data.draw(
+        st.sampled_from(["int64"] * 5 + ["int32", "uint8", "bool", "float32"]),
+        label=label + ".dtype",
+    )
     device = {"device": "gpu"} if gpu() else {}
     seed = data.draw(st.integers(0, 2**32 - 1))
     rng = np.random.default_rng(seed)
@@ -235,7 +247,9 @@ def draw_index_tensor(data, label="index"):
 
 
 def draw_operand(data, shape, label="other"):
-    kind = data.draw(st.sampled_from(["tensor", "tensor", "tensor", "scalar", "zerod"]), label=label + ".kind")
+    kind = data.draw(
+        st.sampled_from(["tensor", "tensor", "tensor", "scalar", "zerod"]), label=label + ".kind"
+    )
     if kind == "scalar":
         return data.draw(SCALARS, label=label)
     if kind == "zerod":
@@ -254,15 +268,58 @@ def dims_arg(data):
 
 
 UNARY = [
-    "neg", "abs", "sign", "exp", "log", "log2", "log10", "log1p", "expm1", "sqrt", "rsqrt",
-    "sin", "cos", "tan", "tanh", "sigmoid", "relu", "gelu", "silu", "leaky_relu", "elu",
-    "softplus", "floor", "ceil", "round", "trunc", "reciprocal", "square", "logical_not",
-    "bitwise_not", "isnan", "isinf", "isfinite", "clone",
+    "neg",
+    "abs",
+    "sign",
+    "exp",
+    "log",
+    "log2",
+    "log10",
+    "log1p",
+    "expm1",
+    "sqrt",
+    "rsqrt",
+    "sin",
+    "cos",
+    "tan",
+    "tanh",
+    "sigmoid",
+    "relu",
+    "gelu",
+    "silu",
+    "leaky_relu",
+    "elu",
+    "softplus",
+    "floor",
+    "ceil",
+    "round",
+    "trunc",
+    "reciprocal",
+    "square",
+    "logical_not",
+    "bitwise_not",
+    "isnan",
+    "isinf",
+    "isfinite",
+    "clone",
 ]
 UNARY_METHOD_ONLY = ["contiguous", "float", "long", "bool"]
 UNARY_INPLACE = [
-    "add_", "neg_", "abs_", "exp_", "log_", "sqrt_", "relu_", "sigmoid_", "tanh_", "floor_",
-    "ceil_", "round_", "zero_", "uniform_", "normal_",
+    "add_",
+    "neg_",
+    "abs_",
+    "exp_",
+    "log_",
+    "sqrt_",
+    "relu_",
+    "sigmoid_",
+    "tanh_",
+    "floor_",
+    "ceil_",
+    "round_",
+    "zero_",
+    "uniform_",
+    "normal_",
 ]
 
 
@@ -270,7 +327,9 @@ UNARY_INPLACE = [
 @given(st.data())
 def test_unary_family(dev, data):
     t = draw_tensor(data)
-    how = data.draw(st.sampled_from(["function", "method", "inplace", "operator", "kwargs"]), label="how")
+    how = data.draw(
+        st.sampled_from(["function", "method", "inplace", "operator", "kwargs"]), label="how"
+    )
     if how == "function":
         name = data.draw(st.sampled_from(UNARY), label="op")
         call(f"rumus.{name}({t.dtype}{tuple(t.shape)})", getattr(rumus, name), t)
@@ -287,7 +346,9 @@ def test_unary_family(dev, data):
         fn = {"neg": lambda x: -x, "abs": abs, "invert": lambda x: ~x, "pos": lambda x: +x}[op]
         call(f"{op} on {t.dtype}", fn, t)
     else:
-        which = data.draw(st.sampled_from(["gelu", "leaky_relu", "elu", "softplus", "clamp", "clip", "clamp_"]))
+        which = data.draw(
+            st.sampled_from(["gelu", "leaky_relu", "elu", "softplus", "clamp", "clip", "clamp_"])
+        )
         if which == "gelu":
             approx = data.draw(st.sampled_from(["none", "tanh", "bogus", None, 1]))
             call(f"gelu(approximate={approx!r})", rumus.gelu, t, approximate=approx)
@@ -296,7 +357,9 @@ def test_unary_family(dev, data):
         elif which == "elu":
             call("elu", rumus.elu, t, alpha=data.draw(SCALARS))
         elif which == "softplus":
-            call("softplus", rumus.softplus, t, beta=data.draw(SCALARS), threshold=data.draw(SCALARS))
+            call(
+                "softplus", rumus.softplus, t, beta=data.draw(SCALARS), threshold=data.draw(SCALARS)
+            )
         else:
             bound = st.one_of(st.none(), SCALARS, st.just("tensor"))
             lo, hi = data.draw(bound, label="min"), data.draw(bound, label="max")
@@ -308,17 +371,47 @@ def test_unary_family(dev, data):
 
 
 BINARY = [
-    "add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder", "fmod", "pow",
-    "maximum", "minimum", "eq", "ne", "lt", "le", "gt", "ge", "logical_and", "logical_or",
-    "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor",
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "true_divide",
+    "floor_divide",
+    "remainder",
+    "fmod",
+    "pow",
+    "maximum",
+    "minimum",
+    "eq",
+    "ne",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "logical_and",
+    "logical_or",
+    "logical_xor",
+    "bitwise_and",
+    "bitwise_or",
+    "bitwise_xor",
 ]
 BINARY_INPLACE = ["add_", "sub_", "mul_", "div_", "pow_", "clamp_"]
 OPERATORS = {
-    "+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
-    "/": lambda a, b: a / b, "//": lambda a, b: a // b, "%": lambda a, b: a % b,
-    "**": lambda a, b: a ** b, "&": lambda a, b: a & b, "|": lambda a, b: a | b,
-    "^": lambda a, b: a ^ b, "==": lambda a, b: a == b, "!=": lambda a, b: a != b,
-    "<": lambda a, b: a < b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
+    "+": lambda a, b: a + b,
+    "-": lambda a, b: a - b,
+    "*": lambda a, b: a * b,
+    "/": lambda a, b: a / b,
+    "//": lambda a, b: a // b,
+    "%": lambda a, b: a % b,
+    "**": lambda a, b: a**b,
+    "&": lambda a, b: a & b,
+    "|": lambda a, b: a | b,
+    "^": lambda a, b: a ^ b,
+    "==": lambda a, b: a == b,
+    "!=": lambda a, b: a != b,
+    "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b,
+    ">": lambda a, b: a > b,
     ">=": lambda a, b: a >= b,
 }
 
@@ -356,8 +449,12 @@ def test_binary_family(dev, data):
     t = draw_tensor(data)
     other = draw_operand(data, tuple(t.shape))
     desc = f"{t.dtype}{tuple(t.shape)} and {getattr(other, 'dtype', other)}{tuple(getattr(other, 'shape', ()))}"
-    how = data.draw(st.sampled_from(["function", "method", "operator", "reflected", "inplace", "ioperator",
-                                     "special"]), label="how")
+    how = data.draw(
+        st.sampled_from(
+            ["function", "method", "operator", "reflected", "inplace", "ioperator", "special"]
+        ),
+        label="how",
+    )
     if how == "function":
         name = data.draw(st.sampled_from(BINARY), label="op")
         call(f"rumus.{name}({desc})", getattr(rumus, name), t, other)
@@ -379,11 +476,15 @@ def test_binary_family(dev, data):
             call(f"t.{name}({desc})", getattr(t, name), other)
         touch("tensor after " + name, t)
     elif how == "ioperator":
-        sym = data.draw(st.sampled_from(["+", "-", "*", "/", "//", "%", "**", "&", "|", "^"]), label="op")
+        sym = data.draw(
+            st.sampled_from(["+", "-", "*", "/", "//", "%", "**", "&", "|", "^"]), label="op"
+        )
         call(f"t {sym}= other ({desc})", _iop(sym), t, other)
         touch("tensor after in-place " + sym, t)
     else:
-        which = data.draw(st.sampled_from(["div_mode", "add_alpha", "where", "masked_fill", "max2"]))
+        which = data.draw(
+            st.sampled_from(["div_mode", "add_alpha", "where", "masked_fill", "max2"])
+        )
         if which == "div_mode":
             mode = data.draw(st.sampled_from([None, "trunc", "floor", "bogus", 3]))
             call(f"div({desc}, rounding_mode={mode!r})", rumus.div, t, other, rounding_mode=mode)
@@ -393,20 +494,45 @@ def test_binary_family(dev, data):
             call(f"sub({desc}, alpha={alpha!r})", rumus.sub, t, other, alpha=alpha)
         elif which == "where":
             cond = draw_tensor(data, shape=related_shape(data, tuple(t.shape)), label="cond")
-            call(f"where(cond {cond.dtype}{tuple(cond.shape)}, {desc})", rumus.where, cond, t, other)
+            call(
+                f"where(cond {cond.dtype}{tuple(cond.shape)}, {desc})", rumus.where, cond, t, other
+            )
             call("where(cond, scalar, t)", rumus.where, cond, data.draw(SCALARS), t)
         elif which == "masked_fill":
             mask = draw_tensor(data, shape=related_shape(data, tuple(t.shape)), label="mask")
-            value = other if not isinstance(other, rumus.Tensor) or data.draw(st.booleans()) else 1.0
-            call(f"masked_fill(mask {mask.dtype}{tuple(mask.shape)}, {desc})", t.masked_fill, mask, value)
+            value = (
+                other if not isinstance(other, rumus.Tensor) or data.draw(st.booleans()) else 1.0
+            )
+            call(
+                f"masked_fill(mask {mask.dtype}{tuple(mask.shape)}, {desc})",
+                t.masked_fill,
+                mask,
+                value,
+            )
             call("masked_fill_", t.masked_fill_, mask, value)
         else:
             call(f"rumus.max({desc})", rumus.max, t, other)
             call(f"rumus.min({desc})", rumus.min, t, other)
 
 
-REDUCTIONS = ["sum", "mean", "prod", "amax", "amin", "max", "min", "argmax", "argmin", "var", "std",
-              "logsumexp", "all", "any", "cumsum", "cumprod"]
+REDUCTIONS = [
+    "sum",
+    "mean",
+    "prod",
+    "amax",
+    "amin",
+    "max",
+    "min",
+    "argmax",
+    "argmin",
+    "var",
+    "std",
+    "logsumexp",
+    "all",
+    "any",
+    "cumsum",
+    "cumprod",
+]
 
 
 @SETTINGS
@@ -414,8 +540,11 @@ REDUCTIONS = ["sum", "mean", "prod", "amax", "amin", "max", "min", "argmax", "ar
 def test_reduction_family(dev, data):
     t = draw_tensor(data)
     name = data.draw(st.sampled_from(REDUCTIONS), label="op")
-    fn = getattr(t, name) if data.draw(st.booleans(), label="method") else \
-        (lambda *a, **k: getattr(rumus, name)(t, *a, **k))
+    fn = (
+        getattr(t, name)
+        if data.draw(st.booleans(), label="method")
+        else (lambda *a, **k: getattr(rumus, name)(t, *a, **k))
+    )
     keepdim = data.draw(st.booleans(), label="keepdim")
     desc = f"{name} on {t.dtype}{tuple(t.shape)}"
     form = data.draw(st.sampled_from(["noargs", "dim", "dimkw", "weird"]), label="form")
@@ -452,16 +581,26 @@ def test_reduction_family(dev, data):
 @given(st.data())
 def test_matmul_family(dev, data):
     n, m, k, b = (data.draw(st.integers(0, 3), label=x) for x in "nmkb")
-    name = data.draw(st.sampled_from(["matmul", "@", "mm", "bmm", "mv", "dot", "outer"]), label="op")
+    name = data.draw(
+        st.sampled_from(["matmul", "@", "mm", "bmm", "mv", "dot", "outer"]), label="op"
+    )
     shapes = {
         "matmul": [(k,), (n, k), (b, n, k), (2, b, n, k)],
-        "mm": [(n, k)], "bmm": [(b, n, k)], "mv": [(n, k)], "dot": [(k,)], "outer": [(n,)],
+        "mm": [(n, k)],
+        "bmm": [(b, n, k)],
+        "mv": [(n, k)],
+        "dot": [(k,)],
+        "outer": [(n,)],
     }
     shapes["@"] = shapes["matmul"]
     sa = data.draw(st.sampled_from(shapes[name]), label="a.shape")
     right = {
         "matmul": [(k,), (k, m), (b, k, m), (1, k, m), (2, 1, k, m)],
-        "mm": [(k, m)], "bmm": [(b, k, m)], "mv": [(k,)], "dot": [(k,)], "outer": [(m,)],
+        "mm": [(k, m)],
+        "bmm": [(b, k, m)],
+        "mv": [(k,)],
+        "dot": [(k,)],
+        "outer": [(m,)],
     }
     right["@"] = right["matmul"]
     sb = data.draw(st.sampled_from(right[name]), label="b.shape")
@@ -469,7 +608,9 @@ def test_matmul_family(dev, data):
         sa = data.draw(SHAPES, label="a.shape*")
     if data.draw(st.integers(0, 3), label="perturb") == 0:
         sb = data.draw(SHAPES, label="b.shape*")
-    da = data.draw(st.sampled_from((GPU_DTYPES if gpu() else DTYPES) + ["float32"] * 4), label="a.dtype")
+    da = data.draw(
+        st.sampled_from((GPU_DTYPES if gpu() else DTYPES) + ["float32"] * 4), label="a.dtype"
+    )
     db = da if data.draw(st.integers(0, 3)) else data.draw(dtype_names(), label="b.dtype")
     a = draw_tensor(data, shape=sa, dtype=da, label="a")
     bt = draw_tensor(data, shape=sb, dtype=db, label="b")
@@ -483,9 +624,30 @@ def test_matmul_family(dev, data):
 
 
 SHAPE_OPS = [
-    "reshape", "view", "permute", "transpose", "flatten", "unflatten", "squeeze", "unsqueeze",
-    "expand", "expand_as", "narrow", "unbind", "movedim", "flip", "roll", "tril", "triu",
-    "split", "chunk", "T", "mT", "t", "contiguous", "select_via_index",
+    "reshape",
+    "view",
+    "permute",
+    "transpose",
+    "flatten",
+    "unflatten",
+    "squeeze",
+    "unsqueeze",
+    "expand",
+    "expand_as",
+    "narrow",
+    "unbind",
+    "movedim",
+    "flip",
+    "roll",
+    "tril",
+    "triu",
+    "split",
+    "chunk",
+    "T",
+    "mT",
+    "t",
+    "contiguous",
+    "select_via_index",
 ]
 
 
@@ -499,7 +661,9 @@ def test_shape_family(dev, data):
     varargs = data.draw(st.booleans(), label="varargs")
 
     def sized(fn, s):
-        return call(f"{desc}({s})", fn, *s) if varargs else call(f"{desc}({tuple(s)})", fn, tuple(s))
+        return (
+            call(f"{desc}({s})", fn, *s) if varargs else call(f"{desc}({tuple(s)})", fn, tuple(s))
+        )
 
     if name in ("reshape", "view", "expand"):
         s = data.draw(sizes, label="sizes")
@@ -526,23 +690,37 @@ def test_shape_family(dev, data):
         other = draw_tensor(data, shape=related_shape(data, tuple(t.shape)), label="other")
         call(desc, t.expand_as, other)
     elif name == "narrow":
-        call(desc, t.narrow, data.draw(DIM), data.draw(st.integers(-6, 6)), data.draw(st.integers(-2, 6)))
+        call(
+            desc,
+            t.narrow,
+            data.draw(DIM),
+            data.draw(st.integers(-6, 6)),
+            data.draw(st.integers(-2, 6)),
+        )
     elif name == "unbind":
         call(desc, t.unbind, data.draw(DIM))
     elif name == "movedim":
         if data.draw(st.booleans()):
             call(desc, t.movedim, data.draw(DIM), data.draw(DIM))
         else:
-            call(desc, t.movedim, tuple(data.draw(st.lists(DIM, max_size=3))),
-                 tuple(data.draw(st.lists(DIM, max_size=3))))
+            call(
+                desc,
+                t.movedim,
+                tuple(data.draw(st.lists(DIM, max_size=3))),
+                tuple(data.draw(st.lists(DIM, max_size=3))),
+            )
     elif name == "flip":
         call(desc, t.flip, tuple(data.draw(st.lists(DIM, max_size=4))))
     elif name == "roll":
         if data.draw(st.booleans()):
             call(desc, t.roll, data.draw(st.integers(-10, 10)))
         else:
-            call(desc, t.roll, tuple(data.draw(st.lists(st.integers(-10, 10), max_size=3))),
-                 tuple(data.draw(st.lists(DIM, max_size=3))))
+            call(
+                desc,
+                t.roll,
+                tuple(data.draw(st.lists(st.integers(-10, 10), max_size=3))),
+                tuple(data.draw(st.lists(DIM, max_size=3))),
+            )
     elif name in ("tril", "triu"):
         call(desc, getattr(t, name), data.draw(st.integers(-6, 6)))
     elif name == "split":
@@ -591,9 +769,23 @@ def test_cat_stack_family(dev, data):
 @given(st.data())
 def test_index_ops_family(dev, data):
     t = draw_tensor(data)
-    name = data.draw(st.sampled_from(["gather", "scatter", "scatter_value", "scatter_add", "scatter_",
-                                      "scatter_add_", "index_select", "masked_fill", "nonzero", "one_hot"]),
-                     label="op")
+    name = data.draw(
+        st.sampled_from(
+            [
+                "gather",
+                "scatter",
+                "scatter_value",
+                "scatter_add",
+                "scatter_",
+                "scatter_add_",
+                "index_select",
+                "masked_fill",
+                "nonzero",
+                "one_hot",
+            ]
+        ),
+        label="op",
+    )
     idx = draw_index_tensor(data)
     d = data.draw(DIM, label="dim")
     desc = f"{name}(dim={d}, index {idx.dtype}{tuple(idx.shape)}) on {t.dtype}{tuple(t.shape)}"
@@ -617,7 +809,12 @@ def test_index_ops_family(dev, data):
 
         nc = data.draw(st.integers(-2, 8), label="num_classes")
         call(f"one_hot({t.dtype}{tuple(t.shape)}, {nc})", F.one_hot, t, nc)
-        call(f"one_hot(index {idx.dtype}{tuple(idx.shape)}, {nc})", rumus.one_hot, idx, num_classes=nc)
+        call(
+            f"one_hot(index {idx.dtype}{tuple(idx.shape)}, {nc})",
+            rumus.one_hot,
+            idx,
+            num_classes=nc,
+        )
 
 
 def draw_index_component(data, allow_tensor=True):
@@ -678,8 +875,10 @@ def test_setitem_family(dev, data):
         value = draw_tensor(data, label="value")
     else:
         value = data.draw(SCALARS, label="value")
-    desc = f"{t.dtype}{tuple(t.shape)}[{_short(idx)}] = {getattr(value, 'dtype', value)}" \
-           f"{tuple(getattr(value, 'shape', ()))}"
+    desc = (
+        f"{t.dtype}{tuple(t.shape)}[{_short(idx)}] = {getattr(value, 'dtype', value)}"
+        f"{tuple(getattr(value, 'shape', ()))}"
+    )
 
     def do():
         t[idx] = value
@@ -688,16 +887,50 @@ def test_setitem_family(dev, data):
     touch("tensor after " + desc, t)
 
 
-FILL = [0, 1, -1, 2.5, float("nan"), float("inf"), -float("inf"), True, False, 255, 256, -129, 2**31,
-        2**40, 1e300, -1e-300]
+FILL = [
+    0,
+    1,
+    -1,
+    2.5,
+    float("nan"),
+    float("inf"),
+    -float("inf"),
+    True,
+    False,
+    255,
+    256,
+    -129,
+    2**31,
+    2**40,
+    1e300,
+    -1e-300,
+]
 ARANGE_VALUES = [-3, -1, 0, 1, 2, 5, 0.5, -2.5, 0.25, float("nan"), float("inf"), True]
 
 
 @SETTINGS
 @given(st.data())
 def test_creation_family(dev, data):
-    name = data.draw(st.sampled_from(["zeros", "ones", "empty", "rand", "randn", "full", "randint",
-                                      "randperm", "arange", "linspace", "eye", "like", "tensor"]), label="op")
+    name = data.draw(
+        st.sampled_from(
+            [
+                "zeros",
+                "ones",
+                "empty",
+                "rand",
+                "randn",
+                "full",
+                "randint",
+                "randperm",
+                "arange",
+                "linspace",
+                "eye",
+                "like",
+                "tensor",
+            ]
+        ),
+        label="op",
+    )
     size = data.draw(st.lists(st.integers(-3, 5), max_size=4), label="size")
     dtype = data.draw(MAYBE_DTYPE, label="dtype")
     rg = data.draw(st.booleans(), label="requires_grad")
@@ -712,51 +945,101 @@ def test_creation_family(dev, data):
         call(f"full({size}, {v!r}, dtype={dtype})", rumus.full, tuple(size), v, dtype=dtype, **dv)
     elif name == "randint":
         lo, hi = data.draw(st.integers(-5, 5)), data.draw(st.integers(-5, 5))
-        call(f"randint({lo}, {hi}, {size})", rumus.randint, lo, hi, tuple(size),
-             **({"dtype": dtype} if dtype is not None else {}), **dv)
+        call(
+            f"randint({lo}, {hi}, {size})",
+            rumus.randint,
+            lo,
+            hi,
+            tuple(size),
+            **({"dtype": dtype} if dtype is not None else {}),
+            **dv,
+        )
         call(f"randint({hi}, {size})", rumus.randint, hi, tuple(size), **dv)
     elif name == "randperm":
         n = data.draw(st.integers(-3, 20))
         call(f"randperm({n})", rumus.randperm, n, **dv)
     elif name == "arange":
-        args = data.draw(st.lists(st.sampled_from(ARANGE_VALUES), min_size=1, max_size=3), label="args")
+        args = data.draw(
+            st.lists(st.sampled_from(ARANGE_VALUES), min_size=1, max_size=3), label="args"
+        )
         call(f"arange(*{args}, dtype={dtype})", rumus.arange, *args, dtype=dtype, **dv)
     elif name == "linspace":
         s, e = data.draw(st.sampled_from(ARANGE_VALUES)), data.draw(st.sampled_from(ARANGE_VALUES))
         steps = data.draw(st.integers(-3, 8))
-        call(f"linspace({s}, {e}, {steps}, dtype={dtype})", rumus.linspace, s, e, steps, dtype=dtype, **dv)
+        call(
+            f"linspace({s}, {e}, {steps}, dtype={dtype})",
+            rumus.linspace,
+            s,
+            e,
+            steps,
+            dtype=dtype,
+            **dv,
+        )
     elif name == "eye":
         n, m = data.draw(st.integers(-3, 5)), data.draw(st.one_of(st.none(), st.integers(-3, 5)))
         call(f"eye({n}, {m}, dtype={dtype})", rumus.eye, n, m, dtype=dtype, **dv)
     elif name == "like":
         t = draw_tensor(data)
-        fn = data.draw(st.sampled_from(["zeros_like", "ones_like", "empty_like", "rand_like", "randn_like",
-                                        "full_like"]))
+        fn = data.draw(
+            st.sampled_from(
+                ["zeros_like", "ones_like", "empty_like", "rand_like", "randn_like", "full_like"]
+            )
+        )
         args = (data.draw(st.sampled_from(FILL)),) if fn == "full_like" else ()
-        call(f"{fn}({t.dtype}{tuple(t.shape)}, {args}, dtype={dtype})", getattr(rumus, fn), t, *args, dtype=dtype)
+        call(
+            f"{fn}({t.dtype}{tuple(t.shape)}, {args}, dtype={dtype})",
+            getattr(rumus, fn),
+            t,
+            *args,
+            dtype=dtype,
+        )
     else:
-        leaves = st.one_of(st.integers(-5, 5), st.floats(allow_nan=True, allow_infinity=True, width=32),
-                           st.booleans(), st.none(), st.just("x"))
+        leaves = st.one_of(
+            st.integers(-5, 5),
+            st.floats(allow_nan=True, allow_infinity=True, width=32),
+            st.booleans(),
+            st.none(),
+            st.just("x"),
+        )
         nested = st.recursive(leaves, lambda c: st.lists(c, max_size=3), max_leaves=12)
         obj = data.draw(nested, label="data")
         call(f"tensor({obj!r}, dtype={dtype})", rumus.tensor, obj, dtype=dtype, **dv)
 
 
-CAST_METHODS = ["float", "double", "half", "bfloat16", "long", "int", "bool", "byte", "clone", "contiguous"]
+CAST_METHODS = [
+    "float",
+    "double",
+    "half",
+    "bfloat16",
+    "long",
+    "int",
+    "bool",
+    "byte",
+    "clone",
+    "contiguous",
+]
 
 
 @SETTINGS
 @given(st.data())
 def test_cast_family(dev, data):
     t = draw_tensor(data)
-    how = data.draw(st.sampled_from(["to", "to_kw", "to_device", "method", "type_as", "copy_", "scalar",
-                                     "numpy"]), label="how")
+    how = data.draw(
+        st.sampled_from(
+            ["to", "to_kw", "to_device", "method", "type_as", "copy_", "scalar", "numpy"]
+        ),
+        label="how",
+    )
     desc = f"{how} on {t.dtype}{tuple(t.shape)} strides {t.stride()}"
     if how == "to":
-        dt = data.draw(DTYPE_NAMES.map(lambda n: getattr(rumus, n)))  # (all 8: a GPU tensor .to(float64) must raise)
+        dt = data.draw(
+            DTYPE_NAMES.map(lambda n: getattr(rumus, n))
+        )  # (all 8: a GPU tensor .to(float64) must raise)
         call(f"{desc}.to({dt})", t.to, dt)
     elif how == "to_kw":
-        dt = data.draw(DTYPE_NAMES.map(lambda n: getattr(rumus, n)))  # (all 8: a GPU tensor .to(float64) must raise)
+        dt = data.draw(
+            DTYPE_NAMES.map(lambda n: getattr(rumus, n))
+        )  # (all 8: a GPU tensor .to(float64) must raise)
         call(f"{desc}.to(dtype={dt})", t.to, dtype=dt)
     elif how == "to_device":
         devs = ["cpu", "bogus", "cpu:0", 3, None] + (["gpu", "gpu:0", "gpu:1"] if gpu() else [])
@@ -770,12 +1053,22 @@ def test_cast_family(dev, data):
         call(f"{desc}.type_as({other.dtype})", t.type_as, other)
     elif how == "copy_":
         src = draw_operand(data, tuple(t.shape), label="src")
-        call(f"{desc}.copy_({getattr(src, 'dtype', src)}{tuple(getattr(src, 'shape', ()))})", t.copy_, src)
+        call(
+            f"{desc}.copy_({getattr(src, 'dtype', src)}{tuple(getattr(src, 'shape', ()))})",
+            t.copy_,
+            src,
+        )
         touch("tensor after copy_", t)
     elif how == "scalar":
         m = data.draw(st.sampled_from(["item", "tolist", "float", "int", "bool", "len"]))
-        fn = {"item": lambda: t.item(), "tolist": lambda: t.tolist(), "float": lambda: float(t),
-              "int": lambda: int(t), "bool": lambda: bool(t), "len": lambda: len(t)}[m]
+        fn = {
+            "item": lambda: t.item(),
+            "tolist": lambda: t.tolist(),
+            "float": lambda: float(t),
+            "int": lambda: int(t),
+            "bool": lambda: bool(t),
+            "len": lambda: len(t),
+        }[m]
         # int(tensor(inf)) raises OverflowError in PyTorch too (Python's int(float('inf')))
         call(f"{desc} {m}()", fn, extra=(OverflowError,) if m == "int" else ())
     else:
@@ -819,7 +1112,9 @@ def test_raising_op_leaves_no_gpu_error_pending(dtype, op, dev):
     t = rumus.tensor(np.array([3, 1], dtype=dtype), device=dev)
     idx = rumus.tensor([5], device=dev)
     src = rumus.tensor(np.array([1], dtype=dtype), device=dev)
-    with pytest.raises(ALLOWED):  # CPU: RuntimeError (index 5 out of bounds); GPU: NotImplementedError
+    with pytest.raises(
+        ALLOWED
+    ):  # CPU: RuntimeError (index 5 out of bounds); GPU: NotImplementedError
         getattr(t, op)(0, idx, src)
     if dev == "gpu":
         rumus.gpu.synchronize()

@@ -6,11 +6,10 @@ import gc
 
 import numpy as np
 import pytest
-
 import rumus
 import rumus.autograd
-from rumus.utils.checkpoint import checkpoint, checkpoint_sequential
 from conftest import ac, leaf, tensor, to_np, val
+from rumus.utils.checkpoint import checkpoint, checkpoint_sequential
 
 agrad = rumus.autograd.grad
 stb = rumus.autograd.saved_tensor_bytes
@@ -204,7 +203,11 @@ def _rng_run(ck):
     W = np.cos(np.arange(64.0))
     rumus.manual_seed(1234)
     x = leaf(A)
-    out = checkpoint(_dropout_like, x, use_reentrant=False, preserve_rng_state=True) if ck else _dropout_like(x)
+    out = (
+        checkpoint(_dropout_like, x, use_reentrant=False, preserve_rng_state=True)
+        if ck
+        else _dropout_like(x)
+    )
     state_fwd = to_np(rumus.get_rng_state())
     (out * tensor(W)).sum().backward()
     state_bwd = to_np(rumus.get_rng_state())
@@ -286,7 +289,9 @@ def test_nested_checkpoint():
         return (u.exp() * u).sin()
 
     x = leaf(A)
-    out = checkpoint(lambda h: checkpoint(inner, h, use_reentrant=False) * 2.0, x, use_reentrant=False)
+    out = checkpoint(
+        lambda h: checkpoint(inner, h, use_reentrant=False) * 2.0, x, use_reentrant=False
+    )
     out.sum().backward()
     e = np.exp(A)
     np.testing.assert_allclose(val(x.grad), 2 * np.cos(e * A) * e * (1 + A), rtol=1e-12)
@@ -297,10 +302,10 @@ def test_double_backward_through_checkpoint():
     A = np.linspace(-1.0, 1.0, 5)
     Wn = np.array([0.3, -0.7, 1.1, 0.2, 0.9])
     x, w = leaf(A), leaf(Wn)
-    out = checkpoint(lambda u: (u ** 3) * w, x, use_reentrant=False)
+    out = checkpoint(lambda u: (u**3) * w, x, use_reentrant=False)
     (g,) = agrad(out.sum(), x, create_graph=True)
-    np.testing.assert_allclose(val(g), 3 * A ** 2 * Wn, rtol=1e-12)
+    np.testing.assert_allclose(val(g), 3 * A**2 * Wn, rtol=1e-12)
     assert g.requires_grad
     gx, gw = agrad(g.sum(), [x, w])
     np.testing.assert_allclose(val(gx), 6 * A * Wn, rtol=1e-12)
-    np.testing.assert_allclose(val(gw), 3 * A ** 2, rtol=1e-12)
+    np.testing.assert_allclose(val(gw), 3 * A**2, rtol=1e-12)

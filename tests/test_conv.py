@@ -10,7 +10,6 @@ import warnings
 
 import numpy as np
 import pytest
-
 import rumus
 import rumus.nn.functional as F
 from conftest import assert_close, noncontig, tensor, to_np
@@ -69,7 +68,13 @@ def _tup(v, n):
 def _taps(k, stride, dilation, out_sp):
     """For each kernel tap: the tap index and the slices of the padded input it reads."""
     for tap in np.ndindex(*k):
-        yield tap, tuple(slice(t * d, t * d + s * (o - 1) + 1, s) for t, d, s, o in zip(tap, dilation, stride, out_sp))
+        yield (
+            tap,
+            tuple(
+                slice(t * d, t * d + s * (o - 1) + 1, s)
+                for t, d, s, o in zip(tap, dilation, stride, out_sp)
+            ),
+        )
 
 
 def _pads(padding, k, dilation):
@@ -90,9 +95,11 @@ def conv_ref(x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
     cin, cout = x.shape[1] // groups, w.shape[0] // groups
     out = np.zeros((x.shape[0], w.shape[0], *out_sp))
     for g in range(groups):
-        xs, ws = xp[:, g * cin:(g + 1) * cin], w[g * cout:(g + 1) * cout].astype(np.float64)
+        xs, ws = xp[:, g * cin : (g + 1) * cin], w[g * cout : (g + 1) * cout].astype(np.float64)
         for tap, sl in _taps(k, stride, dilation, out_sp):
-            out[:, g * cout:(g + 1) * cout] += np.einsum("nc...,oc->no...", xs[(Ellipsis,) + sl], ws[(Ellipsis,) + tap])
+            out[:, g * cout : (g + 1) * cout] += np.einsum(
+                "nc...,oc->no...", xs[(Ellipsis,) + sl], ws[(Ellipsis,) + tap]
+            )
     if b is not None:
         out += b.reshape((1, -1) + (1,) * nsp)
     return out.astype(x.dtype)
@@ -107,10 +114,13 @@ def conv_weight_grad_ref(x, g, wshape, stride=1, padding=0, dilation=1, groups=1
     cin, cout = x.shape[1] // groups, wshape[0] // groups
     dw = np.zeros(wshape)
     for gr in range(groups):
-        xs, gs = xp[:, gr * cin:(gr + 1) * cin], g[:, gr * cout:(gr + 1) * cout]
+        xs, gs = xp[:, gr * cin : (gr + 1) * cin], g[:, gr * cout : (gr + 1) * cout]
         for tap, sl in _taps(k, stride, dilation, g.shape[2:]):
             dw[(slice(gr * cout, (gr + 1) * cout), slice(None)) + tap] = np.einsum(
-                "ncp,nop->oc", xs[(Ellipsis,) + sl].reshape(x.shape[0], cin, -1), gs.reshape(x.shape[0], cout, -1))
+                "ncp,nop->oc",
+                xs[(Ellipsis,) + sl].reshape(x.shape[0], cin, -1),
+                gs.reshape(x.shape[0], cout, -1),
+            )
     return dw
 
 
@@ -121,12 +131,17 @@ def conv_transpose_ref(x, w, b=None, stride=1, padding=0, output_padding=0, grou
     stride, padding, dilation = _tup(stride, nsp), _tup(padding, nsp), _tup(dilation, nsp)
     output_padding = _tup(output_padding, nsp)
     in_sp = x.shape[2:]
-    full_sp = [(i - 1) * s + d * (kk - 1) + 1 + op
-               for i, s, d, kk, op in zip(in_sp, stride, dilation, k, output_padding)]
+    full_sp = [
+        (i - 1) * s + d * (kk - 1) + 1 + op
+        for i, s, d, kk, op in zip(in_sp, stride, dilation, k, output_padding)
+    ]
     cin, cout = x.shape[1] // groups, w.shape[1]
     full = np.zeros((x.shape[0], cout * groups, *full_sp))
     for g in range(groups):
-        xs, ws = x[:, g * cin:(g + 1) * cin].astype(np.float64), w[g * cin:(g + 1) * cin].astype(np.float64)
+        xs, ws = (
+            x[:, g * cin : (g + 1) * cin].astype(np.float64),
+            w[g * cin : (g + 1) * cin].astype(np.float64),
+        )
         for tap, sl in _taps(k, stride, dilation, in_sp):
             contrib = np.einsum("nc...,co->no...", xs, ws[(Ellipsis,) + tap])
             full[(slice(None), slice(g * cout, (g + 1) * cout)) + sl] += contrib
@@ -170,8 +185,12 @@ def test_conv2d_values(xs, ws, kw, bias, rng, device):
     for dtype in float_dtypes(device):
         x, w = _rand(xs, rng, dtype), _rand(ws, rng, dtype)
         b = _rand((ws[0],), rng, dtype) if bias else None
-        out = F.conv2d(tensor(x, device=device), tensor(w, device=device),
-                       None if b is None else tensor(b, device=device), **kw)
+        out = F.conv2d(
+            tensor(x, device=device),
+            tensor(w, device=device),
+            None if b is None else tensor(b, device=device),
+            **kw,
+        )
         assert_close(out, conv_ref(x, w, b, **kw), **(F32 if dtype == "float32" else {}))
 
 
@@ -181,8 +200,12 @@ def test_conv1d_values(xs, ws, kw, bias, rng, device):
     for dtype in float_dtypes(device):
         x, w = _rand(xs, rng, dtype), _rand(ws, rng, dtype)
         b = _rand((ws[0],), rng, dtype) if bias else None
-        out = F.conv1d(tensor(x, device=device), tensor(w, device=device),
-                       None if b is None else tensor(b, device=device), **kw)
+        out = F.conv1d(
+            tensor(x, device=device),
+            tensor(w, device=device),
+            None if b is None else tensor(b, device=device),
+            **kw,
+        )
         assert_close(out, conv_ref(x, w, b, **kw), **(F32 if dtype == "float32" else {}))
 
 
@@ -197,9 +220,13 @@ def test_conv_positional_arguments(rng, device):
 def test_conv_unbatched(rng, device):
     fd, T = wide(device), lambda a: tensor(a, device=device)
     x, w, b = _rand((3, 6, 5), rng, fd), _rand((4, 3, 3, 3), rng, fd), _rand((4,), rng, fd)
-    assert_close(F.conv2d(T(x), T(w), T(b), padding=1), conv_ref(x[None], w, b, padding=1)[0], **tol(device))
+    assert_close(
+        F.conv2d(T(x), T(w), T(b), padding=1), conv_ref(x[None], w, b, padding=1)[0], **tol(device)
+    )
     x1, w1 = _rand((3, 7), rng, fd), _rand((2, 3, 2), rng, fd)
-    assert_close(F.conv1d(T(x1), T(w1), stride=2), conv_ref(x1[None], w1, stride=2)[0], **tol(device))
+    assert_close(
+        F.conv1d(T(x1), T(w1), stride=2), conv_ref(x1[None], w1, stride=2)[0], **tol(device)
+    )
 
 
 def test_conv_noncontiguous(rng, device):
@@ -225,7 +252,11 @@ def test_conv_empty_batch(rng, device):
 def test_conv_gradients_closed_form(xs, ws, kw, rng, device):
     fn = F.conv2d if len(xs) == 4 else F.conv1d
     fd = wide(device)
-    x, w, b = leaf(_rand(xs, rng), device), leaf(_rand(ws, rng), device), leaf(_rand((ws[0],), rng), device)
+    x, w, b = (
+        leaf(_rand(xs, rng), device),
+        leaf(_rand(ws, rng), device),
+        leaf(_rand((ws[0],), rng), device),
+    )
     out = fn(x, w, b, **kw)
     g = _rand(tuple(out.shape), rng, fd)
     out.backward(tensor(g, device=device))
@@ -247,7 +278,11 @@ def test_conv_gradients_closed_form(xs, ws, kw, rng, device):
 CONVT2D = [
     ((2, 3, 4, 3), (3, 2, 3, 3), {}),
     ((2, 3, 4, 3), (3, 2, 3, 2), dict(stride=2, padding=1, output_padding=1)),
-    ((1, 4, 3, 4), (4, 3, 2, 3), dict(stride=(2, 3), padding=(0, 1), output_padding=(1, 2), groups=2)),
+    (
+        (1, 4, 3, 4),
+        (4, 3, 2, 3),
+        dict(stride=(2, 3), padding=(0, 1), output_padding=(1, 2), groups=2),
+    ),
     ((2, 2, 3, 3), (2, 2, 3, 3), dict(stride=2, dilation=2, output_padding=1)),
     ((1, 2, 2, 2), (2, 1, 2, 2), dict(dilation=(1, 3), groups=2)),
 ]
@@ -266,8 +301,12 @@ def test_conv_transpose_values(xs, ws, kw, bias, rng, device):
     for dtype in float_dtypes(device):
         x, w = _rand(xs, rng, dtype), _rand(ws, rng, dtype)
         b = _rand((ws[1] * groups,), rng, dtype) if bias else None
-        out = fn(tensor(x, device=device), tensor(w, device=device), None if b is None else tensor(b, device=device),
-                 **kw)
+        out = fn(
+            tensor(x, device=device),
+            tensor(w, device=device),
+            None if b is None else tensor(b, device=device),
+            **kw,
+        )
         assert_close(out, conv_transpose_ref(x, w, b, **kw), **(F32 if dtype == "float32" else {}))
 
 
@@ -276,13 +315,20 @@ def test_conv_transpose_positional_and_unbatched(rng, device):
     x, w, b = _rand((4, 3, 4), rng, fd), _rand((4, 3, 2, 3), rng, fd), _rand((6,), rng, fd)
     exp = conv_transpose_ref(x[None], w, b, (2, 3), (0, 1), (1, 2), 2, 1)[0]
     # (input, weight, bias, stride, padding, output_padding, groups, dilation)
-    assert_close(F.conv_transpose2d(T(x), T(w), T(b), (2, 3), (0, 1), (1, 2), 2, 1), exp, **tol(device))
+    assert_close(
+        F.conv_transpose2d(T(x), T(w), T(b), (2, 3), (0, 1), (1, 2), 2, 1), exp, **tol(device)
+    )
     x1, w1 = _rand((3, 5), rng, fd), _rand((3, 2, 3), rng, fd)
-    assert_close(F.conv_transpose1d(T(x1), T(w1), None, 2), conv_transpose_ref(x1[None], w1, stride=2)[0],
-                 **tol(device))
+    assert_close(
+        F.conv_transpose1d(T(x1), T(w1), None, 2),
+        conv_transpose_ref(x1[None], w1, stride=2)[0],
+        **tol(device),
+    )
 
 
-@pytest.mark.parametrize("xs,ws,kw", CONVT2D[:3] + CONVT1D[1:2], ids=_ids(CONVT2D[:3] + CONVT1D[1:2]))
+@pytest.mark.parametrize(
+    "xs,ws,kw", CONVT2D[:3] + CONVT1D[1:2], ids=_ids(CONVT2D[:3] + CONVT1D[1:2])
+)
 def test_conv_transpose_input_gradient_is_conv(xs, ws, kw, rng, device):
     # d/dx sum(conv_transpose(x, w) * g) = conv(g, w) with the same stride/padding/dilation/groups
     fn = F.conv_transpose2d if len(xs) == 4 else F.conv_transpose1d
@@ -294,8 +340,14 @@ def test_conv_transpose_input_gradient_is_conv(xs, ws, kw, rng, device):
     groups = kw.get("groups", 1)
     wv = to_np(w).astype(np.float64)
     # conv weight layout (out=in_t, in=out_t/groups): regroup (in_t, out_t/g, k) as is
-    exp = conv_ref(g, wv, stride=kw.get("stride", 1), padding=kw.get("padding", 0),
-                   dilation=kw.get("dilation", 1), groups=groups)
+    exp = conv_ref(
+        g,
+        wv,
+        stride=kw.get("stride", 1),
+        padding=kw.get("padding", 0),
+        dilation=kw.get("dilation", 1),
+        groups=groups,
+    )
     ac(x.grad, exp[(Ellipsis,) + tuple(slice(0, n) for n in xs[2:])], device)
 
 
@@ -305,8 +357,12 @@ def test_conv_float32_gradients(rng, device):
     F.conv2d(x, w, padding=1).sum().backward()
     assert x.grad.dtype == rumus.float32 and w.grad.dtype == rumus.float32
     g = np.ones((2, 4, 5, 5))
-    np.testing.assert_allclose(to_np(w.grad), conv_weight_grad_ref(to_np(x).astype(np.float64), g,
-                                                                    (4, 3, 3, 3), padding=1), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(
+        to_np(w.grad),
+        conv_weight_grad_ref(to_np(x).astype(np.float64), g, (4, 3, 3, 3), padding=1),
+        rtol=1e-4,
+        atol=1e-4,
+    )
 
 
 # ------------------------------------------------------------------ bad input
@@ -316,31 +372,82 @@ def _x(*shape):
     return rumus.zeros(*shape)
 
 
-@pytest.mark.parametrize("call,exc,match", [
-    (lambda: F.conv2d(_x(7, 6), _x(6, 2, 3, 2)), RuntimeError, r"3D \(unbatched\) or 4D.*\[7, 6\]"),
-    (lambda: F.conv2d(_x(1, 2, 4, 7, 6), _x(6, 2, 3, 2)), RuntimeError, r"\[1, 2, 4, 7, 6\]"),
-    (lambda: F.conv2d(_x(2, 4, 7, 6), _x(6, 2, 3, 2)),
-     RuntimeError, r"weight of size \[6, 2, 3, 2\].*input\[2, 4, 7, 6\].*2 channels"),
-    (lambda: F.conv2d(_x(2, 4, 7, 6), _x(2, 3, 2)), RuntimeError, r"weight.*\[2, 3, 2\]"),
-    (lambda: F.conv2d(_x(2, 2, 2, 2), _x(6, 2, 3, 2)),
-     RuntimeError, r"Kernel size can't be greater than actual input size"),
-    (lambda: F.conv2d(_x(2, 4, 7, 6), _x(6, 2, 3, 2), groups=3), RuntimeError, r"groups=3"),
-    (lambda: F.conv2d(_x(2, 4, 7, 6), _x(6, 2, 3, 2), _x(5), groups=2), RuntimeError, r"bias.*6 elements.*\[5\]"),
-    (lambda: F.conv2d(_x(2, 4, 7, 6), _x(6, 2, 3, 2), stride=0, groups=2), RuntimeError, r"non-positive stride"),
-    (lambda: F.conv2d(_x(2, 4, 7, 6), _x(6, 2, 3, 2), padding=-1, groups=2), RuntimeError, r"negative padding"),
-    (lambda: F.conv2d(_x(2, 4, 7, 6), _x(6, 2, 3, 2), stride=2, padding="same", groups=2), RuntimeError, r"strided"),
-    (lambda: F.conv2d(_x(2, 4, 7, 6), _x(6, 2, 3, 2), stride=(1, 1, 1), groups=2), RuntimeError, r"stride"),
-    (lambda: F.conv2d(_x(2, 4, 7, 6).double(), _x(6, 2, 3, 2), groups=2), RuntimeError, r"float64|[Dd]ouble"),
-    (lambda: F.conv1d(_x(2, 4, 7, 6), _x(6, 2, 3)), RuntimeError, r"\[2, 4, 7, 6\]"),
-    (lambda: F.conv1d(_x(2, 4, 2), _x(6, 4, 3)), RuntimeError, r"Kernel size can't be greater"),
-    (lambda: F.conv_transpose2d(_x(2, 4, 7, 6), _x(4, 3, 3, 2), stride=2, output_padding=2), RuntimeError,
-     r"output padding must be smaller than either stride or dilation"),
-    (lambda: F.conv_transpose2d(_x(2, 3, 7, 6), _x(4, 3, 3, 2)),
-     RuntimeError, r"weight of size \[4, 3, 3, 2\].*input\[2, 3, 7, 6\]"),
-    (lambda: F.conv_transpose2d(_x(2, 4, 1, 1), _x(4, 3, 3, 2), padding=3), RuntimeError, r"[Oo]utput size"),
-    (lambda: F.conv_transpose2d(_x(2, 4, 7, 6), _x(4, 3, 3, 2), _x(6)), RuntimeError, r"bias.*3 elements.*\[6\]"),
-    (lambda: F.conv_transpose1d(_x(2, 4, 7, 6), _x(4, 3, 3)), RuntimeError, r"\[2, 4, 7, 6\]"),
-])
+@pytest.mark.parametrize(
+    "call,exc,match",
+    [
+        (
+            lambda: F.conv2d(_x(7, 6), _x(6, 2, 3, 2)),
+            RuntimeError,
+            r"3D \(unbatched\) or 4D.*\[7, 6\]",
+        ),
+        (lambda: F.conv2d(_x(1, 2, 4, 7, 6), _x(6, 2, 3, 2)), RuntimeError, r"\[1, 2, 4, 7, 6\]"),
+        (
+            lambda: F.conv2d(_x(2, 4, 7, 6), _x(6, 2, 3, 2)),
+            RuntimeError,
+            r"weight of size \[6, 2, 3, 2\].*input\[2, 4, 7, 6\].*2 channels",
+        ),
+        (lambda: F.conv2d(_x(2, 4, 7, 6), _x(2, 3, 2)), RuntimeError, r"weight.*\[2, 3, 2\]"),
+        (
+            lambda: F.conv2d(_x(2, 2, 2, 2), _x(6, 2, 3, 2)),
+            RuntimeError,
+            r"Kernel size can't be greater than actual input size",
+        ),
+        (lambda: F.conv2d(_x(2, 4, 7, 6), _x(6, 2, 3, 2), groups=3), RuntimeError, r"groups=3"),
+        (
+            lambda: F.conv2d(_x(2, 4, 7, 6), _x(6, 2, 3, 2), _x(5), groups=2),
+            RuntimeError,
+            r"bias.*6 elements.*\[5\]",
+        ),
+        (
+            lambda: F.conv2d(_x(2, 4, 7, 6), _x(6, 2, 3, 2), stride=0, groups=2),
+            RuntimeError,
+            r"non-positive stride",
+        ),
+        (
+            lambda: F.conv2d(_x(2, 4, 7, 6), _x(6, 2, 3, 2), padding=-1, groups=2),
+            RuntimeError,
+            r"negative padding",
+        ),
+        (
+            lambda: F.conv2d(_x(2, 4, 7, 6), _x(6, 2, 3, 2), stride=2, padding="same", groups=2),
+            RuntimeError,
+            r"strided",
+        ),
+        (
+            lambda: F.conv2d(_x(2, 4, 7, 6), _x(6, 2, 3, 2), stride=(1, 1, 1), groups=2),
+            RuntimeError,
+            r"stride",
+        ),
+        (
+            lambda: F.conv2d(_x(2, 4, 7, 6).double(), _x(6, 2, 3, 2), groups=2),
+            RuntimeError,
+            r"float64|[Dd]ouble",
+        ),
+        (lambda: F.conv1d(_x(2, 4, 7, 6), _x(6, 2, 3)), RuntimeError, r"\[2, 4, 7, 6\]"),
+        (lambda: F.conv1d(_x(2, 4, 2), _x(6, 4, 3)), RuntimeError, r"Kernel size can't be greater"),
+        (
+            lambda: F.conv_transpose2d(_x(2, 4, 7, 6), _x(4, 3, 3, 2), stride=2, output_padding=2),
+            RuntimeError,
+            r"output padding must be smaller than either stride or dilation",
+        ),
+        (
+            lambda: F.conv_transpose2d(_x(2, 3, 7, 6), _x(4, 3, 3, 2)),
+            RuntimeError,
+            r"weight of size \[4, 3, 3, 2\].*input\[2, 3, 7, 6\]",
+        ),
+        (
+            lambda: F.conv_transpose2d(_x(2, 4, 1, 1), _x(4, 3, 3, 2), padding=3),
+            RuntimeError,
+            r"[Oo]utput size",
+        ),
+        (
+            lambda: F.conv_transpose2d(_x(2, 4, 7, 6), _x(4, 3, 3, 2), _x(6)),
+            RuntimeError,
+            r"bias.*3 elements.*\[6\]",
+        ),
+        (lambda: F.conv_transpose1d(_x(2, 4, 7, 6), _x(4, 3, 3)), RuntimeError, r"\[2, 4, 7, 6\]"),
+    ],
+)
 def test_conv_bad_input(call, exc, match, device):
     if device == "gpu" and "float64" in match:
         pytest.skip("float64 is not supported on the GPU (by design)")
@@ -369,7 +476,10 @@ def _torch_check(torch, name, xs, ws, kw, bias, rng, dtype, device="cpu"):
     x, w = _rand(xs, rng, dtype), _rand(ws, rng, dtype)
     nb = ws[1] * groups if "transpose" in name else ws[0]
     b = _rand((nb,), rng, dtype) if bias else None
-    rt = [rumus.tensor(a, requires_grad=True, device=device) if a is not None else None for a in (x, w, b)]
+    rt = [
+        rumus.tensor(a, requires_grad=True, device=device) if a is not None else None
+        for a in (x, w, b)
+    ]
     tt = [torch.tensor(a, requires_grad=True) if a is not None else None for a in (x, w, b)]
     out = getattr(F, name)(*rt, **kw)
     with warnings.catch_warnings():
@@ -412,9 +522,32 @@ def test_conv_random_configs_vs_torch(device):
         stride = tuple(int(v) for v in rng.integers(1, 3, 2))
         pad = tuple(int(rng.integers(0, (kk * d) // 2 + 1)) for kk, d in zip(k, dil))
         size = tuple(int(v) + (kk - 1) * d for v, kk, d in zip(rng.integers(1, 5, 2), k, dil))
-        _torch_check(torch, "conv2d", (2, cin) + size, (cout, cin // groups) + k,
-                     dict(stride=stride, padding=pad, dilation=dil, groups=groups), True, rng, wide(device), device)
+        _torch_check(
+            torch,
+            "conv2d",
+            (2, cin) + size,
+            (cout, cin // groups) + k,
+            dict(stride=stride, padding=pad, dilation=dil, groups=groups),
+            True,
+            rng,
+            wide(device),
+            device,
+        )
         op = tuple(int(rng.integers(0, max(s, d))) for s, d in zip(stride, dil))
-        _torch_check(torch, "conv_transpose2d", (2, cin) + size[:1] + (3,), (cin, cout // groups) + k,
-                     dict(stride=stride, padding=tuple(min(p, kk - 1) for p, kk in zip(pad, k)), output_padding=op,
-                          dilation=dil, groups=groups), True, rng, wide(device), device)
+        _torch_check(
+            torch,
+            "conv_transpose2d",
+            (2, cin) + size[:1] + (3,),
+            (cin, cout // groups) + k,
+            dict(
+                stride=stride,
+                padding=tuple(min(p, kk - 1) for p, kk in zip(pad, k)),
+                output_padding=op,
+                dilation=dil,
+                groups=groups,
+            ),
+            True,
+            rng,
+            wide(device),
+            device,
+        )

@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-
 import rumus
 from conftest import ALL_DTYPES, assert_close, make, noncontig, rdt, tensor, to_np
 
@@ -21,7 +20,7 @@ SRC_VALUES = {
     "float64": np.array(FLOAT_VALS, np.float64),
     "float16": np.array(FLOAT_VALS, np.float16),
     "bfloat16": bf16_round(np.array(FLOAT_VALS, np.float32)),
-    "int64": np.array([-5, -1, 0, 1, 2, 127, 300, -129, 2 ** 33 + 7, 255, 256], np.int64),
+    "int64": np.array([-5, -1, 0, 1, 2, 127, 300, -129, 2**33 + 7, 255, 256], np.int64),
     "int32": np.array([-5, -1, 0, 1, 2, 127, 300, -129, 70000, 255, 256], np.int32),
     "uint8": np.array([0, 1, 2, 127, 128, 255, 7, 200, 64, 3, 9], np.uint8),
     "bool": np.array([True, False, True, True, False, False, True, False, True, True, False]),
@@ -45,9 +44,6 @@ def wide(device):
     return "float64" if device == "cpu" else "float32"
 
 
-
-
-
 def assert_same_data(a, b, device, probe=-42.0):
     """``a`` and ``b`` are the same memory: equal data_ptr() on the CPU. On the
     GPU data_ptr() raises NotImplementedError, so write through ``a`` and read
@@ -60,7 +56,7 @@ def assert_same_data(a, b, device, probe=-42.0):
 
 
 def fits_32_bits(a):
-    return a[(a >= -(2 ** 31)) & (a < 2 ** 31)]
+    return a[(a >= -(2**31)) & (a < 2**31)]
 
 
 def _src(src, dst, device="cpu"):
@@ -70,7 +66,7 @@ def _src(src, dst, device="cpu"):
     if device == "gpu" and src == "int64":
         # int64 is held as 32 bits on the GPU (by design): 2**31 - 1, the largest
         # value it holds, stands in for 2**33 + 7
-        vals = np.where(vals == 2 ** 33 + 7, 2 ** 31 - 1, vals)
+        vals = np.where(vals == 2**33 + 7, 2**31 - 1, vals)
     return vals
 
 
@@ -96,7 +92,9 @@ def test_cast_matrix(src, dst, device):
     np.testing.assert_array_equal(to_np(t), vals.astype(np.float32) if src == "bfloat16" else vals)
 
 
-@pytest.mark.parametrize("src", ["float32", "float64", "float16", "int64", "int32", "uint8", "bool"])
+@pytest.mark.parametrize(
+    "src", ["float32", "float64", "float16", "int64", "int32", "uint8", "bool"]
+)
 def test_to_bfloat16_rounds_to_nearest_even(src, device):
     skip_on_gpu(device, "bfloat16")
     vals = _src(src, "bfloat16")
@@ -113,7 +111,7 @@ def test_bfloat16_round_trip_loose(device, rng):
     assert back.dtype == rumus.float32
     np.testing.assert_allclose(to_np(back), a, rtol=1 / 128, atol=0)
     # ties go to even: 1 + 2**-8 is halfway between 1 and 1 + 2**-7
-    ties = np.array([1 + 2 ** -8, 1 + 3 * 2 ** -8, -(1 + 2 ** -8)], np.float32)
+    ties = np.array([1 + 2**-8, 1 + 3 * 2**-8, -(1 + 2**-8)], np.float32)
     np.testing.assert_array_equal(to_np(tensor(ties).bfloat16().float()), bf16_round(ties))
 
 
@@ -128,7 +126,10 @@ def test_float_to_int_truncates_toward_zero(device):
     for dst in ("int64", "int32"):
         if device == "cpu":  # float64 is not on the GPU (by design)
             assert_close(tensor(a).to(rdt(dst)), a.astype(dst))
-        assert_close(tensor(a.astype(np.float32), device=device).to(rdt(dst)), a.astype(np.float32).astype(dst))
+        assert_close(
+            tensor(a.astype(np.float32), device=device).to(rdt(dst)),
+            a.astype(np.float32).astype(dst),
+        )
     b = np.abs(a[:-1]).astype(wide(device))
     assert_close(tensor(b, device=device).byte(), b.astype(np.uint8))
 
@@ -145,19 +146,25 @@ def test_to_bool_is_nonzero(device):
 
 
 def test_int_wraparound_casts(device):
-    i64 = np.array([2 ** 33 + 7, -1, 300, -(2 ** 40) - 3, 2 ** 31], np.int64)
+    i64 = np.array([2**33 + 7, -1, 300, -(2**40) - 3, 2**31], np.int64)
     if device == "gpu":  # int64 values beyond 32 bits are not on the GPU (by design)
-        i64 = np.concatenate([fits_32_bits(i64), np.array([2 ** 31 - 1, -(2 ** 31), 65535], np.int64)])
+        i64 = np.concatenate([fits_32_bits(i64), np.array([2**31 - 1, -(2**31), 65535], np.int64)])
     assert_close(tensor(i64, device=device).int(), i64.astype(np.int32))
     assert_close(tensor(i64, device=device).byte(), i64.astype(np.uint8))
-    i32 = np.array([-1, 300, -129, 2 ** 31 - 1], np.int32)
+    i32 = np.array([-1, 300, -129, 2**31 - 1], np.int32)
     assert_close(tensor(i32, device=device).byte(), i32.astype(np.uint8))
     assert_close(tensor(i32, device=device).long(), i32.astype(np.int64))
 
 
 SHORTHANDS = [
-    ("float", "float32"), ("double", "float64"), ("half", "float16"), ("bfloat16", "bfloat16"),
-    ("long", "int64"), ("int", "int32"), ("bool", "bool"), ("byte", "uint8"),
+    ("float", "float32"),
+    ("double", "float64"),
+    ("half", "float16"),
+    ("bfloat16", "bfloat16"),
+    ("long", "int64"),
+    ("int", "int32"),
+    ("bool", "bool"),
+    ("byte", "uint8"),
 ]
 
 
@@ -294,7 +301,9 @@ def test_clone_is_a_copy(dtype, device, rng):
     exp = to_np(t)
     c = t.clone()
     assert c.dtype == t.dtype
-    if device == "cpu":  # data_ptr() raises NotImplementedError on the GPU; the fill_ below checks it
+    if (
+        device == "cpu"
+    ):  # data_ptr() raises NotImplementedError on the GPU; the fill_ below checks it
         assert c.data_ptr() != t.data_ptr()
     assert_close(c, exp, dtype=dtype)
     c.fill_(1)
@@ -408,7 +417,12 @@ def test_casts_with_torch(device, rng):
     a = np.array(FLOAT_VALS, np.float32)
     tt = torch.from_numpy(a)
     if device == "cpu":  # bfloat16 / float16 are not on the GPU (by design)
-        np.testing.assert_array_equal(to_np(tensor(a).to(rumus.bfloat16).float()),
-                                      tt.to(torch.bfloat16).float().numpy())
-        np.testing.assert_array_equal(to_np(tensor(a).to(rumus.float16)), tt.to(torch.float16).numpy())
-    np.testing.assert_array_equal(to_np(tensor(a, device=device).to(rumus.int32)), tt.to(torch.int32).numpy())
+        np.testing.assert_array_equal(
+            to_np(tensor(a).to(rumus.bfloat16).float()), tt.to(torch.bfloat16).float().numpy()
+        )
+        np.testing.assert_array_equal(
+            to_np(tensor(a).to(rumus.float16)), tt.to(torch.float16).numpy()
+        )
+    np.testing.assert_array_equal(
+        to_np(tensor(a, device=device).to(rumus.int32)), tt.to(torch.int32).numpy()
+    )

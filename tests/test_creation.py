@@ -5,7 +5,6 @@ import math
 
 import numpy as np
 import pytest
-
 import rumus
 
 N = 100_000
@@ -37,9 +36,6 @@ def skip_on_gpu(device, *dtypes):
         for d in dtypes:
             if d in NOT_ON_GPU:
                 pytest.skip(f"{d} is not supported on the GPU (by design)")
-
-
-
 
 
 def wide(device):
@@ -137,14 +133,21 @@ def test_like_functions(device):
     base = rumus.tensor(np.arange(6, dtype=npf).reshape(2, 3), device=device)
     check(rumus.zeros_like(base), np.zeros((2, 3), npf), fdt, device)
     check(rumus.ones_like(base), np.ones((2, 3), npf), fdt, device)
-    check(rumus.zeros_like(base, dtype=rumus.int32), np.zeros((2, 3), np.int32), rumus.int32, device)
+    check(
+        rumus.zeros_like(base, dtype=rumus.int32), np.zeros((2, 3), np.int32), rumus.int32, device
+    )
     check(rumus.ones_like(base, dtype=rumus.bool), np.ones((2, 3), bool), rumus.bool, device)
     e = rumus.empty_like(base)
     assert e.shape == (2, 3) and e.dtype == fdt and e.device.type == device
     check(rumus.full_like(base, 3), np.full((2, 3), 3.0, npf), fdt, device)
     ib = rumus.tensor(np.arange(4, dtype=np.int64), device=device)
     check(rumus.full_like(ib, 2), np.full(4, 2, np.int64), rumus.int64, device)
-    check(rumus.full_like(ib, 5, dtype=rumus.float32), np.full(4, 5.0, np.float32), rumus.float32, device)
+    check(
+        rumus.full_like(ib, 5, dtype=rumus.float32),
+        np.full(4, 5.0, np.float32),
+        rumus.float32,
+        device,
+    )
     r = rumus.rand_like(base)
     assert r.shape == (2, 3) and r.dtype == fdt and r.device.type == device
     v = to_np(r)
@@ -162,7 +165,9 @@ def test_like_functions_do_not_alias(device):
     o = rumus.ones_like(base)
     o.fill_(5.0)
     check(base, np.zeros(3, np.float32))
-    if device == "cpu":  # data_ptr() raises NotImplementedError on the GPU; the fill_ above checks it
+    if (
+        device == "cpu"
+    ):  # data_ptr() raises NotImplementedError on the GPU; the fill_ above checks it
         assert o.data_ptr() != base.data_ptr()
 
 
@@ -220,7 +225,15 @@ def test_arange_empty(device):
 
 
 def test_arange_float(device):
-    for args in [(5.0,), (0, 1, 0.1), (1.0, -1.0, -0.25), (1, 2.5), (-3, 3, 0.7), (0.5, 4), (2, 3, 1e-2)]:
+    for args in [
+        (5.0,),
+        (0, 1, 0.1),
+        (1.0, -1.0, -0.25),
+        (1, 2.5),
+        (-3, 3, 0.7),
+        (0.5, 4),
+        (2, 3, 1e-2),
+    ]:
         r = rumus.arange(*args, device=device)
         assert r.dtype == rumus.float32
         assert r.device.type == device
@@ -232,12 +245,28 @@ def test_arange_float(device):
 def test_arange_dtype_kwarg_and_keywords(device):
     d = device
     if device == "cpu":  # float64 / float16 are not on the GPU (by design)
-        check(rumus.arange(0, 5, dtype=rumus.float64), np.arange(0, 5, dtype=np.float64), rumus.float64)
+        check(
+            rumus.arange(0, 5, dtype=rumus.float64),
+            np.arange(0, 5, dtype=np.float64),
+            rumus.float64,
+        )
         check(rumus.arange(4, dtype=rumus.float16), np.arange(4, dtype=np.float16), rumus.float16)
-    check(rumus.arange(4, dtype=rumus.int32, device=d), np.arange(4, dtype=np.int32), rumus.int32, d)
-    check(rumus.arange(0, 5, dtype=rumus.float32, device=d), np.arange(0, 5, dtype=np.float32), rumus.float32, d)
+    check(
+        rumus.arange(4, dtype=rumus.int32, device=d), np.arange(4, dtype=np.int32), rumus.int32, d
+    )
+    check(
+        rumus.arange(0, 5, dtype=rumus.float32, device=d),
+        np.arange(0, 5, dtype=np.float32),
+        rumus.float32,
+        d,
+    )
     check(rumus.arange(start=1, end=7, step=2, device=d), np.arange(1, 7, 2), rumus.int64, d)
-    check(rumus.arange(1, 4, step=1, dtype=rumus.uint8, device=d), np.arange(1, 4, dtype=np.uint8), rumus.uint8, d)
+    check(
+        rumus.arange(1, 4, step=1, dtype=rumus.uint8, device=d),
+        np.arange(1, 4, dtype=np.uint8),
+        rumus.uint8,
+        d,
+    )
 
 
 def test_arange_errors(device):
@@ -275,8 +304,12 @@ def test_linspace(start, end, steps, device):
 
 def test_linspace_one_step_is_start(device):
     # torch.linspace(start, end, 1) == tensor([start])
-    check(rumus.linspace(0, 1, 1, device=device), np.array([0.0], np.float32), rumus.float32, device)
-    check(rumus.linspace(-2.5, 7, steps=1, device=device), np.array([-2.5], np.float32), device=device)
+    check(
+        rumus.linspace(0, 1, 1, device=device), np.array([0.0], np.float32), rumus.float32, device
+    )
+    check(
+        rumus.linspace(-2.5, 7, steps=1, device=device), np.array([-2.5], np.float32), device=device
+    )
 
 
 def test_linspace_dtype_and_errors(device):
@@ -413,7 +446,9 @@ def test_randint_keyword_arguments(device):
     check(r, np.full(5, 2, np.int64), rumus.int64, d)
     r = rumus.randint(high=4, size=(200,), device=d)
     assert set(to_np(r).tolist()) == set(range(4))
-    r = rumus.randint(0, 3, size=(2, 2), generator=rumus.Generator().manual_seed(1), dtype=rumus.int32, device=d)
+    r = rumus.randint(
+        0, 3, size=(2, 2), generator=rumus.Generator().manual_seed(1), dtype=rumus.int32, device=d
+    )
     assert r.shape == (2, 2) and r.dtype == rumus.int32 and r.device.type == device
 
 
@@ -539,7 +574,9 @@ def test_uniform_half_stays_below_hi(device, dtype):
     # A range of a few half-precision values: many draws round up to hi when stored.
     if device == "gpu" and dtype == "bfloat16":
         pytest.skip("bfloat16 tensors are not on the GPU (WGSL has no bfloat16)")
-    t = rumus.empty(4000, dtype=getattr(rumus, dtype), device=device).uniform_(1.0, 1.0078125 if dtype == "float16" else 1.0625)
+    t = rumus.empty(4000, dtype=getattr(rumus, dtype), device=device).uniform_(
+        1.0, 1.0078125 if dtype == "float16" else 1.0625
+    )
     x = to_np(t.float())
     hi = 1.0078125 if dtype == "float16" else 1.0625
     assert (x >= 1.0).all() and (x < hi).all()

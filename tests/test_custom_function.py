@@ -7,11 +7,10 @@ import gc
 
 import numpy as np
 import pytest
-
 import rumus
 import rumus.autograd
-from rumus.autograd import Function
 from conftest import ac, leaf, make, tensor
+from rumus.autograd import Function
 
 agrad = rumus.autograd.grad
 
@@ -78,6 +77,7 @@ class On:
 # --------------------------------------------------------------------------
 # functions under test
 # --------------------------------------------------------------------------
+
 
 class MyExp(Function):
     inside = []
@@ -252,6 +252,7 @@ class BadExp(Function):
 # --------------------------------------------------------------------------
 # tests
 # --------------------------------------------------------------------------
+
 
 def test_custom_exp_values_grad_and_name(device):
     D = On(device)
@@ -469,9 +470,9 @@ def test_double_backward_through_custom_function(device):
     (g,) = agrad(y.sum(), x, create_graph=True)
     assert g.requires_grad
     s, c = np.sin(A), np.cos(A)
-    D.ac(g, 6 * s ** 2 * c)
+    D.ac(g, 6 * s**2 * c)
     (g2,) = agrad(g.sum(), x)
-    D.ac(g2, 12 * s * c ** 2 - 6 * s ** 3, rtol=1e-9, atol=1e-12)
+    D.ac(g2, 12 * s * c**2 - 6 * s**3, rtol=1e-9, atol=1e-12)
 
 
 def test_under_no_grad_outputs_have_no_grad_fn(device):

@@ -12,13 +12,27 @@ import time
 
 import numpy as np
 import pytest
-
 import rumus
-from rumus.utils.data import (BatchSampler, ChainDataset, ConcatDataset, DataLoader, Dataset, IterableDataset,
-                              RandomSampler, SequentialSampler, StackDataset, Subset, SubsetRandomSampler,
-                              TensorDataset, WeightedRandomSampler, default_collate, default_convert,
-                              get_worker_info, random_split)
 from conftest import assert_close, to_np
+from rumus.utils.data import (
+    BatchSampler,
+    ChainDataset,
+    ConcatDataset,
+    DataLoader,
+    Dataset,
+    IterableDataset,
+    RandomSampler,
+    SequentialSampler,
+    StackDataset,
+    Subset,
+    SubsetRandomSampler,
+    TensorDataset,
+    WeightedRandomSampler,
+    default_collate,
+    default_convert,
+    get_worker_info,
+    random_split,
+)
 
 
 def gen(seed):
@@ -220,12 +234,19 @@ def test_random_split_int_lengths():
 
 def test_random_split_fractions_remainder_rule():
     # floor(10 * f) = 3, 3, 3 -> the one left over goes to the first split
-    assert [len(p) for p in random_split(range(10), [0.33, 0.33, 0.34], generator=gen(0))] == [4, 3, 3]
+    assert [len(p) for p in random_split(range(10), [0.33, 0.33, 0.34], generator=gen(0))] == [
+        4,
+        3,
+        3,
+    ]
     # 11 * [0.25]*4 -> 2 each, 3 left over -> the first three get one more
     assert [len(p) for p in random_split(range(11), [0.25] * 4, generator=gen(0))] == [3, 3, 3, 2]
     with pytest.warns(UserWarning, match="Length of split at index") as record:
         parts = random_split(range(2), [0.9, 0.05, 0.05], generator=gen(0))
-    assert [str(w.message)[:26] for w in record] == ["Length of split at index 1", "Length of split at index 2"]
+    assert [str(w.message)[:26] for w in record] == [
+        "Length of split at index 1",
+        "Length of split at index 2",
+    ]
     assert [len(p) for p in parts] == [2, 0, 0]
 
 
@@ -250,7 +271,9 @@ def test_sequential_and_random_sampler():
     assert list(SequentialSampler(range(5))) == [0, 1, 2, 3, 4]
     s = RandomSampler(range(10), generator=gen(3))
     first, second = list(s), list(s)
-    assert sorted(first) == list(range(10)) and sorted(second) == list(range(10)) and first != second
+    assert (
+        sorted(first) == list(range(10)) and sorted(second) == list(range(10)) and first != second
+    )
     assert list(RandomSampler(range(10), generator=gen(3))) == first
     rumus.manual_seed(11)
     a = list(RandomSampler(range(10)))
@@ -263,14 +286,20 @@ def test_random_sampler_num_samples_and_replacement():
     idx = list(s)
     assert len(s) == 17 and len(idx) == 17
     # without replacement: whole permutations, then the start of one more
-    assert sorted(idx[:7]) == list(range(7)) and sorted(idx[7:14]) == list(range(7)) and len(set(idx[14:])) == 3
+    assert (
+        sorted(idx[:7]) == list(range(7))
+        and sorted(idx[7:14]) == list(range(7))
+        and len(set(idx[14:])) == 3
+    )
     s = RandomSampler(range(5), replacement=True, num_samples=5000, generator=gen(1))
     idx = np.array(list(s))
     assert idx.min() == 0 and idx.max() == 4 and len(idx) == 5000
     assert np.all(np.abs(np.bincount(idx) / 5000 - 0.2) < 0.03)
     with pytest.raises(TypeError, match="replacement should be a boolean value"):
         RandomSampler(range(3), replacement=1)
-    with pytest.raises(ValueError, match="num_samples should be a positive integer value, but got num_samples=0"):
+    with pytest.raises(
+        ValueError, match="num_samples should be a positive integer value, but got num_samples=0"
+    ):
         RandomSampler(range(3), num_samples=0)
     with pytest.raises(ValueError, match="num_samples should be a positive integer"):
         RandomSampler([])
@@ -303,14 +332,18 @@ def test_weighted_random_sampler_without_replacement():
     assert sorted(idx) == [0, 1, 3, 4]
     # the heavy item comes first far more often than uniformly (5/8 of the time)
     g = gen(1)
-    firsts = [list(WeightedRandomSampler(w, 2, replacement=False, generator=g))[0] for _ in range(800)]
+    firsts = [
+        list(WeightedRandomSampler(w, 2, replacement=False, generator=g))[0] for _ in range(800)
+    ]
     assert abs(firsts.count(0) / 800 - 5 / 8) < 0.06
     with pytest.raises(RuntimeError, match="cannot draw 5 samples without replacement from 4"):
         WeightedRandomSampler(w, 5, replacement=False)
 
 
 def test_weighted_random_sampler_errors():
-    with pytest.raises(ValueError, match="weights should be a 1d sequence but given weights have shape"):
+    with pytest.raises(
+        ValueError, match="weights should be a 1d sequence but given weights have shape"
+    ):
         WeightedRandomSampler([[1.0, 2.0]], 2)
     with pytest.raises(ValueError, match="num_samples should be a positive integer"):
         WeightedRandomSampler([1.0], 0)
@@ -325,7 +358,9 @@ def test_batch_sampler():
     assert list(BatchSampler(range(7), 3, True)) == [[0, 1, 2], [3, 4, 5]]
     assert len(BatchSampler(range(7), 3, False)) == 3 and len(BatchSampler(range(7), 3, True)) == 2
     assert len(BatchSampler(range(6), 3, False)) == 2
-    with pytest.raises(ValueError, match="batch_size should be a positive integer value, but got batch_size=0"):
+    with pytest.raises(
+        ValueError, match="batch_size should be a positive integer value, but got batch_size=0"
+    ):
         BatchSampler(range(3), 0, False)
     with pytest.raises(ValueError, match="drop_last should be a boolean value"):
         BatchSampler(range(3), 2, 0)
@@ -340,13 +375,17 @@ def test_default_collate_numbers_and_arrays():
     assert_close(default_collate([1.5, 2.0]), np.array([1.5, 2.0]))  # Python float -> float64
     assert_close(default_collate([1, 2]), np.array([1, 2], dtype=np.int64))
     assert_close(default_collate([True, False]), np.array([True, False]))
-    assert_close(default_collate([np.float32(1), np.float32(2)]), np.array([1, 2], dtype=np.float32))
+    assert_close(
+        default_collate([np.float32(1), np.float32(2)]), np.array([1, 2], dtype=np.float32)
+    )
     assert_close(default_collate([np.int32(3), np.int32(4)]), np.array([3, 4], dtype=np.int32))
     assert_close(default_collate([np.array(1.0), np.array(2.0)]), np.array([1.0, 2.0]))
     a = np.arange(6, dtype=np.int64).reshape(2, 3)
     assert_close(default_collate([a, a + 10]), np.stack([a, a + 10]))
     t = [rumus.tensor(np.full((2, 2), i, dtype=np.float32)) for i in range(3)]
-    assert_close(default_collate(t), np.stack([np.full((2, 2), i, dtype=np.float32) for i in range(3)]))
+    assert_close(
+        default_collate(t), np.stack([np.full((2, 2), i, dtype=np.float32) for i in range(3)])
+    )
     assert default_collate(["a", "b"]) == ["a", "b"]
     assert default_collate([b"a", b"b"]) == [b"a", b"b"]
 
@@ -355,8 +394,10 @@ Point = collections.namedtuple("Point", "x label")
 
 
 def test_default_collate_nested():
-    batch = [{"a": (1, "p", [0.5, np.float32(2)]), "b": Point(np.array([1, 2]), "q")},
-             {"a": (2, "r", [1.5, np.float32(3)]), "b": Point(np.array([3, 4]), "s")}]
+    batch = [
+        {"a": (1, "p", [0.5, np.float32(2)]), "b": Point(np.array([1, 2]), "q")},
+        {"a": (2, "r", [1.5, np.float32(3)]), "b": Point(np.array([3, 4]), "s")},
+    ]
     out = default_collate(batch)
     assert set(out) == {"a", "b"}
     a0, a1, a2 = out["a"]  # tuples become lists
@@ -373,7 +414,9 @@ def test_default_collate_nested():
 def test_default_collate_errors():
     with pytest.raises(RuntimeError, match="each element in list of batch should be of equal size"):
         default_collate([[1, 2], [3]])
-    with pytest.raises(TypeError, match="batch must contain tensors, numpy arrays, numbers, dicts or lists; found"):
+    with pytest.raises(
+        TypeError, match="batch must contain tensors, numpy arrays, numbers, dicts or lists; found"
+    ):
         default_collate([object(), object()])
     with pytest.raises(TypeError, match="found <U1"):
         default_collate([np.array(["a"]), np.array(["b"])])
@@ -382,7 +425,9 @@ def test_default_collate_errors():
 
 
 def test_default_convert():
-    out = default_convert({"a": np.array([1.0, 2.0]), "b": (np.int64(3), "s", 4), "c": [np.array([True])]})
+    out = default_convert(
+        {"a": np.array([1.0, 2.0]), "b": (np.int64(3), "s", 4), "c": [np.array([True])]}
+    )
     assert_close(out["a"], np.array([1.0, 2.0]))
     assert isinstance(out["b"], list)
     assert_close(out["b"][0], np.array(3, dtype=np.int64))
@@ -430,10 +475,14 @@ def test_loader_with_samplers():
     assert [b.tolist() for b in loader] == [[9, 8, 1], [0]]
     loader = DataLoader(range(10), batch_sampler=[[1, 2], [5], [7, 7, 7]])
     assert [b.tolist() for b in loader] == [[1, 2], [5], [7, 7, 7]] and len(loader) == 3
-    loader = DataLoader(range(10), batch_size=4, sampler=SubsetRandomSampler([0, 2, 4, 6, 8], generator=gen(0)))
+    loader = DataLoader(
+        range(10), batch_size=4, sampler=SubsetRandomSampler([0, 2, 4, 6, 8], generator=gen(0))
+    )
     got = sorted(sum((b.tolist() for b in loader), []))
     assert got == [0, 2, 4, 6, 8]
-    part = random_split(Squares(10), [4, 6], generator=gen(0))[0]  # a Subset: fetched with __getitems__
+    part = random_split(Squares(10), [4, 6], generator=gen(0))[
+        0
+    ]  # a Subset: fetched with __getitems__
     batch = next(iter(DataLoader(part, batch_size=4)))
     assert batch["y"].tolist() == part.indices
 
@@ -460,8 +509,14 @@ def test_loader_argument_checks():
     cases = [
         (dict(num_workers=-1), "num_workers option should be non-negative"),
         (dict(timeout=-1), "timeout option should be non-negative"),
-        (dict(prefetch_factor=2), "prefetch_factor option could only be specified in multiprocessing"),
-        (dict(num_workers=1, prefetch_factor=0), "prefetch_factor option should be a positive integer"),
+        (
+            dict(prefetch_factor=2),
+            "prefetch_factor option could only be specified in multiprocessing",
+        ),
+        (
+            dict(num_workers=1, prefetch_factor=0),
+            "prefetch_factor option should be a positive integer",
+        ),
         (dict(persistent_workers=True), "persistent_workers option needs num_workers > 0"),
         (dict(sampler=[0, 1], shuffle=True), "sampler option is mutually exclusive with shuffle"),
         (dict(batch_sampler=[[0]], batch_size=2), "batch_sampler option is mutually exclusive"),
@@ -469,20 +524,33 @@ def test_loader_argument_checks():
         (dict(batch_sampler=[[0]], drop_last=True), "batch_sampler option is mutually exclusive"),
         (dict(batch_size=None, drop_last=True), "batch_size=None option disables auto-batching"),
         (dict(batch_size=0), "batch_size should be a positive integer value"),
-        (dict(multiprocessing_context="spawn"), "multiprocessing_context can only be used with multi-process"),
-        (dict(num_workers=1, multiprocessing_context="nope"), "should specify a valid start method"),
+        (
+            dict(multiprocessing_context="spawn"),
+            "multiprocessing_context can only be used with multi-process",
+        ),
+        (
+            dict(num_workers=1, multiprocessing_context="nope"),
+            "should specify a valid start method",
+        ),
     ]
     for kw, msg in cases:
         with pytest.raises(ValueError, match=msg):
             DataLoader(ds, **kw)
     with pytest.raises(TypeError, match="should be a valid context object"):
         DataLoader(ds, num_workers=1, multiprocessing_context=3)
-    for kw, what in [(dict(shuffle=True), "shuffle"), (dict(sampler=[0]), "sampler"),
-                     (dict(batch_sampler=[[0]]), "batch_sampler")]:
-        with pytest.raises(ValueError, match=f"DataLoader with IterableDataset: expected unspecified {what}"):
+    for kw, what in [
+        (dict(shuffle=True), "shuffle"),
+        (dict(sampler=[0]), "sampler"),
+        (dict(batch_sampler=[[0]]), "batch_sampler"),
+    ]:
+        with pytest.raises(
+            ValueError, match=f"DataLoader with IterableDataset: expected unspecified {what}"
+        ):
             DataLoader(Stream(), **kw)
     loader = DataLoader(ds)
-    with pytest.raises(ValueError, match="batch_size attribute should not be set after DataLoader is initialized"):
+    with pytest.raises(
+        ValueError, match="batch_size attribute should not be set after DataLoader is initialized"
+    ):
         loader.batch_size = 3
     loader.num_workers = 2  # not frozen, as in PyTorch
     with pytest.warns(UserWarning, match="pin_memory"):
@@ -490,8 +558,15 @@ def test_loader_argument_checks():
 
 
 def test_iterable_dataset_single_process():
-    assert [b.tolist() for b in DataLoader(Stream(0, 7), batch_size=3)] == [[0, 1, 2], [3, 4, 5], [6]]
-    assert [b.tolist() for b in DataLoader(Stream(0, 7), batch_size=3, drop_last=True)] == [[0, 1, 2], [3, 4, 5]]
+    assert [b.tolist() for b in DataLoader(Stream(0, 7), batch_size=3)] == [
+        [0, 1, 2],
+        [3, 4, 5],
+        [6],
+    ]
+    assert [b.tolist() for b in DataLoader(Stream(0, 7), batch_size=3, drop_last=True)] == [
+        [0, 1, 2],
+        [3, 4, 5],
+    ]
     assert [b for b in DataLoader(Stream(0, 3), batch_size=None)] == [0, 1, 2]
     assert len(DataLoader(Stream(0, 7), batch_size=3)) == 3
     assert len(DataLoader(Stream(0, 7), batch_size=3, drop_last=True)) == 2
@@ -514,14 +589,34 @@ def test_threads_match_single_process(num_workers, prefetch):
     assert len(loader) == len(ref)
     assert_same(list(loader), ref)
     shuffled = list(DataLoader(ds, batch_size=4, shuffle=True, generator=gen(5), drop_last=True))
-    assert_same(list(DataLoader(ds, batch_size=4, shuffle=True, generator=gen(5), drop_last=True,
-                                num_workers=num_workers, prefetch_factor=prefetch)), shuffled)
+    assert_same(
+        list(
+            DataLoader(
+                ds,
+                batch_size=4,
+                shuffle=True,
+                generator=gen(5),
+                drop_last=True,
+                num_workers=num_workers,
+                prefetch_factor=prefetch,
+            )
+        ),
+        shuffled,
+    )
     assert worker_threads() == []
 
 
 def test_threads_out_of_order_delivery():
     ds = Squares(16, delay=0.002)
-    got = list(DataLoader(ds, batch_size=2, num_workers=3, in_order=False, collate_fn=lambda b: [s["y"] for s in b]))
+    got = list(
+        DataLoader(
+            ds,
+            batch_size=2,
+            num_workers=3,
+            in_order=False,
+            collate_fn=lambda b: [s["y"] for s in b],
+        )
+    )
     assert sorted(sum(got, [])) == list(range(16))
 
 
@@ -534,11 +629,21 @@ def test_thread_worker_info_and_init_fn():
     assert [b[0, 1] for b in batches] == [0, 1, 0, 1]
     assert all((b[:, 2] == 2).all() and (b[:, 3] == os.getpid()).all() for b in batches)
     info_box = []
-    next(iter(DataLoader(range(2), num_workers=1, collate_fn=lambda b: info_box.append(get_worker_info()))))
+    next(
+        iter(
+            DataLoader(
+                range(2), num_workers=1, collate_fn=lambda b: info_box.append(get_worker_info())
+            )
+        )
+    )
     info = info_box[0]
     assert info.id == 0 and info.num_workers == 1 and isinstance(info.seed, int)
     infos = {}
-    list(DataLoader(range(6), num_workers=3, collate_fn=lambda b: infos.setdefault(b[0], get_worker_info())))
+    list(
+        DataLoader(
+            range(6), num_workers=3, collate_fn=lambda b: infos.setdefault(b[0], get_worker_info())
+        )
+    )
     assert [infos[i].id for i in range(3)] == [0, 1, 2]
     assert infos[1].seed == infos[0].seed + 1 and infos[2].seed == infos[0].seed + 2
     with pytest.raises(RuntimeError, match="Cannot assign attributes to WorkerInfo"):
@@ -550,7 +655,9 @@ def test_thread_worker_exception_is_reraised(exc):
     loader = DataLoader(Failing(7, exc), batch_size=2, num_workers=2)
     it = iter(loader)
     assert [next(it).tolist() for _ in range(3)] == [[0, 1], [2, 3], [4, 5]]
-    with pytest.raises(exc, match=r"(?s)Caught \w+Error in DataLoader worker thread 1.*sample 7 is broken") as ei:
+    with pytest.raises(
+        exc, match=r"(?s)Caught \w+Error in DataLoader worker thread 1.*sample 7 is broken"
+    ) as ei:
         next(it)
     # as in PyTorch, the iterator goes on after a failed batch
     assert [b.tolist() for b in it] == [[8, 9], [10, 11]]
@@ -592,22 +699,49 @@ def test_timeout():
 
 @pytest.mark.parametrize("num_workers", [1, 2, 3])
 def test_iterable_dataset_sharding_with_threads(num_workers):
-    got = sum((b.tolist() for b in DataLoader(Stream(0, 20), batch_size=3, num_workers=num_workers)), [])
+    got = sum(
+        (b.tolist() for b in DataLoader(Stream(0, 20), batch_size=3, num_workers=num_workers)), []
+    )
     assert sorted(got) == list(range(20))
     # without sharding every worker yields the whole stream
-    dup = sum((b.tolist() for b in DataLoader(Stream(0, 5, shard=False), batch_size=2,
-                                              num_workers=num_workers)), [])
+    dup = sum(
+        (
+            b.tolist()
+            for b in DataLoader(Stream(0, 5, shard=False), batch_size=2, num_workers=num_workers)
+        ),
+        [],
+    )
     assert sorted(dup) == sorted(list(range(5)) * num_workers)
     dropped = list(DataLoader(Stream(0, 20), batch_size=3, num_workers=2, drop_last=True))
     assert all(len(b) == 3 for b in dropped)  # each worker drops its own short last batch
-    assert sorted(sum((b.tolist() for b in dropped), [])) == [0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 11, 12, 13, 14, 15,
-                                                              16, 17, 18]
+    assert sorted(sum((b.tolist() for b in dropped), [])) == [
+        0,
+        1,
+        2,
+        3,
+        4,
+        5,
+        6,
+        7,
+        8,
+        10,
+        11,
+        12,
+        13,
+        14,
+        15,
+        16,
+        17,
+        18,
+    ]
     assert worker_threads() == []
 
 
 def test_persistent_workers_keep_threads_between_epochs():
     ds = Squares(9)
-    loader = DataLoader(ds, batch_size=2, num_workers=2, persistent_workers=True, shuffle=True, generator=gen(1))
+    loader = DataLoader(
+        ds, batch_size=2, num_workers=2, persistent_workers=True, shuffle=True, generator=gen(1)
+    )
     # same prefetching, so the same draws from the generator even in a stopped epoch
     ref = DataLoader(ds, batch_size=2, shuffle=True, generator=gen(1), num_workers=2)
     it1 = iter(loader)
@@ -637,12 +771,22 @@ def test_persistent_workers_keep_threads_between_epochs():
 
 def test_spawn_processes_match_single_process():
     ds = Squares(11)
-    loader = DataLoader(ds, batch_size=3, num_workers=2, multiprocessing_context="spawn",
-                        shuffle=True, generator=gen(4))
+    loader = DataLoader(
+        ds,
+        batch_size=3,
+        num_workers=2,
+        multiprocessing_context="spawn",
+        shuffle=True,
+        generator=gen(4),
+    )
     ref = list(DataLoader(ds, batch_size=3, shuffle=True, generator=gen(4)))
     assert_same(list(loader), ref)
-    pairs = DataLoader(TensorDataset(rumus.arange(6), rumus.tensor(np.arange(6.0)).to(rumus.float64)),
-                       batch_size=4, num_workers=1, multiprocessing_context="spawn")
+    pairs = DataLoader(
+        TensorDataset(rumus.arange(6), rumus.tensor(np.arange(6.0)).to(rumus.float64)),
+        batch_size=4,
+        num_workers=1,
+        multiprocessing_context="spawn",
+    )
     (a, b), (c, d) = list(pairs)
     assert_close(a, np.arange(4))
     assert_close(b, np.arange(4.0))
@@ -652,28 +796,47 @@ def test_spawn_processes_match_single_process():
 
 def test_fork_processes_info_sharding_and_errors():
     ctx = multiprocessing.get_context("fork")
-    batches = [to_np(b) for b in DataLoader(WhoAmI(), batch_size=2, num_workers=2, multiprocessing_context=ctx)]
+    batches = [
+        to_np(b)
+        for b in DataLoader(WhoAmI(), batch_size=2, num_workers=2, multiprocessing_context=ctx)
+    ]
     assert [b[0, 1] for b in batches] == [0, 1, 0, 1]
     pids = {b[0, 3] for b in batches}
     assert len(pids) == 2 and os.getpid() not in pids
-    got = sum((b.tolist() for b in DataLoader(Stream(0, 13), batch_size=2, num_workers=3,
-                                              multiprocessing_context=ctx)), [])
+    got = sum(
+        (
+            b.tolist()
+            for b in DataLoader(
+                Stream(0, 13), batch_size=2, num_workers=3, multiprocessing_context=ctx
+            )
+        ),
+        [],
+    )
     assert sorted(got) == list(range(13))
     loader = DataLoader(Failing(3), batch_size=2, num_workers=2, multiprocessing_context=ctx)
-    with pytest.raises(ValueError, match=r"(?s)Caught ValueError in DataLoader worker process 1.*sample 3"):
+    with pytest.raises(
+        ValueError, match=r"(?s)Caught ValueError in DataLoader worker process 1.*sample 3"
+    ):
         list(loader)
-    with pytest.raises(RuntimeError, match=r"DataLoader worker \(pid\(s\) \d+\) exited unexpectedly"):
+    with pytest.raises(
+        RuntimeError, match=r"DataLoader worker \(pid\(s\) \d+\) exited unexpectedly"
+    ):
         list(DataLoader(DiesAt(), batch_size=2, num_workers=2, multiprocessing_context=ctx))
     # a batch that can't be pickled is reported, not lost in the queue
-    unpicklable = DataLoader(range(2), num_workers=1, multiprocessing_context=ctx,
-                             collate_fn=lambda b: threading.Lock())
-    with pytest.raises(TypeError, match=r"(?s)worker process 0 \(sending its batch to the main process\).*pickle"):
+    unpicklable = DataLoader(
+        range(2), num_workers=1, multiprocessing_context=ctx, collate_fn=lambda b: threading.Lock()
+    )
+    with pytest.raises(
+        TypeError, match=r"(?s)worker process 0 \(sending its batch to the main process\).*pickle"
+    ):
         list(unpicklable)
 
 
 def test_fork_processes_seed_their_generators():
     def run():
-        loader = DataLoader(Noise(), batch_size=2, num_workers=2, multiprocessing_context="fork", generator=gen(9))
+        loader = DataLoader(
+            Noise(), batch_size=2, num_workers=2, multiprocessing_context="fork", generator=gen(9)
+        )
         return [to_np(b) for b in loader]
 
     first, again = run(), run()
@@ -699,7 +862,7 @@ def test_forked_child_can_run_a_parallel_kernel():
     p = ctx.Process(target=_big_op, args=(q,), daemon=True)
     p.start()
     try:
-        assert q.get(timeout=10) == (2 * 1024 * 1024, 512.0 ** 3, 64 * 16 * 14 * 14 * 72.0)
+        assert q.get(timeout=10) == (2 * 1024 * 1024, 512.0**3, 64 * 16 * 14 * 14 * 72.0)
     finally:
         p.kill()
         p.join()

@@ -6,9 +6,9 @@ import operator
 
 import numpy as np
 import pytest
-
 import rumus
 from conftest import assert_close, make, noncontig, rdt, tensor, to_np
+
 
 def SQ():
     return np.errstate(all="ignore")
@@ -40,9 +40,6 @@ def wide(device):
     return "float64" if device == "cpu" else "float32"
 
 
-
-
-
 def assert_same_data(a, b, device):
     """``a`` and ``b`` are the same memory: equal data_ptr() on the CPU. On the
     GPU data_ptr() raises NotImplementedError, so write through ``a`` and read
@@ -71,7 +68,7 @@ def _gelu(x):
 
 
 def _gelu_tanh(x):
-    return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
+    return 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x**3)))
 
 
 def _elu(x, alpha=1.0):
@@ -179,7 +176,9 @@ def test_float_unary_int_promotes_to_float32(name, fn, dom, idom, dtype, device,
 
 
 @pytest.mark.parametrize("dtype", ["uint8", "bool"])
-@pytest.mark.parametrize("name,fn", [("exp", np.exp), ("sqrt", np.sqrt), ("sigmoid", _sigmoid), ("sin", np.sin)])
+@pytest.mark.parametrize(
+    "name,fn", [("exp", np.exp), ("sqrt", np.sqrt), ("sigmoid", _sigmoid), ("sin", np.sin)]
+)
 def test_float_unary_uint8_bool_promote(name, fn, dtype, device, rng):
     a = make((7,), dtype, rng)
     assert_close(getattr(rumus, name)(tensor(a, device=device)), _ref(fn, a, np.float32))
@@ -209,14 +208,22 @@ def test_float_unary_empty(name, fn, dom, idom, device):
 
 
 # log1p / expm1 / tanh / sin / tan of tiny arguments: relative accuracy (no atol)
-SMALL_ARG = [("log1p", np.log1p), ("expm1", np.expm1), ("tanh", np.tanh), ("sin", np.sin), ("tan", np.tan)]
+SMALL_ARG = [
+    ("log1p", np.log1p),
+    ("expm1", np.expm1),
+    ("tanh", np.tanh),
+    ("sin", np.sin),
+    ("tan", np.tan),
+]
 
 
 @pytest.mark.parametrize("name,fn", SMALL_ARG, ids=[r[0] for r in SMALL_ARG])
 def test_float_unary_small_arguments(name, fn, device):
     x = np.array([1e-30, 1e-8, 1e-5, 1e-4, 1e-3], np.float32)
     a = np.concatenate([x, -x])
-    assert_close(getattr(rumus, name)(tensor(a, device=device)), _ref(fn, a, np.float32), rtol=1e-5, atol=0)
+    assert_close(
+        getattr(rumus, name)(tensor(a, device=device)), _ref(fn, a, np.float32), rtol=1e-5, atol=0
+    )
 
 
 @pytest.mark.parametrize("name,fn,dtypes", PRESERVING_UNARY, ids=[r[0] for r in PRESERVING_UNARY])
@@ -237,7 +244,9 @@ def test_preserving_unary_noncontig_0d(name, fn, dtypes, device, rng):
     for kind, t, vals in noncontig(a, device=device):
         assert_close(getattr(rumus, name)(t), fn(vals))
     a0 = np.asarray(np.float32(-1.75))
-    assert_close(getattr(rumus, name)(tensor(a0, device=device)), np.asarray(fn(a0)).astype(np.float32))
+    assert_close(
+        getattr(rumus, name)(tensor(a0, device=device)), np.asarray(fn(a0)).astype(np.float32)
+    )
 
 
 @pytest.mark.parametrize("name,fn,dtypes", PRESERVING_UNARY, ids=[r[0] for r in PRESERVING_UNARY])
@@ -274,8 +283,15 @@ def test_sign_of_zero_and_nan(device):
     assert_close(rumus.sign(tensor(a, device=device)), np.sign(a))
 
 
-SPECIAL_UNARY = [("exp", np.exp), ("log", np.log), ("sqrt", np.sqrt), ("sigmoid", _sigmoid),
-                 ("tanh", np.tanh), ("log1p", np.log1p), ("reciprocal", _reciprocal)]
+SPECIAL_UNARY = [
+    ("exp", np.exp),
+    ("log", np.log),
+    ("sqrt", np.sqrt),
+    ("sigmoid", _sigmoid),
+    ("tanh", np.tanh),
+    ("log1p", np.log1p),
+    ("reciprocal", _reciprocal),
+]
 
 
 @pytest.mark.parametrize("name,fn", SPECIAL_UNARY, ids=[r[0] for r in SPECIAL_UNARY])
@@ -317,8 +333,10 @@ def test_softplus_threshold_branches(device):
     # beta * x just above / below the threshold; large values stay linear (no overflow)
     a = np.array([19.9, 20.1, 25.0, 100.0, -100.0, 0.0], np.float32)
     assert_close(rumus.softplus(tensor(a, device=device)), _ref(_softplus, a, np.float32))
-    assert_close(rumus.softplus(tensor(a, device=device), beta=2.0, threshold=10.0),
-                 _ref(lambda x: _softplus(x, 2.0, 10.0), a, np.float32))
+    assert_close(
+        rumus.softplus(tensor(a, device=device), beta=2.0, threshold=10.0),
+        _ref(lambda x: _softplus(x, 2.0, 10.0), a, np.float32),
+    )
 
 
 def test_relu_method_matches_function(device, rng):
@@ -328,8 +346,16 @@ def test_relu_method_matches_function(device, rng):
     assert_close(t.sigmoid(), _ref(_sigmoid, a, np.float32))
 
 
-HALF_UNARY = [("exp", np.exp), ("sqrt", np.sqrt), ("sigmoid", _sigmoid), ("tanh", np.tanh),
-              ("relu", _relu), ("neg", np.negative), ("abs", np.abs), ("sin", np.sin)]
+HALF_UNARY = [
+    ("exp", np.exp),
+    ("sqrt", np.sqrt),
+    ("sigmoid", _sigmoid),
+    ("tanh", np.tanh),
+    ("relu", _relu),
+    ("neg", np.negative),
+    ("abs", np.abs),
+    ("sin", np.sin),
+]
 
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
@@ -375,14 +401,25 @@ def _ref_bin(op):
 
 
 BIN_NP = {
-    "add": np.add, "sub": np.subtract, "mul": np.multiply,
-    "floor_divide": np.floor_divide, "remainder": np.remainder, "fmod": np.fmod,
-    "pow": np.power, "maximum": np.maximum, "minimum": np.minimum,
+    "add": np.add,
+    "sub": np.subtract,
+    "mul": np.multiply,
+    "floor_divide": np.floor_divide,
+    "remainder": np.remainder,
+    "fmod": np.fmod,
+    "pow": np.power,
+    "maximum": np.maximum,
+    "minimum": np.minimum,
 }
 
 BIN_OPERATOR = {
-    "add": operator.add, "sub": operator.sub, "mul": operator.mul, "div": operator.truediv,
-    "true_divide": operator.truediv, "floor_divide": operator.floordiv, "remainder": operator.mod,
+    "add": operator.add,
+    "sub": operator.sub,
+    "mul": operator.mul,
+    "div": operator.truediv,
+    "true_divide": operator.truediv,
+    "floor_divide": operator.floordiv,
+    "remainder": operator.mod,
     "pow": operator.pow,
 }
 
@@ -483,7 +520,9 @@ def test_binary_empty(name, dtypes, kind, device):
     e = np.zeros((0, 3), np.float32)
     row = np.ones((3,), np.float32)
     assert_close(getattr(rumus, name)(T(e), T(row)), np.zeros((0, 3), np.float32))
-    assert_close(getattr(rumus, name)(T(e), T(np.ones((0, 1), np.float32))), np.zeros((0, 3), np.float32))
+    assert_close(
+        getattr(rumus, name)(T(e), T(np.ones((0, 1), np.float32))), np.zeros((0, 3), np.float32)
+    )
 
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
@@ -494,8 +533,13 @@ def test_half_binary(name, dtype, device, rng):
     b = _nonzero(make((3, 4), "float32", rng))
     ta, tb = tensor(a, dtype), tensor(b, dtype)
     xa, xb = to_np(ta).astype(np.float32), to_np(tb).astype(np.float32)
-    ref = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
-           "maximum": np.maximum}[name](xa, xb)
+    ref = {
+        "add": np.add,
+        "sub": np.subtract,
+        "mul": np.multiply,
+        "div": np.divide,
+        "maximum": np.maximum,
+    }[name](xa, xb)
     assert_close(getattr(rumus, name)(ta, tb), ref, dtype=dtype)
 
 
@@ -503,10 +547,17 @@ def test_add_sub_alpha(device, rng):
     fd = wide(device)
     a, b = make((2, 3), fd, rng), make((2, 3), fd, rng)
     a64, b64 = a.astype(np.float64), b.astype(np.float64)  # a copy on the CPU (float64 already)
-    assert_close(rumus.add(tensor(a, device=device), tensor(b, device=device), alpha=2.5), (a64 + 2.5 * b64).astype(fd))
-    assert_close(tensor(a, device=device).sub(tensor(b, device=device), alpha=3), (a64 - 3 * b64).astype(fd))
+    assert_close(
+        rumus.add(tensor(a, device=device), tensor(b, device=device), alpha=2.5),
+        (a64 + 2.5 * b64).astype(fd),
+    )
+    assert_close(
+        tensor(a, device=device).sub(tensor(b, device=device), alpha=3), (a64 - 3 * b64).astype(fd)
+    )
     ai, bi = make((4,), "int64", rng), make((4,), "int64", rng)
-    assert_close(rumus.add(tensor(ai, device=device), tensor(bi, device=device), alpha=2), ai + 2 * bi)
+    assert_close(
+        rumus.add(tensor(ai, device=device), tensor(bi, device=device), alpha=2), ai + 2 * bi
+    )
     with pytest.raises(RuntimeError):
         rumus.add(tensor(ai, device=device), tensor(bi, device=device), alpha=0.5)
 
@@ -555,8 +606,13 @@ def test_integer_division_by_zero_raises(name, device):
 # --------------------------------------------------------------------------
 
 SCALAR_OPS = [
-    ("+", operator.add), ("-", operator.sub), ("*", operator.mul), ("/", operator.truediv),
-    ("//", operator.floordiv), ("%", operator.mod), ("**", operator.pow),
+    ("+", operator.add),
+    ("-", operator.sub),
+    ("*", operator.mul),
+    ("/", operator.truediv),
+    ("//", operator.floordiv),
+    ("%", operator.mod),
+    ("**", operator.pow),
 ]
 
 
@@ -656,8 +712,10 @@ PROMOTION = [
 def _mk_operand(spec, device="cpu"):
     if isinstance(spec, tuple):
         dt, vals = spec
-        return (tensor(np.array(vals, dtype=np.float32 if dt == "bfloat16" else dt), dt, device),
-                np.array(vals, np.float64))
+        return (
+            tensor(np.array(vals, dtype=np.float32 if dt == "bfloat16" else dt), dt, device),
+            np.array(vals, np.float64),
+        )
     return spec, np.float64(spec)
 
 
@@ -674,7 +732,12 @@ def test_type_promotion(a, b, op, out, device):
     exp = np.broadcast_to(np.asarray(exp), shape)
     r = fn(ta, tb)
     npout = np.float32 if out == "bfloat16" else out
-    assert_close(r, np.asarray(exp).astype(npout), dtype=out, rtol=1e-2 if out in ("float16", "bfloat16") else None)
+    assert_close(
+        r,
+        np.asarray(exp).astype(npout),
+        dtype=out,
+        rtol=1e-2 if out in ("float16", "bfloat16") else None,
+    )
     # commutative ops: the other order promotes the same way
     if op in "+*":
         assert fn(tb, ta).dtype == rdt(out)
@@ -688,7 +751,10 @@ def test_promotion_function_forms(device):
     else:
         assert rumus.add(i, rumus.tensor([0.5, 1.5, 2.5], device=device)).dtype == rumus.float32
     assert rumus.mul(i, 2.0).dtype == rumus.float32
-    assert rumus.maximum(i, rumus.tensor([1, 5, 0], dtype=rumus.int32, device=device)).dtype == rumus.int64
+    assert (
+        rumus.maximum(i, rumus.tensor([1, 5, 0], dtype=rumus.int32, device=device)).dtype
+        == rumus.int64
+    )
     assert rumus.div(i, i).dtype == rumus.float32
     assert rumus.floor_divide(i, 2).dtype == rumus.int64
     assert rumus.remainder(i, 2.0).dtype == rumus.float32
@@ -699,8 +765,12 @@ def test_promotion_function_forms(device):
 # --------------------------------------------------------------------------
 
 CMP = [
-    ("eq", "__eq__", np.equal), ("ne", "__ne__", np.not_equal), ("lt", "__lt__", np.less),
-    ("le", "__le__", np.less_equal), ("gt", "__gt__", np.greater), ("ge", "__ge__", np.greater_equal),
+    ("eq", "__eq__", np.equal),
+    ("ne", "__ne__", np.not_equal),
+    ("lt", "__lt__", np.less),
+    ("le", "__le__", np.less_equal),
+    ("gt", "__gt__", np.greater),
+    ("ge", "__ge__", np.greater_equal),
 ]
 
 
@@ -734,27 +804,42 @@ def test_comparisons_scalar_and_mixed(name, dunder, fn, device, rng):
     assert_close(getattr(t, dunder)(0.5), fn(a, 0.5))
     f = make((7,), "float32", rng)
     f[:3] = a[:3]
-    assert_close(getattr(rumus, name)(t, tensor(f, device=device)), fn(a.astype(np.float64), f.astype(np.float64)))
+    assert_close(
+        getattr(rumus, name)(t, tensor(f, device=device)),
+        fn(a.astype(np.float64), f.astype(np.float64)),
+    )
     # reflected: 1 < t  is  t > 1
-    refl = {"lt": operator.lt, "le": operator.le, "gt": operator.gt, "ge": operator.ge,
-            "eq": operator.eq, "ne": operator.ne}[name]
+    refl = {
+        "lt": operator.lt,
+        "le": operator.le,
+        "gt": operator.gt,
+        "ge": operator.ge,
+        "eq": operator.eq,
+        "ne": operator.ne,
+    }[name]
     assert_close(refl(1, t), refl(1, a))
     # 0-d and empty
-    assert_close(getattr(rumus, name)(rumus.tensor(1.5, device=device), rumus.tensor(2.5, device=device)),
-                 np.asarray(fn(1.5, 2.5)))
+    assert_close(
+        getattr(rumus, name)(rumus.tensor(1.5, device=device), rumus.tensor(2.5, device=device)),
+        np.asarray(fn(1.5, 2.5)),
+    )
 
 
 @pytest.mark.parametrize("name,dunder,fn", CMP, ids=[r[0] for r in CMP])
 def test_comparisons_empty(name, dunder, fn, device):
-    assert_close(getattr(rumus, name)(rumus.zeros(0, 3, device=device), rumus.zeros(3, device=device)),
-                 np.zeros((0, 3), bool))
+    assert_close(
+        getattr(rumus, name)(rumus.zeros(0, 3, device=device), rumus.zeros(3, device=device)),
+        np.zeros((0, 3), bool),
+    )
 
 
 def test_comparisons_nan(device):
     a = np.array([np.nan, 1.0, np.nan], np.float32)
     b = np.array([np.nan, np.nan, 1.0], np.float32)
     for name, dunder, fn in CMP:
-        assert_close(getattr(rumus, name)(tensor(a, device=device), tensor(b, device=device)), fn(a, b))
+        assert_close(
+            getattr(rumus, name)(tensor(a, device=device), tensor(b, device=device)), fn(a, b)
+        )
 
 
 def test_comparison_float32_vs_float64_promotes(device):
@@ -772,7 +857,11 @@ def _tri(shape, dt, rng):
     return rng.integers(lo, 2, size=shape).astype(dt)
 
 
-LOGICAL = [("logical_and", np.logical_and), ("logical_or", np.logical_or), ("logical_xor", np.logical_xor)]
+LOGICAL = [
+    ("logical_and", np.logical_and),
+    ("logical_or", np.logical_or),
+    ("logical_xor", np.logical_xor),
+]
 
 
 @pytest.mark.parametrize("name,fn", LOGICAL, ids=[r[0] for r in LOGICAL])
@@ -823,7 +912,11 @@ def test_bitwise_binary(name, op, fn, device, rng):
 
 def test_bitwise_not(device, rng):
     for dt in ("int64", "int32", "uint8", "bool"):
-        a = make((6,), dt, rng, 0 if dt == "uint8" else -100, 100) if dt != "bool" else make((6,), dt, rng)
+        a = (
+            make((6,), dt, rng, 0 if dt == "uint8" else -100, 100)
+            if dt != "bool"
+            else make((6,), dt, rng)
+        )
         assert_close(~tensor(a, device=device), np.invert(a))
         assert_close(rumus.bitwise_not(tensor(a, device=device)), np.invert(a))
 
@@ -871,7 +964,9 @@ def test_where_tensors_broadcast(device, rng):
     # non-contiguous operands
     c2 = make((4, 3), "bool", rng)
     x2 = make((4, 3), wide(device), rng)
-    for (kc, tc, ec), (kx, tx, ex) in zip(noncontig(c2, device=device), noncontig(x2, device=device)):
+    for (kc, tc, ec), (kx, tx, ex) in zip(
+        noncontig(c2, device=device), noncontig(x2, device=device)
+    ):
         assert_close(rumus.where(tc, tx, T(x2)), np.where(ec, ex, x2))
 
 
@@ -888,14 +983,20 @@ def test_where_scalars_and_promotion(device, rng):
     assert_close(rumus.where(tc, T(i), 2.5), np.where(c, i, 2.5).astype(np.float32))
     assert_close(rumus.where(tc, T(i), -1), np.where(c, i, -1).astype(np.int64))
     if device == "cpu":  # float64 is not on the GPU (by design)
-        assert_close(rumus.where(tc, T(x), T(x.astype(np.float64))), np.where(c, x, x.astype(np.float64)))
+        assert_close(
+            rumus.where(tc, T(x), T(x.astype(np.float64))), np.where(c, x, x.astype(np.float64))
+        )
     assert_close(rumus.where(tc, 1.0, 0.0), np.where(c, 1.0, 0.0).astype(np.float32))
     assert_close(T(x).where(tc, T(i)), np.where(c, x, i).astype(np.float32))
 
 
 def test_where_shape_mismatch_raises(device):
     with pytest.raises(RuntimeError):
-        rumus.where(rumus.ones(3, device=device).bool(), rumus.ones(4, device=device), rumus.zeros(4, device=device))
+        rumus.where(
+            rumus.ones(3, device=device).bool(),
+            rumus.ones(4, device=device),
+            rumus.zeros(4, device=device),
+        )
 
 
 def test_masked_fill(device, rng):
@@ -910,7 +1011,9 @@ def test_masked_fill(device, rng):
     np.testing.assert_array_equal(to_np(t), a)  # out-of-place leaves the input alone
     # mask broadcast + 0-d tensor value
     mb = make((1, 4), "bool", rng)
-    assert_close(t.masked_fill(T(mb), rumus.tensor(2.0, device=device)), np.where(mb, np.float32(2), a))
+    assert_close(
+        t.masked_fill(T(mb), rumus.tensor(2.0, device=device)), np.where(mb, np.float32(2), a)
+    )
     # int tensor, int value
     ai = make((3, 4), "int64", rng)
     assert_close(T(ai).masked_fill(T(m), 9), np.where(m, 9, ai))
@@ -978,7 +1081,10 @@ def test_clamp_tensor_bounds(device, rng):
 
 def test_clamp_min_greater_than_max_gives_max(device, rng):
     a = make((6,), "float32", rng)
-    assert_close(tensor(a, device=device).clamp(1.0, -1.0), np.minimum(np.maximum(a, 1), -1).astype(np.float32))
+    assert_close(
+        tensor(a, device=device).clamp(1.0, -1.0),
+        np.minimum(np.maximum(a, 1), -1).astype(np.float32),
+    )
 
 
 def test_clamp_propagates_nan(device):
@@ -1019,7 +1125,9 @@ def test_div_rounding_modes_int(dtype, device):
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_div_rounding_modes_float(dtype, device, rng):
     skip_on_gpu(device, dtype)
-    a = np.concatenate([np.array(SIGN_A, dtype) + np.asarray(0.5, dtype), make((8,), dtype, rng, -10, 10)])
+    a = np.concatenate(
+        [np.array(SIGN_A, dtype) + np.asarray(0.5, dtype), make((8,), dtype, rng, -10, 10)]
+    )
     b = np.concatenate([np.array(SIGN_B, dtype), _nonzero(make((8,), dtype, rng))])
     ta, tb = tensor(a, device=device), tensor(b, device=device)
     assert_close(rumus.div(ta, tb, rounding_mode="trunc"), np.trunc(a / b))
@@ -1060,29 +1168,31 @@ def test_pow_variants(device, rng):
     f = np.abs(make((2, 4), "float32", rng)) + np.float32(0.5)
     tf = T(f)
     f64 = f.astype(np.float64)
-    assert_close(tf ** 2, (f64 ** 2).astype(np.float32))
-    assert_close(tf ** 0.5, np.sqrt(f64).astype(np.float32))
-    assert_close(tf ** -1, (1 / f64).astype(np.float32))
-    assert_close(tf ** 0, np.ones_like(f))
-    assert_close(tf.pow(3), (f64 ** 3).astype(np.float32), rtol=1e-5)
-    assert_close(rumus.pow(tf, -2.5), (f64 ** -2.5).astype(np.float32), rtol=1e-5)
-    assert_close(2 ** tf, (2.0 ** f64).astype(np.float32), rtol=1e-5)
+    assert_close(tf**2, (f64**2).astype(np.float32))
+    assert_close(tf**0.5, np.sqrt(f64).astype(np.float32))
+    assert_close(tf**-1, (1 / f64).astype(np.float32))
+    assert_close(tf**0, np.ones_like(f))
+    assert_close(tf.pow(3), (f64**3).astype(np.float32), rtol=1e-5)
+    assert_close(rumus.pow(tf, -2.5), (f64**-2.5).astype(np.float32), rtol=1e-5)
+    assert_close(2**tf, (2.0**f64).astype(np.float32), rtol=1e-5)
     i = make((2, 4), "int64", rng, -3, 4)
     ti = T(i)
-    assert_close(ti ** 2, i ** 2)
-    assert_close(ti ** 3, i ** 3)
+    assert_close(ti**2, i**2)
+    assert_close(ti**3, i**3)
     assert_close(ti.pow(0), np.ones_like(i))
-    assert_close(T(np.abs(i)) ** 2.5, (np.abs(i).astype(np.float64) ** 2.5).astype(np.float32), rtol=1e-5)
+    assert_close(
+        T(np.abs(i)) ** 2.5, (np.abs(i).astype(np.float64) ** 2.5).astype(np.float32), rtol=1e-5
+    )
     e = make((2, 4), "int64", rng, 0, 5)
     te = T(e)
-    assert_close(2 ** te, 2 ** e)
-    assert_close(2.0 ** te, (2.0 ** e).astype(np.float32))
-    assert_close(ti ** te, i ** e)
+    assert_close(2**te, 2**e)
+    assert_close(2.0**te, (2.0**e).astype(np.float32))
+    assert_close(ti**te, i**e)
     # float tensor ** int tensor promotes to float32
-    assert_close(tf ** te, (f64 ** e).astype(np.float32), rtol=1e-5)
+    assert_close(tf**te, (f64**e).astype(np.float32), rtol=1e-5)
     # int32 with int exponent stays int32
     i32 = i.astype(np.int32)
-    assert_close(T(i32) ** 2, i32 ** 2)
+    assert_close(T(i32) ** 2, i32**2)
 
 
 def test_pow_int_negative_exponent_raises(device):
@@ -1105,9 +1215,13 @@ def test_pow_special_values(device):
 # --------------------------------------------------------------------------
 
 INPLACE_OPERATORS = [
-    ("+=", operator.iadd, np.add), ("-=", operator.isub, np.subtract), ("*=", operator.imul, np.multiply),
-    ("/=", operator.itruediv, np.divide), ("//=", operator.ifloordiv, np.floor_divide),
-    ("%=", operator.imod, np.remainder), ("**=", operator.ipow, np.power),
+    ("+=", operator.iadd, np.add),
+    ("-=", operator.isub, np.subtract),
+    ("*=", operator.imul, np.multiply),
+    ("/=", operator.itruediv, np.divide),
+    ("//=", operator.ifloordiv, np.floor_divide),
+    ("%=", operator.imod, np.remainder),
+    ("**=", operator.ipow, np.power),
 ]
 
 
@@ -1137,8 +1251,11 @@ def test_inplace_operators(name, iop, fn, device, rng):
     assert_close(alias, fn(fn(a, b), np.float32(2)).astype(np.float32), rtol=1e-5)
 
 
-@pytest.mark.parametrize("name,iop,fn", [r for r in INPLACE_OPERATORS if r[0] != "/="],
-                         ids=[r[0] for r in INPLACE_OPERATORS if r[0] != "/="])
+@pytest.mark.parametrize(
+    "name,iop,fn",
+    [r for r in INPLACE_OPERATORS if r[0] != "/="],
+    ids=[r[0] for r in INPLACE_OPERATORS if r[0] != "/="],
+)
 def test_inplace_operators_int(name, iop, fn, device, rng):
     a = make((2, 5), "int64", rng, 1, 6)
     b = make((5,), "int32", rng, 1, 4)
@@ -1150,8 +1267,11 @@ def test_inplace_operators_int(name, iop, fn, device, rng):
     assert_close(alias, fn(a, b.astype(np.int64)))
 
 
-BITWISE_INPLACE = [("&=", operator.iand, np.bitwise_and), ("|=", operator.ior, np.bitwise_or),
-                   ("^=", operator.ixor, np.bitwise_xor)]
+BITWISE_INPLACE = [
+    ("&=", operator.iand, np.bitwise_and),
+    ("|=", operator.ior, np.bitwise_or),
+    ("^=", operator.ixor, np.bitwise_xor),
+]
 
 
 @pytest.mark.parametrize("name,iop,fn", BITWISE_INPLACE, ids=[r[0] for r in BITWISE_INPLACE])

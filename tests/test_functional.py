@@ -11,11 +11,20 @@ import warnings
 
 import numpy as np
 import pytest
-
 import rumus
 import rumus.nn.functional as F
-from conftest import ac, assert_close, dac, dleaf, dnp, dt, fd, fdt, leaf, noncontig, skip_f64_on_gpu, tensor, to_np, val
-
+from conftest import (
+    dac,
+    dleaf,
+    dnp,
+    dt,
+    fd,
+    fdt,
+    noncontig,
+    skip_f64_on_gpu,
+    to_np,
+    val,
+)
 
 # ------------------------------------------------------------------ devices
 # Every test runs on the CPU and on the GPU (``device`` fixture). float64 is not on the GPU (by design):
@@ -34,16 +43,36 @@ def _rand(shape, rng, lo=-1.0, hi=1.0, dtype="float64"):
 @pytest.mark.parametrize("xshape", [(5, 3), (2, 4, 3), (3,)], ids=str)
 def test_linear(xshape, rng, device):
     for dtype in (("float64",) if device == "cpu" else ()) + ("float32",):  # no float64 on the GPU
-        x, w, b = _rand(xshape, rng, dtype=dtype), _rand((4, 3), rng, dtype=dtype), _rand((4,), rng, dtype=dtype)
+        x, w, b = (
+            _rand(xshape, rng, dtype=dtype),
+            _rand((4, 3), rng, dtype=dtype),
+            _rand((4,), rng, dtype=dtype),
+        )
         tol = F32 if dtype == "float32" else {}
         x64 = x.astype(np.float64)
-        dac(F.linear(dt(x, device=device), dt(w, device=device), dt(b, device=device)), (x64 @ w.T + b).astype(dtype), **tol, device=device)
-        dac(F.linear(dt(x, device=device), dt(w, device=device)), (x64 @ w.T).astype(dtype), **tol, device=device)
-    dac(F.linear(dt(x, device=device), dt(w[0], device=device)), x @ w[0], device=device)  # 1-D weight: a dot product
+        dac(
+            F.linear(dt(x, device=device), dt(w, device=device), dt(b, device=device)),
+            (x64 @ w.T + b).astype(dtype),
+            **tol,
+            device=device,
+        )
+        dac(
+            F.linear(dt(x, device=device), dt(w, device=device)),
+            (x64 @ w.T).astype(dtype),
+            **tol,
+            device=device,
+        )
+    dac(
+        F.linear(dt(x, device=device), dt(w[0], device=device)), x @ w[0], device=device
+    )  # 1-D weight: a dot product
 
 
 def test_linear_gradients_and_views(rng, device):
-    x, w, b = dleaf(_rand((2, 5, 3), rng), device=device), dleaf(_rand((4, 3), rng), device=device), dleaf(_rand((4,), rng), device=device)
+    x, w, b = (
+        dleaf(_rand((2, 5, 3), rng), device=device),
+        dleaf(_rand((4, 3), rng), device=device),
+        dleaf(_rand((4,), rng), device=device),
+    )
     out = F.linear(x, w, b)
     g = _rand((2, 5, 4), rng)
     out.backward(dt(g, device=device))
@@ -51,7 +80,11 @@ def test_linear_gradients_and_views(rng, device):
     dac(w.grad, np.einsum("nlo,nli->oi", g, val(x)), device=device)
     dac(b.grad, g.sum((0, 1)), device=device)
     # a 2-D batch (one GEMM onto rows of the bias on the CPU), input without grad
-    x2, w2, b2 = _rand((5, 3), rng), dleaf(_rand((4, 3), rng), device=device), dleaf(_rand((4,), rng), device=device)
+    x2, w2, b2 = (
+        _rand((5, 3), rng),
+        dleaf(_rand((4, 3), rng), device=device),
+        dleaf(_rand((4,), rng), device=device),
+    )
     g2 = _rand((5, 4), rng)
     F.linear(dt(x2, device=device), w2, b2).backward(dt(g2, device=device))
     dac(w2.grad, g2.T @ x2, device=device)
@@ -63,12 +96,37 @@ def test_linear_gradients_and_views(rng, device):
         dac(F.linear(dt(xv, device=device), t), xv @ e.T, device=device), kind
 
 
-@pytest.mark.parametrize("call,match", [
-    (lambda device: F.linear(rumus.zeros(2, 3, device=device), rumus.zeros(4, 2, device=device)), r"2x3 and 2x4|\[2, 3\].*\[4, 2\]"),
-    (lambda device: F.linear(rumus.zeros(2, 3, device=device), rumus.zeros(4, 3, device=device), rumus.zeros(3, device=device)), r"4.*3"),
-    (lambda device: F.linear(rumus.zeros(2, 3, device=device), rumus.zeros(2, 4, 3, device=device)), r"\[2, 4, 3\]"),
-    (lambda device: F.linear(rumus.zeros(2, 3, device=device).double(), rumus.zeros(4, 3, device=device)), r"dtype"),
-])
+@pytest.mark.parametrize(
+    "call,match",
+    [
+        (
+            lambda device: F.linear(
+                rumus.zeros(2, 3, device=device), rumus.zeros(4, 2, device=device)
+            ),
+            r"2x3 and 2x4|\[2, 3\].*\[4, 2\]",
+        ),
+        (
+            lambda device: F.linear(
+                rumus.zeros(2, 3, device=device),
+                rumus.zeros(4, 3, device=device),
+                rumus.zeros(3, device=device),
+            ),
+            r"4.*3",
+        ),
+        (
+            lambda device: F.linear(
+                rumus.zeros(2, 3, device=device), rumus.zeros(2, 4, 3, device=device)
+            ),
+            r"\[2, 4, 3\]",
+        ),
+        (
+            lambda device: F.linear(
+                rumus.zeros(2, 3, device=device).double(), rumus.zeros(4, 3, device=device)
+            ),
+            r"dtype",
+        ),
+    ],
+)
 def test_linear_bad_input(call, match, device):
     if device != "cpu" and match == r"dtype":
         pytest.skip("float64 is not supported on the GPU (by design)")
@@ -81,38 +139,101 @@ def test_bilinear(shape, rng, device):
     x1, x2 = _rand(shape + (3,), rng), _rand(shape + (4,), rng)
     w, b = _rand((2, 3, 4), rng), _rand((2,), rng)
     exp = np.einsum("...i,oij,...j->...o", x1, w, x2)
-    dac(F.bilinear(dt(x1, device=device), dt(x2, device=device), dt(w, device=device)), exp, device=device)
-    a1, a2, aw, ab = dleaf(x1, device=device), dleaf(x2, device=device), dleaf(w, device=device), dleaf(b, device=device)
+    dac(
+        F.bilinear(dt(x1, device=device), dt(x2, device=device), dt(w, device=device)),
+        exp,
+        device=device,
+    )
+    a1, a2, aw, ab = (
+        dleaf(x1, device=device),
+        dleaf(x2, device=device),
+        dleaf(w, device=device),
+        dleaf(b, device=device),
+    )
     out = F.bilinear(a1, a2, aw, ab)
     dac(out, exp + b, device=device)
     g = _rand(shape + (2,), rng)
     out.backward(dt(g, device=device))
     dac(a1.grad, np.einsum("...o,oij,...j->...i", g, w, x2), device=device)
     dac(a2.grad, np.einsum("...o,oij,...i->...j", g, w, x1), device=device)
-    dac(aw.grad, np.einsum("no,ni,nj->oij", g.reshape(-1, 2), x1.reshape(-1, 3), x2.reshape(-1, 4)), device=device)
+    dac(
+        aw.grad,
+        np.einsum("no,ni,nj->oij", g.reshape(-1, 2), x1.reshape(-1, 3), x2.reshape(-1, 4)),
+        device=device,
+    )
     dac(ab.grad, g.reshape(-1, 2).sum(0), device=device)
     f32 = [a.astype(np.float32) for a in (x1, x2, w)]
-    dac(F.bilinear(*[dt(a, device=device) for a in f32]), exp.astype(np.float32), **F32, device=device)
+    dac(
+        F.bilinear(*[dt(a, device=device) for a in f32]),
+        exp.astype(np.float32),
+        **F32,
+        device=device,
+    )
 
 
 def test_bilinear_unbatched(rng, device):
     x1, x2, w = _rand((3,), rng), _rand((4,), rng), _rand((5, 3, 4), rng)
-    dac(F.bilinear(dt(x1, device=device), dt(x2, device=device), dt(w, device=device)), np.einsum("i,oij,j->o", x1, w, x2), device=device)
+    dac(
+        F.bilinear(dt(x1, device=device), dt(x2, device=device), dt(w, device=device)),
+        np.einsum("i,oij,j->o", x1, w, x2),
+        device=device,
+    )
 
 
-@pytest.mark.parametrize("call,match", [
-    (lambda device: F.bilinear(rumus.zeros(2, 3, device=device), rumus.zeros(2, 4, device=device), rumus.zeros(5, 3, 3, device=device)),
-     r"input2 size does not match weight size: got 4 but expected 3"),
-    (lambda device: F.bilinear(rumus.zeros(2, 2, device=device), rumus.zeros(2, 4, device=device), rumus.zeros(5, 3, 4, device=device)),
-     r"input1 size does not match weight size: got 2 but expected 3"),
-    (lambda device: F.bilinear(rumus.zeros(2, 3, device=device), rumus.zeros(3, 4, device=device), rumus.zeros(5, 3, 4, device=device)),
-     r"batch dimensions do not match at dim 0: got 2 and 3"),
-    (lambda device: F.bilinear(rumus.zeros(2, 3, device=device), rumus.zeros(2, 4, device=device), rumus.zeros(5, 3, 4, device=device), rumus.zeros(4, device=device)),
-     r"bias size does not match weight size: got 4 but expected 5"),
-    (lambda device: F.bilinear(rumus.zeros(2, 3, device=device), rumus.zeros(2, 4, device=device), rumus.zeros(3, 4, device=device)), r"weight must be 3-dimensional"),
-    (lambda device: F.bilinear(rumus.zeros(2, 3, device=device), rumus.zeros(2, 1, 4, device=device), rumus.zeros(5, 3, 4, device=device)),
-     r"input dimensions do not match: got 2 and 3"),
-])
+@pytest.mark.parametrize(
+    "call,match",
+    [
+        (
+            lambda device: F.bilinear(
+                rumus.zeros(2, 3, device=device),
+                rumus.zeros(2, 4, device=device),
+                rumus.zeros(5, 3, 3, device=device),
+            ),
+            r"input2 size does not match weight size: got 4 but expected 3",
+        ),
+        (
+            lambda device: F.bilinear(
+                rumus.zeros(2, 2, device=device),
+                rumus.zeros(2, 4, device=device),
+                rumus.zeros(5, 3, 4, device=device),
+            ),
+            r"input1 size does not match weight size: got 2 but expected 3",
+        ),
+        (
+            lambda device: F.bilinear(
+                rumus.zeros(2, 3, device=device),
+                rumus.zeros(3, 4, device=device),
+                rumus.zeros(5, 3, 4, device=device),
+            ),
+            r"batch dimensions do not match at dim 0: got 2 and 3",
+        ),
+        (
+            lambda device: F.bilinear(
+                rumus.zeros(2, 3, device=device),
+                rumus.zeros(2, 4, device=device),
+                rumus.zeros(5, 3, 4, device=device),
+                rumus.zeros(4, device=device),
+            ),
+            r"bias size does not match weight size: got 4 but expected 5",
+        ),
+        (
+            lambda device: F.bilinear(
+                rumus.zeros(2, 3, device=device),
+                rumus.zeros(2, 4, device=device),
+                rumus.zeros(3, 4, device=device),
+            ),
+            r"weight must be 3-dimensional",
+        ),
+        (
+            lambda device: F.bilinear(
+                rumus.zeros(2, 3, device=device),
+                rumus.zeros(2, 1, 4, device=device),
+                rumus.zeros(5, 3, 4, device=device),
+            ),
+            r"input dimensions do not match: got 2 and 3",
+        ),
+    ],
+)
 def test_bilinear_bad_input(call, match, device):
     with pytest.raises(RuntimeError, match=match):
         call(device)
@@ -133,18 +254,34 @@ def pad_ref(x, pad, mode="constant", value=0.0):
         widths = [(0, 0)] * x.ndim
         widths[axis] = (max(before, 0), max(after, 0))
         kw = dict(constant_values=value) if mode == "constant" else {}
-        padded = np.pad(out, widths, {"constant": "constant", "reflect": "reflect", "replicate": "edge",
-                                      "circular": "wrap"}[mode], **kw)
+        padded = np.pad(
+            out,
+            widths,
+            {"constant": "constant", "reflect": "reflect", "replicate": "edge", "circular": "wrap"}[
+                mode
+            ],
+            **kw,
+        )
         out = np.take(padded, range(max(-before, 0), padded.shape[axis] - max(-after, 0)), axis)
     return out
 
 
 PAD_CASES = [
-    ((2, 3), (1, 2), "constant"), ((2, 3, 4), (1, 0, 2, 1), "constant"), ((2, 3, 4), (1, 1, 0, 2, 1, 0), "constant"),
-    ((2, 3, 4), (-1, 2, 1, -1), "constant"), ((2, 3), (-1, -1), "constant"), ((2, 3), (0, 0), "constant"),
-    ((2, 5), (2, 3), "reflect"), ((1, 2, 4, 5), (1, 2, 3, 0), "reflect"), ((2, 5), (-2, 3), "reflect"),
-    ((2, 3, 4), (2, 3), "replicate"), ((2, 3, 4, 5), (1, 2, 2, 1, 0, 3), "replicate"), ((2, 5), (-1, 4), "replicate"),
-    ((1, 2, 5), (5, 3), "circular"), ((2, 3, 4), (1, 2, 3, 0), "circular"), ((2, 5), (-2, 3), "circular"),
+    ((2, 3), (1, 2), "constant"),
+    ((2, 3, 4), (1, 0, 2, 1), "constant"),
+    ((2, 3, 4), (1, 1, 0, 2, 1, 0), "constant"),
+    ((2, 3, 4), (-1, 2, 1, -1), "constant"),
+    ((2, 3), (-1, -1), "constant"),
+    ((2, 3), (0, 0), "constant"),
+    ((2, 5), (2, 3), "reflect"),
+    ((1, 2, 4, 5), (1, 2, 3, 0), "reflect"),
+    ((2, 5), (-2, 3), "reflect"),
+    ((2, 3, 4), (2, 3), "replicate"),
+    ((2, 3, 4, 5), (1, 2, 2, 1, 0, 3), "replicate"),
+    ((2, 5), (-1, 4), "replicate"),
+    ((1, 2, 5), (5, 3), "circular"),
+    ((2, 3, 4), (1, 2, 3, 0), "circular"),
+    ((2, 5), (-2, 3), "circular"),
     ((2, 5), (3, -2), "circular"),
 ]
 
@@ -167,8 +304,16 @@ def test_pad_values_and_gradient(shape, pad, mode, rng, device):
 
 def test_pad_constant_value_and_dtypes(rng, device):
     x = _rand((2, 3), rng)
-    dac(F.pad(dt(x, device=device), (1, 1, 2, 0), value=3.5), pad_ref(x, (1, 1, 2, 0), value=3.5), device=device)
-    dac(F.pad(dt(x, device=device), [1, 1], "constant", -2.0), pad_ref(x, (1, 1), value=-2.0), device=device)
+    dac(
+        F.pad(dt(x, device=device), (1, 1, 2, 0), value=3.5),
+        pad_ref(x, (1, 1, 2, 0), value=3.5),
+        device=device,
+    )
+    dac(
+        F.pad(dt(x, device=device), [1, 1], "constant", -2.0),
+        pad_ref(x, (1, 1), value=-2.0),
+        device=device,
+    )
     xi = np.arange(6).reshape(2, 3)
     dac(F.pad(dt(xi, device=device), (1, 2), value=7), pad_ref(xi, (1, 2), value=7), device=device)
     xb = np.array([[True, False]])
@@ -179,31 +324,78 @@ def test_pad_views_and_result_is_new(rng, device):
     x = _rand((3, 4), rng)
     for kind, t, e in noncontig(x, fdt(device), device=device):
         dac(F.pad(t, (1, 2, 1, 0)), pad_ref(e, (1, 2, 1, 0)), device=device), kind
-        dac(F.pad(t.unsqueeze(0), (2, 1), "reflect"), pad_ref(e[None], (2, 1), "reflect"), device=device), kind
+        (
+            dac(
+                F.pad(t.unsqueeze(0), (2, 1), "reflect"),
+                pad_ref(e[None], (2, 1), "reflect"),
+                device=device,
+            ),
+            kind,
+        )
     t = dt(x, device=device)
     out = F.pad(t, (0, 0))
     out[0, 0] = 100.0
     assert t[0, 0].item() == x.astype(fdt(device))[0, 0]
 
 
-@pytest.mark.parametrize("call,exc,match", [
-    (lambda device: F.pad(rumus.zeros(2, 3, device=device), (1, 2, 3)), RuntimeError, r"Padding length must be divisible by 2"),
-    (lambda device: F.pad(rumus.zeros(2, 3, device=device), (1, 2, 3, 4, 5, 6)), RuntimeError,
-     r"Padding length should be less than or equal to two times the input dimension.*6.*2"),
-    (lambda device: F.pad(rumus.zeros(2, 5, device=device), (-6, 2)), RuntimeError, r"\[2, 5\]"),
-    (lambda device: F.pad(rumus.zeros(2, 5, device=device), (5, 1), mode="reflect"), RuntimeError,
-     r"Padding size should be less than the corresponding input dimension, but got: "
-     r"padding \(5, 1\) at dimension 1 of input \[2, 5\]"),
-    (lambda device: F.pad(rumus.zeros(2, 5, device=device), (6, 1), mode="circular"), RuntimeError, r"wrapping around more than once"),
-    (lambda device: F.pad(rumus.zeros(2, 5, device=device), (1, 1), mode="foo"), NotImplementedError, r"Unrecognised padding mode foo"),
-    (lambda device: F.pad(rumus.zeros(2, 5, device=device), (1, 1), mode="reflect", value=1.0),
-     RuntimeError, r"doesn't take in value argument"),
-    (lambda device: F.pad(rumus.zeros(5, device=device), (1, 1), mode="reflect"),
-     NotImplementedError, r"Padding size 2 is not supported for 1D input"),
-    (lambda device: F.pad(rumus.zeros(2, 2, 2, 5, device=device), (1, 1), mode="replicate"),
-     NotImplementedError, r"not supported for 4D input"),
-    (lambda device: F.pad(rumus.zeros(2, 0, device=device), (1, 2), mode="replicate"), RuntimeError, r"\[2, 0\]"),
-])
+@pytest.mark.parametrize(
+    "call,exc,match",
+    [
+        (
+            lambda device: F.pad(rumus.zeros(2, 3, device=device), (1, 2, 3)),
+            RuntimeError,
+            r"Padding length must be divisible by 2",
+        ),
+        (
+            lambda device: F.pad(rumus.zeros(2, 3, device=device), (1, 2, 3, 4, 5, 6)),
+            RuntimeError,
+            r"Padding length should be less than or equal to two times the input dimension.*6.*2",
+        ),
+        (
+            lambda device: F.pad(rumus.zeros(2, 5, device=device), (-6, 2)),
+            RuntimeError,
+            r"\[2, 5\]",
+        ),
+        (
+            lambda device: F.pad(rumus.zeros(2, 5, device=device), (5, 1), mode="reflect"),
+            RuntimeError,
+            r"Padding size should be less than the corresponding input dimension, but got: "
+            r"padding \(5, 1\) at dimension 1 of input \[2, 5\]",
+        ),
+        (
+            lambda device: F.pad(rumus.zeros(2, 5, device=device), (6, 1), mode="circular"),
+            RuntimeError,
+            r"wrapping around more than once",
+        ),
+        (
+            lambda device: F.pad(rumus.zeros(2, 5, device=device), (1, 1), mode="foo"),
+            NotImplementedError,
+            r"Unrecognised padding mode foo",
+        ),
+        (
+            lambda device: F.pad(
+                rumus.zeros(2, 5, device=device), (1, 1), mode="reflect", value=1.0
+            ),
+            RuntimeError,
+            r"doesn't take in value argument",
+        ),
+        (
+            lambda device: F.pad(rumus.zeros(5, device=device), (1, 1), mode="reflect"),
+            NotImplementedError,
+            r"Padding size 2 is not supported for 1D input",
+        ),
+        (
+            lambda device: F.pad(rumus.zeros(2, 2, 2, 5, device=device), (1, 1), mode="replicate"),
+            NotImplementedError,
+            r"not supported for 4D input",
+        ),
+        (
+            lambda device: F.pad(rumus.zeros(2, 0, device=device), (1, 2), mode="replicate"),
+            RuntimeError,
+            r"\[2, 0\]",
+        ),
+    ],
+)
 def test_pad_bad_input(call, exc, match, device):
     with pytest.raises(exc, match=match):
         call(device)
@@ -274,13 +466,20 @@ def interpolate_ref(x, size=None, scale_factor=None, mode="nearest", align_corne
 
 
 INTERP_CASES = [
-    ((1, 2, 5), dict(size=7, mode="nearest")), ((1, 2, 5), dict(size=3, mode="nearest")),
-    ((1, 2, 5), dict(scale_factor=1.7, mode="nearest")), ((1, 2, 5), dict(scale_factor=2.1, mode="nearest")),
-    ((2, 1, 4, 3), dict(scale_factor=2.1, mode="nearest")), ((2, 1, 4, 3), dict(size=(5, 2), mode="nearest")),
-    ((1, 2, 5), dict(size=8, mode="nearest-exact")), ((2, 1, 4, 3), dict(scale_factor=0.6, mode="nearest-exact")),
-    ((1, 2, 5), dict(size=8, mode="linear")), ((1, 2, 5), dict(size=8, mode="linear", align_corners=True)),
-    ((1, 2, 5), dict(scale_factor=0.5, mode="linear")), ((1, 1, 5), dict(size=1, mode="linear", align_corners=True)),
-    ((2, 1, 4, 3), dict(size=(6, 5), mode="bilinear")), ((2, 1, 4, 3), dict(scale_factor=(1.5, 2.5), mode="bilinear")),
+    ((1, 2, 5), dict(size=7, mode="nearest")),
+    ((1, 2, 5), dict(size=3, mode="nearest")),
+    ((1, 2, 5), dict(scale_factor=1.7, mode="nearest")),
+    ((1, 2, 5), dict(scale_factor=2.1, mode="nearest")),
+    ((2, 1, 4, 3), dict(scale_factor=2.1, mode="nearest")),
+    ((2, 1, 4, 3), dict(size=(5, 2), mode="nearest")),
+    ((1, 2, 5), dict(size=8, mode="nearest-exact")),
+    ((2, 1, 4, 3), dict(scale_factor=0.6, mode="nearest-exact")),
+    ((1, 2, 5), dict(size=8, mode="linear")),
+    ((1, 2, 5), dict(size=8, mode="linear", align_corners=True)),
+    ((1, 2, 5), dict(scale_factor=0.5, mode="linear")),
+    ((1, 1, 5), dict(size=1, mode="linear", align_corners=True)),
+    ((2, 1, 4, 3), dict(size=(6, 5), mode="bilinear")),
+    ((2, 1, 4, 3), dict(scale_factor=(1.5, 2.5), mode="bilinear")),
     ((2, 1, 4, 3), dict(size=(3, 7), mode="bilinear", align_corners=True)),
     ((1, 2, 4, 4), dict(size=(6, 3), mode="bicubic")),
     ((1, 2, 4, 4), dict(scale_factor=1.7, mode="bicubic", align_corners=True)),
@@ -294,8 +493,12 @@ def test_interpolate_values_and_gradient(shape, kw, rng, device):
     ref_kw = dict(kw, align_corners=kw.get("align_corners", False))
     for dtype in (("float64",) if device == "cpu" else ()) + ("float32",):  # no float64 on the GPU
         x = _rand(shape, rng, dtype=dtype)
-        dac(F.interpolate(dt(x, device=device), **kw), interpolate_ref(x, **ref_kw).astype(dtype),
-                     **(F32 if dtype == "float32" else {}), device=device)
+        dac(
+            F.interpolate(dt(x, device=device), **kw),
+            interpolate_ref(x, **ref_kw).astype(dtype),
+            **(F32 if dtype == "float32" else {}),
+            device=device,
+        )
     # interpolation is linear in x: the gradient is the transposed map, read off with unit inputs
     x = dleaf(_rand(shape, rng), device=device)
     out = F.interpolate(x, **kw)
@@ -315,43 +518,116 @@ def test_interpolate_area_and_recompute_scale_factor(rng, device):
     dac(F.interpolate(dt(x, device=device), scale_factor=0.5, mode="area"), exp, device=device)
     x1 = _rand((1, 2, 5), rng)
     # recompute_scale_factor: coordinates from the sizes (5 -> 8), not from 1 / 1.7
-    dac(F.interpolate(dt(x1, device=device), scale_factor=1.7, mode="linear", recompute_scale_factor=True),
-                 interpolate_ref(x1, size=8, mode="linear"), device=device)
+    dac(
+        F.interpolate(
+            dt(x1, device=device), scale_factor=1.7, mode="linear", recompute_scale_factor=True
+        ),
+        interpolate_ref(x1, size=8, mode="linear"),
+        device=device,
+    )
 
 
 def test_interpolate_views_and_new_result(rng, device):
     x = _rand((2, 3, 4, 5), rng)
     for kind, t, e in noncontig(x, fdt(device), device=device):
-        dac(F.interpolate(t, size=(3, 7), mode="bilinear"), interpolate_ref(e, (3, 7), mode="bilinear"), device=device), kind
+        (
+            dac(
+                F.interpolate(t, size=(3, 7), mode="bilinear"),
+                interpolate_ref(e, (3, 7), mode="bilinear"),
+                device=device,
+            ),
+            kind,
+        )
     t = dt(x, device=device)
     out = F.interpolate(t, size=(4, 5))  # same size: a copy, not the input
     assert out is not t
     dac(out, x, device=device)
 
 
-@pytest.mark.parametrize("call,exc,match", [
-    (lambda device: F.interpolate(rumus.zeros(1, 2, 5, device=device), size=3, scale_factor=2.0),
-     ValueError, r"only one of size or scale_factor"),
-    (lambda device: F.interpolate(rumus.zeros(1, 2, 5, device=device)), ValueError, r"either size or scale_factor should be defined"),
-    (lambda device: F.interpolate(rumus.zeros(1, 2, 5, device=device), size=(3, 4)),
-     ValueError, r"spatial dimensions of \[5\] and output size of \(3, 4\)"),
-    (lambda device: F.interpolate(rumus.zeros(1, 2, 5, device=device), scale_factor=(1.5, 2.0)), ValueError, r"scale_factor"),
-    (lambda device: F.interpolate(rumus.zeros(1, 2, 5, device=device), scale_factor=1.5, mode="bilinear"), NotImplementedError,
-     r"Got 3D input, but bilinear mode needs 4D input"),
-    (lambda device: F.interpolate(rumus.zeros(1, 2, 5, device=device), size=3, align_corners=True), ValueError,
-     r"align_corners option can only be set with the interpolating modes"),
-    (lambda device: F.interpolate(rumus.zeros(1, 2, 5, device=device), size=3, mode="foo"), NotImplementedError, r"got foo"),
-    (lambda device: F.interpolate(rumus.zeros(5, device=device), size=3), NotImplementedError, r"got 1D"),
-    (lambda device: F.interpolate(rumus.zeros(1, 2, 5, device=device), size=0),
-     RuntimeError, r"Input and output sizes should be greater than 0"),
-    (lambda device: F.interpolate(rumus.zeros(1, 2, 5, device=device), scale_factor=0.1), RuntimeError, r"greater than 0"),
-    (lambda device: F.interpolate(rumus.zeros(1, 2, 5, device=device), size=3, recompute_scale_factor=True), ValueError,
-     r"recompute_scale_factor is not meaningful with an explicit size"),
-    (lambda device: F.interpolate(rumus.zeros(1, 2, 5, device=device), size=3, mode="linear", antialias=True), ValueError,
-     r"Anti-alias option is restricted"),
-    (lambda device: F.interpolate(rumus.zeros(1, 2, 5, 5, device=device), size=3, mode="bilinear", antialias=True), NotImplementedError,
-     r"antialias"),
-])
+@pytest.mark.parametrize(
+    "call,exc,match",
+    [
+        (
+            lambda device: F.interpolate(
+                rumus.zeros(1, 2, 5, device=device), size=3, scale_factor=2.0
+            ),
+            ValueError,
+            r"only one of size or scale_factor",
+        ),
+        (
+            lambda device: F.interpolate(rumus.zeros(1, 2, 5, device=device)),
+            ValueError,
+            r"either size or scale_factor should be defined",
+        ),
+        (
+            lambda device: F.interpolate(rumus.zeros(1, 2, 5, device=device), size=(3, 4)),
+            ValueError,
+            r"spatial dimensions of \[5\] and output size of \(3, 4\)",
+        ),
+        (
+            lambda device: F.interpolate(
+                rumus.zeros(1, 2, 5, device=device), scale_factor=(1.5, 2.0)
+            ),
+            ValueError,
+            r"scale_factor",
+        ),
+        (
+            lambda device: F.interpolate(
+                rumus.zeros(1, 2, 5, device=device), scale_factor=1.5, mode="bilinear"
+            ),
+            NotImplementedError,
+            r"Got 3D input, but bilinear mode needs 4D input",
+        ),
+        (
+            lambda device: F.interpolate(
+                rumus.zeros(1, 2, 5, device=device), size=3, align_corners=True
+            ),
+            ValueError,
+            r"align_corners option can only be set with the interpolating modes",
+        ),
+        (
+            lambda device: F.interpolate(rumus.zeros(1, 2, 5, device=device), size=3, mode="foo"),
+            NotImplementedError,
+            r"got foo",
+        ),
+        (
+            lambda device: F.interpolate(rumus.zeros(5, device=device), size=3),
+            NotImplementedError,
+            r"got 1D",
+        ),
+        (
+            lambda device: F.interpolate(rumus.zeros(1, 2, 5, device=device), size=0),
+            RuntimeError,
+            r"Input and output sizes should be greater than 0",
+        ),
+        (
+            lambda device: F.interpolate(rumus.zeros(1, 2, 5, device=device), scale_factor=0.1),
+            RuntimeError,
+            r"greater than 0",
+        ),
+        (
+            lambda device: F.interpolate(
+                rumus.zeros(1, 2, 5, device=device), size=3, recompute_scale_factor=True
+            ),
+            ValueError,
+            r"recompute_scale_factor is not meaningful with an explicit size",
+        ),
+        (
+            lambda device: F.interpolate(
+                rumus.zeros(1, 2, 5, device=device), size=3, mode="linear", antialias=True
+            ),
+            ValueError,
+            r"Anti-alias option is restricted",
+        ),
+        (
+            lambda device: F.interpolate(
+                rumus.zeros(1, 2, 5, 5, device=device), size=3, mode="bilinear", antialias=True
+            ),
+            NotImplementedError,
+            r"antialias",
+        ),
+    ],
+)
 def test_interpolate_bad_input(call, exc, match, device):
     with pytest.raises(exc, match=match):
         call(device)
@@ -372,21 +648,34 @@ def unfold_ref(x, kernel_size, dilation=1, padding=0, stride=1):
     for ci in range(c):
         for i in range(kh):
             for j in range(kw):
-                patch = xp[:, ci, i * dh:i * dh + sh * (oh - 1) + 1:sh, j * dw:j * dw + sw * (ow - 1) + 1:sw]
+                patch = xp[
+                    :,
+                    ci,
+                    i * dh : i * dh + sh * (oh - 1) + 1 : sh,
+                    j * dw : j * dw + sw * (ow - 1) + 1 : sw,
+                ]
                 out[:, (ci * kh + i) * kw + j] = patch.reshape(n, -1)
     return out
 
 
-UNFOLD_CASES = [((2, 3, 5, 4), dict(kernel_size=2)),
-                ((1, 2, 6, 5), dict(kernel_size=(2, 3), dilation=(1, 2), padding=1, stride=(2, 1))),
-                ((1, 1, 4, 4), dict(kernel_size=3, padding=1)), ((2, 2, 5, 5), dict(kernel_size=1, stride=2))]
+UNFOLD_CASES = [
+    ((2, 3, 5, 4), dict(kernel_size=2)),
+    ((1, 2, 6, 5), dict(kernel_size=(2, 3), dilation=(1, 2), padding=1, stride=(2, 1))),
+    ((1, 1, 4, 4), dict(kernel_size=3, padding=1)),
+    ((2, 2, 5, 5), dict(kernel_size=1, stride=2)),
+]
 
 
 @pytest.mark.parametrize("shape,kw", UNFOLD_CASES, ids=str)
 def test_unfold_and_fold(shape, kw, rng, device):
     for dtype in (("float64",) if device == "cpu" else ()) + ("float32",):  # no float64 on the GPU
         x = _rand(shape, rng, dtype=dtype)
-        dac(F.unfold(dt(x, device=device), **kw), unfold_ref(x, **kw), **(F32 if dtype == "float32" else {}), device=device)
+        dac(
+            F.unfold(dt(x, device=device), **kw),
+            unfold_ref(x, **kw),
+            **(F32 if dtype == "float32" else {}),
+            device=device,
+        )
     # fold is the adjoint of unfold: <unfold(x), y> == <x, fold(y)>, and the gradients follow
     x = dleaf(_rand(shape, rng), device=device)
     cols = F.unfold(x, **kw)
@@ -394,7 +683,9 @@ def test_unfold_and_fold(shape, kw, rng, device):
     yl = dleaf(y, device=device)
     folded = F.fold(yl, shape[2:], **kw)
     assert tuple(folded.shape) == shape
-    np.testing.assert_allclose((val(cols) * y).sum(), (val(x) * val(folded)).sum(), **dnp(device, 1e-12, 0))
+    np.testing.assert_allclose(
+        (val(cols) * y).sum(), (val(x) * val(folded)).sum(), **dnp(device, 1e-12, 0)
+    )
     cols.backward(dt(y, device=device))
     dac(x.grad, val(folded), device=device)
     g = _rand(shape, rng)
@@ -412,13 +703,22 @@ def test_unfold_fold_unbatched(rng, device):
     np.testing.assert_array_equal(ones[0, 0], [[1, 2, 1], [2, 4, 2], [1, 2, 1]])
 
 
-@pytest.mark.parametrize("call,match", [
-    (lambda device: F.unfold(rumus.zeros(7, 6, device=device), 2), r"3D or 4D"),
-    (lambda device: F.unfold(rumus.zeros(2, 4, 7, 6, device=device), 8), r"\(7, 6\)"),
-    (lambda device: F.fold(rumus.zeros(2, 12, 20, device=device), (6, 7), (2, 3)), r"25.*20"),
-    (lambda device: F.fold(rumus.zeros(2, 13, 30, device=device), (6, 7), (2, 3)), r"divisible by the product of kernel_size.*13"),
-    (lambda device: F.fold(rumus.zeros(2, 4, 7, 6, device=device), (6, 7), (2, 3)), r"2D or 3D.*\[2, 4, 7, 6\]"),
-])
+@pytest.mark.parametrize(
+    "call,match",
+    [
+        (lambda device: F.unfold(rumus.zeros(7, 6, device=device), 2), r"3D or 4D"),
+        (lambda device: F.unfold(rumus.zeros(2, 4, 7, 6, device=device), 8), r"\(7, 6\)"),
+        (lambda device: F.fold(rumus.zeros(2, 12, 20, device=device), (6, 7), (2, 3)), r"25.*20"),
+        (
+            lambda device: F.fold(rumus.zeros(2, 13, 30, device=device), (6, 7), (2, 3)),
+            r"divisible by the product of kernel_size.*13",
+        ),
+        (
+            lambda device: F.fold(rumus.zeros(2, 4, 7, 6, device=device), (6, 7), (2, 3)),
+            r"2D or 3D.*\[2, 4, 7, 6\]",
+        ),
+    ],
+)
 def test_unfold_fold_bad_input(call, match, device):
     with pytest.raises(RuntimeError, match=match):
         call(device)
@@ -445,14 +745,31 @@ def test_pixel_shuffle_and_unshuffle(rng, device):
     dac(xl.grad, to_np(F.pixel_unshuffle(dt(g, device=device), r)), device=device)
 
 
-@pytest.mark.parametrize("call,match", [
-    (lambda device: F.pixel_shuffle(rumus.zeros(1, 8, 2, 2, device=device), 3), r"input.size\(-3\)=8 is not divisible by 9"),
-    (lambda device: F.pixel_shuffle(rumus.zeros(8, 2, device=device), 2), r"at least 3 dimensions"),
-    (lambda device: F.pixel_shuffle(rumus.zeros(1, 4, 2, 2, device=device), 0), r"positive upscale_factor"),
-    (lambda device: F.pixel_unshuffle(rumus.zeros(1, 2, 3, 4, device=device), 2),
-     r"height to be divisible by downscale_factor.*size\(-2\)=3"),
-    (lambda device: F.pixel_unshuffle(rumus.zeros(1, 2, 4, 3, device=device), 2), r"width to be divisible"),
-])
+@pytest.mark.parametrize(
+    "call,match",
+    [
+        (
+            lambda device: F.pixel_shuffle(rumus.zeros(1, 8, 2, 2, device=device), 3),
+            r"input.size\(-3\)=8 is not divisible by 9",
+        ),
+        (
+            lambda device: F.pixel_shuffle(rumus.zeros(8, 2, device=device), 2),
+            r"at least 3 dimensions",
+        ),
+        (
+            lambda device: F.pixel_shuffle(rumus.zeros(1, 4, 2, 2, device=device), 0),
+            r"positive upscale_factor",
+        ),
+        (
+            lambda device: F.pixel_unshuffle(rumus.zeros(1, 2, 3, 4, device=device), 2),
+            r"height to be divisible by downscale_factor.*size\(-2\)=3",
+        ),
+        (
+            lambda device: F.pixel_unshuffle(rumus.zeros(1, 2, 4, 3, device=device), 2),
+            r"width to be divisible",
+        ),
+    ],
+)
 def test_pixel_shuffle_bad_input(call, match, device):
     with pytest.raises(RuntimeError, match=match):
         call(device)
@@ -465,16 +782,32 @@ def test_one_hot(rng, device):
     t = rng.integers(0, 5, (3, 4))
     dac(F.one_hot(dt(t, device=device)), np.eye(t.max() + 1, dtype=np.int64)[t], device=device)
     dac(F.one_hot(dt(t, device=device), 7), np.eye(7, dtype=np.int64)[t], device=device)
-    dac(F.one_hot(dt(t, device=device), num_classes=-1), np.eye(t.max() + 1, dtype=np.int64)[t], device=device)
+    dac(
+        F.one_hot(dt(t, device=device), num_classes=-1),
+        np.eye(t.max() + 1, dtype=np.int64)[t],
+        device=device,
+    )
     assert tuple(F.one_hot(rumus.zeros(0, dtype=rumus.int64, device=device), 3).shape) == (0, 3)
 
 
-@pytest.mark.parametrize("call,match", [
-    (lambda device: F.one_hot(rumus.tensor([1, 2], device=device), 2), r"Class values must be smaller than num_classes"),
-    (lambda device: F.one_hot(rumus.tensor([1, -1], device=device)), r"non-negative"),
-    (lambda device: F.one_hot(rumus.tensor([1.0, 2.0], device=device)), r"index tensor of type LongTensor"),
-    (lambda device: F.one_hot(rumus.zeros(0, dtype=rumus.int64, device=device)), r"Can not infer total number of classes from empty tensor"),
-])
+@pytest.mark.parametrize(
+    "call,match",
+    [
+        (
+            lambda device: F.one_hot(rumus.tensor([1, 2], device=device), 2),
+            r"Class values must be smaller than num_classes",
+        ),
+        (lambda device: F.one_hot(rumus.tensor([1, -1], device=device)), r"non-negative"),
+        (
+            lambda device: F.one_hot(rumus.tensor([1.0, 2.0], device=device)),
+            r"index tensor of type LongTensor",
+        ),
+        (
+            lambda device: F.one_hot(rumus.zeros(0, dtype=rumus.int64, device=device)),
+            r"Can not infer total number of classes from empty tensor",
+        ),
+    ],
+)
 def test_one_hot_bad_input(call, match, device):
     with pytest.raises(RuntimeError, match=match):
         call(device)
@@ -489,16 +822,25 @@ def _norm(x, p, axis, keepdims=True):
         return a.max(axis, keepdims=keepdims)
     if p == 0:
         return (x != 0).sum(axis, keepdims=keepdims).astype(x.dtype)
-    return (a ** p).sum(axis, keepdims=keepdims) ** (1 / p)
+    return (a**p).sum(axis, keepdims=keepdims) ** (1 / p)
 
 
 @pytest.mark.parametrize("p", [2.0, 1, 3, 0.5, math.inf, 0])
 def test_normalize(p, rng, device):
     x = _rand((3, 4), rng)
     for dim in (1, 0, -1):
-        dac(F.normalize(dt(x, device=device), p, dim), x / np.maximum(_norm(x, p, dim), 1e-12), device=device)
+        dac(
+            F.normalize(dt(x, device=device), p, dim),
+            x / np.maximum(_norm(x, p, dim), 1e-12),
+            device=device,
+        )
     xf = x.astype(np.float32)
-    dac(F.normalize(dt(xf, device=device), p=p), (x / np.maximum(_norm(x, p, 1), 1e-12)).astype(np.float32), **F32, device=device)
+    dac(
+        F.normalize(dt(xf, device=device), p=p),
+        (x / np.maximum(_norm(x, p, 1), 1e-12)).astype(np.float32),
+        **F32,
+        device=device,
+    )
 
 
 def test_normalize_zero_vector_and_eps(rng, device):
@@ -521,7 +863,7 @@ def test_normalize_gradient_closed_form(rng, device):
     F.normalize(x).backward(dt(g, device=device))
     xv = val(x)
     n = np.linalg.norm(xv, axis=1, keepdims=True)
-    dac(x.grad, g / n - xv * (g * xv).sum(1, keepdims=True) / n ** 3, device=device)
+    dac(x.grad, g / n - xv * (g * xv).sum(1, keepdims=True) / n**3, device=device)
 
 
 @pytest.mark.parametrize("p", [3.0, 0.5])
@@ -550,17 +892,27 @@ def test_cosine_similarity(rng, device):
     x1, x2 = _rand((3, 4), rng), _rand((3, 4), rng)
     cos = (x1 * x2).sum(1) / (np.linalg.norm(x1, axis=1) * np.linalg.norm(x2, axis=1))
     dac(F.cosine_similarity(dt(x1, device=device), dt(x2, device=device)), cos, device=device)
-    dac(F.cosine_similarity(dt(x1, device=device), dt(x2[0], device=device), dim=-1),
-                 (x1 * x2[0]).sum(1) / (np.linalg.norm(x1, axis=1) * np.linalg.norm(x2[0])), device=device)
-    dac(F.cosine_similarity(dt(x1, device=device), dt(x2, device=device), dim=0),
-                 (x1 * x2).sum(0) / (np.linalg.norm(x1, axis=0) * np.linalg.norm(x2, axis=0)), device=device)
+    dac(
+        F.cosine_similarity(dt(x1, device=device), dt(x2[0], device=device), dim=-1),
+        (x1 * x2[0]).sum(1) / (np.linalg.norm(x1, axis=1) * np.linalg.norm(x2[0])),
+        device=device,
+    )
+    dac(
+        F.cosine_similarity(dt(x1, device=device), dt(x2, device=device), dim=0),
+        (x1 * x2).sum(0) / (np.linalg.norm(x1, axis=0) * np.linalg.norm(x2, axis=0)),
+        device=device,
+    )
     # eps bounds each norm from below
     z = np.zeros((1, 4))
-    dac(F.cosine_similarity(dt(z, device=device), dt(x2[:1], device=device)), np.zeros(1), device=device)
+    dac(
+        F.cosine_similarity(dt(z, device=device), dt(x2[:1], device=device)),
+        np.zeros(1),
+        device=device,
+    )
     a1, a2 = dleaf(x1, device=device), dleaf(x2, device=device)
     F.cosine_similarity(a1, a2).sum().backward()
     n1, n2 = np.linalg.norm(x1, axis=1, keepdims=True), np.linalg.norm(x2, axis=1, keepdims=True)
-    dac(a1.grad, x2 / (n1 * n2) - cos[:, None] * x1 / n1 ** 2, device=device)
+    dac(a1.grad, x2 / (n1 * n2) - cos[:, None] * x1 / n1**2, device=device)
 
 
 @pytest.mark.parametrize("p", [2.0, 1.0, 3.0])
@@ -568,9 +920,21 @@ def test_pairwise_distance(p, rng, device):
     x1, x2 = _rand((3, 4), rng), _rand((3, 4), rng)
     exp = _norm(x1 - x2 + 1e-6, p, -1, keepdims=False)
     dac(F.pairwise_distance(dt(x1, device=device), dt(x2, device=device), p), exp, device=device)
-    dac(F.pairwise_distance(dt(x1, device=device), dt(x2, device=device), p, keepdim=True), exp[:, None], device=device)
-    dac(F.pairwise_distance(dt(x1, device=device), dt(x2[0], device=device), p, eps=0.0), _norm(x1 - x2[0], p, -1, keepdims=False), device=device)
-    dac(F.pairwise_distance(dt(x1[0], device=device), dt(x2[0], device=device), p), np.asarray(exp[0]), device=device)
+    dac(
+        F.pairwise_distance(dt(x1, device=device), dt(x2, device=device), p, keepdim=True),
+        exp[:, None],
+        device=device,
+    )
+    dac(
+        F.pairwise_distance(dt(x1, device=device), dt(x2[0], device=device), p, eps=0.0),
+        _norm(x1 - x2[0], p, -1, keepdims=False),
+        device=device,
+    )
+    dac(
+        F.pairwise_distance(dt(x1[0], device=device), dt(x2[0], device=device), p),
+        np.asarray(exp[0]),
+        device=device,
+    )
 
 
 # ------------------------------------------------------------------ embedding
@@ -587,10 +951,20 @@ def test_embedding_values_and_gradient(rng, device):
     exp = np.zeros_like(w)
     np.add.at(exp, idx, g)
     dac(wl.grad, exp, device=device)
-    dac(F.embedding(dt(idx.astype(np.int32), device=device), dt(w, device=device)), w[idx], device=device)
+    dac(
+        F.embedding(dt(idx.astype(np.int32), device=device), dt(w, device=device)),
+        w[idx],
+        device=device,
+    )
     dac(F.embedding(dt(np.array(2), device=device), dt(w, device=device)), w[2], device=device)
-    dac(F.embedding(dt(w[:, 0].astype(np.float32) * 0 + 1, device=device).long(), dt(w.astype(np.float32), device=device)),
-                 w.astype(np.float32)[np.ones(7, np.int64)], device=device)
+    dac(
+        F.embedding(
+            dt(w[:, 0].astype(np.float32) * 0 + 1, device=device).long(),
+            dt(w.astype(np.float32), device=device),
+        ),
+        w.astype(np.float32)[np.ones(7, np.int64)],
+        device=device,
+    )
 
 
 @pytest.mark.parametrize("padding_idx", [2, -5])
@@ -622,8 +996,13 @@ def test_embedding_max_norm_renormalizes_rows_in_place(rng, device):
     out.sum().backward()
     assert wt.grad is not None
     w1 = np.abs(_rand((4, 2), rng)) + 1
-    dac(F.embedding(dt(np.array([1]), device=device), dt(w1, device=device), max_norm=2.0, norm_type=1.0),
-                 w1[[1]] * 2.0 / (np.abs(w1[1]).sum() + 1e-7), device=device)
+    dac(
+        F.embedding(
+            dt(np.array([1]), device=device), dt(w1, device=device), max_norm=2.0, norm_type=1.0
+        ),
+        w1[[1]] * 2.0 / (np.abs(w1[1]).sum() + 1e-7),
+        device=device,
+    )
 
 
 def test_embedding_scale_grad_by_freq(rng, device):
@@ -640,15 +1019,55 @@ def test_embedding_scale_grad_by_freq(rng, device):
     dac(wl.grad, exp, device=device)
 
 
-@pytest.mark.parametrize("call,exc,match", [
-    (lambda device: F.embedding(rumus.tensor([1, 7], device=device), rumus.zeros(5, 3, device=device)), IndexError, r"7"),
-    (lambda device: F.embedding(rumus.tensor([1.0, 2.0], device=device), rumus.zeros(5, 3, device=device)), RuntimeError, r"Long, Int"),
-    (lambda device: F.embedding(rumus.tensor([1, 2], device=device), rumus.zeros(5, 3, device=device), padding_idx=5), AssertionError,
-     r"Padding_idx must be within num_embeddings"),
-    (lambda device: F.embedding(rumus.tensor([1, 2], device=device), rumus.zeros(5, 3, device=device), padding_idx=-6), AssertionError, r"Padding_idx"),
-    (lambda device: F.embedding(rumus.tensor([1, 2], device=device), rumus.zeros(5, device=device)), RuntimeError, r"'weight' must be 2-D"),
-    (lambda device: F.embedding(rumus.tensor([1, 2], device=device), rumus.zeros(5, 3, device=device), sparse=True), RuntimeError, r"sparse"),
-])
+@pytest.mark.parametrize(
+    "call,exc,match",
+    [
+        (
+            lambda device: F.embedding(
+                rumus.tensor([1, 7], device=device), rumus.zeros(5, 3, device=device)
+            ),
+            IndexError,
+            r"7",
+        ),
+        (
+            lambda device: F.embedding(
+                rumus.tensor([1.0, 2.0], device=device), rumus.zeros(5, 3, device=device)
+            ),
+            RuntimeError,
+            r"Long, Int",
+        ),
+        (
+            lambda device: F.embedding(
+                rumus.tensor([1, 2], device=device), rumus.zeros(5, 3, device=device), padding_idx=5
+            ),
+            AssertionError,
+            r"Padding_idx must be within num_embeddings",
+        ),
+        (
+            lambda device: F.embedding(
+                rumus.tensor([1, 2], device=device),
+                rumus.zeros(5, 3, device=device),
+                padding_idx=-6,
+            ),
+            AssertionError,
+            r"Padding_idx",
+        ),
+        (
+            lambda device: F.embedding(
+                rumus.tensor([1, 2], device=device), rumus.zeros(5, device=device)
+            ),
+            RuntimeError,
+            r"'weight' must be 2-D",
+        ),
+        (
+            lambda device: F.embedding(
+                rumus.tensor([1, 2], device=device), rumus.zeros(5, 3, device=device), sparse=True
+            ),
+            RuntimeError,
+            r"sparse",
+        ),
+    ],
+)
 def test_embedding_bad_input(call, exc, match, device):
     if device != "cpu" and exc is IndexError:
         # Index values stay on the GPU and are checked there: the error comes with the next read.
@@ -708,16 +1127,25 @@ def test_dropout_eval_p0_p1_and_inplace(rng, device):
     v = to_np(t2)
     assert ((v == 0) | np.isclose(v, 2 * x)).all() and (v == 0).any()
     for fn in (F.dropout, F.dropout1d, F.dropout2d):
-        with pytest.raises(ValueError, match=r"dropout probability has to be between 0 and 1, but got 1.5"):
+        with pytest.raises(
+            ValueError, match=r"dropout probability has to be between 0 and 1, but got 1.5"
+        ):
             fn(rumus.zeros(2, 3, 4, 5, device=device), 1.5)
 
 
-@pytest.mark.parametrize("fn,shape,zero_axes", [
-    (F.dropout2d, (8, 16, 3, 4), (2, 3)),
-    (F.dropout2d, (16, 3, 4), (2,)),  # 3-D input: channel-wise 1-D dropout (N, C, L), with a warning
-    (F.dropout1d, (8, 16, 5), (2,)),
-    (F.dropout1d, (16, 5), (1,)),  # unbatched (C, L)
-])
+@pytest.mark.parametrize(
+    "fn,shape,zero_axes",
+    [
+        (F.dropout2d, (8, 16, 3, 4), (2, 3)),
+        (
+            F.dropout2d,
+            (16, 3, 4),
+            (2,),
+        ),  # 3-D input: channel-wise 1-D dropout (N, C, L), with a warning
+        (F.dropout1d, (8, 16, 5), (2,)),
+        (F.dropout1d, (16, 5), (1,)),  # unbatched (C, L)
+    ],
+)
 def test_channel_dropout_zeroes_whole_channels(fn, shape, zero_axes, rng, device):
     x = _rand(shape, rng, 1.0, 2.0)
     rumus.manual_seed(5)
@@ -742,7 +1170,9 @@ def test_dropout2d_warnings(device):
     with pytest.warns(UserWarning, match="Received a 1-D input"):
         with pytest.raises(RuntimeError, match="Feature dropout requires at least 2 dimensions"):
             F.dropout2d(rumus.ones(3, device=device))
-    with pytest.raises(RuntimeError, match="dropout1d: Expected 2D or 3D input, but received a 4D input"):
+    with pytest.raises(
+        RuntimeError, match="dropout1d: Expected 2D or 3D input, but received a 4D input"
+    ):
         F.dropout1d(rumus.ones(2, 3, 4, 5, device=device))
 
 
@@ -774,8 +1204,17 @@ def test_functional_vs_torch(dtype, rng, device):
     tf = torch.nn.functional
 
     def run(name, arrays, *args, grads=True, **kw):
-        _cmp_torch(torch, lambda *a: getattr(F, name)(*a, *args, **kw), lambda *a: getattr(tf, name)(*a, *args, **kw),
-                   arrays, dtype, rng, f"{name} {args} {kw}", grads, device)
+        _cmp_torch(
+            torch,
+            lambda *a: getattr(F, name)(*a, *args, **kw),
+            lambda *a: getattr(tf, name)(*a, *args, **kw),
+            arrays,
+            dtype,
+            rng,
+            f"{name} {args} {kw}",
+            grads,
+            device,
+        )
 
     r = lambda *shape: _rand(shape, rng, dtype=dtype)  # noqa: E731
     run("linear", [r(2, 5, 3), r(4, 3), r(4)])
@@ -790,8 +1229,11 @@ def test_functional_vs_torch(dtype, rng, device):
         # its forward uses floor(dst / 2.1); rumus' gradient follows its forward
         quirk = kw["mode"] == "nearest" and len(shape) != 4 and kw.get("scale_factor") == 2.1
         run("interpolate", [r(*shape)], grads=not quirk, **kw)
-    for kw in (dict(scale_factor=0.5, mode="area"), dict(size=(4, 3), mode="area"),
-               dict(scale_factor=1.7, mode="bilinear", recompute_scale_factor=True)):
+    for kw in (
+        dict(scale_factor=0.5, mode="area"),
+        dict(size=(4, 3), mode="area"),
+        dict(scale_factor=1.7, mode="bilinear", recompute_scale_factor=True),
+    ):
         run("interpolate", [r(1, 2, 6, 4)], **kw)
     for shape, kw in UNFOLD_CASES:
         run("unfold", [r(*shape)], **kw)
@@ -804,7 +1246,21 @@ def test_functional_vs_torch(dtype, rng, device):
     run("cosine_similarity", [r(3, 4), r(4)], dim=-1)
     w = r(7, 3)
     idx = np.array([[2, 4, 2], [6, 2, 1]])
-    _cmp_torch(torch, lambda w: F.embedding(rumus.tensor(idx, device=device), w, padding_idx=2),
-               lambda w: tf.embedding(torch.tensor(idx), w, padding_idx=2), [w], dtype, rng, device=device)
-    _cmp_torch(torch, lambda w: F.embedding(rumus.tensor(idx, device=device), w, scale_grad_by_freq=True),
-               lambda w: tf.embedding(torch.tensor(idx), w, scale_grad_by_freq=True), [w], dtype, rng, device=device)
+    _cmp_torch(
+        torch,
+        lambda w: F.embedding(rumus.tensor(idx, device=device), w, padding_idx=2),
+        lambda w: tf.embedding(torch.tensor(idx), w, padding_idx=2),
+        [w],
+        dtype,
+        rng,
+        device=device,
+    )
+    _cmp_torch(
+        torch,
+        lambda w: F.embedding(rumus.tensor(idx, device=device), w, scale_grad_by_freq=True),
+        lambda w: tf.embedding(torch.tensor(idx), w, scale_grad_by_freq=True),
+        [w],
+        dtype,
+        rng,
+        device=device,
+    )

@@ -6,9 +6,8 @@ import gc
 
 import numpy as np
 import pytest
-
 import rumus
-from conftest import assert_close, need_gpu, to_np
+from conftest import assert_close, need_gpu
 
 pytestmark = pytest.mark.usefixtures("gpu")
 
@@ -19,11 +18,15 @@ def test_adapter_facts():
     info = rumus.gpu.adapter_info()
     for key in ("name", "backend", "device_type", "vendor", "driver", "max_buffer_size"):
         assert key in info
-    assert isinstance(rumus.gpu.get_device_name(), str) and rumus.gpu.get_device_name() == info["name"]
+    assert (
+        isinstance(rumus.gpu.get_device_name(), str) and rumus.gpu.get_device_name() == info["name"]
+    )
     assert info["max_storage_buffer_binding_size"] >= 128 << 20
 
 
-@pytest.mark.parametrize("spec", ["gpu", "gpu:0", "wgpu", rumus.device("gpu"), rumus.device("gpu", 0)])
+@pytest.mark.parametrize(
+    "spec", ["gpu", "gpu:0", "wgpu", rumus.device("gpu"), rumus.device("gpu", 0)]
+)
 def test_device_spellings(spec):
     t = rumus.ones(2, device=spec)
     assert t.device == rumus.device("gpu:0")
@@ -47,7 +50,9 @@ def test_round_trip_values(dtype):
         a = rng.standard_normal((3, 5)).astype(np.float32)
         a[0, 0], a[0, 1], a[0, 2] = np.nan, np.inf, -0.0
     else:
-        a = rng.integers(0 if dtype == "uint8" else -1000, 255 if dtype == "uint8" else 1000, (3, 5)).astype(dtype)
+        a = rng.integers(
+            0 if dtype == "uint8" else -1000, 255 if dtype == "uint8" else 1000, (3, 5)
+        ).astype(dtype)
     t = rumus.tensor(a).to("gpu")
     assert t.dtype == getattr(rumus, dtype) and t.shape == (3, 5)
     back = t.cpu()
@@ -59,7 +64,10 @@ def test_round_trip_values(dtype):
 
 def test_views_move_only_their_elements():
     base = rumus.arange(24, dtype=rumus.float32).reshape(4, 6)
-    for view, expected in [(base.T, np.arange(24).reshape(4, 6).T), (base[::2, 1::3], np.arange(24).reshape(4, 6)[::2, 1::3])]:
+    for view, expected in [
+        (base.T, np.arange(24).reshape(4, 6).T),
+        (base[::2, 1::3], np.arange(24).reshape(4, 6)[::2, 1::3]),
+    ]:
         g = view.to("gpu")
         assert g.is_contiguous()
         np.testing.assert_array_equal(g.cpu().numpy(), expected)
@@ -90,16 +98,35 @@ def test_numpy_of_gpu_tensor_raises_like_pytorch():
 
 
 def test_creation_on_the_gpu():
-    for t in [rumus.zeros(2, 3, device="gpu"), rumus.ones(2, 3, device="gpu"), rumus.empty(2, 3, device="gpu"),
-              rumus.full((2, 3), 7.0, device="gpu"), rumus.arange(6, device="gpu").reshape(2, 3),
-              rumus.randn(2, 3, device="gpu"), rumus.rand(2, 3, device="gpu"), rumus.eye(2, 3, device="gpu"),
-              rumus.linspace(0, 1, 6, device="gpu").reshape(2, 3), rumus.randint(0, 5, (2, 3), device="gpu"),
-              rumus.tensor([[1, 2, 3], [4, 5, 6]], device="gpu")]:
+    for t in [
+        rumus.zeros(2, 3, device="gpu"),
+        rumus.ones(2, 3, device="gpu"),
+        rumus.empty(2, 3, device="gpu"),
+        rumus.full((2, 3), 7.0, device="gpu"),
+        rumus.arange(6, device="gpu").reshape(2, 3),
+        rumus.randn(2, 3, device="gpu"),
+        rumus.rand(2, 3, device="gpu"),
+        rumus.eye(2, 3, device="gpu"),
+        rumus.linspace(0, 1, 6, device="gpu").reshape(2, 3),
+        rumus.randint(0, 5, (2, 3), device="gpu"),
+        rumus.tensor([[1, 2, 3], [4, 5, 6]], device="gpu"),
+    ]:
         assert t.is_gpu and t.shape == (2, 3)
-    np.testing.assert_array_equal(rumus.full((2, 2), 7, device="gpu").cpu().numpy(), np.full((2, 2), 7))
-    np.testing.assert_array_equal(rumus.eye(2, 3, device="gpu").cpu().numpy(), np.eye(2, 3, dtype=np.float32))
+    np.testing.assert_array_equal(
+        rumus.full((2, 2), 7, device="gpu").cpu().numpy(), np.full((2, 2), 7)
+    )
+    np.testing.assert_array_equal(
+        rumus.eye(2, 3, device="gpu").cpu().numpy(), np.eye(2, 3, dtype=np.float32)
+    )
     g = rumus.ones(4, device="gpu")
-    for like in [rumus.zeros_like(g), rumus.ones_like(g), rumus.full_like(g, 2.0), rumus.empty_like(g), rumus.rand_like(g), rumus.randn_like(g)]:
+    for like in [
+        rumus.zeros_like(g),
+        rumus.ones_like(g),
+        rumus.full_like(g, 2.0),
+        rumus.empty_like(g),
+        rumus.rand_like(g),
+        rumus.randn_like(g),
+    ]:
         assert like.is_gpu
     assert rumus.zeros_like(g, device="cpu").is_cpu
     x = rumus.ones(2, device="gpu", requires_grad=True)
@@ -221,13 +248,17 @@ def _batch(step, n=8):
     return rng.standard_normal((n, 16)).astype(np.float32), rng.integers(0, 4, n)
 
 
-@pytest.mark.parametrize("opt", ["sgd", "adam", "adamw", "rmsprop", "nadam", "radam", "adagrad", "adamax"])
+@pytest.mark.parametrize(
+    "opt", ["sgd", "adam", "adamw", "rmsprop", "nadam", "radam", "adagrad", "adamax"]
+)
 def test_training_matches_cpu(opt):
     losses = {}
     for device in ("cpu", "gpu"):
         model = _mlp().to(device)
         make = {
-            "sgd": lambda p: rumus.optim.SGD(p, lr=0.1, momentum=0.9, nesterov=True, weight_decay=1e-3),
+            "sgd": lambda p: rumus.optim.SGD(
+                p, lr=0.1, momentum=0.9, nesterov=True, weight_decay=1e-3
+            ),
             "adam": lambda p: rumus.optim.Adam(p, lr=1e-2, amsgrad=True),
             "adamw": lambda p: rumus.optim.AdamW(p, lr=1e-2),
             "rmsprop": lambda p: rumus.optim.RMSprop(p, lr=1e-2, momentum=0.5, centered=True),
@@ -240,7 +271,9 @@ def test_training_matches_cpu(opt):
         out = []
         for step in range(8):
             x, y = _batch(step)
-            loss = rumus.nn.functional.cross_entropy(model(rumus.tensor(x, device=device)), rumus.tensor(y, device=device))
+            loss = rumus.nn.functional.cross_entropy(
+                model(rumus.tensor(x, device=device)), rumus.tensor(y, device=device)
+            )
             o.zero_grad()
             loss.backward()
             o.step()
@@ -293,11 +326,19 @@ def test_memory_stays_flat_over_1000_steps():
 def test_cnn_forward_backward_matches_cpu():
     rumus.manual_seed(0)
     net = rumus.nn.Sequential(
-        rumus.nn.Conv2d(1, 4, 3, padding=1), rumus.nn.BatchNorm2d(4), rumus.nn.ReLU(), rumus.nn.MaxPool2d(2),
-        rumus.nn.Conv2d(4, 6, 3, stride=2, padding=1), rumus.nn.AvgPool2d(2), rumus.nn.Flatten(),
-        rumus.nn.LayerNorm(6), rumus.nn.Linear(6, 3), rumus.nn.LogSoftmax(dim=1),
+        rumus.nn.Conv2d(1, 4, 3, padding=1),
+        rumus.nn.BatchNorm2d(4),
+        rumus.nn.ReLU(),
+        rumus.nn.MaxPool2d(2),
+        rumus.nn.Conv2d(4, 6, 3, stride=2, padding=1),
+        rumus.nn.AvgPool2d(2),
+        rumus.nn.Flatten(),
+        rumus.nn.LayerNorm(6),
+        rumus.nn.Linear(6, 3),
+        rumus.nn.LogSoftmax(dim=1),
     )
     import copy
+
     gnet = copy.deepcopy(net).gpu()
     x = np.random.default_rng(0).standard_normal((5, 1, 8, 8)).astype(np.float32)
     outs, grads = [], []
@@ -346,7 +387,10 @@ def test_dropout_on_the_gpu():
 def test_out_of_range_gpu_index_is_reported_once_at_the_next_read():
     t = rumus.arange(12.0, device="gpu").reshape(3, 4)
     bad = t.gather(1, rumus.tensor([[0, 9]], device="gpu"))
-    with pytest.raises(RuntimeError, match=r"gather\(\).*out of bounds for dimension 1 with size 4.*detected on the GPU"):
+    with pytest.raises(
+        RuntimeError,
+        match=r"gather\(\).*out of bounds for dimension 1 with size 4.*detected on the GPU",
+    ):
         bad.cpu()
     # Reported once: later work reads normally.
     assert t.gather(1, rumus.tensor([[0, 3]], device="gpu")).tolist() == [[0.0, 3.0]]
@@ -381,11 +425,16 @@ def test_float16_on_the_gpu():
     np.testing.assert_array_equal(g.float().cpu().numpy(), a.astype(np.float32))
     np.testing.assert_array_equal(g.long().cpu().numpy(), np.trunc(a).astype(np.int64))
     np.testing.assert_array_equal(g.bool().cpu().numpy(), a != 0)
-    np.testing.assert_array_equal(rumus.tensor([1, -3, 7], device="gpu").half().cpu().numpy(), np.array([1, -3, 7], np.float16))
+    np.testing.assert_array_equal(
+        rumus.tensor([1, -3, 7], device="gpu").half().cpu().numpy(),
+        np.array([1, -3, 7], np.float16),
+    )
     z = rumus.zeros(2, 3, dtype=rumus.float16, device="gpu")
     z.fill_(2.5)
     np.testing.assert_array_equal(z.cpu().numpy(), np.full((2, 3), 2.5, np.float16))
-    np.testing.assert_array_equal(rumus.where(g > 0, g, 0.5).cpu().numpy(), np.where(a > 0, a, np.float16(0.5)))
+    np.testing.assert_array_equal(
+        rumus.where(g > 0, g, 0.5).cpu().numpy(), np.where(a > 0, a, np.float16(0.5))
+    )
     # Ops keep float16 and compute in float32; gradients come back as float16.
     f = a.astype(np.float32)
     y = (g * 2 + 1).exp()
@@ -399,12 +448,19 @@ def test_float16_on_the_gpu():
     c = rng.standard_normal((12, 16)).astype(np.float16)
     bc = rumus.from_numpy(b).to("gpu") @ rumus.from_numpy(c).to("gpu")
     assert bc.dtype == rumus.float16
-    np.testing.assert_allclose(bc.cpu().numpy(), b.astype(np.float32) @ c.astype(np.float32), rtol=1e-2, atol=1e-2)
+    np.testing.assert_allclose(
+        bc.cpu().numpy(), b.astype(np.float32) @ c.astype(np.float32), rtol=1e-2, atol=1e-2
+    )
     sm = rumus.nn.functional.softmax(g, dim=1)
     assert sm.dtype == rumus.float16
     e = np.exp(f - f.max(1, keepdims=True))
     np.testing.assert_allclose(sm.cpu().numpy(), e / e.sum(1, keepdims=True), rtol=2e-3, atol=1e-3)
-    for got, want in [(g.sum(1), f.sum(1)), (g.mean(), f.mean()), (g.max(0).values, f.max(0)), (g.amin(1), f.min(1))]:
+    for got, want in [
+        (g.sum(1), f.sum(1)),
+        (g.mean(), f.mean()),
+        (g.max(0).values, f.max(0)),
+        (g.amin(1), f.min(1)),
+    ]:
         assert got.dtype == rumus.float16
         np.testing.assert_allclose(got.cpu().numpy(), want, rtol=2e-3, atol=2e-3)
     # Indexing reads and writes 2-byte elements.
@@ -422,7 +478,9 @@ def test_float16_on_the_gpu():
     for dt in (rumus.float16, rumus.float32):
         xi = rumus.from_numpy(img.astype(np.float32)).to("gpu").to(dt).requires_grad_()
         ki = rumus.from_numpy(ker.astype(np.float32)).to("gpu").to(dt)
-        y = F.max_pool2d(F.conv2d(xi, ki, padding=1), 2) + F.avg_pool2d(F.conv2d(xi, ki, padding=1), 2)
+        y = F.max_pool2d(F.conv2d(xi, ki, padding=1), 2) + F.avg_pool2d(
+            F.conv2d(xi, ki, padding=1), 2
+        )
         y.sum().backward()
         assert y.dtype == dt and xi.grad.dtype == dt
         if dt == rumus.float16:
@@ -450,12 +508,16 @@ def test_matmul_split_k(gpu):
     assert tuple(out.shape) == (200, 136)
     np.testing.assert_allclose(out.detach().cpu().numpy(), a.T @ b, rtol=1e-4, atol=1e-3)
     out.sum().backward()
-    np.testing.assert_allclose(ga.grad.cpu().numpy(), np.broadcast_to(b.sum(1, keepdims=True), a.shape), rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose(
+        ga.grad.cpu().numpy(),
+        np.broadcast_to(b.sum(1, keepdims=True), a.shape),
+        rtol=1e-4,
+        atol=1e-3,
+    )
     x = rumus.from_numpy(a.T.copy()).to("gpu").unsqueeze(0)  # batch dims of size 1 keep their shape
     y = x @ gb
     assert tuple(y.shape) == (1, 200, 136)
     np.testing.assert_allclose(y.cpu().numpy()[0], a.T @ b, rtol=1e-4, atol=1e-3)
-
 
 
 # ---- tensors beyond one binding's size limit (run in chunks of windows) ----
@@ -493,7 +555,9 @@ def test_large_views_and_casts(big):
     np.testing.assert_array_equal(a[1::2].contiguous().cpu().numpy(), x[1::2])
     if rumus.gpu.adapter_info()["shader_f16"]:
         h = a.to(rumus.float16)
-        np.testing.assert_array_equal(h.to(rumus.float32).cpu().numpy(), x.astype(np.float16).astype(np.float32))
+        np.testing.assert_array_equal(
+            h.to(rumus.float32).cpu().numpy(), x.astype(np.float16).astype(np.float32)
+        )
 
 
 def test_large_reductions(big):
@@ -504,7 +568,9 @@ def test_large_reductions(big):
     assert a.max().item() == x.max()
     m, xm = a.reshape(-1, 8), x.reshape(-1, 8)
     np.testing.assert_allclose(m.sum(1).cpu().numpy(), xm.sum(1), rtol=1e-5, atol=1e-5)
-    np.testing.assert_allclose(m.sum(0).cpu().numpy(), x64.reshape(-1, 8).sum(0), rtol=1e-5, atol=1e-2)
+    np.testing.assert_allclose(
+        m.sum(0).cpu().numpy(), x64.reshape(-1, 8).sum(0), rtol=1e-5, atol=1e-2
+    )
     v, i = m.max(1)
     np.testing.assert_array_equal(v.cpu().numpy(), xm.max(1))
     np.testing.assert_array_equal(i.cpu().numpy(), xm.argmax(1))
@@ -549,7 +615,9 @@ def test_large_pooling(big):
     planes = x.size // 64
     xm = x[: planes * 64].reshape(planes, 4, 2, 4, 2)
     v = a[: planes * 64].reshape(planes, 8, 8)
-    np.testing.assert_array_equal(rumus.nn.functional.max_pool2d(v, 2).cpu().numpy(), xm.max((2, 4)))
+    np.testing.assert_array_equal(
+        rumus.nn.functional.max_pool2d(v, 2).cpu().numpy(), xm.max((2, 4))
+    )
     p = v.clone().requires_grad_()
     y = rumus.nn.functional.avg_pool2d(p, 2)
     np.testing.assert_allclose(y.detach().cpu().numpy(), xm.mean((2, 4)), rtol=1e-5, atol=1e-6)
@@ -593,12 +661,19 @@ def test_large_softmax_and_optimizer_step(big):
     sm = e / e.sum(1, keepdims=True)
     np.testing.assert_allclose(s.detach().cpu().numpy(), sm, rtol=1e-5, atol=1e-6)
     (s * rumus.from_numpy(w).to("gpu")).sum().backward()
-    np.testing.assert_allclose(p.grad.cpu().numpy().reshape(-1, 8), sm * (w - (sm * w).sum(1, keepdims=True)), rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(
+        p.grad.cpu().numpy().reshape(-1, 8),
+        sm * (w - (sm * w).sum(1, keepdims=True)),
+        rtol=1e-4,
+        atol=1e-6,
+    )
     del s, e, sm, xm
     # Adam's first step: p - lr * g / (|g| + eps), chunk by chunk.
     g = p.grad.cpu().numpy().astype(np.float64)
     rumus.optim.Adam([p], lr=0.1).step()
-    np.testing.assert_allclose(p.detach().cpu().numpy(), x - 0.1 * g / (np.abs(g) + 1e-8), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(
+        p.detach().cpu().numpy(), x - 0.1 * g / (np.abs(g) + 1e-8), rtol=1e-5, atol=1e-6
+    )
     del p, g
     gc.collect()
     rumus.gpu.empty_cache()
@@ -632,13 +707,18 @@ def test_large_random_fill(big):
     n = big[0].size
     rumus.manual_seed(7)
     u = rumus.rand(n, device="gpu").cpu().numpy()
-    assert u.min() >= 0 and u.max() < 1 and abs(u.mean() - 0.5) < 1e-3 and abs(u.std() - 12 ** -0.5) < 1e-3
+    assert (
+        u.min() >= 0
+        and u.max() < 1
+        and abs(u.mean() - 0.5) < 1e-3
+        and abs(u.std() - 12**-0.5) < 1e-3
+    )
     # The same seed gives the same numbers; a prefix does not depend on the size,
     # and later chunks continue the stream instead of repeating it.
     rumus.manual_seed(7)
     np.testing.assert_array_equal(rumus.rand(1000, device="gpu").cpu().numpy(), u[:1000])
     half = n // 2 // 4 * 4
-    assert len(np.intersect1d(u[:1000], u[half: half + 1000])) < 10
+    assert len(np.intersect1d(u[:1000], u[half : half + 1000])) < 10
     rumus.manual_seed(7)
     z = rumus.randn(n, device="gpu").cpu().numpy()
     assert abs(z.mean()) < 1e-3 and abs(z.std() - 1) < 1e-3

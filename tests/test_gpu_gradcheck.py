@@ -10,9 +10,7 @@ error as the reason, so the table shows what is left.
 
 import numpy as np
 import pytest
-
 import rumus
-
 from conftest import need_gpu
 from test_gradcheck import ROWS, Const, _seed
 
@@ -21,13 +19,17 @@ RTOL, ATOL = 2e-4, 2e-5
 
 def _inputs(row, device, dtype):
     rng = np.random.default_rng(_seed(row.name))
-    specs = row.specs(rng) if callable(row.specs) else [s(rng) if callable(s) else s for s in row.specs]
+    specs = (
+        row.specs(rng) if callable(row.specs) else [s(rng) if callable(s) else s for s in row.specs]
+    )
     out = []
     for s in specs:
         if isinstance(s, Const):
             v = s.value
             if isinstance(v, np.ndarray):
-                v = rumus.tensor(v.astype(np.float32) if v.dtype == np.float64 else v, device=device)
+                v = rumus.tensor(
+                    v.astype(np.float32) if v.dtype == np.float64 else v, device=device
+                )
             out.append(v)
         else:
             out.append(rumus.tensor(np.asarray(s, dtype=dtype), device=device, requires_grad=True))
@@ -35,7 +37,11 @@ def _inputs(row, device, dtype):
 
 
 def _outputs(y):
-    return [t for t in (y if isinstance(y, (tuple, list)) else (y,)) if isinstance(t, rumus.Tensor) and t.is_floating_point()]
+    return [
+        t
+        for t in (y if isinstance(y, (tuple, list)) else (y,))
+        if isinstance(t, rumus.Tensor) and t.is_floating_point()
+    ]
 
 
 def _run(row, device, dtype, order):
@@ -48,9 +54,18 @@ def _run(row, device, dtype, order):
         ys = _outputs(row.fn(*xs))
         leaves = [x for x in xs if isinstance(x, rumus.Tensor) and x.requires_grad]
         rng = np.random.default_rng(1)
-        gos = [rumus.tensor(rng.uniform(-1, 1, tuple(y.shape)).astype(dtype), device=device) for y in ys]
+        gos = [
+            rumus.tensor(rng.uniform(-1, 1, tuple(y.shape)).astype(dtype), device=device)
+            for y in ys
+        ]
         diff = [(y, g) for y, g in zip(ys, gos) if y.requires_grad]
-        grads = rumus.autograd.grad([y for y, _ in diff], leaves, [g for _, g in diff], allow_unused=True, create_graph=order == 2)
+        grads = rumus.autograd.grad(
+            [y for y, _ in diff],
+            leaves,
+            [g for _, g in diff],
+            allow_unused=True,
+            create_graph=order == 2,
+        )
         results = [y.detach().cpu().numpy() for y in ys]
         if order == 1:
             return results + [None if g is None else g.detach().cpu().numpy() for g in grads]
@@ -78,7 +93,9 @@ def _params():
 def test_row_on_gpu(row, order):
     need_gpu()
     if row.name.startswith("F_dropout"):
-        pytest.skip("the GPU draws its own random numbers (as PyTorch's CUDA does); GPU dropout is checked in test_gpu.py")
+        pytest.skip(
+            "the GPU draws its own random numbers (as PyTorch's CUDA does); GPU dropout is checked in test_gpu.py"
+        )
     ref = _run(row, "cpu", np.float64, order)
     try:
         got = _run(row, "gpu", np.float32, order)
@@ -95,4 +112,6 @@ def test_row_on_gpu(row, order):
             continue
         assert g is not None, f"result {i}: GPU gives no gradient"
         scale = max(1.0, float(np.max(np.abs(r))) if r.size else 1.0)
-        np.testing.assert_allclose(g.astype(np.float64), r, rtol=RTOL, atol=ATOL * scale, err_msg=f"{row.name} result {i}")
+        np.testing.assert_allclose(
+            g.astype(np.float64), r, rtol=RTOL, atol=ATOL * scale, err_msg=f"{row.name} result {i}"
+        )

@@ -16,12 +16,10 @@ import zlib
 
 import numpy as np
 import pytest
-
 import rumus
 import rumus.nn.functional as F
-from rumus.autograd import GradcheckError, gradcheck, gradgradcheck
-
 from conftest import noncontig
+from rumus.autograd import GradcheckError, gradcheck, gradgradcheck
 
 f64 = rumus.float64
 
@@ -53,6 +51,7 @@ def NZ(*shape, lo=0.3, hi=2.0):
 
 def AWAY(*shape, points, lo=-2.0, hi=2.0, gap=0.15):
     """Uniform in [lo, hi), at least ``gap`` away from every point in ``points``."""
+
     def gen(rng):
         out = rng.uniform(lo, hi, shape)
         for _ in range(1000):
@@ -63,25 +62,30 @@ def AWAY(*shape, points, lo=-2.0, hi=2.0, gap=0.15):
                 return out
             out[bad] = rng.uniform(lo, hi, int(bad.sum()))
         raise AssertionError("AWAY: no values found")
+
     return gen
 
 
 def FRAC(*shape):
     """k + f with integer k in [-3, 3] and f in [0.15, 0.35] or [0.65, 0.85]:
     away from integers and half-integers (floor/ceil/round/trunc)."""
+
     def gen(rng):
         k = rng.integers(-3, 4, shape)
         f = rng.uniform(0.15, 0.35, shape) + rng.choice([0.0, 0.5], shape)
         return k + f
+
     return gen
 
 
 def DISTINCT(*shape, step=0.3):
     """Pairwise distinct by at least ``step`` - 0.1 (max/min without ties)."""
+
     def gen(rng):
         n = int(np.prod(shape))
         vals = (rng.permutation(n) - n / 2) * step + rng.uniform(0, 0.1, n)
         return vals.reshape(shape)
+
     return gen
 
 
@@ -96,6 +100,7 @@ def B(values):
 def rem_inputs(shape_x, shape_y):
     """x, y with x / y at least 0.15 away from every integer: away from the
     jumps of remainder and fmod (and of floor / trunc of x / y)."""
+
     def gen(rng):
         y = rng.uniform(0.5, 2.0, shape_y) * rng.choice([-1.0, 1.0], shape_y)
         yb = np.broadcast_to(y, np.broadcast_shapes(shape_x, shape_y))
@@ -103,6 +108,7 @@ def rem_inputs(shape_x, shape_y):
         f = rng.uniform(0.15, 0.85, yb.shape)
         x = (q + f) * yb
         return [x, y]
+
     return gen
 
 
@@ -121,11 +127,13 @@ def clamp_tensor_inputs(rng):
 
 def with_zeros(*shape, zeros):
     """Uniform values in +-[0.5, 1.5) with exact zeros at the given positions."""
+
     def gen(rng):
         x = rng.uniform(0.5, 1.5, shape) * rng.choice([-1.0, 1.0], shape)
         for z in zeros:
             x[z] = 0.0
         return x
+
     return gen
 
 
@@ -257,8 +265,11 @@ ROWS = [
     Row("leaky_relu_slope", lambda x: F.leaky_relu(x, 0.2), [NZ(3, 4)]),
     Row("softplus", lambda x: F.softplus(x), [U(3, 4, lo=-3, hi=3)]),
     # beta * x > threshold switches to the identity: x away from 1.5
-    Row("softplus_beta_threshold", lambda x: F.softplus(x, beta=2.0, threshold=3.0),
-        [AWAY(3, 4, points=[1.5], lo=-3, hi=3)]),
+    Row(
+        "softplus_beta_threshold",
+        lambda x: F.softplus(x, beta=2.0, threshold=3.0),
+        [AWAY(3, 4, points=[1.5], lo=-3, hi=3)],
+    ),
     Row("erf", lambda x: x.erf(), [U(3, 4)]),
     Row("erf_fn", lambda x: rumus.erf(x), [U(3, 4)]),
     Row("sign", lambda x: x.sign(), [NZ(3, 4)]),
@@ -289,15 +300,15 @@ ROWS = [
     Row("true_divide", lambda a, b: a.true_divide(b), [U(3, 4), NZ(3, 4, lo=0.5)]),
     Row("div_scalar", lambda x: x / 2.0, [U(3, 4)]),
     Row("rdiv_scalar", lambda x: 2.0 / x, [NZ(3, 4, lo=0.5)]),
-    Row("pow_tensor_tensor", lambda a, b: a ** b, [P(3, 4), U(4)]),
+    Row("pow_tensor_tensor", lambda a, b: a**b, [P(3, 4), U(4)]),
     Row("pow_tensor_tensor_bcast", lambda a, b: a.pow(b), [P(3, 1), U(4)]),
-    Row("pow_int", lambda x: x ** 3, [U(3, 4)]),
+    Row("pow_int", lambda x: x**3, [U(3, 4)]),
     Row("pow_2", lambda x: x.pow(2), [U(3, 4)]),
-    Row("pow_float", lambda x: x ** 2.5, [P(3, 4)]),
-    Row("pow_negative", lambda x: x ** -1.5, [P(3, 4)]),
-    Row("pow_zero", lambda x: x ** 0, [U(3, 4)]),
-    Row("rpow_2", lambda x: 2 ** x, [U(3, 4)]),
-    Row("rpow_half", lambda x: 0.5 ** x, [U(3, 4)]),
+    Row("pow_float", lambda x: x**2.5, [P(3, 4)]),
+    Row("pow_negative", lambda x: x**-1.5, [P(3, 4)]),
+    Row("pow_zero", lambda x: x**0, [U(3, 4)]),
+    Row("rpow_2", lambda x: 2**x, [U(3, 4)]),
+    Row("rpow_half", lambda x: 0.5**x, [U(3, 4)]),
     Row("maximum", lambda a, b: a.maximum(b), [U(3, 4), U(4)]),
     Row("minimum", lambda a, b: rumus.minimum(a, b), [U(3, 1), U(4)]),
     Row("max_binary", lambda a, b: a.max(b), [U(3, 4), U(3, 4)]),
@@ -305,9 +316,17 @@ ROWS = [
     Row("atan2_same", lambda a, b: rumus.atan2(a, b), [NZ(3, 4), NZ(3, 4)]),
     Row("remainder", lambda a, b: a.remainder(b), rem_inputs((3, 4), (3, 4))),
     Row("remainder_bcast", lambda a, b: a % b, rem_inputs((3, 4), (4,))),
-    Row("remainder_scalar", lambda x: x.remainder(1.5), [AWAY(3, 4, points=np.arange(-3, 4) * 1.5, lo=-4, hi=4)]),
+    Row(
+        "remainder_scalar",
+        lambda x: x.remainder(1.5),
+        [AWAY(3, 4, points=np.arange(-3, 4) * 1.5, lo=-4, hi=4)],
+    ),
     Row("fmod", lambda a, b: a.fmod(b), rem_inputs((3, 4), (3, 4))),
-    Row("fmod_scalar", lambda x: x.fmod(1.5), [AWAY(3, 4, points=np.arange(-3, 4) * 1.5, lo=-4, hi=4)]),
+    Row(
+        "fmod_scalar",
+        lambda x: x.fmod(1.5),
+        [AWAY(3, 4, points=np.arange(-3, 4) * 1.5, lo=-4, hi=4)],
+    ),
     # ---- where / masked_fill / clamp
     Row("where", lambda x, y, c: rumus.where(c, x, y), [U(3, 4), U(4), B(MASK34)]),
     Row("where_method", lambda x, y, c: x.where(c, y), [U(3, 4), U(3, 1), B(MASK34)]),
@@ -315,7 +334,11 @@ ROWS = [
     Row("where_scalar", lambda x, c: rumus.where(c, x, 0.0), [U(3, 4), B(MASK34)]),
     Row("where_scalar_first", lambda x, c: rumus.where(c, 1.5, x), [U(3, 4), B(MASK34)]),
     Row("masked_fill", lambda x, m: x.masked_fill(m, 0.5), [U(3, 4), B(MASK34)]),
-    Row("masked_fill_bcast", lambda x, m: x.masked_fill(m, -1.0), [U(3, 4), B([True, False, True, False])]),
+    Row(
+        "masked_fill_bcast",
+        lambda x, m: x.masked_fill(m, -1.0),
+        [U(3, 4), B([True, False, True, False])],
+    ),
     Row("masked_fill_tensor_value", lambda x, v, m: x.masked_fill(m, v), [U(3, 4), U(), B(MASK34)]),
     Row("clamp", lambda x: x.clamp(-0.5, 0.5), [AWAY(3, 4, points=[-0.5, 0.5])]),
     Row("clamp_kw", lambda x: x.clamp(min=-0.5, max=0.5), [AWAY(3, 4, points=[-0.5, 0.5])]),
@@ -344,7 +367,11 @@ ROWS = [
     Row("prod_all_one_zero", lambda x: x.prod(), [with_zeros(3, 4, zeros=[(1, 2)])]),
     Row("prod_all_two_zeros", lambda x: x.prod(), [with_zeros(3, 4, zeros=[(1, 2), (2, 0)])]),
     Row("prod_dim_one_zero", lambda x: x.prod(1), [with_zeros(3, 4, zeros=[(1, 2)])]),
-    Row("prod_dim_two_zeros", lambda x: x.prod(1), [with_zeros(3, 4, zeros=[(1, 2), (1, 0), (2, 3)])]),
+    Row(
+        "prod_dim_two_zeros",
+        lambda x: x.prod(1),
+        [with_zeros(3, 4, zeros=[(1, 2), (1, 0), (2, 3)])],
+    ),
     Row("amax_dim", lambda x: x.amax(1), [DISTINCT(3, 4)]),
     Row("amax_keepdim", lambda x: x.amax(0, keepdim=True), [DISTINCT(3, 4)]),
     Row("amax_all", lambda x: x.amax((0, 1)), [DISTINCT(3, 4)]),
@@ -374,7 +401,11 @@ ROWS = [
     Row("cumprod0", lambda x: x.cumprod(0), [NZ(3, 4, lo=0.5, hi=1.5)]),
     # cumprod through zeros (PyTorch's cumprod backward handles them)
     Row("cumprod_one_zero", lambda x: x.cumprod(1), [with_zeros(3, 4, zeros=[(1, 1)])]),
-    Row("cumprod_two_zeros", lambda x: x.cumprod(1), [with_zeros(3, 4, zeros=[(1, 1), (1, 3), (2, 0)])]),
+    Row(
+        "cumprod_two_zeros",
+        lambda x: x.cumprod(1),
+        [with_zeros(3, 4, zeros=[(1, 1), (1, 3), (2, 0)])],
+    ),
     Row("cumprod_zero_1d", lambda x: x.cumprod(0), [with_zeros(5, zeros=[(2,)])]),
     # ---- linalg
     Row("matmul_1d_1d", lambda a, b: a @ b, [U(4), U(4)]),
@@ -466,14 +497,36 @@ ROWS = [
     Row("setitem_bool_mask", _setitem_mask, [U(4, 5), U(int(MASK45.sum())), B(MASK45)]),
     Row("setitem_bool_mask_scalar", _setitem_mask_scalar, [U(4, 5), B(MASK45)]),
     Row("setitem_twice", _setitem_twice, [U(3, 4), U(2)]),
-    Row("gather", lambda x, i: x.gather(1, i), [U(3, 5), I([[0, 4, 0, 2], [1, 1, 3, 3], [4, 2, 0, 0]])]),
-    Row("gather_dim0", lambda x, i: rumus.gather(x, 0, i), [U(3, 4), I([[2, 0, 1, 2], [0, 0, 2, 1]])]),
-    Row("scatter", lambda x, s, i: x.scatter(1, i, s), [U(3, 5), U(3, 2), I([[0, 3], [4, 1], [2, 0]])]),
-    Row("scatter_value", lambda x, i: x.scatter(1, i, value=2.0), [U(3, 5), I([[0, 3], [4, 1], [2, 0]])]),
-    Row("scatter_add", lambda x, s, i: x.scatter_add(1, i, s),
-        [U(3, 5), U(3, 4), I([[0, 3, 0, 0], [4, 1, 1, 2], [2, 0, 4, 2]])]),
-    Row("scatter_add_dim0", lambda x, s, i: rumus.scatter_add(x, 0, i, s),
-        [U(3, 4), U(2, 4), I([[2, 0, 1, 2], [2, 0, 2, 1]])]),
+    Row(
+        "gather",
+        lambda x, i: x.gather(1, i),
+        [U(3, 5), I([[0, 4, 0, 2], [1, 1, 3, 3], [4, 2, 0, 0]])],
+    ),
+    Row(
+        "gather_dim0",
+        lambda x, i: rumus.gather(x, 0, i),
+        [U(3, 4), I([[2, 0, 1, 2], [0, 0, 2, 1]])],
+    ),
+    Row(
+        "scatter",
+        lambda x, s, i: x.scatter(1, i, s),
+        [U(3, 5), U(3, 2), I([[0, 3], [4, 1], [2, 0]])],
+    ),
+    Row(
+        "scatter_value",
+        lambda x, i: x.scatter(1, i, value=2.0),
+        [U(3, 5), I([[0, 3], [4, 1], [2, 0]])],
+    ),
+    Row(
+        "scatter_add",
+        lambda x, s, i: x.scatter_add(1, i, s),
+        [U(3, 5), U(3, 4), I([[0, 3, 0, 0], [4, 1, 1, 2], [2, 0, 4, 2]])],
+    ),
+    Row(
+        "scatter_add_dim0",
+        lambda x, s, i: rumus.scatter_add(x, 0, i, s),
+        [U(3, 4), U(2, 4), I([[2, 0, 1, 2], [2, 0, 2, 1]])],
+    ),
     Row("index_select", lambda x, i: x.index_select(0, i), [U(3, 4), I([2, 0, 2])]),
     Row("index_select_dim1", lambda x, i: rumus.index_select(x, 1, i), [U(3, 4), I([3, 0, 3, 1])]),
     # ---- in-place ops on a non-leaf (a clone of the input)
@@ -483,7 +536,9 @@ ROWS = [
     Row("inplace_tanh_", lambda x: _inplace(x, lambda y: y.tanh_()), [U(3, 4)]),
     Row("inplace_sqrt_", lambda x: _inplace(x, lambda y: y.sqrt_()), [P(3, 4)]),
     Row("inplace_log_", lambda x: _inplace(x, lambda y: y.log_()), [P(3, 4)]),
-    Row("inplace_reciprocal_", lambda x: _inplace(x, lambda y: y.reciprocal_()), [NZ(3, 4, lo=0.5)]),
+    Row(
+        "inplace_reciprocal_", lambda x: _inplace(x, lambda y: y.reciprocal_()), [NZ(3, 4, lo=0.5)]
+    ),
     Row("inplace_relu_", lambda x: _inplace(x, lambda y: y.relu_()), [NZ(3, 4)]),
     Row("inplace_abs_", lambda x: _inplace(x, lambda y: y.abs_()), [NZ(3, 4)]),
     Row("inplace_neg_", lambda x: _inplace(x, lambda y: y.neg_()), [U(3, 4)]),
@@ -492,31 +547,65 @@ ROWS = [
     Row("inplace_mish_", lambda x: _inplace(x, lambda y: y.mish_()), [U(3, 4)]),
     Row("inplace_floor_", lambda x: _inplace(x, lambda y: y.floor_()), [FRAC(3, 4)]),
     Row("inplace_pow_", lambda x: _inplace(x, lambda y: y.pow_(3)), [U(3, 4)]),
-    Row("inplace_clamp_", lambda x: _inplace(x, lambda y: y.clamp_(-0.5, 0.5)), [AWAY(3, 4, points=[-0.5, 0.5])]),
+    Row(
+        "inplace_clamp_",
+        lambda x: _inplace(x, lambda y: y.clamp_(-0.5, 0.5)),
+        [AWAY(3, 4, points=[-0.5, 0.5])],
+    ),
     Row("inplace_add_", lambda x, b: _inplace(x, lambda y: y.add_(b, alpha=2.0)), [U(3, 4), U(4)]),
     Row("inplace_sub_", lambda x, b: _inplace(x, lambda y: y.sub_(b)), [U(3, 4), U(3, 1)]),
     Row("inplace_mul_", lambda x, b: _inplace(x, lambda y: y.mul_(b)), [U(3, 4), U(4)]),
     Row("inplace_div_", lambda x, b: _inplace(x, lambda y: y.div_(b)), [U(3, 4), NZ(4, lo=0.5)]),
     Row("inplace_atan2_", lambda x, b: _inplace(x, lambda y: y.atan2_(b)), [U(3, 4), NZ(4)]),
     Row("inplace_iadd_imul", _iadd_imul, [U(3, 4), U(4)]),
-    Row("inplace_chain", lambda x, b: _inplace(x, lambda y: y.mul_(2.0).add_(b).exp_()), [U(3, 4), U(4)]),
-    Row("inplace_masked_fill_", lambda x, m: _inplace(x, lambda y: y.masked_fill_(m, 0.5)), [U(3, 4), B(MASK34)]),
+    Row(
+        "inplace_chain",
+        lambda x, b: _inplace(x, lambda y: y.mul_(2.0).add_(b).exp_()),
+        [U(3, 4), U(4)],
+    ),
+    Row(
+        "inplace_masked_fill_",
+        lambda x, m: _inplace(x, lambda y: y.masked_fill_(m, 0.5)),
+        [U(3, 4), B(MASK34)],
+    ),
     Row("inplace_copy_", lambda x, b: _inplace(x, lambda y: y.copy_(b)) * x, [U(3, 4), U(4)]),
     Row("inplace_fill_", lambda x: _inplace(x, lambda y: y.fill_(2.0)) + x.sum(), [U(3, 4)]),
     Row("inplace_zero_", lambda x: _inplace(x, lambda y: y.zero_()) * 3 + x, [U(3, 4)]),
-    Row("inplace_scatter_", lambda x, s, i: _inplace(x, lambda y: y.scatter_(1, i, s)),
-        [U(3, 5), U(3, 2), I([[0, 3], [4, 1], [2, 0]])]),
-    Row("inplace_scatter_add_", lambda x, s, i: _inplace(x, lambda y: y.scatter_add_(1, i, s)),
-        [U(3, 5), U(3, 4), I([[0, 3, 0, 0], [4, 1, 1, 2], [2, 0, 4, 2]])]),
+    Row(
+        "inplace_scatter_",
+        lambda x, s, i: _inplace(x, lambda y: y.scatter_(1, i, s)),
+        [U(3, 5), U(3, 2), I([[0, 3], [4, 1], [2, 0]])],
+    ),
+    Row(
+        "inplace_scatter_add_",
+        lambda x, s, i: _inplace(x, lambda y: y.scatter_add_(1, i, s)),
+        [U(3, 5), U(3, 4), I([[0, 3, 0, 0], [4, 1, 1, 2], [2, 0, 4, 2]])],
+    ),
     # ---- casts and copies
-    Row("cast_f32_f64", lambda x: x.float().double(), [U(3, 4)],
-        tol=dict(eps=1e-3, atol=1e-4, rtol=1e-3)),
-    Row("cast_to_f32_output", lambda x: x.to(rumus.float32).exp(), [U(3, 4)],
-        tol=dict(eps=1e-3, atol=1e-3, rtol=1e-3)),
-    Row("cast_to_dtype_kw", lambda x: x.to(dtype=rumus.float32).to(f64), [U(3, 4)],
-        tol=dict(eps=1e-3, atol=1e-4, rtol=1e-3)),
-    Row("cast_type_as", lambda x, y: x.type_as(y).double() * 2, [U(3, 4), Const(rumus.zeros(1))],
-        tol=dict(eps=1e-3, atol=1e-4, rtol=1e-3)),
+    Row(
+        "cast_f32_f64",
+        lambda x: x.float().double(),
+        [U(3, 4)],
+        tol=dict(eps=1e-3, atol=1e-4, rtol=1e-3),
+    ),
+    Row(
+        "cast_to_f32_output",
+        lambda x: x.to(rumus.float32).exp(),
+        [U(3, 4)],
+        tol=dict(eps=1e-3, atol=1e-3, rtol=1e-3),
+    ),
+    Row(
+        "cast_to_dtype_kw",
+        lambda x: x.to(dtype=rumus.float32).to(f64),
+        [U(3, 4)],
+        tol=dict(eps=1e-3, atol=1e-4, rtol=1e-3),
+    ),
+    Row(
+        "cast_type_as",
+        lambda x, y: x.type_as(y).double() * 2,
+        [U(3, 4), Const(rumus.zeros(1))],
+        tol=dict(eps=1e-3, atol=1e-4, rtol=1e-3),
+    ),
     Row("cast_double_noop", lambda x: x.double(), [U(3, 4)]),
     Row("clone", lambda x: x.clone(), [U(3, 4)]),
     Row("clone_fn", lambda x: rumus.clone(x) * 2, [U(3, 4)]),
@@ -535,10 +624,12 @@ ROWS = [
 
 def pair_away(shape, points, lo=-2.0, hi=2.0, gap=0.15):
     """x, y with x - y at least ``gap`` away from every point (and y uniform)."""
+
     def gen(rng):
         y = rng.uniform(lo, hi, shape)
         d = AWAY(*shape, points=points, lo=lo, hi=hi, gap=gap)(rng)
         return [y + d, y]
+
     return gen
 
 
@@ -570,27 +661,56 @@ NN_ROWS = [
     # ---- Rust kernels
     Row("F_linear", lambda x, w, b: F.linear(x, w, b), [U(2, 3), U(4, 3), U(4)]),
     Row("F_linear_1d_nobias", lambda x, w: F.linear(x, w), [U(3), U(2, 3)]),
-    Row("F_conv1d", lambda x, w, b: F.conv1d(x, w, b, stride=2, padding=1, dilation=2), [U(2, 2, 7), U(3, 2, 2), U(3)]),
-    Row("F_conv2d", lambda x, w, b: F.conv2d(x, w, b, padding=1), [U(1, 2, 4, 3), U(2, 2, 3, 2), U(2)]),
-    Row("F_conv2d_stride_groups", lambda x, w: F.conv2d(x, w, stride=(2, 1), dilation=(1, 2), groups=2),
-        [U(1, 4, 5, 5), U(4, 2, 2, 2)]),
-    Row("F_conv2d_same", lambda x, w: F.conv2d(x, w, padding="same"), [U(1, 1, 4, 4), U(2, 1, 2, 3)]),
-    Row("F_conv_transpose1d", lambda x, w, b: F.conv_transpose1d(x, w, b, stride=2, padding=1, output_padding=1),
-        [U(1, 2, 4), U(2, 3, 3), U(3)]),
-    Row("F_conv_transpose2d", lambda x, w: F.conv_transpose2d(x, w, stride=2, output_padding=1, groups=2),
-        [U(1, 4, 2, 3), U(4, 1, 2, 2)]),
+    Row(
+        "F_conv1d",
+        lambda x, w, b: F.conv1d(x, w, b, stride=2, padding=1, dilation=2),
+        [U(2, 2, 7), U(3, 2, 2), U(3)],
+    ),
+    Row(
+        "F_conv2d",
+        lambda x, w, b: F.conv2d(x, w, b, padding=1),
+        [U(1, 2, 4, 3), U(2, 2, 3, 2), U(2)],
+    ),
+    Row(
+        "F_conv2d_stride_groups",
+        lambda x, w: F.conv2d(x, w, stride=(2, 1), dilation=(1, 2), groups=2),
+        [U(1, 4, 5, 5), U(4, 2, 2, 2)],
+    ),
+    Row(
+        "F_conv2d_same", lambda x, w: F.conv2d(x, w, padding="same"), [U(1, 1, 4, 4), U(2, 1, 2, 3)]
+    ),
+    Row(
+        "F_conv_transpose1d",
+        lambda x, w, b: F.conv_transpose1d(x, w, b, stride=2, padding=1, output_padding=1),
+        [U(1, 2, 4), U(2, 3, 3), U(3)],
+    ),
+    Row(
+        "F_conv_transpose2d",
+        lambda x, w: F.conv_transpose2d(x, w, stride=2, output_padding=1, groups=2),
+        [U(1, 4, 2, 3), U(4, 1, 2, 2)],
+    ),
     Row("F_unfold", lambda x: F.unfold(x, (2, 3), padding=1, stride=(2, 1)), [U(1, 2, 3, 4)]),
     Row("F_fold", lambda x: F.fold(x, (3, 4), 2), [U(1, 8, 6)]),
     Row("F_max_pool1d", lambda x: F.max_pool1d(x, 3, 2, 1), [DISTINCT(1, 2, 7)]),
     Row("F_max_pool2d", lambda x: F.max_pool2d(x, 2), [DISTINCT(1, 2, 4, 4)]),
-    Row("F_max_pool2d_ceil_dilation", lambda x: F.max_pool2d(x, 2, 2, 1, (1, 2), True), [DISTINCT(1, 1, 5, 6)]),
+    Row(
+        "F_max_pool2d_ceil_dilation",
+        lambda x: F.max_pool2d(x, 2, 2, 1, (1, 2), True),
+        [DISTINCT(1, 1, 5, 6)],
+    ),
     Row("F_avg_pool1d", lambda x: F.avg_pool1d(x, 3, 2, 1, count_include_pad=False), [U(1, 2, 7)]),
     Row("F_avg_pool2d", lambda x: F.avg_pool2d(x, 2), [U(1, 2, 4, 4)]),
-    Row("F_avg_pool2d_ceil_divisor", lambda x: F.avg_pool2d(x, 3, 2, 1, True, True, 4), [U(1, 1, 5, 4)]),
+    Row(
+        "F_avg_pool2d_ceil_divisor",
+        lambda x: F.avg_pool2d(x, 3, 2, 1, True, True, 4),
+        [U(1, 1, 5, 4)],
+    ),
     Row("F_adaptive_avg_pool1d", lambda x: F.adaptive_avg_pool1d(x, 3), [U(1, 2, 5)]),
     Row("F_adaptive_avg_pool2d", lambda x: F.adaptive_avg_pool2d(x, (2, 3)), [U(1, 2, 5, 4)]),
     Row("F_adaptive_max_pool1d", lambda x: F.adaptive_max_pool1d(x, 3), [DISTINCT(1, 2, 5)]),
-    Row("F_adaptive_max_pool2d", lambda x: F.adaptive_max_pool2d(x, (2, 3)), [DISTINCT(1, 2, 5, 4)]),
+    Row(
+        "F_adaptive_max_pool2d", lambda x: F.adaptive_max_pool2d(x, (2, 3)), [DISTINCT(1, 2, 5, 4)]
+    ),
     Row("F_softmax", lambda x: F.softmax(x, 1), [U(3, 4)]),
     Row("F_softmax_dim0", lambda x: F.softmax(x, dim=0), [U(3, 4)]),
     Row("F_log_softmax", lambda x: F.log_softmax(x, -1), [U(3, 4)]),
@@ -598,12 +718,28 @@ NN_ROWS = [
     Row("F_layer_norm", lambda x, w, b: F.layer_norm(x, (4,), w, b), [U(3, 4), U(4), U(4)]),
     Row("F_layer_norm_2d_shape", lambda x: F.layer_norm(x, (2, 3), eps=1e-3), [U(2, 2, 3)]),
     # ---- compositions
-    Row("F_bilinear", lambda a, b, w, c: F.bilinear(a, b, w, c), [U(2, 3), U(2, 2), U(4, 3, 2), U(4)]),
+    Row(
+        "F_bilinear",
+        lambda a, b, w, c: F.bilinear(a, b, w, c),
+        [U(2, 3), U(2, 2), U(4, 3, 2), U(4)],
+    ),
     Row("F_batch_norm_train", _bn_train, [U(4, 3), U(3), U(3)]),
-    Row("F_batch_norm_train_4d", lambda x: F.batch_norm(x, None, None, training=True), [U(2, 2, 2, 2)]),
-    Row("F_batch_norm_eval", lambda x, w, b: F.batch_norm(
-        x, rumus.tensor([0.1, -0.2, 0.3], dtype=f64), rumus.tensor([1.5, 0.5, 2.0], dtype=f64), w, b),
-        [U(2, 3, 2), U(3), U(3)]),
+    Row(
+        "F_batch_norm_train_4d",
+        lambda x: F.batch_norm(x, None, None, training=True),
+        [U(2, 2, 2, 2)],
+    ),
+    Row(
+        "F_batch_norm_eval",
+        lambda x, w, b: F.batch_norm(
+            x,
+            rumus.tensor([0.1, -0.2, 0.3], dtype=f64),
+            rumus.tensor([1.5, 0.5, 2.0], dtype=f64),
+            w,
+            b,
+        ),
+        [U(2, 3, 2), U(3), U(3)],
+    ),
     Row("F_group_norm", lambda x, w, b: F.group_norm(x, 2, w, b), [U(2, 4, 2), U(4), U(4)]),
     Row("F_instance_norm", lambda x, w: F.instance_norm(x, weight=w), [U(2, 2, 3), U(2)]),
     Row("F_rms_norm", lambda x, w: F.rms_norm(x, (4,), w), [U(3, 4), U(4)]),
@@ -626,8 +762,11 @@ NN_ROWS = [
     Row("F_pairwise_distance", lambda a, b: F.pairwise_distance(a, b), [U(3, 4), U(3, 4)]),
     Row("F_embedding", lambda w, i: F.embedding(i, w), [U(5, 3), I([[1, 4, 1], [0, 2, 4]])]),
     # the padding row's values reach the output but get no gradient: compare on the other positions
-    Row("F_embedding_padding_idx", lambda w, i: F.embedding(i, w, padding_idx=1) * (i != 1).unsqueeze(-1),
-        [U(5, 3), I([[1, 4, 1], [0, 2, 4]])]),
+    Row(
+        "F_embedding_padding_idx",
+        lambda w, i: F.embedding(i, w, padding_idx=1) * (i != 1).unsqueeze(-1),
+        [U(5, 3), I([[1, 4, 1], [0, 2, 4]])],
+    ),
     Row("F_dropout", lambda x: _dropout_seeded(x, F.dropout, p=0.4), [U(4, 5)]),
     Row("F_dropout2d", lambda x: _dropout_seeded(x, F.dropout2d, p=0.5), [U(2, 3, 2, 2)]),
     Row("F_pad_constant", lambda x: F.pad(x, (1, 2, -1, 1), value=0.5), [U(2, 3, 4)]),
@@ -635,41 +774,112 @@ NN_ROWS = [
     Row("F_pad_replicate", lambda x: F.pad(x, (2, 1), mode="replicate"), [U(2, 3)]),
     Row("F_pad_circular", lambda x: F.pad(x, (1, 3, 2, 0), mode="circular"), [U(1, 3, 4)]),
     Row("F_interpolate_nearest", lambda x: F.interpolate(x, size=(5, 3)), [U(1, 2, 3, 2)]),
-    Row("F_interpolate_linear", lambda x: F.interpolate(x, scale_factor=1.7, mode="linear"), [U(1, 2, 4)]),
-    Row("F_interpolate_bilinear_ac", lambda x: F.interpolate(x, size=(4, 5), mode="bilinear", align_corners=True),
-        [U(1, 1, 3, 3)]),
-    Row("F_interpolate_bicubic", lambda x: F.interpolate(x, size=(5, 3), mode="bicubic"), [U(1, 1, 3, 4)]),
+    Row(
+        "F_interpolate_linear",
+        lambda x: F.interpolate(x, scale_factor=1.7, mode="linear"),
+        [U(1, 2, 4)],
+    ),
+    Row(
+        "F_interpolate_bilinear_ac",
+        lambda x: F.interpolate(x, size=(4, 5), mode="bilinear", align_corners=True),
+        [U(1, 1, 3, 3)],
+    ),
+    Row(
+        "F_interpolate_bicubic",
+        lambda x: F.interpolate(x, size=(5, 3), mode="bicubic"),
+        [U(1, 1, 3, 4)],
+    ),
     Row("F_pixel_shuffle", lambda x: F.pixel_shuffle(x, 2), [U(1, 8, 2, 1)]),
     Row("F_pixel_unshuffle", lambda x: F.pixel_unshuffle(x, 2), [U(1, 2, 2, 4)]),
-    Row("F_sdpa", lambda q, k, v: F.scaled_dot_product_attention(q, k, v), [U(2, 3, 4), U(2, 4, 4), U(2, 4, 2)]),
-    Row("F_sdpa_causal_scale", lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=0.7),
-        [U(1, 4, 3), U(1, 3, 3), U(1, 3, 2)]),
-    Row("F_sdpa_bool_mask", lambda q, k, v, m: F.scaled_dot_product_attention(q, k, v, m),
-        [U(3, 2), U(4, 2), U(4, 2), B(np.array([[1, 0, 1, 0], [0, 0, 0, 0], [1, 1, 1, 1]], bool))]),
-    Row("F_sdpa_float_mask", lambda q, k, v, m: F.scaled_dot_product_attention(q, k, v, m),
-        [U(3, 2), U(4, 2), U(4, 2), U(3, 4)]),
+    Row(
+        "F_sdpa",
+        lambda q, k, v: F.scaled_dot_product_attention(q, k, v),
+        [U(2, 3, 4), U(2, 4, 4), U(2, 4, 2)],
+    ),
+    Row(
+        "F_sdpa_causal_scale",
+        lambda q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=0.7),
+        [U(1, 4, 3), U(1, 3, 3), U(1, 3, 2)],
+    ),
+    Row(
+        "F_sdpa_bool_mask",
+        lambda q, k, v, m: F.scaled_dot_product_attention(q, k, v, m),
+        [U(3, 2), U(4, 2), U(4, 2), B(np.array([[1, 0, 1, 0], [0, 0, 0, 0], [1, 1, 1, 1]], bool))],
+    ),
+    Row(
+        "F_sdpa_float_mask",
+        lambda q, k, v, m: F.scaled_dot_product_attention(q, k, v, m),
+        [U(3, 2), U(4, 2), U(4, 2), U(3, 4)],
+    ),
     # ---- losses
     Row("F_mse_loss", lambda x, y: F.mse_loss(x, y), [U(3, 4), U(3, 4)]),
-    Row("F_mse_loss_weight_none", lambda x, y, w: F.mse_loss(x, y, reduction="none", weight=w),
-        [U(3, 4), U(3, 4), P(3, 4)]),
+    Row(
+        "F_mse_loss_weight_none",
+        lambda x, y, w: F.mse_loss(x, y, reduction="none", weight=w),
+        [U(3, 4), U(3, 4), P(3, 4)],
+    ),
     Row("F_l1_loss_sum", lambda x, y: F.l1_loss(x, y, reduction="sum"), pair_away((3, 4), [0.0])),
-    Row("F_smooth_l1_loss", lambda x, y: F.smooth_l1_loss(x, y, beta=0.5), pair_away((3, 4), [-0.5, 0.0, 0.5])),
-    Row("F_huber_loss", lambda x, y: F.huber_loss(x, y, delta=0.5), pair_away((3, 4), [-0.5, 0.0, 0.5])),
+    Row(
+        "F_smooth_l1_loss",
+        lambda x, y: F.smooth_l1_loss(x, y, beta=0.5),
+        pair_away((3, 4), [-0.5, 0.0, 0.5]),
+    ),
+    Row(
+        "F_huber_loss",
+        lambda x, y: F.huber_loss(x, y, delta=0.5),
+        pair_away((3, 4), [-0.5, 0.0, 0.5]),
+    ),
     Row("F_cross_entropy", lambda x: F.cross_entropy(x, rumus.tensor([1, 0, 3])), [U(3, 4)]),
-    Row("F_cross_entropy_weight_ignore_smooth", lambda x, w: F.cross_entropy(
-        x, rumus.tensor([1, 2, 3, 2]), w, ignore_index=2, label_smoothing=0.2), [U(4, 5), P(5)]),
-    Row("F_cross_entropy_nd_none", lambda x: F.cross_entropy(x, rumus.tensor([[0, 2], [1, 1]]), reduction="none"),
-        [U(2, 3, 2)]),
-    Row("F_cross_entropy_probs", lambda x, p: F.cross_entropy(x, p, label_smoothing=0.1), [U(3, 4), P(3, 4)]),
-    Row("F_nll_loss", lambda x, w: F.nll_loss(x, rumus.tensor([1, 0, 3]), w, reduction="mean"), [U(3, 4), P(4)]),
-    Row("F_binary_cross_entropy", lambda p, t, w: F.binary_cross_entropy(p, t, w),
-        [U(3, 4, lo=0.1, hi=0.9), U(3, 4, lo=0, hi=1), P(4)]),
-    Row("F_bce_with_logits", lambda x, t, pw: F.binary_cross_entropy_with_logits(x, t, pos_weight=pw),
-        [U(3, 4), U(3, 4, lo=0, hi=1), P(4)]),
-    Row("F_kl_div_batchmean", lambda x, t: F.kl_div(x, t, reduction="batchmean"), [U(3, 4), P(3, 4)]),
-    Row("F_kl_div_log_target", lambda x, t: F.kl_div(x, t, reduction="sum", log_target=True), [U(3, 4), U(3, 4)]),
-    Row("F_cosine_embedding_loss", lambda a, b, y: F.cosine_embedding_loss(a, b, y, margin=0.1), _cos_emb_inputs),
-    Row("F_margin_ranking_loss", lambda a, b, y: F.margin_ranking_loss(a, b, y, margin=0.2), _ranking_inputs),
+    Row(
+        "F_cross_entropy_weight_ignore_smooth",
+        lambda x, w: F.cross_entropy(
+            x, rumus.tensor([1, 2, 3, 2]), w, ignore_index=2, label_smoothing=0.2
+        ),
+        [U(4, 5), P(5)],
+    ),
+    Row(
+        "F_cross_entropy_nd_none",
+        lambda x: F.cross_entropy(x, rumus.tensor([[0, 2], [1, 1]]), reduction="none"),
+        [U(2, 3, 2)],
+    ),
+    Row(
+        "F_cross_entropy_probs",
+        lambda x, p: F.cross_entropy(x, p, label_smoothing=0.1),
+        [U(3, 4), P(3, 4)],
+    ),
+    Row(
+        "F_nll_loss",
+        lambda x, w: F.nll_loss(x, rumus.tensor([1, 0, 3]), w, reduction="mean"),
+        [U(3, 4), P(4)],
+    ),
+    Row(
+        "F_binary_cross_entropy",
+        lambda p, t, w: F.binary_cross_entropy(p, t, w),
+        [U(3, 4, lo=0.1, hi=0.9), U(3, 4, lo=0, hi=1), P(4)],
+    ),
+    Row(
+        "F_bce_with_logits",
+        lambda x, t, pw: F.binary_cross_entropy_with_logits(x, t, pos_weight=pw),
+        [U(3, 4), U(3, 4, lo=0, hi=1), P(4)],
+    ),
+    Row(
+        "F_kl_div_batchmean", lambda x, t: F.kl_div(x, t, reduction="batchmean"), [U(3, 4), P(3, 4)]
+    ),
+    Row(
+        "F_kl_div_log_target",
+        lambda x, t: F.kl_div(x, t, reduction="sum", log_target=True),
+        [U(3, 4), U(3, 4)],
+    ),
+    Row(
+        "F_cosine_embedding_loss",
+        lambda a, b, y: F.cosine_embedding_loss(a, b, y, margin=0.1),
+        _cos_emb_inputs,
+    ),
+    Row(
+        "F_margin_ranking_loss",
+        lambda a, b, y: F.margin_ranking_loss(a, b, y, margin=0.2),
+        _ranking_inputs,
+    ),
 ]
 ROWS += NN_ROWS
 
@@ -684,7 +894,9 @@ def _seed(name):
 def _build(row, layout):
     """Inputs for ``row``; layout 'contiguous' or 'noncontig'."""
     rng = np.random.default_rng(_seed(row.name))
-    specs = row.specs(rng) if callable(row.specs) else [s(rng) if callable(s) else s for s in row.specs]
+    specs = (
+        row.specs(rng) if callable(row.specs) else [s(rng) if callable(s) else s for s in row.specs]
+    )
     inputs = []
     n_noncontig = 0
     for s in specs:
@@ -840,7 +1052,9 @@ def test_gradcheck_true_for_correct_ops():
 
 def test_gradcheck_raises_for_wrong_backward():
     x = _x()
-    with pytest.raises(GradcheckError, match="Jacobian mismatch for output 0 with respect to input 0"):
+    with pytest.raises(
+        GradcheckError, match="Jacobian mismatch for output 0 with respect to input 0"
+    ):
         gradcheck(DoubledExp.apply, (x,))
 
 

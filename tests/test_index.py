@@ -5,9 +5,7 @@ import contextlib
 
 import numpy as np
 import pytest
-
 import rumus
-
 
 # --------------------------------------------------------------------------
 # devices: every test runs on the CPU and on the GPU. The autouse fixture
@@ -505,18 +503,43 @@ def np_index_to_rumus(idx):
 
 
 BASIC = [
-    0, 1, -1, -3,
-    (0, 2), (2, -1, 4), (-1, -2, -3),
-    slice(None), slice(1, None), slice(None, 2), slice(None, None, 2), slice(0, 3, 2),
-    slice(-2, None), slice(-10, 10), slice(5, 10), slice(2, 1),
-    (slice(None), 1), (slice(None), slice(1, 3)),
+    0,
+    1,
+    -1,
+    -3,
+    (0, 2),
+    (2, -1, 4),
+    (-1, -2, -3),
+    slice(None),
+    slice(1, None),
+    slice(None, 2),
+    slice(None, None, 2),
+    slice(0, 3, 2),
+    slice(-2, None),
+    slice(-10, 10),
+    slice(5, 10),
+    slice(2, 1),
+    (slice(None), 1),
+    (slice(None), slice(1, 3)),
     (slice(None), slice(None, None, 3), slice(1, None, 2)),
     (slice(1, None), slice(3, 0), 0),
-    Ellipsis, (Ellipsis,), (Ellipsis, 0), (0, Ellipsis), (Ellipsis, slice(None, None, 2)),
-    (1, Ellipsis, 2), (1, 2, 3, Ellipsis),
-    None, (None,), (None, 0), (0, None, slice(1, 3)), (Ellipsis, None),
-    (slice(None), None, 1, None), (None, Ellipsis, None),
-    (), (0, slice(None, None, 2), -1), (1, slice(1, None, 2), Ellipsis, None),
+    Ellipsis,
+    (Ellipsis,),
+    (Ellipsis, 0),
+    (0, Ellipsis),
+    (Ellipsis, slice(None, None, 2)),
+    (1, Ellipsis, 2),
+    (1, 2, 3, Ellipsis),
+    None,
+    (None,),
+    (None, 0),
+    (0, None, slice(1, 3)),
+    (Ellipsis, None),
+    (slice(None), None, 1, None),
+    (None, Ellipsis, None),
+    (),
+    (0, slice(None, None, 2), -1),
+    (1, slice(1, None, 2), Ellipsis, None),
     (slice(None, None, 4), slice(None, None, 5), slice(None, None, 6)),
 ]
 
@@ -587,7 +610,9 @@ def test_basic_index_is_view(kind, idx, device):
     a, t = pair(A_SHAPE, kind)
     v = t[idx]
     esize = t.element_size()
-    if device == "cpu":  # data_ptr() raises NotImplementedError on the GPU; the writes below check sharing
+    if (
+        device == "cpu"
+    ):  # data_ptr() raises NotImplementedError on the GPU; the writes below check sharing
         assert v.data_ptr() - t.data_ptr() == (v.storage_offset() - t.storage_offset()) * esize
     a2 = a.copy()
     a2[idx] = -100.0

@@ -7,12 +7,10 @@ import warnings
 
 import numpy as np
 import pytest
-
 import rumus
+from conftest import to_np
 from rumus import nn
 from rumus.nn import init
-
-from conftest import to_np
 
 N = 40_000  # draws for moment checks: the standard error of a std estimate is ~0.4%
 
@@ -31,6 +29,7 @@ def big(*shape, dtype=rumus.float32, device="cpu"):
 # fixture). The GPU has no float64: where a test uses float64 only as "a float"
 # it gets float32 there (``wide``).
 # --------------------------------------------------------------------------
+
 
 def wide(device):
     """rumus.float64 on the CPU, rumus.float32 on the GPU."""
@@ -51,12 +50,23 @@ def Phi(x):
     return 0.5 * math.erfc(-x / math.sqrt(2))
 
 
-@pytest.mark.parametrize("name,param,expected", [
-    ("linear", None, 1), ("conv1d", None, 1), ("conv2d", None, 1), ("conv_transpose2d", None, 1),
-    ("sigmoid", None, 1), ("tanh", None, 5 / 3), ("relu", None, math.sqrt(2)),
-    ("leaky_relu", None, math.sqrt(2 / (1 + 0.01**2))), ("leaky_relu", 0.2, math.sqrt(2 / 1.04)),
-    ("leaky_relu", 1, 1.0), ("leaky_relu", math.sqrt(5), math.sqrt(2 / 6)), ("selu", None, 0.75),
-])
+@pytest.mark.parametrize(
+    "name,param,expected",
+    [
+        ("linear", None, 1),
+        ("conv1d", None, 1),
+        ("conv2d", None, 1),
+        ("conv_transpose2d", None, 1),
+        ("sigmoid", None, 1),
+        ("tanh", None, 5 / 3),
+        ("relu", None, math.sqrt(2)),
+        ("leaky_relu", None, math.sqrt(2 / (1 + 0.01**2))),
+        ("leaky_relu", 0.2, math.sqrt(2 / 1.04)),
+        ("leaky_relu", 1, 1.0),
+        ("leaky_relu", math.sqrt(5), math.sqrt(2 / 6)),
+        ("selu", None, 0.75),
+    ],
+)
 def test_calculate_gain(name, param, expected):
     assert init.calculate_gain(name, param) == pytest.approx(expected, rel=1e-15)
 
@@ -70,12 +80,15 @@ def test_calculate_gain_errors():
         init.calculate_gain("leaky_relu", "a")
 
 
-@pytest.mark.parametrize("shape,fans", [
-    ((5, 3), (3, 5)),  # Linear: (out, in)
-    ((8, 4, 3, 2), (24, 48)),  # Conv2d: (out, in, kh, kw), receptive field 6
-    ((6, 2, 5), (10, 30)),  # Conv1d
-    ((2, 3, 0), (0, 0)),
-])
+@pytest.mark.parametrize(
+    "shape,fans",
+    [
+        ((5, 3), (3, 5)),  # Linear: (out, in)
+        ((8, 4, 3, 2), (24, 48)),  # Conv2d: (out, in, kh, kw), receptive field 6
+        ((6, 2, 5), (10, 30)),  # Conv1d
+        ((2, 3, 0), (0, 0)),
+    ],
+)
 def test_fan_in_and_fan_out(shape, fans, device):
     assert init._calculate_fan_in_and_fan_out(rumus.empty(shape, device=device)) == fans
 
@@ -90,9 +103,21 @@ def test_fan_needs_two_dims(device):
 
 def test_inits_run_without_history_and_return_the_tensor(device):
     p = nn.Parameter(rumus.zeros(20, 10, device=device))
-    fns = [lambda t: init.uniform_(t, -1, 1), init.normal_, init.trunc_normal_, lambda t: init.constant_(t, 2.0),
-           init.ones_, init.zeros_, init.eye_, init.xavier_uniform_, init.xavier_normal_, init.kaiming_uniform_,
-           init.kaiming_normal_, init.orthogonal_, lambda t: init.sparse_(t, 0.5)]
+    fns = [
+        lambda t: init.uniform_(t, -1, 1),
+        init.normal_,
+        init.trunc_normal_,
+        lambda t: init.constant_(t, 2.0),
+        init.ones_,
+        init.zeros_,
+        init.eye_,
+        init.xavier_uniform_,
+        init.xavier_normal_,
+        init.kaiming_uniform_,
+        init.kaiming_normal_,
+        init.orthogonal_,
+        lambda t: init.sparse_(t, 0.5),
+    ]
     for fn in fns:
         assert fn(p) is p
         assert p.is_leaf and p.requires_grad and p.grad_fn is None and type(p) is nn.Parameter
@@ -115,7 +140,9 @@ def test_uniform_and_normal_moments(device):
 
 def test_constant_ones_zeros_eye(device):
     t = rumus.empty(3, 4, device=device)
-    np.testing.assert_array_equal(on(device, init.constant_(t, 0.25)), np.full((3, 4), 0.25, np.float32))
+    np.testing.assert_array_equal(
+        on(device, init.constant_(t, 0.25)), np.full((3, 4), 0.25, np.float32)
+    )
     np.testing.assert_array_equal(on(device, init.ones_(t)), np.ones((3, 4), np.float32))
     np.testing.assert_array_equal(on(device, init.zeros_(t)), np.zeros((3, 4), np.float32))
     np.testing.assert_array_equal(on(device, init.eye_(t)), np.eye(3, 4, dtype=np.float32))
@@ -128,7 +155,9 @@ def test_constant_ones_zeros_eye(device):
         init.eye_(rumus.empty(2, 2, 2, device=device))
 
 
-@pytest.mark.parametrize("shape,groups", [((4, 2, 3), 1), ((4, 2, 3, 3), 2), ((3, 5, 3, 2), 1), ((6, 1, 1, 3, 3), 3)])
+@pytest.mark.parametrize(
+    "shape,groups", [((4, 2, 3), 1), ((4, 2, 3, 3), 2), ((3, 5, 3, 2), 1), ((6, 1, 1, 3, 3), 3)]
+)
 def test_dirac(shape, groups, device):
     w = on(device, init.dirac_(rumus.full(shape, 7.0, device=device), groups))
     expected = np.zeros(shape, np.float32)
@@ -146,7 +175,9 @@ def test_dirac_is_identity_convolution(device):
     w = on(device, init.dirac_(rumus.empty(3, 3, 3, device=device)))
     x = np.random.default_rng(0).normal(size=(3, 8)).astype(np.float32)
     xp = np.pad(x, ((0, 0), (1, 1)))
-    out = np.stack([sum(np.convolve(xp[i], w[o, i][::-1], "valid") for i in range(3)) for o in range(3)])
+    out = np.stack(
+        [sum(np.convolve(xp[i], w[o, i][::-1], "valid") for i in range(3)) for o in range(3)]
+    )
     np.testing.assert_allclose(out, x, rtol=1e-6)
 
 
@@ -202,14 +233,17 @@ def truncnorm_moments(mean, std, a, b):
 
 
 @pytest.mark.filterwarnings("ignore:mean is more than 2 std")
-@pytest.mark.parametrize("mean,std,a,b", [
-    (0.0, 1.0, -2.0, 2.0),  # the default
-    (0.0, 0.02, -2.0, 2.0),  # ViT-style: bounds far outside, a plain normal
-    (1.0, 2.0, 0.0, 5.0),  # asymmetric
-    (0.0, 1.0, 2.5, 4.0),  # upper tail only: sampled mirrored
-    (0.0, 1.0, -5.0, -3.0),  # lower tail only
-    (0.0, 1.0, 1.0, 1.2),  # narrow
-])
+@pytest.mark.parametrize(
+    "mean,std,a,b",
+    [
+        (0.0, 1.0, -2.0, 2.0),  # the default
+        (0.0, 0.02, -2.0, 2.0),  # ViT-style: bounds far outside, a plain normal
+        (1.0, 2.0, 0.0, 5.0),  # asymmetric
+        (0.0, 1.0, 2.5, 4.0),  # upper tail only: sampled mirrored
+        (0.0, 1.0, -5.0, -3.0),  # lower tail only
+        (0.0, 1.0, 1.0, 1.2),  # narrow
+    ],
+)
 def test_trunc_normal_moments_and_cdf(mean, std, a, b, device):
     v = on(device, init.trunc_normal_(big(N, dtype=wide(device), device=device), mean, std, a, b))
     v = v.astype(np.float64)
@@ -240,9 +274,13 @@ def test_normal_quantile_accuracy():
     np.testing.assert_allclose(init._ndtri(p), expected, rtol=2e-9, atol=1e-9)
 
 
-@pytest.mark.parametrize("shape,gain", [((3, 5), 1.0), ((5, 3), 1.0), ((6, 2, 3), 2.0), ((4, 4), 0.5)])
+@pytest.mark.parametrize(
+    "shape,gain", [((3, 5), 1.0), ((5, 3), 1.0), ((6, 2, 3), 2.0), ((4, 4), 0.5)]
+)
 def test_orthogonal(shape, gain, device):
-    w = on(device, init.orthogonal_(rumus.empty(shape, dtype=wide(device), device=device), gain=gain))
+    w = on(
+        device, init.orthogonal_(rumus.empty(shape, dtype=wide(device), device=device), gain=gain)
+    )
     w = w.astype(np.float64).reshape(shape[0], -1)
     rows, cols = w.shape
     gram = w @ w.T if rows <= cols else w.T @ w
@@ -261,7 +299,9 @@ def test_orthogonal_float32_and_errors(device):
 
 
 def test_sparse(device):
-    w = on(device, init.sparse_(rumus.empty(100, 40, device=device), sparsity=0.25, std=0.5)).astype(np.float64)
+    w = on(
+        device, init.sparse_(rumus.empty(100, 40, device=device), sparsity=0.25, std=0.5)
+    ).astype(np.float64)
     zeros = (w == 0).sum(axis=0)
     np.testing.assert_array_equal(zeros, np.full(40, 25))
     assert w[w != 0].std() == pytest.approx(0.5, rel=0.06)
@@ -303,23 +343,42 @@ def test_reproducible(name, device):
     rumus.manual_seed(3)
     c = draw(g1)
     np.testing.assert_array_equal(c, draw(g2))
-    np.testing.assert_array_equal(on(device, rumus.rand(4, device=device)), to_np(ref))  # a generator leaves the default alone
+    np.testing.assert_array_equal(
+        on(device, rumus.rand(4, device=device)), to_np(ref)
+    )  # a generator leaves the default alone
     assert not np.array_equal(c, draw(rumus.Generator().manual_seed(6)))
 
 
 def test_against_torch(device):
     torch = pytest.importorskip("torch")
-    for name, param in [("tanh", None), ("relu", None), ("leaky_relu", 0.3), ("selu", None), ("conv3d", None)]:
-        assert init.calculate_gain(name, param) == pytest.approx(torch.nn.init.calculate_gain(name, param))
+    for name, param in [
+        ("tanh", None),
+        ("relu", None),
+        ("leaky_relu", 0.3),
+        ("selu", None),
+        ("conv3d", None),
+    ]:
+        assert init.calculate_gain(name, param) == pytest.approx(
+            torch.nn.init.calculate_gain(name, param)
+        )
     for shape in [(5, 3), (8, 4, 3, 2), (6, 2, 5), (2, 3, 4, 5, 6)]:
-        assert init._calculate_fan_in_and_fan_out(rumus.empty(shape, device=device)) == \
-            torch.nn.init._calculate_fan_in_and_fan_out(torch.empty(shape))
+        assert init._calculate_fan_in_and_fan_out(
+            rumus.empty(shape, device=device)
+        ) == torch.nn.init._calculate_fan_in_and_fan_out(torch.empty(shape))
     for shape, groups in [((4, 2, 3, 3), 2), ((6, 4, 3, 3, 3), 1)]:
-        np.testing.assert_array_equal(on(device, init.dirac_(rumus.empty(shape, device=device), groups)),
-                                      torch.nn.init.dirac_(torch.empty(shape), groups).numpy())
+        np.testing.assert_array_equal(
+            on(device, init.dirac_(rumus.empty(shape, device=device), groups)),
+            torch.nn.init.dirac_(torch.empty(shape), groups).numpy(),
+        )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        t = torch.nn.init.trunc_normal_(torch.empty(N, dtype=torch.float64), 1.0, 2.0, 0.0, 5.0).numpy()
-    r = on(device, init.trunc_normal_(big(N, dtype=wide(device), device=device), 1.0, 2.0, 0.0, 5.0))
+        t = torch.nn.init.trunc_normal_(
+            torch.empty(N, dtype=torch.float64), 1.0, 2.0, 0.0, 5.0
+        ).numpy()
+    r = on(
+        device, init.trunc_normal_(big(N, dtype=wide(device), device=device), 1.0, 2.0, 0.0, 5.0)
+    )
     r = r.astype(np.float64)
-    assert r.mean() == pytest.approx(t.mean(), abs=0.04) and r.std() == pytest.approx(t.std(), rel=0.03)
+    assert r.mean() == pytest.approx(t.mean(), abs=0.04) and r.std() == pytest.approx(
+        t.std(), rel=0.03
+    )

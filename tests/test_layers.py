@@ -10,12 +10,10 @@ import re
 
 import numpy as np
 import pytest
-
 import rumus
 import rumus.nn as nn
+from conftest import ac, assert_close, dac, dt, fd, leaf, skip_f64_on_gpu, to_np, val
 from rumus.autograd import gradcheck
-
-from conftest import ac, assert_close, dac, dt, fd, leaf, skip_f64_on_gpu, tensor, to_np, val
 
 f64 = rumus.float64
 
@@ -52,15 +50,27 @@ def np_conv(x, w, b, stride, padding, dilation, groups):
     x = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in padding])
     out_ch, cg = w.shape[:2]
     og = out_ch // groups
-    sizes = [(x.shape[2 + i] - dilation[i] * (w.shape[2 + i] - 1) - 1) // stride[i] + 1 for i in range(nd)]
+    sizes = [
+        (x.shape[2 + i] - dilation[i] * (w.shape[2 + i] - 1) - 1) // stride[i] + 1
+        for i in range(nd)
+    ]
     out = np.zeros((x.shape[0], out_ch, *sizes))
     for g in range(groups):
-        xs = x[:, g * cg:(g + 1) * cg]
+        xs = x[:, g * cg : (g + 1) * cg]
         for k in np.ndindex(*w.shape[2:]):
-            sl = tuple(slice(k[i] * dilation[i], k[i] * dilation[i] + stride[i] * (sizes[i] - 1) + 1, stride[i])
-                       for i in range(nd))
-            out[:, g * og:(g + 1) * og] += np.einsum("nc...,oc->no...", xs[(slice(None), slice(None)) + sl],
-                                                     w[(slice(g * og, (g + 1) * og), slice(None)) + k])
+            sl = tuple(
+                slice(
+                    k[i] * dilation[i],
+                    k[i] * dilation[i] + stride[i] * (sizes[i] - 1) + 1,
+                    stride[i],
+                )
+                for i in range(nd)
+            )
+            out[:, g * og : (g + 1) * og] += np.einsum(
+                "nc...,oc->no...",
+                xs[(slice(None), slice(None)) + sl],
+                w[(slice(g * og, (g + 1) * og), slice(None)) + k],
+            )
     if b is not None:
         out += b.reshape((1, -1) + (1,) * nd)
     return out
@@ -69,18 +79,33 @@ def np_conv(x, w, b, stride, padding, dilation, groups):
 def np_conv_transpose(x, w, b, stride, padding, output_padding, groups, dilation):
     nd = w.ndim - 2
     cg, og = w.shape[0] // groups, w.shape[1]
-    full = [(x.shape[2 + i] - 1) * stride[i] + dilation[i] * (w.shape[2 + i] - 1) + 1 + output_padding[i]
-            for i in range(nd)]
+    full = [
+        (x.shape[2 + i] - 1) * stride[i]
+        + dilation[i] * (w.shape[2 + i] - 1)
+        + 1
+        + output_padding[i]
+        for i in range(nd)
+    ]
     out = np.zeros((x.shape[0], og * groups, *full))
     for g in range(groups):
-        xs = x[:, g * cg:(g + 1) * cg]
+        xs = x[:, g * cg : (g + 1) * cg]
         for k in np.ndindex(*w.shape[2:]):
-            sl = tuple(slice(k[i] * dilation[i], k[i] * dilation[i] + stride[i] * (x.shape[2 + i] - 1) + 1,
-                             stride[i]) for i in range(nd))
+            sl = tuple(
+                slice(
+                    k[i] * dilation[i],
+                    k[i] * dilation[i] + stride[i] * (x.shape[2 + i] - 1) + 1,
+                    stride[i],
+                )
+                for i in range(nd)
+            )
             out[(slice(None), slice(g * og, (g + 1) * og)) + sl] += np.einsum(
-                "nc...,co->no...", xs, w[(slice(g * cg, (g + 1) * cg), slice(None)) + k])
+                "nc...,co->no...", xs, w[(slice(g * cg, (g + 1) * cg), slice(None)) + k]
+            )
     sizes = [full[i] - 2 * padding[i] for i in range(nd)]
-    out = out[(slice(None), slice(None)) + tuple(slice(padding[i], padding[i] + sizes[i]) for i in range(nd))]
+    out = out[
+        (slice(None), slice(None))
+        + tuple(slice(padding[i], padding[i] + sizes[i]) for i in range(nd))
+    ]
     if b is not None:
         out = out + b.reshape((1, -1) + (1,) * nd)
     return out
@@ -92,7 +117,7 @@ def np_pool2d(x, k, s, p, fn, pad_value):
     out = np.empty(x.shape[:2] + (ho, wo))
     for i in range(ho):
         for j in range(wo):
-            out[:, :, i, j] = fn(x[:, :, i * s:i * s + k, j * s:j * s + k], axis=(2, 3))
+            out[:, :, i, j] = fn(x[:, :, i * s : i * s + k, j * s : j * s + k], axis=(2, 3))
     return out
 
 
@@ -128,9 +153,15 @@ def test_linear_no_bias_and_attributes(device):
 
 def test_linear_factory_dtype_and_wrong_shape(device):
     m = nn.Linear(3, 2, dtype=fd(device), device=device)
-    assert m.weight.dtype == fd(device) and m.bias.dtype == fd(device) and isinstance(m.weight, nn.Parameter)
+    assert (
+        m.weight.dtype == fd(device)
+        and m.bias.dtype == fd(device)
+        and isinstance(m.weight, nn.Parameter)
+    )
     assert m.weight.device.type == device and m.bias.device.type == device
-    with pytest.raises(RuntimeError, match=r"mat1 and mat2 shapes cannot be multiplied \(4x5 and 3x2\)"):
+    with pytest.raises(
+        RuntimeError, match=r"mat1 and mat2 shapes cannot be multiplied \(4x5 and 3x2\)"
+    ):
         nn.Linear(3, 2).to(device)(rumus.randn(4, 5, device=device))
 
 
@@ -168,7 +199,12 @@ def test_bilinear_numpy_and_init(device):
     m = nn.Bilinear(3, 4, 2).to(device)
     x1, x2 = rand(5, 3), rand(5, 4, seed=1)
     expected = np.einsum("ni,oij,nj->no", x1, val(m.weight), x2) + val(m.bias)
-    assert_close(m(dt(x1, device=device), dt(x2, device=device)), expected.astype(np.float32), rtol=1e-5, atol=1e-5)
+    assert_close(
+        m(dt(x1, device=device), dt(x2, device=device)),
+        expected.astype(np.float32),
+        rtol=1e-5,
+        atol=1e-5,
+    )
     assert repr(m) == "Bilinear(in1_features=3, in2_features=4, out_features=2, bias=True)"
     assert list(nn.Bilinear(3, 4, 2, bias=False).to(device).state_dict()) == ["weight"]
 
@@ -194,25 +230,39 @@ def test_identity_flatten_unflatten(device):
 # ------------------------------------------------------------------ convolutions
 
 
-@pytest.mark.parametrize("kw", [
-    dict(),
-    dict(stride=2, padding=1),
-    dict(dilation=2, padding=2, groups=2),
-    dict(padding="valid", bias=False),
-])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(),
+        dict(stride=2, padding=1),
+        dict(dilation=2, padding=2, groups=2),
+        dict(padding="valid", bias=False),
+    ],
+)
 def test_conv2d_numpy(kw, device):
     m = nn.Conv2d(4, 6, 3, **kw).to(device)
     x = rand(2, 4, 7, 6)
     pad = m.padding if m.padding != "valid" else (0, 0)
-    expected = np_conv(x.astype(np.float64), val(m.weight).astype(np.float64),
-                       None if m.bias is None else val(m.bias), m.stride, pad, m.dilation, m.groups)
+    expected = np_conv(
+        x.astype(np.float64),
+        val(m.weight).astype(np.float64),
+        None if m.bias is None else val(m.bias),
+        m.stride,
+        pad,
+        m.dilation,
+        m.groups,
+    )
     assert_close(m(dt(x, device=device)), expected.astype(np.float32), rtol=1e-4, atol=1e-5)
 
 
 @pytest.mark.parametrize("mode", ["zeros", "reflect", "replicate", "circular"])
-@pytest.mark.parametrize("kernel, padding, dilation", [(3, 1, 1), (4, "same", 1), ((2, 3), "same", (2, 1))])
+@pytest.mark.parametrize(
+    "kernel, padding, dilation", [(3, 1, 1), (4, "same", 1), ((2, 3), "same", (2, 1))]
+)
 def test_conv2d_padding_modes_numpy(mode, kernel, padding, dilation, device):
-    m = nn.Conv2d(2, 3, kernel, padding=padding, dilation=dilation, padding_mode=mode, dtype=fd(device)).to(device)
+    m = nn.Conv2d(
+        2, 3, kernel, padding=padding, dilation=dilation, padding_mode=mode, dtype=fd(device)
+    ).to(device)
     x = held(rand(2, 2, 6, 7, dtype=np.float64), device)
     if padding == "same":
         # Total padding d * (k - 1) per dim; the odd element goes on the right/bottom (PyTorch's rule).
@@ -220,7 +270,9 @@ def test_conv2d_padding_modes_numpy(mode, kernel, padding, dilation, device):
         pads = [(t // 2, t - t // 2) for t in tot]
     else:
         pads = [(padding, padding)] * 2
-    np_mode = {"zeros": "constant", "reflect": "reflect", "replicate": "edge", "circular": "wrap"}[mode]
+    np_mode = {"zeros": "constant", "reflect": "reflect", "replicate": "edge", "circular": "wrap"}[
+        mode
+    ]
     xp = np.pad(x, [(0, 0), (0, 0)] + pads, mode=np_mode)
     expected = np_conv(xp, val(m.weight), val(m.bias), m.stride, (0, 0), m.dilation, 1)
     out = m(dt(x, device=device))
@@ -235,9 +287,15 @@ def test_conv1d_numpy_and_unbatched(device):
     expected = np_conv(x, val(m.weight), val(m.bias), m.stride, m.padding, m.dilation, 1)
     dac(m(dt(x, device=device)), expected, device=device)
     dac(m(dt(x[0], device=device)), expected[0], device=device)
-    m = nn.Conv1d(4, 4, 4, padding="same", padding_mode="reflect", groups=2, dtype=fd(device)).to(device)
+    m = nn.Conv1d(4, 4, 4, padding="same", padding_mode="reflect", groups=2, dtype=fd(device)).to(
+        device
+    )
     xp = np.pad(x, [(0, 0), (0, 0), (1, 2)], mode="reflect")
-    dac(m(dt(x, device=device)), np_conv(xp, val(m.weight), val(m.bias), (1,), (0,), (1,), 2), device=device)
+    dac(
+        m(dt(x, device=device)),
+        np_conv(xp, val(m.weight), val(m.bias), (1,), (0,), (1,), 2),
+        device=device,
+    )
 
 
 def test_conv_gradcheck_same_reflect(device):
@@ -247,17 +305,28 @@ def test_conv_gradcheck_same_reflect(device):
     assert gradcheck(lambda x: m(x), (x,))
 
 
-@pytest.mark.parametrize("kw", [
-    dict(stride=2, padding=1, output_padding=1),
-    dict(stride=(2, 1), padding=(0, 1), groups=2, dilation=2),
-    dict(bias=False),
-])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(stride=2, padding=1, output_padding=1),
+        dict(stride=(2, 1), padding=(0, 1), groups=2, dilation=2),
+        dict(bias=False),
+    ],
+)
 def test_conv_transpose2d_numpy(kw, device):
     m = nn.ConvTranspose2d(4, 6, (3, 2), dtype=fd(device), **kw).to(device)
     assert tuple(m.weight.shape) == (4, 6 // m.groups, 3, 2)
     x = held(rand(2, 4, 3, 4, dtype=np.float64), device)
-    expected = np_conv_transpose(x, val(m.weight), None if m.bias is None else val(m.bias), m.stride, m.padding,
-                                 m.output_padding, m.groups, m.dilation)
+    expected = np_conv_transpose(
+        x,
+        val(m.weight),
+        None if m.bias is None else val(m.bias),
+        m.stride,
+        m.padding,
+        m.output_padding,
+        m.groups,
+        m.dilation,
+    )
     dac(m(dt(x, device=device)), expected, device=device)
 
 
@@ -268,16 +337,26 @@ def test_conv_transpose_output_size(device):
     for size in (10, 11, 12):
         out = m(dt(x, device=device), output_size=[size])
         assert tuple(out.shape) == (2, 2, size)
-        expected = np_conv_transpose(x, val(m.weight), val(m.bias), m.stride, m.padding, (size - 10,), 1, (1,))
+        expected = np_conv_transpose(
+            x, val(m.weight), val(m.bias), m.stride, m.padding, (size - 10,), 1, (1,)
+        )
         dac(out, expected, device=device)
     assert tuple(m(dt(x, device=device), output_size=(2, 2, 11)).shape) == (2, 2, 11)
-    with pytest.raises(ValueError, match=r"requested an output size of \[13\], but valid sizes range from \[10\] "
-                                         r"to \[12\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"requested an output size of \[13\], but valid sizes range from \[10\] "
+        r"to \[12\]",
+    ):
         m(dt(x, device=device), output_size=[13])
     with pytest.raises(ValueError, match="output_size must have 1 or 3 elements"):
         m(dt(x, device=device), output_size=[10, 10])
     m2 = nn.ConvTranspose2d(3, 2, 3, stride=2, padding=1).to(device)
-    assert tuple(m2(rumus.randn(1, 3, 4, 5, device=device), output_size=(8, 10)).shape) == (1, 2, 8, 10)
+    assert tuple(m2(rumus.randn(1, 3, 4, 5, device=device), output_size=(8, 10)).shape) == (
+        1,
+        2,
+        8,
+        10,
+    )
 
 
 def test_conv_default_init(device):
@@ -285,7 +364,9 @@ def test_conv_default_init(device):
     m = nn.Conv2d(8, 256, 3).to(device)  # fan_in = 8 * 9
     check_uniform_init(m.weight, 1 / math.sqrt(72))
     check_uniform_init(m.bias, 1 / math.sqrt(72))
-    m = nn.ConvTranspose2d(16, 512, 3, groups=2).to(device)  # weight (16, 256, 3, 3): fan_in from dim 1 = 256 * 9
+    m = nn.ConvTranspose2d(16, 512, 3, groups=2).to(
+        device
+    )  # weight (16, 256, 3, 3): fan_in from dim 1 = 256 * 9
     assert tuple(m.weight.shape) == (16, 256, 3, 3)
     check_uniform_init(m.weight, 1 / 48)
     check_uniform_init(m.bias, 1 / 48)
@@ -295,13 +376,17 @@ def test_conv_default_init(device):
 
 def test_conv_repr_and_state_dict(device):
     assert repr(nn.Conv2d(3, 8, 3, padding=1).to(device)) == (
-        "Conv2d(3, 8, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1))")
+        "Conv2d(3, 8, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1))"
+    )
     assert repr(nn.Conv2d(3, 8, 3, stride=2, bias=False, padding_mode="reflect").to(device)) == (
-        "Conv2d(3, 8, kernel_size=(3, 3), stride=(2, 2), bias=False, padding_mode=reflect)")
+        "Conv2d(3, 8, kernel_size=(3, 3), stride=(2, 2), bias=False, padding_mode=reflect)"
+    )
     assert repr(nn.Conv1d(4, 4, 3, padding="same", dilation=2, groups=2).to(device)) == (
-        "Conv1d(4, 4, kernel_size=(3,), stride=(1,), padding=same, dilation=(2,), groups=2)")
+        "Conv1d(4, 4, kernel_size=(3,), stride=(1,), padding=same, dilation=(2,), groups=2)"
+    )
     assert repr(nn.ConvTranspose2d(4, 2, 3, stride=2, padding=1, output_padding=1).to(device)) == (
-        "ConvTranspose2d(4, 2, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1), output_padding=(1, 1))")
+        "ConvTranspose2d(4, 2, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1), output_padding=(1, 1))"
+    )
     assert list(nn.Conv2d(3, 8, 3).to(device).state_dict()) == ["weight", "bias"]
     assert list(nn.ConvTranspose1d(3, 8, 3, bias=False).to(device).state_dict()) == ["weight"]
 
@@ -315,11 +400,15 @@ def test_conv_constructor_errors(device):
         nn.Conv2d(4, 4, 3, groups=0, device=device)
     with pytest.raises(ValueError, match="Invalid padding string 'full'"):
         nn.Conv2d(4, 4, 3, padding="full", device=device)
-    with pytest.raises(ValueError, match="padding='same' is not supported for strided convolutions"):
+    with pytest.raises(
+        ValueError, match="padding='same' is not supported for strided convolutions"
+    ):
         nn.Conv2d(4, 4, 3, stride=2, padding="same", device=device)
     with pytest.raises(ValueError, match="padding_mode must be one of"):
         nn.Conv2d(4, 4, 3, padding_mode="mirror", device=device)
-    with pytest.raises(ValueError, match='Only "zeros" padding mode is supported for ConvTranspose2d'):
+    with pytest.raises(
+        ValueError, match='Only "zeros" padding mode is supported for ConvTranspose2d'
+    ):
         nn.ConvTranspose2d(4, 4, 3, padding_mode="reflect", device=device)
 
 
@@ -328,9 +417,15 @@ def test_conv_constructor_errors(device):
 
 def test_pool2d_numpy(device):
     x = rand(2, 3, 7, 6)
-    ac(nn.MaxPool2d(3, 2, 1)(dt(x, device=device)), np_pool2d(x, 3, 2, 1, np.max, -np.inf).astype(np.float32))
+    ac(
+        nn.MaxPool2d(3, 2, 1)(dt(x, device=device)),
+        np_pool2d(x, 3, 2, 1, np.max, -np.inf).astype(np.float32),
+    )
     ac(nn.AvgPool2d(2)(dt(x, device=device)), np_pool2d(x, 2, 2, 0, np.mean, 0).astype(np.float32))
-    ac(nn.AvgPool2d(3, 2, 1)(dt(x, device=device)), np_pool2d(x, 3, 2, 1, np.mean, 0).astype(np.float32))
+    ac(
+        nn.AvgPool2d(3, 2, 1)(dt(x, device=device)),
+        np_pool2d(x, 3, 2, 1, np.mean, 0).astype(np.float32),
+    )
     out, idx = nn.MaxPool2d(2, return_indices=True)(dt(x, device=device))
     flat = x.reshape(2, 3, -1)
     ac(out, np.take_along_axis(flat, to_np(idx).reshape(2, 3, -1), 2).reshape(out.shape))
@@ -345,16 +440,27 @@ def test_pool1d_and_adaptive_numpy(device):
     ac(nn.AdaptiveMaxPool1d(2)(dt(x, device=device)), x.reshape(2, 3, 2, 5).max(-1))
     x2 = rand(2, 3, 4, 6)
     ac(nn.AdaptiveAvgPool2d(1)(dt(x2, device=device)), x2.mean((2, 3), keepdims=True), rtol=1e-6)
-    ac(nn.AdaptiveAvgPool2d((2, 3))(dt(x2, device=device)), x2.reshape(2, 3, 2, 2, 3, 2).mean((3, 5)), rtol=1e-6)
-    ac(nn.AdaptiveMaxPool2d((2, 2))(dt(x2, device=device)), x2.reshape(2, 3, 2, 2, 2, 3).max((3, 5)))
+    ac(
+        nn.AdaptiveAvgPool2d((2, 3))(dt(x2, device=device)),
+        x2.reshape(2, 3, 2, 2, 3, 2).mean((3, 5)),
+        rtol=1e-6,
+    )
+    ac(
+        nn.AdaptiveMaxPool2d((2, 2))(dt(x2, device=device)),
+        x2.reshape(2, 3, 2, 2, 2, 3).max((3, 5)),
+    )
 
 
 def test_pool_reprs(device):
     assert repr(nn.MaxPool2d(2).to(device)) == (
-        "MaxPool2d(kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False)")
+        "MaxPool2d(kernel_size=2, stride=2, padding=0, dilation=1, ceil_mode=False)"
+    )
     assert repr(nn.MaxPool1d(3, 1, 1, ceil_mode=True).to(device)) == (
-        "MaxPool1d(kernel_size=3, stride=1, padding=1, dilation=1, ceil_mode=True)")
-    assert repr(nn.AvgPool1d(3).to(device)) == "AvgPool1d(kernel_size=(3,), stride=(3,), padding=(0,))"
+        "MaxPool1d(kernel_size=3, stride=1, padding=1, dilation=1, ceil_mode=True)"
+    )
+    assert (
+        repr(nn.AvgPool1d(3).to(device)) == "AvgPool1d(kernel_size=(3,), stride=(3,), padding=(0,))"
+    )
     assert repr(nn.AvgPool2d(3, 2, 1).to(device)) == "AvgPool2d(kernel_size=3, stride=2, padding=1)"
     assert repr(nn.AdaptiveAvgPool2d((5, 7)).to(device)) == "AdaptiveAvgPool2d(output_size=(5, 7))"
     assert repr(nn.AdaptiveMaxPool1d(4).to(device)) == "AdaptiveMaxPool1d(output_size=4)"
@@ -369,8 +475,10 @@ def np_bn_train(x, axes, eps=1e-5):
     return (x - mean) / np.sqrt(var + eps)
 
 
-@pytest.mark.parametrize("cls, shape", [(nn.BatchNorm1d, (8, 3)), (nn.BatchNorm1d, (4, 3, 5)),
-                                        (nn.BatchNorm2d, (4, 3, 2, 5))])
+@pytest.mark.parametrize(
+    "cls, shape",
+    [(nn.BatchNorm1d, (8, 3)), (nn.BatchNorm1d, (4, 3, 5)), (nn.BatchNorm2d, (4, 3, 2, 5))],
+)
 def test_batchnorm_train_eval_running_stats(cls, shape, device):
     m = cls(3, momentum=0.3, dtype=fd(device)).to(device)
     axes = (0,) + tuple(range(2, len(shape)))
@@ -412,7 +520,9 @@ def test_batchnorm_cumulative_average_and_no_tracking(device):
     assert list(m.state_dict()) == ["weight", "bias"]
     m.eval()
     x = held(rand(3, 2, 2, 2, dtype=np.float64), device)
-    dac(m(dt(x, device=device)), np_bn_train(x, (0, 2, 3)), device=device)  # batch statistics in eval mode too
+    dac(
+        m(dt(x, device=device)), np_bn_train(x, (0, 2, 3)), device=device
+    )  # batch statistics in eval mode too
 
 
 def test_batchnorm_defaults_repr_errors_and_old_checkpoints(device):
@@ -422,17 +532,31 @@ def test_batchnorm_defaults_repr_errors_and_old_checkpoints(device):
     ac(m.running_mean, np.zeros(3, np.float32))
     ac(m.running_var, np.ones(3, np.float32))
     assert m.num_batches_tracked.item() == 0 and tuple(m.num_batches_tracked.shape) == ()
-    assert list(m.state_dict()) == ["weight", "bias", "running_mean", "running_var", "num_batches_tracked"]
-    assert repr(m) == "BatchNorm2d(3, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)"
+    assert list(m.state_dict()) == [
+        "weight",
+        "bias",
+        "running_mean",
+        "running_var",
+        "num_batches_tracked",
+    ]
+    assert (
+        repr(m)
+        == "BatchNorm2d(3, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)"
+    )
     assert repr(nn.BatchNorm1d(4, eps=1e-3, momentum=None, affine=False).to(device)) == (
-        "BatchNorm1d(4, eps=0.001, momentum=None, affine=False, bias=False, track_running_stats=True)")
+        "BatchNorm1d(4, eps=0.001, momentum=None, affine=False, bias=False, track_running_stats=True)"
+    )
     with pytest.raises(ValueError, match=r"expected 4D input \(got 3D input\)"):
         m(rumus.randn(2, 3, 4, device=device))
     with pytest.raises(ValueError, match=r"expected 2D or 3D input \(got 4D input\)"):
         nn.BatchNorm1d(3).to(device)(rumus.randn(2, 3, 4, 4, device=device))
     # A checkpoint without num_batches_tracked (PyTorch < 0.4.1, no version metadata) loads with 0.
     m(rumus.randn(2, 3, 2, 2, device=device))
-    sd = {k: v for k, v in nn.BatchNorm2d(3).to(device).state_dict().items() if k != "num_batches_tracked"}
+    sd = {
+        k: v
+        for k, v in nn.BatchNorm2d(3).to(device).state_dict().items()
+        if k != "num_batches_tracked"
+    }
     m.load_state_dict(sd)
     assert m.num_batches_tracked.item() == 0
     m.reset_running_stats()
@@ -454,7 +578,10 @@ def test_layer_norm_group_norm_rms_norm_numpy(device):
     dac(m(dt(x, device=device)), np_bn_train(x, (1, 2), eps=1e-3), device=device)
     m = nn.LayerNorm(5, bias=False).to(device)
     assert m.bias is None and list(m.state_dict()) == ["weight"]
-    assert repr(nn.LayerNorm(4).to(device)) == "LayerNorm((4,), eps=1e-05, elementwise_affine=True, bias=True)"
+    assert (
+        repr(nn.LayerNorm(4).to(device))
+        == "LayerNorm((4,), eps=1e-05, elementwise_affine=True, bias=True)"
+    )
 
     g = nn.GroupNorm(2, 4, dtype=fd(device)).to(device)
     xg = held(rand(3, 4, 5, dtype=np.float64), device)
@@ -467,7 +594,7 @@ def test_layer_norm_group_norm_rms_norm_numpy(device):
     r = nn.RMSNorm(5, eps=1e-6, dtype=fd(device)).to(device)
     with rumus.no_grad():
         r.weight.copy_(dt(np.arange(1.0, 6.0), device=device))
-    expected = x / np.sqrt((x ** 2).mean(-1, keepdims=True) + 1e-6) * np.arange(1.0, 6.0)
+    expected = x / np.sqrt((x**2).mean(-1, keepdims=True) + 1e-6) * np.arange(1.0, 6.0)
     dac(r(dt(x, device=device)), expected, device=device)
     ac(nn.RMSNorm([4, 5]).to(device).weight, np.ones((4, 5), np.float32))
     assert repr(nn.RMSNorm(4).to(device)) == "RMSNorm((4,), eps=None, elementwise_affine=True)"
@@ -481,15 +608,20 @@ def test_instance_norm_numpy(device):
     dac(m(dt(x, device=device)), np_bn_train(x, (2,)), device=device)
     dac(m(dt(x[0], device=device)), np_bn_train(x, (2,))[0], device=device)  # unbatched (C, L)
     assert repr(nn.InstanceNorm2d(3).to(device)) == (
-        "InstanceNorm2d(3, eps=1e-05, momentum=0.1, affine=False, bias=False, track_running_stats=False)")
+        "InstanceNorm2d(3, eps=1e-05, momentum=0.1, affine=False, bias=False, track_running_stats=False)"
+    )
     m = nn.InstanceNorm2d(3, affine=True, track_running_stats=True, dtype=fd(device)).to(device)
     x2 = held(rand(2, 3, 4, 5, dtype=np.float64), device)
     dac(m(dt(x2, device=device)), np_bn_train(x2, (2, 3)), device=device)
     dac(m.running_mean, 0.1 * x2.mean((2, 3)).mean(0), device=device)
     m.eval()
-    expected = (x2 - val(m.running_mean)[:, None, None]) / np.sqrt(val(m.running_var)[:, None, None] + 1e-5)
+    expected = (x2 - val(m.running_mean)[:, None, None]) / np.sqrt(
+        val(m.running_var)[:, None, None] + 1e-5
+    )
     dac(m(dt(x2, device=device)), expected, device=device)
-    with pytest.raises(ValueError, match=r"expected input's size at dim=1 to match num_features \(3\), but got: 4"):
+    with pytest.raises(
+        ValueError, match=r"expected input's size at dim=1 to match num_features \(3\), but got: 4"
+    ):
         m(rumus.randn(2, 4, 3, 3, dtype=fd(device), device=device))
     with pytest.warns(UserWarning, match="does not match num_features"):
         nn.InstanceNorm1d(3).to(device)(rumus.randn(2, 4, 5, device=device))
@@ -535,7 +667,9 @@ def test_embedding_from_pretrained(device):
     ac(m.weight[0], np.full(3, 7.0, np.float32))
     m = nn.Embedding.from_pretrained(base, freeze=False, padding_idx=1)
     assert m.weight.requires_grad and m.padding_idx == 1
-    with pytest.raises(AssertionError, match="Embeddings parameter is expected to be 2-dimensional"):
+    with pytest.raises(
+        AssertionError, match="Embeddings parameter is expected to be 2-dimensional"
+    ):
         nn.Embedding.from_pretrained(rumus.randn(3, device=device))
 
 
@@ -567,9 +701,13 @@ def test_dropout_train_eval(device):
     assert (to_np(nn.Dropout(0.0)(x)) == 1).all()
     assert (to_np(nn.Dropout(1.0)(x)) == 0).all()
     assert repr(m) == "Dropout(p=0.25, inplace=False)"
-    with pytest.raises(ValueError, match="dropout probability has to be between 0 and 1, but got 1.5"):
+    with pytest.raises(
+        ValueError, match="dropout probability has to be between 0 and 1, but got 1.5"
+    ):
         nn.Dropout(1.5)
-    with pytest.raises(ValueError, match="dropout probability has to be between 0 and 1, but got -0.1"):
+    with pytest.raises(
+        ValueError, match="dropout probability has to be between 0 and 1, but got -0.1"
+    ):
         nn.Dropout2d(-0.1)
 
 
@@ -597,17 +735,31 @@ ACTIVATIONS = [
     (nn.LeakyReLU(0.2), lambda x: np.where(x >= 0, x, 0.2 * x), "LeakyReLU(negative_slope=0.2)"),
     (nn.ELU(0.5), lambda x: np.where(x > 0, x, 0.5 * np.expm1(x)), "ELU(alpha=0.5)"),
     (nn.GELU(), np_gelu, "GELU(approximate='none')"),
-    (nn.GELU("tanh"), lambda x: 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3))),
-     "GELU(approximate='tanh')"),
+    (
+        nn.GELU("tanh"),
+        lambda x: 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3))),
+        "GELU(approximate='tanh')",
+    ),
     (nn.SiLU(), lambda x: x / (1 + np.exp(-x)), "SiLU()"),
     (nn.Mish(), lambda x: x * np.tanh(np.log1p(np.exp(x))), "Mish()"),
     (nn.Sigmoid(), lambda x: 1 / (1 + np.exp(-x)), "Sigmoid()"),
     (nn.Tanh(), np.tanh, "Tanh()"),
-    (nn.Hardtanh(-0.5, 2.0), lambda x: np.clip(x, -0.5, 2.0), "Hardtanh(min_val=-0.5, max_val=2.0)"),
-    (nn.Softplus(2.0, 3.0), lambda x: np.where(2 * x > 3, x, np.log1p(np.exp(2 * x)) / 2),
-     "Softplus(beta=2.0, threshold=3.0)"),
+    (
+        nn.Hardtanh(-0.5, 2.0),
+        lambda x: np.clip(x, -0.5, 2.0),
+        "Hardtanh(min_val=-0.5, max_val=2.0)",
+    ),
+    (
+        nn.Softplus(2.0, 3.0),
+        lambda x: np.where(2 * x > 3, x, np.log1p(np.exp(2 * x)) / 2),
+        "Softplus(beta=2.0, threshold=3.0)",
+    ),
     (nn.Softmax(dim=1), lambda x: np.exp(x) / np.exp(x).sum(1, keepdims=True), "Softmax(dim=1)"),
-    (nn.LogSoftmax(dim=-1), lambda x: x - np.log(np.exp(x).sum(-1, keepdims=True)), "LogSoftmax(dim=-1)"),
+    (
+        nn.LogSoftmax(dim=-1),
+        lambda x: x - np.log(np.exp(x).sum(-1, keepdims=True)),
+        "LogSoftmax(dim=-1)",
+    ),
     (nn.PReLU(), lambda x: np.where(x > 0, x, 0.25 * x), "PReLU(num_parameters=1)"),
 ]
 
@@ -615,7 +767,9 @@ ACTIVATIONS = [
 @pytest.mark.parametrize("module, ref, text", ACTIVATIONS, ids=[a[2] for a in ACTIVATIONS])
 def test_activation_numpy_and_repr(module, ref, text, device):
     if device != "cpu":
-        module = copy.deepcopy(module).to(device)  # the shared instance (PReLU has a weight) stays on the CPU
+        module = copy.deepcopy(module).to(
+            device
+        )  # the shared instance (PReLU has a weight) stays on the CPU
     x = held(rand(3, 4, 5, lo=-4, hi=4, dtype=np.float64), device)
     out = module(dt(x, device=device))
     dac(out.double() if device == "cpu" else out, ref(x), rtol=1e-5, atol=1e-6, device=device)
@@ -670,24 +824,57 @@ def test_prelu_per_channel_values_and_grads(device):
 # ------------------------------------------------------------------ padding, pixel shuffle, upsample, fold
 
 
-@pytest.mark.parametrize("module, np_pad, text", [
-    (nn.ZeroPad2d(1), lambda x: np.pad(x, [(0, 0)] * 2 + [(1, 1), (1, 1)]), "ZeroPad2d((1, 1, 1, 1))"),
-    (nn.ZeroPad1d((2, 0)), lambda x: np.pad(x, [(0, 0)] * 2 + [(2, 0)]), "ZeroPad1d((2, 0))"),
-    (nn.ConstantPad1d(2, 3.5), lambda x: np.pad(x, [(0, 0)] * 2 + [(2, 2)], constant_values=3.5),
-     "ConstantPad1d(padding=(2, 2), value=3.5)"),
-    (nn.ConstantPad2d((1, 0, 2, 1), -1.0), lambda x: np.pad(x, [(0, 0)] * 2 + [(2, 1), (1, 0)], constant_values=-1),
-     "ConstantPad2d(padding=(1, 0, 2, 1), value=-1.0)"),
-    (nn.ReflectionPad1d((2, 1)), lambda x: np.pad(x, [(0, 0)] * 2 + [(2, 1)], mode="reflect"),
-     "ReflectionPad1d((2, 1))"),
-    (nn.ReflectionPad2d(2), lambda x: np.pad(x, [(0, 0)] * 2 + [(2, 2)] * 2, mode="reflect"),
-     "ReflectionPad2d((2, 2, 2, 2))"),
-    (nn.ReplicationPad1d(3), lambda x: np.pad(x, [(0, 0)] * 2 + [(3, 3)], mode="edge"), "ReplicationPad1d((3, 3))"),
-    (nn.ReplicationPad2d((0, 1, 2, 0)), lambda x: np.pad(x, [(0, 0)] * 2 + [(2, 0), (0, 1)], mode="edge"),
-     "ReplicationPad2d((0, 1, 2, 0))"),
-    (nn.CircularPad1d(1), lambda x: np.pad(x, [(0, 0)] * 2 + [(1, 1)], mode="wrap"), "CircularPad1d((1, 1))"),
-    (nn.CircularPad2d((1, 2, 0, 1)), lambda x: np.pad(x, [(0, 0)] * 2 + [(0, 1), (1, 2)], mode="wrap"),
-     "CircularPad2d((1, 2, 0, 1))"),
-])
+@pytest.mark.parametrize(
+    "module, np_pad, text",
+    [
+        (
+            nn.ZeroPad2d(1),
+            lambda x: np.pad(x, [(0, 0)] * 2 + [(1, 1), (1, 1)]),
+            "ZeroPad2d((1, 1, 1, 1))",
+        ),
+        (nn.ZeroPad1d((2, 0)), lambda x: np.pad(x, [(0, 0)] * 2 + [(2, 0)]), "ZeroPad1d((2, 0))"),
+        (
+            nn.ConstantPad1d(2, 3.5),
+            lambda x: np.pad(x, [(0, 0)] * 2 + [(2, 2)], constant_values=3.5),
+            "ConstantPad1d(padding=(2, 2), value=3.5)",
+        ),
+        (
+            nn.ConstantPad2d((1, 0, 2, 1), -1.0),
+            lambda x: np.pad(x, [(0, 0)] * 2 + [(2, 1), (1, 0)], constant_values=-1),
+            "ConstantPad2d(padding=(1, 0, 2, 1), value=-1.0)",
+        ),
+        (
+            nn.ReflectionPad1d((2, 1)),
+            lambda x: np.pad(x, [(0, 0)] * 2 + [(2, 1)], mode="reflect"),
+            "ReflectionPad1d((2, 1))",
+        ),
+        (
+            nn.ReflectionPad2d(2),
+            lambda x: np.pad(x, [(0, 0)] * 2 + [(2, 2)] * 2, mode="reflect"),
+            "ReflectionPad2d((2, 2, 2, 2))",
+        ),
+        (
+            nn.ReplicationPad1d(3),
+            lambda x: np.pad(x, [(0, 0)] * 2 + [(3, 3)], mode="edge"),
+            "ReplicationPad1d((3, 3))",
+        ),
+        (
+            nn.ReplicationPad2d((0, 1, 2, 0)),
+            lambda x: np.pad(x, [(0, 0)] * 2 + [(2, 0), (0, 1)], mode="edge"),
+            "ReplicationPad2d((0, 1, 2, 0))",
+        ),
+        (
+            nn.CircularPad1d(1),
+            lambda x: np.pad(x, [(0, 0)] * 2 + [(1, 1)], mode="wrap"),
+            "CircularPad1d((1, 1))",
+        ),
+        (
+            nn.CircularPad2d((1, 2, 0, 1)),
+            lambda x: np.pad(x, [(0, 0)] * 2 + [(0, 1), (1, 2)], mode="wrap"),
+            "CircularPad2d((1, 2, 0, 1))",
+        ),
+    ],
+)
 def test_padding_layers(module, np_pad, text, device):
     x = rand(2, 3, 4, 5) if "2d" in text else rand(2, 3, 5)  # 1-d padding takes 2-D or 3-D input
     ac(module(dt(x, device=device)), np_pad(x))
@@ -706,36 +893,62 @@ def test_pixel_shuffle_upsample_fold(device):
     up = nn.Upsample(scale_factor=2)
     ac(up(dt(x, device=device)), x.repeat(2, 2).repeat(2, 3))
     assert repr(up) == "Upsample(scale_factor=2.0, mode='nearest')"
-    assert repr(nn.Upsample(size=(5, 7), mode="bilinear")) == "Upsample(size=(5, 7), mode='bilinear')"
-    assert tuple(nn.Upsample(size=(5, 7), mode="bilinear")(dt(x, device=device)).shape) == (2, 8, 5, 7)
+    assert (
+        repr(nn.Upsample(size=(5, 7), mode="bilinear")) == "Upsample(size=(5, 7), mode='bilinear')"
+    )
+    assert tuple(nn.Upsample(size=(5, 7), mode="bilinear")(dt(x, device=device)).shape) == (
+        2,
+        8,
+        5,
+        7,
+    )
     # align_corners=True with a 2x2 input: the corners stay, the middle interpolates linearly.
     small = np.array([[[[0.0, 3.0], [6.0, 9.0]]]], np.float32)
-    ac(nn.UpsamplingBilinear2d(size=(3, 3))(dt(small, device=device)),
-       np.array([[[[0.0, 1.5, 3.0], [3.0, 4.5, 6.0], [6.0, 7.5, 9.0]]]], np.float32))
-    ac(nn.UpsamplingNearest2d(scale_factor=2)(dt(small, device=device)), small.repeat(2, 2).repeat(2, 3))
-    assert repr(nn.UpsamplingNearest2d(scale_factor=2)) == "UpsamplingNearest2d(scale_factor=2.0, mode='nearest')"
+    ac(
+        nn.UpsamplingBilinear2d(size=(3, 3))(dt(small, device=device)),
+        np.array([[[[0.0, 1.5, 3.0], [3.0, 4.5, 6.0], [6.0, 7.5, 9.0]]]], np.float32),
+    )
+    ac(
+        nn.UpsamplingNearest2d(scale_factor=2)(dt(small, device=device)),
+        small.repeat(2, 2).repeat(2, 3),
+    )
+    assert (
+        repr(nn.UpsamplingNearest2d(scale_factor=2))
+        == "UpsamplingNearest2d(scale_factor=2.0, mode='nearest')"
+    )
 
     img = rand(2, 3, 4, 5)
     unfold = nn.Unfold(kernel_size=(2, 3), stride=1)
     cols = unfold(dt(img, device=device))
-    expected = np.stack([img[:, :, i:i + 2, j:j + 3].reshape(2, -1) for i in range(3) for j in range(3)], -1)
+    expected = np.stack(
+        [img[:, :, i : i + 2, j : j + 3].reshape(2, -1) for i in range(3) for j in range(3)], -1
+    )
     ac(cols, expected)
     fold = nn.Fold(output_size=(4, 5), kernel_size=(2, 3))
     counts = np.zeros((4, 5), np.float32)
     for i in range(3):
         for j in range(3):
-            counts[i:i + 2, j:j + 3] += 1
+            counts[i : i + 2, j : j + 3] += 1
     ac(fold(cols), img * counts, rtol=1e-6)
     assert repr(unfold) == "Unfold(kernel_size=(2, 3), dilation=1, padding=0, stride=1)"
-    assert repr(fold) == "Fold(output_size=(4, 5), kernel_size=(2, 3), dilation=1, padding=0, stride=1)"
+    assert (
+        repr(fold)
+        == "Fold(output_size=(4, 5), kernel_size=(2, 3), dilation=1, padding=0, stride=1)"
+    )
 
 
 def test_cosine_similarity_pairwise_distance(device):
     a, b = rand(4, 5), rand(4, 5, seed=1)
     cos = (a * b).sum(1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
-    ac(nn.CosineSimilarity()(dt(a, device=device), dt(b, device=device)), cos.astype(np.float32), rtol=1e-5)
-    ac(nn.PairwiseDistance()(dt(a, device=device), dt(b, device=device)),
-       np.linalg.norm(a - b + 1e-6, axis=1).astype(np.float32))
+    ac(
+        nn.CosineSimilarity()(dt(a, device=device), dt(b, device=device)),
+        cos.astype(np.float32),
+        rtol=1e-5,
+    )
+    ac(
+        nn.PairwiseDistance()(dt(a, device=device), dt(b, device=device)),
+        np.linalg.norm(a - b + 1e-6, axis=1).astype(np.float32),
+    )
 
 
 # ------------------------------------------------------------------ losses
@@ -750,10 +963,14 @@ def test_losses_numpy(device):
     ac(nn.MSELoss(reduction="sum")(T(x), T(y)), np.float32(((x - y) ** 2).sum()), rtol=1e-5)
     ac(nn.L1Loss(reduction="none")(T(x), T(y)), np.abs(x - y))
     d = np.abs(x - y)
-    ac(nn.SmoothL1Loss(beta=0.5)(T(x), T(y)),
-       np.float32(np.where(d < 0.5, 0.5 * d ** 2 / 0.5, d - 0.25).mean()))
-    ac(nn.HuberLoss(delta=0.5)(T(x), T(y)),
-       np.float32(np.where(d < 0.5, 0.5 * d ** 2, 0.5 * (d - 0.25)).mean()))
+    ac(
+        nn.SmoothL1Loss(beta=0.5)(T(x), T(y)),
+        np.float32(np.where(d < 0.5, 0.5 * d**2 / 0.5, d - 0.25).mean()),
+    )
+    ac(
+        nn.HuberLoss(delta=0.5)(T(x), T(y)),
+        np.float32(np.where(d < 0.5, 0.5 * d**2, 0.5 * (d - 0.25)).mean()),
+    )
 
     logits, target = rand(5, 4), np.array([0, 3, 1, 1, 2])
     logp = logits - np.log(np.exp(logits).sum(1, keepdims=True))
@@ -764,33 +981,51 @@ def test_losses_numpy(device):
     expected = -(wts[target] * logp[np.arange(5), target])[keep].sum() / wts[target][keep].sum()
     ac(ce(T(logits), T(target)), np.float32(expected), rtol=1e-5)
     assert list(ce.state_dict()) == ["weight"] and ce.ignore_index == 1
-    ac(nn.NLLLoss(reduction="sum")(T(logp), T(target)), np.float32(-logp[np.arange(5), target].sum()),
-       rtol=1e-5)
+    ac(
+        nn.NLLLoss(reduction="sum")(T(logp), T(target)),
+        np.float32(-logp[np.arange(5), target].sum()),
+        rtol=1e-5,
+    )
     smooth = nn.CrossEntropyLoss(label_smoothing=0.2)(T(logits), T(target))
     q = np.full((5, 4), 0.2 / 4)
     q[np.arange(5), target] += 0.8
     ac(smooth, np.float32(-(q * logp).sum(1).mean()), rtol=1e-5)
 
     p, t = rand(6, lo=0.05, hi=0.95), (rand(6, seed=3) > 0).astype(np.float32)
-    ac(nn.BCELoss()(T(p), T(t)), np.float32(-(t * np.log(p) + (1 - t) * np.log(1 - p)).mean()),
-       rtol=1e-5)
+    ac(
+        nn.BCELoss()(T(p), T(t)),
+        np.float32(-(t * np.log(p) + (1 - t) * np.log(1 - p)).mean()),
+        rtol=1e-5,
+    )
     z, pw = rand(6), np.float32(3.0)
     bce = nn.BCEWithLogitsLoss(pos_weight=T(np.array([pw])))
     sig = 1 / (1 + np.exp(-z))
-    ac(bce(T(z), T(t)), np.float32(-(pw * t * np.log(sig) + (1 - t) * np.log(1 - sig)).mean()),
-       rtol=1e-5)
+    ac(
+        bce(T(z), T(t)),
+        np.float32(-(pw * t * np.log(sig) + (1 - t) * np.log(1 - sig)).mean()),
+        rtol=1e-5,
+    )
     assert list(bce.state_dict()) == ["pos_weight"]
 
     lp, tp = logp, np.exp(rand(5, 4, seed=4)) / np.exp(rand(5, 4, seed=4)).sum(1, keepdims=True)
-    ac(nn.KLDivLoss(reduction="batchmean")(T(lp), T(tp)), np.float32((tp * (np.log(tp) - lp)).sum() / 5),
-       rtol=1e-5)
+    ac(
+        nn.KLDivLoss(reduction="batchmean")(T(lp), T(tp)),
+        np.float32((tp * (np.log(tp) - lp)).sum() / 5),
+        rtol=1e-5,
+    )
     a, b, s = rand(4, 3), rand(4, 3, seed=5), np.array([1, -1, 1, -1], np.float32)
     cos = (a * b).sum(1) / (np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1))
-    ac(nn.CosineEmbeddingLoss(margin=0.1)(T(a), T(b), T(s)),
-       np.float32(np.where(s > 0, 1 - cos, np.maximum(0, cos - 0.1)).mean()), rtol=1e-5)
+    ac(
+        nn.CosineEmbeddingLoss(margin=0.1)(T(a), T(b), T(s)),
+        np.float32(np.where(s > 0, 1 - cos, np.maximum(0, cos - 0.1)).mean()),
+        rtol=1e-5,
+    )
     x1, x2 = rand(4), rand(4, seed=6)
-    ac(nn.MarginRankingLoss(margin=0.5, reduction="sum")(T(x1), T(x2), T(s)),
-       np.float32(np.maximum(0, -s * (x1 - x2) + 0.5).sum()), rtol=1e-5)
+    ac(
+        nn.MarginRankingLoss(margin=0.5, reduction="sum")(T(x1), T(x2), T(s)),
+        np.float32(np.maximum(0, -s * (x1 - x2) + 0.5).sum()),
+        rtol=1e-5,
+    )
 
 
 def test_loss_legacy_reduction_and_repr(device):
@@ -820,8 +1055,14 @@ def test_loss_backward_through_model(device):
 def test_small_cnn_train_step_changes_loss(device):
     rumus.manual_seed(0)
     model = nn.Sequential(
-        nn.Conv2d(1, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(), nn.MaxPool2d(2),
-        nn.Flatten(), nn.Dropout(0.1), nn.Linear(4 * 4 * 4, 3)).to(device)
+        nn.Conv2d(1, 4, 3, padding=1),
+        nn.BatchNorm2d(4),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Flatten(),
+        nn.Dropout(0.1),
+        nn.Linear(4 * 4 * 4, 3),
+    ).to(device)
     x, y = dt(rand(8, 1, 8, 8), device=device), dt(np.arange(8) % 3, device=device)
     loss_fn = nn.CrossEntropyLoss()
     losses = []
@@ -864,8 +1105,12 @@ def check_parity(torch, rmod, tmod, inputs, rtol=1e-5, atol=1e-5, grads=True, de
     """Same state -> same forward outputs, input and parameter gradients, state after forward
     (rmod already on ``device``; torch runs on its CPU)."""
     _torch_twin(torch, rmod, tmod)
-    rin = [dt(a, device=device).requires_grad_() if a.dtype.kind == "f" and grads else dt(a, device=device)
-           for a in inputs]
+    rin = [
+        dt(a, device=device).requires_grad_()
+        if a.dtype.kind == "f" and grads
+        else dt(a, device=device)
+        for a in inputs
+    ]
     tin = [torch.tensor(a, requires_grad=a.dtype.kind == "f" and grads) for a in inputs]
     routs, touts = _outputs(rmod(*rin)), _outputs(tmod(*tin))
     assert len(routs) == len(touts)
@@ -896,23 +1141,93 @@ PARITY = [
     P("Flatten", (), {}, [(2, 3, 4)], id="flatten"),
     P("Unflatten", (1, (2, 3)), {}, [(4, 6)], id="unflatten"),
     P("Conv1d", (4, 6, 3), {}, [(2, 4, 9)], id="conv1d"),
-    P("Conv1d", (4, 6, 3), {"stride": 2, "padding": 1, "dilation": 2, "groups": 2}, [(2, 4, 11)], id="conv1d-sdg"),
-    P("Conv1d", (4, 2, 4), {"padding": "same", "padding_mode": "circular"}, [(2, 4, 9)], id="conv1d-same-circ"),
-    P("Conv1d", (4, 2, 3), {"padding": "valid", "bias": False}, [(4, 9)], id="conv1d-valid-unbatched"),
+    P(
+        "Conv1d",
+        (4, 6, 3),
+        {"stride": 2, "padding": 1, "dilation": 2, "groups": 2},
+        [(2, 4, 11)],
+        id="conv1d-sdg",
+    ),
+    P(
+        "Conv1d",
+        (4, 2, 4),
+        {"padding": "same", "padding_mode": "circular"},
+        [(2, 4, 9)],
+        id="conv1d-same-circ",
+    ),
+    P(
+        "Conv1d",
+        (4, 2, 3),
+        {"padding": "valid", "bias": False},
+        [(4, 9)],
+        id="conv1d-valid-unbatched",
+    ),
     P("Conv2d", (3, 4, 3), {}, [(2, 3, 7, 6)], id="conv2d"),
-    P("Conv2d", (4, 6, (3, 2)), {"stride": (2, 1), "padding": (1, 2), "dilation": (1, 2), "groups": 2},
-      [(2, 4, 7, 8)], id="conv2d-sdg"),
-    P("Conv2d", (3, 4, (4, 3)), {"padding": "same", "dilation": (1, 2)}, [(2, 3, 6, 7)], id="conv2d-same"),
-    P("Conv2d", (3, 4, 3), {"padding": 2, "padding_mode": "reflect"}, [(2, 3, 6, 7)], id="conv2d-reflect"),
-    P("Conv2d", (3, 4, 3), {"padding": (1, 2), "padding_mode": "replicate"}, [(3, 6, 7)], id="conv2d-replicate"),
-    P("Conv2d", (3, 4, 3), {"padding": 1, "padding_mode": "circular"}, [(2, 3, 6, 7)], id="conv2d-circular"),
-    P("ConvTranspose1d", (4, 3, 3), {"stride": 2, "padding": 1, "output_padding": 1}, [(2, 4, 5)], id="convT1d"),
-    P("ConvTranspose1d", (4, 6, 3), {"groups": 2, "dilation": 2, "bias": False}, [(4, 5)], id="convT1d-gd"),
-    P("ConvTranspose2d", (4, 6, (3, 2)), {"stride": (2, 1), "padding": 1, "groups": 2}, [(2, 4, 4, 5)],
-      id="convT2d"),
+    P(
+        "Conv2d",
+        (4, 6, (3, 2)),
+        {"stride": (2, 1), "padding": (1, 2), "dilation": (1, 2), "groups": 2},
+        [(2, 4, 7, 8)],
+        id="conv2d-sdg",
+    ),
+    P(
+        "Conv2d",
+        (3, 4, (4, 3)),
+        {"padding": "same", "dilation": (1, 2)},
+        [(2, 3, 6, 7)],
+        id="conv2d-same",
+    ),
+    P(
+        "Conv2d",
+        (3, 4, 3),
+        {"padding": 2, "padding_mode": "reflect"},
+        [(2, 3, 6, 7)],
+        id="conv2d-reflect",
+    ),
+    P(
+        "Conv2d",
+        (3, 4, 3),
+        {"padding": (1, 2), "padding_mode": "replicate"},
+        [(3, 6, 7)],
+        id="conv2d-replicate",
+    ),
+    P(
+        "Conv2d",
+        (3, 4, 3),
+        {"padding": 1, "padding_mode": "circular"},
+        [(2, 3, 6, 7)],
+        id="conv2d-circular",
+    ),
+    P(
+        "ConvTranspose1d",
+        (4, 3, 3),
+        {"stride": 2, "padding": 1, "output_padding": 1},
+        [(2, 4, 5)],
+        id="convT1d",
+    ),
+    P(
+        "ConvTranspose1d",
+        (4, 6, 3),
+        {"groups": 2, "dilation": 2, "bias": False},
+        [(4, 5)],
+        id="convT1d-gd",
+    ),
+    P(
+        "ConvTranspose2d",
+        (4, 6, (3, 2)),
+        {"stride": (2, 1), "padding": 1, "groups": 2},
+        [(2, 4, 4, 5)],
+        id="convT2d",
+    ),
     P("MaxPool1d", (3, 2, 1), {}, [(2, 3, 10)], id="maxpool1d"),
     P("MaxPool2d", (3, 2, 1), {"ceil_mode": True}, [(2, 3, 8, 7)], id="maxpool2d-ceil"),
-    P("MaxPool2d", (2,), {"return_indices": True, "dilation": 2}, [(2, 3, 8, 7)], id="maxpool2d-idx"),
+    P(
+        "MaxPool2d",
+        (2,),
+        {"return_indices": True, "dilation": 2},
+        [(2, 3, 8, 7)],
+        id="maxpool2d-idx",
+    ),
     P("AvgPool1d", (3, 2, 1), {"count_include_pad": False}, [(2, 3, 10)], id="avgpool1d"),
     P("AvgPool2d", (3, 2, 1), {"ceil_mode": True}, [(2, 3, 8, 7)], id="avgpool2d-ceil"),
     P("AvgPool2d", (2,), {"divisor_override": 3}, [(2, 3, 8, 6)], id="avgpool2d-div"),
@@ -926,7 +1241,13 @@ PARITY = [
     P("BatchNorm2d", (3,), {"track_running_stats": False}, [(4, 3, 2, 2)], id="bn2d-notrack"),
     P("BatchNorm2d", (3,), {"bias": False}, [(4, 3, 2, 2)], id="bn2d-nobias"),
     P("InstanceNorm1d", (4,), {}, [(3, 4, 7)], id="in1d"),
-    P("InstanceNorm2d", (3,), {"affine": True, "track_running_stats": True}, [(2, 3, 5, 4)], id="in2d"),
+    P(
+        "InstanceNorm2d",
+        (3,),
+        {"affine": True, "track_running_stats": True},
+        [(2, 3, 5, 4)],
+        id="in2d",
+    ),
     P("LayerNorm", ((5,),), {}, [(3, 4, 5)], id="ln"),
     P("LayerNorm", ([4, 5],), {"elementwise_affine": False}, [(3, 4, 5)], id="ln-noaffine"),
     P("LayerNorm", (5,), {"bias": False, "eps": 1e-3}, [(3, 5)], id="ln-nobias"),
@@ -958,10 +1279,21 @@ PARITY = [
     P("CircularPad2d", ((1, 0, 2, 1),), {}, [(2, 3, 4, 5)], id="circpad2d"),
     P("PixelShuffle", (2,), {}, [(2, 8, 3, 3)], id="pixelshuffle"),
     P("PixelUnshuffle", (2,), {}, [(2, 2, 4, 6)], id="pixelunshuffle"),
-    P("Upsample", (), {"scale_factor": 2, "mode": "nearest"}, [(2, 3, 4, 5)], id="upsample-nearest"),
+    P(
+        "Upsample",
+        (),
+        {"scale_factor": 2, "mode": "nearest"},
+        [(2, 3, 4, 5)],
+        id="upsample-nearest",
+    ),
     P("Upsample", (), {"size": (7, 9), "mode": "bilinear"}, [(2, 3, 4, 5)], id="upsample-bilinear"),
-    P("Upsample", (), {"scale_factor": 1.5, "mode": "bilinear", "align_corners": True}, [(2, 3, 4, 5)],
-      id="upsample-bilinear-ac"),
+    P(
+        "Upsample",
+        (),
+        {"scale_factor": 1.5, "mode": "bilinear", "align_corners": True},
+        [(2, 3, 4, 5)],
+        id="upsample-bilinear-ac",
+    ),
     P("Upsample", (), {"size": 7, "mode": "linear"}, [(2, 3, 4)], id="upsample-linear"),
     P("Unfold", ((2, 3),), {"padding": 1, "stride": 2}, [(2, 3, 5, 6)], id="unfold"),
     P("Fold", ((4, 5), (2, 2)), {}, [(2, 12, 12)], id="fold"),
@@ -994,8 +1326,11 @@ def test_parity_with_torch(name, args, kwargs, shapes, device):
     check_parity(torch, rmod, tmod, inputs, rtol=1e-4, atol=1e-5, grads=False, device=device)
 
 
-@pytest.mark.parametrize("kwargs", [{"padding_idx": 3}, {"max_norm": 1.0, "norm_type": 1.5},
-                                    {"scale_grad_by_freq": True}], ids=str)
+@pytest.mark.parametrize(
+    "kwargs",
+    [{"padding_idx": 3}, {"max_norm": 1.0, "norm_type": 1.5}, {"scale_grad_by_freq": True}],
+    ids=str,
+)
 def test_embedding_parity_with_torch(kwargs, device):
     torch = pytest.importorskip("torch")
     rmod, tmod = nn.Embedding(10, 4, **kwargs).to(device), torch.nn.Embedding(10, 4, **kwargs)
@@ -1009,8 +1344,12 @@ LOSSES = [
     P("SmoothL1Loss", {"beta": 0.5}, "reg", id="smoothl1"),
     P("HuberLoss", {"delta": 0.7, "reduction": "none"}, "reg", id="huber"),
     P("CrossEntropyLoss", {}, "cls", id="ce"),
-    P("CrossEntropyLoss", {"weight": [1.0, 2.0, 0.5, 3.0], "ignore_index": 1, "label_smoothing": 0.1}, "cls",
-      id="ce-weight-ignore-smooth"),
+    P(
+        "CrossEntropyLoss",
+        {"weight": [1.0, 2.0, 0.5, 3.0], "ignore_index": 1, "label_smoothing": 0.1},
+        "cls",
+        id="ce-weight-ignore-smooth",
+    ),
     P("CrossEntropyLoss", {"reduction": "sum"}, "cls2d", id="ce-2d"),
     P("CrossEntropyLoss", {}, "soft", id="ce-probs"),
     P("NLLLoss", {"weight": [1.0, 2.0, 0.5, 3.0]}, "cls", id="nll"),
@@ -1036,7 +1375,10 @@ def _loss_inputs(kind):
         p = np.exp(f(5, 4))
         return [f(5, 4), (p / p.sum(1, keepdims=True)).astype(np.float32)], 1
     if kind == "prob":
-        return [rng.uniform(0.05, 0.95, (4, 3)).astype(np.float32), (f(4, 3) > 0).astype(np.float32)], 1
+        return [
+            rng.uniform(0.05, 0.95, (4, 3)).astype(np.float32),
+            (f(4, 3) > 0).astype(np.float32),
+        ], 1
     if kind == "bin":
         return [f(4, 3), (f(4, 3) > 0).astype(np.float32)], 1
     if kind in ("kl", "kllog"):
@@ -1054,7 +1396,10 @@ def _loss_inputs(kind):
 def test_loss_parity_with_torch(name, kwargs, kind, device):
     torch = pytest.importorskip("torch")
     inputs, n_grad = _loss_inputs(kind)
-    rkw = {k: dt(np.array(v, np.float32), device=device) if isinstance(v, list) else v for k, v in kwargs.items()}
+    rkw = {
+        k: dt(np.array(v, np.float32), device=device) if isinstance(v, list) else v
+        for k, v in kwargs.items()
+    }
     tkw = {k: torch.tensor(v) if isinstance(v, list) else v for k, v in kwargs.items()}
     rmod, tmod = getattr(nn, name)(**rkw), getattr(torch.nn, name)(**tkw)
     assert list(rmod.state_dict()) == list(tmod.state_dict())
@@ -1076,9 +1421,12 @@ def test_default_init_bounds_match_torch(device):
     """PyTorch's fan rule for each layer gives the bound that rumus's default draws fill."""
     torch = pytest.importorskip("torch")
     fan_in = lambda w: torch.nn.init._calculate_fan_in_and_fan_out(w)[0]  # noqa: E731
-    for make, bound_of in ((lambda m: m.Linear(30, 400), fan_in), (lambda m: m.Conv2d(6, 256, 3, groups=2), fan_in),
-                           (lambda m: m.ConvTranspose2d(6, 256, 3, groups=2), fan_in),
-                           (lambda m: m.Bilinear(9, 4, 200), lambda w: w.size(1))):
+    for make, bound_of in (
+        (lambda m: m.Linear(30, 400), fan_in),
+        (lambda m: m.Conv2d(6, 256, 3, groups=2), fan_in),
+        (lambda m: m.ConvTranspose2d(6, 256, 3, groups=2), fan_in),
+        (lambda m: m.Bilinear(9, 4, 200), lambda w: w.size(1)),
+    ):
         r, t = make(nn).to(device), make(torch.nn)
         bound = 1 / math.sqrt(bound_of(t.weight))
         for name, tp in t.named_parameters():
@@ -1092,15 +1440,25 @@ def test_torch_state_dict_loads_into_rumus_model(device):
     torch = pytest.importorskip("torch")
 
     def build(m):
-        return m.Sequential(m.Conv2d(1, 4, 3, padding=1), m.BatchNorm2d(4), m.ReLU(), m.MaxPool2d(2), m.Flatten(),
-                            m.Linear(4 * 3 * 3, 5), m.LayerNorm(5), m.Linear(5, 2))
+        return m.Sequential(
+            m.Conv2d(1, 4, 3, padding=1),
+            m.BatchNorm2d(4),
+            m.ReLU(),
+            m.MaxPool2d(2),
+            m.Flatten(),
+            m.Linear(4 * 3 * 3, 5),
+            m.LayerNorm(5),
+            m.Linear(5, 2),
+        )
 
     torch.manual_seed(0)
     tmodel = build(torch.nn)
     tmodel(torch.randn(8, 1, 6, 6))  # move the BN running stats away from their defaults
     tmodel.eval()
     rmodel = build(nn).to(device)
-    result = rmodel.load_state_dict({k: dt(v.numpy(), device=device) for k, v in tmodel.state_dict().items()})
+    result = rmodel.load_state_dict(
+        {k: dt(v.numpy(), device=device) for k, v in tmodel.state_dict().items()}
+    )
     assert result.missing_keys == [] and result.unexpected_keys == []
     rmodel.eval()
     x = rand(3, 1, 6, 6)

@@ -2,11 +2,10 @@
 
 import re
 
+import conftest
 import numpy as np
 import pytest
-
 import rumus
-import conftest
 from conftest import assert_close, make, to_np
 
 TOL = {"float32": dict(rtol=1e-4, atol=1e-4), "float64": dict(rtol=1e-10, atol=1e-10)}
@@ -50,6 +49,7 @@ def wide(device):
     """float64 on the CPU, float32 on the GPU (which has no float64): for tests
     that use float64 only as "a float"."""
     return "float64" if device == "cpu" else "float32"
+
 
 MATMUL_SHAPES = [
     ((4,), (4,)),
@@ -133,7 +133,9 @@ def test_matmul_transposed_operands(which, dtype, rng, device):
     assert_close(tensor(m).T @ tensor(n), _ref(m.T, n, dtype), **TOL.get(dtype, {}))
     assert_close(tensor(m).t().matmul(tensor(n)), _ref(m.T, n, dtype), **TOL.get(dtype, {}))
     bm = make((2, 4, 3), dtype, rng)
-    assert_close(tensor(bm).mT @ tensor(n), _ref(np.swapaxes(bm, -1, -2), n, dtype), **TOL.get(dtype, {}))
+    assert_close(
+        tensor(bm).mT @ tensor(n), _ref(np.swapaxes(bm, -1, -2), n, dtype), **TOL.get(dtype, {})
+    )
 
 
 def test_matmul_strided_and_expanded_operands(rng, device):
@@ -153,9 +155,20 @@ def test_matmul_strided_and_expanded_operands(rng, device):
     assert_close(rumus.bmm(tensor(x), e), _ref(x, np.broadcast_to(b, (5, 4, 3)), dt), **tol)
 
 
-@pytest.mark.parametrize("sa,sb", [((2, 0), (0, 3)), ((0, 3), (3, 4)), ((3, 4), (4, 0)),
-                                   ((2, 0, 3), (2, 3, 4)), ((2, 3, 0), (2, 0, 4)), ((0,), (0,)),
-                                   ((0,), (0, 3)), ((4, 0), (0,))], ids=str)
+@pytest.mark.parametrize(
+    "sa,sb",
+    [
+        ((2, 0), (0, 3)),
+        ((0, 3), (3, 4)),
+        ((3, 4), (4, 0)),
+        ((2, 0, 3), (2, 3, 4)),
+        ((2, 3, 0), (2, 0, 4)),
+        ((0,), (0,)),
+        ((0,), (0, 3)),
+        ((4, 0), (0,)),
+    ],
+    ids=str,
+)
 def test_matmul_zero_size(sa, sb):
     a, b = np.ones(sa, np.float32), np.ones(sb, np.float32)
     exp = np.matmul(a, b)
@@ -169,13 +182,29 @@ def _assert_names_shapes(excinfo, sa, sb):
     msg = str(excinfo.value)
 
     def pat(shape):
-        return r"\D".join(str(d) for d in shape).join([r"(?<!\d)", r"(?!\d)"]).replace(r"\D", r"\D{1,3}")
+        return (
+            r"\D".join(str(d) for d in shape)
+            .join([r"(?<!\d)", r"(?!\d)"])
+            .replace(r"\D", r"\D{1,3}")
+        )
 
-    assert re.search(pat(sa), msg) and re.search(pat(sb), msg), f"message does not name the shapes: {msg!r}"
+    assert re.search(pat(sa), msg) and re.search(pat(sb), msg), (
+        f"message does not name the shapes: {msg!r}"
+    )
 
 
-@pytest.mark.parametrize("sa,sb", [((2, 3), (4, 5)), ((3,), (4,)), ((2, 3), (2,)), ((6,), (5, 2)),
-                                   ((2, 3, 4), (2, 5, 6)), ((2, 3, 4), (3, 4, 2))], ids=str)
+@pytest.mark.parametrize(
+    "sa,sb",
+    [
+        ((2, 3), (4, 5)),
+        ((3,), (4,)),
+        ((2, 3), (2,)),
+        ((6,), (5, 2)),
+        ((2, 3, 4), (2, 5, 6)),
+        ((2, 3, 4), (3, 4, 2)),
+    ],
+    ids=str,
+)
 def test_matmul_shape_mismatch_raises(sa, sb):
     with pytest.raises(RuntimeError) as ei:
         rumus.ones(*sa) @ rumus.ones(*sb)
@@ -225,7 +254,9 @@ def test_bmm(dtype, rng, device):
     assert_close(rumus.bmm(_transposed(a), _transposed(b)), exp, **TOL.get(dtype, {}))
     # batch-strided view
     big = make((6, 2, 5), dtype, rng)
-    assert_close(rumus.bmm(tensor(big)[::2], tensor(b)), _ref(big[::2], b, dtype), **TOL.get(dtype, {}))
+    assert_close(
+        rumus.bmm(tensor(big)[::2], tensor(b)), _ref(big[::2], b, dtype), **TOL.get(dtype, {})
+    )
 
 
 def test_bmm_errors():
@@ -240,8 +271,12 @@ def test_bmm_errors():
 
 
 def test_bmm_zero_size():
-    assert_close(rumus.bmm(rumus.ones(2, 3, 0), rumus.ones(2, 0, 4)), np.zeros((2, 3, 4), np.float32))
-    assert_close(rumus.bmm(rumus.ones(0, 3, 2), rumus.ones(0, 2, 4)), np.zeros((0, 3, 4), np.float32))
+    assert_close(
+        rumus.bmm(rumus.ones(2, 3, 0), rumus.ones(2, 0, 4)), np.zeros((2, 3, 4), np.float32)
+    )
+    assert_close(
+        rumus.bmm(rumus.ones(0, 3, 2), rumus.ones(0, 2, 4)), np.zeros((0, 3, 4), np.float32)
+    )
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64", "int64"])
@@ -252,7 +287,11 @@ def test_mv(dtype, rng, device):
     assert_close(rumus.mv(tensor(a), tensor(v)), exp, **TOL.get(dtype, {}))
     assert_close(tensor(a).mv(tensor(v)), exp, **TOL.get(dtype, {}))
     big_v = make((12,), dtype, rng)
-    assert_close(rumus.mv(_transposed(a), tensor(big_v)[::2]), _ref(a, big_v[::2], dtype), **TOL.get(dtype, {}))
+    assert_close(
+        rumus.mv(_transposed(a), tensor(big_v)[::2]),
+        _ref(a, big_v[::2], dtype),
+        **TOL.get(dtype, {}),
+    )
     with pytest.raises(RuntimeError):
         rumus.mv(tensor(a), rumus.ones(5, dtype=rumus.int64 if dtype == "int64" else rumus.float32))
     with pytest.raises(RuntimeError):
@@ -269,7 +308,9 @@ def test_dot(dtype, rng, device):
     assert_close(r, exp, **TOL.get(dtype, {}))
     assert_close(tensor(a).dot(tensor(b)), exp, **TOL.get(dtype, {}))
     big = make((14,), dtype, rng)
-    assert_close(rumus.dot(tensor(big)[::2], tensor(b)), _ref(big[::2], b, dtype), **TOL.get(dtype, {}))
+    assert_close(
+        rumus.dot(tensor(big)[::2], tensor(b)), _ref(big[::2], b, dtype), **TOL.get(dtype, {})
+    )
     assert_close(rumus.dot(rumus.ones(0), rumus.ones(0)), np.asarray(0.0, np.float32))
 
 
@@ -298,7 +339,9 @@ def test_matmul_large_enough_for_blocking(rng, device):
     assert_close(tensor(a) @ tensor(b), _ref(a, b, "float32"), rtol=1e-4, atol=1e-3)
     dt = wide(device)  # the GPU has no float64: the batched case in float32 there
     a64, b64 = make((3, 65, 40), dt, rng), make((40, 70), dt, rng)
-    assert_close(tensor(a64) @ tensor(b64), _ref(a64, b64, dt), **(TOL["float32"] if dt == "float32" else {}))
+    assert_close(
+        tensor(a64) @ tensor(b64), _ref(a64, b64, dt), **(TOL["float32"] if dt == "float32" else {})
+    )
 
 
 @pytest.mark.parametrize("sa,sb", [((2, 3), (3, 4)), ((2, 3, 4), (4, 5)), ((5,), (5, 2))], ids=str)

@@ -9,7 +9,6 @@ import warnings
 
 import numpy as np
 import pytest
-
 import rumus
 import rumus.nn.functional as F
 from conftest import assert_close, tensor, to_np
@@ -41,9 +40,13 @@ def tol(device):
 
 def dev(device):
     """numpy array -> rumus tensor on ``device``; float64 arrays become float32 on the GPU."""
+
     def T(a):
         a = np.asarray(a)
-        return tensor(a.astype(np.float32) if device == "gpu" and a.dtype == np.float64 else a, device=device)
+        return tensor(
+            a.astype(np.float32) if device == "gpu" and a.dtype == np.float64 else a, device=device
+        )
+
     return T
 
 
@@ -139,17 +142,29 @@ def _pointwise(name, d, beta):
 
 
 @pytest.mark.parametrize("reduction", REDUCTIONS)
-@pytest.mark.parametrize("name,kw", [("mse_loss", {}), ("l1_loss", {}), ("smooth_l1_loss", {}),
-                                     ("smooth_l1_loss", dict(beta=0.5)), ("huber_loss", {}),
-                                     ("huber_loss", dict(delta=0.3))], ids=str)
+@pytest.mark.parametrize(
+    "name,kw",
+    [
+        ("mse_loss", {}),
+        ("l1_loss", {}),
+        ("smooth_l1_loss", {}),
+        ("smooth_l1_loss", dict(beta=0.5)),
+        ("huber_loss", {}),
+        ("huber_loss", dict(delta=0.3)),
+    ],
+    ids=str,
+)
 def test_regression_losses(name, kw, reduction, rng, device):
     beta = kw.get("beta", kw.get("delta", 1.0))
     T = dev(device)
     for dtype in float_dtypes(device):
         x, y = _rand((3, 4), rng, dtype=dtype), _rand((3, 4), rng, dtype=dtype)
         exp = _reduce(_pointwise(name, x.astype(np.float64) - y, beta), reduction).astype(dtype)
-        assert_close(getattr(F, name)(T(x), T(y), reduction=reduction, **kw), exp,
-                     **(F32 if dtype == "float32" else {}))
+        assert_close(
+            getattr(F, name)(T(x), T(y), reduction=reduction, **kw),
+            exp,
+            **(F32 if dtype == "float32" else {}),
+        )
 
 
 def test_smooth_l1_beta_zero_is_l1(rng, device):
@@ -190,7 +205,9 @@ def test_regression_gradients_closed_form(rng, device):
 def test_broadcast_target_warns(rng, device):
     T = dev(device)
     x, y = f64(*(a.astype(wide(device)) for a in (_rand((3, 4), rng), _rand((4,), rng))))
-    with pytest.warns(UserWarning, match=r"target size .*\[4\].* different to the input size .*\[3, 4\]"):
+    with pytest.warns(
+        UserWarning, match=r"target size .*\[4\].* different to the input size .*\[3, 4\]"
+    ):
         out = F.mse_loss(T(x), T(y))
     acw(out, np.asarray(((x - y) ** 2).mean()), device)
 
@@ -198,24 +215,49 @@ def test_broadcast_target_warns(rng, device):
 def test_legacy_size_average_and_reduce(rng, device):
     T = dev(device)
     x, y = f64(*(a.astype(wide(device)) for a in (_rand((3, 4), rng), _rand((3, 4), rng))))
-    cases = [(dict(size_average=False), "sum"), (dict(reduce=False), "none"), (dict(size_average=True), "mean"),
-             (dict(size_average=False, reduce=True), "sum")]
+    cases = [
+        (dict(size_average=False), "sum"),
+        (dict(reduce=False), "none"),
+        (dict(size_average=True), "mean"),
+        (dict(size_average=False, reduce=True), "sum"),
+    ]
     for kw, reduction in cases:
         with pytest.warns(UserWarning, match=f"reduction='{reduction}'"):
             out = F.mse_loss(T(x), T(y), **kw)
         acw(out, _reduce((x - y) ** 2, reduction), device)
 
 
-@pytest.mark.parametrize("call,exc,match", [
-    (lambda: F.mse_loss(rumus.zeros(3), rumus.zeros(3), reduction="avg"),
-     ValueError, r"avg is not a valid value for reduction"),
-    (lambda: F.l1_loss(rumus.zeros(3), rumus.zeros(3), reduction="batchmean"), ValueError, r"not a valid value"),
-    (lambda: F.mse_loss(rumus.zeros(3, 4), rumus.zeros(3, 4), weight=rumus.ones(4)), ValueError,
-     r"Weights and input must have the same size"),
-    (lambda: F.smooth_l1_loss(rumus.zeros(3), rumus.zeros(3), beta=-1.0), RuntimeError, r"negative values for beta"),
-    (lambda: F.huber_loss(rumus.zeros(3), rumus.zeros(3), delta=0.0), RuntimeError, r"non-positive values for delta"),
-    (lambda: F.mse_loss(rumus.zeros(3), rumus.zeros(4)), RuntimeError, r"3|4"),
-])
+@pytest.mark.parametrize(
+    "call,exc,match",
+    [
+        (
+            lambda: F.mse_loss(rumus.zeros(3), rumus.zeros(3), reduction="avg"),
+            ValueError,
+            r"avg is not a valid value for reduction",
+        ),
+        (
+            lambda: F.l1_loss(rumus.zeros(3), rumus.zeros(3), reduction="batchmean"),
+            ValueError,
+            r"not a valid value",
+        ),
+        (
+            lambda: F.mse_loss(rumus.zeros(3, 4), rumus.zeros(3, 4), weight=rumus.ones(4)),
+            ValueError,
+            r"Weights and input must have the same size",
+        ),
+        (
+            lambda: F.smooth_l1_loss(rumus.zeros(3), rumus.zeros(3), beta=-1.0),
+            RuntimeError,
+            r"negative values for beta",
+        ),
+        (
+            lambda: F.huber_loss(rumus.zeros(3), rumus.zeros(3), delta=0.0),
+            RuntimeError,
+            r"non-positive values for delta",
+        ),
+        (lambda: F.mse_loss(rumus.zeros(3), rumus.zeros(4)), RuntimeError, r"3|4"),
+    ],
+)
 def test_regression_bad_input(call, exc, match, device):
     with warnings.catch_warnings(), default_device(device):
         warnings.simplefilter("ignore")
@@ -262,14 +304,24 @@ def test_cross_entropy_class_indices(shape, kw, reduction, rng, device):
 
 
 @pytest.mark.parametrize("reduction", REDUCTIONS)
-@pytest.mark.parametrize("shape,kw", [((5, 4), {}), ((5, 4), dict(weight=True, label_smoothing=0.3)),
-                                      ((2, 4, 3), dict(label_smoothing=0.2)), ((4,), dict(weight=True))], ids=str)
+@pytest.mark.parametrize(
+    "shape,kw",
+    [
+        ((5, 4), {}),
+        ((5, 4), dict(weight=True, label_smoothing=0.3)),
+        ((2, 4, 3), dict(label_smoothing=0.2)),
+        ((4,), dict(weight=True)),
+    ],
+    ids=str,
+)
 def test_cross_entropy_class_probabilities(shape, kw, reduction, rng, device):
     T = dev(device)
     x, _, w, kw2 = _ce_inputs(shape, kw, rng)
     cdim = 0 if len(shape) == 1 else 1
     p = rng.dirichlet(np.ones(shape[cdim]), int(np.prod(shape)) // shape[cdim])
-    p = np.moveaxis(p.reshape((shape[0],) + shape[2:] + (shape[cdim],)) if len(shape) > 1 else p[0], -1, cdim)
+    p = np.moveaxis(
+        p.reshape((shape[0],) + shape[2:] + (shape[cdim],)) if len(shape) > 1 else p[0], -1, cdim
+    )
     x, p = f64(*(a.astype(wide(device)) for a in (x, p)))
     w = None if w is None else w.astype(wide(device)).astype(np.float64)
     out = F.cross_entropy(T(x), T(p), None if w is None else T(w), reduction=reduction, **kw2)
@@ -277,7 +329,9 @@ def test_cross_entropy_class_probabilities(shape, kw, reduction, rng, device):
 
 
 @pytest.mark.parametrize("reduction", REDUCTIONS)
-@pytest.mark.parametrize("shape,kw", [c for c in CE_CASES if "label_smoothing" not in c[1]], ids=str)
+@pytest.mark.parametrize(
+    "shape,kw", [c for c in CE_CASES if "label_smoothing" not in c[1]], ids=str
+)
 def test_nll_loss(shape, kw, reduction, rng, device):
     T = dev(device)
     x, t, w, kw2 = _ce_inputs(shape, kw, rng)
@@ -288,7 +342,9 @@ def test_nll_loss(shape, kw, reduction, rng, device):
     else:  # the nll of the float32 values the GPU saw
         lp, w = f64(lp.astype(np.float32), np.ones(1) if w is None else w.astype(np.float32))
         wt = np.ones(lp.shape[0 if lp.ndim == 1 else 1]) if kw.get("weight") is None else w
-        exp = ce_ref(lp, t, wt, reduction=reduction, **kw2)  # log_softmax of log-probabilities is a no-op
+        exp = ce_ref(
+            lp, t, wt, reduction=reduction, **kw2
+        )  # log_softmax of log-probabilities is a no-op
         acw(out, exp, device)
 
 
@@ -296,8 +352,11 @@ def test_nll_loss_uint8_target_and_arbitrary_input(rng, device):
     # nll_loss just picks -input[target]; the input need not be log-probabilities
     x = _rand((4, 3), rng, dtype=wide(device))
     t = np.array([0, 2, 1, 2], np.uint8)
-    assert_close(F.nll_loss(tensor(x, device=device), tensor(t, device=device), reduction="none"),
-                 -x[np.arange(4), t], **tol(device))
+    assert_close(
+        F.nll_loss(tensor(x, device=device), tensor(t, device=device), reduction="none"),
+        -x[np.arange(4), t],
+        **tol(device),
+    )
 
 
 def test_cross_entropy_all_targets_ignored_is_nan(rng, device):
@@ -311,12 +370,17 @@ def test_cross_entropy_all_targets_ignored_is_nan(rng, device):
 
 def test_cross_entropy_extreme_logits_are_finite(device):
     x = np.array([[1000.0, -1000.0, 0.0], [-1000.0, -1000.0, -1000.0]], np.float32)
-    out = F.cross_entropy(tensor(x, device=device), tensor(np.array([1, 2]), device=device), reduction="none")
+    out = F.cross_entropy(
+        tensor(x, device=device), tensor(np.array([1, 2]), device=device), reduction="none"
+    )
     assert_close(out, np.array([2000.0, np.log(3)], np.float32), rtol=1e-6)
 
 
-@pytest.mark.parametrize("kw", [dict(), dict(weight=True, ignore_index=1), dict(weight=True, label_smoothing=0.25)],
-                         ids=str)
+@pytest.mark.parametrize(
+    "kw",
+    [dict(), dict(weight=True, ignore_index=1), dict(weight=True, label_smoothing=0.25)],
+    ids=str,
+)
 def test_cross_entropy_gradient_closed_form(kw, rng, device):
     T = dev(device)
     x, t, w, kw2 = _ce_inputs((5, 4), kw, rng)
@@ -344,34 +408,95 @@ def test_cross_entropy_probability_target_gradient(rng, device):
     ac(p.grad, -log_softmax_ref(xv, 1), device)
 
 
-@pytest.mark.parametrize("call,exc,match", [
-    (lambda: F.nll_loss(rumus.zeros(3, 5), rumus.tensor([1, 2])), ValueError,
-     r"Expected input batch_size \(3\) to match target batch_size \(2\)"),
-    (lambda: F.cross_entropy(rumus.zeros(3, 5), rumus.tensor([1, 2])), ValueError, r"batch_size \(3\).*\(2\)"),
-    (lambda: F.nll_loss(rumus.zeros(3, 5), rumus.tensor([1, 2, 5])), IndexError, r"Target 5 is out of bounds"),
-    (lambda: F.cross_entropy(rumus.zeros(3, 5), rumus.tensor([1, -1, 2])), IndexError, r"Target -1 is out of bounds"),
-    (lambda: F.nll_loss(rumus.zeros(3, 5), rumus.tensor([1, 2, 3], dtype=rumus.int32)), RuntimeError,
-     r"expected target dtype to be Long or Byte"),
-    (lambda: F.nll_loss(rumus.zeros(3, 5), rumus.tensor([1.0, 2.0, 3.0])), RuntimeError, r"Long or Byte"),
-    (lambda: F.cross_entropy(rumus.zeros(3, 5), rumus.tensor([1.0, 2.0, 3.0])), RuntimeError, r"\[3, 5\].*\[3\]"),
-    (lambda: F.nll_loss(rumus.zeros(()), rumus.tensor(1)), ValueError, r"Expected 1 or more dimensions \(got 0\)"),
-    (lambda: F.nll_loss(rumus.zeros(3, 5), rumus.tensor([1, 2, 3]), rumus.ones(3)), RuntimeError,
-     r"weight tensor should be defined either for all 5 classes or no classes but got weight tensor of shape: \[3\]"),
-    (lambda: F.nll_loss(rumus.zeros(3, 5, 2), rumus.tensor([1, 2, 3])),
-     RuntimeError, r"Expected target size \[3, 2\], got \[3\]"),
-    (lambda: F.nll_loss(rumus.zeros(3, 5), rumus.zeros(3, 1, dtype=rumus.int64)),
-     RuntimeError, r"multi-target not supported"),
-    (lambda: F.cross_entropy(rumus.zeros(3, 5), rumus.tensor([1, 2, 3]), label_smoothing=1.5), RuntimeError,
-     r"label_smoothing must be between 0.0 and 1.0. Got: 1.5"),
-    (lambda: F.cross_entropy(rumus.zeros(3, 5), rumus.zeros(3, 5), ignore_index=2), RuntimeError,
-     r"ignore_index is not supported for floating point target"),
-    (lambda: F.cross_entropy(rumus.zeros(3, 5), rumus.zeros(3, 4)), RuntimeError, r"\[3, 5\].*\[3, 4\]"),
-    (lambda: F.cross_entropy(rumus.zeros(3, 5), rumus.tensor([1, 2, 3]), reduction="avg"), ValueError, r"not a valid"),
-])
+@pytest.mark.parametrize(
+    "call,exc,match",
+    [
+        (
+            lambda: F.nll_loss(rumus.zeros(3, 5), rumus.tensor([1, 2])),
+            ValueError,
+            r"Expected input batch_size \(3\) to match target batch_size \(2\)",
+        ),
+        (
+            lambda: F.cross_entropy(rumus.zeros(3, 5), rumus.tensor([1, 2])),
+            ValueError,
+            r"batch_size \(3\).*\(2\)",
+        ),
+        (
+            lambda: F.nll_loss(rumus.zeros(3, 5), rumus.tensor([1, 2, 5])),
+            IndexError,
+            r"Target 5 is out of bounds",
+        ),
+        (
+            lambda: F.cross_entropy(rumus.zeros(3, 5), rumus.tensor([1, -1, 2])),
+            IndexError,
+            r"Target -1 is out of bounds",
+        ),
+        (
+            lambda: F.nll_loss(rumus.zeros(3, 5), rumus.tensor([1, 2, 3], dtype=rumus.int32)),
+            RuntimeError,
+            r"expected target dtype to be Long or Byte",
+        ),
+        (
+            lambda: F.nll_loss(rumus.zeros(3, 5), rumus.tensor([1.0, 2.0, 3.0])),
+            RuntimeError,
+            r"Long or Byte",
+        ),
+        (
+            lambda: F.cross_entropy(rumus.zeros(3, 5), rumus.tensor([1.0, 2.0, 3.0])),
+            RuntimeError,
+            r"\[3, 5\].*\[3\]",
+        ),
+        (
+            lambda: F.nll_loss(rumus.zeros(()), rumus.tensor(1)),
+            ValueError,
+            r"Expected 1 or more dimensions \(got 0\)",
+        ),
+        (
+            lambda: F.nll_loss(rumus.zeros(3, 5), rumus.tensor([1, 2, 3]), rumus.ones(3)),
+            RuntimeError,
+            r"weight tensor should be defined either for all 5 classes or no classes but got weight tensor of shape: \[3\]",
+        ),
+        (
+            lambda: F.nll_loss(rumus.zeros(3, 5, 2), rumus.tensor([1, 2, 3])),
+            RuntimeError,
+            r"Expected target size \[3, 2\], got \[3\]",
+        ),
+        (
+            lambda: F.nll_loss(rumus.zeros(3, 5), rumus.zeros(3, 1, dtype=rumus.int64)),
+            RuntimeError,
+            r"multi-target not supported",
+        ),
+        (
+            lambda: F.cross_entropy(
+                rumus.zeros(3, 5), rumus.tensor([1, 2, 3]), label_smoothing=1.5
+            ),
+            RuntimeError,
+            r"label_smoothing must be between 0.0 and 1.0. Got: 1.5",
+        ),
+        (
+            lambda: F.cross_entropy(rumus.zeros(3, 5), rumus.zeros(3, 5), ignore_index=2),
+            RuntimeError,
+            r"ignore_index is not supported for floating point target",
+        ),
+        (
+            lambda: F.cross_entropy(rumus.zeros(3, 5), rumus.zeros(3, 4)),
+            RuntimeError,
+            r"\[3, 5\].*\[3, 4\]",
+        ),
+        (
+            lambda: F.cross_entropy(rumus.zeros(3, 5), rumus.tensor([1, 2, 3]), reduction="avg"),
+            ValueError,
+            r"not a valid",
+        ),
+    ],
+)
 def test_cross_entropy_bad_input(call, exc, match, device):
     if "out of bounds" in match and device == "gpu":
         # Targets stay on the GPU and are checked there: the error comes with the next read.
-        with default_device(device), pytest.raises(RuntimeError, match="out of bounds.*detected on the GPU"):
+        with (
+            default_device(device),
+            pytest.raises(RuntimeError, match="out of bounds.*detected on the GPU"),
+        ):
             call()
             rumus.gpu.synchronize()
         return
@@ -433,9 +558,14 @@ def test_binary_cross_entropy_with_logits(reduction, rng, device):
         w, pw = _rand((3, 1), rng, 0.5, 2.0, dtype), _rand((4,), rng, 0.5, 3.0, dtype)
         tol = F32 if dtype == "float32" else {}
         x64 = x.astype(np.float64)
-        assert_close(F.binary_cross_entropy_with_logits(T(x), T(t), reduction=reduction),
-                     _reduce(bce_logits_ref(x64, t), reduction).astype(dtype), **tol)
-        out = F.binary_cross_entropy_with_logits(T(x), T(t), T(w), reduction=reduction, pos_weight=T(pw))
+        assert_close(
+            F.binary_cross_entropy_with_logits(T(x), T(t), reduction=reduction),
+            _reduce(bce_logits_ref(x64, t), reduction).astype(dtype),
+            **tol,
+        )
+        out = F.binary_cross_entropy_with_logits(
+            T(x), T(t), T(w), reduction=reduction, pos_weight=T(pw)
+        )
         assert_close(out, _reduce(bce_logits_ref(x64, t, w, pw), reduction).astype(dtype), **tol)
 
 
@@ -470,18 +600,38 @@ def test_binary_cross_entropy_with_logits_gradient_closed_form(rng, device):
     ac(x.grad, ((1 + (pw - 1) * t) * s - pw * t) / 12, device)
 
 
-@pytest.mark.parametrize("call,exc,match", [
-    (lambda: F.binary_cross_entropy(rumus.zeros(3) + 0.5, rumus.zeros(3, 1)), ValueError,
-     r"target size .*\[3, 1\].* different to the input size .*\[3\]"),
-    (lambda: F.binary_cross_entropy(rumus.ones(3) * 1.5, rumus.zeros(3)), RuntimeError,
-     r"all elements of input should be between 0 and 1"),
-    (lambda: F.binary_cross_entropy(rumus.tensor([0.5, float("nan")]), rumus.zeros(2)),
-     RuntimeError, r"between 0 and 1"),
-    (lambda: F.binary_cross_entropy_with_logits(rumus.zeros(3), rumus.zeros(3, 1)), ValueError,
-     r"Target size .*\[3, 1\].* must be the same as input size .*\[3\]"),
-    (lambda: F.binary_cross_entropy_with_logits(rumus.zeros(3), rumus.zeros(3), reduction="x"),
-     ValueError, r"x is not a valid"),
-])
+@pytest.mark.parametrize(
+    "call,exc,match",
+    [
+        (
+            lambda: F.binary_cross_entropy(rumus.zeros(3) + 0.5, rumus.zeros(3, 1)),
+            ValueError,
+            r"target size .*\[3, 1\].* different to the input size .*\[3\]",
+        ),
+        (
+            lambda: F.binary_cross_entropy(rumus.ones(3) * 1.5, rumus.zeros(3)),
+            RuntimeError,
+            r"all elements of input should be between 0 and 1",
+        ),
+        (
+            lambda: F.binary_cross_entropy(rumus.tensor([0.5, float("nan")]), rumus.zeros(2)),
+            RuntimeError,
+            r"between 0 and 1",
+        ),
+        (
+            lambda: F.binary_cross_entropy_with_logits(rumus.zeros(3), rumus.zeros(3, 1)),
+            ValueError,
+            r"Target size .*\[3, 1\].* must be the same as input size .*\[3\]",
+        ),
+        (
+            lambda: F.binary_cross_entropy_with_logits(
+                rumus.zeros(3), rumus.zeros(3), reduction="x"
+            ),
+            ValueError,
+            r"x is not a valid",
+        ),
+    ],
+)
 def test_binary_cross_entropy_bad_input(call, exc, match, device):
     with default_device(device), pytest.raises(exc, match=match):
         call()
@@ -510,7 +660,11 @@ def test_kl_div(reduction, rng, device):
         for log_target, tt in ((False, t), (True, lt)):
             loss = kl_ref(x, tt, log_target)
             exp = loss.sum() / 3 if reduction == "batchmean" else _reduce(loss, reduction)
-            acw(F.kl_div(T(x), T(tt), reduction=reduction, log_target=log_target), np.asarray(exp), device)
+            acw(
+                F.kl_div(T(x), T(tt), reduction=reduction, log_target=log_target),
+                np.asarray(exp),
+                device,
+            )
 
 
 def test_kl_div_mean_warns_and_gradient(rng, device):
@@ -529,7 +683,9 @@ def test_kl_div_mean_warns_and_gradient(rng, device):
 
 def cos_emb_ref(x1, x2, y, margin):
     axis = x1.ndim - 1
-    cos = (x1 * x2).sum(axis) / np.sqrt(((x1 * x1).sum(axis) + 1e-12) * ((x2 * x2).sum(axis) + 1e-12))
+    cos = (x1 * x2).sum(axis) / np.sqrt(
+        ((x1 * x1).sum(axis) + 1e-12) * ((x2 * x2).sum(axis) + 1e-12)
+    )
     return np.where(y == 1, 1 - cos, 0.0) + np.where(y == -1, np.maximum(cos - margin, 0), 0.0)
 
 
@@ -544,7 +700,11 @@ def test_cosine_embedding_loss(reduction, rng, device):
         acw(F.cosine_embedding_loss(T(x1), T(x2), T(y), margin, reduction=reduction), exp, device)
     # unbatched: 1-D inputs, 0-d target
     exp = _reduce(cos_emb_ref(x1[0], x2[0], np.array(-1), 0.1), reduction)
-    acw(F.cosine_embedding_loss(T(x1[0]), T(x2[0]), T(np.array(-1.0)), 0.1, reduction=reduction), exp, device)
+    acw(
+        F.cosine_embedding_loss(T(x1[0]), T(x2[0]), T(np.array(-1.0)), 0.1, reduction=reduction),
+        exp,
+        device,
+    )
 
 
 @pytest.mark.parametrize("reduction", REDUCTIONS)
@@ -555,7 +715,11 @@ def test_margin_ranking_loss(reduction, rng, device):
     y = rng.choice([-1.0, 1.0], 6)
     for margin in (0.0, 0.5):
         exp = _reduce(np.maximum(-y * (x1 - x2) + margin, 0), reduction)
-        acw(F.margin_ranking_loss(T(x1), T(x2), T(y), margin=margin, reduction=reduction), exp, device)
+        acw(
+            F.margin_ranking_loss(T(x1), T(x2), T(y), margin=margin, reduction=reduction),
+            exp,
+            device,
+        )
 
 
 def test_margin_ranking_gradient(rng, device):
@@ -567,16 +731,27 @@ def test_margin_ranking_gradient(rng, device):
     ac(x2.grad, y * active, device)
 
 
-@pytest.mark.parametrize("call,match", [
-    (lambda: F.cosine_embedding_loss(rumus.zeros(3, 2), rumus.zeros(3, 2), rumus.tensor(1)),
-     r"0D target tensor expects 1D input tensors, but found inputs with sizes \[3, 2\] and \[3, 2\]"),
-    (lambda: F.cosine_embedding_loss(rumus.zeros(2), rumus.zeros(2), rumus.tensor([1])),
-     r"1D target tensor expects 2D input tensors"),
-    (lambda: F.cosine_embedding_loss(rumus.zeros(3, 2), rumus.zeros(3, 2), rumus.ones(3, 1)),
-     r"multi-target not supported"),
-    (lambda: F.margin_ranking_loss(rumus.zeros(3), rumus.zeros(3, 1), rumus.ones(3)),
-     r"All input tensors should have same dimension but got sizes: input1: .*\[3\].*input2: .*\[3, 1\]"),
-])
+@pytest.mark.parametrize(
+    "call,match",
+    [
+        (
+            lambda: F.cosine_embedding_loss(rumus.zeros(3, 2), rumus.zeros(3, 2), rumus.tensor(1)),
+            r"0D target tensor expects 1D input tensors, but found inputs with sizes \[3, 2\] and \[3, 2\]",
+        ),
+        (
+            lambda: F.cosine_embedding_loss(rumus.zeros(2), rumus.zeros(2), rumus.tensor([1])),
+            r"1D target tensor expects 2D input tensors",
+        ),
+        (
+            lambda: F.cosine_embedding_loss(rumus.zeros(3, 2), rumus.zeros(3, 2), rumus.ones(3, 1)),
+            r"multi-target not supported",
+        ),
+        (
+            lambda: F.margin_ranking_loss(rumus.zeros(3), rumus.zeros(3, 1), rumus.ones(3)),
+            r"All input tensors should have same dimension but got sizes: input1: .*\[3\].*input2: .*\[3, 1\]",
+        ),
+    ],
+)
 def test_ranking_losses_bad_input(call, match, device):
     with default_device(device), pytest.raises(RuntimeError, match=match):
         call()
@@ -588,17 +763,29 @@ def test_ranking_losses_bad_input(call, match, device):
 def _vs_torch(torch, name, arrays, kw, grads=True, rtol=1e-10, atol=1e-12, device="cpu"):
     """Value and the gradient of every float array input, rumus vs PyTorch."""
     rng = np.random.default_rng(4)
-    rin = [rumus.tensor(a, requires_grad=grads and a.dtype.kind == "f", device=device) if isinstance(a, np.ndarray)
-           else a for a in arrays]
-    tin = [torch.tensor(a, requires_grad=grads and a.dtype.kind == "f") if isinstance(a, np.ndarray) else a
-           for a in arrays]
+    rin = [
+        rumus.tensor(a, requires_grad=grads and a.dtype.kind == "f", device=device)
+        if isinstance(a, np.ndarray)
+        else a
+        for a in arrays
+    ]
+    tin = [
+        torch.tensor(a, requires_grad=grads and a.dtype.kind == "f")
+        if isinstance(a, np.ndarray)
+        else a
+        for a in arrays
+    ]
     tkw = {k: torch.tensor(v) if isinstance(v, np.ndarray) else v for k, v in kw.items()}
-    rkw = {k: rumus.tensor(v, device=device) if isinstance(v, np.ndarray) else v for k, v in kw.items()}
+    rkw = {
+        k: rumus.tensor(v, device=device) if isinstance(v, np.ndarray) else v for k, v in kw.items()
+    }
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         out = getattr(F, name)(*rin, **rkw)
         ref = getattr(torch.nn.functional, name)(*tin, **tkw)
-    np.testing.assert_allclose(to_np(out), ref.detach().numpy(), rtol=rtol, atol=atol, err_msg=f"{name} {kw}")
+    np.testing.assert_allclose(
+        to_np(out), ref.detach().numpy(), rtol=rtol, atol=atol, err_msg=f"{name} {kw}"
+    )
     if grads:
         g = rng.uniform(0.5, 1.5, tuple(ref.shape))
         out.backward(rumus.tensor(g).to(out.dtype).to(device))
@@ -609,7 +796,9 @@ def _vs_torch(torch, name, arrays, kw, grads=True, rtol=1e-10, atol=1e-12, devic
             if t.grad is None:  # no path to this input (a target used only in comparisons)
                 assert r.grad is None or not to_np(r.grad).any()
             else:
-                np.testing.assert_allclose(to_np(r.grad), t.grad.numpy(), rtol=rtol, atol=atol, err_msg=f"{name} {kw}")
+                np.testing.assert_allclose(
+                    to_np(r.grad), t.grad.numpy(), rtol=rtol, atol=atol, err_msg=f"{name} {kw}"
+                )
 
 
 def _torch_cases(family, rng):
@@ -633,8 +822,13 @@ def _torch_cases(family, rng):
                     continue
                 yield "cross_entropy", [xc, t], dict(kw2, reduction=reduction)
                 p = softmax_ref(_rand(shape, rng), 0 if len(shape) == 1 else 1)
-                yield "cross_entropy", [xc, p], dict({k: v for k, v in kw2.items() if k != "ignore_index"},
-                                                     reduction=reduction)
+                yield (
+                    "cross_entropy",
+                    [xc, p],
+                    dict(
+                        {k: v for k, v in kw2.items() if k != "ignore_index"}, reduction=reduction
+                    ),
+                )
         elif family == "binary_cross_entropy":
             p, t = _rand((3, 4), rng, 0.02, 0.98), _rand((3, 4), rng, 0, 1)
             yield family, [p, t], dict(reduction=reduction, weight=w)
@@ -644,17 +838,35 @@ def _torch_cases(family, rng):
             yield family, [x * 3, t], dict(reduction=reduction, weight=w[0], pos_weight=w[1])
         elif family == "kl_div":
             yield family, [log_softmax_ref(x, 1), softmax_ref(y, 1)], dict(reduction=reduction)
-            yield family, [log_softmax_ref(x, 1), log_softmax_ref(y, 1)], dict(reduction=reduction, log_target=True)
+            yield (
+                family,
+                [log_softmax_ref(x, 1), log_softmax_ref(y, 1)],
+                dict(reduction=reduction, log_target=True),
+            )
         else:
             yy = rng.choice([-1.0, 1.0], 3)
             yield "cosine_embedding_loss", [x, y, yy], dict(margin=0.2, reduction=reduction)
-            yield "margin_ranking_loss", [x[:, 0], y[:, 0], yy], dict(margin=0.3, reduction=reduction)
+            yield (
+                "margin_ranking_loss",
+                [x[:, 0], y[:, 0], yy],
+                dict(margin=0.3, reduction=reduction),
+            )
     if family == "kl_div":
         yield family, [log_softmax_ref(x, 1), softmax_ref(y, 1)], dict(reduction="batchmean")
 
 
-@pytest.mark.parametrize("family", ["regression", "cross_entropy", "nll_loss", "binary_cross_entropy",
-                                    "binary_cross_entropy_with_logits", "kl_div", "ranking"])
+@pytest.mark.parametrize(
+    "family",
+    [
+        "regression",
+        "cross_entropy",
+        "nll_loss",
+        "binary_cross_entropy",
+        "binary_cross_entropy_with_logits",
+        "kl_div",
+        "ranking",
+    ],
+)
 def test_losses_vs_torch(family, rng, device):
     torch = pytest.importorskip("torch")
 
@@ -665,8 +877,15 @@ def test_losses_vs_torch(family, rng, device):
         if device == "cpu":
             _vs_torch(torch, name, arrays, kw)
         else:  # float64 is "a float" here: float32 on the GPU (and in PyTorch), float32 tolerances
-            _vs_torch(torch, name, [f32(a) for a in arrays], {k: f32(v) for k, v in kw.items()},
-                      rtol=1e-5, atol=1e-6, device=device)
+            _vs_torch(
+                torch,
+                name,
+                [f32(a) for a in arrays],
+                {k: f32(v) for k, v in kw.items()},
+                rtol=1e-5,
+                atol=1e-6,
+                device=device,
+            )
 
 
 def test_losses_float32_vs_torch(rng, device):
@@ -675,5 +894,11 @@ def test_losses_float32_vs_torch(rng, device):
     x, t = _rand((8, 10), rng, -3, 3, "float32"), rng.integers(0, 10, 8)
     w = _rand((10,), rng, 0.5, 2.0, "float32")
     _vs_torch(torch, "cross_entropy", [x, t], dict(weight=w, label_smoothing=0.1), **tol)
-    _vs_torch(torch, "binary_cross_entropy_with_logits", [x, _rand((8, 10), rng, 0, 1, "float32")], {}, **tol)
+    _vs_torch(
+        torch,
+        "binary_cross_entropy_with_logits",
+        [x, _rand((8, 10), rng, 0, 1, "float32")],
+        {},
+        **tol,
+    )
     _vs_torch(torch, "mse_loss", [x, _rand((8, 10), rng, dtype="float32")], {}, **tol)

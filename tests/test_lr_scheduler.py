@@ -8,7 +8,6 @@ import warnings
 
 import numpy as np
 import pytest
-
 import rumus
 from rumus.optim import lr_scheduler as L
 
@@ -49,8 +48,12 @@ def run(sched, n, metrics=None):
 
 
 def close(got, expected):
-    np.testing.assert_allclose(np.asarray(got, dtype=np.float64), np.asarray(expected, dtype=np.float64),
-                               rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(
+        np.asarray(got, dtype=np.float64),
+        np.asarray(expected, dtype=np.float64),
+        rtol=1e-12,
+        atol=1e-14,
+    )
 
 
 # --------------------------------------------------------------------------
@@ -69,15 +72,18 @@ def test_step_lr():
 def test_multistep_lr_with_repeated_milestone():
     got = run(L.MultiStepLR(FakeOpt(), milestones=[5, 12, 12, 30], gamma=0.3), N)
     k = (E >= 5).astype(int) + 2 * (E >= 12) + (E >= 30)
-    close(got[:, 0], 0.1 * 0.3 ** k)
+    close(got[:, 0], 0.1 * 0.3**k)
 
 
 def test_exponential_lr():
-    close(run(L.ExponentialLR(FakeOpt(), gamma=0.93), N)[:, 0], 0.1 * 0.93 ** E)
+    close(run(L.ExponentialLR(FakeOpt(), gamma=0.93), N)[:, 0], 0.1 * 0.93**E)
 
 
 def test_constant_lr():
-    close(run(L.ConstantLR(FakeOpt(), factor=0.25, total_iters=7), N)[:, 0], np.where(E < 7, 0.025, 0.1))
+    close(
+        run(L.ConstantLR(FakeOpt(), factor=0.25, total_iters=7), N)[:, 0],
+        np.where(E < 7, 0.025, 0.1),
+    )
 
 
 def test_linear_lr():
@@ -98,10 +104,10 @@ def test_cosine_annealing_lr_follows_closed_form_across_periods(T_max, eta_min):
 
 
 def test_lambda_and_multiplicative_lr():
-    got = run(L.LambdaLR(FakeOpt((0.1, 0.2)), [lambda e: 0.9 ** e, lambda e: 1 / (e + 1)]), N)
-    close(got, np.stack([0.1 * 0.9 ** E, 0.2 / (E + 1)], 1))
+    got = run(L.LambdaLR(FakeOpt((0.1, 0.2)), [lambda e: 0.9**e, lambda e: 1 / (e + 1)]), N)
+    close(got, np.stack([0.1 * 0.9**E, 0.2 / (E + 1)], 1))
     got = run(L.MultiplicativeLR(FakeOpt(), lambda e: 0.95), N)
-    close(got[:, 0], 0.1 * 0.95 ** E)
+    close(got[:, 0], 0.1 * 0.95**E)
 
 
 @pytest.mark.parametrize("T_0,T_mult", [(5, 1), (3, 2), (2, 3)])
@@ -119,7 +125,13 @@ def test_cosine_warm_restarts(T_0, T_mult):
 def test_cosine_warm_restarts_fractional_epochs():
     s = L.CosineAnnealingWarmRestarts(FakeOpt(), T_0=2, T_mult=2, eta_min=0.0)
     # periods: [0, 2), [2, 6), [6, 14)
-    for epoch, t_cur, t_i in [(0.5, 0.5, 2), (1.75, 1.75, 2), (2.0, 0.0, 4), (5.5, 3.5, 4), (9.25, 3.25, 8)]:
+    for epoch, t_cur, t_i in [
+        (0.5, 0.5, 2),
+        (1.75, 1.75, 2),
+        (2.0, 0.0, 4),
+        (5.5, 3.5, 4),
+        (9.25, 3.25, 8),
+    ]:
         s.step(epoch)
         assert s.T_i == t_i and s.T_cur == pytest.approx(t_cur)
         assert s.last_epoch == math.floor(epoch)
@@ -130,11 +142,18 @@ def test_cosine_warm_restarts_fractional_epochs():
 
 def _one_cycle_expected(total, max_lr, pct, div, final_div, three_phase, strategy):
     init, lo = max_lr / div, max_lr / div / final_div
+
     def anneal(a, b, p):
-        return b + (a - b) / 2 * (math.cos(math.pi * p) + 1) if strategy == "cos" else a + (b - a) * p
+        return (
+            b + (a - b) / 2 * (math.cos(math.pi * p) + 1) if strategy == "cos" else a + (b - a) * p
+        )
+
     if three_phase:
-        phases = [(pct * total - 1, init, max_lr, 0.95, 0.85), (2 * pct * total - 2, max_lr, init, 0.85, 0.95),
-                  (total - 1, init, lo, 0.95, 0.95)]
+        phases = [
+            (pct * total - 1, init, max_lr, 0.95, 0.85),
+            (2 * pct * total - 2, max_lr, init, 0.85, 0.95),
+            (total - 1, init, lo, 0.95, 0.95),
+        ]
     else:
         phases = [(pct * total - 1, init, max_lr, 0.95, 0.85), (total - 1, max_lr, lo, 0.85, 0.95)]
     lrs, moms = [], []
@@ -154,8 +173,14 @@ def _one_cycle_expected(total, max_lr, pct, div, final_div, three_phase, strateg
 @pytest.mark.parametrize("strategy", ["cos", "linear"])
 def test_one_cycle_lr_and_momentum(three_phase, strategy):
     opt = FakeOpt(momentum=0.9)
-    s = L.OneCycleLR(opt, max_lr=1.0, total_steps=N, pct_start=0.25, anneal_strategy=strategy,
-                     three_phase=three_phase)
+    s = L.OneCycleLR(
+        opt,
+        max_lr=1.0,
+        total_steps=N,
+        pct_start=0.25,
+        anneal_strategy=strategy,
+        three_phase=three_phase,
+    )
     lrs, moms = [], []
     for _ in range(N):
         lrs.append(opt.param_groups[0]["lr"])
@@ -174,7 +199,9 @@ def test_one_cycle_lr_and_momentum(three_phase, strategy):
 
 def test_one_cycle_cycles_beta1_of_adam_like_optimizers():
     opt = FakeOpt(betas=(0.9, 0.999))
-    s = L.OneCycleLR(opt, max_lr=[0.5], epochs=4, steps_per_epoch=5, base_momentum=0.8, max_momentum=0.9)
+    s = L.OneCycleLR(
+        opt, max_lr=[0.5], epochs=4, steps_per_epoch=5, base_momentum=0.8, max_momentum=0.9
+    )
     assert s.total_steps == 20
     assert opt.param_groups[0]["betas"] == (0.9, 0.999)
     for _ in range(5):
@@ -192,7 +219,9 @@ def test_one_cycle_cycles_beta1_of_adam_like_optimizers():
 
 def test_cyclic_lr_triangular2():
     opt = FakeOpt(momentum=0.9)
-    s = L.CyclicLR(opt, base_lr=0.01, max_lr=0.1, step_size_up=4, step_size_down=2, mode="triangular2")
+    s = L.CyclicLR(
+        opt, base_lr=0.01, max_lr=0.1, step_size_up=4, step_size_down=2, mode="triangular2"
+    )
     got = run(s, N)[:, 0]
     exp = []
     for e in range(N):
@@ -220,7 +249,9 @@ def test_reduce_lr_on_plateau_min_rel_with_cooldown():
 
 def test_reduce_lr_on_plateau_max_abs_and_eps():
     opt = FakeOpt((1e-8,))
-    s = L.ReduceLROnPlateau(opt, mode="max", threshold=0.5, threshold_mode="abs", patience=0, factor=0.5)
+    s = L.ReduceLROnPlateau(
+        opt, mode="max", threshold=0.5, threshold_mode="abs", patience=0, factor=0.5
+    )
     s.step(1.0)
     s.step(1.4)  # not better than 1.0 + 0.5 -> reduce, but the change 5e-9 is below eps=1e-8
     assert s.get_last_lr() == [1e-8]
@@ -257,7 +288,7 @@ def test_chained_step_and_exponential():
     opt = FakeOpt()
     a, b = L.StepLR(opt, 4, gamma=0.5), L.ExponentialLR(opt, gamma=0.9)
     got = run(L.ChainedScheduler([a, b]), N)[:, 0]
-    close(got, 0.1 * 0.5 ** (E // 4) * 0.9 ** E)
+    close(got, 0.1 * 0.5 ** (E // 4) * 0.9**E)
 
 
 def test_sequential_warmup_then_cosine():
@@ -305,7 +336,10 @@ def test_tensor_lr_is_updated_in_place():
     opt.step()
     s.step()
     assert opt.param_groups[0]["lr"] is lr and lr.item() == pytest.approx(0.05)
-    assert opt.param_groups[0]["initial_lr"] is not lr and opt.param_groups[0]["initial_lr"].item() == 0.1
+    assert (
+        opt.param_groups[0]["initial_lr"] is not lr
+        and opt.param_groups[0]["initial_lr"].item() == 0.1
+    )
 
 
 class Halve:
@@ -315,7 +349,7 @@ class Halve:
         self.base = base
 
     def __call__(self, epoch):
-        return self.base ** epoch
+        return self.base**epoch
 
 
 def _factories():
@@ -329,7 +363,9 @@ def _factories():
         "lambda_obj": lambda o: L.LambdaLR(o, Halve(0.8)),
         "onecycle": lambda o: L.OneCycleLR(o, 1.0, total_steps=30),
         "cyclic": lambda o: L.CyclicLR(o, 0.01, 0.1, step_size_up=3),
-        "sequential": lambda o: L.SequentialLR(o, [L.ConstantLR(o, 0.5, 4), L.ExponentialLR(o, 0.8)], [4]),
+        "sequential": lambda o: L.SequentialLR(
+            o, [L.ConstantLR(o, 0.5, 4), L.ExponentialLR(o, 0.8)], [4]
+        ),
         "plateau": lambda o: L.ReduceLROnPlateau(o, patience=1),
     }
 
@@ -346,6 +382,7 @@ def test_state_dict_round_trip(name):
                 s.step(metrics[i])
             else:
                 s.step()
+
         return step
 
     ref_opt = FakeOpt(momentum=0.9)
@@ -440,8 +477,10 @@ def test_bad_arguments():
 # --------------------------------------------------------------------------
 
 
-@pytest.mark.skipif(not (hasattr(rumus.optim, "SGD") and hasattr(rumus._rumus, "_optimizer_step")),
-                    reason="rumus.optim.SGD (and its Rust step) not available yet")
+@pytest.mark.skipif(
+    not (hasattr(rumus.optim, "SGD") and hasattr(rumus._rumus, "_optimizer_step")),
+    reason="rumus.optim.SGD (and its Rust step) not available yet",
+)
 def test_with_rumus_sgd_changes_the_update():
     w = rumus.tensor([1.0], dtype=rumus.float64)
     w.requires_grad_()
@@ -457,8 +496,10 @@ def test_with_rumus_sgd_changes_the_update():
     assert opt.param_groups[0]["lr"] == pytest.approx(0.0625)
 
 
-@pytest.mark.skipif(not (hasattr(rumus.optim, "Adam") and hasattr(rumus._rumus, "_optimizer_step")),
-                    reason="rumus.optim.Adam (and its Rust step) not available yet")
+@pytest.mark.skipif(
+    not (hasattr(rumus.optim, "Adam") and hasattr(rumus._rumus, "_optimizer_step")),
+    reason="rumus.optim.Adam (and its Rust step) not available yet",
+)
 def test_one_cycle_with_rumus_adam_cycles_beta1():
     w = rumus.tensor([1.0, -2.0])
     w.requires_grad_()
@@ -494,17 +535,36 @@ TORCH_CONFIGS = {
     "lambda": ("sgd", lambda M, o: M.LambdaLR(o, lambda e: 1 / (1 + 0.3 * e))),
     "mult": ("sgd", lambda M, o: M.MultiplicativeLR(o, lambda e: 0.97 if e % 2 else 1.0)),
     "onecycle_cos": ("sgd", lambda M, o: M.OneCycleLR(o, 0.8, total_steps=45)),
-    "onecycle_lin3": ("sgd", lambda M, o: M.OneCycleLR(o, 0.8, total_steps=45, anneal_strategy="linear",
-                                                       three_phase=True, pct_start=0.2)),
+    "onecycle_lin3": (
+        "sgd",
+        lambda M, o: M.OneCycleLR(
+            o, 0.8, total_steps=45, anneal_strategy="linear", three_phase=True, pct_start=0.2
+        ),
+    ),
     "onecycle_adam": ("adam", lambda M, o: M.OneCycleLR(o, 0.01, epochs=5, steps_per_epoch=9)),
     "cyclic_tri": ("sgd", lambda M, o: M.CyclicLR(o, 0.01, 0.2, step_size_up=5)),
-    "cyclic_exp": ("sgd", lambda M, o: M.CyclicLR(o, 0.01, 0.2, step_size_up=3, step_size_down=6,
-                                                  mode="exp_range", gamma=0.97)),
-    "cyclic_adam": ("adam", lambda M, o: M.CyclicLR(o, 0.001, 0.01, step_size_up=4, mode="triangular2")),
-    "sequential": ("sgd", lambda M, o: M.SequentialLR(o, [M.LinearLR(o, 0.1, total_iters=5),
-                                                          M.StepLR(o, 3, 0.5), M.CosineAnnealingLR(o, 8)],
-                                                      milestones=[5, 14])),
-    "chained": ("sgd", lambda M, o: M.ChainedScheduler([M.ConstantLR(o, 0.5, 7), M.ExponentialLR(o, 0.9)])),
+    "cyclic_exp": (
+        "sgd",
+        lambda M, o: M.CyclicLR(
+            o, 0.01, 0.2, step_size_up=3, step_size_down=6, mode="exp_range", gamma=0.97
+        ),
+    ),
+    "cyclic_adam": (
+        "adam",
+        lambda M, o: M.CyclicLR(o, 0.001, 0.01, step_size_up=4, mode="triangular2"),
+    ),
+    "sequential": (
+        "sgd",
+        lambda M, o: M.SequentialLR(
+            o,
+            [M.LinearLR(o, 0.1, total_iters=5), M.StepLR(o, 3, 0.5), M.CosineAnnealingLR(o, 8)],
+            milestones=[5, 14],
+        ),
+    ),
+    "chained": (
+        "sgd",
+        lambda M, o: M.ChainedScheduler([M.ConstantLR(o, 0.5, 7), M.ExponentialLR(o, 0.9)]),
+    ),
 }
 
 
@@ -529,8 +589,14 @@ def test_matches_torch(name):
         rs.step()
 
 
-@pytest.mark.parametrize("kw", [dict(), dict(mode="max", threshold_mode="abs", threshold=0.05, patience=2),
-                                dict(factor=0.3, patience=1, cooldown=2, min_lr=0.004)])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(),
+        dict(mode="max", threshold_mode="abs", threshold=0.05, patience=2),
+        dict(factor=0.3, patience=1, cooldown=2, min_lr=0.004),
+    ],
+)
 def test_plateau_matches_torch(kw):
     torch = pytest.importorskip("torch")
     topt, fopt = _torch_pair(torch, "sgd")

@@ -9,11 +9,9 @@ from collections import OrderedDict
 
 import numpy as np
 import pytest
-
 import rumus
-from rumus import nn
-
 from conftest import assert_close, make, tensor, to_np
+from rumus import nn
 
 
 class Lin(nn.Module):
@@ -114,7 +112,9 @@ def test_parameter_basics(device):
     assert p.requires_grad and p.is_leaf and p.grad_fn is None and p.device.type == device
     assert not data.requires_grad
     if device == "cpu":
-        assert p.data_ptr() == data.data_ptr()  # shares storage (on the GPU: the write below shows it)
+        assert (
+            p.data_ptr() == data.data_ptr()
+        )  # shares storage (on the GPU: the write below shows it)
     with rumus.no_grad():
         data[0, 0] = 9.0
     assert p[0, 0].item() == 9.0
@@ -150,7 +150,9 @@ def test_parameter_from_non_leaf_is_a_new_leaf(device):
 
 def test_parameter_deepcopy_and_pickle(device):
     dt = wide(device)
-    p = nn.Parameter(rumus.tensor([1.0, 2.0], dtype=getattr(rumus, dt), device=device), requires_grad=False)
+    p = nn.Parameter(
+        rumus.tensor([1.0, 2.0], dtype=getattr(rumus, dt), device=device), requires_grad=False
+    )
     for q in (copy.deepcopy(p), pickle.loads(pickle.dumps(p))):
         assert type(q) is nn.Parameter and q.requires_grad is False and q.device.type == device
         assert_close(q, np.array([1.0, 2.0], dt))
@@ -165,7 +167,12 @@ def test_parameter_deepcopy_and_pickle(device):
 def test_registration_and_naming_order():
     net = Net()
     assert [n for n, _ in net.named_parameters()] == NAMES
-    assert [p for p in net.parameters()] == [net.fc1.weight, net.fc1.bias, net.fc2.weight, net.fc2.bias]
+    assert [p for p in net.parameters()] == [
+        net.fc1.weight,
+        net.fc1.bias,
+        net.fc2.weight,
+        net.fc2.bias,
+    ]
     assert all(type(p) is nn.Parameter for p in net.parameters())
     assert [n for n, _ in net.named_buffers()] == ["running", "scratch"]
     assert [n for n, _ in net.named_children()] == ["fc1", "act", "fc2"]
@@ -182,7 +189,12 @@ def test_registration_and_naming_order():
 def test_forward_values(device):
     net = on(device, Net())
     x = make((5, 4))
-    assert_close(net(tensor(x, device=device)), net_forward_np(net, x).astype(np.float32), rtol=1e-5, atol=1e-5)
+    assert_close(
+        net(tensor(x, device=device)),
+        net_forward_np(net, x).astype(np.float32),
+        rtol=1e-5,
+        atol=1e-5,
+    )
 
 
 def test_none_parameter_and_module_are_skipped():
@@ -209,10 +221,23 @@ def test_shared_parameters_and_modules_deduplicated():
     assert [n for n, _ in m.named_parameters()] == ["a.weight", "a.bias", "b.bias"]
     assert len(list(m.parameters())) == 3
     assert [n for n, _ in m.named_parameters(remove_duplicate=False)] == [
-        "a.weight", "a.bias", "b.weight", "b.bias", "c.weight", "c.bias"]
+        "a.weight",
+        "a.bias",
+        "b.weight",
+        "b.bias",
+        "c.weight",
+        "c.bias",
+    ]
     assert [n for n, _ in m.named_modules()] == ["", "a", "b"]
     assert [n for n, _ in m.named_modules(remove_duplicate=False)] == ["", "a", "b", "c"]
-    assert list(m.state_dict()) == ["a.weight", "a.bias", "b.weight", "b.bias", "c.weight", "c.bias"]
+    assert list(m.state_dict()) == [
+        "a.weight",
+        "a.bias",
+        "b.weight",
+        "b.bias",
+        "c.weight",
+        "c.bias",
+    ]
     assert [n for n, _ in m.named_children()] == ["a", "b"]
 
 
@@ -248,11 +273,20 @@ def test_getattr_setattr_delattr():
 
 def test_setattr_errors():
     net = Net()
-    with pytest.raises(TypeError, match=r"cannot assign 'rumus.Tensor' as parameter 'weight' \(rumus.nn.Parameter or None expected\)"):
+    with pytest.raises(
+        TypeError,
+        match=r"cannot assign 'rumus.Tensor' as parameter 'weight' \(rumus.nn.Parameter or None expected\)",
+    ):
         net.fc1.weight = rumus.ones(3, 4)
-    with pytest.raises(TypeError, match=r"cannot assign 'rumus.Tensor' as child module 'fc1' \(rumus.nn.Module or None expected\)"):
+    with pytest.raises(
+        TypeError,
+        match=r"cannot assign 'rumus.Tensor' as child module 'fc1' \(rumus.nn.Module or None expected\)",
+    ):
         net.fc1 = rumus.ones(2)
-    with pytest.raises(TypeError, match=r"cannot assign 'int' as buffer 'running' \(rumus.Tensor or None expected\)"):
+    with pytest.raises(
+        TypeError,
+        match=r"cannot assign 'int' as buffer 'running' \(rumus.Tensor or None expected\)",
+    ):
         net.running = 3
 
     class Early(nn.Module):
@@ -265,11 +299,17 @@ def test_setattr_errors():
                 self.register_buffer("b", rumus.ones(1))
             super().__init__()
 
-    with pytest.raises(AttributeError, match=r"cannot assign parameters before Module.__init__\(\) call"):
+    with pytest.raises(
+        AttributeError, match=r"cannot assign parameters before Module.__init__\(\) call"
+    ):
         Early("param")
-    with pytest.raises(AttributeError, match=r"cannot assign module before Module.__init__\(\) call"):
+    with pytest.raises(
+        AttributeError, match=r"cannot assign module before Module.__init__\(\) call"
+    ):
         Early("module")
-    with pytest.raises(AttributeError, match=r"cannot assign buffer before Module.__init__\(\) call"):
+    with pytest.raises(
+        AttributeError, match=r"cannot assign buffer before Module.__init__\(\) call"
+    ):
         Early("buffer")
 
 
@@ -283,9 +323,15 @@ def test_register_errors():
         net.register_buffer("fc1", rumus.ones(1))
     with pytest.raises(TypeError, match="buffer name should be a string. Got int"):
         net.register_buffer(1, rumus.ones(1))
-    with pytest.raises(TypeError, match=r"cannot assign 'list' object to buffer 'x' \(rumus Tensor or None required\)"):
+    with pytest.raises(
+        TypeError,
+        match=r"cannot assign 'list' object to buffer 'x' \(rumus Tensor or None required\)",
+    ):
         net.register_buffer("x", [1.0])
-    with pytest.raises(TypeError, match=r"cannot assign 'rumus.Tensor' object to parameter 'w' \(rumus.nn.Parameter or None required\)"):
+    with pytest.raises(
+        TypeError,
+        match=r"cannot assign 'rumus.Tensor' object to parameter 'w' \(rumus.nn.Parameter or None required\)",
+    ):
         net.register_parameter("w", rumus.ones(1))
     with pytest.raises(KeyError, match=r'parameter name can.*t contain "\."'):
         net.register_parameter("a.b", nn.Parameter(rumus.ones(1)))
@@ -331,13 +377,18 @@ def test_dir_lists_members():
 
 
 def test_missing_forward():
-    with pytest.raises(NotImplementedError, match=r'Module \[Module\] is missing the required "forward" function'):
+    with pytest.raises(
+        NotImplementedError, match=r'Module \[Module\] is missing the required "forward" function'
+    ):
         nn.Module()(rumus.ones(1))
 
     class NoForward(nn.Module):
         pass
 
-    with pytest.raises(NotImplementedError, match=r'Module \[NoForward\] is missing the required "forward" function'):
+    with pytest.raises(
+        NotImplementedError,
+        match=r'Module \[NoForward\] is missing the required "forward" function',
+    ):
         NoForward()(rumus.ones(1))
 
 
@@ -397,7 +448,9 @@ def test_apply_visits_children_first(device):
 
 def test_to_dtype_replaces_changed_parameters(device):
     if device == "gpu":
-        pytest.skip("float64 is not supported on the GPU (by design); see test_to_device_replaces_changed_parameters")
+        pytest.skip(
+            "float64 is not supported on the GPU (by design); see test_to_device_replaces_changed_parameters"
+        )
     net = Net()
     net.register_buffer("steps", rumus.tensor(3))
     net(tensor(make((2, 4)))).sum().backward()
@@ -405,7 +458,9 @@ def test_to_dtype_replaces_changed_parameters(device):
     grad_before = to_np(net.fc1.weight.grad)
     assert net.to(rumus.float64) is net
     for n, p in net.named_parameters():
-        assert type(p) is nn.Parameter and p.dtype == rumus.float64 and p.requires_grad and p.is_leaf
+        assert (
+            type(p) is nn.Parameter and p.dtype == rumus.float64 and p.requires_grad and p.is_leaf
+        )
         np.testing.assert_array_equal(to_np(p), before[n].astype(np.float64))
     assert net.fc1.weight.grad.dtype == rumus.float64
     np.testing.assert_array_equal(to_np(net.fc1.weight.grad), grad_before.astype(np.float64))
@@ -420,8 +475,14 @@ def test_to_keeps_objects_when_nothing_changes(device):
     params = list(net.parameters())
     running = net.running
     own = net.cpu if device == "cpu" else net.gpu
-    for call in (lambda: net.to(rumus.float32), lambda: net.to(device), lambda: net.to(rumus.device(device)),
-                 lambda: net.float(), own, lambda: net.to(device=device, dtype=rumus.float32)):
+    for call in (
+        lambda: net.to(rumus.float32),
+        lambda: net.to(device),
+        lambda: net.to(rumus.device(device)),
+        lambda: net.float(),
+        own,
+        lambda: net.to(device=device, dtype=rumus.float32),
+    ):
         assert call() is net
         assert all(a is b for a, b in zip(net.parameters(), params))
         assert net.running is running
@@ -441,18 +502,32 @@ def test_to_device_replaces_changed_parameters(device):
     old = dict(net.named_parameters())
     assert net.to(device) is net
     for n, p in net.named_parameters():
-        assert type(p) is nn.Parameter and p.device.type == device and p.dtype == rumus.float32 and p.is_leaf
+        assert (
+            type(p) is nn.Parameter
+            and p.device.type == device
+            and p.dtype == rumus.float32
+            and p.is_leaf
+        )
         assert p.requires_grad == (n != "fc2.bias")
         assert (p is old[n]) == (device == "cpu"), n
         np.testing.assert_array_equal(to_np(p), before[n])
     assert net.fc1.weight.grad.device.type == device
     np.testing.assert_array_equal(to_np(net.fc1.weight.grad), grad_before)
     assert net.running.device.type == device and net.scratch.device.type == device
-    assert net.steps.device.type == device and net.steps.dtype == rumus.int64 and net.steps.item() == 3
+    assert (
+        net.steps.device.type == device and net.steps.dtype == rumus.int64 and net.steps.item() == 3
+    )
     x = make((3, 4))
-    assert_close(net(tensor(x, device=device)), net_forward_np(net, x).astype(np.float32), rtol=1e-5, atol=1e-5)
+    assert_close(
+        net(tensor(x, device=device)),
+        net_forward_np(net, x).astype(np.float32),
+        rtol=1e-5,
+        atol=1e-5,
+    )
     net.cpu()
-    assert all(p.device.type == "cpu" for p in net.parameters()) and net.running.device.type == "cpu"
+    assert (
+        all(p.device.type == "cpu" for p in net.parameters()) and net.running.device.type == "cpu"
+    )
     np.testing.assert_array_equal(to_np(net.fc1.weight), before["fc1.weight"])
 
 
@@ -466,7 +541,10 @@ def test_to_argument_forms():
     assert net.fc2.bias.dtype == rumus.float64
     net.to(rumus.device("cpu"), rumus.float32, non_blocking=True)
     assert net.fc2.bias.dtype == rumus.float32
-    with pytest.raises(TypeError, match="nn.Module.to only accepts floating point dtypes, but got desired dtype=rumus.int64"):
+    with pytest.raises(
+        TypeError,
+        match="nn.Module.to only accepts floating point dtypes, but got desired dtype=rumus.int64",
+    ):
         net.to(rumus.int64)
     with pytest.raises(TypeError, match="invalid combination of arguments"):
         net.to("cpu", rumus.float32, 3)
@@ -522,7 +600,9 @@ def test_state_dict_contents(device):
     net = on(device, Net())
     sd = net.state_dict()
     assert isinstance(sd, OrderedDict)
-    assert list(sd) == ["running"] + NAMES  # own buffers first, then children; "scratch" is not persistent
+    assert (
+        list(sd) == ["running"] + NAMES
+    )  # own buffers first, then children; "scratch" is not persistent
     for k, v in sd.items():
         assert type(v) is rumus.Tensor and not v.requires_grad and v.device.type == device
     if device == "cpu":  # (on the GPU the fill below shows the sharing)
@@ -532,11 +612,17 @@ def test_state_dict_contents(device):
     assert_close(sd["fc1.weight"], np.full((3, 4), 2.0, np.float32))
     kv = net.state_dict(keep_vars=True)
     assert kv["fc1.weight"] is net.fc1.weight
-    assert list(net.state_dict(prefix="model.")) == ["model.running"] + ["model." + n for n in NAMES]
+    assert list(net.state_dict(prefix="model.")) == ["model.running"] + [
+        "model." + n for n in NAMES
+    ]
     dest = OrderedDict(old=1)
     assert net.state_dict(destination=dest) is dest and list(dest) == ["old", "running"] + NAMES
-    assert dict(sd._metadata) == {"": {"version": 1}, "fc1": {"version": 1}, "act": {"version": 1},
-                                  "fc2": {"version": 1}}
+    assert dict(sd._metadata) == {
+        "": {"version": 1},
+        "fc1": {"version": 1},
+        "act": {"version": 1},
+        "fc2": {"version": 1},
+    }
 
 
 def test_state_dict_round_trip(device):
@@ -555,7 +641,9 @@ def test_state_dict_round_trip(device):
         if device == "cpu":
             assert a.data_ptr() != b.data_ptr()
     np.testing.assert_array_equal(to_np(src(x)), to_np(dst(x)))
-    assert all(p.requires_grad and p.grad_fn is None and p.device.type == device for p in dst.parameters())
+    assert all(
+        p.requires_grad and p.grad_fn is None and p.device.type == device for p in dst.parameters()
+    )
     if device == "gpu":  # last: overwrites src
         for (n, a), (_, b) in zip(src.state_dict().items(), dst.state_dict().items()):
             not_shared(a, b, device)
@@ -564,7 +652,10 @@ def test_state_dict_round_trip(device):
 def test_load_state_dict_converts_dtype_and_accepts_plain_dict(device):
     """(GPU run: the float64 checkpoint is on the CPU, loaded into a GPU module.)"""
     net = on(device, Net())
-    sd = {k: rumus.full(tuple(v.shape), 1.5, dtype=rumus.float64) for k, v in Net().state_dict().items()}
+    sd = {
+        k: rumus.full(tuple(v.shape), 1.5, dtype=rumus.float64)
+        for k, v in Net().state_dict().items()
+    }
     net.load_state_dict(sd)
     assert net.fc1.weight.dtype == rumus.float32 and net.fc1.weight.device.type == device
     assert_close(net.fc1.weight, np.full((3, 4), 1.5, np.float32))
@@ -582,13 +673,17 @@ def test_load_state_dict_missing_and_unexpected(device):
     sd["extra"] = rumus.ones(1)
     with pytest.raises(RuntimeError) as e:
         net.load_state_dict(sd)
-    assert str(e.value) == _expected_error('Missing key(s) in state_dict: "running", "fc2.bias". ',
-                                           'Unexpected key(s) in state_dict: "fc3.weight", "extra". ')
+    assert str(e.value) == _expected_error(
+        'Missing key(s) in state_dict: "running", "fc2.bias". ',
+        'Unexpected key(s) in state_dict: "fc3.weight", "extra". ',
+    )
     keys = net.load_state_dict(sd, strict=False)
     assert keys.missing_keys == ["running", "fc2.bias"]
     assert keys.unexpected_keys == ["fc3.weight", "extra"]
-    assert repr(keys) == ("_IncompatibleKeys(missing_keys=['running', 'fc2.bias'], "
-                          "unexpected_keys=['fc3.weight', 'extra'])")
+    assert repr(keys) == (
+        "_IncompatibleKeys(missing_keys=['running', 'fc2.bias'], "
+        "unexpected_keys=['fc3.weight', 'extra'])"
+    )
     # a key below a child that has no such member is unexpected too
     with pytest.raises(RuntimeError, match=r'Unexpected key\(s\) in state_dict: "fc1.gamma". '):
         net.load_state_dict({**net.state_dict(), "fc1.gamma": rumus.ones(1)})
@@ -598,8 +693,10 @@ def test_load_state_dict_size_mismatch_even_when_not_strict(device):
     net = on(device, Net())
     sd = net.state_dict()
     sd["fc1.weight"] = rumus.ones(5, 4)
-    msg = _expected_error("size mismatch for fc1.weight: copying a param with shape rumus.Size([5, 4]) from "
-                          "checkpoint, the shape in current model is rumus.Size([3, 4]).")
+    msg = _expected_error(
+        "size mismatch for fc1.weight: copying a param with shape rumus.Size([5, 4]) from "
+        "checkpoint, the shape in current model is rumus.Size([3, 4])."
+    )
     for strict in (True, False):
         with pytest.raises(RuntimeError) as e:
             net.load_state_dict(sd, strict=strict)
@@ -621,7 +718,8 @@ def test_load_state_dict_all_errors_together(device):
         "size mismatch for fc1.weight: copying a param with shape rumus.Size([3]) from checkpoint, "
         "the shape in current model is rumus.Size([3, 4]).",
         'While copying the parameter named "fc1.bias", expected rumus.Tensor from checkpoint but received '
-        "<class 'list'>")
+        "<class 'list'>",
+    )
 
 
 def test_load_state_dict_not_a_mapping():
@@ -654,10 +752,14 @@ def test_load_from_state_dict_override_sees_version():
             self.w = nn.Parameter(rumus.zeros(2))
             self.register_buffer("count", rumus.tensor(7))
 
-        def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing, unexpected, errors):
+        def _load_from_state_dict(
+            self, state_dict, prefix, local_metadata, strict, missing, unexpected, errors
+        ):
             if local_metadata.get("version", 1) < 2 and prefix + "count" not in state_dict:
                 state_dict[prefix + "count"] = rumus.tensor(0)
-            super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing, unexpected, errors)
+            super()._load_from_state_dict(
+                state_dict, prefix, local_metadata, strict, missing, unexpected, errors
+            )
 
     outer = nn.Module()
     outer.c = Counter()
@@ -765,7 +867,9 @@ def test_forward_hooks_with_kwargs(device):
 
     m.register_forward_pre_hook(pre, with_kwargs=True)
     m.register_forward_hook(post, with_kwargs=True)
-    assert_close(m(rumus.tensor([1.0, 2.0], device=device), factor=5.0), np.array([4.0, 7.0], np.float32))
+    assert_close(
+        m(rumus.tensor([1.0, 2.0], device=device), factor=5.0), np.array([4.0, 7.0], np.float32)
+    )
     assert seen == [3.0]
     m.register_forward_pre_hook(lambda mod, args, kwargs: 5, with_kwargs=True)
     with pytest.raises(RuntimeError, match="forward pre-hook must return None or a tuple of"):
@@ -801,7 +905,8 @@ def test_repr_tree():
         "  (fc1): Lin(in_features=4, out_features=3, bias=True)\n"
         "  (act): Relu()\n"
         "  (fc2): Lin(in_features=3, out_features=2, bias=True)\n"
-        ")")
+        ")"
+    )
     outer = nn.Sequential(OrderedDict(body=net, head=Lin(2, 1, bias=False)))
     assert repr(outer) == (
         "Sequential(\n"
@@ -811,7 +916,8 @@ def test_repr_tree():
         "    (fc2): Lin(in_features=3, out_features=2, bias=True)\n"
         "  )\n"
         "  (head): Lin(in_features=2, out_features=1, bias=False)\n"
-        ")")
+        ")"
+    )
 
     class Multi(nn.Module):
         def __init__(self):
@@ -843,7 +949,9 @@ def test_deepcopy_module(device):
         twin.fc1.weight.fill_(0.0)
     assert np.abs(to_np(net.fc1.weight)).sum() > 0
     x = tensor(make((3, 4)), device=device)
-    np.testing.assert_array_equal(to_np(on(device, Net())(x)), to_np(copy.deepcopy(on(device, Net()))(x)))
+    np.testing.assert_array_equal(
+        to_np(on(device, Net())(x)), to_np(copy.deepcopy(on(device, Net()))(x))
+    )
 
 
 def test_deepcopy_keeps_ties():
@@ -864,7 +972,10 @@ def test_pickle_module(device):
     back = pickle.loads(pickle.dumps(net))
     assert type(back) is Net and not back.training and not back.fc1.training
     assert [n for n, _ in back.named_parameters()] == NAMES
-    assert all(type(p) is nn.Parameter and p.requires_grad and p.device.type == device for p in back.parameters())
+    assert all(
+        type(p) is nn.Parameter and p.requires_grad and p.device.type == device
+        for p in back.parameters()
+    )
     assert_close(back.running, np.full(2, 0.5, np.float32))
     assert "scratch" in back._buffers and "scratch" not in back.state_dict()
     x = tensor(make((3, 4)), device=device)
@@ -887,7 +998,12 @@ def test_sequential_indexing_and_forward(device):
     assert [n for n, _ in seq.named_parameters()] == ["0.weight", "0.bias", "2.weight", "2.bias"]
     x = make((5, 4))
     h = np.maximum(x @ to_np(a.weight).T + to_np(a.bias), 0)
-    assert_close(seq(tensor(x, device=device)), (h @ to_np(c.weight).T + to_np(c.bias)).astype(np.float32), rtol=1e-5, atol=1e-5)
+    assert_close(
+        seq(tensor(x, device=device)),
+        (h @ to_np(c.weight).T + to_np(c.bias)).astype(np.float32),
+        rtol=1e-5,
+        atol=1e-5,
+    )
     with pytest.raises(IndexError, match="index 3 is out of range"):
         seq[3]
     with pytest.raises(IndexError, match="index -4 is out of range"):
@@ -944,7 +1060,11 @@ def test_module_list():
     extra = Relu()
     assert ml.append(extra) is ml and ml[3] is extra
     ml.insert(1, Relu())
-    assert isinstance(ml[1], Relu) and ml[2] is mods[1] and list(ml._modules) == ["0", "1", "2", "3", "4"]
+    assert (
+        isinstance(ml[1], Relu)
+        and ml[2] is mods[1]
+        and list(ml._modules) == ["0", "1", "2", "3", "4"]
+    )
     assert ml.pop(1) is not None and ml[1] is mods[1]
     del ml[0]
     assert list(ml) == [mods[1], mods[2], extra] and list(ml._modules) == ["0", "1", "2"]
@@ -955,7 +1075,9 @@ def test_module_list():
     assert len(ml + nn.ModuleList([Relu()])) == 5
     with pytest.raises(IndexError, match="index 10 is out of range"):
         ml[10]
-    with pytest.raises(TypeError, match="ModuleList.extend should be called with an iterable, but got int"):
+    with pytest.raises(
+        TypeError, match="ModuleList.extend should be called with an iterable, but got int"
+    ):
         ml.extend(3)
     with pytest.raises(NotImplementedError, match=r"Module \[ModuleList\] is missing"):
         ml(rumus.ones(1))
@@ -969,14 +1091,19 @@ def test_module_list_repr_compresses_runs():
         "  (0-2): 3 x Lin(in_features=2, out_features=2, bias=True)\n"
         "  (3): Relu()\n"
         "  (4): Lin(in_features=2, out_features=1, bias=True)\n"
-        ")")
+        ")"
+    )
 
 
 def test_module_dict():
     a, b = Lin(1, 1), Relu()
     md = nn.ModuleDict({"a": a, "b": b})
     assert list(md) == ["a", "b"] and md["a"] is a and "b" in md and len(md) == 2
-    assert list(md.keys()) == ["a", "b"] and list(md.values()) == [a, b] and list(md.items()) == [("a", a), ("b", b)]
+    assert (
+        list(md.keys()) == ["a", "b"]
+        and list(md.values()) == [a, b]
+        and list(md.items()) == [("a", a), ("b", b)]
+    )
     md["c"] = Relu()
     md.update([("d", Relu()), ("a", b)])
     assert list(md) == ["a", "b", "c", "d"] and md["a"] is b
@@ -987,7 +1114,9 @@ def test_module_dict():
     assert md.z is a
     with pytest.raises(TypeError, match="ModuleDict.update should be called with an iterable"):
         md.update(3)
-    with pytest.raises(ValueError, match="ModuleDict update sequence element #0 has length 1; 2 is required"):
+    with pytest.raises(
+        ValueError, match="ModuleDict update sequence element #0 has length 1; 2 is required"
+    ):
         md.update([("x",)])
     with pytest.raises(TypeError, match="int is not a Module subclass"):
         md["q"] = 3
@@ -1012,8 +1141,11 @@ def test_parameter_list():
         "    (0): Parameter containing: [rumus.float32 of size 1]\n"
         "    (1): Parameter containing: [rumus.float64 of size 2]\n"
         "    (2): Parameter containing: [rumus.float32 of size 4]\n"
-        ")")
-    with pytest.raises(TypeError, match="ParameterList.extend should be called with an iterable, but got Tensor"):
+        ")"
+    )
+    with pytest.raises(
+        TypeError, match="ParameterList.extend should be called with an iterable, but got Tensor"
+    ):
         pl.extend(rumus.ones(2))
     with pytest.raises(RuntimeError, match="ParameterList should not be called."):
         pl(rumus.ones(1))
@@ -1053,7 +1185,8 @@ def test_parameter_dict():
     with pytest.raises(RuntimeError, match="ParameterDict should not be called."):
         pd(rumus.ones(1))
     assert repr(nn.ParameterDict({"w": rumus.ones(2, 3)})) == (
-        "ParameterDict(  (w): Parameter containing: [rumus.float32 of size 2x3])")
+        "ParameterDict(  (w): Parameter containing: [rumus.float32 of size 2x3])"
+    )
     pd.clear()
     assert len(pd) == 0 and list(pd.parameters()) == []
 
@@ -1067,7 +1200,13 @@ def test_containers_state_dict_round_trip(device):
         return m
 
     src, dst = on(device, build(1)), on(device, build(2))
-    assert list(src.state_dict()) == ["seq.0.weight", "seq.0.bias", "heads.x.weight", "heads.x.bias", "extra.0"]
+    assert list(src.state_dict()) == [
+        "seq.0.weight",
+        "seq.0.bias",
+        "heads.x.weight",
+        "heads.x.bias",
+        "extra.0",
+    ]
     dst.load_state_dict(src.state_dict())
     for a, b in zip(src.parameters(), dst.parameters()):
         np.testing.assert_array_equal(to_np(a), to_np(b))

@@ -4,14 +4,18 @@ import math
 
 import numpy as np
 import pytest
-
 import rumus
+from conftest import assert_close, make, tensor, to_np
 from rumus import nn
 from rumus.autograd import gradcheck
-from rumus.nn.utils import (clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_, get_total_norm,
-                            parameters_to_vector, vector_to_parameters)
-
-from conftest import assert_close, make, tensor, to_np
+from rumus.nn.utils import (
+    clip_grad_norm_,
+    clip_grad_value_,
+    clip_grads_with_norm_,
+    get_total_norm,
+    parameters_to_vector,
+    vector_to_parameters,
+)
 
 SHAPES = [(3, 4), (5,), (2, 1, 3)]
 
@@ -69,7 +73,9 @@ def test_clip_grad_norm_clips(norm_type, device):
     coef = 1.5 / (total + 1e-6)
     for prm, g in zip(params, grads):
         np.testing.assert_allclose(to_np(prm.grad), g * coef, rtol=1e-5)
-    assert np_norm([to_np(prm.grad).astype(np.float64) for prm in params], p) == pytest.approx(1.5, rel=1e-5)
+    assert np_norm([to_np(prm.grad).astype(np.float64) for prm in params], p) == pytest.approx(
+        1.5, rel=1e-5
+    )
 
 
 def test_clip_grad_norm_leaves_small_grads_alone(device):
@@ -101,13 +107,18 @@ def test_clip_grad_norm_mixed_dtypes(device):
     assert total.dtype == rumus.float64
     assert total.item() == pytest.approx(np_norm(grads, 2), rel=1e-5)
     assert params[0].grad.dtype == rumus.float32 and params[1].grad.dtype == rumus.float64
-    np.testing.assert_allclose(to_np(params[1].grad), grads[1] * 2.0 / (total.item() + 1e-6), rtol=1e-5)
+    np.testing.assert_allclose(
+        to_np(params[1].grad), grads[1] * 2.0 / (total.item() + 1e-6), rtol=1e-5
+    )
 
 
 def test_clip_grad_norm_nonfinite(device):
     params, _ = params_with_grads(device=device)
     params[1].grad = rumus.tensor([1.0, float("nan"), 0.0, 0.0, 0.0], device=device)
-    with pytest.raises(RuntimeError, match="The total norm of order 2.0 for gradients from `parameters` is non-finite"):
+    with pytest.raises(
+        RuntimeError,
+        match="The total norm of order 2.0 for gradients from `parameters` is non-finite",
+    ):
         clip_grad_norm_(params, 1.0, error_if_nonfinite=True)
     assert not np.isnan(to_np(params[0].grad)).any()  # nothing was scaled
     total = clip_grad_norm_(params, 1.0)  # PyTorch's default: scale by the nan norm anyway
@@ -165,12 +176,16 @@ def test_parameters_to_vector_values_and_gradient(device):
         assert gradcheck(lambda *ts: parameters_to_vector(ts), leaves)
     else:
         up = make((sum(a.size for a in arrays),), dt, rng=rng)
-        grads = rumus.autograd.grad([parameters_to_vector(leaves)], leaves, [tensor(up, device=device)])
+        grads = rumus.autograd.grad(
+            [parameters_to_vector(leaves)], leaves, [tensor(up, device=device)]
+        )
         offset = 0
         for g, a in zip(grads, arrays):
-            assert_close(g, up[offset:offset + a.size].reshape(a.shape))
+            assert_close(g, up[offset : offset + a.size].reshape(a.shape))
             offset += a.size
-    t = tensor(make((4, 3), dt), device=device).t()  # non-contiguous parameters are flattened in row-major order
+    t = tensor(
+        make((4, 3), dt), device=device
+    ).t()  # non-contiguous parameters are flattened in row-major order
     assert_close(parameters_to_vector([t]), to_np(t).ravel())
 
 
@@ -202,10 +217,14 @@ def test_vector_to_parameters_errors(device):
     with pytest.raises(RuntimeError, match="1-D vector"):
         vector_to_parameters(rumus.zeros(2, 2, device=device), params)
     if device == "cpu":
-        with pytest.raises(TypeError, match="vec has dtype rumus.float64 but a parameter has dtype rumus.float32"):
+        with pytest.raises(
+            TypeError, match="vec has dtype rumus.float64 but a parameter has dtype rumus.float32"
+        ):
             vector_to_parameters(rumus.zeros(4, dtype=rumus.float64), params)
     else:  # no float64 on the GPU: another dtype mismatch
-        with pytest.raises(TypeError, match="vec has dtype rumus.int32 but a parameter has dtype rumus.float32"):
+        with pytest.raises(
+            TypeError, match="vec has dtype rumus.int32 but a parameter has dtype rumus.float32"
+        ):
             vector_to_parameters(rumus.zeros(4, dtype=rumus.int32, device=device), params)
 
 

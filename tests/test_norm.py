@@ -8,7 +8,6 @@ import contextlib
 
 import numpy as np
 import pytest
-
 import rumus
 import rumus.nn.functional as F
 from conftest import assert_close, noncontig, tensor, to_np
@@ -111,7 +110,15 @@ def test_batch_norm_eval_uses_running_stats(shape, affine, rng, device):
         rm, rv = _rand((c,), rng, dtype), _rand((c,), rng, dtype, 0.5, 2.0)
         w, b = (_rand((c,), rng, dtype), _rand((c,), rng, dtype)) if affine else (None, None)
         out = F.batch_norm(T(x), T(rm), T(rv), T(w), T(b), eps=1e-3)
-        exp = norm_ref(x, None, 1e-3, _bcast(w, x.ndim), _bcast(b, x.ndim), _bcast(rm, x.ndim), _bcast(rv, x.ndim))
+        exp = norm_ref(
+            x,
+            None,
+            1e-3,
+            _bcast(w, x.ndim),
+            _bcast(b, x.ndim),
+            _bcast(rm, x.ndim),
+            _bcast(rv, x.ndim),
+        )
         assert_close(out, exp, **_tol(dtype))
 
 
@@ -127,21 +134,31 @@ def test_batch_norm_training_values_and_running_update(shape, rng, device):
         rm0, rv0 = _rand((c,), rng, dtype), _rand((c,), rng, dtype, 0.5, 2.0)
         rm, rv = T(rm0), T(rv0)
         out = F.batch_norm(T(x), rm, rv, T(w), T(b), training=True, momentum=0.3, eps=1e-4)
-        assert_close(out, norm_ref(x, axes, 1e-4, _bcast(w, x.ndim), _bcast(b, x.ndim)), **_tol(dtype))
+        assert_close(
+            out, norm_ref(x, axes, 1e-4, _bcast(w, x.ndim), _bcast(b, x.ndim)), **_tol(dtype)
+        )
         x64 = x.astype(np.float64)
         assert_close(rm, (0.7 * rm0 + 0.3 * x64.mean(axes)).astype(dtype), **_tol(dtype))
-        assert_close(rv, (0.7 * rv0 + 0.3 * x64.var(axes) * n / (n - 1)).astype(dtype), **_tol(dtype))
+        assert_close(
+            rv, (0.7 * rv0 + 0.3 * x64.var(axes) * n / (n - 1)).astype(dtype), **_tol(dtype)
+        )
 
 
 def test_batch_norm_training_without_running_stats(rng, device):
     x = _rand((5, 3, 2), rng, wide(device))
-    assert_close(F.batch_norm(tensor(x, device=device), None, None, training=True), norm_ref(x, (0, 2), 1e-5),
-                 **tol(device))
+    assert_close(
+        F.batch_norm(tensor(x, device=device), None, None, training=True),
+        norm_ref(x, (0, 2), 1e-5),
+        **tol(device),
+    )
 
 
 def test_batch_norm_running_stats_stay_out_of_the_graph(rng, device):
     x = leaf(_rand((4, 3), rng), device)
-    rm, rv = tensor(np.zeros(3, wide(device)), device=device), tensor(np.ones(3, wide(device)), device=device)
+    rm, rv = (
+        tensor(np.zeros(3, wide(device)), device=device),
+        tensor(np.ones(3, wide(device)), device=device),
+    )
     F.batch_norm(x * 2, rm, rv, training=True).sum().backward()
     assert not rm.requires_grad and rm.grad_fn is None and not rv.requires_grad
     # the running-stat update is the momentum average of the detached batch statistics
@@ -165,7 +182,11 @@ def test_batch_norm_momentum_one_and_zero(rng, device):
 def test_batch_norm_training_gradient_closed_form(shape, rng, device):
     c = shape[1]
     axes = (0,) + tuple(range(2, len(shape)))
-    x, w, b = leaf(_rand(shape, rng), device), leaf(_rand((c,), rng), device), leaf(_rand((c,), rng), device)
+    x, w, b = (
+        leaf(_rand(shape, rng), device),
+        leaf(_rand((c,), rng), device),
+        leaf(_rand((c,), rng), device),
+    )
     out = F.batch_norm(x, None, None, w, b, training=True, eps=1e-3)
     g = _rand(shape, rng, wide(device))
     out.backward(tensor(g, device=device))
@@ -179,7 +200,9 @@ def test_batch_norm_training_gradient_closed_form(shape, rng, device):
 def test_batch_norm_eval_gradient(rng, device):
     x, w = leaf(_rand((3, 2, 4), rng), device), leaf(_rand((2,), rng), device)
     rm, rv = _rand((2,), rng, wide(device)), _rand((2,), rng, wide(device), lo=0.5)
-    F.batch_norm(x, tensor(rm, device=device), tensor(rv, device=device), w, training=False).sum().backward()
+    F.batch_norm(
+        x, tensor(rm, device=device), tensor(rv, device=device), w, training=False
+    ).sum().backward()
     rm, rv = rm.astype(np.float64), rv.astype(np.float64)
     xv, wv = to_np(x).astype(np.float64), to_np(w).astype(np.float64)
     ac(x.grad, np.broadcast_to((wv / np.sqrt(rv + 1e-5))[None, :, None], (3, 2, 4)), device)
@@ -189,24 +212,61 @@ def test_batch_norm_eval_gradient(rng, device):
 def test_batch_norm_noncontiguous(rng, device):
     x = _rand((4, 3, 5), rng, wide(device))
     for kind, t, e in noncontig(x, wide(device), device):
-        assert_close(F.batch_norm(t, None, None, training=True), norm_ref(e, (0, 2), 1e-5), **tol(device)), kind
+        (
+            assert_close(
+                F.batch_norm(t, None, None, training=True), norm_ref(e, (0, 2), 1e-5), **tol(device)
+            ),
+            kind,
+        )
 
 
-@pytest.mark.parametrize("call,exc,match", [
-    (lambda: F.batch_norm(rumus.zeros(1, 3), rumus.zeros(3), rumus.ones(3), training=True), ValueError,
-     r"Expected more than 1 value per channel when training, got input size .*\[1, 3\]"),
-    (lambda: F.batch_norm(rumus.zeros(4, 3), None, None),
-     RuntimeError, r"running_mean must be defined in evaluation mode"),
-    (lambda: F.batch_norm(rumus.zeros(4, 3), rumus.zeros(3), None), RuntimeError, r"running_var must be defined"),
-    (lambda: F.batch_norm(rumus.zeros(4, 3), rumus.zeros(3), None, training=True), ValueError, r"both be None"),
-    (lambda: F.batch_norm(rumus.zeros(4, 3), rumus.zeros(4), rumus.ones(4)), RuntimeError,
-     r"running_mean should contain 3 elements not 4"),
-    (lambda: F.batch_norm(rumus.zeros(4, 3), rumus.zeros(3), rumus.ones(3), rumus.ones(2)), RuntimeError,
-     r"weight should contain 3 elements not 2"),
-    (lambda: F.batch_norm(rumus.zeros(4, 3), rumus.zeros(3), rumus.ones(3), None, rumus.ones(5)), RuntimeError,
-     r"bias should contain 3 elements not 5"),
-    (lambda: F.batch_norm(rumus.zeros(4), rumus.zeros(4), rumus.ones(4)), RuntimeError, r"\[4\]"),
-])
+@pytest.mark.parametrize(
+    "call,exc,match",
+    [
+        (
+            lambda: F.batch_norm(rumus.zeros(1, 3), rumus.zeros(3), rumus.ones(3), training=True),
+            ValueError,
+            r"Expected more than 1 value per channel when training, got input size .*\[1, 3\]",
+        ),
+        (
+            lambda: F.batch_norm(rumus.zeros(4, 3), None, None),
+            RuntimeError,
+            r"running_mean must be defined in evaluation mode",
+        ),
+        (
+            lambda: F.batch_norm(rumus.zeros(4, 3), rumus.zeros(3), None),
+            RuntimeError,
+            r"running_var must be defined",
+        ),
+        (
+            lambda: F.batch_norm(rumus.zeros(4, 3), rumus.zeros(3), None, training=True),
+            ValueError,
+            r"both be None",
+        ),
+        (
+            lambda: F.batch_norm(rumus.zeros(4, 3), rumus.zeros(4), rumus.ones(4)),
+            RuntimeError,
+            r"running_mean should contain 3 elements not 4",
+        ),
+        (
+            lambda: F.batch_norm(rumus.zeros(4, 3), rumus.zeros(3), rumus.ones(3), rumus.ones(2)),
+            RuntimeError,
+            r"weight should contain 3 elements not 2",
+        ),
+        (
+            lambda: F.batch_norm(
+                rumus.zeros(4, 3), rumus.zeros(3), rumus.ones(3), None, rumus.ones(5)
+            ),
+            RuntimeError,
+            r"bias should contain 3 elements not 5",
+        ),
+        (
+            lambda: F.batch_norm(rumus.zeros(4), rumus.zeros(4), rumus.ones(4)),
+            RuntimeError,
+            r"\[4\]",
+        ),
+    ],
+)
 def test_batch_norm_bad_input(call, exc, match, device):
     with default_device(device), pytest.raises(exc, match=match):
         call()
@@ -225,7 +285,9 @@ def test_layer_norm_values(shape, ns, affine, rng, device):
     T = lambda a: None if a is None else tensor(a, device=device)  # noqa: E731
     for dtype in float_dtypes(device):
         x = _rand(shape, rng, dtype)
-        w, b = (_rand(tuple(ns), rng, dtype), _rand(tuple(ns), rng, dtype)) if affine else (None, None)
+        w, b = (
+            (_rand(tuple(ns), rng, dtype), _rand(tuple(ns), rng, dtype)) if affine else (None, None)
+        )
         out = F.layer_norm(T(x), ns, T(w), T(b), 1e-3)
         assert_close(out, norm_ref(x, axes, 1e-3, w, b), **_tol(dtype))
 
@@ -234,14 +296,21 @@ def test_layer_norm_weight_without_bias_and_keywords(rng, device):
     x, w = _rand((3, 4), rng, wide(device)), _rand((4,), rng, wide(device))
     T = lambda a: tensor(a, device=device)  # noqa: E731
     assert_close(F.layer_norm(T(x), (4,), weight=T(w)), norm_ref(x, -1, 1e-5, w), **tol(device))
-    assert_close(F.layer_norm(T(x), normalized_shape=[4], bias=T(w), eps=0.1), norm_ref(x, -1, 0.1, None, w),
-                 **tol(device))
+    assert_close(
+        F.layer_norm(T(x), normalized_shape=[4], bias=T(w), eps=0.1),
+        norm_ref(x, -1, 0.1, None, w),
+        **tol(device),
+    )
 
 
 @pytest.mark.parametrize("shape,ns", LN_CASES[:3], ids=str)
 def test_layer_norm_gradient_closed_form(shape, ns, rng, device):
     axes = tuple(range(-len(ns), 0))
-    x, w, b = leaf(_rand(shape, rng), device), leaf(_rand(tuple(ns), rng), device), leaf(_rand(tuple(ns), rng), device)
+    x, w, b = (
+        leaf(_rand(shape, rng), device),
+        leaf(_rand(tuple(ns), rng), device),
+        leaf(_rand(tuple(ns), rng), device),
+    )
     out = F.layer_norm(x, ns, w, b)
     g = _rand(shape, rng, wide(device))
     out.backward(tensor(g, device=device))
@@ -260,12 +329,15 @@ def test_layer_norm_noncontiguous(rng, device):
             assert_close(F.layer_norm(t, (3, 5)), norm_ref(e, (1, 2), 1e-5), **tol(device)), kind
 
 
-@pytest.mark.parametrize("call,match", [
-    (lambda: F.layer_norm(rumus.zeros(4, 6), (5,)), r"normalized_shape=\[5\].*\[4, 6\]"),
-    (lambda: F.layer_norm(rumus.zeros(4, 6), (4, 6, 1)), r"\[4, 6\]"),
-    (lambda: F.layer_norm(rumus.zeros(4, 6), (6,), rumus.ones(5)), r"weight"),
-    (lambda: F.layer_norm(rumus.zeros(4, 6), (6,), None, rumus.ones(5)), r"bias"),
-])
+@pytest.mark.parametrize(
+    "call,match",
+    [
+        (lambda: F.layer_norm(rumus.zeros(4, 6), (5,)), r"normalized_shape=\[5\].*\[4, 6\]"),
+        (lambda: F.layer_norm(rumus.zeros(4, 6), (4, 6, 1)), r"\[4, 6\]"),
+        (lambda: F.layer_norm(rumus.zeros(4, 6), (6,), rumus.ones(5)), r"weight"),
+        (lambda: F.layer_norm(rumus.zeros(4, 6), (6,), None, rumus.ones(5)), r"bias"),
+    ],
+)
 def test_layer_norm_bad_input(call, match, device):
     with default_device(device), pytest.raises(RuntimeError, match=match):
         call()
@@ -301,14 +373,32 @@ def test_group_norm_gradient_closed_form(rng, device):
     ac(x.grad, norm_grad_ref(xv, g.reshape(2, 3, 6), -1, 1e-5).reshape(2, 6, 3), device)
 
 
-@pytest.mark.parametrize("call,exc,match", [
-    (lambda: F.group_norm(rumus.zeros(4, 6, 2), 4),
-     RuntimeError, r"divisible by num_groups.*\[4, 6, 2\].*num_groups=4"),
-    (lambda: F.group_norm(rumus.zeros(4, 6, 2), 3, rumus.ones(3)), RuntimeError, r"weight of shape \[3\].*\[4, 6, 2\]"),
-    (lambda: F.group_norm(rumus.zeros(4, 6, 2), 3, None, rumus.ones(4)), RuntimeError, r"bias of shape \[4\]"),
-    (lambda: F.group_norm(rumus.zeros(4), 2), RuntimeError, r"at least 2 dimensions"),
-    (lambda: F.group_norm(rumus.zeros(1, 6), 6), ValueError, r"Expected more than 1 value per channel"),
-])
+@pytest.mark.parametrize(
+    "call,exc,match",
+    [
+        (
+            lambda: F.group_norm(rumus.zeros(4, 6, 2), 4),
+            RuntimeError,
+            r"divisible by num_groups.*\[4, 6, 2\].*num_groups=4",
+        ),
+        (
+            lambda: F.group_norm(rumus.zeros(4, 6, 2), 3, rumus.ones(3)),
+            RuntimeError,
+            r"weight of shape \[3\].*\[4, 6, 2\]",
+        ),
+        (
+            lambda: F.group_norm(rumus.zeros(4, 6, 2), 3, None, rumus.ones(4)),
+            RuntimeError,
+            r"bias of shape \[4\]",
+        ),
+        (lambda: F.group_norm(rumus.zeros(4), 2), RuntimeError, r"at least 2 dimensions"),
+        (
+            lambda: F.group_norm(rumus.zeros(1, 6), 6),
+            ValueError,
+            r"Expected more than 1 value per channel",
+        ),
+    ],
+)
 def test_group_norm_bad_input(call, exc, match, device):
     with default_device(device), pytest.raises(exc, match=match):
         call()
@@ -349,13 +439,27 @@ def test_instance_norm_gradient_closed_form(rng, device):
     ac(x.grad, norm_grad_ref(to_np(x).astype(np.float64), g.astype(np.float64), -1, 1e-5), device)
 
 
-@pytest.mark.parametrize("call,exc,match", [
-    (lambda: F.instance_norm(rumus.zeros(4, 3, 1)), ValueError, r"more than 1 spatial element.*\[4, 3, 1\]"),
-    (lambda: F.instance_norm(rumus.zeros(3, 5)), ValueError, r"more than 1 spatial element"),
-    (lambda: F.instance_norm(rumus.zeros(4, 3, 2), use_input_stats=False), RuntimeError,
-     r"running_mean and running_var to be defined"),
-    (lambda: F.instance_norm(rumus.zeros(4, 3, 2), weight=rumus.ones(2)), RuntimeError, r"weight should contain 3"),
-])
+@pytest.mark.parametrize(
+    "call,exc,match",
+    [
+        (
+            lambda: F.instance_norm(rumus.zeros(4, 3, 1)),
+            ValueError,
+            r"more than 1 spatial element.*\[4, 3, 1\]",
+        ),
+        (lambda: F.instance_norm(rumus.zeros(3, 5)), ValueError, r"more than 1 spatial element"),
+        (
+            lambda: F.instance_norm(rumus.zeros(4, 3, 2), use_input_stats=False),
+            RuntimeError,
+            r"running_mean and running_var to be defined",
+        ),
+        (
+            lambda: F.instance_norm(rumus.zeros(4, 3, 2), weight=rumus.ones(2)),
+            RuntimeError,
+            r"weight should contain 3",
+        ),
+    ],
+)
 def test_instance_norm_bad_input(call, exc, match, device):
     with default_device(device), pytest.raises(exc, match=match):
         call()
@@ -364,7 +468,9 @@ def test_instance_norm_bad_input(call, exc, match, device):
 # ------------------------------------------------------------------ rms_norm
 
 
-@pytest.mark.parametrize("shape,ns", [((4, 5), (5,)), ((2, 3, 4), (3, 4)), ((2, 3, 4), [4])], ids=str)
+@pytest.mark.parametrize(
+    "shape,ns", [((4, 5), (5,)), ((2, 3, 4), (3, 4)), ((2, 3, 4), [4])], ids=str
+)
 def test_rms_norm_values(shape, ns, rng, device):
     axes = tuple(range(-len(ns), 0))
     T = lambda a: tensor(a, device=device)  # noqa: E731
@@ -372,10 +478,12 @@ def test_rms_norm_values(shape, ns, rng, device):
         eps_default = np.finfo(dtype).eps
         x, w = _rand(shape, rng, dtype), _rand(tuple(ns), rng, dtype)
         x64 = x.astype(np.float64)
-        rms = np.sqrt((x64 ** 2).mean(axes, keepdims=True) + eps_default)
+        rms = np.sqrt((x64**2).mean(axes, keepdims=True) + eps_default)
         assert_close(F.rms_norm(T(x), ns), (x64 / rms).astype(dtype), **_tol(dtype))
-        rms = np.sqrt((x64 ** 2).mean(axes, keepdims=True) + 0.1)
-        assert_close(F.rms_norm(T(x), ns, T(w), eps=0.1), (x64 / rms * w).astype(dtype), **_tol(dtype))
+        rms = np.sqrt((x64**2).mean(axes, keepdims=True) + 0.1)
+        assert_close(
+            F.rms_norm(T(x), ns, T(w), eps=0.1), (x64 / rms * w).astype(dtype), **_tol(dtype)
+        )
 
 
 def test_rms_norm_eps_default_is_dtype_epsilon(device):
@@ -392,17 +500,28 @@ def test_rms_norm_gradient_closed_form(rng, device):
     g = _rand((3, 4), rng, wide(device))
     out.backward(tensor(g, device=device))
     xv, wv, g = to_np(x).astype(np.float64), to_np(w).astype(np.float64), g.astype(np.float64)
-    r = 1 / np.sqrt((xv ** 2).mean(-1, keepdims=True) + 1e-3)
+    r = 1 / np.sqrt((xv**2).mean(-1, keepdims=True) + 1e-3)
     h = g * wv
-    ac(x.grad, r * h - xv * r ** 3 * (h * xv).mean(-1, keepdims=True), device)
+    ac(x.grad, r * h - xv * r**3 * (h * xv).mean(-1, keepdims=True), device)
     ac(w.grad, (g * xv * r).sum(0), device)
 
 
-@pytest.mark.parametrize("call,exc,match", [
-    (lambda: F.rms_norm(rumus.zeros(4, 6), (5,)), RuntimeError, r"normalized_shape=\[5\].*\[4, 6\]"),
-    (lambda: F.rms_norm(rumus.zeros(4, 6), (6,), rumus.ones(5)), RuntimeError, r"weight of shape \[5\].*\[6\]"),
-    (lambda: F.rms_norm(rumus.zeros(4, 6), 6), TypeError, r"normalized_shape"),
-])
+@pytest.mark.parametrize(
+    "call,exc,match",
+    [
+        (
+            lambda: F.rms_norm(rumus.zeros(4, 6), (5,)),
+            RuntimeError,
+            r"normalized_shape=\[5\].*\[4, 6\]",
+        ),
+        (
+            lambda: F.rms_norm(rumus.zeros(4, 6), (6,), rumus.ones(5)),
+            RuntimeError,
+            r"weight of shape \[5\].*\[6\]",
+        ),
+        (lambda: F.rms_norm(rumus.zeros(4, 6), 6), TypeError, r"normalized_shape"),
+    ],
+)
 def test_rms_norm_bad_input(call, exc, match, device):
     with default_device(device), pytest.raises(exc, match=match):
         call()
@@ -413,7 +532,9 @@ def test_rms_norm_bad_input(call, exc, match, device):
 
 def _grads_vs_torch(torch, rfn, tfn, arrays, rng, tol, device="cpu"):
     """Values and gradients of every array input (None passes through)."""
-    rin = [None if a is None else rumus.tensor(a, requires_grad=True, device=device) for a in arrays]
+    rin = [
+        None if a is None else rumus.tensor(a, requires_grad=True, device=device) for a in arrays
+    ]
     tin = [None if a is None else torch.tensor(a, requires_grad=True) for a in arrays]
     out, ref = rfn(*rin), tfn(*tin)
     np.testing.assert_allclose(to_np(out), ref.detach().numpy(), **tol)
@@ -439,26 +560,71 @@ def test_norms_vs_torch(dtype, rng, device):
         for training in (False, True):
             rr = [rumus.tensor(rm, device=device), rumus.tensor(rv, device=device)]
             tr = [torch.tensor(rm), torch.tensor(rv)]
-            _grads_vs_torch(torch, lambda x, w, b: F.batch_norm(x, *rr, w, b, training, 0.2, 1e-3),
-                            lambda x, w, b: tf.batch_norm(x, *tr, w, b, training, 0.2, 1e-3), [x, w, b], rng, tol,
-                            device)
+            _grads_vs_torch(
+                torch,
+                lambda x, w, b: F.batch_norm(x, *rr, w, b, training, 0.2, 1e-3),
+                lambda x, w, b: tf.batch_norm(x, *tr, w, b, training, 0.2, 1e-3),
+                [x, w, b],
+                rng,
+                tol,
+                device,
+            )
             for r, t in zip(rr, tr):
                 np.testing.assert_allclose(to_np(r), t.numpy(), **tol)
-        _grads_vs_torch(torch, lambda x: F.batch_norm(x, None, None, training=True),
-                        lambda x: tf.batch_norm(x, None, None, training=True), [x], rng, tol, device)
+        _grads_vs_torch(
+            torch,
+            lambda x: F.batch_norm(x, None, None, training=True),
+            lambda x: tf.batch_norm(x, None, None, training=True),
+            [x],
+            rng,
+            tol,
+            device,
+        )
     for shape, ns in LN_CASES:
-        x, w, b = _rand(shape, rng, dtype), _rand(tuple(ns), rng, dtype), _rand(tuple(ns), rng, dtype)
-        _grads_vs_torch(torch, lambda x, w, b: F.layer_norm(x, ns, w, b), lambda x, w, b: tf.layer_norm(x, ns, w, b),
-                        [x, w, b], rng, tol, device)
-        _grads_vs_torch(torch, lambda x, w: F.rms_norm(x, ns, w), lambda x, w: tf.rms_norm(x, ns, w), [x, w], rng, tol,
-                        device)
-        _grads_vs_torch(torch, lambda x: F.rms_norm(x, ns, eps=0.01), lambda x: tf.rms_norm(x, ns, eps=0.01), [x],
-                        rng, tol, device)
+        x, w, b = (
+            _rand(shape, rng, dtype),
+            _rand(tuple(ns), rng, dtype),
+            _rand(tuple(ns), rng, dtype),
+        )
+        _grads_vs_torch(
+            torch,
+            lambda x, w, b: F.layer_norm(x, ns, w, b),
+            lambda x, w, b: tf.layer_norm(x, ns, w, b),
+            [x, w, b],
+            rng,
+            tol,
+            device,
+        )
+        _grads_vs_torch(
+            torch,
+            lambda x, w: F.rms_norm(x, ns, w),
+            lambda x, w: tf.rms_norm(x, ns, w),
+            [x, w],
+            rng,
+            tol,
+            device,
+        )
+        _grads_vs_torch(
+            torch,
+            lambda x: F.rms_norm(x, ns, eps=0.01),
+            lambda x: tf.rms_norm(x, ns, eps=0.01),
+            [x],
+            rng,
+            tol,
+            device,
+        )
     for shape, groups in GN_CASES:
         c = shape[1]
         x, w, b = _rand(shape, rng, dtype), _rand((c,), rng, dtype), _rand((c,), rng, dtype)
-        _grads_vs_torch(torch, lambda x, w, b: F.group_norm(x, groups, w, b, 1e-3),
-                        lambda x, w, b: tf.group_norm(x, groups, w, b, 1e-3), [x, w, b], rng, tol, device)
+        _grads_vs_torch(
+            torch,
+            lambda x, w, b: F.group_norm(x, groups, w, b, 1e-3),
+            lambda x, w, b: tf.group_norm(x, groups, w, b, 1e-3),
+            [x, w, b],
+            rng,
+            tol,
+            device,
+        )
     for shape in [(2, 3, 4), (2, 3, 2, 3)]:
         c = shape[1]
         x, w, b = _rand(shape, rng, dtype), _rand((c,), rng, dtype), _rand((c,), rng, dtype)
@@ -466,8 +632,14 @@ def test_norms_vs_torch(dtype, rng, device):
         for use_input_stats in (True, False):
             rr = [rumus.tensor(rm, device=device), rumus.tensor(rv, device=device)]
             tr = [torch.tensor(rm), torch.tensor(rv)]
-            _grads_vs_torch(torch, lambda x, w, b: F.instance_norm(x, *rr, w, b, use_input_stats, 0.3),
-                            lambda x, w, b: tf.instance_norm(x, *tr, w, b, use_input_stats, 0.3), [x, w, b], rng, tol,
-                            device)
+            _grads_vs_torch(
+                torch,
+                lambda x, w, b: F.instance_norm(x, *rr, w, b, use_input_stats, 0.3),
+                lambda x, w, b: tf.instance_norm(x, *tr, w, b, use_input_stats, 0.3),
+                [x, w, b],
+                rng,
+                tol,
+                device,
+            )
             for r, t in zip(rr, tr):
                 np.testing.assert_allclose(to_np(r), t.numpy(), **tol)

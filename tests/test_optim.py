@@ -13,7 +13,6 @@ import re
 
 import numpy as np
 import pytest
-
 import rumus
 from conftest import assert_close, leaf, noncontig, tensor, val
 
@@ -26,12 +25,25 @@ DEFAULTS = {
     "SGD": dict(lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, maximize=False),
     "Adam": dict(lr=1e-3, betas=BETAS, eps=1e-8, weight_decay=0, amsgrad=False, maximize=False),
     "AdamW": dict(lr=1e-3, betas=BETAS, eps=1e-8, weight_decay=1e-2, amsgrad=False, maximize=False),
-    "RMSprop": dict(lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, centered=False, maximize=False),
-    "Adagrad": dict(lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10, maximize=False),
+    "RMSprop": dict(
+        lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, centered=False, maximize=False
+    ),
+    "Adagrad": dict(
+        lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10, maximize=False
+    ),
     "Adamax": dict(lr=2e-3, betas=BETAS, eps=1e-8, weight_decay=0, maximize=False),
-    "NAdam": dict(lr=2e-3, betas=BETAS, eps=1e-8, weight_decay=0, momentum_decay=4e-3,
-                  decoupled_weight_decay=False, maximize=False),
-    "RAdam": dict(lr=1e-3, betas=BETAS, eps=1e-8, weight_decay=0, decoupled_weight_decay=False, maximize=False),
+    "NAdam": dict(
+        lr=2e-3,
+        betas=BETAS,
+        eps=1e-8,
+        weight_decay=0,
+        momentum_decay=4e-3,
+        decoupled_weight_decay=False,
+        maximize=False,
+    ),
+    "RAdam": dict(
+        lr=1e-3, betas=BETAS, eps=1e-8, weight_decay=0, decoupled_weight_decay=False, maximize=False
+    ),
 }
 
 # The option grid: the defaults, each option alone, then several together.
@@ -65,7 +77,10 @@ CONFIGS = [
     ("Adagrad", dict(lr=0.1, lr_decay=0.1)),
     ("Adagrad", dict(lr=0.1, initial_accumulator_value=0.5)),
     ("Adagrad", dict(lr=0.1, weight_decay=0.1, eps=1e-3)),
-    ("Adagrad", dict(lr=0.1, lr_decay=0.05, initial_accumulator_value=0.1, weight_decay=0.1, maximize=True)),
+    (
+        "Adagrad",
+        dict(lr=0.1, lr_decay=0.05, initial_accumulator_value=0.1, weight_decay=0.1, maximize=True),
+    ),
     ("Adamax", {}),
     ("Adamax", dict(lr=0.05, weight_decay=0.1)),
     ("Adamax", dict(lr=0.05, betas=(0.8, 0.9), eps=1e-3)),
@@ -82,7 +97,9 @@ CONFIGS = [
     ("RAdam", dict(lr=0.05, weight_decay=0.1, decoupled_weight_decay=True)),
     ("RAdam", dict(lr=0.05, eps=1e-3, maximize=True)),
 ]
-CONFIG_IDS = [name + "-" + (",".join(f"{k}={v}" for k, v in kw.items()) or "defaults") for name, kw in CONFIGS]
+CONFIG_IDS = [
+    name + "-" + (",".join(f"{k}={v}" for k, v in kw.items()) or "defaults") for name, kw in CONFIGS
+]
 
 # One config per optimizer with its stateful options on (round trips etc.).
 RICH = {
@@ -227,7 +244,7 @@ def ref_update(name, p, g, st, h):
     b1, b2 = h["betas"]
     st["exp_avg"] = b1 * st["exp_avg"] + (1 - b1) * g
     m = st["exp_avg"]
-    bc1, bc2 = 1 - b1 ** t, 1 - b2 ** t
+    bc1, bc2 = 1 - b1**t, 1 - b2**t
     if name == "Adamax":
         st["exp_inf"] = np.maximum(b2 * st["exp_inf"], np.abs(g) + h["eps"])
         return p - lr / bc1 * m / st["exp_inf"]
@@ -244,12 +261,16 @@ def ref_update(name, p, g, st, h):
         st["mu_product"] = np.float32(st["mu_product"] * np.float32(mu))
         mp = float(st["mu_product"])
         denom = np.sqrt(v / bc2) + h["eps"]
-        return p - lr * (1 - mu) / (1 - mp) * g / denom - lr * mu_next / (1 - mp * mu_next) * m / denom
+        return (
+            p - lr * (1 - mu) / (1 - mp) * g / denom - lr * mu_next / (1 - mp * mu_next) * m / denom
+        )
     # RAdam: rectified adaptive step once the SMA length rho_t exceeds 5.
     rho_inf = 2 / (1 - b2) - 1
-    rho_t = rho_inf - 2 * t * b2 ** t / bc2
+    rho_t = rho_inf - 2 * t * b2**t / bc2
     if rho_t > 5:
-        rect = np.sqrt((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t))
+        rect = np.sqrt(
+            (rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)
+        )
         return p - lr * m / bc1 * rect * np.sqrt(bc2) / (np.sqrt(v) + h["eps"])
     return p - lr * m / bc1
 
@@ -259,7 +280,10 @@ class Ref:
 
     def __init__(self, name, groups):
         self.name = name
-        self.groups = [([np.array(a, np.float64) for a in arrays], {**DEFAULTS[name], **kw}) for arrays, kw in groups]
+        self.groups = [
+            ([np.array(a, np.float64) for a in arrays], {**DEFAULTS[name], **kw})
+            for arrays, kw in groups
+        ]
         self.state = [[None] * len(ps) for ps, _ in self.groups]
 
     def step(self, grads):
@@ -286,7 +310,9 @@ def arrays(shapes, dtype, rng):
 
 
 def grad_seq(shapes, dtype, rng, steps=STEPS):
-    return [[np.asarray(rng.standard_normal(s)).astype(dtype) for s in shapes] for _ in range(steps)]
+    return [
+        [np.asarray(rng.standard_normal(s)).astype(dtype) for s in shapes] for _ in range(steps)
+    ]
 
 
 def set_grads(params, grads):
@@ -298,7 +324,7 @@ def set_grads(params, grads):
 def split(flat, sizes):
     out, i = [], 0
     for n in sizes:
-        out.append(flat[i:i + n])
+        out.append(flat[i : i + n])
         i += n
     return out
 
@@ -319,9 +345,15 @@ def check_state(opt, params, ref, dtype, name):
             continue
         assert set(st) == set(st_ref), f"param {i}: state keys {sorted(st)} != {sorted(st_ref)}"
         for k, v in st_ref.items():
-            assert dev_of(st[k]) == dev_of(t), f"param {i}: state[{k!r}] on {st[k].device}, param on {t.device}"
+            assert dev_of(st[k]) == dev_of(t), (
+                f"param {i}: state[{k!r}] on {st[k].device}, param on {t.device}"
+            )
             if k == "step":
-                assert isinstance(st[k], rumus.Tensor) and st[k].dtype == rumus.float32 and tuple(st[k].shape) == ()
+                assert (
+                    isinstance(st[k], rumus.Tensor)
+                    and st[k].dtype == rumus.float32
+                    and tuple(st[k].shape) == ()
+                )
                 assert st[k].item() == v
             elif k == "mu_product":
                 assert_close(st[k], np.asarray(v, np.float32), rtol=1e-6)
@@ -399,15 +431,22 @@ def test_matches_torch(name, kw, rng, device):
     for tp, (p, _) in zip(tparams, ref.flat()):
         np.testing.assert_allclose(p, tp.detach().numpy(), **tol(name, dt))
     for i, (p, tp) in enumerate(zip(params, tparams)):
-        np.testing.assert_allclose(val(p), tp.detach().numpy(), **tol(name, dt), err_msg=f"param {i}")
+        np.testing.assert_allclose(
+            val(p), tp.detach().numpy(), **tol(name, dt), err_msg=f"param {i}"
+        )
         tst, st = topt.state[tp], opt.state.get(p, {})
         assert set(st) == set(tst)
         for k, tv in tst.items():
             got = st[k]
             assert got.dtype == getattr(rumus, str(tv.dtype).removeprefix("torch.")), k
             assert dev_of(got) == device, k
-            np.testing.assert_allclose(val(got), tv.numpy(), rtol=1e-6 if k == "mu_product" else tol(name, dt)["rtol"],
-                                       atol=tol(name, dt)["atol"], err_msg=f"param {i}, state[{k!r}]")
+            np.testing.assert_allclose(
+                val(got),
+                tv.numpy(),
+                rtol=1e-6 if k == "mu_product" else tol(name, dt)["rtol"],
+                atol=tol(name, dt)["atol"],
+                err_msg=f"param {i}, state[{k!r}]",
+            )
     # Group options are PyTorch's names and values (rumus may lack torch-only
     # ones like foreach), so state_dicts mean the same thing in both.
     sd, tsd = opt.state_dict(), topt.state_dict()
@@ -531,9 +570,11 @@ def test_half_params_raise_clearly(name, dtype, device):
 
 
 def test_hyperparameters_as_ints_lists_and_numpy_scalars(rng, device):
-    cases = [("SGD", dict(lr=1, momentum=1, dampening=0)),
-             ("Adam", dict(lr=np.float64(0.05), betas=[0.8, 0.9], eps=0)),
-             ("RMSprop", dict(lr=np.float32(0.01), alpha=0, momentum=0))]
+    cases = [
+        ("SGD", dict(lr=1, momentum=1, dampening=0)),
+        ("Adam", dict(lr=np.float64(0.05), betas=[0.8, 0.9], eps=0)),
+        ("RMSprop", dict(lr=np.float32(0.01), alpha=0, momentum=0)),
+    ]
     for name, kw in cases:
         run(name, kw, wide(device), rng, steps=3, device=device)
 
@@ -612,7 +653,9 @@ def test_lr_zero_leaves_params(name, rng, device):
 
 def two_group_opt(name, init, kw, device="cpu"):
     params = [dleaf(a, wide(device), device) for a in init]
-    return opt_cls(name)([{"params": params[:2]}, {"params": params[2:], "lr": 2 * kw["lr"]}], **kw), params
+    return opt_cls(name)(
+        [{"params": params[:2]}, {"params": params[2:], "lr": 2 * kw["lr"]}], **kw
+    ), params
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -635,7 +678,11 @@ def test_state_dict_format(name, rng, device):
         assert set(sd["state"][i]) == set(opt.state[p])
         if name != "SGD":
             step = sd["state"][i]["step"]
-            assert isinstance(step, rumus.Tensor) and step.dtype == rumus.float32 and tuple(step.shape) == ()
+            assert (
+                isinstance(step, rumus.Tensor)
+                and step.dtype == rumus.float32
+                and tuple(step.shape) == ()
+            )
             assert step.item() == 3
         for k, v in sd["state"][i].items():
             assert dev_of(v) == device, k
@@ -708,8 +755,14 @@ def test_signatures_match_torch():
 
     torch = pytest.importorskip("torch")
     for name in NAMES:
-        ours = [(p.name, p.kind, p.default) for p in inspect.signature(opt_cls(name)).parameters.values()]
-        theirs = [(p.name, p.kind, p.default) for p in inspect.signature(getattr(torch.optim, name)).parameters.values()]
+        ours = [
+            (p.name, p.kind, p.default)
+            for p in inspect.signature(opt_cls(name)).parameters.values()
+        ]
+        theirs = [
+            (p.name, p.kind, p.default)
+            for p in inspect.signature(getattr(torch.optim, name)).parameters.values()
+        ]
         assert ours == theirs, name
 
 
@@ -745,11 +798,16 @@ def test_load_state_dict_errors(device):
     ps = [dleaf(np.ones(2), wide(device), device) for _ in range(3)]
     one_group = rumus.optim.SGD(ps, lr=0.1).state_dict()
     two_groups = rumus.optim.SGD([{"params": ps[:2]}, {"params": ps[2:]}], lr=0.1)
-    with pytest.raises(ValueError, match="loaded state dict has a different number of parameter groups"):
+    with pytest.raises(
+        ValueError, match="loaded state dict has a different number of parameter groups"
+    ):
         two_groups.load_state_dict(one_group)
     other_split = rumus.optim.SGD([{"params": ps[:1]}, {"params": ps[1:]}], lr=0.1).state_dict()
-    with pytest.raises(ValueError, match="loaded state dict contains a parameter group that doesn't match "
-                                         "the size of optimizer's group"):
+    with pytest.raises(
+        ValueError,
+        match="loaded state dict contains a parameter group that doesn't match "
+        "the size of optimizer's group",
+    ):
         two_groups.load_state_dict(other_split)
 
 
@@ -767,8 +825,13 @@ def test_state_dict_loads_into_torch(device):
         set_grads(params, gs)
         opt.step()
     sd = opt.state_dict()
-    tsd = {"state": {i: {k: torch.from_numpy(val(v).copy()) for k, v in s.items()} for i, s in sd["state"].items()},
-           "param_groups": copy.deepcopy(sd["param_groups"])}
+    tsd = {
+        "state": {
+            i: {k: torch.from_numpy(val(v).copy()) for k, v in s.items()}
+            for i, s in sd["state"].items()
+        },
+        "param_groups": copy.deepcopy(sd["param_groups"]),
+    }
     tparams = [torch.tensor(val(p), requires_grad=True) for p in params]
     topt = torch.optim.Adam(tparams, lr=0.05, amsgrad=True)
     topt.load_state_dict(tsd)
@@ -779,7 +842,9 @@ def test_state_dict_loads_into_torch(device):
             tp.grad = torch.from_numpy(g.copy())
         topt.step()
     for p, tp in zip(params, tparams):
-        np.testing.assert_allclose(val(p), tp.detach().numpy(), **dtol(device, rtol=1e-10, atol=1e-12))
+        np.testing.assert_allclose(
+            val(p), tp.detach().numpy(), **dtol(device, rtol=1e-10, atol=1e-12)
+        )
 
 
 # --------------------------------------------------------------------------
@@ -839,7 +904,9 @@ def test_add_param_group(rng, device):
     assert len(opt.param_groups) == 2
     with pytest.raises(TypeError, match="param_group must be a dict"):
         opt.add_param_group([dleaf(np.ones(1), dt, device)])
-    with pytest.raises(TypeError, match="optimizer parameters need to be organized in ordered collections"):
+    with pytest.raises(
+        TypeError, match="optimizer parameters need to be organized in ordered collections"
+    ):
         opt.add_param_group({"params": {dleaf(np.ones(1), dt, device)}})
 
 
@@ -859,7 +926,10 @@ def test_constructor_errors(device):
     p = dleaf(np.ones(2), wide(device), device)
     with pytest.raises(ValueError, match="optimizer got an empty parameter list"):
         rumus.optim.SGD([], lr=0.1)
-    with pytest.raises(TypeError, match="params argument given to the optimizer should be an iterable of Tensors or dicts"):
+    with pytest.raises(
+        TypeError,
+        match="params argument given to the optimizer should be an iterable of Tensors or dicts",
+    ):
         rumus.optim.SGD(p, lr=0.1)
     with pytest.raises(TypeError, match="optimizer can only optimize Tensors"):
         rumus.optim.SGD([p, 3.0], lr=0.1)
@@ -870,7 +940,9 @@ def test_constructor_errors(device):
 def test_params_as_set_warns(device):
     """PyTorch warns (FutureWarning) but accepts a set in the constructor."""
     p = dleaf(np.ones(2), wide(device), device)
-    with pytest.warns(FutureWarning, match="optimizer parameters need to be organized in ordered collections"):
+    with pytest.warns(
+        FutureWarning, match="optimizer parameters need to be organized in ordered collections"
+    ):
         opt = rumus.optim.SGD({p}, lr=0.1)
     assert opt.param_groups[0]["params"][0] is p
 
@@ -890,7 +962,9 @@ def test_params_as_generator(rng, device):
     assert all(a is b for a, b in zip(opt.param_groups[0]["params"], params))
     assert len(opt.param_groups[0]["params"]) == 3
     # ...also inside a group dict, and as a tuple.
-    opt2 = rumus.optim.SGD([{"params": (p for p in params[:2])}, {"params": tuple(params[2:]), "lr": 1.0}], lr=0.1)
+    opt2 = rumus.optim.SGD(
+        [{"params": (p for p in params[:2])}, {"params": tuple(params[2:]), "lr": 1.0}], lr=0.1
+    )
     assert [len(g["params"]) for g in opt2.param_groups] == [2, 1]
     ref = Ref("Adam", [(init, dict(lr=0.05))])
     for gs in grad_seq(SHAPES, dt, rng, steps=3):
@@ -921,16 +995,24 @@ def test_custom_optimizer_subclass(rng, device):
     dt = wide(device)
     a = rng.uniform(-1, 1, 4).astype(dt)
     p = dleaf(a, dt, device)
-    with pytest.raises(ValueError, match="parameter group didn't specify a value of required optimization parameter lr"):
+    with pytest.raises(
+        ValueError,
+        match="parameter group didn't specify a value of required optimization parameter lr",
+    ):
         SignSGD([p])
     opt = SignSGD([{"params": [p], "scale": 2.0}], lr=0.1)
     g = rng.standard_normal(4).astype(dt)
     p.grad = tensor(g, device=device)
     opt.step()
     opt.step()
-    np.testing.assert_allclose(val(p), a.astype(np.float64) - 0.4 * np.sign(g), **dtol(device, rtol=1e-12))
+    np.testing.assert_allclose(
+        val(p), a.astype(np.float64) - 0.4 * np.sign(g), **dtol(device, rtol=1e-12)
+    )
     sd = opt.state_dict()
-    assert sd == {"state": {0: {"n": 2}}, "param_groups": [{"lr": 0.1, "scale": 2.0, "params": [0]}]}
+    assert sd == {
+        "state": {0: {"n": 2}},
+        "param_groups": [{"lr": 0.1, "scale": 2.0, "params": [0]}],
+    }
     opt2 = SignSGD([dleaf(a, dt, device)], lr=0.5)
     opt2.load_state_dict(sd)
     q = opt2.param_groups[0]["params"][0]
@@ -947,9 +1029,16 @@ INVALID = [
     ("SGD", dict(lr=-1), "Invalid learning rate: -1"),
     ("SGD", dict(lr=0.1, momentum=-0.5), "Invalid momentum value: -0.5"),
     ("SGD", dict(lr=0.1, weight_decay=-1e-3), "Invalid weight_decay value: -0.001"),
-    ("SGD", dict(lr=0.1, nesterov=True), "Nesterov momentum requires a momentum and zero dampening"),
-    ("SGD", dict(lr=0.1, momentum=0.9, dampening=0.1, nesterov=True),
-     "Nesterov momentum requires a momentum and zero dampening"),
+    (
+        "SGD",
+        dict(lr=0.1, nesterov=True),
+        "Nesterov momentum requires a momentum and zero dampening",
+    ),
+    (
+        "SGD",
+        dict(lr=0.1, momentum=0.9, dampening=0.1, nesterov=True),
+        "Nesterov momentum requires a momentum and zero dampening",
+    ),
     ("RMSprop", dict(lr=-0.5), "Invalid learning rate: -0.5"),
     ("RMSprop", dict(eps=-1e-8), "Invalid epsilon value: -1e-08"),
     ("RMSprop", dict(momentum=-1), "Invalid momentum value: -1"),
@@ -1020,7 +1109,9 @@ def test_closure(name, rng, device):
         else:
             loss = opt.step(closure)
         assert isinstance(loss, rumus.Tensor)
-        np.testing.assert_allclose(loss.item(), np.sum(before.astype(np.float64) ** 3), **dtol(device, rtol=1e-12))
+        np.testing.assert_allclose(
+            loss.item(), np.sum(before.astype(np.float64) ** 3), **dtol(device, rtol=1e-12)
+        )
         ref.step([[3 * ref.groups[0][0][0] ** 2]])
         check_params([p], ref, dt, name)
     assert calls == [True, True, True]
@@ -1030,9 +1121,16 @@ def test_closure(name, rng, device):
 # training a small model
 # --------------------------------------------------------------------------
 
-TRAIN_LR = {"SGD": dict(lr=0.1, momentum=0.9), "Adam": dict(lr=0.03), "AdamW": dict(lr=0.03),
-            "RMSprop": dict(lr=0.01), "Adagrad": dict(lr=0.3), "Adamax": dict(lr=0.05),
-            "NAdam": dict(lr=0.03), "RAdam": dict(lr=0.03)}
+TRAIN_LR = {
+    "SGD": dict(lr=0.1, momentum=0.9),
+    "Adam": dict(lr=0.03),
+    "AdamW": dict(lr=0.03),
+    "RMSprop": dict(lr=0.01),
+    "Adagrad": dict(lr=0.3),
+    "Adamax": dict(lr=0.05),
+    "NAdam": dict(lr=0.03),
+    "RAdam": dict(lr=0.03),
+}
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -1043,8 +1141,12 @@ def test_trains_small_mlp(name, device):
     x = rng.uniform(-1, 1, (64, 2)).astype(np.float32)
     y = (np.sin(2 * x[:, :1]) + x[:, 1:] ** 2).astype(np.float32)
     X, Y = tensor(x, device=device), tensor(y, device=device)
-    params = [dleaf(rng.normal(0, 0.5, (2, 16)), "float32", device), dleaf(np.zeros(16), "float32", device),
-              dleaf(rng.normal(0, 0.25, (16, 1)), "float32", device), dleaf(np.zeros(1), "float32", device)]
+    params = [
+        dleaf(rng.normal(0, 0.5, (2, 16)), "float32", device),
+        dleaf(np.zeros(16), "float32", device),
+        dleaf(rng.normal(0, 0.25, (16, 1)), "float32", device),
+        dleaf(np.zeros(1), "float32", device),
+    ]
     w1, b1, w2, b2 = params
     opt = opt_cls(name)(params, **TRAIN_LR[name])
 

@@ -12,7 +12,6 @@ parameters as
 
 import numpy as np
 import pytest
-
 import rumus
 import rumus.nn.functional as F
 from rumus import nn
@@ -34,8 +33,10 @@ CNN_IN, CNN_CLASSES = (2, 8, 8), 5
 
 def mlp(nn_mod):
     return nn_mod.Sequential(
-        nn_mod.Linear(MLP_IN, 32), nn_mod.ReLU(),
-        nn_mod.Linear(32, 16), nn_mod.ReLU(),
+        nn_mod.Linear(MLP_IN, 32),
+        nn_mod.ReLU(),
+        nn_mod.Linear(32, 16),
+        nn_mod.ReLU(),
         nn_mod.Linear(16, MLP_CLASSES),
     )
 
@@ -45,10 +46,14 @@ def cnn(nn_mod):
     # No bias before the batch norm: its gradient is rounding noise (the norm removes
     # it), which AdamW would scale up to full-size steps differing between libraries.
     return nn_mod.Sequential(
-        nn_mod.Conv2d(2, 4, 3, padding=1, bias=False), nn_mod.BatchNorm2d(4), nn_mod.ReLU(),
+        nn_mod.Conv2d(2, 4, 3, padding=1, bias=False),
+        nn_mod.BatchNorm2d(4),
+        nn_mod.ReLU(),
         nn_mod.MaxPool2d(2),
-        nn_mod.Conv2d(4, 6, 3), nn_mod.ReLU(),
-        nn_mod.Flatten(), nn_mod.Dropout(p=0.0),
+        nn_mod.Conv2d(4, 6, 3),
+        nn_mod.ReLU(),
+        nn_mod.Flatten(),
+        nn_mod.Dropout(p=0.0),
         nn_mod.Linear(24, CNN_CLASSES),
     )
 
@@ -94,14 +99,17 @@ def train_rumus(model, opt_name, batches):
 
 
 def assert_same_training(losses, state, ref_losses, ref_state):
-    np.testing.assert_allclose(losses, ref_losses, rtol=LOSS_RTOL, atol=0, err_msg="losses per step")
+    np.testing.assert_allclose(
+        losses, ref_losses, rtol=LOSS_RTOL, atol=0, err_msg="losses per step"
+    )
     # The training must have done something, or the comparison proves little.
     assert ref_losses[-1] < ref_losses[0] - 0.05, ref_losses
     assert sorted(state) == sorted(ref_state)
     for k in ref_state:
         assert state[k].shape == ref_state[k].shape, k
-        np.testing.assert_allclose(state[k], ref_state[k], rtol=PARAM_RTOL, atol=PARAM_ATOL,
-                                   err_msg=f"final {k}")
+        np.testing.assert_allclose(
+            state[k], ref_state[k], rtol=PARAM_RTOL, atol=PARAM_ATOL, err_msg=f"final {k}"
+        )
 
 
 # ------------------------------------------------------------ NumPy reference (MLP)
@@ -155,8 +163,8 @@ def numpy_mlp_training(state, opt_name, batches):
                 p = p * (1 - hp["lr"] * hp["weight_decay"])
                 st["m"] = b1 * st.get("m", 0.0) + (1 - b1) * g
                 st["v"] = b2 * st.get("v", 0.0) + (1 - b2) * g * g
-                m_hat = st["m"] / (1 - b1 ** step)
-                v_hat = st["v"] / (1 - b2 ** step)
+                m_hat = st["m"] / (1 - b1**step)
+                v_hat = st["v"] / (1 - b2**step)
                 params[k] = p - hp["lr"] * m_hat / (np.sqrt(v_hat) + hp["eps"])
     return np.array(losses), params
 

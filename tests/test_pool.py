@@ -9,7 +9,6 @@ import math
 
 import numpy as np
 import pytest
-
 import rumus
 import rumus.nn.functional as F
 from conftest import assert_close, noncontig, tensor, to_np
@@ -68,7 +67,9 @@ def _tup(v, n):
 def _out_size(n, k, s, p, d, ceil_mode):
     span = n + 2 * p - d * (k - 1) - 1
     out = (-(-span // s) if ceil_mode else span // s) + 1
-    if ceil_mode and (out - 1) * s >= n + p:  # the last window must start inside the input or the left padding
+    if (
+        ceil_mode and (out - 1) * s >= n + p
+    ):  # the last window must start inside the input or the left padding
         out -= 1
     return out
 
@@ -108,8 +109,16 @@ def max_pool_ref(x, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=F
     return vals, idx
 
 
-def avg_pool_ref(x, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
-                 divisor_override=None, grad=None):
+def avg_pool_ref(
+    x,
+    kernel_size,
+    stride=None,
+    padding=0,
+    ceil_mode=False,
+    count_include_pad=True,
+    divisor_override=None,
+    grad=None,
+):
     """Values, or with ``grad`` the input gradient of sum(avg_pool(x) * grad)."""
     sp = x.shape[2:]
     nsp = len(sp)
@@ -121,7 +130,9 @@ def avg_pool_ref(x, kernel_size, stride=None, padding=0, ceil_mode=False, count_
         if vals is None:
             vals = np.zeros(x.shape[:2] + tuple(out))
         # the window clipped to input + padding counts for count_include_pad
-        padded = math.prod(min(o[i] * s[i] - p[i] + k[i], sp[i] + p[i]) - (o[i] * s[i] - p[i]) for i in range(nsp))
+        padded = math.prod(
+            min(o[i] * s[i] - p[i] + k[i], sp[i] + p[i]) - (o[i] * s[i] - p[i]) for i in range(nsp)
+        )
         div = divisor_override or (padded if count_include_pad else len(cells))
         vals[(Ellipsis,) + o] = sum(x[(Ellipsis,) + c].astype(np.float64) for c in cells) / div
         if grad is not None:
@@ -132,7 +143,15 @@ def avg_pool_ref(x, kernel_size, stride=None, padding=0, ceil_mode=False, count_
 
 def _adaptive_cells(sp, out):
     for o in np.ndindex(*out):
-        yield o, _cells([range(o[i] * sp[i] // out[i], -(-(o[i] + 1) * sp[i] // out[i])) for i in range(len(sp))])
+        yield (
+            o,
+            _cells(
+                [
+                    range(o[i] * sp[i] // out[i], -(-(o[i] + 1) * sp[i] // out[i]))
+                    for i in range(len(sp))
+                ]
+            ),
+        )
 
 
 def adaptive_ref(x, output_size, op, grad=None):
@@ -162,7 +181,9 @@ def adaptive_ref(x, output_size, op, grad=None):
 def _distinct(shape, rng, dtype="float64"):
     """Values without ties (argmax is unique), spaced by >= 0.05."""
     n = math.prod(shape)
-    return ((rng.permutation(n) - n / 2) * 0.1 + rng.uniform(0, 0.05, n)).reshape(shape).astype(dtype)
+    return (
+        ((rng.permutation(n) - n / 2) * 0.1 + rng.uniform(0, 0.05, n)).reshape(shape).astype(dtype)
+    )
 
 
 def _scatter_max_grad(shape, idx, g):
@@ -222,7 +243,9 @@ def test_max_pool_gradient_goes_to_the_argmax(shape, kw, rng, device):
 def test_max_pool_half_gradient(device):
     # All four overlapping windows route their gradient to the centre: float16
     # gradients add up in float32 and round once.
-    x = tensor(np.array([[[[0.0, 0.0, 0.0], [0.0, 5.0, 0.0], [0.0, 0.0, 0.0]]]], np.float16), device=device)
+    x = tensor(
+        np.array([[[[0.0, 0.0, 0.0], [0.0, 5.0, 0.0], [0.0, 0.0, 0.0]]]], np.float16), device=device
+    )
     x.requires_grad_()
     out = F.max_pool2d(x, 2, stride=1)
     out.backward(rumus.full(tuple(out.shape), 0.1, dtype=rumus.float16, device=device))
@@ -255,7 +278,10 @@ AVG2D = [
     ((2, 3, 6, 5), dict(kernel_size=3, stride=2, padding=1)),
     ((2, 3, 6, 5), dict(kernel_size=3, stride=2, padding=1, count_include_pad=False)),
     ((1, 2, 7, 6), dict(kernel_size=(3, 2), stride=(2, 1), padding=(1, 1), ceil_mode=True)),
-    ((1, 2, 7, 6), dict(kernel_size=3, stride=2, padding=1, ceil_mode=True, count_include_pad=False)),
+    (
+        (1, 2, 7, 6),
+        dict(kernel_size=3, stride=2, padding=1, ceil_mode=True, count_include_pad=False),
+    ),
     ((1, 2, 5, 5), dict(kernel_size=2, stride=2, ceil_mode=True, divisor_override=3)),
 ]
 AVG1D = [
@@ -271,7 +297,11 @@ def test_avg_pool_values_and_gradient(shape, kw, rng, device):
     fn = F.avg_pool2d if len(shape) == 4 else F.avg_pool1d
     for dtype in float_dtypes(device):
         x = rng.uniform(-1, 1, shape).astype(dtype)
-        assert_close(fn(tensor(x, device=device), **kw), avg_pool_ref(x, **kw), **(F32 if dtype == "float32" else {}))
+        assert_close(
+            fn(tensor(x, device=device), **kw),
+            avg_pool_ref(x, **kw),
+            **(F32 if dtype == "float32" else {}),
+        )
     x = leaf(rng.uniform(-1, 1, shape), device)
     out = fn(x, **kw)
     g = rng.uniform(-1, 1, tuple(out.shape)).astype(wide(device))
@@ -282,13 +312,22 @@ def test_avg_pool_values_and_gradient(shape, kw, rng, device):
 def test_avg_pool_positional_and_unbatched(rng, device):
     x = rng.uniform(-1, 1, (3, 7, 6)).astype(wide(device))
     # (input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override)
-    assert_close(F.avg_pool2d(tensor(x, device=device), 3, 2, 1, True, False, None),
-                 avg_pool_ref(x[None], 3, 2, 1, True, False)[0], **tol(device))
-    assert_close(F.avg_pool2d(tensor(x, device=device), 2, None, 0, False, True, 7),
-                 avg_pool_ref(x[None], 2, divisor_override=7)[0], **tol(device))
+    assert_close(
+        F.avg_pool2d(tensor(x, device=device), 3, 2, 1, True, False, None),
+        avg_pool_ref(x[None], 3, 2, 1, True, False)[0],
+        **tol(device),
+    )
+    assert_close(
+        F.avg_pool2d(tensor(x, device=device), 2, None, 0, False, True, 7),
+        avg_pool_ref(x[None], 2, divisor_override=7)[0],
+        **tol(device),
+    )
     x1 = rng.uniform(-1, 1, (3, 7)).astype(wide(device))
-    assert_close(F.avg_pool1d(tensor(x1, device=device), 3, 1, 1, False, False),
-                 avg_pool_ref(x1[None], 3, 1, 1, count_include_pad=False)[0], **tol(device))
+    assert_close(
+        F.avg_pool1d(tensor(x1, device=device), 3, 1, 1, False, False),
+        avg_pool_ref(x1[None], 3, 1, 1, count_include_pad=False)[0],
+        **tol(device),
+    )
 
 
 # (input shape, output_size)
@@ -307,7 +346,11 @@ ADAPTIVE = [
 @pytest.mark.parametrize("shape,size", ADAPTIVE, ids=[f"{s}-{o}" for s, o in ADAPTIVE])
 def test_adaptive_pools(shape, size, rng, device):
     two = len(shape) == 4
-    avg, mx = (F.adaptive_avg_pool2d, F.adaptive_max_pool2d) if two else (F.adaptive_avg_pool1d, F.adaptive_max_pool1d)
+    avg, mx = (
+        (F.adaptive_avg_pool2d, F.adaptive_max_pool2d)
+        if two
+        else (F.adaptive_avg_pool1d, F.adaptive_max_pool1d)
+    )
     x = _distinct(shape, rng, wide(device))
     assert_close(avg(tensor(x, device=device), size), adaptive_ref(x, size, "avg"), **tol(device))
     vals, idx = adaptive_ref(x, size, "max")
@@ -332,13 +375,22 @@ def test_adaptive_pools(shape, size, rng, device):
 def test_adaptive_pools_unbatched_and_views(rng, device):
     fd, T = wide(device), lambda a: tensor(a, device=device)
     x = _distinct((3, 6, 5), rng, fd)
-    assert_close(F.adaptive_avg_pool2d(T(x), (2, 3)), adaptive_ref(x[None], (2, 3), "avg")[0], **tol(device))
+    assert_close(
+        F.adaptive_avg_pool2d(T(x), (2, 3)), adaptive_ref(x[None], (2, 3), "avg")[0], **tol(device)
+    )
     assert_close(F.adaptive_max_pool2d(T(x), 2), adaptive_ref(x[None], 2, "max")[0][0])
     x1 = _distinct((3, 7), rng, fd)
-    assert_close(F.adaptive_avg_pool1d(T(x1), 3), adaptive_ref(x1[None], 3, "avg")[0], **tol(device))
+    assert_close(
+        F.adaptive_avg_pool1d(T(x1), 3), adaptive_ref(x1[None], 3, "avg")[0], **tol(device)
+    )
     xb = _distinct((2, 3, 6, 5), rng, fd)
     for kind, t, e in noncontig(xb, fd, device):
-        assert_close(F.adaptive_avg_pool2d(t, (4, 2)), adaptive_ref(e, (4, 2), "avg"), **tol(device)), kind
+        (
+            assert_close(
+                F.adaptive_avg_pool2d(t, (4, 2)), adaptive_ref(e, (4, 2), "avg"), **tol(device)
+            ),
+            kind,
+        )
 
 
 def test_pool_empty_batch(device):
@@ -355,22 +407,25 @@ def _x(*shape):
     return rumus.zeros(*shape)
 
 
-@pytest.mark.parametrize("call,match", [
-    (lambda: F.max_pool2d(_x(7, 6), 2), r"3D or 4D.*\[7, 6\]"),
-    (lambda: F.max_pool2d(_x(2, 4, 7, 6), 2, padding=2), r"pad should be at most half"),
-    (lambda: F.max_pool2d(_x(2, 4, 7, 6), 8), r"Output size is too small"),
-    (lambda: F.max_pool2d(_x(2, 4, 7, 6), 2, stride=0), r"stride"),
-    (lambda: F.max_pool2d(_x(2, 4, 7, 6), 2, dilation=0), r"dilation"),
-    (lambda: F.max_pool1d(_x(2, 4, 7, 6), 2), r"2D or 3D.*\[2, 4, 7, 6\]"),
-    (lambda: F.max_pool1d(_x(2, 4, 6), 8), r"[Oo]utput size"),
-    (lambda: F.avg_pool2d(_x(2, 4, 7, 6), 2, padding=2), r"pad should be at most half"),
-    (lambda: F.avg_pool2d(_x(2, 4, 7, 6), 8), r"Output size is too small"),
-    (lambda: F.avg_pool2d(_x(2, 4, 7, 6), 2, divisor_override=0), r"divisor must be not zero"),
-    (lambda: F.avg_pool1d(_x(2, 4, 7, 6), 2), r"\[2, 4, 7, 6\]"),
-    (lambda: F.adaptive_avg_pool2d(_x(7, 6), 2), r"\[7, 6\]"),
-    (lambda: F.adaptive_avg_pool2d(_x(2, 4, 7, 6), (2, 2, 2)), r"output_size must be 2"),
-    (lambda: F.adaptive_max_pool1d(_x(2, 4, 7, 6), 2), r"\[2, 4, 7, 6\]"),
-])
+@pytest.mark.parametrize(
+    "call,match",
+    [
+        (lambda: F.max_pool2d(_x(7, 6), 2), r"3D or 4D.*\[7, 6\]"),
+        (lambda: F.max_pool2d(_x(2, 4, 7, 6), 2, padding=2), r"pad should be at most half"),
+        (lambda: F.max_pool2d(_x(2, 4, 7, 6), 8), r"Output size is too small"),
+        (lambda: F.max_pool2d(_x(2, 4, 7, 6), 2, stride=0), r"stride"),
+        (lambda: F.max_pool2d(_x(2, 4, 7, 6), 2, dilation=0), r"dilation"),
+        (lambda: F.max_pool1d(_x(2, 4, 7, 6), 2), r"2D or 3D.*\[2, 4, 7, 6\]"),
+        (lambda: F.max_pool1d(_x(2, 4, 6), 8), r"[Oo]utput size"),
+        (lambda: F.avg_pool2d(_x(2, 4, 7, 6), 2, padding=2), r"pad should be at most half"),
+        (lambda: F.avg_pool2d(_x(2, 4, 7, 6), 8), r"Output size is too small"),
+        (lambda: F.avg_pool2d(_x(2, 4, 7, 6), 2, divisor_override=0), r"divisor must be not zero"),
+        (lambda: F.avg_pool1d(_x(2, 4, 7, 6), 2), r"\[2, 4, 7, 6\]"),
+        (lambda: F.adaptive_avg_pool2d(_x(7, 6), 2), r"\[7, 6\]"),
+        (lambda: F.adaptive_avg_pool2d(_x(2, 4, 7, 6), (2, 2, 2)), r"output_size must be 2"),
+        (lambda: F.adaptive_max_pool1d(_x(2, 4, 7, 6), 2), r"\[2, 4, 7, 6\]"),
+    ],
+)
 def test_pool_bad_input(call, match, device):
     with default_device(device), pytest.raises(RuntimeError, match=match):
         call()
@@ -404,7 +459,9 @@ def test_pools_vs_torch(dtype, rng, device):
     torch = pytest.importorskip("torch")
     for shape, kw in MAX2D + MAX1D:
         name = "max_pool2d" if len(shape) == 4 else "max_pool1d"
-        _torch_pool(torch, name, _distinct(shape, rng, dtype), **kw, return_indices=True, device=device)
+        _torch_pool(
+            torch, name, _distinct(shape, rng, dtype), **kw, return_indices=True, device=device
+        )
     for shape, kw in AVG2D + AVG1D:
         name = "avg_pool2d" if len(shape) == 4 else "avg_pool1d"
         _torch_pool(torch, name, rng.uniform(-1, 1, shape).astype(dtype), **kw, device=device)
@@ -428,11 +485,25 @@ def test_pool_random_configs_vs_torch(device):
         x = _distinct((2, 2) + size, rng, fd)
         ceil = bool(rng.integers(0, 2))
         _torch_pool(torch, "max_pool2d", x, k, s, p, d, ceil, True, device=device)
-        _torch_pool(torch, "max_pool1d", x[:, :, 0], k[1], s[1], p[1], d[1], ceil, True, device=device)
+        _torch_pool(
+            torch, "max_pool1d", x[:, :, 0], k[1], s[1], p[1], d[1], ceil, True, device=device
+        )
         size = tuple(int(v) + kk for v, kk in zip(rng.integers(0, 5, 2), k))
         x = rng.uniform(-1, 1, (2, 2) + size).astype(fd)
         _torch_pool(torch, "avg_pool2d", x, k, s, p, ceil, bool(rng.integers(0, 2)), device=device)
-        _torch_pool(torch, "avg_pool1d", x[:, :, 0], k[1], s[1], p[1], ceil, bool(rng.integers(0, 2)), device=device)
+        _torch_pool(
+            torch,
+            "avg_pool1d",
+            x[:, :, 0],
+            k[1],
+            s[1],
+            p[1],
+            ceil,
+            bool(rng.integers(0, 2)),
+            device=device,
+        )
         out = tuple(int(v) for v in rng.integers(1, 7, 2))
         _torch_pool(torch, "adaptive_avg_pool2d", x, out, device=device)
-        _torch_pool(torch, "adaptive_max_pool2d", _distinct(x.shape, rng, fd), out, True, device=device)
+        _torch_pool(
+            torch, "adaptive_max_pool2d", _distinct(x.shape, rng, fd), out, True, device=device
+        )

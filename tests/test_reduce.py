@@ -1,12 +1,12 @@
 """Reductions against NumPy: values, result dtypes, dims (None / int /
 negative / tuple), keepdim, views, empty and 0-d inputs, errors."""
 
+import conftest
 import numpy as np
 import pytest
-
 import rumus
-import conftest
 from conftest import assert_close, make, rdt, to_np
+
 
 def SQ():
     return np.errstate(all="ignore")
@@ -53,8 +53,9 @@ def on_device(device, dtypes, op=None):
     NotImplementedError on the GPU for now)."""
     if device == "cpu":
         return list(dtypes)
-    return [d for d in dtypes
-            if d not in NOT_ON_GPU and not (op in GPU_FLOAT_ONLY and d in INT_LIKE)]
+    return [
+        d for d in dtypes if d not in NOT_ON_GPU and not (op in GPU_FLOAT_ONLY and d in INT_LIKE)
+    ]
 
 
 def skip_on_gpu(device, *dtypes):
@@ -69,6 +70,8 @@ def wide(device):
     """float64 on the CPU, float32 on the GPU (which has no float64): for tests
     that use float64 only as "a float"."""
     return "float64" if device == "cpu" else "float32"
+
+
 SHAPE = (3, 4, 5)
 DIMS = [None, 0, 1, 2, -1, -2, (0, 2), (-1, 0), (0, 1, 2), [1, 2]]
 INT_DIMS = [0, 1, 2, -1, -3]
@@ -98,11 +101,16 @@ def _tol(dtype):
 @pytest.mark.parametrize("keepdim", [False, True])
 @pytest.mark.parametrize("dim", DIMS, ids=str)
 def test_sum(dim, keepdim, rng, device):
-    for dtype in on_device(device, ("float32", "float64", "int64", "int32", "uint8", "bool"), "sum"):
+    for dtype in on_device(
+        device, ("float32", "float64", "int64", "int32", "uint8", "bool"), "sum"
+    ):
         a = make(SHAPE, dtype, rng)
         out = dtype if dtype.startswith("float") else "int64"
-        exp = np.sum(a.astype(np.float64 if out.startswith("float") else np.int64),
-                     axis=_axis(dim), keepdims=keepdim).astype(out)
+        exp = np.sum(
+            a.astype(np.float64 if out.startswith("float") else np.int64),
+            axis=_axis(dim),
+            keepdims=keepdim,
+        ).astype(out)
         t = tensor(a)
         assert_close(t.sum(**_kw(dim, keepdim)), exp, **_tol(dtype))
         assert_close(rumus.sum(t, **_kw(dim, keepdim)), exp, **_tol(dtype))
@@ -119,19 +127,30 @@ def test_long_columns(rows, rng, device):
     assert_close(t.mean(0), a.mean(0, dtype=np.float64).astype(f32), rtol=1e-5, atol=1e-6)
     assert_close(t.amax(0), a.max(0))
     assert_close(t.amin(0), a.min(0))
-    assert_close((t / 8 + 1).prod(0), np.prod(a.astype(np.float64) / 8 + 1, 0).astype(f32), rtol=1e-4, atol=0)
+    assert_close(
+        (t / 8 + 1).prod(0), np.prod(a.astype(np.float64) / 8 + 1, 0).astype(f32), rtol=1e-4, atol=0
+    )
     assert_close((t > 2.5).any(0), (a > 2.5).any(0))
     assert_close((t > -3.5).all(0), (a > -3.5).all(0))
     ints = rng.integers(-50, 50, (rows, 37))
     assert_close(tensor(ints).sum(0), ints.sum(0))
-    assert_close(t.reshape(rows // 8, 8, 37).sum((0, 1)), a.sum(0, dtype=np.float64).astype(f32), rtol=1e-5, atol=1e-4)
+    assert_close(
+        t.reshape(rows // 8, 8, 37).sum((0, 1)),
+        a.sum(0, dtype=np.float64).astype(f32),
+        rtol=1e-5,
+        atol=1e-4,
+    )
 
 
 def test_sum_positional_dim_and_dtype_kw(rng, device):
     a = make(SHAPE, "float32", rng)
     t = tensor(a)
     assert_close(t.sum(1), a.astype(np.float64).sum(1).astype(np.float32), **F32)
-    assert_close(t.sum((0, 2), True), a.astype(np.float64).sum((0, 2), keepdims=True).astype(np.float32), **F32)
+    assert_close(
+        t.sum((0, 2), True),
+        a.astype(np.float64).sum((0, 2), keepdims=True).astype(np.float32),
+        **F32,
+    )
     if device == "cpu":  # no float64 on the GPU (by design)
         assert_close(t.sum(dtype=rumus.float64), np.asarray(a.astype(np.float64).sum()))
     i = make(SHAPE, "int32", rng)
@@ -166,7 +185,9 @@ def test_prod(dim, keepdim, rng, device):
         pytest.skip("prod() over all dims has no keepdim")
     for dtype in on_device(device, ("float32", "float64", "int64", "int32", "bool"), "prod"):
         if dtype.startswith("float"):
-            a = (make(SHAPE, dtype, rng, 0.6, 1.5) * np.where(rng.random(SHAPE) < 0.3, -1, 1)).astype(dtype)
+            a = (
+                make(SHAPE, dtype, rng, 0.6, 1.5) * np.where(rng.random(SHAPE) < 0.3, -1, 1)
+            ).astype(dtype)
         elif dtype == "bool":
             a = rng.random(SHAPE) < 0.9
         else:
@@ -201,7 +222,9 @@ def test_sum_mean_half_keep_dtype(dtype, rng, device):
 def _distinct(shape, dtype, rng):
     n = int(np.prod(shape))
     if dtype.startswith("float"):
-        return rng.permutation(n).reshape(shape).astype(dtype) * np.asarray(0.37, dtype) - np.asarray(3, dtype)
+        return rng.permutation(n).reshape(shape).astype(dtype) * np.asarray(
+            0.37, dtype
+        ) - np.asarray(3, dtype)
     vals = rng.permutation(n)
     if dtype != "uint8":
         vals = vals - n // 2
@@ -224,7 +247,9 @@ def test_amax_amin(name, fn, dim, keepdim, rng, device):
     assert_close(getattr(tensor(a), name)(), np.asarray(fn(a)))
 
 
-@pytest.mark.parametrize("name,fn", [("amax", np.max), ("amin", np.min), ("max", np.max), ("min", np.min)])
+@pytest.mark.parametrize(
+    "name,fn", [("amax", np.max), ("amin", np.min), ("max", np.max), ("min", np.min)]
+)
 def test_amax_nan_propagates(name, fn):
     a = np.array([[1.0, np.nan, 3.0], [0.0, 2.0, -1.0]], np.float32)
     t = tensor(a)
@@ -294,7 +319,9 @@ def test_argmax_argmin(name, fn, dim, keepdim, rng, device):
 @pytest.mark.parametrize("name,fn", [("argmax", np.argmax), ("argmin", np.argmin)])
 def test_argmax_ties_return_first(name, fn, rng, device):
     a = make((4, 7), "int64", rng, 0, 3)  # many ties
-    if device == "gpu":  # int64 argmax/argmin raise NotImplementedError on the GPU: same ties as float32
+    if (
+        device == "gpu"
+    ):  # int64 argmax/argmin raise NotImplementedError on the GPU: same ties as float32
         a = a.astype(np.float32)
     t = tensor(a)
     assert_close(getattr(t, name)(), np.asarray(fn(a)).astype(np.int64))
@@ -326,7 +353,9 @@ def test_var_std(name, fn, dim, correction, keepdim, rng, device):
         t = tensor(a)
         tol = dict(rtol=1e-4, atol=1e-5) if dtype == "float32" else {}
         assert_close(getattr(t, name)(**_kw(dim, keepdim), correction=correction), exp, **tol)
-        assert_close(getattr(rumus, name)(t, **_kw(dim, keepdim), correction=correction), exp, **tol)
+        assert_close(
+            getattr(rumus, name)(t, **_kw(dim, keepdim), correction=correction), exp, **tol
+        )
 
 
 @pytest.mark.parametrize("name,fn", [("var", np.var), ("std", np.std)])
@@ -346,8 +375,11 @@ def test_var_std_unbiased_and_default(name, fn, rng, device):
     assert_close(getattr(t, name)(dim=1, unbiased=True), exp(fn(x, axis=1, ddof=1)), **tol)
     assert_close(getattr(t, name)(dim=1, unbiased=False), exp(fn(x, axis=1, ddof=0)), **tol)
     assert_close(getattr(t, name)(unbiased=False), exp(fn(x, ddof=0)), **tol)
-    assert_close(getattr(t, name)(dim=(0, 1), unbiased=False, keepdim=True),
-                 exp(fn(x, axis=(0, 1), ddof=0, keepdims=True)), **tol)
+    assert_close(
+        getattr(t, name)(dim=(0, 1), unbiased=False, keepdim=True),
+        exp(fn(x, axis=(0, 1), ddof=0, keepdims=True)),
+        **tol,
+    )
 
 
 def test_var_single_element_is_nan(device):
@@ -392,13 +424,16 @@ def test_logsumexp(dim, keepdim, rng, device):
 
 
 def test_logsumexp_stable_and_inf_rows(device):
-    a = np.array([
-        [1000.0, 1000.0, 999.0],
-        [-1000.0, -1001.0, -1000.5],
-        [-np.inf, -np.inf, -np.inf],
-        [-np.inf, 0.0, 1.0],
-        [np.inf, 0.0, 1.0],
-    ], np.float32)
+    a = np.array(
+        [
+            [1000.0, 1000.0, 999.0],
+            [-1000.0, -1001.0, -1000.5],
+            [-np.inf, -np.inf, -np.inf],
+            [-np.inf, 0.0, 1.0],
+            [np.inf, 0.0, 1.0],
+        ],
+        np.float32,
+    )
     exp = _lse(a, 1).astype(np.float32)
     assert np.isneginf(exp[2]) and np.isposinf(exp[4])
     assert_close(tensor(a).logsumexp(1), exp)
@@ -443,7 +478,9 @@ def test_cumsum_cumprod(name, fn, dim, rng, device):
         else:
             a = make(SHAPE, dtype, rng, 0 if dtype == "uint8" else -2, 3)
         out = dtype if dtype.startswith("float") else "int64"
-        exp = fn(a.astype(np.float64 if out.startswith("float") else np.int64), axis=dim).astype(out)
+        exp = fn(a.astype(np.float64 if out.startswith("float") else np.int64), axis=dim).astype(
+            out
+        )
         t = tensor(a)
         assert_close(getattr(t, name)(dim), exp, **_tol(dtype))
         assert_close(getattr(rumus, name)(t, dim=dim), exp, **_tol(dtype))
@@ -473,7 +510,9 @@ NONCONTIG_CASES = [
 ]
 
 
-@pytest.mark.parametrize("name,kw,fn", NONCONTIG_CASES, ids=[f"{r[0]}-{r[1]}" for r in NONCONTIG_CASES])
+@pytest.mark.parametrize(
+    "name,kw,fn", NONCONTIG_CASES, ids=[f"{r[0]}-{r[1]}" for r in NONCONTIG_CASES]
+)
 def test_noncontig_inputs(name, kw, fn, rng, device):
     a = _distinct((4, 3, 2), "float64", rng) / 10 + 0.2
     # float64 is just "a float" here: float32 on the GPU, against float32-rounded expectations
@@ -540,14 +579,18 @@ def test_empty_reductions(name, call, exp, device):
     assert_close(call(e), exp)
 
 
-@pytest.mark.parametrize("call", [
-    lambda e: e.amax(dim=0),
-    lambda e: e.max(dim=0),
-    lambda e: e.max(),
-    lambda e: e.argmax(),
-    lambda e: e.argmin(dim=0),
-    lambda e: e.amin(),
-], ids=["amax0", "max0", "max", "argmax", "argmin0", "amin"])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda e: e.amax(dim=0),
+        lambda e: e.max(dim=0),
+        lambda e: e.max(),
+        lambda e: e.argmax(),
+        lambda e: e.argmin(dim=0),
+        lambda e: e.amin(),
+    ],
+    ids=["amax0", "max0", "max", "argmax", "argmin0", "amin"],
+)
 def test_empty_max_like_raises(call):
     with pytest.raises((IndexError, RuntimeError)):
         call(rumus.zeros(0, 3))
@@ -556,7 +599,16 @@ def test_empty_max_like_raises(call):
 def test_zero_dim_reductions():
     a = np.asarray(2.5, np.float32)
     t = tensor(a)
-    for r in (t.sum(), t.sum(0), t.sum(-1), t.sum(dim=0, keepdim=True), t.mean(), t.amax(), t.max(), t.prod()):
+    for r in (
+        t.sum(),
+        t.sum(0),
+        t.sum(-1),
+        t.sum(dim=0, keepdim=True),
+        t.mean(),
+        t.amax(),
+        t.max(),
+        t.prod(),
+    ):
         assert_close(r, a.copy())
     assert_close(t.argmax(), np.asarray(0, np.int64))
     assert_close(t.var(correction=0), np.asarray(0.0, np.float32))

@@ -30,7 +30,6 @@ import threading
 
 import numpy as np
 import pytest
-
 import rumus
 
 ALLOWED = (ValueError, TypeError, IndexError, RuntimeError)
@@ -68,15 +67,19 @@ print("RESULT " + json.dumps(out), flush=True)
 
 
 def _run_isolated(body, timeout=60):
-    code = _RUNNER.format(limit=_AS_LIMIT, body=textwrap.indent(textwrap.dedent(body).strip(), "    "))
+    code = _RUNNER.format(
+        limit=_AS_LIMIT, body=textwrap.indent(textwrap.dedent(body).strip(), "    ")
+    )
     env = dict(os.environ, RUST_BACKTRACE="0")
     try:
-        p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout, env=env)
+        p = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=timeout, env=env
+        )
     except subprocess.TimeoutExpired:
         return {"kind": "crash", "why": f"timed out after {timeout}s (hang)"}
     for line in p.stdout.splitlines():
         if line.startswith("RESULT "):
-            return json.loads(line[len("RESULT "):])
+            return json.loads(line[len("RESULT ") :])
     rc = p.returncode
     why = f"signal {signal.Signals(-rc).name}" if rc < 0 else f"exit code {rc}"
     return {"kind": "crash", "why": why, "stderr": p.stderr.strip().splitlines()[:3]}
@@ -87,7 +90,8 @@ def _run_isolated(body, timeout=60):
 OOM = ("RuntimeError", "MemoryError")
 ISOLATED = {
     # --- regression: these behave today (one process for all of them) ----
-    "huge_allocations_raise": ("""
+    "huge_allocations_raise": (
+        """
         probes = {
             "zeros": lambda: rumus.zeros(2**40),
             "zeros_overflowing_numel": lambda: rumus.zeros(2**62, 2**62),
@@ -109,7 +113,9 @@ ISOLATED = {
         assert not bad, bad
         r = repr(rumus.zeros(1, dtype=rumus.int64).expand(2**40))
         assert "..." in r, r
-    """, ("ok",)),
+    """,
+        ("ok",),
+    ),
     # --- bugs: Rust `Vec` allocation failure aborts the interpreter --------
     "eye_4TiB": ("return rumus.eye(2**20, 2**20)", OOM),
     "linspace_2p40": ("return rumus.linspace(0, 1, 2**40)", OOM),
@@ -119,14 +125,22 @@ ISOLATED = {
     "one_hot_2p36_classes": ("return rumus.one_hot(rumus.tensor([1]), num_classes=2**36)", OOM),
     "advanced_index_huge_result": ("return rumus.zeros(1, 1).expand(2, 2**40)[[0]]", OOM),
     "index_select_huge_index": (
-        "return rumus.zeros(3).index_select(0, rumus.zeros(1, dtype=rumus.int64).expand(2**40))", OOM),
+        "return rumus.zeros(3).index_select(0, rumus.zeros(1, dtype=rumus.int64).expand(2**40))",
+        OOM,
+    ),
     "sum_dim_huge_output": ("return rumus.zeros(1, 1).expand(2**40, 1).sum(dim=1)", OOM),
     "argmax_dim_huge_output": ("return rumus.zeros(1, 1).expand(2**40, 1).argmax(dim=1)", OOM),
     "max_dim_huge_output": ("return rumus.zeros(1, 1).expand(2**40, 1).max(dim=1)", OOM),
     # --- bugs: size arithmetic overflows into a Rust panic -----------------
     "one_hot_2p62_classes": ("return rumus.one_hot(rumus.tensor([1]), num_classes=2**62)", OOM),
-    "one_hot_wrapping_size": ("return rumus.one_hot(rumus.tensor([0, 1]), num_classes=2**63 - 1)", OOM),
-    "one_hot_wrapping_index": ("return rumus.one_hot(rumus.zeros(4, 2, 3, dtype=rumus.int64), 2**62)", OOM),
+    "one_hot_wrapping_size": (
+        "return rumus.one_hot(rumus.tensor([0, 1]), num_classes=2**63 - 1)",
+        OOM,
+    ),
+    "one_hot_wrapping_index": (
+        "return rumus.one_hot(rumus.zeros(4, 2, 3, dtype=rumus.int64), 2**62)",
+        OOM,
+    ),
     "eye_wrapping_size": ("return rumus.eye(2**32, 2**32)", OOM),
     "randint_overflowing_size": ("return rumus.randint(0, 10, (2**62, 4))", OOM),
     "randperm_2p62": ("return rumus.randperm(2**62)", OOM),
@@ -136,7 +150,8 @@ ISOLATED = {
     "prod_over_empty_dim_huge_output": ("return rumus.zeros(0).reshape(2**62, 0).prod(1)", OOM),
     # numel() of a shape with a 0 must be 0 even when other dims multiply past
     # 2**64 (today: usize::MAX, and every kernel then panics in strided.rs).
-    "numel_zero_dim_overflowing_shape": ("""
+    "numel_zero_dim_overflowing_shape": (
+        """
         try:
             x = rumus.zeros(0).reshape(2**62, 2**62, 0)
         except RuntimeError:
@@ -151,12 +166,23 @@ ISOLATED = {
             except (RuntimeError, IndexError):
                 pass
         return "ok"
-    """, ("ok",)),
+    """,
+        ("ok",),
+    ),
     # --- bug: narrow() overflow makes a view past the end of the storage ---
-    "narrow_overflow_read": ("return rumus.arange(10).narrow(0, 1, 2**63 - 1)[10**12].item()", ("RuntimeError", "IndexError")),
+    "narrow_overflow_read": (
+        "return rumus.arange(10).narrow(0, 1, 2**63 - 1)[10**12].item()",
+        ("RuntimeError", "IndexError"),
+    ),
     # --- bug: repr of a big (expanded) float tensor materialises it -------
-    "repr_float_expanded_huge": ("r = repr(rumus.zeros(1).expand(2**40)); assert '...' in r", ("ok",)),
-    "repr_half_expanded_huge": ("r = repr(rumus.zeros(1).half().expand(2**40)); assert '...' in r", ("ok",)),
+    "repr_float_expanded_huge": (
+        "r = repr(rumus.zeros(1).expand(2**40)); assert '...' in r",
+        ("ok",),
+    ),
+    "repr_half_expanded_huge": (
+        "r = repr(rumus.zeros(1).half().expand(2**40)); assert '...' in r",
+        ("ok",),
+    ),
 }
 
 
@@ -178,9 +204,13 @@ def isolated_results():
 def test_isolated(name, isolated_results):
     body, accepted = ISOLATED[name]
     r = isolated_results[name]
-    assert r["kind"] != "crash", f"{name}: interpreter died ({r.get('why')}): {r.get('stderr')}\n{body}"
+    assert r["kind"] != "crash", (
+        f"{name}: interpreter died ({r.get('why')}): {r.get('stderr')}\n{body}"
+    )
     outcome = "ok" if r["kind"] == "ok" else r["type"]
-    assert outcome in accepted, f"{name}: got {outcome} ({r.get('msg') or r.get('value')}), expected one of {accepted}"
+    assert outcome in accepted, (
+        f"{name}: got {outcome} ({r.get('msg') or r.get('value')}), expected one of {accepted}"
+    )
 
 
 # ------------------------------------------------------------ NumPy interop
@@ -410,9 +440,9 @@ def test_getitem_odd_index_objects():
     assert rc[[1, 0], :, [3, 2]].tolist() == c[[1, 0], :, [3, 2]].tolist()
     assert rc[rc > 5].tolist() == c[c > 5].tolist()
     assert rc[:, [True, False, True]].tolist() == c[:, [True, False, True]].tolist()
-    assert t[10**30:].shape == (0,) and t[-(10**30):2].tolist() == [0, 1]
+    assert t[10**30 :].shape == (0,) and t[-(10**30) : 2].tolist() == [0, 1]
     assert t[: 10**30].shape == (10,) and t[:: 10**30].tolist() == [0]
-    assert t[-(2**64)::3].tolist() == [0, 3, 6, 9] and t[0:10:2**63 - 1].tolist() == [0]
+    assert t[-(2**64) :: 3].tolist() == [0, 3, 6, 9] and t[0 : 10 : 2**63 - 1].tolist() == [0]
     assert t[(None,) * 70].shape == (1,) * 70 + (10,)
 
 
@@ -493,13 +523,31 @@ def test_setitem_broadcast_and_kinds():
 
 # (rumus op on x, NumPy reference given x and a copy s of its old values)
 OVERLAPS = {
-    "set_shift_right": (lambda x: x.__setitem__(slice(1, None), x[:-1]), lambda x, s: x.__setitem__(slice(1, None), s[:-1])),
-    "set_shift_left": (lambda x: x.__setitem__(slice(None, -1), x[1:]), lambda x, s: x.__setitem__(slice(None, -1), s[1:])),
-    "set_advanced": (lambda x: x.__setitem__([1, 2, 3], x[[0, 1, 2]]), lambda x, s: x.__setitem__([1, 2, 3], s[[0, 1, 2]])),
+    "set_shift_right": (
+        lambda x: x.__setitem__(slice(1, None), x[:-1]),
+        lambda x, s: x.__setitem__(slice(1, None), s[:-1]),
+    ),
+    "set_shift_left": (
+        lambda x: x.__setitem__(slice(None, -1), x[1:]),
+        lambda x, s: x.__setitem__(slice(None, -1), s[1:]),
+    ),
+    "set_advanced": (
+        lambda x: x.__setitem__([1, 2, 3], x[[0, 1, 2]]),
+        lambda x, s: x.__setitem__([1, 2, 3], s[[0, 1, 2]]),
+    ),
     "copy_": (lambda x: x[1:].copy_(x[:-1]), lambda x, s: x.__setitem__(slice(1, None), s[:-1])),
-    "add_": (lambda x: x[1:].add_(x[:-1]), lambda x, s: x.__setitem__(slice(1, None), s[1:] + s[:-1])),
-    "mul_": (lambda x: x[:-1].mul_(x[1:]), lambda x, s: x.__setitem__(slice(None, -1), s[:-1] * s[1:])),
-    "iadd_slice": (lambda x: x[1:].__iadd__(x[:-1]), lambda x, s: x.__setitem__(slice(1, None), s[1:] + s[:-1])),
+    "add_": (
+        lambda x: x[1:].add_(x[:-1]),
+        lambda x, s: x.__setitem__(slice(1, None), s[1:] + s[:-1]),
+    ),
+    "mul_": (
+        lambda x: x[:-1].mul_(x[1:]),
+        lambda x, s: x.__setitem__(slice(None, -1), s[:-1] * s[1:]),
+    ),
+    "iadd_slice": (
+        lambda x: x[1:].__iadd__(x[:-1]),
+        lambda x, s: x.__setitem__(slice(1, None), s[1:] + s[:-1]),
+    ),
 }
 
 
@@ -547,7 +595,9 @@ def test_masked_fill_with_overlapping_mask():
 
 def _int_grid(dtype):
     info = np.iinfo(dtype)
-    vals = sorted(v for v in {info.min, info.min + 1, -7, -1, 0, 1, 7, info.max} if info.min <= v <= info.max)
+    vals = sorted(
+        v for v in {info.min, info.min + 1, -7, -1, 0, 1, 7, info.max} if info.min <= v <= info.max
+    )
     a = np.array(vals, dtype=dtype)
     x, y = np.meshgrid(a, a)
     y = y.copy()
@@ -576,7 +626,7 @@ def test_integer_boundaries_match_numpy(dtype):
         np.testing.assert_array_equal((-tx).numpy(), -x)
         np.testing.assert_array_equal(tx.abs().numpy(), np.abs(x))
         e = (np.abs(y.astype(np.int64)) % 70).astype(dtype)
-        np.testing.assert_array_equal((tx ** rumus.from_numpy(e)).numpy(), x ** e)
+        np.testing.assert_array_equal((tx ** rumus.from_numpy(e)).numpy(), x**e)
     np.testing.assert_array_equal(tx.sum(1).numpy(), x.sum(1, dtype=np.int64))
     np.testing.assert_array_equal(tx.cumsum(1).numpy(), x.cumsum(1, dtype=np.int64))
     np.testing.assert_array_equal(tx.prod(1).numpy(), x.prod(1, dtype=np.int64))
@@ -614,7 +664,9 @@ def test_integer_pow_large_exponent():
     exp = np.array([2**32 + 1, 2**32, 2**32 + 1, 2**33 + 5, 2**62], dtype=np.int64)
     got = (rumus.from_numpy(base.copy()) ** rumus.from_numpy(exp.copy())).tolist()
     assert got == (base**exp).tolist()
-    assert (rumus.tensor([3, 2]) ** (2**32 + 1)).tolist() == (np.array([3, 2]) ** (2**32 + 1)).tolist()
+    assert (rumus.tensor([3, 2]) ** (2**32 + 1)).tolist() == (
+        np.array([3, 2]) ** (2**32 + 1)
+    ).tolist()
 
 
 @pytest.mark.parametrize("dtype", ["uint8", "int32", "int64"])
@@ -631,7 +683,25 @@ def test_sign_of_bool_tensor():
 
 
 def test_float_special_values_match_numpy():
-    f = np.array([-np.inf, -3.5, -2.5, -1.0, -0.5, -0.0, 0.0, 0.5, 1.0, 2.5, 3.5, np.inf, np.nan, 1e-310, 1e308])
+    f = np.array(
+        [
+            -np.inf,
+            -3.5,
+            -2.5,
+            -1.0,
+            -0.5,
+            -0.0,
+            0.0,
+            0.5,
+            1.0,
+            2.5,
+            3.5,
+            np.inf,
+            np.nan,
+            1e-310,
+            1e308,
+        ]
+    )
     a, b = np.meshgrid(f, f)
     ta, tb = rumus.from_numpy(a.copy()), rumus.from_numpy(b.copy())
     with np.errstate(all="ignore"):
@@ -647,18 +717,51 @@ def test_float_special_values_match_numpy():
             np.testing.assert_array_equal(got, exp)
             np.testing.assert_array_equal(np.signbit(got), np.signbit(exp))
     x = rumus.from_numpy(f.copy())
-    for name, g in [("round", np.round), ("floor", np.floor), ("ceil", np.ceil), ("trunc", np.trunc), ("abs", np.abs)]:
+    for name, g in [
+        ("round", np.round),
+        ("floor", np.floor),
+        ("ceil", np.ceil),
+        ("trunc", np.trunc),
+        ("abs", np.abs),
+    ]:
         np.testing.assert_array_equal(getattr(x, name)().numpy(), g(f))
 
 
 def test_half_types_survive_every_family():
     for dt in (rumus.float16, rumus.bfloat16):
         h = rumus.tensor([[1.0, 2.0], [3.0, 65504.0]]).to(dt)
-        outs = [h + h, h * h, h.exp(), h.sum(), h.mean(), h.max(), h.argmax(), h.cumsum(0), h @ h, h.var(),
-                h.std(0), h.logsumexp(0), h.prod(), h.amax(1), h.cumprod(1), h[[0, 1]], h[h > 1],
-                rumus.where(h > 1, h, 0.5), h.clamp(0, 1.5), h.masked_fill(h > 1, 3), h.gather(0, rumus.tensor([[1, 0]])),
-                h.scatter(0, rumus.tensor([[1, 0]]), 7.0), h.index_select(0, rumus.tensor([1])), h.mv(h[0]), h[0].dot(h[0]),
-                h[0].outer(h[0]), h.exp_(), h.sqrt_(), h.round_(), h.clamp_(0, 3)]
+        outs = [
+            h + h,
+            h * h,
+            h.exp(),
+            h.sum(),
+            h.mean(),
+            h.max(),
+            h.argmax(),
+            h.cumsum(0),
+            h @ h,
+            h.var(),
+            h.std(0),
+            h.logsumexp(0),
+            h.prod(),
+            h.amax(1),
+            h.cumprod(1),
+            h[[0, 1]],
+            h[h > 1],
+            rumus.where(h > 1, h, 0.5),
+            h.clamp(0, 1.5),
+            h.masked_fill(h > 1, 3),
+            h.gather(0, rumus.tensor([[1, 0]])),
+            h.scatter(0, rumus.tensor([[1, 0]]), 7.0),
+            h.index_select(0, rumus.tensor([1])),
+            h.mv(h[0]),
+            h[0].dot(h[0]),
+            h[0].outer(h[0]),
+            h.exp_(),
+            h.sqrt_(),
+            h.round_(),
+            h.clamp_(0, 3),
+        ]
         for o in outs:
             o = o[0] if isinstance(o, tuple) else o
             assert o.dtype in (dt, rumus.int64, rumus.bool)
@@ -731,14 +834,26 @@ def test_narrow_length_overflow():
 
 def test_extreme_dims_and_sizes():
     t = rumus.arange(10)
-    for f in (lambda: t.sum(-(2**63)), lambda: t.unsqueeze(-(2**63)), lambda: t.transpose(-(2**63), 0),
-              lambda: t.movedim(-(2**63), 0), lambda: t.select(0, -(2**63)), lambda: t.narrow(0, 2**63 - 1, 1),
-              lambda: t.index_select(0, rumus.tensor([-(2**63)]))):
+    for f in (
+        lambda: t.sum(-(2**63)),
+        lambda: t.unsqueeze(-(2**63)),
+        lambda: t.transpose(-(2**63), 0),
+        lambda: t.movedim(-(2**63), 0),
+        lambda: t.select(0, -(2**63)),
+        lambda: t.narrow(0, 2**63 - 1, 1),
+        lambda: t.index_select(0, rumus.tensor([-(2**63)])),
+    ):
         with pytest.raises(IndexError):
             f()
-    for f in (lambda: t.gather(0, rumus.tensor([-(2**63)])), lambda: t.float().scatter(0, rumus.tensor([2**63 - 1]), 1.0),
-              lambda: t.split([2**62] * 4 + [10]), lambda: rumus.zeros(-1), lambda: rumus.ones(3).expand(2, -2),
-              lambda: rumus.ones(6).reshape(-2, -3), lambda: rumus.ones(6).reshape(2**62, 2**62, 0)):
+    for f in (
+        lambda: t.gather(0, rumus.tensor([-(2**63)])),
+        lambda: t.float().scatter(0, rumus.tensor([2**63 - 1]), 1.0),
+        lambda: t.split([2**62] * 4 + [10]),
+        lambda: rumus.zeros(-1),
+        lambda: rumus.ones(3).expand(2, -2),
+        lambda: rumus.ones(6).reshape(-2, -3),
+        lambda: rumus.ones(6).reshape(2**62, 2**62, 0),
+    ):
         with pytest.raises(RuntimeError):
             f()
     assert t.roll(-(2**63)).tolist() == np.roll(np.arange(10), -(2**63) % 10).tolist()
@@ -750,7 +865,9 @@ def test_extreme_dims_and_sizes():
 
 def test_empty_and_zero_dim_everywhere():
     e = rumus.zeros(0, 3)
-    assert e.sum().item() == 0 and e.sum(0).tolist() == [0, 0, 0] and e.prod(0).tolist() == [1, 1, 1]
+    assert (
+        e.sum().item() == 0 and e.sum(0).tolist() == [0, 0, 0] and e.prod(0).tolist() == [1, 1, 1]
+    )
     assert e.amax(1).shape == (0,) and e.logsumexp(0).tolist() == [-math.inf] * 3
     assert e.all().item() is True and e.any().item() is False
     with pytest.raises(IndexError):
@@ -762,14 +879,23 @@ def test_empty_and_zero_dim_everywhere():
     with pytest.raises(RuntimeError):
         e.argmax()
     z = rumus.zeros(0)
-    assert (z @ z).item() == 0 and (rumus.zeros(3, 0) @ rumus.zeros(0, 4)).tolist() == [[0.0] * 4] * 3
+    assert (z @ z).item() == 0 and (rumus.zeros(3, 0) @ rumus.zeros(0, 4)).tolist() == [
+        [0.0] * 4
+    ] * 3
     assert rumus.zeros(2, 0, 3).bmm(rumus.zeros(2, 3, 0)).shape == (2, 0, 0)
     s = rumus.tensor(3.0)
     assert s.sum(0).item() == 3 and s.max(0).values.item() == 3 and s.cumsum(0).item() == 3
     assert s.gather(0, rumus.tensor([0, 0])).tolist() == [3.0, 3.0] and s.nonzero().shape == (1, 0)
-    for f, exc in [(lambda: s.sum(1), IndexError), (lambda: s.unbind(0), IndexError), (lambda: s.narrow(0, 0, 1), RuntimeError),
-                   (lambda: s @ s, RuntimeError), (lambda: s.split(1), RuntimeError), (lambda: rumus.cat([s, s]), RuntimeError),
-                   (lambda: rumus.cat([]), ValueError), (lambda: rumus.stack([]), ValueError)]:
+    for f, exc in [
+        (lambda: s.sum(1), IndexError),
+        (lambda: s.unbind(0), IndexError),
+        (lambda: s.narrow(0, 0, 1), RuntimeError),
+        (lambda: s @ s, RuntimeError),
+        (lambda: s.split(1), RuntimeError),
+        (lambda: rumus.cat([s, s]), RuntimeError),
+        (lambda: rumus.cat([]), ValueError),
+        (lambda: rumus.stack([]), ValueError),
+    ]:
         with pytest.raises(exc):
             f()
 
@@ -817,8 +943,15 @@ def test_rng_state_garbage_never_crashes():
         rumus.set_rng_state(saved)
 
 
-@pytest.mark.parametrize("state", [lambda: rumus.get_rng_state().float(), lambda: rumus.zeros(5, dtype=rumus.uint8),
-                                   lambda: rumus.zeros(33, dtype=rumus.uint8), lambda: rumus.tensor(3.0)])
+@pytest.mark.parametrize(
+    "state",
+    [
+        lambda: rumus.get_rng_state().float(),
+        lambda: rumus.zeros(5, dtype=rumus.uint8),
+        lambda: rumus.zeros(33, dtype=rumus.uint8),
+        lambda: rumus.tensor(3.0),
+    ],
+)
 def test_set_rng_state_bad_tensor_is_runtime_error(state):
     # torch: "RNG state must be a torch.ByteTensor" / wrong size -> RuntimeError.
     for setter in (rumus.set_rng_state, rumus.Generator().set_state):
@@ -848,11 +981,20 @@ def test_random_and_range_nan_bounds(call):
 
 
 def test_random_and_range_errors():
-    for f in (lambda: rumus.zeros(5).uniform_(3, 2), lambda: rumus.zeros(5).normal_(0, -1),
-              lambda: rumus.zeros(5, dtype=rumus.int64).uniform_(), lambda: rumus.randint(5, 5, (5,)),
-              lambda: rumus.randint(0, 2**63, (5,)), lambda: rumus.randperm(-1), lambda: rumus.arange(0, math.inf),
-              lambda: rumus.arange(0, 10, 0), lambda: rumus.arange(10, 0), lambda: rumus.arange(0, 5, 1e-300),
-              lambda: rumus.linspace(0, 1, -1), lambda: rumus.eye(-1)):
+    for f in (
+        lambda: rumus.zeros(5).uniform_(3, 2),
+        lambda: rumus.zeros(5).normal_(0, -1),
+        lambda: rumus.zeros(5, dtype=rumus.int64).uniform_(),
+        lambda: rumus.randint(5, 5, (5,)),
+        lambda: rumus.randint(0, 2**63, (5,)),
+        lambda: rumus.randperm(-1),
+        lambda: rumus.arange(0, math.inf),
+        lambda: rumus.arange(0, 10, 0),
+        lambda: rumus.arange(10, 0),
+        lambda: rumus.arange(0, 5, 1e-300),
+        lambda: rumus.linspace(0, 1, -1),
+        lambda: rumus.eye(-1),
+    ):
         with pytest.raises(RuntimeError):
             f()
     assert rumus.arange(-(2**63), 2**63 - 1, 2**62).tolist() == [-(2**63), -(2**62), 0, 2**62]

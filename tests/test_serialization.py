@@ -12,10 +12,9 @@ import sys
 
 import numpy as np
 import pytest
-
 import rumus
-from rumus import serialization
 from conftest import ALL_DTYPES, dtype_name, make, noncontig, tensor, to_np
+from rumus import serialization
 
 NP_DTYPES = [d for d in ALL_DTYPES if d != "bfloat16"]
 
@@ -69,7 +68,7 @@ def roundtrip(obj, tmp_path, **load_kw):
 
 def header(raw):
     n = struct.unpack("<Q", raw[:8])[0]
-    return json.loads(raw[8:8 + n]), 8 + n
+    return json.loads(raw[8 : 8 + n]), 8 + n
 
 
 def raw_file(entries, data, metadata=None, pad=True):
@@ -101,21 +100,27 @@ def test_roundtrip_every_dtype(shape, tmp_path, rng):
 
 def test_special_float_values_are_bit_exact(tmp_path):
     vals = np.array([np.nan, np.inf, -np.inf, -0.0, 0.0, 1e-40, -3.5, 65504.0], np.float32)
-    ts = {d: tensor(vals.astype(np.float64 if d == "float64" else np.float32), d)
-          for d in ("float16", "bfloat16", "float32", "float64")}
+    ts = {
+        d: tensor(vals.astype(np.float64 if d == "float64" else np.float32), d)
+        for d in ("float16", "bfloat16", "float32", "float64")
+    }
     roundtrip(ts, tmp_path)
     # The stored bf16 bits are the top half of the float32 bits.
     raw = (tmp_path / "x.safetensors").read_bytes()
     h, start = header(raw)
     b, e = h["bfloat16"]["data_offsets"]
-    stored = np.frombuffer(raw[start + b:start + e], "<u2")
-    np.testing.assert_array_equal(stored, (to_np(ts["bfloat16"]).view(np.uint32) >> 16).astype(np.uint16))
+    stored = np.frombuffer(raw[start + b : start + e], "<u2")
+    np.testing.assert_array_equal(
+        stored, (to_np(ts["bfloat16"]).view(np.uint32) >> 16).astype(np.uint16)
+    )
 
 
 def test_extreme_int_values(tmp_path):
-    ts = {"i64": rumus.tensor(np.array([-2**63, 2**63 - 1, 0], np.int64)),
-          "i32": rumus.tensor(np.array([-2**31, 2**31 - 1], np.int32)),
-          "u8": rumus.tensor(np.array([0, 255], np.uint8))}
+    ts = {
+        "i64": rumus.tensor(np.array([-(2**63), 2**63 - 1, 0], np.int64)),
+        "i32": rumus.tensor(np.array([-(2**31), 2**31 - 1], np.int32)),
+        "u8": rumus.tensor(np.array([0, 255], np.uint8)),
+    }
     roundtrip(ts, tmp_path)
 
 
@@ -141,8 +146,13 @@ def test_views_sharing_storage_are_saved_separately(tmp_path):
     obj = {"base": base, "row": base[1], "col": base[:, 2], "t": base.t(), "same": base}
     raw = _saved(obj, tmp_path).read_bytes()
     h, start = header(raw)
-    assert {k: h[k]["data_offsets"][1] - h[k]["data_offsets"][0] for k in obj} == \
-        {"base": 48, "row": 16, "col": 12, "t": 48, "same": 48}
+    assert {k: h[k]["data_offsets"][1] - h[k]["data_offsets"][0] for k in obj} == {
+        "base": 48,
+        "row": 16,
+        "col": 12,
+        "t": 48,
+        "same": 48,
+    }
     assert len(raw) == start + 48 + 16 + 12 + 48 + 48
     out = rumus.load(tmp_path / "x.safetensors")
     np.testing.assert_array_equal(to_np(out["col"]), [2.0, 6.0, 10.0])
@@ -179,25 +189,46 @@ def test_nested_structure(tmp_path):
         "tuple": (1, 2.0, (3, [t.t()]), ()),
         "list": [None, True, False, "ünïcode ✓", "", [], {}, [[[]]]],
         "floats": [0.1, -0.0, float("inf"), float("-inf"), float("nan"), 1e308, 5e-324],
-        "big": 2**100, "neg": -7, "one_float": 1.0,
+        "big": 2**100,
+        "neg": -7,
+        "one_float": 1.0,
         "odict": collections.OrderedDict([("b", 1), ("a", rumus.tensor([True, False]))]),
     }
     out = roundtrip(obj, tmp_path)
     assert type(out["odict"]) is collections.OrderedDict
 
 
-@pytest.mark.parametrize("obj", [rumus.arange(5), rumus.tensor(2.5, dtype=rumus.float64),
-                                 [rumus.ones(2), 3], (rumus.zeros(0),), 7, 1.5, None, "text", True],
-                         ids=lambda o: type(o).__name__)
+@pytest.mark.parametrize(
+    "obj",
+    [
+        rumus.arange(5),
+        rumus.tensor(2.5, dtype=rumus.float64),
+        [rumus.ones(2), 3],
+        (rumus.zeros(0),),
+        7,
+        1.5,
+        None,
+        "text",
+        True,
+    ],
+    ids=lambda o: type(o).__name__,
+)
 def test_non_dict_top_level(obj, tmp_path):
     roundtrip(obj, tmp_path)
 
 
 def test_model_like_state_dict(tmp_path, rng):
     sd = collections.OrderedDict()
-    for name, shape in [("conv.weight", (4, 3, 3, 3)), ("conv.bias", (4,)),
-                        ("bn.weight", (4,)), ("bn.bias", (4,)), ("bn.running_mean", (4,)),
-                        ("bn.running_var", (4,)), ("fc.weight", (10, 36)), ("fc.bias", (10,))]:
+    for name, shape in [
+        ("conv.weight", (4, 3, 3, 3)),
+        ("conv.bias", (4,)),
+        ("bn.weight", (4,)),
+        ("bn.bias", (4,)),
+        ("bn.running_mean", (4,)),
+        ("bn.running_var", (4,)),
+        ("fc.weight", (10, 36)),
+        ("fc.bias", (10,)),
+    ]:
         sd[name] = tensor(make(shape, "float32", rng))
     sd["bn.num_batches_tracked"] = rumus.tensor(17)
     out = roundtrip(sd, tmp_path)
@@ -208,11 +239,29 @@ def test_model_like_state_dict(tmp_path, rng):
 
 
 def test_optimizer_like_state_dict(tmp_path, rng):
-    state = {i: {"step": rumus.tensor(float(5 + i)), "exp_avg": tensor(make((3, 2), "float32", rng)),
-                 "exp_avg_sq": tensor(make((3, 2), "float32", rng, low=0))} for i in range(2)}
-    sd = {"state": state,
-          "param_groups": [{"lr": 1e-3, "betas": (0.9, 0.999), "eps": 1e-8, "weight_decay": 0,
-                            "amsgrad": False, "maximize": False, "foreach": None, "params": [0, 1]}]}
+    state = {
+        i: {
+            "step": rumus.tensor(float(5 + i)),
+            "exp_avg": tensor(make((3, 2), "float32", rng)),
+            "exp_avg_sq": tensor(make((3, 2), "float32", rng, low=0)),
+        }
+        for i in range(2)
+    }
+    sd = {
+        "state": state,
+        "param_groups": [
+            {
+                "lr": 1e-3,
+                "betas": (0.9, 0.999),
+                "eps": 1e-8,
+                "weight_decay": 0,
+                "amsgrad": False,
+                "maximize": False,
+                "foreach": None,
+                "params": [0, 1],
+            }
+        ],
+    }
     obj = {"model": collections.OrderedDict(w=rumus.ones(3, 2)), "optimizer": sd, "epoch": 3}
     out = roundtrip(obj, tmp_path)
     assert list(out["optimizer"]["state"]) == [0, 1]
@@ -226,7 +275,11 @@ def test_generated_names_are_unique(tmp_path):
     obj = {"a.b": a, "a": {"b": b}, "a.b#1": c, "__metadata__": d}
     roundtrip(obj, tmp_path)
     h, _ = header((tmp_path / "x.safetensors").read_bytes())
-    assert len(h) == 5 and "__metadata__" in h and isinstance(h["__metadata__"]["rumus.structure"], str)
+    assert (
+        len(h) == 5
+        and "__metadata__" in h
+        and isinstance(h["__metadata__"]["rumus.structure"], str)
+    )
 
 
 def test_requires_grad_is_kept(tmp_path):
@@ -312,15 +365,22 @@ class Foo:
     pass
 
 
-@pytest.mark.parametrize("obj, match", [
-    (Foo(), r"type 'Foo' \(at obj\)"),
-    ({"a": [1, Foo()]}, r"type 'Foo' \(at obj\['a'\]\[1\]\)"),
-    ({"opt": {0: {"step": np.float64(1.0)}}}, r"type 'float64' \(at obj\['opt'\]\[0\]\['step'\]\)"),
-    ({"s": {1, 2}}, r"type 'set' \(at obj\['s'\]\)"),
-    ({"a": np.zeros(2)}, r"type 'ndarray'"),
-    ({(1, 2): rumus.ones(1)}, r"dict key of type 'tuple' \(in obj\)"),
-    (collections.namedtuple("P", "x y")(1, 2), r"type 'P'"),
-], ids=["object", "nested", "numpy_scalar", "set", "ndarray", "tuple_key", "namedtuple"])
+@pytest.mark.parametrize(
+    "obj, match",
+    [
+        (Foo(), r"type 'Foo' \(at obj\)"),
+        ({"a": [1, Foo()]}, r"type 'Foo' \(at obj\['a'\]\[1\]\)"),
+        (
+            {"opt": {0: {"step": np.float64(1.0)}}},
+            r"type 'float64' \(at obj\['opt'\]\[0\]\['step'\]\)",
+        ),
+        ({"s": {1, 2}}, r"type 'set' \(at obj\['s'\]\)"),
+        ({"a": np.zeros(2)}, r"type 'ndarray'"),
+        ({(1, 2): rumus.ones(1)}, r"dict key of type 'tuple' \(in obj\)"),
+        (collections.namedtuple("P", "x y")(1, 2), r"type 'P'"),
+    ],
+    ids=["object", "nested", "numpy_scalar", "set", "ndarray", "tuple_key", "namedtuple"],
+)
 def test_save_rejects_other_types(obj, match, tmp_path):
     with pytest.raises(TypeError, match=match):
         rumus.save(obj, io.BytesIO())
@@ -420,6 +480,7 @@ def test_load_from_path_is_zero_copy(tmp_path):
     del out
     # The mapping lives as long as the tensor.
     import gc
+
     gc.collect()
     assert big[12345].item() == 12345.0
     assert _mapped_file(rumus.load(path, mmap=False)["big"].data_ptr()) != str(path)
@@ -428,8 +489,14 @@ def test_load_from_path_is_zero_copy(tmp_path):
 def test_misaligned_foreign_file_loads(tmp_path):
     # Unpadded header of odd length and odd offsets: rumus copies instead of viewing.
     data = np.array([7], np.uint8).tobytes() + np.array([1.5, -2.0], "<f8").tobytes()
-    raw = raw_file({"u": {"dtype": "U8", "shape": [1], "data_offsets": [0, 1]},
-                    "d": {"dtype": "F64", "shape": [2], "data_offsets": [1, 17]}}, data, pad=False)
+    raw = raw_file(
+        {
+            "u": {"dtype": "U8", "shape": [1], "data_offsets": [0, 1]},
+            "d": {"dtype": "F64", "shape": [2], "data_offsets": [1, 17]},
+        },
+        data,
+        pad=False,
+    )
     (tmp_path / "m").write_bytes(raw)
     out = rumus.load(tmp_path / "m")
     assert to_np(out["d"]).tolist() == [1.5, -2.0] and to_np(out["u"]).tolist() == [7]
@@ -439,15 +506,22 @@ def test_misaligned_foreign_file_loads(tmp_path):
 
 
 def test_arbitrary_data_bytes_do_not_crash(tmp_path):
-    path = _saved({"b": rumus.tensor([True, False, True, False]), "f": rumus.zeros(2),
-                   "h": rumus.zeros(2).half(), "bf": rumus.zeros(2).bfloat16()}, tmp_path)
+    path = _saved(
+        {
+            "b": rumus.tensor([True, False, True, False]),
+            "f": rumus.zeros(2),
+            "h": rumus.zeros(2).half(),
+            "bf": rumus.zeros(2).bfloat16(),
+        },
+        tmp_path,
+    )
     raw = bytearray(path.read_bytes())
     h, start = header(bytes(raw))
     s = start + h["b"]["data_offsets"][0]
-    raw[s:s + 4] = bytes([2, 0, 255, 1])  # not 0/1: still bools, non-zero is True
+    raw[s : s + 4] = bytes([2, 0, 255, 1])  # not 0/1: still bools, non-zero is True
     for k in ("f", "h", "bf"):
         b, e = h[k]["data_offsets"]
-        raw[start + b:start + e] = b"\xff" * (e - b)  # NaN bit patterns
+        raw[start + b : start + e] = b"\xff" * (e - b)  # NaN bit patterns
     path.write_bytes(bytes(raw))
     for load in (lambda: rumus.load(path), lambda: rumus.load(io.BytesIO(bytes(raw)))):
         out = load()
@@ -476,8 +550,10 @@ def test_file_changed_after_load(tmp_path):
 # -------------------------------------------------------------- corrupt files
 
 
-GOOD = {"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},
-        "b": {"dtype": "I64", "shape": [], "data_offsets": [8, 16]}}
+GOOD = {
+    "a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},
+    "b": {"dtype": "I64", "shape": [], "data_offsets": [8, 16]},
+}
 
 
 def _entry(**kw):
@@ -489,7 +565,10 @@ def _entry(**kw):
 CORRUPT = [
     (b"", "file too short \\(0 bytes\\)"),
     (b"\x08\x00\x00\x00", "file too short \\(4 bytes\\)"),
-    (struct.pack("<Q", 1000) + b"{}      ", "header length 1000 is larger than the file \\(16 bytes\\)"),
+    (
+        struct.pack("<Q", 1000) + b"{}      ",
+        "header length 1000 is larger than the file \\(16 bytes\\)",
+    ),
     (struct.pack("<Q", 2**64 - 1), "header length 18446744073709551615 is larger"),
     (struct.pack("<Q", 8) + b"{not js}", "header is not valid JSON"),
     (struct.pack("<Q", 8) + b"\xff\xfe{}    ", "header is not valid JSON"),
@@ -498,32 +577,61 @@ CORRUPT = [
     (struct.pack("<Q", 16) + b'{"a":1, "a":2}  ', "duplicate key 'a'"),
     (raw_file({"a": _entry(dtype="F17")}, bytes(8)), "tensor 'a' has unknown dtype 'F17'"),
     (raw_file({"a": _entry(dtype=3)}, bytes(8)), "tensor 'a' has unknown dtype 3"),
-    (raw_file({"a": _entry(shape=[3])}, bytes(8)),
-     "tensor 'a': data_offsets \\[0, 8\\] hold 8 bytes but shape \\[3\\] of F32 needs 12"),
+    (
+        raw_file({"a": _entry(shape=[3])}, bytes(8)),
+        "tensor 'a': data_offsets \\[0, 8\\] hold 8 bytes but shape \\[3\\] of F32 needs 12",
+    ),
     (raw_file({"a": _entry(shape=[-2])}, bytes(8)), "shape must be a list of non-negative ints"),
     (raw_file({"a": _entry(shape=[2.0])}, bytes(8)), "shape must be a list of non-negative ints"),
-    (raw_file({"a": _entry(shape=[True, 2])}, bytes(8)), "shape must be a list of non-negative ints"),
+    (
+        raw_file({"a": _entry(shape=[True, 2])}, bytes(8)),
+        "shape must be a list of non-negative ints",
+    ),
     (raw_file({"a": _entry(shape=None)}, bytes(8)), "shape must be a list of non-negative ints"),
     (raw_file({"a": _entry(data_offsets=[8, 0])}, bytes(8)), "0 <= begin <= end, got \\[8, 0\\]"),
     (raw_file({"a": _entry(data_offsets=[0])}, bytes(8)), "data_offsets must be \\[begin, end\\]"),
-    (raw_file({"a": _entry(data_offsets=[0, 8, 16])}, bytes(8)), "data_offsets must be \\[begin, end\\]"),
-    (raw_file({"a": _entry(data_offsets=[8, 16])}, bytes(8)),
-     "tensor 'a': data_offsets \\[8, 16\\] are out of range \\(the data section has 8 bytes\\)"),
-    (raw_file({"a": {"dtype": "F32", "shape": [2]}}, bytes(8)),
-     "tensor 'a': entry must have exactly dtype, shape and data_offsets"),
-    (raw_file({"a": _entry(extra=1)}, bytes(8)), "entry must have exactly dtype, shape and data_offsets"),
+    (
+        raw_file({"a": _entry(data_offsets=[0, 8, 16])}, bytes(8)),
+        "data_offsets must be \\[begin, end\\]",
+    ),
+    (
+        raw_file({"a": _entry(data_offsets=[8, 16])}, bytes(8)),
+        "tensor 'a': data_offsets \\[8, 16\\] are out of range \\(the data section has 8 bytes\\)",
+    ),
+    (
+        raw_file({"a": {"dtype": "F32", "shape": [2]}}, bytes(8)),
+        "tensor 'a': entry must have exactly dtype, shape and data_offsets",
+    ),
+    (
+        raw_file({"a": _entry(extra=1)}, bytes(8)),
+        "entry must have exactly dtype, shape and data_offsets",
+    ),
     (raw_file({"a": [1, 2]}, bytes(8)), "entry must have exactly"),
-    (raw_file({"a": GOOD["a"], "b": {"dtype": "I64", "shape": [], "data_offsets": [4, 12]}}, bytes(16)),
-     "tensor 'b' at data_offsets \\[4, 12\\] overlaps the previous tensor"),
-    (raw_file({"a": GOOD["a"], "b": {"dtype": "I64", "shape": [], "data_offsets": [12, 20]}}, bytes(20)),
-     "tensor 'b' at data_offsets \\[12, 20\\] leaves a gap of 4 bytes"),
-    (raw_file({"b": {"dtype": "I64", "shape": [], "data_offsets": [8, 16]}}, bytes(16)),
-     "tensor 'b' at data_offsets \\[8, 16\\] leaves a gap of 8 bytes"),
+    (
+        raw_file(
+            {"a": GOOD["a"], "b": {"dtype": "I64", "shape": [], "data_offsets": [4, 12]}}, bytes(16)
+        ),
+        "tensor 'b' at data_offsets \\[4, 12\\] overlaps the previous tensor",
+    ),
+    (
+        raw_file(
+            {"a": GOOD["a"], "b": {"dtype": "I64", "shape": [], "data_offsets": [12, 20]}},
+            bytes(20),
+        ),
+        "tensor 'b' at data_offsets \\[12, 20\\] leaves a gap of 4 bytes",
+    ),
+    (
+        raw_file({"b": {"dtype": "I64", "shape": [], "data_offsets": [8, 16]}}, bytes(16)),
+        "tensor 'b' at data_offsets \\[8, 16\\] leaves a gap of 8 bytes",
+    ),
     (raw_file(GOOD, bytes(16) + b"junk"), "4 bytes of trailing data after the last tensor"),
     (raw_file({}, b"x"), "1 bytes of trailing data"),
     (raw_file(GOOD, bytes(16), metadata={"k": 1}), "__metadata__ must be an object of str -> str"),
     (raw_file(GOOD, bytes(16), metadata=["x"]), "__metadata__ must be an object of str -> str"),
-    (b"PK\x03\x04" + bytes(60), "not a safetensors file.*reads safetensors files only, never pickles"),
+    (
+        b"PK\x03\x04" + bytes(60),
+        "not a safetensors file.*reads safetensors files only, never pickles",
+    ),
     (b"\x80\x02\x8a\nl\xfc\x9cF\xf9 j\xa8P\x19.", "never pickles"),
     (b"\x80\x04\x95" + bytes(30), "never pickles"),
 ]
@@ -542,39 +650,54 @@ def test_corrupt_files_raise(raw, match, tmp_path):
 
 
 def test_hand_written_file_loads():
-    out = rumus.load(io.BytesIO(raw_file(GOOD, np.array([1, 2], "<f4").tobytes() + struct.pack("<q", -5))))
+    out = rumus.load(
+        io.BytesIO(raw_file(GOOD, np.array([1, 2], "<f4").tobytes() + struct.pack("<q", -5)))
+    )
     assert to_np(out["a"]).tolist() == [1.0, 2.0] and out["b"].item() == -5 and out["b"].shape == ()
 
 
 @pytest.mark.parametrize("st_dtype", ["I8", "I16", "U16", "U32", "U64", "F8_E4M3", "F8_E5M2"])
 def test_dtypes_rumus_lacks(st_dtype):
     size = {"I8": 1, "I16": 2, "U16": 2, "U32": 4, "U64": 8, "F8_E4M3": 1, "F8_E5M2": 1}[st_dtype]
-    raw = raw_file({"q": {"dtype": st_dtype, "shape": [2], "data_offsets": [0, 2 * size]}}, bytes(2 * size))
-    with pytest.raises(RuntimeError, match=f"tensor 'q' has dtype {st_dtype}, which rumus doesn't support"):
+    raw = raw_file(
+        {"q": {"dtype": st_dtype, "shape": [2], "data_offsets": [0, 2 * size]}}, bytes(2 * size)
+    )
+    with pytest.raises(
+        RuntimeError, match=f"tensor 'q' has dtype {st_dtype}, which rumus doesn't support"
+    ):
         rumus.load(io.BytesIO(raw))
 
 
 def _with_structure(structure, extra_meta=None):
     meta = {"rumus.structure": structure if isinstance(structure, str) else json.dumps(structure)}
     meta.update(extra_meta or {})
-    return raw_file({"t": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}, bytes(4), metadata=meta)
+    return raw_file(
+        {"t": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}, bytes(4), metadata=meta
+    )
 
 
-@pytest.mark.parametrize("structure, match", [
-    ("{oops", "rumus.structure metadata is not valid JSON"),
-    ([1], "expected an object with version and root"),
-    ({"version": 2, "root": None}, "version 2 is not supported"),
-    ({"version": 1, "root": {"set": [1]}}, "unknown rumus.structure metadata: {'set': \\[1\\]}"),
-    ({"version": 1, "root": {"tensor": "nope"}}, "no tensor named 'nope'"),
-    ({"version": 1, "root": {"tensor": "t", "requires_grad": "yes"}}, "tensor node"),
-    ({"version": 1, "root": {"tensor": "t", "device": "gpu"}}, "tensor node"),
-    ({"version": 1, "root": {"dict": [[1]]}}, "is not a \\[key, value\\] pair"),
-    ({"version": 1, "root": {"dict": [[[1], 2]]}}, "\\[1\\] is not a leaf value"),
-    ({"version": 1, "root": {"list": 5}}, "is not a leaf value"),
-    ({"version": 1, "root": {"float": "x"}}, "is not a leaf value"),
-    ({"version": 1, "root": [1, 2]}, "is not a leaf value"),
-    ({"version": 1, "root": 1.5}, "1.5 is not a leaf value"),
-], ids=range(13))
+@pytest.mark.parametrize(
+    "structure, match",
+    [
+        ("{oops", "rumus.structure metadata is not valid JSON"),
+        ([1], "expected an object with version and root"),
+        ({"version": 2, "root": None}, "version 2 is not supported"),
+        (
+            {"version": 1, "root": {"set": [1]}},
+            "unknown rumus.structure metadata: {'set': \\[1\\]}",
+        ),
+        ({"version": 1, "root": {"tensor": "nope"}}, "no tensor named 'nope'"),
+        ({"version": 1, "root": {"tensor": "t", "requires_grad": "yes"}}, "tensor node"),
+        ({"version": 1, "root": {"tensor": "t", "device": "gpu"}}, "tensor node"),
+        ({"version": 1, "root": {"dict": [[1]]}}, "is not a \\[key, value\\] pair"),
+        ({"version": 1, "root": {"dict": [[[1], 2]]}}, "\\[1\\] is not a leaf value"),
+        ({"version": 1, "root": {"list": 5}}, "is not a leaf value"),
+        ({"version": 1, "root": {"float": "x"}}, "is not a leaf value"),
+        ({"version": 1, "root": [1, 2]}, "is not a leaf value"),
+        ({"version": 1, "root": 1.5}, "1.5 is not a leaf value"),
+    ],
+    ids=range(13),
+)
 def test_bad_structure_metadata(structure, match):
     with pytest.raises(RuntimeError, match=match):
         rumus.load(io.BytesIO(_with_structure(structure)))
@@ -584,8 +707,11 @@ def test_unknown_rumus_metadata_and_foreign_metadata():
     with pytest.raises(RuntimeError, match="unknown rumus metadata \\['rumus.future'\\]"):
         rumus.load(io.BytesIO(_with_structure({"version": 1, "root": None}, {"rumus.future": "1"})))
     # Metadata of other writers is ignored.
-    raw = raw_file({"t": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}}, bytes(4),
-                   metadata={"format": "pt"})
+    raw = raw_file(
+        {"t": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}},
+        bytes(4),
+        metadata={"format": "pt"},
+    )
     assert list(rumus.load(io.BytesIO(raw))) == ["t"]
 
 
@@ -615,8 +741,11 @@ def test_interop_safetensors_numpy(tmp_path, rng):
 
 def test_interop_structured_file_is_readable_by_safetensors(tmp_path):
     safetensors = pytest.importorskip("safetensors")
-    obj = {"model": collections.OrderedDict(w=rumus.ones(2, 2)), "opt": {"state": {0: {"m": rumus.zeros(2)}}},
-           "epoch": 4}
+    obj = {
+        "model": collections.OrderedDict(w=rumus.ones(2, 2)),
+        "opt": {"state": {0: {"m": rumus.zeros(2)}}},
+        "epoch": 4,
+    }
     rumus.save(obj, tmp_path / "s.safetensors")
     with safetensors.safe_open(tmp_path / "s.safetensors", "np") as f:
         assert sorted(f.keys()) == ["model.w", "opt.state.0.m"]
@@ -628,11 +757,18 @@ def test_interop_safetensors_torch(tmp_path):
     torch = pytest.importorskip("torch")
     st_torch = pytest.importorskip("safetensors.torch")
     g = torch.Generator().manual_seed(0)
-    tts = {"f32": torch.randn(3, 4, generator=g), "f64": torch.randn(2, dtype=torch.float64, generator=g),
-           "f16": torch.randn(5, generator=g).half(), "bf16": torch.randn(2, 3, generator=g).bfloat16(),
-           "i64": torch.arange(-3, 3), "i32": torch.arange(4, dtype=torch.int32),
-           "u8": torch.arange(250, 256, dtype=torch.uint8), "b": torch.tensor([True, False]),
-           "scalar": torch.tensor(1.25), "empty": torch.zeros(0, 2, dtype=torch.bfloat16)}
+    tts = {
+        "f32": torch.randn(3, 4, generator=g),
+        "f64": torch.randn(2, dtype=torch.float64, generator=g),
+        "f16": torch.randn(5, generator=g).half(),
+        "bf16": torch.randn(2, 3, generator=g).bfloat16(),
+        "i64": torch.arange(-3, 3),
+        "i32": torch.arange(4, dtype=torch.int32),
+        "u8": torch.arange(250, 256, dtype=torch.uint8),
+        "b": torch.tensor([True, False]),
+        "scalar": torch.tensor(1.25),
+        "empty": torch.zeros(0, 2, dtype=torch.bfloat16),
+    }
     st_torch.save_file(tts, tmp_path / "t.safetensors", metadata={"format": "pt"})
     out = rumus.load(tmp_path / "t.safetensors")
     for k, t in tts.items():
@@ -650,6 +786,7 @@ def test_interop_safetensors_torch(tmp_path):
 def _torch_bits(t):
     if t.dtype.is_floating_point:
         import torch
+
         if t.dtype == torch.bfloat16:
             return (t.float().numpy().view(np.uint32)).tolist()
         a = t.numpy()
@@ -662,5 +799,7 @@ def test_torch_checkpoints_are_refused(tmp_path):
     torch.save({"a": torch.ones(2)}, tmp_path / "zip.pt")
     torch.save({"a": torch.ones(2)}, tmp_path / "legacy.pt", _use_new_zipfile_serialization=False)
     for name in ("zip.pt", "legacy.pt"):
-        with pytest.raises(RuntimeError, match="not a safetensors file; rumus.load reads safetensors files only"):
+        with pytest.raises(
+            RuntimeError, match="not a safetensors file; rumus.load reads safetensors files only"
+        ):
             rumus.load(tmp_path / name)

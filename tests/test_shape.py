@@ -3,9 +3,7 @@ error types for bad arguments (PyTorch semantics)."""
 
 import numpy as np
 import pytest
-
 import rumus
-
 
 # --------------------------------------------------------------------------
 # devices: every test runs on the CPU and on the GPU. The autouse fixture
@@ -778,8 +776,16 @@ def test_flip_empty_scalar_copy_and_errors():
 def test_roll_with_dims(kind):
     a, t = pair((3, 4, 5), kind)
     cases = [
-        (1, 0), (-1, 0), (2, 1), (-3, -1), (7, 2), (-11, 1), (0, 0),
-        ((1, 2), (0, 2)), ((-2, 3), (2, 1)), ((5, -6), (1, 2)),
+        (1, 0),
+        (-1, 0),
+        (2, 1),
+        (-3, -1),
+        (7, 2),
+        (-11, 1),
+        (0, 0),
+        ((1, 2), (0, 2)),
+        ((-2, 3), (2, 1)),
+        ((5, -6), (1, 2)),
     ]
     for shifts, dims in cases:
         check(t.roll(shifts, dims), np.roll(a, shifts, axis=dims))

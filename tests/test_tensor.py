@@ -5,7 +5,6 @@ import gc
 
 import numpy as np
 import pytest
-
 import rumus
 
 
@@ -547,14 +546,20 @@ def test_dtype_reprs_and_aliases():
         (lambda: rumus.tensor([1, 2, 3]), "tensor([1, 2, 3])"),
         (lambda: rumus.tensor([-1, 10]), "tensor([-1, 10])"),
         (lambda: rumus.tensor([1, 2], dtype=rumus.int32), "tensor([1, 2], dtype=rumus.int32)"),
-        (lambda: rumus.tensor([1.0, 2.0], dtype=rumus.float64), "tensor([1., 2.], dtype=rumus.float64)"),
+        (
+            lambda: rumus.tensor([1.0, 2.0], dtype=rumus.float64),
+            "tensor([1., 2.], dtype=rumus.float64)",
+        ),
         (lambda: rumus.tensor([True, False]), "tensor([ True, False])"),
         (lambda: rumus.tensor(3.0), "tensor(3.)"),
         (lambda: rumus.tensor(7), "tensor(7)"),
         (lambda: rumus.tensor([[1.0, 2.0], [3.0, 4.0]]), "tensor([[1., 2.],\n        [3., 4.]])"),
         (lambda: rumus.tensor([[1, 2], [3, 4]]), "tensor([[1, 2],\n        [3, 4]])"),
         (lambda: rumus.tensor([]), "tensor([])"),
-        (lambda: rumus.tensor([1.0, 2.0], requires_grad=True), "tensor([1., 2.], requires_grad=True)"),
+        (
+            lambda: rumus.tensor([1.0, 2.0], requires_grad=True),
+            "tensor([1., 2.], requires_grad=True)",
+        ),
     ],
 )
 def test_repr(make, expected, device):
@@ -564,8 +569,15 @@ def test_repr(make, expected, device):
         req = t.requires_grad
         t = t.detach().to(device).requires_grad_(req)
         # like torch: the device goes before dtype= and requires_grad=
-        cut = min(i for i in (expected.find(", dtype="), expected.find(", requires_grad"), len(expected) - 1)
-                  if i >= 0)
+        cut = min(
+            i
+            for i in (
+                expected.find(", dtype="),
+                expected.find(", requires_grad"),
+                len(expected) - 1,
+            )
+            if i >= 0
+        )
         expected = expected[:cut] + ", device='gpu:0'" + expected[cut:]
     assert repr(t) == expected
     assert str(t) == expected
@@ -613,8 +625,8 @@ def test_operator_smoke_float(op_device):
     close(t - u, a - b)
     close(t * u, a * b)
     close(t / u, a / b)
-    close(u ** 2, b ** 2)
-    close(u ** u, b ** b)
+    close(u**2, b**2)
+    close(u**u, b**b)
     close(-t, -a)
     close(abs(t), np.abs(a))
     close(t + 1, a + 1)
@@ -624,7 +636,7 @@ def test_operator_smoke_float(op_device):
     close(2 - t, 2 - a)
     close(3 * t, 3 * a)
     close(2 / u, 2 / b)
-    close(2 ** t, 2 ** a)
+    close(2**t, 2**a)
     close(1.5 - u, 1.5 - b)
     close(7 // u, 7 // b)
     close(7 % u, 7 % b)
@@ -651,11 +663,26 @@ def test_operator_smoke_int_and_bool(device):
     b = np.array([2, -3, 4, 3, -2, 5], dtype=np.int64)
     t, u = T(a), T(b)
     for got, exp in [
-        (t + u, a + b), (t - u, a - b), (t * u, a * b), (t // u, a // b), (t % u, a % b),
-        (~t, ~a), (t & u, a & b), (t | u, a | b), (t ^ u, a ^ b), (t & 6, a & 6),
-        (6 & t, 6 & a), (3 | t, 3 | a), (5 ^ t, 5 ^ a), (10 - t, 10 - a), (-t, -a),
-        (abs(t), np.abs(a)), (t ** 2, a ** 2), (2 ** T([0, 1, 5]), 2 ** np.array([0, 1, 5])),
-        (17 // u, 17 // b), (17 % u, 17 % b),
+        (t + u, a + b),
+        (t - u, a - b),
+        (t * u, a * b),
+        (t // u, a // b),
+        (t % u, a % b),
+        (~t, ~a),
+        (t & u, a & b),
+        (t | u, a | b),
+        (t ^ u, a ^ b),
+        (t & 6, a & 6),
+        (6 & t, 6 & a),
+        (3 | t, 3 | a),
+        (5 ^ t, 5 ^ a),
+        (10 - t, 10 - a),
+        (-t, -a),
+        (abs(t), np.abs(a)),
+        (t**2, a**2),
+        (2 ** T([0, 1, 5]), 2 ** np.array([0, 1, 5])),
+        (17 // u, 17 // b),
+        (17 % u, 17 % b),
     ]:
         assert got.dtype == rumus.int64 and got.device.type == device
         np.testing.assert_array_equal(to_np(got), exp)
@@ -679,7 +706,9 @@ def test_inplace_operators_bump_version_keep_identity(op_device):
     ident = t
     ptr = t.data_ptr() if device == "cpu" else None  # data_ptr() raises on the GPU (by design)
     for op, npop in [
-        ("__iadd__", np.add), ("__isub__", np.subtract), ("__imul__", np.multiply),
+        ("__iadd__", np.add),
+        ("__isub__", np.subtract),
+        ("__imul__", np.multiply),
         ("__itruediv__", np.true_divide),
     ]:
         v0 = t._version

@@ -7,13 +7,10 @@ import pickle
 
 import numpy as np
 import pytest
-
 import rumus
 import rumus.nn as nn
+from conftest import dac, dleaf, dt, fd, skip_f64_on_gpu, to_np, val
 from rumus.autograd import gradcheck
-
-from conftest import dac, dleaf, dt, fd, skip_f64_on_gpu, tensor, to_np, val
-
 
 # ------------------------------------------------------------------ devices
 # Every test runs on the CPU and on the GPU (``device`` fixture). float64 is not on the GPU (by design):
@@ -39,7 +36,7 @@ def np_mha(q, k, v, m, mask=None):
     hd = E // H
     if m._qkv_same_embed_dim:
         W = val(m.in_proj_weight)
-        wq, wk, wv = W[:E], W[E:2 * E], W[2 * E:]
+        wq, wk, wv = W[:E], W[E : 2 * E], W[2 * E :]
     else:
         wq, wk, wv = val(m.q_proj_weight), val(m.k_proj_weight), val(m.v_proj_weight)
     b = val(m.in_proj_bias) if m.in_proj_bias is not None else np.zeros(3 * E)
@@ -48,7 +45,7 @@ def np_mha(q, k, v, m, mask=None):
         y = x @ w.T + bb
         return y.reshape(y.shape[0], y.shape[1], H, hd).transpose(0, 2, 1, 3)
 
-    Q, K, V = heads(q, wq, b[:E]), heads(k, wk, b[E:2 * E]), heads(v, wv, b[2 * E:])
+    Q, K, V = heads(q, wq, b[:E]), heads(k, wk, b[E : 2 * E]), heads(v, wv, b[2 * E :])
     s = Q @ K.transpose(0, 1, 3, 2) / math.sqrt(hd)
     if mask is not None:
         s = s + mask
@@ -87,8 +84,14 @@ def test_mha_cross_attention_masks_numpy(device):
     q, kv = rand(2, 4, 6), rand(2, 5, 6, seed=1)
     causal = np.triu(np.ones((4, 5), bool), 1)
     kpm = np.array([[False] * 5, [False, False, False, True, True]])
-    out, w = m(dt(q, device=device), dt(kv, device=device), dt(kv, device=device), key_padding_mask=dt(kpm, device=device), attn_mask=dt(causal, device=device),
-               average_attn_weights=False)
+    out, w = m(
+        dt(q, device=device),
+        dt(kv, device=device),
+        dt(kv, device=device),
+        key_padding_mask=dt(kpm, device=device),
+        attn_mask=dt(causal, device=device),
+        average_attn_weights=False,
+    )
     mask = additive(causal)[None, None] + additive(kpm)[:, None, None, :]
     ref, a = np_mha(q, kv, kv, m, mask)
     dac(out, ref, device=device)
@@ -96,7 +99,13 @@ def test_mha_cross_attention_masks_numpy(device):
     assert tuple(w.shape) == (2, 3, 4, 5)
     # Float masks are added; need_weights=False goes through scaled_dot_product_attention.
     fmask = rand(4, 5, seed=3)
-    out2, none = m(dt(q, device=device), dt(kv, device=device), dt(kv, device=device), attn_mask=dt(fmask, device=device), need_weights=False)
+    out2, none = m(
+        dt(q, device=device),
+        dt(kv, device=device),
+        dt(kv, device=device),
+        attn_mask=dt(fmask, device=device),
+        need_weights=False,
+    )
     assert none is None
     dac(out2, np_mha(q, kv, kv, m, fmask)[0], device=device)
 
@@ -106,7 +115,13 @@ def test_mha_3d_mask_and_distinct_kv_numpy(device):
     q, k, v = rand(3, 2, 4), rand(5, 2, 4, seed=1), rand(5, 2, 4, seed=2)
     mask3 = rand(2 * 2, 3, 5, seed=4)  # (N * H, L, S), batch-major
     for need in (True, False):
-        out, _ = m(dt(q, device=device), dt(k, device=device), dt(v, device=device), attn_mask=dt(mask3, device=device), need_weights=need)
+        out, _ = m(
+            dt(q, device=device),
+            dt(k, device=device),
+            dt(v, device=device),
+            attn_mask=dt(mask3, device=device),
+            need_weights=need,
+        )
         ref, _ = np_mha(*(a.transpose(1, 0, 2) for a in (q, k, v)), m, mask3.reshape(2, 2, 3, 5))
         dac(out, ref.transpose(1, 0, 2), device=device)
 
@@ -114,8 +129,14 @@ def test_mha_3d_mask_and_distinct_kv_numpy(device):
 def test_mha_kdim_vdim_numpy(device):
     m = nn.MultiheadAttention(4, 2, kdim=3, vdim=5, batch_first=True, dtype=fd(device)).to(device)
     assert m.in_proj_weight is None and tuple(m.k_proj_weight.shape) == (4, 3)
-    assert list(m.state_dict()) == ["q_proj_weight", "k_proj_weight", "v_proj_weight", "in_proj_bias",
-                                    "out_proj.weight", "out_proj.bias"]
+    assert list(m.state_dict()) == [
+        "q_proj_weight",
+        "k_proj_weight",
+        "v_proj_weight",
+        "in_proj_bias",
+        "out_proj.weight",
+        "out_proj.bias",
+    ]
     q, k, v = rand(2, 3, 4), rand(2, 6, 3, seed=1), rand(2, 6, 5, seed=2)
     out, w = m(dt(q, device=device), dt(k, device=device), dt(v, device=device))
     ref, a = np_mha(q, k, v, m)
@@ -127,9 +148,16 @@ def test_mha_unbatched(device):
     m = nn.MultiheadAttention(4, 2, dtype=fd(device)).to(device)
     x, y = rand(3, 4), rand(5, 4, seed=1)
     for need in (True, False):
-        out, w = m(dt(x, device=device), dt(y, device=device), dt(y, device=device), need_weights=need,
-                   key_padding_mask=dt(np.array([False, True, False, False, False]), device=device))
-        ref, a = np_mha(x[None], y[None], y[None], m, additive(np.array([False, True, False, False, False])))
+        out, w = m(
+            dt(x, device=device),
+            dt(y, device=device),
+            dt(y, device=device),
+            need_weights=need,
+            key_padding_mask=dt(np.array([False, True, False, False, False]), device=device),
+        )
+        ref, a = np_mha(
+            x[None], y[None], y[None], m, additive(np.array([False, True, False, False, False]))
+        )
         dac(out, ref[0], device=device)
         if need:
             dac(w, a.mean(1)[0], device=device)
@@ -151,34 +179,64 @@ def test_mha_is_causal_uses_the_causal_mask(device):
 
 
 def test_mha_bias_kv_and_zero_attn_numpy(device):
-    m = nn.MultiheadAttention(4, 2, add_bias_kv=True, add_zero_attn=True, batch_first=True, dtype=fd(device)).to(device)
-    assert list(m.state_dict()) == ["in_proj_weight", "in_proj_bias", "bias_k", "bias_v", "out_proj.weight",
-                                    "out_proj.bias"]
+    m = nn.MultiheadAttention(
+        4, 2, add_bias_kv=True, add_zero_attn=True, batch_first=True, dtype=fd(device)
+    ).to(device)
+    assert list(m.state_dict()) == [
+        "in_proj_weight",
+        "in_proj_bias",
+        "bias_k",
+        "bias_v",
+        "out_proj.weight",
+        "out_proj.bias",
+    ]
     q = rand(2, 3, 4)
     kpm = np.array([[False, False, True], [False, False, False]])
-    out, w = m(dt(q, device=device), dt(q, device=device), dt(q, device=device), key_padding_mask=dt(kpm, device=device), average_attn_weights=False)
+    out, w = m(
+        dt(q, device=device),
+        dt(q, device=device),
+        dt(q, device=device),
+        key_padding_mask=dt(kpm, device=device),
+        average_attn_weights=False,
+    )
     # Reference: bias_k / bias_v appended as one more (projected) key/value, then a zero key/value.
     E, H, hd = 4, 2, 2
     W, b = val(m.in_proj_weight), val(m.in_proj_bias)
-    proj = lambda x, i: x @ W[i * E:(i + 1) * E].T + b[i * E:(i + 1) * E]  # noqa: E731
+    proj = lambda x, i: x @ W[i * E : (i + 1) * E].T + b[i * E : (i + 1) * E]  # noqa: E731
     Q, K, V = proj(q, 0), proj(q, 1), proj(q, 2)
-    K = np.concatenate([K, np.broadcast_to(val(m.bias_k).reshape(1, 1, E), (2, 1, E)), np.zeros((2, 1, E))], 1)
-    V = np.concatenate([V, np.broadcast_to(val(m.bias_v).reshape(1, 1, E), (2, 1, E)), np.zeros((2, 1, E))], 1)
+    K = np.concatenate(
+        [K, np.broadcast_to(val(m.bias_k).reshape(1, 1, E), (2, 1, E)), np.zeros((2, 1, E))], 1
+    )
+    V = np.concatenate(
+        [V, np.broadcast_to(val(m.bias_v).reshape(1, 1, E), (2, 1, E)), np.zeros((2, 1, E))], 1
+    )
     sp = lambda x: x.reshape(2, -1, H, hd).transpose(0, 2, 1, 3)  # noqa: E731
     s = sp(Q) @ sp(K).transpose(0, 1, 3, 2) / math.sqrt(hd)
     s = s + additive(np.concatenate([kpm, np.zeros((2, 2), bool)], 1))[:, None, None, :]
     a = np_softmax(s)
-    o = (a @ sp(V)).transpose(0, 2, 1, 3).reshape(2, 3, E) @ val(m.out_proj.weight).T + val(m.out_proj.bias)
+    o = (a @ sp(V)).transpose(0, 2, 1, 3).reshape(2, 3, E) @ val(m.out_proj.weight).T + val(
+        m.out_proj.bias
+    )
     dac(out, o, device=device)
     dac(w, a, device=device)
-    out2, _ = m(dt(q, device=device), dt(q, device=device), dt(q, device=device), key_padding_mask=dt(kpm, device=device), need_weights=False)
+    out2, _ = m(
+        dt(q, device=device),
+        dt(q, device=device),
+        dt(q, device=device),
+        key_padding_mask=dt(kpm, device=device),
+        need_weights=False,
+    )
     dac(out2, o, device=device)
 
 
 def test_mha_gradcheck(device):
     skip_f64_on_gpu(device, "float64 (which gradcheck needs)")
     m = nn.MultiheadAttention(4, 2, dtype=fd(device)).to(device)
-    q, k, v = dleaf(rand(3, 2, 4), device=device), dleaf(rand(4, 2, 4, seed=1), device=device), dleaf(rand(4, 2, 4, seed=2), device=device)
+    q, k, v = (
+        dleaf(rand(3, 2, 4), device=device),
+        dleaf(rand(4, 2, 4, seed=1), device=device),
+        dleaf(rand(4, 2, 4, seed=2), device=device),
+    )
     mask = dt(rand(3, 4, seed=3), device=device)
     assert gradcheck(lambda q, k, v: m(q, k, v, attn_mask=mask)[0], (q, k, v))
     assert gradcheck(lambda q, k, v: m(q, k, v, need_weights=False)[0], (q, k, v))
@@ -218,17 +276,28 @@ def test_mha_default_init(device):
     dac(m.out_proj.bias, np.zeros(E, np.float32), device=device)
     ow = val(m.out_proj.weight)  # Linear's default: U(-1/sqrt(E), 1/sqrt(E))
     assert np.abs(ow).max() <= 1 / 8 and np.abs(ow).max() > 0.95 / 8
-    bk = np.concatenate([val(m.bias_k).ravel(), val(m.bias_v).ravel()])  # xavier_normal_ on (1, 1, E)
+    bk = np.concatenate(
+        [val(m.bias_k).ravel(), val(m.bias_v).ravel()]
+    )  # xavier_normal_ on (1, 1, E)
     assert abs(bk.std() - math.sqrt(1 / E)) < 0.3 * math.sqrt(1 / E)
 
 
 def test_mha_state_dict_and_repr(device):
     m = nn.MultiheadAttention(8, 2).to(device)
     assert [(k, tuple(v.shape)) for k, v in m.state_dict().items()] == [
-        ("in_proj_weight", (24, 8)), ("in_proj_bias", (24,)), ("out_proj.weight", (8, 8)), ("out_proj.bias", (8,))]
-    assert list(nn.MultiheadAttention(8, 2, bias=False).state_dict()) == ["in_proj_weight", "out_proj.weight"]
-    assert repr(m) == ("MultiheadAttention(\n  (out_proj): NonDynamicallyQuantizableLinear(in_features=8, "
-                       "out_features=8, bias=True)\n)")
+        ("in_proj_weight", (24, 8)),
+        ("in_proj_bias", (24,)),
+        ("out_proj.weight", (8, 8)),
+        ("out_proj.bias", (8,)),
+    ]
+    assert list(nn.MultiheadAttention(8, 2, bias=False).state_dict()) == [
+        "in_proj_weight",
+        "out_proj.weight",
+    ]
+    assert repr(m) == (
+        "MultiheadAttention(\n  (out_proj): NonDynamicallyQuantizableLinear(in_features=8, "
+        "out_features=8, bias=True)\n)"
+    )
     assert m.head_dim == 4 and m.batch_first is False and m._qkv_same_embed_dim
 
 
@@ -241,17 +310,25 @@ def test_mha_errors(device):
     x = rumus.randn(3, 2, 4, device=device)
     with pytest.raises(AssertionError, match="was expecting embedding dimension of 4, but got 5"):
         m(rumus.randn(3, 2, 5, device=device), x, x)
-    with pytest.raises(AssertionError, match="expected `key` and `value` to be 3-D but found 2-D and 3-D"):
+    with pytest.raises(
+        AssertionError, match="expected `key` and `value` to be 3-D but found 2-D and 3-D"
+    ):
         m(x, rumus.randn(3, 4, device=device), x)
     with pytest.raises(AssertionError, match="query should be unbatched 2D or batched 3D tensor"):
         m(rumus.randn(1, 3, 2, 4, device=device), x, x)
-    with pytest.raises(RuntimeError, match=r"The shape of the 2D attn_mask is .*\[3, 4\].*but should be \(3, 3\)"):
+    with pytest.raises(
+        RuntimeError, match=r"The shape of the 2D attn_mask is .*\[3, 4\].*but should be \(3, 3\)"
+    ):
         m(x, x, x, attn_mask=rumus.zeros(3, 4, device=device))
-    with pytest.raises(RuntimeError, match=r"The shape of the 3D attn_mask is .*but should be \(4, 3, 3\)"):
+    with pytest.raises(
+        RuntimeError, match=r"The shape of the 3D attn_mask is .*but should be \(4, 3, 3\)"
+    ):
         m(x, x, x, attn_mask=rumus.zeros(2, 3, 3, device=device))
     with pytest.raises(AssertionError, match=r"expecting key_padding_mask shape of \(2, 3\)"):
         m(x, x, x, key_padding_mask=rumus.zeros(2, 4, device=device).bool())
-    with pytest.raises(AssertionError, match="only bool and floating types of attn_mask are supported"):
+    with pytest.raises(
+        AssertionError, match="only bool and floating types of attn_mask are supported"
+    ):
         m(x, x, x, attn_mask=rumus.zeros(3, 3, dtype=rumus.int64, device=device))
     with pytest.raises(RuntimeError, match="key batch size 3 does not match query batch size 2"):
         m(x, rumus.randn(3, 3, 4, device=device), rumus.randn(3, 3, 4, device=device))
@@ -266,8 +343,15 @@ def np_layer_norm(x, w, b, eps=1e-5):
 
 def test_encoder_layer_numpy_post_and_pre_norm(device):
     for norm_first in (False, True):
-        layer = nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.0, batch_first=True,
-                                           norm_first=norm_first, dtype=fd(device)).to(device)
+        layer = nn.TransformerEncoderLayer(
+            8,
+            2,
+            dim_feedforward=16,
+            dropout=0.0,
+            batch_first=True,
+            norm_first=norm_first,
+            dtype=fd(device),
+        ).to(device)
         x = rand(2, 5, 8)
         mask = additive(np.triu(np.ones((5, 5), bool), 1))
         out = layer(dt(x, device=device), src_mask=dt(mask, device=device))
@@ -293,13 +377,28 @@ def test_encoder_layer_numpy_post_and_pre_norm(device):
 def test_encoder_layer_state_dict_keys_and_activation(device):
     layer = nn.TransformerEncoderLayer(8, 2, dim_feedforward=16).to(device)
     assert [(k, tuple(v.shape)) for k, v in layer.state_dict().items()] == [
-        ("self_attn.in_proj_weight", (24, 8)), ("self_attn.in_proj_bias", (24,)),
-        ("self_attn.out_proj.weight", (8, 8)), ("self_attn.out_proj.bias", (8,)),
-        ("linear1.weight", (16, 8)), ("linear1.bias", (16,)), ("linear2.weight", (8, 16)), ("linear2.bias", (8,)),
-        ("norm1.weight", (8,)), ("norm1.bias", (8,)), ("norm2.weight", (8,)), ("norm2.bias", (8,))]
+        ("self_attn.in_proj_weight", (24, 8)),
+        ("self_attn.in_proj_bias", (24,)),
+        ("self_attn.out_proj.weight", (8, 8)),
+        ("self_attn.out_proj.bias", (8,)),
+        ("linear1.weight", (16, 8)),
+        ("linear1.bias", (16,)),
+        ("linear2.weight", (8, 16)),
+        ("linear2.bias", (8,)),
+        ("norm1.weight", (8,)),
+        ("norm1.bias", (8,)),
+        ("norm2.weight", (8,)),
+        ("norm2.bias", (8,)),
+    ]
     nobias = nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, bias=False).to(device)
-    assert list(nobias.state_dict()) == ["self_attn.in_proj_weight", "self_attn.out_proj.weight", "linear1.weight",
-                                         "linear2.weight", "norm1.weight", "norm2.weight"]
+    assert list(nobias.state_dict()) == [
+        "self_attn.in_proj_weight",
+        "self_attn.out_proj.weight",
+        "linear1.weight",
+        "linear2.weight",
+        "norm1.weight",
+        "norm2.weight",
+    ]
     assert layer.activation is nn.functional.relu
     assert nn.TransformerEncoderLayer(8, 2, activation="gelu").activation is nn.functional.gelu
     mod = nn.TransformerEncoderLayer(8, 2, activation=nn.GELU()).to(device)
@@ -313,7 +412,9 @@ def test_encoder_layer_state_dict_keys_and_activation(device):
 def test_encoder_copies_layers_and_detects_causal_masks(device):
     layer = nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.0).to(device)
     enc = nn.TransformerEncoder(layer, 3, norm=nn.LayerNorm(8)).to(device)
-    assert len(enc.layers) == 3 and enc.layers[0] is not layer and enc.layers[0] is not enc.layers[1]
+    assert (
+        len(enc.layers) == 3 and enc.layers[0] is not layer and enc.layers[0] is not enc.layers[1]
+    )
     w0, w1 = enc.layers[0].linear1.weight, enc.layers[1].linear1.weight
     assert w0 is not w1
     dac(w0, val(w1), device=device)  # deep copies: equal values, separate storage
@@ -321,12 +422,16 @@ def test_encoder_copies_layers_and_detects_causal_masks(device):
         w0.fill_(0.5)
     assert not np.allclose(val(w1), 0.5)
     keys = list(enc.state_dict())
-    assert keys[0] == "layers.0.self_attn.in_proj_weight" and keys[-2:] == ["norm.weight", "norm.bias"]
+    assert keys[0] == "layers.0.self_attn.in_proj_weight" and keys[-2:] == [
+        "norm.weight",
+        "norm.bias",
+    ]
     assert len(keys) == 3 * 12 + 2
 
     seen = []
-    hook = enc.layers[0].register_forward_pre_hook(lambda mod, args, kwargs: seen.append(kwargs["is_causal"]),
-                                                   with_kwargs=True)
+    hook = enc.layers[0].register_forward_pre_hook(
+        lambda mod, args, kwargs: seen.append(kwargs["is_causal"]), with_kwargs=True
+    )
     x = rumus.randn(5, 2, 8, device=device)
     causal = nn.Transformer.generate_square_subsequent_mask(5).to(device)
     enc(x, mask=causal)
@@ -347,14 +452,18 @@ def test_generate_square_subsequent_mask(device):
 
 def test_transformer_errors_and_init(device):
     rumus.manual_seed(0)
-    t = nn.Transformer(d_model=8, nhead=2, num_encoder_layers=1, num_decoder_layers=1, dim_feedforward=32).to(device)
+    t = nn.Transformer(
+        d_model=8, nhead=2, num_encoder_layers=1, num_decoder_layers=1, dim_feedforward=32
+    ).to(device)
     for name, p in t.named_parameters():
         if p.dim() > 1:
             fan_out, fan_in = p.shape[0], p.shape[1]
             assert np.abs(val(p)).max() <= math.sqrt(6 / (fan_in + fan_out)) * (1 + 1e-6), name
     with pytest.raises(RuntimeError, match="the batch number of src and tgt must be equal"):
         t(rumus.randn(4, 2, 8, device=device), rumus.randn(3, 3, 8, device=device))
-    with pytest.raises(RuntimeError, match="the feature number of src and tgt must be equal to d_model"):
+    with pytest.raises(
+        RuntimeError, match="the feature number of src and tgt must be equal to d_model"
+    ):
         t(rumus.randn(4, 2, 8, device=device), rumus.randn(3, 2, 6, device=device))
     out = t(rumus.randn(4, 2, 8, device=device), rumus.randn(3, 2, 8, device=device))
     assert tuple(out.shape) == (3, 2, 8)
@@ -362,8 +471,13 @@ def test_transformer_errors_and_init(device):
 
 def test_encoder_layer_trains(device):
     rumus.manual_seed(0)
-    layer = nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.1, batch_first=True).to(device)
-    x, target = dt(rand(4, 6, 8, dtype=np.float32), device=device), dt(rand(4, 6, 8, seed=1, dtype=np.float32), device=device)
+    layer = nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.1, batch_first=True).to(
+        device
+    )
+    x, target = (
+        dt(rand(4, 6, 8, dtype=np.float32), device=device),
+        dt(rand(4, 6, 8, seed=1, dtype=np.float32), device=device),
+    )
     losses = []
     for _ in range(10):
         layer.zero_grad()
@@ -381,7 +495,9 @@ def test_encoder_layer_trains(device):
 
 
 def _twin(torch, rmod, tmod):
-    tmod.load_state_dict({k: torch.from_numpy(to_np(v).copy()) for k, v in rmod.state_dict().items()})
+    tmod.load_state_dict(
+        {k: torch.from_numpy(to_np(v).copy()) for k, v in rmod.state_dict().items()}
+    )
     assert list(tmod.state_dict()) == list(rmod.state_dict())
     return tmod
 
@@ -438,7 +554,9 @@ def test_mha_parity_with_torch(case, device):
     ctor = case.get("ctor", {})
     rumus.manual_seed(0)
     rm = nn.MultiheadAttention(E, H, batch_first=bf, dtype=fd(device), **ctor).to(device)
-    tm = _twin(torch, rm, torch.nn.MultiheadAttention(E, H, batch_first=bf, dtype=torch.float64, **ctor))
+    tm = _twin(
+        torch, rm, torch.nn.MultiheadAttention(E, H, batch_first=bf, dtype=torch.float64, **ctor)
+    )
     assert repr(rm) == repr(tm)
     unbatched = case.get("unbatched", False)
     inputs = case.get("inputs", "self")
@@ -473,9 +591,13 @@ def test_mha_parity_with_torch(case, device):
     elif attn:
         nd3 = attn.endswith("3d")
         mshape = ((H if unbatched else N * H), L, S) if nd3 else (L, S)
-        kw_r["attn_mask"], kw_t["attn_mask"] = _mask(torch, attn.replace("3d", ""), mshape, 3, device)
+        kw_r["attn_mask"], kw_t["attn_mask"] = _mask(
+            torch, attn.replace("3d", ""), mshape, 3, device
+        )
     if case.get("kpm"):
-        kw_r["key_padding_mask"], kw_t["key_padding_mask"] = _mask(torch, case["kpm"], (S,) if unbatched else (N, S), 4, device)
+        kw_r["key_padding_mask"], kw_t["key_padding_mask"] = _mask(
+            torch, case["kpm"], (S,) if unbatched else (N, S), 4, device
+        )
     need = case.get("need_weights", True)
     avg = case.get("average", True)
     ro, rw = rm(*rargs, need_weights=need, average_attn_weights=avg, **kw_r)
@@ -532,12 +654,22 @@ def test_encoder_parity_with_torch(case, device):
 
     def build(m):
         a = m.GELU() if act == "module" else act
-        layer = m.TransformerEncoderLayer(d, H, dim_feedforward=16, dropout=0.0, activation=a, batch_first=bf,
-                                          norm_first=case.get("norm_first", False), bias=case.get("bias", True))
+        layer = m.TransformerEncoderLayer(
+            d,
+            H,
+            dim_feedforward=16,
+            dropout=0.0,
+            activation=a,
+            batch_first=bf,
+            norm_first=case.get("norm_first", False),
+            bias=case.get("bias", True),
+        )
         return m.TransformerEncoder(layer, 2, norm=m.LayerNorm(d), enable_nested_tensor=False)
 
     rumus.manual_seed(0)
-    rm = build(nn).double() if device == "cpu" else build(nn).to(device)  # float64 is not on the GPU
+    rm = (
+        build(nn).double() if device == "cpu" else build(nn).to(device)
+    )  # float64 is not on the GPU
     tm = _twin(torch, rm, build(torch.nn).double())
     shape = (L, d) if case.get("unbatched") else ((N, L, d) if bf else (L, N, d))
     x = rand(*shape)
@@ -552,21 +684,36 @@ def test_encoder_parity_with_torch(case, device):
     _grad_check_params(rm, tm, 1e-8, 1e-10, device)
 
 
-@pytest.mark.parametrize("case", [dict(), dict(norm_first=True, batch_first=True, kpm=True),
-                                  dict(activation="gelu", causal=True)], ids=str)
+@pytest.mark.parametrize(
+    "case",
+    [
+        dict(),
+        dict(norm_first=True, batch_first=True, kpm=True),
+        dict(activation="gelu", causal=True),
+    ],
+    ids=str,
+)
 def test_decoder_parity_with_torch(case, device):
     torch = pytest.importorskip("torch")
     d, H, T, S, N = 8, 2, 4, 5, 2
     bf = case.get("batch_first", False)
 
     def build(m):
-        layer = m.TransformerDecoderLayer(d, H, dim_feedforward=16, dropout=0.0, batch_first=bf,
-                                          activation=case.get("activation", "relu"),
-                                          norm_first=case.get("norm_first", False))
+        layer = m.TransformerDecoderLayer(
+            d,
+            H,
+            dim_feedforward=16,
+            dropout=0.0,
+            batch_first=bf,
+            activation=case.get("activation", "relu"),
+            norm_first=case.get("norm_first", False),
+        )
         return m.TransformerDecoder(layer, 2, norm=m.LayerNorm(d))
 
     rumus.manual_seed(0)
-    rm = build(nn).double() if device == "cpu" else build(nn).to(device)  # float64 is not on the GPU
+    rm = (
+        build(nn).double() if device == "cpu" else build(nn).to(device)
+    )  # float64 is not on the GPU
     tm = _twin(torch, rm, build(torch.nn).double())
     assert "layers.0.multihead_attn.in_proj_weight" in rm.state_dict()
     assert "layers.1.norm3.bias" in rm.state_dict()
@@ -582,10 +729,16 @@ def test_decoder_parity_with_torch(case, device):
     if case.get("kpm"):
         m = np.zeros((N, S), bool)
         m[1, -2:] = True
-        kr["memory_key_padding_mask"], kt["memory_key_padding_mask"] = dt(m, device=device), torch.tensor(m)
+        kr["memory_key_padding_mask"], kt["memory_key_padding_mask"] = (
+            dt(m, device=device),
+            torch.tensor(m),
+        )
         m = np.zeros((N, T), bool)
         m[0, -1] = True
-        kr["tgt_key_padding_mask"], kt["tgt_key_padding_mask"] = dt(m, device=device), torch.tensor(m)
+        kr["tgt_key_padding_mask"], kt["tgt_key_padding_mask"] = (
+            dt(m, device=device),
+            torch.tensor(m),
+        )
     ro, to = rm(rt, rmem, **kr), tm(tt, tmem, **kt)
     dac(ro, to.detach().numpy(), rtol=1e-9, atol=1e-10, device=device)
     g = rand(*ro.shape, seed=3)
@@ -598,16 +751,26 @@ def test_decoder_parity_with_torch(case, device):
 
 def test_transformer_parity_with_torch(device):
     torch = pytest.importorskip("torch")
-    kw = dict(d_model=8, nhead=2, num_encoder_layers=2, num_decoder_layers=1, dim_feedforward=16, dropout=0.0,
-              batch_first=True)
+    kw = dict(
+        d_model=8,
+        nhead=2,
+        num_encoder_layers=2,
+        num_decoder_layers=1,
+        dim_feedforward=16,
+        dropout=0.0,
+        batch_first=True,
+    )
     rumus.manual_seed(0)
     rm = nn.Transformer(**kw, dtype=fd(device)).to(device)
     tm = _twin(torch, rm, torch.nn.Transformer(**kw, dtype=torch.float64))
     src, tgt = rand(2, 5, 8), rand(2, 4, 8, seed=1)
     mask = nn.Transformer.generate_square_subsequent_mask(4, dtype=fd(device)).to(device)
     ro = rm(dt(src, device=device), dt(tgt, device=device), tgt_mask=mask)
-    to = tm(torch.tensor(src), torch.tensor(tgt), tgt_mask=torch.nn.Transformer.generate_square_subsequent_mask(
-        4, dtype=torch.float64))
+    to = tm(
+        torch.tensor(src),
+        torch.tensor(tgt),
+        tgt_mask=torch.nn.Transformer.generate_square_subsequent_mask(4, dtype=torch.float64),
+    )
     dac(ro, to.detach().numpy(), rtol=1e-9, atol=1e-10, device=device)
 
 
@@ -637,7 +800,9 @@ def test_deepcopy_of_mha_keeps_independent_weights(device):
 
 
 def test_pickled_encoder_gives_the_same_outputs(device):
-    enc = nn.TransformerEncoder(nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, activation="gelu"), 2).to(device)
+    enc = nn.TransformerEncoder(
+        nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, activation="gelu"), 2
+    ).to(device)
     enc.eval()
     clone = pickle.loads(pickle.dumps(enc))
     assert clone.layers[1].activation is nn.functional.gelu

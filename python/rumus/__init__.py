@@ -2,54 +2,54 @@
 
 from . import _rumus
 from ._rumus import (
-    Tensor,
     Generator,
+    Tensor,
+    arange,
+    as_tensor,
+    bfloat16,
+    bool,
+    broadcast_shapes,
+    cat,
     device,
     dtype,
-    bool,
-    uint8,
-    int32,
-    int64,
+    empty,
+    empty_cache,
+    empty_like,
+    eye,
     float16,
-    bfloat16,
     float32,
     float64,
-    tensor,
-    as_tensor,
     from_numpy,
-    zeros,
-    ones,
-    empty,
     full,
-    zeros_like,
-    ones_like,
-    empty_like,
     full_like,
-    rand_like,
-    randn_like,
-    arange,
-    linspace,
-    eye,
-    rand,
-    randn,
-    randint,
-    randperm,
-    manual_seed,
-    initial_seed,
-    get_rng_state,
-    set_rng_state,
-    cat,
-    stack,
-    where,
-    one_hot,
-    result_type,
-    promote_types,
-    is_tensor,
-    broadcast_shapes,
-    get_num_threads,
-    empty_cache,
-    set_default_device,
     get_default_device,
+    get_num_threads,
+    get_rng_state,
+    initial_seed,
+    int32,
+    int64,
+    is_tensor,
+    linspace,
+    manual_seed,
+    one_hot,
+    ones,
+    ones_like,
+    promote_types,
+    rand,
+    rand_like,
+    randint,
+    randn,
+    randn_like,
+    randperm,
+    result_type,
+    set_default_device,
+    set_rng_state,
+    stack,
+    tensor,
+    uint8,
+    where,
+    zeros,
+    zeros_like,
 )
 from ._size import Size
 from ._tensor_str import tensor_repr as _tensor_repr
@@ -91,7 +91,6 @@ for _name in (
 del _name
 
 
-
 def _rebuild_tensor(array, dtype_name, requires_grad, device="cpu"):
     t = from_numpy(array).to(globals()[dtype_name]).to(device)
     return t.requires_grad_() if requires_grad else t
@@ -108,10 +107,16 @@ def _reduce_ex(self, protocol):
 
 def _deepcopy(self, memo):
     if not self.is_leaf:
-        raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol at the moment.")
+        raise RuntimeError(
+            "Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol at the moment."
+        )
     out = memo.get(id(self))
     if out is None:
-        out = memo[id(self)] = type(self)(self.detach().clone(), self.requires_grad) if type(self) is not Tensor else self.detach().clone().requires_grad_(self.requires_grad)
+        out = memo[id(self)] = (
+            type(self)(self.detach().clone(), self.requires_grad)
+            if type(self) is not Tensor
+            else self.detach().clone().requires_grad_(self.requires_grad)
+        )
     return out
 
 
@@ -119,7 +124,7 @@ Tensor.__reduce_ex__ = _reduce_ex
 Tensor.__deepcopy__ = _deepcopy
 
 from . import autograd, gpu, nn, optim, utils  # noqa: E402
-from .serialization import load, save  # noqa: E402
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: E402
+from .serialization import load, save  # noqa: E402
 
 __all__ = [n for n in dir() if not n.startswith("_")]

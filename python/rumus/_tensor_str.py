@@ -11,7 +11,7 @@ def _shown(arr):
     touching the rest: a huge (e.g. expanded) tensor is never materialized."""
     if arr.size <= _THRESHOLD:
         return arr
-    index = [np.r_[0:_EDGE, n - _EDGE:n] if n > 2 * _EDGE else np.arange(n) for n in arr.shape]
+    index = [np.r_[0:_EDGE, n - _EDGE : n] if n > 2 * _EDGE else np.arange(n) for n in arr.shape]
     return arr[np.ix_(*index)]
 
 
@@ -21,10 +21,20 @@ def _format(arr, prefix):
         shown = _shown(arr).astype(np.float64)
         finite = shown[np.isfinite(shown)]
         integral = finite.size == 0 or bool(np.all(finite == np.round(finite)))
-        big = finite.size > 0 and (np.abs(finite).max() >= 1e8 or np.abs(finite[finite != 0]).min(initial=1) < 1e-4)
-        opts = dict(precision=4, floatmode="maxprec" if integral else "fixed", suppress_small=not big)
+        big = finite.size > 0 and (
+            np.abs(finite).max() >= 1e8 or np.abs(finite[finite != 0]).min(initial=1) < 1e-4
+        )
+        opts = dict(
+            precision=4, floatmode="maxprec" if integral else "fixed", suppress_small=not big
+        )
     return np.array2string(
-        arr, separator=", ", prefix=prefix, threshold=_THRESHOLD, edgeitems=_EDGE, max_line_width=80, **opts
+        arr,
+        separator=", ",
+        prefix=prefix,
+        threshold=_THRESHOLD,
+        edgeitems=_EDGE,
+        max_line_width=80,
+        **opts,
     )
 
 

@@ -4,12 +4,22 @@ rumus drives one adapter, ``gpu:0``: the highest-performance one, or the first
 whose name contains ``$RUMUS_GPU_ADAPTER``. Work is queued and submitted in
 batches; reading a value (``.item()``, ``.cpu()``) or ``synchronize()`` waits.
 """
+
 from . import _rumus
 
 __all__ = [
-    "is_available", "device_count", "get_device_name", "adapter_info", "synchronize",
-    "memory_allocated", "memory_reserved", "max_memory_allocated", "reset_peak_memory_stats",
-    "empty_cache", "transfer_stats", "reset_transfer_stats",
+    "is_available",
+    "device_count",
+    "get_device_name",
+    "adapter_info",
+    "synchronize",
+    "memory_allocated",
+    "memory_reserved",
+    "max_memory_allocated",
+    "reset_peak_memory_stats",
+    "empty_cache",
+    "transfer_stats",
+    "reset_transfer_stats",
 ]
 
 

@@ -44,8 +44,20 @@ _DTYPES = {
 }
 _NAME_OF = {rdt: name for name, (rdt, _) in _DTYPES.items()}
 # Dtypes of the safetensors format that rumus has no tensor type for.
-_UNSUPPORTED = {"I8", "I16", "U16", "U32", "U64", "F8_E4M3", "F8_E5M2", "F8_E8M0",
-                "F4", "F6_E2M3", "F6_E3M2", "C64"}
+_UNSUPPORTED = {
+    "I8",
+    "I16",
+    "U16",
+    "U32",
+    "U64",
+    "F8_E4M3",
+    "F8_E5M2",
+    "F8_E8M0",
+    "F4",
+    "F6_E2M3",
+    "F6_E3M2",
+    "C64",
+}
 
 _LEAF_TYPES = (type(None), bool, int, float, str)
 
@@ -91,13 +103,19 @@ class _Plan:
             try:
                 if isinstance(obj, dict):
                     tag = "odict" if isinstance(obj, collections.OrderedDict) else "dict"
-                    return {tag: [[self.key(k, path), self.node(v, path + (k,))] for k, v in obj.items()]}
+                    return {
+                        tag: [
+                            [self.key(k, path), self.node(v, path + (k,))] for k, v in obj.items()
+                        ]
+                    }
                 return {type(obj).__name__: [self.node(v, path + (i,)) for i, v in enumerate(obj)]}
             finally:
                 self.active.discard(id(obj))
-        raise TypeError(f"rumus.save can't save an object of type {type(obj).__name__!r} "
-                        f"(at {_path_str(path)}); it saves Tensors and dicts, lists and tuples "
-                        "of Tensors, int, float, bool, str and None")
+        raise TypeError(
+            f"rumus.save can't save an object of type {type(obj).__name__!r} "
+            f"(at {_path_str(path)}); it saves Tensors and dicts, lists and tuples "
+            "of Tensors, int, float, bool, str and None"
+        )
 
     @staticmethod
     def leaf(obj):
@@ -106,16 +124,20 @@ class _Plan:
 
     def key(self, k, path):
         if type(k) not in _LEAF_TYPES:
-            raise TypeError(f"rumus.save can't save a dict key of type {type(k).__name__!r} "
-                            f"(in {_path_str(path)}); keys must be str, int, float, bool or None")
+            raise TypeError(
+                f"rumus.save can't save a dict key of type {type(k).__name__!r} "
+                f"(in {_path_str(path)}); keys must be str, int, float, bool or None"
+            )
         return self.leaf(k)
 
     def tensor(self, t, path):
         node = {"tensor": self.unique_name(path)}
         if type(t) is not _rumus.Tensor:
             if type(t) is not _parameter_class():
-                raise TypeError(f"rumus.save can't save a Tensor subclass {type(t).__name__!r} "
-                                f"(at {_path_str(path)}); save a plain Tensor (t.detach()) instead")
+                raise TypeError(
+                    f"rumus.save can't save a Tensor subclass {type(t).__name__!r} "
+                    f"(at {_path_str(path)}); save a plain Tensor (t.detach()) instead"
+                )
             node["parameter"] = True
         if t.requires_grad:
             node["requires_grad"] = True
@@ -127,7 +149,8 @@ def _is_flat(obj):
     """A plain dict of str -> plain Tensor: saved without rumus metadata."""
     return type(obj) is dict and all(
         type(k) is str and k != _METADATA and type(v) is _rumus.Tensor and not v.requires_grad
-        for k, v in obj.items())
+        for k, v in obj.items()
+    )
 
 
 def _tensor_bytes(t):
@@ -152,8 +175,13 @@ def _write(obj, f):
         plan = _Plan()
         root = plan.node(obj, ())
         tensors = plan.tensors
-        metadata = {_STRUCTURE_KEY: json.dumps({"version": _STRUCTURE_VERSION, "root": root},
-                                               separators=(",", ":"), allow_nan=False)}
+        metadata = {
+            _STRUCTURE_KEY: json.dumps(
+                {"version": _STRUCTURE_VERSION, "root": root},
+                separators=(",", ":"),
+                allow_nan=False,
+            )
+        }
     header = {}
     if metadata is not None:
         header[_METADATA] = metadata
@@ -162,8 +190,11 @@ def _write(obj, f):
         if t.dtype not in _NAME_OF:
             raise TypeError(f"rumus.save: unsupported dtype {t.dtype} (tensor {name!r})")
         nbytes = t.numel() * t.element_size()
-        header[name] = {"dtype": _NAME_OF[t.dtype], "shape": list(t.shape),
-                        "data_offsets": [offset, offset + nbytes]}
+        header[name] = {
+            "dtype": _NAME_OF[t.dtype],
+            "shape": list(t.shape),
+            "data_offsets": [offset, offset + nbytes],
+        }
         offset += nbytes
     text = json.dumps(header, separators=(",", ":")).encode()
     text += b" " * (-len(text) % 8)  # keeps the data 8-byte aligned
@@ -201,8 +232,9 @@ def save(obj, f):
         _write(obj, f)
         return
     if not isinstance(f, (str, bytes, os.PathLike)):
-        raise TypeError(f"rumus.save: f must be a path or a writable binary file object, "
-                        f"got {type(f).__name__}")
+        raise TypeError(
+            f"rumus.save: f must be a path or a writable binary file object, got {type(f).__name__}"
+        )
     # realpath: saving through a symlink updates the file it points to.
     target = os.path.realpath(os.fsdecode(os.fspath(f)))
     directory, base = os.path.split(target)
@@ -264,13 +296,16 @@ def _parse_header(buf, where):
         _fail(where, f"file too short ({len(buf)} bytes) to be a safetensors file")
     head = bytes(buf[:8])
     if head[:4] in (b"PK\x03\x04", b"PK\x05\x06") or (head[0] == 0x80 and 2 <= head[1] <= 5):
-        _fail(where, "not a safetensors file; rumus.load reads safetensors files only, never "
-                     "pickles (this looks like a PyTorch zip/pickle checkpoint)")
+        _fail(
+            where,
+            "not a safetensors file; rumus.load reads safetensors files only, never "
+            "pickles (this looks like a PyTorch zip/pickle checkpoint)",
+        )
     (n,) = struct.unpack("<Q", head)
     if n > len(buf) - 8:
         _fail(where, f"header length {n} is larger than the file ({len(buf)} bytes)")
     try:
-        header = json.loads(bytes(buf[8:8 + n]).decode("utf-8"), object_pairs_hook=_no_duplicates)
+        header = json.loads(bytes(buf[8 : 8 + n]).decode("utf-8"), object_pairs_hook=_no_duplicates)
     except ValueError as e:  # UnicodeDecodeError and JSONDecodeError included
         _fail(where, f"header is not valid JSON ({e})")
     if not isinstance(header, dict):
@@ -285,8 +320,10 @@ def _uints(xs):
 def _check_entries(header, data_size, where):
     """Validates every tensor entry; returns {name: (dtype name, shape, begin, end)}."""
     metadata = header.pop(_METADATA, None)
-    if metadata is not None and not (isinstance(metadata, dict) and all(
-            isinstance(k, str) and isinstance(v, str) for k, v in metadata.items())):
+    if metadata is not None and not (
+        isinstance(metadata, dict)
+        and all(isinstance(k, str) and isinstance(v, str) for k, v in metadata.items())
+    ):
         _fail(where, "__metadata__ must be an object of str -> str")
     entries = {}
     for name, e in header.items():
@@ -298,23 +335,38 @@ def _check_entries(header, data_size, where):
         if dtype not in _DTYPES:
             _fail(where, f"tensor {name!r} has unknown dtype {dtype!r}")
         if not _uints(shape):
-            _fail(where, f"tensor {name!r}: shape must be a list of non-negative ints, got {shape!r}")
+            _fail(
+                where, f"tensor {name!r}: shape must be a list of non-negative ints, got {shape!r}"
+            )
         if not (_uints(offs) and len(offs) == 2 and offs[0] <= offs[1]):
-            _fail(where, f"tensor {name!r}: data_offsets must be [begin, end] with "
-                         f"0 <= begin <= end, got {offs!r}")
+            _fail(
+                where,
+                f"tensor {name!r}: data_offsets must be [begin, end] with "
+                f"0 <= begin <= end, got {offs!r}",
+            )
         itemsize = np.dtype(_DTYPES[dtype][1]).itemsize
         numel = math.prod(shape)
         if offs[1] - offs[0] != numel * itemsize:
-            _fail(where, f"tensor {name!r}: data_offsets {offs} hold {offs[1] - offs[0]} bytes but "
-                         f"shape {shape} of {dtype} needs {numel * itemsize}")
+            _fail(
+                where,
+                f"tensor {name!r}: data_offsets {offs} hold {offs[1] - offs[0]} bytes but "
+                f"shape {shape} of {dtype} needs {numel * itemsize}",
+            )
         if offs[1] > data_size:
-            _fail(where, f"tensor {name!r}: data_offsets {offs} are out of range "
-                         f"(the data section has {data_size} bytes)")
+            _fail(
+                where,
+                f"tensor {name!r}: data_offsets {offs} are out of range "
+                f"(the data section has {data_size} bytes)",
+            )
         entries[name] = (dtype, shape, offs[0], offs[1])
     end = 0
     for name, (_, _, begin, stop) in sorted(entries.items(), key=lambda kv: kv[1][2:]):
         if begin != end:
-            what = "overlaps the previous tensor" if begin < end else f"leaves a gap of {begin - end} bytes"
+            what = (
+                "overlaps the previous tensor"
+                if begin < end
+                else f"leaves a gap of {begin - end} bytes"
+            )
             _fail(where, f"tensor {name!r} at data_offsets {[begin, stop]} {what}")
         end = stop
     if end != data_size:
@@ -359,7 +411,7 @@ class _Rebuild:
         if isinstance(node, dict) and "tensor" in node:
             return self.tensor(node)
         if isinstance(node, dict) and len(node) == 1:
-            (tag, items), = node.items()
+            ((tag, items),) = node.items()
             if tag in ("list", "tuple") and isinstance(items, list):
                 seq = [self.node(v) for v in items]
                 return seq if tag == "list" else tuple(seq)
@@ -374,7 +426,11 @@ class _Rebuild:
 
     def tensor(self, node):
         extra = set(node) - {"tensor", "requires_grad", "parameter"}
-        if extra or node.get("requires_grad", True) is not True or node.get("parameter", True) is not True:
+        if (
+            extra
+            or node.get("requires_grad", True) is not True
+            or node.get("parameter", True) is not True
+        ):
             self.bad(f"tensor node {node!r}")
         t = self.tensors.get(node["tensor"]) if isinstance(node["tensor"], str) else None
         if t is None:
@@ -397,16 +453,27 @@ def load(f, map_location=None, *, weights_only=True, mmap=None):
     reads the file into memory.
     """
     if map_location is not None:
-        dev = map_location if isinstance(map_location, _rumus.device) else \
-            _rumus.device(map_location) if isinstance(map_location, str) else None
+        dev = (
+            map_location
+            if isinstance(map_location, _rumus.device)
+            else _rumus.device(map_location)
+            if isinstance(map_location, str)
+            else None
+        )
         if dev is None or dev.type != "cpu":
-            raise RuntimeError(f"rumus.load: map_location={map_location!r} is not supported yet; "
-                               "tensors load on the CPU (use None or 'cpu', then .to(device))")
+            raise RuntimeError(
+                f"rumus.load: map_location={map_location!r} is not supported yet; "
+                "tensors load on the CPU (use None or 'cpu', then .to(device))"
+            )
     if not hasattr(f, "read") and not isinstance(f, (str, bytes, os.PathLike)):
-        raise TypeError(f"rumus.load: f must be a path or a readable binary file object, "
-                        f"got {type(f).__name__}")
-    where = repr(os.fsdecode(os.fspath(f))) if not hasattr(f, "read") else \
-        f"file object {getattr(f, 'name', type(f).__name__)!r}"
+        raise TypeError(
+            f"rumus.load: f must be a path or a readable binary file object, got {type(f).__name__}"
+        )
+    where = (
+        repr(os.fsdecode(os.fspath(f)))
+        if not hasattr(f, "read")
+        else f"file object {getattr(f, 'name', type(f).__name__)!r}"
+    )
     buf = _read_buffer(f, mmap, where)
     header, start = _parse_header(buf, where)
     entries, metadata = _check_entries(header, len(buf) - start, where)
@@ -414,7 +481,10 @@ def load(f, map_location=None, *, weights_only=True, mmap=None):
     if unknown:
         _fail(where, f"unknown rumus metadata {unknown} (written by a newer rumus?)")
     data = buf[start:]
-    tensors = {name: _make_tensor(data[b:e], dtype, shape) for name, (dtype, shape, b, e) in entries.items()}
+    tensors = {
+        name: _make_tensor(data[b:e], dtype, shape)
+        for name, (dtype, shape, b, e) in entries.items()
+    }
     if _STRUCTURE_KEY not in metadata:
         return tensors
     try:
@@ -424,6 +494,9 @@ def load(f, map_location=None, *, weights_only=True, mmap=None):
     if not (isinstance(structure, dict) and set(structure) == {"version", "root"}):
         _fail(where, f"unknown {_STRUCTURE_KEY} metadata: expected an object with version and root")
     if type(structure["version"]) is not int or structure["version"] != _STRUCTURE_VERSION:
-        _fail(where, f"{_STRUCTURE_KEY} version {structure['version']!r} is not supported "
-                     f"(this rumus reads version {_STRUCTURE_VERSION})")
+        _fail(
+            where,
+            f"{_STRUCTURE_KEY} version {structure['version']!r} is not supported "
+            f"(this rumus reads version {_STRUCTURE_VERSION})",
+        )
     return _Rebuild(tensors, where).node(structure["root"])

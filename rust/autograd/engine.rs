@@ -33,13 +33,19 @@ struct Task {
     grads: Vec<Option<Tensor>>,
 }
 
-pub fn backward(roots: Vec<(Edge, Tensor)>, sink: Sink<'_>, keep_graph: bool, create_graph: bool) -> Result<Vec<Option<Tensor>>> {
+pub fn backward(
+    roots: Vec<(Edge, Tensor)>,
+    sink: Sink<'_>,
+    keep_graph: bool,
+    create_graph: bool,
+) -> Result<Vec<Option<Tensor>>> {
     let _mode = GradMode::set(create_graph);
     let targets: Option<&[Edge]> = match &sink {
         Sink::Accumulate(t) => *t,
         Sink::Capture(t) => Some(t),
     };
-    let target_slot: HashMap<(usize, u32), usize> = targets.unwrap_or(&[]).iter().enumerate().map(|(i, e)| (e.key(), i)).collect();
+    let target_slot: HashMap<(usize, u32), usize> =
+        targets.unwrap_or(&[]).iter().enumerate().map(|(i, e)| (e.key(), i)).collect();
     let capture = matches!(sink, Sink::Capture(_));
     let mut captured: Vec<Option<Tensor>> = vec![None; target_slot.len()];
 
@@ -49,7 +55,13 @@ pub fn backward(roots: Vec<(Edge, Tensor)>, sink: Sink<'_>, keep_graph: bool, cr
     let mut stack: Vec<usize> = Vec::new();
     let mut visit = |n: &Arc<Node>, tasks: &mut Vec<Task>, stack: &mut Vec<usize>| -> usize {
         *index.entry(Arc::as_ptr(n) as usize).or_insert_with(|| {
-            tasks.push(Task { node: n.clone(), deps: 0, needed: false, target: false, grads: vec![None; n.outputs.len()] });
+            tasks.push(Task {
+                node: n.clone(),
+                deps: 0,
+                needed: false,
+                target: false,
+                grads: vec![None; n.outputs.len()],
+            });
             stack.push(tasks.len() - 1);
             tasks.len() - 1
         })
@@ -76,7 +88,8 @@ pub fn backward(roots: Vec<(Edge, Tensor)>, sink: Sink<'_>, keep_graph: bool, cr
     order.sort_by_key(|&i| tasks[i].node.seq);
     for &i in &order {
         let node = tasks[i].node.clone();
-        tasks[i].target = (0..node.outputs.len() as u32).any(|nr| target_slot.contains_key(&(Arc::as_ptr(&node) as usize, nr)));
+        tasks[i].target = (0..node.outputs.len() as u32)
+            .any(|nr| target_slot.contains_key(&(Arc::as_ptr(&node) as usize, nr)));
         tasks[i].needed = targets.is_none()
             || node.edges.iter().flatten().any(|e| match e {
                 Edge::Leaf(_) => target_slot.contains_key(&e.key()),
@@ -87,19 +100,20 @@ pub fn backward(roots: Vec<(Edge, Tensor)>, sink: Sink<'_>, keep_graph: bool, cr
             });
     }
 
-    let deliver_leaf = |leaf: &Arc<TensorImpl>, g: Tensor, captured: &mut Vec<Option<Tensor>>| -> Result<()> {
-        let slot = target_slot.get(&(Arc::as_ptr(leaf) as usize, u32::MAX));
-        if capture {
-            if let Some(&s) = slot {
-                captured[s] = Some(sum_opt(captured[s].take(), g)?);
+    let deliver_leaf =
+        |leaf: &Arc<TensorImpl>, g: Tensor, captured: &mut Vec<Option<Tensor>>| -> Result<()> {
+            let slot = target_slot.get(&(Arc::as_ptr(leaf) as usize, u32::MAX));
+            if capture {
+                if let Some(&s) = slot {
+                    captured[s] = Some(sum_opt(captured[s].take(), g)?);
+                }
+                Ok(())
+            } else if targets.is_none() || slot.is_some() {
+                accumulate(leaf, g, create_graph)
+            } else {
+                Ok(())
             }
-            Ok(())
-        } else if targets.is_none() || slot.is_some() {
-            accumulate(leaf, g, create_graph)
-        } else {
-            Ok(())
-        }
-    };
+        };
     for (e, g) in roots {
         match e {
             Edge::Leaf(t) => deliver_leaf(&t, g, &mut captured)?,
@@ -126,7 +140,9 @@ pub fn backward(roots: Vec<(Edge, Tensor)>, sink: Sink<'_>, keep_graph: bool, cr
         let grads = std::mem::take(&mut tasks[i].grads);
         if capture && tasks[i].target {
             for (nr, g) in grads.iter().enumerate() {
-                if let (Some(&s), Some(g)) = (target_slot.get(&(Arc::as_ptr(&node) as usize, nr as u32)), g) {
+                if let (Some(&s), Some(g)) =
+                    (target_slot.get(&(Arc::as_ptr(&node) as usize, nr as u32)), g)
+                {
                     captured[s] = Some(g.clone());
                 }
             }
@@ -161,7 +177,12 @@ pub fn backward(roots: Vec<(Edge, Tensor)>, sink: Sink<'_>, keep_graph: bool, cr
 }
 
 /// Runs one node's backward on its summed output gradients.
-fn run_node(node: &Arc<Node>, grads: Vec<Option<Tensor>>, capture: bool, keep_graph: bool) -> Result<Vec<Option<Tensor>>> {
+fn run_node(
+    node: &Arc<Node>,
+    grads: Vec<Option<Tensor>>,
+    capture: bool,
+    keep_graph: bool,
+) -> Result<Vec<Option<Tensor>>> {
     for (nr, g) in grads.iter().enumerate() {
         let Some(g) = g else { continue };
         if !capture {
@@ -170,7 +191,9 @@ fn run_node(node: &Arc<Node>, grads: Vec<Option<Tensor>>, capture: bool, keep_gr
                     if let Some(t) = w.upgrade() {
                         let t = Tensor(t);
                         let new = match t.grad() {
-                            Some(old) => binary(Binary::Add, &Operand::T(old), &Operand::T(g.clone()), None)?,
+                            Some(old) => {
+                                binary(Binary::Add, &Operand::T(old), &Operand::T(g.clone()), None)?
+                            }
                             None => crate::ops::copy::contiguous_clone(g)?,
                         };
                         t.set_grad(Some(new));
@@ -185,7 +208,12 @@ fn run_node(node: &Arc<Node>, grads: Vec<Option<Tensor>>, capture: bool, keep_gr
         .zip(&node.outputs)
         .map(|(g, m)| match g {
             Some(g) => Ok(g),
-            None => crate::ops::creation::full_on(&m.shape, crate::tensor::Scalar::Int(0), m.dtype, m.device),
+            None => crate::ops::creation::full_on(
+                &m.shape,
+                crate::tensor::Scalar::Int(0),
+                m.dtype,
+                m.device,
+            ),
         })
         .collect::<Result<_>>()?;
     let op = {
@@ -203,7 +231,13 @@ fn run_node(node: &Arc<Node>, grads: Vec<Option<Tensor>>, capture: bool, keep_gr
     let results = op.apply(node, &grads)?;
     drop(op);
     if results.len() != node.edges.len() {
-        bail!(Runtime, "function {} returned an incorrect number of gradients (expected {}, got {})", node.name, node.edges.len(), results.len());
+        bail!(
+            Runtime,
+            "function {} returned an incorrect number of gradients (expected {}, got {})",
+            node.name,
+            node.edges.len(),
+            results.len()
+        );
     }
     if anomaly_enabled() {
         for (i, g) in results.iter().enumerate() {
@@ -242,17 +276,32 @@ fn sum_opt(acc: Option<Tensor>, g: Tensor) -> Result<Tensor> {
 fn accumulate(leaf: &Arc<TensorImpl>, g: Tensor, create_graph: bool) -> Result<()> {
     let t = Tensor(leaf.clone());
     if g.shape() != t.shape() {
-        bail!(Runtime, "AccumulateGrad: gradient of shape {:?} for a tensor of shape {:?}", g.shape().as_slice(), t.shape().as_slice());
+        bail!(
+            Runtime,
+            "AccumulateGrad: gradient of shape {:?} for a tensor of shape {:?}",
+            g.shape().as_slice(),
+            t.shape().as_slice()
+        );
     }
     let g = if g.dtype() != t.dtype() { crate::ops::copy::to_dtype(&g, t.dtype())? } else { g };
     let new = match t.grad() {
         None if create_graph => g,
         None => {
             // Owned: no other handle (tensor or view) can see this memory.
-            let owned = Arc::strong_count(&g.0) == 1 && Arc::strong_count(g.storage()) == 1 && g.is_contiguous() && g.layout().offset == 0 && g.numel() == g.storage().len();
-            if owned { g.detach_nonview() } else { crate::ops::copy::contiguous_clone(&g)? }
+            let owned = Arc::strong_count(&g.0) == 1
+                && Arc::strong_count(g.storage()) == 1
+                && g.is_contiguous()
+                && g.layout().offset == 0
+                && g.numel() == g.storage().len();
+            if owned {
+                g.detach_nonview()
+            } else {
+                crate::ops::copy::contiguous_clone(&g)?
+            }
         }
-        Some(old) if create_graph || old.requires_grad() => binary(Binary::Add, &Operand::T(old), &Operand::T(g), None)?,
+        Some(old) if create_graph || old.requires_grad() => {
+            binary(Binary::Add, &Operand::T(old), &Operand::T(g), None)?
+        }
         Some(old) => {
             binary_(Binary::Add, &old, &Operand::T(g), None)?;
             old

@@ -100,7 +100,14 @@ impl Node {
     pub fn new(op: BackwardOp, edges: Vec<Option<Edge>>, outputs: Vec<OutMeta>) -> Arc<Node> {
         let name = op.name();
         let seq = SEQ.fetch_add(1, Ordering::Relaxed);
-        Arc::new(Node { op: Mutex::new(Some(op)), name, edges, outputs, seq, retained: Mutex::new(Vec::new()) })
+        Arc::new(Node {
+            op: Mutex::new(Some(op)),
+            name,
+            edges,
+            outputs,
+            seq,
+            retained: Mutex::new(Vec::new()),
+        })
     }
     pub fn needs_input_grad(&self, i: usize) -> bool {
         matches!(self.edges.get(i), Some(Some(_)))
@@ -138,9 +145,17 @@ pub fn attach(op: BackwardOp, inputs: &[&Tensor], outputs: Vec<Tensor>) -> Vec<T
     attach_edges(op, edges, outputs, inputs)
 }
 
-pub fn attach_edges(op: BackwardOp, edges: Vec<Option<Edge>>, outputs: Vec<Tensor>, inputs: &[&Tensor]) -> Vec<Tensor> {
+pub fn attach_edges(
+    op: BackwardOp,
+    edges: Vec<Option<Edge>>,
+    outputs: Vec<Tensor>,
+    inputs: &[&Tensor],
+) -> Vec<Tensor> {
     let outputs: Vec<Tensor> = outputs.into_iter().map(|o| fresh(o, inputs)).collect();
-    let meta = outputs.iter().map(|o| OutMeta { shape: o.shape().clone(), dtype: o.dtype(), device: o.device() }).collect();
+    let meta = outputs
+        .iter()
+        .map(|o| OutMeta { shape: o.shape().clone(), dtype: o.dtype(), device: o.device() })
+        .collect();
     let node = Node::new(op, edges, meta);
     for (i, o) in outputs.iter().enumerate() {
         o.set_grad_fn(node.clone(), i as u32);

@@ -79,7 +79,11 @@ pub fn sum_to(g: &Tensor, shape: &[usize]) -> Result<Tensor> {
             dims.push((lead + i) as i64);
         }
     }
-    let summed = if dims.is_empty() { g.clone() } else { crate::ops::reduce::sum(g, Some(&dims), false, None)? };
+    let summed = if dims.is_empty() {
+        g.clone()
+    } else {
+        crate::ops::reduce::sum(g, Some(&dims), false, None)?
+    };
     reshape(&summed, shape)
 }
 
@@ -90,10 +94,16 @@ pub fn reduce_grad(g: &Tensor, shape: &[usize], dtype: DType) -> Result<Tensor> 
 }
 
 /// The shape `g` had before dims in `reduced` were removed (keepdim=False).
-pub fn unsqueeze_reduced(g: &Tensor, in_shape: &[usize], reduced: &[bool], keepdim: bool) -> Result<Tensor> {
+pub fn unsqueeze_reduced(
+    g: &Tensor,
+    in_shape: &[usize],
+    reduced: &[bool],
+    keepdim: bool,
+) -> Result<Tensor> {
     if keepdim {
         return Ok(g.clone());
     }
-    let kept: Vec<usize> = in_shape.iter().zip(reduced).map(|(&s, &r)| if r { 1 } else { s }).collect();
+    let kept: Vec<usize> =
+        in_shape.iter().zip(reduced).map(|(&s, &r)| if r { 1 } else { s }).collect();
     reshape(g, &kept)
 }

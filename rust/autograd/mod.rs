@@ -43,7 +43,11 @@ fn check_fresh_view(t: &Tensor) -> Result<()> {
 /// Runs `forward`; when recording, runs it with recording off and attaches
 /// the node that `make` builds from the output. Non-float outputs are never
 /// differentiable.
-pub fn record(inputs: &[&Tensor], forward: impl FnOnce() -> Result<Tensor>, make: impl FnOnce(&Tensor) -> Result<BackwardOp>) -> Result<Tensor> {
+pub fn record(
+    inputs: &[&Tensor],
+    forward: impl FnOnce() -> Result<Tensor>,
+    make: impl FnOnce(&Tensor) -> Result<BackwardOp>,
+) -> Result<Tensor> {
     if !needs_grad(inputs) {
         return forward();
     }
@@ -70,15 +74,34 @@ pub fn overwrite(target: &Tensor, name: &str, raw: impl FnOnce() -> Result<()>) 
     }
     check_inplace_target(target, name)?;
     raw()?;
-    inplace(target, &[], name, || Ok(()), |x| {
-        let all = crate::ops::creation::full_on(x.shape(), crate::tensor::Scalar::Bool(true), crate::tensor::DType::Bool, x.device())?;
-        crate::ops::elementwise::where_(&all, &crate::ops::Operand::T(x.detach()), &crate::ops::Operand::T(x.clone()))
-    })
+    inplace(
+        target,
+        &[],
+        name,
+        || Ok(()),
+        |x| {
+            let all = crate::ops::creation::full_on(
+                x.shape(),
+                crate::tensor::Scalar::Bool(true),
+                crate::tensor::DType::Bool,
+                x.device(),
+            )?;
+            crate::ops::elementwise::where_(
+                &all,
+                &crate::ops::Operand::T(x.detach()),
+                &crate::ops::Operand::T(x.clone()),
+            )
+        },
+    )
 }
 
 fn check_inplace_target(target: &Tensor, name: &str) -> Result<()> {
     if target.requires_grad() && target.is_leaf() {
-        bail!(Runtime, "a leaf Variable that requires grad is being used in an in-place operation ({}).", name);
+        bail!(
+            Runtime,
+            "a leaf Variable that requires grad is being used in an in-place operation ({}).",
+            name
+        );
     }
     if target.is_view() {
         bail!(
@@ -125,7 +148,13 @@ pub fn inplace(
         );
     }
     if out.dtype().category() > target.dtype().category() {
-        bail!(Runtime, "result type {} can't be cast to the desired output type {} (in {})", out.dtype().name(), target.dtype().name(), name);
+        bail!(
+            Runtime,
+            "result type {} can't be cast to the desired output type {} (in {})",
+            out.dtype().name(),
+            target.dtype().name(),
+            name
+        );
     }
     {
         let _off = GradMode::set(false);

@@ -151,11 +151,23 @@ fn check_dtypes(op: &str, x: &Tensor, w: &Tensor, b: Option<&Tensor>) -> Result<
         bail!(Runtime, "{}: expected a floating point input, got {}", op, x.dtype().name());
     }
     if w.dtype() != x.dtype() {
-        bail!(Runtime, "{}: Input type ({}) and weight type ({}) should be the same", op, x.dtype().name(), w.dtype().name());
+        bail!(
+            Runtime,
+            "{}: Input type ({}) and weight type ({}) should be the same",
+            op,
+            x.dtype().name(),
+            w.dtype().name()
+        );
     }
     if let Some(b) = b {
         if b.dtype() != x.dtype() {
-            bail!(Runtime, "{}: Input type ({}) and bias type ({}) should be the same", op, x.dtype().name(), b.dtype().name());
+            bail!(
+                Runtime,
+                "{}: Input type ({}) and bias type ({}) should be the same",
+                op,
+                x.dtype().name(),
+                b.dtype().name()
+            );
         }
     }
     Ok(())
@@ -183,7 +195,14 @@ fn finish(y: &Tensor, bias: Option<&Tensor>) -> Result<Tensor> {
 }
 
 /// The checks shared by convolutions and transposed convolutions.
-fn check_args(op: &str, dims: usize, x: &Tensor, w: &Tensor, bias: Option<&Tensor>, o: &ConvOpts) -> Result<()> {
+fn check_args(
+    op: &str,
+    dims: usize,
+    x: &Tensor,
+    w: &Tensor,
+    bias: Option<&Tensor>,
+    o: &ConvOpts,
+) -> Result<()> {
     check_dtypes(op, x, w, bias)?;
     check_positive(op, "stride", &o.stride)?;
     check_positive(op, "dilation", &o.dilation)?;
@@ -203,7 +222,13 @@ fn conv_out(size: usize, k: usize, s: usize, pad_total: usize, d: usize) -> Opti
 }
 
 /// conv1d / conv2d (`dims` = 1 or 2) with PyTorch's arguments and checks.
-pub fn conv(dims: usize, x: &Tensor, w: &Tensor, bias: Option<&Tensor>, o: &ConvOpts) -> Result<Tensor> {
+pub fn conv(
+    dims: usize,
+    x: &Tensor,
+    w: &Tensor,
+    bias: Option<&Tensor>,
+    o: &ConvOpts,
+) -> Result<Tensor> {
     let op = if dims == 1 { "conv1d" } else { "conv2d" };
     check_args(op, dims, x, w, bias, o)?;
     let (xb, unbatched) = batched_2d(op, x, dims)?;
@@ -253,7 +278,22 @@ pub fn conv(dims: usize, x: &Tensor, w: &Tensor, bias: Option<&Tensor>, o: &Conv
             spatial(dims, d[0] * (kh - 1) + 1, d[1] * (kw - 1) + 1)
         ),
     };
-    let geom = Geom { n, c, h, w: wd, kh, kw, sh: s[0], sw: s[1], ph: before[0], pw: before[1], dh: d[0], dw: d[1], oh, ow };
+    let geom = Geom {
+        n,
+        c,
+        h,
+        w: wd,
+        kh,
+        kw,
+        sh: s[0],
+        sw: s[1],
+        ph: before[0],
+        pw: before[1],
+        dh: d[0],
+        dw: d[1],
+        oh,
+        ow,
+    };
     // The columns of a large GPU batch may exceed one binding: convolve
     // chunks of images, each within the limit, and concatenate.
     let per = gpu_images_per_chunk(&xb, &geom, c * h * wd)?;
@@ -262,7 +302,13 @@ pub fn conv(dims: usize, x: &Tensor, w: &Tensor, bias: Option<&Tensor>, o: &Conv
             .step_by(per)
             .map(|i| {
                 let len = per.min(n - i);
-                conv_gemm(&narrow(&xb, 0, i as i64, len as i64)?, &wb, &Geom { n: len, ..geom }, g, oc)
+                conv_gemm(
+                    &narrow(&xb, 0, i as i64, len as i64)?,
+                    &wb,
+                    &Geom { n: len, ..geom },
+                    g,
+                    oc,
+                )
             })
             .collect::<Result<Vec<_>>>()?;
         cat(&parts, 0)?
@@ -278,7 +324,10 @@ fn conv_gemm(xb: &Tensor, wb: &Tensor, geom: &Geom, g: usize, oc: usize) -> Resu
     let col = reshape(&im2col(xb, geom)?, &[g as i64, kg as i64, geom.cols() as i64])?;
     let wm = reshape(wb, &[g as i64, (oc / g) as i64, kg as i64])?;
     let y = matmul(&wm, &col)?; // (G, O/G, N·OH·OW)
-    permute(&reshape(&y, &[oc as i64, geom.n as i64, geom.oh as i64, geom.ow as i64])?, &[1, 0, 2, 3])
+    permute(
+        &reshape(&y, &[oc as i64, geom.n as i64, geom.oh as i64, geom.ow as i64])?,
+        &[1, 0, 2, 3],
+    )
 }
 
 /// Images per im2col on the GPU so that a chunk's input and columns each fit
@@ -287,14 +336,22 @@ fn gpu_images_per_chunk(xb: &Tensor, geom: &Geom, image: usize) -> Result<usize>
     if !xb.is_gpu() {
         return Ok(geom.n);
     }
-    let limit = crate::backend::gpu::context::get()?.limits.max_storage_buffer_binding_size as usize;
+    let limit =
+        crate::backend::gpu::context::get()?.limits.max_storage_buffer_binding_size as usize;
     // Bytes per image of the input and of its columns, plus slack for window alignment.
-    let per_image = crate::backend::gpu::elementwise::elem_bytes(xb.dtype())? * image.max(geom.rows() * geom.oh * geom.ow);
+    let per_image = crate::backend::gpu::elementwise::elem_bytes(xb.dtype())?
+        * image.max(geom.rows() * geom.oh * geom.ow);
     Ok((limit.saturating_sub(4096) / per_image.max(1)).clamp(1, geom.n.max(1)))
 }
 
 /// conv_transpose1d / conv_transpose2d: the input gradient of a convolution as an op.
-pub fn conv_transpose(dims: usize, x: &Tensor, w: &Tensor, bias: Option<&Tensor>, o: &ConvOpts) -> Result<Tensor> {
+pub fn conv_transpose(
+    dims: usize,
+    x: &Tensor,
+    w: &Tensor,
+    bias: Option<&Tensor>,
+    o: &ConvOpts,
+) -> Result<Tensor> {
     let op = if dims == 1 { "conv_transpose1d" } else { "conv_transpose2d" };
     check_args(op, dims, x, w, bias, o)?;
     let Padding::Explicit(p) = &o.padding else {
@@ -321,32 +378,74 @@ pub fn conv_transpose(dims: usize, x: &Tensor, w: &Tensor, bias: Option<&Tensor>
     }
     let oc = og * g;
     check_bias(op, bias, oc)?;
-    let (s, d, p, op_) = (expand2(dims, &o.stride, 1), expand2(dims, &o.dilation, 1), expand2(dims, p, 0), expand2(dims, &o.output_padding, 0));
+    let (s, d, p, op_) = (
+        expand2(dims, &o.stride, 1),
+        expand2(dims, &o.dilation, 1),
+        expand2(dims, p, 0),
+        expand2(dims, &o.output_padding, 0),
+    );
     for a in 0..2 {
         if op_[a] >= s[a] && op_[a] >= d[a] {
             bail!(Runtime, "{}: output padding must be smaller than either stride or dilation, but got output_padding={:?}, stride={:?}, dilation={:?}", op, o.output_padding, o.stride, o.dilation);
         }
     }
-    let out_size = |i: usize, k: usize, a: usize| ((i - 1) * s[a] + d[a] * (k - 1) + op_[a] + 1).checked_sub(2 * p[a]).filter(|&v| v > 0);
+    let out_size = |i: usize, k: usize, a: usize| {
+        ((i - 1) * s[a] + d[a] * (k - 1) + op_[a] + 1).checked_sub(2 * p[a]).filter(|&v| v > 0)
+    };
     let (Some(oh), Some(ow)) = (out_size(h, kh, 0), out_size(wd, kw, 1)) else {
-        bail!(Runtime, "{}: the output size would be non-positive for input {} and weight {}", op, fmt_shape(x.shape()), fmt_shape(w.shape()));
+        bail!(
+            Runtime,
+            "{}: the output size would be non-positive for input {} and weight {}",
+            op,
+            fmt_shape(x.shape()),
+            fmt_shape(w.shape())
+        );
     };
     // The forward convolution that maps (oh, ow) back to (h, w).
-    let geom = Geom { n, c: oc, h: oh, w: ow, kh, kw, sh: s[0], sw: s[1], ph: p[0], pw: p[1], dh: d[0], dw: d[1], oh: h, ow: wd };
+    let geom = Geom {
+        n,
+        c: oc,
+        h: oh,
+        w: ow,
+        kh,
+        kw,
+        sh: s[0],
+        sw: s[1],
+        ph: p[0],
+        pw: p[1],
+        dh: d[0],
+        dw: d[1],
+        oh: h,
+        ow: wd,
+    };
     let cg = c / g;
-    let xg = reshape(&permute(&reshape(&xb, &[n as i64, g as i64, cg as i64, (h * wd) as i64])?, &[1, 2, 0, 3])?, &[g as i64, cg as i64, (n * h * wd) as i64])?;
+    let xg = reshape(
+        &permute(&reshape(&xb, &[n as i64, g as i64, cg as i64, (h * wd) as i64])?, &[1, 2, 0, 3])?,
+        &[g as i64, cg as i64, (n * h * wd) as i64],
+    )?;
     let wt = permute(&reshape(&wb, &[g as i64, cg as i64, (og * kh * kw) as i64])?, &[0, 2, 1])?;
     let col = reshape(&matmul(&wt, &xg)?, &[(oc * kh * kw) as i64, (n * h * wd) as i64])?;
     let y = col2im(&col, &geom)?;
     let y = match bias {
-        Some(b) => binary(Binary::Add, &Operand::T(y), &Operand::T(reshape(b, &[1, -1, 1, 1])?), None)?,
+        Some(b) => {
+            binary(Binary::Add, &Operand::T(y), &Operand::T(reshape(b, &[1, -1, 1, 1])?), None)?
+        }
         None => y,
     };
     unbatch(y, unbatched, dims)
 }
 
 /// Sliding-window geometry of unfold/fold for a 4-D input of `c` channels.
-fn window(op: &str, n: usize, c: usize, hw: [usize; 2], k: &[usize], d: &[usize], p: &[usize], s: &[usize]) -> Result<Geom> {
+fn window(
+    op: &str,
+    n: usize,
+    c: usize,
+    hw: [usize; 2],
+    k: &[usize],
+    d: &[usize],
+    p: &[usize],
+    s: &[usize],
+) -> Result<Geom> {
     check_positive(op, "kernel_size", k)?;
     check_positive(op, "stride", s)?;
     check_positive(op, "dilation", d)?;
@@ -365,13 +464,32 @@ fn window(op: &str, n: usize, c: usize, hw: [usize; 2], k: &[usize], d: &[usize]
             p
         );
     };
-    Ok(Geom { n, c, h: hw[0], w: hw[1], kh: k[0], kw: k[1], sh: s[0], sw: s[1], ph: p[0], pw: p[1], dh: d[0], dw: d[1], oh, ow })
+    Ok(Geom {
+        n,
+        c,
+        h: hw[0],
+        w: hw[1],
+        kh: k[0],
+        kw: k[1],
+        sh: s[0],
+        sw: s[1],
+        ph: p[0],
+        pw: p[1],
+        dh: d[0],
+        dw: d[1],
+        oh,
+        ow,
+    })
 }
 
 /// F.unfold: (N, C, H, W) -> (N, C·kh·kw, L).
 pub fn unfold(x: &Tensor, k: &[usize], d: &[usize], p: &[usize], s: &[usize]) -> Result<Tensor> {
     if x.ndim() != 3 && x.ndim() != 4 {
-        bail!(Runtime, "unfold: Input Error: Only 3D or 4D input Tensors are supported (got {}D)", x.ndim());
+        bail!(
+            Runtime,
+            "unfold: Input Error: Only 3D or 4D input Tensors are supported (got {}D)",
+            x.ndim()
+        );
     }
     let unbatched = x.ndim() == 3;
     let xb = if unbatched { unsqueeze(x, 0)? } else { x.clone() };
@@ -387,7 +505,14 @@ pub fn unfold(x: &Tensor, k: &[usize], d: &[usize], p: &[usize], s: &[usize]) ->
 }
 
 /// F.fold: (N, C·kh·kw, L) -> (N, C, H, W), overlapping blocks summed.
-pub fn fold(x: &Tensor, out: &[usize], k: &[usize], d: &[usize], p: &[usize], s: &[usize]) -> Result<Tensor> {
+pub fn fold(
+    x: &Tensor,
+    out: &[usize],
+    k: &[usize],
+    d: &[usize],
+    p: &[usize],
+    s: &[usize],
+) -> Result<Tensor> {
     if x.ndim() != 2 && x.ndim() != 3 {
         bail!(Runtime, "fold: Expected 2D or 3D (batch mode) input tensor with possibly 0 batch size and non-zero dimensions for input, but got: {}", fmt_shape(x.shape()));
     }

@@ -1,13 +1,13 @@
 //! Copies and casts: contiguous(), to(dtype), copy_(src) with broadcasting.
 
+use crate::autograd::{self, Backward, Node};
 use crate::backend::cpu::elementwise::map1;
 use crate::backend::cpu::P;
-use crate::autograd::{self, Backward, Node};
 use crate::bail;
+use crate::dispatch_all;
 use crate::error::Result;
 use crate::tensor::layout::fmt_shape;
 use crate::tensor::{DType, Device, Element, Tensor};
-use crate::{dispatch_all};
 
 /// Writes `src` (broadcast to dst's shape, cast to dst's dtype) into `dst`'s elements.
 /// Does not bump the version: callers that implement user-visible in-place ops do.
@@ -15,7 +15,11 @@ pub fn copy_into(dst: &Tensor, src: &Tensor) -> Result<()> {
     if dst.device() != src.device() {
         // Across devices (copy_, setitem): move src over first, cast on the
         // host side (the GPU has no float64 to receive it).
-        let s = if dst.is_gpu() && src.dtype() != dst.dtype() { clone_as(src, dst.dtype())? } else { src.clone() };
+        let s = if dst.is_gpu() && src.dtype() != dst.dtype() {
+            clone_as(src, dst.dtype())?
+        } else {
+            src.clone()
+        };
         return copy_into(dst, &transfer(&s, dst.device())?);
     }
     let src_strides = src.layout().broadcast_strides(dst.shape()).map_err(|_| {
@@ -62,7 +66,11 @@ pub fn contiguous(t: &Tensor) -> Result<Tensor> {
 
 /// Tensor.clone(): a fresh contiguous copy, recorded (the gradient passes through).
 pub fn clone(t: &Tensor) -> Result<Tensor> {
-    autograd::record(&[t], || clone_as(t, t.dtype()), |_| Ok(CastBackward { from: t.dtype(), name: "CloneBackward0" }.into()))
+    autograd::record(
+        &[t],
+        || clone_as(t, t.dtype()),
+        |_| Ok(CastBackward { from: t.dtype(), name: "CloneBackward0" }.into()),
+    )
 }
 
 /// A contiguous copy that is never recorded (gradient buffers).
@@ -82,22 +90,44 @@ pub fn to_dtype(t: &Tensor, dtype: DType) -> Result<Tensor> {
     if t.dtype() == dtype {
         return Ok(t.clone());
     }
-    autograd::record(&[t], || clone_as(t, dtype), |_| Ok(CastBackward { from: t.dtype(), name: "ToCopyBackward0" }.into()))
+    autograd::record(
+        &[t],
+        || clone_as(t, dtype),
+        |_| Ok(CastBackward { from: t.dtype(), name: "ToCopyBackward0" }.into()),
+    )
 }
 
 /// `t.copy_(src)`: user-facing in-place copy.
 pub fn copy_(dst: &Tensor, src: &Tensor) -> Result<()> {
     // The old values get a zero gradient through where(all, src, old).
-    autograd::inplace(dst, &[src], "copy_", || copy_raw_(dst, src), |old| {
-        let all = crate::ops::creation::full_on(dst.shape(), crate::tensor::Scalar::Bool(true), DType::Bool, dst.device())?;
-        let e = to_dtype(src, dst.dtype())?;
-        crate::ops::elementwise::where_(&all, &crate::ops::Operand::T(e), &crate::ops::Operand::T(old.clone()))
-    })
+    autograd::inplace(
+        dst,
+        &[src],
+        "copy_",
+        || copy_raw_(dst, src),
+        |old| {
+            let all = crate::ops::creation::full_on(
+                dst.shape(),
+                crate::tensor::Scalar::Bool(true),
+                DType::Bool,
+                dst.device(),
+            )?;
+            let e = to_dtype(src, dst.dtype())?;
+            crate::ops::elementwise::where_(
+                &all,
+                &crate::ops::Operand::T(e),
+                &crate::ops::Operand::T(old.clone()),
+            )
+        },
+    )
 }
 
 fn copy_raw_(dst: &Tensor, src: &Tensor) -> Result<()> {
     dst.check_writable("copy_")?;
-    if !dst.storage().is_empty() && std::sync::Arc::ptr_eq(dst.storage(), src.storage()) && !dst.same_tensor(src) {
+    if !dst.storage().is_empty()
+        && std::sync::Arc::ptr_eq(dst.storage(), src.storage())
+        && !dst.same_tensor(src)
+    {
         // Overlapping views would read already-written elements: go through a copy.
         let tmp = clone_as(src, src.dtype())?;
         copy_into(dst, &tmp)?;

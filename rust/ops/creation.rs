@@ -13,7 +13,12 @@ pub fn scalar_tensor(s: Scalar, dtype: DType) -> Result<Tensor> {
 }
 
 /// full() on a device: GPU tensors are filled there, nothing crosses the bus.
-pub fn full_on(shape: &[usize], value: Scalar, dtype: DType, device: crate::tensor::Device) -> Result<Tensor> {
+pub fn full_on(
+    shape: &[usize],
+    value: Scalar,
+    dtype: DType,
+    device: crate::tensor::Device,
+) -> Result<Tensor> {
     if device == crate::tensor::Device::Cpu {
         return full(shape, value, dtype);
     }
@@ -76,7 +81,13 @@ pub fn linspace(start: f64, end: f64, steps: i64, dtype: DType) -> Result<Tensor
     let step = if n > 1 { (end - start) / (n - 1) as f64 } else { 0.0 };
     // Symmetric from both ends, so the last value is exactly `end`.
     let v: Vec<f64> = (0..n)
-        .map(|i| if n == 1 || i < n / 2 { start + step * i as f64 } else { end - step * (n - 1 - i) as f64 })
+        .map(|i| {
+            if n == 1 || i < n / 2 {
+                start + step * i as f64
+            } else {
+                end - step * (n - 1 - i) as f64
+            }
+        })
         .collect();
     super::copy::to_dtype(&Tensor::from_vec(v, &[n])?, dtype)
 }
@@ -107,7 +118,12 @@ fn generator(g: Option<&GeneratorRef>) -> GeneratorRef {
 }
 
 /// Fills `t` (any layout, float dtype) from a float32 or float64 sample stream.
-fn fill_random(t: &Tensor, g: Option<&GeneratorRef>, fill32: impl FnOnce(&mut Generator, &mut [f32]), fill64: impl FnOnce(&mut Generator, &mut [f64])) -> Result<()> {
+fn fill_random(
+    t: &Tensor,
+    g: Option<&GeneratorRef>,
+    fill32: impl FnOnce(&mut Generator, &mut [f32]),
+    fill64: impl FnOnce(&mut Generator, &mut [f64]),
+) -> Result<()> {
     t.check_writable("random fill")?;
     let g = generator(g);
     let mut g = lock(&g);
@@ -130,7 +146,13 @@ fn fill_random(t: &Tensor, g: Option<&GeneratorRef>, fill32: impl FnOnce(&mut Ge
 }
 
 /// A device fill (shaders/random.wgsl) keyed by one draw of the host generator.
-fn gpu_random(t: &Tensor, g: Option<&GeneratorRef>, entry: &'static str, a: f32, b: f32) -> Result<()> {
+fn gpu_random(
+    t: &Tensor,
+    g: Option<&GeneratorRef>,
+    entry: &'static str,
+    a: f32,
+    b: f32,
+) -> Result<()> {
     t.check_writable("random fill")?;
     let key = lock(&generator(g)).next_key();
     let direct = t.is_contiguous() && t.dtype() == DType::F32;
@@ -153,10 +175,17 @@ fn require_float(op: &str, t: &Tensor) -> Result<()> {
 pub fn uniform_(t: &Tensor, lo: f64, hi: f64, g: Option<&GeneratorRef>) -> Result<()> {
     require_float("uniform_", t)?;
     if !(lo.is_finite() && hi.is_finite() && lo <= hi) {
-        bail!(Runtime, "uniform_ expects to return a [from, to) range, but found from={} > to={}", lo, hi);
+        bail!(
+            Runtime,
+            "uniform_ expects to return a [from, to) range, but found from={} > to={}",
+            lo,
+            hi
+        );
     }
     if t.is_gpu() {
-        return crate::autograd::overwrite(t, "uniform_", || gpu_random(t, g, "uniform", lo as f32, hi as f32));
+        return crate::autograd::overwrite(t, "uniform_", || {
+            gpu_random(t, g, "uniform", lo as f32, hi as f32)
+        });
     }
     let (lo32, hi32) = (lo as f32, hi as f32);
     let cut = uniform_cut(hi32, t.dtype());
@@ -166,7 +195,9 @@ pub fn uniform_(t: &Tensor, lo: f64, hi: f64, g: Option<&GeneratorRef>) -> Resul
             s.iter_mut().filter(|v| **v >= cut).for_each(|v| *v = lo32);
         }
     };
-    crate::autograd::overwrite(t, "uniform_", || fill_random(t, g, fill32, |g, s| g.uniform(s, lo, hi)))
+    crate::autograd::overwrite(t, "uniform_", || {
+        fill_random(t, g, fill32, |g, s| g.uniform(s, lo, hi))
+    })
 }
 
 /// The least f32 that rounds to `hi` or above when stored as `dtype` (round to
@@ -175,14 +206,20 @@ pub fn uniform_(t: &Tensor, lo: f64, hi: f64, g: Option<&GeneratorRef>) -> Resul
 fn uniform_cut(hi: f32, dtype: DType) -> f32 {
     let (to_f32, from_f32): (fn(u16) -> f32, fn(f32) -> u16) = match dtype {
         DType::F16 => (|b| half::f16::from_bits(b).to_f32(), |x| half::f16::from_f32(x).to_bits()),
-        DType::BF16 => (|b| half::bf16::from_bits(b).to_f32(), |x| half::bf16::from_f32(x).to_bits()),
+        DType::BF16 => {
+            (|b| half::bf16::from_bits(b).to_f32(), |x| half::bf16::from_f32(x).to_bits())
+        }
         _ => return hi,
     };
     // Neighbouring 16-bit floats: bits ordered as integers (sign-magnitude).
     let step = |b: u16, up: bool| -> u16 {
         let ord = if b & 0x8000 != 0 { -i32::from(b & 0x7fff) } else { i32::from(b) };
         let ord = ord + if up { 1 } else { -1 };
-        if ord < 0 { 0x8000 | (-ord) as u16 } else { ord as u16 }
+        if ord < 0 {
+            0x8000 | (-ord) as u16
+        } else {
+            ord as u16
+        }
     };
     let h = from_f32(hi);
     let top = if to_f32(h) >= hi { step(h, false) } else { h };
@@ -190,11 +227,16 @@ fn uniform_cut(hi: f32, dtype: DType) -> f32 {
     let below = f64::from(to_f32(top));
     let above = f64::from(to_f32(next));
     // Past the largest finite value the next one is as far as the previous gap.
-    let above = if above.is_finite() { above } else { 2.0 * below - f64::from(to_f32(step(top, false))) };
+    let above =
+        if above.is_finite() { above } else { 2.0 * below - f64::from(to_f32(step(top, false))) };
     // Two neighbours have at most 11 significant bits: their midpoint is exact
     // in f32, and a tie rounds to the even one.
     let mid = ((below + above) / 2.0) as f32;
-    if next & 1 == 0 { mid } else { mid.next_up() }
+    if next & 1 == 0 {
+        mid
+    } else {
+        mid.next_up()
+    }
 }
 
 pub fn normal_(t: &Tensor, mean: f64, std: f64, g: Option<&GeneratorRef>) -> Result<()> {
@@ -203,26 +245,56 @@ pub fn normal_(t: &Tensor, mean: f64, std: f64, g: Option<&GeneratorRef>) -> Res
         bail!(Runtime, "normal expects std >= 0.0, but found std {}", std);
     }
     if t.is_gpu() {
-        return crate::autograd::overwrite(t, "normal_", || gpu_random(t, g, "normal", mean as f32, std as f32));
+        return crate::autograd::overwrite(t, "normal_", || {
+            gpu_random(t, g, "normal", mean as f32, std as f32)
+        });
     }
-    crate::autograd::overwrite(t, "normal_", || fill_random(t, g, |g, s| g.normal_f32(s, mean as f32, std as f32), |g, s| g.normal(s, mean, std)))
+    crate::autograd::overwrite(t, "normal_", || {
+        fill_random(
+            t,
+            g,
+            |g, s| g.normal_f32(s, mean as f32, std as f32),
+            |g, s| g.normal(s, mean, std),
+        )
+    })
 }
 
-pub fn rand(shape: &[usize], dtype: DType, device: crate::tensor::Device, g: Option<&GeneratorRef>) -> Result<Tensor> {
+pub fn rand(
+    shape: &[usize],
+    dtype: DType,
+    device: crate::tensor::Device,
+    g: Option<&GeneratorRef>,
+) -> Result<Tensor> {
     let t = full_on(shape, Scalar::Int(0), dtype, device)?;
     uniform_(&t, 0.0, 1.0, g)?;
     Ok(t)
 }
 
-pub fn randn(shape: &[usize], dtype: DType, device: crate::tensor::Device, g: Option<&GeneratorRef>) -> Result<Tensor> {
+pub fn randn(
+    shape: &[usize],
+    dtype: DType,
+    device: crate::tensor::Device,
+    g: Option<&GeneratorRef>,
+) -> Result<Tensor> {
     let t = full_on(shape, Scalar::Int(0), dtype, device)?;
     normal_(&t, 0.0, 1.0, g)?;
     Ok(t)
 }
 
-pub fn randint(low: i64, high: i64, shape: &[usize], dtype: DType, g: Option<&GeneratorRef>) -> Result<Tensor> {
+pub fn randint(
+    low: i64,
+    high: i64,
+    shape: &[usize],
+    dtype: DType,
+    g: Option<&GeneratorRef>,
+) -> Result<Tensor> {
     if high <= low {
-        bail!(Runtime, "random_ expects 'from' to be less than 'to', but got from={} >= to={}", low, high);
+        bail!(
+            Runtime,
+            "random_ expects 'from' to be less than 'to', but got from={} >= to={}",
+            low,
+            high
+        );
     }
     let mut v = try_vec(crate::tensor::layout::numel(shape), 0i64)?;
     lock(&generator(g)).randint(&mut v, low, high);
@@ -244,7 +316,9 @@ pub fn bernoulli_(t: &Tensor, p: f64, g: Option<&GeneratorRef>) -> Result<()> {
         bail!(Runtime, "bernoulli_ expects p to be in [0, 1], but got p={}", p);
     }
     if t.is_gpu() {
-        return crate::autograd::overwrite(t, "bernoulli_", || gpu_random(t, g, "bernoulli_mask", p as f32, 1.0));
+        return crate::autograd::overwrite(t, "bernoulli_", || {
+            gpu_random(t, g, "bernoulli_mask", p as f32, 1.0)
+        });
     }
     let mut v = try_vec(t.numel(), false)?;
     lock(&generator(g)).bernoulli(&mut v, p);
@@ -263,9 +337,13 @@ mod tests {
     #[test]
     fn uniform_cut_bounds_the_stored_value() {
         for hi in [1.0078125f32, 3.0, 0.1, -2.5, 1e-6, 65504.0, 7e4] {
-            for (dtype, round) in [(DType::F16, (|x| half::f16::from_f32(x).to_f32()) as fn(f32) -> f32), (DType::BF16, |x| half::bf16::from_f32(x).to_f32())] {
+            for (dtype, round) in [
+                (DType::F16, (|x| half::f16::from_f32(x).to_f32()) as fn(f32) -> f32),
+                (DType::BF16, |x| half::bf16::from_f32(x).to_f32()),
+            ] {
                 let cut = uniform_cut(hi, dtype);
-                let below = f32::from_bits(if cut > 0.0 { cut.to_bits() - 1 } else { cut.to_bits() + 1 });
+                let below =
+                    f32::from_bits(if cut > 0.0 { cut.to_bits() - 1 } else { cut.to_bits() + 1 });
                 assert!(round(below) < hi && round(cut) >= hi, "{:?} hi={} cut={}", dtype, hi, cut);
             }
         }

@@ -3,15 +3,15 @@
 
 use super::copy::{copy_into, to_dtype};
 use super::{result_type, Operand};
+use crate::autograd::{self, math, Backward, Node, SavedTensor};
 use crate::backend::cpu::elementwise::{map1, map2, map3, Arith, FloatMath};
 use crate::backend::cpu::{vmath, P};
-use crate::autograd::{self, math, Backward, Node, SavedTensor};
 use crate::bail;
 use crate::error::Result;
 use crate::tensor::layout::{broadcast_shapes, fmt_shape};
 use crate::tensor::{DType, Element, Tensor};
-use std::sync::Arc;
 use crate::{dispatch_compute, dispatch_float};
+use std::sync::Arc;
 
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub enum Unary {
@@ -63,13 +63,46 @@ impl Unary {
     pub fn name(self) -> &'static str {
         use Unary::*;
         match self {
-            Neg => "neg", Abs => "abs", Sign => "sign", Square => "square", Relu => "relu", Floor => "floor",
-            Ceil => "ceil", Round => "round", Trunc => "trunc", Exp => "exp", Exp2 => "exp2", Log => "log",
-            Log2 => "log2", Log10 => "log10", Log1p => "log1p", Expm1 => "expm1", Sqrt => "sqrt", Rsqrt => "rsqrt",
-            Reciprocal => "reciprocal", Sin => "sin", Cos => "cos", Tan => "tan", Asin => "asin", Acos => "acos",
-            Atan => "atan", Sinh => "sinh", Cosh => "cosh", Tanh => "tanh", Sigmoid => "sigmoid", Erf => "erf", Gelu | GeluTanh => "gelu",
-            Silu => "silu", Mish => "mish", LeakyRelu(_) => "leaky_relu", Elu(_) => "elu", Softplus { .. } => "softplus",
-            LogicalNot => "logical_not", BitwiseNot => "bitwise_not", IsNan => "isnan", IsInf => "isinf",
+            Neg => "neg",
+            Abs => "abs",
+            Sign => "sign",
+            Square => "square",
+            Relu => "relu",
+            Floor => "floor",
+            Ceil => "ceil",
+            Round => "round",
+            Trunc => "trunc",
+            Exp => "exp",
+            Exp2 => "exp2",
+            Log => "log",
+            Log2 => "log2",
+            Log10 => "log10",
+            Log1p => "log1p",
+            Expm1 => "expm1",
+            Sqrt => "sqrt",
+            Rsqrt => "rsqrt",
+            Reciprocal => "reciprocal",
+            Sin => "sin",
+            Cos => "cos",
+            Tan => "tan",
+            Asin => "asin",
+            Acos => "acos",
+            Atan => "atan",
+            Sinh => "sinh",
+            Cosh => "cosh",
+            Tanh => "tanh",
+            Sigmoid => "sigmoid",
+            Erf => "erf",
+            Gelu | GeluTanh => "gelu",
+            Silu => "silu",
+            Mish => "mish",
+            LeakyRelu(_) => "leaky_relu",
+            Elu(_) => "elu",
+            Softplus { .. } => "softplus",
+            LogicalNot => "logical_not",
+            BitwiseNot => "bitwise_not",
+            IsNan => "isnan",
+            IsInf => "isinf",
             IsFinite => "isfinite",
         }
     }
@@ -129,11 +162,30 @@ impl Binary {
     pub fn name(self) -> &'static str {
         use Binary::*;
         match self {
-            Add => "add", Sub => "sub", Mul => "mul", Div => "div", DivTrunc => "div", FloorDiv => "floor_divide",
-            Rem => "remainder", Fmod => "fmod", Pow => "pow", Maximum => "maximum", Minimum => "minimum",
-            Atan2 => "atan2", Eq => "eq", Ne => "ne", Lt => "lt", Le => "le", Gt => "gt", Ge => "ge",
-            LogicalAnd => "logical_and", LogicalOr => "logical_or", LogicalXor => "logical_xor",
-            BitAnd => "bitwise_and", BitOr => "bitwise_or", BitXor => "bitwise_xor",
+            Add => "add",
+            Sub => "sub",
+            Mul => "mul",
+            Div => "div",
+            DivTrunc => "div",
+            FloorDiv => "floor_divide",
+            Rem => "remainder",
+            Fmod => "fmod",
+            Pow => "pow",
+            Maximum => "maximum",
+            Minimum => "minimum",
+            Atan2 => "atan2",
+            Eq => "eq",
+            Ne => "ne",
+            Lt => "lt",
+            Le => "le",
+            Gt => "gt",
+            Ge => "ge",
+            LogicalAnd => "logical_and",
+            LogicalOr => "logical_or",
+            LogicalXor => "logical_xor",
+            BitAnd => "bitwise_and",
+            BitOr => "bitwise_or",
+            BitXor => "bitwise_xor",
         }
     }
     /// Ops with a derivative (the rest give outputs that do not require grad).
@@ -317,7 +369,9 @@ fn run_bitwise_not<T: Element>(out: &Tensor, a: &Tensor) -> Result<()> {
 }
 
 fn unary_into(op: Unary, out: &Tensor, a: &Tensor) -> Result<()> {
-    if out.dtype() == DType::Bool && !matches!(op, Unary::BitwiseNot | Unary::Sign | Unary::Abs | Unary::Relu) {
+    if out.dtype() == DType::Bool
+        && !matches!(op, Unary::BitwiseNot | Unary::Sign | Unary::Abs | Unary::Relu)
+    {
         return dispatch_compute!(a.dtype(), T => run_unary_bool::<T>(op, out, a));
     }
     if op == Unary::BitwiseNot {
@@ -377,18 +431,38 @@ fn unary_raw_(op: Unary, a: &Tensor) -> Result<()> {
 /// PyTorch's can_cast for writing a result into an existing tensor.
 fn check_inplace_cast(name: &str, result: DType, target: DType) -> Result<()> {
     if result.category() > target.category() {
-        bail!(Runtime, "result type {} can't be cast to the desired output type {} (in {}_)", result.name(), target.name(), name);
+        bail!(
+            Runtime,
+            "result type {} can't be cast to the desired output type {} (in {}_)",
+            result.name(),
+            target.name(),
+            name
+        );
     }
     Ok(())
 }
 
-fn run_binary<T: Arith>(op: Binary, out: &Tensor, a: &Tensor, b: &Tensor, shape: &[usize], alpha: Option<T>) -> Result<()> {
+fn run_binary<T: Arith>(
+    op: Binary,
+    out: &Tensor,
+    a: &Tensor,
+    b: &Tensor,
+    shape: &[usize],
+    alpha: Option<T>,
+) -> Result<()> {
     let (la, lb) = (a.layout().broadcast_strides(shape)?, b.layout().broadcast_strides(shape)?);
     run_binary_args(op, out, (P(a.ptr::<T>()?), &la[..]), (P(b.ptr::<T>()?), &lb[..]), shape, alpha)
 }
 
 /// The binary kernels on raw operands (a scalar operand is a stride-0 pointer).
-fn run_binary_args<T: Arith>(op: Binary, out: &Tensor, pa: Arg<T>, pb: Arg<T>, shape: &[usize], alpha: Option<T>) -> Result<()> {
+fn run_binary_args<T: Arith>(
+    op: Binary,
+    out: &Tensor,
+    pa: Arg<T>,
+    pb: Arg<T>,
+    shape: &[usize],
+    alpha: Option<T>,
+) -> Result<()> {
     use Binary::*;
     if out.dtype() == DType::Bool {
         let po = (P(out.ptr::<bool>()?), out.strides());
@@ -408,7 +482,16 @@ fn run_binary_args<T: Arith>(op: Binary, out: &Tensor, pa: Arg<T>, pb: Arg<T>, s
             LogicalAnd => cmp!(|x: T, y: T| !x.is_zero() && !y.is_zero()),
             LogicalOr => cmp!(|x: T, y: T| !x.is_zero() || !y.is_zero()),
             LogicalXor => cmp!(|x: T, y: T| x.is_zero() != y.is_zero()),
-            _ => return run_arith::<T>(op, (P(out.ptr::<T>()?), out.strides()), pa, pb, shape, alpha),
+            _ => {
+                return run_arith::<T>(
+                    op,
+                    (P(out.ptr::<T>()?), out.strides()),
+                    pa,
+                    pb,
+                    shape,
+                    alpha,
+                )
+            }
         }
         return Ok(());
     }
@@ -418,7 +501,13 @@ fn run_binary_args<T: Arith>(op: Binary, out: &Tensor, pa: Arg<T>, pb: Arg<T>, s
 /// Tensor-with-number ops on float tensors whose dtype the number keeps
 /// (x * 0.5, 1 - x, x > 0): the number is read through a stride-0 pointer to
 /// a local, so no 0-d tensor is allocated.
-fn float_scalar<T: Arith>(op: Binary, t: &Tensor, s: crate::tensor::Scalar, scalar_first: bool, alpha: Option<f64>) -> Result<Tensor> {
+fn float_scalar<T: Arith>(
+    op: Binary,
+    t: &Tensor,
+    s: crate::tensor::Scalar,
+    scalar_first: bool,
+    alpha: Option<f64>,
+) -> Result<Tensor> {
     let (_, out_dtype) = op.dtypes(T::DTYPE)?;
     let out = Tensor::for_output(t.shape(), out_dtype)?;
     let v: T = s.cast();
@@ -432,7 +521,14 @@ fn float_scalar<T: Arith>(op: Binary, t: &Tensor, s: crate::tensor::Scalar, scal
 
 type Arg<'a, T> = (P<T>, &'a [isize]);
 
-fn run_arith<T: Arith>(op: Binary, po: Arg<T>, pa: Arg<T>, pb: Arg<T>, shape: &[usize], alpha: Option<T>) -> Result<()> {
+fn run_arith<T: Arith>(
+    op: Binary,
+    po: Arg<T>,
+    pa: Arg<T>,
+    pb: Arg<T>,
+    shape: &[usize],
+    alpha: Option<T>,
+) -> Result<()> {
     use Binary::*;
     macro_rules! go {
         ($f:expr) => {
@@ -507,10 +603,19 @@ fn check_int_divisor(op: Binary, b: &Tensor) -> Result<()> {
 }
 
 /// Argument checks shared by the CPU and GPU paths.
-fn binary_checks(op: Binary, b: &Operand, alpha: Option<f64>, common: DType, compute: DType) -> Result<()> {
+fn binary_checks(
+    op: Binary,
+    b: &Operand,
+    alpha: Option<f64>,
+    common: DType,
+    compute: DType,
+) -> Result<()> {
     if let Some(al) = alpha {
         if !common.is_float() && al.fract() != 0.0 {
-            bail!(Runtime, "For integral input tensors, argument alpha must not be a floating point number.");
+            bail!(
+                Runtime,
+                "For integral input tensors, argument alpha must not be a floating point number."
+            );
         }
     }
     if op == Binary::Pow && !compute.is_float() && matches!(b, Operand::S(s) if s.to_f64() < 0.0) {
@@ -520,7 +625,12 @@ fn binary_checks(op: Binary, b: &Operand, alpha: Option<f64>, common: DType, com
 }
 
 /// Prepares both operands in the compute dtype and returns (a, b, shape, compute, out dtype).
-fn binary_prepare(op: Binary, a: &Operand, b: &Operand, alpha: Option<f64>) -> Result<(Tensor, Tensor, crate::tensor::Shape, DType, DType)> {
+fn binary_prepare(
+    op: Binary,
+    a: &Operand,
+    b: &Operand,
+    alpha: Option<f64>,
+) -> Result<(Tensor, Tensor, crate::tensor::Shape, DType, DType)> {
     let common = result_type(&[a, b]);
     let (compute, out) = op.dtypes(common)?;
     binary_checks(op, b, alpha, common, compute)?;
@@ -530,7 +640,14 @@ fn binary_prepare(op: Binary, a: &Operand, b: &Operand, alpha: Option<f64>) -> R
     Ok((ta, tb, shape, compute, out))
 }
 
-fn binary_into(op: Binary, out: &Tensor, a: &Tensor, b: &Tensor, shape: &[usize], alpha: Option<f64>) -> Result<()> {
+fn binary_into(
+    op: Binary,
+    out: &Tensor,
+    a: &Tensor,
+    b: &Tensor,
+    shape: &[usize],
+    alpha: Option<f64>,
+) -> Result<()> {
     if op == Binary::Atan2 {
         return dispatch_float!(a.dtype(), T => run_atan2::<T>(out, a, b, shape));
     }
@@ -541,7 +658,11 @@ fn binary_into(op: Binary, out: &Tensor, a: &Tensor, b: &Tensor, shape: &[usize]
 pub fn binary(op: Binary, a: &Operand, b: &Operand, alpha: Option<f64>) -> Result<Tensor> {
     let inputs = tensors(&[a, b]);
     if op.differentiable() && autograd::needs_grad(&inputs) {
-        return autograd::record(&inputs, || binary_raw(op, a, b, alpha), |out| Ok(BinaryBackward::new(op, a, b, alpha, out).into()));
+        return autograd::record(
+            &inputs,
+            || binary_raw(op, a, b, alpha),
+            |out| Ok(BinaryBackward::new(op, a, b, alpha, out).into()),
+        );
     }
     binary_raw(op, a, b, alpha)
 }
@@ -558,7 +679,11 @@ fn binary_raw(op: Binary, a: &Operand, b: &Operand, alpha: Option<f64>) -> Resul
     // Fast path for the common case: same dtype and shape, float, no casts.
     if let (Operand::T(x), Operand::T(y)) = (a, b) {
         let d = x.dtype();
-        if matches!(d, DType::F32 | DType::F64) && y.dtype() == d && x.shape() == y.shape() && op != Binary::Atan2 {
+        if matches!(d, DType::F32 | DType::F64)
+            && y.dtype() == d
+            && x.shape() == y.shape()
+            && op != Binary::Atan2
+        {
             let (compute, out_dtype) = op.dtypes(d)?;
             let out = Tensor::for_output(x.shape(), out_dtype)?;
             dispatch_float!(compute, T => run_binary::<T>(op, &out, x, y, x.shape(), alpha.map(T::from_f64)))?;
@@ -588,7 +713,13 @@ pub fn binary_(op: Binary, a: &Tensor, b: &Operand, alpha: Option<f64>) -> Resul
     if !op.differentiable() {
         return binary_raw_(op, a, b, alpha);
     }
-    autograd::inplace(a, &others, op.name(), || binary_raw_(op, a, b, alpha), |x| binary(op, &Operand::T(x.clone()), b, alpha))
+    autograd::inplace(
+        a,
+        &others,
+        op.name(),
+        || binary_raw_(op, a, b, alpha),
+        |x| binary(op, &Operand::T(x.clone()), b, alpha),
+    )
 }
 
 fn binary_raw_(op: Binary, a: &Tensor, b: &Operand, alpha: Option<f64>) -> Result<()> {
@@ -596,7 +727,12 @@ fn binary_raw_(op: Binary, a: &Tensor, b: &Operand, alpha: Option<f64>) -> Resul
     if super::on_gpu(&[&Operand::T(a.clone()), b]) {
         let r = gpu_binary(op, &Operand::T(a.clone()), b, alpha)?;
         if r.shape() != a.shape() {
-            bail!(Runtime, "output with shape {} doesn't match the broadcast shape {}", fmt_shape(a.shape()), fmt_shape(r.shape()));
+            bail!(
+                Runtime,
+                "output with shape {} doesn't match the broadcast shape {}",
+                fmt_shape(a.shape()),
+                fmt_shape(r.shape())
+            );
         }
         check_inplace_cast(op.name(), r.dtype(), a.dtype())?;
         if !a.is_gpu() {
@@ -631,7 +767,11 @@ fn binary_raw_(op: Binary, a: &Tensor, b: &Operand, alpha: Option<f64>) -> Resul
 
 fn run_where<T: Element>(out: &Tensor, cond: &Tensor, x: &Tensor, y: &Tensor) -> Result<()> {
     let shape = out.shape().clone();
-    let (lc, lx, ly) = (cond.layout().broadcast_strides(&shape)?, x.layout().broadcast_strides(&shape)?, y.layout().broadcast_strides(&shape)?);
+    let (lc, lx, ly) = (
+        cond.layout().broadcast_strides(&shape)?,
+        x.layout().broadcast_strides(&shape)?,
+        y.layout().broadcast_strides(&shape)?,
+    );
     // SAFETY: all layouts span `shape` within their storages.
     unsafe {
         map3(
@@ -648,7 +788,12 @@ fn run_where<T: Element>(out: &Tensor, cond: &Tensor, x: &Tensor, y: &Tensor) ->
 
 fn check_bool_mask(op: &str, mask: &Tensor) -> Result<()> {
     if mask.dtype() != DType::Bool {
-        bail!(Runtime, "{} expected a boolean condition/mask, but got mask with dtype {}", op, mask.dtype().name());
+        bail!(
+            Runtime,
+            "{} expected a boolean condition/mask, but got mask with dtype {}",
+            op,
+            mask.dtype().name()
+        );
     }
     Ok(())
 }
@@ -656,7 +801,11 @@ fn check_bool_mask(op: &str, mask: &Tensor) -> Result<()> {
 /// torch.where(cond, x, y).
 pub fn where_(cond: &Tensor, x: &Operand, y: &Operand) -> Result<Tensor> {
     let inputs = tensors(&[x, y]);
-    autograd::record(&inputs, || where_raw(cond, x, y), |_| Ok(WhereBackward::new(cond, x, y, false).into()))
+    autograd::record(
+        &inputs,
+        || where_raw(cond, x, y),
+        |_| Ok(WhereBackward::new(cond, x, y, false).into()),
+    )
 }
 
 fn where_raw(cond: &Tensor, x: &Operand, y: &Operand) -> Result<Tensor> {
@@ -677,12 +826,22 @@ pub fn masked_fill(t: &Tensor, mask: &Tensor, value: &Operand, in_place: bool) -
     let v = tensors(&[value]);
     let tv = Operand::T(t.clone());
     if in_place {
-        autograd::inplace(t, &v, "masked_fill_", || masked_fill_raw(t, mask, value, true).map(drop), |x| masked_fill(x, mask, value, false))?;
+        autograd::inplace(
+            t,
+            &v,
+            "masked_fill_",
+            || masked_fill_raw(t, mask, value, true).map(drop),
+            |x| masked_fill(x, mask, value, false),
+        )?;
         return Ok(t.clone());
     }
     let mut inputs = vec![t];
     inputs.extend(v);
-    autograd::record(&inputs, || masked_fill_raw(t, mask, value, false), |_| Ok(WhereBackward::new(mask, value, &tv, true).into()))
+    autograd::record(
+        &inputs,
+        || masked_fill_raw(t, mask, value, false),
+        |_| Ok(WhereBackward::new(mask, value, &tv, true).into()),
+    )
 }
 
 fn masked_fill_raw(t: &Tensor, mask: &Tensor, value: &Operand, in_place: bool) -> Result<Tensor> {
@@ -698,13 +857,22 @@ fn masked_fill_raw(t: &Tensor, mask: &Tensor, value: &Operand, in_place: bool) -
     }
     let shape = broadcast_shapes(t.shape(), mask.shape())?;
     if shape.as_slice() != t.shape().as_slice() && in_place {
-        bail!(Runtime, "masked_fill_: mask of shape {} does not broadcast to the tensor's shape {}", fmt_shape(mask.shape()), fmt_shape(t.shape()));
+        bail!(
+            Runtime,
+            "masked_fill_: mask of shape {} does not broadcast to the tensor's shape {}",
+            fmt_shape(mask.shape()),
+            fmt_shape(t.shape())
+        );
     }
     if in_place {
         t.check_writable("masked_fill_")?;
     }
     // A mask that shares memory with `t` must be read before any write.
-    let mask = &if std::sync::Arc::ptr_eq(mask.storage(), t.storage()) { super::copy::clone_as(mask, DType::Bool)? } else { mask.clone() };
+    let mask = &if std::sync::Arc::ptr_eq(mask.storage(), t.storage()) {
+        super::copy::clone_as(mask, DType::Bool)?
+    } else {
+        mask.clone()
+    };
     if t.is_gpu() || mask.is_gpu() {
         super::same_device("masked_fill", &[t, mask])?;
         let r = gpu_where(mask, value, &Operand::T(t.clone()), t.dtype(), &shape)?;
@@ -728,7 +896,11 @@ pub fn clamp(t: &Tensor, min: Option<&Operand>, max: Option<&Operand>) -> Result
     let mut inputs = vec![t];
     inputs.extend(min.map(|m| tensors(&[m])).unwrap_or_default());
     inputs.extend(max.map(|m| tensors(&[m])).unwrap_or_default());
-    autograd::record(&inputs, || clamp_raw(t, min, max), |_| Ok(ClampBackward::new(t, min, max).into()))
+    autograd::record(
+        &inputs,
+        || clamp_raw(t, min, max),
+        |_| Ok(ClampBackward::new(t, min, max).into()),
+    )
 }
 
 /// clamp_: the result must be castable back to t's dtype.
@@ -774,11 +946,17 @@ impl UnaryBackward {
     fn new(op: Unary, a: &Tensor, out: &Tensor) -> UnaryBackward {
         use Unary::*;
         let (input, output) = match op {
-            Exp | Exp2 | Expm1 | Sqrt | Rsqrt | Reciprocal | Tan | Tanh | Sigmoid | Relu => (false, true),
+            Exp | Exp2 | Expm1 | Sqrt | Rsqrt | Reciprocal | Tan | Tanh | Sigmoid | Relu => {
+                (false, true)
+            }
             Neg | Sign | Floor | Ceil | Round | Trunc => (false, false),
             _ => (true, false),
         };
-        UnaryBackward { op, input: input.then(|| SavedTensor::input(a)), output: output.then(|| SavedTensor::output(out, 0)) }
+        UnaryBackward {
+            op,
+            input: input.then(|| SavedTensor::input(a)),
+            output: output.then(|| SavedTensor::output(out, 0)),
+        }
     }
 }
 
@@ -799,7 +977,14 @@ impl Backward for UnaryBackward {
         let g = &grads[0];
         let x = || self.input.as_ref().expect("saved input").unpack(node);
         let y = || self.output.as_ref().expect("saved output").unpack(node);
-        let positive = |t: &Tensor| -> Result<Tensor> { binary(Binary::Gt, &Operand::T(t.clone()), &Operand::S(crate::tensor::Scalar::Int(0)), None) };
+        let positive = |t: &Tensor| -> Result<Tensor> {
+            binary(
+                Binary::Gt,
+                &Operand::T(t.clone()),
+                &Operand::S(crate::tensor::Scalar::Int(0)),
+                None,
+            )
+        };
         let (ln2, ln10) = (std::f64::consts::LN_2, std::f64::consts::LN_10);
         let r = match self.op {
             Neg => neg(g)?,
@@ -830,12 +1015,21 @@ impl Backward for UnaryBackward {
                 let y = y()?;
                 mul(g, &mul(&y, &rsub_scalar(1.0, &y)?)?)?
             }
-            Erf => mul(g, &scale(&un(Exp, &neg(&un(Square, &x()?)?)?)?, std::f64::consts::FRAC_2_SQRT_PI)?)?,
+            Erf => mul(
+                g,
+                &scale(&un(Exp, &neg(&un(Square, &x()?)?)?)?, std::f64::consts::FRAC_2_SQRT_PI)?,
+            )?,
             Gelu => {
                 // d/dx x·Φ(x) = Φ(x) + x·φ(x)
                 let x = x()?;
-                let cdf = scale(&add_scalar(&un(Erf, &scale(&x, std::f64::consts::FRAC_1_SQRT_2)?)?, 1.0)?, 0.5)?;
-                let pdf = scale(&un(Exp, &scale(&un(Square, &x)?, -0.5)?)?, 1.0 / (2.0 * std::f64::consts::PI).sqrt())?;
+                let cdf = scale(
+                    &add_scalar(&un(Erf, &scale(&x, std::f64::consts::FRAC_1_SQRT_2)?)?, 1.0)?,
+                    0.5,
+                )?;
+                let pdf = scale(
+                    &un(Exp, &scale(&un(Square, &x)?, -0.5)?)?,
+                    1.0 / (2.0 * std::f64::consts::PI).sqrt(),
+                )?;
                 mul(g, &add(&cdf, &mul(&x, &pdf)?)?)?
             }
             GeluTanh => {
@@ -844,7 +1038,10 @@ impl Backward for UnaryBackward {
                 let x2 = un(Square, &x)?;
                 let t = un(Tanh, &scale(&add(&x, &scale(&mul(&x2, &x)?, c)?)?, k)?)?;
                 let du = scale(&add_scalar(&scale(&x2, 3.0 * c)?, 1.0)?, k)?;
-                let d = add(&scale(&add_scalar(&t, 1.0)?, 0.5)?, &mul(&scale(&x, 0.5)?, &mul(&rsub_scalar(1.0, &un(Square, &t)?)?, &du)?)?)?;
+                let d = add(
+                    &scale(&add_scalar(&t, 1.0)?, 0.5)?,
+                    &mul(&scale(&x, 0.5)?, &mul(&rsub_scalar(1.0, &un(Square, &t)?)?, &du)?)?,
+                )?;
                 mul(g, &d)?
             }
             Silu => {
@@ -855,7 +1052,10 @@ impl Backward for UnaryBackward {
             Mish => {
                 let x = x()?;
                 let t = un(Tanh, &un(Softplus { beta: 1.0, threshold: 20.0 }, &x)?)?;
-                let d = add(&t, &mul(&mul(&x, &rsub_scalar(1.0, &un(Square, &t)?)?)?, &un(Sigmoid, &x)?)?)?;
+                let d = add(
+                    &t,
+                    &mul(&mul(&x, &rsub_scalar(1.0, &un(Square, &t)?)?)?, &un(Sigmoid, &x)?)?,
+                )?;
                 mul(g, &d)?
             }
             LeakyRelu(slope) => {
@@ -865,16 +1065,31 @@ impl Backward for UnaryBackward {
             Elu(alpha) => {
                 let x = x()?;
                 let neg_part = scale(&un(Exp, &x)?, alpha)?;
-                let d = where_(&positive(&x)?, &Operand::S(crate::tensor::Scalar::Float(1.0)), &Operand::T(neg_part))?;
+                let d = where_(
+                    &positive(&x)?,
+                    &Operand::S(crate::tensor::Scalar::Float(1.0)),
+                    &Operand::T(neg_part),
+                )?;
                 mul(g, &d)?
             }
             Softplus { beta, threshold } => {
                 let bx = scale(&x()?, beta)?;
-                let linear = binary(Binary::Gt, &Operand::T(bx.clone()), &Operand::S(crate::tensor::Scalar::Float(threshold)), None)?;
-                let d = where_(&linear, &Operand::S(crate::tensor::Scalar::Float(1.0)), &Operand::T(un(Sigmoid, &bx)?))?;
+                let linear = binary(
+                    Binary::Gt,
+                    &Operand::T(bx.clone()),
+                    &Operand::S(crate::tensor::Scalar::Float(threshold)),
+                    None,
+                )?;
+                let d = where_(
+                    &linear,
+                    &Operand::S(crate::tensor::Scalar::Float(1.0)),
+                    &Operand::T(un(Sigmoid, &bx)?),
+                )?;
                 mul(g, &d)?
             }
-            LogicalNot | BitwiseNot | IsNan | IsInf | IsFinite => unreachable!("not recorded: non-float output"),
+            LogicalNot | BitwiseNot | IsNan | IsInf | IsFinite => {
+                unreachable!("not recorded: non-float output")
+            }
         };
         Ok(vec![Some(r)])
     }
@@ -897,9 +1112,21 @@ impl Side {
             Operand::T(t) => {
                 let e = *edge;
                 *edge += 1;
-                Side { edge: Some(e), saved: save.then(|| SavedTensor::input(t)), scalar: None, shape: t.shape().clone(), dtype: t.dtype() }
+                Side {
+                    edge: Some(e),
+                    saved: save.then(|| SavedTensor::input(t)),
+                    scalar: None,
+                    shape: t.shape().clone(),
+                    dtype: t.dtype(),
+                }
             }
-            Operand::S(s) => Side { edge: None, saved: None, scalar: Some(*s), shape: Default::default(), dtype: DType::F64 },
+            Operand::S(s) => Side {
+                edge: None,
+                saved: None,
+                scalar: Some(*s),
+                shape: Default::default(),
+                dtype: DType::F64,
+            },
         }
     }
     fn value(&self, node: &Arc<Node>) -> Result<Operand> {
@@ -924,7 +1151,13 @@ pub struct BinaryBackward {
 }
 
 impl BinaryBackward {
-    fn new(op: Binary, a: &Operand, b: &Operand, alpha: Option<f64>, out: &Tensor) -> BinaryBackward {
+    fn new(
+        op: Binary,
+        a: &Operand,
+        b: &Operand,
+        alpha: Option<f64>,
+        out: &Tensor,
+    ) -> BinaryBackward {
         use Binary::*;
         let rg = |o: &Operand| matches!(o, Operand::T(t) if t.requires_grad());
         let (ga, gb) = (rg(a), rg(b));
@@ -996,9 +1229,16 @@ impl Backward for BinaryBackward {
                     // g·b·a^(b-1); a zero exponent gives zero.
                     // A Python-number exponent stays a number (a 0-d tensor would round it to float32).
                     let bm1 = match &b {
-                        O::S(crate::tensor::Scalar::Int(v)) => O::S(crate::tensor::Scalar::Int(v - 1)),
+                        O::S(crate::tensor::Scalar::Int(v)) => {
+                            O::S(crate::tensor::Scalar::Int(v - 1))
+                        }
                         O::S(s) => O::S(crate::tensor::Scalar::Float(s.to_f64() - 1.0)),
-                        O::T(t) => O::T(binary(Sub, &O::T(t.clone()), &O::S(crate::tensor::Scalar::Int(1)), None)?),
+                        O::T(t) => O::T(binary(
+                            Sub,
+                            &O::T(t.clone()),
+                            &O::S(crate::tensor::Scalar::Int(1)),
+                            None,
+                        )?),
                     };
                     let p = binary(Pow, &a, &bm1, None)?;
                     ga = Some(mul(g, &binary(Mul, &O::T(p), &b, None)?)?);
@@ -1008,7 +1248,10 @@ impl Backward for BinaryBackward {
                     let out = self.out.as_ref().expect("saved").unpack(node)?;
                     let ln_a = match &a {
                         O::T(t) => un(Unary::Log, t)?,
-                        O::S(s) => crate::ops::creation::scalar_tensor(crate::tensor::Scalar::Float(s.to_f64().ln()), out.dtype())?,
+                        O::S(s) => crate::ops::creation::scalar_tensor(
+                            crate::tensor::Scalar::Float(s.to_f64().ln()),
+                            out.dtype(),
+                        )?,
                     };
                     let d = mul(&mul(g, &out)?, &ln_a)?;
                     let zero = crate::tensor::Scalar::Int(0);
@@ -1021,7 +1264,8 @@ impl Backward for BinaryBackward {
             Maximum | Minimum => {
                 // Ties split the gradient in half (PyTorch's rule).
                 let (a, b) = (self.a.value(node)?, self.b.value(node)?);
-                let half = where_(&binary(Eq, &a, &b, None)?, &O::T(scale(g, 0.5)?), &O::T(g.clone()))?;
+                let half =
+                    where_(&binary(Eq, &a, &b, None)?, &O::T(scale(g, 0.5)?), &O::T(g.clone()))?;
                 let (lose_a, lose_b) = if self.op == Maximum { (Lt, Gt) } else { (Gt, Lt) };
                 let zero = O::S(crate::tensor::Scalar::Int(0));
                 if na {
@@ -1085,7 +1329,12 @@ impl WhereBackward {
         } else {
             (Side::new(x, &mut edge, false), Side::new(y, &mut edge, false))
         };
-        WhereBackward { cond: SavedTensor::input(cond), x, y, name: if y_first { "MaskedFillBackward0" } else { "WhereBackward0" } }
+        WhereBackward {
+            cond: SavedTensor::input(cond),
+            x,
+            y,
+            name: if y_first { "MaskedFillBackward0" } else { "WhereBackward0" },
+        }
     }
 }
 
@@ -1102,11 +1351,13 @@ impl Backward for WhereBackward {
         let mut out = vec![None; node.edges.len()];
         if self.x.needs(node) {
             let gx = where_(&cond, &Operand::T(g.clone()), &zero)?;
-            out[self.x.edge.expect("tensor")] = Some(math::reduce_grad(&gx, &self.x.shape, self.x.dtype)?);
+            out[self.x.edge.expect("tensor")] =
+                Some(math::reduce_grad(&gx, &self.x.shape, self.x.dtype)?);
         }
         if self.y.needs(node) {
             let gy = where_(&cond, &zero, &Operand::T(g.clone()))?;
-            out[self.y.edge.expect("tensor")] = Some(math::reduce_grad(&gy, &self.y.shape, self.y.dtype)?);
+            out[self.y.edge.expect("tensor")] =
+                Some(math::reduce_grad(&gy, &self.y.shape, self.y.dtype)?);
         }
         Ok(out)
     }
@@ -1142,7 +1393,9 @@ impl Backward for ClampBackward {
         let zero = Operand::S(crate::tensor::Scalar::Int(0));
         let mut out = vec![None; node.edges.len()];
         let mut keep: Option<Tensor> = None;
-        for (side, inside, outside) in [(&self.min, Binary::Ge, Binary::Lt), (&self.max, Binary::Le, Binary::Gt)] {
+        for (side, inside, outside) in
+            [(&self.min, Binary::Ge, Binary::Lt), (&self.max, Binary::Le, Binary::Gt)]
+        {
             let Some(side) = side else { continue };
             let bound = side.value(node)?;
             let m = binary(inside, &x, &bound, None)?;
@@ -1151,8 +1404,10 @@ impl Backward for ClampBackward {
                 Some(k) => binary(Binary::LogicalAnd, &Operand::T(k), &Operand::T(m), None)?,
             });
             if side.needs(node) {
-                let gb = where_(&binary(outside, &x, &bound, None)?, &Operand::T(g.clone()), &zero)?;
-                out[side.edge.expect("tensor")] = Some(math::reduce_grad(&gb, &side.shape, side.dtype)?);
+                let gb =
+                    where_(&binary(outside, &x, &bound, None)?, &Operand::T(g.clone()), &zero)?;
+                out[side.edge.expect("tensor")] =
+                    Some(math::reduce_grad(&gb, &side.shape, side.dtype)?);
             }
         }
         if node.needs_input_grad(0) {
@@ -1171,16 +1426,47 @@ use crate::tensor::Device;
 fn unary_code(op: Unary) -> (u32, f32, f32) {
     use Unary::*;
     match op {
-        Neg => (0, 0.0, 0.0), Abs => (1, 0.0, 0.0), Sign => (2, 0.0, 0.0), Square => (3, 0.0, 0.0), Relu => (4, 0.0, 0.0),
-        Floor => (5, 0.0, 0.0), Ceil => (6, 0.0, 0.0), Round => (7, 0.0, 0.0), Trunc => (8, 0.0, 0.0), Exp => (9, 0.0, 0.0),
-        Exp2 => (10, 0.0, 0.0), Log => (11, 0.0, 0.0), Log2 => (12, 0.0, 0.0), Log10 => (13, 0.0, 0.0), Log1p => (14, 0.0, 0.0),
-        Expm1 => (15, 0.0, 0.0), Sqrt => (16, 0.0, 0.0), Rsqrt => (17, 0.0, 0.0), Reciprocal => (18, 0.0, 0.0), Sin => (19, 0.0, 0.0),
-        Cos => (20, 0.0, 0.0), Tan => (21, 0.0, 0.0), Asin => (22, 0.0, 0.0), Acos => (23, 0.0, 0.0), Atan => (24, 0.0, 0.0),
-        Sinh => (25, 0.0, 0.0), Cosh => (26, 0.0, 0.0), Tanh => (27, 0.0, 0.0), Sigmoid => (28, 0.0, 0.0), Erf => (29, 0.0, 0.0),
-        Gelu => (30, 0.0, 0.0), GeluTanh => (31, 0.0, 0.0), Silu => (32, 0.0, 0.0), Mish => (33, 0.0, 0.0),
-        LeakyRelu(s) => (34, s as f32, 0.0), Elu(a) => (35, a as f32, 0.0),
+        Neg => (0, 0.0, 0.0),
+        Abs => (1, 0.0, 0.0),
+        Sign => (2, 0.0, 0.0),
+        Square => (3, 0.0, 0.0),
+        Relu => (4, 0.0, 0.0),
+        Floor => (5, 0.0, 0.0),
+        Ceil => (6, 0.0, 0.0),
+        Round => (7, 0.0, 0.0),
+        Trunc => (8, 0.0, 0.0),
+        Exp => (9, 0.0, 0.0),
+        Exp2 => (10, 0.0, 0.0),
+        Log => (11, 0.0, 0.0),
+        Log2 => (12, 0.0, 0.0),
+        Log10 => (13, 0.0, 0.0),
+        Log1p => (14, 0.0, 0.0),
+        Expm1 => (15, 0.0, 0.0),
+        Sqrt => (16, 0.0, 0.0),
+        Rsqrt => (17, 0.0, 0.0),
+        Reciprocal => (18, 0.0, 0.0),
+        Sin => (19, 0.0, 0.0),
+        Cos => (20, 0.0, 0.0),
+        Tan => (21, 0.0, 0.0),
+        Asin => (22, 0.0, 0.0),
+        Acos => (23, 0.0, 0.0),
+        Atan => (24, 0.0, 0.0),
+        Sinh => (25, 0.0, 0.0),
+        Cosh => (26, 0.0, 0.0),
+        Tanh => (27, 0.0, 0.0),
+        Sigmoid => (28, 0.0, 0.0),
+        Erf => (29, 0.0, 0.0),
+        Gelu => (30, 0.0, 0.0),
+        GeluTanh => (31, 0.0, 0.0),
+        Silu => (32, 0.0, 0.0),
+        Mish => (33, 0.0, 0.0),
+        LeakyRelu(s) => (34, s as f32, 0.0),
+        Elu(a) => (35, a as f32, 0.0),
         Softplus { beta, threshold } => (36, beta as f32, threshold as f32),
-        IsNan => (0, 0.0, 0.0), IsInf => (1, 0.0, 0.0), IsFinite => (2, 0.0, 0.0), LogicalNot => (3, 0.0, 0.0),
+        IsNan => (0, 0.0, 0.0),
+        IsInf => (1, 0.0, 0.0),
+        IsFinite => (2, 0.0, 0.0),
+        LogicalNot => (3, 0.0, 0.0),
         BitwiseNot => (40, 0.0, 0.0),
     }
 }
@@ -1188,9 +1474,30 @@ fn unary_code(op: Unary) -> (u32, f32, f32) {
 fn binary_code(op: Binary) -> u32 {
     use Binary::*;
     match op {
-        Add => 0, Sub => 1, Mul => 2, Div => 3, DivTrunc => 4, FloorDiv => 5, Rem => 6, Fmod => 7, Pow => 8,
-        Maximum => 9, Minimum => 10, Atan2 => 11, BitAnd => 12, BitOr => 13, BitXor => 14,
-        Eq => 0, Ne => 1, Lt => 2, Le => 3, Gt => 4, Ge => 5, LogicalAnd => 6, LogicalOr => 7, LogicalXor => 8,
+        Add => 0,
+        Sub => 1,
+        Mul => 2,
+        Div => 3,
+        DivTrunc => 4,
+        FloorDiv => 5,
+        Rem => 6,
+        Fmod => 7,
+        Pow => 8,
+        Maximum => 9,
+        Minimum => 10,
+        Atan2 => 11,
+        BitAnd => 12,
+        BitOr => 13,
+        BitXor => 14,
+        Eq => 0,
+        Ne => 1,
+        Lt => 2,
+        Le => 3,
+        Gt => 4,
+        Ge => 5,
+        LogicalAnd => 6,
+        LogicalOr => 7,
+        LogicalXor => 8,
     }
 }
 
@@ -1215,7 +1522,13 @@ fn gpu_unary(op: Unary, a: &Tensor) -> Result<Tensor> {
     }
     let x = float_in(a)?;
     let out = Tensor::empty_on(a.shape(), x.dtype(), Device::Gpu)?;
-    gk::launch("unary", code, &out, [Some(GArg::T(&x)), None, None], [s0.to_bits(), s1.to_bits(), 0])?;
+    gk::launch(
+        "unary",
+        code,
+        &out,
+        [Some(GArg::T(&x)), None, None],
+        [s0.to_bits(), s1.to_bits(), 0],
+    )?;
     to_dtype(&out, out_dtype)
 }
 
@@ -1253,8 +1566,20 @@ fn gpu_binary(op: Binary, a: &Operand, b: &Operand, alpha: Option<f64>) -> Resul
     let (ga, gb) = (GOperand::new(&a, kcompute)?, GOperand::new(&b, kcompute)?);
     let float = kcompute.is_float();
     let alpha_word = match alpha {
-        None => if float { 1f32.to_bits() } else { 1 },
-        Some(al) => if float { (al as f32).to_bits() } else { al as i64 as i32 as u32 },
+        None => {
+            if float {
+                1f32.to_bits()
+            } else {
+                1
+            }
+        }
+        Some(al) => {
+            if float {
+                (al as f32).to_bits()
+            } else {
+                al as i64 as i32 as u32
+            }
+        }
     };
     let (entry, kout) = match (op.is_compare(), float) {
         (true, true) => ("compare", DType::Bool),
@@ -1266,11 +1591,23 @@ fn gpu_binary(op: Binary, a: &Operand, b: &Operand, alpha: Option<f64>) -> Resul
         bail!(Runtime, "\"atan2\" not implemented for '{}'", compute.name());
     }
     let out = Tensor::empty_on(&shape, kout, Device::Gpu)?;
-    gk::launch(entry, binary_code(op), &out, [Some(ga.arg()), Some(gb.arg()), None], [0, 0, alpha_word])?;
+    gk::launch(
+        entry,
+        binary_code(op),
+        &out,
+        [Some(ga.arg()), Some(gb.arg()), None],
+        [0, 0, alpha_word],
+    )?;
     to_dtype(&out, out_dtype)
 }
 
-fn gpu_where(cond: &Tensor, x: &Operand, y: &Operand, dtype: DType, shape: &[usize]) -> Result<Tensor> {
+fn gpu_where(
+    cond: &Tensor,
+    x: &Operand,
+    y: &Operand,
+    dtype: DType,
+    shape: &[usize],
+) -> Result<Tensor> {
     super::same_device("where", &[cond])?;
     let (x, y) = (super::gpu_operand("where", x)?, super::gpu_operand("where", y)?);
     let (gx, gy) = (GOperand::new(&x, dtype)?, GOperand::new(&y, dtype)?);

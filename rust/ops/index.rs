@@ -5,14 +5,14 @@
 //! adjoint: `take` (read a region) and `put` (write a region of a copy).
 
 use super::copy::{clone_as, contiguous, copy_into, to_dtype};
+use crate::autograd::{self, math, Backward, Node};
 use crate::backend::cpu::index as kernel;
 use crate::backend::cpu::P;
-use crate::autograd::{self, math, Backward, Node};
 use crate::bail;
+use crate::dispatch_all;
 use crate::error::Result;
 use crate::tensor::layout::{broadcast_shapes, fmt_shape, numel, try_vec, wrap_dim, Layout, Shape};
 use crate::tensor::{DType, Tensor};
-use crate::dispatch_all;
 use std::sync::Arc;
 
 /// Reads an index tensor as contiguous int64 values.
@@ -63,7 +63,10 @@ pub fn advanced_offsets(v: &Layout, adv: &[(usize, Tensor)]) -> Result<(Shape, V
     for (_, t) in adv {
         bshape = broadcast_shapes(&bshape, t.shape()).map_err(|_| {
             let shapes: Vec<String> = adv.iter().map(|(_, t)| fmt_shape(t.shape())).collect();
-            crate::error::Error::Index(format!("shape mismatch: indexing tensors could not be broadcast together with shapes {}", shapes.join(", ")))
+            crate::error::Error::Index(format!(
+                "shape mismatch: indexing tensors could not be broadcast together with shapes {}",
+                shapes.join(", ")
+            ))
         })?;
     }
     let nb = numel(&bshape);
@@ -82,7 +85,8 @@ pub fn advanced_offsets(v: &Layout, adv: &[(usize, Tensor)]) -> Result<(Shape, V
     let first = *dims.iter().min().unwrap_or(&0);
     let adjacent = dims.iter().max().map_or(true, |&m| m + 1 - first == dims.len());
     let rest: Vec<usize> = (0..v.ndim()).filter(|d| !dims.contains(d)).collect();
-    let (pre, post): (Vec<usize>, Vec<usize>) = if adjacent { rest.iter().partition(|&&d| d < first) } else { (vec![], rest) };
+    let (pre, post): (Vec<usize>, Vec<usize>) =
+        if adjacent { rest.iter().partition(|&&d| d < first) } else { (vec![], rest) };
     let pick = |ds: &[usize]| -> Result<(Shape, Vec<isize>)> {
         let s: Shape = ds.iter().map(|&d| v.shape[d]).collect();
         let st: Vec<isize> = ds.iter().map(|&d| v.strides[d]).collect();
@@ -120,10 +124,20 @@ pub fn take_offsets(t: &Tensor, shape: &[usize], offs: &[isize]) -> Result<Tenso
 }
 
 /// Writes `vals` (broadcast to `shape`) into `t`'s storage at `offs`.
-pub fn put_offsets(t: &Tensor, shape: &[usize], offs: &[isize], vals: &Tensor, accumulate: bool) -> Result<()> {
+pub fn put_offsets(
+    t: &Tensor,
+    shape: &[usize],
+    offs: &[isize],
+    vals: &Tensor,
+    accumulate: bool,
+) -> Result<()> {
     t.check_writable("index_put_")?;
     // A number written into a GPU tensor arrives as a 0-d CPU tensor.
-    let vals = &if vals.device() != t.device() && vals.ndim() == 0 { super::copy::transfer(vals, t.device())? } else { vals.clone() };
+    let vals = &if vals.device() != t.device() && vals.ndim() == 0 {
+        super::copy::transfer(vals, t.device())?
+    } else {
+        vals.clone()
+    };
     let vals = contiguous(&clone_as(&vals.with_layout(vals.layout().broadcast_to(shape).map_err(|_| {
         crate::error::Error::Runtime(format!(
             "shape mismatch: value tensor of shape {} cannot be broadcast to indexing result of shape {}",
@@ -138,7 +152,11 @@ pub fn put_offsets(t: &Tensor, shape: &[usize], offs: &[isize], vals: &Tensor, a
     }
     if accumulate {
         if t.dtype().is_half() {
-            bail!(Runtime, "accumulating index writes are not implemented for {}", t.dtype().name());
+            bail!(
+                Runtime,
+                "accumulating index writes are not implemented for {}",
+                t.dtype().name()
+            );
         }
         crate::dispatch_compute!(t.dtype(), T => {
             // SAFETY: offsets were computed from t's layout and bounds-checked.
@@ -168,9 +186,19 @@ fn take_gpu(t: &Tensor, shape: &[usize], offs: &Tensor) -> Result<Tensor> {
     Ok(out)
 }
 
-fn put_gpu(t: &Tensor, shape: &[usize], offs: &Tensor, vals: &Tensor, accumulate: bool) -> Result<()> {
+fn put_gpu(
+    t: &Tensor,
+    shape: &[usize],
+    offs: &Tensor,
+    vals: &Tensor,
+    accumulate: bool,
+) -> Result<()> {
     t.check_writable("index_put_")?;
-    let vals = &if vals.device() != t.device() && vals.ndim() == 0 { super::copy::transfer(vals, t.device())? } else { vals.clone() };
+    let vals = &if vals.device() != t.device() && vals.ndim() == 0 {
+        super::copy::transfer(vals, t.device())?
+    } else {
+        vals.clone()
+    };
     let vals = clone_as(&vals.with_layout(vals.layout().broadcast_to(shape)?), t.dtype())?;
     crate::backend::gpu::index::put(t, offs, &vals, accumulate)?;
     t.storage().bump_version();
@@ -188,16 +216,27 @@ fn gpu_along_offsets(op: &str, t: &Tensor, d: usize, index: &Tensor) -> Result<T
     let stride = if l.ndim() == 0 { 0 } else { l.strides[d] };
     let size = if l.ndim() == 0 { 1 } else { l.shape[d] };
     let dense = super::copy::contiguous(index)?;
-    crate::backend::gpu::index::check_range(&dense, size, format!("{}(): an index is out of bounds for dimension {} with size {}", op, d, size))?;
-    let mut base_strides: Vec<isize> = (0..index.ndim()).map(|k| if k < l.ndim() { l.strides[k] } else { 0 }).collect();
+    crate::backend::gpu::index::check_range(
+        &dense,
+        size,
+        format!("{}(): an index is out of bounds for dimension {} with size {}", op, d, size),
+    )?;
+    let mut base_strides: Vec<isize> =
+        (0..index.ndim()).map(|k| if k < l.ndim() { l.strides[k] } else { 0 }).collect();
     if d < base_strides.len() {
         base_strides[d] = 0;
     }
     let base = upload_offsets(&all_offsets(index.shape(), &base_strides)?)?;
-    let base = super::shape::reshape(&base, &index.shape().iter().map(|&s| s as i64).collect::<Vec<_>>())?;
+    let base =
+        super::shape::reshape(&base, &index.shape().iter().map(|&s| s as i64).collect::<Vec<_>>())?;
     use super::elementwise::{binary, Binary};
     use super::Operand;
-    let scaled = binary(Binary::Mul, &Operand::T(index.clone()), &Operand::S(crate::tensor::Scalar::Int(stride as i64)), None)?;
+    let scaled = binary(
+        Binary::Mul,
+        &Operand::T(index.clone()),
+        &Operand::S(crate::tensor::Scalar::Int(stride as i64)),
+        None,
+    )?;
     binary(Binary::Add, &Operand::T(base), &Operand::T(scaled), None)
 }
 
@@ -216,7 +255,9 @@ pub fn mask_to_indices(v: &Layout, dim: usize, mask: &Tensor) -> Result<Vec<(usi
         }
     }
     let nz = nonzero(mask)?;
-    (0..mask.ndim()).map(|k| Ok((dim + k, contiguous(&super::shape::select(&nz, 1, k as i64)?)?))).collect()
+    (0..mask.ndim())
+        .map(|k| Ok((dim + k, contiguous(&super::shape::select(&nz, 1, k as i64)?)?)))
+        .collect()
 }
 
 /// Positions of non-zero elements: int64 of shape [count, ndim].
@@ -246,10 +287,18 @@ pub fn index_select(t: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
     if (t.is_gpu() || index.is_gpu()) && t.ndim() > 0 {
         super::same_device("index_select", &[t, index])?;
         if index.ndim() > 1 {
-            bail!(Index, "index_select(): Index is supposed to be a vector, got {}-D", index.ndim());
+            bail!(
+                Index,
+                "index_select(): Index is supposed to be a vector, got {}-D",
+                index.ndim()
+            );
         }
         if index.dtype() != DType::I64 && index.dtype() != DType::I32 {
-            bail!(Index, "index_select(): Expected dtype int32/int64 for index, got {}", index.dtype().name());
+            bail!(
+                Index,
+                "index_select(): Expected dtype int32/int64 for index, got {}",
+                index.dtype().name()
+            );
         }
         // offsets = base (every position with dim d at 0) + index[j] · stride_d, all on the GPU.
         let d = wrap_dim(dim, t.ndim())?;
@@ -259,28 +308,47 @@ pub fn index_select(t: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
         let l = Layout::contiguous(t.shape());
         let mut strides = l.strides.clone();
         strides[d] = 0;
-        let base = super::shape::reshape(&upload_offsets(&all_offsets(&shape, &strides)?)?, &shape.iter().map(|&s| s as i64).collect::<Vec<_>>())?;
+        let base = super::shape::reshape(
+            &upload_offsets(&all_offsets(&shape, &strides)?)?,
+            &shape.iter().map(|&s| s as i64).collect::<Vec<_>>(),
+        )?;
         let mut along = vec![1i64; t.ndim()];
         along[d] = k as i64;
         let iv = super::shape::reshape(&to_dtype(index, DType::I64)?, &along)?;
-        crate::backend::gpu::index::check_range(&super::copy::contiguous(&iv)?, t.shape()[d], "index_select(): index out of range in self".into())?;
+        crate::backend::gpu::index::check_range(
+            &super::copy::contiguous(&iv)?,
+            t.shape()[d],
+            "index_select(): index out of range in self".into(),
+        )?;
         use super::elementwise::{binary, Binary};
         use super::Operand;
-        let scaled = binary(Binary::Mul, &Operand::T(iv), &Operand::S(crate::tensor::Scalar::Int(l.strides[d] as i64)), None)?;
+        let scaled = binary(
+            Binary::Mul,
+            &Operand::T(iv),
+            &Operand::S(crate::tensor::Scalar::Int(l.strides[d] as i64)),
+            None,
+        )?;
         let offs = binary(Binary::Add, &Operand::T(base), &Operand::T(scaled), None)?;
         return take(t, &Region::Gpu { shape, offs }, "IndexSelectBackward0");
     }
-    autograd::record(&[t], || index_select_raw(t, dim, index), |_| {
-        let d = wrap_dim(dim, t.ndim())?;
-        let idx = super::shape::reshape(index, &[-1])?;
-        let region = if t.ndim() == 0 {
-            Region::Offsets { shape: Shape::from_slice(&[idx.numel()]), offs: Arc::new(vec![0; idx.numel()]) }
-        } else {
-            let (shape, offs) = advanced_offsets(&Layout::contiguous(t.shape()), &[(d, idx)])?;
-            Region::Offsets { shape, offs: Arc::new(offs) }
-        };
-        Ok(TakeBackward::new("IndexSelectBackward0", t, region).into())
-    })
+    autograd::record(
+        &[t],
+        || index_select_raw(t, dim, index),
+        |_| {
+            let d = wrap_dim(dim, t.ndim())?;
+            let idx = super::shape::reshape(index, &[-1])?;
+            let region = if t.ndim() == 0 {
+                Region::Offsets {
+                    shape: Shape::from_slice(&[idx.numel()]),
+                    offs: Arc::new(vec![0; idx.numel()]),
+                }
+            } else {
+                let (shape, offs) = advanced_offsets(&Layout::contiguous(t.shape()), &[(d, idx)])?;
+                Region::Offsets { shape, offs: Arc::new(offs) }
+            };
+            Ok(TakeBackward::new("IndexSelectBackward0", t, region).into())
+        },
+    )
 }
 
 fn index_select_raw(t: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
@@ -298,9 +366,15 @@ fn index_select_raw(t: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
         for &v in &vals {
             checked(v, 1, 0)?;
         }
-        return super::shape::reshape(&clone_as(t, t.dtype())?, &[vals.len() as i64]).and_then(|r| {
-            if vals.len() == 1 { super::shape::reshape(&r, &[]) } else { Ok(r) }
-        });
+        return super::shape::reshape(&clone_as(t, t.dtype())?, &[vals.len() as i64]).and_then(
+            |r| {
+                if vals.len() == 1 {
+                    super::shape::reshape(&r, &[])
+                } else {
+                    Ok(r)
+                }
+            },
+        );
     }
     let (shape, offs) = advanced_offsets(t.layout(), &[(d, idx)])?;
     take_offsets(t, &shape, &offs)
@@ -309,7 +383,11 @@ fn index_select_raw(t: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
 /// The shape and dtype rules gather and scatter share for `index`.
 fn check_along(op: &str, l: &Layout, d: usize, index: &Tensor) -> Result<()> {
     if index.ndim() != l.ndim().max(1) && !(l.ndim() == 0 && index.ndim() <= 1) {
-        bail!(Runtime, "{}(): Index tensor must have the same number of dimensions as input tensor", op);
+        bail!(
+            Runtime,
+            "{}(): Index tensor must have the same number of dimensions as input tensor",
+            op
+        );
     }
     for k in 0..index.ndim().min(l.ndim()) {
         if k != d && index.shape()[k] > l.shape[k] {
@@ -336,7 +414,8 @@ fn along_dim_offsets(op: &str, l: &Layout, d: usize, index: &Tensor) -> Result<V
     let vals = index.to_vec::<i64>()?;
     let size = if l.ndim() == 0 { 1 } else { l.shape[d] };
     let stride = if l.ndim() == 0 { 0 } else { l.strides[d] };
-    let mut base_strides: Vec<isize> = (0..index.ndim()).map(|k| if k < l.ndim() { l.strides[k] } else { 0 }).collect();
+    let mut base_strides: Vec<isize> =
+        (0..index.ndim()).map(|k| if k < l.ndim() { l.strides[k] } else { 0 }).collect();
     if d < base_strides.len() {
         base_strides[d] = 0;
     }
@@ -346,7 +425,14 @@ fn along_dim_offsets(op: &str, l: &Layout, d: usize, index: &Tensor) -> Result<V
         .zip(&vals)
         .map(|(&b, &v)| {
             if v < 0 || v as usize >= size {
-                bail!(Runtime, "{}(): index {} is out of bounds for dimension {} with size {}", op, v, d, size);
+                bail!(
+                    Runtime,
+                    "{}(): index {} is out of bounds for dimension {} with size {}",
+                    op,
+                    v,
+                    d,
+                    size
+                );
             }
             Ok(l.offset as isize + b + v as isize * stride)
         })
@@ -360,29 +446,53 @@ pub fn gather(t: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
         return take(t, &Region::Gpu { shape: index.shape().clone(), offs }, "GatherBackward0");
     }
     let offs = along_dim_offsets("gather", t.layout(), d, index)?;
-    autograd::record(&[t], || take_offsets(t, index.shape(), &offs), |_| {
-        let offs = along_dim_offsets("gather", &Layout::contiguous(t.shape()), d, index)?;
-        Ok(TakeBackward::new("GatherBackward0", t, Region::Offsets { shape: index.shape().clone(), offs: Arc::new(offs) }).into())
-    })
+    autograd::record(
+        &[t],
+        || take_offsets(t, index.shape(), &offs),
+        |_| {
+            let offs = along_dim_offsets("gather", &Layout::contiguous(t.shape()), d, index)?;
+            Ok(TakeBackward::new(
+                "GatherBackward0",
+                t,
+                Region::Offsets { shape: index.shape().clone(), offs: Arc::new(offs) },
+            )
+            .into())
+        },
+    )
 }
 
 /// scatter / scatter_add, out of place: a copy of `t` with `src` written (or
 /// added) at the positions `index` selects along `dim`.
-pub fn scatter(t: &Tensor, dim: i64, index: &Tensor, src: &super::Operand, accumulate: bool) -> Result<Tensor> {
+pub fn scatter(
+    t: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: &super::Operand,
+    accumulate: bool,
+) -> Result<Tensor> {
     let d = wrap_dim(dim, t.ndim())?;
     let name = if accumulate { "scatter_add" } else { "scatter" };
     let vals = scatter_values(index, src, t.dtype())?;
     if t.is_gpu() || index.is_gpu() {
         // Refused before any check is queued on the device: nothing is left pending.
         if accumulate && !matches!(t.dtype(), DType::F32 | DType::I32 | DType::I64) {
-            bail!(NotImplemented, "scatter_add into {} tensors has no GPU kernel", t.dtype().name());
+            bail!(
+                NotImplemented,
+                "scatter_add into {} tensors has no GPU kernel",
+                t.dtype().name()
+            );
         }
         let offs = gpu_along_offsets(name, t, d, index)?;
         let vals = if vals.is_gpu() { vals } else { super::copy::to_device(&vals, t.device())? };
         return put(t, &Region::Gpu { shape: index.shape().clone(), offs }, &vals, accumulate);
     }
     let offs = along_dim_offsets(name, &Layout::contiguous(t.shape()), d, index)?;
-    put(t, &Region::Offsets { shape: index.shape().clone(), offs: Arc::new(offs) }, &vals, accumulate)
+    put(
+        t,
+        &Region::Offsets { shape: index.shape().clone(), offs: Arc::new(offs) },
+        &vals,
+        accumulate,
+    )
 }
 
 /// The values scatter writes: src cut to index's shape (or a number), keeping
@@ -410,16 +520,34 @@ fn scatter_values(index: &Tensor, src: &super::Operand, dtype: DType) -> Result<
 
 /// scatter / scatter_add into `target` (written in place; callers clone for the
 /// out-of-place forms). `src` values are read at the positions of `index`.
-pub fn scatter_into(target: &Tensor, dim: i64, index: &Tensor, src: &super::Operand, accumulate: bool) -> Result<()> {
+pub fn scatter_into(
+    target: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: &super::Operand,
+    accumulate: bool,
+) -> Result<()> {
     let others: Vec<&Tensor> = match src {
         super::Operand::T(t) => vec![t],
         super::Operand::S(_) => vec![],
     };
     let name = if accumulate { "scatter_add_" } else { "scatter_" };
-    autograd::inplace(target, &others, name, || scatter_into_raw(target, dim, index, src, accumulate), |x| scatter(x, dim, index, src, accumulate))
+    autograd::inplace(
+        target,
+        &others,
+        name,
+        || scatter_into_raw(target, dim, index, src, accumulate),
+        |x| scatter(x, dim, index, src, accumulate),
+    )
 }
 
-fn scatter_into_raw(target: &Tensor, dim: i64, index: &Tensor, src: &super::Operand, accumulate: bool) -> Result<()> {
+fn scatter_into_raw(
+    target: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: &super::Operand,
+    accumulate: bool,
+) -> Result<()> {
     let d = wrap_dim(dim, target.ndim())?;
     if target.is_gpu() || index.is_gpu() {
         // Checked first: `scatter` queues the device-side index check, whose
@@ -431,7 +559,12 @@ fn scatter_into_raw(target: &Tensor, dim: i64, index: &Tensor, src: &super::Oper
         target.storage().bump_version();
         return Ok(());
     }
-    let offs = along_dim_offsets(if accumulate { "scatter_add" } else { "scatter" }, target.layout(), d, index)?;
+    let offs = along_dim_offsets(
+        if accumulate { "scatter_add" } else { "scatter" },
+        target.layout(),
+        d,
+        index,
+    )?;
     let vals = scatter_values(index, src, target.dtype())?;
     // put_offsets works on storage offsets, which `offs` already are.
     put_offsets(target, index.shape(), &offs, &vals, accumulate)
@@ -439,7 +572,11 @@ fn scatter_into_raw(target: &Tensor, dim: i64, index: &Tensor, src: &super::Oper
 
 pub fn one_hot(t: &Tensor, num_classes: i64) -> Result<Tensor> {
     if t.dtype() != DType::I64 {
-        bail!(Runtime, "one_hot is only applicable to index tensor of type LongTensor, got {}", t.dtype().name());
+        bail!(
+            Runtime,
+            "one_hot is only applicable to index tensor of type LongTensor, got {}",
+            t.dtype().name()
+        );
     }
     let vals = t.to_vec::<i64>()?;
     let n = if num_classes == -1 {
@@ -476,9 +613,15 @@ pub fn one_hot(t: &Tensor, num_classes: i64) -> Result<Tensor> {
 #[derive(Clone)]
 pub enum Region {
     View(Layout),
-    Offsets { shape: Shape, offs: Arc<Vec<isize>> },
+    Offsets {
+        shape: Shape,
+        offs: Arc<Vec<isize>>,
+    },
     /// Offsets held in an int64 GPU tensor (computed there from index tensors).
-    Gpu { shape: Shape, offs: Tensor },
+    Gpu {
+        shape: Shape,
+        offs: Tensor,
+    },
 }
 
 impl Region {
@@ -524,17 +667,32 @@ pub fn put(base: &Tensor, region: &Region, value: &Tensor, accumulate: bool) -> 
         || {
             let out = clone_as(base, base.dtype())?;
             match region {
-                Region::View(l) if !accumulate => copy_into(&out.with_layout(l.clone()), value).map(|_| out),
+                Region::View(l) if !accumulate => {
+                    copy_into(&out.with_layout(l.clone()), value).map(|_| out)
+                }
                 Region::View(l) => {
-                    let offs: Vec<isize> = all_offsets(&l.shape, &l.strides)?.iter().map(|o| o + l.offset as isize).collect();
+                    let offs: Vec<isize> = all_offsets(&l.shape, &l.strides)?
+                        .iter()
+                        .map(|o| o + l.offset as isize)
+                        .collect();
                     put_offsets(&out, &l.shape, &offs, value, true).map(|_| out)
                 }
-                Region::Offsets { shape, offs } => put_offsets(&out, shape, offs, value, accumulate).map(|_| out),
-                Region::Gpu { shape, offs } => put_gpu(&out, shape, offs, value, accumulate).map(|_| out),
+                Region::Offsets { shape, offs } => {
+                    put_offsets(&out, shape, offs, value, accumulate).map(|_| out)
+                }
+                Region::Gpu { shape, offs } => {
+                    put_gpu(&out, shape, offs, value, accumulate).map(|_| out)
+                }
             }
         },
         |_| {
-            Ok(PutBackward { region: region.clone(), accumulate, value_shape: value.shape().clone(), value_dtype: value.dtype() }.into())
+            Ok(PutBackward {
+                region: region.clone(),
+                accumulate,
+                value_shape: value.shape().clone(),
+                value_dtype: value.dtype(),
+            }
+            .into())
         },
     )
 }
@@ -580,7 +738,10 @@ impl Backward for TakeBackward {
                 Region::View(_) => {}
             }
         }
-        Ok(vec![Some(math::cast(&put(&zeros, &self.region, &g, self.region.may_repeat())?, self.in_dtype)?)])
+        Ok(vec![Some(math::cast(
+            &put(&zeros, &self.region, &g, self.region.may_repeat())?,
+            self.in_dtype,
+        )?)])
     }
 }
 

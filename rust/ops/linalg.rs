@@ -3,9 +3,9 @@
 
 use super::copy::to_dtype;
 use super::shape::{reshape, squeeze_dim, unsqueeze};
+use crate::autograd::{self, math, Backward, Node, SavedTensor};
 use crate::backend::cpu::gemm::{matmul as gemm, parallel_for, GemmElem, Mat};
 use crate::backend::cpu::P;
-use crate::autograd::{self, math, Backward, Node, SavedTensor};
 use crate::bail;
 use crate::error::Result;
 use crate::tensor::layout::{broadcast_shapes, fmt_shape, numel, Shape};
@@ -13,7 +13,13 @@ use crate::tensor::{DType, Element, Tensor};
 
 fn check_dtypes(op: &str, a: &Tensor, b: &Tensor) -> Result<()> {
     if a.dtype() != b.dtype() {
-        bail!(Runtime, "{}: expected m1 and m2 to have the same dtype, but got: {} != {}", op, a.dtype().name(), b.dtype().name());
+        bail!(
+            Runtime,
+            "{}: expected m1 and m2 to have the same dtype, but got: {} != {}",
+            op,
+            a.dtype().name(),
+            b.dtype().name()
+        );
     }
     if a.dtype() == DType::Bool {
         bail!(Runtime, "\"{}\" not implemented for 'Bool'", op);
@@ -25,22 +31,26 @@ fn check_dtypes(op: &str, a: &Tensor, b: &Tensor) -> Result<()> {
 /// Matrix products of tensors with >= 2 dims (batch dims broadcast); the one
 /// recorded op behind matmul/mm/bmm/mv/dot (the 1-D cases are views around it).
 fn batched(op: &'static str, a: &Tensor, b: &Tensor) -> Result<Tensor> {
-    autograd::record(&[a, b], || batched_raw(op, a, b), |_| {
-        let name = match op {
-            "bmm" => "BmmBackward0",
-            "dot" => "DotBackward0",
-            _ if a.ndim() == 2 && b.ndim() == 2 => "MmBackward0",
-            _ => "MatmulBackward0",
-        };
-        Ok(MatmulBackward {
-            name,
-            a: b.requires_grad().then(|| SavedTensor::input(a)),
-            b: a.requires_grad().then(|| SavedTensor::input(b)),
-            a_shape: a.shape().clone(),
-            b_shape: b.shape().clone(),
-        }
-        .into())
-    })
+    autograd::record(
+        &[a, b],
+        || batched_raw(op, a, b),
+        |_| {
+            let name = match op {
+                "bmm" => "BmmBackward0",
+                "dot" => "DotBackward0",
+                _ if a.ndim() == 2 && b.ndim() == 2 => "MmBackward0",
+                _ => "MatmulBackward0",
+            };
+            Ok(MatmulBackward {
+                name,
+                a: b.requires_grad().then(|| SavedTensor::input(a)),
+                b: a.requires_grad().then(|| SavedTensor::input(b)),
+                a_shape: a.shape().clone(),
+                b_shape: b.shape().clone(),
+            }
+            .into())
+        },
+    )
 }
 
 fn batched_raw(op: &str, a: &Tensor, b: &Tensor) -> Result<Tensor> {
@@ -105,7 +115,16 @@ fn batched_raw(op: &str, a: &Tensor, b: &Tensor) -> Result<Tensor> {
 
 /// out = a @ b per batch index, or out += a @ b with `acc`.
 #[allow(clippy::too_many_arguments)]
-fn run<T: GemmElem + Element>(a: &Tensor, b: &Tensor, out: &Tensor, batch: &[usize], n: usize, k: usize, p: usize, acc: bool) -> Result<()> {
+fn run<T: GemmElem + Element>(
+    a: &Tensor,
+    b: &Tensor,
+    out: &Tensor,
+    batch: &[usize],
+    n: usize,
+    k: usize,
+    p: usize,
+    acc: bool,
+) -> Result<()> {
     let mut bshape: Vec<i64> = batch.iter().map(|&d| d as i64).collect();
     bshape.extend_from_slice(&[-1, -1]);
     let (la, lb) = (a.layout().expand(&bshape)?, b.layout().expand(&bshape)?);
@@ -122,8 +141,13 @@ fn run<T: GemmElem + Element>(a: &Tensor, b: &Tensor, out: &Tensor, batch: &[usi
         }
         (oa, ob)
     };
-    let mat = |ptr: P<T>, off: isize, rs: isize, cs: isize| Mat { ptr: ptr.get().wrapping_offset(off), rs, cs };
-    let (ars, acs, brs, bcs) = (la.strides[nb], la.strides[nb + 1], lb.strides[nb], lb.strides[nb + 1]);
+    let mat = |ptr: P<T>, off: isize, rs: isize, cs: isize| Mat {
+        ptr: ptr.get().wrapping_offset(off),
+        rs,
+        cs,
+    };
+    let (ars, acs, brs, bcs) =
+        (la.strides[nb], la.strides[nb + 1], lb.strides[nb], lb.strides[nb + 1]);
     let one = |i: usize, threads: usize| {
         let (oa, ob) = offsets(i);
         let dst = mat(po, (i * n * p) as isize, p as isize, 1);
@@ -145,7 +169,15 @@ fn run<T: GemmElem + Element>(a: &Tensor, b: &Tensor, out: &Tensor, batch: &[usi
 /// variant, everything else in float32 (integer products are cast back).
 /// Batch dims that cannot be walked with one stride become one dispatch per
 /// leading index.
-fn gpu_batched(a: &Tensor, b: &Tensor, batch: &[usize], n: usize, k: usize, p: usize, out_shape: &[usize]) -> Result<Tensor> {
+fn gpu_batched(
+    a: &Tensor,
+    b: &Tensor,
+    batch: &[usize],
+    n: usize,
+    k: usize,
+    p: usize,
+    out_shape: &[usize],
+) -> Result<Tensor> {
     use crate::backend::gpu::exec::Variant;
     use crate::backend::gpu::matmul::{gemm, Mat};
     use crate::tensor::layout::{contiguous_strides, Layout};
@@ -166,7 +198,8 @@ fn gpu_batched(a: &Tensor, b: &Tensor, batch: &[usize], n: usize, k: usize, p: u
     let nb = batch.len();
     let out = Tensor::empty_on(out_shape, compute, crate::tensor::Device::Gpu)?;
     let ob = contiguous_strides(batch);
-    let (cshape, [sa, sb, so]) = Layout::coalesce(batch, [&la.strides[..nb], &lb.strides[..nb], &ob[..]]);
+    let (cshape, [sa, sb, so]) =
+        Layout::coalesce(batch, [&la.strides[..nb], &lb.strides[..nb], &ob[..]]);
     let (ba, bb) = (ca.storage().gpu_buffer()?, cb.storage().gpu_buffer()?);
     let last = cshape.len().saturating_sub(1);
     let inner = cshape.get(last).copied().unwrap_or(1);
@@ -175,12 +208,27 @@ fn gpu_batched(a: &Tensor, b: &Tensor, batch: &[usize], n: usize, k: usize, p: u
     if let Some(s) = split_k(outer * inner, n, p, k, compute) {
         // k in s slices: a batch of s products into scratch, then their sum.
         let ks = (k / s) as isize;
-        let ma = Mat { buf: ba, off: la.offset, bs: ks * la.strides[nb + 1], rs: la.strides[nb], cs: la.strides[nb + 1] };
-        let mb = Mat { buf: bb, off: lb.offset, bs: ks * lb.strides[nb], rs: lb.strides[nb], cs: lb.strides[nb + 1] };
+        let ma = Mat {
+            buf: ba,
+            off: la.offset,
+            bs: ks * la.strides[nb + 1],
+            rs: la.strides[nb],
+            cs: la.strides[nb + 1],
+        };
+        let mb = Mat {
+            buf: bb,
+            off: lb.offset,
+            bs: ks * lb.strides[nb],
+            rs: lb.strides[nb],
+            cs: lb.strides[nb + 1],
+        };
         let parts = Tensor::empty_on(&[s, n, p], compute, crate::tensor::Device::Gpu)?;
         gemm(n, p, k / s, s, ma, mb, parts.storage().gpu_buffer()?, 0, Variant::of(compute))?;
         let sum = super::reduce::sum(&parts, Some(&[0]), false, None)?;
-        return to_dtype(&reshape(&sum, &out_shape.iter().map(|&d| d as i64).collect::<Vec<_>>())?, dtype);
+        return to_dtype(
+            &reshape(&sum, &out_shape.iter().map(|&d| d as i64).collect::<Vec<_>>())?,
+            dtype,
+        );
     }
     for i in 0..outer {
         let (mut rem, mut oa, mut obb, mut oo) = (i, 0isize, 0isize, 0isize);
@@ -191,9 +239,31 @@ fn gpu_batched(a: &Tensor, b: &Tensor, batch: &[usize], n: usize, k: usize, p: u
             obb += idx * sb[d];
             oo += idx * so[d];
         }
-        let ma = Mat { buf: ba, off: (la.offset as isize + oa) as usize, bs: stride(&sa), rs: la.strides[nb], cs: la.strides[nb + 1] };
-        let mb = Mat { buf: bb, off: (lb.offset as isize + obb) as usize, bs: stride(&sb), rs: lb.strides[nb], cs: lb.strides[nb + 1] };
-        gemm(n, p, k, inner, ma, mb, out.storage().gpu_buffer()?, oo as usize * n * p, Variant::of(compute))?;
+        let ma = Mat {
+            buf: ba,
+            off: (la.offset as isize + oa) as usize,
+            bs: stride(&sa),
+            rs: la.strides[nb],
+            cs: la.strides[nb + 1],
+        };
+        let mb = Mat {
+            buf: bb,
+            off: (lb.offset as isize + obb) as usize,
+            bs: stride(&sb),
+            rs: lb.strides[nb],
+            cs: lb.strides[nb + 1],
+        };
+        gemm(
+            n,
+            p,
+            k,
+            inner,
+            ma,
+            mb,
+            out.storage().gpu_buffer()?,
+            oo as usize * n * p,
+            Variant::of(compute),
+        )?;
     }
     to_dtype(&out, dtype)
 }
@@ -208,14 +278,21 @@ fn split_k(batch: usize, n: usize, p: usize, k: usize, compute: DType) -> Option
     if batch != 1 || compute != DType::F32 {
         return None;
     }
-    [64, 32, 16, 8, 4, 2].into_iter().find(|&s| tiles * s <= 256 && k.is_multiple_of(8 * s) && k / s >= 256)
+    [64, 32, 16, 8, 4, 2]
+        .into_iter()
+        .find(|&s| tiles * s <= 256 && k.is_multiple_of(8 * s) && k / s >= 256)
 }
 
 pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     check_dtypes("matmul", a, b)?;
     let (ra, rb) = (a.ndim(), b.ndim());
     if ra == 0 || rb == 0 {
-        bail!(Runtime, "both arguments to matmul need to be at least 1D, but they are {}D and {}D", ra, rb);
+        bail!(
+            Runtime,
+            "both arguments to matmul need to be at least 1D, but they are {}D and {}D",
+            ra,
+            rb
+        );
     }
     match (ra, rb) {
         (1, 1) => dot(a, b),
@@ -227,7 +304,14 @@ pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
 
 pub fn mm(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     if a.ndim() != 2 || b.ndim() != 2 {
-        bail!(Runtime, "mm: expected 2D tensors, got {}D and {}D (shapes {} and {})", a.ndim(), b.ndim(), fmt_shape(a.shape()), fmt_shape(b.shape()));
+        bail!(
+            Runtime,
+            "mm: expected 2D tensors, got {}D and {}D (shapes {} and {})",
+            a.ndim(),
+            b.ndim(),
+            fmt_shape(a.shape()),
+            fmt_shape(b.shape())
+        );
     }
     check_dtypes("mm", a, b)?;
     batched("mm", a, b)
@@ -235,10 +319,22 @@ pub fn mm(a: &Tensor, b: &Tensor) -> Result<Tensor> {
 
 pub fn bmm(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     if a.ndim() != 3 || b.ndim() != 3 {
-        bail!(Runtime, "bmm: expected 3D tensors, got {}D and {}D (shapes {} and {})", a.ndim(), b.ndim(), fmt_shape(a.shape()), fmt_shape(b.shape()));
+        bail!(
+            Runtime,
+            "bmm: expected 3D tensors, got {}D and {}D (shapes {} and {})",
+            a.ndim(),
+            b.ndim(),
+            fmt_shape(a.shape()),
+            fmt_shape(b.shape())
+        );
     }
     if a.shape()[0] != b.shape()[0] {
-        bail!(Runtime, "bmm: batch sizes differ: {} and {}", fmt_shape(a.shape()), fmt_shape(b.shape()));
+        bail!(
+            Runtime,
+            "bmm: batch sizes differ: {} and {}",
+            fmt_shape(a.shape()),
+            fmt_shape(b.shape())
+        );
     }
     check_dtypes("bmm", a, b)?;
     batched("bmm", a, b)
@@ -246,7 +342,12 @@ pub fn bmm(a: &Tensor, b: &Tensor) -> Result<Tensor> {
 
 pub fn mv(a: &Tensor, v: &Tensor) -> Result<Tensor> {
     if a.ndim() != 2 || v.ndim() != 1 {
-        bail!(Runtime, "mv: expected a 2D matrix and a 1D vector, got shapes {} and {}", fmt_shape(a.shape()), fmt_shape(v.shape()));
+        bail!(
+            Runtime,
+            "mv: expected a 2D matrix and a 1D vector, got shapes {} and {}",
+            fmt_shape(a.shape()),
+            fmt_shape(v.shape())
+        );
     }
     matmul(a, v)
 }
@@ -287,21 +388,43 @@ pub fn outer(a: &Tensor, b: &Tensor) -> Result<Tensor> {
 /// F.linear: x @ wᵀ (+ b), the transpose read in place by the GEMM.
 pub fn linear(x: &Tensor, w: &Tensor, b: Option<&Tensor>) -> Result<Tensor> {
     if w.ndim() != 2 && w.ndim() != 1 {
-        bail!(Runtime, "linear: expected weight to be 1-D or 2-D, but got weight of size {}", fmt_shape(w.shape()));
+        bail!(
+            Runtime,
+            "linear: expected weight to be 1-D or 2-D, but got weight of size {}",
+            fmt_shape(w.shape())
+        );
     }
     check_dtypes("linear", x, w)?;
     if let Some(b) = b.filter(|b| fuses_bias(x, w, b)) {
-        return autograd::record(&[x, w, b], || linear_raw(x, w, b), |_| {
-            Ok(LinearBackward { x: w.requires_grad().then(|| SavedTensor::input(x)), w: x.requires_grad().then(|| SavedTensor::input(w)) }.into())
-        });
+        return autograd::record(
+            &[x, w, b],
+            || linear_raw(x, w, b),
+            |_| {
+                Ok(LinearBackward {
+                    x: w.requires_grad().then(|| SavedTensor::input(x)),
+                    w: x.requires_grad().then(|| SavedTensor::input(w)),
+                }
+                .into())
+            },
+        );
     }
     let y = matmul(x, &super::shape::t2(w)?)?;
     match b {
         Some(b) => {
             if b.dtype() != y.dtype() {
-                bail!(Runtime, "linear: expected bias to have dtype {}, got {}", y.dtype().name(), b.dtype().name());
+                bail!(
+                    Runtime,
+                    "linear: expected bias to have dtype {}, got {}",
+                    y.dtype().name(),
+                    b.dtype().name()
+                );
             }
-            super::elementwise::binary(super::elementwise::Binary::Add, &super::Operand::T(y), &super::Operand::T(b.clone()), None)
+            super::elementwise::binary(
+                super::elementwise::Binary::Add,
+                &super::Operand::T(y),
+                &super::Operand::T(b.clone()),
+                None,
+            )
         }
         None => Ok(y),
     }
@@ -386,10 +509,12 @@ impl Backward for MatmulBackward {
         let g = &grads[0];
         let mut out = vec![None, None];
         if let (true, Some(b)) = (node.needs_input_grad(0), &self.b) {
-            out[0] = Some(math::sum_to(&batched("matmul", g, &mt(&b.unpack(node)?)?)?, &self.a_shape)?);
+            out[0] =
+                Some(math::sum_to(&batched("matmul", g, &mt(&b.unpack(node)?)?)?, &self.a_shape)?);
         }
         if let (true, Some(a)) = (node.needs_input_grad(1), &self.a) {
-            out[1] = Some(math::sum_to(&batched("matmul", &mt(&a.unpack(node)?)?, g)?, &self.b_shape)?);
+            out[1] =
+                Some(math::sum_to(&batched("matmul", &mt(&a.unpack(node)?)?, g)?, &self.b_shape)?);
         }
         Ok(out)
     }

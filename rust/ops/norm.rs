@@ -23,7 +23,13 @@ fn compute(d: DType) -> DType {
     }
 }
 
-pub fn layer_norm(x: &Tensor, shape: &[usize], w: Option<&Tensor>, b: Option<&Tensor>, eps: f64) -> Result<Tensor> {
+pub fn layer_norm(
+    x: &Tensor,
+    shape: &[usize],
+    w: Option<&Tensor>,
+    b: Option<&Tensor>,
+    eps: f64,
+) -> Result<Tensor> {
     let nd = shape.len();
     if nd == 0 || x.ndim() < nd || x.shape()[x.ndim() - nd..] != *shape {
         bail!(
@@ -43,7 +49,13 @@ pub fn layer_norm(x: &Tensor, shape: &[usize], w: Option<&Tensor>, b: Option<&Te
                 bail!(Runtime, "layer_norm: Expected {} to be of same shape as normalized_shape, but got {} of shape {} and normalized_shape = {}", name, name, fmt_shape(t.shape()), fmt_shape(shape));
             }
             if t.dtype() != x.dtype() {
-                bail!(Runtime, "layer_norm: expected {} to have dtype {}, got {}", name, x.dtype().name(), t.dtype().name());
+                bail!(
+                    Runtime,
+                    "layer_norm: expected {} to have dtype {}, got {}",
+                    name,
+                    x.dtype().name(),
+                    t.dtype().name()
+                );
             }
         }
     }
@@ -65,8 +77,19 @@ pub fn layer_norm(x: &Tensor, shape: &[usize], w: Option<&Tensor>, b: Option<&Te
                 crate::ops::same_device("layer_norm", &all)?;
                 let dev = x.device();
                 let y = Tensor::empty_on(x.shape(), ct, dev)?;
-                let (mu, rs) = (Tensor::empty_on(&[rows], ct, dev)?, Tensor::empty_on(&[rows], ct, dev)?);
-                crate::backend::gpu::norm::forward(&xc, wc.as_ref(), bc.as_ref(), &y, &mu, &rs, rows, m, eps)?;
+                let (mu, rs) =
+                    (Tensor::empty_on(&[rows], ct, dev)?, Tensor::empty_on(&[rows], ct, dev)?);
+                crate::backend::gpu::norm::forward(
+                    &xc,
+                    wc.as_ref(),
+                    bc.as_ref(),
+                    &y,
+                    &mu,
+                    &rs,
+                    rows,
+                    m,
+                    eps,
+                )?;
                 *crate::tensor::lock(&stats) = Some((mu, rs));
                 return to_dtype(&y, x.dtype());
             }
@@ -110,7 +133,12 @@ pub struct LayerNormBackward {
 
 impl LayerNormBackward {
     /// The gradients written with recorded ops (differentiable again).
-    fn composite(&self, x: &Tensor, w: Option<&Tensor>, g: &Tensor) -> Result<(Tensor, Option<Tensor>, Option<Tensor>)> {
+    fn composite(
+        &self,
+        x: &Tensor,
+        w: Option<&Tensor>,
+        g: &Tensor,
+    ) -> Result<(Tensor, Option<Tensor>, Option<Tensor>)> {
         let nd = self.shape.len() as i64;
         let dims: Vec<i64> = (-nd..0).collect();
         let mu = mean(x, Some(&dims), true, None)?;
@@ -153,19 +181,40 @@ impl Backward for LayerNormBackward {
             if x.is_gpu() {
                 let dev = x.device();
                 let gx = Tensor::empty_on(x.shape(), ct, dev)?;
-                crate::backend::gpu::norm::backward(&xc, &gc, wc.as_ref(), &self.mean, &self.rstd, &gx, rows, m)?;
+                crate::backend::gpu::norm::backward(
+                    &xc,
+                    &gc,
+                    wc.as_ref(),
+                    &self.mean,
+                    &self.rstd,
+                    &gx,
+                    rows,
+                    m,
+                )?;
                 let dt = x.dtype();
                 let mut out = vec![Some(to_dtype(&gx, dt)?)];
                 // Weight and bias gradients: column sums over the rows, by the
                 // GPU's parallel (chunked) reductions rather than a serial walk.
-                let (g2, shape) = (reshape(&gc, &[rows as i64, m as i64])?, self.shape.iter().map(|&d| d as i64).collect::<Vec<_>>());
+                let (g2, shape) = (
+                    reshape(&gc, &[rows as i64, m as i64])?,
+                    self.shape.iter().map(|&d| d as i64).collect::<Vec<_>>(),
+                );
                 if self.w.is_some() {
                     let col = |t: &Tensor| reshape(t, &[rows as i64, 1]);
-                    let xh = math::mul(&math::sub(&reshape(&xc, &[rows as i64, m as i64])?, &col(&self.mean)?)?, &col(&self.rstd)?)?;
-                    out.push(Some(to_dtype(&reshape(&sum(&math::mul(&g2, &xh)?, Some(&[0]), false, None)?, &shape)?, dt)?));
+                    let xh = math::mul(
+                        &math::sub(&reshape(&xc, &[rows as i64, m as i64])?, &col(&self.mean)?)?,
+                        &col(&self.rstd)?,
+                    )?;
+                    out.push(Some(to_dtype(
+                        &reshape(&sum(&math::mul(&g2, &xh)?, Some(&[0]), false, None)?, &shape)?,
+                        dt,
+                    )?));
                 }
                 if self.has_b {
-                    out.push(Some(to_dtype(&reshape(&sum(&g2, Some(&[0]), false, None)?, &shape)?, dt)?));
+                    out.push(Some(to_dtype(
+                        &reshape(&sum(&g2, Some(&[0]), false, None)?, &shape)?,
+                        dt,
+                    )?));
                 }
                 return Ok(out);
             }
@@ -177,7 +226,11 @@ impl Backward for LayerNormBackward {
                 (Tensor::from_vec(gw, &self.shape)?, Tensor::from_vec(gb, &self.shape)?)
             });
             let dt = x.dtype();
-            (to_dtype(&gx, dt)?, w.as_ref().map(|_| to_dtype(&gw, dt)).transpose()?, self.has_b.then(|| to_dtype(&gb, dt)).transpose()?)
+            (
+                to_dtype(&gx, dt)?,
+                w.as_ref().map(|_| to_dtype(&gw, dt)).transpose()?,
+                self.has_b.then(|| to_dtype(&gb, dt)).transpose()?,
+            )
         };
         let mut out = vec![Some(gx)];
         if self.w.is_some() {

@@ -19,26 +19,53 @@ use std::sync::Arc;
 
 /// Sliding windows along one axis: PyTorch's output size (ceil_mode: a last
 /// window that starts inside the input or left padding is kept).
-fn sliding(op: &str, size: usize, k: usize, s: usize, p: usize, d: usize, ceil: bool) -> Result<usize> {
+fn sliding(
+    op: &str,
+    size: usize,
+    k: usize,
+    s: usize,
+    p: usize,
+    d: usize,
+    ceil: bool,
+) -> Result<usize> {
     let span = (d * (k - 1) + 1) as i64;
     let num = size as i64 + 2 * p as i64 - span;
     let s_ = s as i64;
-    let mut out = if ceil { num.div_euclid(s_) + (num.rem_euclid(s_) != 0) as i64 + 1 } else { num.div_euclid(s_) + 1 };
+    let mut out = if ceil {
+        num.div_euclid(s_) + (num.rem_euclid(s_) != 0) as i64 + 1
+    } else {
+        num.div_euclid(s_) + 1
+    };
     if ceil && (out - 1) * s_ >= size as i64 + p as i64 {
         out -= 1;
     }
     if num < 0 || out <= 0 {
-        bail!(Runtime, "{}: Given input size: ({}). Calculated output size: ({}). Output size is too small", op, size, out.max(0));
+        bail!(
+            Runtime,
+            "{}: Given input size: ({}). Calculated output size: ({}). Output size is too small",
+            op,
+            size,
+            out.max(0)
+        );
     }
     Ok(out as usize)
 }
 
 /// Spans and average divisors of a sliding window along one axis.
-fn regular_axis(size: usize, out: usize, k: usize, s: usize, p: usize, d: usize, include_pad: bool) -> Result<(Vec<Span>, Vec<f64>)> {
+fn regular_axis(
+    size: usize,
+    out: usize,
+    k: usize,
+    s: usize,
+    p: usize,
+    d: usize,
+    include_pad: bool,
+) -> Result<(Vec<Span>, Vec<f64>)> {
     axis(out, |o| {
         let first = (o * s) as isize - p as isize;
         let end_pad = (first + k as isize).min((size + p) as isize);
-        let div = if include_pad { end_pad - first } else { end_pad.min(size as isize) - first.max(0) };
+        let div =
+            if include_pad { end_pad - first } else { end_pad.min(size as isize) - first.max(0) };
         (Span { first, count: k, step: d }, div.max(1) as f64)
     })
 }
@@ -56,8 +83,15 @@ fn adaptive_axis(size: usize, out: usize) -> Result<(Vec<Span>, Vec<f64>)> {
 fn axis(out: usize, f: impl Fn(usize) -> (Span, f64)) -> Result<(Vec<Span>, Vec<f64>)> {
     let (mut spans, mut divs) = (Vec::new(), Vec::new());
     let bytes = out.saturating_mul(std::mem::size_of::<(Span, f64)>());
-    if bytes > crate::tensor::storage::memory_limit() || spans.try_reserve_exact(out).is_err() || divs.try_reserve_exact(out).is_err() {
-        bail!(Runtime, "pooling: CPU out of memory: cannot allocate the windows of an output size of {}", out);
+    if bytes > crate::tensor::storage::memory_limit()
+        || spans.try_reserve_exact(out).is_err()
+        || divs.try_reserve_exact(out).is_err()
+    {
+        bail!(
+            Runtime,
+            "pooling: CPU out of memory: cannot allocate the windows of an output size of {}",
+            out
+        );
     }
     for o in 0..out {
         let (s, d) = f(o);
@@ -89,7 +123,11 @@ fn prepare(op: &str, x: &Tensor, dims: usize) -> Result<Tensor> {
     if nd != dims + 1 && nd != dims + 2 {
         bail!(Runtime, "{}: Expected {}D or {}D (batch mode) tensor with optional 0 dim batch size for input, but got: {}", op, dims + 1, dims + 2, fmt_shape(x.shape()));
     }
-    if x.shape()[nd - dims..].iter().chain(x.shape()[nd - dims - 1..nd - dims].iter()).any(|&s| s == 0) {
+    if x.shape()[nd - dims..]
+        .iter()
+        .chain(x.shape()[nd - dims - 1..nd - dims].iter())
+        .any(|&s| s == 0)
+    {
         bail!(Runtime, "{}: Expected input's non-batch dimensions to have positive length, but input has a shape of {}", op, fmt_shape(x.shape()));
     }
     if !x.dtype().is_float() {
@@ -102,7 +140,14 @@ fn prepare(op: &str, x: &Tensor, dims: usize) -> Result<Tensor> {
     }
 }
 
-fn windows(op: &str, h: usize, w: usize, kind: &Kind, include_pad: bool, max: bool) -> Result<Windows> {
+fn windows(
+    op: &str,
+    h: usize,
+    w: usize,
+    kind: &Kind,
+    include_pad: bool,
+    max: bool,
+) -> Result<Windows> {
     let (rows, cols) = match kind {
         Kind::Sliding(o) => {
             for a in 0..2 {
@@ -116,8 +161,24 @@ fn windows(op: &str, h: usize, w: usize, kind: &Kind, include_pad: bool, max: bo
                 }
             }
             let axis = |a: usize, size: usize| -> Result<(Vec<Span>, Vec<f64>)> {
-                let out = sliding(op, size, o.kernel[a], o.stride[a], o.padding[a], o.dilation[a], o.ceil_mode)?;
-                regular_axis(size, out, o.kernel[a], o.stride[a], o.padding[a], o.dilation[a], include_pad)
+                let out = sliding(
+                    op,
+                    size,
+                    o.kernel[a],
+                    o.stride[a],
+                    o.padding[a],
+                    o.dilation[a],
+                    o.ceil_mode,
+                )?;
+                regular_axis(
+                    size,
+                    out,
+                    o.kernel[a],
+                    o.stride[a],
+                    o.padding[a],
+                    o.dilation[a],
+                    include_pad,
+                )
             };
             (axis(0, h)?, axis(1, w)?)
         }
@@ -138,7 +199,19 @@ pub struct Pooling {
 impl Pooling {
     fn new(win: Windows, kind: &Kind, include_pad: bool, divisor: Option<f64>) -> Pooling {
         let (adaptive, o) = match kind {
-            Kind::Sliding(o) => (false, [o.kernel[0], o.kernel[1], o.stride[0], o.stride[1], o.padding[0], o.padding[1], o.dilation[0], o.dilation[1]]),
+            Kind::Sliding(o) => (
+                false,
+                [
+                    o.kernel[0],
+                    o.kernel[1],
+                    o.stride[0],
+                    o.stride[1],
+                    o.padding[0],
+                    o.padding[1],
+                    o.dilation[0],
+                    o.dilation[1],
+                ],
+            ),
             Kind::Adaptive(_) => (true, [1, 1, 1, 1, 0, 0, 1, 1]),
         };
         let flags = adaptive as u32 | (include_pad as u32) << 1 | (divisor.is_some() as u32) << 2;
@@ -152,30 +225,59 @@ impl Pooling {
     /// Runs a pool.wgsl entry over (planes, H, W) `x` into `out` (and `idx`),
     /// `threads` per dispatch over all planes. Tensors beyond the binding
     /// limit go in chunks of planes, each bound as windows.
-    fn gpu(&self, entry: &'static str, planes: usize, x: &Tensor, out: &Tensor, idx: Option<&Tensor>, threads: usize) -> Result<()> {
+    fn gpu(
+        &self,
+        entry: &'static str,
+        planes: usize,
+        x: &Tensor,
+        out: &Tensor,
+        idx: Option<&Tensor>,
+        threads: usize,
+    ) -> Result<()> {
         use crate::backend::gpu::elementwise::elem_bytes;
         use crate::backend::gpu::exec::{self, Bind};
         if planes == 0 {
             return Ok(());
         }
         let ts: Vec<&Tensor> = [Some(x), Some(out), idx].into_iter().flatten().collect();
-        let parts = ts.iter().map(|t| Ok((t.storage().gpu_buffer()?, t.numel() / planes, elem_bytes(t.dtype())?))).collect::<Result<Vec<_>>>()?;
+        let parts = ts
+            .iter()
+            .map(|t| Ok((t.storage().gpu_buffer()?, t.numel() / planes, elem_bytes(t.dtype())?)))
+            .collect::<Result<Vec<_>>>()?;
         let chunk = exec::rows_per_chunk(entry, planes, &parts)?;
         let w = &self.win;
         for p0 in (0..planes).step_by(chunk) {
             let count = chunk.min(planes - p0);
-            let mut p = vec![count as u32, w.h as u32, w.w as u32, w.rows.len() as u32, w.cols.len() as u32];
+            let mut p = vec![
+                count as u32,
+                w.h as u32,
+                w.w as u32,
+                w.rows.len() as u32,
+                w.cols.len() as u32,
+            ];
             p.extend_from_slice(&self.gpu);
             let mut binds = Vec::with_capacity(ts.len());
             for t in &ts {
                 let per = t.numel() / planes;
                 let lo = t.layout().offset + p0 * per;
-                let (b, base) = Bind::window(t.storage().gpu_buffer()?, lo, lo + (count * per).max(1) - 1, elem_bytes(t.dtype())?)?;
+                let (b, base) = Bind::window(
+                    t.storage().gpu_buffer()?,
+                    lo,
+                    lo + (count * per).max(1) - 1,
+                    elem_bytes(t.dtype())?,
+                )?;
                 p.push((lo - base) as u32);
                 binds.push(b);
             }
             p.resize(5 + self.gpu.len() + 3, 0);
-            exec::dispatch_binds(&crate::backend::gpu::shaders::POOL, entry, exec::Variant::of(x.dtype()), &binds, &p, exec::grid_1d(threads / planes * count))?;
+            exec::dispatch_binds(
+                &crate::backend::gpu::shaders::POOL,
+                entry,
+                exec::Variant::of(x.dtype()),
+                &binds,
+                &p,
+                exec::grid_1d(threads / planes * count),
+            )?;
         }
         Ok(())
     }
@@ -196,7 +298,14 @@ fn finish(y: Tensor, dims: usize) -> Result<Tensor> {
 }
 
 /// avg_pool / adaptive_avg_pool (`dims` 1 or 2); `divisor` overrides the window size.
-pub fn avg_pool(op: &'static str, dims: usize, x: &Tensor, kind: &Kind, count_include_pad: bool, divisor: Option<f64>) -> Result<Tensor> {
+pub fn avg_pool(
+    op: &'static str,
+    dims: usize,
+    x: &Tensor,
+    kind: &Kind,
+    count_include_pad: bool,
+    divisor: Option<f64>,
+) -> Result<Tensor> {
     let xb = prepare(op, x, dims)?;
     let (h, w) = (xb.shape()[xb.ndim() - 2], xb.shape()[xb.ndim() - 1]);
     let mut win = windows(op, h, w, kind, count_include_pad, false)?;
@@ -204,7 +313,10 @@ pub fn avg_pool(op: &'static str, dims: usize, x: &Tensor, kind: &Kind, count_in
         win.div_rows = vec![d; win.rows.len()];
         win.div_cols = vec![1.0; win.cols.len()];
     }
-    finish(avg(&xb, &Arc::new(Pooling::new(win, kind, count_include_pad, divisor)), name(op))?, dims)
+    finish(
+        avg(&xb, &Arc::new(Pooling::new(win, kind, count_include_pad, divisor)), name(op))?,
+        dims,
+    )
 }
 
 fn name(op: &str) -> &'static str {
@@ -240,12 +352,25 @@ fn avg(x: &Tensor, win: &Arc<Pooling>, name: &'static str) -> Result<Tensor> {
             });
             to_dtype(&out, x.dtype())
         },
-        |_| Ok(AvgPoolBackward { name, win: win.clone(), in_shape: x.shape().clone(), adjoint: false }.into()),
+        |_| {
+            Ok(AvgPoolBackward {
+                name,
+                win: win.clone(),
+                in_shape: x.shape().clone(),
+                adjoint: false,
+            }
+            .into())
+        },
     )
 }
 
 /// The adjoint of `avg`: (..., OH, OW) gradients spread back to (..., H, W) (recorded).
-fn avg_adjoint(g: &Tensor, win: &Arc<Pooling>, in_shape: &Shape, name: &'static str) -> Result<Tensor> {
+fn avg_adjoint(
+    g: &Tensor,
+    win: &Arc<Pooling>,
+    in_shape: &Shape,
+    name: &'static str,
+) -> Result<Tensor> {
     autograd::record(
         &[g],
         || {
@@ -263,7 +388,15 @@ fn avg_adjoint(g: &Tensor, win: &Arc<Pooling>, in_shape: &Shape, name: &'static 
             });
             to_dtype(&out, g.dtype())
         },
-        |_| Ok(AvgPoolBackward { name, win: win.clone(), in_shape: in_shape.clone(), adjoint: true }.into()),
+        |_| {
+            Ok(AvgPoolBackward {
+                name,
+                win: win.clone(),
+                in_shape: in_shape.clone(),
+                adjoint: true,
+            }
+            .into())
+        },
     )
 }
 
@@ -286,13 +419,22 @@ impl Backward for AvgPoolBackward {
     }
     fn apply(&self, _: &Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
         let g = &grads[0];
-        Ok(vec![Some(if self.adjoint { avg(g, &self.win, self.name)? } else { avg_adjoint(g, &self.win, &self.in_shape, self.name)? })])
+        Ok(vec![Some(if self.adjoint {
+            avg(g, &self.win, self.name)?
+        } else {
+            avg_adjoint(g, &self.win, &self.in_shape, self.name)?
+        })])
     }
 }
 
 /// max_pool / adaptive_max_pool (`dims` 1 or 2): values and int64 indices
 /// (flat positions within each H·W plane, as PyTorch returns them).
-pub fn max_pool(op: &'static str, dims: usize, x: &Tensor, kind: &Kind) -> Result<(Tensor, Tensor)> {
+pub fn max_pool(
+    op: &'static str,
+    dims: usize,
+    x: &Tensor,
+    kind: &Kind,
+) -> Result<(Tensor, Tensor)> {
     let xb = prepare(op, x, dims)?;
     let (h, w) = (xb.shape()[xb.ndim() - 2], xb.shape()[xb.ndim() - 1]);
     let win = windows(op, h, w, kind, true, true)?;
@@ -306,7 +448,14 @@ pub fn max_pool(op: &'static str, dims: usize, x: &Tensor, kind: &Kind) -> Resul
             let c = contiguous(&to_dtype(&xb, compute(&xb))?)?;
             if c.is_gpu() {
                 let vals = Tensor::empty_on(&shape, c.dtype(), c.device())?;
-                Pooling::new(win.clone(), kind, true, None).gpu("max_pool", planes, &c, &vals, Some(&idx), vals.numel())?;
+                Pooling::new(win.clone(), kind, true, None).gpu(
+                    "max_pool",
+                    planes,
+                    &c,
+                    &vals,
+                    Some(&idx),
+                    vals.numel(),
+                )?;
                 return to_dtype(&vals, xb.dtype());
             }
             let vals = Tensor::for_output(&shape, c.dtype())?;
@@ -327,21 +476,47 @@ pub fn max_pool(op: &'static str, dims: usize, x: &Tensor, kind: &Kind) -> Resul
                 // plane goes up (broadcast over the plane's outputs), nothing comes down.
                 use super::elementwise::{binary, Binary};
                 let starts: Vec<i64> = (0..planes).map(|p| (p * h * w) as i64).collect();
-                let starts = super::copy::transfer(&Tensor::from_vec(starts, &[planes, 1])?, idx.device())?;
+                let starts =
+                    super::copy::transfer(&Tensor::from_vec(starts, &[planes, 1])?, idx.device())?;
                 let flat = reshape(&idx, &[planes as i64, per as i64])?;
-                let offs = binary(Binary::Add, &super::Operand::T(starts), &super::Operand::T(flat), None)?;
+                let offs = binary(
+                    Binary::Add,
+                    &super::Operand::T(starts),
+                    &super::Operand::T(flat),
+                    None,
+                )?;
                 let offs = reshape(&offs, &shape.iter().map(|&d| d as i64).collect::<Vec<_>>())?;
-                return Ok(TakeBackward::new(name(op), &xb, Region::Gpu { shape: shape.clone(), offs }).into());
+                return Ok(TakeBackward::new(
+                    name(op),
+                    &xb,
+                    Region::Gpu { shape: shape.clone(), offs },
+                )
+                .into());
             }
-            let offs: Vec<isize> = idx.to_vec::<i64>()?.iter().enumerate().map(|(i, &k)| ((i / per) * h * w) as isize + k as isize).collect();
-            Ok(TakeBackward::new(name(op), &xb, Region::Offsets { shape: shape.clone(), offs: Arc::new(offs) }).into())
+            let offs: Vec<isize> = idx
+                .to_vec::<i64>()?
+                .iter()
+                .enumerate()
+                .map(|(i, &k)| ((i / per) * h * w) as isize + k as isize)
+                .collect();
+            Ok(TakeBackward::new(
+                name(op),
+                &xb,
+                Region::Offsets { shape: shape.clone(), offs: Arc::new(offs) },
+            )
+            .into())
         },
     )?;
     Ok((finish(vals, dims)?, finish(idx, dims)?))
 }
 
 /// `output_size` of an adaptive pool: None entries keep the input's size.
-pub fn adaptive_size(op: &str, x: &Tensor, dims: usize, size: &[Option<i64>]) -> Result<[usize; 2]> {
+pub fn adaptive_size(
+    op: &str,
+    x: &Tensor,
+    dims: usize,
+    size: &[Option<i64>],
+) -> Result<[usize; 2]> {
     if size.len() != dims && size.len() != 1 {
         bail!(Runtime, "{}: output_size must be {} (got {:?})", op, dims, size);
     }
@@ -350,12 +525,24 @@ pub fn adaptive_size(op: &str, x: &Tensor, dims: usize, size: &[Option<i64>]) ->
         let v = if size.len() == 1 { size[0] } else { size[i] };
         match v {
             None => Ok(x.shape()[nd - dims + i]),
-            Some(s) if s < 0 => bail!(Runtime, "{}: elements of output_size must be greater than or equal to 0 but received {:?}", op, size),
+            Some(s) if s < 0 => bail!(
+                Runtime,
+                "{}: elements of output_size must be greater than or equal to 0 but received {:?}",
+                op,
+                size
+            ),
             Some(s) => Ok(s as usize),
         }
     };
     if nd < dims {
-        bail!(Runtime, "{}: expected {}D or {}D input, got {}", op, dims + 1, dims + 2, fmt_shape(x.shape()));
+        bail!(
+            Runtime,
+            "{}: expected {}D or {}D input, got {}",
+            op,
+            dims + 1,
+            dims + 2,
+            fmt_shape(x.shape())
+        );
     }
     Ok(if dims == 1 { [1, get(0)?] } else { [get(0)?, get(1)?] })
 }

@@ -4,15 +4,15 @@
 use super::copy::to_dtype;
 use super::elementwise::{binary, unary, where_, Binary, Unary};
 use super::Operand;
+use crate::autograd::{self, math, Backward, Node, SavedTensor};
 use crate::backend::cpu::reduce::{reduce, Extreme, Fold, SumF64};
 use crate::backend::cpu::P;
-use crate::autograd::{self, math, Backward, Node, SavedTensor};
 use crate::bail;
+use crate::dispatch_compute;
 use crate::error::Result;
 use crate::tensor::layout::{wrap_dims, Shape};
 use crate::tensor::{DType, Device, Element, Scalar, Tensor};
 use std::sync::Arc;
-use crate::dispatch_compute;
 
 /// Which dims are reduced and the output shape. `None` or an empty list: all dims.
 pub fn plan(t: &Tensor, dims: Option<&[i64]>, keepdim: bool) -> Result<(Vec<bool>, Shape)> {
@@ -28,7 +28,17 @@ pub fn plan(t: &Tensor, dims: Option<&[i64]>, keepdim: bool) -> Result<(Vec<bool
         }
         _ => reduced.iter_mut().for_each(|r| *r = true),
     }
-    let shape = (0..nd).filter_map(|d| if !reduced[d] { Some(t.shape()[d]) } else if keepdim { Some(1) } else { None }).collect();
+    let shape = (0..nd)
+        .filter_map(|d| {
+            if !reduced[d] {
+                Some(t.shape()[d])
+            } else if keepdim {
+                Some(1)
+            } else {
+                None
+            }
+        })
+        .collect();
     Ok((reduced, shape))
 }
 
@@ -42,7 +52,13 @@ fn computable(t: &Tensor) -> Result<Tensor> {
 }
 
 /// Runs `R` over `t` and maps each accumulator to an output element.
-fn run<T, R, O>(t: &Tensor, reduced: &[bool], shape: &[usize], r: &R, finish: impl Fn(R::Acc) -> O) -> Result<Tensor>
+fn run<T, R, O>(
+    t: &Tensor,
+    reduced: &[bool],
+    shape: &[usize],
+    r: &R,
+    finish: impl Fn(R::Acc) -> O,
+) -> Result<Tensor>
 where
     T: Element,
     R: crate::backend::cpu::reduce::Reducer<T>,
@@ -57,11 +73,25 @@ fn sum_dtype(t: &Tensor, dtype: Option<DType>) -> DType {
     dtype.unwrap_or(if t.dtype().is_float() { t.dtype() } else { DType::I64 })
 }
 
-pub fn sum(t: &Tensor, dims: Option<&[i64]>, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
-    autograd::record(&[t], || sum_raw(t, dims, keepdim, dtype), |_| SumBackward::new(t, dims, keepdim, false))
+pub fn sum(
+    t: &Tensor,
+    dims: Option<&[i64]>,
+    keepdim: bool,
+    dtype: Option<DType>,
+) -> Result<Tensor> {
+    autograd::record(
+        &[t],
+        || sum_raw(t, dims, keepdim, dtype),
+        |_| SumBackward::new(t, dims, keepdim, false),
+    )
 }
 
-fn sum_raw(t: &Tensor, dims: Option<&[i64]>, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
+fn sum_raw(
+    t: &Tensor,
+    dims: Option<&[i64]>,
+    keepdim: bool,
+    dtype: Option<DType>,
+) -> Result<Tensor> {
     let (reduced, shape) = plan(t, dims, keepdim)?;
     let out = sum_dtype(t, dtype);
     if t.is_gpu() {
@@ -76,18 +106,36 @@ fn sum_raw(t: &Tensor, dims: Option<&[i64]>, keepdim: bool, dtype: Option<DType>
     let r = if out.is_float() {
         dispatch_compute!(x.dtype(), T => run::<T, _, f64>(&x, &reduced, &shape, &SumF64, |a| a))?
     } else {
-        let f = Fold { init: 0i64, step: |a: i64, v: i64, _| a.wrapping_add(v), combine: |a: i64, b: i64| a.wrapping_add(b) };
+        let f = Fold {
+            init: 0i64,
+            step: |a: i64, v: i64, _| a.wrapping_add(v),
+            combine: |a: i64, b: i64| a.wrapping_add(b),
+        };
         let xi = to_dtype(&x, DType::I64)?;
         run::<i64, _, i64>(&xi, &reduced, &shape, &f, |a| a)?
     };
     to_dtype(&r, out)
 }
 
-pub fn mean(t: &Tensor, dims: Option<&[i64]>, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
-    autograd::record(&[t], || mean_raw(t, dims, keepdim, dtype), |_| SumBackward::new(t, dims, keepdim, true))
+pub fn mean(
+    t: &Tensor,
+    dims: Option<&[i64]>,
+    keepdim: bool,
+    dtype: Option<DType>,
+) -> Result<Tensor> {
+    autograd::record(
+        &[t],
+        || mean_raw(t, dims, keepdim, dtype),
+        |_| SumBackward::new(t, dims, keepdim, true),
+    )
 }
 
-fn mean_raw(t: &Tensor, dims: Option<&[i64]>, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
+fn mean_raw(
+    t: &Tensor,
+    dims: Option<&[i64]>,
+    keepdim: bool,
+    dtype: Option<DType>,
+) -> Result<Tensor> {
     let out = dtype.unwrap_or(t.dtype());
     if !out.is_float() {
         bail!(
@@ -99,36 +147,67 @@ fn mean_raw(t: &Tensor, dims: Option<&[i64]>, keepdim: bool, dtype: Option<DType
     let (reduced, shape) = plan(t, dims, keepdim)?;
     let n = reduced_count(t, &reduced) as f64;
     if t.is_gpu() {
-        return to_dtype(&gpu_reduce("sum", &to_dtype(t, out.gpu_compute())?, &reduced, &shape, (1.0 / n) as f32)?, out);
+        return to_dtype(
+            &gpu_reduce(
+                "sum",
+                &to_dtype(t, out.gpu_compute())?,
+                &reduced,
+                &shape,
+                (1.0 / n) as f32,
+            )?,
+            out,
+        );
     }
     let x = computable(&to_dtype(t, out)?)?;
     let r = dispatch_compute!(x.dtype(), T => run::<T, _, f64>(&x, &reduced, &shape, &SumF64, |a| a / n))?;
     to_dtype(&r, out)
 }
 
-pub fn prod(t: &Tensor, dims: Option<&[i64]>, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
-    autograd::record(&[t], || prod_raw(t, dims, keepdim, dtype), |_| {
-        let (reduced, _) = plan(t, dims, keepdim)?;
-        Ok(ProdBackward { input: SavedTensor::input(t), reduced, keepdim }.into())
-    })
+pub fn prod(
+    t: &Tensor,
+    dims: Option<&[i64]>,
+    keepdim: bool,
+    dtype: Option<DType>,
+) -> Result<Tensor> {
+    autograd::record(
+        &[t],
+        || prod_raw(t, dims, keepdim, dtype),
+        |_| {
+            let (reduced, _) = plan(t, dims, keepdim)?;
+            Ok(ProdBackward { input: SavedTensor::input(t), reduced, keepdim }.into())
+        },
+    )
 }
 
-fn prod_raw(t: &Tensor, dims: Option<&[i64]>, keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
+fn prod_raw(
+    t: &Tensor,
+    dims: Option<&[i64]>,
+    keepdim: bool,
+    dtype: Option<DType>,
+) -> Result<Tensor> {
     let (reduced, shape) = plan(t, dims, keepdim)?;
     let out = sum_dtype(t, dtype);
     if t.is_gpu() {
         if !out.is_float() {
             bail!(NotImplemented, "prod of integer tensors has no GPU kernel yet");
         }
-        return to_dtype(&gpu_reduce("prod", &to_dtype(t, out.gpu_compute())?, &reduced, &shape, 1.0)?, out);
+        return to_dtype(
+            &gpu_reduce("prod", &to_dtype(t, out.gpu_compute())?, &reduced, &shape, 1.0)?,
+            out,
+        );
     }
     let r = if out.is_float() {
         let x = computable(&to_dtype(t, out)?)?;
-        let f = Fold { init: 1.0f64, step: |a: f64, v: f64, _| a * v, combine: |a: f64, b: f64| a * b };
+        let f =
+            Fold { init: 1.0f64, step: |a: f64, v: f64, _| a * v, combine: |a: f64, b: f64| a * b };
         let x = to_dtype(&x, DType::F64)?;
         run::<f64, _, f64>(&x, &reduced, &shape, &f, |a| a)?
     } else {
-        let f = Fold { init: 1i64, step: |a: i64, v: i64, _| a.wrapping_mul(v), combine: |a: i64, b: i64| a.wrapping_mul(b) };
+        let f = Fold {
+            init: 1i64,
+            step: |a: i64, v: i64, _| a.wrapping_mul(v),
+            combine: |a: i64, b: i64| a.wrapping_mul(b),
+        };
         let x = to_dtype(t, DType::I64)?;
         run::<i64, _, i64>(&x, &reduced, &shape, &f, |a| a)?
     };
@@ -148,11 +227,28 @@ fn beats<T: Element>(x: T, cur: T, max: bool) -> bool {
     x_nan || if max { x > cur } else { x < cur }
 }
 
-fn extreme<T: Element>(t: &Tensor, reduced: &[bool], shape: &[usize], max: bool) -> Result<(Tensor, Tensor)> {
+fn extreme<T: Element>(
+    t: &Tensor,
+    reduced: &[bool],
+    shape: &[usize],
+    max: bool,
+) -> Result<(Tensor, Tensor)> {
     let f = Fold {
         init: (T::zero(), 0usize, false),
-        step: move |a: Best<T>, x: T, i: usize| if !a.2 || beats(x, a.0, max) { (x, i, true) } else { a },
-        combine: move |a: Best<T>, b: Best<T>| if b.2 && (!a.2 || beats(b.0, a.0, max)) { b } else { a },
+        step: move |a: Best<T>, x: T, i: usize| {
+            if !a.2 || beats(x, a.0, max) {
+                (x, i, true)
+            } else {
+                a
+            }
+        },
+        combine: move |a: Best<T>, b: Best<T>| {
+            if b.2 && (!a.2 || beats(b.0, a.0, max)) {
+                b
+            } else {
+                a
+            }
+        },
     };
     // SAFETY: t's layout lies within its storage.
     let accs = unsafe { reduce(P(t.ptr::<T>()?.sub(t.layout().offset)), t.layout(), reduced, &f)? };
@@ -179,7 +275,13 @@ fn check_nonempty(op: &str, t: &Tensor, reduced: &[bool], dim_given: bool) -> Re
 }
 
 /// Values and indices of the max (or min) over `dims`.
-fn extreme_op(op: &str, t: &Tensor, dims: Option<&[i64]>, keepdim: bool, max: bool) -> Result<(Tensor, Tensor)> {
+fn extreme_op(
+    op: &str,
+    t: &Tensor,
+    dims: Option<&[i64]>,
+    keepdim: bool,
+    max: bool,
+) -> Result<(Tensor, Tensor)> {
     if t.dtype() == DType::Bool && op.starts_with("arg") {
         bail!(Runtime, "\"{}\" not implemented for 'Bool'", op);
     }
@@ -190,11 +292,27 @@ fn extreme_op(op: &str, t: &Tensor, dims: Option<&[i64]>, keepdim: bool, max: bo
         let (x, outer, n, inner) = gpu_blocks(&x, &reduced)?;
         let idx = Tensor::empty_on(&shape, DType::I64, Device::Gpu)?;
         if op.starts_with("arg") {
-            crate::backend::gpu::reduce::reduce(if max { "argmax" } else { "argmin" }, &x, outer, n, inner, &[&idx], 1.0)?;
+            crate::backend::gpu::reduce::reduce(
+                if max { "argmax" } else { "argmin" },
+                &x,
+                outer,
+                n,
+                inner,
+                &[&idx],
+                1.0,
+            )?;
             return Ok((idx.clone(), idx));
         }
         let vals = Tensor::empty_on(&shape, x.dtype(), Device::Gpu)?;
-        crate::backend::gpu::reduce::reduce(if max { "max_idx" } else { "min_idx" }, &x, outer, n, inner, &[&vals, &idx], 1.0)?;
+        crate::backend::gpu::reduce::reduce(
+            if max { "max_idx" } else { "min_idx" },
+            &x,
+            outer,
+            n,
+            inner,
+            &[&vals, &idx],
+            1.0,
+        )?;
         return Ok((to_dtype(&vals, t.dtype())?, idx));
     }
     let x = computable(t)?;
@@ -203,11 +321,23 @@ fn extreme_op(op: &str, t: &Tensor, dims: Option<&[i64]>, keepdim: bool, max: bo
 }
 
 /// amax / amin: values only, through the vectorized `Extreme` reducer.
-fn extreme_values(op: &str, t: &Tensor, dims: Option<&[i64]>, keepdim: bool, max: bool) -> Result<Tensor> {
+fn extreme_values(
+    op: &str,
+    t: &Tensor,
+    dims: Option<&[i64]>,
+    keepdim: bool,
+    max: bool,
+) -> Result<Tensor> {
     let (reduced, shape) = plan(t, dims, keepdim)?;
     check_nonempty(op, t, &reduced, dims.is_some())?;
     if t.is_gpu() {
-        let r = gpu_reduce(if max { "amax" } else { "amin" }, &gpu_float(op, t)?, &reduced, &shape, 1.0)?;
+        let r = gpu_reduce(
+            if max { "amax" } else { "amin" },
+            &gpu_float(op, t)?,
+            &reduced,
+            &shape,
+            1.0,
+        )?;
         return to_dtype(&r, t.dtype());
     }
     let x = computable(t)?;
@@ -221,20 +351,48 @@ pub fn amax(t: &Tensor, dims: Option<&[i64]>, keepdim: bool) -> Result<Tensor> {
 pub fn amin(t: &Tensor, dims: Option<&[i64]>, keepdim: bool) -> Result<Tensor> {
     extreme_recorded("amin", t, dims, keepdim, false)
 }
-fn extreme_recorded(op: &'static str, t: &Tensor, dims: Option<&[i64]>, keepdim: bool, max: bool) -> Result<Tensor> {
-    autograd::record(&[t], || extreme_values(op, t, dims, keepdim, max), |out| {
-        let (reduced, _) = plan(t, dims, keepdim)?;
-        Ok(ExtremeBackward { name: op, input: SavedTensor::input(t), output: SavedTensor::output(out, 0), reduced, keepdim }.into())
-    })
+fn extreme_recorded(
+    op: &'static str,
+    t: &Tensor,
+    dims: Option<&[i64]>,
+    keepdim: bool,
+    max: bool,
+) -> Result<Tensor> {
+    autograd::record(
+        &[t],
+        || extreme_values(op, t, dims, keepdim, max),
+        |out| {
+            let (reduced, _) = plan(t, dims, keepdim)?;
+            Ok(ExtremeBackward {
+                name: op,
+                input: SavedTensor::input(t),
+                output: SavedTensor::output(out, 0),
+                reduced,
+                keepdim,
+            }
+            .into())
+        },
+    )
 }
 /// max(dim) / min(dim): (values, indices).
 pub fn max_dim(t: &Tensor, dim: i64, keepdim: bool, max: bool) -> Result<(Tensor, Tensor)> {
     let name = if max { "max" } else { "min" };
     let (values, indices) = extreme_op(name, t, Some(&[dim]), keepdim, max)?;
-    let values = autograd::record(&[t], || Ok(values), |_| {
-        let d = crate::tensor::layout::wrap_dim(dim, t.ndim().max(1))?;
-        Ok(MaxDimBackward { name, in_shape: t.shape().clone(), dim: d, keepdim, indices: SavedTensor::input(&indices) }.into())
-    })?;
+    let values = autograd::record(
+        &[t],
+        || Ok(values),
+        |_| {
+            let d = crate::tensor::layout::wrap_dim(dim, t.ndim().max(1))?;
+            Ok(MaxDimBackward {
+                name,
+                in_shape: t.shape().clone(),
+                dim: d,
+                keepdim,
+                indices: SavedTensor::input(&indices),
+            }
+            .into())
+        },
+    )?;
     Ok((values, indices))
 }
 pub fn argmax(t: &Tensor, dim: Option<i64>, keepdim: bool, max: bool) -> Result<Tensor> {
@@ -255,23 +413,41 @@ pub fn argmax(t: &Tensor, dim: Option<i64>, keepdim: bool, max: bool) -> Result<
 /// Two passes, each a vectorized kernel: the mean, then the sum of squared
 /// deviations (accumulated in f64) divided by n - correction.
 pub fn var(t: &Tensor, dims: Option<&[i64]>, correction: f64, keepdim: bool) -> Result<Tensor> {
-    autograd::record(&[t], || var_raw(t, dims, correction, keepdim), |_| {
-        let (reduced, _) = plan(t, dims, keepdim)?;
-        Ok(VarBackward { input: SavedTensor::input(t), reduced, correction, keepdim }.into())
-    })
+    autograd::record(
+        &[t],
+        || var_raw(t, dims, correction, keepdim),
+        |_| {
+            let (reduced, _) = plan(t, dims, keepdim)?;
+            Ok(VarBackward { input: SavedTensor::input(t), reduced, correction, keepdim }.into())
+        },
+    )
 }
 
 fn var_raw(t: &Tensor, dims: Option<&[i64]>, correction: f64, keepdim: bool) -> Result<Tensor> {
     if !t.dtype().is_float() {
-        bail!(Runtime, "std and var only support floating point and complex dtypes, got {}", t.dtype().name());
+        bail!(
+            Runtime,
+            "std and var only support floating point and complex dtypes, got {}",
+            t.dtype().name()
+        );
     }
     let (reduced, _) = plan(t, dims, keepdim)?;
     let n = reduced_count(t, &reduced) as f64;
     let x = to_dtype(t, t.dtype().compute())?;
     let m = mean(&x, dims, true, None)?;
     let d = binary(Binary::Sub, &Operand::T(x), &Operand::T(m), None)?;
-    let ss = sum(&binary(Binary::Mul, &Operand::T(d.clone()), &Operand::T(d), None)?, dims, keepdim, None)?;
-    let r = binary(Binary::Div, &Operand::T(ss), &Operand::S(Scalar::Float((n - correction).max(0.0))), None)?;
+    let ss = sum(
+        &binary(Binary::Mul, &Operand::T(d.clone()), &Operand::T(d), None)?,
+        dims,
+        keepdim,
+        None,
+    )?;
+    let r = binary(
+        Binary::Div,
+        &Operand::T(ss),
+        &Operand::S(Scalar::Float((n - correction).max(0.0))),
+        None,
+    )?;
     to_dtype(&r, t.dtype())
 }
 
@@ -281,28 +457,49 @@ pub fn std(t: &Tensor, dims: Option<&[i64]>, correction: f64, keepdim: bool) -> 
 
 /// log(sum(exp(x))) computed as m + log(sum(exp(x - m))) with m the max (0 where m is infinite).
 pub fn logsumexp(t: &Tensor, dims: &[i64], keepdim: bool) -> Result<Tensor> {
-    autograd::record(&[t], || logsumexp_raw(t, dims, keepdim), |out| {
-        let (reduced, _) = plan(t, Some(dims), keepdim)?;
-        Ok(LogSumExpBackward { input: SavedTensor::input(t), output: SavedTensor::output(out, 0), reduced, keepdim }.into())
-    })
+    autograd::record(
+        &[t],
+        || logsumexp_raw(t, dims, keepdim),
+        |out| {
+            let (reduced, _) = plan(t, Some(dims), keepdim)?;
+            Ok(LogSumExpBackward {
+                input: SavedTensor::input(t),
+                output: SavedTensor::output(out, 0),
+                reduced,
+                keepdim,
+            }
+            .into())
+        },
+    )
 }
 
 fn logsumexp_raw(t: &Tensor, dims: &[i64], keepdim: bool) -> Result<Tensor> {
     let x = to_dtype(t, t.dtype().to_float())?;
     let m = if x.numel() == 0 {
-        super::creation::full_on(&plan(&x, Some(dims), true)?.1, Scalar::Float(0.0), x.dtype(), x.device())?
+        super::creation::full_on(
+            &plan(&x, Some(dims), true)?.1,
+            Scalar::Float(0.0),
+            x.dtype(),
+            x.device(),
+        )?
     } else {
         let m = extreme_values("logsumexp", &x, Some(dims), true, true)?;
         let finite = unary(Unary::IsFinite, &m)?;
         super::elementwise::where_(&finite, &Operand::T(m), &Operand::S(Scalar::Float(0.0)))?
     };
-    let shifted = unary(Unary::Exp, &binary(Binary::Sub, &Operand::T(x.clone()), &Operand::T(m.clone()), None)?)?;
+    let shifted = unary(
+        Unary::Exp,
+        &binary(Binary::Sub, &Operand::T(x.clone()), &Operand::T(m.clone()), None)?,
+    )?;
     let s = sum(&shifted, Some(dims), true, None)?;
     let r = binary(Binary::Add, &Operand::T(unary(Unary::Log, &s)?), &Operand::T(m), None)?;
     if keepdim {
         Ok(r)
     } else {
-        super::shape::reshape(&r, &plan(&x, Some(dims), false)?.1.iter().map(|&d| d as i64).collect::<Vec<_>>())
+        super::shape::reshape(
+            &r,
+            &plan(&x, Some(dims), false)?.1.iter().map(|&d| d as i64).collect::<Vec<_>>(),
+        )
     }
 }
 
@@ -323,11 +520,15 @@ pub fn all_any(t: &Tensor, dims: Option<&[i64]>, keepdim: bool, all: bool) -> Re
 
 /// Inclusive scan along `dim` (cumsum, cumprod). Ints and bools accumulate in int64.
 pub fn cumulative(t: &Tensor, dim: i64, dtype: Option<DType>, product: bool) -> Result<Tensor> {
-    autograd::record(&[t], || cumulative_raw(t, dim, dtype, product), |out| {
-        let d = crate::tensor::layout::wrap_dim(dim, t.ndim())? as i64;
-        let saved = product.then(|| (SavedTensor::input(t), SavedTensor::output(out, 0)));
-        Ok(CumulativeBackward { dim: d, in_dtype: t.dtype(), saved }.into())
-    })
+    autograd::record(
+        &[t],
+        || cumulative_raw(t, dim, dtype, product),
+        |out| {
+            let d = crate::tensor::layout::wrap_dim(dim, t.ndim())? as i64;
+            let saved = product.then(|| (SavedTensor::input(t), SavedTensor::output(out, 0)));
+            Ok(CumulativeBackward { dim: d, in_dtype: t.dtype(), saved }.into())
+        },
+    )
 }
 
 fn cumulative_raw(t: &Tensor, dim: i64, dtype: Option<DType>, product: bool) -> Result<Tensor> {
@@ -339,11 +540,17 @@ fn cumulative_raw(t: &Tensor, dim: i64, dtype: Option<DType>, product: bool) -> 
             (true, false) => "cumsum",
             (true, true) => "cumprod",
             (false, false) => "cumsum_i32",
-            (false, true) => bail!(NotImplemented, "cumprod of integer tensors has no GPU kernel yet"),
+            (false, true) => {
+                bail!(NotImplemented, "cumprod of integer tensors has no GPU kernel yet")
+            }
         };
         let x = super::copy::contiguous_clone(&x)?;
         let out = Tensor::empty_on(x.shape(), x.dtype(), Device::Gpu)?;
-        let (outer, n, inner) = if x.ndim() == 0 { (1, 1, 1) } else { (x.shape()[..d].iter().product(), x.shape()[d], x.shape()[d + 1..].iter().product()) };
+        let (outer, n, inner) = if x.ndim() == 0 {
+            (1, 1, 1)
+        } else {
+            (x.shape()[..d].iter().product(), x.shape()[d], x.shape()[d + 1..].iter().product())
+        };
         crate::backend::gpu::reduce::reduce(op, &x, outer, n, inner, &[&out], 1.0)?;
         return to_dtype(&out, out_dtype);
     }
@@ -354,7 +561,12 @@ fn cumulative_raw(t: &Tensor, dim: i64, dtype: Option<DType>, product: bool) -> 
     to_dtype(&out, out_dtype)
 }
 
-fn scan<T: crate::backend::cpu::elementwise::Arith>(x: &Tensor, out: &Tensor, d: usize, product: bool) -> Result<()> {
+fn scan<T: crate::backend::cpu::elementwise::Arith>(
+    x: &Tensor,
+    out: &Tensor,
+    d: usize,
+    product: bool,
+) -> Result<()> {
     let (shape, xs, os) = if x.ndim() == 0 {
         (Shape::from_slice(&[1]), vec![1isize], vec![1isize])
     } else {
@@ -366,20 +578,24 @@ fn scan<T: crate::backend::cpu::elementwise::Arith>(x: &Tensor, out: &Tensor, d:
     let mut rows = shape.clone();
     rows[d] = 1;
     let (px, po) = (P(x.ptr::<T>()?), P(out.ptr::<T>()?));
-    crate::backend::cpu::strided::for_each_row(&rows, [&xs[..], &os[..]], |[ox, oo], n, [sx, so]| {
-        for r in 0..n as isize {
-            let (bx, bo) = (ox + r * sx, oo + r * so);
-            let mut acc = if product { T::one() } else { T::zero() };
-            for i in 0..len as isize {
-                // SAFETY: row positions lie within both layouts.
-                unsafe {
-                    let v = *px.at(bx + i * step_x);
-                    acc = if product { acc.mul(v) } else { acc.add(v) };
-                    *po.at(bo + i * step_o) = acc;
+    crate::backend::cpu::strided::for_each_row(
+        &rows,
+        [&xs[..], &os[..]],
+        |[ox, oo], n, [sx, so]| {
+            for r in 0..n as isize {
+                let (bx, bo) = (ox + r * sx, oo + r * so);
+                let mut acc = if product { T::one() } else { T::zero() };
+                for i in 0..len as isize {
+                    // SAFETY: row positions lie within both layouts.
+                    unsafe {
+                        let v = *px.at(bx + i * step_x);
+                        acc = if product { acc.mul(v) } else { acc.add(v) };
+                        *po.at(bo + i * step_o) = acc;
+                    }
                 }
             }
-        }
-    });
+        },
+    );
     Ok(())
 }
 
@@ -401,7 +617,13 @@ fn gpu_blocks(t: &Tensor, reduced: &[bool]) -> Result<(Tensor, usize, usize, usi
     let shape = t.shape();
     let big: Vec<usize> = (0..t.ndim()).filter(|&d| shape[d] > 1).collect();
     let red: Vec<usize> = big.iter().copied().filter(|&d| reduced[d]).collect();
-    let dense = |t: &Tensor| if t.is_contiguous() { Ok(t.clone()) } else { super::copy::contiguous_clone(t) };
+    let dense = |t: &Tensor| {
+        if t.is_contiguous() {
+            Ok(t.clone())
+        } else {
+            super::copy::contiguous_clone(t)
+        }
+    };
     let (Some(&first), Some(&last)) = (red.first(), red.last()) else {
         // Only size-1 dims reduced: every element is its own output.
         return Ok((dense(t)?, t.numel(), 1, 1));
@@ -420,7 +642,13 @@ fn gpu_blocks(t: &Tensor, reduced: &[bool]) -> Result<(Tensor, usize, usize, usi
     Ok((x, t.numel() / n.max(1), n, 1))
 }
 
-fn gpu_reduce(op: &str, t: &Tensor, reduced: &[bool], shape: &[usize], scale: f32) -> Result<Tensor> {
+fn gpu_reduce(
+    op: &str,
+    t: &Tensor,
+    reduced: &[bool],
+    shape: &[usize],
+    scale: f32,
+) -> Result<Tensor> {
     let kind = if matches!(op, "any" | "all") { DType::Bool } else { t.dtype() };
     let out = Tensor::empty_on(shape, kind, Device::Gpu)?;
     if t.numel() == 0 {
@@ -435,7 +663,8 @@ fn gpu_reduce(op: &str, t: &Tensor, reduced: &[bool], shape: &[usize], scale: f3
     }
     let (x, outer, n, inner) = gpu_blocks(t, reduced)?;
     let gpu_reduce = crate::backend::gpu::reduce::reduce;
-    let chunked = matches!(op, "sum" | "sum_i32" | "prod" | "amax" | "amin" | "any" | "all") && x.dtype() != DType::F16;
+    let chunked = matches!(op, "sum" | "sum_i32" | "prod" | "amax" | "amin" | "any" | "all")
+        && x.dtype() != DType::F16;
     if outer == 1 && inner > 1 && n >= 2 * COLUMN_CHUNK && chunked {
         // Columns over many rows (a bias gradient: [rows, features] -> [features]):
         // a thread per column would walk all rows serially, bound by memory
@@ -447,7 +676,15 @@ fn gpu_reduce(op: &str, t: &Tensor, reduced: &[bool], shape: &[usize], scale: f3
         gpu_reduce(op, &rows, k, COLUMN_CHUNK, inner, &[&parts], 1.0)?;
         if rem > 0 {
             let tail = super::shape::narrow(&rows, 0, (n - rem) as i64, rem as i64)?;
-            gpu_reduce(op, &tail, 1, rem, inner, &[&super::shape::select(&parts, 0, k as i64)?], 1.0)?;
+            gpu_reduce(
+                op,
+                &tail,
+                1,
+                rem,
+                inner,
+                &[&super::shape::select(&parts, 0, k as i64)?],
+                1.0,
+            )?;
         }
         gpu_reduce(op, &parts, 1, parts.shape()[0], inner, &[&out], scale)?;
         return Ok(out);
@@ -476,9 +713,15 @@ pub struct SumBackward {
 }
 
 impl SumBackward {
-    fn new(t: &Tensor, dims: Option<&[i64]>, keepdim: bool, mean: bool) -> Result<autograd::BackwardOp> {
+    fn new(
+        t: &Tensor,
+        dims: Option<&[i64]>,
+        keepdim: bool,
+        mean: bool,
+    ) -> Result<autograd::BackwardOp> {
         let (reduced, _) = plan(t, dims, keepdim)?;
-        Ok(SumBackward { in_shape: t.shape().clone(), in_dtype: t.dtype(), reduced, keepdim, mean }.into())
+        Ok(SumBackward { in_shape: t.shape().clone(), in_dtype: t.dtype(), reduced, keepdim, mean }
+            .into())
     }
 }
 
@@ -493,7 +736,13 @@ impl Backward for SumBackward {
         let g = math::unsqueeze_reduced(&grads[0], &self.in_shape, &self.reduced, self.keepdim)?;
         let mut g = math::cast(&math::expand(&g, &self.in_shape)?, self.in_dtype)?;
         if self.mean {
-            let n: usize = self.in_shape.iter().zip(&self.reduced).filter(|(_, &r)| r).map(|(&s, _)| s).product();
+            let n: usize = self
+                .in_shape
+                .iter()
+                .zip(&self.reduced)
+                .filter(|(_, &r)| r)
+                .map(|(&s, _)| s)
+                .product();
             g = math::scale(&g, 1.0 / n as f64)?;
         }
         Ok(vec![Some(g)])
@@ -525,7 +774,11 @@ impl Backward for ProdBackward {
             return Ok(vec![Some(math::cast(&g, x.dtype())?)]);
         }
         // Move the reduced dims last and merge them into one.
-        let order: Vec<i64> = (0..nd).filter(|&d| !self.reduced[d]).chain((0..nd).filter(|&d| self.reduced[d])).map(|d| d as i64).collect();
+        let order: Vec<i64> = (0..nd)
+            .filter(|&d| !self.reduced[d])
+            .chain((0..nd).filter(|&d| self.reduced[d]))
+            .map(|d| d as i64)
+            .collect();
         let xp = permute(&x, &order)?;
         let kept: Vec<usize> = xp.shape()[..nd - dims_of(&self.reduced).len()].to_vec();
         let r: usize = xp.shape()[kept.len()..].iter().product();
@@ -576,9 +829,17 @@ impl Backward for ExtremeBackward {
     }
     fn apply(&self, node: &Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
         let x = self.input.unpack(node)?;
-        let out = math::unsqueeze_reduced(&self.output.unpack(node)?, x.shape(), &self.reduced, self.keepdim)?;
+        let out = math::unsqueeze_reduced(
+            &self.output.unpack(node)?,
+            x.shape(),
+            &self.reduced,
+            self.keepdim,
+        )?;
         let g = math::unsqueeze_reduced(&grads[0], x.shape(), &self.reduced, self.keepdim)?;
-        let hit = math::mask_as(&binary(Binary::Eq, &Operand::T(x.clone()), &Operand::T(out), None)?, g.dtype())?;
+        let hit = math::mask_as(
+            &binary(Binary::Eq, &Operand::T(x.clone()), &Operand::T(out), None)?,
+            g.dtype(),
+        )?;
         let count = sum(&hit, Some(&dims_of(&self.reduced)), true, None)?;
         Ok(vec![Some(math::mul(&math::div(&g, &count)?, &hit)?)])
     }
@@ -607,7 +868,12 @@ impl Backward for MaxDimBackward {
             reduced[self.dim] = true;
         }
         let g = math::unsqueeze_reduced(&grads[0], &self.in_shape, &reduced, self.keepdim)?;
-        let idx = math::unsqueeze_reduced(&self.indices.unpack(node)?, &self.in_shape, &reduced, self.keepdim)?;
+        let idx = math::unsqueeze_reduced(
+            &self.indices.unpack(node)?,
+            &self.in_shape,
+            &reduced,
+            self.keepdim,
+        )?;
         let zeros = math::zeros(&self.in_shape, g.dtype(), &g)?;
         Ok(vec![Some(super::index::scatter(&zeros, self.dim as i64, &idx, &Operand::T(g), true)?)])
     }
@@ -632,7 +898,8 @@ impl Backward for VarBackward {
     fn apply(&self, node: &Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
         let x = self.input.unpack(node)?;
         let dims = dims_of(&self.reduced);
-        let n: usize = x.shape().iter().zip(&self.reduced).filter(|(_, &r)| r).map(|(&s, _)| s).product();
+        let n: usize =
+            x.shape().iter().zip(&self.reduced).filter(|(_, &r)| r).map(|(&s, _)| s).product();
         let g = math::unsqueeze_reduced(&grads[0], x.shape(), &self.reduced, self.keepdim)?;
         let centered = math::sub(&x, &mean(&x, Some(&dims), true, None)?)?;
         let d = math::scale(&centered, 2.0 / (n as f64 - self.correction).max(0.0))?;
@@ -658,7 +925,12 @@ impl Backward for LogSumExpBackward {
     }
     fn apply(&self, node: &Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
         let x = self.input.unpack(node)?;
-        let out = math::unsqueeze_reduced(&self.output.unpack(node)?, x.shape(), &self.reduced, self.keepdim)?;
+        let out = math::unsqueeze_reduced(
+            &self.output.unpack(node)?,
+            x.shape(),
+            &self.reduced,
+            self.keepdim,
+        )?;
         let g = math::unsqueeze_reduced(&grads[0], x.shape(), &self.reduced, self.keepdim)?;
         Ok(vec![Some(math::mul(&g, &unary(Unary::Exp, &math::sub(&x, &out)?)?)?)])
     }
@@ -701,18 +973,38 @@ impl Backward for CumulativeBackward {
                 let zero = Operand::S(Scalar::Int(0));
                 let one = Operand::S(Scalar::Int(1));
                 let is_zero = binary(Binary::Eq, &Operand::T(x.clone()), &zero, None)?;
-                let x_safe = where_(&binary(Binary::Eq, &Operand::T(is_zero.clone()), &zero, None)?, &Operand::T(x.clone()), &one)?;
+                let x_safe = where_(
+                    &binary(Binary::Eq, &Operand::T(is_zero.clone()), &zero, None)?,
+                    &Operand::T(x.clone()),
+                    &one,
+                )?;
                 let mut r = math::div(&rev_cumsum(&math::mul(g, &out)?)?, &x_safe)?;
-                let any_zero = crate::ops::copy::item(&all_any(&is_zero, None, false, false)?)?.to_i64() != 0;
+                let any_zero =
+                    crate::ops::copy::item(&all_any(&is_zero, None, false, false)?)?.to_i64() != 0;
                 if any_zero {
                     // The first and second zero of a row: the product of the
                     // others, as a cumprod with that zero replaced by one.
                     let zeros_so_far = Operand::T(cumulative(&is_zero, self.dim, None, false)?);
                     for nth in [1, 2] {
-                        let nth_zero = binary(Binary::Eq, &zeros_so_far, &Operand::S(Scalar::Int(nth)), None)?;
-                        let at = binary(Binary::LogicalAnd, &Operand::T(nth_zero), &Operand::T(is_zero.clone()), None)?;
-                        let skip = cumulative(&where_(&at, &one, &Operand::T(x.clone()))?, self.dim, None, true)?;
-                        r = where_(&at, &Operand::T(rev_cumsum(&math::mul(g, &skip)?)?), &Operand::T(r))?;
+                        let nth_zero =
+                            binary(Binary::Eq, &zeros_so_far, &Operand::S(Scalar::Int(nth)), None)?;
+                        let at = binary(
+                            Binary::LogicalAnd,
+                            &Operand::T(nth_zero),
+                            &Operand::T(is_zero.clone()),
+                            None,
+                        )?;
+                        let skip = cumulative(
+                            &where_(&at, &one, &Operand::T(x.clone()))?,
+                            self.dim,
+                            None,
+                            true,
+                        )?;
+                        r = where_(
+                            &at,
+                            &Operand::T(rev_cumsum(&math::mul(g, &skip)?)?),
+                            &Operand::T(r),
+                        )?;
                     }
                 }
                 r

@@ -23,7 +23,11 @@ fn view_of(t: &Tensor, l: Layout, make: impl FnOnce() -> Result<BackwardOp>) -> 
 /// A view that selects part of `t` (narrow, select, basic indexing): its
 /// backward writes the gradient into that part of zeros. `f` maps a layout to
 /// the view's layout; applied to a contiguous layout it gives the region.
-pub fn region_view(t: &Tensor, name: &'static str, f: impl Fn(&Layout) -> Result<Layout>) -> Result<Tensor> {
+pub fn region_view(
+    t: &Tensor,
+    name: &'static str,
+    f: impl Fn(&Layout) -> Result<Layout>,
+) -> Result<Tensor> {
     let l = f(t.layout())?;
     view_of(t, l, || {
         let region = Region::View(f(&Layout::contiguous(t.shape()))?);
@@ -117,7 +121,11 @@ pub fn reverse_dims(t: &Tensor) -> Result<Tensor> {
 }
 pub fn matrix_transpose(t: &Tensor) -> Result<Tensor> {
     if t.ndim() < 2 {
-        bail!(Runtime, "tensor.mT is only supported on matrices or batches of matrices. Got {}-D tensor.", t.ndim());
+        bail!(
+            Runtime,
+            "tensor.mT is only supported on matrices or batches of matrices. Got {}-D tensor.",
+            t.ndim()
+        );
     }
     transpose(t, -2, -1)
 }
@@ -197,15 +205,22 @@ pub fn unbind(t: &Tensor, dim: i64) -> Result<Vec<Tensor>> {
 
 pub fn cat(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
     let inputs: Vec<&Tensor> = tensors.iter().collect();
-    autograd::record(&inputs, || cat_raw(tensors, dim), |out| {
-        // The legacy-skipped empty 1-D inputs get no gradient.
-        let d = if out.ndim() == 0 { 0 } else { wrap_dim(dim, out.ndim())? };
-        let parts = tensors
-            .iter()
-            .map(|t| (!(t.ndim() == 1 && t.numel() == 0)).then(|| (t.shape()[d.min(t.ndim().saturating_sub(1))], t.dtype())))
-            .collect();
-        Ok(CatBackward { dim: d, parts }.into())
-    })
+    autograd::record(
+        &inputs,
+        || cat_raw(tensors, dim),
+        |out| {
+            // The legacy-skipped empty 1-D inputs get no gradient.
+            let d = if out.ndim() == 0 { 0 } else { wrap_dim(dim, out.ndim())? };
+            let parts = tensors
+                .iter()
+                .map(|t| {
+                    (!(t.ndim() == 1 && t.numel() == 0))
+                        .then(|| (t.shape()[d.min(t.ndim().saturating_sub(1))], t.dtype()))
+                })
+                .collect();
+            Ok(CatBackward { dim: d, parts }.into())
+        },
+    )
 }
 
 fn cat_raw(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
@@ -213,9 +228,13 @@ fn cat_raw(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
         bail!(Value, "torch.cat(): expected a non-empty list of Tensors");
     }
     // Legacy rule: 1-D empty tensors are skipped.
-    let parts: Vec<&Tensor> = tensors.iter().filter(|t| !(t.ndim() == 1 && t.numel() == 0)).collect();
+    let parts: Vec<&Tensor> =
+        tensors.iter().filter(|t| !(t.ndim() == 1 && t.numel() == 0)).collect();
     let Some(first) = parts.first() else {
-        return clone_as(&tensors[0], tensors.iter().map(|t| t.dtype()).reduce(promote).unwrap_or(DType::F32));
+        return clone_as(
+            &tensors[0],
+            tensors.iter().map(|t| t.dtype()).reduce(promote).unwrap_or(DType::F32),
+        );
     };
     let nd = first.ndim();
     if nd == 0 {
@@ -225,7 +244,12 @@ fn cat_raw(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
     let mut total = 0;
     for (i, t) in parts.iter().enumerate() {
         if t.ndim() != nd {
-            bail!(Runtime, "Tensors must have same number of dimensions: got {} and {}", nd, t.ndim());
+            bail!(
+                Runtime,
+                "Tensors must have same number of dimensions: got {} and {}",
+                nd,
+                t.ndim()
+            );
         }
         for k in 0..nd {
             if k != d && t.shape()[k] != first.shape()[k] {
@@ -334,7 +358,11 @@ pub fn chunk(t: &Tensor, chunks: i64, dim: i64) -> Result<Vec<Tensor>> {
 }
 
 pub fn flip(t: &Tensor, dims: &[i64]) -> Result<Tensor> {
-    autograd::record(&[t], || flip_raw(t, dims), |_| Ok(FlipBackward { dims: dims.to_vec() }.into()))
+    autograd::record(
+        &[t],
+        || flip_raw(t, dims),
+        |_| Ok(FlipBackward { dims: dims.to_vec() }.into()),
+    )
 }
 
 fn flip_raw(t: &Tensor, dims: &[i64]) -> Result<Tensor> {
@@ -353,7 +381,11 @@ fn flip_raw(t: &Tensor, dims: &[i64]) -> Result<Tensor> {
 pub fn roll(t: &Tensor, shifts: &[i64], dims: &[i64]) -> Result<Tensor> {
     if dims.is_empty() {
         if shifts.len() != 1 {
-            bail!(Runtime, "roll: `shifts` required to be a single value when no dims are given, got {:?}", shifts);
+            bail!(
+                Runtime,
+                "roll: `shifts` required to be a single value when no dims are given, got {:?}",
+                shifts
+            );
         }
         let flat = flatten(t, 0, -1)?;
         let r = roll(&flat, shifts, &[0])?;
@@ -361,7 +393,12 @@ pub fn roll(t: &Tensor, shifts: &[i64], dims: &[i64]) -> Result<Tensor> {
         return reshape(&r, &shape);
     }
     if shifts.len() != dims.len() {
-        bail!(Runtime, "shifts and dimensions must align. shifts: {}, dims: {}", shifts.len(), dims.len());
+        bail!(
+            Runtime,
+            "shifts and dimensions must align. shifts: {}, dims: {}",
+            shifts.len(),
+            dims.len()
+        );
     }
     if t.ndim() == 0 {
         wrap_dims(dims, 0)?;
@@ -390,13 +427,27 @@ pub fn roll(t: &Tensor, shifts: &[i64], dims: &[i64]) -> Result<Tensor> {
 /// tril (lower=true) / triu: keeps elements with col - row <= k (>= k for triu).
 pub fn tri(t: &Tensor, diagonal: i64, lower: bool) -> Result<Tensor> {
     if t.ndim() < 2 {
-        bail!(Runtime, "{}: input tensor must have at least 2 dimensions", if lower { "tril" } else { "triu" });
+        bail!(
+            Runtime,
+            "{}: input tensor must have at least 2 dimensions",
+            if lower { "tril" } else { "triu" }
+        );
     }
     let (r, c) = (t.shape()[t.ndim() - 2] as i64, t.shape()[t.ndim() - 1] as i64);
     let rows = super::creation::arange(Scalar::Int(0), Scalar::Int(r), Scalar::Int(1), DType::I64)?;
     let cols = super::creation::arange(Scalar::Int(0), Scalar::Int(c), Scalar::Int(1), DType::I64)?;
-    let diff = binary(Binary::Sub, &Operand::T(unsqueeze(&cols, 0)?), &Operand::T(unsqueeze(&rows, 1)?), None)?;
-    let keep = binary(if lower { Binary::Le } else { Binary::Ge }, &Operand::T(diff), &Operand::S(Scalar::Int(diagonal)), None)?;
+    let diff = binary(
+        Binary::Sub,
+        &Operand::T(unsqueeze(&cols, 0)?),
+        &Operand::T(unsqueeze(&rows, 1)?),
+        None,
+    )?;
+    let keep = binary(
+        if lower { Binary::Le } else { Binary::Ge },
+        &Operand::T(diff),
+        &Operand::S(Scalar::Int(diagonal)),
+        None,
+    )?;
     let keep = super::copy::to_device(&keep, t.device())?;
     let zero = Operand::S(Scalar::Int(0));
     let out = where_(&keep, &Operand::T(t.clone()), &zero)?;

@@ -13,14 +13,68 @@ use num_traits::Float;
 /// One optimizer's hyperparameters (per param group).
 #[derive(Clone, Debug)]
 pub enum Rule {
-    Sgd { lr: f64, momentum: f64, dampening: f64, nesterov: bool, wd: f64, maximize: bool },
+    Sgd {
+        lr: f64,
+        momentum: f64,
+        dampening: f64,
+        nesterov: bool,
+        wd: f64,
+        maximize: bool,
+    },
     /// Adam, and AdamW when `decoupled`.
-    Adam { lr: f64, b1: f64, b2: f64, eps: f64, wd: f64, amsgrad: bool, maximize: bool, decoupled: bool },
-    RmsProp { lr: f64, alpha: f64, eps: f64, wd: f64, momentum: f64, centered: bool, maximize: bool },
-    Adagrad { lr: f64, lr_decay: f64, wd: f64, eps: f64, maximize: bool },
-    Adamax { lr: f64, b1: f64, b2: f64, eps: f64, wd: f64, maximize: bool },
-    NAdam { lr: f64, b1: f64, b2: f64, eps: f64, wd: f64, momentum_decay: f64, decoupled: bool, maximize: bool },
-    RAdam { lr: f64, b1: f64, b2: f64, eps: f64, wd: f64, decoupled: bool, maximize: bool },
+    Adam {
+        lr: f64,
+        b1: f64,
+        b2: f64,
+        eps: f64,
+        wd: f64,
+        amsgrad: bool,
+        maximize: bool,
+        decoupled: bool,
+    },
+    RmsProp {
+        lr: f64,
+        alpha: f64,
+        eps: f64,
+        wd: f64,
+        momentum: f64,
+        centered: bool,
+        maximize: bool,
+    },
+    Adagrad {
+        lr: f64,
+        lr_decay: f64,
+        wd: f64,
+        eps: f64,
+        maximize: bool,
+    },
+    Adamax {
+        lr: f64,
+        b1: f64,
+        b2: f64,
+        eps: f64,
+        wd: f64,
+        maximize: bool,
+    },
+    NAdam {
+        lr: f64,
+        b1: f64,
+        b2: f64,
+        eps: f64,
+        wd: f64,
+        momentum_decay: f64,
+        decoupled: bool,
+        maximize: bool,
+    },
+    RAdam {
+        lr: f64,
+        b1: f64,
+        b2: f64,
+        eps: f64,
+        wd: f64,
+        decoupled: bool,
+        maximize: bool,
+    },
 }
 
 impl Rule {
@@ -29,7 +83,9 @@ impl Rule {
         match *self {
             Rule::Sgd { momentum, .. } => (momentum != 0.0) as usize,
             Rule::Adam { amsgrad, .. } => 2 + amsgrad as usize,
-            Rule::RmsProp { momentum, centered, .. } => 1 + (momentum > 0.0) as usize + centered as usize,
+            Rule::RmsProp { momentum, centered, .. } => {
+                1 + (momentum > 0.0) as usize + centered as usize
+            }
             Rule::Adagrad { .. } => 1,
             Rule::Adamax { .. } | Rule::NAdam { .. } | Rule::RAdam { .. } => 2,
         }
@@ -54,7 +110,9 @@ pub fn splits(n: usize) -> bool {
 /// Runs `f(start, end)` over [0, n) in chunks, in parallel when large.
 fn chunks(n: usize, f: impl Fn(usize, usize) + Sync + Send) {
     if splits(n) {
-        crate::backend::cpu::team::for_each(n.div_ceil(CHUNK), |c| f(c * CHUNK, ((c + 1) * CHUNK).min(n)));
+        crate::backend::cpu::team::for_each(n.div_ceil(CHUNK), |c| {
+            f(c * CHUNK, ((c + 1) * CHUNK).min(n))
+        });
     } else {
         f(0, n);
     }
@@ -62,7 +120,11 @@ fn chunks(n: usize, f: impl Fn(usize, usize) + Sync + Send) {
 
 fn read_scalar(t: &Tensor) -> Result<f64> {
     if t.numel() != 1 {
-        bail!(Runtime, "optimizer step: a step counter must have one element, got shape {}", fmt_shape(t.shape()));
+        bail!(
+            Runtime,
+            "optimizer step: a step counter must have one element, got shape {}",
+            fmt_shape(t.shape())
+        );
     }
     // SAFETY: one element of the tensor's own dtype.
     Ok(match t.dtype() {
@@ -87,12 +149,30 @@ fn write_scalar(t: &Tensor, v: f64) -> Result<()> {
 /// Updates `p` (and `state`, `scalars`) in place from its gradient `g`.
 /// `p` and `state` may be strided; all must have p's shape and dtype.
 /// `fresh`: the state was just created (SGD's momentum buffer starts as the gradient).
-pub fn step(rule: &Rule, p: &Tensor, g: &Tensor, state: &[Tensor], scalars: &[Tensor], fresh: bool) -> Result<()> {
+pub fn step(
+    rule: &Rule,
+    p: &Tensor,
+    g: &Tensor,
+    state: &[Tensor],
+    scalars: &[Tensor],
+    fresh: bool,
+) -> Result<()> {
     if !matches!(p.dtype(), DType::F32 | DType::F64) {
-        bail!(Runtime, "optimizer step: parameters must be float32 or float64, got {}", p.dtype().name());
+        bail!(
+            Runtime,
+            "optimizer step: parameters must be float32 or float64, got {}",
+            p.dtype().name()
+        );
     }
     if state.len() != rule.n_state() || scalars.len() != rule.n_scalars() {
-        bail!(Runtime, "optimizer step: expected {} state tensors and {} scalars, got {} and {}", rule.n_state(), rule.n_scalars(), state.len(), scalars.len());
+        bail!(
+            Runtime,
+            "optimizer step: expected {} state tensors and {} scalars, got {} and {}",
+            rule.n_state(),
+            rule.n_scalars(),
+            state.len(),
+            scalars.len()
+        );
     }
     for (what, t) in std::iter::once(("grad", g)).chain(state.iter().map(|s| ("state", s))) {
         if t.shape() != p.shape() || t.dtype() != p.dtype() {
@@ -112,7 +192,13 @@ pub fn step(rule: &Rule, p: &Tensor, g: &Tensor, state: &[Tensor], scalars: &[Te
         return gpu_step(rule, p, g, state, scalars, fresh);
     }
     // Strided parameters or state are updated in contiguous copies, written back after.
-    let dense = |t: &Tensor| if t.is_contiguous() { Ok(t.clone()) } else { crate::ops::copy::contiguous_clone(t) };
+    let dense = |t: &Tensor| {
+        if t.is_contiguous() {
+            Ok(t.clone())
+        } else {
+            crate::ops::copy::contiguous_clone(t)
+        }
+    };
     let originals: Vec<&Tensor> = std::iter::once(p).chain(state).collect();
     let work: Vec<Tensor> = originals.iter().map(|t| dense(t)).collect::<Result<_>>()?;
     let (p_work, state) = (&work[0], &work[1..]);
@@ -152,15 +238,29 @@ pub fn step(rule: &Rule, p: &Tensor, g: &Tensor, state: &[Tensor], scalars: &[Te
 
 /// The GPU step: shaders/optim.wgsl, one dispatch per tensor (plus one that
 /// advances the step scalars, which stay on the GPU).
-fn gpu_step(rule: &Rule, p: &Tensor, g: &Tensor, state: &[Tensor], scalars: &[Tensor], fresh: bool) -> Result<()> {
+fn gpu_step(
+    rule: &Rule,
+    p: &Tensor,
+    g: &Tensor,
+    state: &[Tensor],
+    scalars: &[Tensor],
+    fresh: bool,
+) -> Result<()> {
     use crate::backend::gpu::exec::{self, Bind, Variant};
     use crate::backend::gpu::shaders::OPTIM;
     let all: Vec<&Tensor> = [p, g].into_iter().chain(state).chain(scalars).collect();
     crate::ops::same_device("optimizer step", &all)?;
-    if p.dtype() != DType::F32 || scalars.iter().any(|s| s.dtype() != DType::F32 || s.numel() != 1) {
+    if p.dtype() != DType::F32 || scalars.iter().any(|s| s.dtype() != DType::F32 || s.numel() != 1)
+    {
         bail!(Runtime, "optimizer step on the GPU: parameters and step counters must be float32");
     }
-    let dense = |t: &Tensor| if t.is_contiguous() { Ok(t.clone()) } else { crate::ops::copy::contiguous_clone(t) };
+    let dense = |t: &Tensor| {
+        if t.is_contiguous() {
+            Ok(t.clone())
+        } else {
+            crate::ops::copy::contiguous_clone(t)
+        }
+    };
     let originals: Vec<&Tensor> = std::iter::once(p).chain(state).collect();
     let work: Vec<Tensor> = originals.iter().map(|t| dense(t)).collect::<Result<_>>()?;
     let g = dense(g)?;
@@ -190,8 +290,12 @@ fn gpu_step(rule: &Rule, p: &Tensor, g: &Tensor, state: &[Tensor], scalars: &[Te
             [lr, alpha, 0.0, 1.0 - alpha, 0.0, eps, wd, momentum],
             maximize as u32,
         ),
-        Rule::Adagrad { lr, lr_decay, wd, eps, maximize } => ("adagrad", [lr, 0.0, 0.0, 0.0, 0.0, eps, wd, lr_decay], maximize as u32),
-        Rule::Adamax { lr, b1, b2, eps, wd, maximize } => ("adamax", [lr, b1, b2, 1.0 - b1, 1.0 - b2, eps, wd, 0.0], maximize as u32),
+        Rule::Adagrad { lr, lr_decay, wd, eps, maximize } => {
+            ("adagrad", [lr, 0.0, 0.0, 0.0, 0.0, eps, wd, lr_decay], maximize as u32)
+        }
+        Rule::Adamax { lr, b1, b2, eps, wd, maximize } => {
+            ("adamax", [lr, b1, b2, 1.0 - b1, 1.0 - b2, eps, wd, 0.0], maximize as u32)
+        }
         Rule::NAdam { lr, b1, b2, eps, wd, momentum_decay, decoupled, maximize } => (
             "nadam",
             [lr, b1, b2, 1.0 - b1, 1.0 - b2, eps, wd, momentum_decay],
@@ -204,7 +308,8 @@ fn gpu_step(rule: &Rule, p: &Tensor, g: &Tensor, state: &[Tensor], scalars: &[Te
         ),
     };
     let n = p.numel();
-    let mut params = vec![n as u32, off(&g), off(&work[0]), s_off(0), s_off(1), s_off(2), step_off, mu_off];
+    let mut params =
+        vec![n as u32, off(&g), off(&work[0]), s_off(0), s_off(1), s_off(2), step_off, mu_off];
     params.extend(h.iter().map(|&v| f(v)));
     params.push(flags);
     fn buf(t: &Tensor) -> Result<&wgpu::Buffer> {
@@ -213,8 +318,17 @@ fn gpu_step(rule: &Rule, p: &Tensor, g: &Tensor, state: &[Tensor], scalars: &[Te
     // Step scalars first: every thread of the update reads the advanced values.
     match scalars {
         [] => {}
-        [step] => exec::dispatch(&OPTIM, "advance", Variant::F32, &[buf(step)?], &params, [1, 1, 1])?,
-        [step, mu, ..] => exec::dispatch(&OPTIM, "advance_nadam", Variant::F32, &[buf(step)?, buf(mu)?], &params, [1, 1, 1])?,
+        [step] => {
+            exec::dispatch(&OPTIM, "advance", Variant::F32, &[buf(step)?], &params, [1, 1, 1])?
+        }
+        [step, mu, ..] => exec::dispatch(
+            &OPTIM,
+            "advance_nadam",
+            Variant::F32,
+            &[buf(step)?, buf(mu)?],
+            &params,
+            [1, 1, 1],
+        )?,
     }
     // Bindings: grad, then the step scalars the rule reads (RMSprop counts
     // steps but does not use them), then param and state. Tensors beyond the
@@ -239,8 +353,18 @@ fn gpu_step(rule: &Rule, p: &Tensor, g: &Tensor, state: &[Tensor], scalars: &[Te
             chunk_params[1 + i] = (lo - base) as u32;
             binds.push(bind);
         }
-        binds.splice(1..1, scalars_read.iter().map(|s| buf(s).map(Bind::whole)).collect::<Result<Vec<_>>>()?);
-        exec::dispatch_binds(&OPTIM, entry, Variant::F32, &binds, &chunk_params, exec::grid_1d(len))?;
+        binds.splice(
+            1..1,
+            scalars_read.iter().map(|s| buf(s).map(Bind::whole)).collect::<Result<Vec<_>>>()?,
+        );
+        exec::dispatch_binds(
+            &OPTIM,
+            entry,
+            Variant::F32,
+            &binds,
+            &chunk_params,
+            exec::grid_1d(len),
+        )?;
     }
     for s in scalars {
         s.storage().bump_version();
@@ -259,169 +383,198 @@ fn gpu_step(rule: &Rule, p: &Tensor, g: &Tensor, state: &[Tensor], scalars: &[Te
 /// # Safety
 /// Every pointer is valid for `n` elements and they do not alias.
 #[allow(clippy::too_many_arguments)]
-unsafe fn update<T: Float + Send + Sync>(rule: &Rule, p: P<T>, g: P<T>, s: &[P<T>], n: usize, step: f64, mu_product: f64, fresh: bool) {
+unsafe fn update<T: Float + Send + Sync>(
+    rule: &Rule,
+    p: P<T>,
+    g: P<T>,
+    s: &[P<T>],
+    n: usize,
+    step: f64,
+    mu_product: f64,
+    fresh: bool,
+) {
     let c = |v: f64| T::from(v).unwrap_or(T::zero());
-    chunks(n, |a, b| crate::backend::cpu::simd(#[inline(always)] || {
-        let len = b - a;
-        // SAFETY: [a, b) is this chunk's own range of every buffer.
-        let sl = |q: P<T>| unsafe { std::slice::from_raw_parts_mut(q.at(a as isize), len) };
-        let (p, g) = (sl(p), &*sl(g));
-        let mut st: Vec<&mut [T]> = s.iter().map(|&q| sl(q)).collect();
-        // The gradient with maximize and (coupled) weight decay applied; the
-        // constants are converted once, outside the loops.
-        // Branch-free so the loops vectorize (a zero weight decay adds 0·p).
-        let grad = |maximize: bool, wd: f64| {
-            let (sign, w) = (if maximize { -T::one() } else { T::one() }, c(wd));
-            move |gv: T, pv: T| sign * gv + w * pv
-        };
-        match *rule {
-            Rule::Sgd { lr, momentum, dampening, nesterov, wd, maximize } => {
-                let gd = grad(maximize, wd);
-                let (lr, mo, damp) = (c(lr), c(momentum), c(1.0 - dampening));
-                match st.first_mut() {
-                    None => {
-                        for i in 0..len {
-                            p[i] = p[i] - lr * gd(g[i], p[i]);
+    chunks(n, |a, b| {
+        crate::backend::cpu::simd(
+            #[inline(always)]
+            || {
+                let len = b - a;
+                // SAFETY: [a, b) is this chunk's own range of every buffer.
+                let sl = |q: P<T>| unsafe { std::slice::from_raw_parts_mut(q.at(a as isize), len) };
+                let (p, g) = (sl(p), &*sl(g));
+                let mut st: Vec<&mut [T]> = s.iter().map(|&q| sl(q)).collect();
+                // The gradient with maximize and (coupled) weight decay applied; the
+                // constants are converted once, outside the loops.
+                // Branch-free so the loops vectorize (a zero weight decay adds 0·p).
+                let grad = |maximize: bool, wd: f64| {
+                    let (sign, w) = (if maximize { -T::one() } else { T::one() }, c(wd));
+                    move |gv: T, pv: T| sign * gv + w * pv
+                };
+                match *rule {
+                    Rule::Sgd { lr, momentum, dampening, nesterov, wd, maximize } => {
+                        let gd = grad(maximize, wd);
+                        let (lr, mo, damp) = (c(lr), c(momentum), c(1.0 - dampening));
+                        match st.first_mut() {
+                            None => {
+                                for i in 0..len {
+                                    p[i] = p[i] - lr * gd(g[i], p[i]);
+                                }
+                            }
+                            Some(buf) => {
+                                let buf = &mut buf[..len];
+                                // A fresh buffer (zeros) becomes the gradient itself; nesterov
+                                // steps by d + momentum·buf, plain momentum by buf.
+                                let (keep, take) =
+                                    if fresh { (T::zero(), T::one()) } else { (mo, damp) };
+                                let (kd, km) =
+                                    if nesterov { (T::one(), mo) } else { (T::zero(), T::one()) };
+                                for i in 0..len {
+                                    let d = gd(g[i], p[i]);
+                                    let m = keep * buf[i] + take * d;
+                                    buf[i] = m;
+                                    p[i] = p[i] - lr * (kd * d + km * m);
+                                }
+                            }
                         }
                     }
-                    Some(buf) => {
-                        let buf = &mut buf[..len];
-                        // A fresh buffer (zeros) becomes the gradient itself; nesterov
-                        // steps by d + momentum·buf, plain momentum by buf.
-                        let (keep, take) = if fresh { (T::zero(), T::one()) } else { (mo, damp) };
-                        let (kd, km) = if nesterov { (T::one(), mo) } else { (T::zero(), T::one()) };
+                    Rule::Adam { lr, b1, b2, eps, wd, amsgrad, maximize, decoupled } => {
+                        let (bc1, bc2) = (1.0 - b1.powf(step), 1.0 - b2.powf(step));
+                        let (step_size, bc2_sqrt) = (c(lr / bc1), c(bc2.sqrt()));
+                        let decay = c(if decoupled { 1.0 - lr * wd } else { 1.0 });
+                        let (k1, b2, k2, eps) = (c(1.0 - b1), c(b2), c(1.0 - b2), c(eps));
+                        let gd = grad(maximize, if decoupled { 0.0 } else { wd });
+                        let (m, rest) = st.split_first_mut().expect("adam state");
+                        let (v, rest) = rest.split_first_mut().expect("adam state");
+                        let (m, v) = (&mut m[..len], &mut v[..len]);
+                        match rest.first_mut().filter(|_| amsgrad) {
+                            None => {
+                                for i in 0..len {
+                                    p[i] = p[i] * decay;
+                                    let d = gd(g[i], p[i]);
+                                    m[i] = m[i] + (d - m[i]) * k1;
+                                    v[i] = b2 * v[i] + k2 * d * d;
+                                    p[i] = p[i] - step_size * m[i] / (v[i].sqrt() / bc2_sqrt + eps);
+                                }
+                            }
+                            Some(vm) => {
+                                let vm = &mut vm[..len];
+                                for i in 0..len {
+                                    p[i] = p[i] * decay;
+                                    let d = gd(g[i], p[i]);
+                                    m[i] = m[i] + (d - m[i]) * k1;
+                                    v[i] = b2 * v[i] + k2 * d * d;
+                                    vm[i] = vm[i].max(v[i]);
+                                    p[i] =
+                                        p[i] - step_size * m[i] / (vm[i].sqrt() / bc2_sqrt + eps);
+                                }
+                            }
+                        }
+                    }
+                    Rule::RmsProp { lr, alpha, eps, wd, momentum, centered, maximize } => {
+                        let gd = grad(maximize, wd);
+                        let (lr, al, k, mo, eps) =
+                            (c(lr), c(alpha), c(1.0 - alpha), c(momentum), c(eps));
+                        let mut it = st.iter_mut();
+                        let sq = &mut it.next().expect("rmsprop state")[..len];
+                        let mut buf =
+                            if momentum > 0.0 { it.next().map(|x| &mut x[..len]) } else { None };
+                        let mut ga = if centered { it.next().map(|x| &mut x[..len]) } else { None };
                         for i in 0..len {
                             let d = gd(g[i], p[i]);
-                            let m = keep * buf[i] + take * d;
-                            buf[i] = m;
-                            p[i] = p[i] - lr * (kd * d + km * m);
+                            sq[i] = al * sq[i] + k * d * d;
+                            let avg = match ga.as_deref_mut() {
+                                Some(ga) => {
+                                    ga[i] = ga[i] + (d - ga[i]) * k;
+                                    (sq[i] - ga[i] * ga[i]).sqrt() + eps
+                                }
+                                None => sq[i].sqrt() + eps,
+                            };
+                            match buf.as_deref_mut() {
+                                Some(buf) => {
+                                    buf[i] = mo * buf[i] + d / avg;
+                                    p[i] = p[i] - lr * buf[i];
+                                }
+                                None => p[i] = p[i] - lr * d / avg,
+                            }
                         }
                     }
-                }
-            }
-            Rule::Adam { lr, b1, b2, eps, wd, amsgrad, maximize, decoupled } => {
-                let (bc1, bc2) = (1.0 - b1.powf(step), 1.0 - b2.powf(step));
-                let (step_size, bc2_sqrt) = (c(lr / bc1), c(bc2.sqrt()));
-                let decay = c(if decoupled { 1.0 - lr * wd } else { 1.0 });
-                let (k1, b2, k2, eps) = (c(1.0 - b1), c(b2), c(1.0 - b2), c(eps));
-                let gd = grad(maximize, if decoupled { 0.0 } else { wd });
-                let (m, rest) = st.split_first_mut().expect("adam state");
-                let (v, rest) = rest.split_first_mut().expect("adam state");
-                let (m, v) = (&mut m[..len], &mut v[..len]);
-                match rest.first_mut().filter(|_| amsgrad) {
-                    None => {
+                    Rule::Adagrad { lr, lr_decay, wd, eps, maximize } => {
+                        let gd = grad(maximize, wd);
+                        let (clr, eps) = (c(lr / (1.0 + (step - 1.0) * lr_decay)), c(eps));
+                        let sum = &mut st[0][..len];
+                        for i in 0..len {
+                            let d = gd(g[i], p[i]);
+                            sum[i] = sum[i] + d * d;
+                            p[i] = p[i] - clr * d / (sum[i].sqrt() + eps);
+                        }
+                    }
+                    Rule::Adamax { lr, b1, b2, eps, wd, maximize } => {
+                        let gd = grad(maximize, wd);
+                        let (clr, k1, b2, eps) =
+                            (c(lr / (1.0 - b1.powf(step))), c(1.0 - b1), c(b2), c(eps));
+                        let (m, rest) = st.split_first_mut().expect("adamax state");
+                        let (m, u) = (&mut m[..len], &mut rest[0][..len]);
+                        for i in 0..len {
+                            let d = gd(g[i], p[i]);
+                            m[i] = m[i] + (d - m[i]) * k1;
+                            u[i] = (b2 * u[i]).max(d.abs() + eps);
+                            p[i] = p[i] - clr * m[i] / u[i];
+                        }
+                    }
+                    Rule::NAdam { lr, b1, b2, eps, wd, momentum_decay, decoupled, maximize } => {
+                        let bc2 = c(1.0 - b2.powf(step));
+                        let mu = b1 * (1.0 - 0.5 * 0.96f64.powf(step * momentum_decay));
+                        let mu_next =
+                            b1 * (1.0 - 0.5 * 0.96f64.powf((step + 1.0) * momentum_decay));
+                        let (k1, k2) = (
+                            c(lr * (1.0 - mu) / (1.0 - mu_product)),
+                            c(lr * mu_next / (1.0 - mu_product * mu_next)),
+                        );
+                        let decay = c(if decoupled { 1.0 - lr * wd } else { 1.0 });
+                        let (kb1, b2, kb2, eps) = (c(1.0 - b1), c(b2), c(1.0 - b2), c(eps));
+                        let gd = grad(maximize, if decoupled { 0.0 } else { wd });
+                        let (m, rest) = st.split_first_mut().expect("nadam state");
+                        let (m, v) = (&mut m[..len], &mut rest[0][..len]);
                         for i in 0..len {
                             p[i] = p[i] * decay;
                             let d = gd(g[i], p[i]);
-                            m[i] = m[i] + (d - m[i]) * k1;
-                            v[i] = b2 * v[i] + k2 * d * d;
-                            p[i] = p[i] - step_size * m[i] / (v[i].sqrt() / bc2_sqrt + eps);
+                            m[i] = m[i] + (d - m[i]) * kb1;
+                            v[i] = b2 * v[i] + kb2 * d * d;
+                            let denom = (v[i] / bc2).sqrt() + eps;
+                            p[i] = p[i] - k1 * d / denom - k2 * m[i] / denom;
                         }
                     }
-                    Some(vm) => {
-                        let vm = &mut vm[..len];
+                    Rule::RAdam { lr, b1, b2, eps, wd, decoupled, maximize } => {
+                        let (bc1, bc2) = (1.0 - b1.powf(step), 1.0 - b2.powf(step));
+                        let rho_inf = 2.0 / (1.0 - b2) - 1.0;
+                        let rho_t = rho_inf - 2.0 * step * b2.powf(step) / bc2;
+                        let rect = (rho_t > 5.0).then(|| {
+                            ((rho_t - 4.0) * (rho_t - 2.0) * rho_inf
+                                / ((rho_inf - 4.0) * (rho_inf - 2.0) * rho_t))
+                                .sqrt()
+                        });
+                        let decay = c(if decoupled { 1.0 - lr * wd } else { 1.0 });
+                        let (kb1, cb2, kb2, ceps, cbc1) =
+                            (c(1.0 - b1), c(b2), c(1.0 - b2), c(eps), c(bc1));
+                        let (kr, klr) = (rect.map(|r| c(lr * r * bc2.sqrt())), c(lr));
+                        let gd = grad(maximize, if decoupled { 0.0 } else { wd });
+                        let (m, rest) = st.split_first_mut().expect("radam state");
+                        let (m, v) = (&mut m[..len], &mut rest[0][..len]);
                         for i in 0..len {
                             p[i] = p[i] * decay;
                             let d = gd(g[i], p[i]);
-                            m[i] = m[i] + (d - m[i]) * k1;
-                            v[i] = b2 * v[i] + k2 * d * d;
-                            vm[i] = vm[i].max(v[i]);
-                            p[i] = p[i] - step_size * m[i] / (vm[i].sqrt() / bc2_sqrt + eps);
+                            m[i] = m[i] + (d - m[i]) * kb1;
+                            v[i] = cb2 * v[i] + kb2 * d * d;
+                            let mhat = m[i] / cbc1;
+                            p[i] = p[i]
+                                - match kr {
+                                    Some(kr) => mhat * kr / (v[i].sqrt() + ceps),
+                                    None => mhat * klr,
+                                };
                         }
                     }
                 }
-            }
-            Rule::RmsProp { lr, alpha, eps, wd, momentum, centered, maximize } => {
-                let gd = grad(maximize, wd);
-                let (lr, al, k, mo, eps) = (c(lr), c(alpha), c(1.0 - alpha), c(momentum), c(eps));
-                let mut it = st.iter_mut();
-                let sq = &mut it.next().expect("rmsprop state")[..len];
-                let mut buf = if momentum > 0.0 { it.next().map(|x| &mut x[..len]) } else { None };
-                let mut ga = if centered { it.next().map(|x| &mut x[..len]) } else { None };
-                for i in 0..len {
-                    let d = gd(g[i], p[i]);
-                    sq[i] = al * sq[i] + k * d * d;
-                    let avg = match ga.as_deref_mut() {
-                        Some(ga) => {
-                            ga[i] = ga[i] + (d - ga[i]) * k;
-                            (sq[i] - ga[i] * ga[i]).sqrt() + eps
-                        }
-                        None => sq[i].sqrt() + eps,
-                    };
-                    match buf.as_deref_mut() {
-                        Some(buf) => {
-                            buf[i] = mo * buf[i] + d / avg;
-                            p[i] = p[i] - lr * buf[i];
-                        }
-                        None => p[i] = p[i] - lr * d / avg,
-                    }
-                }
-            }
-            Rule::Adagrad { lr, lr_decay, wd, eps, maximize } => {
-                let gd = grad(maximize, wd);
-                let (clr, eps) = (c(lr / (1.0 + (step - 1.0) * lr_decay)), c(eps));
-                let sum = &mut st[0][..len];
-                for i in 0..len {
-                    let d = gd(g[i], p[i]);
-                    sum[i] = sum[i] + d * d;
-                    p[i] = p[i] - clr * d / (sum[i].sqrt() + eps);
-                }
-            }
-            Rule::Adamax { lr, b1, b2, eps, wd, maximize } => {
-                let gd = grad(maximize, wd);
-                let (clr, k1, b2, eps) = (c(lr / (1.0 - b1.powf(step))), c(1.0 - b1), c(b2), c(eps));
-                let (m, rest) = st.split_first_mut().expect("adamax state");
-                let (m, u) = (&mut m[..len], &mut rest[0][..len]);
-                for i in 0..len {
-                    let d = gd(g[i], p[i]);
-                    m[i] = m[i] + (d - m[i]) * k1;
-                    u[i] = (b2 * u[i]).max(d.abs() + eps);
-                    p[i] = p[i] - clr * m[i] / u[i];
-                }
-            }
-            Rule::NAdam { lr, b1, b2, eps, wd, momentum_decay, decoupled, maximize } => {
-                let bc2 = c(1.0 - b2.powf(step));
-                let mu = b1 * (1.0 - 0.5 * 0.96f64.powf(step * momentum_decay));
-                let mu_next = b1 * (1.0 - 0.5 * 0.96f64.powf((step + 1.0) * momentum_decay));
-                let (k1, k2) = (c(lr * (1.0 - mu) / (1.0 - mu_product)), c(lr * mu_next / (1.0 - mu_product * mu_next)));
-                let decay = c(if decoupled { 1.0 - lr * wd } else { 1.0 });
-                let (kb1, b2, kb2, eps) = (c(1.0 - b1), c(b2), c(1.0 - b2), c(eps));
-                let gd = grad(maximize, if decoupled { 0.0 } else { wd });
-                let (m, rest) = st.split_first_mut().expect("nadam state");
-                let (m, v) = (&mut m[..len], &mut rest[0][..len]);
-                for i in 0..len {
-                    p[i] = p[i] * decay;
-                    let d = gd(g[i], p[i]);
-                    m[i] = m[i] + (d - m[i]) * kb1;
-                    v[i] = b2 * v[i] + kb2 * d * d;
-                    let denom = (v[i] / bc2).sqrt() + eps;
-                    p[i] = p[i] - k1 * d / denom - k2 * m[i] / denom;
-                }
-            }
-            Rule::RAdam { lr, b1, b2, eps, wd, decoupled, maximize } => {
-                let (bc1, bc2) = (1.0 - b1.powf(step), 1.0 - b2.powf(step));
-                let rho_inf = 2.0 / (1.0 - b2) - 1.0;
-                let rho_t = rho_inf - 2.0 * step * b2.powf(step) / bc2;
-                let rect = (rho_t > 5.0).then(|| ((rho_t - 4.0) * (rho_t - 2.0) * rho_inf / ((rho_inf - 4.0) * (rho_inf - 2.0) * rho_t)).sqrt());
-                let decay = c(if decoupled { 1.0 - lr * wd } else { 1.0 });
-                let (kb1, cb2, kb2, ceps, cbc1) = (c(1.0 - b1), c(b2), c(1.0 - b2), c(eps), c(bc1));
-                let (kr, klr) = (rect.map(|r| c(lr * r * bc2.sqrt())), c(lr));
-                let gd = grad(maximize, if decoupled { 0.0 } else { wd });
-                let (m, rest) = st.split_first_mut().expect("radam state");
-                let (m, v) = (&mut m[..len], &mut rest[0][..len]);
-                for i in 0..len {
-                    p[i] = p[i] * decay;
-                    let d = gd(g[i], p[i]);
-                    m[i] = m[i] + (d - m[i]) * kb1;
-                    v[i] = cb2 * v[i] + kb2 * d * d;
-                    let mhat = m[i] / cbc1;
-                    p[i] = p[i]
-                        - match kr {
-                            Some(kr) => mhat * kr / (v[i].sqrt() + ceps),
-                            None => mhat * klr,
-                        };
-                }
-            }
-        }
-    }));
+            },
+        )
+    });
 }

@@ -48,7 +48,8 @@ impl PyNode {
                     None => (py.None(), 0u32).into_pyobject(py),
                     Some(e) => {
                         let nr = if let Edge::Node(_, nr) = e { *nr } else { 0 };
-                        (Bound::new(py, PyNode { edge: e.clone() })?.into_any().unbind(), nr).into_pyobject(py)
+                        (Bound::new(py, PyNode { edge: e.clone() })?.into_any().unbind(), nr)
+                            .into_pyobject(py)
                     }
                 })
                 .collect::<PyResult<_>>()?,
@@ -60,7 +61,9 @@ impl PyNode {
     fn variable(&self) -> PyResult<PyTensor> {
         match &self.edge {
             Edge::Leaf(t) => Ok(wrap(Tensor(t.clone()))),
-            Edge::Node(..) => Err(PyRuntimeError::new_err("only AccumulateGrad nodes have a variable")),
+            Edge::Node(..) => {
+                Err(PyRuntimeError::new_err("only AccumulateGrad nodes have a variable"))
+            }
         }
     }
     fn __repr__(&self) -> String {
@@ -87,22 +90,47 @@ fn tensors_of(seq: &Bound<'_, PyAny>, what: &str) -> PyResult<Vec<Tensor>> {
     seq.try_iter()?
         .map(|o| {
             let o = o?;
-            o.cast::<PyTensor>()
-                .map(|t| t.get().t.clone())
-                .map_err(|_| pyo3::exceptions::PyTypeError::new_err(format!("{}: expected a sequence of Tensors, got {}", what, o.get_type().name().map(|n| n.to_string()).unwrap_or_default())))
+            o.cast::<PyTensor>().map(|t| t.get().t.clone()).map_err(|_| {
+                pyo3::exceptions::PyTypeError::new_err(format!(
+                    "{}: expected a sequence of Tensors, got {}",
+                    what,
+                    o.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+                ))
+            })
         })
         .collect()
 }
 
-fn optional_tensors(seq: Option<&Bound<'_, PyAny>>, n: usize, what: &str) -> PyResult<Vec<Option<Tensor>>> {
+fn optional_tensors(
+    seq: Option<&Bound<'_, PyAny>>,
+    n: usize,
+    what: &str,
+) -> PyResult<Vec<Option<Tensor>>> {
     let Some(seq) = seq.filter(|s| !s.is_none()) else { return Ok(vec![None; n]) };
     let items: Vec<Option<Tensor>> = if let Ok(t) = seq.cast::<PyTensor>() {
         vec![Some(t.get().t.clone())]
     } else {
-        seq.try_iter()?.map(|o| {
-            let o = o?;
-            if o.is_none() { Ok(None) } else { Ok(Some(o.cast::<PyTensor>().map_err(|_| pyo3::exceptions::PyTypeError::new_err(format!("{}: expected Tensors or None", what)))?.get().t.clone())) }
-        }).collect::<PyResult<_>>()?
+        seq.try_iter()?
+            .map(|o| {
+                let o = o?;
+                if o.is_none() {
+                    Ok(None)
+                } else {
+                    Ok(Some(
+                        o.cast::<PyTensor>()
+                            .map_err(|_| {
+                                pyo3::exceptions::PyTypeError::new_err(format!(
+                                    "{}: expected Tensors or None",
+                                    what
+                                ))
+                            })?
+                            .get()
+                            .t
+                            .clone(),
+                    ))
+                }
+            })
+            .collect::<PyResult<_>>()?
     };
     if items.len() != n {
         bail_py(format!("{}: got {} tensors but {} outputs", what, items.len(), n))?;
@@ -116,11 +144,18 @@ fn bail_py(m: String) -> PyResult<()> {
 
 /// (edge, gradient) for each output, with PyTorch's checks and the implicit
 /// gradient of 1 for one-element outputs.
-fn roots(outputs: &[Tensor], grads: Vec<Option<Tensor>>) -> crate::error::Result<Vec<(Edge, Tensor)>> {
+fn roots(
+    outputs: &[Tensor],
+    grads: Vec<Option<Tensor>>,
+) -> crate::error::Result<Vec<(Edge, Tensor)>> {
     let mut r = Vec::with_capacity(outputs.len());
     for (i, (t, g)) in outputs.iter().zip(grads).enumerate() {
         let Some(edge) = Edge::of(t) else {
-            bail!(Runtime, "element {} of tensors does not require grad and does not have a grad_fn", i);
+            bail!(
+                Runtime,
+                "element {} of tensors does not require grad and does not have a grad_fn",
+                i
+            );
         };
         let g = match g {
             None => {
@@ -140,7 +175,11 @@ fn roots(outputs: &[Tensor], grads: Vec<Option<Tensor>>) -> crate::error::Result
                         fmt_shape(t.shape())
                     );
                 }
-                if g.dtype() != t.dtype() { crate::ops::copy::to_dtype(&g, t.dtype())? } else { g }
+                if g.dtype() != t.dtype() {
+                    crate::ops::copy::to_dtype(&g, t.dtype())?
+                } else {
+                    g
+                }
             }
         };
         r.push((edge, g));
@@ -188,7 +227,9 @@ pub fn backward(
         // Non-leaf inputs receive their .grad like retained tensors, for this call only.
         let mut added = Vec::new();
         for t in inputs.iter().flatten() {
-            if let (Some((n, nr)), false) = (t.grad_fn(), t.0.autograd.retains_grad.load(std::sync::atomic::Ordering::Relaxed)) {
+            if let (Some((n, nr)), false) =
+                (t.grad_fn(), t.0.autograd.retains_grad.load(std::sync::atomic::Ordering::Relaxed))
+            {
                 n.retain(nr, t);
                 added.push((n, Arc::as_ptr(&t.0)));
             }
@@ -218,7 +259,9 @@ pub fn grad<'py>(
     materialize_grads: bool,
 ) -> PyResult<Bound<'py, PyTuple>> {
     if is_grads_batched {
-        return Err(pyo3::exceptions::PyNotImplementedError::new_err("grad(is_grads_batched=True) is not supported by rumus"));
+        return Err(pyo3::exceptions::PyNotImplementedError::new_err(
+            "grad(is_grads_batched=True) is not supported by rumus",
+        ));
     }
     let outs = tensors_of(outputs, "grad")?;
     let ins = tensors_of(inputs, "grad")?;
@@ -249,7 +292,13 @@ pub fn grad<'py>(
 /// Gradients of `outputs` with respect to `targets`: tensors, opaque edges
 /// or None (a None result), aligned with `targets` (checkpoint recompute).
 #[pyfunction]
-pub fn _grad_edges<'py>(py: Python<'py>, outputs: &Bound<'py, PyAny>, grad_outputs: &Bound<'py, PyAny>, targets: &Bound<'py, PyList>, create_graph: bool) -> PyResult<Bound<'py, PyList>> {
+pub fn _grad_edges<'py>(
+    py: Python<'py>,
+    outputs: &Bound<'py, PyAny>,
+    grad_outputs: &Bound<'py, PyAny>,
+    targets: &Bound<'py, PyList>,
+    create_graph: bool,
+) -> PyResult<Bound<'py, PyList>> {
     let outs = tensors_of(outputs, "grad")?;
     let grads = optional_tensors(Some(grad_outputs), outs.len(), "grad")?;
     let edges: Vec<Option<Edge>> = targets
@@ -266,7 +315,8 @@ pub fn _grad_edges<'py>(py: Python<'py>, outputs: &Bound<'py, PyAny>, grad_outpu
         .collect::<PyResult<_>>()?;
     let wanted: Vec<Edge> = edges.iter().flatten().cloned().collect();
     // Outputs that do not require grad (nothing inside depended on an input) add nothing.
-    let (outs, grads): (Vec<Tensor>, Vec<Option<Tensor>>) = outs.into_iter().zip(grads).filter(|(t, _)| t.requires_grad()).unzip();
+    let (outs, grads): (Vec<Tensor>, Vec<Option<Tensor>>) =
+        outs.into_iter().zip(grads).filter(|(t, _)| t.requires_grad()).unzip();
     let r = py.detach(|| -> crate::error::Result<Vec<Option<Tensor>>> {
         if outs.is_empty() {
             return Ok(vec![None; wanted.len()]);
@@ -280,9 +330,14 @@ pub fn _grad_edges<'py>(py: Python<'py>, outputs: &Bound<'py, PyAny>, grad_outpu
 /// The edges a graph built since `since` (a sequence number) reads from
 /// outside: older nodes and leaves, except `exclude` (the segment's own inputs).
 #[pyfunction]
-pub fn _graph_boundary(outputs: &Bound<'_, PyAny>, since: u64, exclude: &Bound<'_, PyAny>) -> PyResult<Vec<PyEdge>> {
+pub fn _graph_boundary(
+    outputs: &Bound<'_, PyAny>,
+    since: u64,
+    exclude: &Bound<'_, PyAny>,
+) -> PyResult<Vec<PyEdge>> {
     let outs = tensors_of(outputs, "checkpoint")?;
-    let skip: HashSet<(usize, u32)> = tensors_of(exclude, "checkpoint")?.iter().filter_map(Edge::of).map(|e| e.key()).collect();
+    let skip: HashSet<(usize, u32)> =
+        tensors_of(exclude, "checkpoint")?.iter().filter_map(Edge::of).map(|e| e.key()).collect();
     let mut seen = HashSet::new();
     let mut visited = HashSet::new();
     let mut found = Vec::new();
@@ -323,22 +378,49 @@ impl CustomBackward for PyCustom {
     fn name(&self) -> String {
         self.name.clone()
     }
-    fn apply(&self, node: &Arc<Node>, grads: &[Tensor]) -> crate::error::Result<Vec<Option<Tensor>>> {
-        let saved: Vec<Tensor> = self.saved.iter().map(|s| s.unpack(node)).collect::<crate::error::Result<_>>()?;
+    fn apply(
+        &self,
+        node: &Arc<Node>,
+        grads: &[Tensor],
+    ) -> crate::error::Result<Vec<Option<Tensor>>> {
+        let saved: Vec<Tensor> =
+            self.saved.iter().map(|s| s.unpack(node)).collect::<crate::error::Result<_>>()?;
         let result: Vec<Option<Tensor>> = Python::attach(|py| -> PyResult<Vec<Option<Tensor>>> {
             let saved = PyTuple::new(py, saved.into_iter().map(wrap))?;
             let gs = PyTuple::new(py, grads.iter().map(|g| wrap(g.clone())))?;
             let r = self.backward.call1(py, (saved, gs))?;
             let r = r.bind(py);
-            let items: Vec<Bound<'_, PyAny>> = if r.is_instance_of::<PyTuple>() || r.is_instance_of::<PyList>() { r.try_iter()?.collect::<PyResult<_>>()? } else { vec![r.clone()] };
+            let items: Vec<Bound<'_, PyAny>> =
+                if r.is_instance_of::<PyTuple>() || r.is_instance_of::<PyList>() {
+                    r.try_iter()?.collect::<PyResult<_>>()?
+                } else {
+                    vec![r.clone()]
+                };
             items
                 .iter()
-                .map(|o| if o.is_none() { Ok(None) } else { o.cast::<PyTensor>().map(|t| Some(t.get().t.clone())).map_err(|_| PyRuntimeError::new_err(format!("{} returned a gradient that is not a Tensor or None", self.name))) })
+                .map(|o| {
+                    if o.is_none() {
+                        Ok(None)
+                    } else {
+                        o.cast::<PyTensor>().map(|t| Some(t.get().t.clone())).map_err(|_| {
+                            PyRuntimeError::new_err(format!(
+                                "{} returned a gradient that is not a Tensor or None",
+                                self.name
+                            ))
+                        })
+                    }
+                })
                 .collect()
         })
         .map_err(foreign)?;
         if result.len() != self.inputs.len() {
-            bail!(Runtime, "function {} returned an incorrect number of gradients (expected {}, got {})", self.name, self.inputs.len(), result.len());
+            bail!(
+                Runtime,
+                "function {} returned an incorrect number of gradients (expected {}, got {})",
+                self.name,
+                self.inputs.len(),
+                result.len()
+            );
         }
         result
             .into_iter()
@@ -388,12 +470,15 @@ pub fn _attach_custom<'py>(
         })
         .collect();
     let mut edges: Vec<Option<Edge>> = ins.iter().map(Edge::of).collect();
-    let mut metas: Vec<(Shape, DType)> = ins.iter().map(|t| (t.shape().clone(), t.dtype())).collect();
+    let mut metas: Vec<(Shape, DType)> =
+        ins.iter().map(|t| (t.shape().clone(), t.dtype())).collect();
     for e in &extra_edges {
         edges.push(Some(e.edge.clone()));
         let meta = match &e.edge {
             Edge::Leaf(t) => (t.layout.shape.clone(), t.storage.dtype()),
-            Edge::Node(n, nr) => (n.outputs[*nr as usize].shape.clone(), n.outputs[*nr as usize].dtype),
+            Edge::Node(n, nr) => {
+                (n.outputs[*nr as usize].shape.clone(), n.outputs[*nr as usize].dtype)
+            }
         };
         metas.push(meta);
     }

@@ -46,7 +46,10 @@ pub fn operand(obj: &Bound<'_, PyAny>) -> PyResult<Option<Operand>> {
 pub fn operand_req(obj: &Bound<'_, PyAny>, op: &str) -> PyResult<Operand> {
     operand(obj)?.ok_or_else(|| {
         let ty = obj.get_type().name().map(|n| n.to_string()).unwrap_or_default();
-        PyTypeError::new_err(format!("{}(): argument 'other' must be Tensor or Number, not {}", op, ty))
+        PyTypeError::new_err(format!(
+            "{}(): argument 'other' must be Tensor or Number, not {}",
+            op, ty
+        ))
     })
 }
 
@@ -118,7 +121,11 @@ pub fn shape_of(sizes: &[i64]) -> PyResult<Shape> {
 }
 
 /// rumus.tensor(data): always a copy. Python floats give float32 (the default dtype).
-pub fn tensor_from_data(py: Python<'_>, data: &Bound<'_, PyAny>, dtype: Option<DType>) -> PyResult<Tensor> {
+pub fn tensor_from_data(
+    py: Python<'_>,
+    data: &Bound<'_, PyAny>,
+    dtype: Option<DType>,
+) -> PyResult<Tensor> {
     if let Ok(t) = data.cast::<PyTensor>() {
         let t = &t.get().t;
         return Ok(clone_as(t, dtype.unwrap_or(t.dtype()))?);
@@ -131,26 +138,36 @@ pub fn tensor_from_data(py: Python<'_>, data: &Bound<'_, PyAny>, dtype: Option<D
     let arr = if from_array {
         data.clone()
     } else {
-        if data.is_instance_of::<pyo3::types::PyString>() || data.is_instance_of::<pyo3::types::PyBytes>() {
+        if data.is_instance_of::<pyo3::types::PyString>()
+            || data.is_instance_of::<pyo3::types::PyBytes>()
+        {
             return Err(PyTypeError::new_err("new(): invalid data type 'str'"));
         }
         py.import("numpy")?.call_method1("asarray", (data,))?
     };
     if !from_array && int_overflow(&arr)? {
-        return Err(PyRuntimeError::new_err("Overflow when unpacking long: an integer in the data does not fit in int64"));
+        return Err(PyRuntimeError::new_err(
+            "Overflow when unpacking long: an integer in the data does not fit in int64",
+        ));
     }
     let src = from_numpy(&arr).map_err(|e| {
         if from_array {
             e
         } else {
-            PyTypeError::new_err(format!("could not convert data of type {} to a tensor: {}", data.get_type().name().map(|n| n.to_string()).unwrap_or_default(), e))
+            PyTypeError::new_err(format!(
+                "could not convert data of type {} to a tensor: {}",
+                data.get_type().name().map(|n| n.to_string()).unwrap_or_default(),
+                e
+            ))
         }
     })?;
     let target = match dtype {
         Some(d) => d,
         // Python floats arrive as float64 from NumPy; PyTorch's default is float32.
         // NumPy values (np.float64, arrays) keep their own dtype.
-        None if !from_array && src.dtype() == DType::F64 && !first_leaf_is_numpy(data)? => DType::F32,
+        None if !from_array && src.dtype() == DType::F64 && !first_leaf_is_numpy(data)? => {
+            DType::F32
+        }
         None => src.dtype(),
     };
     let out = clone_as(&src, target)?;
@@ -175,7 +192,10 @@ fn int_overflow(arr: &Bound<'_, PyAny>) -> PyResult<bool> {
         "O" => {
             for x in arr.getattr("flat")?.try_iter()? {
                 let x = x?;
-                if x.is_instance_of::<PyInt>() && !x.is_instance_of::<PyBool>() && x.extract::<i64>().is_err() {
+                if x.is_instance_of::<PyInt>()
+                    && !x.is_instance_of::<PyBool>()
+                    && x.extract::<i64>().is_err()
+                {
                     return Ok(true);
                 }
             }
@@ -186,7 +206,11 @@ fn int_overflow(arr: &Bound<'_, PyAny>) -> PyResult<bool> {
 }
 
 /// rumus.as_tensor: shares memory with a NumPy array or tensor when no cast is needed.
-pub fn as_tensor(py: Python<'_>, data: &Bound<'_, PyAny>, dtype: Option<DType>) -> PyResult<Tensor> {
+pub fn as_tensor(
+    py: Python<'_>,
+    data: &Bound<'_, PyAny>,
+    dtype: Option<DType>,
+) -> PyResult<Tensor> {
     if let Ok(t) = data.cast::<PyTensor>() {
         let t = &t.get().t;
         return Ok(to_dtype(t, dtype.unwrap_or(t.dtype()))?);

@@ -77,7 +77,12 @@ impl PyDevice {
     #[pyo3(signature = (r#type, index=None))]
     fn new(r#type: &str, index: Option<i64>) -> PyResult<PyDevice> {
         let (kind, idx) = match r#type.split_once(':') {
-            Some((k, i)) => (k, Some(i.parse::<i64>().map_err(|_| PyRuntimeError::new_err(format!("Invalid device string: '{}'", r#type)))?)),
+            Some((k, i)) => (
+                k,
+                Some(i.parse::<i64>().map_err(|_| {
+                    PyRuntimeError::new_err(format!("Invalid device string: '{}'", r#type))
+                })?),
+            ),
             None => (r#type, index),
         };
         if !matches!(kind, "cpu" | "gpu" | "wgpu") {
@@ -154,7 +159,10 @@ pub fn device_arg(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Device>> {
     } else if let Ok(s) = obj.cast::<PyString>() {
         PyDevice::new(&s.extract::<String>()?, None)?
     } else {
-        return Err(PyTypeError::new_err(format!("device must be a string or rumus.device, got {}", obj.repr()?)));
+        return Err(PyTypeError::new_err(format!(
+            "device must be a string or rumus.device, got {}",
+            obj.repr()?
+        )));
     };
     match (dev.kind.as_str(), dev.index) {
         ("cpu", _) => Ok(Some(Device::Cpu)),
@@ -181,7 +189,10 @@ impl PyGenerator {
         device_arg(device)?;
         Ok(PyGenerator { g: Arc::new(Mutex::new(Generator::new(67280421310721))) })
     }
-    fn manual_seed<'py>(slf: Bound<'py, Self>, seed: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
+    fn manual_seed<'py>(
+        slf: Bound<'py, Self>,
+        seed: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, Self>> {
         locked(&slf.get().g).manual_seed(seed_value(seed)?);
         Ok(slf)
     }
@@ -190,14 +201,20 @@ impl PyGenerator {
     }
     /// Reseeds from the OS clock, as torch.Generator.seed(); returns the seed.
     fn seed(&self) -> u64 {
-        let s = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0);
+        let s = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0);
         locked(&self.g).manual_seed(s);
         s
     }
     fn get_state(&self) -> PyResult<super::tensor::PyTensor> {
         get_state(&self.g)
     }
-    fn set_state<'py>(slf: Bound<'py, Self>, state: PyRef<'py, super::tensor::PyTensor>) -> PyResult<Bound<'py, Self>> {
+    fn set_state<'py>(
+        slf: Bound<'py, Self>,
+        state: PyRef<'py, super::tensor::PyTensor>,
+    ) -> PyResult<Bound<'py, Self>> {
         set_state(&slf.get().g, &state)?;
         Ok(slf)
     }
@@ -205,9 +222,14 @@ impl PyGenerator {
 
 /// A seed in [-2**63, 2**64): negative seeds wrap to u64 as in PyTorch.
 pub fn seed_value(seed: &Bound<'_, PyAny>) -> PyResult<u64> {
-    let v: i128 = seed.extract().map_err(|_| PyRuntimeError::new_err(format!("Overflow when unpacking long: seed {}", seed)))?;
+    let v: i128 = seed.extract().map_err(|_| {
+        PyRuntimeError::new_err(format!("Overflow when unpacking long: seed {}", seed))
+    })?;
     if v < i64::MIN as i128 || v > u64::MAX as i128 {
-        return Err(PyRuntimeError::new_err(format!("Overflow when unpacking long: seed {} must be within [-2**63, 2**64)", v)));
+        return Err(PyRuntimeError::new_err(format!(
+            "Overflow when unpacking long: seed {} must be within [-2**63, 2**64)",
+            v
+        )));
     }
     Ok(v as u64)
 }
@@ -219,12 +241,19 @@ pub fn get_state(g: &GeneratorRef) -> PyResult<super::tensor::PyTensor> {
 
 pub fn set_state(g: &GeneratorRef, state: &super::tensor::PyTensor) -> PyResult<()> {
     if state.t.dtype() != DType::U8 {
-        return Err(PyRuntimeError::new_err(format!("RNG state must be a uint8 tensor, got {}", state.t.dtype().name())));
+        return Err(PyRuntimeError::new_err(format!(
+            "RNG state must be a uint8 tensor, got {}",
+            state.t.dtype().name()
+        )));
     }
     let bytes = state.t.to_vec::<u8>()?;
-    locked(g)
-        .set_state(&bytes)
-        .ok_or_else(|| PyRuntimeError::new_err(format!("RNG state must hold {} bytes, got {}", STATE_BYTES, bytes.len())))
+    locked(g).set_state(&bytes).ok_or_else(|| {
+        PyRuntimeError::new_err(format!(
+            "RNG state must hold {} bytes, got {}",
+            STATE_BYTES,
+            bytes.len()
+        ))
+    })
 }
 
 pub fn generator_arg(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<GeneratorRef>> {
@@ -233,7 +262,10 @@ pub fn generator_arg(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Generato
         Some(o) if o.is_none() => Ok(None),
         Some(o) => match o.cast::<PyGenerator>() {
             Ok(g) => Ok(Some(g.get().g.clone())),
-            Err(_) => Err(PyTypeError::new_err(format!("generator must be a rumus.Generator, got {}", o.repr()?))),
+            Err(_) => Err(PyTypeError::new_err(format!(
+                "generator must be a rumus.Generator, got {}",
+                o.repr()?
+            ))),
         },
     }
 }

@@ -1,7 +1,9 @@
 //! Core errors become the Python exceptions PyTorch raises for the same mistake.
 
 use crate::error::Error;
-use pyo3::exceptions::{PyIndexError, PyNotImplementedError, PyRuntimeError, PyTypeError, PyValueError};
+use pyo3::exceptions::{
+    PyIndexError, PyNotImplementedError, PyRuntimeError, PyTypeError, PyValueError,
+};
 use pyo3::PyErr;
 
 impl From<Error> for PyErr {

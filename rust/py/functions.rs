@@ -1,10 +1,15 @@
 //! Module-level functions: creation, random state, cat/stack/where, conversion.
 
-use super::convert::{as_tensor, operand_req, shape_of, tensor_from_data, tensor_req, varargs_ints};
-use crate::tensor::Device;
-use super::dtype::{default_device, device_arg, default_gen, dtype_arg, generator_arg, get_state, set_state, PyDType};
+use super::convert::{
+    as_tensor, operand_req, shape_of, tensor_from_data, tensor_req, varargs_ints,
+};
+use super::dtype::{
+    default_device, default_gen, device_arg, dtype_arg, generator_arg, get_state, set_state,
+    PyDType,
+};
 use super::tensor::{wrap, PyTensor};
 use crate::ops::{creation, shape};
+use crate::tensor::Device;
 use crate::tensor::{DType, Scalar, Tensor};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
@@ -29,14 +34,29 @@ fn float_dtype(dtype: Option<&Bound<'_, PyAny>>) -> PyResult<DType> {
 
 #[pyfunction]
 #[pyo3(signature = (data, *, dtype=None, device=None, requires_grad=false))]
-pub fn tensor(py: Python<'_>, data: &Bound<'_, PyAny>, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>, requires_grad: bool) -> PyResult<PyTensor> {
+pub fn tensor(
+    py: Python<'_>,
+    data: &Bound<'_, PyAny>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    device: Option<&Bound<'_, PyAny>>,
+    requires_grad: bool,
+) -> PyResult<PyTensor> {
     let device = device_arg(device)?;
-    finish(tensor_from_data(py, data, dtype_arg(dtype)?)?, Some(device.unwrap_or_else(default_device)), requires_grad)
+    finish(
+        tensor_from_data(py, data, dtype_arg(dtype)?)?,
+        Some(device.unwrap_or_else(default_device)),
+        requires_grad,
+    )
 }
 
 #[pyfunction(name = "as_tensor")]
 #[pyo3(signature = (data, dtype=None, device=None))]
-pub fn as_tensor_fn(py: Python<'_>, data: &Bound<'_, PyAny>, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+pub fn as_tensor_fn(
+    py: Python<'_>,
+    data: &Bound<'_, PyAny>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    device: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyTensor> {
     let device = device_arg(device)?;
     let t = as_tensor(py, data, dtype_arg(dtype)?)?;
     // A tensor stays where it is unless a device is named; new data follows the default.
@@ -56,10 +76,24 @@ macro_rules! constant_fn {
     ($name:ident, $value:expr) => {
         #[pyfunction]
         #[pyo3(signature = (*size, dtype=None, device=None, requires_grad=false))]
-        pub fn $name(size: &Bound<'_, PyTuple>, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>, requires_grad: bool) -> PyResult<PyTensor> {
+        pub fn $name(
+            size: &Bound<'_, PyTuple>,
+            dtype: Option<&Bound<'_, PyAny>>,
+            device: Option<&Bound<'_, PyAny>>,
+            requires_grad: bool,
+        ) -> PyResult<PyTensor> {
             let device = device_arg(device)?;
             let shape = shape_of(&varargs_ints(size, "size")?)?;
-            finish(creation::full_on(&shape, $value, float_dtype(dtype)?, device.unwrap_or_else(default_device))?, None, requires_grad)
+            finish(
+                creation::full_on(
+                    &shape,
+                    $value,
+                    float_dtype(dtype)?,
+                    device.unwrap_or_else(default_device),
+                )?,
+                None,
+                requires_grad,
+            )
         }
     };
 }
@@ -69,22 +103,41 @@ constant_fn!(empty, Scalar::Int(0));
 
 #[pyfunction]
 #[pyo3(signature = (size, fill_value, *, dtype=None, device=None, requires_grad=false))]
-pub fn full(size: &Bound<'_, PyAny>, fill_value: &Bound<'_, PyAny>, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>, requires_grad: bool) -> PyResult<PyTensor> {
+pub fn full(
+    size: &Bound<'_, PyAny>,
+    fill_value: &Bound<'_, PyAny>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    device: Option<&Bound<'_, PyAny>>,
+    requires_grad: bool,
+) -> PyResult<PyTensor> {
     let device = device_arg(device)?;
     let shape = shape_of(&super::convert::int_list(size, "size")?)?;
     let v = super::tensor::number(fill_value)?;
     let dt = dtype_arg(dtype)?.unwrap_or(v.default_dtype());
-    finish(creation::full_on(&shape, v, dt, device.unwrap_or_else(default_device))?, None, requires_grad)
+    finish(
+        creation::full_on(&shape, v, dt, device.unwrap_or_else(default_device))?,
+        None,
+        requires_grad,
+    )
 }
 
 macro_rules! like_fn {
     ($name:ident, $value:expr) => {
         #[pyfunction]
         #[pyo3(signature = (input, *, dtype=None, device=None, requires_grad=false))]
-        pub fn $name(input: PyRef<'_, PyTensor>, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>, requires_grad: bool) -> PyResult<PyTensor> {
+        pub fn $name(
+            input: PyRef<'_, PyTensor>,
+            dtype: Option<&Bound<'_, PyAny>>,
+            device: Option<&Bound<'_, PyAny>>,
+            requires_grad: bool,
+        ) -> PyResult<PyTensor> {
             let device = device_arg(device)?;
             let dt = dtype_arg(dtype)?.unwrap_or(input.t.dtype());
-            finish(creation::full_on(input.t.shape(), $value, dt, device.unwrap_or(input.t.device()))?, None, requires_grad)
+            finish(
+                creation::full_on(input.t.shape(), $value, dt, device.unwrap_or(input.t.device()))?,
+                None,
+                requires_grad,
+            )
         }
     };
 }
@@ -94,24 +147,57 @@ like_fn!(empty_like, Scalar::Int(0));
 
 #[pyfunction]
 #[pyo3(signature = (input, fill_value, *, dtype=None, device=None, requires_grad=false))]
-pub fn full_like(input: PyRef<'_, PyTensor>, fill_value: &Bound<'_, PyAny>, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>, requires_grad: bool) -> PyResult<PyTensor> {
+pub fn full_like(
+    input: PyRef<'_, PyTensor>,
+    fill_value: &Bound<'_, PyAny>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    device: Option<&Bound<'_, PyAny>>,
+    requires_grad: bool,
+) -> PyResult<PyTensor> {
     let device = device_arg(device)?;
     let dt = dtype_arg(dtype)?.unwrap_or(input.t.dtype());
-    finish(creation::full_on(input.t.shape(), super::tensor::number(fill_value)?, dt, device.unwrap_or(input.t.device()))?, None, requires_grad)
+    finish(
+        creation::full_on(
+            input.t.shape(),
+            super::tensor::number(fill_value)?,
+            dt,
+            device.unwrap_or(input.t.device()),
+        )?,
+        None,
+        requires_grad,
+    )
 }
 
 #[pyfunction]
 #[pyo3(signature = (input, *, dtype=None, generator=None))]
-pub fn rand_like(input: PyRef<'_, PyTensor>, dtype: Option<&Bound<'_, PyAny>>, generator: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+pub fn rand_like(
+    input: PyRef<'_, PyTensor>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    generator: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyTensor> {
     let dt = dtype_arg(dtype)?.unwrap_or(input.t.dtype());
-    Ok(wrap(creation::rand(input.t.shape(), dt, input.t.device(), generator_arg(generator)?.as_ref())?))
+    Ok(wrap(creation::rand(
+        input.t.shape(),
+        dt,
+        input.t.device(),
+        generator_arg(generator)?.as_ref(),
+    )?))
 }
 
 #[pyfunction]
 #[pyo3(signature = (input, *, dtype=None, generator=None))]
-pub fn randn_like(input: PyRef<'_, PyTensor>, dtype: Option<&Bound<'_, PyAny>>, generator: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+pub fn randn_like(
+    input: PyRef<'_, PyTensor>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    generator: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyTensor> {
     let dt = dtype_arg(dtype)?.unwrap_or(input.t.dtype());
-    Ok(wrap(creation::randn(input.t.shape(), dt, input.t.device(), generator_arg(generator)?.as_ref())?))
+    Ok(wrap(creation::randn(
+        input.t.shape(),
+        dt,
+        input.t.device(),
+        generator_arg(generator)?.as_ref(),
+    )?))
 }
 
 /// arange(end) or arange(start, end, step=1).
@@ -135,38 +221,97 @@ pub fn arange(
         Some(s) => num(s)?,
         None => Scalar::Int(1),
     };
-    let inferred = if [s, e, st].iter().any(|v| matches!(v, Scalar::Float(_))) { DType::F32 } else { DType::I64 };
-    finish(creation::arange(s, e, st, dtype_arg(dtype)?.unwrap_or(inferred))?, Some(device.unwrap_or_else(default_device)), requires_grad)
+    let inferred = if [s, e, st].iter().any(|v| matches!(v, Scalar::Float(_))) {
+        DType::F32
+    } else {
+        DType::I64
+    };
+    finish(
+        creation::arange(s, e, st, dtype_arg(dtype)?.unwrap_or(inferred))?,
+        Some(device.unwrap_or_else(default_device)),
+        requires_grad,
+    )
 }
 
 #[pyfunction]
 #[pyo3(signature = (start, end, steps, *, dtype=None, device=None, requires_grad=false))]
-pub fn linspace(start: f64, end: f64, steps: i64, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>, requires_grad: bool) -> PyResult<PyTensor> {
+pub fn linspace(
+    start: f64,
+    end: f64,
+    steps: i64,
+    dtype: Option<&Bound<'_, PyAny>>,
+    device: Option<&Bound<'_, PyAny>>,
+    requires_grad: bool,
+) -> PyResult<PyTensor> {
     let device = device_arg(device)?;
-    finish(creation::linspace(start, end, steps, float_dtype(dtype)?)?, Some(device.unwrap_or_else(default_device)), requires_grad)
+    finish(
+        creation::linspace(start, end, steps, float_dtype(dtype)?)?,
+        Some(device.unwrap_or_else(default_device)),
+        requires_grad,
+    )
 }
 
 #[pyfunction]
 #[pyo3(signature = (n, m=None, *, dtype=None, device=None, requires_grad=false))]
-pub fn eye(n: i64, m: Option<i64>, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>, requires_grad: bool) -> PyResult<PyTensor> {
+pub fn eye(
+    n: i64,
+    m: Option<i64>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    device: Option<&Bound<'_, PyAny>>,
+    requires_grad: bool,
+) -> PyResult<PyTensor> {
     let device = device_arg(device)?;
-    finish(creation::eye(n, m.unwrap_or(n), float_dtype(dtype)?)?, Some(device.unwrap_or_else(default_device)), requires_grad)
+    finish(
+        creation::eye(n, m.unwrap_or(n), float_dtype(dtype)?)?,
+        Some(device.unwrap_or_else(default_device)),
+        requires_grad,
+    )
 }
 
 #[pyfunction]
 #[pyo3(signature = (*size, generator=None, dtype=None, device=None, requires_grad=false))]
-pub fn rand(size: &Bound<'_, PyTuple>, generator: Option<&Bound<'_, PyAny>>, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>, requires_grad: bool) -> PyResult<PyTensor> {
+pub fn rand(
+    size: &Bound<'_, PyTuple>,
+    generator: Option<&Bound<'_, PyAny>>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    device: Option<&Bound<'_, PyAny>>,
+    requires_grad: bool,
+) -> PyResult<PyTensor> {
     let device = device_arg(device)?;
     let shape = shape_of(&varargs_ints(size, "size")?)?;
-    finish(creation::rand(&shape, float_dtype(dtype)?, device.unwrap_or_else(default_device), generator_arg(generator)?.as_ref())?, None, requires_grad)
+    finish(
+        creation::rand(
+            &shape,
+            float_dtype(dtype)?,
+            device.unwrap_or_else(default_device),
+            generator_arg(generator)?.as_ref(),
+        )?,
+        None,
+        requires_grad,
+    )
 }
 
 #[pyfunction]
 #[pyo3(signature = (*size, generator=None, dtype=None, device=None, requires_grad=false))]
-pub fn randn(size: &Bound<'_, PyTuple>, generator: Option<&Bound<'_, PyAny>>, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>, requires_grad: bool) -> PyResult<PyTensor> {
+pub fn randn(
+    size: &Bound<'_, PyTuple>,
+    generator: Option<&Bound<'_, PyAny>>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    device: Option<&Bound<'_, PyAny>>,
+    requires_grad: bool,
+) -> PyResult<PyTensor> {
     let device = device_arg(device)?;
     let shape = shape_of(&varargs_ints(size, "size")?)?;
-    finish(creation::randn(&shape, float_dtype(dtype)?, device.unwrap_or_else(default_device), generator_arg(generator)?.as_ref())?, None, requires_grad)
+    finish(
+        creation::randn(
+            &shape,
+            float_dtype(dtype)?,
+            device.unwrap_or_else(default_device),
+            generator_arg(generator)?.as_ref(),
+        )?,
+        None,
+        requires_grad,
+    )
 }
 
 /// randint(high, size) or randint(low, high, size), positional or by keyword.
@@ -189,31 +334,56 @@ pub fn randint(
         if a.is_instance_of::<pyo3::types::PyTuple>() || a.is_instance_of::<pyo3::types::PyList>() {
             shape_obj = Some(a);
         } else {
-            ints.push(a.extract::<i64>().map_err(|_| PyRuntimeError::new_err(format!("randint(): bound {} does not fit in int64", a)))?);
+            ints.push(a.extract::<i64>().map_err(|_| {
+                PyRuntimeError::new_err(format!("randint(): bound {} does not fit in int64", a))
+            })?);
         }
     }
     ints.extend(low.iter().chain(high.iter()));
     let (low, high) = match ints.as_slice() {
         [h] if low.is_none() => (0, *h),
         [l, h] => (*l, *h),
-        _ => return Err(PyTypeError::new_err("randint() expects (high, size) or (low, high, size)")),
+        _ => {
+            return Err(PyTypeError::new_err("randint() expects (high, size) or (low, high, size)"))
+        }
     };
-    let shape_obj = shape_obj.ok_or_else(|| PyTypeError::new_err("randint() missing required argument 'size'"))?;
+    let shape_obj = shape_obj
+        .ok_or_else(|| PyTypeError::new_err("randint() missing required argument 'size'"))?;
     let shape = shape_of(&super::convert::int_list(&shape_obj, "size")?)?;
     let dt = dtype_arg(dtype)?.unwrap_or(DType::I64);
-    finish(creation::randint(low, high, &shape, dt, generator_arg(generator)?.as_ref())?, Some(device.unwrap_or_else(default_device)), false)
+    finish(
+        creation::randint(low, high, &shape, dt, generator_arg(generator)?.as_ref())?,
+        Some(device.unwrap_or_else(default_device)),
+        false,
+    )
 }
 
 #[pyfunction]
 #[pyo3(signature = (n, *, generator=None, dtype=None, device=None))]
-pub fn randperm(n: i64, generator: Option<&Bound<'_, PyAny>>, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+pub fn randperm(
+    n: i64,
+    generator: Option<&Bound<'_, PyAny>>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    device: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyTensor> {
     let device = device_arg(device)?;
-    finish(creation::randperm(n, dtype_arg(dtype)?.unwrap_or(DType::I64), generator_arg(generator)?.as_ref())?, Some(device.unwrap_or_else(default_device)), false)
+    finish(
+        creation::randperm(
+            n,
+            dtype_arg(dtype)?.unwrap_or(DType::I64),
+            generator_arg(generator)?.as_ref(),
+        )?,
+        Some(device.unwrap_or_else(default_device)),
+        false,
+    )
 }
 
 #[pyfunction]
 pub fn manual_seed(seed: &Bound<'_, PyAny>) -> PyResult<()> {
-    default_gen().lock().unwrap_or_else(|e| e.into_inner()).manual_seed(super::dtype::seed_value(seed)?);
+    default_gen()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .manual_seed(super::dtype::seed_value(seed)?);
     Ok(())
 }
 
@@ -234,12 +404,25 @@ pub fn set_rng_state(state: PyRef<'_, PyTensor>) -> PyResult<()> {
 
 fn tensor_list(tensors: &Bound<'_, PyAny>, op: &str) -> PyResult<Vec<Tensor>> {
     if tensors.cast::<PyTensor>().is_ok() {
-        return Err(PyTypeError::new_err(format!("{}(): argument 'tensors' must be a tuple or list of Tensors, not Tensor", op)));
+        return Err(PyTypeError::new_err(format!(
+            "{}(): argument 'tensors' must be a tuple or list of Tensors, not Tensor",
+            op
+        )));
     }
-    let seq = tensors
-        .cast::<PySequence>()
-        .map_err(|_| PyTypeError::new_err(format!("{}(): argument 'tensors' must be a tuple or list of Tensors", op)))?;
-    (0..seq.len()?).map(|i| tensor_req(&seq.get_item(i)?, &format!("{}(): expected Tensor as element {} in argument 0,", op, i))).collect()
+    let seq = tensors.cast::<PySequence>().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "{}(): argument 'tensors' must be a tuple or list of Tensors",
+            op
+        ))
+    })?;
+    (0..seq.len()?)
+        .map(|i| {
+            tensor_req(
+                &seq.get_item(i)?,
+                &format!("{}(): expected Tensor as element {} in argument 0,", op, i),
+            )
+        })
+        .collect()
 }
 
 #[pyfunction]
@@ -261,11 +444,18 @@ pub fn stack(py: Python<'_>, tensors: &Bound<'_, PyAny>, dim: i64) -> PyResult<P
 /// where(cond, x, y); where(cond) is nonzero(cond, as_tuple=True).
 #[pyfunction(name = "where")]
 #[pyo3(signature = (condition, input=None, other=None))]
-pub fn where_fn(py: Python<'_>, condition: PyRef<'_, PyTensor>, input: Option<&Bound<'_, PyAny>>, other: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+pub fn where_fn(
+    py: Python<'_>,
+    condition: PyRef<'_, PyTensor>,
+    input: Option<&Bound<'_, PyAny>>,
+    other: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Py<PyAny>> {
     match (input, other) {
         (Some(x), Some(y)) => {
             let (x, y) = (operand_req(x, "where")?, operand_req(y, "where")?);
-            Ok(Bound::new(py, wrap(crate::ops::elementwise::where_(&condition.t, &x, &y)?))?.into_any().unbind())
+            Ok(Bound::new(py, wrap(crate::ops::elementwise::where_(&condition.t, &x, &y)?))?
+                .into_any()
+                .unbind())
         }
         (None, None) => {
             let nz = crate::ops::index::nonzero(&condition.t)?;

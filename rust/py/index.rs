@@ -3,9 +3,11 @@
 
 use super::convert::{operand_req, tensor_from_data};
 use super::tensor::PyTensor;
-use crate::ops::copy::{copy_, to_dtype};
 use crate::autograd::{inplace, is_grad_enabled, needs_grad, record};
-use crate::ops::index::{advanced_offsets, mask_to_indices, put, put_offsets, take_offsets, Region, TakeBackward};
+use crate::ops::copy::{copy_, to_dtype};
+use crate::ops::index::{
+    advanced_offsets, mask_to_indices, put, put_offsets, take_offsets, Region, TakeBackward,
+};
 use crate::ops::Operand;
 use crate::tensor::{DType, Layout, Tensor};
 use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
@@ -38,7 +40,9 @@ fn parse_item<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>) -> PyResult<Item<'p
         return Ok(Item::Bool(obj.extract()?));
     }
     if obj.is_instance_of::<PyInt>() {
-        return obj.extract().map(Item::Int).map_err(|_| PyIndexError::new_err(format!("index {} is out of range for a 64-bit integer", obj)));
+        return obj.extract().map(Item::Int).map_err(|_| {
+            PyIndexError::new_err(format!("index {} is out of range for a 64-bit integer", obj))
+        });
     }
     if let Ok(s) = obj.cast::<PySlice>() {
         return Ok(Item::Slice(s.clone()));
@@ -51,7 +55,10 @@ fn parse_item<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>) -> PyResult<Item<'p
     }
     let t = if let Ok(t) = obj.cast::<PyTensor>() {
         t.get().t.clone()
-    } else if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() || super::numpy::is_ndarray(obj) {
+    } else if obj.is_instance_of::<PyList>()
+        || obj.is_instance_of::<PyTuple>()
+        || super::numpy::is_ndarray(obj)
+    {
         tensor_from_data(py, obj, None)?
     } else if let Ok(i) = obj.call_method0("__index__") {
         return Ok(Item::Int(i.extract()?));
@@ -63,19 +70,29 @@ fn parse_item<'py>(py: Python<'py>, obj: &Bound<'py, PyAny>) -> PyResult<Item<'p
         )));
     };
     match t.dtype() {
-        DType::Bool | DType::U8 if t.ndim() == 0 => Ok(Item::Bool(crate::ops::copy::item(&t)?.to_i64() != 0)),
+        DType::Bool | DType::U8 if t.ndim() == 0 => {
+            Ok(Item::Bool(crate::ops::copy::item(&t)?.to_i64() != 0))
+        }
         DType::Bool | DType::U8 => Ok(Item::Mask(to_dtype(&t, DType::Bool)?)),
         DType::I64 | DType::I32 => Ok(Item::Index(t)),
         // An empty list parses as float32; it indexes nothing.
         _ if t.numel() == 0 => Ok(Item::Index(to_dtype(&t, DType::I64)?)),
-        d => Err(PyIndexError::new_err(format!("tensors used as indices must be long, int, byte or bool tensors, got {}", d.name()))),
+        d => Err(PyIndexError::new_err(format!(
+            "tensors used as indices must be long, int, byte or bool tensors, got {}",
+            d.name()
+        ))),
     }
 }
 
 /// The view after basic indexing of `base` (the layout of a tensor `t`, or a
 /// contiguous layout of its shape for autograd regions), and the advanced
 /// indices (at dims of that view).
-fn resolve(py: Python<'_>, t: &Tensor, base: &Layout, idx: &Bound<'_, PyAny>) -> PyResult<(Layout, Vec<(usize, Tensor)>)> {
+fn resolve(
+    py: Python<'_>,
+    t: &Tensor,
+    base: &Layout,
+    idx: &Bound<'_, PyAny>,
+) -> PyResult<(Layout, Vec<(usize, Tensor)>)> {
     let items: Vec<Item> = match idx.cast::<PyTuple>() {
         Ok(tup) => tup.iter().map(|o| parse_item(py, &o)).collect::<PyResult<_>>()?,
         Err(_) => vec![parse_item(py, idx)?],
@@ -85,7 +102,10 @@ fn resolve(py: Python<'_>, t: &Tensor, base: &Layout, idx: &Bound<'_, PyAny>) ->
         return Err(PyIndexError::new_err("an index can only have a single ellipsis ('...')"));
     }
     if consumed > t.ndim() {
-        return Err(PyIndexError::new_err(format!("too many indices for tensor of dimension {}", t.ndim())));
+        return Err(PyIndexError::new_err(format!(
+            "too many indices for tensor of dimension {}",
+            t.ndim()
+        )));
     }
     let mut l = base.clone();
     let mut adv = Vec::new();
@@ -142,24 +162,51 @@ pub fn getitem(py: Python<'_>, t: &Tensor, idx: &Bound<'_, PyAny>) -> PyResult<T
     let (l, adv) = resolve(py, t, t.layout(), idx)?;
     let recording = needs_grad(&[t]);
     // Autograd regions are relative to a contiguous layout of t's shape.
-    let rel = if recording { Some(resolve(py, t, &Layout::contiguous(t.shape()), idx)?.0) } else { None };
+    let rel =
+        if recording { Some(resolve(py, t, &Layout::contiguous(t.shape()), idx)?.0) } else { None };
     if adv.is_empty() {
         let out = t.with_layout(l);
-        return Ok(record(&[t], || Ok(out), |_| Ok(TakeBackward::new("SliceBackward0", t, Region::View(rel.expect("recording"))).into()))?);
+        return Ok(record(
+            &[t],
+            || Ok(out),
+            |_| {
+                Ok(TakeBackward::new("SliceBackward0", t, Region::View(rel.expect("recording")))
+                    .into())
+            },
+        )?);
     }
     let (shape, offs) = advanced_offsets(&l, &adv)?;
     let out = take_offsets(t, &shape, &offs)?;
-    Ok(record(&[t], || Ok(out), |_| {
-        let (shape, offs) = advanced_offsets(&rel.expect("recording"), &adv)?;
-        Ok(TakeBackward::new("IndexBackward0", t, Region::Offsets { shape, offs: std::sync::Arc::new(offs) }).into())
-    })?)
+    Ok(record(
+        &[t],
+        || Ok(out),
+        |_| {
+            let (shape, offs) = advanced_offsets(&rel.expect("recording"), &adv)?;
+            Ok(TakeBackward::new(
+                "IndexBackward0",
+                t,
+                Region::Offsets { shape, offs: std::sync::Arc::new(offs) },
+            )
+            .into())
+        },
+    )?)
 }
 
-pub fn setitem(py: Python<'_>, t: &Tensor, idx: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
-    let v = if value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>() || super::numpy::is_ndarray(value) {
+pub fn setitem(
+    py: Python<'_>,
+    t: &Tensor,
+    idx: &Bound<'_, PyAny>,
+    value: &Bound<'_, PyAny>,
+) -> PyResult<()> {
+    let v = if value.is_instance_of::<PyList>()
+        || value.is_instance_of::<PyTuple>()
+        || super::numpy::is_ndarray(value)
+    {
         tensor_from_data(py, value, Some(t.dtype()))?
     } else {
-        match operand_req(value, "__setitem__").map_err(|_| PyTypeError::new_err("can't assign a value of this type to a Tensor"))? {
+        match operand_req(value, "__setitem__")
+            .map_err(|_| PyTypeError::new_err("can't assign a value of this type to a Tensor"))?
+        {
             Operand::T(v) => v,
             Operand::S(s) => crate::ops::creation::scalar_tensor(s, t.dtype())?,
         }

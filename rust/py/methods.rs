@@ -4,7 +4,9 @@
 use super::convert::{dims_arg, int_list, operand, operand_req, tensor_req};
 use super::dtype::{dtype_arg, generator_arg};
 use super::tensor::{number, run, sizes, wrap, PyTensor};
-use crate::ops::elementwise::{binary, binary_, clamp, masked_fill, unary, unary_, where_, Binary, Unary};
+use crate::ops::elementwise::{
+    binary, binary_, clamp, masked_fill, unary, unary_, where_, Binary, Unary,
+};
 use crate::ops::{creation, index, reduce, shape, Operand};
 use crate::tensor::Scalar;
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
@@ -145,7 +147,11 @@ fn div(a: &Operand, b: &Operand, mode: Binary) -> crate::error::Result<crate::te
 static RETURN_TYPES: PyOnceLock<Py<PyType>> = PyOnceLock::new();
 
 /// torch.return_types-style (values, indices) named tuple.
-fn values_indices(py: Python<'_>, v: crate::tensor::Tensor, i: crate::tensor::Tensor) -> PyResult<Py<PyAny>> {
+fn values_indices(
+    py: Python<'_>,
+    v: crate::tensor::Tensor,
+    i: crate::tensor::Tensor,
+) -> PyResult<Py<PyAny>> {
     let ty = RETURN_TYPES.import(py, "rumus._size", "ValuesIndices")?;
     Ok(ty.call1((wrap(v), wrap(i)))?.unbind())
 }
@@ -157,7 +163,9 @@ fn tensors(py: Python<'_>, list: Vec<crate::tensor::Tensor>) -> PyResult<Py<PyTu
 
 fn correction_of(unbiased: Option<bool>, correction: Option<&Bound<'_, PyAny>>) -> PyResult<f64> {
     match (unbiased, correction) {
-        (Some(_), Some(c)) if !c.is_none() => Err(PyValueError::new_err("var/std: cannot specify both unbiased and correction")),
+        (Some(_), Some(c)) if !c.is_none() => {
+            Err(PyValueError::new_err("var/std: cannot specify both unbiased and correction"))
+        }
         (_, Some(c)) if !c.is_none() => Ok(number(c)?.to_f64()),
         (Some(false), _) => Ok(0.0),
         _ => Ok(1.0),
@@ -176,40 +184,73 @@ fn one_dim(dim: &Bound<'_, PyAny>) -> PyResult<i64> {
 impl PyTensor {
     // ---- elementwise with options ----
     #[pyo3(signature = (other, *, alpha=None))]
-    fn add(&self, py: Python<'_>, other: &Bound<'_, PyAny>, alpha: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+    fn add(
+        &self,
+        py: Python<'_>,
+        other: &Bound<'_, PyAny>,
+        alpha: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
         let (a, b, al) = (Operand::T(self.t.clone()), operand_req(other, "add")?, alpha_of(alpha)?);
         Ok(wrap(run(py, self.t.numel(), || binary(Binary::Add, &a, &b, al))?))
     }
     #[pyo3(signature = (other, *, alpha=None))]
-    fn add_<'py>(slf: Bound<'py, Self>, other: &Bound<'py, PyAny>, alpha: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, Self>> {
+    fn add_<'py>(
+        slf: Bound<'py, Self>,
+        other: &Bound<'py, PyAny>,
+        alpha: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, Self>> {
         let (b, al) = (operand_req(other, "add_")?, alpha_of(alpha)?);
         let t = &slf.get().t;
         run(slf.py(), t.numel(), || binary_(Binary::Add, t, &b, al))?;
         Ok(slf)
     }
     #[pyo3(signature = (other, *, alpha=None))]
-    fn sub(&self, py: Python<'_>, other: &Bound<'_, PyAny>, alpha: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+    fn sub(
+        &self,
+        py: Python<'_>,
+        other: &Bound<'_, PyAny>,
+        alpha: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
         let (a, b, al) = (Operand::T(self.t.clone()), operand_req(other, "sub")?, alpha_of(alpha)?);
         Ok(wrap(run(py, self.t.numel(), || binary(Binary::Sub, &a, &b, al))?))
     }
     #[pyo3(signature = (other, *, alpha=None))]
-    fn sub_<'py>(slf: Bound<'py, Self>, other: &Bound<'py, PyAny>, alpha: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, Self>> {
+    fn sub_<'py>(
+        slf: Bound<'py, Self>,
+        other: &Bound<'py, PyAny>,
+        alpha: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, Self>> {
         let (b, al) = (operand_req(other, "sub_")?, alpha_of(alpha)?);
         let t = &slf.get().t;
         run(slf.py(), t.numel(), || binary_(Binary::Sub, t, &b, al))?;
         Ok(slf)
     }
     #[pyo3(signature = (other, *, rounding_mode=None))]
-    fn div(&self, py: Python<'_>, other: &Bound<'_, PyAny>, rounding_mode: Option<&str>) -> PyResult<PyTensor> {
-        let (a, b, op) = (Operand::T(self.t.clone()), operand_req(other, "div")?, div_op(rounding_mode)?);
+    fn div(
+        &self,
+        py: Python<'_>,
+        other: &Bound<'_, PyAny>,
+        rounding_mode: Option<&str>,
+    ) -> PyResult<PyTensor> {
+        let (a, b, op) =
+            (Operand::T(self.t.clone()), operand_req(other, "div")?, div_op(rounding_mode)?);
         Ok(wrap(run(py, self.t.numel(), || div(&a, &b, op))?))
     }
     #[pyo3(signature = (other, *, rounding_mode=None))]
-    fn divide(&self, py: Python<'_>, other: &Bound<'_, PyAny>, rounding_mode: Option<&str>) -> PyResult<PyTensor> {
+    fn divide(
+        &self,
+        py: Python<'_>,
+        other: &Bound<'_, PyAny>,
+        rounding_mode: Option<&str>,
+    ) -> PyResult<PyTensor> {
         self.div(py, other, rounding_mode)
     }
     #[pyo3(signature = (other, *, rounding_mode=None))]
-    fn div_<'py>(slf: Bound<'py, Self>, other: &Bound<'py, PyAny>, rounding_mode: Option<&str>) -> PyResult<Bound<'py, Self>> {
+    fn div_<'py>(
+        slf: Bound<'py, Self>,
+        other: &Bound<'py, PyAny>,
+        rounding_mode: Option<&str>,
+    ) -> PyResult<Bound<'py, Self>> {
         let (b, op) = (operand_req(other, "div_")?, div_op(rounding_mode)?);
         let t = &slf.get().t;
         if op == Binary::DivTrunc && t.dtype().is_float() {
@@ -247,7 +288,12 @@ impl PyTensor {
         let op = match approximate {
             "none" => Unary::Gelu,
             "tanh" => Unary::GeluTanh,
-            a => return Err(PyRuntimeError::new_err(format!("approximate argument must be either none or tanh, got '{}'", a))),
+            a => {
+                return Err(PyRuntimeError::new_err(format!(
+                    "approximate argument must be either none or tanh, got '{}'",
+                    a
+                )))
+            }
         };
         let t = &self.t;
         Ok(wrap(run(py, t.numel(), || unary(op, t))?))
@@ -274,17 +320,29 @@ impl PyTensor {
         Ok(wrap(unary(Unary::IsFinite, &self.t)?))
     }
     #[pyo3(signature = (min=None, max=None))]
-    fn clamp(&self, min: Option<&Bound<'_, PyAny>>, max: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+    fn clamp(
+        &self,
+        min: Option<&Bound<'_, PyAny>>,
+        max: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
         let lo = min.filter(|m| !m.is_none()).map(|m| operand_req(m, "clamp")).transpose()?;
         let hi = max.filter(|m| !m.is_none()).map(|m| operand_req(m, "clamp")).transpose()?;
         Ok(wrap(clamp(&self.t, lo.as_ref(), hi.as_ref())?))
     }
     #[pyo3(signature = (min=None, max=None))]
-    fn clip(&self, min: Option<&Bound<'_, PyAny>>, max: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+    fn clip(
+        &self,
+        min: Option<&Bound<'_, PyAny>>,
+        max: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
         self.clamp(min, max)
     }
     #[pyo3(signature = (min=None, max=None))]
-    fn clamp_<'py>(slf: Bound<'py, Self>, min: Option<&Bound<'py, PyAny>>, max: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, Self>> {
+    fn clamp_<'py>(
+        slf: Bound<'py, Self>,
+        min: Option<&Bound<'py, PyAny>>,
+        max: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, Self>> {
         let lo = min.filter(|m| !m.is_none()).map(|m| operand_req(m, "clamp_")).transpose()?;
         let hi = max.filter(|m| !m.is_none()).map(|m| operand_req(m, "clamp_")).transpose()?;
         crate::ops::elementwise::clamp_(&slf.get().t, lo.as_ref(), hi.as_ref())?;
@@ -298,15 +356,27 @@ impl PyTensor {
     }
     /// t.where(condition, other) == rumus.where(condition, t, other).
     #[pyo3(name = "where")]
-    fn where_(&self, condition: PyRef<'_, PyTensor>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+    fn where_(
+        &self,
+        condition: PyRef<'_, PyTensor>,
+        other: &Bound<'_, PyAny>,
+    ) -> PyResult<PyTensor> {
         let y = operand_req(other, "where")?;
         Ok(wrap(where_(&condition.t, &Operand::T(self.t.clone()), &y)?))
     }
-    fn masked_fill(&self, mask: PyRef<'_, PyTensor>, value: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+    fn masked_fill(
+        &self,
+        mask: PyRef<'_, PyTensor>,
+        value: &Bound<'_, PyAny>,
+    ) -> PyResult<PyTensor> {
         let v = operand_req(value, "masked_fill")?;
         Ok(wrap(masked_fill(&self.t, &mask.t, &v, false)?))
     }
-    fn masked_fill_<'py>(slf: Bound<'py, Self>, mask: PyRef<'py, PyTensor>, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
+    fn masked_fill_<'py>(
+        slf: Bound<'py, Self>,
+        mask: PyRef<'py, PyTensor>,
+        value: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, Self>> {
         let v = operand_req(value, "masked_fill_")?;
         masked_fill(&slf.get().t, &mask.t, &v, true)?;
         Ok(slf)
@@ -314,34 +384,65 @@ impl PyTensor {
 
     // ---- random fills ----
     #[pyo3(signature = (a=0.0, b=1.0, *, generator=None))]
-    fn uniform_<'py>(slf: Bound<'py, Self>, a: f64, b: f64, generator: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, Self>> {
+    fn uniform_<'py>(
+        slf: Bound<'py, Self>,
+        a: f64,
+        b: f64,
+        generator: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, Self>> {
         creation::uniform_(&slf.get().t, a, b, generator_arg(generator)?.as_ref())?;
         Ok(slf)
     }
     #[pyo3(signature = (mean=0.0, std=1.0, *, generator=None))]
-    fn normal_<'py>(slf: Bound<'py, Self>, mean: f64, std: f64, generator: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, Self>> {
+    fn normal_<'py>(
+        slf: Bound<'py, Self>,
+        mean: f64,
+        std: f64,
+        generator: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, Self>> {
         creation::normal_(&slf.get().t, mean, std, generator_arg(generator)?.as_ref())?;
         Ok(slf)
     }
     #[pyo3(signature = (p=0.5, *, generator=None))]
-    fn bernoulli_<'py>(slf: Bound<'py, Self>, p: f64, generator: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, Self>> {
+    fn bernoulli_<'py>(
+        slf: Bound<'py, Self>,
+        p: f64,
+        generator: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, Self>> {
         creation::bernoulli_(&slf.get().t, p, generator_arg(generator)?.as_ref())?;
         Ok(slf)
     }
 
     // ---- reductions ----
     #[pyo3(signature = (dim=None, keepdim=false, *, dtype=None))]
-    fn sum(&self, py: Python<'_>, dim: Option<&Bound<'_, PyAny>>, keepdim: bool, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+    fn sum(
+        &self,
+        py: Python<'_>,
+        dim: Option<&Bound<'_, PyAny>>,
+        keepdim: bool,
+        dtype: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
         let (dims, dt, t) = (dims_arg(dim)?, dtype_arg(dtype)?, &self.t);
         Ok(wrap(run(py, t.numel(), || reduce::sum(t, dims.as_deref(), keepdim, dt))?))
     }
     #[pyo3(signature = (dim=None, keepdim=false, *, dtype=None))]
-    fn mean(&self, py: Python<'_>, dim: Option<&Bound<'_, PyAny>>, keepdim: bool, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+    fn mean(
+        &self,
+        py: Python<'_>,
+        dim: Option<&Bound<'_, PyAny>>,
+        keepdim: bool,
+        dtype: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
         let (dims, dt, t) = (dims_arg(dim)?, dtype_arg(dtype)?, &self.t);
         Ok(wrap(run(py, t.numel(), || reduce::mean(t, dims.as_deref(), keepdim, dt))?))
     }
     #[pyo3(signature = (dim=None, keepdim=false, *, dtype=None))]
-    fn prod(&self, dim: Option<&Bound<'_, PyAny>>, keepdim: bool, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+    fn prod(
+        &self,
+        dim: Option<&Bound<'_, PyAny>>,
+        keepdim: bool,
+        dtype: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
         Ok(wrap(reduce::prod(&self.t, dims_arg(dim)?.as_deref(), keepdim, dtype_arg(dtype)?)?))
     }
     #[pyo3(signature = (dim=None, keepdim=false))]
@@ -354,11 +455,21 @@ impl PyTensor {
     }
     /// max() -> value; max(dim, keepdim) -> (values, indices); max(other) -> maximum.
     #[pyo3(signature = (dim=None, keepdim=false))]
-    fn max(&self, py: Python<'_>, dim: Option<&Bound<'_, PyAny>>, keepdim: bool) -> PyResult<Py<PyAny>> {
+    fn max(
+        &self,
+        py: Python<'_>,
+        dim: Option<&Bound<'_, PyAny>>,
+        keepdim: bool,
+    ) -> PyResult<Py<PyAny>> {
         self.extreme(py, dim, keepdim, true)
     }
     #[pyo3(signature = (dim=None, keepdim=false))]
-    fn min(&self, py: Python<'_>, dim: Option<&Bound<'_, PyAny>>, keepdim: bool) -> PyResult<Py<PyAny>> {
+    fn min(
+        &self,
+        py: Python<'_>,
+        dim: Option<&Bound<'_, PyAny>>,
+        keepdim: bool,
+    ) -> PyResult<Py<PyAny>> {
         self.extreme(py, dim, keepdim, false)
     }
     #[pyo3(signature = (dim=None, keepdim=false))]
@@ -372,12 +483,34 @@ impl PyTensor {
         Ok(wrap(reduce::argmax(&self.t, d, keepdim, false)?))
     }
     #[pyo3(signature = (dim=None, unbiased=None, keepdim=false, *, correction=None))]
-    fn var(&self, dim: Option<&Bound<'_, PyAny>>, unbiased: Option<bool>, keepdim: bool, correction: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
-        Ok(wrap(reduce::var(&self.t, dims_arg(dim)?.as_deref(), correction_of(unbiased, correction)?, keepdim)?))
+    fn var(
+        &self,
+        dim: Option<&Bound<'_, PyAny>>,
+        unbiased: Option<bool>,
+        keepdim: bool,
+        correction: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        Ok(wrap(reduce::var(
+            &self.t,
+            dims_arg(dim)?.as_deref(),
+            correction_of(unbiased, correction)?,
+            keepdim,
+        )?))
     }
     #[pyo3(signature = (dim=None, unbiased=None, keepdim=false, *, correction=None))]
-    fn std(&self, dim: Option<&Bound<'_, PyAny>>, unbiased: Option<bool>, keepdim: bool, correction: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
-        Ok(wrap(reduce::std(&self.t, dims_arg(dim)?.as_deref(), correction_of(unbiased, correction)?, keepdim)?))
+    fn std(
+        &self,
+        dim: Option<&Bound<'_, PyAny>>,
+        unbiased: Option<bool>,
+        keepdim: bool,
+        correction: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        Ok(wrap(reduce::std(
+            &self.t,
+            dims_arg(dim)?.as_deref(),
+            correction_of(unbiased, correction)?,
+            keepdim,
+        )?))
     }
     #[pyo3(signature = (dim, keepdim=false))]
     fn logsumexp(&self, dim: &Bound<'_, PyAny>, keepdim: bool) -> PyResult<PyTensor> {
@@ -393,11 +526,19 @@ impl PyTensor {
         Ok(wrap(reduce::all_any(&self.t, dims_arg(dim)?.as_deref(), keepdim, false)?))
     }
     #[pyo3(signature = (dim, *, dtype=None))]
-    fn cumsum(&self, dim: &Bound<'_, PyAny>, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+    fn cumsum(
+        &self,
+        dim: &Bound<'_, PyAny>,
+        dtype: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
         Ok(wrap(reduce::cumulative(&self.t, one_dim(dim)?, dtype_arg(dtype)?, false)?))
     }
     #[pyo3(signature = (dim, *, dtype=None))]
-    fn cumprod(&self, dim: &Bound<'_, PyAny>, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+    fn cumprod(
+        &self,
+        dim: &Bound<'_, PyAny>,
+        dtype: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
         Ok(wrap(reduce::cumulative(&self.t, one_dim(dim)?, dtype_arg(dtype)?, true)?))
     }
 
@@ -475,15 +616,34 @@ impl PyTensor {
     fn unbind(&self, py: Python<'_>, dim: i64) -> PyResult<Py<PyTuple>> {
         tensors(py, shape::unbind(&self.t, dim)?)
     }
-    fn movedim(&self, source: &Bound<'_, PyAny>, destination: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        Ok(wrap(shape::movedim(&self.t, &int_list(source, "source")?, &int_list(destination, "destination")?)?))
+    fn movedim(
+        &self,
+        source: &Bound<'_, PyAny>,
+        destination: &Bound<'_, PyAny>,
+    ) -> PyResult<PyTensor> {
+        Ok(wrap(shape::movedim(
+            &self.t,
+            &int_list(source, "source")?,
+            &int_list(destination, "destination")?,
+        )?))
     }
-    fn moveaxis(&self, source: &Bound<'_, PyAny>, destination: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+    fn moveaxis(
+        &self,
+        source: &Bound<'_, PyAny>,
+        destination: &Bound<'_, PyAny>,
+    ) -> PyResult<PyTensor> {
         self.movedim(source, destination)
     }
     #[pyo3(signature = (split_size_or_sections, dim=0))]
-    fn split(&self, py: Python<'_>, split_size_or_sections: &Bound<'_, PyAny>, dim: i64) -> PyResult<Py<PyTuple>> {
-        let parts = if split_size_or_sections.is_instance_of::<PyList>() || split_size_or_sections.is_instance_of::<PyTuple>() {
+    fn split(
+        &self,
+        py: Python<'_>,
+        split_size_or_sections: &Bound<'_, PyAny>,
+        dim: i64,
+    ) -> PyResult<Py<PyTuple>> {
+        let parts = if split_size_or_sections.is_instance_of::<PyList>()
+            || split_size_or_sections.is_instance_of::<PyTuple>()
+        {
             shape::split_sections(&self.t, &int_list(split_size_or_sections, "split_size")?, dim)?
         } else {
             shape::split_size(&self.t, int_list(split_size_or_sections, "split_size")?[0], dim)?
@@ -499,7 +659,11 @@ impl PyTensor {
         Ok(wrap(shape::flip(&self.t, &super::convert::varargs_ints(dims, "dims")?)?))
     }
     #[pyo3(signature = (shifts, dims=None))]
-    fn roll(&self, shifts: &Bound<'_, PyAny>, dims: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+    fn roll(
+        &self,
+        shifts: &Bound<'_, PyAny>,
+        dims: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
         let d = dims_arg(dims)?.unwrap_or_default();
         Ok(wrap(shape::roll(&self.t, &int_list(shifts, "shifts")?, &d)?))
     }
@@ -517,18 +681,40 @@ impl PyTensor {
         Ok(wrap(index::gather(&self.t, dim, &index.t)?))
     }
     #[pyo3(signature = (dim, index, src=None, *, value=None))]
-    fn scatter(&self, dim: i64, index: PyRef<'_, PyTensor>, src: Option<&Bound<'_, PyAny>>, value: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+    fn scatter(
+        &self,
+        dim: i64,
+        index: PyRef<'_, PyTensor>,
+        src: Option<&Bound<'_, PyAny>>,
+        value: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
         Ok(wrap(index::scatter(&self.t, dim, &index.t, &scatter_src(src, value)?, false)?))
     }
     #[pyo3(signature = (dim, index, src=None, *, value=None))]
-    fn scatter_<'py>(slf: Bound<'py, Self>, dim: i64, index: PyRef<'py, PyTensor>, src: Option<&Bound<'py, PyAny>>, value: Option<&Bound<'py, PyAny>>) -> PyResult<Bound<'py, Self>> {
+    fn scatter_<'py>(
+        slf: Bound<'py, Self>,
+        dim: i64,
+        index: PyRef<'py, PyTensor>,
+        src: Option<&Bound<'py, PyAny>>,
+        value: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, Self>> {
         index::scatter_into(&slf.get().t, dim, &index.t, &scatter_src(src, value)?, false)?;
         Ok(slf)
     }
-    fn scatter_add(&self, dim: i64, index: PyRef<'_, PyTensor>, src: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+    fn scatter_add(
+        &self,
+        dim: i64,
+        index: PyRef<'_, PyTensor>,
+        src: PyRef<'_, PyTensor>,
+    ) -> PyResult<PyTensor> {
         Ok(wrap(index::scatter(&self.t, dim, &index.t, &Operand::T(src.t.clone()), true)?))
     }
-    fn scatter_add_<'py>(slf: Bound<'py, Self>, dim: i64, index: PyRef<'py, PyTensor>, src: PyRef<'py, PyTensor>) -> PyResult<Bound<'py, Self>> {
+    fn scatter_add_<'py>(
+        slf: Bound<'py, Self>,
+        dim: i64,
+        index: PyRef<'py, PyTensor>,
+        src: PyRef<'py, PyTensor>,
+    ) -> PyResult<Bound<'py, Self>> {
         index::scatter_into(&slf.get().t, dim, &index.t, &Operand::T(src.t.clone()), true)?;
         Ok(slf)
     }
@@ -540,7 +726,13 @@ impl PyTensor {
         let nz = index::nonzero(&self.t)?;
         if as_tuple {
             let cols: Vec<PyTensor> = (0..self.t.ndim().max(1) as i64)
-                .map(|k| if self.t.ndim() == 0 { Ok(wrap(shape::reshape(&nz, &[-1])?)) } else { Ok(wrap(crate::ops::copy::contiguous(&shape::select(&nz, 1, k)?)?)) })
+                .map(|k| {
+                    if self.t.ndim() == 0 {
+                        Ok(wrap(shape::reshape(&nz, &[-1])?))
+                    } else {
+                        Ok(wrap(crate::ops::copy::contiguous(&shape::select(&nz, 1, k)?)?))
+                    }
+                })
                 .collect::<PyResult<_>>()?;
             return Ok(PyTuple::new(py, cols)?.into_any().unbind());
         }
@@ -548,7 +740,10 @@ impl PyTensor {
     }
 }
 
-fn scatter_src(src: Option<&Bound<'_, PyAny>>, value: Option<&Bound<'_, PyAny>>) -> PyResult<Operand> {
+fn scatter_src(
+    src: Option<&Bound<'_, PyAny>>,
+    value: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Operand> {
     match (src.filter(|s| !s.is_none()), value.filter(|v| !v.is_none())) {
         (Some(s), None) => operand_req(s, "scatter"),
         (None, Some(v)) => Ok(Operand::S(number(v)?)),
@@ -557,19 +752,31 @@ fn scatter_src(src: Option<&Bound<'_, PyAny>>, value: Option<&Bound<'_, PyAny>>)
 }
 
 impl PyTensor {
-    fn extreme(&self, py: Python<'_>, dim: Option<&Bound<'_, PyAny>>, keepdim: bool, max: bool) -> PyResult<Py<PyAny>> {
+    fn extreme(
+        &self,
+        py: Python<'_>,
+        dim: Option<&Bound<'_, PyAny>>,
+        keepdim: bool,
+        max: bool,
+    ) -> PyResult<Py<PyAny>> {
         let op = if max { Binary::Maximum } else { Binary::Minimum };
         match dim {
             Some(d) if d.cast::<PyTensor>().is_ok() => {
                 let o = operand(d)?.ok_or_else(|| PyTypeError::new_err("expected a tensor"))?;
-                Ok(Bound::new(py, wrap(binary(op, &Operand::T(self.t.clone()), &o, None)?))?.into_any().unbind())
+                Ok(Bound::new(py, wrap(binary(op, &Operand::T(self.t.clone()), &o, None)?))?
+                    .into_any()
+                    .unbind())
             }
             Some(d) if !d.is_none() => {
                 let (v, i) = reduce::max_dim(&self.t, one_dim(d)?, keepdim, max)?;
                 values_indices(py, v, i)
             }
             _ => {
-                let r = if max { reduce::amax(&self.t, None, false)? } else { reduce::amin(&self.t, None, false)? };
+                let r = if max {
+                    reduce::amax(&self.t, None, false)?
+                } else {
+                    reduce::amin(&self.t, None, false)?
+                };
                 Ok(Bound::new(py, wrap(r))?.into_any().unbind())
             }
         }

@@ -18,7 +18,10 @@ fn ints(obj: &Bound<'_, PyAny>, n: usize, op: &str, what: &str, min: i64) -> PyR
     }
     if let Some(bad) = v.iter().find(|&&x| x < min) {
         let kind = if min == 0 { "negative" } else { "non-positive" };
-        return Err(PyRuntimeError::new_err(format!("{}: {} {} is not supported (got {})", op, kind, what, bad)));
+        return Err(PyRuntimeError::new_err(format!(
+            "{}: {} {} is not supported (got {})",
+            op, kind, what, bad
+        )));
     }
     Ok(v.iter().map(|&x| x as usize).collect())
 }
@@ -34,9 +37,20 @@ fn padding(obj: &Bound<'_, PyAny>, n: usize, op: &str) -> PyResult<Padding> {
     Ok(Padding::Explicit(ints(obj, n, op, "padding", 0)?))
 }
 
-fn opts(n: usize, op: &str, stride: &Bound<'_, PyAny>, pad: &Bound<'_, PyAny>, dilation: &Bound<'_, PyAny>, groups: i64, output_padding: Option<&Bound<'_, PyAny>>) -> PyResult<ConvOpts> {
+fn opts(
+    n: usize,
+    op: &str,
+    stride: &Bound<'_, PyAny>,
+    pad: &Bound<'_, PyAny>,
+    dilation: &Bound<'_, PyAny>,
+    groups: i64,
+    output_padding: Option<&Bound<'_, PyAny>>,
+) -> PyResult<ConvOpts> {
     if groups <= 0 {
-        return Err(PyRuntimeError::new_err(format!("{}: non-positive groups is not supported (got {})", op, groups)));
+        return Err(PyRuntimeError::new_err(format!(
+            "{}: non-positive groups is not supported (got {})",
+            op, groups
+        )));
     }
     Ok(ConvOpts {
         stride: ints(stride, n, op, "stride", 1)?,
@@ -106,7 +120,14 @@ conv_t_fn!(conv_transpose2d, 2);
 
 #[pyfunction]
 #[pyo3(signature = (input, kernel_size, dilation=None, padding=None, stride=None))]
-fn unfold(py: Python<'_>, input: PyRef<'_, PyTensor>, kernel_size: &Bound<'_, PyAny>, dilation: Option<&Bound<'_, PyAny>>, padding: Option<&Bound<'_, PyAny>>, stride: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+fn unfold(
+    py: Python<'_>,
+    input: PyRef<'_, PyTensor>,
+    kernel_size: &Bound<'_, PyAny>,
+    dilation: Option<&Bound<'_, PyAny>>,
+    padding: Option<&Bound<'_, PyAny>>,
+    stride: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyTensor> {
     let (k, d, p, s) = window_args(py, "unfold", kernel_size, dilation, padding, stride)?;
     let x = input.t.clone();
     Ok(wrap(run(py, x.numel(), || conv::unfold(&x, &k, &d, &p, &s))?))
@@ -131,7 +152,14 @@ fn fold(
 
 type Window = (Vec<usize>, Vec<usize>, Vec<usize>, Vec<usize>);
 
-fn window_args(py: Python<'_>, op: &str, k: &Bound<'_, PyAny>, d: Option<&Bound<'_, PyAny>>, p: Option<&Bound<'_, PyAny>>, s: Option<&Bound<'_, PyAny>>) -> PyResult<Window> {
+fn window_args(
+    py: Python<'_>,
+    op: &str,
+    k: &Bound<'_, PyAny>,
+    d: Option<&Bound<'_, PyAny>>,
+    p: Option<&Bound<'_, PyAny>>,
+    s: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Window> {
     let one = 1i64.into_pyobject(py)?.into_any();
     let zero = 0i64.into_pyobject(py)?.into_any();
     Ok((
@@ -143,7 +171,16 @@ fn window_args(py: Python<'_>, op: &str, k: &Bound<'_, PyAny>, d: Option<&Bound<
 }
 
 /// PoolOpts from int-or-tuple arguments; `stride` None (or empty) means the kernel size.
-fn pool_opts(py: Python<'_>, dims: usize, op: &str, k: &Bound<'_, PyAny>, s: Option<&Bound<'_, PyAny>>, p: &Bound<'_, PyAny>, d: Option<&Bound<'_, PyAny>>, ceil_mode: bool) -> PyResult<PoolOpts> {
+fn pool_opts(
+    py: Python<'_>,
+    dims: usize,
+    op: &str,
+    k: &Bound<'_, PyAny>,
+    s: Option<&Bound<'_, PyAny>>,
+    p: &Bound<'_, PyAny>,
+    d: Option<&Bound<'_, PyAny>>,
+    ceil_mode: bool,
+) -> PyResult<PoolOpts> {
     let one = 1i64.into_pyobject(py)?.into_any();
     let pair = |v: Vec<usize>, fill: usize| -> [usize; 2] {
         match (dims, v.len()) {
@@ -154,7 +191,9 @@ fn pool_opts(py: Python<'_>, dims: usize, op: &str, k: &Bound<'_, PyAny>, s: Opt
     };
     let kernel = ints(k, dims, op, "kernel_size", 1)?;
     let stride = match s {
-        Some(s) if !s.is_none() && !int_list(s, "stride")?.is_empty() => ints(s, dims, op, "stride", 1)?,
+        Some(s) if !s.is_none() && !int_list(s, "stride")?.is_empty() => {
+            ints(s, dims, op, "stride", 1)?
+        }
         _ => kernel.clone(),
     };
     Ok(PoolOpts {
@@ -166,7 +205,11 @@ fn pool_opts(py: Python<'_>, dims: usize, op: &str, k: &Bound<'_, PyAny>, s: Opt
     })
 }
 
-fn values_or_pair(py: Python<'_>, (v, i): (Tensor, Tensor), return_indices: bool) -> PyResult<Py<PyAny>> {
+fn values_or_pair(
+    py: Python<'_>,
+    (v, i): (Tensor, Tensor),
+    return_indices: bool,
+) -> PyResult<Py<PyAny>> {
     if return_indices {
         Ok((wrap(v), wrap(i)).into_pyobject(py)?.into_any().unbind())
     } else {
@@ -217,9 +260,27 @@ fn avg_pool2d(
         return Err(PyRuntimeError::new_err("avg_pool2d: divisor must be not zero"));
     }
     let zero = 0i64.into_pyobject(py)?.into_any();
-    let o = pool_opts(py, 2, "avg_pool2d", kernel_size, stride, padding.unwrap_or(&zero), None, ceil_mode)?;
+    let o = pool_opts(
+        py,
+        2,
+        "avg_pool2d",
+        kernel_size,
+        stride,
+        padding.unwrap_or(&zero),
+        None,
+        ceil_mode,
+    )?;
     let x = input.t.clone();
-    Ok(wrap(run(py, x.numel(), || pool::avg_pool("avg_pool2d", 2, &x, &Kind::Sliding(&o), count_include_pad, divisor_override.map(|d| d as f64)))?))
+    Ok(wrap(run(py, x.numel(), || {
+        pool::avg_pool(
+            "avg_pool2d",
+            2,
+            &x,
+            &Kind::Sliding(&o),
+            count_include_pad,
+            divisor_override.map(|d| d as f64),
+        )
+    })?))
 }
 
 #[pyfunction]
@@ -234,9 +295,20 @@ fn avg_pool1d(
     count_include_pad: bool,
 ) -> PyResult<PyTensor> {
     let zero = 0i64.into_pyobject(py)?.into_any();
-    let o = pool_opts(py, 1, "avg_pool1d", kernel_size, stride, padding.unwrap_or(&zero), None, ceil_mode)?;
+    let o = pool_opts(
+        py,
+        1,
+        "avg_pool1d",
+        kernel_size,
+        stride,
+        padding.unwrap_or(&zero),
+        None,
+        ceil_mode,
+    )?;
     let x = input.t.clone();
-    Ok(wrap(run(py, x.numel(), || pool::avg_pool("avg_pool1d", 1, &x, &Kind::Sliding(&o), count_include_pad, None))?))
+    Ok(wrap(run(py, x.numel(), || {
+        pool::avg_pool("avg_pool1d", 1, &x, &Kind::Sliding(&o), count_include_pad, None)
+    })?))
 }
 
 /// `output_size`: an int or a tuple whose entries may be None (keep the input's size).
@@ -251,10 +323,21 @@ fn output_size(obj: &Bound<'_, PyAny>) -> PyResult<Vec<Option<i64>>> {
 macro_rules! adaptive_avg_fn {
     ($name:ident, $dims:expr) => {
         #[pyfunction]
-        fn $name(py: Python<'_>, input: PyRef<'_, PyTensor>, output_size: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        fn $name(
+            py: Python<'_>,
+            input: PyRef<'_, PyTensor>,
+            output_size: &Bound<'_, PyAny>,
+        ) -> PyResult<PyTensor> {
             let x = input.t.clone();
-            let size = pool::adaptive_size(stringify!($name), &x, $dims, &self::output_size(output_size)?)?;
-            Ok(wrap(run(py, x.numel(), || pool::avg_pool(stringify!($name), $dims, &x, &Kind::Adaptive(size), true, None))?))
+            let size = pool::adaptive_size(
+                stringify!($name),
+                &x,
+                $dims,
+                &self::output_size(output_size)?,
+            )?;
+            Ok(wrap(run(py, x.numel(), || {
+                pool::avg_pool(stringify!($name), $dims, &x, &Kind::Adaptive(size), true, None)
+            })?))
         }
     };
 }
@@ -265,10 +348,22 @@ macro_rules! adaptive_max_fn {
     ($name:ident, $dims:expr) => {
         #[pyfunction]
         #[pyo3(signature = (input, output_size, return_indices=false))]
-        fn $name(py: Python<'_>, input: PyRef<'_, PyTensor>, output_size: &Bound<'_, PyAny>, return_indices: bool) -> PyResult<Py<PyAny>> {
+        fn $name(
+            py: Python<'_>,
+            input: PyRef<'_, PyTensor>,
+            output_size: &Bound<'_, PyAny>,
+            return_indices: bool,
+        ) -> PyResult<Py<PyAny>> {
             let x = input.t.clone();
-            let size = pool::adaptive_size(stringify!($name), &x, $dims, &self::output_size(output_size)?)?;
-            let r = run(py, x.numel(), || pool::max_pool(stringify!($name), $dims, &x, &Kind::Adaptive(size)))?;
+            let size = pool::adaptive_size(
+                stringify!($name),
+                &x,
+                $dims,
+                &self::output_size(output_size)?,
+            )?;
+            let r = run(py, x.numel(), || {
+                pool::max_pool(stringify!($name), $dims, &x, &Kind::Adaptive(size))
+            })?;
             values_or_pair(py, r, return_indices)
         }
     };
@@ -277,7 +372,13 @@ adaptive_max_fn!(adaptive_max_pool1d, 1);
 adaptive_max_fn!(adaptive_max_pool2d, 2);
 
 /// softmax / log_softmax: dim None takes PyTorch's legacy choice (0 for 0-, 1- and 3-D inputs, else 1).
-fn softmax_call(py: Python<'_>, input: &Tensor, dim: Option<i64>, dtype: Option<&Bound<'_, PyAny>>, log: bool) -> PyResult<PyTensor> {
+fn softmax_call(
+    py: Python<'_>,
+    input: &Tensor,
+    dim: Option<i64>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    log: bool,
+) -> PyResult<PyTensor> {
     let dim = dim.unwrap_or(if matches!(input.ndim(), 0 | 1 | 3) { 0 } else { 1 });
     let dtype = super::dtype::dtype_arg(dtype)?;
     let x = input.clone();
@@ -286,39 +387,78 @@ fn softmax_call(py: Python<'_>, input: &Tensor, dim: Option<i64>, dtype: Option<
 
 #[pyfunction(name = "softmax")]
 #[pyo3(signature = (input, dim=None, _stacklevel=3, dtype=None))]
-fn softmax_fn(py: Python<'_>, input: PyRef<'_, PyTensor>, dim: Option<i64>, _stacklevel: i64, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+fn softmax_fn(
+    py: Python<'_>,
+    input: PyRef<'_, PyTensor>,
+    dim: Option<i64>,
+    _stacklevel: i64,
+    dtype: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyTensor> {
     softmax_call(py, &input.t, dim, dtype, false)
 }
 
 #[pyfunction]
 #[pyo3(signature = (input, dim=None, _stacklevel=3, dtype=None))]
-fn log_softmax(py: Python<'_>, input: PyRef<'_, PyTensor>, dim: Option<i64>, _stacklevel: i64, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+fn log_softmax(
+    py: Python<'_>,
+    input: PyRef<'_, PyTensor>,
+    dim: Option<i64>,
+    _stacklevel: i64,
+    dtype: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyTensor> {
     softmax_call(py, &input.t, dim, dtype, true)
 }
 
 #[pymethods]
 impl PyTensor {
     #[pyo3(name = "softmax", signature = (dim, dtype=None))]
-    fn softmax_method(&self, py: Python<'_>, dim: i64, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+    fn softmax_method(
+        &self,
+        py: Python<'_>,
+        dim: i64,
+        dtype: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
         softmax_call(py, &self.t, Some(dim), dtype, false)
     }
     #[pyo3(name = "log_softmax", signature = (dim, dtype=None))]
-    fn log_softmax_method(&self, py: Python<'_>, dim: i64, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<PyTensor> {
+    fn log_softmax_method(
+        &self,
+        py: Python<'_>,
+        dim: i64,
+        dtype: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
         softmax_call(py, &self.t, Some(dim), dtype, true)
     }
 }
 
 #[pyfunction]
 #[pyo3(signature = (input, normalized_shape, weight=None, bias=None, eps=1e-5))]
-fn layer_norm(py: Python<'_>, input: PyRef<'_, PyTensor>, normalized_shape: &Bound<'_, PyAny>, weight: Option<PyRef<'_, PyTensor>>, bias: Option<PyRef<'_, PyTensor>>, eps: f64) -> PyResult<PyTensor> {
-    let shape: Vec<usize> = int_list(normalized_shape, "normalized_shape")?.iter().map(|&v| v.max(0) as usize).collect();
+fn layer_norm(
+    py: Python<'_>,
+    input: PyRef<'_, PyTensor>,
+    normalized_shape: &Bound<'_, PyAny>,
+    weight: Option<PyRef<'_, PyTensor>>,
+    bias: Option<PyRef<'_, PyTensor>>,
+    eps: f64,
+) -> PyResult<PyTensor> {
+    let shape: Vec<usize> = int_list(normalized_shape, "normalized_shape")?
+        .iter()
+        .map(|&v| v.max(0) as usize)
+        .collect();
     let (x, w, b) = (input.t.clone(), weight.map(|t| t.t.clone()), bias.map(|t| t.t.clone()));
-    Ok(wrap(run(py, x.numel(), || crate::ops::norm::layer_norm(&x, &shape, w.as_ref(), b.as_ref(), eps))?))
+    Ok(wrap(run(py, x.numel(), || {
+        crate::ops::norm::layer_norm(&x, &shape, w.as_ref(), b.as_ref(), eps)
+    })?))
 }
 
 #[pyfunction]
 #[pyo3(signature = (input, weight, bias=None))]
-fn linear(py: Python<'_>, input: PyRef<'_, PyTensor>, weight: PyRef<'_, PyTensor>, bias: Option<PyRef<'_, PyTensor>>) -> PyResult<PyTensor> {
+fn linear(
+    py: Python<'_>,
+    input: PyRef<'_, PyTensor>,
+    weight: PyRef<'_, PyTensor>,
+    bias: Option<PyRef<'_, PyTensor>>,
+) -> PyResult<PyTensor> {
     let (x, w, b) = (input.t.clone(), weight.t.clone(), bias.map(|t| t.t.clone()));
     let work = x.numel().saturating_mul(w.shape().first().copied().unwrap_or(1));
     Ok(wrap(run(py, work, || crate::ops::linalg::linear(&x, &w, b.as_ref()))?))

@@ -42,12 +42,21 @@ fn dtype_of(arr: &Bound<'_, PyUntypedArray>) -> PyResult<DType> {
 
 /// rumus.from_numpy: a tensor over the array's memory (writes visible both ways).
 pub fn from_numpy(obj: &Bound<'_, PyAny>) -> PyResult<Tensor> {
-    let arr = obj
-        .cast::<PyUntypedArray>()
-        .map_err(|_| PyTypeError::new_err(format!("expected np.ndarray (got {})", obj.get_type().name().map(|n| n.to_string()).unwrap_or_default())))?;
+    let arr = obj.cast::<PyUntypedArray>().map_err(|_| {
+        PyTypeError::new_err(format!(
+            "expected np.ndarray (got {})",
+            obj.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+        ))
+    })?;
     let dtype = dtype_of(arr)?;
     // Rust bools must be 0 or 1; NumPy treats any non-zero byte as True.
-    if dtype == DType::Bool && obj.call_method1("view", ("u1",))?.call_method1("__gt__", (1,))?.call_method0("any")?.is_truthy()? {
+    if dtype == DType::Bool
+        && obj
+            .call_method1("view", ("u1",))?
+            .call_method1("__gt__", (1,))?
+            .call_method0("any")?
+            .is_truthy()?
+    {
         return from_numpy(&obj.call_method1("__ne__", (false,))?);
     }
     let item = dtype.size() as isize;
@@ -67,16 +76,24 @@ pub fn from_numpy(obj: &Bound<'_, PyAny>) -> PyResult<Tensor> {
     // Read-only memory can't back a tensor that may be written in place, and
     // misaligned data can't be read as typed slices: those arrays are copied.
     let flags = unsafe { (*arr.as_array_ptr()).fields.flags };
-    if flags & numpy::npyffi::NPY_ARRAY_WRITEABLE == 0 || flags & numpy::npyffi::NPY_ARRAY_ALIGNED == 0 {
+    if flags & numpy::npyffi::NPY_ARRAY_WRITEABLE == 0
+        || flags & numpy::npyffi::NPY_ARRAY_ALIGNED == 0
+    {
         return from_numpy(&obj.call_method0("copy")?);
     }
-    let layout = Layout { shape: shape.iter().copied().collect(), strides: strides.iter().copied().collect(), offset: 0 };
+    let layout = Layout {
+        shape: shape.iter().copied().collect(),
+        strides: strides.iter().copied().collect(),
+        offset: 0,
+    };
     // Elements spanned from the data pointer (strides are non-negative).
     let span = if layout.numel() == 0 { 0 } else { layout.span().1 as usize };
     // SAFETY: PyArrayObject's data pointer is valid for the span its shape/strides
     // describe, as long as the array (held by the owner) lives.
     let data = unsafe { (*arr.as_array_ptr()).fields.data as *mut u8 };
-    let buf = unsafe { CpuBuffer::borrowed(data, span * dtype.size(), Box::new(ArrayOwner(obj.clone().unbind()))) };
+    let buf = unsafe {
+        CpuBuffer::borrowed(data, span * dtype.size(), Box::new(ArrayOwner(obj.clone().unbind())))
+    };
     Ok(Tensor::new(Arc::new(Storage::from_cpu(dtype, span, buf)), layout))
 }
 

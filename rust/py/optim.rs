@@ -9,17 +9,51 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 fn rule(kind: &str, h: &Bound<'_, PyDict>) -> PyResult<Rule> {
-    let f = |k: &str| -> PyResult<f64> { h.get_item(k)?.ok_or_else(|| PyKeyError::new_err(format!("optimizer hyperparameter '{}' missing", k)))?.extract() };
+    let f = |k: &str| -> PyResult<f64> {
+        h.get_item(k)?
+            .ok_or_else(|| {
+                PyKeyError::new_err(format!("optimizer hyperparameter '{}' missing", k))
+            })?
+            .extract()
+    };
     let b = |k: &str| -> PyResult<bool> { h.get_item(k)?.map_or(Ok(false), |v| v.is_truthy()) };
-    let betas = || -> PyResult<(f64, f64)> { h.get_item("betas")?.ok_or_else(|| PyKeyError::new_err("optimizer hyperparameter 'betas' missing"))?.extract() };
+    let betas = || -> PyResult<(f64, f64)> {
+        h.get_item("betas")?
+            .ok_or_else(|| PyKeyError::new_err("optimizer hyperparameter 'betas' missing"))?
+            .extract()
+    };
     let (lr, wd, maximize) = (f("lr")?, f("weight_decay")?, b("maximize")?);
     Ok(match kind {
-        "sgd" => Rule::Sgd { lr, momentum: f("momentum")?, dampening: f("dampening")?, nesterov: b("nesterov")?, wd, maximize },
+        "sgd" => Rule::Sgd {
+            lr,
+            momentum: f("momentum")?,
+            dampening: f("dampening")?,
+            nesterov: b("nesterov")?,
+            wd,
+            maximize,
+        },
         "adam" | "adamw" => {
             let (b1, b2) = betas()?;
-            Rule::Adam { lr, b1, b2, eps: f("eps")?, wd, amsgrad: b("amsgrad")?, maximize, decoupled: kind == "adamw" || b("decoupled_weight_decay")? }
+            Rule::Adam {
+                lr,
+                b1,
+                b2,
+                eps: f("eps")?,
+                wd,
+                amsgrad: b("amsgrad")?,
+                maximize,
+                decoupled: kind == "adamw" || b("decoupled_weight_decay")?,
+            }
         }
-        "rmsprop" => Rule::RmsProp { lr, alpha: f("alpha")?, eps: f("eps")?, wd, momentum: f("momentum")?, centered: b("centered")?, maximize },
+        "rmsprop" => Rule::RmsProp {
+            lr,
+            alpha: f("alpha")?,
+            eps: f("eps")?,
+            wd,
+            momentum: f("momentum")?,
+            centered: b("centered")?,
+            maximize,
+        },
         "adagrad" => Rule::Adagrad { lr, lr_decay: f("lr_decay")?, wd, eps: f("eps")?, maximize },
         "adamax" => {
             let (b1, b2) = betas()?;
@@ -27,11 +61,28 @@ fn rule(kind: &str, h: &Bound<'_, PyDict>) -> PyResult<Rule> {
         }
         "nadam" => {
             let (b1, b2) = betas()?;
-            Rule::NAdam { lr, b1, b2, eps: f("eps")?, wd, momentum_decay: f("momentum_decay")?, decoupled: b("decoupled_weight_decay")?, maximize }
+            Rule::NAdam {
+                lr,
+                b1,
+                b2,
+                eps: f("eps")?,
+                wd,
+                momentum_decay: f("momentum_decay")?,
+                decoupled: b("decoupled_weight_decay")?,
+                maximize,
+            }
         }
         "radam" => {
             let (b1, b2) = betas()?;
-            Rule::RAdam { lr, b1, b2, eps: f("eps")?, wd, decoupled: b("decoupled_weight_decay")?, maximize }
+            Rule::RAdam {
+                lr,
+                b1,
+                b2,
+                eps: f("eps")?,
+                wd,
+                decoupled: b("decoupled_weight_decay")?,
+                maximize,
+            }
         }
         _ => return Err(PyValueError::new_err(format!("unknown optimizer '{}'", kind))),
     })
@@ -67,7 +118,8 @@ fn _optimizer_step(
     py.detach(|| {
         // Large tensors split their own update over the team; the small ones
         // share it, several tensors at once, when there is enough work.
-        let (large, small): (Vec<usize>, Vec<usize>) = (0..n).partition(|&i| crate::optim::splits(p[i].numel()));
+        let (large, small): (Vec<usize>, Vec<usize>) =
+            (0..n).partition(|&i| crate::optim::splits(p[i].numel()));
         large.into_iter().try_for_each(one)?;
         let rest: usize = small.iter().map(|&i| p[i].numel()).sum();
         if small.len() > 1 && crate::backend::cpu::parallel(rest) {

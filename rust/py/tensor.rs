@@ -3,18 +3,18 @@
 
 use super::convert::{operand, operand_req, scalar, tensor_req, varargs_ints};
 use super::dtype::{device_arg, dtype_arg, PyDType, PyDevice};
-use crate::tensor::Device;
 use crate::ops::copy::{contiguous, copy_, item, to_dtype};
 use crate::ops::elementwise::{binary, binary_, Binary};
 use crate::ops::{linalg, Operand};
 use crate::tensor::layout::numel;
+use crate::tensor::Device;
 use crate::tensor::{DType, Scalar, Tensor};
 use pyo3::basic::CompareOp;
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::BoundObject;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyList, PyTuple, PyType};
+use pyo3::BoundObject;
 
 #[pyclass(name = "Tensor", module = "rumus", frozen, weakref, subclass)]
 pub struct PyTensor {
@@ -31,7 +31,11 @@ impl From<Tensor> for PyTensor {
 const RELEASE_GIL: usize = 1 << 16;
 
 /// Runs `f`, without the GIL when the work is large.
-pub fn run<R: Send>(py: Python<'_>, work: usize, f: impl FnOnce() -> crate::error::Result<R> + Send) -> PyResult<R> {
+pub fn run<R: Send>(
+    py: Python<'_>,
+    work: usize,
+    f: impl FnOnce() -> crate::error::Result<R> + Send,
+) -> PyResult<R> {
     if work >= RELEASE_GIL {
         Ok(py.detach(f)?)
     } else {
@@ -51,7 +55,13 @@ pub fn wrap(t: Tensor) -> PyTensor {
     PyTensor { t }
 }
 
-fn binop(py: Python<'_>, op: Binary, a: Operand, other: &Bound<'_, PyAny>, swap: bool) -> PyResult<Py<PyAny>> {
+fn binop(
+    py: Python<'_>,
+    op: Binary,
+    a: Operand,
+    other: &Bound<'_, PyAny>,
+    swap: bool,
+) -> PyResult<Py<PyAny>> {
     let Some(b) = operand(other)? else { return Ok(py.NotImplemented()) };
     let (x, y) = if swap { (b, a) } else { (a, b) };
     let work = numel(x.shape()).max(numel(y.shape()));
@@ -66,12 +76,17 @@ fn ibinop(py: Python<'_>, op: Binary, t: &Tensor, other: &Bound<'_, PyAny>) -> P
 
 /// Nested lists of Python numbers.
 fn to_list<'py>(py: Python<'py>, t: &Tensor) -> PyResult<Bound<'py, PyAny>> {
-    fn build<'py, T: Copy + IntoPyObject<'py, Error: Into<PyErr>>>(py: Python<'py>, data: &[T], shape: &[usize]) -> PyResult<Bound<'py, PyAny>> {
+    fn build<'py, T: Copy + IntoPyObject<'py, Error: Into<PyErr>>>(
+        py: Python<'py>,
+        data: &[T],
+        shape: &[usize],
+    ) -> PyResult<Bound<'py, PyAny>> {
         if shape.is_empty() {
             return Ok(data[0].into_pyobject(py).map_err(Into::into)?.into_any().into_bound());
         }
         let step = numel(&shape[1..]);
-        let items: PyResult<Vec<_>> = (0..shape[0]).map(|i| build(py, &data[i * step..], &shape[1..])).collect();
+        let items: PyResult<Vec<_>> =
+            (0..shape[0]).map(|i| build(py, &data[i * step..], &shape[1..])).collect();
         Ok(PyList::new(py, items?)?.into_any())
     }
     let shape = t.shape();
@@ -91,7 +106,11 @@ fn scalar_obj(py: Python<'_>, s: Scalar) -> PyResult<Py<PyAny>> {
 }
 
 /// Parses `.to(...)` arguments: a dtype, a device, a tensor (its dtype), or keywords.
-fn to_target(args: &Bound<'_, PyTuple>, dtype: Option<&Bound<'_, PyAny>>, device: Option<&Bound<'_, PyAny>>) -> PyResult<(Option<DType>, Option<Device>)> {
+fn to_target(
+    args: &Bound<'_, PyTuple>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    device: Option<&Bound<'_, PyAny>>,
+) -> PyResult<(Option<DType>, Option<Device>)> {
     let mut target = dtype_arg(dtype)?;
     let mut dev = device_arg(device)?;
     for a in args.iter() {
@@ -115,7 +134,11 @@ impl PyTensor {
     /// `Tensor(data)` copies numbers or arrays into float32, as `torch.Tensor` does.
     #[new]
     #[pyo3(signature = (data=None, requires_grad=false))]
-    fn py_new(py: Python<'_>, data: Option<&Bound<'_, PyAny>>, requires_grad: bool) -> PyResult<PyTensor> {
+    fn py_new(
+        py: Python<'_>,
+        data: Option<&Bound<'_, PyAny>>,
+        requires_grad: bool,
+    ) -> PyResult<PyTensor> {
         let t = match data {
             None => crate::ops::creation::full(&[0], Scalar::Float(0.0), DType::F32)?,
             Some(d) => match d.cast::<PyTensor>() {
@@ -240,7 +263,9 @@ impl PyTensor {
             n.retain(nr, &self.t);
             self.t.0.autograd.retains_grad.store(true, std::sync::atomic::Ordering::Relaxed);
         } else if !self.t.requires_grad() {
-            return Err(PyRuntimeError::new_err("can't retain_grad on Tensor that has requires_grad=False"));
+            return Err(PyRuntimeError::new_err(
+                "can't retain_grad on Tensor that has requires_grad=False",
+            ));
         }
         Ok(())
     }
@@ -256,8 +281,16 @@ impl PyTensor {
         create_graph: bool,
         inputs: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<()> {
-        let grads = gradient.filter(|g| !g.is_none()).map(|g| PyTuple::new(slf.py(), [g])).transpose()?;
-        super::autograd::backward(slf.py(), slf.as_any(), grads.as_ref().map(|g| g.as_any()), retain_graph, create_graph, inputs)
+        let grads =
+            gradient.filter(|g| !g.is_none()).map(|g| PyTuple::new(slf.py(), [g])).transpose()?;
+        super::autograd::backward(
+            slf.py(),
+            slf.as_any(),
+            grads.as_ref().map(|g| g.as_any()),
+            retain_graph,
+            create_graph,
+            inputs,
+        )
     }
     #[getter]
     fn grad(&self) -> Option<PyTensor> {
@@ -303,7 +336,9 @@ impl PyTensor {
     fn detach_(slf: Bound<'_, Self>) -> PyResult<Bound<'_, Self>> {
         let t = &slf.get().t;
         if t.is_view() && t.grad_fn().is_some() {
-            return Err(PyRuntimeError::new_err("Can't detach views in-place. Use detach() instead."));
+            return Err(PyRuntimeError::new_err(
+                "Can't detach views in-place. Use detach() instead.",
+            ));
         }
         *crate::tensor::lock(&t.0.autograd.grad_fn) = None;
         t.0.autograd.requires_grad.store(false, std::sync::atomic::Ordering::Relaxed);
@@ -314,7 +349,10 @@ impl PyTensor {
         self.detach()
     }
     #[getter]
-    fn __array_interface__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+    fn __array_interface__<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
         super::numpy::array_interface(py, &self.t)
     }
 
@@ -340,7 +378,11 @@ impl PyTensor {
         Ok(arr)
     }
     #[pyo3(signature = (dtype=None, copy=None))]
-    fn __array__<'py>(slf: &Bound<'py, Self>, dtype: Option<&Bound<'py, PyAny>>, copy: Option<bool>) -> PyResult<Bound<'py, PyAny>> {
+    fn __array__<'py>(
+        slf: &Bound<'py, Self>,
+        dtype: Option<&Bound<'py, PyAny>>,
+        copy: Option<bool>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let arr = Self::numpy(slf, copy == Some(true))?;
         match dtype {
             Some(d) if !d.is_none() => arr.call_method1("astype", (d,)),
@@ -373,7 +415,9 @@ impl PyTensor {
     }
     fn __index__(&self) -> PyResult<i64> {
         if self.t.dtype().is_float() || self.t.dtype() == DType::Bool || self.t.numel() != 1 {
-            return Err(PyTypeError::new_err("only integer tensors of a single element can be converted to an index"));
+            return Err(PyTypeError::new_err(
+                "only integer tensors of a single element can be converted to an index",
+            ));
         }
         Ok(item(&self.t)?.to_i64())
     }
@@ -440,7 +484,10 @@ impl PyTensor {
             return Ok(slf);
         }
         let t = slf.get().t.clone();
-        Bound::new(slf.py(), wrap(slf.py().detach(|| crate::ops::copy::to_device(&t, Device::Cpu))?))
+        Bound::new(
+            slf.py(),
+            wrap(slf.py().detach(|| crate::ops::copy::to_device(&t, Device::Cpu))?),
+        )
     }
     /// A copy on the GPU (the tensor itself when already there).
     fn gpu(slf: Bound<'_, Self>) -> PyResult<Bound<'_, Self>> {
@@ -448,12 +495,18 @@ impl PyTensor {
             return Ok(slf);
         }
         let t = slf.get().t.clone();
-        Bound::new(slf.py(), wrap(slf.py().detach(|| crate::ops::copy::to_device(&t, Device::Gpu))?))
+        Bound::new(
+            slf.py(),
+            wrap(slf.py().detach(|| crate::ops::copy::to_device(&t, Device::Gpu))?),
+        )
     }
     #[pyo3(signature = (dtype=None))]
     fn r#type(&self, py: Python<'_>, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
         match dtype_arg(dtype)? {
-            None => Ok(format!("rumus.{}", self.t.dtype().name()).into_pyobject(py)?.into_any().unbind()),
+            None => Ok(format!("rumus.{}", self.t.dtype().name())
+                .into_pyobject(py)?
+                .into_any()
+                .unbind()),
             Some(d) => Ok(Bound::new(py, wrap(to_dtype(&self.t, d)?))?.into_any().unbind()),
         }
     }
@@ -499,12 +552,10 @@ impl PyTensor {
         let v = match operand_req(value, "fill_")? {
             Operand::S(s) => s,
             Operand::T(t) if t.ndim() == 0 => item(&t)?,
-            Operand::T(t) => {
-                return Err(PyRuntimeError::new_err(format!(
-                    "fill_ only supports 0-dimension value tensor but got tensor with {} dimensions.",
-                    t.ndim()
-                )))
-            }
+            Operand::T(t) => return Err(PyRuntimeError::new_err(format!(
+                "fill_ only supports 0-dimension value tensor but got tensor with {} dimensions.",
+                t.ndim()
+            ))),
         };
         crate::ops::copy::fill_(&slf.get().t, v)?;
         Ok(slf)
@@ -527,19 +578,31 @@ impl PyTensor {
     }
     fn __neg__(&self, py: Python<'_>) -> PyResult<PyTensor> {
         let t = &self.t;
-        Ok(wrap(run(py, t.numel(), || crate::ops::elementwise::unary(crate::ops::elementwise::Unary::Neg, t))?))
+        Ok(wrap(run(py, t.numel(), || {
+            crate::ops::elementwise::unary(crate::ops::elementwise::Unary::Neg, t)
+        })?))
     }
     fn __pos__(slf: Bound<'_, Self>) -> Bound<'_, Self> {
         slf
     }
     fn __abs__(&self, py: Python<'_>) -> PyResult<PyTensor> {
         let t = &self.t;
-        Ok(wrap(run(py, t.numel(), || crate::ops::elementwise::unary(crate::ops::elementwise::Unary::Abs, t))?))
+        Ok(wrap(run(py, t.numel(), || {
+            crate::ops::elementwise::unary(crate::ops::elementwise::Unary::Abs, t)
+        })?))
     }
     fn __invert__(&self) -> PyResult<PyTensor> {
-        Ok(wrap(crate::ops::elementwise::unary(crate::ops::elementwise::Unary::BitwiseNot, &self.t)?))
+        Ok(wrap(crate::ops::elementwise::unary(
+            crate::ops::elementwise::Unary::BitwiseNot,
+            &self.t,
+        )?))
     }
-    fn __richcmp__(&self, py: Python<'_>, o: &Bound<'_, PyAny>, op: CompareOp) -> PyResult<Py<PyAny>> {
+    fn __richcmp__(
+        &self,
+        py: Python<'_>,
+        o: &Bound<'_, PyAny>,
+        op: CompareOp,
+    ) -> PyResult<Py<PyAny>> {
         let b = match op {
             CompareOp::Eq => Binary::Eq,
             CompareOp::Ne => Binary::Ne,
@@ -555,7 +618,12 @@ impl PyTensor {
     fn __getitem__(&self, py: Python<'_>, idx: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         Ok(wrap(super::index::getitem(py, &self.t, idx)?))
     }
-    fn __setitem__(&self, py: Python<'_>, idx: &Bound<'_, PyAny>, value: &Bound<'_, PyAny>) -> PyResult<()> {
+    fn __setitem__(
+        &self,
+        py: Python<'_>,
+        idx: &Bound<'_, PyAny>,
+        value: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
         super::index::setitem(py, &self.t, idx, value)
     }
 
@@ -619,13 +687,28 @@ arith_operators! {
 #[pymethods]
 impl PyTensor {
     // `**` takes an (unused) modulo argument.
-    fn __pow__(&self, py: Python<'_>, o: &Bound<'_, PyAny>, _modulo: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+    fn __pow__(
+        &self,
+        py: Python<'_>,
+        o: &Bound<'_, PyAny>,
+        _modulo: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
         binop(py, Binary::Pow, Operand::T(self.t.clone()), o, false)
     }
-    fn __rpow__(&self, py: Python<'_>, o: &Bound<'_, PyAny>, _modulo: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
+    fn __rpow__(
+        &self,
+        py: Python<'_>,
+        o: &Bound<'_, PyAny>,
+        _modulo: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Py<PyAny>> {
         binop(py, Binary::Pow, Operand::T(self.t.clone()), o, true)
     }
-    fn __ipow__(&self, py: Python<'_>, o: &Bound<'_, PyAny>, _modulo: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+    fn __ipow__(
+        &self,
+        py: Python<'_>,
+        o: &Bound<'_, PyAny>,
+        _modulo: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
         ibinop(py, Binary::Pow, &self.t, o)
     }
 }
@@ -635,7 +718,12 @@ pub fn number(obj: &Bound<'_, PyAny>) -> PyResult<Scalar> {
     if let Ok(t) = obj.cast::<PyTensor>() {
         return Ok(item(&t.get().t)?);
     }
-    scalar(obj).ok_or_else(|| PyValueError::new_err(format!("expected a number, got {}", obj.repr().map(|r| r.to_string()).unwrap_or_default())))
+    scalar(obj).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "expected a number, got {}",
+            obj.repr().map(|r| r.to_string()).unwrap_or_default()
+        ))
+    })
 }
 
 /// Sizes from varargs for view-like methods.

@@ -15,8 +15,16 @@ pub enum DType {
     F64,
 }
 
-pub const ALL_DTYPES: [DType; 8] =
-    [DType::Bool, DType::U8, DType::I32, DType::I64, DType::F16, DType::BF16, DType::F32, DType::F64];
+pub const ALL_DTYPES: [DType; 8] = [
+    DType::Bool,
+    DType::U8,
+    DType::I32,
+    DType::I64,
+    DType::F16,
+    DType::BF16,
+    DType::F32,
+    DType::F64,
+];
 
 impl DType {
     pub fn size(self) -> usize {
@@ -194,7 +202,9 @@ impl ResultType {
     pub fn result(&self) -> DType {
         fn combine(higher: Option<DType>, lower: Option<DType>) -> Option<DType> {
             match (higher, lower) {
-                (Some(h), Some(l)) if !h.is_float() && (h == DType::Bool || l.is_float()) => Some(promote(h, l)),
+                (Some(h), Some(l)) if !h.is_float() && (h == DType::Bool || l.is_float()) => {
+                    Some(promote(h, l))
+                }
                 (Some(h), _) => Some(h),
                 (None, l) => l,
             }
@@ -331,14 +341,38 @@ macro_rules! dispatch_all {
     ($dtype:expr, $T:ident => $body:expr) => {{
         use $crate::tensor::dtype::DType as __D;
         match $dtype {
-            __D::Bool => { type $T = bool; $body }
-            __D::U8 => { type $T = u8; $body }
-            __D::I32 => { type $T = i32; $body }
-            __D::I64 => { type $T = i64; $body }
-            __D::F16 => { type $T = half::f16; $body }
-            __D::BF16 => { type $T = half::bf16; $body }
-            __D::F32 => { type $T = f32; $body }
-            __D::F64 => { type $T = f64; $body }
+            __D::Bool => {
+                type $T = bool;
+                $body
+            }
+            __D::U8 => {
+                type $T = u8;
+                $body
+            }
+            __D::I32 => {
+                type $T = i32;
+                $body
+            }
+            __D::I64 => {
+                type $T = i64;
+                $body
+            }
+            __D::F16 => {
+                type $T = half::f16;
+                $body
+            }
+            __D::BF16 => {
+                type $T = half::bf16;
+                $body
+            }
+            __D::F32 => {
+                type $T = f32;
+                $body
+            }
+            __D::F64 => {
+                type $T = f64;
+                $body
+            }
         }
     }};
 }
@@ -349,15 +383,36 @@ macro_rules! dispatch_compute {
     ($dtype:expr, $T:ident => $body:expr) => {{
         use $crate::tensor::dtype::DType as __D;
         match $dtype {
-            __D::Bool => { type $T = bool; $body }
-            __D::U8 => { type $T = u8; $body }
-            __D::I32 => { type $T = i32; $body }
-            __D::I64 => { type $T = i64; $body }
-            __D::F32 => { type $T = f32; $body }
-            __D::F64 => { type $T = f64; $body }
+            __D::Bool => {
+                type $T = bool;
+                $body
+            }
+            __D::U8 => {
+                type $T = u8;
+                $body
+            }
+            __D::I32 => {
+                type $T = i32;
+                $body
+            }
+            __D::I64 => {
+                type $T = i64;
+                $body
+            }
+            __D::F32 => {
+                type $T = f32;
+                $body
+            }
+            __D::F64 => {
+                type $T = f64;
+                $body
+            }
             // Callers convert halves first; if one slips through, `Tensor::ptr`
             // reports the dtype mismatch as an error instead of reading garbage.
-            __D::F16 | __D::BF16 => { type $T = f32; $body }
+            __D::F16 | __D::BF16 => {
+                type $T = f32;
+                $body
+            }
         }
     }};
 }
@@ -368,8 +423,14 @@ macro_rules! dispatch_float {
     ($dtype:expr, $T:ident => $body:expr) => {{
         use $crate::tensor::dtype::DType as __D;
         match $dtype {
-            __D::F64 => { type $T = f64; $body }
-            _ => { type $T = f32; $body }
+            __D::F64 => {
+                type $T = f64;
+                $body
+            }
+            _ => {
+                type $T = f32;
+                $body
+            }
         }
     }};
 }

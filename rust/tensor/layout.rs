@@ -39,7 +39,12 @@ pub fn numel(shape: &[usize]) -> usize {
 pub fn try_vec<T: Clone>(n: usize, v: T) -> Result<Vec<T>> {
     let mut out = Vec::new();
     if out.try_reserve_exact(n).is_err() {
-        bail!(Runtime, "CPU out of memory: cannot allocate {} elements of {} bytes", n, std::mem::size_of::<T>());
+        bail!(
+            Runtime,
+            "CPU out of memory: cannot allocate {} elements of {} bytes",
+            n,
+            std::mem::size_of::<T>()
+        );
     }
     out.resize(n, v);
     Ok(out)
@@ -54,7 +59,13 @@ pub fn fmt_shape(shape: &[usize]) -> String {
 pub fn wrap_dim(dim: i64, ndim: usize) -> Result<usize> {
     let n = ndim.max(1) as i64; // a 0-d tensor accepts dims -1 and 0
     if dim < -n || dim >= n {
-        bail!(Index, "Dimension out of range (expected to be in range of [{}, {}], but got {})", -n, n - 1, dim);
+        bail!(
+            Index,
+            "Dimension out of range (expected to be in range of [{}, {}], but got {})",
+            -n,
+            n - 1,
+            dim
+        );
     }
     Ok(if dim < 0 { (dim + n) as usize } else { dim as usize })
 }
@@ -115,7 +126,11 @@ pub fn infer_shape(requested: &[i64], numel: usize) -> Result<Shape> {
     let mut shape: Shape = requested.iter().map(|&d| d.max(0) as usize).collect();
     let bad = || {
         let items: Vec<String> = requested.iter().map(|d| d.to_string()).collect();
-        crate::error::Error::Runtime(format!("shape '[{}]' is invalid for input of size {}", items.join(", "), numel))
+        crate::error::Error::Runtime(format!(
+            "shape '[{}]' is invalid for input of size {}",
+            items.join(", "),
+            numel
+        ))
     };
     match infer {
         Some(i) => {
@@ -221,10 +236,22 @@ impl Layout {
         let size = self.shape[d] as i64;
         let start = if start < 0 { start + size } else { start };
         if start < 0 || start > size {
-            bail!(Index, "start out of range (expected to be in range of [{}, {}], but got {})", -size, size, start);
+            bail!(
+                Index,
+                "start out of range (expected to be in range of [{}, {}], but got {})",
+                -size,
+                size,
+                start
+            );
         }
         if length < 0 || length > size - start {
-            bail!(Runtime, "start ({}) + length ({}) exceeds dimension size ({}).", start, length, size);
+            bail!(
+                Runtime,
+                "start ({}) + length ({}) exceeds dimension size ({}).",
+                start,
+                length,
+                size
+            );
         }
         self.slice(d, start as usize, (start + length) as usize, 1)
     }
@@ -233,7 +260,13 @@ impl Layout {
         let size = self.shape[dim] as i64;
         let i = if index < 0 { index + size } else { index };
         if i < 0 || i >= size {
-            bail!(Index, "index {} is out of bounds for dimension {} with size {}", index, dim, size);
+            bail!(
+                Index,
+                "index {} is out of bounds for dimension {} with size {}",
+                index,
+                dim,
+                size
+            );
         }
         let mut l = self.clone();
         l.offset = (self.offset as isize + i as isize * self.strides[dim]) as usize;
@@ -282,7 +315,11 @@ impl Layout {
         for (i, &want) in sizes.iter().enumerate() {
             if i < lead {
                 if want < 0 {
-                    bail!(Runtime, "expand: -1 is not allowed in a leading, non-existing dimension {}", i);
+                    bail!(
+                        Runtime,
+                        "expand: -1 is not allowed in a leading, non-existing dimension {}",
+                        i
+                    );
                 }
                 l.shape.push(want as usize);
                 l.strides.push(0);
@@ -330,7 +367,11 @@ impl Layout {
             return None;
         }
         if self.numel() == 0 || self.is_contiguous() {
-            return Some(Layout { shape: shape.into(), strides: contiguous_strides(shape), offset: self.offset });
+            return Some(Layout {
+                shape: shape.into(),
+                strides: contiguous_strides(shape),
+                offset: self.offset,
+            });
         }
         let mut new_strides: Strides = smallvec::smallvec![0; shape.len()];
         let mut view_d = shape.len() as isize - 1;
@@ -340,7 +381,9 @@ impl Layout {
         for td in (0..self.ndim()).rev() {
             tensor_numel *= self.shape[td];
             // End of a contiguous chunk of the old shape.
-            if td == 0 || (self.shape[td - 1] != 1 && self.strides[td - 1] != tensor_numel as isize * chunk_base_stride)
+            if td == 0
+                || (self.shape[td - 1] != 1
+                    && self.strides[td - 1] != tensor_numel as isize * chunk_base_stride)
             {
                 while view_d >= 0 && (view_numel < tensor_numel || shape[view_d as usize] == 1) {
                     new_strides[view_d as usize] = view_numel as isize * chunk_base_stride;
@@ -364,7 +407,10 @@ impl Layout {
     }
     /// Merges adjacent dims that can be walked with one stride and drops size-1
     /// dims, for several operands at once; kernels then loop over fewer, longer rows.
-    pub fn coalesce<const N: usize>(shape: &[usize], strides: [&[isize]; N]) -> (Shape, [Strides; N]) {
+    pub fn coalesce<const N: usize>(
+        shape: &[usize],
+        strides: [&[isize]; N],
+    ) -> (Shape, [Strides; N]) {
         let mut out_shape = Shape::new();
         let mut out_strides: [Strides; N] = std::array::from_fn(|_| Strides::new());
         for d in 0..shape.len() {
@@ -372,7 +418,8 @@ impl Layout {
                 continue;
             }
             if let Some(&last) = out_shape.last() {
-                let mergeable = (0..N).all(|k| *out_strides[k].last().unwrap() == strides[k][d] * shape[d] as isize);
+                let mergeable = (0..N)
+                    .all(|k| *out_strides[k].last().unwrap() == strides[k][d] * shape[d] as isize);
                 if mergeable {
                     *out_shape.last_mut().unwrap() = last * shape[d];
                     for k in 0..N {
@@ -422,7 +469,10 @@ mod tests {
         assert_eq!(u.shape.as_slice(), &[2, 3, 4, 1]);
         assert_eq!(u.squeeze(None).unwrap(), l);
         let e = Layout::contiguous(&[3, 1]).expand(&[2, -1, 5]).unwrap();
-        assert_eq!((e.shape.as_slice(), e.strides.as_slice()), (&[2usize, 3, 5][..], &[0isize, 1, 0][..]));
+        assert_eq!(
+            (e.shape.as_slice(), e.strides.as_slice()),
+            (&[2usize, 3, 5][..], &[0isize, 1, 0][..])
+        );
         assert!(Layout::contiguous(&[3]).expand(&[4]).is_err());
         assert_eq!(wrap_dim(-1, 3).unwrap(), 2);
         assert!(wrap_dim(3, 3).is_err());

@@ -54,7 +54,9 @@ pub fn memory_limit() -> usize {
             let mut info: libc::sysinfo = unsafe { std::mem::zeroed() };
             if unsafe { libc::sysinfo(&mut info) } == 0 {
                 let unit = info.mem_unit.max(1) as usize;
-                return (info.totalram as usize).saturating_add(info.totalswap as usize).saturating_mul(unit);
+                return (info.totalram as usize)
+                    .saturating_add(info.totalswap as usize)
+                    .saturating_mul(unit);
             }
         }
         usize::MAX
@@ -88,7 +90,13 @@ impl CpuBuffer {
         }
         // Outputs that kernels overwrite skip the zero-fill.
         // SAFETY: layout has a non-zero size.
-        let ptr = unsafe { if reuse { alloc(layout) } else { alloc_zeroed(layout) } };
+        let ptr = unsafe {
+            if reuse {
+                alloc(layout)
+            } else {
+                alloc_zeroed(layout)
+            }
+        };
         match NonNull::new(ptr) {
             Some(ptr) => Ok(CpuBuffer { ptr, nbytes, owner: CpuOwner::Owned }),
             None => bail!(Runtime, "CPU out of memory: tried to allocate {} bytes", nbytes),
@@ -173,7 +181,14 @@ fn map_huge(nbytes: usize, reuse: bool) -> Option<CpuBuffer> {
     let populate = if reuse { 0 } else { libc::MAP_POPULATE };
     // SAFETY: an anonymous private mapping; checked for failure below.
     let base = unsafe {
-        libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | populate, -1, 0)
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | populate,
+            -1,
+            0,
+        )
     };
     if base == libc::MAP_FAILED {
         return None;
@@ -181,7 +196,11 @@ fn map_huge(nbytes: usize, reuse: bool) -> Option<CpuBuffer> {
     let base = base as *mut u8;
     // SAFETY: [start, start + nbytes) lies inside the mapping; advice is only a hint.
     unsafe { libc::madvise(start(base) as *mut libc::c_void, nbytes, libc::MADV_HUGEPAGE) };
-    Some(CpuBuffer { ptr: NonNull::new(start(base))?, nbytes, owner: CpuOwner::Mapped { base, len } })
+    Some(CpuBuffer {
+        ptr: NonNull::new(start(base))?,
+        nbytes,
+        owner: CpuOwner::Mapped { base, len },
+    })
 }
 
 #[cfg(not(target_os = "linux"))]
@@ -194,7 +213,12 @@ impl Drop for CpuBuffer {
         match self.owner {
             CpuOwner::Owned if self.nbytes > 0 => {
                 // SAFETY: allocated in `zeroed` with this exact layout.
-                unsafe { dealloc(self.ptr.as_ptr(), AllocLayout::from_size_align_unchecked(self.nbytes, ALIGN)) }
+                unsafe {
+                    dealloc(
+                        self.ptr.as_ptr(),
+                        AllocLayout::from_size_align_unchecked(self.nbytes, ALIGN),
+                    )
+                }
             }
             #[cfg(target_os = "linux")]
             CpuOwner::Mapped { base, len } => cache::give(len, base),
@@ -249,7 +273,12 @@ impl Storage {
     fn nbytes(dtype: DType, len: usize) -> Result<usize> {
         match len.checked_mul(dtype.size()) {
             Some(n) => Ok(n),
-            None => bail!(Runtime, "cannot allocate {} elements of {}: size overflows", len, dtype.name()),
+            None => bail!(
+                Runtime,
+                "cannot allocate {} elements of {}: size overflows",
+                len,
+                dtype.name()
+            ),
         }
     }
     pub fn from_cpu(dtype: DType, len: usize, buf: CpuBuffer) -> Storage {
@@ -280,12 +309,21 @@ impl Storage {
     }
     /// GPU storage of `len` elements (see `gpu::elementwise::kind`), contents unspecified.
     pub fn on_gpu(dtype: DType, len: usize) -> Result<Storage> {
-        let Some(nbytes) = len.checked_mul(crate::backend::gpu::elementwise::elem_bytes(dtype)?) else { bail!(Runtime, "GPU out of memory: {} elements", len) };
+        let Some(nbytes) = len.checked_mul(crate::backend::gpu::elementwise::elem_bytes(dtype)?)
+        else {
+            bail!(Runtime, "GPU out of memory: {} elements", len)
+        };
         let buf = crate::backend::gpu::pool::alloc(nbytes as u64)?;
         Ok(Storage::from_gpu(dtype, len, buf))
     }
     pub fn from_gpu(dtype: DType, len: usize, buf: GpuBuffer) -> Storage {
-        Storage { dtype, len, version: AtomicU64::new(0), data: StorageData::Gpu(buf), cpu_ptr: AtomicPtr::new(std::ptr::null_mut()) }
+        Storage {
+            dtype,
+            len,
+            version: AtomicU64::new(0),
+            data: StorageData::Gpu(buf),
+            cpu_ptr: AtomicPtr::new(std::ptr::null_mut()),
+        }
     }
     pub fn device(&self) -> Device {
         match self.data {
@@ -306,7 +344,9 @@ impl Storage {
     pub fn gpu_buffer(&self) -> Result<&wgpu::Buffer> {
         match &self.data {
             StorageData::Gpu(b) => Ok(b.buffer()),
-            StorageData::Cpu(_) => bail!(Runtime, "internal error: a CPU tensor reached a GPU kernel"),
+            StorageData::Cpu(_) => {
+                bail!(Runtime, "internal error: a CPU tensor reached a GPU kernel")
+            }
         }
     }
 }

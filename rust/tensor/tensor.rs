@@ -152,7 +152,11 @@ impl Tensor {
     /// Tensor.requires_grad_(): only for leaves, as in PyTorch.
     pub fn set_requires_grad(&self, on: bool) -> Result<()> {
         if on && !self.dtype().is_float() {
-            bail!(Runtime, "only Tensors of floating point dtype can require gradients (got {})", self.dtype().name());
+            bail!(
+                Runtime,
+                "only Tensors of floating point dtype can require gradients (got {})",
+                self.dtype().name()
+            );
         }
         if !on && self.grad_fn().is_some() {
             bail!(
@@ -198,7 +202,12 @@ impl Tensor {
     /// on the CPU and hold `T`.
     pub fn ptr<T: Element>(&self) -> Result<*mut T> {
         if T::DTYPE != self.dtype() {
-            bail!(Runtime, "internal dtype mismatch: {} accessed as {}", self.dtype().name(), T::DTYPE.name());
+            bail!(
+                Runtime,
+                "internal dtype mismatch: {} accessed as {}",
+                self.dtype().name(),
+                T::DTYPE.name()
+            );
         }
         let base = self.0.storage.cpu_ptr()? as *mut T;
         // SAFETY: the layout offset lies within the storage by construction.

@@ -8,6 +8,7 @@ params struct is the last binding, packed as 4-byte words.
 tests/shaders is a package: test files import helpers with
 ``from .conftest import groups_1d`` (a bare ``conftest`` is tests/conftest.py).
 """
+
 import os
 import pathlib
 
@@ -67,9 +68,15 @@ class Harness:
             bufs.append(dev.create_buffer_with_data(data=data, usage=usage))
         words = pack(params)
         pbuf = dev.create_buffer_with_data(data=words.tobytes() or b"\0" * 4, usage=usage)
-        pipeline = dev.create_compute_pipeline(layout="auto", compute={"module": self.module(file, dtype), "entry_point": entry})
+        pipeline = dev.create_compute_pipeline(
+            layout="auto", compute={"module": self.module(file, dtype), "entry_point": entry}
+        )
         layout = pipeline.get_bind_group_layout(0)
-        entries = [{"binding": i, "resource": {"buffer": b, "offset": 0, "size": b.size}} for i, b in enumerate(bufs + [pbuf]) if b is not None]
+        entries = [
+            {"binding": i, "resource": {"buffer": b, "offset": 0, "size": b.size}}
+            for i, b in enumerate(bufs + [pbuf])
+            if b is not None
+        ]
         bind = dev.create_bind_group(layout=layout, entries=entries)
         enc = dev.create_command_encoder()
         cp = enc.begin_compute_pass()
@@ -84,7 +91,11 @@ class Harness:
                 out.append(None)
                 continue
             raw = dev.queue.read_buffer(b)
-            out.append(np.frombuffer(bytes(raw)[: np.asarray(a).nbytes], dtype=np.asarray(a).dtype).reshape(np.shape(a)).copy())
+            out.append(
+                np.frombuffer(bytes(raw)[: np.asarray(a).nbytes], dtype=np.asarray(a).dtype)
+                .reshape(np.shape(a))
+                .copy()
+            )
         return out
 
 

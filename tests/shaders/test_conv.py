@@ -16,12 +16,33 @@ def dtypes(gpu):
 def geom(n, c, h, w, k, s=(1, 1), p=(0, 0), d=(1, 1), out=None):
     """The CPU's Geom as a dict; out overrides (OH, OW) (asymmetric 'same' padding)."""
     if out is None:
-        out = tuple((size + 2 * pp - dd * (kk - 1) - 1) // ss + 1 for size, kk, ss, pp, dd in zip((h, w), k, s, p, d))
-    return dict(n=n, c=c, h=h, w=w, kh=k[0], kw=k[1], sh=s[0], sw=s[1], ph=p[0], pw=p[1], dh=d[0], dw=d[1], oh=out[0], ow=out[1])
+        out = tuple(
+            (size + 2 * pp - dd * (kk - 1) - 1) // ss + 1
+            for size, kk, ss, pp, dd in zip((h, w), k, s, p, d)
+        )
+    return dict(
+        n=n,
+        c=c,
+        h=h,
+        w=w,
+        kh=k[0],
+        kw=k[1],
+        sh=s[0],
+        sw=s[1],
+        ph=p[0],
+        pw=p[1],
+        dh=d[0],
+        dw=d[1],
+        oh=out[0],
+        ow=out[1],
+    )
 
 
 def params(g, x_off=0, col_off=0):
-    return [g[k] for k in ("n", "c", "h", "w", "kh", "kw", "sh", "sw", "ph", "pw", "dh", "dw", "oh", "ow")] + [x_off, col_off]
+    return [
+        g[k]
+        for k in ("n", "c", "h", "w", "kh", "kw", "sh", "sw", "ph", "pw", "dh", "dw", "oh", "ow")
+    ] + [x_off, col_off]
 
 
 def ref_im2col(x, g):
@@ -67,7 +88,9 @@ def run_im2col(gpu, x, g, dtype, entry="im2col", x_off=0, col_off=0, groups=None
     rows, cols = g["c"] * g["kh"] * g["kw"], g["n"] * g["oh"] * g["ow"]
     xa = np.concatenate([np.zeros(x_off, x.dtype), x.ravel()])
     out = np.full(col_off + rows * cols, 7, x.dtype)  # padding entries must be written as 0
-    res = gpu.run(F, entry, [xa, out], params(g, x_off, col_off), groups or im2col_groups(g), dtype=dtype)[1]
+    res = gpu.run(
+        F, entry, [xa, out], params(g, x_off, col_off), groups or im2col_groups(g), dtype=dtype
+    )[1]
     return res[col_off:].reshape(rows, cols)
 
 
@@ -75,7 +98,9 @@ def run_col2im(gpu, col, g, dtype, x_off=0, col_off=0, groups=None):
     n = g["n"] * g["c"] * g["h"] * g["w"]
     ca = np.concatenate([np.zeros(col_off, col.dtype), col.ravel()])
     out = np.full(x_off + n, 7, col.dtype)  # overwritten, not accumulated
-    res = gpu.run(F, "col2im", [ca, out], params(g, x_off, col_off), groups or groups_1d(n), dtype=dtype)[1]
+    res = gpu.run(
+        F, "col2im", [ca, out], params(g, x_off, col_off), groups or groups_1d(n), dtype=dtype
+    )[1]
     return res[x_off:].reshape(g["n"], g["c"], g["h"], g["w"])
 
 
@@ -120,7 +145,9 @@ def test_col2im_is_adjoint_of_im2col(gpu):
     g = GEOMS["stride_dilation_mixed"]
     rng = np.random.default_rng(1)
     x = rng.standard_normal((g["n"], g["c"], g["h"], g["w"])).astype(np.float32)
-    col = rng.standard_normal((g["c"] * g["kh"] * g["kw"], g["n"] * g["oh"] * g["ow"])).astype(np.float32)
+    col = rng.standard_normal((g["c"] * g["kh"] * g["kw"], g["n"] * g["oh"] * g["ow"])).astype(
+        np.float32
+    )
     lhs = np.sum(run_im2col(gpu, x, g, "f32").astype(np.float64) * col)
     rhs = np.sum(x.astype(np.float64) * run_col2im(gpu, col, g, "f32"))
     assert abs(lhs - rhs) < 1e-4 * max(1.0, abs(lhs))
@@ -130,10 +157,14 @@ def test_im2col_u32_words(gpu):
     """int32 / bool tensors: bit copies of 32-bit words, 0 in the padding."""
     g = GEOMS["stride2_pad1"]
     rng = np.random.default_rng(2)
-    x = rng.integers(-2**31, 2**31 - 1, (g["n"], g["c"], g["h"], g["w"]), dtype=np.int64).astype(np.int32)
+    x = rng.integers(-(2**31), 2**31 - 1, (g["n"], g["c"], g["h"], g["w"]), dtype=np.int64).astype(
+        np.int32
+    )
     got = run_im2col(gpu, x, g, "f32", entry="im2col_u32")
     np.testing.assert_array_equal(got, ref_im2col(x, g))
-    nanbits = np.full((g["n"], g["c"], g["h"], g["w"]), 0x7fa00001, np.uint32)  # any word, NaN payloads included
+    nanbits = np.full(
+        (g["n"], g["c"], g["h"], g["w"]), 0x7FA00001, np.uint32
+    )  # any word, NaN payloads included
     got = run_im2col(gpu, nanbits, g, "f32", entry="im2col_u32")
     np.testing.assert_array_equal(got, ref_im2col(nanbits, g))
 

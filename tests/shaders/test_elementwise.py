@@ -10,7 +10,9 @@ from .conftest import groups_1d
 F = "elementwise.wgsl"
 
 
-def params(n, op=0, flags=1, s0=0, s1=0, alpha=0, shape=(), offs=(0, 0, 0, 0), strides=((), (), (), ())):
+def params(
+    n, op=0, flags=1, s0=0, s1=0, alpha=0, shape=(), offs=(0, 0, 0, 0), strides=((), (), (), ())
+):
     """Packs the Params struct: a flat contiguous run unless shape/strides are given."""
     words = np.zeros(8 + 8 + 4 + 32, dtype=np.uint32)
     shp = list(shape) or [n]
@@ -19,7 +21,7 @@ def params(n, op=0, flags=1, s0=0, s1=0, alpha=0, shape=(), offs=(0, 0, 0, 0), s
     words[16:20] = offs
     for k, st in enumerate(strides):
         st = list(st) or [1]
-        words[20 + 8 * k: 20 + 8 * k + len(st)] = np.array(st, dtype=np.int32).view(np.uint32)
+        words[20 + 8 * k : 20 + 8 * k + len(st)] = np.array(st, dtype=np.int32).view(np.uint32)
     return words
 
 
@@ -28,15 +30,31 @@ def f32bits(v):
 
 
 # Bindings each entry point uses (a, b, c); the others stay unbound.
-USES = {"unary": "a", "binary": "ab", "compare": "ab", "classify": "a", "unary_i32": "a", "binary_i32": "ab",
-        "compare_i32": "ab", "copy": "a", "fill": "", "where_": "abc", "copy_t": "a", "cast_to_t": "a",
-        "cast_from_t": "a", "fill_t": "", "where_t": "abc"}
+USES = {
+    "unary": "a",
+    "binary": "ab",
+    "compare": "ab",
+    "classify": "a",
+    "unary_i32": "a",
+    "binary_i32": "ab",
+    "compare_i32": "ab",
+    "copy": "a",
+    "fill": "",
+    "where_": "abc",
+    "copy_t": "a",
+    "cast_to_t": "a",
+    "cast_from_t": "a",
+    "fill_t": "",
+    "where_t": "abc",
+}
 
 
 def run(gpu, entry, a=None, b=None, c=None, out=None, p=None, dtype="f32"):
     bufs = []
     for name, x in zip("abc", (a, b, c)):
-        bufs.append(None if name not in USES[entry] else (np.zeros(4, np.uint32) if x is None else x))
+        bufs.append(
+            None if name not in USES[entry] else (np.zeros(4, np.uint32) if x is None else x)
+        )
     return gpu.run(F, entry, bufs + [out], p, groups_1d(out.size), dtype=dtype)[3]
 
 
@@ -45,16 +63,40 @@ def erf(x):
 
 
 UNARY = [
-    (0, lambda x: -x, (-3, 3)), (1, np.abs, (-3, 3)), (2, np.sign, (-3, 3)), (3, np.square, (-3, 3)),
-    (4, lambda x: np.maximum(x, 0), (-3, 3)), (5, np.floor, (-3, 3)), (6, np.ceil, (-3, 3)), (7, np.round, (-3, 3)),
-    (8, np.trunc, (-3, 3)), (9, np.exp, (-5, 5)), (10, np.exp2, (-5, 5)), (11, np.log, (0.1, 5)), (12, np.log2, (0.1, 5)),
-    (13, np.log10, (0.1, 5)), (14, np.log1p, (-0.5, 5)), (15, np.expm1, (-3, 3)), (16, np.sqrt, (0, 5)),
-    (17, lambda x: 1 / np.sqrt(x), (0.1, 5)), (18, lambda x: 1 / x, (0.5, 5)), (19, np.sin, (-3, 3)), (20, np.cos, (-3, 3)),
-    (21, np.tan, (-1, 1)), (22, np.arcsin, (-0.9, 0.9)), (23, np.arccos, (-0.9, 0.9)), (24, np.arctan, (-3, 3)),
-    (25, np.sinh, (-3, 3)), (26, np.cosh, (-3, 3)), (27, np.tanh, (-30, 30)), (28, lambda x: 1 / (1 + np.exp(-x)), (-10, 10)),
-    (29, erf, (-3, 3)), (30, lambda x: 0.5 * x * (1 + erf(x / np.sqrt(2))), (-3, 3)),
-    (31, lambda x: 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3))), (-3, 3)),
-    (32, lambda x: x / (1 + np.exp(-x)), (-5, 5)), (33, lambda x: x * np.tanh(np.log1p(np.exp(x))), (-5, 5)),
+    (0, lambda x: -x, (-3, 3)),
+    (1, np.abs, (-3, 3)),
+    (2, np.sign, (-3, 3)),
+    (3, np.square, (-3, 3)),
+    (4, lambda x: np.maximum(x, 0), (-3, 3)),
+    (5, np.floor, (-3, 3)),
+    (6, np.ceil, (-3, 3)),
+    (7, np.round, (-3, 3)),
+    (8, np.trunc, (-3, 3)),
+    (9, np.exp, (-5, 5)),
+    (10, np.exp2, (-5, 5)),
+    (11, np.log, (0.1, 5)),
+    (12, np.log2, (0.1, 5)),
+    (13, np.log10, (0.1, 5)),
+    (14, np.log1p, (-0.5, 5)),
+    (15, np.expm1, (-3, 3)),
+    (16, np.sqrt, (0, 5)),
+    (17, lambda x: 1 / np.sqrt(x), (0.1, 5)),
+    (18, lambda x: 1 / x, (0.5, 5)),
+    (19, np.sin, (-3, 3)),
+    (20, np.cos, (-3, 3)),
+    (21, np.tan, (-1, 1)),
+    (22, np.arcsin, (-0.9, 0.9)),
+    (23, np.arccos, (-0.9, 0.9)),
+    (24, np.arctan, (-3, 3)),
+    (25, np.sinh, (-3, 3)),
+    (26, np.cosh, (-3, 3)),
+    (27, np.tanh, (-30, 30)),
+    (28, lambda x: 1 / (1 + np.exp(-x)), (-10, 10)),
+    (29, erf, (-3, 3)),
+    (30, lambda x: 0.5 * x * (1 + erf(x / np.sqrt(2))), (-3, 3)),
+    (31, lambda x: 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3))), (-3, 3)),
+    (32, lambda x: x / (1 + np.exp(-x)), (-5, 5)),
+    (33, lambda x: x * np.tanh(np.log1p(np.exp(x))), (-5, 5)),
 ]
 
 
@@ -73,9 +115,15 @@ def test_unary_arguments_and_special_values(gpu):
     leaky = run(gpu, "unary", a=x, out=np.zeros_like(x), p=params(6, 34, s0=f32bits(0.1)))
     np.testing.assert_allclose(leaky, np.where(x < 0, 0.1 * x, x), equal_nan=True)
     elu = run(gpu, "unary", a=x, out=np.zeros_like(x), p=params(6, 35, s0=f32bits(1.5)))
-    np.testing.assert_allclose(elu, np.where(x <= 0, 1.5 * np.expm1(x), x), rtol=1e-6, equal_nan=True)
-    sp = run(gpu, "unary", a=x, out=np.zeros_like(x), p=params(6, 36, s0=f32bits(2.0), s1=f32bits(20.0)))
-    np.testing.assert_allclose(sp, np.where(2 * x > 20, x, np.log1p(np.exp(2 * x)) / 2), rtol=1e-5, equal_nan=True)
+    np.testing.assert_allclose(
+        elu, np.where(x <= 0, 1.5 * np.expm1(x), x), rtol=1e-6, equal_nan=True
+    )
+    sp = run(
+        gpu, "unary", a=x, out=np.zeros_like(x), p=params(6, 36, s0=f32bits(2.0), s1=f32bits(20.0))
+    )
+    np.testing.assert_allclose(
+        sp, np.where(2 * x > 20, x, np.log1p(np.exp(2 * x)) / 2), rtol=1e-5, equal_nan=True
+    )
     relu = run(gpu, "unary", a=x, out=np.zeros_like(x), p=params(6, 4))
     assert np.isnan(relu[-1])  # NaN propagates, as in PyTorch
     for op in (22, 23):  # asin, acos
@@ -86,24 +134,37 @@ def test_unary_arguments_and_special_values(gpu):
         np.testing.assert_array_equal(np.isnan(got), np.isnan(x) | np.isnan(y), err_msg=str(op))
 
 
-@pytest.mark.parametrize("op,fn", [(19, np.sin), (20, np.cos), (21, np.tan)], ids=["sin", "cos", "tan"])
+@pytest.mark.parametrize(
+    "op,fn", [(19, np.sin), (20, np.cos), (21, np.tan)], ids=["sin", "cos", "tan"]
+)
 def test_trig_relative_accuracy(gpu, op, fn):
     """A few ulp relative, small arguments and those near multiples of pi/2
     included (drivers' builtins are only accurate in absolute terms)."""
     rng = np.random.default_rng(op)
     tiny = np.array([1e-30, 1e-8, 1e-5, 1e-3, -1e-5, 0.0], np.float32)
     near = (np.arange(-40, 41) * (np.pi / 2)).astype(np.float32)
-    x = np.concatenate([tiny, near, rng.uniform(-10, 10, 500), rng.uniform(-9e4, 9e4, 200)]).astype(np.float32)
+    x = np.concatenate([tiny, near, rng.uniform(-10, 10, 500), rng.uniform(-9e4, 9e4, 200)]).astype(
+        np.float32
+    )
     got = run(gpu, "unary", a=x, out=np.zeros_like(x), p=params(x.size, op)).astype(np.float64)
     want = fn(x.astype(np.float64))
     # 2-4 ulp of the result (4 · 2^-23 relative).
-    np.testing.assert_allclose(got, want, rtol=4 * 2.0 ** -23, atol=0)
+    np.testing.assert_allclose(got, want, rtol=4 * 2.0**-23, atol=0)
 
 
 BINARY = [
-    (0, lambda a, b: a + 2 * b), (1, lambda a, b: a - 2 * b), (2, np.multiply), (3, np.divide),
-    (4, lambda a, b: np.trunc(a / b)), (5, lambda a, b: np.floor(a / b)), (6, np.remainder), (7, np.fmod),
-    (8, np.power), (9, np.maximum), (10, np.minimum), (11, np.arctan2),
+    (0, lambda a, b: a + 2 * b),
+    (1, lambda a, b: a - 2 * b),
+    (2, np.multiply),
+    (3, np.divide),
+    (4, lambda a, b: np.trunc(a / b)),
+    (5, lambda a, b: np.floor(a / b)),
+    (6, np.remainder),
+    (7, np.fmod),
+    (8, np.power),
+    (9, np.maximum),
+    (10, np.minimum),
+    (11, np.arctan2),
 ]
 
 
@@ -111,13 +172,19 @@ BINARY = [
 def test_binary_broadcast(gpu, op, fn):
     rng = np.random.default_rng(op)
     a = rng.uniform(-3, 3, (5, 1)).astype(np.float32)
-    b = rng.uniform(0.5, 3, (1, 7)).astype(np.float32) * rng.choice([-1, 1], (1, 7)).astype(np.float32)
+    b = rng.uniform(0.5, 3, (1, 7)).astype(np.float32) * rng.choice([-1, 1], (1, 7)).astype(
+        np.float32
+    )
     if op == 8:
         a = np.abs(a) + 0.1
     out = np.zeros((5, 7), np.float32)
-    p = params(35, op, flags=0, alpha=f32bits(2.0), shape=(5, 7), strides=((7, 1), (1, 0), (0, 1), ()))
+    p = params(
+        35, op, flags=0, alpha=f32bits(2.0), shape=(5, 7), strides=((7, 1), (1, 0), (0, 1), ())
+    )
     got = run(gpu, "binary", a=a, b=b, out=out, p=p)
-    np.testing.assert_allclose(got, fn(a.astype(np.float64), b.astype(np.float64)), rtol=3e-6, atol=3e-6)
+    np.testing.assert_allclose(
+        got, fn(a.astype(np.float64), b.astype(np.float64)), rtol=3e-6, atol=3e-6
+    )
 
 
 def test_pow_negative_base_and_scalar_operand(gpu):
@@ -127,15 +194,32 @@ def test_pow_negative_base_and_scalar_operand(gpu):
     with np.errstate(all="ignore"):
         np.testing.assert_allclose(got, np.power(a, b), rtol=1e-6, equal_nan=True)
     # b as the scalar s1 (flag bit 2): a - 0.5
-    got = run(gpu, "binary", a=a, out=np.zeros(6, np.float32), p=params(6, 1, flags=1 | 4, s1=f32bits(0.5), alpha=f32bits(1.0)))
+    got = run(
+        gpu,
+        "binary",
+        a=a,
+        out=np.zeros(6, np.float32),
+        p=params(6, 1, flags=1 | 4, s1=f32bits(0.5), alpha=f32bits(1.0)),
+    )
     np.testing.assert_allclose(got, a - 0.5)
 
 
 def test_compare_and_classify(gpu):
     a = np.array([1.0, 2.0, np.nan, 3.0, 0.0, np.inf], np.float32)
     b = np.array([1.0, 3.0, 1.0, 2.0, 0.0, 1.0], np.float32)
-    for op, fn in enumerate([np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal,
-                             np.logical_and, np.logical_or, np.logical_xor]):
+    for op, fn in enumerate(
+        [
+            np.equal,
+            np.not_equal,
+            np.less,
+            np.less_equal,
+            np.greater,
+            np.greater_equal,
+            np.logical_and,
+            np.logical_or,
+            np.logical_xor,
+        ]
+    ):
         got = run(gpu, "compare", a=a, b=b, out=np.zeros(6, np.uint32), p=params(6, op))
         np.testing.assert_array_equal(got, fn(a, b).astype(np.uint32), err_msg=str(op))
     for op, fn in enumerate([np.isnan, np.isinf, np.isfinite, lambda x: x == 0]):
@@ -146,24 +230,63 @@ def test_compare_and_classify(gpu):
 def test_int_kernels(gpu):
     a = np.array([-7, -3, 0, 5, 9, 2], np.int32)
     b = np.array([2, -2, 3, -4, 3, 5], np.int32)
-    expect = {0: a + b, 1: a - b, 2: a * b, 4: np.trunc(a / b).astype(np.int32), 5: a // b, 6: np.remainder(a, b),
-              7: np.fmod(a, b), 9: np.maximum(a, b), 10: np.minimum(a, b), 12: a & b, 13: a | b, 14: a ^ b}
+    expect = {
+        0: a + b,
+        1: a - b,
+        2: a * b,
+        4: np.trunc(a / b).astype(np.int32),
+        5: a // b,
+        6: np.remainder(a, b),
+        7: np.fmod(a, b),
+        9: np.maximum(a, b),
+        10: np.minimum(a, b),
+        12: a & b,
+        13: a | b,
+        14: a ^ b,
+    }
     for op, want in expect.items():
         got = run(gpu, "binary_i32", a=a, b=b, out=np.zeros(6, np.int32), p=params(6, op, alpha=1))
         np.testing.assert_array_equal(got, want, err_msg=str(op))
     # Every sign combination, large magnitudes, i32 min / -1 (wraps) and a zero divisor (0).
     rng = np.random.default_rng(0)
-    ra = np.concatenate([rng.integers(-(1 << 31), 1 << 31, 200), [-(1 << 31), -(1 << 31), 7, -7]]).astype(np.int32)
-    rb = np.concatenate([rng.integers(-50, 50, 100), rng.integers(-(1 << 31), 1 << 31, 100), [-1, 3, 0, 0]]).astype(np.int32)
+    ra = np.concatenate(
+        [rng.integers(-(1 << 31), 1 << 31, 200), [-(1 << 31), -(1 << 31), 7, -7]]
+    ).astype(np.int32)
+    rb = np.concatenate(
+        [rng.integers(-50, 50, 100), rng.integers(-(1 << 31), 1 << 31, 100), [-1, 3, 0, 0]]
+    ).astype(np.int32)
     wide, bw = ra.astype(np.int64), np.where(rb == 0, 1, rb).astype(np.int64)
     trunc = np.sign(wide) * np.sign(bw) * (np.abs(wide) // np.abs(bw))
     expect = {4: trunc, 5: wide // bw, 6: np.remainder(wide, bw), 7: wide - bw * trunc}
     for op, want in expect.items():
-        got = run(gpu, "binary_i32", a=ra, b=rb, out=np.zeros(ra.size, np.int32), p=params(ra.size, op, alpha=1))
-        np.testing.assert_array_equal(got, np.where(rb == 0, 0, want).astype(np.int32), err_msg=str(op))
-    got = run(gpu, "binary_i32", a=np.abs(a), b=np.array([0, 1, 2, 3, 2, 1], np.int32), out=np.zeros(6, np.int32), p=params(6, 8, alpha=1))
+        got = run(
+            gpu,
+            "binary_i32",
+            a=ra,
+            b=rb,
+            out=np.zeros(ra.size, np.int32),
+            p=params(ra.size, op, alpha=1),
+        )
+        np.testing.assert_array_equal(
+            got, np.where(rb == 0, 0, want).astype(np.int32), err_msg=str(op)
+        )
+    got = run(
+        gpu,
+        "binary_i32",
+        a=np.abs(a),
+        b=np.array([0, 1, 2, 3, 2, 1], np.int32),
+        out=np.zeros(6, np.int32),
+        p=params(6, 8, alpha=1),
+    )
     np.testing.assert_array_equal(got, np.abs(a) ** np.array([0, 1, 2, 3, 2, 1]))
-    for op, fn in [(0, np.negative), (1, np.abs), (2, np.sign), (3, np.square), (4, lambda x: np.maximum(x, 0)), (40, np.invert)]:
+    for op, fn in [
+        (0, np.negative),
+        (1, np.abs),
+        (2, np.sign),
+        (3, np.square),
+        (4, lambda x: np.maximum(x, 0)),
+        (40, np.invert),
+    ]:
         got = run(gpu, "unary_i32", a=a, out=np.zeros(6, np.int32), p=params(6, op))
         np.testing.assert_array_equal(got, fn(a))
     got = run(gpu, "compare_i32", a=a, b=b, out=np.zeros(6, np.uint32), p=params(6, 2))
@@ -181,13 +304,15 @@ def test_copy_casts_and_strides(gpu):
     got = run(gpu, "copy", a=words, out=np.zeros(6, np.uint32), p=params(6, 0 | (3 << 4)))
     np.testing.assert_array_equal(got[[0, 2, 4]], [1, 0, 300 % 256])
     ints = np.array([-3, 0, 7], np.int32)
-    got = run(gpu, "copy", a=ints.view(np.uint32), out=np.zeros(3, np.uint32), p=params(3, 1 | (0 << 4)))
+    got = run(
+        gpu, "copy", a=ints.view(np.uint32), out=np.zeros(3, np.uint32), p=params(3, 1 | (0 << 4))
+    )
     np.testing.assert_array_equal(got.view(np.float32), [-3.0, 0.0, 7.0])
     # A transposed, offset source into a contiguous destination.
     src = np.arange(40, dtype=np.float32)
     p = params(12, 0, flags=0, shape=(3, 4), offs=(0, 5, 0, 0), strides=((4, 1), (1, 3), (), ()))
     got = run(gpu, "copy", a=src.view(np.uint32), out=np.zeros(12, np.uint32), p=p).view(np.float32)
-    np.testing.assert_array_equal(got.reshape(3, 4), src[5:5 + 12].reshape(4, 3).T)
+    np.testing.assert_array_equal(got.reshape(3, 4), src[5 : 5 + 12].reshape(4, 3).T)
 
 
 def test_fill_and_where(gpu):
@@ -196,7 +321,15 @@ def test_fill_and_where(gpu):
     np.testing.assert_array_equal(got.view(np.float32), np.full(300, 2.5, np.float32))
     c = np.array([1, 0, 1, 0], np.uint32)
     a = np.array([1.0, 2.0, 3.0, 4.0], np.float32).view(np.uint32)
-    got = run(gpu, "where_", a=a, b=np.zeros(4, np.uint32), c=c, out=np.zeros(4, np.uint32), p=params(4, flags=1 | 4, s1=f32bits(-1.0)))
+    got = run(
+        gpu,
+        "where_",
+        a=a,
+        b=np.zeros(4, np.uint32),
+        c=c,
+        out=np.zeros(4, np.uint32),
+        p=params(4, flags=1 | 4, s1=f32bits(-1.0)),
+    )
     np.testing.assert_array_equal(got.view(np.float32), [1.0, -1.0, 3.0, -1.0])
 
 
@@ -219,7 +352,7 @@ def test_float16_copy_and_fill(gpu):
     src = np.arange(40, dtype=np.float16) / 4
     p = params(12, 0, flags=0, shape=(3, 4), offs=(0, 5, 0, 0), strides=((4, 1), (1, 3), (), ()))
     got = run(gpu, "copy_t", a=src, out=np.zeros(12, np.float16), p=p, dtype="f16")
-    np.testing.assert_array_equal(got.reshape(3, 4), src[5:5 + 12].reshape(4, 3).T)
+    np.testing.assert_array_equal(got.reshape(3, 4), src[5 : 5 + 12].reshape(4, 3).T)
     # An odd count: the last element shares its word with one the kernel must not touch.
     out = np.full(302, -1.0, np.float16)
     got = run(gpu, "fill_t", out=out, p=params(301, s0=f32bits(1 / 3)), dtype="f16")
@@ -231,11 +364,25 @@ def test_float16_casts(gpu):
     need_f16(gpu)
     # To float16 (op = the source's kind): float32 rounds to nearest, overflows to inf.
     wide = np.array([70000.0, -1e6, 65504.0, 1 / 3, -2.75, np.nan], np.float32)
-    got = run(gpu, "cast_to_t", a=wide.view(np.uint32), out=np.zeros(6, np.float16), p=params(6, 0), dtype="f16")
+    got = run(
+        gpu,
+        "cast_to_t",
+        a=wide.view(np.uint32),
+        out=np.zeros(6, np.float16),
+        p=params(6, 0),
+        dtype="f16",
+    )
     with np.errstate(over="ignore"):
         np.testing.assert_array_equal(got, wide.astype(np.float16))
     ints = np.array([-3, 0, 2049], np.int32)
-    got = run(gpu, "cast_to_t", a=ints.view(np.uint32), out=np.zeros(3, np.float16), p=params(3, 1), dtype="f16")
+    got = run(
+        gpu,
+        "cast_to_t",
+        a=ints.view(np.uint32),
+        out=np.zeros(3, np.float16),
+        p=params(3, 1),
+        dtype="f16",
+    )
     np.testing.assert_array_equal(got, ints.astype(np.float16))
     words = np.array([1, 0, 255], np.uint32)  # bool and uint8 words
     got = run(gpu, "cast_to_t", a=words, out=np.zeros(3, np.float16), p=params(3, 3), dtype="f16")
@@ -260,7 +407,14 @@ def test_float16_where(gpu):
     got = run(gpu, "where_t", a=a, b=b, c=c, out=np.zeros(5, np.float16), p=params(5), dtype="f16")
     np.testing.assert_array_equal(got, np.where(c != 0, a, b))
     # b a scalar (float32 bits, rounded to float16 on the store).
-    got = run(gpu, "where_t", a=a, b=np.zeros(2, np.float16), c=c, out=np.zeros(5, np.float16),
-              p=params(5, flags=1 | 4, s1=f32bits(0.1)), dtype="f16")
+    got = run(
+        gpu,
+        "where_t",
+        a=a,
+        b=np.zeros(2, np.float16),
+        c=c,
+        out=np.zeros(5, np.float16),
+        p=params(5, flags=1 | 4, s1=f32bits(0.1)),
+        dtype="f16",
+    )
     np.testing.assert_array_equal(got, np.where(c != 0, a, np.float16(0.1)))
-

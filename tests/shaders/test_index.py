@@ -20,7 +20,7 @@ def npd(dtype):
 def pad(x, before, after=3, fill=SENT):
     """x placed at element offset `before` in a larger buffer (a view)."""
     out = np.full(before + x.size + after, fill, dtype=x.dtype)
-    out[before: before + x.size] = x.reshape(-1)
+    out[before : before + x.size] = x.reshape(-1)
     return out
 
 
@@ -34,13 +34,21 @@ def along_params(n, k, inner, idx_off, small_off, big_off, st_outer, st_dim, st_
 
 # ---- take / put ----
 
+
 def test_take(gpu):
     rng = np.random.default_rng(0)
     for dtype in dtypes(gpu):
         src = rng.standard_normal(500).astype(npd(dtype))
         n = 1000  # several workgroups, not a multiple of 256; repeated offsets
         offs = rng.integers(-4, 496, n).astype(np.int32)  # relative to src_off = 4
-        out = gpu.run(F, "take", [pad(src, 0), pad(offs, 2), np.zeros(n + 5, npd(dtype))], flat_params(n, 4, 2, 5), groups_1d(n), dtype=dtype)[2]
+        out = gpu.run(
+            F,
+            "take",
+            [pad(src, 0), pad(offs, 2), np.zeros(n + 5, npd(dtype))],
+            flat_params(n, 4, 2, 5),
+            groups_1d(n),
+            dtype=dtype,
+        )[2]
         np.testing.assert_array_equal(out[5:], src[4 + offs])
         assert np.all(out[:5] == 0)
 
@@ -48,10 +56,15 @@ def test_take(gpu):
 def test_take_x32_ints_and_bools(gpu):
     rng = np.random.default_rng(1)
     n = 1300
-    for src in (rng.integers(-2 ** 31, 2 ** 31, 300).astype(np.int32), rng.integers(0, 2, 300).astype(np.uint32)):
+    for src in (
+        rng.integers(-(2**31), 2**31, 300).astype(np.int32),
+        rng.integers(0, 2, 300).astype(np.uint32),
+    ):
         offs = rng.integers(0, 300, n).astype(np.int32)
         # A (2, 3) grid: the flat id must include gid.y.
-        out = gpu.run(F, "take_x32", [src, offs, np.zeros(n, src.dtype)], flat_params(n, 0, 0, 0), (2, 3, 1))[2]
+        out = gpu.run(
+            F, "take_x32", [src, offs, np.zeros(n, src.dtype)], flat_params(n, 0, 0, 0), (2, 3, 1)
+        )[2]
         np.testing.assert_array_equal(out, src[offs])
 
 
@@ -62,7 +75,14 @@ def test_put(gpu):
         n = 600
         offs = rng.permutation(800)[:n].astype(np.int32)
         vals = rng.standard_normal(n).astype(npd(dtype))
-        got = gpu.run(F, "put", [pad(vals, 3), pad(offs, 1), pad(dst, 6)], flat_params(n, 3, 1, 6), groups_1d(n), dtype=dtype)[2]
+        got = gpu.run(
+            F,
+            "put",
+            [pad(vals, 3), pad(offs, 1), pad(dst, 6)],
+            flat_params(n, 3, 1, 6),
+            groups_1d(n),
+            dtype=dtype,
+        )[2]
         want = dst.copy()
         want[offs] = vals
         np.testing.assert_array_equal(got[6:-3], want)
@@ -81,7 +101,9 @@ def test_put_x32_and_repeated_offsets(gpu):
     np.testing.assert_array_equal(got[rest], dst[rest])
     b = rng.integers(0, 2, 300).astype(np.uint32)
     o = rng.permutation(400)[:300].astype(np.int32)
-    got = gpu.run(F, "put_x32", [b, o, np.full(400, 7, np.uint32)], flat_params(300, 0, 0, 0), groups_1d(300))[2]
+    got = gpu.run(
+        F, "put_x32", [b, o, np.full(400, 7, np.uint32)], flat_params(300, 0, 0, 0), groups_1d(300)
+    )[2]
     want = np.full(400, 7, np.uint32)
     want[o] = b
     np.testing.assert_array_equal(got, want)
@@ -92,11 +114,25 @@ def test_take_and_put_through_a_window(gpu):
     # elements at or past `lim` are skipped (another dispatch covers them).
     src = np.arange(10, dtype=np.float32) + 100
     offs = np.array([7, 2, 9, 5], np.int32)
-    out = gpu.run(F, "take", [src, offs, np.full(4, -1.0, np.float32)], flat_params(4, -2, 0, 0, lim=6), groups_1d(4))[2]
+    out = gpu.run(
+        F,
+        "take",
+        [src, offs, np.full(4, -1.0, np.float32)],
+        flat_params(4, -2, 0, 0, lim=6),
+        groups_1d(4),
+    )[2]
     np.testing.assert_array_equal(out, [105.0, 100.0, -1.0, 103.0])  # 9 - 2 = 7 >= lim: skipped
     vals = np.array([1.0, 2.0, 3.0, 4.0], np.float32)
-    got = gpu.run(F, "put_add", [vals, offs, np.zeros(10, np.float32)], flat_params(4, 0, 0, -5, lim=3), groups_1d(4))[2]
-    np.testing.assert_array_equal(got, [4.0, 0, 1.0, 0, 0, 0, 0, 0, 0, 0])  # 7-5=2 and 5-5=0 land; 2-5 < 0 and 9-5 >= 3 skip
+    got = gpu.run(
+        F,
+        "put_add",
+        [vals, offs, np.zeros(10, np.float32)],
+        flat_params(4, 0, 0, -5, lim=3),
+        groups_1d(4),
+    )[2]
+    np.testing.assert_array_equal(
+        got, [4.0, 0, 1.0, 0, 0, 0, 0, 0, 0, 0]
+    )  # 7-5=2 and 5-5=0 land; 2-5 < 0 and 9-5 >= 3 skip
 
 
 def test_put_add_duplicates(gpu):
@@ -105,14 +141,22 @@ def test_put_add_duplicates(gpu):
     dst = rng.standard_normal(40).astype(np.float32)
     offs = rng.integers(0, 17, n).astype(np.int32)  # heavy contention on 17 slots
     vals = rng.standard_normal(n).astype(np.float32)
-    got = gpu.run(F, "put_add", [pad(vals, 2), offs, pad(dst, 1)], flat_params(n, 2, 0, 1), groups_1d(n))[2]
+    got = gpu.run(
+        F, "put_add", [pad(vals, 2), offs, pad(dst, 1)], flat_params(n, 2, 0, 1), groups_1d(n)
+    )[2]
     want = dst.astype(np.float64)
     np.add.at(want, offs, vals.astype(np.float64))
     # Summation order differs: a few ulps of the partial sums' magnitude.
     np.testing.assert_allclose(got[1:-3], want, rtol=1e-5, atol=2e-5 * np.sqrt(n / 17))
     assert got[0] == SENT and np.all(got[-3:] == SENT)
     ints = rng.integers(-1000, 1000, n).astype(np.int32)
-    got = gpu.run(F, "put_add_i32", [ints, offs, np.zeros(40, np.int32)], flat_params(n, 0, 0, 0), groups_1d(n))[2]
+    got = gpu.run(
+        F,
+        "put_add_i32",
+        [ints, offs, np.zeros(40, np.int32)],
+        flat_params(n, 0, 0, 0),
+        groups_1d(n),
+    )[2]
     want = np.zeros(40, np.int64)
     np.add.at(want, offs, ints)
     np.testing.assert_array_equal(got, want)
@@ -120,18 +164,29 @@ def test_put_add_duplicates(gpu):
 
 # ---- index_select / gather / scatter ----
 
-@pytest.mark.parametrize("shape,dim", [((3, 7, 5), 1), ((40, 6), 0), ((6, 45), 1), ((2, 300, 3), 1)])
+
+@pytest.mark.parametrize(
+    "shape,dim", [((3, 7, 5), 1), ((40, 6), 0), ((6, 45), 1), ((2, 300, 3), 1)]
+)
 def test_index_select(gpu, shape, dim):
     rng = np.random.default_rng(5)
-    outer, size, inner = int(np.prod(shape[:dim])), shape[dim], int(np.prod(shape[dim + 1:]))
+    outer, size, inner = int(np.prod(shape[:dim])), shape[dim], int(np.prod(shape[dim + 1 :]))
     k = 11 if size < 100 else 290
     idx = rng.integers(0, size, k).astype(np.int32)  # with repeats
     for dtype in dtypes(gpu):
         src = rng.standard_normal(shape).astype(npd(dtype))
         n = outer * k * inner
-        out = gpu.run(F, "index_select", [pad(src, 4), pad(idx, 1), np.zeros(n + 2, npd(dtype))],
-                      along_params(n, k, inner, 1, 2, 4, size * inner, inner), groups_1d(n), dtype=dtype)[2]
-        np.testing.assert_array_equal(out[2:].reshape(shape[:dim] + (k,) + shape[dim + 1:]), np.take(src, idx, axis=dim))
+        out = gpu.run(
+            F,
+            "index_select",
+            [pad(src, 4), pad(idx, 1), np.zeros(n + 2, npd(dtype))],
+            along_params(n, k, inner, 1, 2, 4, size * inner, inner),
+            groups_1d(n),
+            dtype=dtype,
+        )[2]
+        np.testing.assert_array_equal(
+            out[2:].reshape(shape[:dim] + (k,) + shape[dim + 1 :]), np.take(src, idx, axis=dim)
+        )
 
 
 def test_index_select_strided_and_x32(gpu):
@@ -140,29 +195,63 @@ def test_index_select_strided_and_x32(gpu):
     idx = rng.integers(0, 30, 8).astype(np.int32)
     # view t = base.T: t[v, i] at v·1 + i·30; index_select(t, 0, idx).
     n = 8 * 9
-    out = gpu.run(F, "index_select_x32", [base, idx, np.zeros(n, np.int32)], along_params(n, 8, 9, 0, 0, 0, 0, 1, 30), groups_1d(n))[2]
+    out = gpu.run(
+        F,
+        "index_select_x32",
+        [base, idx, np.zeros(n, np.int32)],
+        along_params(n, 8, 9, 0, 0, 0, 0, 1, 30),
+        groups_1d(n),
+    )[2]
     np.testing.assert_array_equal(out.reshape(8, 9), base.T[idx])
 
 
-@pytest.mark.parametrize("src_shape,idx_shape,dim", [((4, 6, 3), (4, 5, 3), 1), ((4, 6, 3), (2, 9, 3), 1), ((300, 4), (700, 4), 0), ((5, 260), (5, 300), 1)])
+@pytest.mark.parametrize(
+    "src_shape,idx_shape,dim",
+    [
+        ((4, 6, 3), (4, 5, 3), 1),
+        ((4, 6, 3), (2, 9, 3), 1),
+        ((300, 4), (700, 4), 0),
+        ((5, 260), (5, 300), 1),
+    ],
+)
 def test_gather(gpu, src_shape, idx_shape, dim):
     rng = np.random.default_rng(7)
     outer = int(np.prod(idx_shape[:dim]))
-    inner = int(np.prod(idx_shape[dim + 1:]))
+    inner = int(np.prod(idx_shape[dim + 1 :]))
     size, k = src_shape[dim], idx_shape[dim]
-    sinner = int(np.prod(src_shape[dim + 1:]))
+    sinner = int(np.prod(src_shape[dim + 1 :]))
     assert sinner == inner
     index = rng.integers(0, size, idx_shape).astype(np.int32)
     n = index.size
     for dtype in dtypes(gpu):
         src = rng.standard_normal(src_shape).astype(npd(dtype))
-        out = gpu.run(F, "gather", [pad(src, 1), pad(index, 3), np.zeros(n, npd(dtype))],
-                      along_params(n, k, inner, 3, 0, 1, size * inner, inner), groups_1d(n), dtype=dtype)[2]
-        want = np.take_along_axis(src[tuple(slice(0, s) if d < dim else slice(None) for d, s in enumerate(idx_shape))], index, axis=dim)
+        out = gpu.run(
+            F,
+            "gather",
+            [pad(src, 1), pad(index, 3), np.zeros(n, npd(dtype))],
+            along_params(n, k, inner, 3, 0, 1, size * inner, inner),
+            groups_1d(n),
+            dtype=dtype,
+        )[2]
+        want = np.take_along_axis(
+            src[tuple(slice(0, s) if d < dim else slice(None) for d, s in enumerate(idx_shape))],
+            index,
+            axis=dim,
+        )
         np.testing.assert_array_equal(out.reshape(idx_shape), want)
     src = rng.integers(-5, 5, src_shape).astype(np.int32)
-    out = gpu.run(F, "gather_x32", [src, index, np.zeros(n, np.int32)], along_params(n, k, inner, 0, 0, 0, size * inner, inner), (2, 3, 1) if n <= 1536 else groups_1d(n))[2]
-    want = np.take_along_axis(src[tuple(slice(0, s) if d < dim else slice(None) for d, s in enumerate(idx_shape))], index, axis=dim)
+    out = gpu.run(
+        F,
+        "gather_x32",
+        [src, index, np.zeros(n, np.int32)],
+        along_params(n, k, inner, 0, 0, 0, size * inner, inner),
+        (2, 3, 1) if n <= 1536 else groups_1d(n),
+    )[2]
+    want = np.take_along_axis(
+        src[tuple(slice(0, s) if d < dim else slice(None) for d, s in enumerate(idx_shape))],
+        index,
+        axis=dim,
+    )
     np.testing.assert_array_equal(out.reshape(idx_shape), want)
 
 
@@ -182,36 +271,66 @@ def test_scatter_unique_targets(gpu):
     rng = np.random.default_rng(8)
     dst_shape, idx_shape, dim = (4, 10, 3), (4, 7, 3), 1
     # Along dim, each (o, i) column gets distinct targets so the result is defined.
-    index = np.stack([np.stack([rng.permutation(10)[:7] for _ in range(3)], axis=1) for _ in range(4)]).astype(np.int32)
+    index = np.stack(
+        [np.stack([rng.permutation(10)[:7] for _ in range(3)], axis=1) for _ in range(4)]
+    ).astype(np.int32)
     assert index.shape == idx_shape
     n = index.size
     for dtype in dtypes(gpu):
         dst = rng.standard_normal(dst_shape).astype(npd(dtype))
         vals = rng.standard_normal(idx_shape).astype(npd(dtype))
-        got = gpu.run(F, "scatter", [pad(vals, 2), pad(index, 1), pad(dst, 5)], along_params(n, 7, 3, 1, 2, 5, 30, 3), groups_1d(n), dtype=dtype)[2]
-        np.testing.assert_array_equal(got[5:-3].reshape(dst_shape), scatter_ref(dst, dim, index, vals, False))
+        got = gpu.run(
+            F,
+            "scatter",
+            [pad(vals, 2), pad(index, 1), pad(dst, 5)],
+            along_params(n, 7, 3, 1, 2, 5, 30, 3),
+            groups_1d(n),
+            dtype=dtype,
+        )[2]
+        np.testing.assert_array_equal(
+            got[5:-3].reshape(dst_shape), scatter_ref(dst, dim, index, vals, False)
+        )
         assert np.all(got[:5] == SENT) and np.all(got[-3:] == SENT)
     dst = rng.integers(0, 2, dst_shape).astype(np.uint32)
     vals = rng.integers(0, 2, idx_shape).astype(np.uint32)
-    got = gpu.run(F, "scatter_x32", [vals, index, dst], along_params(n, 7, 3, 0, 0, 0, 30, 3), groups_1d(n))[2]
+    got = gpu.run(
+        F, "scatter_x32", [vals, index, dst], along_params(n, 7, 3, 0, 0, 0, 30, 3), groups_1d(n)
+    )[2]
     np.testing.assert_array_equal(got.reshape(dst_shape), scatter_ref(dst, dim, index, vals, False))
 
 
-@pytest.mark.parametrize("dst_shape,idx_shape,dim", [((4, 5, 3), (4, 9, 3), 1), ((6, 70), (6, 200), 1), ((3, 8), (2, 8), 0)])
+@pytest.mark.parametrize(
+    "dst_shape,idx_shape,dim",
+    [((4, 5, 3), (4, 9, 3), 1), ((6, 70), (6, 200), 1), ((3, 8), (2, 8), 0)],
+)
 def test_scatter_add_duplicates(gpu, dst_shape, idx_shape, dim):
     rng = np.random.default_rng(9)
     outer = int(np.prod(idx_shape[:dim]))
-    inner = int(np.prod(idx_shape[dim + 1:]))
+    inner = int(np.prod(idx_shape[dim + 1 :]))
     size, k = dst_shape[dim], idx_shape[dim]
     index = rng.integers(0, size, idx_shape).astype(np.int32)
     n = index.size
     dst = rng.standard_normal(dst_shape).astype(np.float32)
     vals = rng.standard_normal(idx_shape).astype(np.float32)
-    got = gpu.run(F, "scatter_add", [vals, index, pad(dst, 2)], along_params(n, k, inner, 0, 0, 2, size * inner, inner), groups_1d(n))[2]
-    np.testing.assert_allclose(got[2:-3].reshape(dst_shape), scatter_ref(dst, dim, index, vals, True), rtol=1e-5, atol=1e-5)
+    got = gpu.run(
+        F,
+        "scatter_add",
+        [vals, index, pad(dst, 2)],
+        along_params(n, k, inner, 0, 0, 2, size * inner, inner),
+        groups_1d(n),
+    )[2]
+    np.testing.assert_allclose(
+        got[2:-3].reshape(dst_shape), scatter_ref(dst, dim, index, vals, True), rtol=1e-5, atol=1e-5
+    )
     ints = rng.integers(-50, 50, idx_shape).astype(np.int32)
     d0 = rng.integers(-50, 50, dst_shape).astype(np.int32)
-    got = gpu.run(F, "scatter_add_i32", [ints, index, d0], along_params(n, k, inner, 0, 0, 0, size * inner, inner), groups_1d(n))[2]
+    got = gpu.run(
+        F,
+        "scatter_add_i32",
+        [ints, index, d0],
+        along_params(n, k, inner, 0, 0, 0, size * inner, inner),
+        groups_1d(n),
+    )[2]
     np.testing.assert_array_equal(got.reshape(dst_shape), scatter_ref(d0, dim, index, ints, True))
 
 
@@ -222,7 +341,13 @@ def test_embedding_backward_is_scatter_add_dim0(gpu):
     grad_out = rng.standard_normal((m, d)).astype(np.float32)
     index = np.repeat(tokens[:, None], d, axis=1)
     n = m * d
-    got = gpu.run(F, "scatter_add", [grad_out, index, np.zeros((vocab, d), np.float32)], along_params(n, m, d, 0, 0, 0, vocab * d, d), groups_1d(n))[2]
+    got = gpu.run(
+        F,
+        "scatter_add",
+        [grad_out, index, np.zeros((vocab, d), np.float32)],
+        along_params(n, m, d, 0, 0, 0, vocab * d, d),
+        groups_1d(n),
+    )[2]
     want = np.zeros((vocab, d))
     np.add.at(want, tokens, grad_out.astype(np.float64))
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
@@ -230,13 +355,18 @@ def test_embedding_backward_is_scatter_add_dim0(gpu):
 
 # ---- one_hot ----
 
+
 def test_one_hot(gpu):
     rng = np.random.default_rng(11)
     rows, classes = 1000, 7
     idx = rng.integers(0, classes, rows).astype(np.int32)
     n = rows * classes
-    out = gpu.run(F, "one_hot", [pad(idx, 3), np.full(n + 4, 5, np.int32)], [n, classes, 3, 4], groups_1d(n))[1]
-    np.testing.assert_array_equal(out[4:].reshape(rows, classes), np.eye(classes, dtype=np.int32)[idx])
+    out = gpu.run(
+        F, "one_hot", [pad(idx, 3), np.full(n + 4, 5, np.int32)], [n, classes, 3, 4], groups_1d(n)
+    )[1]
+    np.testing.assert_array_equal(
+        out[4:].reshape(rows, classes), np.eye(classes, dtype=np.int32)[idx]
+    )
     assert np.all(out[:4] == 5)
     small = np.array([0, 2, 1], np.int32)
     out = gpu.run(F, "one_hot", [small, np.zeros(9, np.int32)], [9, 3, 0, 0], (2, 3, 1))[1]
@@ -248,5 +378,7 @@ def test_check_range_raises_the_status_to_the_largest_failing_code(gpu):
     for lo_hi_code, want in [((0, 5, 7), 7), ((0, 10, 7), 7), ((-1, 5, 3), 0)]:
         lo, hi, code = lo_hi_code
         status = np.array([2, 0], np.uint32)  # an earlier, smaller code stays below
-        got = gpu.run("index.wgsl", "check_range", [idx, status], [5, 1, lo, hi, code], groups_1d(5))[1]
+        got = gpu.run(
+            "index.wgsl", "check_range", [idx, status], [5, 1, lo, hi, code], groups_1d(5)
+        )[1]
         assert got[0] == max(want, 2) and got[1] == 0

@@ -17,7 +17,19 @@ def groups_rows(n, max_x=65535):
     return (x, -(-n // x), 1)
 
 
-def params(rows, m, flags=0, eps=1e-5, x_off=0, g_off=0, w_off=0, b_off=0, mean_off=0, rstd_off=0, out_off=0):
+def params(
+    rows,
+    m,
+    flags=0,
+    eps=1e-5,
+    x_off=0,
+    g_off=0,
+    w_off=0,
+    b_off=0,
+    mean_off=0,
+    rstd_off=0,
+    out_off=0,
+):
     return [rows, m, flags, float(eps), x_off, g_off, w_off, b_off, mean_off, rstd_off, out_off]
 
 
@@ -38,7 +50,9 @@ def ref_backward(x, g, w, mu, rs):
     x, g = x.astype(np.float64), g.astype(np.float64)
     xh = (x - mu[:, None]) * rs[:, None]
     gh = g * (w.astype(np.float64) if w is not None else 1.0)
-    return rs[:, None] * (gh - gh.mean(axis=1, keepdims=True) - xh * (gh * xh).mean(axis=1, keepdims=True))
+    return rs[:, None] * (
+        gh - gh.mean(axis=1, keepdims=True) - xh * (gh * xh).mean(axis=1, keepdims=True)
+    )
 
 
 def forward(gpu, x, w, b, eps, dtype, offs=None, groups=None):
@@ -48,8 +62,14 @@ def forward(gpu, x, w, b, eps, dtype, offs=None, groups=None):
     dummy = np.zeros(2, NP[dtype])
     xo, yo, mo, ro = (offs.get(k, 0) for k in ("x_off", "out_off", "mean_off", "rstd_off"))
     xa = np.concatenate([np.zeros(xo, NP[dtype]), x.ravel()])
-    bufs = [xa, dummy if w is None else w, dummy if b is None else b,
-            np.zeros(yo + x.size, NP[dtype]), np.zeros(mo + rows, np.float32), np.zeros(ro + rows, np.float32)]
+    bufs = [
+        xa,
+        dummy if w is None else w,
+        dummy if b is None else b,
+        np.zeros(yo + x.size, NP[dtype]),
+        np.zeros(mo + rows, np.float32),
+        np.zeros(ro + rows, np.float32),
+    ]
     p = params(rows, m, flags, eps, x_off=xo, out_off=yo, mean_off=mo, rstd_off=ro)
     out = gpu.run(F, "layer_norm", bufs, p, groups or groups_rows(rows), dtype=dtype)
     return out[3][yo:].reshape(rows, m), out[4][mo:], out[5][ro:]
@@ -79,7 +99,16 @@ def test_forward_offsets_eps_and_spill(gpu):
     rng = np.random.default_rng(3)
     x = rng.standard_normal((5, 70)).astype(np.float32)
     w = rng.standard_normal(70).astype(np.float32)
-    y, mu, rs = forward(gpu, x, w, None, 0.5, "f32", offs=dict(x_off=3, out_off=1, mean_off=2, rstd_off=5), groups=(2, 3, 1))
+    y, mu, rs = forward(
+        gpu,
+        x,
+        w,
+        None,
+        0.5,
+        "f32",
+        offs=dict(x_off=3, out_off=1, mean_off=2, rstd_off=5),
+        groups=(2, 3, 1),
+    )
     ry, rmu, rrs = ref_forward(x, w, None, 0.5)
     np.testing.assert_allclose(y, ry, rtol=2e-5, atol=2e-5)
     np.testing.assert_allclose(mu, rmu, rtol=2e-5, atol=2e-6)
@@ -102,8 +131,17 @@ def backward(gpu, x, g, w, mu, rs, dtype, offs=None, groups=None):
     xa = np.concatenate([np.zeros(xo, NP[dtype]), x.ravel()])
     ga = np.concatenate([np.zeros(go, NP[dtype]), g.ravel()])
     p = params(rows, m, int(w is not None), x_off=xo, g_off=go, out_off=oo)
-    bufs = [xa, ga, dummy if w is None else w, mu.astype(np.float32), rs.astype(np.float32), np.zeros(oo + x.size, NP[dtype])]
-    return gpu.run(F, "layer_norm_backward", bufs, p, groups or groups_rows(rows), dtype=dtype)[5][oo:].reshape(rows, m)
+    bufs = [
+        xa,
+        ga,
+        dummy if w is None else w,
+        mu.astype(np.float32),
+        rs.astype(np.float32),
+        np.zeros(oo + x.size, NP[dtype]),
+    ]
+    return gpu.run(F, "layer_norm_backward", bufs, p, groups or groups_rows(rows), dtype=dtype)[5][
+        oo:
+    ].reshape(rows, m)
 
 
 BSHAPES = [(1, 1), (3, 5), (2, 300), (37, 70), (4, 1000)]
@@ -136,6 +174,8 @@ def test_backward_offsets_and_spill(gpu):
     _, mu, rs = ref_forward(x, None, None, 1e-5)
     mu, rs = mu.astype(np.float32), rs.astype(np.float32)
     # groups (2, 3, 1): rows over x and y
-    gx = backward(gpu, x, g, w, mu, rs, "f32", offs=dict(x_off=4, g_off=1, out_off=3), groups=(2, 3, 1))
+    gx = backward(
+        gpu, x, g, w, mu, rs, "f32", offs=dict(x_off=4, g_off=1, out_off=3), groups=(2, 3, 1)
+    )
     rgx = ref_backward(x, g, w, mu.astype(np.float64), rs.astype(np.float64))
     np.testing.assert_allclose(gx, rgx, rtol=2e-5, atol=2e-5)

@@ -36,32 +36,61 @@ PAD = 7
 SENTINEL = 12.5
 
 
-def params(n, lr=0.0, beta1=0.0, beta2=0.0, eps=0.0, wd=0.0, extra=0.0, maximize=False, bit1=False, fresh=False):
+def params(
+    n,
+    lr=0.0,
+    beta1=0.0,
+    beta2=0.0,
+    eps=0.0,
+    wd=0.0,
+    extra=0.0,
+    maximize=False,
+    bit1=False,
+    fresh=False,
+):
     """The 17-word Opt struct; omb1/omb2 = 1 - beta computed in float64."""
     flags = int(maximize) | (int(bit1) << 1) | (int(fresh) << 2)
-    return [n, OFF["g"], OFF["p"], OFF["s0"], OFF["s1"], OFF["s2"], OFF["step"], OFF["mu"],
-            float(lr), float(beta1), float(beta2), float(1.0 - beta1), float(1.0 - beta2), float(eps), float(wd), float(extra),
-            flags]
+    return [
+        n,
+        OFF["g"],
+        OFF["p"],
+        OFF["s0"],
+        OFF["s1"],
+        OFF["s2"],
+        OFF["step"],
+        OFF["mu"],
+        float(lr),
+        float(beta1),
+        float(beta2),
+        float(1.0 - beta1),
+        float(1.0 - beta2),
+        float(eps),
+        float(wd),
+        float(extra),
+        flags,
+    ]
 
 
 def embed(name, x, np_dtype):
     buf = np.full(x.size + PAD, SENTINEL, dtype=np_dtype)
-    buf[OFF[name]: OFF[name] + x.size] = x
+    buf[OFF[name] : OFF[name] + x.size] = x
     return buf
 
 
 def view(name, buf, n):
-    return buf[OFF[name]: OFF[name] + n]
+    return buf[OFF[name] : OFF[name] + n]
 
 
 def check_pad(name, buf, n):
-    rest = np.concatenate([buf[: OFF[name]], buf[OFF[name] + n:]])
+    rest = np.concatenate([buf[: OFF[name]], buf[OFF[name] + n :]])
     assert np.all(rest == SENTINEL), f"{name}: wrote outside its view"
 
 
 def close(got, ref, dtype, what):
     got = got.astype(np.float64)
-    scale = max(1.0, float(np.max(np.abs(ref)))) if what == "p" else float(np.max(np.abs(ref))) or 1.0
+    scale = (
+        max(1.0, float(np.max(np.abs(ref)))) if what == "p" else float(np.max(np.abs(ref))) or 1.0
+    )
     if dtype == "f32":
         np.testing.assert_allclose(got, ref, rtol=2e-5, atol=2e-6 * scale, err_msg=what)
     else:
@@ -70,9 +99,17 @@ def close(got, ref, dtype, what):
 
 # ---- PyTorch's update formulas (float64) ----
 
+
 def ref_sgd(p, g, st, t, h):
     h = dict(dict(momentum=0.0, dampening=0.0, wd=0.0, nesterov=False, maximize=False), **h)
-    lr, mom, damp, wd, nest, maxi = h["lr"], h["momentum"], h["dampening"], h["wd"], h["nesterov"], h["maximize"]
+    lr, mom, damp, wd, nest, maxi = (
+        h["lr"],
+        h["momentum"],
+        h["dampening"],
+        h["wd"],
+        h["nesterov"],
+        h["maximize"],
+    )
     d = -g if maxi else g.copy()
     if wd:
         d = d + wd * p
@@ -92,7 +129,7 @@ def ref_adam(p, g, st, t, h):
         g = g + wd * p
     m = st[0] + (g - st[0]) * (1 - b1)
     v = st[1] * b2 + (1 - b2) * g * g
-    bc1, bc2 = 1 - b1 ** t, 1 - b2 ** t
+    bc1, bc2 = 1 - b1**t, 1 - b2**t
     if h["amsgrad"]:
         vm = np.maximum(st[2], v)
         denom = np.sqrt(vm) / np.sqrt(bc2) + eps
@@ -104,7 +141,14 @@ def ref_adam(p, g, st, t, h):
 
 
 def ref_rmsprop(p, g, st, t, h):
-    lr, alpha, eps, wd, mom, centered = h["lr"], h["alpha"], h["eps"], h["wd"], h["momentum"], h["centered"]
+    lr, alpha, eps, wd, mom, centered = (
+        h["lr"],
+        h["alpha"],
+        h["eps"],
+        h["wd"],
+        h["momentum"],
+        h["centered"],
+    )
     g = -g if h["maximize"] else g
     if wd:
         g = g + wd * p
@@ -147,7 +191,7 @@ def ref_adamax(p, g, st, t, h):
         g = g + wd * p
     m = st[0] + (g - st[0]) * (1 - b1)
     u = np.maximum(st[1] * b2, np.abs(g) + eps)
-    return p - lr / (1 - b1 ** t) * m / u, [m, u]
+    return p - lr / (1 - b1**t) * m / u, [m, u]
 
 
 def nadam_mu(b1, md, t):
@@ -165,7 +209,7 @@ def ref_nadam(p, g, st, t, h, mu_product):
     mu, mu_next = nadam_mu(b1, md, t), nadam_mu(b1, md, t + 1)
     m = st[0] + (g - st[0]) * (1 - b1)
     v = st[1] * b2 + (1 - b2) * g * g
-    denom = np.sqrt(v / (1 - b2 ** t)) + eps
+    denom = np.sqrt(v / (1 - b2**t)) + eps
     p = p - lr * (1 - mu) / (1 - mu_product) * g / denom
     p = p - lr * mu_next / (1 - mu_product * mu_next) * m / denom
     return p, [m, v]
@@ -173,7 +217,7 @@ def ref_nadam(p, g, st, t, h, mu_product):
 
 def radam_rho(b2, t):
     rho_inf = 2 / (1 - b2) - 1
-    return rho_inf, rho_inf - 2 * t * b2 ** t / (1 - b2 ** t)
+    return rho_inf, rho_inf - 2 * t * b2**t / (1 - b2**t)
 
 
 def ref_radam(p, g, st, t, h):
@@ -185,11 +229,13 @@ def ref_radam(p, g, st, t, h):
         g = g + wd * p
     m = st[0] + (g - st[0]) * (1 - b1)
     v = st[1] * b2 + (1 - b2) * g * g
-    bc1, bc2 = 1 - b1 ** t, 1 - b2 ** t
+    bc1, bc2 = 1 - b1**t, 1 - b2**t
     mhat = m / bc1
     rho_inf, rho_t = radam_rho(b2, t)
     if rho_t > 5:
-        rect = np.sqrt((rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t))
+        rect = np.sqrt(
+            (rho_t - 4) * (rho_t - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho_t)
+        )
         p = p - mhat * lr * rect * np.sqrt(bc2) / (np.sqrt(v) + eps)
     else:
         p = p - mhat * lr
@@ -198,21 +244,48 @@ def ref_radam(p, g, st, t, h):
 
 # ---- configurations: (rule, hyperparameters) -> entry, params, state count ----
 
+
 def setup(rule, h, n):
     """(entry, advance entry or None, params words, number of state tensors, initial state value)."""
     if rule == "sgd":
         mom = h.get("momentum", 0.0)
         entry = "sgd_momentum" if mom else "sgd"
-        q = dict(lr=h["lr"], beta1=mom, extra=h.get("dampening", 0.0), wd=h.get("wd", 0.0), maximize=h.get("maximize", False), bit1=h.get("nesterov", False))
+        q = dict(
+            lr=h["lr"],
+            beta1=mom,
+            extra=h.get("dampening", 0.0),
+            wd=h.get("wd", 0.0),
+            maximize=h.get("maximize", False),
+            bit1=h.get("nesterov", False),
+        )
         return entry, None, q, int(bool(mom)), 0.0
     if rule in ("adam", "adamw"):
         entry = "adam_amsgrad" if h["amsgrad"] else "adam"
         b1, b2 = h["betas"]
-        q = dict(lr=h["lr"], beta1=b1, beta2=b2, eps=h["eps"], wd=h["wd"], maximize=h["maximize"], bit1=h["decoupled"])
+        q = dict(
+            lr=h["lr"],
+            beta1=b1,
+            beta2=b2,
+            eps=h["eps"],
+            wd=h["wd"],
+            maximize=h["maximize"],
+            bit1=h["decoupled"],
+        )
         return entry, "advance", q, 2 + h["amsgrad"], 0.0
     if rule == "rmsprop":
-        entry = "rmsprop" + ("_centered" if h["centered"] else "") + ("_momentum" if h["momentum"] > 0 else "")
-        q = dict(lr=h["lr"], beta1=h["alpha"], eps=h["eps"], wd=h["wd"], extra=h["momentum"], maximize=h["maximize"])
+        entry = (
+            "rmsprop"
+            + ("_centered" if h["centered"] else "")
+            + ("_momentum" if h["momentum"] > 0 else "")
+        )
+        q = dict(
+            lr=h["lr"],
+            beta1=h["alpha"],
+            eps=h["eps"],
+            wd=h["wd"],
+            extra=h["momentum"],
+            maximize=h["maximize"],
+        )
         return entry, "advance", q, 1 + (h["momentum"] > 0) + h["centered"], 0.0
     if rule == "adagrad":
         q = dict(lr=h["lr"], eps=h["eps"], wd=h["wd"], extra=h["lr_decay"], maximize=h["maximize"])
@@ -223,21 +296,55 @@ def setup(rule, h, n):
         return "adamax", "advance", q, 2, 0.0
     if rule == "nadam":
         b1, b2 = h["betas"]
-        q = dict(lr=h["lr"], beta1=b1, beta2=b2, eps=h["eps"], wd=h["wd"], extra=h["momentum_decay"], maximize=h["maximize"], bit1=h["decoupled"])
+        q = dict(
+            lr=h["lr"],
+            beta1=b1,
+            beta2=b2,
+            eps=h["eps"],
+            wd=h["wd"],
+            extra=h["momentum_decay"],
+            maximize=h["maximize"],
+            bit1=h["decoupled"],
+        )
         return "nadam", "advance_nadam", q, 2, 0.0
     if rule == "radam":
         b1, b2 = h["betas"]
-        q = dict(lr=h["lr"], beta1=b1, beta2=b2, eps=h["eps"], wd=h["wd"], maximize=h["maximize"], bit1=h["decoupled"])
+        q = dict(
+            lr=h["lr"],
+            beta1=b1,
+            beta2=b2,
+            eps=h["eps"],
+            wd=h["wd"],
+            maximize=h["maximize"],
+            bit1=h["decoupled"],
+        )
         return "radam", "advance", q, 2, 0.0
     raise ValueError(rule)
 
 
-REF = {"sgd": ref_sgd, "adam": ref_adam, "adamw": ref_adam, "rmsprop": ref_rmsprop, "adagrad": ref_adagrad,
-       "adamax": ref_adamax, "radam": ref_radam}
+REF = {
+    "sgd": ref_sgd,
+    "adam": ref_adam,
+    "adamw": ref_adam,
+    "rmsprop": ref_rmsprop,
+    "adagrad": ref_adagrad,
+    "adamax": ref_adamax,
+    "radam": ref_radam,
+}
 
-ADAM = dict(lr=1e-2, betas=(0.9, 0.999), eps=1e-8, wd=0.0, amsgrad=False, maximize=False, decoupled=False)
+ADAM = dict(
+    lr=1e-2, betas=(0.9, 0.999), eps=1e-8, wd=0.0, amsgrad=False, maximize=False, decoupled=False
+)
 RMS = dict(lr=1e-2, alpha=0.99, eps=1e-8, wd=0.0, momentum=0.0, centered=False, maximize=False)
-NADAM = dict(lr=2e-2, betas=(0.9, 0.999), eps=1e-8, wd=0.0, momentum_decay=4e-3, decoupled=False, maximize=False)
+NADAM = dict(
+    lr=2e-2,
+    betas=(0.9, 0.999),
+    eps=1e-8,
+    wd=0.0,
+    momentum_decay=4e-3,
+    decoupled=False,
+    maximize=False,
+)
 RADAM = dict(lr=1e-2, betas=(0.9, 0.999), eps=1e-8, wd=0.0, decoupled=False, maximize=False)
 
 CASES = [
@@ -291,7 +398,9 @@ def run_rule(gpu, rule, h, dtype, n=1000, steps=7, grid=None, seed=0):
             step_buf = gpu.run(F, "advance", [step_buf], q, (1, 1, 1))[0]
         elif adv == "advance_nadam":
             step_buf, mu_buf = gpu.run(F, "advance_nadam", [step_buf, mu_buf], q, (1, 1, 1))
-            mu_ref = np.float32(np.float64(mu_ref) * nadam_mu(h["betas"][0], h["momentum_decay"], t))
+            mu_ref = np.float32(
+                np.float64(mu_ref) * nadam_mu(h["betas"][0], h["momentum_decay"], t)
+            )
             assert view("mu", mu_buf, 1)[0] == pytest.approx(mu_ref, rel=2e-6)
             check_pad("mu", mu_buf, 1)
         if adv:
@@ -307,7 +416,9 @@ def run_rule(gpu, rule, h, dtype, n=1000, steps=7, grid=None, seed=0):
                 check_pad(x, out[x], n if x != "step" else 1)
         f64 = lambda a: a.astype(np.float64)
         if rule == "nadam":
-            p_ref, st_ref = ref_nadam(f64(p), f64(g), [f64(s) for s in state], t, h, float(view("mu", mu_buf, 1)[0]))
+            p_ref, st_ref = ref_nadam(
+                f64(p), f64(g), [f64(s) for s in state], t, h, float(view("mu", mu_buf, 1)[0])
+            )
         else:
             p_ref, st_ref = REF[rule](f64(p), f64(g), [f64(s) for s in state], t, h)
         np.testing.assert_array_equal(view("g", out["g"], n), g)
@@ -341,9 +452,13 @@ def test_radam_threshold_near_one():
             _, direct = radam_rho(b2, t)
             e = 1 - b2
             L = -np.log1p(-e)
-            dd = e * (1 / 6 + e * (1 / 12 + e * (19 / 360 + e * (3 / 80)))) if e < 0.1 else 2 / e - 1 - 2 / L
+            dd = (
+                e * (1 / 6 + e * (1 / 12 + e * (19 / 360 + e * (3 / 80))))
+                if e < 0.1
+                else 2 / e - 1 - 2 / L
+            )
             x = t * L
-            ob = x / 2 - x * x / 12 + x ** 4 / 720 - x ** 6 / 30240 if x < 0.5 else 1 - x / np.expm1(x)
+            ob = x / 2 - x * x / 12 + x**4 / 720 - x**6 / 30240 if x < 0.5 else 1 - x / np.expm1(x)
             assert dd + 2 / L * ob == pytest.approx(direct, abs=1e-6 + 1e-9 * 2 / e)
 
 
@@ -353,9 +468,15 @@ def test_nan_gradient_keeps_max_state(gpu):
     n = 300
     g = np.full(n, 0.5, np.float32)
     g[7] = np.nan
-    for entry, names in (("adam_amsgrad", ["g", "step", "p", "s0", "s1", "s2"]), ("adamax", ["g", "step", "p", "s0", "s1"])):
-        bufs = {"g": embed("g", g, np.float32), "p": embed("p", np.ones(n, np.float32), np.float32),
-                "step": embed("step", np.ones(1, np.float32), np.float32)}
+    for entry, names in (
+        ("adam_amsgrad", ["g", "step", "p", "s0", "s1", "s2"]),
+        ("adamax", ["g", "step", "p", "s0", "s1"]),
+    ):
+        bufs = {
+            "g": embed("g", g, np.float32),
+            "p": embed("p", np.ones(n, np.float32), np.float32),
+            "step": embed("step", np.ones(1, np.float32), np.float32),
+        }
         for k in range(3):
             bufs[f"s{k}"] = embed(f"s{k}", np.full(n, 0.25, np.float32), np.float32)
         q = params(n, lr=0.01, beta1=0.9, beta2=0.999, eps=1e-8)

@@ -27,8 +27,19 @@ def sliding_out(size, k, s, p, d, ceil):
 class Pool:
     """One pooling configuration: (H, W), windows per axis, params packing."""
 
-    def __init__(self, h, w, k=(1, 1), s=None, p=(0, 0), d=(1, 1), ceil=False, adaptive=None,
-                 include_pad=True, divisor=None):
+    def __init__(
+        self,
+        h,
+        w,
+        k=(1, 1),
+        s=None,
+        p=(0, 0),
+        d=(1, 1),
+        ceil=False,
+        adaptive=None,
+        include_pad=True,
+        divisor=None,
+    ):
         self.h, self.w = h, w
         self.k, self.s, self.p, self.d = k, s or k, p, d
         self.adaptive, self.include_pad, self.divisor = adaptive, include_pad, divisor
@@ -61,8 +72,22 @@ class Pool:
 
     def params(self, planes, x_off=0, o_off=0, idx_off=0):
         flags = bool(self.adaptive) | (self.include_pad << 1) | ((self.divisor is not None) << 2)
-        return [planes, self.h, self.w, self.oh, self.ow, flags, *self.k, *self.s, *self.p, *self.d,
-                float(self.divisor or 0.0), x_off, o_off, idx_off]
+        return [
+            planes,
+            self.h,
+            self.w,
+            self.oh,
+            self.ow,
+            flags,
+            *self.k,
+            *self.s,
+            *self.p,
+            *self.d,
+            float(self.divisor or 0.0),
+            x_off,
+            o_off,
+            idx_off,
+        ]
 
 
 def ref_max(x, pool):
@@ -108,7 +133,14 @@ def run(gpu, entry, src, pool, planes, dtype, x_off=0, o_off=0, idx_off=0, group
     xa = np.concatenate([np.zeros(x_off, src.dtype), src.ravel()])
     out = np.full(o_off + n_out, 7, NP[dtype])  # every element must be written
     idx = np.full(idx_off + n_out, 99, np.int32) if entry == "max_pool" else None
-    res = gpu.run(F, entry, [xa, out, idx], pool.params(planes, x_off, o_off, idx_off), groups or groups_1d(n_out), dtype=dtype)
+    res = gpu.run(
+        F,
+        entry,
+        [xa, out, idx],
+        pool.params(planes, x_off, o_off, idx_off),
+        groups or groups_1d(n_out),
+        dtype=dtype,
+    )
     shape = (planes, pool.h, pool.w) if entry == "avg_pool_adjoint" else (planes, pool.oh, pool.ow)
     o = res[1][o_off:].reshape(shape)
     return (o, res[2][idx_off:].reshape(shape)) if entry == "max_pool" else o
@@ -160,7 +192,9 @@ AVG = {
     "k3s2p1_include_pad": dict(h=9, w=10, k=(3, 3), s=(2, 2), p=(1, 1)),
     "k3s2p1_exclude_pad": dict(h=9, w=10, k=(3, 3), s=(2, 2), p=(1, 1), include_pad=False),
     "ceil_mode_include_pad": dict(h=8, w=9, k=(3, 2), s=(2, 2), p=(1, 1), ceil=True),
-    "ceil_mode_exclude_pad": dict(h=8, w=9, k=(3, 2), s=(2, 2), p=(1, 1), ceil=True, include_pad=False),
+    "ceil_mode_exclude_pad": dict(
+        h=8, w=9, k=(3, 2), s=(2, 2), p=(1, 1), ceil=True, include_pad=False
+    ),
     "divisor_override": dict(h=7, w=7, k=(2, 3), s=(2, 1), p=(1, 1), ceil=True, divisor=5.0),
     "overlap_stride1": dict(h=5, w=6, k=(3, 3), s=(1, 1), p=(1, 1)),
     "1d": dict(h=1, w=29, k=(1, 4), s=(1, 3), p=(0, 2), ceil=True, include_pad=False),
@@ -214,7 +248,9 @@ def test_many_workgroups_offsets_and_spill(gpu):
     planes = 11  # 539 outputs, 2002 inputs
     rng = np.random.default_rng(6)
     x = rng.standard_normal((planes, pool.h, pool.w)).astype(np.float32)
-    val, idx = run(gpu, "max_pool", x, pool, planes, "f32", x_off=3, o_off=2, idx_off=5, groups=(2, 2, 1))
+    val, idx = run(
+        gpu, "max_pool", x, pool, planes, "f32", x_off=3, o_off=2, idx_off=5, groups=(2, 2, 1)
+    )
     rv, ri = ref_max(x, pool)
     np.testing.assert_array_equal(val, rv)
     np.testing.assert_array_equal(idx, ri)

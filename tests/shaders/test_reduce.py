@@ -28,14 +28,33 @@ def forms(n):
     return [("rows", 1), ("cols", 1), ("cols", 5)]
 
 
-def reduce(gpu, entry, x, outer, n, inner, out_dtype, nouts=1, in_off=3, out_off=2, scale=1.0, dtype="f32", groups=None):
+def reduce(
+    gpu,
+    entry,
+    x,
+    outer,
+    n,
+    inner,
+    out_dtype,
+    nouts=1,
+    in_off=3,
+    out_off=2,
+    scale=1.0,
+    dtype="f32",
+    groups=None,
+):
     """Runs `entry` on x ([outer, n, inner]) placed at in_off; returns the
     outputs ([outer, inner] each), after checking the prefix stayed intact."""
     xb = np.concatenate([np.zeros(in_off, x.dtype), x.ravel()])
-    outs = [np.full(out_off + outer * inner + SLACK, GARBAGE, dt) for dt in ([out_dtype, np.int32] if nouts == 2 else [out_dtype])]
+    outs = [
+        np.full(out_off + outer * inner + SLACK, GARBAGE, dt)
+        for dt in ([out_dtype, np.int32] if nouts == 2 else [out_dtype])
+    ]
     if groups is None:
         groups = rows_grid(outer) if entry.endswith("_rows") else groups_1d(outer * inner)
-    got = gpu.run(F, entry, [xb] + outs, [outer, n, inner, in_off, out_off, float(scale)], groups, dtype=dtype)
+    got = gpu.run(
+        F, entry, [xb] + outs, [outer, n, inner, in_off, out_off, float(scale)], groups, dtype=dtype
+    )
     res = []
     for g in got[1:]:
         assert (g[:out_off] == GARBAGE).all() and (g[-SLACK:] == GARBAGE).all()
@@ -45,9 +64,15 @@ def reduce(gpu, entry, x, outer, n, inner, out_dtype, nouts=1, in_off=3, out_off
 
 # ---- float reductions ----
 
+
 def ref_float(op, x, scale):
     x = x.astype(np.float64)
-    return {"sum": lambda: x.sum(1) * scale, "prod": lambda: x.prod(1), "amax": lambda: x.max(1), "amin": lambda: x.min(1)}[op]()
+    return {
+        "sum": lambda: x.sum(1) * scale,
+        "prod": lambda: x.prod(1),
+        "amax": lambda: x.max(1),
+        "amin": lambda: x.min(1),
+    }[op]()
 
 
 def data(op, rng, shape, t):
@@ -73,7 +98,10 @@ def test_float_reduce(gpu, op, n):
             elif op == "sum":
                 mag = np.abs(x.astype(np.float64)).sum(1) * scale
                 tol = 2e-3 if dtype == "f16" else 2e-6
-                assert (np.abs(got - want) <= tol * mag + (1e-2 if dtype == "f16" else 1e-5) * np.abs(want)).all(), (form, inner)
+                assert (
+                    np.abs(got - want)
+                    <= tol * mag + (1e-2 if dtype == "f16" else 1e-5) * np.abs(want)
+                ).all(), (form, inner)
             else:
                 rtol = 1e-2 if dtype == "f16" else 2e-7 * n + 1e-6
                 np.testing.assert_allclose(got, want, rtol=rtol, err_msg=f"{form} inner={inner}")
@@ -85,8 +113,8 @@ def test_extreme_nan_propagates(gpu, op):
         t = NP[dtype]
         for form, inner in forms(300):
             x = np.random.default_rng(0).standard_normal((OUTER, 300, inner)).astype(t)
-            x[0, 0] = np.nan      # first element
-            x[1, 299] = np.nan    # last element (after the running extreme)
+            x[0, 0] = np.nan  # first element
+            x[1, 299] = np.nan  # last element (after the running extreme)
             x[1, 150] = np.inf if op == "amax" else -np.inf
             (got,) = reduce(gpu, f"{op}_{form}", x, OUTER, 300, inner, t, dtype=dtype)
             assert np.isnan(got[:2]).all()
@@ -103,6 +131,7 @@ def test_sum_infinities_and_mean_scale(gpu):
 
 # ---- arg reductions ----
 
+
 def ref_arg(x, is_max):
     """First index of the extreme, a NaN counting as the extreme (PyTorch)."""
     x = x.astype(np.float64)
@@ -118,14 +147,14 @@ def arg_data(rng, n, inner, t):
     """Small integers (ties everywhere) with NaNs in a few (o, i) columns."""
     x = rng.integers(-4, 5, (OUTER, n, inner)).astype(t)
     if n > 1:
-        x[1, n // 2, 0] = np.nan          # one NaN mid-row
-        x[1, n - 1, 0] = np.nan           # and a later one: the first wins
-        x[2, n - 1, inner - 1] = np.nan   # NaN only at the end
+        x[1, n // 2, 0] = np.nan  # one NaN mid-row
+        x[1, n - 1, 0] = np.nan  # and a later one: the first wins
+        x[2, n - 1, inner - 1] = np.nan  # NaN only at the end
     else:
         x[1, 0, 0] = np.nan
     if inner > 1:
-        x[0, :, 1] = np.nan               # all NaN: index 0
-        x[0, :, 2] = -np.inf              # all equal: index 0
+        x[0, :, 1] = np.nan  # all NaN: index 0
+        x[0, :, 2] = -np.inf  # all equal: index 0
     return x
 
 
@@ -140,8 +169,12 @@ def test_arg_and_idx(gpu, is_max, n):
             x = arg_data(rng, n, inner, t)
             want_v, want_i = ref_arg(x, is_max)
             (idx,) = reduce(gpu, f"arg{name}_{form}", x, OUTER, n, inner, np.int32, dtype=dtype)
-            np.testing.assert_array_equal(idx, want_i, err_msg=f"arg{name}_{form} inner={inner} {dtype}")
-            vals, idx2 = reduce(gpu, f"{name}_idx_{form}", x, OUTER, n, inner, t, nouts=2, dtype=dtype)
+            np.testing.assert_array_equal(
+                idx, want_i, err_msg=f"arg{name}_{form} inner={inner} {dtype}"
+            )
+            vals, idx2 = reduce(
+                gpu, f"{name}_idx_{form}", x, OUTER, n, inner, t, nouts=2, dtype=dtype
+            )
             np.testing.assert_array_equal(idx2, want_i)
             np.testing.assert_array_equal(vals.astype(np.float64), want_v)
 
@@ -160,12 +193,15 @@ def test_arg_first_of_ties_across_threads(gpu):
 
 # ---- bool and int32 reductions ----
 
+
 @pytest.mark.parametrize("n", NS)
 def test_any_all(gpu, n):
     rng = np.random.default_rng(200 + n)
     for form, inner in forms(n):
         prob = rng.choice([0.0, 1.0, 0.002, 0.998, 0.5], (OUTER, 1, inner))
-        x = (rng.random((OUTER, n, inner)) < prob).astype(np.uint32) * rng.choice([1, 2, 0xFFFFFFFF], (OUTER, n, inner)).astype(np.uint32)
+        x = (rng.random((OUTER, n, inner)) < prob).astype(np.uint32) * rng.choice(
+            [1, 2, 0xFFFFFFFF], (OUTER, n, inner)
+        ).astype(np.uint32)
         (a,) = reduce(gpu, f"any_{form}", x, OUTER, n, inner, np.uint32)
         np.testing.assert_array_equal(a, (x != 0).any(1).astype(np.uint32))
         (b,) = reduce(gpu, f"all_{form}", x, OUTER, n, inner, np.uint32)
@@ -176,14 +212,15 @@ def test_any_all(gpu, n):
 def test_sum_i32_wraps(gpu, n):
     rng = np.random.default_rng(300 + n)
     for form, inner in forms(n):
-        x = rng.integers(-(2 ** 31), 2 ** 31, (OUTER, n, inner), dtype=np.int64).astype(np.int32)
+        x = rng.integers(-(2**31), 2**31, (OUTER, n, inner), dtype=np.int64).astype(np.int32)
         x[0] = rng.integers(-50, 50, (n, inner))  # small values: no wrap
         (got,) = reduce(gpu, f"sum_i32_{form}", x, OUTER, n, inner, np.int32)
-        want = ((x.astype(np.int64).sum(1) + 2 ** 31) % 2 ** 32 - 2 ** 31).astype(np.int32)
+        want = ((x.astype(np.int64).sum(1) + 2**31) % 2**32 - 2**31).astype(np.int32)
         np.testing.assert_array_equal(got, want)
 
 
 # ---- grids spilling into y ----
+
 
 def test_rows_grid_split(gpu):
     # 5 rows over a 3 x 2 grid: row = wid.x + wid.y * 3; the 6th workgroup idles.
@@ -201,11 +238,19 @@ def test_cols_grid_split(gpu):
 
 # ---- scans ----
 
+
 def scan(gpu, entry, x, outer, n, inner, dtype, in_off=1, out_off=3):
     t = x.dtype
     xb = np.concatenate([np.zeros(in_off, t), x.ravel()])
     ob = np.full(out_off + x.size + SLACK, GARBAGE, t)
-    got = gpu.run(F, entry, [xb, ob], [outer, n, inner, in_off, out_off, 1.0], groups_1d(outer * inner), dtype=dtype)[1]
+    got = gpu.run(
+        F,
+        entry,
+        [xb, ob],
+        [outer, n, inner, in_off, out_off, 1.0],
+        groups_1d(outer * inner),
+        dtype=dtype,
+    )[1]
     assert (got[:out_off] == GARBAGE).all() and (got[-SLACK:] == GARBAGE).all()
     return got[out_off:-SLACK].reshape(outer, n, inner).astype(np.float64)
 
@@ -234,7 +279,7 @@ def test_cumprod(gpu, n):
             want = np.cumprod(x.astype(np.float64), 1)
             rtol = 1e-2 if dtype == "f16" else 2e-7 * n + 1e-6
             np.testing.assert_allclose(got, want, rtol=rtol, atol=1e-30)
-            assert (got[2, n // 2:, 0] == 0).all()
+            assert (got[2, n // 2 :, 0] == 0).all()
 
 
 def test_cumsum_i32(gpu):

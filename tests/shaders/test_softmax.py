@@ -47,7 +47,7 @@ def run(gpu, entry, a, b, shape, dtype, offs=(0, 0, 0), groups=None):
         groups = groups_1d(rows) if "cols" in entry else groups_rows(rows)
     params = [outer, n, inner, *offs]
     res = gpu.run(F, entry, [a, b, out], params, groups, dtype=dtype)[2]
-    return res[offs[2]:].reshape(shape)
+    return res[offs[2] :].reshape(shape)
 
 
 def forward_entry(log, cols):
@@ -71,7 +71,9 @@ def test_forward(gpu, shape, log, cols):
         got = run(gpu, forward_entry(log, cols), x.ravel(), None, shape, dtype)
         tol = dict(TOL[dtype])
         if log:  # (x - m) - ln s cancels: error relative to the terms' size
-            tol["atol"] = max(tol["atol"], 4 * float(np.finfo(NP[dtype]).eps) * float(np.abs(x).max() + 8))
+            tol["atol"] = max(
+                tol["atol"], 4 * float(np.finfo(NP[dtype]).eps) * float(np.abs(x).max() + 8)
+            )
         np.testing.assert_allclose(got.astype(np.float64), ref_forward(x, log), **tol)
 
 
@@ -91,14 +93,17 @@ def test_backward(gpu, shape, log, cols):
 @pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
 def test_special_values(gpu, log, cols):
     inf = np.inf
-    x = np.array([
-        [1.0, 2.0, 3.0, 4.0],
-        [-inf, -inf, -inf, -inf],  # all -inf: NaN, as in PyTorch
-        [-inf, 0.0, -inf, 1.0],    # -inf entries give 0 (log: -inf)
-        [0.0, inf, 1.0, 2.0],      # +inf: NaN
-        [0.0, np.nan, 1.0, 2.0],   # NaN: NaN
-        [1000.0, 1000.0, -1000.0, 999.0],  # large magnitudes stay stable
-    ], np.float32)
+    x = np.array(
+        [
+            [1.0, 2.0, 3.0, 4.0],
+            [-inf, -inf, -inf, -inf],  # all -inf: NaN, as in PyTorch
+            [-inf, 0.0, -inf, 1.0],  # -inf entries give 0 (log: -inf)
+            [0.0, inf, 1.0, 2.0],  # +inf: NaN
+            [0.0, np.nan, 1.0, 2.0],  # NaN: NaN
+            [1000.0, 1000.0, -1000.0, 999.0],  # large magnitudes stay stable
+        ],
+        np.float32,
+    )
     shape = (x.shape[0], x.shape[1], 1)
     got = run(gpu, forward_entry(log, cols), x.ravel(), None, shape, "f32")[:, :, 0]
     want = ref_forward(x[:, :, None], log)[:, :, 0]
@@ -115,12 +120,16 @@ def test_offsets_and_grid_spill(gpu, log):
     x = rng.standard_normal(shape).astype(np.float32)
     g = rng.standard_normal(shape).astype(np.float32)
     xa = np.concatenate([np.full(3, 99, np.float32), x.ravel()])
-    got = run(gpu, forward_entry(log, False), xa, None, shape, "f32", offs=(3, 0, 5), groups=(3, 3, 1))
+    got = run(
+        gpu, forward_entry(log, False), xa, None, shape, "f32", offs=(3, 0, 5), groups=(3, 3, 1)
+    )
     y = ref_forward(x, log)
     np.testing.assert_allclose(got, y, rtol=2e-5, atol=1e-6)
     ya = y.astype(np.float32).ravel()
     ga = np.concatenate([np.zeros(11, np.float32), g.ravel()])
-    got = run(gpu, backward_entry(log, False), ya, ga, shape, "f32", offs=(0, 11, 2), groups=(4, 2, 1))
+    got = run(
+        gpu, backward_entry(log, False), ya, ga, shape, "f32", offs=(0, 11, 2), groups=(4, 2, 1)
+    )
     np.testing.assert_allclose(got, ref_backward(ya.reshape(shape), g, log), rtol=2e-5, atol=1e-6)
     # cols entries: rows over x and y (flat id = gid.x + gid.y * nwg.x * 256)
     shape = (3, 5, 200)

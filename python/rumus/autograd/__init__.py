@@ -7,7 +7,14 @@ gradcheck."""
 from .. import _rumus
 from .._rumus import Node, is_anomaly_enabled, is_grad_enabled, saved_tensor_bytes
 from .function import Function, FunctionCtx
-from .grad_mode import detect_anomaly, enable_grad, inference_mode, no_grad, set_detect_anomaly, set_grad_enabled
+from .grad_mode import (
+    detect_anomaly,
+    enable_grad,
+    inference_mode,
+    no_grad,
+    set_detect_anomaly,
+    set_grad_enabled,
+)
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 
 
@@ -16,15 +23,45 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
     _rumus.backward(tensors, grad_tensors, retain_graph, create_graph, inputs)
 
 
-def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, allow_unused=None,
-         is_grads_batched=False, materialize_grads=False):
+def grad(
+    outputs,
+    inputs,
+    grad_outputs=None,
+    retain_graph=None,
+    create_graph=False,
+    allow_unused=None,
+    is_grads_batched=False,
+    materialize_grads=False,
+):
     """Gradients of ``outputs`` with respect to ``inputs``, returned (no ``.grad`` is touched)."""
-    return _rumus.grad(outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
-                       is_grads_batched, materialize_grads)
+    return _rumus.grad(
+        outputs,
+        inputs,
+        grad_outputs,
+        retain_graph,
+        create_graph,
+        allow_unused,
+        is_grads_batched,
+        materialize_grads,
+    )
 
 
 __all__ = [
-    "Function", "FunctionCtx", "GradcheckError", "Node", "backward", "detect_anomaly", "enable_grad", "grad",
-    "gradcheck", "gradgradcheck", "inference_mode", "is_anomaly_enabled", "is_grad_enabled", "no_grad",
-    "saved_tensor_bytes", "set_detect_anomaly", "set_grad_enabled",
+    "Function",
+    "FunctionCtx",
+    "GradcheckError",
+    "Node",
+    "backward",
+    "detect_anomaly",
+    "enable_grad",
+    "grad",
+    "gradcheck",
+    "gradgradcheck",
+    "inference_mode",
+    "is_anomaly_enabled",
+    "is_grad_enabled",
+    "no_grad",
+    "saved_tensor_bytes",
+    "set_detect_anomaly",
+    "set_grad_enabled",
 ]

@@ -20,13 +20,17 @@ class FunctionCtx:
     def save_for_backward(self, *tensors):
         for t in tensors:
             if t is not None and not isinstance(t, Tensor):
-                raise TypeError(f"save_for_backward can only save tensors, but argument was of type {type(t).__name__}")
+                raise TypeError(
+                    f"save_for_backward can only save tensors, but argument was of type {type(t).__name__}"
+                )
         self.to_save = tensors
 
     @property
     def saved_tensors(self):
         if self._saved is None:
-            raise RuntimeError("saved_tensors can only be read in backward (after save_for_backward in forward)")
+            raise RuntimeError(
+                "saved_tensors can only be read in backward (after save_for_backward in forward)"
+            )
         return self._saved
 
     def mark_non_differentiable(self, *tensors):
@@ -37,7 +41,9 @@ class FunctionCtx:
         self.materialize_grads = bool(value)
 
     def mark_dirty(self, *tensors):
-        raise NotImplementedError("rumus.autograd.Function does not support in-place forwards (mark_dirty)")
+        raise NotImplementedError(
+            "rumus.autograd.Function does not support in-place forwards (mark_dirty)"
+        )
 
 
 class Function:
@@ -46,21 +52,29 @@ class Function:
     per argument of ``forward``."""
 
     def __init__(self, *args, **kwargs):
-        raise RuntimeError("autograd.Function is used through its classmethod apply(), not instantiated")
+        raise RuntimeError(
+            "autograd.Function is used through its classmethod apply(), not instantiated"
+        )
 
     @staticmethod
     def forward(ctx, *args, **kwargs):
-        raise NotImplementedError("You must implement the forward function for custom autograd.Function.")
+        raise NotImplementedError(
+            "You must implement the forward function for custom autograd.Function."
+        )
 
     @staticmethod
     def backward(ctx, *grad_outputs):
-        raise NotImplementedError("You must implement the backward function for custom autograd.Function.")
+        raise NotImplementedError(
+            "You must implement the backward function for custom autograd.Function."
+        )
 
     @classmethod
     def apply(cls, *args, **kwargs):
         ctx = FunctionCtx()
         recording = _rumus.is_grad_enabled()
-        ctx.needs_input_grad = tuple(recording and isinstance(a, Tensor) and a.requires_grad for a in args)
+        ctx.needs_input_grad = tuple(
+            recording and isinstance(a, Tensor) and a.requires_grad for a in args
+        )
         with no_grad():
             out = cls.forward(ctx, *args, **kwargs)
         if not any(ctx.needs_input_grad):
@@ -68,7 +82,8 @@ class Function:
         is_tuple = isinstance(out, tuple)
         outs = out if is_tuple else (out,)
         diff = [
-            isinstance(o, Tensor) and o.is_floating_point() and id(o) not in ctx._non_differentiable for o in outs
+            isinstance(o, Tensor) and o.is_floating_point() and id(o) not in ctx._non_differentiable
+            for o in outs
         ]
         tensor_pos = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
         saved = [t for t in ctx.to_save if t is not None]

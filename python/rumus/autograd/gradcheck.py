@@ -139,12 +139,15 @@ def _check_grad_dtypes(outputs, diff_inputs, out_idx):
     if not o.requires_grad or _numel(o) == 0:
         return None
     g_out = rumus.ones_like(o.detach())
-    grads = rumus.autograd.grad((o,), tuple(x for _, x in diff_inputs), (g_out,),
-                                retain_graph=True, allow_unused=True)
+    grads = rumus.autograd.grad(
+        (o,), tuple(x for _, x in diff_inputs), (g_out,), retain_graph=True, allow_unused=True
+    )
     for (pos, x), g in zip(diff_inputs, grads):
         if g is not None and g.dtype != x.dtype:
-            return (f"Gradient has dtype mismatch for output {out_idx} with respect to input {pos}: "
-                    f"got {g.dtype}, expected {x.dtype}")
+            return (
+                f"Gradient has dtype mismatch for output {out_idx} with respect to input {pos}: "
+                f"got {g.dtype}, expected {x.dtype}"
+            )
     return None
 
 
@@ -222,8 +225,17 @@ def _pos(flat, shape):
 # ------------------------------------------------------------------ public
 
 
-def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True,
-              nondet_tol=0.0, check_grad_dtypes=False):
+def gradcheck(
+    func,
+    inputs,
+    *,
+    eps=1e-6,
+    atol=1e-5,
+    rtol=1e-3,
+    raise_exception=True,
+    nondet_tol=0.0,
+    check_grad_dtypes=False,
+):
     """Check the gradients of ``func`` at ``inputs`` against finite differences.
 
     ``inputs`` is a tensor or a tuple; every tensor in it with
@@ -295,8 +307,17 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     return True
 
 
-def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
-                  raise_exception=True, nondet_tol=0.0):
+def gradgradcheck(
+    func,
+    inputs,
+    grad_outputs=None,
+    *,
+    eps=1e-6,
+    atol=1e-5,
+    rtol=1e-3,
+    raise_exception=True,
+    nondet_tol=0.0,
+):
     """Check second derivatives of ``func`` by finite differences.
 
     Runs :func:`gradcheck` on ``(inputs, grad_outputs) -> autograd.grad(
@@ -309,9 +330,11 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
         rng = np.random.default_rng(0)
         outs = [o for o in _as_tuple(func(*tupled_inputs)) if _is_tensor(o) and o.requires_grad]
         tupled_grad_outputs = tuple(
-            rumus.tensor(rng.uniform(-1.0, 1.0, size=tuple(o.shape)),
-                         dtype=o.dtype if o.is_floating_point() else rumus.float64,
-                         requires_grad=True)
+            rumus.tensor(
+                rng.uniform(-1.0, 1.0, size=tuple(o.shape)),
+                dtype=o.dtype if o.is_floating_point() else rumus.float64,
+                requires_grad=True,
+            )
             for o in outs
         )
         del outs
@@ -324,7 +347,9 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     def new_func(*args):
         input_args = args[:n_in]
         g_outs = args[n_in:]
-        outputs = tuple(o for o in _as_tuple(func(*input_args)) if _is_tensor(o) and o.requires_grad)
+        outputs = tuple(
+            o for o in _as_tuple(func(*input_args)) if _is_tensor(o) and o.requires_grad
+        )
         if len(outputs) != num_outputs:
             raise GradcheckError(
                 f"gradgradcheck: func has {len(outputs)} differentiable outputs "
@@ -333,8 +358,17 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
         diff_args = tuple(input_args[i] for i in diff_idx)
         if not outputs or not diff_args:
             return ()
-        grads = rumus.autograd.grad(outputs, diff_args, g_outs, create_graph=True, allow_unused=True)
+        grads = rumus.autograd.grad(
+            outputs, diff_args, g_outs, create_graph=True, allow_unused=True
+        )
         return tuple(g for g in grads if g is not None)
 
-    return gradcheck(new_func, tupled_inputs + tupled_grad_outputs, eps=eps, atol=atol, rtol=rtol,
-                     raise_exception=raise_exception, nondet_tol=nondet_tol)
+    return gradcheck(
+        new_func,
+        tupled_inputs + tupled_grad_outputs,
+        eps=eps,
+        atol=atol,
+        rtol=rtol,
+        raise_exception=raise_exception,
+        nondet_tol=nondet_tol,
+    )

@@ -12,15 +12,29 @@ import warnings
 import numpy as np
 
 from .. import _rumus
-from .._rumus import Tensor, one_hot
+from .._rumus import Tensor
 from ..autograd import is_grad_enabled, no_grad
 
 # Rust kernels with PyTorch's signatures; each is bound once the engine has it.
 _RUST_OPS = (
-    "conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d", "unfold", "fold",
-    "max_pool1d", "max_pool2d", "avg_pool1d", "avg_pool2d",
-    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_max_pool1d", "adaptive_max_pool2d",
-    "softmax", "log_softmax", "layer_norm", "linear",
+    "conv1d",
+    "conv2d",
+    "conv_transpose1d",
+    "conv_transpose2d",
+    "unfold",
+    "fold",
+    "max_pool1d",
+    "max_pool2d",
+    "avg_pool1d",
+    "avg_pool2d",
+    "adaptive_avg_pool1d",
+    "adaptive_avg_pool2d",
+    "adaptive_max_pool1d",
+    "adaptive_max_pool2d",
+    "softmax",
+    "log_softmax",
+    "layer_norm",
+    "linear",
 )
 for _name in _RUST_OPS:
     if hasattr(_rumus, _name):
@@ -32,7 +46,7 @@ _EPS = {
     _rumus.float32: float(np.finfo(np.float32).eps),
     _rumus.float64: float(np.finfo(np.float64).eps),
     _rumus.float16: float(np.finfo(np.float16).eps),
-    _rumus.bfloat16: 2.0 ** -7,
+    _rumus.bfloat16: 2.0**-7,
 }
 
 
@@ -145,7 +159,8 @@ def prelu(input, weight):
         if weight.dim() != 1 or weight.numel() != channels:
             raise RuntimeError(
                 f"Mismatch of parameter numbers and input channel size. Found parameter numbers = "
-                f"{weight.numel()} and channel size = {channels}.")
+                f"{weight.numel()} and channel size = {channels}."
+            )
         if input.dim() >= 2:
             weight = _channel_view(weight, input.dim())
     return input.relu() + weight * input.clamp_max(0.0)
@@ -155,7 +170,9 @@ def glu(input, dim=-1):
     if input.dim() == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even")
     if input.size(dim) % 2:
-        raise RuntimeError(f"Halving dimension must be even, but dimension {dim} is size {input.size(dim)}")
+        raise RuntimeError(
+            f"Halving dimension must be even, but dimension {dim} is size {input.size(dim)}"
+        )
     a, b = input.chunk(2, dim)
     return a * b.sigmoid()
 
@@ -169,19 +186,27 @@ def softmin(input, dim=None, _stacklevel=3, dtype=None):
 
 def bilinear(input1, input2, weight, bias=None):
     if weight.dim() != 3:
-        raise RuntimeError(f"bilinear(): weight must be 3-dimensional (out, in1, in2), got shape {_shape(weight)}")
+        raise RuntimeError(
+            f"bilinear(): weight must be 3-dimensional (out, in1, in2), got shape {_shape(weight)}"
+        )
     if input1.dim() != input2.dim():
-        raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.dim()} and {input2.dim()}")
+        raise RuntimeError(
+            f"bilinear(): input dimensions do not match: got {input1.dim()} and {input2.dim()}"
+        )
     for i, (a, b) in enumerate(zip(input1.shape[:-1], input2.shape[:-1])):
         if a != b:
-            raise RuntimeError(f"bilinear(): input batch dimensions do not match at dim {i}: got {a} and {b}")
+            raise RuntimeError(
+                f"bilinear(): input batch dimensions do not match at dim {i}: got {a} and {b}"
+            )
     out_f, in1, in2 = weight.shape
     sizes = [("input1", input1.size(-1), in1), ("input2", input2.size(-1), in2)]
     if bias is not None:
         sizes.append(("bias", bias.size(-1) if bias.dim() == 1 else _shape(bias), out_f))
     for name, got, expected in sizes:
         if got != expected:
-            raise RuntimeError(f"bilinear(): {name} size does not match weight size: got {got} but expected {expected}")
+            raise RuntimeError(
+                f"bilinear(): {name} size does not match weight size: got {got} but expected {expected}"
+            )
     batch = tuple(input1.shape[:-1])
     x1 = input1.reshape(-1, in1)
     x2 = input2.reshape(-1, in2)
@@ -218,9 +243,13 @@ def _affine(x, weight, bias):
     return x
 
 
-def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
+def batch_norm(
+    input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5
+):
     if input.dim() < 2:
-        raise RuntimeError(f"batch_norm: expected an input of shape (N, C, *), got shape {_shape(input)}")
+        raise RuntimeError(
+            f"batch_norm: expected an input of shape (N, C, *), got shape {_shape(input)}"
+        )
     if not training:
         if running_mean is None:
             raise RuntimeError("running_mean must be defined in evaluation mode")
@@ -229,13 +258,20 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     if (running_mean is None) != (running_var is None):
         raise ValueError("running_mean and running_var must either both be None or neither be None")
     c = input.size(1)
-    for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight), ("bias", bias)):
+    for name, t in (
+        ("running_mean", running_mean),
+        ("running_var", running_var),
+        ("weight", weight),
+        ("bias", bias),
+    ):
         _check_affine(name, t, c)
     nd = input.dim()
     if training:
         n = input.numel() // c
         if n == 1:
-            raise ValueError(f"Expected more than 1 value per channel when training, got input size {input.shape}")
+            raise ValueError(
+                f"Expected more than 1 value per channel when training, got input size {input.shape}"
+            )
         dims = (0,) + tuple(range(2, nd))
         mean = input.mean(dims, keepdim=True)
         var = input.var(dims, keepdim=True, correction=0)
@@ -254,30 +290,51 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     return input * scale + shift
 
 
-def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
-                  momentum=0.1, eps=1e-5):
+def instance_norm(
+    input,
+    running_mean=None,
+    running_var=None,
+    weight=None,
+    bias=None,
+    use_input_stats=True,
+    momentum=0.1,
+    eps=1e-5,
+):
     if input.dim() < 2:
-        raise RuntimeError(f"instance_norm: expected an input of shape (N, C, *), got shape {_shape(input)}")
+        raise RuntimeError(
+            f"instance_norm: expected an input of shape (N, C, *), got shape {_shape(input)}"
+        )
     c = input.size(1)
-    for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight), ("bias", bias)):
+    for name, t in (
+        ("running_mean", running_mean),
+        ("running_var", running_var),
+        ("weight", weight),
+        ("bias", bias),
+    ):
         _check_affine(name, t, c)
     nd = input.dim()
     if use_input_stats:
         spatial = math.prod(input.shape[2:])
         if spatial == 1:
-            raise ValueError(f"Expected more than 1 spatial element when training, got input size {input.shape}")
+            raise ValueError(
+                f"Expected more than 1 spatial element when training, got input size {input.shape}"
+            )
         dims = tuple(range(2, nd))
         mean = input.mean(dims, keepdim=True)
         var = input.var(dims, keepdim=True, correction=0)
         if running_mean is not None and running_var is not None:
             # running stats follow the batch average of the per-instance statistics
             with no_grad():
-                running_mean.mul_(1 - momentum).add_(mean.reshape(input.size(0), c).mean(0) * momentum)
+                running_mean.mul_(1 - momentum).add_(
+                    mean.reshape(input.size(0), c).mean(0) * momentum
+                )
                 unbiased = var.reshape(input.size(0), c).mean(0) * (spatial / (spatial - 1))
                 running_var.mul_(1 - momentum).add_(unbiased * momentum)
     else:
         if running_mean is None or running_var is None:
-            raise RuntimeError("Expected running_mean and running_var to be defined when use_input_stats is false")
+            raise RuntimeError(
+                "Expected running_mean and running_var to be defined when use_input_stats is false"
+            )
         mean = _channel_view(running_mean, nd)
         var = _channel_view(running_var, nd)
     return _normalize(input, mean, var, eps, weight, bias)
@@ -285,19 +342,25 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
 
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     if input.dim() < 2:
-        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {input.dim()}")
+        raise RuntimeError(
+            f"Expected at least 2 dimensions for input tensor but received {input.dim()}"
+        )
     n, c = input.shape[:2]
     if c % num_groups:
         raise RuntimeError(
             f"Expected number of channels in input to be divisible by num_groups, but got input of shape "
-            f"{_shape(input)} and num_groups={num_groups}")
+            f"{_shape(input)} and num_groups={num_groups}"
+        )
     for name, t in (("weight", weight), ("bias", bias)):
         if t is not None and (t.dim() != 1 or t.numel() != c):
             raise RuntimeError(
                 f"Expected {name} to be a vector of size equal to the number of channels in input, but got "
-                f"{name} of shape {_shape(t)} and input of shape {_shape(input)}")
+                f"{name} of shape {_shape(t)} and input of shape {_shape(input)}"
+            )
     if n * c // num_groups * math.prod(input.shape[2:]) == 1:
-        raise ValueError(f"Expected more than 1 value per channel when training, got input size {_shape(input)}")
+        raise ValueError(
+            f"Expected more than 1 value per channel when training, got input size {_shape(input)}"
+        )
     x = input.reshape(n, num_groups, -1)
     mean = x.mean(-1, keepdim=True)
     var = x.var(-1, keepdim=True, correction=0)
@@ -307,16 +370,20 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
     if isinstance(normalized_shape, numbers.Integral):
-        raise TypeError("rms_norm(): argument 'normalized_shape' (position 2) must be tuple of ints, not int")
+        raise TypeError(
+            "rms_norm(): argument 'normalized_shape' (position 2) must be tuple of ints, not int"
+        )
     ns = [int(s) for s in normalized_shape]
-    if not ns or _shape(input)[-len(ns):] != ns:
+    if not ns or _shape(input)[-len(ns) :] != ns:
         raise RuntimeError(
             f"Given normalized_shape={ns}, expected input with shape [*, {', '.join(map(str, ns))}], "
-            f"but got input of size {_shape(input)}")
+            f"but got input of size {_shape(input)}"
+        )
     if weight is not None and _shape(weight) != ns:
         raise RuntimeError(
             f"Expected weight to be of same shape as normalized_shape, but got weight of shape "
-            f"{_shape(weight)} and normalized_shape = {ns}")
+            f"{_shape(weight)} and normalized_shape = {ns}"
+        )
     if eps is None:
         eps = _EPS[input.dtype]
     dims = tuple(range(-len(ns), 0))
@@ -338,7 +405,7 @@ def _vector_norm(x, p, dim, keepdim=False, floor=0.0):
     if p == 2:
         return x.square().sum(dim, keepdim).clamp_min(floor * floor).sqrt()
     if p > 0:
-        return (x.abs() ** p).sum(dim, keepdim).clamp_min(floor ** p) ** (1.0 / p)
+        return (x.abs() ** p).sum(dim, keepdim).clamp_min(floor**p) ** (1.0 / p)
     return ((x.abs() ** p).sum(dim, keepdim) ** (1.0 / p)).clamp_min(floor)
 
 
@@ -363,7 +430,15 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
 # ---------------------------------------------------------------------- embedding
 
 
-def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False, sparse=False):
+def embedding(
+    input,
+    weight,
+    padding_idx=None,
+    max_norm=None,
+    norm_type=2.0,
+    scale_grad_by_freq=False,
+    sparse=False,
+):
     if weight.dim() != 2:
         raise RuntimeError(f"'weight' must be 2-D, got shape {_shape(weight)}")
     num = weight.size(0)
@@ -376,7 +451,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     if input.dtype not in (_rumus.int64, _rumus.int32):
         raise RuntimeError(
             f"Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; "
-            f"but got {input.dtype} instead (while checking arguments for embedding)")
+            f"but got {input.dtype} instead (while checking arguments for embedding)"
+        )
     flat = input.reshape(-1)
     if max_norm is not None:
         with no_grad():
@@ -390,7 +466,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
             rows = _rumus.where((flat != padding_idx).unsqueeze(1), rows, rows.detach())
         if scale_grad_by_freq:
             counts = _rumus.zeros(num, dtype=rows.dtype, device=rows.device).scatter_add(
-                0, flat.long(), _rumus.ones_like(flat, dtype=rows.dtype))
+                0, flat.long(), _rumus.ones_like(flat, dtype=rows.dtype)
+            )
             inv = counts.index_select(0, flat).reciprocal().unsqueeze(1)
             frozen = rows.detach()
             rows = frozen + (rows - frozen) * inv  # same values, gradient divided by the count
@@ -410,7 +487,11 @@ def _dropout(input, p, training, inplace, mask_shape):
         return input
     if p == 1.0:
         return input.mul_(0.0) if inplace else input * 0.0
-    mask = _rumus.empty(mask_shape, dtype=input.dtype, device=input.device).bernoulli_(1.0 - p).div_(1.0 - p)
+    mask = (
+        _rumus.empty(mask_shape, dtype=input.dtype, device=input.device)
+        .bernoulli_(1.0 - p)
+        .div_(1.0 - p)
+    )
     return input.mul_(mask) if inplace else input * mask
 
 
@@ -429,7 +510,8 @@ def dropout1d(input, p=0.5, training=True, inplace=False):
         raise RuntimeError(
             f"dropout1d: Expected 2D or 3D input, but received a {input.dim()}D input. Note that dropout1d exists "
             "to provide channel-wise dropout on inputs with 1 spatial dimension, a channel dimension, and an "
-            "optional batch dimension (i.e. 2D or 3D inputs).")
+            "optional batch dimension (i.e. 2D or 3D inputs)."
+        )
     shape = (input.size(0), 1) if input.dim() == 2 else _feature_mask_shape(input)
     return _dropout(input, p, training, inplace, shape)
 
@@ -443,13 +525,16 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
             "desired - input is interpreted as shape (N, C, L), where C is the channel dim. This behavior will "
             "change in a future release to interpret the input as one without a batch dimension, i.e. shape "
             "(C, H, W). To maintain the 1D channel-wise dropout behavior, please switch to using dropout1d instead.",
-            stacklevel=2)
+            stacklevel=2,
+        )
     elif nd != 4:
         warnings.warn(
             f"dropout2d: Received a {nd}-D input to dropout2d, which is deprecated and will result in an error in a "
             "future release. To retain the behavior and silence this warning, please use dropout instead. Note "
             "that dropout2d exists to provide channel-wise dropout on inputs with 2 spatial dimensions, a channel "
-            "dimension, and an optional batch dimension (i.e. 3D or 4D inputs).", stacklevel=2)
+            "dimension, and an optional batch dimension (i.e. 3D or 4D inputs).",
+            stacklevel=2,
+        )
     if nd < 2:
         raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
     return _dropout(input, p, training, inplace, _feature_mask_shape(input))
@@ -458,28 +543,35 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
 # ---------------------------------------------------------------------- attention
 
 
-def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
-                                 enable_gqa=False):
+def scaled_dot_product_attention(
+    query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False
+):
     if query.dim() < 2 or key.dim() < 2 or value.dim() < 2:
         raise RuntimeError(
             f"Expected query, key, and value to all be at least 2 dimensional, but got query.dim: {query.dim()} "
-            f"key.dim: {key.dim()} and value.dim: {value.dim()} instead.")
+            f"key.dim: {key.dim()} and value.dim: {value.dim()} instead."
+        )
     if not query.dtype == key.dtype == value.dtype:
         raise RuntimeError(
             f"Expected query, key, and value to have the same dtype, but got query.dtype: {query.dtype} "
-            f"key.dtype: {key.dtype} and value.dtype: {value.dtype} instead.")
+            f"key.dtype: {key.dtype} and value.dtype: {value.dtype} instead."
+        )
     if query.size(-1) != key.size(-1) or key.size(-2) != value.size(-2):
         raise RuntimeError(
             f"scaled_dot_product_attention: query {_shape(query)}, key {_shape(key)} and value {_shape(value)} "
-            "must share the embedding size (query/key) and the sequence length (key/value)")
+            "must share the embedding size (query/key) and the sequence length (key/value)"
+        )
     if is_causal and attn_mask is not None:
-        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True")
+        raise RuntimeError(
+            "_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True"
+        )
     if enable_gqa and query.dim() >= 3 and query.size(-3) != key.size(-3):
         hq, hk = query.size(-3), key.size(-3)
         if hq % hk or key.size(-3) != value.size(-3):
             raise RuntimeError(
                 f"scaled_dot_product_attention(enable_gqa=True): the query heads ({hq}) must be a multiple of the "
-                f"key/value heads (key {key.size(-3)}, value {value.size(-3)})")
+                f"key/value heads (key {key.size(-3)}, value {value.size(-3)})"
+            )
         group = _index(np.arange(hq) // (hq // hk), key)
         key, value = key.index_select(-3, group), value.index_select(-3, group)
     length, source = query.size(-2), key.size(-2)
@@ -500,7 +592,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         else:
             raise RuntimeError(
                 f"Expected attn_mask dtype to be bool or float or to match query dtype, but got attn_mask.dtype: "
-                f"{attn_mask.dtype} and query.dtype: {query.dtype} instead.")
+                f"{attn_mask.dtype} and query.dtype: {query.dtype} instead."
+            )
     attn = softmax(scores, -1)
     if dead is not None:
         attn = attn.masked_fill(dead, 0.0)
@@ -526,7 +619,8 @@ def _pad_index(n, before, after, mode, dim, shape):
     if before >= n or after >= n:
         raise RuntimeError(
             f"Argument #4: Padding size should be less than the corresponding input dimension, but got: "
-            f"padding ({before}, {after}) at dimension {dim} of input {shape}")
+            f"padding ({before}, {after}) at dimension {dim} of input {shape}"
+        )
     pos = np.abs(pos)
     return np.where(pos > n - 1, 2 * (n - 1) - pos, pos)
 
@@ -540,23 +634,29 @@ def pad(input, pad, mode="constant", value=None):
     if npad > nd:
         raise RuntimeError(
             f"Padding length should be less than or equal to two times the input dimension but got padding "
-            f"length {len(pad)} and input of dimension {nd}")
+            f"length {len(pad)} and input of dimension {nd}"
+        )
     shape = _shape(input)
-    pairs = [(nd - 1 - i, pad[2 * i], pad[2 * i + 1]) for i in range(npad)]  # pad starts at the last dim
+    pairs = [
+        (nd - 1 - i, pad[2 * i], pad[2 * i + 1]) for i in range(npad)
+    ]  # pad starts at the last dim
     if mode == "constant":
         out_shape = list(shape)
         for d, before, after in pairs:
             out_shape[d] += before + after
             if max(-before, 0) + max(-after, 0) > shape[d] or out_shape[d] < 0:
                 raise RuntimeError(
-                    f"pad: padding ({before}, {after}) crops dimension {d} of input {shape} below size 0")
+                    f"pad: padding ({before}, {after}) crops dimension {d} of input {shape} below size 0"
+                )
         x = input
         for d, before, after in pairs:  # negative padding crops
             if before < 0 or after < 0:
                 x = x.narrow(d, max(-before, 0), x.size(d) - max(-before, 0) - max(-after, 0))
         if out_shape == _shape(x):
             return x.clone()
-        out = _rumus.full(out_shape, 0 if value is None else value, dtype=input.dtype, device=input.device)
+        out = _rumus.full(
+            out_shape, 0 if value is None else value, dtype=input.dtype, device=input.device
+        )
         region = [slice(None)] * nd
         for d, before, after in pairs:
             region[d] = slice(max(before, 0), out_shape[d] - max(after, 0))
@@ -572,14 +672,19 @@ def pad(input, pad, mode="constant", value=None):
             "Supported combinations for non-constant padding:\n"
             "  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
             "  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
-            "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
+            "  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)"
+        )
     for d, before, after in pairs:
         if shape[d] == 0:
-            raise RuntimeError(f"pad: mode '{mode}' needs non-empty padded dimensions, got input of shape {shape}")
+            raise RuntimeError(
+                f"pad: mode '{mode}' needs non-empty padded dimensions, got input of shape {shape}"
+            )
     x = input
     for d, before, after in pairs:
         if before or after:
-            x = x.index_select(d, _index(_pad_index(shape[d], before, after, mode, d, shape), input))
+            x = x.index_select(
+                d, _index(_pad_index(shape[d], before, after, mode, d, shape), input)
+            )
     return x
 
 
@@ -611,7 +716,9 @@ def _resample(x, dim, m, scale, mode, align_corners):
     ratio = ft(1.0 / scale) if scale is not None else ft(n) / ft(m)
     if mode in ("nearest", "nearest-exact"):
         if m == 2 * n and x.dim() == 4:
-            src = np.arange(m) // 2  # PyTorch's 2-D kernel maps an exact doubling so, whatever the scale
+            src = (
+                np.arange(m) // 2
+            )  # PyTorch's 2-D kernel maps an exact doubling so, whatever the scale
         else:
             src = np.floor((dst + ft(0.5)) * ratio if mode == "nearest-exact" else dst * ratio)
         return x.index_select(dim, _index(np.minimum(src.astype(np.int64), n - 1), x))
@@ -643,27 +750,39 @@ def _resample(x, dim, m, scale, mode, align_corners):
     return x0 * weight(1 - lam) + x1 * weight(lam)
 
 
-def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None, recompute_scale_factor=None,
-                antialias=False):
+def interpolate(
+    input,
+    size=None,
+    scale_factor=None,
+    mode="nearest",
+    align_corners=None,
+    recompute_scale_factor=None,
+    antialias=False,
+):
     if mode in ("nearest", "area", "nearest-exact"):
         if align_corners is not None:
             raise ValueError(
                 "align_corners option can only be set with the interpolating modes: linear | bilinear | bicubic | "
-                "trilinear")
+                "trilinear"
+            )
     elif align_corners is None:
         align_corners = False
     nd = input.dim()
     if nd not in (3, 4, 5) or mode not in _INTERP_MODES:
         raise NotImplementedError(
             f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {nd}D) for the modes: nearest | linear | "
-            f"bilinear | bicubic | trilinear | area | nearest-exact (got {mode})")
+            f"bilinear | bicubic | trilinear | area | nearest-exact (got {mode})"
+        )
     if mode in _INTERP_NDIM and nd != _INTERP_NDIM[mode]:
-        raise NotImplementedError(f"Got {nd}D input, but {mode} mode needs {_INTERP_NDIM[mode]}D input")
+        raise NotImplementedError(
+            f"Got {nd}D input, but {mode} mode needs {_INTERP_NDIM[mode]}D input"
+        )
     if antialias:
         if not (mode in ("bilinear", "bicubic") and nd == 4):
             raise ValueError(
                 "Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a 4-D tensor "
-                "as input")
+                "as input"
+            )
         raise NotImplementedError("interpolate(antialias=True) is not supported by rumus")
     in_sizes = _shape(input)[2:]
     nsp = nd - 2
@@ -672,12 +791,15 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if size is not None:
         if recompute_scale_factor:
             raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
-        out_sizes = [int(size)] * nsp if isinstance(size, numbers.Integral) else [int(s) for s in size]
+        out_sizes = (
+            [int(size)] * nsp if isinstance(size, numbers.Integral) else [int(s) for s in size]
+        )
         if len(out_sizes) != nsp:
             raise ValueError(
                 f"Input and output must have the same number of spatial dimensions, but got input with spatial "
                 f"dimensions of {in_sizes} and output size of {size}. Please provide input tensor in (N, C, d1, d2, "
-                "...,dK) format and output size in (o1, o2, ...,oK) format.")
+                "...,dK) format and output size in (o1, o2, ...,oK) format."
+            )
         scales = [None] * nsp
     elif scale_factor is not None:
         if isinstance(scale_factor, numbers.Real):
@@ -688,17 +810,21 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             raise ValueError(
                 f"Input and scale_factor must have the same number of spatial dimensions, but got input with "
                 f"spatial dimensions of {in_sizes} and scale_factor of shape {scale_factor}. Please provide input "
-                "tensor in (N, C, d1, d2, ...,dK) format and scale_factor in (s1, s2, ...,sK) format.")
+                "tensor in (N, C, d1, d2, ...,dK) format and scale_factor in (s1, s2, ...,sK) format."
+            )
         out_sizes = [int(math.floor(n * s)) for n, s in zip(in_sizes, factors)]
         scales = [None] * nsp if recompute_scale_factor else factors
     else:
         raise ValueError("either size or scale_factor should be defined")
     if min(in_sizes) <= 0 or min(out_sizes) <= 0:
         raise RuntimeError(
-            f"Input and output sizes should be greater than 0, but got input {in_sizes} and output {out_sizes}")
+            f"Input and output sizes should be greater than 0, but got input {in_sizes} and output {out_sizes}"
+        )
     if mode == "area":
         if nsp == 3:
-            raise NotImplementedError("interpolate(mode='area') on 5D input needs adaptive_avg_pool3d (not in rumus)")
+            raise NotImplementedError(
+                "interpolate(mode='area') on 5D input needs adaptive_avg_pool3d (not in rumus)"
+            )
         return (adaptive_avg_pool1d if nsp == 1 else adaptive_avg_pool2d)(input, out_sizes)
     x = input
     for i in range(nsp):
@@ -712,12 +838,14 @@ def pixel_shuffle(input, upscale_factor):
         raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
     if input.dim() < 3:
         raise RuntimeError(
-            f"pixel_shuffle expects input to have at least 3 dimensions, but got input with {input.dim()} dimension(s)")
+            f"pixel_shuffle expects input to have at least 3 dimensions, but got input with {input.dim()} dimension(s)"
+        )
     *batch, c, h, w = input.shape
     if c % (r * r):
         raise RuntimeError(
             f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of upscale_factor, "
-            f"but input.size(-3)={c} is not divisible by {r * r}")
+            f"but input.size(-3)={c} is not divisible by {r * r}"
+        )
     b = len(batch)
     x = input.reshape(*batch, c // (r * r), r, r, h, w)
     x = x.permute(*range(b), b, b + 3, b + 1, b + 4, b + 2)
@@ -731,13 +859,15 @@ def pixel_unshuffle(input, downscale_factor):
     if input.dim() < 3:
         raise RuntimeError(
             f"pixel_unshuffle expects input to have at least 3 dimensions, but got input with {input.dim()} "
-            "dimension(s)")
+            "dimension(s)"
+        )
     *batch, c, h, w = input.shape
     for name, size, idx in (("height", h, -2), ("width", w, -1)):
         if size % r:
             raise RuntimeError(
                 f"pixel_unshuffle expects {name} to be divisible by downscale_factor, but input.size({idx})={size} "
-                f"is not divisible by {r}")
+                f"is not divisible by {r}"
+            )
     b = len(batch)
     x = input.reshape(*batch, c, h // r, r, w // r, r)
     x = x.permute(*range(b), b, b + 2, b + 4, b + 1, b + 3)
@@ -751,8 +881,10 @@ def _legacy_reduction(size_average, reduce):
     size_average = True if size_average is None else size_average
     reduce = True if reduce is None else reduce
     ret = "none" if not reduce else ("mean" if size_average else "sum")
-    warnings.warn(f"size_average and reduce args will be deprecated, please use reduction='{ret}' instead.",
-                  stacklevel=3)
+    warnings.warn(
+        f"size_average and reduce args will be deprecated, please use reduction='{ret}' instead.",
+        stacklevel=3,
+    )
     return ret
 
 
@@ -777,7 +909,8 @@ def _warn_broadcast(input, target):
         warnings.warn(
             f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). This will "
             "likely lead to incorrect results due to broadcasting. Please ensure they have the same size.",
-            stacklevel=3)
+            stacklevel=3,
+        )
 
 
 def _pointwise_loss(loss, reduction, weight, input, mean_by_weight):
@@ -826,7 +959,9 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     return _pointwise_loss(_huber(input - target, delta), reduction, weight, input, False)
 
 
-def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):
+def nll_loss(
+    input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"
+):
     reduction = _reduction(reduction, size_average, reduce)
     if input.dim() < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {input.dim()})")
@@ -838,12 +973,14 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         if input.dim() == 2 and (target.dim() != 1 or target.size(0) != input.size(0)):
             raise ValueError(
                 f"Expected input batch_size ({input.size(0)}) to match target batch_size "
-                f"({target.size(0) if target.dim() else 0}).")
+                f"({target.size(0) if target.dim() else 0})."
+            )
     else:
         if target.dim() == 0 or target.size(0) != input.size(0):
             raise ValueError(
                 f"Expected input batch_size ({input.size(0)}) to match target batch_size "
-                f"({target.size(0) if target.dim() else 0}).")
+                f"({target.size(0) if target.dim() else 0})."
+            )
         expected = [input.size(0)] + _shape(input)[2:]
         if _shape(target) != expected:
             raise RuntimeError(f"Expected target size {expected}, got {_shape(target)}")
@@ -852,7 +989,8 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     if weight is not None and weight.numel() != classes:
         raise RuntimeError(
             f"weight tensor should be defined either for all {classes} classes or no classes but got weight "
-            f"tensor of shape: {_shape(weight)}")
+            f"tensor of shape: {_shape(weight)}"
+        )
     target = target.long()
     valid = target != ignore_index
     safe = _rumus.where(valid, target, 0)
@@ -875,8 +1013,16 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     return _reduce(loss, reduction)
 
 
-def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
-                  label_smoothing=0.0):
+def cross_entropy(
+    input,
+    target,
+    weight=None,
+    size_average=None,
+    ignore_index=-100,
+    reduce=None,
+    reduction="mean",
+    label_smoothing=0.0,
+):
     reduction = _reduction(reduction, size_average, reduce)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
@@ -890,13 +1036,15 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         if _shape(target) != _shape(input):
             raise RuntimeError(
                 f"cross_entropy: class-probability targets must have the input's shape {_shape(input)}, got "
-                f"{_shape(target)}")
+                f"{_shape(target)}"
+            )
         if ignore_index != -100:
             raise RuntimeError("ignore_index is not supported for floating point target")
         if weight is not None and weight.numel() != classes:
             raise RuntimeError(
                 f"weight tensor should be defined either for all {classes} classes or no classes but got weight "
-                f"tensor of shape: {_shape(weight)}")
+                f"tensor of shape: {_shape(weight)}"
+            )
         if label_smoothing > 0:
             target = target * (1 - label_smoothing) + label_smoothing / classes
         prod = logp * target
@@ -929,12 +1077,15 @@ def _clamped_log(x):
     return _rumus.where(pos, _rumus.where(pos, x, 1.0).log(), -100.0).clamp_min(-100.0)
 
 
-def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
+def binary_cross_entropy(
+    input, target, weight=None, size_average=None, reduce=None, reduction="mean"
+):
     reduction = _reduction(reduction, size_average, reduce)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(
             f"Using a target size ({target.shape}) that is different to the input size ({input.shape}) is "
-            "deprecated. Please ensure they have the same size.")
+            "deprecated. Please ensure they have the same size."
+        )
     if not ((input >= 0) & (input <= 1)).all().item():
         raise RuntimeError("all elements of input should be between 0 and 1")
     log_x = _clamped_log(input)
@@ -945,11 +1096,14 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     return _reduce(loss, reduction)
 
 
-def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None, reduce=None, reduction="mean",
-                                     pos_weight=None):
+def binary_cross_entropy_with_logits(
+    input, target, weight=None, size_average=None, reduce=None, reduction="mean", pos_weight=None
+):
     reduction = _reduction(reduction, size_average, reduce)
     if tuple(target.shape) != tuple(input.shape):
-        raise ValueError(f"Target size ({target.shape}) must be the same as input size ({input.shape})")
+        raise ValueError(
+            f"Target size ({target.shape}) must be the same as input size ({input.shape})"
+        )
     # (1 - t) x + (1 + (pw - 1) t) log(1 + e^-x), with the log term as softplus(-x) (no overflow)
     sp = softplus(-input)
     if pos_weight is not None:
@@ -966,7 +1120,9 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
         warnings.warn(
             "reduction: 'mean' divides the total loss by both the batch size and the support size.'batchmean' "
             "divides only by the batch size, and aligns with the KL div math definition.'mean' will be changed to "
-            "behave the same as 'batchmean' in the next major release.", stacklevel=2)
+            "behave the same as 'batchmean' in the next major release.",
+            stacklevel=2,
+        )
     if log_target:
         loss = target.exp() * (target - input)
     else:
@@ -978,7 +1134,9 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     return _reduce(loss, reduction)
 
 
-def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
+def cosine_embedding_loss(
+    input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"
+):
     reduction = _reduction(reduction, size_average, reduce)
     tdim = target.dim()
     if tdim > 1:
@@ -986,23 +1144,32 @@ def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, r
     if input1.dim() != tdim + 1 or input2.dim() != tdim + 1:
         raise RuntimeError(
             f"{tdim}D target tensor expects {tdim + 1}D input tensors, but found inputs with sizes "
-            f"{_shape(input1)} and {_shape(input2)}.")
+            f"{_shape(input1)} and {_shape(input2)}."
+        )
     eps = 1e-12
     dot = (input1 * input2).sum(tdim)
     mag = ((input1 * input1).sum(tdim) + eps) * ((input2 * input2).sum(tdim) + eps)
     cos = dot / mag.sqrt()
-    loss = _rumus.where(target == 1, 1 - cos, 0.0) + _rumus.where(target == -1, (cos - margin).clamp_min(0.0), 0.0)
+    loss = _rumus.where(target == 1, 1 - cos, 0.0) + _rumus.where(
+        target == -1, (cos - margin).clamp_min(0.0), 0.0
+    )
     return _reduce(loss, reduction)
 
 
-def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
+def margin_ranking_loss(
+    input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"
+):
     reduction = _reduction(reduction, size_average, reduce)
     if not input1.dim() == input2.dim() == target.dim():
         raise RuntimeError(
             f"margin_ranking_loss : All input tensors should have same dimension but got sizes: input1: "
-            f"{input1.shape}, input2: {input2.shape}, target: {target.shape} ")
+            f"{input1.shape}, input2: {input2.shape}, target: {target.shape} "
+        )
     return _reduce((-target * (input1 - input2) + margin).clamp_min(0.0), reduction)
 
 
-__all__ = sorted(n for n, v in globals().items() if not n.startswith("_") and callable(v)
-                 and n not in ("Tensor", "is_grad_enabled", "no_grad"))
+__all__ = sorted(
+    n
+    for n, v in globals().items()
+    if not n.startswith("_") and callable(v) and n not in ("Tensor", "is_grad_enabled", "no_grad")
+)

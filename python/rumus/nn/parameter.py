@@ -20,7 +20,9 @@ class Parameter(_rumus.Tensor):
         if data is None:
             data = _rumus.empty(0)
         elif not isinstance(data, _rumus.Tensor):
-            raise TypeError(f"Parameter(): argument 'data' must be Tensor, not {type(data).__name__}")
+            raise TypeError(
+                f"Parameter(): argument 'data' must be Tensor, not {type(data).__name__}"
+            )
         return super().__new__(cls, data, requires_grad)
 
     def __repr__(self):

@@ -18,9 +18,24 @@ from functools import wraps
 from .._rumus import Tensor
 from ..autograd.grad_mode import no_grad
 
-__all__ = ["LRScheduler", "LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR", "LinearLR",
-           "ExponentialLR", "PolynomialLR", "CosineAnnealingLR", "CosineAnnealingWarmRestarts", "SequentialLR",
-           "ChainedScheduler", "OneCycleLR", "CyclicLR", "ReduceLROnPlateau"]
+__all__ = [
+    "LRScheduler",
+    "LambdaLR",
+    "MultiplicativeLR",
+    "StepLR",
+    "MultiStepLR",
+    "ConstantLR",
+    "LinearLR",
+    "ExponentialLR",
+    "PolynomialLR",
+    "CosineAnnealingLR",
+    "CosineAnnealingWarmRestarts",
+    "SequentialLR",
+    "ChainedScheduler",
+    "OneCycleLR",
+    "CyclicLR",
+    "ReduceLROnPlateau",
+]
 
 EPOCH_DEPRECATION_WARNING = (
     "The epoch parameter in `scheduler.step()` was not necessary and is being deprecated where possible. "
@@ -42,8 +57,10 @@ def _format_param(name, optimizer, param):
     """One value per param group: a list of matching length, or a scalar repeated."""
     if isinstance(param, (list, tuple)):
         if len(param) != len(optimizer.param_groups):
-            raise ValueError(f"{name} must have the same length as optimizer.param_groups. "
-                             f"{name} has {len(param)} values, param_groups has {len(optimizer.param_groups)}.")
+            raise ValueError(
+                f"{name} must have the same length as optimizer.param_groups. "
+                f"{name} has {len(param)} values, param_groups has {len(optimizer.param_groups)}."
+            )
         return list(param)
     return [param] * len(optimizer.param_groups)
 
@@ -81,7 +98,9 @@ class LRScheduler:
 
     def __init__(self, optimizer, last_epoch=-1):
         if not hasattr(optimizer, "param_groups"):
-            raise TypeError(f"{type(optimizer).__name__} is not an Optimizer (it has no param_groups)")
+            raise TypeError(
+                f"{type(optimizer).__name__} is not an Optimizer (it has no param_groups)"
+            )
         self.optimizer = optimizer
         if last_epoch == -1:
             for group in optimizer.param_groups:
@@ -90,8 +109,10 @@ class LRScheduler:
         else:
             for i, group in enumerate(optimizer.param_groups):
                 if "initial_lr" not in group:
-                    raise KeyError(f"param 'initial_lr' is not specified in param_groups[{i}] when resuming an "
-                                   "optimizer")
+                    raise KeyError(
+                        f"param 'initial_lr' is not specified in param_groups[{i}] when resuming an "
+                        "optimizer"
+                    )
         self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
         self.last_epoch = last_epoch
         _mark_optimizer_steps(optimizer)
@@ -117,18 +138,23 @@ class LRScheduler:
 
     def _warn_if_called_outside_step(self):
         if not self._get_lr_called_within_step:
-            warnings.warn("To get the last learning rate computed by the scheduler, please use `get_last_lr()`.",
-                          UserWarning)
+            warnings.warn(
+                "To get the last learning rate computed by the scheduler, please use `get_last_lr()`.",
+                UserWarning,
+            )
 
     def step(self, epoch=None):
         """Advances one epoch (or, deprecated, jumps to ``epoch``) and writes the new lrs into the optimizer."""
         self._step_count += 1
         counted = getattr(getattr(self.optimizer, "step", None), "_counted_by_lr_scheduler", False)
         if self._step_count == 2 and counted and not getattr(self.optimizer, "_opt_called", False):
-            warnings.warn("Detected call of `lr_scheduler.step()` before `optimizer.step()`. In PyTorch 1.1.0 "
-                          "and later, you should call them in the opposite order: `optimizer.step()` before "
-                          "`lr_scheduler.step()`.  Failure to do this will result in PyTorch skipping the first "
-                          "value of the learning rate schedule.", UserWarning)
+            warnings.warn(
+                "Detected call of `lr_scheduler.step()` before `optimizer.step()`. In PyTorch 1.1.0 "
+                "and later, you should call them in the opposite order: `optimizer.step()` before "
+                "`lr_scheduler.step()`.  Failure to do this will result in PyTorch skipping the first "
+                "value of the learning rate schedule.",
+                UserWarning,
+            )
         self._get_lr_called_within_step = True
         try:
             if epoch is None:
@@ -155,8 +181,10 @@ _LRScheduler = LRScheduler  # PyTorch's old name
 def _lambda_state(scheduler):
     """state_dict of LambdaLR / MultiplicativeLR: functions can't be saved, callable objects' ``__dict__`` can."""
     state = {k: v for k, v in scheduler.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
-    state["lr_lambdas"] = [None if isinstance(fn, types.FunctionType) else fn.__dict__.copy()
-                           for fn in scheduler.lr_lambdas]
+    state["lr_lambdas"] = [
+        None if isinstance(fn, types.FunctionType) else fn.__dict__.copy()
+        for fn in scheduler.lr_lambdas
+    ]
     return state
 
 
@@ -172,7 +200,9 @@ def _load_lambda_state(scheduler, state_dict):
 def _lambdas(optimizer, lr_lambda):
     if isinstance(lr_lambda, (list, tuple)):
         if len(lr_lambda) != len(optimizer.param_groups):
-            raise ValueError(f"Expected {len(optimizer.param_groups)} lr_lambdas, but got {len(lr_lambda)}")
+            raise ValueError(
+                f"Expected {len(optimizer.param_groups)} lr_lambdas, but got {len(lr_lambda)}"
+            )
         return list(lr_lambda)
     return [lr_lambda] * len(optimizer.param_groups)
 
@@ -251,7 +281,7 @@ class MultiStepLR(LRScheduler):
 
     def _get_closed_form_lr(self):
         passed = bisect_right(sorted(self.milestones.elements()), self.last_epoch)
-        return [base * self.gamma ** passed for base in self.base_lrs]
+        return [base * self.gamma**passed for base in self.base_lrs]
 
 
 class ConstantLR(LRScheduler):
@@ -273,16 +303,22 @@ class ConstantLR(LRScheduler):
         return [lr * (1.0 / self.factor) for lr in self._group_lrs()]
 
     def _get_closed_form_lr(self):
-        return [base * (self.factor + (self.last_epoch >= self.total_iters) * (1 - self.factor))
-                for base in self.base_lrs]
+        return [
+            base * (self.factor + (self.last_epoch >= self.total_iters) * (1 - self.factor))
+            for base in self.base_lrs
+        ]
 
 
 class LinearLR(LRScheduler):
     """The lr factor goes linearly from start_factor to end_factor over total_iters epochs, then stays."""
 
-    def __init__(self, optimizer, start_factor=1.0 / 3, end_factor=1.0, total_iters=5, last_epoch=-1):
+    def __init__(
+        self, optimizer, start_factor=1.0 / 3, end_factor=1.0, total_iters=5, last_epoch=-1
+    ):
         if start_factor > 1.0 or start_factor <= 0:
-            raise ValueError("Starting multiplicative factor expected to be greater than 0 and less or equal to 1.")
+            raise ValueError(
+                "Starting multiplicative factor expected to be greater than 0 and less or equal to 1."
+            )
         if end_factor > 1.0 or end_factor < 0:
             raise ValueError("Ending multiplicative factor expected to be between 0 and 1.")
         self.start_factor = start_factor
@@ -302,7 +338,10 @@ class LinearLR(LRScheduler):
 
     def _get_closed_form_lr(self):
         frac = min(self.total_iters, self.last_epoch) / self.total_iters
-        return [base * (self.start_factor + (self.end_factor - self.start_factor) * frac) for base in self.base_lrs]
+        return [
+            base * (self.start_factor + (self.end_factor - self.start_factor) * frac)
+            for base in self.base_lrs
+        ]
 
 
 class ExponentialLR(LRScheduler):
@@ -319,7 +358,7 @@ class ExponentialLR(LRScheduler):
         return [lr * self.gamma for lr in self._group_lrs()]
 
     def _get_closed_form_lr(self):
-        return [base * self.gamma ** self.last_epoch for base in self.base_lrs]
+        return [base * self.gamma**self.last_epoch for base in self.base_lrs]
 
 
 class PolynomialLR(LRScheduler):
@@ -334,8 +373,10 @@ class PolynomialLR(LRScheduler):
         self._warn_if_called_outside_step()
         if self.last_epoch == 0 or self.last_epoch > self.total_iters:
             return self._group_lrs()
-        ratio = ((1.0 - self.last_epoch / self.total_iters)
-                 / (1.0 - (self.last_epoch - 1) / self.total_iters)) ** self.power
+        ratio = (
+            (1.0 - self.last_epoch / self.total_iters)
+            / (1.0 - (self.last_epoch - 1) / self.total_iters)
+        ) ** self.power
         return [lr * ratio for lr in self._group_lrs()]
 
     def _get_closed_form_lr(self):
@@ -362,17 +403,24 @@ class CosineAnnealingLR(LRScheduler):
             return self._group_lrs()
         if self._step_count == 1 and e > 0:
             # Resumed at a later epoch: start from the closed form.
-            return [lo + (base - lo) * (1 + math.cos(e * math.pi / T)) / 2 for base in self.base_lrs]
+            return [
+                lo + (base - lo) * (1 + math.cos(e * math.pi / T)) / 2 for base in self.base_lrs
+            ]
         if (e - 1 - T) % (2 * T) == 0:
             # At the bottom of the cosine the ratio below is 0/0; step up by the first increment instead.
-            return [lr + (base - lo) * (1 - math.cos(math.pi / T)) / 2
-                    for base, lr in zip(self.base_lrs, self._group_lrs())]
+            return [
+                lr + (base - lo) * (1 - math.cos(math.pi / T)) / 2
+                for base, lr in zip(self.base_lrs, self._group_lrs())
+            ]
         ratio = (1 + math.cos(math.pi * e / T)) / (1 + math.cos(math.pi * (e - 1) / T))
         return [ratio * (lr - lo) + lo for lr in self._group_lrs()]
 
     def _get_closed_form_lr(self):
-        return [self.eta_min + (base - self.eta_min) * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
-                for base in self.base_lrs]
+        return [
+            self.eta_min
+            + (base - self.eta_min) * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2
+            for base in self.base_lrs
+        ]
 
 
 class CosineAnnealingWarmRestarts(LRScheduler):
@@ -386,7 +434,9 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         if T_mult < 1 or not isinstance(T_mult, int):
             raise ValueError(f"Expected integer T_mult >= 1, but got {T_mult}")
         if not isinstance(eta_min, (float, int)):
-            raise ValueError(f"Expected float or int eta_min, but got {eta_min} of type {type(eta_min)}")
+            raise ValueError(
+                f"Expected float or int eta_min, but got {eta_min} of type {type(eta_min)}"
+            )
         self.T_0 = T_0
         self.T_i = T_0
         self.T_mult = T_mult
@@ -396,8 +446,11 @@ class CosineAnnealingWarmRestarts(LRScheduler):
 
     def get_lr(self):
         self._warn_if_called_outside_step()
-        return [self.eta_min + (base - self.eta_min) * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
-                for base in self.base_lrs]
+        return [
+            self.eta_min
+            + (base - self.eta_min) * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
+            for base in self.base_lrs
+        ]
 
     def step(self, epoch=None):
         if epoch is None and self.last_epoch < 0:
@@ -417,8 +470,8 @@ class CosineAnnealingWarmRestarts(LRScheduler):
                 else:
                     # n full periods fit: T_0 * (T_mult**n - 1) / (T_mult - 1) <= epoch
                     n = int(math.log(epoch / self.T_0 * (self.T_mult - 1) + 1, self.T_mult))
-                    self.T_cur = epoch - self.T_0 * (self.T_mult ** n - 1) / (self.T_mult - 1)
-                    self.T_i = self.T_0 * self.T_mult ** n
+                    self.T_cur = epoch - self.T_0 * (self.T_mult**n - 1) / (self.T_mult - 1)
+                    self.T_i = self.T_0 * self.T_mult**n
             else:
                 self.T_i = self.T_0
                 self.T_cur = epoch
@@ -437,15 +490,21 @@ class CosineAnnealingWarmRestarts(LRScheduler):
 def _check_same_optimizer(schedulers, optimizer, who):
     for i, s in enumerate(schedulers):
         if not hasattr(s, "optimizer"):
-            raise TypeError(f"{who} expects a list of schedulers, but index {i} is {type(s).__name__}")
+            raise TypeError(
+                f"{who} expects a list of schedulers, but index {i} is {type(s).__name__}"
+            )
         if isinstance(s, ReduceLROnPlateau):
-            raise ValueError(f"{who} does not support `ReduceLROnPlateau` scheduler as it requires additional "
-                             f"kwargs to be specified when calling `step`, but got one at index {i} in the given "
-                             "schedulers sequence.")
+            raise ValueError(
+                f"{who} does not support `ReduceLROnPlateau` scheduler as it requires additional "
+                f"kwargs to be specified when calling `step`, but got one at index {i} in the given "
+                "schedulers sequence."
+            )
         if s.optimizer is not optimizer:
-            raise ValueError(f"{who} expects all schedulers to belong to the same optimizer, but got scheduler "
-                             f"{type(s).__name__} at index {i} has {s.optimizer}, which is different from "
-                             f"{type(optimizer).__name__}.")
+            raise ValueError(
+                f"{who} expects all schedulers to belong to the same optimizer, but got scheduler "
+                f"{type(s).__name__} at index {i} has {s.optimizer}, which is different from "
+                f"{type(optimizer).__name__}."
+            )
 
 
 def _undo_first_step(schedulers):
@@ -461,12 +520,16 @@ class SequentialLR(LRScheduler):
 
     def __init__(self, optimizer, schedulers, milestones, last_epoch=-1):
         if len(schedulers) < 1:
-            raise ValueError(f"{type(self).__name__} expects at least one scheduler, but got no scheduler.")
+            raise ValueError(
+                f"{type(self).__name__} expects at least one scheduler, but got no scheduler."
+            )
         _check_same_optimizer(schedulers, optimizer, type(self).__name__)
         if len(milestones) != len(schedulers) - 1:
-            raise ValueError("Sequential Schedulers expects number of schedulers provided to be one more than the "
-                             f"number of milestone points, but got number of schedulers {len(schedulers)} and the "
-                             f"number of milestones to be equal to {len(milestones)}")
+            raise ValueError(
+                "Sequential Schedulers expects number of schedulers provided to be one more than the "
+                f"number of milestone points, but got number of schedulers {len(schedulers)} and the "
+                f"number of milestones to be equal to {len(milestones)}"
+            )
         self._schedulers = list(schedulers)
         self._milestones = list(milestones)
         self.last_epoch = last_epoch + 1
@@ -508,8 +571,10 @@ class ChainedScheduler(LRScheduler):
 
     def __init__(self, schedulers, optimizer=None):
         if len(schedulers) < 1:
-            raise ValueError(f"{type(self).__name__} expects at least one scheduler to be chained, but got no "
-                             "scheduler.")
+            raise ValueError(
+                f"{type(self).__name__} expects at least one scheduler to be chained, but got no "
+                "scheduler."
+            )
         optimizer = optimizer if optimizer is not None else schedulers[0].optimizer
         _check_same_optimizer(schedulers, optimizer, type(self).__name__)
         self._schedulers = list(schedulers)
@@ -556,9 +621,23 @@ class OneCycleLR(LRScheduler):
     initial lr first, then to the minimum). Momentum (or Adam's beta1) moves
     inversely between max_momentum and base_momentum. Step it every batch."""
 
-    def __init__(self, optimizer, max_lr, total_steps=None, epochs=None, steps_per_epoch=None, pct_start=0.3,
-                 anneal_strategy="cos", cycle_momentum=True, base_momentum=0.85, max_momentum=0.95,
-                 div_factor=25.0, final_div_factor=1e4, three_phase=False, last_epoch=-1):
+    def __init__(
+        self,
+        optimizer,
+        max_lr,
+        total_steps=None,
+        epochs=None,
+        steps_per_epoch=None,
+        pct_start=0.3,
+        anneal_strategy="cos",
+        cycle_momentum=True,
+        base_momentum=0.85,
+        max_momentum=0.95,
+        div_factor=25.0,
+        final_div_factor=1e4,
+        three_phase=False,
+        last_epoch=-1,
+    ):
         if total_steps is not None:
             if total_steps <= 0 or not isinstance(total_steps, int):
                 raise ValueError(f"Expected positive integer total_steps, but got {total_steps}")
@@ -567,31 +646,60 @@ class OneCycleLR(LRScheduler):
             if not isinstance(epochs, int) or epochs <= 0:
                 raise ValueError(f"Expected positive integer epochs, but got {epochs}")
             if not isinstance(steps_per_epoch, int) or steps_per_epoch <= 0:
-                raise ValueError(f"Expected positive integer steps_per_epoch, but got {steps_per_epoch}")
+                raise ValueError(
+                    f"Expected positive integer steps_per_epoch, but got {steps_per_epoch}"
+                )
             self.total_steps = epochs * steps_per_epoch
         else:
             raise ValueError("You must define either total_steps OR (epochs AND steps_per_epoch)")
         if pct_start < 0 or pct_start > 1 or not isinstance(pct_start, float):
             raise ValueError(f"Expected float between 0 and 1 pct_start, but got {pct_start}")
         if anneal_strategy not in ("cos", "linear"):
-            raise ValueError(f"anneal_strategy must be one of 'cos' or 'linear', instead got {anneal_strategy}")
+            raise ValueError(
+                f"anneal_strategy must be one of 'cos' or 'linear', instead got {anneal_strategy}"
+            )
         self._anneal_func_type = anneal_strategy
         total = self.total_steps
         if three_phase:
             self._schedule_phases = [
-                dict(end_step=float(pct_start * total) - 1, start_lr="initial_lr", end_lr="max_lr",
-                     start_momentum="max_momentum", end_momentum="base_momentum"),
-                dict(end_step=float(2 * pct_start * total) - 2, start_lr="max_lr", end_lr="initial_lr",
-                     start_momentum="base_momentum", end_momentum="max_momentum"),
-                dict(end_step=total - 1, start_lr="initial_lr", end_lr="min_lr",
-                     start_momentum="max_momentum", end_momentum="max_momentum"),
+                dict(
+                    end_step=float(pct_start * total) - 1,
+                    start_lr="initial_lr",
+                    end_lr="max_lr",
+                    start_momentum="max_momentum",
+                    end_momentum="base_momentum",
+                ),
+                dict(
+                    end_step=float(2 * pct_start * total) - 2,
+                    start_lr="max_lr",
+                    end_lr="initial_lr",
+                    start_momentum="base_momentum",
+                    end_momentum="max_momentum",
+                ),
+                dict(
+                    end_step=total - 1,
+                    start_lr="initial_lr",
+                    end_lr="min_lr",
+                    start_momentum="max_momentum",
+                    end_momentum="max_momentum",
+                ),
             ]
         else:
             self._schedule_phases = [
-                dict(end_step=float(pct_start * total) - 1, start_lr="initial_lr", end_lr="max_lr",
-                     start_momentum="max_momentum", end_momentum="base_momentum"),
-                dict(end_step=total - 1, start_lr="max_lr", end_lr="min_lr",
-                     start_momentum="base_momentum", end_momentum="max_momentum"),
+                dict(
+                    end_step=float(pct_start * total) - 1,
+                    start_lr="initial_lr",
+                    end_lr="max_lr",
+                    start_momentum="max_momentum",
+                    end_momentum="base_momentum",
+                ),
+                dict(
+                    end_step=total - 1,
+                    start_lr="max_lr",
+                    end_lr="min_lr",
+                    start_momentum="base_momentum",
+                    end_momentum="max_momentum",
+                ),
             ]
         max_lrs = _format_param("max_lr", optimizer, max_lr)
         if last_epoch == -1:
@@ -604,7 +712,9 @@ class OneCycleLR(LRScheduler):
         if cycle_momentum:
             defaults = _optimizer_defaults(optimizer)
             if "momentum" not in defaults and "betas" not in defaults:
-                raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` option enabled")
+                raise ValueError(
+                    "optimizer must support momentum or beta1 with `cycle_momentum` option enabled"
+                )
             self.use_beta1 = "betas" in defaults
             max_ms = _format_param("max_momentum", optimizer, max_momentum)
             base_ms = _format_param("base_momentum", optimizer, base_momentum)
@@ -624,8 +734,10 @@ class OneCycleLR(LRScheduler):
         self._warn_if_called_outside_step()
         step = self.last_epoch
         if step > self.total_steps:
-            raise ValueError(f"Tried to step {step} times. The specified number of total steps is "
-                             f"{self.total_steps}")
+            raise ValueError(
+                f"Tried to step {step} times. The specified number of total steps is "
+                f"{self.total_steps}"
+            )
         lrs = []
         for group in self.optimizer.param_groups:
             start = 0.0
@@ -635,7 +747,9 @@ class OneCycleLR(LRScheduler):
                     pct = (step - start) / (end - start)
                     lr = self._anneal(group[phase["start_lr"]], group[phase["end_lr"]], pct)
                     if self.cycle_momentum:
-                        momentum = self._anneal(group[phase["start_momentum"]], group[phase["end_momentum"]], pct)
+                        momentum = self._anneal(
+                            group[phase["start_momentum"]], group[phase["end_momentum"]], pct
+                        )
                     break
                 start = phase["end_step"]
             lrs.append(lr)
@@ -649,9 +763,22 @@ class CyclicLR(LRScheduler):
     'triangular2', 'exp_range' or a custom ``scale_fn``), with momentum cycling
     inversely; step it every batch."""
 
-    def __init__(self, optimizer, base_lr, max_lr, step_size_up=2000, step_size_down=None, mode="triangular",
-                 gamma=1.0, scale_fn=None, scale_mode="cycle", cycle_momentum=True, base_momentum=0.8,
-                 max_momentum=0.9, last_epoch=-1):
+    def __init__(
+        self,
+        optimizer,
+        base_lr,
+        max_lr,
+        step_size_up=2000,
+        step_size_down=None,
+        mode="triangular",
+        gamma=1.0,
+        scale_fn=None,
+        scale_mode="cycle",
+        cycle_momentum=True,
+        base_momentum=0.8,
+        max_momentum=0.9,
+        last_epoch=-1,
+    ):
         base_lrs = _format_param("base_lr", optimizer, base_lr)
         if last_epoch == -1:
             for lr, group in zip(base_lrs, optimizer.param_groups):
@@ -673,12 +800,16 @@ class CyclicLR(LRScheduler):
         if cycle_momentum:
             defaults = _optimizer_defaults(optimizer)
             if "momentum" not in defaults and "betas" not in defaults:
-                raise ValueError("optimizer must support momentum or beta1 with `cycle_momentum` option enabled")
+                raise ValueError(
+                    "optimizer must support momentum or beta1 with `cycle_momentum` option enabled"
+                )
             self.use_beta1 = "betas" in defaults
             self.base_momentums = _format_param("base_momentum", optimizer, base_momentum)
             self.max_momentums = _format_param("max_momentum", optimizer, max_momentum)
             if last_epoch == -1:
-                for m_max, m_base, group in zip(self.max_momentums, self.base_momentums, optimizer.param_groups):
+                for m_max, m_base, group in zip(
+                    self.max_momentums, self.base_momentums, optimizer.param_groups
+                ):
                     _set_momentum(group, m_max, self.use_beta1)
                     group["max_momentum"] = m_max
                     group["base_momentum"] = m_base
@@ -694,7 +825,7 @@ class CyclicLR(LRScheduler):
             self._scale_fn_ref, self.scale_mode = (lambda x: 1 / (2.0 ** (x - 1))), "cycle"
         else:
             gamma = self.gamma
-            self._scale_fn_ref, self.scale_mode = (lambda x: gamma ** x), "iterations"
+            self._scale_fn_ref, self.scale_mode = (lambda x: gamma**x), "iterations"
 
     def scale_fn(self, x):
         return (self._scale_fn_custom or self._scale_fn_ref)(x)
@@ -705,9 +836,14 @@ class CyclicLR(LRScheduler):
         x = 1.0 + self.last_epoch / self.total_size - cycle
         scale = x / self.step_ratio if x <= self.step_ratio else (x - 1) / (self.step_ratio - 1)
         at = cycle if self.scale_mode == "cycle" else self.last_epoch
-        lrs = [base + (top - base) * scale * self.scale_fn(at) for base, top in zip(self.base_lrs, self.max_lrs)]
+        lrs = [
+            base + (top - base) * scale * self.scale_fn(at)
+            for base, top in zip(self.base_lrs, self.max_lrs)
+        ]
         if self.cycle_momentum:
-            for group, lo, hi in zip(self.optimizer.param_groups, self.base_momentums, self.max_momentums):
+            for group, lo, hi in zip(
+                self.optimizer.param_groups, self.base_momentums, self.max_momentums
+            ):
                 _set_momentum(group, hi - (hi - lo) * scale * self.scale_fn(at), self.use_beta1)
         return lrs
 
@@ -716,7 +852,9 @@ class CyclicLR(LRScheduler):
         state = super().state_dict()
         state.pop("_scale_fn_ref", None)
         fn = state.pop("_scale_fn_custom")
-        state["_scale_fn_custom"] = None if fn is None or isinstance(fn, types.FunctionType) else fn.__dict__.copy()
+        state["_scale_fn_custom"] = (
+            None if fn is None or isinstance(fn, types.FunctionType) else fn.__dict__.copy()
+        )
         return state
 
     def load_state_dict(self, state_dict):
@@ -736,15 +874,27 @@ class ReduceLROnPlateau(LRScheduler):
     Improvement: in 'min' mode, ``a < best * (1 - threshold)`` ('rel') or
     ``a < best - threshold`` ('abs'); 'max' mode mirrors that."""
 
-    def __init__(self, optimizer, mode="min", factor=0.1, patience=10, threshold=1e-4, threshold_mode="rel",
-                 cooldown=0, min_lr=0, eps=1e-8):
+    def __init__(
+        self,
+        optimizer,
+        mode="min",
+        factor=0.1,
+        patience=10,
+        threshold=1e-4,
+        threshold_mode="rel",
+        cooldown=0,
+        min_lr=0,
+        eps=1e-8,
+    ):
         if factor >= 1.0:
             raise ValueError("Factor should be < 1.0.")
         self.factor = factor
         self.optimizer = optimizer
         if isinstance(min_lr, (list, tuple)):
             if len(min_lr) != len(optimizer.param_groups):
-                raise ValueError(f"expected {len(optimizer.param_groups)} min_lrs, got {len(min_lr)}")
+                raise ValueError(
+                    f"expected {len(optimizer.param_groups)} min_lrs, got {len(min_lr)}"
+                )
             self.default_min_lr = None
             self.min_lrs = list(min_lr)
         else:
@@ -775,8 +925,14 @@ class ReduceLROnPlateau(LRScheduler):
 
     def is_better(self, a, best):
         if self.mode == "min":
-            return a < (best * (1.0 - self.threshold) if self.threshold_mode == "rel" else best - self.threshold)
-        return a > (best * (self.threshold + 1.0) if self.threshold_mode == "rel" else best + self.threshold)
+            return a < (
+                best * (1.0 - self.threshold)
+                if self.threshold_mode == "rel"
+                else best - self.threshold
+            )
+        return a > (
+            best * (self.threshold + 1.0) if self.threshold_mode == "rel" else best + self.threshold
+        )
 
     @property
     def in_cooldown(self):
@@ -807,11 +963,13 @@ class ReduceLROnPlateau(LRScheduler):
         groups = self.optimizer.param_groups
         if len(self.min_lrs) != len(groups):
             if self.default_min_lr is None:
-                raise RuntimeError("The number of param groups in the `optimizer` "
-                                   f"({len(groups)}) differs from when `ReduceLROnPlateau` was initialized "
-                                   f"({len(self.min_lrs)}), usually due to a new param group being added to the "
-                                   "optimizer. Please modify the `min_lrs` field to match the length of the "
-                                   "`optimizer` param groups.")
+                raise RuntimeError(
+                    "The number of param groups in the `optimizer` "
+                    f"({len(groups)}) differs from when `ReduceLROnPlateau` was initialized "
+                    f"({len(self.min_lrs)}), usually due to a new param group being added to the "
+                    "optimizer. Please modify the `min_lrs` field to match the length of the "
+                    "`optimizer` param groups."
+                )
             self.min_lrs = [self.default_min_lr] * len(groups)
         for group, min_lr in zip(groups, self.min_lrs):
             old = float(group["lr"])

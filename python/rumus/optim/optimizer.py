@@ -36,10 +36,15 @@ class Optimizer:
         self.param_groups = []
         if isinstance(params, Tensor):
             raise TypeError(
-                "params argument given to the optimizer should be an iterable of Tensors or dicts, but got " + type(params).__name__
+                "params argument given to the optimizer should be an iterable of Tensors or dicts, but got "
+                + type(params).__name__
             )
         if isinstance(params, set):
-            warnings.warn(_SET_MESSAGE + " This will be an error in a future release.", FutureWarning, stacklevel=3)
+            warnings.warn(
+                _SET_MESSAGE + " This will be an error in a future release.",
+                FutureWarning,
+                stacklevel=3,
+            )
         groups = list(params)
         if len(groups) == 0:
             raise ValueError("optimizer got an empty parameter list")
@@ -76,12 +81,17 @@ class Optimizer:
             param_group["params"] = list(params)
         for p in param_group["params"]:
             if not isinstance(p, Tensor):
-                raise TypeError("optimizer can only optimize Tensors, but one of the params is " + type(p).__name__)
+                raise TypeError(
+                    "optimizer can only optimize Tensors, but one of the params is "
+                    + type(p).__name__
+                )
             if not p.is_leaf:
                 raise ValueError("can't optimize a non-leaf Tensor")
         for name, default in self.defaults.items():
             if default is required and name not in param_group:
-                raise ValueError(f"parameter group didn't specify a value of required optimization parameter {name}")
+                raise ValueError(
+                    f"parameter group didn't specify a value of required optimization parameter {name}"
+                )
             param_group.setdefault(name, default)
         params = param_group["params"]
         if len(params) != len({id(p) for p in params}):
@@ -125,8 +135,15 @@ class Optimizer:
         if len(groups) != len(saved):
             raise ValueError("loaded state dict has a different number of parameter groups")
         if any(len(g["params"]) != len(s["params"]) for g, s in zip(groups, saved)):
-            raise ValueError("loaded state dict contains a parameter group that doesn't match the size of optimizer's group")
-        id_map = dict(zip(chain.from_iterable(s["params"] for s in saved), chain.from_iterable(g["params"] for g in groups)))
+            raise ValueError(
+                "loaded state dict contains a parameter group that doesn't match the size of optimizer's group"
+            )
+        id_map = dict(
+            zip(
+                chain.from_iterable(s["params"] for s in saved),
+                chain.from_iterable(g["params"] for g in groups),
+            )
+        )
         state = defaultdict(dict)
         for k, v in state_dict["state"].items():
             if k not in id_map:
@@ -134,8 +151,13 @@ class Optimizer:
             p = id_map[k]
             # As PyTorch: state moves to the parameter's device; moments take its dtype.
             state[p] = {
-                name: (val.to(p.device, p.dtype) if name not in self._scalars and val.is_floating_point() else val.to(p.device))
-                if isinstance(val, Tensor) else val
+                name: (
+                    val.to(p.device, p.dtype)
+                    if name not in self._scalars and val.is_floating_point()
+                    else val.to(p.device)
+                )
+                if isinstance(val, Tensor)
+                else val
                 for name, val in v.items()
             }
         self.state = state

@@ -7,11 +7,35 @@ from .optimizer import Optimizer, _check, _check_common
 class RMSprop(Optimizer):
     _kind = "rmsprop"
 
-    def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, centered=False, capturable=False, foreach=None, maximize=False, differentiable=False):
+    def __init__(
+        self,
+        params,
+        lr=1e-2,
+        alpha=0.99,
+        eps=1e-8,
+        weight_decay=0,
+        momentum=0,
+        centered=False,
+        capturable=False,
+        foreach=None,
+        maximize=False,
+        differentiable=False,
+    ):
         _check_common(lr, eps, weight_decay)
         _check(momentum >= 0.0, f"Invalid momentum value: {momentum}")
         _check(alpha >= 0.0, f"Invalid alpha value: {alpha}")
-        defaults = dict(lr=lr, momentum=momentum, alpha=alpha, eps=eps, centered=centered, weight_decay=weight_decay, capturable=capturable, foreach=foreach, maximize=maximize, differentiable=differentiable)
+        defaults = dict(
+            lr=lr,
+            momentum=momentum,
+            alpha=alpha,
+            eps=eps,
+            centered=centered,
+            weight_decay=weight_decay,
+            capturable=capturable,
+            foreach=foreach,
+            maximize=maximize,
+            differentiable=differentiable,
+        )
         super().__init__(params, defaults)
 
     def _state_names(self, group):
@@ -26,11 +50,37 @@ class RMSprop(Optimizer):
 class Adagrad(Optimizer):
     _kind = "adagrad"
 
-    def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10, foreach=None, *, maximize=False, differentiable=False, fused=None):
+    def __init__(
+        self,
+        params,
+        lr=1e-2,
+        lr_decay=0,
+        weight_decay=0,
+        initial_accumulator_value=0,
+        eps=1e-10,
+        foreach=None,
+        *,
+        maximize=False,
+        differentiable=False,
+        fused=None,
+    ):
         _check_common(lr, eps, weight_decay)
         _check(lr_decay >= 0.0, f"Invalid lr_decay value: {lr_decay}")
-        _check(initial_accumulator_value >= 0.0, f"Invalid initial_accumulator_value value: {initial_accumulator_value}")
-        defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay, initial_accumulator_value=initial_accumulator_value, foreach=foreach, maximize=maximize, differentiable=differentiable, fused=fused)
+        _check(
+            initial_accumulator_value >= 0.0,
+            f"Invalid initial_accumulator_value value: {initial_accumulator_value}",
+        )
+        defaults = dict(
+            lr=lr,
+            lr_decay=lr_decay,
+            eps=eps,
+            weight_decay=weight_decay,
+            initial_accumulator_value=initial_accumulator_value,
+            foreach=foreach,
+            maximize=maximize,
+            differentiable=differentiable,
+            fused=fused,
+        )
         super().__init__(params, defaults)
         # PyTorch creates Adagrad's state up front.
         for group in self.param_groups:

@@ -20,8 +20,15 @@ def _as_tuple(out):
     raise TypeError("checkpoint: the function must return a Tensor or a tuple of Tensors")
 
 
-def checkpoint(function, *args, use_reentrant=None, preserve_rng_state=True, determinism_check="default",
-               debug=False, **kwargs):
+def checkpoint(
+    function,
+    *args,
+    use_reentrant=None,
+    preserve_rng_state=True,
+    determinism_check="default",
+    debug=False,
+    **kwargs,
+):
     """Runs ``function(*args, **kwargs)`` without keeping its activations for backward.
 
     ``use_reentrant`` is accepted for PyTorch compatibility; both values use the
@@ -68,11 +75,18 @@ def checkpoint(function, *args, use_reentrant=None, preserve_rng_state=True, det
             if rng is not None:
                 set_rng_state(now)
         roots = [o for o, d in zip(outs2, diff) if d]
-        targets = [again[i] if again[i].requires_grad else None for i in tensor_pos] + list(boundary)
+        targets = [again[i] if again[i].requires_grad else None for i in tensor_pos] + list(
+            boundary
+        )
         return _rumus._grad_edges(roots, list(grads), targets, create_graph)
 
     attached = _rumus._attach_custom(
-        "CheckpointFunctionBackward", backward, inputs, [r for r, d in zip(results, diff) if d], inputs, boundary
+        "CheckpointFunctionBackward",
+        backward,
+        inputs,
+        [r for r, d in zip(results, diff) if d],
+        inputs,
+        boundary,
     )
     it = iter(attached)
     results = [next(it) if d else r for r, d in zip(results, diff)]
@@ -88,7 +102,7 @@ def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwar
     if segments < 1:
         raise ValueError(f"checkpoint_sequential: segments must be >= 1, got {segments}")
     size = max(1, (len(functions) + segments - 1) // segments)
-    chunks = [functions[i:i + size] for i in range(0, len(functions), size)]
+    chunks = [functions[i : i + size] for i in range(0, len(functions), size)]
 
     def run(chunk):
         def forward(x):

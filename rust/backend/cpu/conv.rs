@@ -57,7 +57,8 @@ impl Geom {
         self.sh == 1 && self.sw == 1 && self.ow == self.w
     }
     fn shift(&self, i: usize, j: usize) -> isize {
-        ((i * self.dh) as isize - self.ph as isize) * self.w as isize + (j * self.dw) as isize - self.pw as isize
+        ((i * self.dh) as isize - self.ph as isize) * self.w as isize + (j * self.dw) as isize
+            - self.pw as isize
     }
     /// Per tap (i, j), which output positions read inside the input, and the
     /// range of positions whose shifted position lies inside the plane.
@@ -68,9 +69,14 @@ impl Geom {
             let (ylo, yhi) = self.valid_rows(i);
             for j in 0..self.kw {
                 let (xlo, xhi) = self.valid_cols(j);
-                let mask = (0..l).map(|t| (ylo..yhi).contains(&(t / self.ow)) && (xlo..xhi).contains(&(t % self.ow))).collect();
+                let mask = (0..l)
+                    .map(|t| {
+                        (ylo..yhi).contains(&(t / self.ow)) && (xlo..xhi).contains(&(t % self.ow))
+                    })
+                    .collect();
                 let sh = self.shift(i, j);
-                let (lo, hi) = ((-sh).clamp(0, l as isize) as usize, (hw - sh).clamp(0, l as isize) as usize);
+                let (lo, hi) =
+                    ((-sh).clamp(0, l as isize) as usize, (hw - sh).clamp(0, l as isize) as usize);
                 masks.push((mask, lo, hi.max(lo)));
             }
         }
@@ -103,53 +109,64 @@ pub unsafe fn im2col<T: Copy + Default + Send + Sync>(g: &Geom, x: P<T>, col: P<
                 let (dst, src) = unsafe {
                     (
                         std::slice::from_raw_parts_mut(col.at((r * cols + n * l) as isize), l),
-                        std::slice::from_raw_parts(x.at(((n * g.c + c) * g.h * g.w) as isize + sh + lo as isize), hi - lo),
+                        std::slice::from_raw_parts(
+                            x.at(((n * g.c + c) * g.h * g.w) as isize + sh + lo as isize),
+                            hi - lo,
+                        ),
                     )
                 };
                 dst[..lo].fill(T::default());
                 dst[hi..].fill(T::default());
-                super::simd(#[inline(always)] || {
-                    for ((d, &v), &m) in dst[lo..hi].iter_mut().zip(src).zip(&mask[lo..hi]) {
-                        *d = if m { v } else { T::default() };
-                    }
-                });
+                super::simd(
+                    #[inline(always)]
+                    || {
+                        for ((d, &v), &m) in dst[lo..hi].iter_mut().zip(src).zip(&mask[lo..hi]) {
+                            *d = if m { v } else { T::default() };
+                        }
+                    },
+                );
             }
         };
         return super::team::for_each_if(g.rows() * cols, g.rows(), row);
     }
-    let row = |r: usize| super::simd(#[inline(always)] || {
-        let (c, i, j) = (r / kk, (r % kk) / g.kw, r % g.kw);
-        for n in 0..g.n {
-            let plane = x.at(((n * g.c + c) * g.h * g.w) as isize);
-            for y in 0..g.oh {
-                let dst = col.at((r * cols + n * l + y * g.ow) as isize);
-                let Some(iy) = Geom::src(y, i, g.sh, g.ph, g.dh, g.h) else {
-                    // SAFETY: the destination row segment has ow elements.
-                    unsafe { std::slice::from_raw_parts_mut(dst, g.ow) }.fill(T::default());
-                    continue;
-                };
-                let src = plane.wrapping_add(iy * g.w);
-                let (lo, hi) = g.valid_cols(j);
-                // SAFETY: xo < ow stays in the row; for xo in [lo, hi) the source
-                // column xo·sw + j·dw - pw lies in [0, w).
-                unsafe {
-                    let row = std::slice::from_raw_parts_mut(dst, g.ow);
-                    row[..lo].fill(T::default());
-                    row[hi..].fill(T::default());
-                    if hi > lo {
-                        let first = src.add((lo * g.sw + j * g.dw) - g.pw);
-                        if g.sw == 1 {
-                            std::ptr::copy_nonoverlapping(first, dst.add(lo), hi - lo);
-                        } else {
-                            for (k, v) in row[lo..hi].iter_mut().enumerate() {
-                                *v = *first.add(k * g.sw);
+    let row = |r: usize| {
+        super::simd(
+            #[inline(always)]
+            || {
+                let (c, i, j) = (r / kk, (r % kk) / g.kw, r % g.kw);
+                for n in 0..g.n {
+                    let plane = x.at(((n * g.c + c) * g.h * g.w) as isize);
+                    for y in 0..g.oh {
+                        let dst = col.at((r * cols + n * l + y * g.ow) as isize);
+                        let Some(iy) = Geom::src(y, i, g.sh, g.ph, g.dh, g.h) else {
+                            // SAFETY: the destination row segment has ow elements.
+                            unsafe { std::slice::from_raw_parts_mut(dst, g.ow) }.fill(T::default());
+                            continue;
+                        };
+                        let src = plane.wrapping_add(iy * g.w);
+                        let (lo, hi) = g.valid_cols(j);
+                        // SAFETY: xo < ow stays in the row; for xo in [lo, hi) the source
+                        // column xo·sw + j·dw - pw lies in [0, w).
+                        unsafe {
+                            let row = std::slice::from_raw_parts_mut(dst, g.ow);
+                            row[..lo].fill(T::default());
+                            row[hi..].fill(T::default());
+                            if hi > lo {
+                                let first = src.add((lo * g.sw + j * g.dw) - g.pw);
+                                if g.sw == 1 {
+                                    std::ptr::copy_nonoverlapping(first, dst.add(lo), hi - lo);
+                                } else {
+                                    for (k, v) in row[lo..hi].iter_mut().enumerate() {
+                                        *v = *first.add(k * g.sw);
+                                    }
+                                }
                             }
                         }
                     }
                 }
-            }
-        }
-    });
+            },
+        )
+    };
     super::team::for_each_if(g.rows() * cols, g.rows(), row);
 }
 
@@ -157,7 +174,11 @@ pub unsafe fn im2col<T: Copy + Default + Send + Sync>(g: &Geom, x: P<T>, col: P<
 ///
 /// # Safety
 /// `col` holds rows × cols elements; `out` points to a zeroed contiguous (N, C, H, W) tensor.
-pub unsafe fn col2im<T: Copy + Default + Send + Sync + std::ops::Add<Output = T>>(g: &Geom, col: P<T>, out: P<T>) {
+pub unsafe fn col2im<T: Copy + Default + Send + Sync + std::ops::Add<Output = T>>(
+    g: &Geom,
+    col: P<T>,
+    out: P<T>,
+) {
     let (l, cols, kk) = (g.oh * g.ow, g.cols(), g.kh * g.kw);
     if g.shifted() {
         // As in im2col: one masked pass per tap over the whole plane.
@@ -170,54 +191,71 @@ pub unsafe fn col2im<T: Copy + Default + Send + Sync + std::ops::Add<Output = T>
                 // shifted lie in this task's plane.
                 let (src, dst) = unsafe {
                     (
-                        std::slice::from_raw_parts(col.at(((c * kk + t) * cols + n * l + lo) as isize), hi - lo),
-                        std::slice::from_raw_parts_mut(out.at((p * g.h * g.w + lo) as isize + g.shift(t / g.kw, t % g.kw)), hi - lo),
+                        std::slice::from_raw_parts(
+                            col.at(((c * kk + t) * cols + n * l + lo) as isize),
+                            hi - lo,
+                        ),
+                        std::slice::from_raw_parts_mut(
+                            out.at((p * g.h * g.w + lo) as isize + g.shift(t / g.kw, t % g.kw)),
+                            hi - lo,
+                        ),
                     )
                 };
-                super::simd(#[inline(always)] || {
-                    for ((d, &v), &m) in dst.iter_mut().zip(src).zip(&mask[lo..hi]) {
-                        *d = *d + if m { v } else { T::default() };
-                    }
-                });
+                super::simd(
+                    #[inline(always)]
+                    || {
+                        for ((d, &v), &m) in dst.iter_mut().zip(src).zip(&mask[lo..hi]) {
+                            *d = *d + if m { v } else { T::default() };
+                        }
+                    },
+                );
             }
         };
         return super::team::for_each_if(g.rows() * cols, g.n * g.c, plane);
     }
     // Each (n, c) plane is written by one task: planes are disjoint.
-    let plane = |p: usize| super::simd(#[inline(always)] || {
-        let (n, c) = (p / g.c, p % g.c);
-        let dst = out.at((p * g.h * g.w) as isize);
-        for i in 0..g.kh {
-            let (ylo, yhi) = g.valid_rows(i);
-            for j in 0..g.kw {
-                let r = c * kk + i * g.kw + j;
-                let (lo, hi) = g.valid_cols(j);
-                if hi <= lo {
-                    continue;
-                }
-                for y in ylo..yhi {
-                    let iy = y * g.sh + i * g.dh - g.ph;
-                    // SAFETY: columns [lo, hi) map inside row iy of this task's plane,
-                    // and the column segment lies inside row r of `col`.
-                    let (src, d) = unsafe {
-                        (
-                            std::slice::from_raw_parts(col.at((r * cols + n * l + y * g.ow + lo) as isize), hi - lo),
-                            dst.add(iy * g.w + lo * g.sw + j * g.dw - g.pw),
-                        )
-                    };
-                    if g.sw == 1 {
-                        // SAFETY: as above; the destination segment is contiguous.
-                        let d = unsafe { std::slice::from_raw_parts_mut(d, hi - lo) };
-                        d.iter_mut().zip(src).for_each(|(a, &b)| *a = *a + b);
-                    } else {
-                        for (k, &b) in src.iter().enumerate() {
-                            // SAFETY: as above, every sw-th element of the row.
-                            unsafe { *d.add(k * g.sw) = *d.add(k * g.sw) + b };
+    let plane = |p: usize| {
+        super::simd(
+            #[inline(always)]
+            || {
+                let (n, c) = (p / g.c, p % g.c);
+                let dst = out.at((p * g.h * g.w) as isize);
+                for i in 0..g.kh {
+                    let (ylo, yhi) = g.valid_rows(i);
+                    for j in 0..g.kw {
+                        let r = c * kk + i * g.kw + j;
+                        let (lo, hi) = g.valid_cols(j);
+                        if hi <= lo {
+                            continue;
+                        }
+                        for y in ylo..yhi {
+                            let iy = y * g.sh + i * g.dh - g.ph;
+                            // SAFETY: columns [lo, hi) map inside row iy of this task's plane,
+                            // and the column segment lies inside row r of `col`.
+                            let (src, d) = unsafe {
+                                (
+                                    std::slice::from_raw_parts(
+                                        col.at((r * cols + n * l + y * g.ow + lo) as isize),
+                                        hi - lo,
+                                    ),
+                                    dst.add(iy * g.w + lo * g.sw + j * g.dw - g.pw),
+                                )
+                            };
+                            if g.sw == 1 {
+                                // SAFETY: as above; the destination segment is contiguous.
+                                let d = unsafe { std::slice::from_raw_parts_mut(d, hi - lo) };
+                                d.iter_mut().zip(src).for_each(|(a, &b)| *a = *a + b);
+                            } else {
+                                for (k, &b) in src.iter().enumerate() {
+                                    // SAFETY: as above, every sw-th element of the row.
+                                    unsafe { *d.add(k * g.sw) = *d.add(k * g.sw) + b };
+                                }
+                            }
                         }
                     }
                 }
-            }
-        }
-    });
+            },
+        )
+    };
     super::team::for_each_if(g.rows() * cols, g.n * g.c, plane);
 }

@@ -119,49 +119,92 @@ macro_rules! int_arith {
     ($t:ty, $signed:expr) => {
         impl Arith for $t {
             #[inline(always)]
-            fn add(self, b: Self) -> Self { self.wrapping_add(b) }
+            fn add(self, b: Self) -> Self {
+                self.wrapping_add(b)
+            }
             #[inline(always)]
-            fn sub(self, b: Self) -> Self { self.wrapping_sub(b) }
+            fn sub(self, b: Self) -> Self {
+                self.wrapping_sub(b)
+            }
             #[inline(always)]
-            fn mul(self, b: Self) -> Self { self.wrapping_mul(b) }
+            fn mul(self, b: Self) -> Self {
+                self.wrapping_mul(b)
+            }
             #[inline(always)]
-            fn div(self, b: Self) -> Self { self.wrapping_div(b) }
+            fn div(self, b: Self) -> Self {
+                self.wrapping_div(b)
+            }
             #[inline(always)]
             fn floor_div(self, b: Self) -> Self {
                 let q = self.wrapping_div(b);
-                if $signed && (self.wrapping_rem(b) != 0) && ((self < Self::zero()) != (b < Self::zero())) { q.wrapping_sub(1) } else { q }
+                if $signed
+                    && (self.wrapping_rem(b) != 0)
+                    && ((self < Self::zero()) != (b < Self::zero()))
+                {
+                    q.wrapping_sub(1)
+                } else {
+                    q
+                }
             }
             #[inline(always)]
             fn rem(self, b: Self) -> Self {
                 let r = self.wrapping_rem(b);
-                if $signed && r != 0 && ((r < Self::zero()) != (b < Self::zero())) { r.wrapping_add(b) } else { r }
+                if $signed && r != 0 && ((r < Self::zero()) != (b < Self::zero())) {
+                    r.wrapping_add(b)
+                } else {
+                    r
+                }
             }
             #[inline(always)]
-            fn fmod(self, b: Self) -> Self { self.wrapping_rem(b) }
+            fn fmod(self, b: Self) -> Self {
+                self.wrapping_rem(b)
+            }
             #[inline(always)]
             fn pow(self, b: Self) -> Self {
                 // Exponents are non-negative here (checked by the op); square-and-multiply
                 // over all 64 bits, wrapping like NumPy.
                 let (mut base, mut e, mut acc) = (self, b as u64, 1 as $t);
                 while e > 0 {
-                    if e & 1 == 1 { acc = acc.wrapping_mul(base); }
+                    if e & 1 == 1 {
+                        acc = acc.wrapping_mul(base);
+                    }
                     base = base.wrapping_mul(base);
                     e >>= 1;
                 }
                 acc
             }
             #[inline(always)]
-            fn max(self, b: Self) -> Self { Ord::max(self, b) }
+            fn max(self, b: Self) -> Self {
+                Ord::max(self, b)
+            }
             #[inline(always)]
-            fn min(self, b: Self) -> Self { Ord::min(self, b) }
+            fn min(self, b: Self) -> Self {
+                Ord::min(self, b)
+            }
             #[inline(always)]
-            fn neg(self) -> Self { Self::zero().wrapping_sub(self) }
+            fn neg(self) -> Self {
+                Self::zero().wrapping_sub(self)
+            }
             #[inline(always)]
             #[allow(unused_comparisons)]
-            fn abs(self) -> Self { if self < Self::zero() { self.neg() } else { self } }
+            fn abs(self) -> Self {
+                if self < Self::zero() {
+                    self.neg()
+                } else {
+                    self
+                }
+            }
             #[inline(always)]
             #[allow(unused_comparisons)]
-            fn sign(self) -> Self { if self > Self::zero() { 1 } else if self < Self::zero() { Self::zero().wrapping_sub(1) } else { 0 } }
+            fn sign(self) -> Self {
+                if self > Self::zero() {
+                    1
+                } else if self < Self::zero() {
+                    Self::zero().wrapping_sub(1)
+                } else {
+                    0
+                }
+            }
         }
     };
 }
@@ -173,23 +216,39 @@ macro_rules! float_arith {
     ($t:ty) => {
         impl Arith for $t {
             #[inline(always)]
-            fn add(self, b: Self) -> Self { self + b }
+            fn add(self, b: Self) -> Self {
+                self + b
+            }
             #[inline(always)]
-            fn sub(self, b: Self) -> Self { self - b }
+            fn sub(self, b: Self) -> Self {
+                self - b
+            }
             #[inline(always)]
-            fn mul(self, b: Self) -> Self { self * b }
+            fn mul(self, b: Self) -> Self {
+                self * b
+            }
             #[inline(always)]
-            fn div(self, b: Self) -> Self { self / b }
+            fn div(self, b: Self) -> Self {
+                self / b
+            }
             #[inline(always)]
             fn floor_div(self, b: Self) -> Self {
                 // NumPy's divmod: exact quotient of (a - fmod(a, b)) / b, then floor-corrected.
-                if b == 0.0 { return self / b; }
+                if b == 0.0 {
+                    return self / b;
+                }
                 let m = self % b;
                 let mut q = (self - m) / b;
-                if m != 0.0 && ((b < 0.0) != (m < 0.0)) { q -= 1.0; }
+                if m != 0.0 && ((b < 0.0) != (m < 0.0)) {
+                    q -= 1.0;
+                }
                 if q != 0.0 {
                     let f = q.floor();
-                    if q - f > 0.5 { f + 1.0 } else { f }
+                    if q - f > 0.5 {
+                        f + 1.0
+                    } else {
+                        f
+                    }
                 } else {
                     (0.0 as $t).copysign(self / b)
                 }
@@ -197,10 +256,18 @@ macro_rules! float_arith {
             #[inline(always)]
             fn rem(self, b: Self) -> Self {
                 let m = self % b;
-                if m != 0.0 && ((m < 0.0) != (b < 0.0)) { m + b } else if m == 0.0 { (0.0 as $t).copysign(b) } else { m }
+                if m != 0.0 && ((m < 0.0) != (b < 0.0)) {
+                    m + b
+                } else if m == 0.0 {
+                    (0.0 as $t).copysign(b)
+                } else {
+                    m
+                }
             }
             #[inline(always)]
-            fn fmod(self, b: Self) -> Self { self % b }
+            fn fmod(self, b: Self) -> Self {
+                self % b
+            }
             #[inline(always)]
             fn pow(self, b: Self) -> Self {
                 // Common exponents exactly and without powf (x ** 2 in losses and norms).
@@ -214,15 +281,43 @@ macro_rules! float_arith {
             }
             // NaN propagates, as in torch.maximum.
             #[inline(always)]
-            fn max(self, b: Self) -> Self { if self.is_nan() || b.is_nan() { <$t>::NAN } else if self > b { self } else { b } }
+            fn max(self, b: Self) -> Self {
+                if self.is_nan() || b.is_nan() {
+                    <$t>::NAN
+                } else if self > b {
+                    self
+                } else {
+                    b
+                }
+            }
             #[inline(always)]
-            fn min(self, b: Self) -> Self { if self.is_nan() || b.is_nan() { <$t>::NAN } else if self < b { self } else { b } }
+            fn min(self, b: Self) -> Self {
+                if self.is_nan() || b.is_nan() {
+                    <$t>::NAN
+                } else if self < b {
+                    self
+                } else {
+                    b
+                }
+            }
             #[inline(always)]
-            fn neg(self) -> Self { -self }
+            fn neg(self) -> Self {
+                -self
+            }
             #[inline(always)]
-            fn abs(self) -> Self { self.abs() }
+            fn abs(self) -> Self {
+                self.abs()
+            }
             #[inline(always)]
-            fn sign(self) -> Self { if self > 0.0 { 1.0 } else if self < 0.0 { -1.0 } else { self } }
+            fn sign(self) -> Self {
+                if self > 0.0 {
+                    1.0
+                } else if self < 0.0 {
+                    -1.0
+                } else {
+                    self
+                }
+            }
         }
     };
 }
@@ -231,19 +326,45 @@ float_arith!(f64);
 
 /// Bool arithmetic as PyTorch defines it where it allows it: + is or, * is and.
 impl Arith for bool {
-    fn add(self, b: Self) -> Self { self | b }
-    fn sub(self, b: Self) -> Self { self ^ b }
-    fn mul(self, b: Self) -> Self { self & b }
-    fn div(self, b: Self) -> Self { self & b }
-    fn floor_div(self, b: Self) -> Self { self & b }
-    fn rem(self, _b: Self) -> Self { false }
-    fn fmod(self, _b: Self) -> Self { false }
-    fn pow(self, b: Self) -> Self { self | !b }
-    fn max(self, b: Self) -> Self { self | b }
-    fn min(self, b: Self) -> Self { self & b }
-    fn neg(self) -> Self { self }
-    fn abs(self) -> Self { self }
-    fn sign(self) -> Self { self }
+    fn add(self, b: Self) -> Self {
+        self | b
+    }
+    fn sub(self, b: Self) -> Self {
+        self ^ b
+    }
+    fn mul(self, b: Self) -> Self {
+        self & b
+    }
+    fn div(self, b: Self) -> Self {
+        self & b
+    }
+    fn floor_div(self, b: Self) -> Self {
+        self & b
+    }
+    fn rem(self, _b: Self) -> Self {
+        false
+    }
+    fn fmod(self, _b: Self) -> Self {
+        false
+    }
+    fn pow(self, b: Self) -> Self {
+        self | !b
+    }
+    fn max(self, b: Self) -> Self {
+        self | b
+    }
+    fn min(self, b: Self) -> Self {
+        self & b
+    }
+    fn neg(self) -> Self {
+        self
+    }
+    fn abs(self) -> Self {
+        self
+    }
+    fn sign(self) -> Self {
+        self
+    }
 }
 
 /// Transcendental functions for f32 and f64.

@@ -48,7 +48,16 @@ pub fn parallel_for(m: usize, n: usize, k: usize) -> bool {
 ///
 /// # Safety
 /// All three matrices must be valid for their shapes and strides; dst must not overlap the inputs.
-pub unsafe fn matmul<T: GemmElem>(m: usize, n: usize, k: usize, dst: Mat<T>, lhs: Mat<T>, rhs: Mat<T>, threads: usize, acc: bool) {
+pub unsafe fn matmul<T: GemmElem>(
+    m: usize,
+    n: usize,
+    k: usize,
+    dst: Mat<T>,
+    lhs: Mat<T>,
+    rhs: Mat<T>,
+    threads: usize,
+    acc: bool,
+) {
     if m == 0 || n == 0 || (k == 0 && acc) {
         return;
     }
@@ -66,13 +75,33 @@ pub unsafe fn matmul<T: GemmElem>(m: usize, n: usize, k: usize, dst: Mat<T>, lhs
     let blocks = len.div_ceil(per);
     let block = |b: usize| {
         let (lo, size) = (b * per, per.min(len - b * per));
-        let (d, l, r, mm, nn) =
-            if split_cols { (dst.at(0, lo), lhs, rhs.at(0, lo), m, size) } else { (dst.at(lo, 0), lhs.at(lo, 0), rhs, size, n) };
+        let (d, l, r, mm, nn) = if split_cols {
+            (dst.at(0, lo), lhs, rhs.at(0, lo), m, size)
+        } else {
+            (dst.at(lo, 0), lhs.at(lo, 0), rhs, size, n)
+        };
         // SAFETY: each block is a sub-matrix of the caller's valid operands; blocks of dst are disjoint.
         unsafe {
             gemm::gemm(
-                mm, nn, k, d.ptr, d.cs, d.rs, acc, l.ptr, l.cs, l.rs, r.ptr, r.cs, r.rs, T::ONE, T::ONE, false, false,
-                false, Parallelism::None,
+                mm,
+                nn,
+                k,
+                d.ptr,
+                d.cs,
+                d.rs,
+                acc,
+                l.ptr,
+                l.cs,
+                l.rs,
+                r.ptr,
+                r.cs,
+                r.rs,
+                T::ONE,
+                T::ONE,
+                false,
+                false,
+                false,
+                Parallelism::None,
             )
         };
     };

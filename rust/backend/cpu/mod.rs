@@ -9,8 +9,8 @@ pub mod index;
 pub mod norm;
 pub mod pool;
 pub mod random;
-pub mod softmax;
 pub mod reduce;
+pub mod softmax;
 pub mod strided;
 pub mod team;
 pub mod vmath;
@@ -63,7 +63,8 @@ pub fn simd<R>(f: impl FnOnce() -> R) -> R {
             // SAFETY: the CPU has the features the function is compiled for.
             return unsafe { simd_avx512(f) };
         }
-        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+        {
             // SAFETY: as above.
             return unsafe { simd_avx2(f) };
         }

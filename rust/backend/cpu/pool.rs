@@ -58,19 +58,31 @@ fn for_planes(planes: usize, work: usize, f: impl Fn(usize) + Sync + Send) {
 ///
 /// # Safety
 /// `x` holds planes × H × W contiguous elements, `val` and `idx` planes × out elements.
-pub unsafe fn max<T: Float + Send + Sync>(planes: usize, win: &Windows, x: P<T>, val: P<T>, idx: P<i64>) {
+pub unsafe fn max<T: Float + Send + Sync>(
+    planes: usize,
+    win: &Windows,
+    x: P<T>,
+    val: P<T>,
+    idx: P<i64>,
+) {
     let (hw, out) = (win.h * win.w, win.out_len());
     let (rows, cols) = (positions(&win.rows, win.h), positions(&win.cols, win.w));
     for_planes(planes, planes * out * 4, |p| {
         // SAFETY: each plane's input is read and its outputs written by one task.
         let src = unsafe { std::slice::from_raw_parts(x.at((p * hw) as isize), hw) };
-        let (dst, vdst) = unsafe { (std::slice::from_raw_parts_mut(idx.at((p * out) as isize), out), std::slice::from_raw_parts_mut(val.at((p * out) as isize), out)) };
+        let (dst, vdst) = unsafe {
+            (
+                std::slice::from_raw_parts_mut(idx.at((p * out) as isize), out),
+                std::slice::from_raw_parts_mut(val.at((p * out) as isize), out),
+            )
+        };
         let mut o = 0;
         for ry in &rows {
             for rx in &cols {
                 // Starts at the window's first element (windows are never empty).
                 let first = ry.first().zip(rx.first()).map_or(0, |(&y, &x)| y * win.w + x);
-                let (mut best, mut at) = (src.get(first).copied().unwrap_or(T::neg_infinity()), first as i64);
+                let (mut best, mut at) =
+                    (src.get(first).copied().unwrap_or(T::neg_infinity()), first as i64);
                 for &iy in ry {
                     let row = &src[iy * win.w..(iy + 1) * win.w];
                     for &ix in rx {
@@ -119,7 +131,12 @@ pub unsafe fn avg<T: Float + Send + Sync>(planes: usize, win: &Windows, x: P<T>,
 ///
 /// # Safety
 /// `g` holds planes × out elements, `out` planes × H × W zeroed elements.
-pub unsafe fn avg_adjoint<T: Float + Send + Sync>(planes: usize, win: &Windows, g: P<T>, out: P<T>) {
+pub unsafe fn avg_adjoint<T: Float + Send + Sync>(
+    planes: usize,
+    win: &Windows,
+    g: P<T>,
+    out: P<T>,
+) {
     let (hw, n_out) = (win.h * win.w, win.out_len());
     let (rows, cols) = (positions(&win.rows, win.h), positions(&win.cols, win.w));
     for_planes(planes, planes * hw, |p| {
@@ -152,11 +169,23 @@ pub unsafe fn avg_adjoint<T: Float + Send + Sync>(planes: usize, win: &Windows, 
 /// # Safety
 /// As for `max`; `win` must come from sliding windows with kernel `k`, stride
 /// `s`, padding `p` and dilation `d` per axis.
-pub unsafe fn max_sliding<T: Float + Send + Sync>(planes: usize, win: &Windows, k: [usize; 2], s: [usize; 2], p: [usize; 2], d: [usize; 2], x: P<T>, val: P<T>, idx: P<i64>) {
+pub unsafe fn max_sliding<T: Float + Send + Sync>(
+    planes: usize,
+    win: &Windows,
+    k: [usize; 2],
+    s: [usize; 2],
+    p: [usize; 2],
+    d: [usize; 2],
+    x: P<T>,
+    val: P<T>,
+    idx: P<i64>,
+) {
     let (h, w, oh, ow) = (win.h, win.w, win.rows.len(), win.cols.len());
     let (hw, out) = (h * w, oh * ow);
     // Output range [lo, hi) whose tap t reads inside [0, size) along axis a.
-    let valid = |t: usize, a: usize, o: usize, size: usize| super::conv::Geom::valid(o, size, t * d[a], s[a], p[a]);
+    let valid = |t: usize, a: usize, o: usize, size: usize| {
+        super::conv::Geom::valid(o, size, t * d[a], s[a], p[a])
+    };
     // Windows that tile the input (kernel = stride, no padding or dilation, all
     // inside): each output reads its own kh × kw block, no bounds to work out.
     let tiles = k == s && p == [0, 0] && d == [1, 1] && oh * k[0] <= h && ow * k[1] <= w;
@@ -169,40 +198,60 @@ pub unsafe fn max_sliding<T: Float + Send + Sync>(planes: usize, win: &Windows, 
         }
         let per = (4096 / out).clamp(1, planes);
         // Window corner of every output of a block: within its plane, and from the block's start.
-        let within: Vec<i64> = (0..per * out).map(|q| ((q % out / ow) * k[0] * w + (q % out % ow) * k[1]) as i64).collect();
-        let corner: Vec<usize> = (0..per * out).map(|q| (q / out) * hw + within[q] as usize).collect();
+        let within: Vec<i64> = (0..per * out)
+            .map(|q| ((q % out / ow) * k[0] * w + (q % out % ow) * k[1]) as i64)
+            .collect();
+        let corner: Vec<usize> =
+            (0..per * out).map(|q| (q / out) * hw + within[q] as usize).collect();
         super::team::for_each_if(planes * out * k[0] * k[1], planes.div_ceil(per), |b| {
             let (p0, n) = (b * per, per.min(planes - b * per) * out);
             let (src, corner, within) = (x.at((p0 * hw) as isize), &corner[..n], &within[..n]);
             // SAFETY: the block's outputs are written by this task only.
-            let (bi, bv) = unsafe { (std::slice::from_raw_parts_mut(idx.at((p0 * out) as isize), n), std::slice::from_raw_parts_mut(val.at((p0 * out) as isize), n)) };
-            super::simd(#[inline(always)] || {
-                for (((&c, &o), v), i) in corner.iter().zip(within).zip(bv.iter_mut()).zip(bi.iter_mut()) {
-                    // SAFETY: windows tile inside their plane, so every tap is in the block's input.
-                    *v = unsafe { *src.add(c) };
-                    *i = o;
-                }
-                for i in 0..k[0] {
-                    for j in 0..k[1] {
-                        let off = i * w + j;
-                        for (((&c, &o), best), at) in corner.iter().zip(within).zip(bv.iter_mut()).zip(bi.iter_mut()) {
-                            // SAFETY: as above.
-                            let v = unsafe { *src.add(c + off) };
-                            // Branch-free (`|`, selects): on random data the comparison is a coin flip.
-                            let take = (v > *best) | v.is_nan();
-                            *best = if take { v } else { *best };
-                            *at = if take { o + off as i64 } else { *at };
+            let (bi, bv) = unsafe {
+                (
+                    std::slice::from_raw_parts_mut(idx.at((p0 * out) as isize), n),
+                    std::slice::from_raw_parts_mut(val.at((p0 * out) as isize), n),
+                )
+            };
+            super::simd(
+                #[inline(always)]
+                || {
+                    for (((&c, &o), v), i) in
+                        corner.iter().zip(within).zip(bv.iter_mut()).zip(bi.iter_mut())
+                    {
+                        // SAFETY: windows tile inside their plane, so every tap is in the block's input.
+                        *v = unsafe { *src.add(c) };
+                        *i = o;
+                    }
+                    for i in 0..k[0] {
+                        for j in 0..k[1] {
+                            let off = i * w + j;
+                            for (((&c, &o), best), at) in
+                                corner.iter().zip(within).zip(bv.iter_mut()).zip(bi.iter_mut())
+                            {
+                                // SAFETY: as above.
+                                let v = unsafe { *src.add(c + off) };
+                                // Branch-free (`|`, selects): on random data the comparison is a coin flip.
+                                let take = (v > *best) | v.is_nan();
+                                *best = if take { v } else { *best };
+                                *at = if take { o + off as i64 } else { *at };
+                            }
                         }
                     }
-                }
-            });
+                },
+            );
         });
         return;
     }
     for_planes(planes, planes * out * k[0] * k[1], |pl| {
         // SAFETY: each plane's input is read and its outputs written by one task.
         let src = unsafe { std::slice::from_raw_parts(x.at((pl * hw) as isize), hw) };
-        let (di, dv) = unsafe { (std::slice::from_raw_parts_mut(idx.at((pl * out) as isize), out), std::slice::from_raw_parts_mut(val.at((pl * out) as isize), out)) };
+        let (di, dv) = unsafe {
+            (
+                std::slice::from_raw_parts_mut(idx.at((pl * out) as isize), out),
+                std::slice::from_raw_parts_mut(val.at((pl * out) as isize), out),
+            )
+        };
         di.fill(-1);
         dv.fill(T::neg_infinity());
         for i in 0..k[0] {

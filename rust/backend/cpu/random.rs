@@ -20,7 +20,8 @@ pub const STATE_BYTES: usize = 8 + 8 + 16;
 /// Default seed, as PyTorch's default generator.
 const DEFAULT_SEED: u64 = 67280421310721;
 
-static DEFAULT: LazyLock<GeneratorRef> = LazyLock::new(|| Arc::new(Mutex::new(Generator::new(DEFAULT_SEED))));
+static DEFAULT: LazyLock<GeneratorRef> =
+    LazyLock::new(|| Arc::new(Mutex::new(Generator::new(DEFAULT_SEED))));
 
 pub fn default_generator() -> GeneratorRef {
     DEFAULT.clone()

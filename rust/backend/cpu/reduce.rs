@@ -19,7 +19,14 @@ pub trait Reducer<T: Copy>: Sync {
     /// # Safety
     /// `p` must be valid for `len` elements with `stride`.
     #[inline(always)]
-    unsafe fn row(&self, mut acc: Self::Acc, p: *const T, len: usize, stride: isize, idx0: usize) -> Self::Acc {
+    unsafe fn row(
+        &self,
+        mut acc: Self::Acc,
+        p: *const T,
+        len: usize,
+        stride: isize,
+        idx0: usize,
+    ) -> Self::Acc {
         for i in 0..len {
             acc = self.step(acc, *p.offset(i as isize * stride), idx0 + i);
         }
@@ -32,8 +39,14 @@ pub trait Reducer<T: Copy>: Sync {
 ///
 /// # Safety
 /// `base` + `layout` must describe valid memory.
-pub unsafe fn reduce<T: Copy + Send + Sync, R: Reducer<T>>(base: P<T>, layout: &Layout, reduced: &[bool], r: &R) -> Result<Vec<R::Acc>> {
-    let (mut ks, mut kst, mut rs, mut rst) = (Shape::new(), Strides::new(), Shape::new(), Strides::new());
+pub unsafe fn reduce<T: Copy + Send + Sync, R: Reducer<T>>(
+    base: P<T>,
+    layout: &Layout,
+    reduced: &[bool],
+    r: &R,
+) -> Result<Vec<R::Acc>> {
+    let (mut ks, mut kst, mut rs, mut rst) =
+        (Shape::new(), Strides::new(), Shape::new(), Strides::new());
     for d in 0..layout.ndim() {
         if reduced[d] {
             rs.push(layout.shape[d]);
@@ -52,7 +65,10 @@ pub unsafe fn reduce<T: Copy + Send + Sync, R: Reducer<T>>(base: P<T>, layout: &
     let (ks_c, [kst_c]) = Layout::coalesce(&ks, [&kst]);
     // Reducing outer dims of data whose kept inner dim is contiguous (sum(0) of a
     // matrix): walk the reduced positions outermost and fold whole kept rows.
-    if kst_c.last() == Some(&1) && rst.iter().all(|s| s.abs() > 1) && n_out.saturating_mul(n_red) >= 1024 {
+    if kst_c.last() == Some(&1)
+        && rst.iter().all(|s| s.abs() > 1)
+        && n_out.saturating_mul(n_red) >= 1024
+    {
         return reduce_columns(base, &ks_c, &kst_c, &rs, &rst, n_out, n_red, r);
     }
     // Folds reduced positions [start, end) of the block at `off`.
@@ -99,7 +115,8 @@ pub unsafe fn reduce<T: Copy + Send + Sync, R: Reducer<T>>(base: P<T>, layout: &
         (0..n_out)
             .map(|i| {
                 let off = out_offset(i);
-                let parts = super::team::map(chunks, |c| fold(off, c * per, ((c + 1) * per).min(n_red)));
+                let parts =
+                    super::team::map(chunks, |c| fold(off, c * per, ((c + 1) * per).min(n_red)));
                 parts.into_iter().reduce(|a, b| r.combine(a, b)).unwrap_or_else(|| r.init())
             })
             .collect()
@@ -153,7 +170,9 @@ unsafe fn reduce_columns<T: Copy + Send + Sync, R: Reducer<T>>(
         if rs.is_empty() {
             fold_at(0);
         } else {
-            walk_range(rs, &[rst.clone()], 0, n_red, |[o], n, [st]| (0..n as isize).for_each(|t| fold_at(o + t * st)));
+            walk_range(rs, &[rst.clone()], 0, n_red, |[o], n, [st]| {
+                (0..n as isize).for_each(|t| fold_at(o + t * st))
+            });
         }
     };
     let nb = rows * blocks_per_row;
@@ -244,7 +263,9 @@ pub struct Fold<A, F, C> {
     pub step: F,
     pub combine: C,
 }
-impl<T: Copy, A: Copy + Send + Sync, F: Fn(A, T, usize) -> A + Sync, C: Fn(A, A) -> A + Sync> Reducer<T> for Fold<A, F, C> {
+impl<T: Copy, A: Copy + Send + Sync, F: Fn(A, T, usize) -> A + Sync, C: Fn(A, A) -> A + Sync>
+    Reducer<T> for Fold<A, F, C>
+{
     type Acc = A;
     fn init(&self) -> A {
         self.init

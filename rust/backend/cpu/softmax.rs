@@ -30,86 +30,130 @@ fn for_blocks(outer: usize, work: usize, f: impl Fn(usize) + Sync + Send) {
 ///
 /// # Safety
 /// `x` and `y` hold outer × n × inner contiguous elements.
-pub unsafe fn forward<T: SoftElem>(x: P<T>, y: P<T>, outer: usize, n: usize, inner: usize, log: bool) {
-    for_blocks(outer, outer * n * inner, |o| super::simd(#[inline(always)] || {
-        let base = (o * n * inner) as isize;
-        // SAFETY: each block is read and written by one task only.
-        let (xs, ys) = unsafe { (std::slice::from_raw_parts(x.at(base), n * inner), std::slice::from_raw_parts_mut(y.at(base), n * inner)) };
-        if inner == 1 {
-            let m = xs.iter().fold(T::neg_infinity(), |m, &v| if v > m || v.is_nan() { v } else { m });
-            // A row of all -inf gives NaN, as in PyTorch.
-            let mut s = T::zero();
-            for (yv, &xv) in ys.iter_mut().zip(xs) {
-                let e = (xv - m).fexp();
-                *yv = e;
-                s = s + e;
-            }
-            if log {
-                // (x - m) first: m + ln s would lose x's low bits when |m| is large.
-                let l = s.ln();
-                ys.iter_mut().zip(xs).for_each(|(yv, &xv)| *yv = (xv - m) - l);
-            } else {
-                let r = T::one() / s;
-                ys.iter_mut().for_each(|yv| *yv = *yv * r);
-            }
-            return;
-        }
-        let mut m = vec![T::neg_infinity(); inner];
-        for k in 0..n {
-            for (mj, &v) in m.iter_mut().zip(&xs[k * inner..(k + 1) * inner]) {
-                if v > *mj || v.is_nan() {
-                    *mj = v;
+pub unsafe fn forward<T: SoftElem>(
+    x: P<T>,
+    y: P<T>,
+    outer: usize,
+    n: usize,
+    inner: usize,
+    log: bool,
+) {
+    for_blocks(outer, outer * n * inner, |o| {
+        super::simd(
+            #[inline(always)]
+            || {
+                let base = (o * n * inner) as isize;
+                // SAFETY: each block is read and written by one task only.
+                let (xs, ys) = unsafe {
+                    (
+                        std::slice::from_raw_parts(x.at(base), n * inner),
+                        std::slice::from_raw_parts_mut(y.at(base), n * inner),
+                    )
+                };
+                if inner == 1 {
+                    let m =
+                        xs.iter().fold(
+                            T::neg_infinity(),
+                            |m, &v| if v > m || v.is_nan() { v } else { m },
+                        );
+                    // A row of all -inf gives NaN, as in PyTorch.
+                    let mut s = T::zero();
+                    for (yv, &xv) in ys.iter_mut().zip(xs) {
+                        let e = (xv - m).fexp();
+                        *yv = e;
+                        s = s + e;
+                    }
+                    if log {
+                        // (x - m) first: m + ln s would lose x's low bits when |m| is large.
+                        let l = s.ln();
+                        ys.iter_mut().zip(xs).for_each(|(yv, &xv)| *yv = (xv - m) - l);
+                    } else {
+                        let r = T::one() / s;
+                        ys.iter_mut().for_each(|yv| *yv = *yv * r);
+                    }
+                    return;
                 }
-            }
-        }
-        let mut s = vec![T::zero(); inner];
-        for k in 0..n {
-            let r = k * inner..(k + 1) * inner;
-            for ((yv, &xv), (sj, &mj)) in ys[r.clone()].iter_mut().zip(&xs[r]).zip(s.iter_mut().zip(&m)) {
-                let e = (xv - mj).fexp();
-                *yv = e;
-                *sj = *sj + e;
-            }
-        }
-        for k in 0..n {
-            let r = k * inner..(k + 1) * inner;
-            if log {
-                for ((yv, &xv), (&sj, &mj)) in ys[r.clone()].iter_mut().zip(&xs[r]).zip(s.iter().zip(&m)) {
-                    *yv = xv - mj - sj.ln();
+                let mut m = vec![T::neg_infinity(); inner];
+                for k in 0..n {
+                    for (mj, &v) in m.iter_mut().zip(&xs[k * inner..(k + 1) * inner]) {
+                        if v > *mj || v.is_nan() {
+                            *mj = v;
+                        }
+                    }
                 }
-            } else {
-                for (yv, &sj) in ys[r].iter_mut().zip(&s) {
-                    *yv = *yv / sj;
+                let mut s = vec![T::zero(); inner];
+                for k in 0..n {
+                    let r = k * inner..(k + 1) * inner;
+                    for ((yv, &xv), (sj, &mj)) in
+                        ys[r.clone()].iter_mut().zip(&xs[r]).zip(s.iter_mut().zip(&m))
+                    {
+                        let e = (xv - mj).fexp();
+                        *yv = e;
+                        *sj = *sj + e;
+                    }
                 }
-            }
-        }
-    }));
+                for k in 0..n {
+                    let r = k * inner..(k + 1) * inner;
+                    if log {
+                        for ((yv, &xv), (&sj, &mj)) in
+                            ys[r.clone()].iter_mut().zip(&xs[r]).zip(s.iter().zip(&m))
+                        {
+                            *yv = xv - mj - sj.ln();
+                        }
+                    } else {
+                        for (yv, &sj) in ys[r].iter_mut().zip(&s) {
+                            *yv = *yv / sj;
+                        }
+                    }
+                }
+            },
+        )
+    });
 }
 
 /// gx from the output y and its gradient g: softmax y·(g - Σ g·y), log_softmax g - e^y·Σ g.
 ///
 /// # Safety
 /// `y`, `g` and `gx` hold outer × n × inner contiguous elements.
-pub unsafe fn backward<T: SoftElem>(y: P<T>, g: P<T>, gx: P<T>, outer: usize, n: usize, inner: usize, log: bool) {
-    for_blocks(outer, outer * n * inner, |o| super::simd(#[inline(always)] || {
-        let base = (o * n * inner) as isize;
-        let len = n * inner;
-        // SAFETY: each block is touched by one task only.
-        let (ys, gs, out) = unsafe {
-            (std::slice::from_raw_parts(y.at(base), len), std::slice::from_raw_parts(g.at(base), len), std::slice::from_raw_parts_mut(gx.at(base), len))
-        };
-        let mut s = vec![T::zero(); inner];
-        for k in 0..n {
-            let r = k * inner..(k + 1) * inner;
-            for ((sj, &yv), &gv) in s.iter_mut().zip(&ys[r.clone()]).zip(&gs[r]) {
-                *sj = *sj + if log { gv } else { gv * yv };
-            }
-        }
-        for k in 0..n {
-            let r = k * inner..(k + 1) * inner;
-            for (((ov, &yv), &gv), &sj) in out[r.clone()].iter_mut().zip(&ys[r.clone()]).zip(&gs[r]).zip(&s) {
-                *ov = if log { gv - yv.fexp() * sj } else { yv * (gv - sj) };
-            }
-        }
-    }));
+pub unsafe fn backward<T: SoftElem>(
+    y: P<T>,
+    g: P<T>,
+    gx: P<T>,
+    outer: usize,
+    n: usize,
+    inner: usize,
+    log: bool,
+) {
+    for_blocks(outer, outer * n * inner, |o| {
+        super::simd(
+            #[inline(always)]
+            || {
+                let base = (o * n * inner) as isize;
+                let len = n * inner;
+                // SAFETY: each block is touched by one task only.
+                let (ys, gs, out) = unsafe {
+                    (
+                        std::slice::from_raw_parts(y.at(base), len),
+                        std::slice::from_raw_parts(g.at(base), len),
+                        std::slice::from_raw_parts_mut(gx.at(base), len),
+                    )
+                };
+                let mut s = vec![T::zero(); inner];
+                for k in 0..n {
+                    let r = k * inner..(k + 1) * inner;
+                    for ((sj, &yv), &gv) in s.iter_mut().zip(&ys[r.clone()]).zip(&gs[r]) {
+                        *sj = *sj + if log { gv } else { gv * yv };
+                    }
+                }
+                for k in 0..n {
+                    let r = k * inner..(k + 1) * inner;
+                    for (((ov, &yv), &gv), &sj) in
+                        out[r.clone()].iter_mut().zip(&ys[r.clone()]).zip(&gs[r]).zip(&s)
+                    {
+                        *ov = if log { gv - yv.fexp() * sj } else { yv * (gv - sj) };
+                    }
+                }
+            },
+        )
+    });
 }

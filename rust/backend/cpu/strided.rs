@@ -16,7 +16,9 @@ where
         return;
     }
     // A single run of equal strides: hand out slices of it directly.
-    let one_run = |st: [isize; N]| split_range(total, |start, end| f(st.map(|s| s * start as isize), end - start, st));
+    let one_run = |st: [isize; N]| {
+        split_range(total, |start, end| f(st.map(|s| s * start as isize), end - start, st))
+    };
     if shape.len() == 1 {
         return one_run(std::array::from_fn(|k| strides[k][0]));
     }
@@ -62,8 +64,9 @@ pub fn walk_range<const N: usize>(
     }
     let mut pos = start;
     while pos < end {
-        let offs: [isize; N] =
-            std::array::from_fn(|k| (0..nd).map(|d| idx[d] as isize * strides[k][d]).sum::<isize>());
+        let offs: [isize; N] = std::array::from_fn(|k| {
+            (0..nd).map(|d| idx[d] as isize * strides[k][d]).sum::<isize>()
+        });
         let len = (inner - idx[nd - 1]).min(end - pos);
         f(offs, len, inner_strides);
         pos += len;
@@ -83,7 +86,13 @@ pub fn walk_range<const N: usize>(
 ///
 /// # Safety
 /// `src` with `strides` must be valid for `shape`; `dst` holds numel(shape) elements.
-pub unsafe fn transpose_copy<T: Copy + Send + Sync>(shape: &[usize], strides: &[isize], a: usize, src: super::P<T>, dst: super::P<T>) {
+pub unsafe fn transpose_copy<T: Copy + Send + Sync>(
+    shape: &[usize],
+    strides: &[isize],
+    a: usize,
+    src: super::P<T>,
+    dst: super::P<T>,
+) {
     const TILE: usize = 32;
     let nd = shape.len();
     let b = nd - 1;

@@ -63,7 +63,9 @@ fn team() -> Option<&'static Team> {
         }));
         for i in 0..helpers {
             // Without helpers every job simply runs on the caller.
-            let spawned = std::thread::Builder::new().name(format!("rumus-cpu-{}", i)).spawn(move || t.helper());
+            let spawned = std::thread::Builder::new()
+                .name(format!("rumus-cpu-{}", i))
+                .spawn(move || t.helper());
             if spawned.is_err() {
                 return None;
             }
@@ -161,7 +163,10 @@ pub fn for_each(n: usize, f: impl Fn(usize) + Sync) {
 pub fn map<R: Send>(n: usize, f: impl Fn(usize) -> R + Sync) -> Vec<R> {
     let slots: Vec<Mutex<Option<R>>> = (0..n).map(|_| Mutex::new(None)).collect();
     for_each(n, |i| *slots[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(f(i)));
-    slots.into_iter().map(|s| s.into_inner().unwrap_or_else(|e| e.into_inner()).expect("every task ran")).collect()
+    slots
+        .into_iter()
+        .map(|s| s.into_inner().unwrap_or_else(|e| e.into_inner()).expect("every task ran"))
+        .collect()
 }
 
 /// `for_each` when `work` elements are worth the team, else a plain loop.

@@ -30,7 +30,8 @@ pub fn exp(x: f32) -> f32 {
     // 2^n in two halves: n reaches 128 near the top of the range, past f32's largest exponent.
     let ni = t.to_bits() as i32 - 0x4b40_0000;
     let (h1, h2) = (ni >> 1, ni - (ni >> 1));
-    let v = y * f32::from_bits(((h1 + 127) as u32) << 23) * f32::from_bits(((h2 + 127) as u32) << 23);
+    let v =
+        y * f32::from_bits(((h1 + 127) as u32) << 23) * f32::from_bits(((h2 + 127) as u32) << 23);
     #[allow(clippy::eq_op)]
     let nan = x != x;
     if nan {
@@ -122,7 +123,9 @@ pub unsafe fn map(out: P<f32>, inp: P<f32>, n: usize, f: impl Fn(f32) -> f32 + S
             if std::arch::is_x86_feature_detected!("avx512f") {
                 return avx512(o, i, e - s, f);
             }
-            if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+            if std::arch::is_x86_feature_detected!("avx2")
+                && std::arch::is_x86_feature_detected!("fma")
+            {
                 return avx2(o, i, e - s, f);
             }
         }
@@ -190,7 +193,11 @@ mod tests {
             worst[2] = worst[2].max(ulps(tanh(x), x.tanh()));
             x += 0.000_73;
         }
-        assert!(worst[0] <= 3 && worst[1] <= 3 && worst[2] <= 4, "worst ulps exp/ln/tanh: {:?}", worst);
+        assert!(
+            worst[0] <= 3 && worst[1] <= 3 && worst[2] <= 4,
+            "worst ulps exp/ln/tanh: {:?}",
+            worst
+        );
         assert_eq!(exp(f32::INFINITY), f32::INFINITY);
         assert_eq!(exp(f32::NEG_INFINITY), 0.0);
         assert!(exp(f32::NAN).is_nan() && ln(-1.0).is_nan() && ln(f32::NAN).is_nan());

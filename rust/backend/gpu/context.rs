@@ -60,7 +60,10 @@ pub fn adapters(instance: &wgpu::Instance) -> std::result::Result<Vec<wgpu::Adap
         let names: Vec<String> = all.iter().map(|a| a.get_info().name).collect();
         all.retain(|a| a.get_info().name.to_lowercase().contains(&want.to_lowercase()));
         if all.is_empty() {
-            return Err(format!("RUMUS_GPU_ADAPTER={:?} matches none of the adapters {:?}", want, names));
+            return Err(format!(
+                "RUMUS_GPU_ADAPTER={:?} matches none of the adapters {:?}",
+                want, names
+            ));
         }
     }
     Ok(all)
@@ -82,10 +85,13 @@ fn create() -> std::result::Result<Context, String> {
         required_limits: limits.clone(),
         ..Default::default()
     };
-    let (device, queue) = pollster::block_on(adapter.request_device(&desc)).map_err(|e| format!("{} ({}): {}", info.name, info.backend, e))?;
+    let (device, queue) = pollster::block_on(adapter.request_device(&desc))
+        .map_err(|e| format!("{} ({}): {}", info.name, info.backend, e))?;
     let errors: Arc<Mutex<Vec<String>>> = Arc::default();
     let sink = errors.clone();
-    device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| crate::tensor::lock(&sink).push(e.to_string())));
+    device.on_uncaptured_error(Arc::new(move |e: wgpu::Error| {
+        crate::tensor::lock(&sink).push(e.to_string())
+    }));
     let lost: Arc<Mutex<Option<String>>> = Arc::default();
     let flag = lost.clone();
     device.set_device_lost_callback(move |reason, msg| {
@@ -98,7 +104,11 @@ impl Context {
     /// Turns errors wgpu reported since the last call into an `Error`.
     pub fn check(&self) -> Result<()> {
         if let Some(why) = crate::tensor::lock(&self.lost).clone() {
-            bail!(Runtime, "the GPU device was lost ({}); restart the process to use the GPU again", why);
+            bail!(
+                Runtime,
+                "the GPU device was lost ({}); restart the process to use the GPU again",
+                why
+            );
         }
         let errs = std::mem::take(&mut *crate::tensor::lock(&self.errors));
         if let Some(first) = errs.first() {

@@ -11,12 +11,20 @@ use crate::tensor::Tensor;
 /// chunk of a big input, binds only its own elements) and t's offset in it.
 fn bind(t: &Tensor) -> Result<(Bind<'_>, usize)> {
     let lo = t.layout().offset;
-    let (b, base) = Bind::window(t.storage().gpu_buffer()?, lo, lo + t.numel().max(1) - 1, elem_bytes(t.dtype())?)?;
+    let (b, base) = Bind::window(
+        t.storage().gpu_buffer()?,
+        lo,
+        lo + t.numel().max(1) - 1,
+        elem_bytes(t.dtype())?,
+    )?;
     Ok((b, lo - base))
 }
 
 fn params(g: &Geom, x_off: usize, col_off: usize) -> [u32; 16] {
-    let v = [g.n, g.c, g.h, g.w, g.kh, g.kw, g.sh, g.sw, g.ph, g.pw, g.dh, g.dw, g.oh, g.ow, x_off, col_off];
+    let v = [
+        g.n, g.c, g.h, g.w, g.kh, g.kw, g.sh, g.sw, g.ph, g.pw, g.dh, g.dw, g.oh, g.ow, x_off,
+        col_off,
+    ];
     v.map(|x| x as u32)
 }
 
@@ -32,7 +40,14 @@ pub fn im2col(g: &Geom, x: &Tensor, col: &Tensor) -> Result<()> {
     let x_groups = tiles.min(65_535);
     let groups = [x_groups as u32, g.rows().div_ceil(8) as u32, tiles.div_ceil(x_groups) as u32];
     let ((xb, x_off), (cb, col_off)) = (bind(x)?, bind(col)?);
-    exec::dispatch_binds(&CONV, entry, Variant::of(x.dtype()), &[xb, cb], &params(g, x_off, col_off), groups)
+    exec::dispatch_binds(
+        &CONV,
+        entry,
+        Variant::of(x.dtype()),
+        &[xb, cb],
+        &params(g, x_off, col_off),
+        groups,
+    )
 }
 
 /// x (N, C, H, W) = the adjoint of im2col applied to col (float32 or float16).
@@ -41,5 +56,12 @@ pub fn col2im(g: &Geom, col: &Tensor, x: &Tensor) -> Result<()> {
         return Ok(());
     }
     let ((cb, col_off), (xb, x_off)) = (bind(col)?, bind(x)?);
-    exec::dispatch_binds(&CONV, "col2im", Variant::of(x.dtype()), &[cb, xb], &params(g, x_off, col_off), exec::grid_1d(x.numel()))
+    exec::dispatch_binds(
+        &CONV,
+        "col2im",
+        Variant::of(x.dtype()),
+        &[cb, xb],
+        &params(g, x_off, col_off),
+        exec::grid_1d(x.numel()),
+    )
 }

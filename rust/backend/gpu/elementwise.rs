@@ -70,7 +70,13 @@ type Block = (Vec<usize>, [Vec<isize>; 4], [isize; 4]);
 /// Dispatches `entry` writing `out` from up to three operands (a, b, c).
 /// `s` are extra scalar words (s0, s1) for ops that take arguments; scalar
 /// operands a and b use the same slots.
-pub fn launch(entry: &'static str, op: u32, out: &Tensor, args: [Option<Arg>; 3], extra: [u32; 3]) -> Result<()> {
+pub fn launch(
+    entry: &'static str,
+    op: u32,
+    out: &Tensor,
+    args: [Option<Arg>; 3],
+    extra: [u32; 3],
+) -> Result<()> {
     let n = out.numel();
     if n == 0 {
         return Ok(());
@@ -91,7 +97,11 @@ pub fn launch(entry: &'static str, op: u32, out: &Tensor, args: [Option<Arg>; 3]
         match arg {
             Some(Arg::T(t)) => {
                 if t.device() != out.device() {
-                    bail!(Runtime, "internal error: operand on {} for a GPU kernel", t.device().name());
+                    bail!(
+                        Runtime,
+                        "internal error: operand on {} for a GPU kernel",
+                        t.device().name()
+                    );
                 }
                 strides[k + 1] = t.layout().broadcast_strides(shape)?.to_vec();
                 offs[k + 1] = t.layout().offset as isize;
@@ -109,7 +119,8 @@ pub fn launch(entry: &'static str, op: u32, out: &Tensor, args: [Option<Arg>; 3]
             None => strides[k + 1] = vec![0; shape.len()],
         }
     }
-    let (cshape, cstrides) = Layout::coalesce(shape, [&strides[0], &strides[1], &strides[2], &strides[3]]);
+    let (cshape, cstrides) =
+        Layout::coalesce(shape, [&strides[0], &strides[1], &strides[2], &strides[3]]);
     if cshape.len() > MAX_DIMS {
         bail!(NotImplemented, "GPU elementwise ops over views with more than {} non-mergeable dims are not supported yet", MAX_DIMS);
     }
@@ -126,18 +137,25 @@ pub fn launch(entry: &'static str, op: u32, out: &Tensor, args: [Option<Arg>; 3]
             let (mut lo, mut hi) = (offs[k], offs[k]);
             for (&size, &st) in shape.iter().zip(&strides[k]) {
                 let e = st * (size as isize - 1);
-                if e < 0 { lo += e } else { hi += e }
+                if e < 0 {
+                    lo += e
+                } else {
+                    hi += e
+                }
             }
             range[k] = (lo, hi);
             fits &= exec::fits(bufs[k], (hi - lo) as usize + 1, elem[k])?;
         }
         if !fits {
-            let (mut first, mut rest) = ((shape.clone(), strides.clone(), offs), (shape, strides, offs));
+            let (mut first, mut rest) =
+                ((shape.clone(), strides.clone(), offs), (shape, strides, offs));
             let half = first.0[0] / 2;
             if half == 0 {
                 // A dim of one element: drop it.
                 rest.0.remove(0);
-                rest.1.iter_mut().for_each(|st| { st.remove(0); });
+                rest.1.iter_mut().for_each(|st| {
+                    st.remove(0);
+                });
                 todo.push(rest);
             } else {
                 first.0[0] = half;
@@ -153,7 +171,8 @@ pub fn launch(entry: &'static str, op: u32, out: &Tensor, args: [Option<Arg>; 3]
         let mut rel = [0u32; 4];
         for k in 0..4 {
             binds[(k + 3) % 4] = if elem[k] > 0 {
-                let (b, base) = exec::Bind::window(bufs[k], range[k].0 as usize, range[k].1 as usize, elem[k])?;
+                let (b, base) =
+                    exec::Bind::window(bufs[k], range[k].0 as usize, range[k].1 as usize, elem[k])?;
                 rel[k] = (offs[k] - base as isize) as u32;
                 b
             } else {
@@ -161,8 +180,18 @@ pub fn launch(entry: &'static str, op: u32, out: &Tensor, args: [Option<Arg>; 3]
             };
         }
         // One dense run when every tensor operand walks the output with stride 1.
-        let contiguous = shape.len() <= 1 && tensors.iter().all(|&k| strides[k].first().is_none_or(|&st| st == 1));
-        let mut p: Vec<u32> = vec![count as u32, shape.len() as u32, op, flags | contiguous as u32, s[0], s[1], extra[2], 0];
+        let contiguous = shape.len() <= 1
+            && tensors.iter().all(|&k| strides[k].first().is_none_or(|&st| st == 1));
+        let mut p: Vec<u32> = vec![
+            count as u32,
+            shape.len() as u32,
+            op,
+            flags | contiguous as u32,
+            s[0],
+            s[1],
+            extra[2],
+            0,
+        ];
         p.extend((0..MAX_DIMS).map(|d| shape.get(d).copied().unwrap_or(1) as u32));
         p.extend_from_slice(&rel);
         for st in &strides {

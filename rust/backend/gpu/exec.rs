@@ -60,10 +60,17 @@ pub fn source(shader: &Shader, variant: Variant) -> String {
 /// Which bindings of group 0 an entry point uses, from naga's analysis.
 pub fn used_bindings(source: &str, entry: &str) -> std::result::Result<Vec<u32>, String> {
     let module = naga::front::wgsl::parse_str(source).map_err(|e| e.emit_to_string(source))?;
-    let info = naga::valid::Validator::new(naga::valid::ValidationFlags::all(), naga::valid::Capabilities::all())
-        .validate(&module)
-        .map_err(|e| e.emit_to_string(source))?;
-    let index = module.entry_points.iter().position(|e| e.name == entry).ok_or_else(|| format!("no entry point {}", entry))?;
+    let info = naga::valid::Validator::new(
+        naga::valid::ValidationFlags::all(),
+        naga::valid::Capabilities::all(),
+    )
+    .validate(&module)
+    .map_err(|e| e.emit_to_string(source))?;
+    let index = module
+        .entry_points
+        .iter()
+        .position(|e| e.name == entry)
+        .ok_or_else(|| format!("no entry point {}", entry))?;
     let uses = info.get_entry_point(index);
     let mut used: Vec<u32> = module
         .global_variables
@@ -75,7 +82,12 @@ pub fn used_bindings(source: &str, entry: &str) -> std::result::Result<Vec<u32>,
     Ok(used)
 }
 
-fn kernel(ctx: &Context, shader: &Shader, entry: &'static str, variant: Variant) -> Result<Arc<Kernel>> {
+fn kernel(
+    ctx: &Context,
+    shader: &Shader,
+    entry: &'static str,
+    variant: Variant,
+) -> Result<Arc<Kernel>> {
     let key = (shader.name, entry, variant);
     if let Some(k) = crate::tensor::lock(&KERNELS).get(&key) {
         return Ok(k.clone());
@@ -84,8 +96,12 @@ fn kernel(ctx: &Context, shader: &Shader, entry: &'static str, variant: Variant)
         bail!(Type, "float16 kernels need the shader-f16 feature, which {} lacks", ctx.info.name);
     }
     let src = source(shader, variant);
-    let used = used_bindings(&src, entry).map_err(|e| crate::error::Error::Runtime(format!("shader {}.wgsl: {}", shader.name, e)))?;
-    let module = ctx.device.create_shader_module(wgpu::ShaderModuleDescriptor { label: Some(shader.name), source: wgpu::ShaderSource::Wgsl(src.into()) });
+    let used = used_bindings(&src, entry)
+        .map_err(|e| crate::error::Error::Runtime(format!("shader {}.wgsl: {}", shader.name, e)))?;
+    let module = ctx.device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some(shader.name),
+        source: wgpu::ShaderSource::Wgsl(src.into()),
+    });
     let pipeline = ctx.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
         label: Some(entry),
         layout: None,
@@ -109,7 +125,13 @@ struct Batch {
     dispatches: usize,
 }
 
-static BATCH: Mutex<Batch> = Mutex::new(Batch { encoder: None, pass: None, params: Vec::new(), params_buf: None, dispatches: 0 });
+static BATCH: Mutex<Batch> = Mutex::new(Batch {
+    encoder: None,
+    pass: None,
+    params: Vec::new(),
+    params_buf: None,
+    dispatches: 0,
+});
 
 impl Batch {
     fn encoder(&mut self, ctx: &Context) -> &mut wgpu::CommandEncoder {
@@ -175,7 +197,12 @@ impl<'a> Bind<'a> {
     /// fits the binding limit, else the window from the aligned offset at or
     /// below `lo`. Also returns the element the binding starts at: kernels
     /// index relative to it, so launchers subtract it from their offsets.
-    pub fn window(buf: &'a wgpu::Buffer, lo: usize, hi: usize, elem: usize) -> Result<(Bind<'a>, usize)> {
+    pub fn window(
+        buf: &'a wgpu::Buffer,
+        lo: usize,
+        hi: usize,
+        elem: usize,
+    ) -> Result<(Bind<'a>, usize)> {
         let ctx = context::get()?;
         let limit = binding_limit(ctx);
         if buf.size() <= limit {
@@ -196,7 +223,8 @@ impl<'a> Bind<'a> {
 pub fn fits(buf: &wgpu::Buffer, span: usize, elem: usize) -> Result<bool> {
     let ctx = context::get()?;
     let limit = binding_limit(ctx);
-    Ok(buf.size() <= limit || (span * elem) as u64 + ctx.limits.min_storage_buffer_offset_alignment as u64 <= limit)
+    Ok(buf.size() <= limit
+        || (span * elem) as u64 + ctx.limits.min_storage_buffer_offset_alignment as u64 <= limit)
 }
 
 /// The alignment of a binding window's start, in bytes.
@@ -208,7 +236,11 @@ pub fn offset_alignment() -> Result<usize> {
 /// all `rows` when they fit, else halved until every `(buffer, elements per
 /// row, element bytes)` has a window that fits one binding. NotImplemented,
 /// naming `what`, when even one row does not fit.
-pub fn rows_per_chunk(what: &str, rows: usize, parts: &[(&wgpu::Buffer, usize, usize)]) -> Result<usize> {
+pub fn rows_per_chunk(
+    what: &str,
+    rows: usize,
+    parts: &[(&wgpu::Buffer, usize, usize)],
+) -> Result<usize> {
     let fit = |c: usize| -> Result<bool> {
         for &(buf, per_row, elem) in parts {
             if !fits(buf, c * per_row, elem)? {
@@ -222,14 +254,26 @@ pub fn rows_per_chunk(what: &str, rows: usize, parts: &[(&wgpu::Buffer, usize, u
         chunk = chunk.div_ceil(2);
     }
     if !fit(chunk)? {
-        bail!(NotImplemented, "{} on the GPU: one row exceeds the adapter's binding limit of {} bytes", what, binding_limit(context::get()?));
+        bail!(
+            NotImplemented,
+            "{} on the GPU: one row exceeds the adapter's binding limit of {} bytes",
+            what,
+            binding_limit(context::get()?)
+        );
     }
     Ok(chunk)
 }
 
 /// Records one dispatch. `buffers` are the tensor bindings in ABI order, bound
 /// whole; the params words become the next binding.
-pub fn dispatch(shader: &Shader, entry: &'static str, variant: Variant, buffers: &[&wgpu::Buffer], params: &[u32], groups: [u32; 3]) -> Result<()> {
+pub fn dispatch(
+    shader: &Shader,
+    entry: &'static str,
+    variant: Variant,
+    buffers: &[&wgpu::Buffer],
+    params: &[u32],
+    groups: [u32; 3],
+) -> Result<()> {
     let binds: Vec<Bind> = buffers.iter().map(|b| Bind::whole(b)).collect();
     dispatch_binds(shader, entry, variant, &binds, params, groups)
 }
@@ -237,19 +281,44 @@ pub fn dispatch(shader: &Shader, entry: &'static str, variant: Variant, buffers:
 /// Records one dispatch with `binds` as the tensor bindings in ABI order. A
 /// whole buffer beyond the binding limit is refused: launchers that handle
 /// large tensors bind windows.
-pub fn dispatch_binds(shader: &Shader, entry: &'static str, variant: Variant, binds: &[Bind], params: &[u32], groups: [u32; 3]) -> Result<()> {
+pub fn dispatch_binds(
+    shader: &Shader,
+    entry: &'static str,
+    variant: Variant,
+    binds: &[Bind],
+    params: &[u32],
+    groups: [u32; 3],
+) -> Result<()> {
     let ctx = context::get()?;
     if groups.contains(&0) {
         return Ok(());
     }
     let max = ctx.limits.max_compute_workgroups_per_dimension;
     if groups.iter().any(|&g| g > max) {
-        bail!(Runtime, "{}.{}: grid {:?} exceeds the adapter's {} workgroups per dimension", shader.name, entry, groups, max);
+        bail!(
+            Runtime,
+            "{}.{}: grid {:?} exceeds the adapter's {} workgroups per dimension",
+            shader.name,
+            entry,
+            groups,
+            max
+        );
     }
     let k = kernel(ctx, shader, entry, variant)?;
     let limit = binding_limit(ctx);
-    if let Some(big) = k.used.iter().filter_map(|&i| binds.get(i as usize)).find(|b| b.size.is_none() && b.buf.size() > limit) {
-        bail!(NotImplemented, "{} on the GPU: tensor of {} bytes exceeds the adapter's binding limit of {} bytes", entry, big.buf.size(), limit);
+    if let Some(big) = k
+        .used
+        .iter()
+        .filter_map(|&i| binds.get(i as usize))
+        .find(|b| b.size.is_none() && b.buf.size() > limit)
+    {
+        bail!(
+            NotImplemented,
+            "{} on the GPU: tensor of {} bytes exceeds the adapter's binding limit of {} bytes",
+            entry,
+            big.buf.size(),
+            limit
+        );
     }
     let mut b = crate::tensor::lock(&BATCH);
     let align = ctx.limits.min_storage_buffer_offset_alignment as usize;
@@ -261,7 +330,14 @@ pub fn dispatch_binds(shader: &Shader, entry: &'static str, variant: Variant, bi
     dispatch_locked(ctx, &mut b, &k, binds, bytes, groups)
 }
 
-fn dispatch_locked(ctx: &Context, b: &mut Batch, k: &Kernel, binds: &[Bind], bytes: &[u8], groups: [u32; 3]) -> Result<()> {
+fn dispatch_locked(
+    ctx: &Context,
+    b: &mut Batch,
+    k: &Kernel,
+    binds: &[Bind],
+    bytes: &[u8],
+    groups: [u32; 3],
+) -> Result<()> {
     let align = ctx.limits.min_storage_buffer_offset_alignment as usize;
     let offset = b.params.len().next_multiple_of(align);
     b.params.resize(offset, 0);
@@ -272,20 +348,39 @@ fn dispatch_locked(ctx: &Context, b: &mut Batch, k: &Kernel, binds: &[Bind], byt
     let size = (b.params.len() - offset) as u64;
     let params_buf = b
         .params_buf
-        .get_or_insert_with(|| ctx.device.create_buffer(&wgpu::BufferDescriptor { label: Some("params"), size: PARAMS_BYTES, usage: pool::USAGE, mapped_at_creation: false }))
+        .get_or_insert_with(|| {
+            ctx.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("params"),
+                size: PARAMS_BYTES,
+                usage: pool::USAGE,
+                mapped_at_creation: false,
+            })
+        })
         .clone();
     let entries: Vec<wgpu::BindGroupEntry> = k
         .used
         .iter()
         .map(|&i| {
             let resource = match binds.get(i as usize) {
-                Some(w) => wgpu::BindingResource::Buffer(wgpu::BufferBinding { buffer: w.buf, offset: w.offset, size: w.size.and_then(std::num::NonZeroU64::new) }),
-                None => wgpu::BindingResource::Buffer(wgpu::BufferBinding { buffer: &params_buf, offset: offset as u64, size: std::num::NonZeroU64::new(size) }),
+                Some(w) => wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                    buffer: w.buf,
+                    offset: w.offset,
+                    size: w.size.and_then(std::num::NonZeroU64::new),
+                }),
+                None => wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                    buffer: &params_buf,
+                    offset: offset as u64,
+                    size: std::num::NonZeroU64::new(size),
+                }),
             };
             wgpu::BindGroupEntry { binding: i, resource }
         })
         .collect();
-    let bind = ctx.device.create_bind_group(&wgpu::BindGroupDescriptor { label: None, layout: &k.layout, entries: &entries });
+    let bind = ctx.device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: None,
+        layout: &k.layout,
+        entries: &entries,
+    });
     let pass = b.pass(ctx);
     pass.set_pipeline(&k.pipeline);
     pass.set_bind_group(0, &bind, &[]);
@@ -302,7 +397,14 @@ fn dispatch_locked(ctx: &Context, b: &mut Batch, k: &Kernel, binds: &[Bind], byt
 pub fn dummy() -> Result<&'static wgpu::Buffer> {
     static DUMMY: OnceLock<wgpu::Buffer> = OnceLock::new();
     let ctx = context::get()?;
-    Ok(DUMMY.get_or_init(|| ctx.device.create_buffer(&wgpu::BufferDescriptor { label: Some("dummy"), size: 256, usage: pool::USAGE, mapped_at_creation: false })))
+    Ok(DUMMY.get_or_init(|| {
+        ctx.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("dummy"),
+            size: 256,
+            usage: pool::USAGE,
+            mapped_at_creation: false,
+        })
+    }))
 }
 
 /// Device-side error reporting. Checks that cannot run on the host without a
@@ -322,7 +424,12 @@ pub fn status_code(message: String) -> Result<(wgpu::Buffer, u32)> {
     let ctx = context::get()?;
     let mut st = crate::tensor::lock(&STATUS);
     let s = st.get_or_insert_with(|| Status {
-        buffer: ctx.device.create_buffer(&wgpu::BufferDescriptor { label: Some("status"), size: 256, usage: pool::USAGE, mapped_at_creation: false }),
+        buffer: ctx.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("status"),
+            size: 256,
+            usage: pool::USAGE,
+            mapped_at_creation: false,
+        }),
         messages: Vec::new(),
     });
     // Repeated checks (every training step) share their message's code.
@@ -348,7 +455,10 @@ fn raise_status(word: u32) -> Result<()> {
     }
     let ctx = context::get()?;
     let st = crate::tensor::lock(&STATUS);
-    let msg = st.as_ref().and_then(|s| s.messages.get(word as usize - 1).cloned()).unwrap_or_else(|| "a device-side check failed".into());
+    let msg = st
+        .as_ref()
+        .and_then(|s| s.messages.get(word as usize - 1).cloned())
+        .unwrap_or_else(|| "a device-side check failed".into());
     if let Some(s) = st.as_ref() {
         ctx.queue.write_buffer(&s.buffer, 0, &[0; 4]);
     }
@@ -370,7 +480,9 @@ pub fn synchronize() -> Result<()> {
         return Ok(());
     }
     flush()?;
-    ctx.device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| crate::error::Error::Runtime(format!("GPU error: {}", e)))?;
+    ctx.device
+        .poll(wgpu::PollType::wait_indefinitely())
+        .map_err(|e| crate::error::Error::Runtime(format!("GPU error: {}", e)))?;
     ctx.check()
 }
 
@@ -399,7 +511,11 @@ pub fn upload(bytes: &[u8]) -> Result<GpuBuffer> {
         padded = [bytes, &[0u8; 3][..4 - bytes.len() % 4]].concat();
         &padded
     };
-    let staging = ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor { label: None, contents: data, usage: wgpu::BufferUsages::COPY_SRC });
+    let staging = ctx.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: None,
+        contents: data,
+        usage: wgpu::BufferUsages::COPY_SRC,
+    });
     let mut b = crate::tensor::lock(&BATCH);
     b.encoder(ctx).copy_buffer_to_buffer(&staging, 0, dst.buffer(), 0, data.len() as u64);
     drop(b);
@@ -420,7 +536,11 @@ pub fn download(src: &wgpu::Buffer, offset: u64, nbytes: usize) -> Result<Vec<u8
     }
     let mut out = Vec::with_capacity(nbytes);
     while out.len() < nbytes {
-        out.extend(read(Some(src), offset + out.len() as u64, (nbytes - out.len()).min(READ_BYTES))?);
+        out.extend(read(
+            Some(src),
+            offset + out.len() as u64,
+            (nbytes - out.len()).min(READ_BYTES),
+        )?);
     }
     count(&TO_HOST, nbytes);
     Ok(out)
@@ -457,14 +577,18 @@ fn read(src: Option<&wgpu::Buffer>, offset: u64, nbytes: usize) -> Result<Vec<u8
     staging.map_async(wgpu::MapMode::Read, .., move |r| {
         let _ = tx.send(r);
     });
-    ctx.device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| crate::error::Error::Runtime(format!("GPU error: {}", e)))?;
+    ctx.device
+        .poll(wgpu::PollType::wait_indefinitely())
+        .map_err(|e| crate::error::Error::Runtime(format!("GPU error: {}", e)))?;
     ctx.check()?;
     match rx.recv() {
         Ok(Ok(())) => {}
         Ok(Err(e)) => bail!(Runtime, "GPU readback failed: {}", e),
         Err(_) => bail!(Runtime, "GPU readback failed: the map callback never ran"),
     }
-    let view = staging.get_mapped_range(..).map_err(|e| crate::error::Error::Runtime(format!("GPU readback failed: {:?}", e)))?;
+    let view = staging
+        .get_mapped_range(..)
+        .map_err(|e| crate::error::Error::Runtime(format!("GPU readback failed: {:?}", e)))?;
     let out = view[..nbytes].to_vec();
     if status.is_some() {
         let w = &view[data as usize..data as usize + 4];
@@ -474,10 +598,18 @@ fn read(src: Option<&wgpu::Buffer>, offset: u64, nbytes: usize) -> Result<Vec<u8
 }
 
 /// Records a buffer-to-buffer copy (both offsets and the size multiples of 4).
-pub fn copy(src: &wgpu::Buffer, src_off: u64, dst: &wgpu::Buffer, dst_off: u64, nbytes: u64) -> Result<()> {
+pub fn copy(
+    src: &wgpu::Buffer,
+    src_off: u64,
+    dst: &wgpu::Buffer,
+    dst_off: u64,
+    nbytes: u64,
+) -> Result<()> {
     let ctx = context::get()?;
     if nbytes > 0 {
-        crate::tensor::lock(&BATCH).encoder(ctx).copy_buffer_to_buffer(src, src_off, dst, dst_off, nbytes);
+        crate::tensor::lock(&BATCH)
+            .encoder(ctx)
+            .copy_buffer_to_buffer(src, src_off, dst, dst_off, nbytes);
     }
     Ok(())
 }

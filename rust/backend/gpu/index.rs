@@ -22,7 +22,11 @@ pub fn put(dst: &Tensor, offs: &Tensor, vals: &Tensor, accumulate: bool) -> Resu
         (false, _) => "put_x32",
         (true, DType::F32) => "put_add",
         (true, DType::I32 | DType::I64) => "put_add_i32",
-        (true, d) => bail!(NotImplemented, "accumulating index writes into {} tensors have no GPU kernel", d.name()),
+        (true, d) => bail!(
+            NotImplemented,
+            "accumulating index writes into {} tensors have no GPU kernel",
+            d.name()
+        ),
     };
     flat(entry, Variant::of(dst.dtype()), dst, offs, vals, false)
 }
@@ -32,18 +36,30 @@ pub fn put(dst: &Tensor, offs: &Tensor, vals: &Tensor, accumulate: bool) -> Resu
 /// offset. Offsets and `seq` go in chunks that fit a binding; a `data` beyond
 /// the binding limit is covered by one dispatch per window of its storage,
 /// each skipping the offsets outside it.
-fn flat(entry: &'static str, variant: Variant, data: &Tensor, offs: &Tensor, seq: &Tensor, is_take: bool) -> Result<()> {
+fn flat(
+    entry: &'static str,
+    variant: Variant,
+    data: &Tensor,
+    offs: &Tensor,
+    seq: &Tensor,
+    is_take: bool,
+) -> Result<()> {
     let n = offs.numel();
     if n == 0 {
         return Ok(());
     }
-    let (dbuf, obuf, sbuf) = (data.storage().gpu_buffer()?, offs.storage().gpu_buffer()?, seq.storage().gpu_buffer()?);
+    let (dbuf, obuf, sbuf) =
+        (data.storage().gpu_buffer()?, offs.storage().gpu_buffer()?, seq.storage().gpu_buffer()?);
     let (de, se) = (elem_bytes(data.dtype())?, elem_bytes(seq.dtype())?);
     let chunk = exec::rows_per_chunk(entry, n, &[(obuf, 1, 4), (sbuf, 1, se)])?;
     let total = dbuf.size() as usize / de;
     // Windows start at multiples of the offset alignment, so that none overlaps the next.
     let step = (exec::offset_alignment()? / de).max(1);
-    let wchunk = if exec::fits(dbuf, total, de)? { total } else { (exec::rows_per_chunk(entry, total, &[(dbuf, 1, de)])? / step * step).max(step) };
+    let wchunk = if exec::fits(dbuf, total, de)? {
+        total
+    } else {
+        (exec::rows_per_chunk(entry, total, &[(dbuf, 1, de)])? / step * step).max(step)
+    };
     for c0 in (0..n).step_by(chunk) {
         let len = chunk.min(n - c0);
         let window = |t: &'_ Tensor, buf, elem| -> Result<(Bind<'_>, u32)> {
@@ -58,7 +74,11 @@ fn flat(entry: &'static str, variant: Variant, data: &Tensor, offs: &Tensor, seq
             let (db, base) = Bind::window(dbuf, w0, end - 1, de)?;
             let lim = if db.size.is_none() { u32::MAX } else { (end - base) as u32 };
             let d_off = (base as i64).wrapping_neg() as i32 as u32;
-            let (p, binds) = if is_take { ([len as u32, d_off, o_off, s_off, lim], [db, ob, sb]) } else { ([len as u32, s_off, o_off, d_off, lim], [sb, ob, db]) };
+            let (p, binds) = if is_take {
+                ([len as u32, d_off, o_off, s_off, lim], [db, ob, sb])
+            } else {
+                ([len as u32, s_off, o_off, d_off, lim], [sb, ob, db])
+            };
             exec::dispatch_binds(&INDEX, entry, variant, &binds, &p, exec::grid_1d(len))?;
         }
     }
@@ -79,7 +99,14 @@ pub fn check_range(index: &Tensor, size: usize, message: String) -> Result<()> {
         let (len, lo) = (chunk.min(n - c0), index.layout().offset + c0);
         let (b, base) = Bind::window(buf, lo, lo + len - 1, 4)?;
         let p = [len as u32, (lo - base) as u32, 0, size.min(i32::MAX as usize) as u32, code];
-        exec::dispatch_binds(&INDEX, "check_range", Variant::F32, &[b, Bind::whole(&status)], &p, exec::grid_1d(len))?;
+        exec::dispatch_binds(
+            &INDEX,
+            "check_range",
+            Variant::F32,
+            &[b, Bind::whole(&status)],
+            &p,
+            exec::grid_1d(len),
+        )?;
     }
     Ok(())
 }

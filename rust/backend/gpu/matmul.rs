@@ -22,23 +22,48 @@ pub struct Mat<'a> {
 fn word(v: isize, what: &str) -> Result<u32> {
     match u32::try_from(v) {
         Ok(w) => Ok(w),
-        Err(_) => bail!(NotImplemented, "GPU matmul: {} {} out of range (negative strides or over 2^32 elements)", what, v),
+        Err(_) => bail!(
+            NotImplemented,
+            "GPU matmul: {} {} out of range (negative strides or over 2^32 elements)",
+            what,
+            v
+        ),
     }
 }
 
 /// C[i] (m x n, contiguous, batch stride m·n from `c_off`) = A[i] · B[i] for
 /// i < batch; A, B and C all hold the `variant`'s element type.
 #[allow(clippy::too_many_arguments)]
-pub fn gemm(m: usize, n: usize, k: usize, batch: usize, a: Mat, b: Mat, c: &wgpu::Buffer, c_off: usize, variant: Variant) -> Result<()> {
+pub fn gemm(
+    m: usize,
+    n: usize,
+    k: usize,
+    batch: usize,
+    a: Mat,
+    b: Mat,
+    c: &wgpu::Buffer,
+    c_off: usize,
+    variant: Variant,
+) -> Result<()> {
     if m == 0 || n == 0 || batch == 0 {
         return Ok(());
     }
     // The vectorized entry reads each operand in vec4s along its unit-stride
     // dimension (k-fast when its column stride is 1), which must be a multiple
     // of 4 with 4-aligned offset and strides (shaders/matmul.wgsl).
-    let aligned = |extent: usize, off: usize, strides: [isize; 2]| extent.is_multiple_of(4) && off.is_multiple_of(4) && strides.iter().all(|s| s % 4 == 0);
-    let a_ok = if a.cs == 1 { aligned(k, a.off, [a.rs, a.bs]) } else { a.rs == 1 && aligned(m, a.off, [a.cs, a.bs]) };
-    let b_ok = if b.cs == 1 { aligned(n, b.off, [b.rs, b.bs]) } else { b.rs == 1 && aligned(k, b.off, [b.cs, b.bs]) };
+    let aligned = |extent: usize, off: usize, strides: [isize; 2]| {
+        extent.is_multiple_of(4) && off.is_multiple_of(4) && strides.iter().all(|s| s % 4 == 0)
+    };
+    let a_ok = if a.cs == 1 {
+        aligned(k, a.off, [a.rs, a.bs])
+    } else {
+        a.rs == 1 && aligned(m, a.off, [a.cs, a.bs])
+    };
+    let b_ok = if b.cs == 1 {
+        aligned(n, b.off, [b.rs, b.bs])
+    } else {
+        b.rs == 1 && aligned(k, b.off, [b.cs, b.bs])
+    };
     let vec4 = a_ok && b_ok && n.is_multiple_of(4) && c_off.is_multiple_of(4);
     // Chunks of the batch (at most 65,535 workgroups in z) and, where an
     // operand is beyond the binding limit, of whole row tiles of A and C, so
@@ -46,7 +71,11 @@ pub fn gemm(m: usize, n: usize, k: usize, batch: usize, a: Mat, b: Mat, c: &wgpu
     let eb = if variant == Variant::F16 { 2 } else { 4 };
     let ext = |stride: isize, len: usize| stride.max(0) as usize * (len.max(1) - 1);
     let spans = |count: usize, rows: usize| {
-        [ext(a.bs, count) + ext(a.rs, rows) + ext(a.cs, k) + 1, ext(b.bs, count) + ext(b.rs, k) + ext(b.cs, n) + 1, (count - 1) * m * n + rows * n]
+        [
+            ext(a.bs, count) + ext(a.rs, rows) + ext(a.cs, k) + 1,
+            ext(b.bs, count) + ext(b.rs, k) + ext(b.cs, n) + 1,
+            (count - 1) * m * n + rows * n,
+        ]
     };
     let fits = |count: usize, rows: usize| -> Result<bool> {
         let [sa, sb, sc] = spans(count, rows);
@@ -68,21 +97,37 @@ pub fn gemm(m: usize, n: usize, k: usize, batch: usize, a: Mat, b: Mat, c: &wgpu
         for r0 in (0..m).step_by(rows) {
             let mr = rows.min(m - r0);
             let [sa, sb, sc] = spans(nb, mr);
-            let a_lo = word(a.off as isize + start as isize * a.bs + r0 as isize * a.rs, "offset")? as usize;
+            let a_lo = word(a.off as isize + start as isize * a.bs + r0 as isize * a.rs, "offset")?
+                as usize;
             let b_lo = word(b.off as isize + start as isize * b.bs, "offset")? as usize;
             let c_lo = c_off + start * m * n + r0 * n;
             let (wa, ba) = Bind::window(a.buf, a_lo, a_lo + sa - 1, eb)?;
             let (wb, bb) = Bind::window(b.buf, b_lo, b_lo + sb - 1, eb)?;
             let (wc, bc) = Bind::window(c, c_lo, c_lo + sc - 1, eb)?;
             let p = [
-                mr as u32, n as u32, k as u32, nb as u32,
-                (a_lo - ba) as u32, word(a.bs, "stride")?, word(a.rs, "stride")?, word(a.cs, "stride")?,
-                (b_lo - bb) as u32, word(b.bs, "stride")?, word(b.rs, "stride")?, word(b.cs, "stride")?,
-                (c_lo - bc) as u32, (m * n) as u32,
-                1f32.to_bits(), 0f32.to_bits(),
+                mr as u32,
+                n as u32,
+                k as u32,
+                nb as u32,
+                (a_lo - ba) as u32,
+                word(a.bs, "stride")?,
+                word(a.rs, "stride")?,
+                word(a.cs, "stride")?,
+                (b_lo - bb) as u32,
+                word(b.bs, "stride")?,
+                word(b.rs, "stride")?,
+                word(b.cs, "stride")?,
+                (c_lo - bc) as u32,
+                (m * n) as u32,
+                1f32.to_bits(),
+                0f32.to_bits(),
             ];
             // Window starts keep the vec4 alignment of the offsets.
-            let entry = if vec4 && [ba, bb, bc].iter().all(|w| w % 4 == 0) { "matmul_vec4" } else { "matmul" };
+            let entry = if vec4 && [ba, bb, bc].iter().all(|w| w % 4 == 0) {
+                "matmul_vec4"
+            } else {
+                "matmul"
+            };
             let groups = [n.div_ceil(TILE) as u32, mr.div_ceil(TILE) as u32, nb as u32];
             exec::dispatch_binds(&MATMUL, entry, variant, &[wa, wb, wc], &p, groups)?;
         }

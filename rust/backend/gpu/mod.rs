@@ -8,11 +8,11 @@ pub mod exec;
 pub mod index;
 pub mod matmul;
 pub mod norm;
+pub mod pool;
 pub mod random;
 pub mod reduce;
+pub mod shaders;
 pub mod softmax;
 pub mod transfer;
-pub mod pool;
-pub mod shaders;
 
 pub use pool::GpuBuffer;

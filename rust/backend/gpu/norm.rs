@@ -38,7 +38,16 @@ impl Arg<'_> {
 /// field (0 x_off .. 6 out_off) of each; `grid` maps a chunk's row count to
 /// its workgroups.
 #[allow(clippy::too_many_arguments)]
-fn run(entry: &'static str, args: &[Arg], slots: &[usize], rows: usize, m: usize, eps: f64, flags: u32, grid: impl Fn(usize) -> [u32; 3]) -> Result<()> {
+fn run(
+    entry: &'static str,
+    args: &[Arg],
+    slots: &[usize],
+    rows: usize,
+    m: usize,
+    eps: f64,
+    flags: u32,
+    grid: impl Fn(usize) -> [u32; 3],
+) -> Result<()> {
     let mut parts = Vec::new();
     for a in args {
         if let (Some(t), per @ 1..) = (a.tensor(), a.per_row(m)) {
@@ -56,8 +65,17 @@ fn run(entry: &'static str, args: &[Arg], slots: &[usize], rows: usize, m: usize
                 continue;
             };
             let per = a.per_row(m);
-            let (lo, span) = if per == 0 { (t.layout().offset, t.numel()) } else { (t.layout().offset + r0 * per, count * per) };
-            let (b, base) = Bind::window(t.storage().gpu_buffer()?, lo, lo + span.max(1) - 1, elem_bytes(t.dtype())?)?;
+            let (lo, span) = if per == 0 {
+                (t.layout().offset, t.numel())
+            } else {
+                (t.layout().offset + r0 * per, count * per)
+            };
+            let (b, base) = Bind::window(
+                t.storage().gpu_buffer()?,
+                lo,
+                lo + span.max(1) - 1,
+                elem_bytes(t.dtype())?,
+            )?;
             offs[slot] = (lo - base) as u32;
             binds.push(b);
         }
@@ -70,8 +88,25 @@ fn run(entry: &'static str, args: &[Arg], slots: &[usize], rows: usize, m: usize
 
 /// y = (x - mean) · rstd · w + b per row, writing the row statistics.
 #[allow(clippy::too_many_arguments)]
-pub fn forward(x: &Tensor, w: Option<&Tensor>, b: Option<&Tensor>, y: &Tensor, mean: &Tensor, rstd: &Tensor, rows: usize, m: usize, eps: f64) -> Result<()> {
-    let args = [Arg::Rows(x), Arg::Shared(w), Arg::Shared(b), Arg::Rows(y), Arg::Stat(mean), Arg::Stat(rstd)];
+pub fn forward(
+    x: &Tensor,
+    w: Option<&Tensor>,
+    b: Option<&Tensor>,
+    y: &Tensor,
+    mean: &Tensor,
+    rstd: &Tensor,
+    rows: usize,
+    m: usize,
+    eps: f64,
+) -> Result<()> {
+    let args = [
+        Arg::Rows(x),
+        Arg::Shared(w),
+        Arg::Shared(b),
+        Arg::Rows(y),
+        Arg::Stat(mean),
+        Arg::Stat(rstd),
+    ];
     let flags = w.is_some() as u32 | (b.is_some() as u32) << 1;
     run("layer_norm", &args, &[0, 2, 3, 6, 4, 5], rows, m, eps, flags, exec::grid_rows)
 }
@@ -79,7 +114,32 @@ pub fn forward(x: &Tensor, w: Option<&Tensor>, b: Option<&Tensor>, y: &Tensor, m
 /// The input gradient (the weight and bias gradients are column sums, left to
 /// the reductions).
 #[allow(clippy::too_many_arguments)]
-pub fn backward(x: &Tensor, g: &Tensor, w: Option<&Tensor>, mean: &Tensor, rstd: &Tensor, gx: &Tensor, rows: usize, m: usize) -> Result<()> {
-    let args = [Arg::Rows(x), Arg::Rows(g), Arg::Shared(w), Arg::Stat(mean), Arg::Stat(rstd), Arg::Rows(gx)];
-    run("layer_norm_backward", &args, &[0, 1, 2, 4, 5, 6], rows, m, 0.0, w.is_some() as u32, exec::grid_rows)
+pub fn backward(
+    x: &Tensor,
+    g: &Tensor,
+    w: Option<&Tensor>,
+    mean: &Tensor,
+    rstd: &Tensor,
+    gx: &Tensor,
+    rows: usize,
+    m: usize,
+) -> Result<()> {
+    let args = [
+        Arg::Rows(x),
+        Arg::Rows(g),
+        Arg::Shared(w),
+        Arg::Stat(mean),
+        Arg::Stat(rstd),
+        Arg::Rows(gx),
+    ];
+    run(
+        "layer_norm_backward",
+        &args,
+        &[0, 1, 2, 4, 5, 6],
+        rows,
+        m,
+        0.0,
+        w.is_some() as u32,
+        exec::grid_rows,
+    )
 }

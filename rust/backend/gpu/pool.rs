@@ -50,8 +50,9 @@ pub fn bucket(nbytes: u64) -> u64 {
     n.div_ceil(step) * step
 }
 
-pub const USAGE: wgpu::BufferUsages =
-    wgpu::BufferUsages::STORAGE.union(wgpu::BufferUsages::COPY_SRC).union(wgpu::BufferUsages::COPY_DST);
+pub const USAGE: wgpu::BufferUsages = wgpu::BufferUsages::STORAGE
+    .union(wgpu::BufferUsages::COPY_SRC)
+    .union(wgpu::BufferUsages::COPY_DST);
 
 /// A buffer of at least `nbytes`, contents unspecified.
 pub fn alloc(nbytes: u64) -> Result<GpuBuffer> {
@@ -62,13 +63,20 @@ pub fn alloc(nbytes: u64) -> Result<GpuBuffer> {
     }
     // A bucket never lifts a tensor over a limit it fits under: tensors within
     // the binding limit keep whole-buffer bindings (every kernel takes them).
-    let size = [super::exec::binding_limit(ctx) / 4 * 4, max].into_iter().fold(bucket(nbytes), |s, cap| if nbytes <= cap { s.min(cap) } else { s });
+    let size = [super::exec::binding_limit(ctx) / 4 * 4, max]
+        .into_iter()
+        .fold(bucket(nbytes), |s, cap| if nbytes <= cap { s.min(cap) } else { s });
     let mut pool = crate::tensor::lock(&POOL);
     let buffer = match pool.free.get_mut(&size).and_then(|v| v.pop()) {
         Some(b) => b,
         None => {
             let fresh = |pool: &mut Pool| -> Result<wgpu::Buffer> {
-                let b = ctx.device.create_buffer(&wgpu::BufferDescriptor { label: None, size, usage: USAGE, mapped_at_creation: false });
+                let b = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+                    label: None,
+                    size,
+                    usage: USAGE,
+                    mapped_at_creation: false,
+                });
                 ctx.check()?;
                 pool.reserved += size;
                 Ok(b)

@@ -20,8 +20,26 @@ pub fn fill(entry: &'static str, out: &Tensor, key: u64, a: f32, b: f32, cut: f3
     for start in (0..n).step_by(chunk.max(1)) {
         let len = chunk.min(n - start);
         let (bind, base) = Bind::window(buf, off + start, off + start + len - 1, 4)?;
-        let p = [len as u32, (off + start - base) as u32, key as u32, (key >> 32) as u32, 0, 0, a.to_bits(), b.to_bits(), (start / 4) as u32, cut.to_bits()];
-        exec::dispatch_binds(&RANDOM, entry, Variant::F32, &[bind], &p, exec::grid_1d(len.div_ceil(4)))?;
+        let p = [
+            len as u32,
+            (off + start - base) as u32,
+            key as u32,
+            (key >> 32) as u32,
+            0,
+            0,
+            a.to_bits(),
+            b.to_bits(),
+            (start / 4) as u32,
+            cut.to_bits(),
+        ];
+        exec::dispatch_binds(
+            &RANDOM,
+            entry,
+            Variant::F32,
+            &[bind],
+            &p,
+            exec::grid_1d(len.div_ceil(4)),
+        )?;
     }
     Ok(())
 }

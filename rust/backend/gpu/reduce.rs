@@ -40,12 +40,30 @@ const MAX_COL: usize = 1 << 14;
 /// `outs` ([outer, inner], contiguous; max_idx/min_idx write values and indices).
 /// Sums are multiplied by `scale`. An `x` beyond the binding limit goes in
 /// chunks of whole rows.
-pub fn reduce(op: &str, x: &Tensor, outer: usize, n: usize, inner: usize, outs: &[&Tensor], scale: f32) -> Result<()> {
+pub fn reduce(
+    op: &str,
+    x: &Tensor,
+    outer: usize,
+    n: usize,
+    inner: usize,
+    outs: &[&Tensor],
+    scale: f32,
+) -> Result<()> {
     run(op, x, x.layout().offset, outer, n, inner, outs, outs[0].layout().offset, scale)
 }
 
 #[allow(clippy::too_many_arguments)]
-fn run(op: &str, x: &Tensor, x_off: usize, outer: usize, n: usize, inner: usize, outs: &[&Tensor], out_off: usize, scale: f32) -> Result<()> {
+fn run(
+    op: &str,
+    x: &Tensor,
+    x_off: usize,
+    outer: usize,
+    n: usize,
+    inner: usize,
+    outs: &[&Tensor],
+    out_off: usize,
+    scale: f32,
+) -> Result<()> {
     if outer * inner == 0 {
         return Ok(());
     }
@@ -83,10 +101,25 @@ fn run(op: &str, x: &Tensor, x_off: usize, outer: usize, n: usize, inner: usize,
         rows = rows.div_ceil(2);
     }
     if !fit(rows)? {
-        bail!(NotImplemented, "{} on the GPU: a reduced row of {} bytes exceeds the adapter's binding limit", op, row * xe);
+        bail!(
+            NotImplemented,
+            "{} on the GPU: a reduced row of {} bytes exceeds the adapter's binding limit",
+            op,
+            row * xe
+        );
     }
     for o in (0..outer).step_by(rows) {
-        launch(op, x, x_off + o * row, rows.min(outer - o), n, inner, outs, out_off + o * out_row, scale)?;
+        launch(
+            op,
+            x,
+            x_off + o * row,
+            rows.min(outer - o),
+            n,
+            inner,
+            outs,
+            out_off + o * out_row,
+            scale,
+        )?;
     }
     Ok(())
 }
@@ -94,18 +127,34 @@ fn run(op: &str, x: &Tensor, x_off: usize, outer: usize, n: usize, inner: usize,
 /// One dispatch over `outer` rows from element `x_off` of x into the outputs
 /// from element `out_off`, binding the windows those rows touch.
 #[allow(clippy::too_many_arguments)]
-fn launch(op: &str, x: &Tensor, x_off: usize, outer: usize, n: usize, inner: usize, outs: &[&Tensor], out_off: usize, scale: f32) -> Result<()> {
+fn launch(
+    op: &str,
+    x: &Tensor,
+    x_off: usize,
+    outer: usize,
+    n: usize,
+    inner: usize,
+    outs: &[&Tensor],
+    out_off: usize,
+    scale: f32,
+) -> Result<()> {
     let (rows, cols) = entries(op)?;
     let scan = op.starts_with("cum");
     // A workgroup per row pays off for long rows; short ones go a thread each.
-    let (entry, groups) = if inner == 1 && n >= 64 && !scan { (rows, exec::grid_rows(outer)) } else { (cols, exec::grid_1d(outer * inner)) };
+    let (entry, groups) = if inner == 1 && n >= 64 && !scan {
+        (rows, exec::grid_rows(outer))
+    } else {
+        (cols, exec::grid_1d(outer * inner))
+    };
     let span = outer * n.max(1) * inner;
-    let (xb, x_base) = Bind::window(x.storage().gpu_buffer()?, x_off, x_off + span - 1, elem_bytes(x.dtype())?)?;
+    let (xb, x_base) =
+        Bind::window(x.storage().gpu_buffer()?, x_off, x_off + span - 1, elem_bytes(x.dtype())?)?;
     let mut binds = vec![xb];
     let mut out_base = None;
     for o in outs {
         let last = out_off + if scan { span } else { outer * inner } - 1;
-        let (b, base) = Bind::window(o.storage().gpu_buffer()?, out_off, last, elem_bytes(o.dtype())?)?;
+        let (b, base) =
+            Bind::window(o.storage().gpu_buffer()?, out_off, last, elem_bytes(o.dtype())?)?;
         // Both outputs of max_idx/min_idx share one offset parameter.
         if out_base.is_some_and(|ob| ob != base) {
             bail!(NotImplemented, "{} on the GPU: outputs beyond the adapter's binding limit", op);
@@ -113,6 +162,13 @@ fn launch(op: &str, x: &Tensor, x_off: usize, outer: usize, n: usize, inner: usi
         out_base = Some(base);
         binds.push(b);
     }
-    let p = [outer as u32, n as u32, inner as u32, (x_off - x_base) as u32, (out_off - out_base.unwrap_or(0)) as u32, scale.to_bits()];
+    let p = [
+        outer as u32,
+        n as u32,
+        inner as u32,
+        (x_off - x_base) as u32,
+        (out_off - out_base.unwrap_or(0)) as u32,
+        scale.to_bits(),
+    ];
     exec::dispatch_binds(&REDUCE, entry, Variant::of(x.dtype()), &binds, &p, groups)
 }

@@ -37,14 +37,17 @@ mod tests {
         for s in super::ALL {
             for v in [Variant::F32, Variant::F16] {
                 let src = source(s, v);
-                let module = naga::front::wgsl::parse_str(&src).unwrap_or_else(|e| panic!("{}.wgsl ({:?}): {}", s.name, v, e.emit_to_string(&src)));
+                let module = naga::front::wgsl::parse_str(&src).unwrap_or_else(|e| {
+                    panic!("{}.wgsl ({:?}): {}", s.name, v, e.emit_to_string(&src))
+                });
                 for (_, g) in module.global_variables.iter() {
                     if let Some(b) = &g.binding {
                         assert_eq!(b.group, 0, "{}.wgsl: binding outside group 0", s.name);
                     }
                 }
                 for ep in &module.entry_points {
-                    used_bindings(&src, &ep.name).unwrap_or_else(|e| panic!("{}.wgsl ({:?}) {}: {}", s.name, v, ep.name, e));
+                    used_bindings(&src, &ep.name)
+                        .unwrap_or_else(|e| panic!("{}.wgsl ({:?}) {}: {}", s.name, v, ep.name, e));
                 }
             }
         }

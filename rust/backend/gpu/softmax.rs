@@ -9,13 +9,25 @@ use crate::tensor::Tensor;
 /// Forward (`g` None: out = softmax(a)) or backward (a = the saved output y,
 /// g its gradient, out = the input gradient). Tensors beyond the binding limit
 /// go in chunks of whole [n, inner] blocks, each bound as a window.
-pub fn run(a: &Tensor, g: Option<&Tensor>, out: &Tensor, outer: usize, n: usize, inner: usize, log: bool) -> Result<()> {
+pub fn run(
+    a: &Tensor,
+    g: Option<&Tensor>,
+    out: &Tensor,
+    outer: usize,
+    n: usize,
+    inner: usize,
+    log: bool,
+) -> Result<()> {
     let block = n * inner;
     if outer * block == 0 {
         return Ok(());
     }
     let eb = elem_bytes(out.dtype())?;
-    let parts = [Some(a), g, Some(out)].into_iter().flatten().map(|t| Ok((t.storage().gpu_buffer()?, block, eb))).collect::<Result<Vec<_>>>()?;
+    let parts = [Some(a), g, Some(out)]
+        .into_iter()
+        .flatten()
+        .map(|t| Ok((t.storage().gpu_buffer()?, block, eb)))
+        .collect::<Result<Vec<_>>>()?;
     let rows = exec::rows_per_chunk("softmax", outer, &parts)?;
     for o in (0..outer).step_by(rows) {
         launch(a, g, out, o * block, rows.min(outer - o), n, inner, log)?;
@@ -25,7 +37,16 @@ pub fn run(a: &Tensor, g: Option<&Tensor>, out: &Tensor, outer: usize, n: usize,
 
 /// One dispatch over `outer` blocks starting `start` elements into each tensor.
 #[allow(clippy::too_many_arguments)]
-fn launch(a: &Tensor, g: Option<&Tensor>, out: &Tensor, start: usize, outer: usize, n: usize, inner: usize, log: bool) -> Result<()> {
+fn launch(
+    a: &Tensor,
+    g: Option<&Tensor>,
+    out: &Tensor,
+    start: usize,
+    outer: usize,
+    n: usize,
+    inner: usize,
+    log: bool,
+) -> Result<()> {
     let rows = outer * inner;
     // A workgroup per row for long contiguous rows; a thread per row otherwise.
     let per_row = inner == 1 && n >= 64;

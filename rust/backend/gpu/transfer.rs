@@ -17,7 +17,12 @@ pub fn upload(t: &Tensor) -> Result<Tensor> {
     let n = t.numel();
     let raw = |size: usize| -> Result<&[u8]> {
         // SAFETY: contiguous, n elements of `size` bytes at the view's offset.
-        Ok(unsafe { std::slice::from_raw_parts(t.storage().cpu_ptr()?.add(t.layout().offset * size), n * size) })
+        Ok(unsafe {
+            std::slice::from_raw_parts(
+                t.storage().cpu_ptr()?.add(t.layout().offset * size),
+                n * size,
+            )
+        })
     };
     let words: Vec<u32> = match t.dtype() {
         DType::F32 | DType::I32 => return finish(t, exec::upload(raw(4)?)?),
@@ -41,7 +46,10 @@ pub fn upload(t: &Tensor) -> Result<Tensor> {
 }
 
 fn finish(t: &Tensor, buf: super::GpuBuffer) -> Result<Tensor> {
-    Ok(Tensor::new(Arc::new(Storage::from_gpu(t.dtype(), t.numel(), buf)), Layout::contiguous(t.shape())))
+    Ok(Tensor::new(
+        Arc::new(Storage::from_gpu(t.dtype(), t.numel(), buf)),
+        Layout::contiguous(t.shape()),
+    ))
 }
 
 /// A CPU copy of a contiguous GPU tensor.
@@ -51,18 +59,34 @@ pub fn download(t: &Tensor) -> Result<Tensor> {
     if t.dtype() == DType::F16 {
         // Copies start at 4-byte boundaries: an odd offset reads one element early.
         let skip = t.layout().offset % 2;
-        let bytes = exec::download(t.storage().gpu_buffer()?, (t.layout().offset - skip) as u64 * 2, (n + skip) * 2)?;
-        let vals = bytes[skip * 2..].chunks_exact(2).map(|c| half::f16::from_le_bytes([c[0], c[1]])).collect();
+        let bytes = exec::download(
+            t.storage().gpu_buffer()?,
+            (t.layout().offset - skip) as u64 * 2,
+            (n + skip) * 2,
+        )?;
+        let vals = bytes[skip * 2..]
+            .chunks_exact(2)
+            .map(|c| half::f16::from_le_bytes([c[0], c[1]]))
+            .collect();
         return Tensor::from_vec::<half::f16>(vals, shape);
     }
     let bytes = exec::download(t.storage().gpu_buffer()?, t.layout().offset as u64 * 4, n * 4)?;
     // Decoded word by word: a Vec<u8> carries no 4-byte alignment.
-    let words: Vec<u32> = bytes.chunks_exact(4).map(|c| u32::from_ne_bytes([c[0], c[1], c[2], c[3]])).collect();
+    let words: Vec<u32> =
+        bytes.chunks_exact(4).map(|c| u32::from_ne_bytes([c[0], c[1], c[2], c[3]])).collect();
     match t.dtype() {
-        DType::F32 => Tensor::from_vec(words.iter().map(|&w| f32::from_bits(w)).collect::<Vec<f32>>(), shape),
-        DType::I32 => Tensor::from_vec(words.iter().map(|&w| w as i32).collect::<Vec<i32>>(), shape),
-        DType::I64 => Tensor::from_vec(words.iter().map(|&w| w as i32 as i64).collect::<Vec<i64>>(), shape),
-        DType::Bool => Tensor::from_vec(words.iter().map(|&w| w != 0).collect::<Vec<bool>>(), shape),
+        DType::F32 => {
+            Tensor::from_vec(words.iter().map(|&w| f32::from_bits(w)).collect::<Vec<f32>>(), shape)
+        }
+        DType::I32 => {
+            Tensor::from_vec(words.iter().map(|&w| w as i32).collect::<Vec<i32>>(), shape)
+        }
+        DType::I64 => {
+            Tensor::from_vec(words.iter().map(|&w| w as i32 as i64).collect::<Vec<i64>>(), shape)
+        }
+        DType::Bool => {
+            Tensor::from_vec(words.iter().map(|&w| w != 0).collect::<Vec<bool>>(), shape)
+        }
         DType::U8 => Tensor::from_vec(words.iter().map(|&w| w as u8).collect::<Vec<u8>>(), shape),
         d => bail!(Type, "{} tensors cannot live on the GPU", d.name()),
     }

@@ -9,8 +9,22 @@ from .. import init
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["ReLU", "ReLU6", "LeakyReLU", "ELU", "GELU", "SiLU", "Mish", "Sigmoid", "Tanh", "Hardtanh",
-           "Softplus", "Softmax", "LogSoftmax", "PReLU"]
+__all__ = [
+    "ReLU",
+    "ReLU6",
+    "LeakyReLU",
+    "ELU",
+    "GELU",
+    "SiLU",
+    "Mish",
+    "Sigmoid",
+    "Tanh",
+    "Hardtanh",
+    "Softplus",
+    "Softmax",
+    "LogSoftmax",
+    "PReLU",
+]
 
 
 def _inplace_repr(inplace):
@@ -37,7 +51,9 @@ class Hardtanh(Module):
     def __init__(self, min_val=-1.0, max_val=1.0, inplace=False):
         super().__init__()
         if not max_val > min_val:
-            raise AssertionError(f"Hardtanh: max_val ({max_val}) must be greater than min_val ({min_val})")
+            raise AssertionError(
+                f"Hardtanh: max_val ({max_val}) must be greater than min_val ({min_val})"
+            )
         self.min_val = min_val
         self.max_val = max_val
         self.inplace = inplace
@@ -46,7 +62,9 @@ class Hardtanh(Module):
         return F.hardtanh(input, self.min_val, self.max_val, self.inplace)
 
     def extra_repr(self):
-        return f"min_val={self.min_val}, max_val={self.max_val}" + (", inplace=True" if self.inplace else "")
+        return f"min_val={self.min_val}, max_val={self.max_val}" + (
+            ", inplace=True" if self.inplace else ""
+        )
 
 
 class ReLU6(Hardtanh):
@@ -162,8 +180,11 @@ class Softplus(Module):
 
 def _implicit_dim(name, ndim):
     # PyTorch's legacy rule for dim=None, kept with its deprecation warning.
-    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. "
-                  "Change the call to include dim=X as an argument.", stacklevel=3)
+    warnings.warn(
+        f"Implicit dimension choice for {name} has been deprecated. "
+        "Change the call to include dim=X as an argument.",
+        stacklevel=3,
+    )
     return 0 if ndim in (0, 1, 3) else 1
 
 
@@ -216,8 +237,10 @@ class PReLU(Module):
             channel_dim = 1 if input.dim() >= 2 else 0
             channels = input.size(channel_dim) if input.dim() > 0 else 1
             if channels != self.num_parameters:
-                raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter "
-                                   f"numbers = {self.num_parameters} and channel size = {channels}.")
+                raise RuntimeError(
+                    f"Mismatch of parameter numbers and input channel size. Found parameter "
+                    f"numbers = {self.num_parameters} and channel size = {channels}."
+                )
             weight = weight.reshape((-1,) + (1,) * (input.dim() - channel_dim - 1))
         # where() gives slope `weight` at x == 0, like PyTorch's prelu backward.
         return rumus.where(input > 0, input, weight * input)

@@ -21,7 +21,9 @@ def _abs_index(idx, size):
 
 def _renumber(module):
     # After a deletion the remaining children are numbered 0..n-1 again, as in PyTorch.
-    object.__setattr__(module, "_modules", {str(i): m for i, m in enumerate(module._modules.values())})
+    object.__setattr__(
+        module, "_modules", {str(i): m for i, m in enumerate(module._modules.values())}
+    )
 
 
 def _tensor_line(key, p):
@@ -77,7 +79,9 @@ class Sequential(Module):
 
     def __add__(self, other):
         if not isinstance(other, Sequential):
-            raise ValueError(f"add operator supports only objects of Sequential class, but {type(other)} is given.")
+            raise ValueError(
+                f"add operator supports only objects of Sequential class, but {type(other)} is given."
+            )
         out = Sequential()
         for module in chain(self, other):
             out.append(module)
@@ -85,7 +89,9 @@ class Sequential(Module):
 
     def __iadd__(self, other):
         if not isinstance(other, Sequential):
-            raise ValueError(f"add operator supports only objects of Sequential class, but {type(other)} is given.")
+            raise ValueError(
+                f"add operator supports only objects of Sequential class, but {type(other)} is given."
+            )
         return self.extend(other)
 
     def __mul__(self, other):
@@ -223,7 +229,10 @@ class ModuleList(Module):
 
     def extend(self, modules):
         if not isinstance(modules, Iterable):
-            raise TypeError("ModuleList.extend should be called with an iterable, but got " + type(modules).__name__)
+            raise TypeError(
+                "ModuleList.extend should be called with an iterable, but got "
+                + type(modules).__name__
+            )
         for module in modules:
             self.append(module)
         return self
@@ -233,10 +242,14 @@ def _update_pairs(target, items, cls_name):
     """dict.update-style insertion of key/value pairs, with PyTorch's error messages."""
     for j, m in enumerate(items):
         if not isinstance(m, Iterable):
-            raise TypeError(f"{cls_name} update sequence element #{j} should be Iterable; is{type(m).__name__}")
+            raise TypeError(
+                f"{cls_name} update sequence element #{j} should be Iterable; is{type(m).__name__}"
+            )
         m = list(m)
         if len(m) != 2:
-            raise ValueError(f"{cls_name} update sequence element #{j} has length {len(m)}; 2 is required")
+            raise ValueError(
+                f"{cls_name} update sequence element #{j} has length {len(m)}; 2 is required"
+            )
         target[m[0]] = m[1]
 
 
@@ -285,8 +298,10 @@ class ModuleDict(Module):
 
     def update(self, modules):
         if not isinstance(modules, Iterable):
-            raise TypeError("ModuleDict.update should be called with an iterable of key/value pairs, but got "
-                            + type(modules).__name__)
+            raise TypeError(
+                "ModuleDict.update should be called with an iterable of key/value pairs, but got "
+                + type(modules).__name__
+            )
         if isinstance(modules, (Mapping, ModuleDict)):
             for key, module in modules.items():
                 self[key] = module
@@ -336,7 +351,10 @@ class ParameterList(Module):
 
     def extend(self, values):
         if not isinstance(values, Iterable) or isinstance(values, _rumus.Tensor):
-            raise TypeError("ParameterList.extend should be called with an iterable, but got " + type(values).__name__)
+            raise TypeError(
+                "ParameterList.extend should be called with an iterable, but got "
+                + type(values).__name__
+            )
         for value in values:
             self.append(value)
         return self
@@ -360,8 +378,10 @@ class ParameterDict(Module):
     @staticmethod
     def _key_to_attr(key):
         if not isinstance(key, str):
-            raise TypeError("Index given to ParameterDict cannot be used as a key as it is not a string "
-                            f"(type is '{type(key).__name__}').")
+            raise TypeError(
+                "Index given to ParameterDict cannot be used as a key as it is not a string "
+                f"(type is '{type(key).__name__}')."
+            )
         return key
 
     def __getitem__(self, key):
@@ -428,8 +448,10 @@ class ParameterDict(Module):
 
     def update(self, parameters):
         if not isinstance(parameters, Iterable):
-            raise TypeError("ParametersDict.update should be called with an iterable of key/value pairs, but got "
-                            + type(parameters).__name__)
+            raise TypeError(
+                "ParametersDict.update should be called with an iterable of key/value pairs, but got "
+                + type(parameters).__name__
+            )
         if isinstance(parameters, (OrderedDict, ParameterDict)):
             for key, parameter in parameters.items():
                 self[key] = parameter

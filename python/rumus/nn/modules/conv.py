@@ -19,8 +19,22 @@ _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 class _ConvNd(Module):
     """Shared parameters, init and repr of the convolutions. `_ntuple` and `_nd` are set per class."""
 
-    def __init__(self, in_channels, out_channels, kernel_size, stride, padding, dilation, transposed,
-                 output_padding, groups, bias, padding_mode, device=None, dtype=None):
+    def __init__(
+        self,
+        in_channels,
+        out_channels,
+        kernel_size,
+        stride,
+        padding,
+        dilation,
+        transposed,
+        output_padding,
+        groups,
+        bias,
+        padding_mode,
+        device=None,
+        dtype=None,
+    ):
         super().__init__()
         if groups <= 0:
             raise ValueError("groups must be a positive integer")
@@ -29,14 +43,20 @@ class _ConvNd(Module):
         if out_channels % groups != 0:
             raise ValueError("out_channels must be divisible by groups")
         if padding_mode not in _PADDING_MODES:
-            raise ValueError(f"padding_mode must be one of {_PADDING_MODES}, but got padding_mode='{padding_mode}'")
+            raise ValueError(
+                f"padding_mode must be one of {_PADDING_MODES}, but got padding_mode='{padding_mode}'"
+            )
         tup = self._ntuple
         kernel_size, stride, dilation = tup(kernel_size), tup(stride), tup(dilation)
         if isinstance(padding, str):
             if transposed:
-                raise ValueError(f"{type(self).__name__} does not support string padding, got padding='{padding}'")
+                raise ValueError(
+                    f"{type(self).__name__} does not support string padding, got padding='{padding}'"
+                )
             if padding not in _PADDING_STRINGS:
-                raise ValueError(f"Invalid padding string '{padding}', should be one of {_PADDING_STRINGS}")
+                raise ValueError(
+                    f"Invalid padding string '{padding}', should be one of {_PADDING_STRINGS}"
+                )
             if padding == "same" and any(s != 1 for s in stride):
                 raise ValueError("padding='same' is not supported for strided convolutions")
         else:
@@ -52,7 +72,11 @@ class _ConvNd(Module):
         self.groups = groups
         self.padding_mode = padding_mode
         self._set_padding_plan()
-        shape = ((in_channels, out_channels // groups) if transposed else (out_channels, in_channels // groups))
+        shape = (
+            (in_channels, out_channels // groups)
+            if transposed
+            else (out_channels, in_channels // groups)
+        )
         self.weight = Parameter(rumus.empty(shape + kernel_size, device=device, dtype=dtype))
         if bias:
             self.bias = Parameter(rumus.empty(out_channels, device=device, dtype=dtype))
@@ -109,16 +133,43 @@ class _ConvNd(Module):
 
 
 class _Conv(_ConvNd):
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
-                 bias=True, padding_mode="zeros", device=None, dtype=None):
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, False,
-                         0, groups, bias, padding_mode, device, dtype)
+    def __init__(
+        self,
+        in_channels,
+        out_channels,
+        kernel_size,
+        stride=1,
+        padding=0,
+        dilation=1,
+        groups=1,
+        bias=True,
+        padding_mode="zeros",
+        device=None,
+        dtype=None,
+    ):
+        super().__init__(
+            in_channels,
+            out_channels,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            False,
+            0,
+            groups,
+            bias,
+            padding_mode,
+            device,
+            dtype,
+        )
 
     def _conv_forward(self, input, weight, bias):
         if self._f_pad is not None:
             mode = "constant" if self.padding_mode == "zeros" else self.padding_mode
             input = F.pad(input, self._f_pad, mode=mode)
-        return self._conv(input, weight, bias, self.stride, self._conv_padding, self.dilation, self.groups)
+        return self._conv(
+            input, weight, bias, self.stride, self._conv_padding, self.dilation, self.groups
+        )
 
     def forward(self, input):
         return self._conv_forward(input, self.weight, self.bias)
@@ -145,12 +196,38 @@ class Conv2d(_Conv):
 
 
 class _ConvTransposeNd(_ConvNd):
-    def __init__(self, in_channels, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1,
-                 bias=True, dilation=1, padding_mode="zeros", device=None, dtype=None):
+    def __init__(
+        self,
+        in_channels,
+        out_channels,
+        kernel_size,
+        stride=1,
+        padding=0,
+        output_padding=0,
+        groups=1,
+        bias=True,
+        dilation=1,
+        padding_mode="zeros",
+        device=None,
+        dtype=None,
+    ):
         if padding_mode != "zeros":
             raise ValueError(f'Only "zeros" padding mode is supported for {type(self).__name__}')
-        super().__init__(in_channels, out_channels, kernel_size, stride, padding, dilation, True,
-                         output_padding, groups, bias, padding_mode, device, dtype)
+        super().__init__(
+            in_channels,
+            out_channels,
+            kernel_size,
+            stride,
+            padding,
+            dilation,
+            True,
+            output_padding,
+            groups,
+            bias,
+            padding_mode,
+            device,
+            dtype,
+        )
 
     def _output_padding(self, input, output_size):
         """output_padding that makes the output exactly `output_size` (spatial dims, optionally
@@ -163,22 +240,38 @@ class _ConvTransposeNd(_ConvNd):
         if len(output_size) == lead + nd:
             output_size = output_size[lead:]
         if len(output_size) != nd:
-            raise ValueError(f"ConvTranspose{nd}D: for {input.dim()}D input, output_size must have {nd} "
-                             f"or {lead + nd} elements (got {len(output_size)})")
+            raise ValueError(
+                f"ConvTranspose{nd}D: for {input.dim()}D input, output_size must have {nd} "
+                f"or {lead + nd} elements (got {len(output_size)})"
+            )
         spatial = list(input.shape[lead:])
-        min_sizes = [(n - 1) * s - 2 * p + d * (k - 1) + 1 for n, s, p, d, k in
-                     zip(spatial, self.stride, self.padding, self.dilation, self.kernel_size)]
+        min_sizes = [
+            (n - 1) * s - 2 * p + d * (k - 1) + 1
+            for n, s, p, d, k in zip(
+                spatial, self.stride, self.padding, self.dilation, self.kernel_size
+            )
+        ]
         max_sizes = [m + s - 1 for m, s in zip(min_sizes, self.stride)]
         for size, lo, hi in zip(output_size, min_sizes, max_sizes):
             if not lo <= size <= hi:
-                raise ValueError(f"requested an output size of {output_size}, but valid sizes range from "
-                                 f"{min_sizes} to {max_sizes} (for an input of {spatial})")
+                raise ValueError(
+                    f"requested an output size of {output_size}, but valid sizes range from "
+                    f"{min_sizes} to {max_sizes} (for an input of {spatial})"
+                )
         return tuple(size - lo for size, lo in zip(output_size, min_sizes))
 
     def forward(self, input, output_size=None):
         output_padding = self._output_padding(input, output_size)
-        return self._conv_transpose(input, self.weight, self.bias, self.stride, self.padding,
-                                    output_padding, self.groups, self.dilation)
+        return self._conv_transpose(
+            input,
+            self.weight,
+            self.bias,
+            self.stride,
+            self.padding,
+            output_padding,
+            self.groups,
+            self.dilation,
+        )
 
 
 class ConvTranspose1d(_ConvTransposeNd):

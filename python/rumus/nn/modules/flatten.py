@@ -28,12 +28,16 @@ class Unflatten(Module):
         if not isinstance(dim, int):
             raise TypeError(f"invalid argument `dim`: expected an int, got {type(dim).__name__}")
         if not isinstance(unflattened_size, (tuple, list)):
-            raise TypeError("unflattened_size must be tuple of ints, "
-                            f"but found type {type(unflattened_size).__name__}")
+            raise TypeError(
+                "unflattened_size must be tuple of ints, "
+                f"but found type {type(unflattened_size).__name__}"
+            )
         for i, s in enumerate(unflattened_size):
             if not isinstance(s, int):
-                raise TypeError(f"unflattened_size must be tuple of ints, but found element of type "
-                                f"{type(s).__name__} at pos {i}")
+                raise TypeError(
+                    f"unflattened_size must be tuple of ints, but found element of type "
+                    f"{type(s).__name__} at pos {i}"
+                )
         self.dim = dim
         self.unflattened_size = unflattened_size
 

@@ -29,7 +29,9 @@ class Linear(Module):
         super().__init__()
         self.in_features = in_features
         self.out_features = out_features
-        self.weight = Parameter(rumus.empty((out_features, in_features), device=device, dtype=dtype))
+        self.weight = Parameter(
+            rumus.empty((out_features, in_features), device=device, dtype=dtype)
+        )
         if bias:
             self.bias = Parameter(rumus.empty(out_features, device=device, dtype=dtype))
         else:
@@ -58,12 +60,16 @@ class NonDynamicallyQuantizableLinear(Linear):
 class Bilinear(Module):
     """y = x1^T A x2 + b with A of shape (out_features, in1_features, in2_features)."""
 
-    def __init__(self, in1_features, in2_features, out_features, bias=True, device=None, dtype=None):
+    def __init__(
+        self, in1_features, in2_features, out_features, bias=True, device=None, dtype=None
+    ):
         super().__init__()
         self.in1_features = in1_features
         self.in2_features = in2_features
         self.out_features = out_features
-        self.weight = Parameter(rumus.empty((out_features, in1_features, in2_features), device=device, dtype=dtype))
+        self.weight = Parameter(
+            rumus.empty((out_features, in1_features, in2_features), device=device, dtype=dtype)
+        )
         if bias:
             self.bias = Parameter(rumus.empty(out_features, device=device, dtype=dtype))
         else:
@@ -80,5 +86,7 @@ class Bilinear(Module):
         return F.bilinear(input1, input2, self.weight, self.bias)
 
     def extra_repr(self):
-        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
-                f"out_features={self.out_features}, bias={self.bias is not None}")
+        return (
+            f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+            f"out_features={self.out_features}, bias={self.bias is not None}"
+        )

@@ -105,8 +105,10 @@ def _parse_to(*args, **kwargs):
     rest = list(args)
     if rest and isinstance(rest[0], _Tensor):
         if len(rest) > 2 or device is not None or dtype is not None:
-            raise TypeError("to() received an invalid combination of arguments: a tensor argument "
-                            "can only be followed by non_blocking")
+            raise TypeError(
+                "to() received an invalid combination of arguments: a tensor argument "
+                "can only be followed by non_blocking"
+            )
         t = rest.pop(0)
         device, dtype = t.device, t.dtype
         if rest:
@@ -121,9 +123,11 @@ def _parse_to(*args, **kwargs):
         if rest and isinstance(rest[0], bool):
             non_blocking = rest.pop(0)
         if rest:
-            raise TypeError(f"to() received an invalid combination of arguments: got {args!r}; "
-                            "expected (device=None, dtype=None, non_blocking=False), "
-                            "(dtype, non_blocking=False) or (tensor, non_blocking=False)")
+            raise TypeError(
+                f"to() received an invalid combination of arguments: got {args!r}; "
+                "expected (device=None, dtype=None, non_blocking=False), "
+                "(dtype, non_blocking=False) or (tensor, non_blocking=False)"
+            )
     if device is not None and not isinstance(device, _rumus.device):
         device = _rumus.device(device)
     if dtype is not None and not isinstance(dtype, _rumus.dtype):
@@ -152,12 +156,19 @@ class Module:
         setattr_(self, "_non_persistent_buffers_set", set())
         setattr_(self, "_modules", {})
         # OrderedDicts: hook handles refer to them weakly (a plain dict can't be weakly referenced).
-        for name in ("_forward_pre_hooks", "_forward_pre_hooks_with_kwargs", "_forward_hooks",
-                     "_forward_hooks_with_kwargs", "_forward_hooks_always_called"):
+        for name in (
+            "_forward_pre_hooks",
+            "_forward_pre_hooks_with_kwargs",
+            "_forward_hooks",
+            "_forward_hooks_with_kwargs",
+            "_forward_hooks_always_called",
+        ):
             setattr_(self, name, OrderedDict())
 
     def forward(self, *input):
-        raise NotImplementedError(f'Module [{type(self).__name__}] is missing the required "forward" function')
+        raise NotImplementedError(
+            f'Module [{type(self).__name__}] is missing the required "forward" function'
+        )
 
     # ---- registration -------------------------------------------------------------------
 
@@ -168,8 +179,10 @@ class Module:
             raise AttributeError("cannot assign buffer before Module.__init__() call")
         self._check_name(name, "buffer", self._buffers)
         if tensor is not None and not isinstance(tensor, _Tensor):
-            raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
-                            "(rumus Tensor or None required)")
+            raise TypeError(
+                f"cannot assign '{_typename(tensor)}' object to buffer '{name}' "
+                "(rumus Tensor or None required)"
+            )
         self._buffers[name] = tensor
         if persistent:
             self._non_persistent_buffers_set.discard(name)
@@ -182,8 +195,10 @@ class Module:
             raise AttributeError("cannot assign parameter before Module.__init__() call")
         self._check_name(name, "parameter", self._parameters)
         if param is not None and not isinstance(param, Parameter):
-            raise TypeError(f"cannot assign '{_typename(param)}' object to parameter '{name}' "
-                            "(rumus.nn.Parameter or None required)")
+            raise TypeError(
+                f"cannot assign '{_typename(param)}' object to parameter '{name}' "
+                "(rumus.nn.Parameter or None required)"
+            )
         self._parameters[name] = param
 
     def add_module(self, name, module):
@@ -239,10 +254,14 @@ class Module:
 
     def get_extra_state(self):
         """Override (with ``set_extra_state``) to put picklable extra state in ``state_dict``."""
-        raise RuntimeError("Reached a code path in Module.get_extra_state() that should never be called.")
+        raise RuntimeError(
+            "Reached a code path in Module.get_extra_state() that should never be called."
+        )
 
     def set_extra_state(self, state):
-        raise RuntimeError("Reached a code path in Module.set_extra_state() that should never be called.")
+        raise RuntimeError(
+            "Reached a code path in Module.set_extra_state() that should never be called."
+        )
 
     def _has_extra_state(self):
         return type(self).get_extra_state is not Module.get_extra_state
@@ -278,8 +297,10 @@ class Module:
             return
         if params is not None and name in params:
             if value is not None:
-                raise TypeError(f"cannot assign '{_typename(value)}' as parameter '{name}' "
-                                "(rumus.nn.Parameter or None expected)")
+                raise TypeError(
+                    f"cannot assign '{_typename(value)}' as parameter '{name}' "
+                    "(rumus.nn.Parameter or None expected)"
+                )
             params[name] = None
             return
         modules = d.get("_modules")
@@ -291,15 +312,19 @@ class Module:
             return
         if modules is not None and name in modules:
             if value is not None:
-                raise TypeError(f"cannot assign '{_typename(value)}' as child module '{name}' "
-                                "(rumus.nn.Module or None expected)")
+                raise TypeError(
+                    f"cannot assign '{_typename(value)}' as child module '{name}' "
+                    "(rumus.nn.Module or None expected)"
+                )
             modules[name] = None
             return
         buffers = d.get("_buffers")
         if buffers is not None and name in buffers:
             if value is not None and not isinstance(value, _Tensor):
-                raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' "
-                                "(rumus.Tensor or None expected)")
+                raise TypeError(
+                    f"cannot assign '{_typename(value)}' as buffer '{name}' "
+                    "(rumus.Tensor or None expected)"
+                )
             buffers[name] = value
             return
         object.__setattr__(self, name, value)
@@ -316,7 +341,9 @@ class Module:
             object.__delattr__(self, name)
 
     def __dir__(self):
-        keys = itertools.chain(dir(type(self)), self.__dict__, self._parameters, self._modules, self._buffers)
+        keys = itertools.chain(
+            dir(type(self)), self.__dict__, self._parameters, self._modules, self._buffers
+        )
         return sorted({k for k in keys if not k[0].isdigit()})
 
     def __getstate__(self):
@@ -329,7 +356,11 @@ class Module:
 
     def _named_members(self, get_members, prefix="", recurse=True, remove_duplicate=True):
         seen = set()
-        modules = self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate) if recurse else [(prefix, self)]
+        modules = (
+            self.named_modules(prefix=prefix, remove_duplicate=remove_duplicate)
+            if recurse
+            else [(prefix, self)]
+        )
         for module_prefix, module in modules:
             for name, value in get_members(module):
                 if value is None or (remove_duplicate and id(value) in seen):
@@ -345,14 +376,18 @@ class Module:
 
     def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
         """Iterator over (dotted name, parameter), in registration order."""
-        yield from self._named_members(lambda m: m._parameters.items(), prefix, recurse, remove_duplicate)
+        yield from self._named_members(
+            lambda m: m._parameters.items(), prefix, recurse, remove_duplicate
+        )
 
     def buffers(self, recurse=True):
         for _, b in self.named_buffers(recurse=recurse):
             yield b
 
     def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
-        yield from self._named_members(lambda m: m._buffers.items(), prefix, recurse, remove_duplicate)
+        yield from self._named_members(
+            lambda m: m._buffers.items(), prefix, recurse, remove_duplicate
+        )
 
     def children(self):
         for _, m in self.named_children():
@@ -380,7 +415,9 @@ class Module:
         yield prefix, self
         for name, module in self._modules.items():
             if module is not None:
-                yield from module.named_modules(memo, prefix + ("." if prefix else "") + name, remove_duplicate)
+                yield from module.named_modules(
+                    memo, prefix + ("." if prefix else "") + name, remove_duplicate
+                )
 
     # ---- modes and gradients ------------------------------------------------------------
 
@@ -452,7 +489,9 @@ class Module:
         """
         device, dtype, non_blocking = _parse_to(*args, **kwargs)
         if dtype is not None and not dtype.is_floating_point:
-            raise TypeError(f"nn.Module.to only accepts floating point dtypes, but got desired dtype={dtype}")
+            raise TypeError(
+                f"nn.Module.to only accepts floating point dtypes, but got desired dtype={dtype}"
+            )
 
         def convert(t):
             kw = {"non_blocking": non_blocking}
@@ -497,7 +536,9 @@ class Module:
         """``hook(module, args)`` (or ``hook(module, args, kwargs)`` with ``with_kwargs``) runs
         before ``forward``; it may return new args (a non-tuple is wrapped in a tuple) or, with
         kwargs, a tuple ``(args, kwargs)``."""
-        handle = RemovableHandle(self._forward_pre_hooks, extra_dict=self._forward_pre_hooks_with_kwargs)
+        handle = RemovableHandle(
+            self._forward_pre_hooks, extra_dict=self._forward_pre_hooks_with_kwargs
+        )
         self._forward_pre_hooks[handle.id] = hook
         if with_kwargs:
             self._forward_pre_hooks_with_kwargs[handle.id] = True
@@ -509,8 +550,10 @@ class Module:
         """``hook(module, args, output)`` (or ``hook(module, args, kwargs, output)``) runs after
         ``forward``; a non-None return replaces the output. ``always_call`` runs it even when
         ``forward`` raises."""
-        handle = RemovableHandle(self._forward_hooks,
-                                 extra_dict=[self._forward_hooks_with_kwargs, self._forward_hooks_always_called])
+        handle = RemovableHandle(
+            self._forward_hooks,
+            extra_dict=[self._forward_hooks_with_kwargs, self._forward_hooks_always_called],
+        )
         self._forward_hooks[handle.id] = hook
         if with_kwargs:
             self._forward_hooks_with_kwargs[handle.id] = True
@@ -521,10 +564,14 @@ class Module:
         return handle
 
     def register_full_backward_hook(self, hook, prepend=False):
-        raise NotImplementedError("rumus does not support module backward hooks yet (no tensor hooks in the engine)")
+        raise NotImplementedError(
+            "rumus does not support module backward hooks yet (no tensor hooks in the engine)"
+        )
 
     def register_full_backward_pre_hook(self, hook, prepend=False):
-        raise NotImplementedError("rumus does not support module backward hooks yet (no tensor hooks in the engine)")
+        raise NotImplementedError(
+            "rumus does not support module backward hooks yet (no tensor hooks in the engine)"
+        )
 
     register_backward_hook = register_full_backward_hook
 
@@ -548,8 +595,10 @@ class Module:
                 out = hook(self, args, kwargs)
                 if out is not None:
                     if not (isinstance(out, tuple) and len(out) == 2):
-                        raise RuntimeError("forward pre-hook must return None or a tuple of "
-                                           f"(new_args, new_kwargs), but got {out}.")
+                        raise RuntimeError(
+                            "forward pre-hook must return None or a tuple of "
+                            f"(new_args, new_kwargs), but got {out}."
+                        )
                     args, kwargs = out
             else:
                 out = hook(self, args)
@@ -562,8 +611,10 @@ class Module:
                 try:
                     self._run_forward_hooks(args, kwargs, None, only_always_called=True)
                 except Exception as e:
-                    warnings.warn("forward hook with ``always_call=True`` raised an exception that was silenced "
-                                  f"as another error was raised in forward: {e}")
+                    warnings.warn(
+                        "forward hook with ``always_call=True`` raised an exception that was silenced "
+                        f"as another error was raised in forward: {e}"
+                    )
             raise
         return self._run_forward_hooks(args, kwargs, result)
 
@@ -592,15 +643,21 @@ class Module:
         self._save_to_state_dict(destination, prefix, keep_vars)
         for name, module in self._modules.items():
             if module is not None:
-                module.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
+                module.state_dict(
+                    destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars
+                )
         return destination
 
-    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
-                              error_msgs):
+    def _load_from_state_dict(
+        self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
+    ):
         """Loads this module's own entries of ``state_dict`` (keys ``prefix + name``), appending to
         the three lists. Layers override it to adapt old checkpoints (``local_metadata["version"]``)."""
-        local_state = {k: v for k, v in itertools.chain(self._parameters.items(), self._buffers.items())
-                       if v is not None and k not in self._non_persistent_buffers_set}
+        local_state = {
+            k: v
+            for k, v in itertools.chain(self._parameters.items(), self._buffers.items())
+            if v is not None and k not in self._non_persistent_buffers_set
+        }
         assign = local_metadata.get("assign_to_params_buffers", False)
         for name, param in local_state.items():
             key = prefix + name
@@ -610,26 +667,35 @@ class Module:
                 continue
             value = state_dict[key]
             if not isinstance(value, _Tensor):
-                error_msgs.append(f'While copying the parameter named "{key}", expected rumus.Tensor from '
-                                  f"checkpoint but received {type(value)}")
+                error_msgs.append(
+                    f'While copying the parameter named "{key}", expected rumus.Tensor from '
+                    f"checkpoint but received {type(value)}"
+                )
                 continue
             if value.shape != param.shape:
-                error_msgs.append(f"size mismatch for {key}: copying a param with shape {value.shape} from "
-                                  f"checkpoint, the shape in current model is {param.shape}.")
+                error_msgs.append(
+                    f"size mismatch for {key}: copying a param with shape {value.shape} from "
+                    f"checkpoint, the shape in current model is {param.shape}."
+                )
                 continue
             try:
                 with no_grad():
                     if assign:
                         if isinstance(param, Parameter):
-                            value = Parameter(value, param.requires_grad) if not isinstance(value, Parameter) \
+                            value = (
+                                Parameter(value, param.requires_grad)
+                                if not isinstance(value, Parameter)
                                 else value.requires_grad_(param.requires_grad)
+                            )
                         setattr(self, name, value)
                     else:
                         param.copy_(value)
             except Exception as ex:
-                error_msgs.append(f'While copying the parameter named "{key}", whose dimensions in the model are '
-                                  f"{param.shape} and whose dimensions in the checkpoint are {value.shape}, "
-                                  f"an exception occurred : {ex.args}.")
+                error_msgs.append(
+                    f'While copying the parameter named "{key}", whose dimensions in the model are '
+                    f"{param.shape} and whose dimensions in the checkpoint are {value.shape}, "
+                    f"an exception occurred : {ex.args}."
+                )
         extra_key = prefix + "_extra_state"
         if self._has_extra_state():
             if extra_key in state_dict:
@@ -641,7 +707,7 @@ class Module:
         if strict:
             for key in state_dict:
                 if key.startswith(prefix) and key != extra_key:
-                    head, dot, _ = key[len(prefix):].partition(".")
+                    head, dot, _ = key[len(prefix) :].partition(".")
                     if (head not in self._modules) if dot else (head not in local_state):
                         unexpected_keys.append(key)
 
@@ -661,11 +727,17 @@ class Module:
             local_metadata = dict(metadata.get(prefix[:-1], {})) if metadata is not None else {}
             if assign:
                 local_metadata["assign_to_params_buffers"] = True
-            module._load_from_state_dict(local_state_dict, prefix, local_metadata, True, missing, unexpected, errors)
+            module._load_from_state_dict(
+                local_state_dict, prefix, local_metadata, True, missing, unexpected, errors
+            )
             for name, child in module._modules.items():
                 if child is not None:
                     child_prefix = prefix + name + "."
-                    load(child, {k: v for k, v in local_state_dict.items() if k.startswith(child_prefix)}, child_prefix)
+                    load(
+                        child,
+                        {k: v for k, v in local_state_dict.items() if k.startswith(child_prefix)},
+                        child_prefix,
+                    )
 
         load(self, OrderedDict(state_dict), "")
         if strict:
@@ -677,7 +749,9 @@ class Module:
                 errors.insert(0, f"Missing key(s) in state_dict: {keys}. ")
         if errors:
             body = "\n\t".join(errors)
-            raise RuntimeError(f"Error(s) in loading state_dict for {type(self).__name__}:\n\t{body}")
+            raise RuntimeError(
+                f"Error(s) in loading state_dict for {type(self).__name__}:\n\t{body}"
+            )
         return _IncompatibleKeys(missing, unexpected)
 
     # ---- repr ---------------------------------------------------------------------------

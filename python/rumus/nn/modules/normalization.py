@@ -10,13 +10,26 @@ from .. import init
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "InstanceNorm1d", "InstanceNorm2d", "LayerNorm", "GroupNorm", "RMSNorm"]
+__all__ = [
+    "BatchNorm1d",
+    "BatchNorm2d",
+    "InstanceNorm1d",
+    "InstanceNorm2d",
+    "LayerNorm",
+    "GroupNorm",
+    "RMSNorm",
+]
 
 
 def _register_affine(module, affine, shape, bias, device, dtype):
     """weight (and bias unless bias=False) of `shape` when affine, else both registered as None."""
-    module.register_parameter("weight", Parameter(rumus.empty(shape, device=device, dtype=dtype)) if affine else None)
-    module.register_parameter("bias", Parameter(rumus.empty(shape, device=device, dtype=dtype)) if affine and bias else None)
+    module.register_parameter(
+        "weight", Parameter(rumus.empty(shape, device=device, dtype=dtype)) if affine else None
+    )
+    module.register_parameter(
+        "bias",
+        Parameter(rumus.empty(shape, device=device, dtype=dtype)) if affine and bias else None,
+    )
 
 
 def _reset_affine(module):
@@ -32,8 +45,18 @@ class _NormBase(Module):
 
     _version = 2  # version 2 added num_batches_tracked (as in PyTorch)
 
-    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True,
-                 device=None, dtype=None, *, bias=True):
+    def __init__(
+        self,
+        num_features,
+        eps=1e-5,
+        momentum=0.1,
+        affine=True,
+        track_running_stats=True,
+        device=None,
+        dtype=None,
+        *,
+        bias=True,
+    ):
         super().__init__()
         self.num_features = num_features
         self.eps = eps
@@ -42,10 +65,16 @@ class _NormBase(Module):
         self.track_running_stats = track_running_stats
         _register_affine(self, affine, num_features, bias, device, dtype)
         if track_running_stats:
-            self.register_buffer("running_mean", rumus.zeros(num_features, device=device, dtype=dtype))
-            self.register_buffer("running_var", rumus.ones(num_features, device=device, dtype=dtype))
+            self.register_buffer(
+                "running_mean", rumus.zeros(num_features, device=device, dtype=dtype)
+            )
+            self.register_buffer(
+                "running_var", rumus.ones(num_features, device=device, dtype=dtype)
+            )
             # Always int64, whatever the factory dtype (as in PyTorch).
-            self.register_buffer("num_batches_tracked", rumus.tensor(0, dtype=rumus.int64, device=device))
+            self.register_buffer(
+                "num_batches_tracked", rumus.tensor(0, dtype=rumus.int64, device=device)
+            )
         else:
             self.register_buffer("running_mean", None)
             self.register_buffer("running_var", None)
@@ -62,15 +91,17 @@ class _NormBase(Module):
         self.reset_running_stats()
         _reset_affine(self)
 
-    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
-                              error_msgs):
+    def _load_from_state_dict(
+        self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
+    ):
         # Checkpoints older than version 2 have no num_batches_tracked: it starts at 0.
         version = local_metadata.get("version")
         key = prefix + "num_batches_tracked"
         if (version is None or version < 2) and self.track_running_stats and key not in state_dict:
             state_dict[key] = rumus.tensor(0, dtype=rumus.int64)
-        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
-                                      error_msgs)
+        super()._load_from_state_dict(
+            state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
+        )
 
     def _check_input_dim(self, input):
         if input.dim() not in self._dims:
@@ -78,8 +109,10 @@ class _NormBase(Module):
             raise ValueError(f"expected {want} input (got {input.dim()}D input)")
 
     def extra_repr(self):
-        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
-                f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}")
+        return (
+            f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, affine={self.affine}, "
+            f"bias={self.bias is not None}, track_running_stats={self.track_running_stats}"
+        )
 
 
 class _BatchNorm(_NormBase):
@@ -96,8 +129,16 @@ class _BatchNorm(_NormBase):
         # Running stats are updated only while training with track_running_stats (which may be
         # switched off after construction), and always used in eval mode when present.
         with_stats = not self.training or self.track_running_stats
-        return F.batch_norm(input, self.running_mean if with_stats else None, self.running_var if with_stats else None,
-                            self.weight, self.bias, use_batch_stats, factor, self.eps)
+        return F.batch_norm(
+            input,
+            self.running_mean if with_stats else None,
+            self.running_var if with_stats else None,
+            self.weight,
+            self.bias,
+            use_batch_stats,
+            factor,
+            self.eps,
+        )
 
 
 class BatchNorm1d(_BatchNorm):
@@ -113,9 +154,21 @@ class BatchNorm2d(_BatchNorm):
 
 
 class _InstanceNorm(_NormBase):
-    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False, track_running_stats=False,
-                 device=None, dtype=None, *, bias=True):
-        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias)
+    def __init__(
+        self,
+        num_features,
+        eps=1e-5,
+        momentum=0.1,
+        affine=False,
+        track_running_stats=False,
+        device=None,
+        dtype=None,
+        *,
+        bias=True,
+    ):
+        super().__init__(
+            num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias
+        )
 
     def forward(self, input):
         self._check_input_dim(input)
@@ -123,15 +176,26 @@ class _InstanceNorm(_NormBase):
         channel_dim = 0 if unbatched else 1
         if input.size(channel_dim) != self.num_features:
             if self.affine:
-                raise ValueError(f"expected input's size at dim={channel_dim} to match num_features "
-                                 f"({self.num_features}), but got: {input.size(channel_dim)}.")
-            warnings.warn(f"input's size at dim={channel_dim} does not match num_features. You can silence this "
-                          "warning by not passing in num_features, which is not used because affine=False")
+                raise ValueError(
+                    f"expected input's size at dim={channel_dim} to match num_features "
+                    f"({self.num_features}), but got: {input.size(channel_dim)}."
+                )
+            warnings.warn(
+                f"input's size at dim={channel_dim} does not match num_features. You can silence this "
+                "warning by not passing in num_features, which is not used because affine=False"
+            )
         if unbatched:
             input = input.unsqueeze(0)
-        out = F.instance_norm(input, self.running_mean, self.running_var, self.weight, self.bias,
-                              self.training or not self.track_running_stats,
-                              0.1 if self.momentum is None else self.momentum, self.eps)
+        out = F.instance_norm(
+            input,
+            self.running_mean,
+            self.running_var,
+            self.weight,
+            self.bias,
+            self.training or not self.track_running_stats,
+            0.1 if self.momentum is None else self.momentum,
+            self.eps,
+        )
         return out.squeeze(0) if unbatched else out
 
 
@@ -156,7 +220,15 @@ def _shape_tuple(normalized_shape):
 class LayerNorm(Module):
     """Normalizes over the last len(normalized_shape) dims; optional elementwise weight and bias."""
 
-    def __init__(self, normalized_shape, eps=1e-5, elementwise_affine=True, bias=True, device=None, dtype=None):
+    def __init__(
+        self,
+        normalized_shape,
+        eps=1e-5,
+        elementwise_affine=True,
+        bias=True,
+        device=None,
+        dtype=None,
+    ):
         super().__init__()
         self.normalized_shape = _shape_tuple(normalized_shape)
         self.eps = eps
@@ -171,14 +243,18 @@ class LayerNorm(Module):
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
 
     def extra_repr(self):
-        return (f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}, "
-                f"bias={self.bias is not None}")
+        return (
+            f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}, "
+            f"bias={self.bias is not None}"
+        )
 
 
 class GroupNorm(Module):
     """Normalizes (N, C, *) input over groups of C // num_groups channels; per-channel affine."""
 
-    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, device=None, dtype=None, *, bias=True):
+    def __init__(
+        self, num_groups, num_channels, eps=1e-5, affine=True, device=None, dtype=None, *, bias=True
+    ):
         super().__init__()
         if num_channels % num_groups != 0:
             raise ValueError("num_channels must be divisible by num_groups")
@@ -196,15 +272,19 @@ class GroupNorm(Module):
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
 
     def extra_repr(self):
-        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
-                f"bias={self.bias is not None}")
+        return (
+            f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}, "
+            f"bias={self.bias is not None}"
+        )
 
 
 class RMSNorm(Module):
     """x / sqrt(mean(x^2) + eps) over the last dims, times an optional weight. eps=None means the
     dtype's machine epsilon (PyTorch's default)."""
 
-    def __init__(self, normalized_shape, eps=None, elementwise_affine=True, device=None, dtype=None):
+    def __init__(
+        self, normalized_shape, eps=None, elementwise_affine=True, device=None, dtype=None
+    ):
         super().__init__()
         self.normalized_shape = _shape_tuple(normalized_shape)
         self.eps = eps
@@ -223,4 +303,6 @@ class RMSNorm(Module):
         return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
 
     def extra_repr(self):
-        return f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+        return (
+            f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+        )

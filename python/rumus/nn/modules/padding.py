@@ -7,8 +7,18 @@ from .. import functional as F
 from .module import Module
 from .utils import _ntuple
 
-__all__ = ["ConstantPad1d", "ConstantPad2d", "ZeroPad1d", "ZeroPad2d", "ReflectionPad1d", "ReflectionPad2d",
-           "ReplicationPad1d", "ReplicationPad2d", "CircularPad1d", "CircularPad2d"]
+__all__ = [
+    "ConstantPad1d",
+    "ConstantPad2d",
+    "ZeroPad1d",
+    "ZeroPad2d",
+    "ReflectionPad1d",
+    "ReflectionPad2d",
+    "ReplicationPad1d",
+    "ReplicationPad2d",
+    "CircularPad1d",
+    "CircularPad2d",
+]
 
 _pad_pair = _ntuple(2, "_pad_pair")
 _pad_quad = _ntuple(4, "_pad_quad")

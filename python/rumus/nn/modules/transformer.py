@@ -14,14 +14,22 @@ from .linear import Linear, NonDynamicallyQuantizableLinear
 from .module import Module
 from .normalization import LayerNorm
 
-__all__ = ["MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderLayer",
-           "TransformerDecoder", "Transformer"]
+__all__ = [
+    "MultiheadAttention",
+    "TransformerEncoderLayer",
+    "TransformerEncoder",
+    "TransformerDecoderLayer",
+    "TransformerDecoder",
+    "Transformer",
+]
 
 
 def _additive_mask(mask, name, dtype):
     """Bool masks (True = may not attend) become 0 / -inf in `dtype`; float masks are added as they are."""
     if mask.dtype == rumus.bool:
-        return rumus.zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill(mask, float("-inf"))
+        return rumus.zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill(
+            mask, float("-inf")
+        )
     if not mask.is_floating_point():
         raise AssertionError(f"only bool and floating types of {name} are supported")
     return mask
@@ -35,12 +43,26 @@ class MultiheadAttention(Module):
     With need_weights=False the heads go through one F.scaled_dot_product_attention call.
     """
 
-    def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False, add_zero_attn=False,
-                 kdim=None, vdim=None, batch_first=False, device=None, dtype=None):
+    def __init__(
+        self,
+        embed_dim,
+        num_heads,
+        dropout=0.0,
+        bias=True,
+        add_bias_kv=False,
+        add_zero_attn=False,
+        kdim=None,
+        vdim=None,
+        batch_first=False,
+        device=None,
+        dtype=None,
+    ):
         super().__init__()
         if embed_dim <= 0 or num_heads <= 0:
-            raise ValueError(f"embed_dim and num_heads must be greater than 0, got embed_dim={embed_dim} "
-                             f"and num_heads={num_heads} instead")
+            raise ValueError(
+                f"embed_dim and num_heads must be greater than 0, got embed_dim={embed_dim} "
+                f"and num_heads={num_heads} instead"
+            )
         fk = {"device": device, "dtype": dtype}
         self.embed_dim = embed_dim
         self.kdim = kdim if kdim is not None else embed_dim
@@ -93,26 +115,40 @@ class MultiheadAttention(Module):
     def _check_inputs(self, query, key, value, key_padding_mask, attn_mask):
         nd = query.dim()
         if nd not in (2, 3):
-            raise AssertionError(f"query should be unbatched 2D or batched 3D tensor but received {nd}-D "
-                                 "query tensor")
+            raise AssertionError(
+                f"query should be unbatched 2D or batched 3D tensor but received {nd}-D "
+                "query tensor"
+            )
         kind = "batched (3-D)" if nd == 3 else "unbatched (2-D)"
         if key.dim() != nd or value.dim() != nd:
-            raise AssertionError(f"For {kind} `query`, expected `key` and `value` to be {nd}-D but found "
-                                 f"{key.dim()}-D and {value.dim()}-D tensors respectively")
+            raise AssertionError(
+                f"For {kind} `query`, expected `key` and `value` to be {nd}-D but found "
+                f"{key.dim()}-D and {value.dim()}-D tensors respectively"
+            )
         if key_padding_mask is not None and key_padding_mask.dim() != nd - 1:
-            raise AssertionError(f"For {kind} `query`, expected `key_padding_mask` to be `None` or {nd - 1}-D "
-                                 f"but found {key_padding_mask.dim()}-D tensor instead")
+            raise AssertionError(
+                f"For {kind} `query`, expected `key_padding_mask` to be `None` or {nd - 1}-D "
+                f"but found {key_padding_mask.dim()}-D tensor instead"
+            )
         if attn_mask is not None and attn_mask.dim() not in (2, 3):
-            raise AssertionError(f"For {kind} `query`, expected `attn_mask` to be `None`, 2-D or 3-D "
-                                 f"but found {attn_mask.dim()}-D tensor instead")
+            raise AssertionError(
+                f"For {kind} `query`, expected `attn_mask` to be `None`, 2-D or 3-D "
+                f"but found {attn_mask.dim()}-D tensor instead"
+            )
         if query.shape[-1] != self.embed_dim:
-            raise AssertionError(f"was expecting embedding dimension of {self.embed_dim}, but got {query.shape[-1]}")
+            raise AssertionError(
+                f"was expecting embedding dimension of {self.embed_dim}, but got {query.shape[-1]}"
+            )
         if key.shape[-1] != self.kdim or value.shape[-1] != self.vdim:
-            raise AssertionError(f"expected key and value of embedding dimensions {self.kdim} and {self.vdim}, "
-                                 f"but got {key.shape[-1]} and {value.shape[-1]}")
+            raise AssertionError(
+                f"expected key and value of embedding dimensions {self.kdim} and {self.vdim}, "
+                f"but got {key.shape[-1]} and {value.shape[-1]}"
+            )
         if tuple(key.shape[:-1]) != tuple(value.shape[:-1]):
-            raise AssertionError(f"key's sequence and batch dims {tuple(key.shape[:-1])} do not match value's "
-                                 f"{tuple(value.shape[:-1])}")
+            raise AssertionError(
+                f"key's sequence and batch dims {tuple(key.shape[:-1])} do not match value's "
+                f"{tuple(value.shape[:-1])}"
+            )
 
     def _split_heads(self, x, batch_first, parts=1):
         """(N, L, parts*E) or (L, N, parts*E) -> `parts` tensors of shape (N, H, L, head_dim)."""
@@ -133,18 +169,27 @@ class MultiheadAttention(Module):
             if key is value:
                 k, v = self._split_heads(F.linear(key, w[E:], b_kv), batch_first, 2)
                 return q, k, v
-            weights = (w[E:2 * E], w[2 * E:])
+            weights = (w[E : 2 * E], w[2 * E :])
         else:
             b_q = None if b is None else b[:E]
             (q,) = self._split_heads(F.linear(query, self.q_proj_weight, b_q), batch_first)
             weights = (self.k_proj_weight, self.v_proj_weight)
-        b_k, b_v = (None, None) if b is None else (b[E:2 * E], b[2 * E:])
+        b_k, b_v = (None, None) if b is None else (b[E : 2 * E], b[2 * E :])
         (k,) = self._split_heads(F.linear(key, weights[0], b_k), batch_first)
         (v,) = self._split_heads(F.linear(value, weights[1], b_v), batch_first)
         return q, k, v
 
-    def forward(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
-                average_attn_weights=True, is_causal=False):
+    def forward(
+        self,
+        query,
+        key,
+        value,
+        key_padding_mask=None,
+        need_weights=True,
+        attn_mask=None,
+        average_attn_weights=True,
+        is_causal=False,
+    ):
         """Returns (output, weights): weights are (N, L, S) averaged over heads, (N, H, L, S) with
         average_attn_weights=False, or None when need_weights=False."""
         self._check_inputs(query, key, value, key_padding_mask, attn_mask)
@@ -162,37 +207,53 @@ class MultiheadAttention(Module):
         bdim, sdim = (0, 1) if batch_first else (1, 0)
         N, L, S = query.shape[bdim], query.shape[sdim], key.shape[sdim]
         if key.shape[bdim] != N:
-            raise RuntimeError(f"key batch size {key.shape[bdim]} does not match query batch size {N}")
+            raise RuntimeError(
+                f"key batch size {key.shape[bdim]} does not match query batch size {N}"
+            )
         H = self.num_heads
 
         if is_causal and attn_mask is None:
-            raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the Transformer "
-                               "module method `generate_square_subsequent_mask` to create this mask.")
+            raise RuntimeError(
+                "Need attn_mask if specifying the is_causal hint. You may use the Transformer "
+                "module method `generate_square_subsequent_mask` to create this mask."
+            )
         # is_causal promises that attn_mask is the causal mask: the kernel's own causal masking
         # replaces it when no other mask has to be merged and no weights are returned.
         causal_kernel = is_causal and key_padding_mask is None and not need_weights
         mask = None
         if attn_mask is not None and not causal_kernel:
             if attn_mask.dim() == 2 and tuple(attn_mask.shape) != (L, S):
-                raise RuntimeError(f"The shape of the 2D attn_mask is {attn_mask.shape}, but should be {(L, S)}.")
+                raise RuntimeError(
+                    f"The shape of the 2D attn_mask is {attn_mask.shape}, but should be {(L, S)}."
+                )
             if attn_mask.dim() == 3 and tuple(attn_mask.shape) != (N * H, L, S):
-                raise RuntimeError(f"The shape of the 3D attn_mask is {attn_mask.shape}, but should be "
-                                   f"{(N * H, L, S)}.")
+                raise RuntimeError(
+                    f"The shape of the 3D attn_mask is {attn_mask.shape}, but should be "
+                    f"{(N * H, L, S)}."
+                )
             mask = _additive_mask(attn_mask, "attn_mask", query.dtype)
             if mask.dim() == 3:
                 mask = mask.reshape(N, H, L, S)
         if key_padding_mask is not None:
             if tuple(key_padding_mask.shape) != (N, S):
-                raise AssertionError(f"expecting key_padding_mask shape of {(N, S)}, but got "
-                                     f"{key_padding_mask.shape}")
-            kpm = _additive_mask(key_padding_mask, "key_padding_mask", query.dtype).reshape(N, 1, 1, S)
+                raise AssertionError(
+                    f"expecting key_padding_mask shape of {(N, S)}, but got "
+                    f"{key_padding_mask.shape}"
+                )
+            kpm = _additive_mask(key_padding_mask, "key_padding_mask", query.dtype).reshape(
+                N, 1, 1, S
+            )
             mask = kpm if mask is None else mask + kpm
 
         q, k, v = self._project(query, key, value, batch_first)
         extra = []
         if self.bias_k is not None:
-            k = rumus.cat([k, self.bias_k.reshape(1, H, 1, self.head_dim).expand(N, H, 1, self.head_dim)], 2)
-            v = rumus.cat([v, self.bias_v.reshape(1, H, 1, self.head_dim).expand(N, H, 1, self.head_dim)], 2)
+            k = rumus.cat(
+                [k, self.bias_k.reshape(1, H, 1, self.head_dim).expand(N, H, 1, self.head_dim)], 2
+            )
+            v = rumus.cat(
+                [v, self.bias_v.reshape(1, H, 1, self.head_dim).expand(N, H, 1, self.head_dim)], 2
+            )
             extra.append(1)
         if self.add_zero_attn:
             zeros = rumus.zeros((N, H, 1, self.head_dim), dtype=k.dtype, device=k.device)
@@ -213,8 +274,9 @@ class MultiheadAttention(Module):
             out = weights @ v
         else:
             weights = None
-            out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, dropout_p=dropout_p,
-                                                 is_causal=causal_kernel)
+            out = F.scaled_dot_product_attention(
+                q, k, v, attn_mask=mask, dropout_p=dropout_p, is_causal=causal_kernel
+            )
         if batch_first:
             out = out.transpose(1, 2).reshape(N, L, self.embed_dim)
         else:
@@ -260,11 +322,25 @@ class TransformerEncoderLayer(Module):
     """Self-attention and a feed-forward block, each with a residual connection and LayerNorm
     (post-norm by default, pre-norm with norm_first=True)."""
 
-    def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation=F.relu, layer_norm_eps=1e-5,
-                 batch_first=False, norm_first=False, bias=True, device=None, dtype=None):
+    def __init__(
+        self,
+        d_model,
+        nhead,
+        dim_feedforward=2048,
+        dropout=0.1,
+        activation=F.relu,
+        layer_norm_eps=1e-5,
+        batch_first=False,
+        norm_first=False,
+        bias=True,
+        device=None,
+        dtype=None,
+    ):
         super().__init__()
         fk = {"device": device, "dtype": dtype}
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, **fk)
+        self.self_attn = MultiheadAttention(
+            d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, **fk
+        )
         self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **fk)
         self.dropout = Dropout(dropout)
         self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **fk)
@@ -288,8 +364,15 @@ class TransformerEncoderLayer(Module):
         return x
 
     def _sa_block(self, x, attn_mask, key_padding_mask, is_causal):
-        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, need_weights=False,
-                           is_causal=is_causal)[0]
+        x = self.self_attn(
+            x,
+            x,
+            x,
+            attn_mask=attn_mask,
+            key_padding_mask=key_padding_mask,
+            need_weights=False,
+            is_causal=is_causal,
+        )[0]
         return self.dropout1(x)
 
     def _ff_block(self, x):
@@ -300,13 +383,28 @@ class TransformerDecoderLayer(Module):
     """Self-attention, attention over `memory` and a feed-forward block, each with a residual
     connection and LayerNorm."""
 
-    def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation=F.relu, layer_norm_eps=1e-5,
-                 batch_first=False, norm_first=False, bias=True, device=None, dtype=None):
+    def __init__(
+        self,
+        d_model,
+        nhead,
+        dim_feedforward=2048,
+        dropout=0.1,
+        activation=F.relu,
+        layer_norm_eps=1e-5,
+        batch_first=False,
+        norm_first=False,
+        bias=True,
+        device=None,
+        dtype=None,
+    ):
         super().__init__()
         fk = {"device": device, "dtype": dtype}
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, **fk)
-        self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
-                                                 batch_first=batch_first, **fk)
+        self.self_attn = MultiheadAttention(
+            d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, **fk
+        )
+        self.multihead_attn = MultiheadAttention(
+            d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first, **fk
+        )
         self.linear1 = Linear(d_model, dim_feedforward, bias=bias, **fk)
         self.dropout = Dropout(dropout)
         self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **fk)
@@ -321,27 +419,55 @@ class TransformerDecoderLayer(Module):
             activation = _get_activation_fn(activation)
         self.activation = activation
 
-    def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
-                memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False):
+    def forward(
+        self,
+        tgt,
+        memory,
+        tgt_mask=None,
+        memory_mask=None,
+        tgt_key_padding_mask=None,
+        memory_key_padding_mask=None,
+        tgt_is_causal=False,
+        memory_is_causal=False,
+    ):
         x = tgt
         if self.norm_first:
             x = x + self._sa_block(self.norm1(x), tgt_mask, tgt_key_padding_mask, tgt_is_causal)
-            x = x + self._mha_block(self.norm2(x), memory, memory_mask, memory_key_padding_mask, memory_is_causal)
+            x = x + self._mha_block(
+                self.norm2(x), memory, memory_mask, memory_key_padding_mask, memory_is_causal
+            )
             x = x + self._ff_block(self.norm3(x))
         else:
             x = self.norm1(x + self._sa_block(x, tgt_mask, tgt_key_padding_mask, tgt_is_causal))
-            x = self.norm2(x + self._mha_block(x, memory, memory_mask, memory_key_padding_mask, memory_is_causal))
+            x = self.norm2(
+                x
+                + self._mha_block(x, memory, memory_mask, memory_key_padding_mask, memory_is_causal)
+            )
             x = self.norm3(x + self._ff_block(x))
         return x
 
     def _sa_block(self, x, attn_mask, key_padding_mask, is_causal):
-        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, is_causal=is_causal,
-                           need_weights=False)[0]
+        x = self.self_attn(
+            x,
+            x,
+            x,
+            attn_mask=attn_mask,
+            key_padding_mask=key_padding_mask,
+            is_causal=is_causal,
+            need_weights=False,
+        )[0]
         return self.dropout1(x)
 
     def _mha_block(self, x, mem, attn_mask, key_padding_mask, is_causal):
-        x = self.multihead_attn(x, mem, mem, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
-                                is_causal=is_causal, need_weights=False)[0]
+        x = self.multihead_attn(
+            x,
+            mem,
+            mem,
+            attn_mask=attn_mask,
+            key_padding_mask=key_padding_mask,
+            is_causal=is_causal,
+            need_weights=False,
+        )[0]
         return self.dropout2(x)
 
     def _ff_block(self, x):
@@ -354,7 +480,9 @@ class TransformerEncoder(Module):
     rumus has no nested tensors: enable_nested_tensor is accepted and ignored, so padded positions
     are always computed (PyTorch's inference fast path returns zeros there)."""
 
-    def __init__(self, encoder_layer, num_layers, norm=None, enable_nested_tensor=True, mask_check=True):
+    def __init__(
+        self, encoder_layer, num_layers, norm=None, enable_nested_tensor=True, mask_check=True
+    ):
         super().__init__()
         self.layers = ModuleList([copy.deepcopy(encoder_layer) for _ in range(num_layers)])
         self.num_layers = num_layers
@@ -367,7 +495,12 @@ class TransformerEncoder(Module):
         is_causal = _detect_is_causal_mask(mask, is_causal, _seq_len(src, batch_first))
         output = src
         for layer in self.layers:
-            output = layer(output, src_mask=mask, is_causal=is_causal, src_key_padding_mask=src_key_padding_mask)
+            output = layer(
+                output,
+                src_mask=mask,
+                is_causal=is_causal,
+                src_key_padding_mask=src_key_padding_mask,
+            )
         if self.norm is not None:
             output = self.norm(output)
         return output
@@ -382,16 +515,31 @@ class TransformerDecoder(Module):
         self.num_layers = num_layers
         self.norm = norm
 
-    def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
-                memory_key_padding_mask=None, tgt_is_causal=None, memory_is_causal=False):
+    def forward(
+        self,
+        tgt,
+        memory,
+        tgt_mask=None,
+        memory_mask=None,
+        tgt_key_padding_mask=None,
+        memory_key_padding_mask=None,
+        tgt_is_causal=None,
+        memory_is_causal=False,
+    ):
         batch_first = self.layers[0].self_attn.batch_first if len(self.layers) else False
         tgt_is_causal = _detect_is_causal_mask(tgt_mask, tgt_is_causal, _seq_len(tgt, batch_first))
         output = tgt
         for layer in self.layers:
-            output = layer(output, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
-                           tgt_key_padding_mask=tgt_key_padding_mask,
-                           memory_key_padding_mask=memory_key_padding_mask,
-                           tgt_is_causal=tgt_is_causal, memory_is_causal=memory_is_causal)
+            output = layer(
+                output,
+                memory,
+                tgt_mask=tgt_mask,
+                memory_mask=memory_mask,
+                tgt_key_padding_mask=tgt_key_padding_mask,
+                memory_key_padding_mask=memory_key_padding_mask,
+                tgt_is_causal=tgt_is_causal,
+                memory_is_causal=memory_is_causal,
+            )
         if self.norm is not None:
             output = self.norm(output)
         return output
@@ -400,23 +548,58 @@ class TransformerDecoder(Module):
 class Transformer(Module):
     """Encoder-decoder Transformer; all weight matrices re-initialised with xavier_uniform_."""
 
-    def __init__(self, d_model=512, nhead=8, num_encoder_layers=6, num_decoder_layers=6, dim_feedforward=2048,
-                 dropout=0.1, activation=F.relu, custom_encoder=None, custom_decoder=None, layer_norm_eps=1e-5,
-                 batch_first=False, norm_first=False, bias=True, device=None, dtype=None):
+    def __init__(
+        self,
+        d_model=512,
+        nhead=8,
+        num_encoder_layers=6,
+        num_decoder_layers=6,
+        dim_feedforward=2048,
+        dropout=0.1,
+        activation=F.relu,
+        custom_encoder=None,
+        custom_decoder=None,
+        layer_norm_eps=1e-5,
+        batch_first=False,
+        norm_first=False,
+        bias=True,
+        device=None,
+        dtype=None,
+    ):
         super().__init__()
         fk = {"device": device, "dtype": dtype}
         if custom_encoder is not None:
             self.encoder = custom_encoder
         else:
-            layer = TransformerEncoderLayer(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
-                                            batch_first, norm_first, bias, **fk)
+            layer = TransformerEncoderLayer(
+                d_model,
+                nhead,
+                dim_feedforward,
+                dropout,
+                activation,
+                layer_norm_eps,
+                batch_first,
+                norm_first,
+                bias,
+                **fk,
+            )
             norm = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **fk)
             self.encoder = TransformerEncoder(layer, num_encoder_layers, norm)
         if custom_decoder is not None:
             self.decoder = custom_decoder
         else:
-            layer = TransformerDecoderLayer(d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps,
-                                            batch_first, norm_first, bias, **fk)
+            layer = TransformerDecoderLayer(
+                d_model,
+                nhead,
+                dim_feedforward,
+                dropout,
+                activation,
+                layer_norm_eps,
+                batch_first,
+                norm_first,
+                bias,
+                **fk,
+            )
             norm = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, **fk)
             self.decoder = TransformerDecoder(layer, num_decoder_layers, norm)
         self._reset_parameters()
@@ -424,19 +607,38 @@ class Transformer(Module):
         self.nhead = nhead
         self.batch_first = batch_first
 
-    def forward(self, src, tgt, src_mask=None, tgt_mask=None, memory_mask=None, src_key_padding_mask=None,
-                tgt_key_padding_mask=None, memory_key_padding_mask=None, src_is_causal=None, tgt_is_causal=None,
-                memory_is_causal=False):
+    def forward(
+        self,
+        src,
+        tgt,
+        src_mask=None,
+        tgt_mask=None,
+        memory_mask=None,
+        src_key_padding_mask=None,
+        tgt_key_padding_mask=None,
+        memory_key_padding_mask=None,
+        src_is_causal=None,
+        tgt_is_causal=None,
+        memory_is_causal=False,
+    ):
         bdim = 0 if self.batch_first else 1
         if src.dim() == 3 and src.shape[bdim] != tgt.shape[bdim]:
             raise RuntimeError("the batch number of src and tgt must be equal")
         if src.shape[-1] != self.d_model or tgt.shape[-1] != self.d_model:
             raise RuntimeError("the feature number of src and tgt must be equal to d_model")
-        memory = self.encoder(src, mask=src_mask, src_key_padding_mask=src_key_padding_mask, is_causal=src_is_causal)
-        return self.decoder(tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
-                            tgt_key_padding_mask=tgt_key_padding_mask,
-                            memory_key_padding_mask=memory_key_padding_mask,
-                            tgt_is_causal=tgt_is_causal, memory_is_causal=memory_is_causal)
+        memory = self.encoder(
+            src, mask=src_mask, src_key_padding_mask=src_key_padding_mask, is_causal=src_is_causal
+        )
+        return self.decoder(
+            tgt,
+            memory,
+            tgt_mask=tgt_mask,
+            memory_mask=memory_mask,
+            tgt_key_padding_mask=tgt_key_padding_mask,
+            memory_key_padding_mask=memory_key_padding_mask,
+            tgt_is_causal=tgt_is_causal,
+            memory_is_causal=memory_is_causal,
+        )
 
     @staticmethod
     def generate_square_subsequent_mask(sz, device=None, dtype=None):

@@ -8,7 +8,9 @@ __all__ = ["parameters_to_vector", "vector_to_parameters"]
 
 def _check_same_device(param, device):
     if device is not None and param.device != device:
-        raise TypeError("Found two parameters on different devices, this is currently not supported.")
+        raise TypeError(
+            "Found two parameters on different devices, this is currently not supported."
+        )
     return param.device
 
 
@@ -34,15 +36,19 @@ def vector_to_parameters(vec, parameters):
     parameters = list(parameters)
     total = sum(p.numel() for p in parameters)
     if vec.dim() != 1 or vec.numel() < total:
-        raise RuntimeError(f"vector_to_parameters: expected a 1-D vector with at least {total} elements, "
-                           f"got shape {list(vec.shape)}")
+        raise RuntimeError(
+            f"vector_to_parameters: expected a 1-D vector with at least {total} elements, "
+            f"got shape {list(vec.shape)}"
+        )
     device, offset = None, 0
     with no_grad():
         for p in parameters:
             device = _check_same_device(p, device)
             if p.dtype != vec.dtype:
-                raise TypeError(f"vector_to_parameters: vec has dtype {vec.dtype} but a parameter has dtype "
-                                f"{p.dtype}; rumus copies into the parameters and can't change their dtype")
+                raise TypeError(
+                    f"vector_to_parameters: vec has dtype {vec.dtype} but a parameter has dtype "
+                    f"{p.dtype}; rumus copies into the parameters and can't change their dtype"
+                )
             n = p.numel()
-            p.copy_(vec[offset:offset + n].view(tuple(p.shape)))
+            p.copy_(vec[offset : offset + n].view(tuple(p.shape)))
             offset += n

@@ -1,13 +1,44 @@
 """Datasets, samplers and the DataLoader, with PyTorch's ``torch.utils.data`` API."""
 
-from .dataloader import DataLoader, default_collate, default_convert, get_worker_info
-from .dataset import (ChainDataset, ConcatDataset, Dataset, IterableDataset, StackDataset, Subset, TensorDataset,
-                      random_split)
-from .sampler import (BatchSampler, RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler,
-                      WeightedRandomSampler)
 from ._utils.worker import WorkerInfo
+from .dataloader import DataLoader, default_collate, default_convert, get_worker_info
+from .dataset import (
+    ChainDataset,
+    ConcatDataset,
+    Dataset,
+    IterableDataset,
+    StackDataset,
+    Subset,
+    TensorDataset,
+    random_split,
+)
+from .sampler import (
+    BatchSampler,
+    RandomSampler,
+    Sampler,
+    SequentialSampler,
+    SubsetRandomSampler,
+    WeightedRandomSampler,
+)
 
-__all__ = ["BatchSampler", "ChainDataset", "ConcatDataset", "DataLoader", "Dataset", "IterableDataset",
-           "RandomSampler", "Sampler", "SequentialSampler", "StackDataset", "Subset", "SubsetRandomSampler",
-           "TensorDataset", "WeightedRandomSampler", "WorkerInfo", "default_collate", "default_convert",
-           "get_worker_info", "random_split"]
+__all__ = [
+    "BatchSampler",
+    "ChainDataset",
+    "ConcatDataset",
+    "DataLoader",
+    "Dataset",
+    "IterableDataset",
+    "RandomSampler",
+    "Sampler",
+    "SequentialSampler",
+    "StackDataset",
+    "Subset",
+    "SubsetRandomSampler",
+    "TensorDataset",
+    "WeightedRandomSampler",
+    "WorkerInfo",
+    "default_collate",
+    "default_convert",
+    "get_worker_info",
+    "random_split",
+]

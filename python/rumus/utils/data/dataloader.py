@@ -12,7 +12,13 @@ import warnings
 from ... import _rumus
 from ._utils import worker as _worker
 from ._utils.collate import default_collate, default_convert
-from ._utils.worker import DatasetKind, ExceptionWrapper, IterableStop, ResumeIteration, get_worker_info
+from ._utils.worker import (
+    DatasetKind,
+    ExceptionWrapper,
+    IterableStop,
+    ResumeIteration,
+    get_worker_info,
+)
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
@@ -63,37 +69,73 @@ class DataLoader:
     deleted (or, with ``persistent_workers=True``, when the loader is).
     ``pin_memory`` has no effect yet (rumus has only the CPU device)."""
 
-    _frozen = ("batch_size", "batch_sampler", "sampler", "drop_last", "dataset", "persistent_workers")
+    _frozen = (
+        "batch_size",
+        "batch_sampler",
+        "sampler",
+        "drop_last",
+        "dataset",
+        "persistent_workers",
+    )
 
-    def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None, num_workers=0,
-                 collate_fn=None, pin_memory=False, drop_last=False, timeout=0, worker_init_fn=None,
-                 multiprocessing_context=None, generator=None, *, prefetch_factor=None, persistent_workers=False,
-                 pin_memory_device="", in_order=True):
+    def __init__(
+        self,
+        dataset,
+        batch_size=1,
+        shuffle=None,
+        sampler=None,
+        batch_sampler=None,
+        num_workers=0,
+        collate_fn=None,
+        pin_memory=False,
+        drop_last=False,
+        timeout=0,
+        worker_init_fn=None,
+        multiprocessing_context=None,
+        generator=None,
+        *,
+        prefetch_factor=None,
+        persistent_workers=False,
+        pin_memory_device="",
+        in_order=True,
+    ):
         if num_workers < 0:
-            raise ValueError("num_workers option should be non-negative; use num_workers=0 to disable multiprocessing.")
+            raise ValueError(
+                "num_workers option should be non-negative; use num_workers=0 to disable multiprocessing."
+            )
         if timeout < 0:
             raise ValueError("timeout option should be non-negative")
         if num_workers == 0 and prefetch_factor is not None:
-            raise ValueError("prefetch_factor option could only be specified in multiprocessing.let num_workers > 0 "
-                             "to enable multiprocessing, otherwise set prefetch_factor to None.")
+            raise ValueError(
+                "prefetch_factor option could only be specified in multiprocessing.let num_workers > 0 "
+                "to enable multiprocessing, otherwise set prefetch_factor to None."
+            )
         if num_workers > 0 and prefetch_factor is None:
             prefetch_factor = 2
         if prefetch_factor is not None and prefetch_factor <= 0:
-            raise ValueError(f"prefetch_factor option should be a positive integer, but got {prefetch_factor}")
+            raise ValueError(
+                f"prefetch_factor option should be a positive integer, but got {prefetch_factor}"
+            )
         if persistent_workers and num_workers == 0:
             raise ValueError("persistent_workers option needs num_workers > 0")
 
         if isinstance(dataset, IterableDataset):
             kind = DatasetKind.Iterable
             if shuffle not in {False, None}:
-                raise ValueError(f"DataLoader with IterableDataset: expected unspecified shuffle option, "
-                                 f"but got shuffle={shuffle}")
+                raise ValueError(
+                    f"DataLoader with IterableDataset: expected unspecified shuffle option, "
+                    f"but got shuffle={shuffle}"
+                )
             if sampler is not None:
-                raise ValueError(f"DataLoader with IterableDataset: expected unspecified sampler option, "
-                                 f"but got sampler={sampler}")
+                raise ValueError(
+                    f"DataLoader with IterableDataset: expected unspecified sampler option, "
+                    f"but got sampler={sampler}"
+                )
             if batch_sampler is not None:
-                raise ValueError(f"DataLoader with IterableDataset: expected unspecified batch_sampler option, "
-                                 f"but got batch_sampler={batch_sampler}")
+                raise ValueError(
+                    f"DataLoader with IterableDataset: expected unspecified batch_sampler option, "
+                    f"but got batch_sampler={batch_sampler}"
+                )
         else:
             kind = DatasetKind.Map
             shuffle = bool(shuffle)
@@ -101,12 +143,16 @@ class DataLoader:
             raise ValueError("sampler option is mutually exclusive with shuffle")
         if batch_sampler is not None:
             if batch_size != 1 or shuffle or sampler is not None or drop_last:
-                raise ValueError("batch_sampler option is mutually exclusive with batch_size, shuffle, sampler, "
-                                 "and drop_last")
+                raise ValueError(
+                    "batch_sampler option is mutually exclusive with batch_size, shuffle, sampler, "
+                    "and drop_last"
+                )
             batch_size = None
             drop_last = False
         elif batch_size is None and drop_last:
-            raise ValueError("batch_size=None option disables auto-batching and is mutually exclusive with drop_last")
+            raise ValueError(
+                "batch_size=None option disables auto-batching and is mutually exclusive with drop_last"
+            )
 
         if sampler is None:
             if kind == DatasetKind.Iterable:
@@ -119,7 +165,9 @@ class DataLoader:
             batch_sampler = BatchSampler(sampler, batch_size, drop_last)
 
         if pin_memory:
-            warnings.warn("pin_memory=True has no effect: rumus has no accelerator device to pin memory for yet.")
+            warnings.warn(
+                "pin_memory=True has no effect: rumus has no accelerator device to pin memory for yet."
+            )
 
         self.dataset = dataset
         self.num_workers = num_workers
@@ -133,8 +181,11 @@ class DataLoader:
         self.sampler = sampler
         self.batch_sampler = batch_sampler
         self.generator = generator
-        self.collate_fn = collate_fn if collate_fn is not None else (
-            default_collate if batch_sampler is not None else default_convert)
+        self.collate_fn = (
+            collate_fn
+            if collate_fn is not None
+            else (default_collate if batch_sampler is not None else default_convert)
+        )
         self.persistent_workers = persistent_workers
         self.in_order = in_order
         self.multiprocessing_context = multiprocessing_context
@@ -144,7 +195,9 @@ class DataLoader:
 
     def __setattr__(self, name, value):
         if getattr(self, "_initialized", False) and name in self._frozen:
-            raise ValueError(f"{name} attribute should not be set after {type(self).__name__} is initialized")
+            raise ValueError(
+                f"{name} attribute should not be set after {type(self).__name__} is initialized"
+            )
         super().__setattr__(name, value)
 
     @property
@@ -156,17 +209,23 @@ class DataLoader:
     def multiprocessing_context(self, ctx):
         if ctx is not None:
             if self.num_workers <= 0:
-                raise ValueError("multiprocessing_context can only be used with multi-process loading "
-                                 f"(num_workers > 0), but got num_workers={self.num_workers}")
+                raise ValueError(
+                    "multiprocessing_context can only be used with multi-process loading "
+                    f"(num_workers > 0), but got num_workers={self.num_workers}"
+                )
             if isinstance(ctx, str):
                 methods = multiprocessing.get_all_start_methods()
                 if ctx not in methods:
-                    raise ValueError(f"multiprocessing_context option should specify a valid start method in "
-                                     f"{methods!r}, but got multiprocessing_context={ctx!r}")
+                    raise ValueError(
+                        f"multiprocessing_context option should specify a valid start method in "
+                        f"{methods!r}, but got multiprocessing_context={ctx!r}"
+                    )
                 ctx = multiprocessing.get_context(ctx)
             if not isinstance(ctx, multiprocessing.context.BaseContext):
-                raise TypeError("multiprocessing_context option should be a valid context object or a string "
-                                f"specifying the start method, but got multiprocessing_context={ctx}")
+                raise TypeError(
+                    "multiprocessing_context option should be a valid context object or a string "
+                    f"specifying the start method, but got multiprocessing_context={ctx}"
+                )
         self._mp_context = ctx
 
     @property
@@ -212,7 +271,7 @@ class _BaseIter:
         self._sampler_iter = iter(self._index_sampler)
         # Drawn every epoch even without workers (as PyTorch does), so that a shared
         # generator gives the same shuffle whatever num_workers is.
-        self._base_seed = _rumus.randint(0, 2 ** 62, (), generator=loader.generator).item()
+        self._base_seed = _rumus.randint(0, 2**62, (), generator=loader.generator).item()
 
     def _next_index(self):
         return next(self._sampler_iter)
@@ -227,8 +286,9 @@ class _BaseIter:
 class _SingleProcessIter(_BaseIter):
     def __init__(self, loader):
         super().__init__(loader)
-        self._fetcher = _worker.make_fetcher(self._kind, self._dataset, self._auto_collation, self._collate_fn,
-                                             self._drop_last)
+        self._fetcher = _worker.make_fetcher(
+            self._kind, self._dataset, self._auto_collation, self._collate_fn, self._drop_last
+        )
 
     def __next__(self):
         return self._fetcher.fetch(self._next_index())
@@ -265,11 +325,27 @@ class _WorkerIter(_BaseIter):
         self._owner_pid = os.getpid()
         self._shutdown = False
         for wid in range(self._num_workers):
-            args = (self._kind, self._dataset, self._index_queues[wid], self._result_queue, self._done_event,
-                    self._auto_collation, self._collate_fn, self._drop_last, self._base_seed,
-                    loader.worker_init_fn, wid, self._num_workers, self._is_process)
-            w = spawn(target=_worker.worker_loop, args=args, daemon=True,
-                      name=f"rumus DataLoader worker {wid}")
+            args = (
+                self._kind,
+                self._dataset,
+                self._index_queues[wid],
+                self._result_queue,
+                self._done_event,
+                self._auto_collation,
+                self._collate_fn,
+                self._drop_last,
+                self._base_seed,
+                loader.worker_init_fn,
+                wid,
+                self._num_workers,
+                self._is_process,
+            )
+            w = spawn(
+                target=_worker.worker_loop,
+                args=args,
+                daemon=True,
+                name=f"rumus DataLoader worker {wid}",
+            )
             w.start()
             self._workers.append(w)
         self._start_epoch()
@@ -334,13 +410,19 @@ class _WorkerIter(_BaseIter):
             return idx, (pickle.loads(data) if self._is_process else data)
 
     def _check_workers_alive(self):
-        dead = [w for wid, w in enumerate(self._workers) if self._workers_status[wid] and not w.is_alive()]
+        dead = [
+            w
+            for wid, w in enumerate(self._workers)
+            if self._workers_status[wid] and not w.is_alive()
+        ]
         if dead:
             self._shutdown_workers()
             if self._is_process:
                 pids = ", ".join(str(w.pid) for w in dead)
                 raise RuntimeError(f"DataLoader worker (pid(s) {pids}) exited unexpectedly")
-            raise RuntimeError(f"DataLoader worker thread(s) {', '.join(w.name for w in dead)} exited unexpectedly")
+            raise RuntimeError(
+                f"DataLoader worker thread(s) {', '.join(w.name for w in dead)} exited unexpectedly"
+            )
 
     def _stop_worker(self, wid):
         """Worker ``wid``'s stream has ended: no more tasks for it (and, unless persistent, let it exit)."""

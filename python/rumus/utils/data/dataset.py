@@ -8,8 +8,16 @@ from itertools import accumulate
 from ... import _rumus
 from ..._rumus import Tensor
 
-__all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "ConcatDataset", "ChainDataset",
-           "Subset", "random_split"]
+__all__ = [
+    "Dataset",
+    "IterableDataset",
+    "TensorDataset",
+    "StackDataset",
+    "ConcatDataset",
+    "ChainDataset",
+    "Subset",
+    "random_split",
+]
 
 
 class Dataset:
@@ -66,8 +74,10 @@ class StackDataset(Dataset):
 
     def __init__(self, *args, **kwargs):
         if args and kwargs:
-            raise ValueError("Supported either ``tuple``- (via ``args``) or"
-                             "``dict``- (via ``kwargs``) like input/output, but both types are given.")
+            raise ValueError(
+                "Supported either ``tuple``- (via ``args``) or"
+                "``dict``- (via ``kwargs``) like input/output, but both types are given."
+            )
         datasets = args or tuple(kwargs.values())
         if not datasets:
             raise ValueError("At least one dataset should be passed")
@@ -175,12 +185,16 @@ def random_split(dataset, lengths, generator=None):
             sizes[i % len(sizes)] += 1
         for i, size in enumerate(sizes):
             if size == 0:
-                warnings.warn(f"Length of split at index {i} is 0. This might result in an empty dataset.")
+                warnings.warn(
+                    f"Length of split at index {i} is 0. This might result in an empty dataset."
+                )
         lengths = sizes
     if any(not isinstance(size, int) or size < 0 for size in lengths):
-        raise ValueError(f"random_split: lengths must be non-negative ints or fractions summing to 1, got {lengths}")
+        raise ValueError(
+            f"random_split: lengths must be non-negative ints or fractions summing to 1, got {lengths}"
+        )
     if sum(lengths) != n:
         raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
     perm = _rumus.randperm(n, generator=generator).tolist()
     ends = list(accumulate(lengths))
-    return [Subset(dataset, perm[end - size:end]) for end, size in zip(ends, lengths)]
+    return [Subset(dataset, perm[end - size : end]) for end, size in zip(ends, lengths)]

@@ -5,8 +5,14 @@ import numpy as np
 from ... import _rumus
 from ..._rumus import Tensor
 
-__all__ = ["Sampler", "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "WeightedRandomSampler",
-           "BatchSampler"]
+__all__ = [
+    "Sampler",
+    "SequentialSampler",
+    "RandomSampler",
+    "SubsetRandomSampler",
+    "WeightedRandomSampler",
+    "BatchSampler",
+]
 
 # RandomSampler with replacement draws its indices in chunks of this many.
 _CHUNK = 32
@@ -14,7 +20,7 @@ _CHUNK = 32
 
 def _fresh_generator():
     """A generator seeded from the global one, so that ``rumus.manual_seed`` fixes the order."""
-    seed = _rumus.randint(-2 ** 63, 2 ** 63 - 1, ()).item()
+    seed = _rumus.randint(-(2**63), 2**63 - 1, ()).item()
     return _rumus.Generator().manual_seed(seed)
 
 
@@ -81,7 +87,7 @@ class RandomSampler(Sampler):
             return
         for _ in range(self.num_samples // n):
             yield from _rumus.randperm(n, generator=g).tolist()
-        yield from _rumus.randperm(n, generator=g).tolist()[:self.num_samples % n]
+        yield from _rumus.randperm(n, generator=g).tolist()[: self.num_samples % n]
 
     def __len__(self):
         return self.num_samples
@@ -109,17 +115,23 @@ class WeightedRandomSampler(Sampler):
     def __init__(self, weights, num_samples, replacement=True, generator=None):
         _check_positive_int("num_samples", num_samples)
         _check_bool("replacement", replacement)
-        w = np.asarray(weights.detach().double().numpy() if isinstance(weights, Tensor) else weights,
-                       dtype=np.float64)
+        w = np.asarray(
+            weights.detach().double().numpy() if isinstance(weights, Tensor) else weights,
+            dtype=np.float64,
+        )
         if w.ndim != 1:
-            raise ValueError(f"weights should be a 1d sequence but given weights have shape {tuple(w.shape)}")
+            raise ValueError(
+                f"weights should be a 1d sequence but given weights have shape {tuple(w.shape)}"
+            )
         if not np.all(np.isfinite(w)) or np.any(w < 0):
             raise RuntimeError("WeightedRandomSampler: weights must be finite and non-negative")
         if w.sum() <= 0:
             raise RuntimeError("WeightedRandomSampler: the weights must not all be zero")
         if not replacement and num_samples > np.count_nonzero(w):
-            raise RuntimeError(f"WeightedRandomSampler: cannot draw {num_samples} samples without replacement "
-                               f"from {np.count_nonzero(w)} non-zero weights")
+            raise RuntimeError(
+                f"WeightedRandomSampler: cannot draw {num_samples} samples without replacement "
+                f"from {np.count_nonzero(w)} non-zero weights"
+            )
         self.weights = _rumus.tensor(w, dtype=_rumus.float64)
         self._w = w
         self.num_samples = num_samples
@@ -127,8 +139,11 @@ class WeightedRandomSampler(Sampler):
         self.generator = generator
 
     def __iter__(self):
-        u = _rumus.rand(self.num_samples if self.replacement else len(self._w), generator=self.generator,
-                        dtype=_rumus.float64).numpy()
+        u = _rumus.rand(
+            self.num_samples if self.replacement else len(self._w),
+            generator=self.generator,
+            dtype=_rumus.float64,
+        ).numpy()
         if self.replacement:
             # Inverse CDF; u < 1 and the last bin with weight > 0 catches rounding at the top.
             cdf = np.cumsum(self._w)
@@ -138,7 +153,7 @@ class WeightedRandomSampler(Sampler):
             # Exponential race: the k smallest -log(u)/w are a weighted draw without replacement.
             with np.errstate(divide="ignore"):
                 keys = -np.log1p(-u) / self._w
-            idx = np.argsort(keys, kind="stable")[:self.num_samples]
+            idx = np.argsort(keys, kind="stable")[: self.num_samples]
         return iter(idx.tolist())
 
     def __len__(self):

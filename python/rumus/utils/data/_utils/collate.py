@@ -11,7 +11,9 @@ from ...._rumus import Tensor
 
 __all__ = ["collate", "default_collate", "default_collate_fn_map", "default_convert"]
 
-_ERR = "default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; found {}"
+_ERR = (
+    "default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; found {}"
+)
 
 
 def _is_text_array(a):
@@ -115,7 +117,9 @@ def collate(batch, *, collate_fn_map=None):
             if isinstance(elem, t):
                 return fn(batch, collate_fn_map=collate_fn_map)
     if isinstance(elem, collections.abc.Mapping):
-        return _rebuild(elem, {k: collate([d[k] for d in batch], collate_fn_map=collate_fn_map) for k in elem})
+        return _rebuild(
+            elem, {k: collate([d[k] for d in batch], collate_fn_map=collate_fn_map) for k in elem}
+        )
     if isinstance(elem, tuple) and hasattr(elem, "_fields"):
         return elem_type(*(collate(s, collate_fn_map=collate_fn_map) for s in zip(*batch)))
     if isinstance(elem, collections.abc.Sequence):

@@ -18,8 +18,8 @@ __all__ = ["WorkerInfo", "get_worker_info"]
 # How often a waiting worker or loader wakes up to check for shutdown or dead peers (seconds).
 POLL_INTERVAL = 0.2
 
-_local = threading.local()   # WorkerInfo of a worker thread
-_process_info = None         # WorkerInfo of a worker process, seen by all its threads
+_local = threading.local()  # WorkerInfo of a worker thread
+_process_info = None  # WorkerInfo of a worker process, seen by all its threads
 
 
 class WorkerInfo:
@@ -78,8 +78,9 @@ class ExceptionWrapper:
     def __init__(self, where):
         exc_type, exc, tb = sys.exc_info()
         self.exc_type = exc_type
-        self.msg = (f"Caught {exc_type.__name__} {where}.\nOriginal "
-                    + "".join(traceback.format_exception(exc_type, exc, tb)))
+        self.msg = f"Caught {exc_type.__name__} {where}.\nOriginal " + "".join(
+            traceback.format_exception(exc_type, exc, tb)
+        )
 
     def reraise(self):
         msg = _KeyErrorMessage(self.msg) if self.exc_type is KeyError else self.msg
@@ -158,8 +159,21 @@ def _send(result_queue, idx, data, is_process, where):
     result_queue.put((idx, data))
 
 
-def worker_loop(kind, dataset, index_queue, result_queue, done_event, auto_collation, collate_fn, drop_last,
-                base_seed, init_fn, worker_id, num_workers, is_process):
+def worker_loop(
+    kind,
+    dataset,
+    index_queue,
+    result_queue,
+    done_event,
+    auto_collation,
+    collate_fn,
+    drop_last,
+    base_seed,
+    init_fn,
+    worker_id,
+    num_workers,
+    is_process,
+):
     """Answers ``(idx, index)`` tasks with ``(idx, batch)`` until it gets ``None``.
 
     A worker process reseeds Python's, NumPy's and rumus's global generators
