@@ -5,6 +5,7 @@ import warnings
 
 import rumus
 
+from ...utils.checkpoint import is_checkpointing
 from .. import functional as F
 from .. import init
 from ..parameter import Parameter
@@ -120,15 +121,18 @@ class _BatchNorm(_NormBase):
         self._check_input_dim(input)
         # momentum=None means a cumulative moving average: factor 1/n at the n-th batch.
         factor = 0.0 if self.momentum is None else self.momentum
-        if self.training and self.track_running_stats and self.num_batches_tracked is not None:
+        # Running stats are updated only while training with track_running_stats (which may be
+        # switched off after construction), and not again when checkpoint recomputes the
+        # forward in backward: the first run already counted this batch.
+        update = self.training and self.track_running_stats and not is_checkpointing()
+        if update and self.num_batches_tracked is not None:
             self.num_batches_tracked.add_(1)
             if self.momentum is None:
                 factor = 1.0 / self.num_batches_tracked.item()
         # Without running stats, eval mode normalizes with the batch statistics too.
         use_batch_stats = self.training or (self.running_mean is None and self.running_var is None)
-        # Running stats are updated only while training with track_running_stats (which may be
-        # switched off after construction), and always used in eval mode when present.
-        with_stats = not self.training or self.track_running_stats
+        # Eval mode always normalizes with the running stats when present.
+        with_stats = not self.training or update
         return F.batch_norm(
             input,
             self.running_mean if with_stats else None,
@@ -181,8 +185,9 @@ class _InstanceNorm(_NormBase):
                     f"({self.num_features}), but got: {input.size(channel_dim)}."
                 )
             warnings.warn(
-                f"input's size at dim={channel_dim} does not match num_features. You can silence this "
-                "warning by not passing in num_features, which is not used because affine=False"
+                f"input's size at dim={channel_dim} does not match num_features. You can "
+                "silence this warning by not passing in num_features, which is not used because "
+                "affine=False"
             )
         if unbatched:
             input = input.unsqueeze(0)
@@ -244,8 +249,8 @@ class LayerNorm(Module):
 
     def extra_repr(self):
         return (
-            f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}, "
-            f"bias={self.bias is not None}"
+            f"{self.normalized_shape}, eps={self.eps}, "
+            f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}"
         )
 
 
