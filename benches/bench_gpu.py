@@ -123,7 +123,8 @@ def dispatch_table(min_time, repeats):
                 y = y + 1.0
 
         print(
-            f"  torch {TORCH_DEV}, queued:            {timed(tqueued, torch_sync, min_time, repeats) / batch * 1e6:8.1f}"
+            f"  torch {TORCH_DEV}, queued:            "
+            f"{timed(tqueued, torch_sync, min_time, repeats) / batch * 1e6:8.1f}"
         )
 
 
@@ -170,10 +171,12 @@ def main(argv=None):
     print_env()
     info = rumus.gpu.adapter_info()
     print(
-        f"GPU adapter: {info['name']} ({info['backend']}, {info['device_type']}, driver {info['driver']} {info['driver_info']})"
+        f"GPU adapter: {info['name']} ({info['backend']}, {info['device_type']}, driver "
+        f"{info['driver']} {info['driver_info']})"
     )
     print(
-        f"torch: {torch.__version__ + ' on ' + TORCH_DEV if torch is not None else 'not installed'}\n"
+        "torch: "
+        f"{torch.__version__ + ' on ' + TORCH_DEV if torch is not None else 'not installed'}\n"
     )
     matmul_table([256, 1024] if args.quick else [1024, 2048, 4096], min_time, repeats)
     print()

@@ -4,11 +4,14 @@ Test files import the plain helpers directly (``from conftest import ...``);
 pytest puts this directory on ``sys.path``.
 """
 
+import contextlib
 import os
 
 import numpy as np
 import pytest
 import rumus
+
+# ---- devices ----
 
 # CI sets this so that a missing GPU (a broken lavapipe install) fails the GPU
 # tests instead of skipping them.
@@ -37,6 +40,27 @@ def gpu():
     need_gpu()
     return "gpu"
 
+
+@contextlib.contextmanager
+def default_device(device):
+    """Makes ``device`` the default device (where factories create tensors) inside the block."""
+    prev = rumus.get_default_device()
+    rumus.set_default_device(device)
+    try:
+        yield
+    finally:
+        rumus.set_default_device(prev)
+
+
+@pytest.fixture
+def on_default_device(device):
+    """Runs a test with its ``device`` as the default device; a file opts in with
+    ``pytestmark = pytest.mark.usefixtures("on_default_device")``."""
+    with default_device(device):
+        yield
+
+
+# ---- dtypes, data and assertions ----
 
 ALL_DTYPES = ["float32", "float64", "float16", "bfloat16", "int64", "int32", "uint8", "bool"]
 FLOAT_DTYPES = ["float32", "float64"]
@@ -188,17 +212,53 @@ def ac(t, expected, rtol=None, atol=None):
     assert_close(t.detach(), np.asarray(expected), rtol=rtol, atol=atol)
 
 
+def assert_same_data(a, b, device, probe=-42.0):
+    """``a`` and ``b`` are the same memory: equal data_ptr() on the CPU. On the GPU
+    data_ptr() raises NotImplementedError, so write ``probe`` through ``a`` and read it
+    back through ``b`` instead (this overwrites their values)."""
+    if device == "cpu":
+        assert a.data_ptr() == b.data_ptr()
+    else:
+        a.fill_(probe)
+        assert (to_np(b) == probe).all(), "the two tensors do not share memory"
+
+
 # ---- GPU runs of tests written for float64: float32 stands in on the GPU ----
 
 F32_TOL = dict(rtol=1e-5, atol=1e-6)
 
+# Dtypes the GPU lacks by design (WGSL has no float64 and no bfloat16).
+NOT_ON_GPU = ("float64", "bfloat16")
 
-def fdt(device):
-    """Name of the float dtype standing for "a float" on ``device``."""
+
+def wide(device):
+    """Name of the float dtype standing for "a float" on ``device``: float64 on the CPU,
+    float32 on the GPU. For tests that use float64 but are not about float64."""
     return "float64" if device == "cpu" else "float32"
 
 
+def fd(device):
+    """rumus dtype of :func:`wide`."""
+    return rdt(wide(device))
+
+
+def float_dtypes(device):
+    """The float dtypes a test loops over on ``device``."""
+    return ("float64", "float32") if device == "cpu" else ("float32",)
+
+
+def skip_on_gpu(device, *dtypes):
+    """Skips the GPU run of a test that needs a dtype in NOT_ON_GPU; ``dtypes`` are names
+    ("float64") or rumus dtypes (rumus.float64)."""
+    if device == "gpu":
+        for d in dtypes:
+            name = d if isinstance(d, str) else str(d).removeprefix("rumus.")
+            if name in NOT_ON_GPU:
+                pytest.skip(f"{name} is not supported on the GPU (by design)")
+
+
 def skip_f64_on_gpu(device, what="float64"):
+    """Skips the GPU run of a test about ``what``, a float64-only feature."""
     if device != "cpu":
         pytest.skip(f"{what} is not supported on the GPU (by design)")
 
@@ -236,6 +296,15 @@ def dnp(device, rtol, atol):
     return dict(rtol=max(rtol, F32_TOL["rtol"]), atol=max(atol, F32_TOL["atol"]))
 
 
-def fd(device):
-    """rumus float dtype standing for "a float" on ``device``."""
-    return rumus.float64 if device == "cpu" else rumus.float32
+# ---- NumPy references shared by several op families ----
+
+
+def ntuple(v, n):
+    """``v`` as an n-tuple: a tuple/list as is, a scalar repeated (PyTorch's _ntuple)."""
+    return tuple(v) if isinstance(v, (tuple, list)) else (v,) * n
+
+
+def log_softmax_ref(x, axis):
+    """Numerically stable log_softmax of ``x`` along ``axis``."""
+    m = x.max(axis, keepdims=True)
+    return x - m - np.log(np.exp(x - m).sum(axis, keepdims=True))

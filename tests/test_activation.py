@@ -3,14 +3,23 @@ derivatives, options (alpha, slope, beta/threshold, approximate, dim, dtype), th
 inplace= forms (same tensor back, autograd through them), views and float32;
 PyTorch cross-checks when installed; bad input."""
 
-import contextlib
 import math
 
 import numpy as np
 import pytest
 import rumus
 import rumus.nn.functional as F
-from conftest import assert_close, noncontig, tensor, to_np
+from conftest import (
+    assert_close,
+    default_device,
+    dleaf,
+    float_dtypes,
+    log_softmax_ref,
+    noncontig,
+    tensor,
+    to_np,
+    wide,
+)
 
 F32 = dict(rtol=1e-5, atol=1e-6)
 
@@ -20,43 +29,15 @@ F32 = dict(rtol=1e-5, atol=1e-6)
 # --------------------------------------------------------------------------
 
 
-def wide(device):
-    """float64 on the CPU, float32 on the GPU (which has no float64): for tests
-    that use float64 only as "a float"."""
-    return "float64" if device == "cpu" else "float32"
-
-
-def float_dtypes(device):
-    """The float dtypes a test loops over on ``device`` (the GPU has no float64)."""
-    return ("float64", "float32") if device == "cpu" else ("float32",)
-
-
 def tol(device):
     """Tolerances of a ``wide(device)`` result: the defaults on the CPU, F32 on the GPU."""
     return {} if device == "cpu" else F32
-
-
-def leaf(a, device):
-    """Leaf tensor on ``device`` that requires grad, holding ``a`` in ``wide(device)``."""
-    t = tensor(np.asarray(a, dtype=wide(device)), device=device)
-    t.requires_grad_()
-    return t
 
 
 def ac(t, expected, device):
     """assert_close on the detached tensor; on the GPU against float32 with F32 tolerances."""
     assert t is not None, "expected a tensor, got None"
     assert_close(t.detach(), np.asarray(expected).astype(wide(device)), **tol(device))
-
-
-@contextlib.contextmanager
-def default_device(device):
-    prev = rumus.get_default_device()
-    rumus.set_default_device(device)
-    try:
-        yield
-    finally:
-        rumus.set_default_device(prev)
 
 
 SELU_ALPHA, SELU_SCALE = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
@@ -207,7 +188,7 @@ def test_activation_values(name, rng, device):
 @pytest.mark.parametrize("name", list(ACTS))
 def test_activation_derivatives(name, rng, device):
     call, _, dfn = ACTS[name]
-    x = leaf(_inputs(rng), device)
+    x = dleaf(_inputs(rng), device)
     g = rng.uniform(-1, 1, (3, 5)).astype(wide(device))
     call(x).backward(tensor(g, device=device))
     ac(x.grad, g.astype(np.float64) * dfn(to_np(x).astype(np.float64)), device)
@@ -255,7 +236,7 @@ def test_inplace_activations(name, rng, device):
     x64 = x.astype(np.float64)
     assert_close(t, fn(x64).astype(wide(device)), **tol(device))
     # in place on a non-leaf that is part of a graph: the gradient flows through
-    xl = leaf(x, device)
+    xl = dleaf(x, device)
     y = xl * 1.0
     assert INPLACE[name](y) is y
     y.sum().backward()
@@ -263,7 +244,7 @@ def test_inplace_activations(name, rng, device):
 
 
 def test_inplace_on_leaf_requiring_grad_raises(rng, device):
-    x = leaf(_inputs(rng), device)
+    x = dleaf(_inputs(rng), device)
     for call in (INPLACE["relu"], INPLACE["elu"], INPLACE["leaky_relu_slope"]):
         with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
             call(x)
@@ -273,7 +254,7 @@ def test_prelu(rng, device):
     fd = wide(device)
     x = _inputs(rng, (2, 3, 4), fd)
     w = rng.uniform(0.1, 0.5, 3).astype(fd)
-    xl, wl = leaf(x, device), leaf(w, device)
+    xl, wl = dleaf(x, device), dleaf(w, device)
     out = F.prelu(xl, wl)
     x, w = x.astype(np.float64), w.astype(np.float64)
     ac(out, np.where(x > 0, x, w[:, None] * x), device)
@@ -296,7 +277,7 @@ def test_prelu(rng, device):
 def test_glu(rng, device):
     fd = wide(device)
     x = _inputs(rng, (2, 6), fd)
-    xl = leaf(x, device)
+    xl = dleaf(x, device)
     out = F.glu(xl)
     x = x.astype(np.float64)
     a, b = x[:, :3], x[:, 3:]
@@ -313,11 +294,6 @@ def test_glu(rng, device):
 # -------------------------------------------------------- softmax family
 
 
-def _log_softmax(x, axis):
-    m = x.max(axis, keepdims=True)
-    return x - m - np.log(np.exp(x - m).sum(axis, keepdims=True))
-
-
 @pytest.mark.parametrize("dim", [0, 1, -1, 2])
 def test_softmax_log_softmax_softmin(dim, rng, device):
     for dtype in float_dtypes(device):
@@ -326,17 +302,17 @@ def test_softmax_log_softmax_softmin(dim, rng, device):
         tol = F32 if dtype == "float32" else {}
         assert_close(
             F.softmax(tensor(x, device=device), dim),
-            np.exp(_log_softmax(x64, dim)).astype(dtype),
+            np.exp(log_softmax_ref(x64, dim)).astype(dtype),
             **tol,
         )
         assert_close(
             F.log_softmax(tensor(x, device=device), dim=dim),
-            _log_softmax(x64, dim).astype(dtype),
+            log_softmax_ref(x64, dim).astype(dtype),
             **tol,
         )
         assert_close(
             F.softmin(tensor(x, device=device), dim),
-            np.exp(_log_softmax(-x64, dim)).astype(dtype),
+            np.exp(log_softmax_ref(-x64, dim)).astype(dtype),
             **tol,
         )
 
@@ -347,12 +323,13 @@ def test_softmax_dtype_argument(rng, device):
         pytest.skip("float64 is not supported on the GPU (by design)")
     x = rng.uniform(-5, 5, (3, 4)).astype(np.float32)
     out = F.softmax(tensor(x), 1, dtype=rumus.float64)
-    assert_close(out, np.exp(_log_softmax(x.astype(np.float64), 1)))
+    assert_close(out, np.exp(log_softmax_ref(x.astype(np.float64), 1)))
     assert_close(
-        F.log_softmax(tensor(x), -1, dtype=rumus.float64), _log_softmax(x.astype(np.float64), 1)
+        F.log_softmax(tensor(x), -1, dtype=rumus.float64), log_softmax_ref(x.astype(np.float64), 1)
     )
     assert_close(
-        F.softmin(tensor(x), 1, dtype=rumus.float64), np.exp(_log_softmax(-x.astype(np.float64), 1))
+        F.softmin(tensor(x), 1, dtype=rumus.float64),
+        np.exp(log_softmax_ref(-x.astype(np.float64), 1)),
     )
 
 
@@ -369,10 +346,10 @@ def test_softmax_extreme_values_are_stable(device):
 
 
 def test_softmax_gradients_closed_form(rng, device):
-    x = leaf(rng.uniform(-2, 2, (3, 4)), device)
+    x = dleaf(rng.uniform(-2, 2, (3, 4)), device)
     g = rng.uniform(-1, 1, (3, 4)).astype(wide(device))
     F.softmax(x, 1).backward(tensor(g, device=device))
-    s = np.exp(_log_softmax(to_np(x).astype(np.float64), 1))
+    s = np.exp(log_softmax_ref(to_np(x).astype(np.float64), 1))
     ac(x.grad, s * (g - (g * s).sum(1, keepdims=True)), device)
     x.grad = None
     F.log_softmax(x, 1).backward(tensor(g, device=device))
@@ -384,8 +361,8 @@ def test_softmax_views(rng, device):
     x = rng.uniform(-2, 2, (4, 5)).astype(fd)
     for kind, t, e in noncontig(x, fd, device):
         e = e.astype(np.float64)
-        assert_close(F.softmax(t, 1), np.exp(_log_softmax(e, 1)).astype(fd), **tol(device)), kind
-        assert_close(F.log_softmax(t, 0), _log_softmax(e, 0).astype(fd), **tol(device)), kind
+        assert_close(F.softmax(t, 1), np.exp(log_softmax_ref(e, 1)).astype(fd), **tol(device)), kind
+        assert_close(F.log_softmax(t, 0), log_softmax_ref(e, 0).astype(fd), **tol(device)), kind
 
 
 # ------------------------------------------------------------------ bad input

@@ -10,56 +10,12 @@ import numpy as np
 import pytest
 import rumus
 import rumus.nn.functional as F
-from conftest import ac, assert_close, tensor, to_np
+from conftest import assert_close, dac, dleaf, dnp, dt, tensor, to_np
 
 # ------------------------------------------------------------------ devices
-# Every test runs on the CPU and on the GPU (``device`` fixture). float64 is not on the GPU (by design):
-# where a test uses float64 only as "a float", the GPU run uses float32 with the CPU's float32 tolerances.
-
-F32_TOL = dict(rtol=1e-5, atol=1e-6)
-
-
-def fdt(device):
-    """Name of the float dtype standing for "a float" on ``device``."""
-    return "float64" if device == "cpu" else "float32"
-
-
-def skip_f64_on_gpu(device, what="float64"):
-    if device != "cpu":
-        pytest.skip(f"{what} is not supported on the GPU (by design)")
-
-
-def dt(a, device, dtype=None):
-    """tensor() on ``device``; float64 data become float32 on the GPU."""
-    a = np.asarray(a)
-    if device != "cpu" and a.dtype == np.float64 and dtype in (None, "float64"):
-        return tensor(a, "float32", device=device)
-    return tensor(a, dtype, device=device)
-
-
-def dleaf(a, device):
-    """leaf() (float64) on the CPU; a float32 leaf on the GPU."""
-    t = dt(np.asarray(a, dtype=np.float64), device=device)
-    t.requires_grad_()
-    return t
-
-
-def dac(t, expected, device, rtol=None, atol=None):
-    """ac() on the CPU; on the GPU float64 expectations are checked as float32 with (at least) the
-    float32 tolerances."""
-    expected = np.asarray(expected)
-    if device != "cpu" and expected.dtype == np.float64:
-        expected = expected.astype(np.float32)
-        rtol = max(rtol or 0.0, F32_TOL["rtol"])
-        atol = max(atol or 0.0, F32_TOL["atol"])
-    ac(t, expected, rtol=rtol, atol=atol)
-
-
-def dnp(device, rtol, atol):
-    """np.testing tolerances: as given on the CPU, at least float32's on the GPU."""
-    if device == "cpu":
-        return dict(rtol=rtol, atol=atol)
-    return dict(rtol=max(rtol, F32_TOL["rtol"]), atol=max(atol, F32_TOL["atol"]))
+# Every test runs on the CPU and on the GPU (``device`` fixture). float64 is not on the GPU (by
+# design): where a test uses float64 only as "a float", the GPU run uses float32 with the CPU's
+# float32 tolerances.
 
 
 def attention_ref(q, k, v, mask=None, is_causal=False, scale=None):
@@ -130,12 +86,14 @@ def test_sdpa_values_and_gradients(mask_kind, device, rng):
     mask = _masks(rng)[mask_kind]
     out, a = attention_ref(q, k, v, mask)
     ql, kl, vl = dleaf(q, device), dleaf(k, device), dleaf(v, device)
-    res = F.scaled_dot_product_attention(ql, kl, vl, None if mask is None else dt(mask, device))
-    dac(res, out, device)
+    res = F.scaled_dot_product_attention(
+        ql, kl, vl, None if mask is None else dt(mask, device=device)
+    )
+    dac(res, out, device=device)
     g = rng.uniform(-1, 1, out.shape)
-    res.backward(dt(g, device))
+    res.backward(dt(g, device=device))
     for got, exp in zip((ql, kl, vl), attention_grad_ref(q, k, v, a, g, 1 / math.sqrt(6))):
-        dac(got.grad, exp, device)
+        dac(got.grad, exp, device=device)
 
 
 def test_sdpa_fully_masked_rows_are_zero(device, rng):
@@ -144,7 +102,10 @@ def test_sdpa_fully_masked_rows_are_zero(device, rng):
     mask[1] = False
     out = to_np(
         F.scaled_dot_product_attention(
-            dt(q, device), dt(k, device), dt(v, device), dt(mask, device)
+            dt(q, device=device),
+            dt(k, device=device),
+            dt(v, device=device),
+            dt(mask, device=device),
         )
     )
     assert np.isfinite(out).all()
@@ -157,25 +118,29 @@ def test_sdpa_causal(length, source, device, rng):
     ql, kl, vl = dleaf(q, device), dleaf(k, device), dleaf(v, device)
     res = F.scaled_dot_product_attention(ql, kl, vl, is_causal=True, scale=0.3)
     out, a = attention_ref(q, k, v, is_causal=True, scale=0.3)
-    dac(res, out, device)
+    dac(res, out, device=device)
     g = rng.uniform(-1, 1, out.shape)
-    res.backward(dt(g, device))
+    res.backward(dt(g, device=device))
     for got, exp in zip((ql, kl, vl), attention_grad_ref(q, k, v, a, g, 0.3)):
-        dac(got.grad, exp, device)
+        dac(got.grad, exp, device=device)
 
 
 def test_sdpa_scale_unbatched_and_3d(device, rng):
     q, k, v = _qkv(rng, b=())
     dac(
-        F.scaled_dot_product_attention(dt(q, device), dt(k, device), dt(v, device), scale=2.0),
+        F.scaled_dot_product_attention(
+            dt(q, device=device), dt(k, device=device), dt(v, device=device), scale=2.0
+        ),
         attention_ref(q, k, v, scale=2.0)[0],
-        device,
+        device=device,
     )
     q, k, v = _qkv(rng, b=(3,))
     dac(
-        F.scaled_dot_product_attention(dt(q, device), dt(k, device), dt(v, device)),
+        F.scaled_dot_product_attention(
+            dt(q, device=device), dt(k, device=device), dt(v, device=device)
+        ),
         attention_ref(q, k, v)[0],
-        device,
+        device=device,
     )
 
 
@@ -195,13 +160,13 @@ def test_sdpa_float32(device, rng):
 def test_sdpa_noncontiguous(device, rng):
     q, k, v = _qkv(rng)
     # (B, H, L, E) views made by transposing (B, L, H, E) storage, as multi-head attention does
-    qt = dt(np.ascontiguousarray(q.transpose(0, 2, 1, 3)), device).transpose(1, 2)
-    kt = dt(np.ascontiguousarray(k.transpose(0, 2, 1, 3)), device).transpose(1, 2)
+    qt = dt(np.ascontiguousarray(q.transpose(0, 2, 1, 3)), device=device).transpose(1, 2)
+    kt = dt(np.ascontiguousarray(k.transpose(0, 2, 1, 3)), device=device).transpose(1, 2)
     assert not qt.is_contiguous()
     dac(
-        F.scaled_dot_product_attention(qt, kt, dt(v, device), is_causal=True),
+        F.scaled_dot_product_attention(qt, kt, dt(v, device=device), is_causal=True),
         attention_ref(q, k, v, is_causal=True)[0],
-        device,
+        device=device,
     )
 
 
@@ -209,10 +174,10 @@ def test_sdpa_grouped_query_attention(device, rng):
     q = rng.uniform(-1, 1, (2, 4, 3, 6))
     k, v = rng.uniform(-1, 1, (2, 2, 5, 6)), rng.uniform(-1, 1, (2, 2, 5, 3))
     out = F.scaled_dot_product_attention(
-        dt(q, device), dt(k, device), dt(v, device), enable_gqa=True
+        dt(q, device=device), dt(k, device=device), dt(v, device=device), enable_gqa=True
     )
     # query heads 0, 1 read key/value head 0; heads 2, 3 read head 1
-    dac(out, attention_ref(q, np.repeat(k, 2, 1), np.repeat(v, 2, 1))[0], device)
+    dac(out, attention_ref(q, np.repeat(k, 2, 1), np.repeat(v, 2, 1))[0], device=device)
 
 
 def test_sdpa_dropout_drops_and_rescales_weights(device, rng):
@@ -222,14 +187,18 @@ def test_sdpa_dropout_drops_and_rescales_weights(device, rng):
     _, a = attention_ref(q, k, v)
     rumus.manual_seed(0)
     out = to_np(
-        F.scaled_dot_product_attention(dt(q, device), dt(k, device), dt(v, device), dropout_p=0.25)
+        F.scaled_dot_product_attention(
+            dt(q, device=device), dt(k, device=device), dt(v, device=device), dropout_p=0.25
+        )
     )
     kept = out != 0
     np.testing.assert_allclose(out[kept], a[kept] / 0.75, **dnp(device, 1e-12, 0))
     assert 0.6 < kept.mean() < 0.9
     rumus.manual_seed(0)
     again = to_np(
-        F.scaled_dot_product_attention(dt(q, device), dt(k, device), dt(v, device), dropout_p=0.25)
+        F.scaled_dot_product_attention(
+            dt(q, device=device), dt(k, device=device), dt(v, device=device), dropout_p=0.25
+        )
     )
     np.testing.assert_array_equal(out, again)
 
@@ -355,7 +324,7 @@ def test_sdpa_vs_torch(device, rng):
     np.testing.assert_allclose(
         to_np(
             F.scaled_dot_product_attention(
-                dt(q, device), dt(k, device), dt(v, device), enable_gqa=True
+                dt(q, device=device), dt(k, device=device), dt(v, device=device), enable_gqa=True
             )
         ),
         tf.scaled_dot_product_attention(

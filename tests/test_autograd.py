@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import rumus
 import rumus.autograd
-from conftest import ac, make, tensor, val
+from conftest import ac, make, tensor, val, wide
 
 agrad = rumus.autograd.grad
 stb = rumus.autograd.saved_tensor_bytes
@@ -53,12 +53,6 @@ def _sig(a):
 # --------------------------------------------------------------------------
 
 F32_TOL = (1e-5, 1e-6)  # conftest.TOL["float32"]
-
-
-def wide(device):
-    """float64 on the CPU, float32 on the GPU (which has no float64): for tests
-    that use float64 but are not about float64."""
-    return "float64" if device == "cpu" else "float32"
 
 
 class On:

@@ -448,7 +448,8 @@ def _iop(sym):
 def test_binary_family(dev, data):
     t = draw_tensor(data)
     other = draw_operand(data, tuple(t.shape))
-    desc = f"{t.dtype}{tuple(t.shape)} and {getattr(other, 'dtype', other)}{tuple(getattr(other, 'shape', ()))}"
+    other_desc = f"{getattr(other, 'dtype', other)}{tuple(getattr(other, 'shape', ()))}"
+    desc = f"{t.dtype}{tuple(t.shape)} and {other_desc}"
     how = data.draw(
         st.sampled_from(
             ["function", "method", "operator", "reflected", "inplace", "ioperator", "special"]

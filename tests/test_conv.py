@@ -5,14 +5,23 @@ gradients against closed forms (the input gradient of a convolution is the
 transposed convolution of the output gradient, and back); PyTorch cross-checks
 when it is installed; bad input."""
 
-import contextlib
 import warnings
 
 import numpy as np
 import pytest
 import rumus
 import rumus.nn.functional as F
-from conftest import assert_close, noncontig, tensor, to_np
+from conftest import (
+    assert_close,
+    default_device,
+    dleaf,
+    float_dtypes,
+    noncontig,
+    ntuple,
+    tensor,
+    to_np,
+    wide,
+)
 
 F32 = dict(rtol=1e-5, atol=1e-5)
 
@@ -22,47 +31,15 @@ F32 = dict(rtol=1e-5, atol=1e-5)
 # --------------------------------------------------------------------------
 
 
-def wide(device):
-    """float64 on the CPU, float32 on the GPU (which has no float64): for tests
-    that use float64 only as "a float"."""
-    return "float64" if device == "cpu" else "float32"
-
-
-def float_dtypes(device):
-    """The float dtypes a test loops over on ``device`` (the GPU has no float64)."""
-    return ("float64", "float32") if device == "cpu" else ("float32",)
-
-
 def tol(device):
     """Tolerances of a ``wide(device)`` result: the defaults on the CPU, F32 on the GPU."""
     return {} if device == "cpu" else F32
-
-
-def leaf(a, device):
-    """Leaf tensor on ``device`` that requires grad, holding ``a`` in ``wide(device)``."""
-    t = tensor(np.asarray(a, dtype=wide(device)), device=device)
-    t.requires_grad_()
-    return t
 
 
 def ac(t, expected, device):
     """assert_close on the detached tensor; on the GPU against float32 with F32 tolerances."""
     assert t is not None, "expected a tensor, got None"
     assert_close(t.detach(), np.asarray(expected).astype(wide(device)), **tol(device))
-
-
-@contextlib.contextmanager
-def default_device(device):
-    prev = rumus.get_default_device()
-    rumus.set_default_device(device)
-    try:
-        yield
-    finally:
-        rumus.set_default_device(prev)
-
-
-def _tup(v, n):
-    return tuple(v) if isinstance(v, (tuple, list)) else (v,) * n
 
 
 def _taps(k, stride, dilation, out_sp):
@@ -82,14 +59,14 @@ def _pads(padding, k, dilation):
         return [(0, 0)] * len(k)
     if padding == "same":  # PyTorch puts the odd element on the right
         return [(d * (kk - 1) // 2, d * (kk - 1) - d * (kk - 1) // 2) for kk, d in zip(k, dilation)]
-    return [(p, p) for p in _tup(padding, len(k))]
+    return [(p, p) for p in ntuple(padding, len(k))]
 
 
 def conv_ref(x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
     """Cross-correlation by a loop over the kernel taps (batched input)."""
     nsp = x.ndim - 2
     k = w.shape[2:]
-    stride, dilation = _tup(stride, nsp), _tup(dilation, nsp)
+    stride, dilation = ntuple(stride, nsp), ntuple(dilation, nsp)
     xp = np.pad(x.astype(np.float64), [(0, 0), (0, 0)] + _pads(padding, k, dilation))
     out_sp = [(xp.shape[2 + i] - dilation[i] * (k[i] - 1) - 1) // stride[i] + 1 for i in range(nsp)]
     cin, cout = x.shape[1] // groups, w.shape[0] // groups
@@ -109,7 +86,7 @@ def conv_weight_grad_ref(x, g, wshape, stride=1, padding=0, dilation=1, groups=1
     """d(sum(conv(x, w) * g)) / dw."""
     nsp = x.ndim - 2
     k = wshape[2:]
-    stride, dilation = _tup(stride, nsp), _tup(dilation, nsp)
+    stride, dilation = ntuple(stride, nsp), ntuple(dilation, nsp)
     xp = np.pad(x, [(0, 0), (0, 0)] + _pads(padding, k, dilation))
     cin, cout = x.shape[1] // groups, wshape[0] // groups
     dw = np.zeros(wshape)
@@ -128,8 +105,8 @@ def conv_transpose_ref(x, w, b=None, stride=1, padding=0, output_padding=0, grou
     """Transposed convolution by scattering every input position through every tap."""
     nsp = x.ndim - 2
     k = w.shape[2:]
-    stride, padding, dilation = _tup(stride, nsp), _tup(padding, nsp), _tup(dilation, nsp)
-    output_padding = _tup(output_padding, nsp)
+    stride, padding, dilation = ntuple(stride, nsp), ntuple(padding, nsp), ntuple(dilation, nsp)
+    output_padding = ntuple(output_padding, nsp)
     in_sp = x.shape[2:]
     full_sp = [
         (i - 1) * s + d * (kk - 1) + 1 + op
@@ -253,9 +230,9 @@ def test_conv_gradients_closed_form(xs, ws, kw, rng, device):
     fn = F.conv2d if len(xs) == 4 else F.conv1d
     fd = wide(device)
     x, w, b = (
-        leaf(_rand(xs, rng), device),
-        leaf(_rand(ws, rng), device),
-        leaf(_rand((ws[0],), rng), device),
+        dleaf(_rand(xs, rng), device),
+        dleaf(_rand(ws, rng), device),
+        dleaf(_rand((ws[0],), rng), device),
     )
     out = fn(x, w, b, **kw)
     g = _rand(tuple(out.shape), rng, fd)
@@ -265,7 +242,7 @@ def test_conv_gradients_closed_form(xs, ws, kw, rng, device):
     ac(b.grad, g.sum(axis=(0,) + tuple(range(2, g.ndim))), device)
     # d/dx of a convolution is the transposed convolution of g, written into the padded input
     k = ws[2:]
-    stride, dilation = _tup(kw.get("stride", 1), len(k)), _tup(kw.get("dilation", 1), len(k))
+    stride, dilation = ntuple(kw.get("stride", 1), len(k)), ntuple(kw.get("dilation", 1), len(k))
     pads = _pads(kw.get("padding", 0), k, dilation)
     full = conv_transpose_ref(g, wv, stride=stride, dilation=dilation, groups=kw.get("groups", 1))
     grad_xp = np.zeros(xs[:2] + tuple(n + lo + hi for n, (lo, hi) in zip(xs[2:], pads)))
@@ -332,7 +309,7 @@ def test_conv_transpose_positional_and_unbatched(rng, device):
 def test_conv_transpose_input_gradient_is_conv(xs, ws, kw, rng, device):
     # d/dx sum(conv_transpose(x, w) * g) = conv(g, w) with the same stride/padding/dilation/groups
     fn = F.conv_transpose2d if len(xs) == 4 else F.conv_transpose1d
-    x, w = leaf(_rand(xs, rng), device), leaf(_rand(ws, rng), device)
+    x, w = dleaf(_rand(xs, rng), device), dleaf(_rand(ws, rng), device)
     out = fn(x, w, **kw)
     g = _rand(tuple(out.shape), rng, wide(device))
     out.backward(tensor(g, device=device))

@@ -3,7 +3,18 @@
 import numpy as np
 import pytest
 import rumus
-from conftest import ALL_DTYPES, assert_close, make, noncontig, rdt, tensor, to_np
+from conftest import (
+    ALL_DTYPES,
+    assert_close,
+    assert_same_data,
+    make,
+    noncontig,
+    rdt,
+    skip_on_gpu,
+    tensor,
+    to_np,
+    wide,
+)
 
 
 def bf16_round(x):
@@ -25,34 +36,6 @@ SRC_VALUES = {
     "uint8": np.array([0, 1, 2, 127, 128, 255, 7, 200, 64, 3, 9], np.uint8),
     "bool": np.array([True, False, True, True, False, False, True, False, True, True, False]),
 }
-
-
-NOT_ON_GPU = ("float64", "bfloat16")
-
-
-def skip_on_gpu(device, *dtypes):
-    """Skips the GPU run of a test that needs a dtype the GPU lacks by design."""
-    if device == "gpu":
-        for d in dtypes:
-            if d in NOT_ON_GPU:
-                pytest.skip(f"{d} is not supported on the GPU (by design)")
-
-
-def wide(device):
-    """float64 on the CPU, float32 on the GPU (which has no float64): for tests
-    that use float64 values but are not about float64."""
-    return "float64" if device == "cpu" else "float32"
-
-
-def assert_same_data(a, b, device, probe=-42.0):
-    """``a`` and ``b`` are the same memory: equal data_ptr() on the CPU. On the
-    GPU data_ptr() raises NotImplementedError, so write through ``a`` and read
-    ``b`` instead (this overwrites their values)."""
-    if device == "cpu":
-        assert a.data_ptr() == b.data_ptr()
-    else:
-        a.fill_(probe)
-        assert (to_np(b) == probe).all(), "the two tensors do not share memory"
 
 
 def fits_32_bits(a):

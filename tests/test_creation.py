@@ -6,15 +6,9 @@ import math
 import numpy as np
 import pytest
 import rumus
+from conftest import fd, skip_on_gpu, to_np, wide
 
 N = 100_000
-
-
-def to_np(t):
-    t = t.detach().cpu()
-    if t.dtype == rumus.bfloat16:
-        t = t.float()
-    return np.array(t.numpy(), copy=True)
 
 
 def check(t, expected, dtype=None, device=None):
@@ -25,23 +19,6 @@ def check(t, expected, dtype=None, device=None):
     if device is not None:
         assert t.device.type == device, (t.device, device)
     np.testing.assert_array_equal(to_np(t), expected)
-
-
-NOT_ON_GPU = (rumus.float64, rumus.bfloat16)
-
-
-def skip_on_gpu(device, *dtypes):
-    """Skips the GPU run of a test that needs a dtype the GPU lacks by design."""
-    if device == "gpu":
-        for d in dtypes:
-            if d in NOT_ON_GPU:
-                pytest.skip(f"{d} is not supported on the GPU (by design)")
-
-
-def wide(device):
-    """(rumus, numpy) float64 on the CPU, float32 on the GPU (which has no
-    float64): for tests that use float64 but are not about it."""
-    return (rumus.float64, np.float64) if device == "cpu" else (rumus.float32, np.float32)
 
 
 ALL_DTYPES = [
@@ -129,7 +106,7 @@ def test_full_dtype_inference(device):
 
 
 def test_like_functions(device):
-    fdt, npf = wide(device)
+    fdt, npf = fd(device), wide(device)
     base = rumus.tensor(np.arange(6, dtype=npf).reshape(2, 3), device=device)
     check(rumus.zeros_like(base), np.zeros((2, 3), npf), fdt, device)
     check(rumus.ones_like(base), np.ones((2, 3), npf), fdt, device)
@@ -391,7 +368,7 @@ def test_randn_statistics(device):
     # shape of the distribution, not just moments
     assert abs((np.abs(x) < 1).mean() - 0.6827) < 0.01
     assert abs((x > 2).mean() - 0.02275) < 0.005
-    fdt, npf = wide(device)  # float64 is not on the GPU (by design)
+    fdt, npf = fd(device), wide(device)  # float64 is not on the GPU (by design)
     x = to_np(rumus.randn(200, 500, dtype=fdt, device=device))
     assert x.dtype == npf
     assert abs(x.mean()) < 0.02
@@ -563,7 +540,7 @@ def test_uniform_inplace(device):
     assert (x >= -2).all() and (x < 3).all()
     assert abs(x.mean() - 0.5) < 0.03
     assert abs(x.std() - 5 / math.sqrt(12)) < 0.03
-    fdt, npf = wide(device)  # float64 is not on the GPU (by design)
+    fdt = fd(device)  # float64 is not on the GPU (by design)
     x = to_np(rumus.zeros(N, dtype=fdt, device=device).uniform_())
     assert (x >= 0).all() and (x < 1).all()
     assert abs(x.mean() - 0.5) < 0.01
@@ -591,7 +568,7 @@ def test_normal_inplace(device):
     x = to_np(t)
     assert abs(x.mean() - 2.0) < 0.05
     assert abs(x.std() - 3.0) < 0.05
-    fdt, npf = wide(device)  # float64 is not on the GPU (by design)
+    fdt = fd(device)  # float64 is not on the GPU (by design)
     x = to_np(rumus.zeros(N, dtype=fdt, device=device).normal_())
     assert abs(x.mean()) < 0.02 and abs(x.std() - 1) < 0.02
     x = to_np(rumus.zeros(1000, device=device).normal_(-1.0, 0.0))

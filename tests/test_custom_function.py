@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import rumus
 import rumus.autograd
-from conftest import ac, leaf, make, tensor
+from conftest import ac, leaf, make, tensor, wide
 from rumus.autograd import Function
 
 agrad = rumus.autograd.grad
@@ -20,12 +20,6 @@ agrad = rumus.autograd.grad
 # --------------------------------------------------------------------------
 
 F32_TOL = (1e-5, 1e-6)  # conftest.TOL["float32"]
-
-
-def wide(device):
-    """float64 on the CPU, float32 on the GPU (which has no float64): for tests
-    that use float64 but are not about float64."""
-    return "float64" if device == "cpu" else "float32"
 
 
 class On:

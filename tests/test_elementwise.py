@@ -7,7 +7,18 @@ import operator
 import numpy as np
 import pytest
 import rumus
-from conftest import assert_close, make, noncontig, rdt, tensor, to_np
+from conftest import (
+    NOT_ON_GPU,
+    assert_close,
+    assert_same_data,
+    make,
+    noncontig,
+    rdt,
+    skip_on_gpu,
+    tensor,
+    to_np,
+    wide,
+)
 
 
 def SQ():
@@ -18,37 +29,10 @@ def SQ():
 # devices: every test runs on the CPU and on the GPU (``device`` fixture)
 # --------------------------------------------------------------------------
 
-NOT_ON_GPU = ("float64", "bfloat16")
-
-
-def skip_on_gpu(device, *dtypes):
-    """Skips the GPU run of a test that needs a dtype the GPU lacks by design."""
-    if device == "gpu":
-        for d in dtypes:
-            if d in NOT_ON_GPU:
-                pytest.skip(f"{d} is not supported on the GPU (by design)")
-
 
 def on_device(dtypes, device):
     """The dtypes of ``dtypes`` that ``device`` holds."""
     return [d for d in dtypes if device == "cpu" or d not in NOT_ON_GPU]
-
-
-def wide(device):
-    """float64 on the CPU, float32 on the GPU (which has no float64): for tests
-    that use float64 operands but are not about float64."""
-    return "float64" if device == "cpu" else "float32"
-
-
-def assert_same_data(a, b, device):
-    """``a`` and ``b`` are the same memory: equal data_ptr() on the CPU. On the
-    GPU data_ptr() raises NotImplementedError, so write through ``a`` and read
-    ``b`` instead (this overwrites their values)."""
-    if device == "cpu":
-        assert a.data_ptr() == b.data_ptr()
-    else:
-        a.fill_(-42.0)
-        assert (to_np(b) == -42).all(), "the two tensors do not share memory"
 
 
 # --------------------------------------------------------------------------

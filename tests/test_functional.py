@@ -6,6 +6,7 @@ one_hot, normalize, cosine_similarity, pairwise_distance, embedding (padding_idx
 max_norm, scale_grad_by_freq) and dropout (plain, 1-D and 2-D channel-wise);
 gradients against closed forms; PyTorch cross-checks when installed; bad input."""
 
+import importlib.util
 import math
 import warnings
 
@@ -19,16 +20,17 @@ from conftest import (
     dnp,
     dt,
     fd,
-    fdt,
     noncontig,
     skip_f64_on_gpu,
     to_np,
     val,
+    wide,
 )
 
 # ------------------------------------------------------------------ devices
-# Every test runs on the CPU and on the GPU (``device`` fixture). float64 is not on the GPU (by design):
-# where a test uses float64 only as "a float", the GPU run uses float32 with the CPU's float32 tolerances.
+# Every test runs on the CPU and on the GPU (``device`` fixture). float64 is not on the GPU (by
+# design): where a test uses float64 only as "a float", the GPU run uses float32 with the CPU's
+# float32 tolerances.
 
 F32 = dict(rtol=1e-5, atol=1e-6)
 
@@ -90,9 +92,9 @@ def test_linear_gradients_and_views(rng, device):
     dac(w2.grad, g2.T @ x2, device=device)
     dac(b2.grad, g2.sum(0), device=device)
     xv, wv = _rand((5, 3), rng), _rand((4, 3), rng)
-    for kind, t, e in noncontig(xv, fdt(device), device=device):
+    for kind, t, e in noncontig(xv, wide(device), device=device):
         dac(F.linear(t, dt(wv, device=device)), e @ wv.T, device=device), kind
-    for kind, t, e in noncontig(wv, fdt(device), device=device):
+    for kind, t, e in noncontig(wv, wide(device), device=device):
         dac(F.linear(dt(xv, device=device), t), xv @ e.T, device=device), kind
 
 
@@ -322,7 +324,7 @@ def test_pad_constant_value_and_dtypes(rng, device):
 
 def test_pad_views_and_result_is_new(rng, device):
     x = _rand((3, 4), rng)
-    for kind, t, e in noncontig(x, fdt(device), device=device):
+    for kind, t, e in noncontig(x, wide(device), device=device):
         dac(F.pad(t, (1, 2, 1, 0)), pad_ref(e, (1, 2, 1, 0)), device=device), kind
         (
             dac(
@@ -335,7 +337,7 @@ def test_pad_views_and_result_is_new(rng, device):
     t = dt(x, device=device)
     out = F.pad(t, (0, 0))
     out[0, 0] = 100.0
-    assert t[0, 0].item() == x.astype(fdt(device))[0, 0]
+    assert t[0, 0].item() == x.astype(wide(device))[0, 0]
 
 
 @pytest.mark.parametrize(
@@ -529,7 +531,7 @@ def test_interpolate_area_and_recompute_scale_factor(rng, device):
 
 def test_interpolate_views_and_new_result(rng, device):
     x = _rand((2, 3, 4, 5), rng)
-    for kind, t, e in noncontig(x, fdt(device), device=device):
+    for kind, t, e in noncontig(x, wide(device), device=device):
         (
             dac(
                 F.interpolate(t, size=(3, 7), mode="bilinear"),
@@ -1080,7 +1082,8 @@ def test_embedding_bad_input(call, exc, match, device):
 
 
 def test_embedding_negative_index_raises(device):
-    # PyTorch: IndexError("index out of range in self"); rumus' index_select wraps -1 to the last row
+    # PyTorch: IndexError("index out of range in self"); rumus' index_select wraps -1 to the
+    # last row
     if device != "cpu":
         with pytest.raises(RuntimeError, match="out of range.*detected on the GPU"):
             F.embedding(rumus.tensor([1, -1], device=device), rumus.zeros(5, 3, device=device))
@@ -1159,7 +1162,7 @@ def test_channel_dropout_zeroes_whole_channels(fn, shape, zero_axes, rng, device
     assert 0.2 < dropped.mean() < 0.8
     ratio = np.where(out != 0, out / x, 2.0)
     np.testing.assert_allclose(ratio, 2.0, **dnp(device, 1e-12, 0))
-    np.testing.assert_array_equal(evaluated, x.astype(fdt(device)))
+    np.testing.assert_array_equal(evaluated, x.astype(wide(device)))
 
 
 def test_dropout2d_warnings(device):
@@ -1225,8 +1228,8 @@ def test_functional_vs_torch(dtype, rng, device):
             continue  # PyTorch's circular pad reads out of bounds with negative amounts
         run("pad", [r(*shape)], pad, mode)
     for shape, kw in INTERP_CASES:
-        # PyTorch's 1-D/3-D nearest backward maps an exact doubling (5 -> 10 by 2.1) to dst // 2 while
-        # its forward uses floor(dst / 2.1); rumus' gradient follows its forward
+        # PyTorch's 1-D/3-D nearest backward maps an exact doubling (5 -> 10 by 2.1) to dst // 2
+        # while its forward uses floor(dst / 2.1); rumus' gradient follows its forward
         quirk = kw["mode"] == "nearest" and len(shape) != 4 and kw.get("scale_factor") == 2.1
         run("interpolate", [r(*shape)], grads=not quirk, **kw)
     for kw in (
@@ -1264,3 +1267,29 @@ def test_functional_vs_torch(dtype, rng, device):
         rng,
         device=device,
     )
+
+
+# ------------------------------------------------------------------ the module
+
+
+def test_rust_kernels_bound_and_public():
+    for name in (
+        "conv2d",
+        "max_pool2d",
+        "softmax",
+        "log_softmax",
+        "layer_norm",
+        "linear",
+        "one_hot",
+    ):
+        assert getattr(F, name) is getattr(rumus._rumus, name)
+        assert name in F.__all__
+
+
+def test_missing_rust_kernel_fails_the_import(monkeypatch):
+    # A kernel the engine lacks is an import error naming it, not a silently missing F.<name>.
+    # The module is executed again under another name so the real rumus.nn.functional is untouched.
+    monkeypatch.delattr(rumus._rumus, "log_softmax")
+    spec = importlib.util.spec_from_file_location("rumus.nn._functional_probe", F.__file__)
+    with pytest.raises(AttributeError, match="log_softmax"):
+        spec.loader.exec_module(importlib.util.module_from_spec(spec))

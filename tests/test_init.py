@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 import pytest
 import rumus
-from conftest import to_np
+from conftest import fd, to_np
 from rumus import nn
 from rumus.nn import init
 
@@ -29,11 +29,6 @@ def big(*shape, dtype=rumus.float32, device="cpu"):
 # fixture). The GPU has no float64: where a test uses float64 only as "a float"
 # it gets float32 there (``wide``).
 # --------------------------------------------------------------------------
-
-
-def wide(device):
-    """rumus.float64 on the CPU, rumus.float32 on the GPU."""
-    return rumus.float64 if device == "cpu" else rumus.float32
 
 
 def on(device, t):
@@ -131,7 +126,7 @@ def test_uniform_and_normal_moments(device):
     assert u.min() >= -2.0 and u.max() < 4.0
     assert u.mean() == pytest.approx(1.0, abs=0.03)
     assert u.std() == pytest.approx(6 / math.sqrt(12), rel=0.02)
-    n = on(device, init.normal_(big(N, dtype=wide(device), device=device), mean=3.0, std=0.5))
+    n = on(device, init.normal_(big(N, dtype=fd(device), device=device), mean=3.0, std=0.5))
     assert n.dtype == (np.float64 if device == "cpu" else np.float32)
     n = n.astype(np.float64)
     assert n.mean() == pytest.approx(3.0, abs=0.01)
@@ -146,7 +141,7 @@ def test_constant_ones_zeros_eye(device):
     np.testing.assert_array_equal(on(device, init.ones_(t)), np.ones((3, 4), np.float32))
     np.testing.assert_array_equal(on(device, init.zeros_(t)), np.zeros((3, 4), np.float32))
     np.testing.assert_array_equal(on(device, init.eye_(t)), np.eye(3, 4, dtype=np.float32))
-    tall = rumus.empty(5, 2, dtype=wide(device), device=device)
+    tall = rumus.empty(5, 2, dtype=fd(device), device=device)
     np.testing.assert_array_equal(on(device, init.eye_(tall)), np.eye(5, 2))
     base = rumus.zeros(4, 3, device=device)
     init.eye_(base.t())  # a transposed view is written through
@@ -245,7 +240,7 @@ def truncnorm_moments(mean, std, a, b):
     ],
 )
 def test_trunc_normal_moments_and_cdf(mean, std, a, b, device):
-    v = on(device, init.trunc_normal_(big(N, dtype=wide(device), device=device), mean, std, a, b))
+    v = on(device, init.trunc_normal_(big(N, dtype=fd(device), device=device), mean, std, a, b))
     v = v.astype(np.float64)
     assert v.min() >= a and v.max() <= b
     m, s = truncnorm_moments(mean, std, a, b)
@@ -278,9 +273,7 @@ def test_normal_quantile_accuracy():
     "shape,gain", [((3, 5), 1.0), ((5, 3), 1.0), ((6, 2, 3), 2.0), ((4, 4), 0.5)]
 )
 def test_orthogonal(shape, gain, device):
-    w = on(
-        device, init.orthogonal_(rumus.empty(shape, dtype=wide(device), device=device), gain=gain)
-    )
+    w = on(device, init.orthogonal_(rumus.empty(shape, dtype=fd(device), device=device), gain=gain))
     w = w.astype(np.float64).reshape(shape[0], -1)
     rows, cols = w.shape
     gram = w @ w.T if rows <= cols else w.T @ w
@@ -375,9 +368,7 @@ def test_against_torch(device):
         t = torch.nn.init.trunc_normal_(
             torch.empty(N, dtype=torch.float64), 1.0, 2.0, 0.0, 5.0
         ).numpy()
-    r = on(
-        device, init.trunc_normal_(big(N, dtype=wide(device), device=device), 1.0, 2.0, 0.0, 5.0)
-    )
+    r = on(device, init.trunc_normal_(big(N, dtype=fd(device), device=device), 1.0, 2.0, 0.0, 5.0))
     r = r.astype(np.float64)
     assert r.mean() == pytest.approx(t.mean(), abs=0.04) and r.std() == pytest.approx(
         t.std(), rel=0.03

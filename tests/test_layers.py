@@ -19,14 +19,15 @@ f64 = rumus.float64
 
 
 # ------------------------------------------------------------------ devices
-# Every test runs on the CPU and on the GPU (``device`` fixture). float64 is not on the GPU (by design):
-# where a test uses float64 only as "a float", the GPU run uses float32 with the CPU's float32 tolerances.
-# Modules are built on the CPU (same seeded draws on both devices) and moved with .to(device).
+# Every test runs on the CPU and on the GPU (``device`` fixture). float64 is not on the GPU (by
+# design): where a test uses float64 only as "a float", the GPU run uses float32 with the CPU's
+# float32 tolerances. Modules are built on the CPU (same seeded draws on both devices) and moved
+# with .to(device).
 
 
 def held(a, device):
-    """float64 data as ``device`` holds them: unchanged on the CPU, rounded to float32 on the GPU (still a
-    float64 array), so that NumPy references see exactly the GPU run's inputs."""
+    """float64 data as ``device`` holds them: unchanged on the CPU, rounded to float32 on the GPU
+    (still a float64 array), so that NumPy references see exactly the GPU run's inputs."""
     a = np.asarray(a)
     if device != "cpu" and a.dtype == np.float64:
         return a.astype(np.float32).astype(np.float64)
@@ -121,7 +122,7 @@ def np_pool2d(x, k, s, p, fn, pad_value):
     return out
 
 
-# ------------------------------------------------------------------ Linear, Bilinear, Identity, Flatten
+# ------------------------------------------------------------ Linear, Bilinear, Identity, Flatten
 
 
 def test_linear_forward_backward_numpy(device):
@@ -265,7 +266,8 @@ def test_conv2d_padding_modes_numpy(mode, kernel, padding, dilation, device):
     ).to(device)
     x = held(rand(2, 2, 6, 7, dtype=np.float64), device)
     if padding == "same":
-        # Total padding d * (k - 1) per dim; the odd element goes on the right/bottom (PyTorch's rule).
+        # Total padding d * (k - 1) per dim; the odd element goes on the right/bottom (PyTorch's
+        # rule).
         tot = [d * (k - 1) for d, k in zip(m.dilation, m.kernel_size)]
         pads = [(t // 2, t - t // 2) for t in tot]
     else:
@@ -385,7 +387,8 @@ def test_conv_repr_and_state_dict(device):
         "Conv1d(4, 4, kernel_size=(3,), stride=(1,), padding=same, dilation=(2,), groups=2)"
     )
     assert repr(nn.ConvTranspose2d(4, 2, 3, stride=2, padding=1, output_padding=1).to(device)) == (
-        "ConvTranspose2d(4, 2, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1), output_padding=(1, 1))"
+        "ConvTranspose2d(4, 2, kernel_size=(3, 3), stride=(2, 2), padding=(1, 1), "
+        "output_padding=(1, 1))"
     )
     assert list(nn.Conv2d(3, 8, 3).to(device).state_dict()) == ["weight", "bias"]
     assert list(nn.ConvTranspose1d(3, 8, 3, bias=False).to(device).state_dict()) == ["weight"]
@@ -540,11 +543,12 @@ def test_batchnorm_defaults_repr_errors_and_old_checkpoints(device):
         "num_batches_tracked",
     ]
     assert (
-        repr(m)
-        == "BatchNorm2d(3, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)"
+        repr(m) == "BatchNorm2d(3, eps=1e-05, momentum=0.1, affine=True, bias=True, "
+        "track_running_stats=True)"
     )
     assert repr(nn.BatchNorm1d(4, eps=1e-3, momentum=None, affine=False).to(device)) == (
-        "BatchNorm1d(4, eps=0.001, momentum=None, affine=False, bias=False, track_running_stats=True)"
+        "BatchNorm1d(4, eps=0.001, momentum=None, affine=False, bias=False, "
+        "track_running_stats=True)"
     )
     with pytest.raises(ValueError, match=r"expected 4D input \(got 3D input\)"):
         m(rumus.randn(2, 3, 4, device=device))
@@ -608,7 +612,8 @@ def test_instance_norm_numpy(device):
     dac(m(dt(x, device=device)), np_bn_train(x, (2,)), device=device)
     dac(m(dt(x[0], device=device)), np_bn_train(x, (2,))[0], device=device)  # unbatched (C, L)
     assert repr(nn.InstanceNorm2d(3).to(device)) == (
-        "InstanceNorm2d(3, eps=1e-05, momentum=0.1, affine=False, bias=False, track_running_stats=False)"
+        "InstanceNorm2d(3, eps=1e-05, momentum=0.1, affine=False, bias=False, "
+        "track_running_stats=False)"
     )
     m = nn.InstanceNorm2d(3, affine=True, track_running_stats=True, dtype=fd(device)).to(device)
     x2 = held(rand(2, 3, 4, 5, dtype=np.float64), device)
@@ -821,7 +826,7 @@ def test_prelu_per_channel_values_and_grads(device):
     assert gradcheck(lambda t: m(t), (xl,))
 
 
-# ------------------------------------------------------------------ padding, pixel shuffle, upsample, fold
+# ------------------------------------------------------ padding, pixel shuffle, upsample, fold
 
 
 @pytest.mark.parametrize(

@@ -6,49 +6,23 @@ import conftest
 import numpy as np
 import pytest
 import rumus
-from conftest import assert_close, make, to_np
+from conftest import assert_close, make, skip_on_gpu, to_np, wide
 
 TOL = {"float32": dict(rtol=1e-4, atol=1e-4), "float64": dict(rtol=1e-10, atol=1e-10)}
 
 
 # --------------------------------------------------------------------------
-# devices: every test runs on the CPU and on the GPU. The autouse fixture
-# below takes conftest's ``device`` fixture and makes it the default device:
-# rumus.tensor / ones / zeros and this file's ``tensor`` helper put their
-# tensors on it.
+# devices: every test runs on the CPU and on the GPU. conftest's ``on_default_device`` fixture (used
+# by every test below) makes the ``device`` fixture's device the default device: rumus.tensor / ones
+# / zeros and this file's ``tensor`` helper put their tensors on it.
 # --------------------------------------------------------------------------
 
-
-@pytest.fixture(autouse=True)
-def _on_device(device):
-    prev = rumus.get_default_device()
-    rumus.set_default_device(device)
-    try:
-        yield
-    finally:
-        rumus.set_default_device(prev)
+pytestmark = pytest.mark.usefixtures("on_default_device")
 
 
 def tensor(a, dtype=None):
     """conftest.tensor on the current default device."""
     return conftest.tensor(a, dtype, rumus.get_default_device())
-
-
-NOT_ON_GPU = ("float64", "bfloat16")
-
-
-def skip_on_gpu(device, *dtypes):
-    """Skips the GPU run of a test that needs a dtype the GPU lacks by design."""
-    if device == "gpu":
-        for d in dtypes:
-            if d in NOT_ON_GPU:
-                pytest.skip(f"{d} is not supported on the GPU (by design)")
-
-
-def wide(device):
-    """float64 on the CPU, float32 on the GPU (which has no float64): for tests
-    that use float64 only as "a float"."""
-    return "float64" if device == "cpu" else "float32"
 
 
 MATMUL_SHAPES = [

@@ -4,14 +4,22 @@ N-d inputs, numerical stability at extreme inputs, the legacy size_average/reduc
 arguments; gradients against closed forms; PyTorch cross-checks when installed;
 bad input."""
 
-import contextlib
 import warnings
 
 import numpy as np
 import pytest
 import rumus
 import rumus.nn.functional as F
-from conftest import assert_close, tensor, to_np
+from conftest import (
+    assert_close,
+    default_device,
+    dleaf,
+    float_dtypes,
+    log_softmax_ref,
+    tensor,
+    to_np,
+    wide,
+)
 
 REDUCTIONS = ["none", "mean", "sum"]
 F32 = dict(rtol=1e-5, atol=1e-6)
@@ -20,17 +28,6 @@ F32 = dict(rtol=1e-5, atol=1e-6)
 # --------------------------------------------------------------------------
 # devices: every test runs on the CPU and on the GPU (``device`` fixture)
 # --------------------------------------------------------------------------
-
-
-def wide(device):
-    """float64 on the CPU, float32 on the GPU (which has no float64): for tests
-    that use float64 only as "a float"."""
-    return "float64" if device == "cpu" else "float32"
-
-
-def float_dtypes(device):
-    """The float dtypes a test loops over on ``device`` (the GPU has no float64)."""
-    return ("float64", "float32") if device == "cpu" else ("float32",)
 
 
 def tol(device):
@@ -48,13 +45,6 @@ def dev(device):
         )
 
     return T
-
-
-def leaf(a, device):
-    """Leaf tensor on ``device`` that requires grad, holding ``a`` in ``wide(device)``."""
-    t = tensor(np.asarray(a, dtype=wide(device)), device=device)
-    t.requires_grad_()
-    return t
 
 
 def ac(t, expected, device):
@@ -77,27 +67,12 @@ def f64(*arrays):
     return [np.asarray(a, np.float64) for a in arrays]
 
 
-@contextlib.contextmanager
-def default_device(device):
-    prev = rumus.get_default_device()
-    rumus.set_default_device(device)
-    try:
-        yield
-    finally:
-        rumus.set_default_device(prev)
-
-
 def _reduce(loss, reduction):
     if reduction == "mean":
         return np.asarray(loss.mean())
     if reduction == "sum":
         return np.asarray(loss.sum())
     return loss
-
-
-def log_softmax_ref(x, axis):
-    m = x.max(axis, keepdims=True)
-    return x - m - np.log(np.exp(x - m).sum(axis, keepdims=True))
 
 
 def ce_ref(x, t, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
@@ -189,7 +164,7 @@ def test_weighted_regression_losses(reduction, rng, device):
 
 
 def test_regression_gradients_closed_form(rng, device):
-    x, y = leaf(_rand((3, 4), rng), device), leaf(_rand((3, 4), rng), device)
+    x, y = dleaf(_rand((3, 4), rng), device), dleaf(_rand((3, 4), rng), device)
     F.mse_loss(x, y).backward()
     d = to_np(x).astype(np.float64) - to_np(y).astype(np.float64)
     ac(x.grad, 2 * d / 12, device)
@@ -386,7 +361,7 @@ def test_cross_entropy_gradient_closed_form(kw, rng, device):
     x, t, w, kw2 = _ce_inputs((5, 4), kw, rng)
     x = x.astype(wide(device)).astype(np.float64)
     w = None if w is None else w.astype(wide(device)).astype(np.float64)
-    xl = leaf(x, device)
+    xl = dleaf(x, device)
     F.cross_entropy(xl, T(t), None if w is None else T(w), **kw2).backward()
     ls = kw2.get("label_smoothing", 0.0)
     wv = np.ones(4) if w is None else w
@@ -395,13 +370,14 @@ def test_cross_entropy_gradient_closed_form(kw, rng, device):
     wt = wv[safe] * valid
     onehot = np.eye(4)[safe]
     sm = softmax_ref(x, 1)
-    # d nll_i = w_t (softmax - onehot); d smooth_i = sum_c w_c (softmax - e_c) = softmax * sum(w) - w
+    # d nll_i = w_t (softmax - onehot);
+    # d smooth_i = sum_c w_c (softmax - e_c) = softmax * sum(w) - w
     g = (1 - ls) * wt[:, None] * (sm - onehot) + ls / 4 * valid[:, None] * (sm * wv.sum() - wv)
     ac(xl.grad, g / wt.sum(), device)
 
 
 def test_cross_entropy_probability_target_gradient(rng, device):
-    x, p = leaf(_rand((3, 4), rng), device), leaf(rng.dirichlet(np.ones(4), 3), device)
+    x, p = dleaf(_rand((3, 4), rng), device), dleaf(rng.dirichlet(np.ones(4), 3), device)
     F.cross_entropy(x, p, reduction="sum").backward()
     pv, xv = to_np(p).astype(np.float64), to_np(x).astype(np.float64)
     ac(x.grad, softmax_ref(xv, 1) * pv.sum(1, keepdims=True) - pv, device)
@@ -454,7 +430,8 @@ def test_cross_entropy_probability_target_gradient(rng, device):
         (
             lambda: F.nll_loss(rumus.zeros(3, 5), rumus.tensor([1, 2, 3]), rumus.ones(3)),
             RuntimeError,
-            r"weight tensor should be defined either for all 5 classes or no classes but got weight tensor of shape: \[3\]",
+            r"weight tensor should be defined either for all 5 classes or no classes but got "
+            r"weight tensor of shape: \[3\]",
         ),
         (
             lambda: F.nll_loss(rumus.zeros(3, 5, 2), rumus.tensor([1, 2, 3])),
@@ -532,7 +509,7 @@ def test_binary_cross_entropy(reduction, rng, device):
 
 
 def test_binary_cross_entropy_log_clamped_at_minus_100(device):
-    p = leaf(np.array([0.0, 1.0, 0.0, 1.0]), device)
+    p = dleaf(np.array([0.0, 1.0, 0.0, 1.0]), device)
     t = np.array([1.0, 0.0, 0.0, 1.0])
     out = F.binary_cross_entropy(p, dev(device)(t), reduction="none")
     ac(out, np.array([100.0, 100.0, 0.0, 0.0]), device)
@@ -543,7 +520,7 @@ def test_binary_cross_entropy_log_clamped_at_minus_100(device):
 
 
 def test_binary_cross_entropy_gradient_closed_form(rng, device):
-    p, t = leaf(_rand((3, 4), rng, 0.05, 0.95), device), leaf(_rand((3, 4), rng, 0, 1), device)
+    p, t = dleaf(_rand((3, 4), rng, 0.05, 0.95), device), dleaf(_rand((3, 4), rng, 0, 1), device)
     F.binary_cross_entropy(p, t, reduction="sum").backward()
     pv, tv = to_np(p).astype(np.float64), to_np(t).astype(np.float64)
     ac(p.grad, (pv - tv) / (pv * (1 - pv)), device)
@@ -592,7 +569,7 @@ def test_engine_gradient_of_a_leaf_used_directly_and_through_earlier_ops(device)
 
 def test_binary_cross_entropy_with_logits_gradient_closed_form(rng, device):
     T = dev(device)
-    x, t = leaf(_rand((3, 4), rng, -4, 4), device), _rand((3, 4), rng, 0, 1)
+    x, t = dleaf(_rand((3, 4), rng, -4, 4), device), _rand((3, 4), rng, 0, 1)
     pw = _rand((4,), rng, 0.5, 3.0)
     t, pw = f64(t.astype(wide(device)), pw.astype(wide(device)))
     F.binary_cross_entropy_with_logits(x, T(t), pos_weight=T(pw)).backward()
@@ -669,7 +646,7 @@ def test_kl_div(reduction, rng, device):
 
 def test_kl_div_mean_warns_and_gradient(rng, device):
     T = dev(device)
-    x, t = leaf(_rand((3, 4), rng), device), rng.dirichlet(np.ones(4), 3).astype(wide(device))
+    x, t = dleaf(_rand((3, 4), rng), device), rng.dirichlet(np.ones(4), 3).astype(wide(device))
     with pytest.warns(UserWarning, match="'batchmean' divides only by the batch size"):
         F.kl_div(x, T(t)).backward()
     ac(x.grad, -t.astype(np.float64) / 12, device)
@@ -723,7 +700,7 @@ def test_margin_ranking_loss(reduction, rng, device):
 
 
 def test_margin_ranking_gradient(rng, device):
-    x1, x2 = leaf(_rand((6,), rng), device), leaf(_rand((6,), rng), device)
+    x1, x2 = dleaf(_rand((6,), rng), device), dleaf(_rand((6,), rng), device)
     y = rng.choice([-1.0, 1.0], 6)
     F.margin_ranking_loss(x1, x2, dev(device)(y), 0.1, reduction="sum").backward()
     active = (-y * (to_np(x1).astype(np.float64) - to_np(x2).astype(np.float64)) + 0.1) > 0
@@ -736,7 +713,8 @@ def test_margin_ranking_gradient(rng, device):
     [
         (
             lambda: F.cosine_embedding_loss(rumus.zeros(3, 2), rumus.zeros(3, 2), rumus.tensor(1)),
-            r"0D target tensor expects 1D input tensors, but found inputs with sizes \[3, 2\] and \[3, 2\]",
+            r"0D target tensor expects 1D input tensors, but found inputs with sizes \[3, 2\] and "
+            r"\[3, 2\]",
         ),
         (
             lambda: F.cosine_embedding_loss(rumus.zeros(2), rumus.zeros(2), rumus.tensor([1])),
@@ -748,7 +726,8 @@ def test_margin_ranking_gradient(rng, device):
         ),
         (
             lambda: F.margin_ranking_loss(rumus.zeros(3), rumus.zeros(3, 1), rumus.ones(3)),
-            r"All input tensors should have same dimension but got sizes: input1: .*\[3\].*input2: .*\[3, 1\]",
+            r"All input tensors should have same dimension but got sizes: input1: "
+            r".*\[3\].*input2: .*\[3, 1\]",
         ),
     ],
 )

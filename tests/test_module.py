@@ -10,7 +10,7 @@ from collections import OrderedDict
 import numpy as np
 import pytest
 import rumus
-from conftest import assert_close, make, tensor, to_np
+from conftest import assert_close, make, tensor, to_np, wide
 from rumus import nn
 
 
@@ -31,7 +31,10 @@ class Lin(nn.Module):
         return y if self.bias is None else y + self.bias
 
     def extra_repr(self):
-        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+        return (
+            f"in_features={self.in_features}, out_features={self.out_features}, "
+            f"bias={self.bias is not None}"
+        )
 
 
 class Relu(nn.Module):
@@ -62,11 +65,6 @@ NAMES = ["fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias"]
 
 # Tests that touch tensor data run on the CPU and on the GPU (``device``
 # fixture); the test modules are built on the CPU and moved with .to(device).
-
-
-def wide(device):
-    """float64 on the CPU, float32 on the GPU (which has no float64)."""
-    return "float64" if device == "cpu" else "float32"
 
 
 def on(device, module):
@@ -275,12 +273,14 @@ def test_setattr_errors():
     net = Net()
     with pytest.raises(
         TypeError,
-        match=r"cannot assign 'rumus.Tensor' as parameter 'weight' \(rumus.nn.Parameter or None expected\)",
+        match=r"cannot assign 'rumus.Tensor' as parameter 'weight' "
+        r"\(rumus.nn.Parameter or None expected\)",
     ):
         net.fc1.weight = rumus.ones(3, 4)
     with pytest.raises(
         TypeError,
-        match=r"cannot assign 'rumus.Tensor' as child module 'fc1' \(rumus.nn.Module or None expected\)",
+        match=r"cannot assign 'rumus.Tensor' as child module 'fc1' "
+        r"\(rumus.nn.Module or None expected\)",
     ):
         net.fc1 = rumus.ones(2)
     with pytest.raises(
@@ -330,7 +330,8 @@ def test_register_errors():
         net.register_buffer("x", [1.0])
     with pytest.raises(
         TypeError,
-        match=r"cannot assign 'rumus.Tensor' object to parameter 'w' \(rumus.nn.Parameter or None required\)",
+        match=r"cannot assign 'rumus.Tensor' object to parameter 'w' "
+        r"\(rumus.nn.Parameter or None required\)",
     ):
         net.register_parameter("w", rumus.ones(1))
     with pytest.raises(KeyError, match=r'parameter name can.*t contain "\."'):
@@ -449,7 +450,8 @@ def test_apply_visits_children_first(device):
 def test_to_dtype_replaces_changed_parameters(device):
     if device == "gpu":
         pytest.skip(
-            "float64 is not supported on the GPU (by design); see test_to_device_replaces_changed_parameters"
+            "float64 is not supported on the GPU (by design); see "
+            "test_to_device_replaces_changed_parameters"
         )
     net = Net()
     net.register_buffer("steps", rumus.tensor(3))
@@ -717,8 +719,8 @@ def test_load_state_dict_all_errors_together(device):
         'Unexpected key(s) in state_dict: "bogus". ',
         "size mismatch for fc1.weight: copying a param with shape rumus.Size([3]) from checkpoint, "
         "the shape in current model is rumus.Size([3, 4]).",
-        'While copying the parameter named "fc1.bias", expected rumus.Tensor from checkpoint but received '
-        "<class 'list'>",
+        'While copying the parameter named "fc1.bias", expected rumus.Tensor from checkpoint '
+        "but received <class 'list'>",
     )
 
 
@@ -743,7 +745,8 @@ def test_load_state_dict_assign(device):
 
 def test_load_from_state_dict_override_sees_version():
     class Counter(nn.Module):
-        """Version 2 added the buffer "count"; older checkpoints get it filled in (like BatchNorm)."""
+        """Version 2 added the buffer "count"; older checkpoints get it filled in (like
+        BatchNorm)."""
 
         _version = 2
 

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 import rumus
-from conftest import assert_close, make, tensor, to_np
+from conftest import assert_close, make, skip_on_gpu, tensor, to_np, wide
 from rumus import nn
 from rumus.autograd import gradcheck
 from rumus.nn.utils import (
@@ -20,21 +20,6 @@ from rumus.nn.utils import (
 SHAPES = [(3, 4), (5,), (2, 1, 3)]
 
 # Every test runs on the CPU and on the GPU (``device`` fixture).
-NOT_ON_GPU = ("float64", "float16", "bfloat16")
-
-
-def skip_on_gpu(device, *dtypes):
-    """Skips the GPU run of a test that needs a dtype the GPU lacks by design."""
-    if device == "gpu":
-        for d in dtypes:
-            if d in NOT_ON_GPU:
-                pytest.skip(f"{d} is not supported on the GPU (by design)")
-
-
-def wide(device):
-    """float64 on the CPU, float32 on the GPU (which has no float64): for tests
-    that use float64 but are not about float64."""
-    return "float64" if device == "cpu" else "float32"
 
 
 def dev_of(t):

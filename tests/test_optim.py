@@ -14,7 +14,7 @@ import re
 import numpy as np
 import pytest
 import rumus
-from conftest import assert_close, leaf, noncontig, tensor, val
+from conftest import F32_TOL, assert_close, leaf, noncontig, skip_on_gpu, tensor, val, wide
 
 NAMES = ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad", "Adamax", "NAdam", "RAdam"]
 ADAMS = ("Adam", "AdamW")
@@ -124,23 +124,6 @@ def opt_cls(name):
 # --------------------------------------------------------------------------
 # devices: every test runs on the CPU and on the GPU (``device`` fixture)
 # --------------------------------------------------------------------------
-
-NOT_ON_GPU = ("float64", "float16", "bfloat16")
-F32_TOL = dict(rtol=1e-5, atol=1e-6)
-
-
-def skip_on_gpu(device, *dtypes):
-    """Skips the GPU run of a test that needs a dtype the GPU lacks by design."""
-    if device == "gpu":
-        for d in dtypes:
-            if d in NOT_ON_GPU:
-                pytest.skip(f"{d} is not supported on the GPU (by design)")
-
-
-def wide(device):
-    """float64 on the CPU, float32 on the GPU (which has no float64): for tests
-    that use float64 parameters but are not about float64."""
-    return "float64" if device == "cpu" else "float32"
 
 
 def dtol(device, **cpu):

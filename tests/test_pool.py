@@ -4,14 +4,23 @@ divisor_override, return_indices, unbatched and non-contiguous inputs; gradients
 against closed forms (max routes g to the argmax, averages spread g / divisor);
 PyTorch cross-checks when installed; bad input."""
 
-import contextlib
 import math
 
 import numpy as np
 import pytest
 import rumus
 import rumus.nn.functional as F
-from conftest import assert_close, noncontig, tensor, to_np
+from conftest import (
+    assert_close,
+    default_device,
+    dleaf,
+    float_dtypes,
+    noncontig,
+    ntuple,
+    tensor,
+    to_np,
+    wide,
+)
 
 F32 = dict(rtol=1e-5, atol=1e-6)
 
@@ -21,47 +30,15 @@ F32 = dict(rtol=1e-5, atol=1e-6)
 # --------------------------------------------------------------------------
 
 
-def wide(device):
-    """float64 on the CPU, float32 on the GPU (which has no float64): for tests
-    that use float64 only as "a float"."""
-    return "float64" if device == "cpu" else "float32"
-
-
-def float_dtypes(device):
-    """The float dtypes a test loops over on ``device`` (the GPU has no float64)."""
-    return ("float64", "float32") if device == "cpu" else ("float32",)
-
-
 def tol(device):
     """Tolerances of a ``wide(device)`` result: the defaults on the CPU, F32 on the GPU."""
     return {} if device == "cpu" else F32
-
-
-def leaf(a, device):
-    """Leaf tensor on ``device`` that requires grad, holding ``a`` in ``wide(device)``."""
-    t = tensor(np.asarray(a, dtype=wide(device)), device=device)
-    t.requires_grad_()
-    return t
 
 
 def ac(t, expected, device):
     """assert_close on the detached tensor; on the GPU against float32 with F32 tolerances."""
     assert t is not None, "expected a tensor, got None"
     assert_close(t.detach(), np.asarray(expected).astype(wide(device)), **tol(device))
-
-
-@contextlib.contextmanager
-def default_device(device):
-    prev = rumus.get_default_device()
-    rumus.set_default_device(device)
-    try:
-        yield
-    finally:
-        rumus.set_default_device(prev)
-
-
-def _tup(v, n):
-    return tuple(v) if isinstance(v, (tuple, list)) else (v,) * n
 
 
 def _out_size(n, k, s, p, d, ceil_mode):
@@ -78,9 +55,9 @@ def _windows(x, kernel_size, stride, padding, dilation, ceil_mode):
     """Yields (output index, list of input indices in the window) for the spatial dims of x."""
     sp = x.shape[2:]
     nsp = len(sp)
-    k = _tup(kernel_size, nsp)
-    s = _tup(stride if stride not in (None, []) else kernel_size, nsp)
-    p, d = _tup(padding, nsp), _tup(dilation, nsp)
+    k = ntuple(kernel_size, nsp)
+    s = ntuple(stride if stride not in (None, []) else kernel_size, nsp)
+    p, d = ntuple(padding, nsp), ntuple(dilation, nsp)
     out = [_out_size(n, *a, ceil_mode) for n, *a in zip(sp, k, s, p, d)]
     for o in np.ndindex(*out):
         axes = [[o[i] * s[i] - p[i] + t * d[i] for t in range(k[i])] for i in range(nsp)]
@@ -122,8 +99,8 @@ def avg_pool_ref(
     """Values, or with ``grad`` the input gradient of sum(avg_pool(x) * grad)."""
     sp = x.shape[2:]
     nsp = len(sp)
-    k, p = _tup(kernel_size, nsp), _tup(padding, nsp)
-    s = _tup(stride if stride not in (None, []) else kernel_size, nsp)
+    k, p = ntuple(kernel_size, nsp), ntuple(padding, nsp)
+    s = ntuple(stride if stride not in (None, []) else kernel_size, nsp)
     out = vals = None
     gx = np.zeros(x.shape)
     for o, out, cells in _windows(x, kernel_size, stride, padding, 1, ceil_mode):
@@ -158,7 +135,7 @@ def adaptive_ref(x, output_size, op, grad=None):
     """Adaptive avg ('avg') or max ('max', values and indices) pooling; with ``grad``
     and 'avg', the input gradient of sum(pool(x) * grad)."""
     sp = x.shape[2:]
-    out = [n if o is None else o for n, o in zip(sp, _tup(output_size, len(sp)))]
+    out = [n if o is None else o for n, o in zip(sp, ntuple(output_size, len(sp)))]
     vals = np.zeros(x.shape[:2] + tuple(out), x.dtype)
     idx = np.zeros(x.shape[:2] + tuple(out), np.int64)
     gx = np.zeros(x.shape)
@@ -232,7 +209,7 @@ def test_max_pool_values_and_indices(shape, kw, rng, device):
 @pytest.mark.parametrize("shape,kw", MAX2D[1:4] + MAX1D[1:3], ids=_ids(MAX2D[1:4] + MAX1D[1:3]))
 def test_max_pool_gradient_goes_to_the_argmax(shape, kw, rng, device):
     fn = F.max_pool2d if len(shape) == 4 else F.max_pool1d
-    x = leaf(_distinct(shape, rng), device)
+    x = dleaf(_distinct(shape, rng), device)
     out = fn(x, **kw)
     g = rng.uniform(-1, 1, tuple(out.shape)).astype(wide(device))
     out.backward(tensor(g, device=device))
@@ -302,7 +279,7 @@ def test_avg_pool_values_and_gradient(shape, kw, rng, device):
             avg_pool_ref(x, **kw),
             **(F32 if dtype == "float32" else {}),
         )
-    x = leaf(rng.uniform(-1, 1, shape), device)
+    x = dleaf(rng.uniform(-1, 1, shape), device)
     out = fn(x, **kw)
     g = rng.uniform(-1, 1, tuple(out.shape)).astype(wide(device))
     out.backward(tensor(g, device=device))
@@ -361,13 +338,13 @@ def test_adaptive_pools(shape, size, rng, device):
     xf = x.astype(np.float32)
     assert_close(avg(tensor(xf, device=device), size), adaptive_ref(xf, size, "avg"), **F32)
     # gradients: spread over the window for avg, to the argmax for max
-    xl = leaf(x, device)
+    xl = dleaf(x, device)
     out = avg(xl, size)
     g = rng.uniform(-1, 1, tuple(out.shape)).astype(wide(device))
     out.backward(tensor(g, device=device))
     g = g.astype(np.float64)
     ac(xl.grad, adaptive_ref(x, size, "avg", grad=g), device)
-    xl = leaf(x, device)
+    xl = dleaf(x, device)
     mx(xl, size).backward(tensor(g.astype(wide(device)), device=device))
     ac(xl.grad, _scatter_max_grad(shape, idx, g), device)
 

@@ -5,7 +5,7 @@ import conftest
 import numpy as np
 import pytest
 import rumus
-from conftest import assert_close, make, rdt, to_np
+from conftest import NOT_ON_GPU, assert_close, make, rdt, skip_on_gpu, to_np, wide
 
 
 def SQ():
@@ -13,21 +13,12 @@ def SQ():
 
 
 # --------------------------------------------------------------------------
-# devices: every test runs on the CPU and on the GPU. The autouse fixture
-# below takes conftest's ``device`` fixture and makes it the default device:
-# rumus.tensor / ones / zeros and the ``tensor`` / ``noncontig`` helpers of
-# this file all put their tensors on it.
+# devices: every test runs on the CPU and on the GPU. conftest's ``on_default_device`` fixture (used
+# by every test below) makes the ``device`` fixture's device the default device: rumus.tensor / ones
+# / zeros and the ``tensor`` / ``noncontig`` helpers of this file all put their tensors on it.
 # --------------------------------------------------------------------------
 
-
-@pytest.fixture(autouse=True)
-def _on_device(device):
-    prev = rumus.get_default_device()
-    rumus.set_default_device(device)
-    try:
-        yield
-    finally:
-        rumus.set_default_device(prev)
+pytestmark = pytest.mark.usefixtures("on_default_device")
 
 
 def tensor(a, dtype=None):
@@ -40,7 +31,6 @@ def noncontig(a, dtype=None):
     return conftest.noncontig(a, dtype, rumus.get_default_device())
 
 
-NOT_ON_GPU = ("float64", "bfloat16")
 INT_LIKE = ("int64", "int32", "uint8", "bool")
 # reductions that raise NotImplementedError on the GPU for integer/bool inputs
 GPU_FLOAT_ONLY = ("prod", "cumsum", "cumprod", "amax", "amin", "max", "min", "argmax", "argmin")
@@ -56,20 +46,6 @@ def on_device(device, dtypes, op=None):
     return [
         d for d in dtypes if d not in NOT_ON_GPU and not (op in GPU_FLOAT_ONLY and d in INT_LIKE)
     ]
-
-
-def skip_on_gpu(device, *dtypes):
-    """Skips the GPU run of a test that needs a dtype the GPU lacks by design."""
-    if device == "gpu":
-        for d in dtypes:
-            if d in NOT_ON_GPU:
-                pytest.skip(f"{d} is not supported on the GPU (by design)")
-
-
-def wide(device):
-    """float64 on the CPU, float32 on the GPU (which has no float64): for tests
-    that use float64 only as "a float"."""
-    return "float64" if device == "cpu" else "float32"
 
 
 SHAPE = (3, 4, 5)

@@ -97,11 +97,17 @@ ISOLATED = {
             "zeros_overflowing_numel": lambda: rumus.zeros(2**62, 2**62),
             "expand_contiguous": lambda: rumus.zeros(1).expand(2**40).contiguous(),
             "expand_add": lambda: rumus.zeros(1).expand(2**40) + 1,
-            "gather_huge_index": lambda: rumus.zeros(3).gather(0, rumus.zeros(1, dtype=rumus.int64).expand(2**40)),
+            "gather_huge_index": lambda: rumus.zeros(3).gather(
+                0, rumus.zeros(1, dtype=rumus.int64).expand(2**40)
+            ),
             "nonzero_expanded": lambda: rumus.zeros(1).expand(2**40).nonzero(),
-            "tensor_from_broadcast_array": lambda: rumus.tensor(np.broadcast_to(np.zeros(1, np.float32), (2**40,))),
+            "tensor_from_broadcast_array": lambda: rumus.tensor(
+                np.broadcast_to(np.zeros(1, np.float32), (2**40,))
+            ),
             "cat_expanded": lambda: rumus.cat([rumus.zeros(1).expand(2**40)]),
-            "where_expanded": lambda: rumus.where(rumus.zeros(1, dtype=rumus.bool).expand(2**40), 1.0, 2.0),
+            "where_expanded": lambda: rumus.where(
+                rumus.zeros(1, dtype=rumus.bool).expand(2**40), 1.0, 2.0
+            ),
         }
         bad = {}
         for name, f in probes.items():
@@ -395,7 +401,8 @@ def test_tensor_rejects(data, exc):
         pytest.param(
             [1, 2**63],
             marks=pytest.mark.xfail(
-                reason="NumPy turns this mixed list into float64; rumus does not scan every list element for int64 overflow",
+                reason="NumPy turns this mixed list into float64; rumus does not scan every list "
+                "element for int64 overflow",
                 strict=True,
             ),
         ),
@@ -671,7 +678,8 @@ def test_integer_pow_large_exponent():
 
 @pytest.mark.parametrize("dtype", ["uint8", "int32", "int64"])
 def test_integer_negative_scalar_power(dtype):
-    # torch.pow(int tensor, negative int scalar): "Integers to negative integer powers are not allowed."
+    # torch.pow(int tensor, negative int scalar):
+    # "Integers to negative integer powers are not allowed."
     with pytest.raises(RuntimeError):
         rumus.tensor([2]).to(getattr(rumus, dtype)) ** -1
 

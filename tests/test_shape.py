@@ -4,23 +4,15 @@ error types for bad arguments (PyTorch semantics)."""
 import numpy as np
 import pytest
 import rumus
+from conftest import to_np
 
 # --------------------------------------------------------------------------
-# devices: every test runs on the CPU and on the GPU. The autouse fixture
-# below takes conftest's ``device`` fixture and makes it the default device,
-# so every tensor a test creates (rumus.tensor / arange / zeros ...) lands on
-# that device.
+# devices: every test runs on the CPU and on the GPU. conftest's ``on_default_device`` fixture (used
+# by every test below) makes the ``device`` fixture's device the default device, so every tensor a
+# test creates (rumus.tensor / arange / zeros ...) lands on that device.
 # --------------------------------------------------------------------------
 
-
-@pytest.fixture(autouse=True)
-def _on_device(device):
-    prev = rumus.get_default_device()
-    rumus.set_default_device(device)
-    try:
-        yield
-    finally:
-        rumus.set_default_device(prev)
+pytestmark = pytest.mark.usefixtures("on_default_device")
 
 
 def on_cpu(t):
@@ -39,14 +31,6 @@ def assert_ptr(view, base, elem_offset=0):
 
 
 # ---------------------------------------------------------------- helpers
-
-
-def to_np(t):
-    """Copy of a rumus tensor as a NumPy array (half dtypes via float32)."""
-    t = t.detach().cpu()
-    if t.dtype == rumus.bfloat16:
-        t = t.float()
-    return np.array(t.numpy(), copy=True)
 
 
 def rnd(shape, dtype=np.float32, seed=0):

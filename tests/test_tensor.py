@@ -6,14 +6,7 @@ import gc
 import numpy as np
 import pytest
 import rumus
-
-
-def to_np(t):
-    t = t.detach().cpu()  # a GPU tensor is copied to the host first (numpy() raises on it)
-    if t.dtype == rumus.bfloat16:
-        t = t.float()
-    return np.array(t.numpy(), copy=True)
-
+from conftest import fd, skip_on_gpu, to_np, wide
 
 # rumus dtype, numpy dtype (None: no numpy equivalent), itemsize, floating?
 DTYPES = [
@@ -34,18 +27,6 @@ NP_DTYPES = [(d, n) for d, n, _, _ in DTYPES if n is not None]
 # data_ptr(), which are CPU-only by design) run on the CPU and on the GPU
 # (``device`` fixture). The GPU has no float64/float16/bfloat16 (by design).
 # --------------------------------------------------------------------------
-
-NOT_ON_GPU = (rumus.float64, rumus.bfloat16)
-
-
-def skip_on_gpu(device, dt):
-    if device == "gpu" and dt in NOT_ON_GPU:
-        pytest.skip(f"{dt!r} is not supported on the GPU (by design)")
-
-
-def wide(device):
-    """float64 on the CPU, float32 on the GPU: for tests that use float64 only as "a float"."""
-    return (rumus.float64, np.float64) if device == "cpu" else (rumus.float32, np.float32)
 
 
 def on(device, t):
@@ -93,7 +74,7 @@ def test_tensor_dtype_inference_python_data(device):
 
 
 def test_tensor_dtype_kwarg(device):
-    f = wide(device)[0]
+    f = fd(device)
     t = on(device, rumus.tensor([1, 2], dtype=f, device=device))
     assert t.dtype == f
     np.testing.assert_array_equal(to_np(t), [1.0, 2.0])
@@ -133,7 +114,7 @@ def test_tensor_from_numpy_array_copies(dt, npdt, device):
 
 
 def test_tensor_from_non_contiguous_numpy(device):
-    f, npf = wide(device)
+    f, npf = fd(device), wide(device)
     a = np.arange(24, dtype=npf).reshape(4, 6)
     # (negative numpy strides are rejected by torch.tensor too, so not used here)
     for view in [a.T, a[:, ::2], a[1:, 2:5], a[::2, ::3].T]:
@@ -395,9 +376,9 @@ def test_as_tensor():
     assert c.dtype == rumus.float64
     c[1] = -1.0
     assert a[1] == 1.0
-    l = rumus.as_tensor([1, 2, 3])
-    assert l.dtype == rumus.int64
-    np.testing.assert_array_equal(to_np(l), [1, 2, 3])
+    from_list = rumus.as_tensor([1, 2, 3])
+    assert from_list.dtype == rumus.int64
+    np.testing.assert_array_equal(to_np(from_list), [1, 2, 3])
 
 
 # -------------------------------------------------- tolist / item / casts

@@ -13,8 +13,9 @@ from conftest import dac, dleaf, dt, fd, skip_f64_on_gpu, to_np, val
 from rumus.autograd import gradcheck
 
 # ------------------------------------------------------------------ devices
-# Every test runs on the CPU and on the GPU (``device`` fixture). float64 is not on the GPU (by design):
-# where a test uses float64 only as "a float", the GPU run uses float32 with the CPU's float32 tolerances.
+# Every test runs on the CPU and on the GPU (``device`` fixture). float64 is not on the GPU (by
+# design): where a test uses float64 only as "a float", the GPU run uses float32 with the CPU's
+# float32 tolerances.
 
 
 f64 = rumus.float64
@@ -250,7 +251,8 @@ def test_mha_dropout_train_vs_eval(device):
     a, wa = m(x, x, x)
     b, _ = m(x, x, x)
     assert not np.allclose(val(a), val(b))
-    # Dropped weights are zero and the kept ones are scaled by 2: a row averaged over heads sums to 1 on average.
+    # Dropped weights are zero and the kept ones are scaled by 2: a row averaged over heads sums to
+    # 1 on average.
     m.eval()
     c, wc = m(x, x, x)
     d, _ = m(x, x, x)
@@ -363,8 +365,12 @@ def test_encoder_layer_numpy_post_and_pre_norm(device):
             h = np.maximum(h @ val(layer.linear1.weight).T + val(layer.linear1.bias), 0)
             return h @ val(layer.linear2.weight).T + val(layer.linear2.bias)
 
-        n1 = lambda h: np_layer_norm(h, val(layer.norm1.weight), val(layer.norm1.bias))  # noqa: E731
-        n2 = lambda h: np_layer_norm(h, val(layer.norm2.weight), val(layer.norm2.bias))  # noqa: E731
+        def n1(h):
+            return np_layer_norm(h, val(layer.norm1.weight), val(layer.norm1.bias))
+
+        def n2(h):
+            return np_layer_norm(h, val(layer.norm2.weight), val(layer.norm2.bias))
+
         if norm_first:
             h = x + sa(n1(x))
             ref = h + ff(n2(h))

@@ -78,21 +78,24 @@ def _method_function(name):
 # Functions that take a tensor first and are Tensor methods in Rust.
 for _name in (
     "add sub mul multiply div divide true_divide floor_divide remainder fmod pow atan2 "
-    "neg negative abs absolute sign square relu floor ceil round trunc exp exp2 log log2 log10 log1p expm1 "
-    "sqrt rsqrt reciprocal sin cos tan asin acos atan sinh cosh tanh sigmoid silu mish gelu leaky_relu elu "
+    "neg negative abs absolute sign square relu floor ceil round trunc "
+    "exp exp2 log log2 log10 log1p expm1 "
+    "sqrt rsqrt reciprocal sin cos tan asin acos atan sinh cosh tanh "
+    "sigmoid silu mish gelu leaky_relu elu "
     "softplus maximum minimum eq ne lt le gt ge logical_and logical_or logical_xor logical_not "
     "bitwise_and bitwise_or bitwise_xor bitwise_not isnan isinf isfinite clamp clip masked_fill "
     "sum mean prod amax amin max min argmax argmin var std logsumexp all any cumsum cumprod "
-    "matmul mm bmm mv dot outer reshape permute transpose swapaxes t flatten unflatten unsqueeze squeeze "
-    "narrow select unbind movedim moveaxis split chunk flip roll tril triu gather scatter scatter_add "
-    "index_select nonzero clone numel erf"
+    "matmul mm bmm mv dot outer reshape permute transpose swapaxes t "
+    "flatten unflatten unsqueeze squeeze "
+    "narrow select unbind movedim moveaxis split chunk flip roll tril triu "
+    "gather scatter scatter_add index_select nonzero clone numel erf"
 ).split():
     globals()[_name] = _method_function(_name)
 del _name
 
 
-def _rebuild_tensor(array, dtype_name, requires_grad, device="cpu"):
-    t = from_numpy(array).to(globals()[dtype_name]).to(device)
+def _rebuild_tensor(array, dtype_name, requires_grad, device_name="cpu"):
+    t = from_numpy(array).to(globals()[dtype_name]).to(device_name)
     return t.requires_grad_() if requires_grad else t
 
 
@@ -108,7 +111,8 @@ def _reduce_ex(self, protocol):
 def _deepcopy(self, memo):
     if not self.is_leaf:
         raise RuntimeError(
-            "Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol at the moment."
+            "Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+            "protocol at the moment."
         )
     out = memo.get(id(self))
     if out is None:
@@ -124,7 +128,13 @@ Tensor.__reduce_ex__ = _reduce_ex
 Tensor.__deepcopy__ = _deepcopy
 
 from . import autograd, gpu, nn, optim, utils  # noqa: E402
-from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled  # noqa: E402
+from .autograd import (  # noqa: E402
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 from .serialization import load, save  # noqa: E402
 
 __all__ = [n for n in dir() if not n.startswith("_")]

@@ -21,7 +21,8 @@ class FunctionCtx:
         for t in tensors:
             if t is not None and not isinstance(t, Tensor):
                 raise TypeError(
-                    f"save_for_backward can only save tensors, but argument was of type {type(t).__name__}"
+                    "save_for_backward can only save tensors, but argument was of type "
+                    f"{type(t).__name__}"
                 )
         self.to_save = tensors
 
@@ -106,7 +107,8 @@ class Function:
                 result = result[:nargs]
             if len(result) != nargs:
                 raise RuntimeError(
-                    f"function {name} returned an incorrect number of gradients (expected {nargs}, got {len(result)})"
+                    f"function {name} returned an incorrect number of gradients (expected {nargs}, "
+                    f"got {len(result)})"
                 )
             return [result[i] for i in tensor_pos]
 

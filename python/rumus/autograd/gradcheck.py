@@ -85,8 +85,9 @@ def _check_inputs(inputs):
             if not all(st > 0 or sz <= 1 for st, sz in zip(x.stride(), tuple(x.shape))):
                 raise RuntimeError(
                     f"The {idx}th input has a dimension with stride 0. gradcheck only supports "
-                    "inputs that are non-overlapping to be able to compute the numerical gradients "
-                    "correctly. You should call .contiguous on the input before passing it to gradcheck."
+                    "inputs that are non-overlapping to be able to compute the numerical "
+                    "gradients correctly. You should call .contiguous on the input before passing "
+                    "it to gradcheck."
                 )
             any_grad = True
     if not any_grad:
@@ -127,8 +128,8 @@ def _analytical_jacobian(outputs, diff_inputs, out_idx):
                 continue  # unused input: zero column
             if tuple(g.shape) != tuple(x.shape):
                 return jacs, (
-                    f"Gradient has shape mismatch for output {out_idx} with respect to input {pos}: "
-                    f"got {tuple(g.shape)}, expected {tuple(x.shape)}"
+                    f"Gradient has shape mismatch for output {out_idx} with respect to input "
+                    f"{pos}: got {tuple(g.shape)}, expected {tuple(x.shape)}"
                 )
             jacs[k][:, col] = _to_np(g).reshape(-1)
     return jacs, None

@@ -15,31 +15,27 @@ from .. import _rumus
 from .._rumus import Tensor
 from ..autograd import is_grad_enabled, no_grad
 
-# Rust kernels with PyTorch's signatures; each is bound once the engine has it.
-_RUST_OPS = (
-    "conv1d",
-    "conv2d",
-    "conv_transpose1d",
-    "conv_transpose2d",
-    "unfold",
-    "fold",
-    "max_pool1d",
-    "max_pool2d",
-    "avg_pool1d",
-    "avg_pool2d",
-    "adaptive_avg_pool1d",
-    "adaptive_avg_pool2d",
-    "adaptive_max_pool1d",
-    "adaptive_max_pool2d",
-    "softmax",
-    "log_softmax",
-    "layer_norm",
-    "linear",
-)
-for _name in _RUST_OPS:
-    if hasattr(_rumus, _name):
-        globals()[_name] = getattr(_rumus, _name)
-del _name
+# Rust kernels with PyTorch's signatures, bound as they are. Bound by name (not in a loop)
+# so a kernel missing from the engine fails the import with an AttributeError naming it.
+conv1d = _rumus.conv1d
+conv2d = _rumus.conv2d
+conv_transpose1d = _rumus.conv_transpose1d
+conv_transpose2d = _rumus.conv_transpose2d
+unfold = _rumus.unfold
+fold = _rumus.fold
+max_pool1d = _rumus.max_pool1d
+max_pool2d = _rumus.max_pool2d
+avg_pool1d = _rumus.avg_pool1d
+avg_pool2d = _rumus.avg_pool2d
+adaptive_avg_pool1d = _rumus.adaptive_avg_pool1d
+adaptive_avg_pool2d = _rumus.adaptive_avg_pool2d
+adaptive_max_pool1d = _rumus.adaptive_max_pool1d
+adaptive_max_pool2d = _rumus.adaptive_max_pool2d
+softmax = _rumus.softmax
+log_softmax = _rumus.log_softmax
+layer_norm = _rumus.layer_norm
+linear = _rumus.linear
+one_hot = _rumus.one_hot
 
 # Machine epsilon per dtype (rms_norm's default eps, as torch.finfo(dtype).eps).
 _EPS = {
@@ -205,7 +201,8 @@ def bilinear(input1, input2, weight, bias=None):
     for name, got, expected in sizes:
         if got != expected:
             raise RuntimeError(
-                f"bilinear(): {name} size does not match weight size: got {got} but expected {expected}"
+                f"bilinear(): {name} size does not match weight size: got {got} but expected "
+                f"{expected}"
             )
     batch = tuple(input1.shape[:-1])
     x1 = input1.reshape(-1, in1)
@@ -270,7 +267,8 @@ def batch_norm(
         n = input.numel() // c
         if n == 1:
             raise ValueError(
-                f"Expected more than 1 value per channel when training, got input size {input.shape}"
+                "Expected more than 1 value per channel when training, got input size "
+                f"{input.shape}"
             )
         dims = (0,) + tuple(range(2, nd))
         mean = input.mean(dims, keepdim=True)
@@ -348,14 +346,14 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     n, c = input.shape[:2]
     if c % num_groups:
         raise RuntimeError(
-            f"Expected number of channels in input to be divisible by num_groups, but got input of shape "
-            f"{_shape(input)} and num_groups={num_groups}"
+            "Expected number of channels in input to be divisible by num_groups, but got input of "
+            f"shape {_shape(input)} and num_groups={num_groups}"
         )
     for name, t in (("weight", weight), ("bias", bias)):
         if t is not None and (t.dim() != 1 or t.numel() != c):
             raise RuntimeError(
-                f"Expected {name} to be a vector of size equal to the number of channels in input, but got "
-                f"{name} of shape {_shape(t)} and input of shape {_shape(input)}"
+                f"Expected {name} to be a vector of size equal to the number of channels in input, "
+                f"but got {name} of shape {_shape(t)} and input of shape {_shape(input)}"
             )
     if n * c // num_groups * math.prod(input.shape[2:]) == 1:
         raise ValueError(
@@ -376,8 +374,8 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     ns = [int(s) for s in normalized_shape]
     if not ns or _shape(input)[-len(ns) :] != ns:
         raise RuntimeError(
-            f"Given normalized_shape={ns}, expected input with shape [*, {', '.join(map(str, ns))}], "
-            f"but got input of size {_shape(input)}"
+            f"Given normalized_shape={ns}, expected input with shape [*, "
+            f"{', '.join(map(str, ns))}], but got input of size {_shape(input)}"
         )
     if weight is not None and _shape(weight) != ns:
         raise RuntimeError(
@@ -450,8 +448,8 @@ def embedding(
         raise RuntimeError("embedding(sparse=True) is not supported: rumus has no sparse tensors")
     if input.dtype not in (_rumus.int64, _rumus.int32):
         raise RuntimeError(
-            f"Expected tensor for argument #1 'indices' to have one of the following scalar types: Long, Int; "
-            f"but got {input.dtype} instead (while checking arguments for embedding)"
+            "Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+            f"Long, Int; but got {input.dtype} instead (while checking arguments for embedding)"
         )
     flat = input.reshape(-1)
     if max_norm is not None:
@@ -508,9 +506,9 @@ def dropout1d(input, p=0.5, training=True, inplace=False):
     _check_p(p)
     if input.dim() not in (2, 3):
         raise RuntimeError(
-            f"dropout1d: Expected 2D or 3D input, but received a {input.dim()}D input. Note that dropout1d exists "
-            "to provide channel-wise dropout on inputs with 1 spatial dimension, a channel dimension, and an "
-            "optional batch dimension (i.e. 2D or 3D inputs)."
+            f"dropout1d: Expected 2D or 3D input, but received a {input.dim()}D input. Note that "
+            "dropout1d exists to provide channel-wise dropout on inputs with 1 spatial dimension, "
+            "a channel dimension, and an optional batch dimension (i.e. 2D or 3D inputs)."
         )
     shape = (input.size(0), 1) if input.dim() == 2 else _feature_mask_shape(input)
     return _dropout(input, p, training, inplace, shape)
@@ -521,18 +519,20 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
     nd = input.dim()
     if nd == 3:
         warnings.warn(
-            "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D dropout behavior is "
-            "desired - input is interpreted as shape (N, C, L), where C is the channel dim. This behavior will "
-            "change in a future release to interpret the input as one without a batch dimension, i.e. shape "
-            "(C, H, W). To maintain the 1D channel-wise dropout behavior, please switch to using dropout1d instead.",
+            "dropout2d: Received a 3D input to dropout2d and assuming that channel-wise 1D "
+            "dropout behavior is desired - input is interpreted as shape (N, C, L), where C is "
+            "the channel dim. This behavior will change in a future release to interpret the "
+            "input as one without a batch dimension, i.e. shape (C, H, W). To maintain the 1D "
+            "channel-wise dropout behavior, please switch to using dropout1d instead.",
             stacklevel=2,
         )
     elif nd != 4:
         warnings.warn(
-            f"dropout2d: Received a {nd}-D input to dropout2d, which is deprecated and will result in an error in a "
-            "future release. To retain the behavior and silence this warning, please use dropout instead. Note "
-            "that dropout2d exists to provide channel-wise dropout on inputs with 2 spatial dimensions, a channel "
-            "dimension, and an optional batch dimension (i.e. 3D or 4D inputs).",
+            f"dropout2d: Received a {nd}-D input to dropout2d, which is deprecated and will result "
+            "in an error in a future release. To retain the behavior and silence this warning, "
+            "please use dropout instead. Note that dropout2d exists to provide channel-wise "
+            "dropout on inputs with 2 spatial dimensions, a channel dimension, and an optional "
+            "batch dimension (i.e. 3D or 4D inputs).",
             stacklevel=2,
         )
     if nd < 2:
@@ -548,29 +548,31 @@ def scaled_dot_product_attention(
 ):
     if query.dim() < 2 or key.dim() < 2 or value.dim() < 2:
         raise RuntimeError(
-            f"Expected query, key, and value to all be at least 2 dimensional, but got query.dim: {query.dim()} "
-            f"key.dim: {key.dim()} and value.dim: {value.dim()} instead."
+            "Expected query, key, and value to all be at least 2 dimensional, but got query.dim: "
+            f"{query.dim()} key.dim: {key.dim()} and value.dim: {value.dim()} instead."
         )
     if not query.dtype == key.dtype == value.dtype:
         raise RuntimeError(
-            f"Expected query, key, and value to have the same dtype, but got query.dtype: {query.dtype} "
-            f"key.dtype: {key.dtype} and value.dtype: {value.dtype} instead."
+            "Expected query, key, and value to have the same dtype, but got query.dtype: "
+            f"{query.dtype} key.dtype: {key.dtype} and value.dtype: {value.dtype} instead."
         )
     if query.size(-1) != key.size(-1) or key.size(-2) != value.size(-2):
         raise RuntimeError(
-            f"scaled_dot_product_attention: query {_shape(query)}, key {_shape(key)} and value {_shape(value)} "
-            "must share the embedding size (query/key) and the sequence length (key/value)"
+            f"scaled_dot_product_attention: query {_shape(query)}, key {_shape(key)} and value "
+            f"{_shape(value)} must share the embedding size (query/key) and the sequence length "
+            "(key/value)"
         )
     if is_causal and attn_mask is not None:
         raise RuntimeError(
-            "_scaled_dot_product_attention: Explicit attn_mask should not be set when is_causal=True"
+            "_scaled_dot_product_attention: Explicit attn_mask should not be set when "
+            "is_causal=True"
         )
     if enable_gqa and query.dim() >= 3 and query.size(-3) != key.size(-3):
         hq, hk = query.size(-3), key.size(-3)
         if hq % hk or key.size(-3) != value.size(-3):
             raise RuntimeError(
-                f"scaled_dot_product_attention(enable_gqa=True): the query heads ({hq}) must be a multiple of the "
-                f"key/value heads (key {key.size(-3)}, value {value.size(-3)})"
+                f"scaled_dot_product_attention(enable_gqa=True): the query heads ({hq}) must be a "
+                f"multiple of the key/value heads (key {key.size(-3)}, value {value.size(-3)})"
             )
         group = _index(np.arange(hq) // (hq // hk), key)
         key, value = key.index_select(-3, group), value.index_select(-3, group)
@@ -591,8 +593,8 @@ def scaled_dot_product_attention(
             scores = scores + attn_mask.masked_fill(dead, 0.0)
         else:
             raise RuntimeError(
-                f"Expected attn_mask dtype to be bool or float or to match query dtype, but got attn_mask.dtype: "
-                f"{attn_mask.dtype} and query.dtype: {query.dtype} instead."
+                "Expected attn_mask dtype to be bool or float or to match query dtype, but got "
+                f"attn_mask.dtype: {attn_mask.dtype} and query.dtype: {query.dtype} instead."
             )
     attn = softmax(scores, -1)
     if dead is not None:
@@ -618,8 +620,8 @@ def _pad_index(n, before, after, mode, dim, shape):
         return np.clip(pos, 0, n - 1)
     if before >= n or after >= n:
         raise RuntimeError(
-            f"Argument #4: Padding size should be less than the corresponding input dimension, but got: "
-            f"padding ({before}, {after}) at dimension {dim} of input {shape}"
+            "Argument #4: Padding size should be less than the corresponding input dimension, but "
+            f"got: padding ({before}, {after}) at dimension {dim} of input {shape}"
         )
     pos = np.abs(pos)
     return np.where(pos > n - 1, 2 * (n - 1) - pos, pos)
@@ -633,8 +635,8 @@ def pad(input, pad, mode="constant", value=None):
     nd = input.dim()
     if npad > nd:
         raise RuntimeError(
-            f"Padding length should be less than or equal to two times the input dimension but got padding "
-            f"length {len(pad)} and input of dimension {nd}"
+            "Padding length should be less than or equal to two times the input dimension but got "
+            f"padding length {len(pad)} and input of dimension {nd}"
         )
     shape = _shape(input)
     pairs = [
@@ -646,7 +648,8 @@ def pad(input, pad, mode="constant", value=None):
             out_shape[d] += before + after
             if max(-before, 0) + max(-after, 0) > shape[d] or out_shape[d] < 0:
                 raise RuntimeError(
-                    f"pad: padding ({before}, {after}) crops dimension {d} of input {shape} below size 0"
+                    f"pad: padding ({before}, {after}) crops dimension {d} of input {shape} below "
+                    "size 0"
                 )
         x = input
         for d, before, after in pairs:  # negative padding crops
@@ -762,16 +765,16 @@ def interpolate(
     if mode in ("nearest", "area", "nearest-exact"):
         if align_corners is not None:
             raise ValueError(
-                "align_corners option can only be set with the interpolating modes: linear | bilinear | bicubic | "
-                "trilinear"
+                "align_corners option can only be set with the interpolating modes: linear | "
+                "bilinear | bicubic | trilinear"
             )
     elif align_corners is None:
         align_corners = False
     nd = input.dim()
     if nd not in (3, 4, 5) or mode not in _INTERP_MODES:
         raise NotImplementedError(
-            f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {nd}D) for the modes: nearest | linear | "
-            f"bilinear | bicubic | trilinear | area | nearest-exact (got {mode})"
+            f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {nd}D) for the modes: "
+            f"nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact (got {mode})"
         )
     if mode in _INTERP_NDIM and nd != _INTERP_NDIM[mode]:
         raise NotImplementedError(
@@ -780,8 +783,8 @@ def interpolate(
     if antialias:
         if not (mode in ("bilinear", "bicubic") and nd == 4):
             raise ValueError(
-                "Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and requires a 4-D tensor "
-                "as input"
+                "Anti-alias option is restricted to bilinear, bicubic, and lanczos modes and "
+                "requires a 4-D tensor as input"
             )
         raise NotImplementedError("interpolate(antialias=True) is not supported by rumus")
     in_sizes = _shape(input)[2:]
@@ -796,9 +799,10 @@ def interpolate(
         )
         if len(out_sizes) != nsp:
             raise ValueError(
-                f"Input and output must have the same number of spatial dimensions, but got input with spatial "
-                f"dimensions of {in_sizes} and output size of {size}. Please provide input tensor in (N, C, d1, d2, "
-                "...,dK) format and output size in (o1, o2, ...,oK) format."
+                "Input and output must have the same number of spatial dimensions, but got input "
+                f"with spatial dimensions of {in_sizes} and output size of {size}. Please provide "
+                "input tensor in (N, C, d1, d2, ...,dK) format and output size in (o1, o2, "
+                "...,oK) format."
             )
         scales = [None] * nsp
     elif scale_factor is not None:
@@ -808,9 +812,10 @@ def interpolate(
             factors = [float(s) for s in scale_factor]
         if len(factors) != nsp:
             raise ValueError(
-                f"Input and scale_factor must have the same number of spatial dimensions, but got input with "
-                f"spatial dimensions of {in_sizes} and scale_factor of shape {scale_factor}. Please provide input "
-                "tensor in (N, C, d1, d2, ...,dK) format and scale_factor in (s1, s2, ...,sK) format."
+                "Input and scale_factor must have the same number of spatial dimensions, but got "
+                f"input with spatial dimensions of {in_sizes} and scale_factor of shape "
+                f"{scale_factor}. Please provide input tensor in (N, C, d1, d2, ...,dK) format and "
+                "scale_factor in (s1, s2, ...,sK) format."
             )
         out_sizes = [int(math.floor(n * s)) for n, s in zip(in_sizes, factors)]
         scales = [None] * nsp if recompute_scale_factor else factors
@@ -818,7 +823,8 @@ def interpolate(
         raise ValueError("either size or scale_factor should be defined")
     if min(in_sizes) <= 0 or min(out_sizes) <= 0:
         raise RuntimeError(
-            f"Input and output sizes should be greater than 0, but got input {in_sizes} and output {out_sizes}"
+            f"Input and output sizes should be greater than 0, but got input {in_sizes} and output "
+            f"{out_sizes}"
         )
     if mode == "area":
         if nsp == 3:
@@ -838,13 +844,14 @@ def pixel_shuffle(input, upscale_factor):
         raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
     if input.dim() < 3:
         raise RuntimeError(
-            f"pixel_shuffle expects input to have at least 3 dimensions, but got input with {input.dim()} dimension(s)"
+            "pixel_shuffle expects input to have at least 3 dimensions, but got input with "
+            f"{input.dim()} dimension(s)"
         )
     *batch, c, h, w = input.shape
     if c % (r * r):
         raise RuntimeError(
-            f"pixel_shuffle expects its input's 'channel' dimension to be divisible by the square of upscale_factor, "
-            f"but input.size(-3)={c} is not divisible by {r * r}"
+            "pixel_shuffle expects its input's 'channel' dimension to be divisible by the square "
+            f"of upscale_factor, but input.size(-3)={c} is not divisible by {r * r}"
         )
     b = len(batch)
     x = input.reshape(*batch, c // (r * r), r, r, h, w)
@@ -858,15 +865,15 @@ def pixel_unshuffle(input, downscale_factor):
         raise RuntimeError(f"pixel_unshuffle expects a positive downscale_factor, but got {r}")
     if input.dim() < 3:
         raise RuntimeError(
-            f"pixel_unshuffle expects input to have at least 3 dimensions, but got input with {input.dim()} "
-            "dimension(s)"
+            "pixel_unshuffle expects input to have at least 3 dimensions, but got input with "
+            f"{input.dim()} dimension(s)"
         )
     *batch, c, h, w = input.shape
     for name, size, idx in (("height", h, -2), ("width", w, -1)):
         if size % r:
             raise RuntimeError(
-                f"pixel_unshuffle expects {name} to be divisible by downscale_factor, but input.size({idx})={size} "
-                f"is not divisible by {r}"
+                f"pixel_unshuffle expects {name} to be divisible by downscale_factor, but "
+                f"input.size({idx})={size} is not divisible by {r}"
             )
     b = len(batch)
     x = input.reshape(*batch, c, h // r, r, w // r, r)
@@ -907,8 +914,9 @@ def _reduce(loss, reduction):
 def _warn_broadcast(input, target):
     if tuple(target.shape) != tuple(input.shape):
         warnings.warn(
-            f"Using a target size ({target.shape}) that is different to the input size ({input.shape}). This will "
-            "likely lead to incorrect results due to broadcasting. Please ensure they have the same size.",
+            f"Using a target size ({target.shape}) that is different to the input size "
+            f"({input.shape}). This will likely lead to incorrect results due to broadcasting. "
+            "Please ensure they have the same size.",
             stacklevel=3,
         )
 
@@ -988,8 +996,8 @@ def nll_loss(
     classes = input.size(cdim)
     if weight is not None and weight.numel() != classes:
         raise RuntimeError(
-            f"weight tensor should be defined either for all {classes} classes or no classes but got weight "
-            f"tensor of shape: {_shape(weight)}"
+            f"weight tensor should be defined either for all {classes} classes or no classes but "
+            f"got weight tensor of shape: {_shape(weight)}"
         )
     target = target.long()
     valid = target != ignore_index
@@ -1035,15 +1043,15 @@ def cross_entropy(
         # class probabilities, one row per sample
         if _shape(target) != _shape(input):
             raise RuntimeError(
-                f"cross_entropy: class-probability targets must have the input's shape {_shape(input)}, got "
-                f"{_shape(target)}"
+                "cross_entropy: class-probability targets must have the input's shape "
+                f"{_shape(input)}, got {_shape(target)}"
             )
         if ignore_index != -100:
             raise RuntimeError("ignore_index is not supported for floating point target")
         if weight is not None and weight.numel() != classes:
             raise RuntimeError(
-                f"weight tensor should be defined either for all {classes} classes or no classes but got weight "
-                f"tensor of shape: {_shape(weight)}"
+                f"weight tensor should be defined either for all {classes} classes or no classes "
+                f"but got weight tensor of shape: {_shape(weight)}"
             )
         if label_smoothing > 0:
             target = target * (1 - label_smoothing) + label_smoothing / classes
@@ -1083,8 +1091,8 @@ def binary_cross_entropy(
     reduction = _reduction(reduction, size_average, reduce)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(
-            f"Using a target size ({target.shape}) that is different to the input size ({input.shape}) is "
-            "deprecated. Please ensure they have the same size."
+            f"Using a target size ({target.shape}) that is different to the input size "
+            f"({input.shape}) is deprecated. Please ensure they have the same size."
         )
     if not ((input >= 0) & (input <= 1)).all().item():
         raise RuntimeError("all elements of input should be between 0 and 1")
@@ -1118,9 +1126,10 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     reduction = _reduction(reduction, size_average, reduce, extra=("batchmean",))
     if reduction == "mean":
         warnings.warn(
-            "reduction: 'mean' divides the total loss by both the batch size and the support size.'batchmean' "
-            "divides only by the batch size, and aligns with the KL div math definition.'mean' will be changed to "
-            "behave the same as 'batchmean' in the next major release.",
+            "reduction: 'mean' divides the total loss by both the batch size and the support "
+            "size.'batchmean' divides only by the batch size, and aligns with the KL div math "
+            "definition.'mean' will be changed to behave the same as 'batchmean' in the next "
+            "major release.",
             stacklevel=2,
         )
     if log_target:
@@ -1162,8 +1171,8 @@ def margin_ranking_loss(
     reduction = _reduction(reduction, size_average, reduce)
     if not input1.dim() == input2.dim() == target.dim():
         raise RuntimeError(
-            f"margin_ranking_loss : All input tensors should have same dimension but got sizes: input1: "
-            f"{input1.shape}, input2: {input2.shape}, target: {target.shape} "
+            "margin_ranking_loss : All input tensors should have same dimension but got sizes: "
+            f"input1: {input1.shape}, input2: {input2.shape}, target: {target.shape} "
         )
     return _reduce((-target * (input1 - input2) + margin).clamp_min(0.0), reduction)
 

@@ -33,7 +33,8 @@ __all__ = [
 
 
 def calculate_gain(nonlinearity, param=None):
-    """Recommended gain for a nonlinearity (``param``: leaky_relu's negative slope, default 0.01)."""
+    """Recommended gain for a nonlinearity (``param``: leaky_relu's negative slope, default
+    0.01)."""
     if nonlinearity in (
         "linear",
         "conv1d",

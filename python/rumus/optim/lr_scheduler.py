@@ -38,14 +38,16 @@ __all__ = [
 ]
 
 EPOCH_DEPRECATION_WARNING = (
-    "The epoch parameter in `scheduler.step()` was not necessary and is being deprecated where possible. "
-    "Please use `scheduler.step()` to step the scheduler. During the deprecation, if epoch is different from "
-    "None, the closed form is used instead of the new chainable form, where available."
+    "The epoch parameter in `scheduler.step()` was not necessary and is being deprecated where "
+    "possible. Please use `scheduler.step()` to step the scheduler. During the deprecation, if "
+    "epoch is different from None, the closed form is used instead of the new chainable form, "
+    "where available."
 )
 
 
 def _set_group_value(group, key, value):
-    """Writes ``group[key] = value``, in place when the group holds a tensor (so its identity is kept)."""
+    """Writes ``group[key] = value``, in place when the group holds a tensor (so its identity is
+    kept)."""
     if isinstance(group[key], Tensor):
         with no_grad():
             group[key].fill_(value)
@@ -110,8 +112,8 @@ class LRScheduler:
             for i, group in enumerate(optimizer.param_groups):
                 if "initial_lr" not in group:
                     raise KeyError(
-                        f"param 'initial_lr' is not specified in param_groups[{i}] when resuming an "
-                        "optimizer"
+                        f"param 'initial_lr' is not specified in param_groups[{i}] when resuming "
+                        "an optimizer"
                     )
         self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
         self.last_epoch = last_epoch
@@ -139,20 +141,22 @@ class LRScheduler:
     def _warn_if_called_outside_step(self):
         if not self._get_lr_called_within_step:
             warnings.warn(
-                "To get the last learning rate computed by the scheduler, please use `get_last_lr()`.",
+                "To get the last learning rate computed by the scheduler, please use "
+                "`get_last_lr()`.",
                 UserWarning,
             )
 
     def step(self, epoch=None):
-        """Advances one epoch (or, deprecated, jumps to ``epoch``) and writes the new lrs into the optimizer."""
+        """Advances one epoch (or, deprecated, jumps to ``epoch``) and writes the new lrs into the
+        optimizer."""
         self._step_count += 1
         counted = getattr(getattr(self.optimizer, "step", None), "_counted_by_lr_scheduler", False)
         if self._step_count == 2 and counted and not getattr(self.optimizer, "_opt_called", False):
             warnings.warn(
-                "Detected call of `lr_scheduler.step()` before `optimizer.step()`. In PyTorch 1.1.0 "
-                "and later, you should call them in the opposite order: `optimizer.step()` before "
-                "`lr_scheduler.step()`.  Failure to do this will result in PyTorch skipping the first "
-                "value of the learning rate schedule.",
+                "Detected call of `lr_scheduler.step()` before `optimizer.step()`. In PyTorch "
+                "1.1.0 and later, you should call them in the opposite order: `optimizer.step()` "
+                "before `lr_scheduler.step()`.  Failure to do this will result in PyTorch "
+                "skipping the first value of the learning rate schedule.",
                 UserWarning,
             )
         self._get_lr_called_within_step = True
@@ -179,7 +183,8 @@ _LRScheduler = LRScheduler  # PyTorch's old name
 
 
 def _lambda_state(scheduler):
-    """state_dict of LambdaLR / MultiplicativeLR: functions can't be saved, callable objects' ``__dict__`` can."""
+    """state_dict of LambdaLR / MultiplicativeLR: functions can't be saved, callable objects'
+    ``__dict__`` can."""
     state = {k: v for k, v in scheduler.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
     state["lr_lambdas"] = [
         None if isinstance(fn, types.FunctionType) else fn.__dict__.copy()
@@ -266,7 +271,8 @@ class StepLR(LRScheduler):
 
 
 class MultiStepLR(LRScheduler):
-    """lr = initial_lr * gamma ** (number of milestones <= epoch); a repeated milestone counts repeatedly."""
+    """lr = initial_lr * gamma ** (number of milestones <= epoch); a repeated milestone counts
+    repeatedly."""
 
     def __init__(self, optimizer, milestones, gamma=0.1, last_epoch=-1):
         self.milestones = Counter(milestones)
@@ -310,14 +316,16 @@ class ConstantLR(LRScheduler):
 
 
 class LinearLR(LRScheduler):
-    """The lr factor goes linearly from start_factor to end_factor over total_iters epochs, then stays."""
+    """The lr factor goes linearly from start_factor to end_factor over total_iters epochs, then
+    stays."""
 
     def __init__(
         self, optimizer, start_factor=1.0 / 3, end_factor=1.0, total_iters=5, last_epoch=-1
     ):
         if start_factor > 1.0 or start_factor <= 0:
             raise ValueError(
-                "Starting multiplicative factor expected to be greater than 0 and less or equal to 1."
+                "Starting multiplicative factor expected to be greater than 0 and less or equal "
+                "to 1."
             )
         if end_factor > 1.0 or end_factor < 0:
             raise ValueError("Ending multiplicative factor expected to be between 0 and 1.")
@@ -385,7 +393,8 @@ class PolynomialLR(LRScheduler):
 
 
 class CosineAnnealingLR(LRScheduler):
-    """Cosine annealing from initial_lr to eta_min over T_max epochs (and back up, periodically after).
+    """Cosine annealing from initial_lr to eta_min over T_max epochs (and back up, periodically
+    after).
 
     ``step()`` uses the recursive form, so the lr follows
     ``eta_min + (initial_lr - eta_min) * (1 + cos(pi * epoch / T_max)) / 2``
@@ -407,7 +416,8 @@ class CosineAnnealingLR(LRScheduler):
                 lo + (base - lo) * (1 + math.cos(e * math.pi / T)) / 2 for base in self.base_lrs
             ]
         if (e - 1 - T) % (2 * T) == 0:
-            # At the bottom of the cosine the ratio below is 0/0; step up by the first increment instead.
+            # At the bottom of the cosine the ratio below is 0/0; step up by the first increment
+            # instead.
             return [
                 lr + (base - lo) * (1 - math.cos(math.pi / T)) / 2
                 for base, lr in zip(self.base_lrs, self._group_lrs())
@@ -496,8 +506,8 @@ def _check_same_optimizer(schedulers, optimizer, who):
         if isinstance(s, ReduceLROnPlateau):
             raise ValueError(
                 f"{who} does not support `ReduceLROnPlateau` scheduler as it requires additional "
-                f"kwargs to be specified when calling `step`, but got one at index {i} in the given "
-                "schedulers sequence."
+                f"kwargs to be specified when calling `step`, but got one at index {i} in the "
+                "given schedulers sequence."
             )
         if s.optimizer is not optimizer:
             raise ValueError(
@@ -516,7 +526,8 @@ def _undo_first_step(schedulers):
 
 
 class SequentialLR(LRScheduler):
-    """Runs ``schedulers[0]`` until ``milestones[0]``, then ``schedulers[1]`` (restarted) and so on."""
+    """Runs ``schedulers[0]`` until ``milestones[0]``, then ``schedulers[1]`` (restarted) and so
+    on."""
 
     def __init__(self, optimizer, schedulers, milestones, last_epoch=-1):
         if len(schedulers) < 1:
@@ -526,15 +537,16 @@ class SequentialLR(LRScheduler):
         _check_same_optimizer(schedulers, optimizer, type(self).__name__)
         if len(milestones) != len(schedulers) - 1:
             raise ValueError(
-                "Sequential Schedulers expects number of schedulers provided to be one more than the "
-                f"number of milestone points, but got number of schedulers {len(schedulers)} and the "
-                f"number of milestones to be equal to {len(milestones)}"
+                "Sequential Schedulers expects number of schedulers provided to be one more than "
+                f"the number of milestone points, but got number of schedulers {len(schedulers)} "
+                f"and the number of milestones to be equal to {len(milestones)}"
             )
         self._schedulers = list(schedulers)
         self._milestones = list(milestones)
         self.last_epoch = last_epoch + 1
         self.optimizer = optimizer
-        # Each scheduler took its first step when it was built; undo that and start from the first one.
+        # Each scheduler took its first step when it was built; undo that and start from the first
+        # one.
         for group in optimizer.param_groups:
             _set_group_value(group, "lr", group["initial_lr"])
         _undo_first_step(self._schedulers)

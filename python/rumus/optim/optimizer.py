@@ -13,7 +13,10 @@ from .. import _rumus
 from .._rumus import Tensor
 from ..autograd import enable_grad, no_grad
 
-_SET_MESSAGE = "optimizer parameters need to be organized in ordered collections, but the ordering of tensors in sets will change between runs. Please use a list instead."
+_SET_MESSAGE = (
+    "optimizer parameters need to be organized in ordered collections, but the ordering of "
+    "tensors in sets will change between runs. Please use a list instead."
+)
 
 
 class _RequiredParameter:
@@ -36,8 +39,8 @@ class Optimizer:
         self.param_groups = []
         if isinstance(params, Tensor):
             raise TypeError(
-                "params argument given to the optimizer should be an iterable of Tensors or dicts, but got "
-                + type(params).__name__
+                "params argument given to the optimizer should be an iterable of Tensors or "
+                "dicts, but got " + type(params).__name__
             )
         if isinstance(params, set):
             warnings.warn(
@@ -90,13 +93,16 @@ class Optimizer:
         for name, default in self.defaults.items():
             if default is required and name not in param_group:
                 raise ValueError(
-                    f"parameter group didn't specify a value of required optimization parameter {name}"
+                    "parameter group didn't specify a value of required optimization parameter "
+                    f"{name}"
                 )
             param_group.setdefault(name, default)
         params = param_group["params"]
         if len(params) != len({id(p) for p in params}):
             warnings.warn(
-                "optimizer contains a parameter group with duplicate parameters; in future, this will cause an error; see github.com/pytorch/pytorch/issues/40967 for more information",
+                "optimizer contains a parameter group with duplicate parameters; in future, this "
+                "will cause an error; see github.com/pytorch/pytorch/issues/40967 for more "
+                "information",
                 stacklevel=3,
             )
         seen = {id(p) for g in self.param_groups for p in g["params"]}
@@ -136,7 +142,8 @@ class Optimizer:
             raise ValueError("loaded state dict has a different number of parameter groups")
         if any(len(g["params"]) != len(s["params"]) for g, s in zip(groups, saved)):
             raise ValueError(
-                "loaded state dict contains a parameter group that doesn't match the size of optimizer's group"
+                "loaded state dict contains a parameter group that doesn't match the size of "
+                "optimizer's group"
             )
         id_map = dict(
             zip(

@@ -1,4 +1,5 @@
-"""Utilities: gradient checkpointing (``rumus.utils.checkpoint``) and data loading (``rumus.utils.data``)."""
+"""Utilities: gradient checkpointing (``rumus.utils.checkpoint``) and data loading
+(``rumus.utils.data``)."""
 
 from . import checkpoint, data
 

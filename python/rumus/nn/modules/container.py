@@ -80,7 +80,8 @@ class Sequential(Module):
     def __add__(self, other):
         if not isinstance(other, Sequential):
             raise ValueError(
-                f"add operator supports only objects of Sequential class, but {type(other)} is given."
+                f"add operator supports only objects of Sequential class, but {type(other)} is "
+                "given."
             )
         out = Sequential()
         for module in chain(self, other):
@@ -90,7 +91,8 @@ class Sequential(Module):
     def __iadd__(self, other):
         if not isinstance(other, Sequential):
             raise ValueError(
-                f"add operator supports only objects of Sequential class, but {type(other)} is given."
+                f"add operator supports only objects of Sequential class, but {type(other)} is "
+                "given."
             )
         return self.extend(other)
 
@@ -449,8 +451,8 @@ class ParameterDict(Module):
     def update(self, parameters):
         if not isinstance(parameters, Iterable):
             raise TypeError(
-                "ParametersDict.update should be called with an iterable of key/value pairs, but got "
-                + type(parameters).__name__
+                "ParametersDict.update should be called with an iterable of key/value pairs, but "
+                "got " + type(parameters).__name__
             )
         if isinstance(parameters, (OrderedDict, ParameterDict)):
             for key, parameter in parameters.items():

@@ -17,7 +17,8 @@ _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
 
 
 class _ConvNd(Module):
-    """Shared parameters, init and repr of the convolutions. `_ntuple` and `_nd` are set per class."""
+    """Shared parameters, init and repr of the convolutions. `_ntuple` and `_nd` are set per
+    class."""
 
     def __init__(
         self,
@@ -44,14 +45,16 @@ class _ConvNd(Module):
             raise ValueError("out_channels must be divisible by groups")
         if padding_mode not in _PADDING_MODES:
             raise ValueError(
-                f"padding_mode must be one of {_PADDING_MODES}, but got padding_mode='{padding_mode}'"
+                f"padding_mode must be one of {_PADDING_MODES}, but got "
+                f"padding_mode='{padding_mode}'"
             )
         tup = self._ntuple
         kernel_size, stride, dilation = tup(kernel_size), tup(stride), tup(dilation)
         if isinstance(padding, str):
             if transposed:
                 raise ValueError(
-                    f"{type(self).__name__} does not support string padding, got padding='{padding}'"
+                    f"{type(self).__name__} does not support string padding, got "
+                    f"padding='{padding}'"
                 )
             if padding not in _PADDING_STRINGS:
                 raise ValueError(
@@ -116,7 +119,10 @@ class _ConvNd(Module):
                 init.uniform_(self.bias, -bound, bound)
 
     def extra_repr(self):
-        s = f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, stride={self.stride}"
+        s = (
+            f"{self.in_channels}, {self.out_channels}, kernel_size={self.kernel_size}, "
+            f"stride={self.stride}"
+        )
         if self.padding != (0,) * len(self.kernel_size):
             s += f", padding={self.padding}"
         if self.dilation != (1,) * len(self.dilation):

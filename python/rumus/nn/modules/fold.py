@@ -24,8 +24,8 @@ class Fold(Module):
 
     def extra_repr(self):
         return (
-            f"output_size={self.output_size}, kernel_size={self.kernel_size}, dilation={self.dilation}, "
-            f"padding={self.padding}, stride={self.stride}"
+            f"output_size={self.output_size}, kernel_size={self.kernel_size}, "
+            f"dilation={self.dilation}, padding={self.padding}, stride={self.stride}"
         )
 
 

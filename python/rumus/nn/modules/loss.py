@@ -26,7 +26,8 @@ def _legacy_reduction(size_average, reduce):
     reduce = True if reduce is None else reduce
     reduction = "none" if not reduce else ("mean" if size_average else "sum")
     warnings.warn(
-        f"size_average and reduce args will be deprecated, please use reduction='{reduction}' instead."
+        f"size_average and reduce args will be deprecated, please use reduction='{reduction}' "
+        "instead."
     )
     return reduction
 
@@ -103,7 +104,8 @@ class NLLLoss(_WeightedLoss):
 
 
 class CrossEntropyLoss(_WeightedLoss):
-    """log_softmax + NLL for class-index targets, or soft cross entropy for class-probability targets."""
+    """log_softmax + NLL for class-index targets, or soft cross entropy for class-probability
+    targets."""
 
     def __init__(
         self,
@@ -153,7 +155,8 @@ class BCEWithLogitsLoss(_Loss):
 
 
 class KLDivLoss(_Loss):
-    """KL divergence of `target` from log-probabilities `input` (reduction 'batchmean' is the true KL)."""
+    """KL divergence of `target` from log-probabilities `input` (reduction 'batchmean' is the
+    true KL)."""
 
     def __init__(self, size_average=None, reduce=None, reduction="mean", log_target=False):
         super().__init__(size_average, reduce, reduction)

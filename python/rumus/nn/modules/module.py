@@ -73,7 +73,8 @@ class _Converter:
 
     def __init__(self, fn):
         self.fn = fn
-        self.done = {}  # id(original) -> (original, converted); the original is kept so ids stay unique
+        # id(original) -> (original, converted); the original is kept so ids stay unique
+        self.done = {}
 
     def __call__(self, t):
         hit = self.done.get(id(t))
@@ -515,7 +516,8 @@ class Module:
         return self._apply(lambda t: t.type(dst_type))
 
     def _cast_floating(self, dtype):
-        # Tensor.to returns the tensor itself when the dtype already matches (Tensor.float() copies).
+        # Tensor.to returns the tensor itself when the dtype already matches (Tensor.float()
+        # copies).
         return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
 
     def float(self):
@@ -612,8 +614,8 @@ class Module:
                     self._run_forward_hooks(args, kwargs, None, only_always_called=True)
                 except Exception as e:
                     warnings.warn(
-                        "forward hook with ``always_call=True`` raised an exception that was silenced "
-                        f"as another error was raised in forward: {e}"
+                        "forward hook with ``always_call=True`` raised an exception that was "
+                        f"silenced as another error was raised in forward: {e}"
                     )
             raise
         return self._run_forward_hooks(args, kwargs, result)
@@ -652,7 +654,8 @@ class Module:
         self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs
     ):
         """Loads this module's own entries of ``state_dict`` (keys ``prefix + name``), appending to
-        the three lists. Layers override it to adapt old checkpoints (``local_metadata["version"]``)."""
+        the three lists. Layers override it to adapt old checkpoints
+        (``local_metadata["version"]``)."""
         local_state = {
             k: v
             for k, v in itertools.chain(self._parameters.items(), self._buffers.items())

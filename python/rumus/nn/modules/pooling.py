@@ -36,7 +36,8 @@ class _MaxPoolNd(Module):
 
 
 class MaxPool1d(_MaxPoolNd):
-    """Max over sliding windows of (N, C, L) or (C, L) input; returns (out, indices) if return_indices."""
+    """Max over sliding windows of (N, C, L) or (C, L) input; returns (out, indices) if
+    return_indices."""
 
     def forward(self, input):
         return F.max_pool1d(
@@ -51,7 +52,8 @@ class MaxPool1d(_MaxPoolNd):
 
 
 class MaxPool2d(_MaxPoolNd):
-    """Max over sliding windows of (N, C, H, W) or (C, H, W) input; returns (out, indices) if return_indices."""
+    """Max over sliding windows of (N, C, H, W) or (C, H, W) input; returns (out, indices) if
+    return_indices."""
 
     def forward(self, input):
         return F.max_pool2d(

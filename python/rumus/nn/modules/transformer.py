@@ -25,7 +25,8 @@ __all__ = [
 
 
 def _additive_mask(mask, name, dtype):
-    """Bool masks (True = may not attend) become 0 / -inf in `dtype`; float masks are added as they are."""
+    """Bool masks (True = may not attend) become 0 / -inf in `dtype`; float masks are added as
+    they are."""
     if mask.dtype == rumus.bool:
         return rumus.zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill(
             mask, float("-inf")
@@ -157,7 +158,8 @@ class MultiheadAttention(Module):
         return x.unbind(0)
 
     def _project(self, query, key, value, batch_first):
-        """q, k, v in (N, H, L, head_dim); one packed F.linear when query, key and value are one tensor."""
+        """q, k, v in (N, H, L, head_dim); one packed F.linear when query, key and value are one
+        tensor."""
         E = self.embed_dim
         b = self.in_proj_bias
         if self._qkv_same_embed_dim:
@@ -642,7 +644,8 @@ class Transformer(Module):
 
     @staticmethod
     def generate_square_subsequent_mask(sz, device=None, dtype=None):
-        """Float mask with -inf above the diagonal and 0 elsewhere (position i sees positions <= i)."""
+        """Float mask with -inf above the diagonal and 0 elsewhere (position i sees positions
+        <= i)."""
         return rumus.full((sz, sz), float("-inf"), device=device, dtype=dtype).triu(1)
 
     def _reset_parameters(self):

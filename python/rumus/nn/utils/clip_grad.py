@@ -16,7 +16,8 @@ def _as_list(tensors):
 
 
 def _vector_norm(t, p):
-    """p-norm of all elements of ``t`` (p may be inf, -inf or 0, as ``torch.linalg.vector_norm``)."""
+    """p-norm of all elements of ``t`` (p may be inf, -inf or 0, as
+    ``torch.linalg.vector_norm``)."""
     a = t.abs()
     if p == math.inf:
         return a.max()
@@ -45,9 +46,9 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
         total = _vector_norm(_rumus.stack([n.to(dtype) for n in norms]), norm_type)
     if error_if_nonfinite and not math.isfinite(total.item()):
         raise RuntimeError(
-            f"The total norm of order {norm_type} for gradients from `parameters` is non-finite, so it cannot be "
-            "clipped. To disable this error and scale the gradients by the non-finite norm anyway, set "
-            "`error_if_nonfinite=False`"
+            f"The total norm of order {norm_type} for gradients from `parameters` is non-finite, "
+            "so it cannot be clipped. To disable this error and scale the gradients by the "
+            "non-finite norm anyway, set `error_if_nonfinite=False`"
         )
     return total
 

@@ -101,14 +101,15 @@ class DataLoader:
     ):
         if num_workers < 0:
             raise ValueError(
-                "num_workers option should be non-negative; use num_workers=0 to disable multiprocessing."
+                "num_workers option should be non-negative; use num_workers=0 to disable "
+                "multiprocessing."
             )
         if timeout < 0:
             raise ValueError("timeout option should be non-negative")
         if num_workers == 0 and prefetch_factor is not None:
             raise ValueError(
-                "prefetch_factor option could only be specified in multiprocessing.let num_workers > 0 "
-                "to enable multiprocessing, otherwise set prefetch_factor to None."
+                "prefetch_factor option could only be specified in multiprocessing.let "
+                "num_workers > 0 to enable multiprocessing, otherwise set prefetch_factor to None."
             )
         if num_workers > 0 and prefetch_factor is None:
             prefetch_factor = 2
@@ -151,7 +152,8 @@ class DataLoader:
             drop_last = False
         elif batch_size is None and drop_last:
             raise ValueError(
-                "batch_size=None option disables auto-batching and is mutually exclusive with drop_last"
+                "batch_size=None option disables auto-batching and is mutually exclusive with "
+                "drop_last"
             )
 
         if sampler is None:
@@ -166,7 +168,8 @@ class DataLoader:
 
         if pin_memory:
             warnings.warn(
-                "pin_memory=True has no effect: rumus has no accelerator device to pin memory for yet."
+                "pin_memory=True has no effect: rumus has no accelerator device to pin memory for "
+                "yet."
             )
 
         self.dataset = dataset
@@ -425,7 +428,8 @@ class _WorkerIter(_BaseIter):
             )
 
     def _stop_worker(self, wid):
-        """Worker ``wid``'s stream has ended: no more tasks for it (and, unless persistent, let it exit)."""
+        """Worker ``wid``'s stream has ended: no more tasks for it (and, unless persistent, let it
+        exit)."""
         self._workers_status[wid] = False
         if not self._persistent:
             self._index_queues[wid].put(None)

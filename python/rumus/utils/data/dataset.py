@@ -191,7 +191,8 @@ def random_split(dataset, lengths, generator=None):
         lengths = sizes
     if any(not isinstance(size, int) or size < 0 for size in lengths):
         raise ValueError(
-            f"random_split: lengths must be non-negative ints or fractions summing to 1, got {lengths}"
+            "random_split: lengths must be non-negative ints or fractions summing to 1, got "
+            f"{lengths}"
         )
     if sum(lengths) != n:
         raise ValueError("Sum of input lengths does not equal the length of the input dataset!")

@@ -22,7 +22,8 @@ def _is_text_array(a):
 
 
 def _rebuild(data, items):
-    """A container of ``data``'s type holding ``items`` (dict or list when the type can't be built)."""
+    """A container of ``data``'s type holding ``items`` (dict or list when the type can't be
+    built)."""
     if isinstance(data, collections.abc.Mapping):
         if isinstance(data, collections.abc.MutableMapping):
             clone = copy.copy(data)

@@ -73,7 +73,8 @@ class _KeyErrorMessage(str):
 
 
 class ExceptionWrapper:
-    """An exception caught in a worker, with its traceback as text (it crosses process boundaries)."""
+    """An exception caught in a worker, with its traceback as text (it crosses process
+    boundaries)."""
 
     def __init__(self, where):
         exc_type, exc, tb = sys.exc_info()
