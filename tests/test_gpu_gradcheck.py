@@ -1,18 +1,22 @@
-"""The gradcheck table (tests/test_gradcheck.py) on the GPU.
+"""The gradcheck rows of the op registry (tests/op_db.py) on the GPU.
 
 Every row runs on the GPU in float32 under ``rumus.set_default_device("gpu")``
 (so tensors a row builds land there too): its outputs and its input gradients
 must match the float64 CPU results, whose gradients gradcheck verifies by
 finite differences. The second derivative (for rows with ``gg``) is compared
-the same way. Ops without a GPU kernel yet are expected failures with their
-error as the reason, so the table shows what is left.
+the same way. A row whose entry (or the row itself) gives a reason it cannot run
+on the GPU is skipped with that reason; any other NotImplementedError fails, so an
+op that loses its GPU kernel is noticed.
 """
 
 import numpy as np
 import pytest
 import rumus
 from conftest import need_gpu
-from test_gradcheck import ROWS, Const, _seed
+from op_db import GRAD_ROWS, Const
+from test_gradcheck import _seed
+
+ROWS = GRAD_ROWS
 
 RTOL, ATOL = 2e-4, 2e-5
 
@@ -92,19 +96,11 @@ def _params():
 @pytest.mark.parametrize("row,order", _params())
 def test_row_on_gpu(row, order):
     need_gpu()
-    if row.name.startswith("F_dropout"):
-        pytest.skip(
-            "the GPU draws its own random numbers (as PyTorch's CUDA does); GPU dropout is checked in test_gpu.py"
-        )
+    why = row.gpu_reason()
+    if why:
+        pytest.skip(why)
     ref = _run(row, "cpu", np.float64, order)
-    try:
-        got = _run(row, "gpu", np.float32, order)
-    except NotImplementedError as e:
-        pytest.xfail(f"no GPU kernel yet: {e}")
-    except TypeError as e:
-        if "float64 is not supported on the GPU" not in str(e):
-            raise
-        pytest.skip("the row uses float64, which GPUs do not have")
+    got = _run(row, "gpu", np.float32, order)
     assert len(got) == len(ref)
     for i, (g, r) in enumerate(zip(got, ref)):
         if r is None:
