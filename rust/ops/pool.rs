@@ -234,7 +234,7 @@ impl Pooling {
         idx: Option<&Tensor>,
         threads: usize,
     ) -> Result<()> {
-        use crate::backend::gpu::elementwise::elem_bytes;
+        use crate::backend::gpu::dtype::elem_bytes;
         use crate::backend::gpu::exec::{self, Bind};
         if planes == 0 {
             return Ok(());

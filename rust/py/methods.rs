@@ -14,62 +14,31 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyList, PyTuple, PyType};
 
+/// The methods of the unary table (ops/elementwise/unary.rs) and their
+/// in-place forms.
+#[macro_export]
 macro_rules! unary_methods {
-    ($($name:ident, $name_:ident => $op:expr;)*) => {
+    ($($v:ident $(($($arg:ty),*))? $name:literal : $($m:ident $($m_:ident)?),* ;)*) => {
         #[pymethods]
         impl PyTensor {
-            $(
-                fn $name(&self, py: Python<'_>) -> PyResult<PyTensor> {
+            $($(
+                fn $m(&self, py: Python<'_>) -> PyResult<PyTensor> {
                     let t = &self.t;
-                    Ok(wrap(run(py, t.numel(), || unary($op, t))?))
+                    Ok(wrap(run(py, t.numel(), || unary(Unary::$v, t))?))
                 }
-                fn $name_<'py>(slf: Bound<'py, Self>) -> PyResult<Bound<'py, Self>> {
-                    let t = &slf.get().t;
-                    run(slf.py(), t.numel(), || unary_($op, t))?;
-                    Ok(slf)
-                }
-            )*
+                $(
+                    fn $m_<'py>(slf: Bound<'py, Self>) -> PyResult<Bound<'py, Self>> {
+                        let t = &slf.get().t;
+                        run(slf.py(), t.numel(), || unary_(Unary::$v, t))?;
+                        Ok(slf)
+                    }
+                )?
+            )*)*
         }
     };
 }
 
-unary_methods! {
-    neg, neg_ => Unary::Neg;
-    negative, negative_ => Unary::Neg;
-    abs, abs_ => Unary::Abs;
-    absolute, absolute_ => Unary::Abs;
-    sign, sign_ => Unary::Sign;
-    square, square_ => Unary::Square;
-    relu, relu_ => Unary::Relu;
-    floor, floor_ => Unary::Floor;
-    ceil, ceil_ => Unary::Ceil;
-    trunc, trunc_ => Unary::Trunc;
-    exp, exp_ => Unary::Exp;
-    exp2, exp2_ => Unary::Exp2;
-    log, log_ => Unary::Log;
-    log2, log2_ => Unary::Log2;
-    log10, log10_ => Unary::Log10;
-    log1p, log1p_ => Unary::Log1p;
-    expm1, expm1_ => Unary::Expm1;
-    sqrt, sqrt_ => Unary::Sqrt;
-    rsqrt, rsqrt_ => Unary::Rsqrt;
-    reciprocal, reciprocal_ => Unary::Reciprocal;
-    sin, sin_ => Unary::Sin;
-    cos, cos_ => Unary::Cos;
-    tan, tan_ => Unary::Tan;
-    asin, asin_ => Unary::Asin;
-    acos, acos_ => Unary::Acos;
-    atan, atan_ => Unary::Atan;
-    sinh, sinh_ => Unary::Sinh;
-    cosh, cosh_ => Unary::Cosh;
-    tanh, tanh_ => Unary::Tanh;
-    sigmoid, sigmoid_ => Unary::Sigmoid;
-    erf, erf_ => Unary::Erf;
-    silu, silu_ => Unary::Silu;
-    mish, mish_ => Unary::Mish;
-    logical_not, logical_not_ => Unary::LogicalNot;
-    bitwise_not, bitwise_not_ => Unary::BitwiseNot;
-}
+crate::unary_ops!(unary_methods);
 
 macro_rules! binary_methods {
     ($($name:ident, $name_:ident => $op:expr;)*) => {
@@ -308,7 +277,7 @@ impl PyTensor {
     }
     #[pyo3(signature = (beta=1.0, threshold=20.0))]
     fn softplus(&self, beta: f64, threshold: f64) -> PyResult<PyTensor> {
-        Ok(wrap(unary(Unary::Softplus { beta, threshold }, &self.t)?))
+        Ok(wrap(unary(Unary::Softplus(beta, threshold), &self.t)?))
     }
     fn isnan(&self) -> PyResult<PyTensor> {
         Ok(wrap(unary(Unary::IsNan, &self.t)?))

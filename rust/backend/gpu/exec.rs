@@ -5,7 +5,7 @@
 
 use super::context::{self, Context};
 use super::pool::{self, GpuBuffer};
-use super::shaders::Shader;
+use super::shaders::{source, Shader};
 use crate::bail;
 use crate::error::Result;
 use std::collections::HashMap;
@@ -48,14 +48,6 @@ pub struct Kernel {
 type KernelKey = (&'static str, &'static str, Variant);
 
 static KERNELS: LazyLock<Mutex<HashMap<KernelKey, Arc<Kernel>>>> = LazyLock::new(Default::default);
-
-/// The source for one variant: float16 rewrites the `alias T = f32;` line.
-pub fn source(shader: &Shader, variant: Variant) -> String {
-    match variant {
-        Variant::F32 => shader.source.to_string(),
-        Variant::F16 => shader.source.replacen("alias T = f32;", "enable f16;\nalias T = f16;", 1),
-    }
-}
 
 /// Which bindings of group 0 an entry point uses, from naga's analysis.
 pub fn used_bindings(source: &str, entry: &str) -> std::result::Result<Vec<u32>, String> {

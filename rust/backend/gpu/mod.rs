@@ -1,8 +1,10 @@
 //! GPU backend on wgpu: context, buffer pool, pipeline cache, command batching
 //! and one launcher file per op family (mirroring `backend::cpu`).
 
+pub mod codes;
 pub mod context;
 pub mod conv;
+pub mod dtype;
 pub mod elementwise;
 pub mod exec;
 pub mod index;

@@ -1,7 +1,7 @@
 //! Launcher for shaders/reduce.wgsl: reductions over the middle axis of a
 //! contiguous [outer, n, inner] view, and scans along it.
 
-use super::elementwise::elem_bytes;
+use super::dtype::elem_bytes;
 use super::exec::{self, Bind, Variant};
 use super::shaders::REDUCE;
 use crate::bail;
