@@ -86,4 +86,37 @@ mod tests {
             }
         }
     }
+
+    /// Every entry point is dispatched: its name appears as a string literal in
+    /// the launchers (backend/gpu/, optim/), so a kernel nothing runs fails.
+    #[test]
+    fn every_entry_point_is_dispatched() {
+        fn rust_sources(dir: &std::path::Path, out: &mut String) {
+            for e in std::fs::read_dir(dir).unwrap() {
+                let path = e.unwrap().path();
+                if path.is_dir() {
+                    rust_sources(&path, out);
+                } else if path.extension().is_some_and(|x| x == "rs")
+                    && !path.ends_with("shaders.rs")
+                {
+                    out.push_str(&std::fs::read_to_string(&path).unwrap());
+                }
+            }
+        }
+        let mut rust = String::new();
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("rust");
+        rust_sources(&root.join("backend/gpu"), &mut rust);
+        rust_sources(&root.join("optim"), &mut rust);
+        let mut dead = Vec::new();
+        for s in super::ALL {
+            let src = source(s, Variant::F32);
+            let module = naga::front::wgsl::parse_str(&src).unwrap();
+            for ep in &module.entry_points {
+                if !rust.contains(&format!("\"{}\"", ep.name)) {
+                    dead.push(format!("{}.wgsl: {}", s.name, ep.name));
+                }
+            }
+        }
+        assert!(dead.is_empty(), "entry points no Rust code dispatches: {:?}", dead);
+    }
 }
