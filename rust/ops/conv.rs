@@ -108,7 +108,7 @@ pub struct ConvOpts {
 }
 
 fn check_positive(op: &str, what: &str, v: &[usize]) -> Result<()> {
-    if v.iter().any(|&s| s == 0) {
+    if v.contains(&0) {
         bail!(Runtime, "{}: non-positive {} is not supported (got {:?})", op, what, v);
     }
     Ok(())

@@ -152,7 +152,7 @@ fn windows(
         Kind::Sliding(o) => {
             for a in 0..2 {
                 let (k, p, d) = (o.kernel[a], o.padding[a], o.dilation[a]);
-                let limit = if max { (d * (k - 1) + 1) / 2 } else { k / 2 };
+                let limit = if max { (d * (k - 1)).div_ceil(2) } else { k / 2 };
                 if p > limit {
                     if max {
                         bail!(Runtime, "{}: pad should be at most half of effective kernel size, but got pad={}, kernel_size={} and dilation={}", op, p, k, d);

@@ -82,7 +82,7 @@ pub fn sum(
     autograd::record(
         &[t],
         || sum_raw(t, dims, keepdim, dtype),
-        |_| SumBackward::new(t, dims, keepdim, false),
+        |_| SumBackward::op(t, dims, keepdim, false),
     )
 }
 
@@ -126,7 +126,7 @@ pub fn mean(
     autograd::record(
         &[t],
         || mean_raw(t, dims, keepdim, dtype),
-        |_| SumBackward::new(t, dims, keepdim, true),
+        |_| SumBackward::op(t, dims, keepdim, true),
     )
 }
 
@@ -713,7 +713,7 @@ pub struct SumBackward {
 }
 
 impl SumBackward {
-    fn new(
+    fn op(
         t: &Tensor,
         dims: Option<&[i64]>,
         keepdim: bool,

@@ -552,10 +552,12 @@ impl PyTensor {
         let v = match operand_req(value, "fill_")? {
             Operand::S(s) => s,
             Operand::T(t) if t.ndim() == 0 => item(&t)?,
-            Operand::T(t) => return Err(PyRuntimeError::new_err(format!(
+            Operand::T(t) => {
+                return Err(PyRuntimeError::new_err(format!(
                 "fill_ only supports 0-dimension value tensor but got tensor with {} dimensions.",
                 t.ndim()
-            ))),
+            )))
+            }
         };
         crate::ops::copy::fill_(&slf.get().t, v)?;
         Ok(slf)

@@ -309,8 +309,7 @@ impl Storage {
     }
     /// GPU storage of `len` elements (see `gpu::dtype::kind`), contents unspecified.
     pub fn on_gpu(dtype: DType, len: usize) -> Result<Storage> {
-        let Some(nbytes) = len.checked_mul(crate::backend::gpu::dtype::elem_bytes(dtype)?)
-        else {
+        let Some(nbytes) = len.checked_mul(crate::backend::gpu::dtype::elem_bytes(dtype)?) else {
             bail!(Runtime, "GPU out of memory: {} elements", len)
         };
         let buf = crate::backend::gpu::pool::alloc(nbytes as u64)?;

@@ -81,7 +81,7 @@ pub unsafe fn reduce<T: Copy + Send + Sync, R: Reducer<T>>(
             return acc;
         }
         let mut idx = start;
-        walk_range(&rs, &[rst.clone()], start, end, |[o], len, [s]| {
+        walk_range(&rs, std::array::from_ref(&rst), start, end, |[o], len, [s]| {
             acc = r.row(acc, base.at(off + o), len, s, idx);
             idx += len;
         });
@@ -170,13 +170,13 @@ unsafe fn reduce_columns<T: Copy + Send + Sync, R: Reducer<T>>(
         if rs.is_empty() {
             fold_at(0);
         } else {
-            walk_range(rs, &[rst.clone()], 0, n_red, |[o], n, [st]| {
+            walk_range(rs, std::array::from_ref(rst), 0, n_red, |[o], n, [st]| {
                 (0..n as isize).for_each(|t| fold_at(o + t * st))
             });
         }
     };
     let nb = rows * blocks_per_row;
-    super::team::for_each_if(n_out.saturating_mul(n_red), nb, |b| work(b));
+    super::team::for_each_if(n_out.saturating_mul(n_red), nb, work);
     Ok(out)
 }
 

@@ -134,8 +134,8 @@ fn run_unary_bool<T: Arith>(op: Unary, out: &Tensor, a: &Tensor) -> Result<()> {
     }
     match op {
         LogicalNot => go!(|x: T| x.is_zero()),
-        // x != x only for NaN; ints are never NaN or infinite.
-        IsNan => go!(|x: T| x != x),
+        // Only NaN is unordered with itself; ints are never NaN or infinite.
+        IsNan => go!(|x: T| x.partial_cmp(&x).is_none()),
         IsInf => go!(|x: T| is_float && x.to_f64().is_infinite()),
         IsFinite => go!(|x: T| !is_float || x.to_f64().is_finite()),
         _ => bail!(Runtime, "{} does not produce bool", op.name()),

@@ -7,11 +7,11 @@ use super::exec::{self, Variant};
 use super::shaders::ELEMENTWISE;
 use crate::bail;
 use crate::error::Result;
-use crate::tensor::layout::Layout;
 use crate::ops::copy::to_dtype;
 use crate::ops::elementwise::{binary_checks, Binary, Unary};
 use crate::ops::{gpu_operand, result_type, same_device, Operand};
 use crate::tensor::layout::broadcast_shapes;
+use crate::tensor::layout::Layout;
 use crate::tensor::{DType, Device, Scalar, Tensor};
 
 /// An operand of an elementwise kernel: a tensor view or a scalar word.
@@ -206,13 +206,7 @@ pub fn gpu_unary(op: Unary, a: &Tensor) -> Result<Tensor> {
     }
     let x = float_in(a)?;
     let out = Tensor::empty_on(a.shape(), x.dtype(), Device::Gpu)?;
-    launch(
-        "unary",
-        code,
-        &out,
-        [Some(Arg::T(&x)), None, None],
-        [s0.to_bits(), s1.to_bits(), 0],
-    )?;
+    launch("unary", code, &out, [Some(Arg::T(&x)), None, None], [s0.to_bits(), s1.to_bits(), 0])?;
     to_dtype(&out, out_dtype)
 }
 
@@ -275,13 +269,7 @@ pub fn gpu_binary(op: Binary, a: &Operand, b: &Operand, alpha: Option<f64>) -> R
         bail!(Runtime, "\"atan2\" not implemented for '{}'", compute.name());
     }
     let out = Tensor::empty_on(&shape, kout, Device::Gpu)?;
-    launch(
-        entry,
-        op as u32,
-        &out,
-        [Some(ga.arg()), Some(gb.arg()), None],
-        [0, 0, alpha_word],
-    )?;
+    launch(entry, op as u32, &out, [Some(ga.arg()), Some(gb.arg()), None], [0, 0, alpha_word])?;
     to_dtype(&out, out_dtype)
 }
 

@@ -8,12 +8,12 @@ use crate::backend::cpu::binary::{binary_into, float_scalar, run_binary};
 use crate::backend::cpu::P;
 use crate::backend::gpu::elementwise::gpu_binary;
 use crate::bail;
+use crate::dispatch_float;
 use crate::error::Result;
 use crate::ops::copy::{copy_into, to_dtype};
 use crate::ops::{on_gpu, result_type, Operand};
 use crate::tensor::layout::{broadcast_shapes, fmt_shape};
 use crate::tensor::{DType, Element, Tensor};
-use crate::dispatch_float;
 use std::sync::Arc;
 
 crate::wgsl_codes! {
@@ -188,7 +188,12 @@ pub fn binary(op: Binary, a: &Operand, b: &Operand, alpha: Option<f64>) -> Resul
     binary_raw(op, a, b, alpha)
 }
 
-pub(super) fn binary_raw(op: Binary, a: &Operand, b: &Operand, alpha: Option<f64>) -> Result<Tensor> {
+pub(super) fn binary_raw(
+    op: Binary,
+    a: &Operand,
+    b: &Operand,
+    alpha: Option<f64>,
+) -> Result<Tensor> {
     if on_gpu(&[a, b]) {
         return gpu_binary(op, a, b, alpha);
     }

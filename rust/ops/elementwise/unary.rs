@@ -1,6 +1,7 @@
 //! Unary ops: float math, activations, rounding, logical/bitwise not and the
 //! float classifiers, with their in-place forms and backward formulas.
 
+use super::{binary, where_};
 use super::{capitalized, check_inplace_cast, Binary};
 use crate::autograd::{self, math, Backward, Node, SavedTensor};
 use crate::backend::cpu::unary::unary_into;
@@ -8,7 +9,6 @@ use crate::backend::gpu::elementwise::gpu_unary;
 use crate::bail;
 use crate::error::Result;
 use crate::ops::copy::{copy_into, to_dtype};
-use super::{binary, where_};
 use crate::ops::Operand;
 use crate::tensor::{DType, Tensor};
 use std::sync::Arc;
@@ -116,7 +116,7 @@ macro_rules! unary_pattern {
 unary_ops!(define_unary);
 
 impl Unary {
-/// Ops that keep integer dtypes; the others compute in float.
+    /// Ops that keep integer dtypes; the others compute in float.
     fn keeps_ints(self) -> bool {
         use Unary::*;
         matches!(self, Neg | Abs | Sign | Square | Relu | Floor | Ceil | Round | Trunc)
