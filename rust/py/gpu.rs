@@ -2,7 +2,7 @@
 //! transfer statistics (python/rumus/gpu.py wraps these).
 
 use crate::backend::gpu::exec::Variant;
-use crate::backend::gpu::{context, exec, pool, shaders};
+use crate::backend::gpu::{buffer_pool, context, exec, shaders};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -45,17 +45,17 @@ fn _gpu_synchronize(py: Python<'_>) -> PyResult<()> {
 /// (allocated, reserved, peak allocated) in bytes.
 #[pyfunction]
 fn _gpu_memory_stats() -> (u64, u64, u64) {
-    pool::stats()
+    buffer_pool::stats()
 }
 
 #[pyfunction]
 fn _gpu_reset_peak_memory_stats() {
-    pool::reset_peak()
+    buffer_pool::reset_peak()
 }
 
 #[pyfunction]
 fn _gpu_empty_cache(py: Python<'_>) -> PyResult<()> {
-    Ok(py.detach(pool::empty_cache)?)
+    Ok(py.detach(buffer_pool::empty_cache)?)
 }
 
 /// (bytes to device, copies to device, bytes to host, copies to host).

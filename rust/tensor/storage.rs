@@ -312,7 +312,7 @@ impl Storage {
         let Some(nbytes) = len.checked_mul(crate::backend::gpu::dtype::elem_bytes(dtype)?) else {
             bail!(Runtime, "GPU out of memory: {} elements", len)
         };
-        let buf = crate::backend::gpu::pool::alloc(nbytes as u64)?;
+        let buf = crate::backend::gpu::buffer_pool::alloc(nbytes as u64)?;
         Ok(Storage::from_gpu(dtype, len, buf))
     }
     pub fn from_gpu(dtype: DType, len: usize, buf: GpuBuffer) -> Storage {
