@@ -7,7 +7,7 @@ use super::tensor::{number, run, sizes, wrap, PyTensor};
 use crate::ops::elementwise::{
     binary, binary_, clamp, masked_fill, unary, unary_, where_, Binary, Unary,
 };
-use crate::ops::{creation, index, reduce, shape, Operand};
+use crate::ops::{creation, index, reduce, scan, shape, Operand};
 use crate::tensor::Scalar;
 use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -500,7 +500,7 @@ impl PyTensor {
         dim: &Bound<'_, PyAny>,
         dtype: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyTensor> {
-        Ok(wrap(reduce::cumulative(&self.t, one_dim(dim)?, dtype_arg(dtype)?, false)?))
+        Ok(wrap(scan::cumulative(&self.t, one_dim(dim)?, dtype_arg(dtype)?, false)?))
     }
     #[pyo3(signature = (dim, *, dtype=None))]
     fn cumprod(
@@ -508,7 +508,7 @@ impl PyTensor {
         dim: &Bound<'_, PyAny>,
         dtype: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyTensor> {
-        Ok(wrap(reduce::cumulative(&self.t, one_dim(dim)?, dtype_arg(dtype)?, true)?))
+        Ok(wrap(scan::cumulative(&self.t, one_dim(dim)?, dtype_arg(dtype)?, true)?))
     }
 
     // ---- shape and views ----
