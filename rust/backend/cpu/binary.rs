@@ -2,7 +2,8 @@
 //! comparisons over broadcast strided operands, a scalar operand read through
 //! a stride-0 pointer.
 
-use super::elementwise::{map2, map3, Arith, FloatMath};
+use super::elementwise::{map2, map3, Arith};
+use super::unary::FloatMath;
 use super::P;
 use crate::bail;
 use crate::error::Result;

@@ -1,7 +1,7 @@
 //! CPU loops of the unary ops (ops/elementwise/unary.rs): float math with
 //! SIMD fast paths for contiguous float32, integer forms, bool results.
 
-use super::elementwise::{map1, Arith, FloatMath};
+use super::elementwise::{map1, Arith};
 use super::{vmath, P};
 use crate::bail;
 use crate::error::Result;
@@ -173,5 +173,36 @@ pub fn unary_into(op: Unary, out: &Tensor, a: &Tensor) -> Result<()> {
         dispatch_float!(a.dtype(), T => run_unary::<T>(op, out, a))
     } else {
         dispatch_compute!(a.dtype(), T => run_unary_any::<T>(op, out, a))
+    }
+}
+
+/// Float functions the unary kernels need beyond num_traits::Float, for f32
+/// and f64 (half types compute in float32).
+pub trait FloatMath: Arith + num_traits::Float {
+    fn erf(self) -> Self;
+    /// Round half to even, as torch.round.
+    fn round_even(self) -> Self;
+    fn from_f(v: f64) -> Self {
+        <Self as Element>::from_f64(v)
+    }
+}
+impl FloatMath for f32 {
+    #[inline(always)]
+    fn erf(self) -> Self {
+        libm::erff(self)
+    }
+    #[inline(always)]
+    fn round_even(self) -> Self {
+        self.round_ties_even()
+    }
+}
+impl FloatMath for f64 {
+    #[inline(always)]
+    fn erf(self) -> Self {
+        libm::erf(self)
+    }
+    #[inline(always)]
+    fn round_even(self) -> Self {
+        self.round_ties_even()
     }
 }
