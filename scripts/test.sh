@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
-# The whole test suite: Rust unit tests, then pytest against the built module.
+# The whole test suite: lint gates, Rust unit tests, then pytest against the built module.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+# Lint gates: formatting and lints fail the run (allowed lints are listed in Cargo.toml).
+cargo fmt --check
+cargo clippy --release --all-targets -q -- -D warnings
+.venv/bin/ruff format --check python tests benches examples
+.venv/bin/ruff check python tests benches examples
 cargo test --release --lib -q
 .venv/bin/python -m pytest -q --ignore=tests/shaders "$@"
 # The shader tests load the driver a second time through wgpu-py: their own process.

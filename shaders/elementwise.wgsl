@@ -140,49 +140,49 @@ fn sign_(x: f32) -> f32 {
     return select(select(0.0, 1.0, x > 0.0), -1.0, x < 0.0);
 }
 
-// Unary float op codes (rust/backend/gpu/elementwise.rs mirrors them).
+// Unary float ops; the UNARY_* codes come from the table in rust/ops/elementwise/unary.rs.
 fn unary_op(op: u32, x: f32, s0: f32, s1: f32) -> f32 {
     switch op {
-        case 0u: { return -x; }
-        case 1u: { return abs(x); }
-        case 2u: { return sign_(x); }
-        case 3u: { return x * x; }
+        case UNARY_NEG: { return -x; }
+        case UNARY_ABS: { return abs(x); }
+        case UNARY_SIGN: { return sign_(x); }
+        case UNARY_SQUARE: { return x * x; }
         // relu: NaN stays NaN, tested by bits since drivers may turn the select into
         // a max (which returns 0 for NaN).
-        case 4u: { return select(select(x, 0.0, x < 0.0), x, is_nan(x)); }
-        case 5u: { return floor(x); }
-        case 6u: { return ceil(x); }
-        case 7u: { return round(x); }                                 // ties to even
-        case 8u: { return trunc(x); }
-        case 9u: { return exp(x); }
-        case 10u: { return exp2(x); }
-        case 11u: { return log(x); }
-        case 12u: { return log2(x); }
-        case 13u: { return log(x) * 0.4342944819032518; }
-        case 14u: { return log1p_(x); }
-        case 15u: { return expm1_(x); }
-        case 16u: { return sqrt(x); }
-        case 17u: { return inverseSqrt(x); }
-        case 18u: { return 1.0 / x; }
-        case 19u: { return sin_(x); }
-        case 20u: { return cos_(x); }
-        case 21u: { return tan_(x); }
+        case UNARY_RELU: { return select(select(x, 0.0, x < 0.0), x, is_nan(x)); }
+        case UNARY_FLOOR: { return floor(x); }
+        case UNARY_CEIL: { return ceil(x); }
+        case UNARY_ROUND: { return round(x); }                                 // ties to even
+        case UNARY_TRUNC: { return trunc(x); }
+        case UNARY_EXP: { return exp(x); }
+        case UNARY_EXP2: { return exp2(x); }
+        case UNARY_LOG: { return log(x); }
+        case UNARY_LOG2: { return log2(x); }
+        case UNARY_LOG10: { return log(x) * 0.4342944819032518; }
+        case UNARY_LOG1P: { return log1p_(x); }
+        case UNARY_EXPM1: { return expm1_(x); }
+        case UNARY_SQRT: { return sqrt(x); }
+        case UNARY_RSQRT: { return inverseSqrt(x); }
+        case UNARY_RECIPROCAL: { return 1.0 / x; }
+        case UNARY_SIN: { return sin_(x); }
+        case UNARY_COS: { return cos_(x); }
+        case UNARY_TAN: { return tan_(x); }
         // Through atan2: some drivers' asin/acos are off by 1e-4.
-        case 22u: { return atan2(x, sqrt(max(1.0 - x * x, 0.0))) + select(0.0, nan(), abs(x) > 1.0 || is_nan(x)); }
-        case 23u: { return atan2(sqrt(max(1.0 - x * x, 0.0)), x) + select(0.0, nan(), abs(x) > 1.0 || is_nan(x)); }
-        case 24u: { return atan(x); }
-        case 25u: { return sinh(x); }
-        case 26u: { return cosh(x); }
-        case 27u: { return tanh_(x); }
-        case 28u: { return sigmoid(x); }
-        case 29u: { return erf_(x); }
-        case 30u: { return 0.5 * x * (1.0 + erf_(x * 0.7071067811865476)); }
-        case 31u: { return 0.5 * x * (1.0 + tanh_(0.7978845608028654 * (x + 0.044715 * x * x * x))); }
-        case 32u: { return x * sigmoid(x); }
-        case 33u: { return x * tanh_(softplus(x, 1.0, 20.0)); }
-        case 34u: { return select(x, x * s0, x < 0.0); }               // leaky_relu(slope)
-        case 35u: { return select(x, s0 * expm1_(x), x <= 0.0); }      // elu(alpha)
-        case 36u: { return softplus(x, s0, s1); }
+        case UNARY_ASIN: { return atan2(x, sqrt(max(1.0 - x * x, 0.0))) + select(0.0, nan(), abs(x) > 1.0 || is_nan(x)); }
+        case UNARY_ACOS: { return atan2(sqrt(max(1.0 - x * x, 0.0)), x) + select(0.0, nan(), abs(x) > 1.0 || is_nan(x)); }
+        case UNARY_ATAN: { return atan(x); }
+        case UNARY_SINH: { return sinh(x); }
+        case UNARY_COSH: { return cosh(x); }
+        case UNARY_TANH: { return tanh_(x); }
+        case UNARY_SIGMOID: { return sigmoid(x); }
+        case UNARY_ERF: { return erf_(x); }
+        case UNARY_GELU: { return 0.5 * x * (1.0 + erf_(x * 0.7071067811865476)); }
+        case UNARY_GELU_TANH: { return 0.5 * x * (1.0 + tanh_(0.7978845608028654 * (x + 0.044715 * x * x * x))); }
+        case UNARY_SILU: { return x * sigmoid(x); }
+        case UNARY_MISH: { return x * tanh_(softplus(x, 1.0, 20.0)); }
+        case UNARY_LEAKY_RELU: { return select(x, x * s0, x < 0.0); }               // leaky_relu(slope)
+        case UNARY_ELU: { return select(x, s0 * expm1_(x), x <= 0.0); }      // elu(alpha)
+        case UNARY_SOFTPLUS: { return softplus(x, s0, s1); }
         default: { return nan(); }
     }
 }
@@ -206,24 +206,24 @@ fn atan2_(y: f32, x: f32) -> f32 {
     return atan2(y, x);
 }
 
-// Binary float op codes; `alpha` scales b for add/sub.
+// Binary float ops (BINARY_* from rust/ops/elementwise/binary.rs); `alpha` scales b for add/sub.
 fn binary_op(op: u32, a: f32, b: f32, alpha: f32) -> f32 {
     switch op {
-        case 0u: { return a + alpha * b; }
-        case 1u: { return a - alpha * b; }
-        case 2u: { return a * b; }
-        case 3u: { return a / b; }
-        case 4u: { return trunc(a / b); }
-        case 5u: { return floor(a / b); }
-        case 6u: {                                                    // remainder: sign of b
+        case BINARY_ADD: { return a + alpha * b; }
+        case BINARY_SUB: { return a - alpha * b; }
+        case BINARY_MUL: { return a * b; }
+        case BINARY_DIV: { return a / b; }
+        case BINARY_DIV_TRUNC: { return trunc(a / b); }
+        case BINARY_FLOOR_DIV: { return floor(a / b); }
+        case BINARY_REM: {                                                    // remainder: sign of b
             let r = a - b * trunc(a / b);
             return select(r, r + b, r != 0.0 && ((r < 0.0) != (b < 0.0)));
         }
-        case 7u: { return a - b * trunc(a / b); }                     // fmod: sign of a
-        case 8u: { return pow_(a, b); }
-        case 9u: { if (is_nan(a) || is_nan(b)) { return nan(); } return max(a, b); }
-        case 10u: { if (is_nan(a) || is_nan(b)) { return nan(); } return min(a, b); }
-        case 11u: { return atan2_(a, b); }
+        case BINARY_FMOD: { return a - b * trunc(a / b); }                     // fmod: sign of a
+        case BINARY_POW: { return pow_(a, b); }
+        case BINARY_MAXIMUM: { if (is_nan(a) || is_nan(b)) { return nan(); } return max(a, b); }
+        case BINARY_MINIMUM: { if (is_nan(a) || is_nan(b)) { return nan(); } return min(a, b); }
+        case BINARY_ATAN2: { return atan2_(a, b); }
         default: { return nan(); }
     }
 }
@@ -233,14 +233,14 @@ fn binary_op(op: u32, a: f32, b: f32, alpha: f32) -> f32 {
 fn compare_f(op: u32, a: f32, b: f32) -> bool {
     let nan_in = is_nan(a) || is_nan(b);
     switch op {
-        case 0u: { return !nan_in && a == b; }
-        case 1u: { return nan_in || a != b; }
-        case 2u: { return !nan_in && a < b; }
-        case 3u: { return !nan_in && a <= b; }
-        case 4u: { return !nan_in && a > b; }
-        case 5u: { return !nan_in && a >= b; }
-        case 6u: { return truthy(a) && truthy(b); }
-        case 7u: { return truthy(a) || truthy(b); }
+        case BINARY_EQ: { return !nan_in && a == b; }
+        case BINARY_NE: { return nan_in || a != b; }
+        case BINARY_LT: { return !nan_in && a < b; }
+        case BINARY_LE: { return !nan_in && a <= b; }
+        case BINARY_GT: { return !nan_in && a > b; }
+        case BINARY_GE: { return !nan_in && a >= b; }
+        case BINARY_LOGICAL_AND: { return truthy(a) && truthy(b); }
+        case BINARY_LOGICAL_OR: { return truthy(a) || truthy(b); }
         default: { return truthy(a) != truthy(b); }
     }
 }
@@ -249,14 +249,14 @@ fn truthy(x: f32) -> bool {
 }
 fn compare_i(op: u32, a: i32, b: i32) -> bool {
     switch op {
-        case 0u: { return a == b; }
-        case 1u: { return a != b; }
-        case 2u: { return a < b; }
-        case 3u: { return a <= b; }
-        case 4u: { return a > b; }
-        case 5u: { return a >= b; }
-        case 6u: { return a != 0 && b != 0; }
-        case 7u: { return a != 0 || b != 0; }
+        case BINARY_EQ: { return a == b; }
+        case BINARY_NE: { return a != b; }
+        case BINARY_LT: { return a < b; }
+        case BINARY_LE: { return a <= b; }
+        case BINARY_GT: { return a > b; }
+        case BINARY_GE: { return a >= b; }
+        case BINARY_LOGICAL_AND: { return a != 0 && b != 0; }
+        case BINARY_LOGICAL_OR: { return a != 0 || b != 0; }
         default: { return (a != 0) != (b != 0); }
     }
 }
@@ -303,7 +303,7 @@ fn compare(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroup
     bo[off.x] = u32(compare_f(p.op, fa_at(off.y), fb_at(off.z)));
 }
 
-// bool o = op(a) on floats: 0 isnan, 1 isinf, 2 isfinite, 3 logical_not.
+// bool o = op(a) on floats: isnan, isinf, isfinite, else logical_not.
 @compute @workgroup_size(256)
 fn classify(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let i = flat(gid, nwg);
@@ -312,9 +312,9 @@ fn classify(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
     let x = f32(fa[off.y]);
     var r: bool;
     switch p.op {
-        case 0u: { r = is_nan(x); }
-        case 1u: { r = is_inf(x); }
-        case 2u: { r = !is_nan(x) && !is_inf(x); }
+        case UNARY_IS_NAN: { r = is_nan(x); }
+        case UNARY_IS_INF: { r = is_inf(x); }
+        case UNARY_IS_FINITE: { r = !is_nan(x) && !is_inf(x); }
         default: { r = !truthy(x); }
     }
     bo[off.x] = u32(r);
@@ -364,8 +364,8 @@ fn pow_i(a: i32, e: i32) -> i32 {
     return r;
 }
 
-// Integer unary ops: the float codes that keep ints (0 neg, 1 abs, 2 sign,
-// 3 square, 4 relu, 5-8 identity) and 40 bitwise_not.
+// Integer unary ops: the codes that keep ints (neg, abs, sign, square, relu;
+// the rounding ops are the identity) and bitwise_not.
 @compute @workgroup_size(256)
 fn unary_i32(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let i = flat(gid, nwg);
@@ -374,18 +374,18 @@ fn unary_i32(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
     let x = ia[off.y];
     var r = x;
     switch p.op {
-        case 0u: { r = -x; }
-        case 1u: { r = abs(x); }
-        case 2u: { r = sign(x); }
-        case 3u: { r = x * x; }
-        case 4u: { r = max(x, 0); }
-        case 40u: { r = ~x; }
+        case UNARY_NEG: { r = -x; }
+        case UNARY_ABS: { r = abs(x); }
+        case UNARY_SIGN: { r = sign(x); }
+        case UNARY_SQUARE: { r = x * x; }
+        case UNARY_RELU: { r = max(x, 0); }
+        case UNARY_BITWISE_NOT: { r = ~x; }
         default: {}
     }
     io[off.x] = r;
 }
 
-// Integer binary ops (same codes as `binary`; 12-14 bitwise and/or/xor).
+// Integer binary ops (the codes of `binary`, and bitwise and/or/xor).
 // Division by zero gives 0 (the CPU raises before dispatching).
 @compute @workgroup_size(256)
 fn binary_i32(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
@@ -397,19 +397,19 @@ fn binary_i32(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgr
     let alpha = bitcast<i32>(p.pad0);
     var r = 0;
     switch p.op {
-        case 0u: { r = a + alpha * b; }
-        case 1u: { r = a - alpha * b; }
-        case 2u: { r = a * b; }
-        case 4u: { r = divmod_i(a, b).x; }
-        case 5u: { r = floor_divmod_i(a, b).x; }
-        case 6u: { r = floor_divmod_i(a, b).y; }
-        case 7u: { r = divmod_i(a, b).y; }
-        case 8u: { r = pow_i(a, b); }
-        case 9u: { r = max(a, b); }
-        case 10u: { r = min(a, b); }
-        case 12u: { r = a & b; }
-        case 13u: { r = a | b; }
-        case 14u: { r = a ^ b; }
+        case BINARY_ADD: { r = a + alpha * b; }
+        case BINARY_SUB: { r = a - alpha * b; }
+        case BINARY_MUL: { r = a * b; }
+        case BINARY_DIV_TRUNC: { r = divmod_i(a, b).x; }
+        case BINARY_FLOOR_DIV: { r = floor_divmod_i(a, b).x; }
+        case BINARY_REM: { r = floor_divmod_i(a, b).y; }
+        case BINARY_FMOD: { r = divmod_i(a, b).y; }
+        case BINARY_POW: { r = pow_i(a, b); }
+        case BINARY_MAXIMUM: { r = max(a, b); }
+        case BINARY_MINIMUM: { r = min(a, b); }
+        case BINARY_BIT_AND: { r = a & b; }
+        case BINARY_BIT_OR: { r = a | b; }
+        case BINARY_BIT_XOR: { r = a ^ b; }
         default: {}
     }
     io[off.x] = r;
@@ -423,7 +423,8 @@ fn compare_i32(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
     bo[off.x] = u32(compare_i(p.op, ia_at(off.y), ib_at(off.z)));
 }
 
-// Casts and strided copies. Kinds: 0 float (T), 1 int32, 2 bool, 3 uint8.
+// Casts and strided copies between the element kinds (KIND_*: float32, int32,
+// bool, uint8 words; rust/backend/gpu/dtype.rs).
 @group(0) @binding(0) var<storage, read> wa: array<u32>;
 @group(0) @binding(3) var<storage, read_write> wo: array<u32>;
 
@@ -439,13 +440,13 @@ fn copy(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) 
     let to = p.op >> 4u;
     var r = w;
     if (src != to) {
-        if (to == 0u) {
-            r = bitcast<u32>(select(f32(w), f32(bitcast<i32>(w)), src == 1u));
-        } else if (to == 2u) {
-            r = u32(select(w != 0u, truthy(bitcast<f32>(w)), src == 0u));
+        if (to == KIND_F32) {
+            r = bitcast<u32>(select(f32(w), f32(bitcast<i32>(w)), src == KIND_I32));
+        } else if (to == KIND_BOOL) {
+            r = u32(select(w != 0u, truthy(bitcast<f32>(w)), src == KIND_F32));
         } else {
-            var v = select(bitcast<i32>(w), i32(trunc(bitcast<f32>(w))), src == 0u);
-            r = select(bitcast<u32>(v), bitcast<u32>(v) & 255u, to == 3u);
+            var v = select(bitcast<i32>(w), i32(trunc(bitcast<f32>(w))), src == KIND_F32);
+            r = select(bitcast<u32>(v), bitcast<u32>(v) & 255u, to == KIND_U8);
         }
     }
     wo[off.x] = r;
@@ -477,8 +478,8 @@ fn cast_to_t(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgro
     let w = wa[off.y];
     var v: f32;
     switch p.op {
-        case 0u: { v = bitcast<f32>(w); }
-        case 1u: { v = f32(bitcast<i32>(w)); }
+        case KIND_F32: { v = bitcast<f32>(w); }
+        case KIND_I32: { v = f32(bitcast<i32>(w)); }
         default: { v = f32(w); }
     }
     fo[off.x] = T(v);
@@ -492,11 +493,11 @@ fn cast_from_t(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workg
     let x = f32(fa[off.y]);
     var r: u32;
     switch p.op {
-        case 0u: { r = bitcast<u32>(x); }
-        case 2u: { r = u32(truthy(x)); }
+        case KIND_F32: { r = bitcast<u32>(x); }
+        case KIND_BOOL: { r = u32(truthy(x)); }
         default: {
             let v = bitcast<u32>(i32(trunc(x)));
-            r = select(v, v & 255u, p.op == 3u);
+            r = select(v, v & 255u, p.op == KIND_U8);
         }
     }
     wo[off.x] = r;

@@ -12,20 +12,17 @@ alias T = f32;
 // a stream, and a dispatch may hold up to 2^34 elements.
 //
 // Params (every entry): n elements, out_off (element offset of out),
-// seed_lo, seed_hi, offset_lo, offset_hi, then two arguments a, b: f32 for
-// the float entries, i32 for randint, then block0: the block of the first
+// seed_lo, seed_hi, offset_lo, offset_hi, then two f32 arguments a, b,
+// then block0: the block of the first
 // element (invocation i encrypts block block0 + i), so a fill split into
 // several dispatches (each from a multiple of 4 elements) draws the numbers
 // of one dispatch. uniform also takes cut (f32): see there.
 // Grid (every entry): ceil(ceil(n / 4) / 256) workgroups of 256 (one Philox
 // block, four elements, per invocation), spilling into y past 65,535 (README).
 struct RngF { n: u32, out_off: u32, seed_lo: u32, seed_hi: u32, off_lo: u32, off_hi: u32, a: f32, b: f32, block0: u32, cut: f32 }
-struct RngI { n: u32, out_off: u32, seed_lo: u32, seed_hi: u32, off_lo: u32, off_hi: u32, a: i32, b: i32, block0: u32 }
 
 @group(0) @binding(0) var<storage, read_write> out_t: array<T>;
-@group(0) @binding(0) var<storage, read_write> out_i: array<i32>;
 @group(0) @binding(1) var<storage, read> pf: RngF;
-@group(0) @binding(1) var<storage, read> pi: RngI;
 
 fn flat(gid: vec3<u32>, nwg: vec3<u32>) -> u32 {
     return gid.x + gid.y * nwg.x * 256u;
@@ -130,25 +127,6 @@ fn bernoulli_mask(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_wo
     for (var k = 0u; k < 4u; k++) {
         if (e0 + k < q.n) {
             out_t[q.out_off + e0 + k] = T(select(0.0, q.b, unit(w[k]) < q.a));
-        }
-    }
-}
-
-// ---- randint: out = integer uniform in [a, b) ----
-// lo + floor(w · (hi - lo) / 2^32): no division; the bias is at most
-// (hi - lo) / 2^32 per value. Requires lo < hi (any span up to 2^32 - 1).
-// Bindings: 0 out (i32, read_write), 1 params (RngI: a = lo, b = hi).
-@compute @workgroup_size(256)
-fn randint(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
-    let q = pi;
-    let b = flat(gid, nwg);
-    let e0 = b * 4u;
-    if (e0 >= q.n) { return; }
-    let w = block_words(q.block0 + b, q.seed_lo, q.seed_hi, q.off_lo, q.off_hi);
-    let span = bitcast<u32>(q.b) - bitcast<u32>(q.a);
-    for (var k = 0u; k < 4u; k++) {
-        if (e0 + k < q.n) {
-            out_i[q.out_off + e0 + k] = bitcast<i32>(bitcast<u32>(q.a) + mulhilo(w[k], span).x);
         }
     }
 }

@@ -75,21 +75,22 @@ def _method_function(name):
     return getattr(Tensor, name)
 
 
-# Functions that take a tensor first and are Tensor methods in Rust.
-for _name in (
-    "add sub mul multiply div divide true_divide floor_divide remainder fmod pow atan2 "
-    "neg negative abs absolute sign square relu floor ceil round trunc "
-    "exp exp2 log log2 log10 log1p expm1 "
-    "sqrt rsqrt reciprocal sin cos tan asin acos atan sinh cosh tanh "
-    "sigmoid silu mish gelu leaky_relu elu "
-    "softplus maximum minimum eq ne lt le gt ge logical_and logical_or logical_xor logical_not "
-    "bitwise_and bitwise_or bitwise_xor bitwise_not isnan isinf isfinite clamp clip masked_fill "
-    "sum mean prod amax amin max min argmax argmin var std logsumexp all any cumsum cumprod "
-    "matmul mm bmm mv dot outer reshape permute transpose swapaxes t "
-    "flatten unflatten unsqueeze squeeze "
-    "narrow select unbind movedim moveaxis split chunk flip roll tril triu "
-    "gather scatter scatter_add index_select nonzero clone numel erf"
-).split():
+# Functions that take a tensor first and are Tensor methods in Rust: the
+# unary table's methods (rust/ops/elementwise/unary.rs), and these.
+for _name in [
+    *_rumus._unary_functions,
+    *(
+        "add sub mul multiply div divide true_divide floor_divide remainder fmod pow atan2 "
+        "round gelu leaky_relu elu softplus maximum minimum eq ne lt le gt ge "
+        "logical_and logical_or logical_xor bitwise_and bitwise_or bitwise_xor "
+        "isnan isinf isfinite clamp clip masked_fill "
+        "sum mean prod amax amin max min argmax argmin var std logsumexp all any cumsum cumprod "
+        "matmul mm bmm mv dot outer reshape permute transpose swapaxes t "
+        "flatten unflatten unsqueeze squeeze "
+        "narrow select unbind movedim moveaxis split chunk flip roll tril triu "
+        "gather scatter scatter_add index_select nonzero clone numel"
+    ).split(),
+]:
     globals()[_name] = _method_function(_name)
 del _name
 

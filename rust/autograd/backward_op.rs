@@ -71,7 +71,7 @@ backward_ops! {
     MaxDim(reduce::MaxDimBackward),
     Var(reduce::VarBackward),
     LogSumExp(reduce::LogSumExpBackward),
-    Cumulative(reduce::CumulativeBackward),
+    Cumulative(crate::ops::scan::CumulativeBackward),
     Matmul(linalg::MatmulBackward),
     Linear(linalg::LinearBackward),
     Reshape(shape::ReshapeBackward),

@@ -108,7 +108,7 @@ pub struct ConvOpts {
 }
 
 fn check_positive(op: &str, what: &str, v: &[usize]) -> Result<()> {
-    if v.iter().any(|&s| s == 0) {
+    if v.contains(&0) {
         bail!(Runtime, "{}: non-positive {} is not supported (got {:?})", op, what, v);
     }
     Ok(())
@@ -339,7 +339,7 @@ fn gpu_images_per_chunk(xb: &Tensor, geom: &Geom, image: usize) -> Result<usize>
     let limit =
         crate::backend::gpu::context::get()?.limits.max_storage_buffer_binding_size as usize;
     // Bytes per image of the input and of its columns, plus slack for window alignment.
-    let per_image = crate::backend::gpu::elementwise::elem_bytes(xb.dtype())?
+    let per_image = crate::backend::gpu::dtype::elem_bytes(xb.dtype())?
         * image.max(geom.rows() * geom.oh * geom.ow);
     Ok((limit.saturating_sub(4096) / per_image.max(1)).clamp(1, geom.n.max(1)))
 }

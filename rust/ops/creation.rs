@@ -204,7 +204,8 @@ pub fn uniform_(t: &Tensor, lo: f64, hi: f64, g: Option<&GeneratorRef>) -> Resul
 /// nearest even or toward zero): uniform replaces values from it on by lo, as
 /// PyTorch does, so half-precision results stay below hi.
 fn uniform_cut(hi: f32, dtype: DType) -> f32 {
-    let (to_f32, from_f32): (fn(u16) -> f32, fn(f32) -> u16) = match dtype {
+    type Bits = (fn(u16) -> f32, fn(f32) -> u16);
+    let (to_f32, from_f32): Bits = match dtype {
         DType::F16 => (|b| half::f16::from_bits(b).to_f32(), |x| half::f16::from_f32(x).to_bits()),
         DType::BF16 => {
             (|b| half::bf16::from_bits(b).to_f32(), |x| half::bf16::from_f32(x).to_bits())

@@ -83,7 +83,7 @@ pub fn advanced_offsets(v: &Layout, adv: &[(usize, Tensor)]) -> Result<(Shape, V
     }
     let dims: Vec<usize> = adv.iter().map(|(d, _)| *d).collect();
     let first = *dims.iter().min().unwrap_or(&0);
-    let adjacent = dims.iter().max().map_or(true, |&m| m + 1 - first == dims.len());
+    let adjacent = dims.iter().max().is_none_or(|&m| m + 1 - first == dims.len());
     let rest: Vec<usize> = (0..v.ndim()).filter(|d| !dims.contains(d)).collect();
     let (pre, post): (Vec<usize>, Vec<usize>) =
         if adjacent { rest.iter().partition(|&&d| d < first) } else { (vec![], rest) };
@@ -279,7 +279,7 @@ pub fn nonzero(t: &Tensor) -> Result<Tensor> {
             idx[d] = 0;
         }
     }
-    let n = if nd == 0 { b.iter().filter(|&&x| x).count() } else { out.len() / nd };
+    let n = out.len().checked_div(nd).unwrap_or_else(|| b.iter().filter(|&&x| x).count());
     Tensor::from_vec(out, &[n, nd])
 }
 

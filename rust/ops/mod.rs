@@ -10,6 +10,7 @@ pub mod linalg;
 pub mod norm;
 pub mod pool;
 pub mod reduce;
+pub mod scan;
 pub mod shape;
 pub mod softmax;
 

@@ -60,7 +60,7 @@ pub fn layer_norm(
         }
     }
     let m = numel(shape);
-    let rows = if m == 0 { 0 } else { x.numel() / m };
+    let rows = x.numel().checked_div(m).unwrap_or(0);
     let ct = compute(x.dtype());
     let stats = std::sync::Mutex::new(None);
     let mut inputs = vec![x];

@@ -11,6 +11,7 @@ use super::shape::{reshape, squeeze_dim, unsqueeze};
 use crate::autograd::{self, Backward, Node};
 pub use crate::backend::cpu::pool::{Span, Windows};
 use crate::backend::cpu::{pool as kernel, P};
+use crate::backend::gpu::pool::{self as gpu_pool, Entry};
 use crate::bail;
 use crate::error::Result;
 use crate::tensor::layout::{fmt_shape, numel, Shape};
@@ -152,7 +153,7 @@ fn windows(
         Kind::Sliding(o) => {
             for a in 0..2 {
                 let (k, p, d) = (o.kernel[a], o.padding[a], o.dilation[a]);
-                let limit = if max { (d * (k - 1) + 1) / 2 } else { k / 2 };
+                let limit = if max { (d * (k - 1)).div_ceil(2) } else { k / 2 };
                 if p > limit {
                     if max {
                         bail!(Runtime, "{}: pad should be at most half of effective kernel size, but got pad={}, kernel_size={} and dilation={}", op, p, k, d);
@@ -223,63 +224,20 @@ impl Pooling {
     }
 
     /// Runs a pool.wgsl entry over (planes, H, W) `x` into `out` (and `idx`),
-    /// `threads` per dispatch over all planes. Tensors beyond the binding
-    /// limit go in chunks of planes, each bound as windows.
+    /// `threads` per dispatch over all planes.
     fn gpu(
         &self,
-        entry: &'static str,
+        entry: Entry,
         planes: usize,
         x: &Tensor,
         out: &Tensor,
         idx: Option<&Tensor>,
         threads: usize,
     ) -> Result<()> {
-        use crate::backend::gpu::elementwise::elem_bytes;
-        use crate::backend::gpu::exec::{self, Bind};
-        if planes == 0 {
-            return Ok(());
-        }
-        let ts: Vec<&Tensor> = [Some(x), Some(out), idx].into_iter().flatten().collect();
-        let parts = ts
-            .iter()
-            .map(|t| Ok((t.storage().gpu_buffer()?, t.numel() / planes, elem_bytes(t.dtype())?)))
-            .collect::<Result<Vec<_>>>()?;
-        let chunk = exec::rows_per_chunk(entry, planes, &parts)?;
         let w = &self.win;
-        for p0 in (0..planes).step_by(chunk) {
-            let count = chunk.min(planes - p0);
-            let mut p = vec![
-                count as u32,
-                w.h as u32,
-                w.w as u32,
-                w.rows.len() as u32,
-                w.cols.len() as u32,
-            ];
-            p.extend_from_slice(&self.gpu);
-            let mut binds = Vec::with_capacity(ts.len());
-            for t in &ts {
-                let per = t.numel() / planes;
-                let lo = t.layout().offset + p0 * per;
-                let (b, base) = Bind::window(
-                    t.storage().gpu_buffer()?,
-                    lo,
-                    lo + (count * per).max(1) - 1,
-                    elem_bytes(t.dtype())?,
-                )?;
-                p.push((lo - base) as u32);
-                binds.push(b);
-            }
-            p.resize(5 + self.gpu.len() + 3, 0);
-            exec::dispatch_binds(
-                &crate::backend::gpu::shaders::POOL,
-                entry,
-                exec::Variant::of(x.dtype()),
-                &binds,
-                &p,
-                exec::grid_1d(threads / planes * count),
-            )?;
-        }
-        Ok(())
+        let mut p = vec![0, w.h as u32, w.w as u32, w.rows.len() as u32, w.cols.len() as u32];
+        p.extend_from_slice(&self.gpu);
+        gpu_pool::launch(entry, planes, &p, x, out, idx, threads)
     }
 }
 
@@ -342,7 +300,7 @@ fn avg(x: &Tensor, win: &Arc<Pooling>, name: &'static str) -> Result<Tensor> {
             let planes = numel(&x.shape()[..x.ndim() - 2]);
             if c.is_gpu() {
                 let out = Tensor::empty_on(&out_shape(x, &win.win), c.dtype(), c.device())?;
-                win.gpu("avg_pool", planes, &c, &out, None, out.numel())?;
+                win.gpu(Entry::AvgPool, planes, &c, &out, None, out.numel())?;
                 return to_dtype(&out, x.dtype());
             }
             let out = Tensor::for_output(&out_shape(x, &win.win), c.dtype())?;
@@ -378,7 +336,7 @@ fn avg_adjoint(
             let planes = numel(&in_shape[..in_shape.len() - 2]);
             if c.is_gpu() {
                 let out = Tensor::empty_on(in_shape, c.dtype(), c.device())?;
-                win.gpu("avg_pool_adjoint", planes, &c, &out, None, out.numel())?;
+                win.gpu(Entry::AvgPoolAdjoint, planes, &c, &out, None, out.numel())?;
                 return to_dtype(&out, g.dtype());
             }
             let out = Tensor::zeros(in_shape, c.dtype())?;
@@ -449,7 +407,7 @@ pub fn max_pool(
             if c.is_gpu() {
                 let vals = Tensor::empty_on(&shape, c.dtype(), c.device())?;
                 Pooling::new(win.clone(), kind, true, None).gpu(
-                    "max_pool",
+                    Entry::MaxPool,
                     planes,
                     &c,
                     &vals,

@@ -1,17 +1,20 @@
 //! Reductions over any set of dims with keepdim: sum, mean, prod, amax/amin,
-//! max/min with indices, argmax/argmin, var/std, logsumexp, all/any, cumsum/cumprod.
+//! max/min with indices, argmax/argmin, var/std, logsumexp, all/any (cumsum and
+//! cumprod are in scan.rs). CPU loops in backend/cpu/reduce.rs, GPU launchers in
+//! backend/gpu/reduce.rs.
 
 use super::copy::to_dtype;
-use super::elementwise::{binary, unary, where_, Binary, Unary};
+use super::elementwise::{binary, unary, Binary, Unary};
+use super::scan::cumulative;
 use super::Operand;
 use crate::autograd::{self, math, Backward, Node, SavedTensor};
-use crate::backend::cpu::reduce::{reduce, Extreme, Fold, SumF64};
-use crate::backend::cpu::P;
+use crate::backend::cpu::reduce::{extreme, run, Extreme, Fold, SumF64};
+use crate::backend::gpu::reduce::{gpu_float, reduce_dims};
 use crate::bail;
 use crate::dispatch_compute;
 use crate::error::Result;
 use crate::tensor::layout::{wrap_dims, Shape};
-use crate::tensor::{DType, Device, Element, Scalar, Tensor};
+use crate::tensor::{DType, Device, Scalar, Tensor};
 use std::sync::Arc;
 
 /// Which dims are reduced and the output shape. `None` or an empty list: all dims.
@@ -51,25 +54,7 @@ fn computable(t: &Tensor) -> Result<Tensor> {
     to_dtype(t, t.dtype().compute())
 }
 
-/// Runs `R` over `t` and maps each accumulator to an output element.
-fn run<T, R, O>(
-    t: &Tensor,
-    reduced: &[bool],
-    shape: &[usize],
-    r: &R,
-    finish: impl Fn(R::Acc) -> O,
-) -> Result<Tensor>
-where
-    T: Element,
-    R: crate::backend::cpu::reduce::Reducer<T>,
-    O: Element,
-{
-    // SAFETY: t's layout lies within its storage.
-    let accs = unsafe { reduce(P(t.ptr::<T>()?.sub(t.layout().offset)), t.layout(), reduced, r)? };
-    Tensor::from_vec(accs.into_iter().map(finish).collect(), shape)
-}
-
-fn sum_dtype(t: &Tensor, dtype: Option<DType>) -> DType {
+pub(crate) fn sum_dtype(t: &Tensor, dtype: Option<DType>) -> DType {
     dtype.unwrap_or(if t.dtype().is_float() { t.dtype() } else { DType::I64 })
 }
 
@@ -82,7 +67,7 @@ pub fn sum(
     autograd::record(
         &[t],
         || sum_raw(t, dims, keepdim, dtype),
-        |_| SumBackward::new(t, dims, keepdim, false),
+        |_| SumBackward::op(t, dims, keepdim, false),
     )
 }
 
@@ -96,9 +81,9 @@ fn sum_raw(
     let out = sum_dtype(t, dtype);
     if t.is_gpu() {
         let r = if out.is_float() {
-            gpu_reduce("sum", &to_dtype(t, out.gpu_compute())?, &reduced, &shape, 1.0)?
+            reduce_dims("sum", &to_dtype(t, out.gpu_compute())?, &reduced, &shape, 1.0)?
         } else {
-            gpu_reduce("sum_i32", &to_dtype(t, DType::I64)?, &reduced, &shape, 1.0)?
+            reduce_dims("sum_i32", &to_dtype(t, DType::I64)?, &reduced, &shape, 1.0)?
         };
         return to_dtype(&r, out);
     }
@@ -126,7 +111,7 @@ pub fn mean(
     autograd::record(
         &[t],
         || mean_raw(t, dims, keepdim, dtype),
-        |_| SumBackward::new(t, dims, keepdim, true),
+        |_| SumBackward::op(t, dims, keepdim, true),
     )
 }
 
@@ -148,7 +133,7 @@ fn mean_raw(
     let n = reduced_count(t, &reduced) as f64;
     if t.is_gpu() {
         return to_dtype(
-            &gpu_reduce(
+            &reduce_dims(
                 "sum",
                 &to_dtype(t, out.gpu_compute())?,
                 &reduced,
@@ -192,7 +177,7 @@ fn prod_raw(
             bail!(NotImplemented, "prod of integer tensors has no GPU kernel yet");
         }
         return to_dtype(
-            &gpu_reduce("prod", &to_dtype(t, out.gpu_compute())?, &reduced, &shape, 1.0)?,
+            &reduce_dims("prod", &to_dtype(t, out.gpu_compute())?, &reduced, &shape, 1.0)?,
             out,
         );
     }
@@ -212,49 +197,6 @@ fn prod_raw(
         run::<i64, _, i64>(&x, &reduced, &shape, &f, |a| a)?
     };
     to_dtype(&r, out)
-}
-
-/// Running extreme: (value, index, seen). NaN wins, the first of equal values wins.
-type Best<T> = (T, usize, bool);
-
-#[inline(always)]
-fn beats<T: Element>(x: T, cur: T, max: bool) -> bool {
-    #[allow(clippy::eq_op)]
-    let (x_nan, cur_nan) = (x != x, cur != cur);
-    if cur_nan {
-        return false;
-    }
-    x_nan || if max { x > cur } else { x < cur }
-}
-
-fn extreme<T: Element>(
-    t: &Tensor,
-    reduced: &[bool],
-    shape: &[usize],
-    max: bool,
-) -> Result<(Tensor, Tensor)> {
-    let f = Fold {
-        init: (T::zero(), 0usize, false),
-        step: move |a: Best<T>, x: T, i: usize| {
-            if !a.2 || beats(x, a.0, max) {
-                (x, i, true)
-            } else {
-                a
-            }
-        },
-        combine: move |a: Best<T>, b: Best<T>| {
-            if b.2 && (!a.2 || beats(b.0, a.0, max)) {
-                b
-            } else {
-                a
-            }
-        },
-    };
-    // SAFETY: t's layout lies within its storage.
-    let accs = unsafe { reduce(P(t.ptr::<T>()?.sub(t.layout().offset)), t.layout(), reduced, &f)? };
-    let vals = Tensor::from_vec(accs.iter().map(|a| a.0).collect(), shape)?;
-    let idx = Tensor::from_vec(accs.iter().map(|a| a.1 as i64).collect(), shape)?;
-    Ok((vals, idx))
 }
 
 fn check_nonempty(op: &str, t: &Tensor, reduced: &[bool], dim_given: bool) -> Result<()> {
@@ -289,7 +231,7 @@ fn extreme_op(
     check_nonempty(op, t, &reduced, dims.is_some())?;
     if t.is_gpu() {
         let x = gpu_float(op, t)?;
-        let (x, outer, n, inner) = gpu_blocks(&x, &reduced)?;
+        let (x, outer, n, inner) = crate::backend::gpu::reduce::blocks(&x, &reduced)?;
         let idx = Tensor::empty_on(&shape, DType::I64, Device::Gpu)?;
         if op.starts_with("arg") {
             crate::backend::gpu::reduce::reduce(
@@ -331,7 +273,7 @@ fn extreme_values(
     let (reduced, shape) = plan(t, dims, keepdim)?;
     check_nonempty(op, t, &reduced, dims.is_some())?;
     if t.is_gpu() {
-        let r = gpu_reduce(
+        let r = reduce_dims(
             if max { "amax" } else { "amin" },
             &gpu_float(op, t)?,
             &reduced,
@@ -508,7 +450,7 @@ pub fn all_any(t: &Tensor, dims: Option<&[i64]>, keepdim: bool, all: bool) -> Re
     let (reduced, shape) = plan(t, dims, keepdim)?;
     let x = to_dtype(t, DType::Bool)?;
     if t.is_gpu() {
-        return gpu_reduce(if all { "all" } else { "any" }, &x, &reduced, &shape, 1.0);
+        return reduce_dims(if all { "all" } else { "any" }, &x, &reduced, &shape, 1.0);
     }
     let f = Fold {
         init: all,
@@ -517,184 +459,6 @@ pub fn all_any(t: &Tensor, dims: Option<&[i64]>, keepdim: bool, all: bool) -> Re
     };
     run::<bool, _, bool>(&x, &reduced, &shape, &f, |a| a)
 }
-
-/// Inclusive scan along `dim` (cumsum, cumprod). Ints and bools accumulate in int64.
-pub fn cumulative(t: &Tensor, dim: i64, dtype: Option<DType>, product: bool) -> Result<Tensor> {
-    autograd::record(
-        &[t],
-        || cumulative_raw(t, dim, dtype, product),
-        |out| {
-            let d = crate::tensor::layout::wrap_dim(dim, t.ndim())? as i64;
-            let saved = product.then(|| (SavedTensor::input(t), SavedTensor::output(out, 0)));
-            Ok(CumulativeBackward { dim: d, in_dtype: t.dtype(), saved }.into())
-        },
-    )
-}
-
-fn cumulative_raw(t: &Tensor, dim: i64, dtype: Option<DType>, product: bool) -> Result<Tensor> {
-    let d = crate::tensor::layout::wrap_dim(dim, t.ndim())?;
-    let out_dtype = sum_dtype(t, dtype);
-    let x = to_dtype(t, if out_dtype.is_float() { out_dtype.compute() } else { DType::I64 })?;
-    if t.is_gpu() {
-        let op = match (out_dtype.is_float(), product) {
-            (true, false) => "cumsum",
-            (true, true) => "cumprod",
-            (false, false) => "cumsum_i32",
-            (false, true) => {
-                bail!(NotImplemented, "cumprod of integer tensors has no GPU kernel yet")
-            }
-        };
-        let x = super::copy::contiguous_clone(&x)?;
-        let out = Tensor::empty_on(x.shape(), x.dtype(), Device::Gpu)?;
-        let (outer, n, inner) = if x.ndim() == 0 {
-            (1, 1, 1)
-        } else {
-            (x.shape()[..d].iter().product(), x.shape()[d], x.shape()[d + 1..].iter().product())
-        };
-        crate::backend::gpu::reduce::reduce(op, &x, outer, n, inner, &[&out], 1.0)?;
-        return to_dtype(&out, out_dtype);
-    }
-    let out = Tensor::for_output(x.shape(), x.dtype())?;
-    if x.numel() > 0 {
-        dispatch_compute!(x.dtype(), T => scan::<T>(&x, &out, d, product))?;
-    }
-    to_dtype(&out, out_dtype)
-}
-
-fn scan<T: crate::backend::cpu::elementwise::Arith>(
-    x: &Tensor,
-    out: &Tensor,
-    d: usize,
-    product: bool,
-) -> Result<()> {
-    let (shape, xs, os) = if x.ndim() == 0 {
-        (Shape::from_slice(&[1]), vec![1isize], vec![1isize])
-    } else {
-        (x.shape().clone(), x.strides().to_vec(), out.strides().to_vec())
-    };
-    let len = shape[d];
-    let (step_x, step_o) = (xs[d], os[d]);
-    // Iterate over every row along `d`: the other dims, with `d` collapsed to size 1.
-    let mut rows = shape.clone();
-    rows[d] = 1;
-    let (px, po) = (P(x.ptr::<T>()?), P(out.ptr::<T>()?));
-    crate::backend::cpu::strided::for_each_row(
-        &rows,
-        [&xs[..], &os[..]],
-        |[ox, oo], n, [sx, so]| {
-            for r in 0..n as isize {
-                let (bx, bo) = (ox + r * sx, oo + r * so);
-                let mut acc = if product { T::one() } else { T::zero() };
-                for i in 0..len as isize {
-                    // SAFETY: row positions lie within both layouts.
-                    unsafe {
-                        let v = *px.at(bx + i * step_x);
-                        acc = if product { acc.mul(v) } else { acc.add(v) };
-                        *po.at(bo + i * step_o) = acc;
-                    }
-                }
-            }
-        },
-    );
-    Ok(())
-}
-
-// ---- GPU ----
-
-/// Float input for a GPU reduction that compares values (int inputs would
-/// lose exactness beyond 2^24 in float32, so they are refused for now).
-fn gpu_float(op: &str, t: &Tensor) -> Result<Tensor> {
-    if !t.dtype().is_float() {
-        bail!(NotImplemented, "{} of {} tensors has no GPU kernel yet", op, t.dtype().name());
-    }
-    to_dtype(t, t.dtype().gpu_compute())
-}
-
-/// `t` as a contiguous [outer, n, inner] block whose middle axis holds the
-/// reduced elements: as is when the reduced dims are adjacent, else with the
-/// kept dims permuted first and copied.
-fn gpu_blocks(t: &Tensor, reduced: &[bool]) -> Result<(Tensor, usize, usize, usize)> {
-    let shape = t.shape();
-    let big: Vec<usize> = (0..t.ndim()).filter(|&d| shape[d] > 1).collect();
-    let red: Vec<usize> = big.iter().copied().filter(|&d| reduced[d]).collect();
-    let dense = |t: &Tensor| {
-        if t.is_contiguous() {
-            Ok(t.clone())
-        } else {
-            super::copy::contiguous_clone(t)
-        }
-    };
-    let (Some(&first), Some(&last)) = (red.first(), red.last()) else {
-        // Only size-1 dims reduced: every element is its own output.
-        return Ok((dense(t)?, t.numel(), 1, 1));
-    };
-    let adjacent = big.iter().filter(|&&d| d > first && d < last).all(|&d| reduced[d]);
-    if adjacent {
-        let x = dense(t)?;
-        let outer = shape[..first].iter().product();
-        let n = shape[first..=last].iter().product();
-        return Ok((x, outer, n, shape[last + 1..].iter().product()));
-    }
-    let mut order: Vec<i64> = (0..t.ndim()).filter(|&d| !reduced[d]).map(|d| d as i64).collect();
-    order.extend((0..t.ndim()).filter(|&d| reduced[d]).map(|d| d as i64));
-    let x = super::copy::contiguous_clone(&t.with_layout(t.layout().permute(&order)?))?;
-    let n = reduced_count(t, reduced);
-    Ok((x, t.numel() / n.max(1), n, 1))
-}
-
-fn gpu_reduce(
-    op: &str,
-    t: &Tensor,
-    reduced: &[bool],
-    shape: &[usize],
-    scale: f32,
-) -> Result<Tensor> {
-    let kind = if matches!(op, "any" | "all") { DType::Bool } else { t.dtype() };
-    let out = Tensor::empty_on(shape, kind, Device::Gpu)?;
-    if t.numel() == 0 {
-        // Empty reductions: the identity of the op.
-        let v = match op {
-            "prod" | "all" => Scalar::Int(1),
-            _ if scale.is_infinite() => Scalar::Float(f64::NAN),
-            _ => Scalar::Int(0),
-        };
-        super::copy::fill_(&out, v)?;
-        return Ok(out);
-    }
-    let (x, outer, n, inner) = gpu_blocks(t, reduced)?;
-    let gpu_reduce = crate::backend::gpu::reduce::reduce;
-    let chunked = matches!(op, "sum" | "sum_i32" | "prod" | "amax" | "amin" | "any" | "all")
-        && x.dtype() != DType::F16;
-    if outer == 1 && inner > 1 && n >= 2 * COLUMN_CHUNK && chunked {
-        // Columns over many rows (a bias gradient: [rows, features] -> [features]):
-        // a thread per column would walk all rows serially, bound by memory
-        // latency. Reduce chunks of rows first, then the chunks' results
-        // (not for float16, whose partial results would round to float16).
-        let (k, rem) = (n / COLUMN_CHUNK, n % COLUMN_CHUNK);
-        let rows = super::shape::reshape(&x, &[n as i64, inner as i64])?;
-        let parts = Tensor::empty_on(&[k + (rem > 0) as usize, inner], out.dtype(), Device::Gpu)?;
-        gpu_reduce(op, &rows, k, COLUMN_CHUNK, inner, &[&parts], 1.0)?;
-        if rem > 0 {
-            let tail = super::shape::narrow(&rows, 0, (n - rem) as i64, rem as i64)?;
-            gpu_reduce(
-                op,
-                &tail,
-                1,
-                rem,
-                inner,
-                &[&super::shape::select(&parts, 0, k as i64)?],
-                1.0,
-            )?;
-        }
-        gpu_reduce(op, &parts, 1, parts.shape()[0], inner, &[&out], scale)?;
-        return Ok(out);
-    }
-    gpu_reduce(op, &x, outer, n, inner, &[&out], scale)?;
-    Ok(out)
-}
-
-/// Rows per chunk of a two-stage column reduction on the GPU.
-const COLUMN_CHUNK: usize = 64;
 
 // ---- backward ----
 
@@ -713,7 +477,7 @@ pub struct SumBackward {
 }
 
 impl SumBackward {
-    fn new(
+    fn op(
         t: &Tensor,
         dims: Option<&[i64]>,
         keepdim: bool,
@@ -933,83 +697,5 @@ impl Backward for LogSumExpBackward {
         )?;
         let g = math::unsqueeze_reduced(&grads[0], x.shape(), &self.reduced, self.keepdim)?;
         Ok(vec![Some(math::mul(&g, &unary(Unary::Exp, &math::sub(&x, &out)?)?)?)])
-    }
-}
-
-/// cumsum: reversed cumsum of the gradient. cumprod: reversed cumsum of
-/// g·out divided by the input where the input is non-zero (after a zero this
-/// is 0, but still depends on that zero through out, which double backward
-/// needs); at the first and second zero of a row, the reversed cumsum of g
-/// times the cumprod with that zero replaced by one (exact values and second
-/// derivatives). Every step is a recorded op, so it differentiates again.
-#[derive(Clone)]
-pub struct CumulativeBackward {
-    dim: i64,
-    in_dtype: DType,
-    saved: Option<(SavedTensor, SavedTensor)>,
-}
-
-impl Backward for CumulativeBackward {
-    fn name(&self) -> String {
-        if self.saved.is_some() { "CumprodBackward0" } else { "CumsumBackward0" }.to_string()
-    }
-    fn saves_tensors(&self) -> bool {
-        self.saved.is_some()
-    }
-    fn apply(&self, node: &Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
-        use super::shape::flip;
-        let g = &grads[0];
-        let d = [self.dim];
-        let rev_cumsum = |t: &Tensor| -> Result<Tensor> {
-            if t.ndim() == 0 {
-                return Ok(t.clone());
-            }
-            flip(&cumulative(&flip(t, &d)?, self.dim, None, false)?, &d)
-        };
-        let r = match &self.saved {
-            None => rev_cumsum(g)?,
-            Some((x, out)) => {
-                let (x, out) = (x.unpack(node)?, out.unpack(node)?);
-                let zero = Operand::S(Scalar::Int(0));
-                let one = Operand::S(Scalar::Int(1));
-                let is_zero = binary(Binary::Eq, &Operand::T(x.clone()), &zero, None)?;
-                let x_safe = where_(
-                    &binary(Binary::Eq, &Operand::T(is_zero.clone()), &zero, None)?,
-                    &Operand::T(x.clone()),
-                    &one,
-                )?;
-                let mut r = math::div(&rev_cumsum(&math::mul(g, &out)?)?, &x_safe)?;
-                let any_zero =
-                    crate::ops::copy::item(&all_any(&is_zero, None, false, false)?)?.to_i64() != 0;
-                if any_zero {
-                    // The first and second zero of a row: the product of the
-                    // others, as a cumprod with that zero replaced by one.
-                    let zeros_so_far = Operand::T(cumulative(&is_zero, self.dim, None, false)?);
-                    for nth in [1, 2] {
-                        let nth_zero =
-                            binary(Binary::Eq, &zeros_so_far, &Operand::S(Scalar::Int(nth)), None)?;
-                        let at = binary(
-                            Binary::LogicalAnd,
-                            &Operand::T(nth_zero),
-                            &Operand::T(is_zero.clone()),
-                            None,
-                        )?;
-                        let skip = cumulative(
-                            &where_(&at, &one, &Operand::T(x.clone()))?,
-                            self.dim,
-                            None,
-                            true,
-                        )?;
-                        r = where_(
-                            &at,
-                            &Operand::T(rev_cumsum(&math::mul(g, &skip)?)?),
-                            &Operand::T(r),
-                        )?;
-                    }
-                }
-                r
-            }
-        };
-        Ok(vec![Some(math::cast(&r, self.in_dtype)?)])
     }
 }

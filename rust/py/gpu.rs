@@ -1,7 +1,9 @@
 //! rumus.gpu: availability, adapter facts, synchronization, memory and
 //! transfer statistics (python/rumus/gpu.py wraps these).
 
-use crate::backend::gpu::{context, exec, pool};
+use crate::backend::gpu::exec::Variant;
+use crate::backend::gpu::{buffer_pool, context, exec, shaders};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::sync::atomic::Ordering;
@@ -43,17 +45,17 @@ fn _gpu_synchronize(py: Python<'_>) -> PyResult<()> {
 /// (allocated, reserved, peak allocated) in bytes.
 #[pyfunction]
 fn _gpu_memory_stats() -> (u64, u64, u64) {
-    pool::stats()
+    buffer_pool::stats()
 }
 
 #[pyfunction]
 fn _gpu_reset_peak_memory_stats() {
-    pool::reset_peak()
+    buffer_pool::reset_peak()
 }
 
 #[pyfunction]
 fn _gpu_empty_cache(py: Python<'_>) -> PyResult<()> {
-    Ok(py.detach(pool::empty_cache)?)
+    Ok(py.detach(buffer_pool::empty_cache)?)
 }
 
 /// (bytes to device, copies to device, bytes to host, copies to host).
@@ -70,7 +72,31 @@ fn _gpu_reset_transfer_stats() {
     }
 }
 
+/// The WGSL rumus compiles for shaders/<name>.wgsl (code constants
+/// prepended; `f16` for the float16 variant), for the wgpu-py shader tests.
+#[pyfunction]
+#[pyo3(signature = (name, f16=false))]
+fn _gpu_shader_source(name: &str, f16: bool) -> PyResult<String> {
+    let shader = shaders::by_name(name)
+        .ok_or_else(|| PyValueError::new_err(format!("no shader named {:?}", name)))?;
+    Ok(shaders::source(shader, if f16 { Variant::F16 } else { Variant::F32 }))
+}
+
+/// Every code constant the shaders see, by WGSL name.
+#[pyfunction]
+fn _gpu_codes(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let d = PyDict::new(py);
+    for s in shaders::ALL {
+        for (name, value) in (s.codes)().into_iter().flatten() {
+            d.set_item(name, value)?;
+        }
+    }
+    Ok(d)
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(_gpu_shader_source, m)?)?;
+    m.add_function(wrap_pyfunction!(_gpu_codes, m)?)?;
     m.add_function(wrap_pyfunction!(_gpu_is_available, m)?)?;
     m.add_function(wrap_pyfunction!(_gpu_unavailable_reason, m)?)?;
     m.add_function(wrap_pyfunction!(_gpu_adapter_info, m)?)?;

@@ -6,6 +6,7 @@ mod convert;
 mod dtype;
 mod error;
 mod functions;
+mod gil;
 mod gpu;
 mod index;
 mod methods;
@@ -24,6 +25,8 @@ fn _rumus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<dtype::PyDType>()?;
     m.add_class::<dtype::PyDevice>()?;
     m.add_class::<dtype::PyGenerator>()?;
+    // The unary table's methods, also `rumus.<name>` functions.
+    m.add("_unary_functions", crate::ops::elementwise::UNARY_FUNCTIONS.to_vec())?;
     for d in ALL_DTYPES {
         m.add(d.name(), dtype::PyDType { d })?;
     }

@@ -134,7 +134,7 @@ pub fn infer_shape(requested: &[i64], numel: usize) -> Result<Shape> {
     };
     match infer {
         Some(i) => {
-            if known == 0 || numel % known != 0 {
+            if known == 0 || !numel.is_multiple_of(known) {
                 return Err(bad());
             }
             shape[i] = numel / known;

@@ -307,13 +307,12 @@ impl Storage {
     pub fn bump_version(&self) {
         self.version.fetch_add(1, Ordering::AcqRel);
     }
-    /// GPU storage of `len` elements (see `gpu::elementwise::kind`), contents unspecified.
+    /// GPU storage of `len` elements (see `gpu::dtype::kind`), contents unspecified.
     pub fn on_gpu(dtype: DType, len: usize) -> Result<Storage> {
-        let Some(nbytes) = len.checked_mul(crate::backend::gpu::elementwise::elem_bytes(dtype)?)
-        else {
+        let Some(nbytes) = len.checked_mul(crate::backend::gpu::dtype::elem_bytes(dtype)?) else {
             bail!(Runtime, "GPU out of memory: {} elements", len)
         };
-        let buf = crate::backend::gpu::pool::alloc(nbytes as u64)?;
+        let buf = crate::backend::gpu::buffer_pool::alloc(nbytes as u64)?;
         Ok(Storage::from_gpu(dtype, len, buf))
     }
     pub fn from_gpu(dtype: DType, len: usize, buf: GpuBuffer) -> Storage {

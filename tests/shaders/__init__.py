@@ -1,1 +1,4 @@
-"""WGSL shader tests through wgpu-py (a package, so its conftest does not shadow tests/conftest.py)."""
+"""WGSL shader tests through wgpu-py.
+
+A package, so its conftest does not shadow tests/conftest.py.
+"""

@@ -1,5 +1,6 @@
-"""Runs WGSL files from shaders/ directly through wgpu-py (no rumus involved),
-so a wrong result here is a shader bug, not a dispatch bug in the Rust side.
+"""Runs WGSL files from shaders/ directly through wgpu-py (rumus only supplies
+the source with its code constants), so a wrong result here is a shader bug,
+not a dispatch bug in the Rust side.
 
 `run(file, entry, buffers, params, groups, dtype)` follows the rumus shader ABI
 (see shaders/README.md): every binding is in group 0, in binding order; the
@@ -10,25 +11,26 @@ tests/shaders is a package: test files import helpers with
 """
 
 import os
-import pathlib
 
 import numpy as np
 import pytest
+import rumus
 
 wgpu = pytest.importorskip("wgpu")
 
-SHADERS = pathlib.Path(__file__).resolve().parents[2] / "shaders"
 _REQUIRE = os.environ.get("RUMUS_REQUIRE_GPU") == "1"
 
 
 def source(file, dtype="f32"):
-    """The shader text for one dtype: the first line `alias T = f32;` is
-    rewritten for float16, as rumus's pipeline cache does."""
-    text = (SHADERS / file).read_text()
-    if dtype == "f16":
-        assert "alias T = f32;" in text, f"{file} has no `alias T = f32;` line"
-        text = text.replace("alias T = f32;", "enable f16;\nalias T = f16;", 1)
-    return text
+    """The shader text rumus compiles for one dtype: its code constants
+    (op codes, element kinds) prepended, and for float16 the first line
+    `alias T = f32;` rewritten."""
+    return rumus._rumus._gpu_shader_source(file.removesuffix(".wgsl"), dtype == "f16")
+
+
+# Every code constant the shaders see (UNARY_EXP, BINARY_ADD, KIND_F32...),
+# from the Rust enums that define them.
+CODES = rumus._rumus._gpu_codes()
 
 
 class Harness:

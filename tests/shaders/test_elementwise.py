@@ -5,6 +5,7 @@ import math
 import numpy as np
 import pytest
 
+from .conftest import CODES as C
 from .conftest import groups_1d
 
 F = "elementwise.wgsl"
@@ -63,40 +64,44 @@ def erf(x):
 
 
 UNARY = [
-    (0, lambda x: -x, (-3, 3)),
-    (1, np.abs, (-3, 3)),
-    (2, np.sign, (-3, 3)),
-    (3, np.square, (-3, 3)),
-    (4, lambda x: np.maximum(x, 0), (-3, 3)),
-    (5, np.floor, (-3, 3)),
-    (6, np.ceil, (-3, 3)),
-    (7, np.round, (-3, 3)),
-    (8, np.trunc, (-3, 3)),
-    (9, np.exp, (-5, 5)),
-    (10, np.exp2, (-5, 5)),
-    (11, np.log, (0.1, 5)),
-    (12, np.log2, (0.1, 5)),
-    (13, np.log10, (0.1, 5)),
-    (14, np.log1p, (-0.5, 5)),
-    (15, np.expm1, (-3, 3)),
-    (16, np.sqrt, (0, 5)),
-    (17, lambda x: 1 / np.sqrt(x), (0.1, 5)),
-    (18, lambda x: 1 / x, (0.5, 5)),
-    (19, np.sin, (-3, 3)),
-    (20, np.cos, (-3, 3)),
-    (21, np.tan, (-1, 1)),
-    (22, np.arcsin, (-0.9, 0.9)),
-    (23, np.arccos, (-0.9, 0.9)),
-    (24, np.arctan, (-3, 3)),
-    (25, np.sinh, (-3, 3)),
-    (26, np.cosh, (-3, 3)),
-    (27, np.tanh, (-30, 30)),
-    (28, lambda x: 1 / (1 + np.exp(-x)), (-10, 10)),
-    (29, erf, (-3, 3)),
-    (30, lambda x: 0.5 * x * (1 + erf(x / np.sqrt(2))), (-3, 3)),
-    (31, lambda x: 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3))), (-3, 3)),
-    (32, lambda x: x / (1 + np.exp(-x)), (-5, 5)),
-    (33, lambda x: x * np.tanh(np.log1p(np.exp(x))), (-5, 5)),
+    (C["UNARY_NEG"], lambda x: -x, (-3, 3)),
+    (C["UNARY_ABS"], np.abs, (-3, 3)),
+    (C["UNARY_SIGN"], np.sign, (-3, 3)),
+    (C["UNARY_SQUARE"], np.square, (-3, 3)),
+    (C["UNARY_RELU"], lambda x: np.maximum(x, 0), (-3, 3)),
+    (C["UNARY_FLOOR"], np.floor, (-3, 3)),
+    (C["UNARY_CEIL"], np.ceil, (-3, 3)),
+    (C["UNARY_ROUND"], np.round, (-3, 3)),
+    (C["UNARY_TRUNC"], np.trunc, (-3, 3)),
+    (C["UNARY_EXP"], np.exp, (-5, 5)),
+    (C["UNARY_EXP2"], np.exp2, (-5, 5)),
+    (C["UNARY_LOG"], np.log, (0.1, 5)),
+    (C["UNARY_LOG2"], np.log2, (0.1, 5)),
+    (C["UNARY_LOG10"], np.log10, (0.1, 5)),
+    (C["UNARY_LOG1P"], np.log1p, (-0.5, 5)),
+    (C["UNARY_EXPM1"], np.expm1, (-3, 3)),
+    (C["UNARY_SQRT"], np.sqrt, (0, 5)),
+    (C["UNARY_RSQRT"], lambda x: 1 / np.sqrt(x), (0.1, 5)),
+    (C["UNARY_RECIPROCAL"], lambda x: 1 / x, (0.5, 5)),
+    (C["UNARY_SIN"], np.sin, (-3, 3)),
+    (C["UNARY_COS"], np.cos, (-3, 3)),
+    (C["UNARY_TAN"], np.tan, (-1, 1)),
+    (C["UNARY_ASIN"], np.arcsin, (-0.9, 0.9)),
+    (C["UNARY_ACOS"], np.arccos, (-0.9, 0.9)),
+    (C["UNARY_ATAN"], np.arctan, (-3, 3)),
+    (C["UNARY_SINH"], np.sinh, (-3, 3)),
+    (C["UNARY_COSH"], np.cosh, (-3, 3)),
+    (C["UNARY_TANH"], np.tanh, (-30, 30)),
+    (C["UNARY_SIGMOID"], lambda x: 1 / (1 + np.exp(-x)), (-10, 10)),
+    (C["UNARY_ERF"], erf, (-3, 3)),
+    (C["UNARY_GELU"], lambda x: 0.5 * x * (1 + erf(x / np.sqrt(2))), (-3, 3)),
+    (
+        C["UNARY_GELU_TANH"],
+        lambda x: 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x**3))),
+        (-3, 3),
+    ),
+    (C["UNARY_SILU"], lambda x: x / (1 + np.exp(-x)), (-5, 5)),
+    (C["UNARY_MISH"], lambda x: x * np.tanh(np.log1p(np.exp(x))), (-5, 5)),
 ]
 
 
@@ -104,7 +109,7 @@ UNARY = [
 def test_unary(gpu, op, fn, dom):
     rng = np.random.default_rng(op)
     x = rng.uniform(*dom, 1000).astype(np.float32)
-    if op == 7:
+    if op == C["UNARY_ROUND"]:
         x[:4] = [0.5, 1.5, 2.5, -0.5]
     got = run(gpu, "unary", a=x, out=np.zeros_like(x), p=params(x.size, op))
     np.testing.assert_allclose(got, fn(x.astype(np.float64)), rtol=2e-6, atol=2e-6)
@@ -112,30 +117,38 @@ def test_unary(gpu, op, fn, dom):
 
 def test_unary_arguments_and_special_values(gpu):
     x = np.array([-2.0, -0.5, 0.0, 0.5, 30.0, np.nan], np.float32)
-    leaky = run(gpu, "unary", a=x, out=np.zeros_like(x), p=params(6, 34, s0=f32bits(0.1)))
+    leaky = run(
+        gpu, "unary", a=x, out=np.zeros_like(x), p=params(6, C["UNARY_LEAKY_RELU"], s0=f32bits(0.1))
+    )
     np.testing.assert_allclose(leaky, np.where(x < 0, 0.1 * x, x), equal_nan=True)
-    elu = run(gpu, "unary", a=x, out=np.zeros_like(x), p=params(6, 35, s0=f32bits(1.5)))
+    elu = run(gpu, "unary", a=x, out=np.zeros_like(x), p=params(6, C["UNARY_ELU"], s0=f32bits(1.5)))
     np.testing.assert_allclose(
         elu, np.where(x <= 0, 1.5 * np.expm1(x), x), rtol=1e-6, equal_nan=True
     )
     sp = run(
-        gpu, "unary", a=x, out=np.zeros_like(x), p=params(6, 36, s0=f32bits(2.0), s1=f32bits(20.0))
+        gpu,
+        "unary",
+        a=x,
+        out=np.zeros_like(x),
+        p=params(6, C["UNARY_SOFTPLUS"], s0=f32bits(2.0), s1=f32bits(20.0)),
     )
     np.testing.assert_allclose(
         sp, np.where(2 * x > 20, x, np.log1p(np.exp(2 * x)) / 2), rtol=1e-5, equal_nan=True
     )
-    relu = run(gpu, "unary", a=x, out=np.zeros_like(x), p=params(6, 4))
+    relu = run(gpu, "unary", a=x, out=np.zeros_like(x), p=params(6, C["UNARY_RELU"]))
     assert np.isnan(relu[-1])  # NaN propagates, as in PyTorch
-    for op in (22, 23):  # asin, acos
+    for op in (C["UNARY_ASIN"], C["UNARY_ACOS"]):
         assert np.isnan(run(gpu, "unary", a=x, out=np.zeros_like(x), p=params(6, op))[-1])
     y = np.array([1.0, np.nan, -np.inf, 0.0, np.nan, 2.0], np.float32)
-    for op in (9, 10):  # maximum, minimum: NaN on either side wins
+    for op in (C["BINARY_MAXIMUM"], C["BINARY_MINIMUM"]):  # NaN on either side wins
         got = run(gpu, "binary", a=x, b=y, out=np.zeros_like(x), p=params(6, op))
         np.testing.assert_array_equal(np.isnan(got), np.isnan(x) | np.isnan(y), err_msg=str(op))
 
 
 @pytest.mark.parametrize(
-    "op,fn", [(19, np.sin), (20, np.cos), (21, np.tan)], ids=["sin", "cos", "tan"]
+    "op,fn",
+    [(C["UNARY_SIN"], np.sin), (C["UNARY_COS"], np.cos), (C["UNARY_TAN"], np.tan)],
+    ids=["sin", "cos", "tan"],
 )
 def test_trig_relative_accuracy(gpu, op, fn):
     """A few ulp relative, small arguments and those near multiples of pi/2
@@ -153,18 +166,18 @@ def test_trig_relative_accuracy(gpu, op, fn):
 
 
 BINARY = [
-    (0, lambda a, b: a + 2 * b),
-    (1, lambda a, b: a - 2 * b),
-    (2, np.multiply),
-    (3, np.divide),
-    (4, lambda a, b: np.trunc(a / b)),
-    (5, lambda a, b: np.floor(a / b)),
-    (6, np.remainder),
-    (7, np.fmod),
-    (8, np.power),
-    (9, np.maximum),
-    (10, np.minimum),
-    (11, np.arctan2),
+    (C["BINARY_ADD"], lambda a, b: a + 2 * b),
+    (C["BINARY_SUB"], lambda a, b: a - 2 * b),
+    (C["BINARY_MUL"], np.multiply),
+    (C["BINARY_DIV"], np.divide),
+    (C["BINARY_DIV_TRUNC"], lambda a, b: np.trunc(a / b)),
+    (C["BINARY_FLOOR_DIV"], lambda a, b: np.floor(a / b)),
+    (C["BINARY_REM"], np.remainder),
+    (C["BINARY_FMOD"], np.fmod),
+    (C["BINARY_POW"], np.power),
+    (C["BINARY_MAXIMUM"], np.maximum),
+    (C["BINARY_MINIMUM"], np.minimum),
+    (C["BINARY_ATAN2"], np.arctan2),
 ]
 
 
@@ -175,7 +188,7 @@ def test_binary_broadcast(gpu, op, fn):
     b = rng.uniform(0.5, 3, (1, 7)).astype(np.float32) * rng.choice([-1, 1], (1, 7)).astype(
         np.float32
     )
-    if op == 8:
+    if op == C["BINARY_POW"]:
         a = np.abs(a) + 0.1
     out = np.zeros((5, 7), np.float32)
     p = params(
@@ -190,7 +203,7 @@ def test_binary_broadcast(gpu, op, fn):
 def test_pow_negative_base_and_scalar_operand(gpu):
     a = np.array([-2.0, -2.0, -8.0, 0.0, 0.0, 3.0], np.float32)
     b = np.array([2.0, 3.0, 1 / 3, -1.0, 0.0, 0.5], np.float32)
-    got = run(gpu, "binary", a=a, b=b, out=np.zeros(6, np.float32), p=params(6, 8))
+    got = run(gpu, "binary", a=a, b=b, out=np.zeros(6, np.float32), p=params(6, C["BINARY_POW"]))
     with np.errstate(all="ignore"):
         np.testing.assert_allclose(got, np.power(a, b), rtol=1e-6, equal_nan=True)
     # b as the scalar s1 (flag bit 2): a - 0.5
@@ -199,7 +212,7 @@ def test_pow_negative_base_and_scalar_operand(gpu):
         "binary",
         a=a,
         out=np.zeros(6, np.float32),
-        p=params(6, 1, flags=1 | 4, s1=f32bits(0.5), alpha=f32bits(1.0)),
+        p=params(6, C["BINARY_SUB"], flags=1 | 4, s1=f32bits(0.5), alpha=f32bits(1.0)),
     )
     np.testing.assert_allclose(got, a - 0.5)
 
@@ -207,7 +220,8 @@ def test_pow_negative_base_and_scalar_operand(gpu):
 def test_compare_and_classify(gpu):
     a = np.array([1.0, 2.0, np.nan, 3.0, 0.0, np.inf], np.float32)
     b = np.array([1.0, 3.0, 1.0, 2.0, 0.0, 1.0], np.float32)
-    for op, fn in enumerate(
+    for name, fn in zip(
+        ["EQ", "NE", "LT", "LE", "GT", "GE", "LOGICAL_AND", "LOGICAL_OR", "LOGICAL_XOR"],
         [
             np.equal,
             np.not_equal,
@@ -218,11 +232,18 @@ def test_compare_and_classify(gpu):
             np.logical_and,
             np.logical_or,
             np.logical_xor,
-        ]
+        ],
     ):
+        op = C["BINARY_" + name]
         got = run(gpu, "compare", a=a, b=b, out=np.zeros(6, np.uint32), p=params(6, op))
-        np.testing.assert_array_equal(got, fn(a, b).astype(np.uint32), err_msg=str(op))
-    for op, fn in enumerate([np.isnan, np.isinf, np.isfinite, lambda x: x == 0]):
+        np.testing.assert_array_equal(got, fn(a, b).astype(np.uint32), err_msg=name)
+    for name, fn in [
+        ("IS_NAN", np.isnan),
+        ("IS_INF", np.isinf),
+        ("IS_FINITE", np.isfinite),
+        ("LOGICAL_NOT", lambda x: x == 0),
+    ]:
+        op = C["UNARY_" + name]
         got = run(gpu, "classify", a=a, out=np.zeros(6, np.uint32), p=params(6, op))
         np.testing.assert_array_equal(got, fn(a).astype(np.uint32))
 
@@ -231,18 +252,18 @@ def test_int_kernels(gpu):
     a = np.array([-7, -3, 0, 5, 9, 2], np.int32)
     b = np.array([2, -2, 3, -4, 3, 5], np.int32)
     expect = {
-        0: a + b,
-        1: a - b,
-        2: a * b,
-        4: np.trunc(a / b).astype(np.int32),
-        5: a // b,
-        6: np.remainder(a, b),
-        7: np.fmod(a, b),
-        9: np.maximum(a, b),
-        10: np.minimum(a, b),
-        12: a & b,
-        13: a | b,
-        14: a ^ b,
+        C["BINARY_ADD"]: a + b,
+        C["BINARY_SUB"]: a - b,
+        C["BINARY_MUL"]: a * b,
+        C["BINARY_DIV_TRUNC"]: np.trunc(a / b).astype(np.int32),
+        C["BINARY_FLOOR_DIV"]: a // b,
+        C["BINARY_REM"]: np.remainder(a, b),
+        C["BINARY_FMOD"]: np.fmod(a, b),
+        C["BINARY_MAXIMUM"]: np.maximum(a, b),
+        C["BINARY_MINIMUM"]: np.minimum(a, b),
+        C["BINARY_BIT_AND"]: a & b,
+        C["BINARY_BIT_OR"]: a | b,
+        C["BINARY_BIT_XOR"]: a ^ b,
     }
     for op, want in expect.items():
         got = run(gpu, "binary_i32", a=a, b=b, out=np.zeros(6, np.int32), p=params(6, op, alpha=1))
@@ -257,7 +278,12 @@ def test_int_kernels(gpu):
     ).astype(np.int32)
     wide, bw = ra.astype(np.int64), np.where(rb == 0, 1, rb).astype(np.int64)
     trunc = np.sign(wide) * np.sign(bw) * (np.abs(wide) // np.abs(bw))
-    expect = {4: trunc, 5: wide // bw, 6: np.remainder(wide, bw), 7: wide - bw * trunc}
+    expect = {
+        C["BINARY_DIV_TRUNC"]: trunc,
+        C["BINARY_FLOOR_DIV"]: wide // bw,
+        C["BINARY_REM"]: np.remainder(wide, bw),
+        C["BINARY_FMOD"]: wide - bw * trunc,
+    }
     for op, want in expect.items():
         got = run(
             gpu,
@@ -276,20 +302,20 @@ def test_int_kernels(gpu):
         a=np.abs(a),
         b=np.array([0, 1, 2, 3, 2, 1], np.int32),
         out=np.zeros(6, np.int32),
-        p=params(6, 8, alpha=1),
+        p=params(6, C["BINARY_POW"], alpha=1),
     )
     np.testing.assert_array_equal(got, np.abs(a) ** np.array([0, 1, 2, 3, 2, 1]))
     for op, fn in [
-        (0, np.negative),
-        (1, np.abs),
-        (2, np.sign),
-        (3, np.square),
-        (4, lambda x: np.maximum(x, 0)),
-        (40, np.invert),
+        (C["UNARY_NEG"], np.negative),
+        (C["UNARY_ABS"], np.abs),
+        (C["UNARY_SIGN"], np.sign),
+        (C["UNARY_SQUARE"], np.square),
+        (C["UNARY_RELU"], lambda x: np.maximum(x, 0)),
+        (C["UNARY_BITWISE_NOT"], np.invert),
     ]:
         got = run(gpu, "unary_i32", a=a, out=np.zeros(6, np.int32), p=params(6, op))
         np.testing.assert_array_equal(got, fn(a))
-    got = run(gpu, "compare_i32", a=a, b=b, out=np.zeros(6, np.uint32), p=params(6, 2))
+    got = run(gpu, "compare_i32", a=a, b=b, out=np.zeros(6, np.uint32), p=params(6, C["BINARY_LT"]))
     np.testing.assert_array_equal(got, (a < b).astype(np.uint32))
 
 
@@ -297,15 +323,37 @@ def test_copy_casts_and_strides(gpu):
     x = np.array([1.7, -2.5, 0.0, np.nan, 300.0, -0.0], np.float32)
     words = x.view(np.uint32)
     # float -> int32 truncates, -> bool is != 0 (NaN is true), -> uint8 wraps.
-    got = run(gpu, "copy", a=words, out=np.zeros(6, np.uint32), p=params(6, 0 | (1 << 4)))
+    got = run(
+        gpu,
+        "copy",
+        a=words,
+        out=np.zeros(6, np.uint32),
+        p=params(6, C["KIND_F32"] | (C["KIND_I32"] << 4)),
+    )
     np.testing.assert_array_equal(got.view(np.int32)[[0, 1, 2, 4]], [1, -2, 0, 300])
-    got = run(gpu, "copy", a=words, out=np.zeros(6, np.uint32), p=params(6, 0 | (2 << 4)))
+    got = run(
+        gpu,
+        "copy",
+        a=words,
+        out=np.zeros(6, np.uint32),
+        p=params(6, C["KIND_F32"] | (C["KIND_BOOL"] << 4)),
+    )
     np.testing.assert_array_equal(got, [1, 1, 0, 1, 1, 0])
-    got = run(gpu, "copy", a=words, out=np.zeros(6, np.uint32), p=params(6, 0 | (3 << 4)))
+    got = run(
+        gpu,
+        "copy",
+        a=words,
+        out=np.zeros(6, np.uint32),
+        p=params(6, C["KIND_F32"] | (C["KIND_U8"] << 4)),
+    )
     np.testing.assert_array_equal(got[[0, 2, 4]], [1, 0, 300 % 256])
     ints = np.array([-3, 0, 7], np.int32)
     got = run(
-        gpu, "copy", a=ints.view(np.uint32), out=np.zeros(3, np.uint32), p=params(3, 1 | (0 << 4))
+        gpu,
+        "copy",
+        a=ints.view(np.uint32),
+        out=np.zeros(3, np.uint32),
+        p=params(3, C["KIND_I32"] | (C["KIND_F32"] << 4)),
     )
     np.testing.assert_array_equal(got.view(np.float32), [-3.0, 0.0, 7.0])
     # A transposed, offset source into a contiguous destination.
@@ -336,7 +384,7 @@ def test_fill_and_where(gpu):
 def test_many_workgroups_spill_into_y(gpu):
     n = 256 * 65535 + 300  # more than 65,535 workgroups of 256
     x = np.ones(n, np.float32)
-    got = run(gpu, "unary", a=x, out=np.zeros_like(x), p=params(n, 0))
+    got = run(gpu, "unary", a=x, out=np.zeros_like(x), p=params(n, C["UNARY_NEG"]))
     assert groups_1d(n)[1] == 2
     assert got[0] == -1.0 and got[-1] == -1.0 and np.all(got == -1.0)
 
@@ -369,7 +417,7 @@ def test_float16_casts(gpu):
         "cast_to_t",
         a=wide.view(np.uint32),
         out=np.zeros(6, np.float16),
-        p=params(6, 0),
+        p=params(6, C["KIND_F32"]),
         dtype="f16",
     )
     with np.errstate(over="ignore"):
@@ -380,22 +428,42 @@ def test_float16_casts(gpu):
         "cast_to_t",
         a=ints.view(np.uint32),
         out=np.zeros(3, np.float16),
-        p=params(3, 1),
+        p=params(3, C["KIND_I32"]),
         dtype="f16",
     )
     np.testing.assert_array_equal(got, ints.astype(np.float16))
     words = np.array([1, 0, 255], np.uint32)  # bool and uint8 words
-    got = run(gpu, "cast_to_t", a=words, out=np.zeros(3, np.float16), p=params(3, 3), dtype="f16")
+    got = run(
+        gpu,
+        "cast_to_t",
+        a=words,
+        out=np.zeros(3, np.float16),
+        p=params(3, C["KIND_U8"]),
+        dtype="f16",
+    )
     np.testing.assert_array_equal(got, [1.0, 0.0, 255.0])
     # From float16 (op = the destination's kind).
     x = np.array([1.7, -2.5, 0.0, np.nan, 300.0, -0.0], np.float16)
-    got = run(gpu, "cast_from_t", a=x, out=np.zeros(6, np.uint32), p=params(6, 0), dtype="f16")
+    got = run(
+        gpu, "cast_from_t", a=x, out=np.zeros(6, np.uint32), p=params(6, C["KIND_F32"]), dtype="f16"
+    )
     np.testing.assert_array_equal(got.view(np.float32), x.astype(np.float32))
-    got = run(gpu, "cast_from_t", a=x, out=np.zeros(6, np.uint32), p=params(6, 1), dtype="f16")
+    got = run(
+        gpu, "cast_from_t", a=x, out=np.zeros(6, np.uint32), p=params(6, C["KIND_I32"]), dtype="f16"
+    )
     np.testing.assert_array_equal(got.view(np.int32)[[0, 1, 2, 4]], [1, -2, 0, 300])
-    got = run(gpu, "cast_from_t", a=x, out=np.zeros(6, np.uint32), p=params(6, 2), dtype="f16")
+    got = run(
+        gpu,
+        "cast_from_t",
+        a=x,
+        out=np.zeros(6, np.uint32),
+        p=params(6, C["KIND_BOOL"]),
+        dtype="f16",
+    )
     np.testing.assert_array_equal(got, [1, 1, 0, 1, 1, 0])  # != 0, NaN is true
-    got = run(gpu, "cast_from_t", a=x, out=np.zeros(6, np.uint32), p=params(6, 3), dtype="f16")
+    got = run(
+        gpu, "cast_from_t", a=x, out=np.zeros(6, np.uint32), p=params(6, C["KIND_U8"]), dtype="f16"
+    )
     np.testing.assert_array_equal(got[[0, 2, 4]], [1, 0, 300 % 256])
 
 

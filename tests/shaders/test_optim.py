@@ -246,7 +246,8 @@ def ref_radam(p, g, st, t, h):
 
 
 def setup(rule, h, n):
-    """(entry, advance entry or None, params words, number of state tensors, initial state value)."""
+    """(entry, advance entry or None, params words, number of state tensors,
+    initial state value)."""
     if rule == "sgd":
         mom = h.get("momentum", 0.0)
         entry = "sgd_momentum" if mom else "sgd"
@@ -414,7 +415,10 @@ def run_rule(gpu, rule, h, dtype, n=1000, steps=7, grid=None, seed=0):
         for x in names:
             if x not in ("step", "mu"):
                 check_pad(x, out[x], n if x != "step" else 1)
-        f64 = lambda a: a.astype(np.float64)
+
+        def f64(a):
+            return a.astype(np.float64)
+
         if rule == "nadam":
             p_ref, st_ref = ref_nadam(
                 f64(p), f64(g), [f64(s) for s in state], t, h, float(view("mu", mu_buf, 1)[0])

@@ -15,7 +15,8 @@ def dtypes(gpu):
 
 
 def sliding_out(size, k, s, p, d, ceil):
-    """PyTorch's output size (ceil_mode keeps a last window starting inside input or left padding)."""
+    """PyTorch's output size (ceil_mode keeps a last window starting inside
+    input or left padding)."""
     num = size + 2 * p - (d * (k - 1) + 1)
     out = -(-num // s) + 1 if ceil else num // s + 1
     if ceil and (out - 1) * s >= size + p:
@@ -50,7 +51,8 @@ class Pool:
             self.ow = sliding_out(w, k[1], self.s[1], p[1], d[1], ceil)
 
     def axis(self, a):
-        """(positions in range, divisor) per output along axis a, as regular_axis / adaptive_axis."""
+        """(positions in range, divisor) per output along axis a, as
+        regular_axis / adaptive_axis."""
         size, out = (self.h, self.oh) if a == 0 else (self.w, self.ow)
         res = []
         for o in range(out):
@@ -173,7 +175,8 @@ def test_max_pool(gpu, name):
 
 
 def test_max_pool_ties_nan_inf(gpu):
-    """Ties keep the first element in window order; NaN wins (the last NaN); -inf windows still index."""
+    """Ties keep the first element in window order; NaN wins (the last NaN);
+    -inf windows still index."""
     pool = Pool(h=6, w=7, k=(3, 3), s=(2, 2), p=(1, 1), ceil=True)
     rng = np.random.default_rng(0)
     x = rng.integers(0, 3, (4, 6, 7)).astype(np.float32)  # many ties

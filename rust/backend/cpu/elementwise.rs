@@ -366,33 +366,3 @@ impl Arith for bool {
         self
     }
 }
-
-/// Transcendental functions for f32 and f64.
-pub trait FloatMath: Arith + num_traits::Float {
-    fn erf(self) -> Self;
-    /// Round half to even, as torch.round.
-    fn round_even(self) -> Self;
-    fn from_f(v: f64) -> Self {
-        <Self as Element>::from_f64(v)
-    }
-}
-impl FloatMath for f32 {
-    #[inline(always)]
-    fn erf(self) -> Self {
-        libm::erff(self)
-    }
-    #[inline(always)]
-    fn round_even(self) -> Self {
-        self.round_ties_even()
-    }
-}
-impl FloatMath for f64 {
-    #[inline(always)]
-    fn erf(self) -> Self {
-        libm::erf(self)
-    }
-    #[inline(always)]
-    fn round_even(self) -> Self {
-        self.round_ties_even()
-    }
-}

@@ -2,6 +2,7 @@
 //! in parallel rows; the other files build the op kernels on top of it.
 //! Parallel work goes to the thread team (`team`).
 
+pub mod binary;
 pub mod conv;
 pub mod elementwise;
 pub mod gemm;
@@ -13,6 +14,7 @@ pub mod reduce;
 pub mod softmax;
 pub mod strided;
 pub mod team;
+pub mod unary;
 pub mod vmath;
 
 use std::sync::atomic::{AtomicBool, Ordering};

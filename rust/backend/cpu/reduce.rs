@@ -6,6 +6,7 @@ use super::strided::walk_range;
 use super::{parallel, P, PAR_THRESHOLD};
 use crate::error::Result;
 use crate::tensor::layout::{numel, try_vec, Layout, Shape, Strides};
+use crate::tensor::{Element, Tensor};
 
 pub trait Reducer<T: Copy>: Sync {
     type Acc: Copy + Send + Sync;
@@ -81,7 +82,7 @@ pub unsafe fn reduce<T: Copy + Send + Sync, R: Reducer<T>>(
             return acc;
         }
         let mut idx = start;
-        walk_range(&rs, &[rst.clone()], start, end, |[o], len, [s]| {
+        walk_range(&rs, std::array::from_ref(&rst), start, end, |[o], len, [s]| {
             acc = r.row(acc, base.at(off + o), len, s, idx);
             idx += len;
         });
@@ -170,13 +171,13 @@ unsafe fn reduce_columns<T: Copy + Send + Sync, R: Reducer<T>>(
         if rs.is_empty() {
             fold_at(0);
         } else {
-            walk_range(rs, &[rst.clone()], 0, n_red, |[o], n, [st]| {
+            walk_range(rs, std::array::from_ref(rst), 0, n_red, |[o], n, [st]| {
                 (0..n as isize).for_each(|t| fold_at(o + t * st))
             });
         }
     };
     let nb = rows * blocks_per_row;
-    super::team::for_each_if(n_out.saturating_mul(n_red), nb, |b| work(b));
+    super::team::for_each_if(n_out.saturating_mul(n_red), nb, work);
     Ok(out)
 }
 
@@ -277,4 +278,100 @@ impl<T: Copy, A: Copy + Send + Sync, F: Fn(A, T, usize) -> A + Sync, C: Fn(A, A)
     fn combine(&self, a: A, b: A) -> A {
         (self.combine)(a, b)
     }
+}
+
+/// Runs `R` over `t` and maps each accumulator to an output element.
+pub fn run<T, R, O>(
+    t: &Tensor,
+    reduced: &[bool],
+    shape: &[usize],
+    r: &R,
+    finish: impl Fn(R::Acc) -> O,
+) -> Result<Tensor>
+where
+    T: Element,
+    R: Reducer<T>,
+    O: Element,
+{
+    // SAFETY: t's layout lies within its storage.
+    let accs = unsafe { reduce(P(t.ptr::<T>()?.sub(t.layout().offset)), t.layout(), reduced, r)? };
+    Tensor::from_vec(accs.into_iter().map(finish).collect(), shape)
+}
+
+/// Running extreme: (value, index, seen). NaN wins, the first of equal values wins.
+type Best<T> = (T, usize, bool);
+
+#[inline(always)]
+fn beats<T: Element>(x: T, cur: T, max: bool) -> bool {
+    // Only NaN is unordered with itself.
+    let (x_nan, cur_nan) = (x.partial_cmp(&x).is_none(), cur.partial_cmp(&cur).is_none());
+    if cur_nan {
+        return false;
+    }
+    x_nan || if max { x > cur } else { x < cur }
+}
+
+pub fn extreme<T: Element>(
+    t: &Tensor,
+    reduced: &[bool],
+    shape: &[usize],
+    max: bool,
+) -> Result<(Tensor, Tensor)> {
+    let f = Fold {
+        init: (T::zero(), 0usize, false),
+        step: move |a: Best<T>, x: T, i: usize| {
+            if !a.2 || beats(x, a.0, max) {
+                (x, i, true)
+            } else {
+                a
+            }
+        },
+        combine: move |a: Best<T>, b: Best<T>| {
+            if b.2 && (!a.2 || beats(b.0, a.0, max)) {
+                b
+            } else {
+                a
+            }
+        },
+    };
+    // SAFETY: t's layout lies within its storage.
+    let accs = unsafe { reduce(P(t.ptr::<T>()?.sub(t.layout().offset)), t.layout(), reduced, &f)? };
+    let vals = Tensor::from_vec(accs.iter().map(|a| a.0).collect(), shape)?;
+    let idx = Tensor::from_vec(accs.iter().map(|a| a.1 as i64).collect(), shape)?;
+    Ok((vals, idx))
+}
+
+/// Inclusive scan (cumsum, cumprod) of `x` along `d` into `out`.
+pub fn scan<T: super::elementwise::Arith>(
+    x: &Tensor,
+    out: &Tensor,
+    d: usize,
+    product: bool,
+) -> Result<()> {
+    let (shape, xs, os) = if x.ndim() == 0 {
+        (Shape::from_slice(&[1]), vec![1isize], vec![1isize])
+    } else {
+        (x.shape().clone(), x.strides().to_vec(), out.strides().to_vec())
+    };
+    let len = shape[d];
+    let (step_x, step_o) = (xs[d], os[d]);
+    // Iterate over every row along `d`: the other dims, with `d` collapsed to size 1.
+    let mut rows = shape.clone();
+    rows[d] = 1;
+    let (px, po) = (P(x.ptr::<T>()?), P(out.ptr::<T>()?));
+    super::strided::for_each_row(&rows, [&xs[..], &os[..]], |[ox, oo], n, [sx, so]| {
+        for r in 0..n as isize {
+            let (bx, bo) = (ox + r * sx, oo + r * so);
+            let mut acc = if product { T::one() } else { T::zero() };
+            for i in 0..len as isize {
+                // SAFETY: row positions lie within both layouts.
+                unsafe {
+                    let v = *px.at(bx + i * step_x);
+                    acc = if product { acc.mul(v) } else { acc.add(v) };
+                    *po.at(bo + i * step_o) = acc;
+                }
+            }
+        }
+    });
+    Ok(())
 }

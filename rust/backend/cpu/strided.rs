@@ -118,7 +118,7 @@ pub unsafe fn transpose_copy<T: Copy + Send + Sync>(
                 let (s, d) = (src.at(so + i as isize), dst.at(dof + i as isize * da));
                 for j in b0..(b0 + TILE).min(nb) {
                     // SAFETY: i < na, j < nb: inside both layouts.
-                    unsafe { *d.offset(j as isize) = *s.offset(j as isize * sb) };
+                    unsafe { *d.add(j) = *s.offset(j as isize * sb) };
                 }
             }
         }

@@ -101,11 +101,11 @@ impl Team {
                     break e;
                 }
                 spins = spins.wrapping_add(1);
-                if spins % 256 == 0 && start.elapsed() > SPIN {
+                if spins.is_multiple_of(256) && start.elapsed() > SPIN {
                     let guard = self.sleep.lock().unwrap_or_else(|e| e.into_inner());
                     self.sleepers.fetch_add(1, SeqCst);
                     let e = self.epoch.load(SeqCst);
-                    if e == seen || e % 2 == 0 {
+                    if e == seen || e.is_multiple_of(2) {
                         drop(self.wake.wait(guard).unwrap_or_else(|e| e.into_inner()));
                     }
                     self.sleepers.fetch_sub(1, SeqCst);

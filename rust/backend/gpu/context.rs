@@ -101,6 +101,11 @@ fn create() -> std::result::Result<Context, String> {
 }
 
 impl Context {
+    /// Bytes one binding may hold on this adapter.
+    pub fn binding_limit(&self) -> u64 {
+        self.limits.max_storage_buffer_binding_size.min(self.limits.max_buffer_size)
+    }
+
     /// Turns errors wgpu reported since the last call into an `Error`.
     pub fn check(&self) -> Result<()> {
         if let Some(why) = crate::tensor::lock(&self.lost).clone() {

@@ -1,6 +1,6 @@
 //! Launcher for shaders/conv.wgsl: im2col and its adjoint col2im.
 
-use super::elementwise::elem_bytes;
+use super::dtype::elem_bytes;
 use super::exec::{self, Bind, Variant};
 use super::shaders::CONV;
 use crate::backend::cpu::conv::Geom;

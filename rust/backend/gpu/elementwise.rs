@@ -1,58 +1,18 @@
 //! Launchers for shaders/elementwise.wgsl: unary, binary, compare, where,
-//! casts and fill over strided, broadcast views.
+//! casts and fill over strided, broadcast views, with the same dtype rules as
+//! the CPU (ops/elementwise/).
 
-use super::context;
+use super::dtype::{elem_bytes, kind, word, Kind};
 use super::exec::{self, Variant};
 use super::shaders::ELEMENTWISE;
 use crate::bail;
 use crate::error::Result;
+use crate::ops::copy::to_dtype;
+use crate::ops::elementwise::{binary_checks, Binary, Unary};
+use crate::ops::{gpu_operand, result_type, same_device, Operand};
+use crate::tensor::layout::broadcast_shapes;
 use crate::tensor::layout::Layout;
-use crate::tensor::{DType, Scalar, Tensor};
-
-/// Element kind of a dtype on the GPU: 0 float32, 1 int32 (int32 and int64),
-/// 2 bool, 3 uint8 (one 4-byte word each), HALF float16 (two bytes, the
-/// float16 kernels' `T`; adapters without shader-f16 refuse it).
-pub fn kind(dtype: DType) -> Result<u32> {
-    Ok(match dtype {
-        DType::F32 => 0,
-        DType::I32 | DType::I64 => 1,
-        DType::Bool => 2,
-        DType::U8 => 3,
-        DType::F16 => {
-            let ctx = context::get()?;
-            if !ctx.has_f16() {
-                bail!(Type, "float16 tensors on the GPU need the shader-f16 feature, which {} lacks; use float32", ctx.info.name);
-            }
-            HALF
-        }
-        DType::F64 => bail!(Type, "float64 is not supported on the GPU (WGSL has no 64-bit floats); convert to float32 first"),
-        DType::BF16 => bail!(NotImplemented, "bfloat16 tensors on the GPU are not supported (WGSL has no bfloat16); use float16 or float32"),
-    })
-}
-
-pub const HALF: u32 = 4;
-
-/// Bytes per element of `dtype` on the GPU.
-pub fn elem_bytes(dtype: DType) -> Result<usize> {
-    Ok(if kind(dtype)? == HALF { 2 } else { 4 })
-}
-
-/// A scalar as a 4-byte word in the GPU representation of `dtype` (float32
-/// bits for float16: kernels compute in float32).
-pub fn word(s: Scalar, dtype: DType) -> Result<u32> {
-    Ok(match kind(dtype)? {
-        0 | HALF => (s.to_f64() as f32).to_bits(),
-        1 => {
-            let v = s.to_i64();
-            if i32::try_from(v).is_err() {
-                bail!(Runtime, "value {} does not fit in the GPU's 32-bit integers", v);
-            }
-            v as i32 as u32
-        }
-        2 => (s.to_f64() != 0.0) as u32,
-        _ => (s.to_i64() as u8) as u32,
-    })
-}
+use crate::tensor::{DType, Device, Scalar, Tensor};
 
 /// An operand of an elementwise kernel: a tensor view or a scalar word.
 pub enum Arg<'a> {
@@ -205,11 +165,11 @@ pub fn launch(
 /// dst (any GPU view) = src broadcast and cast to dst's dtype.
 pub fn copy(dst: &Tensor, src: &Tensor) -> Result<()> {
     let (from, to) = (kind(src.dtype())?, kind(dst.dtype())?);
-    let (entry, op) = match (from == HALF, to == HALF) {
-        (false, false) => ("copy", from | (to << 4)),
+    let (entry, op) = match (from == Kind::Half, to == Kind::Half) {
+        (false, false) => ("copy", from as u32 | ((to as u32) << 4)),
         (true, true) => ("copy_t", 0),
-        (true, false) => ("cast_from_t", to),
-        (false, true) => ("cast_to_t", from),
+        (true, false) => ("cast_from_t", to as u32),
+        (false, true) => ("cast_to_t", from as u32),
     };
     launch(entry, op, dst, [Some(Arg::T(src)), None, None], [0; 3])
 }
@@ -217,4 +177,114 @@ pub fn copy(dst: &Tensor, src: &Tensor) -> Result<()> {
 pub fn fill(dst: &Tensor, value: Scalar) -> Result<()> {
     let entry = if dst.dtype() == DType::F16 { "fill_t" } else { "fill" };
     launch(entry, 0, dst, [None, None, None], [word(value, dst.dtype())?, 0, 0])
+}
+
+pub fn gpu_unary(op: Unary, a: &Tensor) -> Result<Tensor> {
+    let out_dtype = op.out_dtype(a.dtype())?;
+    let code = op.code() as u32;
+    // Arguments of the parameterized ops (kernel words s0, s1).
+    let (s0, s1) = match op {
+        Unary::LeakyRelu(a) | Unary::Elu(a) => (a as f32, 0.0),
+        Unary::Softplus(beta, threshold) => (beta as f32, threshold as f32),
+        _ => (0.0f32, 0.0f32),
+    };
+    // Float kernels read float16 as is (their float16 variant), anything else as float32.
+    let float_in = |t: &Tensor| to_dtype(t, t.dtype().gpu_compute());
+    if out_dtype == DType::Bool {
+        // isnan/isinf/isfinite/logical_not read any input as a float.
+        let x = float_in(a)?;
+        let out = Tensor::empty_on(a.shape(), DType::Bool, Device::Gpu)?;
+        launch("classify", code, &out, [Some(Arg::T(&x)), None, None], [0; 3])?;
+        return Ok(out);
+    }
+    if !out_dtype.is_float() {
+        // Integer ops run on int32 words (bool and uint8 via int32, then cast back).
+        let x = to_dtype(a, DType::I64)?;
+        let out = Tensor::empty_on(a.shape(), DType::I64, Device::Gpu)?;
+        launch("unary_i32", code, &out, [Some(Arg::T(&x)), None, None], [0; 3])?;
+        return to_dtype(&out, out_dtype);
+    }
+    let x = float_in(a)?;
+    let out = Tensor::empty_on(a.shape(), x.dtype(), Device::Gpu)?;
+    launch("unary", code, &out, [Some(Arg::T(&x)), None, None], [s0.to_bits(), s1.to_bits(), 0])?;
+    to_dtype(&out, out_dtype)
+}
+
+/// A GPU kernel operand in `compute`'s representation.
+enum GOperand {
+    T(Tensor),
+    S(u32),
+}
+
+impl GOperand {
+    fn new(o: &Operand, compute: DType) -> Result<GOperand> {
+        Ok(match o {
+            Operand::T(t) => GOperand::T(to_dtype(t, compute)?),
+            Operand::S(s) => GOperand::S(word(*s, compute)?),
+        })
+    }
+    fn arg(&self) -> Arg<'_> {
+        match self {
+            GOperand::T(t) => Arg::T(t),
+            GOperand::S(w) => Arg::S(*w),
+        }
+    }
+}
+
+pub fn gpu_binary(op: Binary, a: &Operand, b: &Operand, alpha: Option<f64>) -> Result<Tensor> {
+    let (a, b) = (gpu_operand(op.name(), a)?, gpu_operand(op.name(), b)?);
+    let common = result_type(&[&a, &b]);
+    let (compute, out_dtype) = op.dtypes(common)?;
+    binary_checks(op, &b, alpha, common, compute)?;
+    let shape = broadcast_shapes(a.shape(), b.shape())?;
+    // Float ops run in float16 kernels on float16 operands, else in float32;
+    // bool and uint8 arithmetic runs on int32 words (the cast back saturates
+    // or wraps as PyTorch does).
+    let kcompute = if compute.is_float() { common.gpu_compute() } else { DType::I64 };
+    let (ga, gb) = (GOperand::new(&a, kcompute)?, GOperand::new(&b, kcompute)?);
+    let float = kcompute.is_float();
+    let alpha_word = match alpha {
+        None => {
+            if float {
+                1f32.to_bits()
+            } else {
+                1
+            }
+        }
+        Some(al) => {
+            if float {
+                (al as f32).to_bits()
+            } else {
+                al as i64 as i32 as u32
+            }
+        }
+    };
+    let (entry, kout) = match (op.is_compare(), float) {
+        (true, true) => ("compare", DType::Bool),
+        (true, false) => ("compare_i32", DType::Bool),
+        (false, true) => ("binary", kcompute),
+        (false, false) => ("binary_i32", DType::I64),
+    };
+    if !float && op == Binary::Atan2 {
+        bail!(Runtime, "\"atan2\" not implemented for '{}'", compute.name());
+    }
+    let out = Tensor::empty_on(&shape, kout, Device::Gpu)?;
+    launch(entry, op as u32, &out, [Some(ga.arg()), Some(gb.arg()), None], [0, 0, alpha_word])?;
+    to_dtype(&out, out_dtype)
+}
+
+pub fn gpu_where(
+    cond: &Tensor,
+    x: &Operand,
+    y: &Operand,
+    dtype: DType,
+    shape: &[usize],
+) -> Result<Tensor> {
+    same_device("where", &[cond])?;
+    let (x, y) = (gpu_operand("where", x)?, gpu_operand("where", y)?);
+    let (gx, gy) = (GOperand::new(&x, dtype)?, GOperand::new(&y, dtype)?);
+    let out = Tensor::empty_on(shape, dtype, Device::Gpu)?;
+    let entry = if dtype == DType::F16 { "where_t" } else { "where_" };
+    launch(entry, 0, &out, [Some(gx.arg()), Some(gy.arg()), Some(Arg::T(cond))], [0; 3])?;
+    Ok(out)
 }

@@ -3,9 +3,9 @@
 //! batches (on readback, `synchronize()` or every `MAX_BATCH` dispatches);
 //! per-dispatch parameters packed into one arena buffer per batch.
 
+use super::buffer_pool::{self, GpuBuffer};
 use super::context::{self, Context};
-use super::pool::{self, GpuBuffer};
-use super::shaders::Shader;
+use super::shaders::{source, Shader};
 use crate::bail;
 use crate::error::Result;
 use std::collections::HashMap;
@@ -48,14 +48,6 @@ pub struct Kernel {
 type KernelKey = (&'static str, &'static str, Variant);
 
 static KERNELS: LazyLock<Mutex<HashMap<KernelKey, Arc<Kernel>>>> = LazyLock::new(Default::default);
-
-/// The source for one variant: float16 rewrites the `alias T = f32;` line.
-pub fn source(shader: &Shader, variant: Variant) -> String {
-    match variant {
-        Variant::F32 => shader.source.to_string(),
-        Variant::F16 => shader.source.replacen("alias T = f32;", "enable f16;\nalias T = f16;", 1),
-    }
-}
 
 /// Which bindings of group 0 an entry point uses, from naga's analysis.
 pub fn used_bindings(source: &str, entry: &str) -> std::result::Result<Vec<u32>, String> {
@@ -173,11 +165,6 @@ pub fn grid_rows(rows: usize) -> [u32; 3] {
     [x as u32, g.div_ceil(x) as u32, 1]
 }
 
-/// Bytes one binding may hold on this adapter.
-pub fn binding_limit(ctx: &Context) -> u64 {
-    ctx.limits.max_storage_buffer_binding_size.min(ctx.limits.max_buffer_size)
-}
-
 /// A tensor binding: the whole buffer (as every launcher binds buffers that
 /// fit), or a window of it for tensors beyond the binding limit.
 #[derive(Copy, Clone)]
@@ -204,7 +191,7 @@ impl<'a> Bind<'a> {
         elem: usize,
     ) -> Result<(Bind<'a>, usize)> {
         let ctx = context::get()?;
-        let limit = binding_limit(ctx);
+        let limit = ctx.binding_limit();
         if buf.size() <= limit {
             return Ok((Bind::whole(buf), 0));
         }
@@ -222,7 +209,7 @@ impl<'a> Bind<'a> {
 /// at once, wherever they start (a window's offset is aligned down).
 pub fn fits(buf: &wgpu::Buffer, span: usize, elem: usize) -> Result<bool> {
     let ctx = context::get()?;
-    let limit = binding_limit(ctx);
+    let limit = ctx.binding_limit();
     Ok(buf.size() <= limit
         || (span * elem) as u64 + ctx.limits.min_storage_buffer_offset_alignment as u64 <= limit)
 }
@@ -258,10 +245,57 @@ pub fn rows_per_chunk(
             NotImplemented,
             "{} on the GPU: one row exceeds the adapter's binding limit of {} bytes",
             what,
-            binding_limit(context::get()?)
+            context::get()?.binding_limit()
         );
     }
     Ok(chunk)
+}
+
+/// Dispatches `entry` over `rows` rows of the tensors in chunks that fit one
+/// binding each (see `rows_per_chunk`): every tensor is split evenly into
+/// rows and bound as the window of the chunk's rows (a missing optional
+/// tensor is bound to a dummy). `params(first row, rows)` gives the leading
+/// params words and the grid; the element offset of each tensor's chunk in
+/// its window follows them (0 for a missing tensor), in `tensors` order.
+pub fn dispatch_row_chunks(
+    shader: &Shader,
+    entry: &'static str,
+    variant: Variant,
+    rows: usize,
+    tensors: &[Option<&crate::tensor::Tensor>],
+    params: impl Fn(usize, usize) -> (Vec<u32>, [u32; 3]),
+) -> Result<()> {
+    use super::dtype::elem_bytes;
+    if rows == 0 {
+        return Ok(());
+    }
+    let present: Vec<&crate::tensor::Tensor> = tensors.iter().flatten().copied().collect();
+    let parts = present
+        .iter()
+        .map(|t| Ok((t.storage().gpu_buffer()?, t.numel() / rows, elem_bytes(t.dtype())?)))
+        .collect::<Result<Vec<_>>>()?;
+    let chunk = rows_per_chunk(entry, rows, &parts)?;
+    for first in (0..rows).step_by(chunk) {
+        let count = chunk.min(rows - first);
+        let (mut p, grid) = params(first, count);
+        let mut binds = Vec::with_capacity(tensors.len());
+        for t in tensors {
+            let Some(t) = t else {
+                binds.push(Bind::whole(dummy()?));
+                p.push(0);
+                continue;
+            };
+            let per = t.numel() / rows;
+            let lo = t.layout().offset + first * per;
+            let hi = lo + (count * per).max(1) - 1;
+            let (b, base) =
+                Bind::window(t.storage().gpu_buffer()?, lo, hi, elem_bytes(t.dtype())?)?;
+            p.push((lo - base) as u32);
+            binds.push(b);
+        }
+        dispatch_binds(shader, entry, variant, &binds, &p, grid)?;
+    }
+    Ok(())
 }
 
 /// Records one dispatch. `buffers` are the tensor bindings in ABI order, bound
@@ -305,7 +339,7 @@ pub fn dispatch_binds(
         );
     }
     let k = kernel(ctx, shader, entry, variant)?;
-    let limit = binding_limit(ctx);
+    let limit = ctx.binding_limit();
     if let Some(big) = k
         .used
         .iter()
@@ -352,7 +386,7 @@ fn dispatch_locked(
             ctx.device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("params"),
                 size: PARAMS_BYTES,
-                usage: pool::USAGE,
+                usage: buffer_pool::USAGE,
                 mapped_at_creation: false,
             })
         })
@@ -401,7 +435,7 @@ pub fn dummy() -> Result<&'static wgpu::Buffer> {
         ctx.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("dummy"),
             size: 256,
-            usage: pool::USAGE,
+            usage: buffer_pool::USAGE,
             mapped_at_creation: false,
         })
     }))
@@ -427,7 +461,7 @@ pub fn status_code(message: String) -> Result<(wgpu::Buffer, u32)> {
         buffer: ctx.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("status"),
             size: 256,
-            usage: pool::USAGE,
+            usage: buffer_pool::USAGE,
             mapped_at_creation: false,
         }),
         messages: Vec::new(),
@@ -500,7 +534,7 @@ fn count(c: &[AtomicU64; 2], bytes: usize) {
 pub fn upload(bytes: &[u8]) -> Result<GpuBuffer> {
     use wgpu::util::DeviceExt;
     let ctx = context::get()?;
-    let dst = pool::alloc(bytes.len() as u64)?;
+    let dst = buffer_pool::alloc(bytes.len() as u64)?;
     if bytes.is_empty() {
         return Ok(dst);
     }

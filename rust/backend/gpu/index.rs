@@ -1,7 +1,7 @@
 //! Launchers for shaders/index.wgsl: reads and writes at element offsets (an
 //! int32 GPU tensor), the GPU form of `Region::Offsets`.
 
-use super::elementwise::elem_bytes;
+use super::dtype::elem_bytes;
 use super::exec::{self, Bind, Variant};
 use super::shaders::INDEX;
 use crate::bail;

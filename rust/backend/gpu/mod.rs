@@ -1,8 +1,11 @@
 //! GPU backend on wgpu: context, buffer pool, pipeline cache, command batching
 //! and one launcher file per op family (mirroring `backend::cpu`).
 
+pub mod buffer_pool;
+pub mod codes;
 pub mod context;
 pub mod conv;
+pub mod dtype;
 pub mod elementwise;
 pub mod exec;
 pub mod index;
@@ -15,4 +18,4 @@ pub mod shaders;
 pub mod softmax;
 pub mod transfer;
 
-pub use pool::GpuBuffer;
+pub use buffer_pool::GpuBuffer;

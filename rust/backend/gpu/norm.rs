@@ -1,7 +1,7 @@
 //! Launcher for shaders/norm.wgsl: layer norm over rows of m elements. Tensors
 //! beyond the binding limit go in chunks of rows, each bound as windows.
 
-use super::elementwise::elem_bytes;
+use super::dtype::elem_bytes;
 use super::exec::{self, Bind, Variant};
 use super::shaders::NORM;
 use crate::error::Result;

@@ -1,126 +1,42 @@
-//! Size-bucketed buffer pool: a tensor's buffer goes back to its bucket when
-//! the storage drops and serves the next tensor of that bucket, so a training
-//! loop stops allocating after its first steps.
+//! Launcher for shaders/pool.wgsl: max/avg pooling and the avg adjoint over
+//! (planes, H, W) views; ops/pool.rs computes the window geometry.
 
-use super::context;
-use crate::bail;
+use super::exec::{self, Variant};
+use super::shaders::POOL;
 use crate::error::Result;
-use std::collections::HashMap;
-use std::sync::{LazyLock, Mutex};
+use crate::tensor::Tensor;
 
-/// A pooled GPU buffer; returned to the pool on drop.
-pub struct GpuBuffer {
-    buffer: Option<wgpu::Buffer>,
-    /// Bucket size in bytes (the buffer's size).
-    pub nbytes: u64,
+/// The pooling kernels.
+#[derive(Copy, Clone)]
+pub enum Entry {
+    MaxPool,
+    AvgPool,
+    AvgPoolAdjoint,
 }
 
-impl GpuBuffer {
-    pub fn buffer(&self) -> &wgpu::Buffer {
-        self.buffer.as_ref().expect("live buffer")
-    }
-}
-
-impl Drop for GpuBuffer {
-    fn drop(&mut self) {
-        if let Some(b) = self.buffer.take() {
-            let mut pool = crate::tensor::lock(&POOL);
-            pool.allocated -= self.nbytes;
-            pool.free.entry(self.nbytes).or_default().push(b);
-        }
-    }
-}
-
-#[derive(Default)]
-struct Pool {
-    free: HashMap<u64, Vec<wgpu::Buffer>>,
-    /// Bytes in live buffers, in the pool, and the high-water mark of `allocated`.
-    allocated: u64,
-    reserved: u64,
-    peak: u64,
-}
-
-static POOL: LazyLock<Mutex<Pool>> = LazyLock::new(Default::default);
-
-/// Rounds up to one of 8 buckets per power of two (at most 12.5% slack), at
-/// least 256 bytes.
-pub fn bucket(nbytes: u64) -> u64 {
-    let n = nbytes.max(256);
-    let step = (n.next_power_of_two() / 8).max(256);
-    n.div_ceil(step) * step
-}
-
-pub const USAGE: wgpu::BufferUsages = wgpu::BufferUsages::STORAGE
-    .union(wgpu::BufferUsages::COPY_SRC)
-    .union(wgpu::BufferUsages::COPY_DST);
-
-/// A buffer of at least `nbytes`, contents unspecified.
-pub fn alloc(nbytes: u64) -> Result<GpuBuffer> {
-    let ctx = context::get()?;
-    let max = ctx.limits.max_buffer_size / 4 * 4;
-    if nbytes > max {
-        bail!(Runtime, "GPU out of memory: a tensor of {} bytes exceeds the {} bytes one buffer can hold on {}", nbytes, max, ctx.info.name);
-    }
-    // A bucket never lifts a tensor over a limit it fits under: tensors within
-    // the binding limit keep whole-buffer bindings (every kernel takes them).
-    let size = [super::exec::binding_limit(ctx) / 4 * 4, max]
-        .into_iter()
-        .fold(bucket(nbytes), |s, cap| if nbytes <= cap { s.min(cap) } else { s });
-    let mut pool = crate::tensor::lock(&POOL);
-    let buffer = match pool.free.get_mut(&size).and_then(|v| v.pop()) {
-        Some(b) => b,
-        None => {
-            let fresh = |pool: &mut Pool| -> Result<wgpu::Buffer> {
-                let b = ctx.device.create_buffer(&wgpu::BufferDescriptor {
-                    label: None,
-                    size,
-                    usage: USAGE,
-                    mapped_at_creation: false,
-                });
-                ctx.check()?;
-                pool.reserved += size;
-                Ok(b)
-            };
-            match fresh(&mut pool) {
-                Ok(b) => b,
-                // Out of memory with buffers cached: free them and try once more.
-                Err(_) if !pool.free.is_empty() => {
-                    release(&mut pool);
-                    fresh(&mut pool)?
-                }
-                Err(e) => return Err(e),
-            }
-        }
+/// Runs `entry` over `planes` planes of `x` into `out` (and `idx`), `threads`
+/// invocations over all planes. `params` are the shader's words up to the
+/// offsets (its first word, the plane count, is set per dispatch); tensors
+/// beyond the binding limit go in chunks of planes bound as windows; without
+/// `idx` its binding is a dummy.
+pub fn launch(
+    entry: Entry,
+    planes: usize,
+    params: &[u32],
+    x: &Tensor,
+    out: &Tensor,
+    idx: Option<&Tensor>,
+    threads: usize,
+) -> Result<()> {
+    let entry = match entry {
+        Entry::MaxPool => "max_pool",
+        Entry::AvgPool => "avg_pool",
+        Entry::AvgPoolAdjoint => "avg_pool_adjoint",
     };
-    pool.allocated += size;
-    pool.peak = pool.peak.max(pool.allocated);
-    Ok(GpuBuffer { buffer: Some(buffer), nbytes: size })
-}
-
-fn release(pool: &mut Pool) {
-    for (size, bufs) in pool.free.drain() {
-        // Dropped, not destroyed: wgpu keeps a buffer alive while recorded
-        // commands still use it.
-        pool.reserved -= size * bufs.len() as u64;
-    }
-}
-
-/// (allocated, reserved, peak allocated) in bytes.
-pub fn stats() -> (u64, u64, u64) {
-    let pool = crate::tensor::lock(&POOL);
-    (pool.allocated, pool.reserved, pool.peak)
-}
-
-pub fn reset_peak() {
-    let mut pool = crate::tensor::lock(&POOL);
-    pool.peak = pool.allocated;
-}
-
-/// Frees every cached buffer (rumus.gpu.empty_cache()).
-pub fn empty_cache() -> Result<()> {
-    if context::is_available() {
-        super::exec::flush()?;
-    }
-    release(&mut crate::tensor::lock(&POOL));
-    Ok(())
+    let ts = [Some(x), Some(out), idx];
+    exec::dispatch_row_chunks(&POOL, entry, Variant::of(x.dtype()), planes, &ts, |_, count| {
+        let mut p = params.to_vec();
+        p[0] = count as u32;
+        (p, exec::grid_1d(threads / planes * count))
+    })
 }

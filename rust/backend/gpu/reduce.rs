@@ -1,12 +1,13 @@
 //! Launcher for shaders/reduce.wgsl: reductions over the middle axis of a
 //! contiguous [outer, n, inner] view, and scans along it.
 
-use super::elementwise::elem_bytes;
+use super::dtype::elem_bytes;
 use super::exec::{self, Bind, Variant};
 use super::shaders::REDUCE;
 use crate::bail;
 use crate::error::Result;
-use crate::tensor::{Device, Tensor};
+use crate::ops::copy::to_dtype;
+use crate::tensor::{DType, Device, Scalar, Tensor};
 
 /// Entry points (rows form for inner == 1, columns form otherwise).
 fn entries(op: &str) -> Result<(&'static str, &'static str)> {
@@ -172,3 +173,99 @@ fn launch(
     ];
     exec::dispatch_binds(&REDUCE, entry, Variant::of(x.dtype()), &binds, &p, groups)
 }
+
+/// Float input for a GPU reduction that compares values (int inputs would
+/// lose exactness beyond 2^24 in float32, so they are refused for now).
+pub fn gpu_float(op: &str, t: &Tensor) -> Result<Tensor> {
+    if !t.dtype().is_float() {
+        bail!(NotImplemented, "{} of {} tensors has no GPU kernel yet", op, t.dtype().name());
+    }
+    to_dtype(t, t.dtype().gpu_compute())
+}
+
+/// `t` as a contiguous [outer, n, inner] block whose middle axis holds the
+/// reduced elements: as is when the reduced dims are adjacent, else with the
+/// kept dims permuted first and copied.
+pub fn blocks(t: &Tensor, reduced: &[bool]) -> Result<(Tensor, usize, usize, usize)> {
+    let shape = t.shape();
+    let big: Vec<usize> = (0..t.ndim()).filter(|&d| shape[d] > 1).collect();
+    let red: Vec<usize> = big.iter().copied().filter(|&d| reduced[d]).collect();
+    let dense = |t: &Tensor| {
+        if t.is_contiguous() {
+            Ok(t.clone())
+        } else {
+            crate::ops::copy::contiguous_clone(t)
+        }
+    };
+    let (Some(&first), Some(&last)) = (red.first(), red.last()) else {
+        // Only size-1 dims reduced: every element is its own output.
+        return Ok((dense(t)?, t.numel(), 1, 1));
+    };
+    let adjacent = big.iter().filter(|&&d| d > first && d < last).all(|&d| reduced[d]);
+    if adjacent {
+        let x = dense(t)?;
+        let outer = shape[..first].iter().product();
+        let n = shape[first..=last].iter().product();
+        return Ok((x, outer, n, shape[last + 1..].iter().product()));
+    }
+    let mut order: Vec<i64> = (0..t.ndim()).filter(|&d| !reduced[d]).map(|d| d as i64).collect();
+    order.extend((0..t.ndim()).filter(|&d| reduced[d]).map(|d| d as i64));
+    let x = crate::ops::copy::contiguous_clone(&t.with_layout(t.layout().permute(&order)?))?;
+    let n: usize = (0..t.ndim()).filter(|&d| reduced[d]).map(|d| shape[d]).product();
+    Ok((x, t.numel() / n.max(1), n, 1))
+}
+
+/// `op` over the `reduced` dims of `t` into a new tensor of `shape`; `scale`
+/// multiplies sums (mean), and an infinite scale marks a mean of nothing.
+pub fn reduce_dims(
+    op: &str,
+    t: &Tensor,
+    reduced: &[bool],
+    shape: &[usize],
+    scale: f32,
+) -> Result<Tensor> {
+    let kind = if matches!(op, "any" | "all") { DType::Bool } else { t.dtype() };
+    let out = Tensor::empty_on(shape, kind, Device::Gpu)?;
+    if t.numel() == 0 {
+        // Empty reductions: the identity of the op.
+        let v = match op {
+            "prod" | "all" => Scalar::Int(1),
+            _ if scale.is_infinite() => Scalar::Float(f64::NAN),
+            _ => Scalar::Int(0),
+        };
+        crate::ops::copy::fill_(&out, v)?;
+        return Ok(out);
+    }
+    let (x, outer, n, inner) = blocks(t, reduced)?;
+    let chunked = matches!(op, "sum" | "sum_i32" | "prod" | "amax" | "amin" | "any" | "all")
+        && x.dtype() != DType::F16;
+    if outer == 1 && inner > 1 && n >= 2 * COLUMN_CHUNK && chunked {
+        // Columns over many rows (a bias gradient: [rows, features] -> [features]):
+        // a thread per column would walk all rows serially, bound by memory
+        // latency. Reduce chunks of rows first, then the chunks' results
+        // (not for float16, whose partial results would round to float16).
+        let (k, rem) = (n / COLUMN_CHUNK, n % COLUMN_CHUNK);
+        let rows = crate::ops::shape::reshape(&x, &[n as i64, inner as i64])?;
+        let parts = Tensor::empty_on(&[k + (rem > 0) as usize, inner], out.dtype(), Device::Gpu)?;
+        reduce(op, &rows, k, COLUMN_CHUNK, inner, &[&parts], 1.0)?;
+        if rem > 0 {
+            let tail = crate::ops::shape::narrow(&rows, 0, (n - rem) as i64, rem as i64)?;
+            reduce(
+                op,
+                &tail,
+                1,
+                rem,
+                inner,
+                &[&crate::ops::shape::select(&parts, 0, k as i64)?],
+                1.0,
+            )?;
+        }
+        reduce(op, &parts, 1, parts.shape()[0], inner, &[&out], scale)?;
+        return Ok(out);
+    }
+    reduce(op, &x, outer, n, inner, &[&out], scale)?;
+    Ok(out)
+}
+
+/// Rows per chunk of a two-stage column reduction on the GPU.
+const COLUMN_CHUNK: usize = 64;

@@ -1,6 +1,6 @@
 //! Launcher for shaders/softmax.wgsl over contiguous [outer, n, inner] views.
 
-use super::elementwise::elem_bytes;
+use super::dtype::elem_bytes;
 use super::exec::{self, Bind, Variant};
 use super::shaders::SOFTMAX;
 use crate::error::Result;

@@ -1,8 +1,8 @@
 //! Moving tensors between host and GPU. float32 and float16 cross as they
 //! are; int64, bool and uint8 become 4-byte words on the way (see
-//! `elementwise::kind`).
+//! `dtype::kind`).
 
-use super::elementwise::kind;
+use super::dtype::kind;
 use super::exec;
 use crate::bail;
 use crate::error::Result;

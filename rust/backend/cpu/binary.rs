@@ -1,0 +1,177 @@
+//! CPU loops of the binary ops and where (ops/elementwise/): arithmetic and
+//! comparisons over broadcast strided operands, a scalar operand read through
+//! a stride-0 pointer.
+
+use super::elementwise::{map2, map3, Arith};
+use super::unary::FloatMath;
+use super::P;
+use crate::bail;
+use crate::error::Result;
+use crate::ops::elementwise::Binary;
+use crate::tensor::{DType, Element, Tensor};
+use crate::{dispatch_compute, dispatch_float};
+
+pub fn run_binary<T: Arith>(
+    op: Binary,
+    out: &Tensor,
+    a: &Tensor,
+    b: &Tensor,
+    shape: &[usize],
+    alpha: Option<T>,
+) -> Result<()> {
+    let (la, lb) = (a.layout().broadcast_strides(shape)?, b.layout().broadcast_strides(shape)?);
+    run_binary_args(op, out, (P(a.ptr::<T>()?), &la[..]), (P(b.ptr::<T>()?), &lb[..]), shape, alpha)
+}
+
+/// The binary kernels on raw operands (a scalar operand is a stride-0 pointer).
+fn run_binary_args<T: Arith>(
+    op: Binary,
+    out: &Tensor,
+    pa: Arg<T>,
+    pb: Arg<T>,
+    shape: &[usize],
+    alpha: Option<T>,
+) -> Result<()> {
+    use Binary::*;
+    if out.dtype() == DType::Bool {
+        let po = (P(out.ptr::<bool>()?), out.strides());
+        macro_rules! cmp {
+            ($f:expr) => {
+                // SAFETY: all layouts span `shape` within their storages.
+                unsafe { map2(shape, po, pa, pb, $f) }
+            };
+        }
+        match op {
+            Eq => cmp!(|x: T, y: T| x == y),
+            Ne => cmp!(|x: T, y: T| x != y),
+            Lt => cmp!(|x: T, y: T| x < y),
+            Le => cmp!(|x: T, y: T| x <= y),
+            Gt => cmp!(|x: T, y: T| x > y),
+            Ge => cmp!(|x: T, y: T| x >= y),
+            LogicalAnd => cmp!(|x: T, y: T| !x.is_zero() && !y.is_zero()),
+            LogicalOr => cmp!(|x: T, y: T| !x.is_zero() || !y.is_zero()),
+            LogicalXor => cmp!(|x: T, y: T| x.is_zero() != y.is_zero()),
+            _ => {
+                return run_arith::<T>(
+                    op,
+                    (P(out.ptr::<T>()?), out.strides()),
+                    pa,
+                    pb,
+                    shape,
+                    alpha,
+                )
+            }
+        }
+        return Ok(());
+    }
+    run_arith::<T>(op, (P(out.ptr::<T>()?), out.strides()), pa, pb, shape, alpha)
+}
+
+/// Tensor-with-number ops on float tensors whose dtype the number keeps
+/// (x * 0.5, 1 - x, x > 0): the number is read through a stride-0 pointer to
+/// a local, so no 0-d tensor is allocated.
+pub fn float_scalar<T: Arith>(
+    op: Binary,
+    t: &Tensor,
+    s: crate::tensor::Scalar,
+    scalar_first: bool,
+    alpha: Option<f64>,
+) -> Result<Tensor> {
+    let (_, out_dtype) = op.dtypes(T::DTYPE)?;
+    let out = Tensor::for_output(t.shape(), out_dtype)?;
+    let v: T = s.cast();
+    let zeros = vec![0isize; t.ndim()];
+    let sv = (P(&v as *const T as *mut T), &zeros[..]);
+    let tv = (P(t.ptr::<T>()?), t.strides());
+    let (a, b) = if scalar_first { (sv, tv) } else { (tv, sv) };
+    run_binary_args(op, &out, a, b, t.shape(), alpha.map(T::from_f64))?;
+    Ok(out)
+}
+
+type Arg<'a, T> = (P<T>, &'a [isize]);
+
+fn run_arith<T: Arith>(
+    op: Binary,
+    po: Arg<T>,
+    pa: Arg<T>,
+    pb: Arg<T>,
+    shape: &[usize],
+    alpha: Option<T>,
+) -> Result<()> {
+    use Binary::*;
+    macro_rules! go {
+        ($f:expr) => {
+            // SAFETY: all layouts span `shape` within their storages.
+            unsafe { map2(shape, po, pa, pb, $f) }
+        };
+    }
+    match (op, alpha) {
+        (Add, Some(al)) => go!(|x: T, y: T| x.add(y.mul(al))),
+        (Sub, Some(al)) => go!(|x: T, y: T| x.sub(y.mul(al))),
+        (Add, None) => go!(|x: T, y: T| x.add(y)),
+        (Sub, None) => go!(|x: T, y: T| x.sub(y)),
+        (Mul, _) => go!(|x: T, y: T| x.mul(y)),
+        (Div | DivTrunc, _) => go!(|x: T, y: T| x.div(y)),
+        (FloorDiv, _) => go!(|x: T, y: T| x.floor_div(y)),
+        (Rem, _) => go!(|x: T, y: T| x.rem(y)),
+        (Fmod, _) => go!(|x: T, y: T| x.fmod(y)),
+        (Pow, _) => go!(|x: T, y: T| x.pow(y)),
+        (Maximum, _) => go!(|x: T, y: T| x.max(y)),
+        (Minimum, _) => go!(|x: T, y: T| x.min(y)),
+        (BitAnd, _) => go!(|x: T, y: T| T::from_i64(x.to_i64() & y.to_i64())),
+        (BitOr, _) => go!(|x: T, y: T| T::from_i64(x.to_i64() | y.to_i64())),
+        (BitXor, _) => go!(|x: T, y: T| T::from_i64(x.to_i64() ^ y.to_i64())),
+        _ => bail!(Runtime, "\"{}\" not implemented for '{}'", op.name(), T::DTYPE.name()),
+    }
+    Ok(())
+}
+
+fn run_atan2<T: FloatMath>(out: &Tensor, a: &Tensor, b: &Tensor, shape: &[usize]) -> Result<()> {
+    let (la, lb) = (a.layout().broadcast_strides(shape)?, b.layout().broadcast_strides(shape)?);
+    // SAFETY: all layouts span `shape` within their storages.
+    unsafe {
+        map2(
+            shape,
+            (P(out.ptr::<T>()?), out.strides()),
+            (P(a.ptr::<T>()?), &la[..]),
+            (P(b.ptr::<T>()?), &lb[..]),
+            |y: T, x: T| y.atan2(x),
+        )
+    };
+    Ok(())
+}
+
+pub fn binary_into(
+    op: Binary,
+    out: &Tensor,
+    a: &Tensor,
+    b: &Tensor,
+    shape: &[usize],
+    alpha: Option<f64>,
+) -> Result<()> {
+    if op == Binary::Atan2 {
+        return dispatch_float!(a.dtype(), T => run_atan2::<T>(out, a, b, shape));
+    }
+    dispatch_compute!(a.dtype(), T => run_binary::<T>(op, out, a, b, shape, alpha.map(T::from_f64)))
+}
+
+pub fn run_where<T: Element>(out: &Tensor, cond: &Tensor, x: &Tensor, y: &Tensor) -> Result<()> {
+    let shape = out.shape().clone();
+    let (lc, lx, ly) = (
+        cond.layout().broadcast_strides(&shape)?,
+        x.layout().broadcast_strides(&shape)?,
+        y.layout().broadcast_strides(&shape)?,
+    );
+    // SAFETY: all layouts span `shape` within their storages.
+    unsafe {
+        map3(
+            &shape,
+            (P(out.ptr::<T>()?), out.strides()),
+            (P(cond.ptr::<bool>()?), &lc[..]),
+            (P(x.ptr::<T>()?), &lx[..]),
+            (P(y.ptr::<T>()?), &ly[..]),
+            |c: bool, a: T, b: T| if c { a } else { b },
+        )
+    };
+    Ok(())
+}

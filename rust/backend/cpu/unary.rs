@@ -1,0 +1,208 @@
+//! CPU loops of the unary ops (ops/elementwise/unary.rs): float math with
+//! SIMD fast paths for contiguous float32, integer forms, bool results.
+
+use super::elementwise::{map1, Arith};
+use super::{vmath, P};
+use crate::bail;
+use crate::error::Result;
+use crate::ops::elementwise::Unary;
+use crate::tensor::{DType, Element, Tensor};
+use crate::{dispatch_compute, dispatch_float};
+
+fn run_unary<T: FloatMath>(op: Unary, out: &Tensor, a: &Tensor) -> Result<()> {
+    use Unary::*;
+    if T::DTYPE == DType::F32 && out.is_contiguous() && a.is_contiguous() {
+        let (po, pa, n) = (P(out.ptr::<f32>()?), P(a.ptr::<f32>()?), a.numel());
+        macro_rules! simd {
+            ($f:expr) => {{
+                // SAFETY: both tensors are contiguous float32 with n elements.
+                unsafe { vmath::map(po, pa, n, $f) };
+                return Ok(());
+            }};
+        }
+        match op {
+            Exp => simd!(vmath::exp),
+            Log => simd!(vmath::ln),
+            Tanh => simd!(vmath::tanh),
+            Sigmoid => simd!(vmath::sigmoid),
+            Silu => simd!(|x: f32| x * vmath::sigmoid(x)),
+            GeluTanh => {
+                let k = (2.0 / std::f32::consts::PI).sqrt();
+                simd!(move |x: f32| 0.5 * x * (1.0 + vmath::tanh(k * (x + 0.044_715 * x * x * x))))
+            }
+            _ => {}
+        }
+    }
+    let (po, pa) = (P(out.ptr::<T>()?), P(a.ptr::<T>()?));
+    let (s, o, st) = (out.shape(), out.strides(), a.strides());
+    let f = T::from_f;
+    let (zero, one, half) = (<T as Element>::zero(), <T as Element>::one(), f(0.5));
+    macro_rules! go {
+        ($f:expr) => {
+            // SAFETY: out and a are laid out over `s` within their storages.
+            unsafe { map1(s, (po, o), (pa, st), $f) }
+        };
+    }
+    match op {
+        Floor => go!(|x: T| x.floor()),
+        Ceil => go!(|x: T| x.ceil()),
+        Round => go!(|x: T| x.round_even()),
+        Trunc => go!(|x: T| x.trunc()),
+        Exp => go!(|x: T| x.exp()),
+        Exp2 => go!(|x: T| x.exp2()),
+        Log => go!(|x: T| x.ln()),
+        Log2 => go!(|x: T| x.log2()),
+        Log10 => go!(|x: T| x.log10()),
+        Log1p => go!(|x: T| x.ln_1p()),
+        Expm1 => go!(|x: T| x.exp_m1()),
+        Sqrt => go!(|x: T| x.sqrt()),
+        Rsqrt => go!(|x: T| one / x.sqrt()),
+        Reciprocal => go!(|x: T| one / x),
+        Sin => go!(|x: T| x.sin()),
+        Cos => go!(|x: T| x.cos()),
+        Tan => go!(|x: T| x.tan()),
+        Asin => go!(|x: T| x.asin()),
+        Acos => go!(|x: T| x.acos()),
+        Atan => go!(|x: T| x.atan()),
+        Sinh => go!(|x: T| x.sinh()),
+        Cosh => go!(|x: T| x.cosh()),
+        Tanh => go!(|x: T| x.tanh()),
+        Sigmoid => go!(|x: T| one / (one + (-x).exp())),
+        Erf => go!(|x: T| x.erf()),
+        Gelu => {
+            let r = f(std::f64::consts::FRAC_1_SQRT_2);
+            go!(|x: T| half * x * (one + (x * r).erf()))
+        }
+        GeluTanh => {
+            let (k, c) = (f((2.0 / std::f64::consts::PI).sqrt()), f(0.044715));
+            go!(|x: T| half * x * (one + (k * (x + c * x * x * x)).tanh()))
+        }
+        Silu => go!(|x: T| x / (one + (-x).exp())),
+        Mish => go!(|x: T| x * (if x > f(20.0) { x } else { x.exp().ln_1p() }).tanh()),
+        LeakyRelu(slope) => {
+            let slope = f(slope);
+            go!(|x: T| if x > zero { x } else { x * slope })
+        }
+        Elu(alpha) => {
+            let alpha = f(alpha);
+            go!(|x: T| if x > zero { x } else { alpha * x.exp_m1() })
+        }
+        Softplus(beta, threshold) => {
+            let (beta, threshold) = (f(beta), f(threshold));
+            go!(|x: T| if x * beta > threshold { x } else { (x * beta).exp().ln_1p() / beta })
+        }
+        _ => return run_unary_any::<T>(op, out, a),
+    }
+    Ok(())
+}
+
+/// Unary ops defined for every compute dtype, ints included.
+fn run_unary_any<T: Arith>(op: Unary, out: &Tensor, a: &Tensor) -> Result<()> {
+    use Unary::*;
+    let (po, pa) = (P(out.ptr::<T>()?), P(a.ptr::<T>()?));
+    let (s, o, st) = (out.shape(), out.strides(), a.strides());
+    macro_rules! go {
+        ($f:expr) => {
+            // SAFETY: out and a are laid out over `s` within their storages.
+            unsafe { map1(s, (po, o), (pa, st), $f) }
+        };
+    }
+    match op {
+        Neg => go!(|x: T| x.neg()),
+        Abs => go!(|x: T| x.abs()),
+        Sign => go!(|x: T| x.sign()),
+        Square => go!(|x: T| x.mul(x)),
+        Relu => go!(|x: T| if x > T::zero() { x } else { T::zero() }),
+        // Integer rounding is the identity.
+        Floor | Ceil | Round | Trunc => go!(|x: T| x),
+        _ => bail!(Runtime, "\"{}\" not implemented for '{}'", op.name(), T::DTYPE.name()),
+    }
+    Ok(())
+}
+
+/// Unary ops whose result is bool, computed for any input dtype.
+fn run_unary_bool<T: Arith>(op: Unary, out: &Tensor, a: &Tensor) -> Result<()> {
+    use Unary::*;
+    let (po, pa) = (P(out.ptr::<bool>()?), P(a.ptr::<T>()?));
+    let (s, o, st) = (out.shape(), out.strides(), a.strides());
+    let is_float = T::DTYPE.is_float();
+    macro_rules! go {
+        ($f:expr) => {
+            // SAFETY: out and a are laid out over `s` within their storages.
+            unsafe { map1(s, (po, o), (pa, st), $f) }
+        };
+    }
+    match op {
+        LogicalNot => go!(|x: T| x.is_zero()),
+        // Only NaN is unordered with itself; ints are never NaN or infinite.
+        IsNan => go!(|x: T| x.partial_cmp(&x).is_none()),
+        IsInf => go!(|x: T| is_float && x.to_f64().is_infinite()),
+        IsFinite => go!(|x: T| !is_float || x.to_f64().is_finite()),
+        _ => bail!(Runtime, "{} does not produce bool", op.name()),
+    }
+    Ok(())
+}
+
+fn run_bitwise_not<T: Element>(out: &Tensor, a: &Tensor) -> Result<()> {
+    let (po, pa) = (P(out.ptr::<T>()?), P(a.ptr::<T>()?));
+    let bool_input = T::DTYPE == DType::Bool;
+    // SAFETY: out and a are laid out over the same shape within their storages.
+    unsafe {
+        map1(out.shape(), (po, out.strides()), (pa, a.strides()), |x: T| {
+            if bool_input {
+                T::from_i64((x.to_i64() == 0) as i64)
+            } else {
+                T::from_i64(!x.to_i64())
+            }
+        })
+    };
+    Ok(())
+}
+
+/// `out = op(a)`; `a` is in the dtype the kernel reads, `out` in the result's compute dtype.
+pub fn unary_into(op: Unary, out: &Tensor, a: &Tensor) -> Result<()> {
+    if out.dtype() == DType::Bool
+        && !matches!(op, Unary::BitwiseNot | Unary::Sign | Unary::Abs | Unary::Relu)
+    {
+        return dispatch_compute!(a.dtype(), T => run_unary_bool::<T>(op, out, a));
+    }
+    if op == Unary::BitwiseNot {
+        return crate::dispatch_all!(a.dtype(), T => run_bitwise_not::<T>(out, a));
+    }
+    if a.dtype().is_float() {
+        dispatch_float!(a.dtype(), T => run_unary::<T>(op, out, a))
+    } else {
+        dispatch_compute!(a.dtype(), T => run_unary_any::<T>(op, out, a))
+    }
+}
+
+/// Float functions the unary kernels need beyond num_traits::Float, for f32
+/// and f64 (half types compute in float32).
+pub trait FloatMath: Arith + num_traits::Float {
+    fn erf(self) -> Self;
+    /// Round half to even, as torch.round.
+    fn round_even(self) -> Self;
+    fn from_f(v: f64) -> Self {
+        <Self as Element>::from_f64(v)
+    }
+}
+impl FloatMath for f32 {
+    #[inline(always)]
+    fn erf(self) -> Self {
+        libm::erff(self)
+    }
+    #[inline(always)]
+    fn round_even(self) -> Self {
+        self.round_ties_even()
+    }
+}
+impl FloatMath for f64 {
+    #[inline(always)]
+    fn erf(self) -> Self {
+        libm::erf(self)
+    }
+    #[inline(always)]
+    fn round_even(self) -> Self {
+        self.round_ties_even()
+    }
+}
