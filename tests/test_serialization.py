@@ -715,7 +715,7 @@ def test_unknown_rumus_metadata_and_foreign_metadata():
     assert list(rumus.load(io.BytesIO(raw))) == ["t"]
 
 
-# -------------------------------------------------------------- interop with the safetensors package
+# ------------------------------------------------ interop with the safetensors package
 
 
 def test_interop_safetensors_numpy(tmp_path, rng):
