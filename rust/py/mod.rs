@@ -13,6 +13,7 @@ mod methods;
 mod nn;
 mod numpy;
 mod optim;
+mod shape_methods;
 mod tensor;
 
 use crate::tensor::dtype::ALL_DTYPES;
