@@ -3,6 +3,7 @@
 //! the Python layer builds custom functions and checkpointing on.
 
 use super::error::foreign;
+use super::gil::{run, ALWAYS};
 use super::tensor::{wrap, PyTensor};
 use crate::autograd::engine::{self, Sink};
 use crate::autograd::graph::{attach_edges, current_seq};
@@ -221,7 +222,7 @@ pub fn backward(
         None => None,
     };
     let keep = retain_graph.unwrap_or(create_graph);
-    py.detach(|| -> crate::error::Result<()> {
+    run(py, ALWAYS, || -> crate::error::Result<()> {
         let roots = roots(&outs, grads)?;
         let targets = inputs.as_deref().map(input_edges).transpose()?;
         // Non-leaf inputs receive their .grad like retained tensors, for this call only.
@@ -268,7 +269,7 @@ pub fn grad<'py>(
     let grads = optional_tensors(grad_outputs, outs.len(), "grad")?;
     let keep = retain_graph.unwrap_or(create_graph);
     let allow_unused = allow_unused.unwrap_or(materialize_grads);
-    let r = py.detach(|| -> crate::error::Result<Vec<Option<Tensor>>> {
+    let r = run(py, ALWAYS, || -> crate::error::Result<Vec<Option<Tensor>>> {
         let roots = roots(&outs, grads)?;
         let targets = input_edges(&ins)?;
         engine::backward(roots, Sink::Capture(&targets), keep, create_graph)
@@ -277,7 +278,12 @@ pub fn grad<'py>(
     for (g, t) in r.into_iter().zip(&ins) {
         items.push(match g {
             Some(g) => Bound::new(py, wrap(g))?.into_any(),
-            None if materialize_grads => Bound::new(py, wrap(crate::ops::creation::full_on(t.shape(), Scalar::Int(0), t.dtype(), t.device())?))?.into_any(),
+            None if materialize_grads => {
+                let zeros = run(py, t.numel(), || {
+                    crate::ops::creation::full_on(t.shape(), Scalar::Int(0), t.dtype(), t.device())
+                })?;
+                Bound::new(py, wrap(zeros))?.into_any()
+            }
             None if allow_unused => py.None().into_bound(py),
             None => {
                 return Err(PyRuntimeError::new_err(
@@ -317,7 +323,7 @@ pub fn _grad_edges<'py>(
     // Outputs that do not require grad (nothing inside depended on an input) add nothing.
     let (outs, grads): (Vec<Tensor>, Vec<Option<Tensor>>) =
         outs.into_iter().zip(grads).filter(|(t, _)| t.requires_grad()).unzip();
-    let r = py.detach(|| -> crate::error::Result<Vec<Option<Tensor>>> {
+    let r = run(py, ALWAYS, || -> crate::error::Result<Vec<Option<Tensor>>> {
         if outs.is_empty() {
             return Ok(vec![None; wanted.len()]);
         }

@@ -1,5 +1,6 @@
 //! Python values -> core arguments: operands, dims, sizes, data for rumus.tensor.
 
+use super::gil::run;
 use super::numpy::{from_numpy, is_ndarray};
 use super::tensor::PyTensor;
 use crate::ops::copy::{clone_as, to_dtype};
@@ -128,7 +129,7 @@ pub fn tensor_from_data(
 ) -> PyResult<Tensor> {
     if let Ok(t) = data.cast::<PyTensor>() {
         let t = &t.get().t;
-        return Ok(clone_as(t, dtype.unwrap_or(t.dtype()))?);
+        return Ok(run(py, t.numel(), || clone_as(t, dtype.unwrap_or(t.dtype())))?);
     }
     // NumPy scalars (np.float64 is a float subclass) keep their dtype via NumPy below.
     if let Some(s) = scalar(data).filter(|_| !data.hasattr("dtype").unwrap_or(false)) {
@@ -170,8 +171,7 @@ pub fn tensor_from_data(
         }
         None => src.dtype(),
     };
-    let out = clone_as(&src, target)?;
-    Ok(out)
+    Ok(run(py, src.numel(), || clone_as(&src, target))?)
 }
 
 /// Whether the first scalar of nested lists is a NumPy value (or tensor) rather than a Python number.
@@ -213,11 +213,11 @@ pub fn as_tensor(
 ) -> PyResult<Tensor> {
     if let Ok(t) = data.cast::<PyTensor>() {
         let t = &t.get().t;
-        return Ok(to_dtype(t, dtype.unwrap_or(t.dtype()))?);
+        return Ok(run(py, t.numel(), || to_dtype(t, dtype.unwrap_or(t.dtype())))?);
     }
     if is_ndarray(data) {
         if let Ok(t) = from_numpy(data) {
-            return Ok(to_dtype(&t, dtype.unwrap_or(t.dtype()))?);
+            return Ok(run(py, t.numel(), || to_dtype(&t, dtype.unwrap_or(t.dtype())))?);
         }
     }
     tensor_from_data(py, data, dtype)

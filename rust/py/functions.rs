@@ -7,19 +7,25 @@ use super::dtype::{
     default_device, default_gen, device_arg, dtype_arg, generator_arg, get_state, set_state,
     PyDType,
 };
+use super::gil::run;
 use super::tensor::{wrap, PyTensor};
 use crate::ops::{creation, shape};
+use crate::tensor::layout::numel;
 use crate::tensor::Device;
 use crate::tensor::{DType, Scalar, Tensor};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PySequence, PyTuple};
 
-/// Applies `requires_grad=` to a freshly created tensor.
-/// Moves a new tensor to `device` (None: leave it) and marks it as a leaf.
-fn finish(t: Tensor, device: Option<Device>, requires_grad: bool) -> PyResult<PyTensor> {
+/// Moves a new tensor to `device` (None: leave it) and applies `requires_grad=`.
+fn finish(
+    py: Python<'_>,
+    t: Tensor,
+    device: Option<Device>,
+    requires_grad: bool,
+) -> PyResult<PyTensor> {
     let t = match device {
-        Some(d) if d != t.device() => crate::ops::copy::transfer(&t, d)?,
+        Some(d) if d != t.device() => run(py, t.numel(), || crate::ops::copy::transfer(&t, d))?,
         _ => t,
     };
     if requires_grad {
@@ -43,6 +49,7 @@ pub fn tensor(
 ) -> PyResult<PyTensor> {
     let device = device_arg(device)?;
     finish(
+        py,
         tensor_from_data(py, data, dtype_arg(dtype)?)?,
         Some(device.unwrap_or_else(default_device)),
         requires_grad,
@@ -62,7 +69,7 @@ pub fn as_tensor_fn(
     // A tensor stays where it is unless a device is named; new data follows the default.
     let keep = data.cast::<PyTensor>().is_ok();
     Ok(wrap(match device.or((!keep).then(default_device)) {
-        Some(d) => crate::ops::copy::to_device(&t, d)?,
+        Some(d) => run(py, t.numel(), || crate::ops::copy::to_device(&t, d))?,
         None => t,
     }))
 }
@@ -77,23 +84,16 @@ macro_rules! constant_fn {
         #[pyfunction]
         #[pyo3(signature = (*size, dtype=None, device=None, requires_grad=false))]
         pub fn $name(
+            py: Python<'_>,
             size: &Bound<'_, PyTuple>,
             dtype: Option<&Bound<'_, PyAny>>,
             device: Option<&Bound<'_, PyAny>>,
             requires_grad: bool,
         ) -> PyResult<PyTensor> {
-            let device = device_arg(device)?;
-            let shape = shape_of(&varargs_ints(size, "size")?)?;
-            finish(
-                creation::full_on(
-                    &shape,
-                    $value,
-                    float_dtype(dtype)?,
-                    device.unwrap_or_else(default_device),
-                )?,
-                None,
-                requires_grad,
-            )
+            let device = device_arg(device)?.unwrap_or_else(default_device);
+            let (shape, dt) = (shape_of(&varargs_ints(size, "size")?)?, float_dtype(dtype)?);
+            let t = run(py, numel(&shape), || creation::full_on(&shape, $value, dt, device))?;
+            finish(py, t, None, requires_grad)
         }
     };
 }
@@ -104,21 +104,19 @@ constant_fn!(empty, Scalar::Int(0));
 #[pyfunction]
 #[pyo3(signature = (size, fill_value, *, dtype=None, device=None, requires_grad=false))]
 pub fn full(
+    py: Python<'_>,
     size: &Bound<'_, PyAny>,
     fill_value: &Bound<'_, PyAny>,
     dtype: Option<&Bound<'_, PyAny>>,
     device: Option<&Bound<'_, PyAny>>,
     requires_grad: bool,
 ) -> PyResult<PyTensor> {
-    let device = device_arg(device)?;
+    let device = device_arg(device)?.unwrap_or_else(default_device);
     let shape = shape_of(&super::convert::int_list(size, "size")?)?;
     let v = super::tensor::number(fill_value)?;
     let dt = dtype_arg(dtype)?.unwrap_or(v.default_dtype());
-    finish(
-        creation::full_on(&shape, v, dt, device.unwrap_or_else(default_device))?,
-        None,
-        requires_grad,
-    )
+    let t = run(py, numel(&shape), || creation::full_on(&shape, v, dt, device))?;
+    finish(py, t, None, requires_grad)
 }
 
 macro_rules! like_fn {
@@ -126,18 +124,17 @@ macro_rules! like_fn {
         #[pyfunction]
         #[pyo3(signature = (input, *, dtype=None, device=None, requires_grad=false))]
         pub fn $name(
+            py: Python<'_>,
             input: PyRef<'_, PyTensor>,
             dtype: Option<&Bound<'_, PyAny>>,
             device: Option<&Bound<'_, PyAny>>,
             requires_grad: bool,
         ) -> PyResult<PyTensor> {
-            let device = device_arg(device)?;
-            let dt = dtype_arg(dtype)?.unwrap_or(input.t.dtype());
-            finish(
-                creation::full_on(input.t.shape(), $value, dt, device.unwrap_or(input.t.device()))?,
-                None,
-                requires_grad,
-            )
+            let x = &input.t;
+            let device = device_arg(device)?.unwrap_or(x.device());
+            let dt = dtype_arg(dtype)?.unwrap_or(x.dtype());
+            let t = run(py, x.numel(), || creation::full_on(x.shape(), $value, dt, device))?;
+            finish(py, t, None, requires_grad)
         }
     };
 }
@@ -148,62 +145,51 @@ like_fn!(empty_like, Scalar::Int(0));
 #[pyfunction]
 #[pyo3(signature = (input, fill_value, *, dtype=None, device=None, requires_grad=false))]
 pub fn full_like(
+    py: Python<'_>,
     input: PyRef<'_, PyTensor>,
     fill_value: &Bound<'_, PyAny>,
     dtype: Option<&Bound<'_, PyAny>>,
     device: Option<&Bound<'_, PyAny>>,
     requires_grad: bool,
 ) -> PyResult<PyTensor> {
-    let device = device_arg(device)?;
-    let dt = dtype_arg(dtype)?.unwrap_or(input.t.dtype());
-    finish(
-        creation::full_on(
-            input.t.shape(),
-            super::tensor::number(fill_value)?,
-            dt,
-            device.unwrap_or(input.t.device()),
-        )?,
-        None,
-        requires_grad,
-    )
+    let x = &input.t;
+    let device = device_arg(device)?.unwrap_or(x.device());
+    let (v, dt) = (super::tensor::number(fill_value)?, dtype_arg(dtype)?.unwrap_or(x.dtype()));
+    let t = run(py, x.numel(), || creation::full_on(x.shape(), v, dt, device))?;
+    finish(py, t, None, requires_grad)
 }
 
 #[pyfunction]
 #[pyo3(signature = (input, *, dtype=None, generator=None))]
 pub fn rand_like(
+    py: Python<'_>,
     input: PyRef<'_, PyTensor>,
     dtype: Option<&Bound<'_, PyAny>>,
     generator: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyTensor> {
-    let dt = dtype_arg(dtype)?.unwrap_or(input.t.dtype());
-    Ok(wrap(creation::rand(
-        input.t.shape(),
-        dt,
-        input.t.device(),
-        generator_arg(generator)?.as_ref(),
-    )?))
+    let x = &input.t;
+    let (dt, g) = (dtype_arg(dtype)?.unwrap_or(x.dtype()), generator_arg(generator)?);
+    Ok(wrap(run(py, x.numel(), || creation::rand(x.shape(), dt, x.device(), g.as_ref()))?))
 }
 
 #[pyfunction]
 #[pyo3(signature = (input, *, dtype=None, generator=None))]
 pub fn randn_like(
+    py: Python<'_>,
     input: PyRef<'_, PyTensor>,
     dtype: Option<&Bound<'_, PyAny>>,
     generator: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyTensor> {
-    let dt = dtype_arg(dtype)?.unwrap_or(input.t.dtype());
-    Ok(wrap(creation::randn(
-        input.t.shape(),
-        dt,
-        input.t.device(),
-        generator_arg(generator)?.as_ref(),
-    )?))
+    let x = &input.t;
+    let (dt, g) = (dtype_arg(dtype)?.unwrap_or(x.dtype()), generator_arg(generator)?);
+    Ok(wrap(run(py, x.numel(), || creation::randn(x.shape(), dt, x.device(), g.as_ref()))?))
 }
 
 /// arange(end) or arange(start, end, step=1).
 #[pyfunction]
 #[pyo3(signature = (start, end=None, step=None, *, dtype=None, device=None, requires_grad=false))]
 pub fn arange(
+    py: Python<'_>,
     start: &Bound<'_, PyAny>,
     end: Option<&Bound<'_, PyAny>>,
     step: Option<&Bound<'_, PyAny>>,
@@ -226,16 +212,17 @@ pub fn arange(
     } else {
         DType::I64
     };
-    finish(
-        creation::arange(s, e, st, dtype_arg(dtype)?.unwrap_or(inferred))?,
-        Some(device.unwrap_or_else(default_device)),
-        requires_grad,
-    )
+    let dt = dtype_arg(dtype)?.unwrap_or(inferred);
+    // The length, roughly (the op checks the arguments): `as` saturates and maps NaN to 0.
+    let work = ((e.to_f64() - s.to_f64()) / st.to_f64()).abs() as usize;
+    let t = run(py, work, || creation::arange(s, e, st, dt))?;
+    finish(py, t, Some(device.unwrap_or_else(default_device)), requires_grad)
 }
 
 #[pyfunction]
 #[pyo3(signature = (start, end, steps, *, dtype=None, device=None, requires_grad=false))]
 pub fn linspace(
+    py: Python<'_>,
     start: f64,
     end: f64,
     steps: i64,
@@ -244,16 +231,15 @@ pub fn linspace(
     requires_grad: bool,
 ) -> PyResult<PyTensor> {
     let device = device_arg(device)?;
-    finish(
-        creation::linspace(start, end, steps, float_dtype(dtype)?)?,
-        Some(device.unwrap_or_else(default_device)),
-        requires_grad,
-    )
+    let dt = float_dtype(dtype)?;
+    let t = run(py, steps.max(0) as usize, || creation::linspace(start, end, steps, dt))?;
+    finish(py, t, Some(device.unwrap_or_else(default_device)), requires_grad)
 }
 
 #[pyfunction]
 #[pyo3(signature = (n, m=None, *, dtype=None, device=None, requires_grad=false))]
 pub fn eye(
+    py: Python<'_>,
     n: i64,
     m: Option<i64>,
     dtype: Option<&Bound<'_, PyAny>>,
@@ -261,57 +247,44 @@ pub fn eye(
     requires_grad: bool,
 ) -> PyResult<PyTensor> {
     let device = device_arg(device)?;
-    finish(
-        creation::eye(n, m.unwrap_or(n), float_dtype(dtype)?)?,
-        Some(device.unwrap_or_else(default_device)),
-        requires_grad,
-    )
+    let (m, dt) = (m.unwrap_or(n), float_dtype(dtype)?);
+    let work = (n.max(0) as usize).saturating_mul(m.max(0) as usize);
+    let t = run(py, work, || creation::eye(n, m, dt))?;
+    finish(py, t, Some(device.unwrap_or_else(default_device)), requires_grad)
 }
 
 #[pyfunction]
 #[pyo3(signature = (*size, generator=None, dtype=None, device=None, requires_grad=false))]
 pub fn rand(
+    py: Python<'_>,
     size: &Bound<'_, PyTuple>,
     generator: Option<&Bound<'_, PyAny>>,
     dtype: Option<&Bound<'_, PyAny>>,
     device: Option<&Bound<'_, PyAny>>,
     requires_grad: bool,
 ) -> PyResult<PyTensor> {
-    let device = device_arg(device)?;
+    let device = device_arg(device)?.unwrap_or_else(default_device);
     let shape = shape_of(&varargs_ints(size, "size")?)?;
-    finish(
-        creation::rand(
-            &shape,
-            float_dtype(dtype)?,
-            device.unwrap_or_else(default_device),
-            generator_arg(generator)?.as_ref(),
-        )?,
-        None,
-        requires_grad,
-    )
+    let (dt, g) = (float_dtype(dtype)?, generator_arg(generator)?);
+    let t = run(py, numel(&shape), || creation::rand(&shape, dt, device, g.as_ref()))?;
+    finish(py, t, None, requires_grad)
 }
 
 #[pyfunction]
 #[pyo3(signature = (*size, generator=None, dtype=None, device=None, requires_grad=false))]
 pub fn randn(
+    py: Python<'_>,
     size: &Bound<'_, PyTuple>,
     generator: Option<&Bound<'_, PyAny>>,
     dtype: Option<&Bound<'_, PyAny>>,
     device: Option<&Bound<'_, PyAny>>,
     requires_grad: bool,
 ) -> PyResult<PyTensor> {
-    let device = device_arg(device)?;
+    let device = device_arg(device)?.unwrap_or_else(default_device);
     let shape = shape_of(&varargs_ints(size, "size")?)?;
-    finish(
-        creation::randn(
-            &shape,
-            float_dtype(dtype)?,
-            device.unwrap_or_else(default_device),
-            generator_arg(generator)?.as_ref(),
-        )?,
-        None,
-        requires_grad,
-    )
+    let (dt, g) = (float_dtype(dtype)?, generator_arg(generator)?);
+    let t = run(py, numel(&shape), || creation::randn(&shape, dt, device, g.as_ref()))?;
+    finish(py, t, None, requires_grad)
 }
 
 /// randint(high, size) or randint(low, high, size), positional or by keyword.
@@ -319,6 +292,7 @@ pub fn randn(
 #[pyo3(signature = (*args, low=None, high=None, size=None, generator=None, dtype=None, device=None))]
 #[allow(clippy::too_many_arguments)]
 pub fn randint(
+    py: Python<'_>,
     args: &Bound<'_, PyTuple>,
     low: Option<i64>,
     high: Option<i64>,
@@ -350,32 +324,24 @@ pub fn randint(
     let shape_obj = shape_obj
         .ok_or_else(|| PyTypeError::new_err("randint() missing required argument 'size'"))?;
     let shape = shape_of(&super::convert::int_list(&shape_obj, "size")?)?;
-    let dt = dtype_arg(dtype)?.unwrap_or(DType::I64);
-    finish(
-        creation::randint(low, high, &shape, dt, generator_arg(generator)?.as_ref())?,
-        Some(device.unwrap_or_else(default_device)),
-        false,
-    )
+    let (dt, g) = (dtype_arg(dtype)?.unwrap_or(DType::I64), generator_arg(generator)?);
+    let t = run(py, numel(&shape), || creation::randint(low, high, &shape, dt, g.as_ref()))?;
+    finish(py, t, Some(device.unwrap_or_else(default_device)), false)
 }
 
 #[pyfunction]
 #[pyo3(signature = (n, *, generator=None, dtype=None, device=None))]
 pub fn randperm(
+    py: Python<'_>,
     n: i64,
     generator: Option<&Bound<'_, PyAny>>,
     dtype: Option<&Bound<'_, PyAny>>,
     device: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyTensor> {
     let device = device_arg(device)?;
-    finish(
-        creation::randperm(
-            n,
-            dtype_arg(dtype)?.unwrap_or(DType::I64),
-            generator_arg(generator)?.as_ref(),
-        )?,
-        Some(device.unwrap_or_else(default_device)),
-        false,
-    )
+    let (dt, g) = (dtype_arg(dtype)?.unwrap_or(DType::I64), generator_arg(generator)?);
+    let t = run(py, n.max(0) as usize, || creation::randperm(n, dt, g.as_ref()))?;
+    finish(py, t, Some(device.unwrap_or_else(default_device)), false)
 }
 
 #[pyfunction]
@@ -430,7 +396,7 @@ fn tensor_list(tensors: &Bound<'_, PyAny>, op: &str) -> PyResult<Vec<Tensor>> {
 pub fn cat(py: Python<'_>, tensors: &Bound<'_, PyAny>, dim: i64) -> PyResult<PyTensor> {
     let list = tensor_list(tensors, "cat")?;
     let work = list.iter().map(|t| t.numel()).sum();
-    Ok(wrap(super::tensor::run(py, work, || shape::cat(&list, dim))?))
+    Ok(wrap(run(py, work, || shape::cat(&list, dim))?))
 }
 
 #[pyfunction]
@@ -438,7 +404,7 @@ pub fn cat(py: Python<'_>, tensors: &Bound<'_, PyAny>, dim: i64) -> PyResult<PyT
 pub fn stack(py: Python<'_>, tensors: &Bound<'_, PyAny>, dim: i64) -> PyResult<PyTensor> {
     let list = tensor_list(tensors, "stack")?;
     let work = list.iter().map(|t| t.numel()).sum();
-    Ok(wrap(super::tensor::run(py, work, || shape::stack(&list, dim))?))
+    Ok(wrap(run(py, work, || shape::stack(&list, dim))?))
 }
 
 /// where(cond, x, y); where(cond) is nonzero(cond, as_tuple=True).
@@ -452,17 +418,23 @@ pub fn where_fn(
 ) -> PyResult<Py<PyAny>> {
     match (input, other) {
         (Some(x), Some(y)) => {
-            let (x, y) = (operand_req(x, "where")?, operand_req(y, "where")?);
-            Ok(Bound::new(py, wrap(crate::ops::elementwise::where_(&condition.t, &x, &y)?))?
-                .into_any()
-                .unbind())
+            let (c, x, y) = (&condition.t, operand_req(x, "where")?, operand_req(y, "where")?);
+            let work = [&x, &y].iter().fold(c.numel(), |w, o| match o {
+                crate::ops::Operand::T(t) => w.max(t.numel()),
+                crate::ops::Operand::S(_) => w,
+            });
+            let r = run(py, work, || crate::ops::elementwise::where_(c, &x, &y))?;
+            Ok(Bound::new(py, wrap(r))?.into_any().unbind())
         }
         (None, None) => {
-            let nz = crate::ops::index::nonzero(&condition.t)?;
-            let cols: Vec<PyTensor> = (0..condition.t.ndim() as i64)
-                .map(|k| Ok(wrap(crate::ops::copy::contiguous(&shape::select(&nz, 1, k)?)?)))
-                .collect::<PyResult<_>>()?;
-            Ok(PyTuple::new(py, cols)?.into_any().unbind())
+            let c = &condition.t;
+            let cols = run(py, c.numel(), || {
+                let nz = crate::ops::index::nonzero(c)?;
+                (0..c.ndim() as i64)
+                    .map(|k| crate::ops::copy::contiguous(&shape::select(&nz, 1, k)?))
+                    .collect::<crate::error::Result<Vec<_>>>()
+            })?;
+            Ok(PyTuple::new(py, cols.into_iter().map(wrap))?.into_any().unbind())
         }
         _ => Err(PyTypeError::new_err("where() expects both input and other, or neither")),
     }
@@ -470,8 +442,14 @@ pub fn where_fn(
 
 #[pyfunction]
 #[pyo3(signature = (tensor, num_classes=-1))]
-pub fn one_hot(tensor: PyRef<'_, PyTensor>, num_classes: i64) -> PyResult<PyTensor> {
-    Ok(wrap(crate::ops::index::one_hot(&tensor.t, num_classes)?))
+pub fn one_hot(
+    py: Python<'_>,
+    tensor: PyRef<'_, PyTensor>,
+    num_classes: i64,
+) -> PyResult<PyTensor> {
+    let t = &tensor.t;
+    let work = t.numel().saturating_mul(num_classes.max(1) as usize);
+    Ok(wrap(run(py, work, || crate::ops::index::one_hot(t, num_classes))?))
 }
 
 #[pyfunction]

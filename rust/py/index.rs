@@ -2,6 +2,7 @@
 //! integer/bool tensors (or lists) are advanced indices gathered by offsets.
 
 use super::convert::{operand_req, tensor_from_data};
+use super::gil::run;
 use super::tensor::PyTensor;
 use crate::autograd::{inplace, is_grad_enabled, needs_grad, record};
 use crate::ops::copy::{copy_, to_dtype};
@@ -175,8 +176,11 @@ pub fn getitem(py: Python<'_>, t: &Tensor, idx: &Bound<'_, PyAny>) -> PyResult<T
             },
         )?);
     }
-    let (shape, offs) = advanced_offsets(&l, &adv)?;
-    let out = take_offsets(t, &shape, &offs)?;
+    let work = adv.iter().map(|(_, i)| i.numel()).max().unwrap_or(0).max(l.numel());
+    let out = run(py, work, || {
+        let (shape, offs) = advanced_offsets(&l, &adv)?;
+        take_offsets(t, &shape, &offs)
+    })?;
     Ok(record(
         &[t],
         || Ok(out),
@@ -219,8 +223,9 @@ pub fn setitem(
         let (shape, offs) = advanced_offsets(&l, &adv)?;
         put_offsets(t, &shape, &offs, &v, false)
     };
+    let work = l.numel().max(v.numel());
     if !(is_grad_enabled() && (t.requires_grad() || v.requires_grad())) {
-        return Ok(raw()?);
+        return Ok(run(py, work, raw)?);
     }
     // With autograd, t[idx] = v is an op on all of t: t becomes put(t, region, v).
     let (rl, radv) = resolve(py, t, &Layout::contiguous(t.shape()), idx)?;
@@ -230,5 +235,5 @@ pub fn setitem(
         let (shape, offs) = advanced_offsets(&rl, &radv)?;
         Region::Offsets { shape, offs: std::sync::Arc::new(offs) }
     };
-    Ok(inplace(t, &[&v], "__setitem__", raw, |x| put(x, &region, &v, false))?)
+    Ok(run(py, work, || inplace(t, &[&v], "__setitem__", raw, |x| put(x, &region, &v, false)))?)
 }

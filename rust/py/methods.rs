@@ -3,7 +3,8 @@
 
 use super::convert::{dims_arg, int_list, operand, operand_req, tensor_req};
 use super::dtype::{dtype_arg, generator_arg};
-use super::tensor::{number, run, sizes, wrap, PyTensor};
+use super::gil::run;
+use super::tensor::{number, sizes, wrap, PyTensor};
 use crate::ops::elementwise::{
     binary, binary_, clamp, masked_fill, unary, unary_, where_, Binary, Unary,
 };
@@ -20,8 +21,7 @@ macro_rules! unary_methods {
         impl PyTensor {
             $(
                 fn $name(&self, py: Python<'_>) -> PyResult<PyTensor> {
-                    let t = &self.t;
-                    Ok(wrap(run(py, t.numel(), || unary($op, t))?))
+                    self.unary(py, $op)
                 }
                 fn $name_<'py>(slf: Bound<'py, Self>) -> PyResult<Bound<'py, Self>> {
                     let t = &slf.get().t;
@@ -253,34 +253,44 @@ impl PyTensor {
     ) -> PyResult<Bound<'py, Self>> {
         let (b, op) = (operand_req(other, "div_")?, div_op(rounding_mode)?);
         let t = &slf.get().t;
-        if op == Binary::DivTrunc && t.dtype().is_float() {
-            let r = div(&Operand::T(t.clone()), &b, op)?;
-            crate::ops::copy::copy_(t, &r)?;
-        } else {
-            run(slf.py(), t.numel(), || binary_(op, t, &b, None))?;
-        }
+        run(slf.py(), t.numel(), || {
+            if op == Binary::DivTrunc && t.dtype().is_float() {
+                crate::ops::copy::copy_(t, &div(&Operand::T(t.clone()), &b, op)?)
+            } else {
+                binary_(op, t, &b, None)
+            }
+        })?;
         Ok(slf)
     }
-    fn maximum(&self, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        let b = Operand::T(tensor_req(other, "maximum(): argument 'other'")?);
-        Ok(wrap(binary(Binary::Maximum, &Operand::T(self.t.clone()), &b, None)?))
+    fn maximum(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        let (a, b) = (
+            Operand::T(self.t.clone()),
+            Operand::T(tensor_req(other, "maximum(): argument 'other'")?),
+        );
+        Ok(wrap(run(py, self.t.numel(), || binary(Binary::Maximum, &a, &b, None))?))
     }
-    fn minimum(&self, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        let b = Operand::T(tensor_req(other, "minimum(): argument 'other'")?);
-        Ok(wrap(binary(Binary::Minimum, &Operand::T(self.t.clone()), &b, None)?))
+    fn minimum(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        let (a, b) = (
+            Operand::T(self.t.clone()),
+            Operand::T(tensor_req(other, "minimum(): argument 'other'")?),
+        );
+        Ok(wrap(run(py, self.t.numel(), || binary(Binary::Minimum, &a, &b, None))?))
     }
     #[pyo3(signature = (decimals=0))]
-    fn round(&self, decimals: i64) -> PyResult<PyTensor> {
-        if decimals == 0 {
-            return Ok(wrap(unary(Unary::Round, &self.t)?));
-        }
-        let scale = Operand::S(Scalar::Float(10f64.powi(decimals as i32)));
-        let up = binary(Binary::Mul, &Operand::T(self.t.clone()), &scale, None)?;
-        let r = unary(Unary::Round, &up)?;
-        Ok(wrap(binary(Binary::Div, &Operand::T(r), &scale, None)?))
+    fn round(&self, py: Python<'_>, decimals: i64) -> PyResult<PyTensor> {
+        let t = &self.t;
+        Ok(wrap(run(py, t.numel(), || {
+            if decimals == 0 {
+                return unary(Unary::Round, t);
+            }
+            let scale = Operand::S(Scalar::Float(10f64.powi(decimals as i32)));
+            let up = binary(Binary::Mul, &Operand::T(t.clone()), &scale, None)?;
+            binary(Binary::Div, &Operand::T(unary(Unary::Round, &up)?), &scale, None)
+        })?))
     }
     fn round_(slf: Bound<'_, Self>) -> PyResult<Bound<'_, Self>> {
-        unary_(Unary::Round, &slf.get().t)?;
+        let t = &slf.get().t;
+        run(slf.py(), t.numel(), || unary_(Unary::Round, t))?;
         Ok(slf)
     }
     #[pyo3(signature = (approximate="none"))]
@@ -295,47 +305,49 @@ impl PyTensor {
                 )))
             }
         };
-        let t = &self.t;
-        Ok(wrap(run(py, t.numel(), || unary(op, t))?))
+        self.unary(py, op)
     }
     #[pyo3(signature = (negative_slope=0.01))]
-    fn leaky_relu(&self, negative_slope: f64) -> PyResult<PyTensor> {
-        Ok(wrap(unary(Unary::LeakyRelu(negative_slope), &self.t)?))
+    fn leaky_relu(&self, py: Python<'_>, negative_slope: f64) -> PyResult<PyTensor> {
+        self.unary(py, Unary::LeakyRelu(negative_slope))
     }
     #[pyo3(signature = (alpha=1.0))]
-    fn elu(&self, alpha: f64) -> PyResult<PyTensor> {
-        Ok(wrap(unary(Unary::Elu(alpha), &self.t)?))
+    fn elu(&self, py: Python<'_>, alpha: f64) -> PyResult<PyTensor> {
+        self.unary(py, Unary::Elu(alpha))
     }
     #[pyo3(signature = (beta=1.0, threshold=20.0))]
-    fn softplus(&self, beta: f64, threshold: f64) -> PyResult<PyTensor> {
-        Ok(wrap(unary(Unary::Softplus { beta, threshold }, &self.t)?))
+    fn softplus(&self, py: Python<'_>, beta: f64, threshold: f64) -> PyResult<PyTensor> {
+        self.unary(py, Unary::Softplus { beta, threshold })
     }
-    fn isnan(&self) -> PyResult<PyTensor> {
-        Ok(wrap(unary(Unary::IsNan, &self.t)?))
+    fn isnan(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        self.unary(py, Unary::IsNan)
     }
-    fn isinf(&self) -> PyResult<PyTensor> {
-        Ok(wrap(unary(Unary::IsInf, &self.t)?))
+    fn isinf(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        self.unary(py, Unary::IsInf)
     }
-    fn isfinite(&self) -> PyResult<PyTensor> {
-        Ok(wrap(unary(Unary::IsFinite, &self.t)?))
+    fn isfinite(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        self.unary(py, Unary::IsFinite)
     }
     #[pyo3(signature = (min=None, max=None))]
     fn clamp(
         &self,
+        py: Python<'_>,
         min: Option<&Bound<'_, PyAny>>,
         max: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyTensor> {
         let lo = min.filter(|m| !m.is_none()).map(|m| operand_req(m, "clamp")).transpose()?;
         let hi = max.filter(|m| !m.is_none()).map(|m| operand_req(m, "clamp")).transpose()?;
-        Ok(wrap(clamp(&self.t, lo.as_ref(), hi.as_ref())?))
+        let t = &self.t;
+        Ok(wrap(run(py, t.numel(), || clamp(t, lo.as_ref(), hi.as_ref()))?))
     }
     #[pyo3(signature = (min=None, max=None))]
     fn clip(
         &self,
+        py: Python<'_>,
         min: Option<&Bound<'_, PyAny>>,
         max: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyTensor> {
-        self.clamp(min, max)
+        self.clamp(py, min, max)
     }
     #[pyo3(signature = (min=None, max=None))]
     fn clamp_<'py>(
@@ -345,40 +357,43 @@ impl PyTensor {
     ) -> PyResult<Bound<'py, Self>> {
         let lo = min.filter(|m| !m.is_none()).map(|m| operand_req(m, "clamp_")).transpose()?;
         let hi = max.filter(|m| !m.is_none()).map(|m| operand_req(m, "clamp_")).transpose()?;
-        crate::ops::elementwise::clamp_(&slf.get().t, lo.as_ref(), hi.as_ref())?;
+        let t = &slf.get().t;
+        run(slf.py(), t.numel(), || crate::ops::elementwise::clamp_(t, lo.as_ref(), hi.as_ref()))?;
         Ok(slf)
     }
-    fn clamp_min(&self, min: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        self.clamp(Some(min), None)
+    fn clamp_min(&self, py: Python<'_>, min: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        self.clamp(py, Some(min), None)
     }
-    fn clamp_max(&self, max: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        self.clamp(None, Some(max))
+    fn clamp_max(&self, py: Python<'_>, max: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        self.clamp(py, None, Some(max))
     }
     /// t.where(condition, other) == rumus.where(condition, t, other).
     #[pyo3(name = "where")]
     fn where_(
         &self,
+        py: Python<'_>,
         condition: PyRef<'_, PyTensor>,
         other: &Bound<'_, PyAny>,
     ) -> PyResult<PyTensor> {
-        let y = operand_req(other, "where")?;
-        Ok(wrap(where_(&condition.t, &Operand::T(self.t.clone()), &y)?))
+        let (c, x, y) = (&condition.t, Operand::T(self.t.clone()), operand_req(other, "where")?);
+        Ok(wrap(run(py, self.t.numel(), || where_(c, &x, &y))?))
     }
     fn masked_fill(
         &self,
+        py: Python<'_>,
         mask: PyRef<'_, PyTensor>,
         value: &Bound<'_, PyAny>,
     ) -> PyResult<PyTensor> {
-        let v = operand_req(value, "masked_fill")?;
-        Ok(wrap(masked_fill(&self.t, &mask.t, &v, false)?))
+        let (t, m, v) = (&self.t, &mask.t, operand_req(value, "masked_fill")?);
+        Ok(wrap(run(py, t.numel(), || masked_fill(t, m, &v, false))?))
     }
     fn masked_fill_<'py>(
         slf: Bound<'py, Self>,
         mask: PyRef<'py, PyTensor>,
         value: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, Self>> {
-        let v = operand_req(value, "masked_fill_")?;
-        masked_fill(&slf.get().t, &mask.t, &v, true)?;
+        let (t, m, v) = (&slf.get().t, &mask.t, operand_req(value, "masked_fill_")?);
+        run(slf.py(), t.numel(), || masked_fill(t, m, &v, true))?;
         Ok(slf)
     }
 
@@ -390,7 +405,8 @@ impl PyTensor {
         b: f64,
         generator: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, Self>> {
-        creation::uniform_(&slf.get().t, a, b, generator_arg(generator)?.as_ref())?;
+        let (t, g) = (&slf.get().t, generator_arg(generator)?);
+        run(slf.py(), t.numel(), || creation::uniform_(t, a, b, g.as_ref()))?;
         Ok(slf)
     }
     #[pyo3(signature = (mean=0.0, std=1.0, *, generator=None))]
@@ -400,7 +416,8 @@ impl PyTensor {
         std: f64,
         generator: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, Self>> {
-        creation::normal_(&slf.get().t, mean, std, generator_arg(generator)?.as_ref())?;
+        let (t, g) = (&slf.get().t, generator_arg(generator)?);
+        run(slf.py(), t.numel(), || creation::normal_(t, mean, std, g.as_ref()))?;
         Ok(slf)
     }
     #[pyo3(signature = (p=0.5, *, generator=None))]
@@ -409,7 +426,8 @@ impl PyTensor {
         p: f64,
         generator: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, Self>> {
-        creation::bernoulli_(&slf.get().t, p, generator_arg(generator)?.as_ref())?;
+        let (t, g) = (&slf.get().t, generator_arg(generator)?);
+        run(slf.py(), t.numel(), || creation::bernoulli_(t, p, g.as_ref()))?;
         Ok(slf)
     }
 
@@ -439,19 +457,33 @@ impl PyTensor {
     #[pyo3(signature = (dim=None, keepdim=false, *, dtype=None))]
     fn prod(
         &self,
+        py: Python<'_>,
         dim: Option<&Bound<'_, PyAny>>,
         keepdim: bool,
         dtype: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyTensor> {
-        Ok(wrap(reduce::prod(&self.t, dims_arg(dim)?.as_deref(), keepdim, dtype_arg(dtype)?)?))
+        let (dims, dt, t) = (dims_arg(dim)?, dtype_arg(dtype)?, &self.t);
+        Ok(wrap(run(py, t.numel(), || reduce::prod(t, dims.as_deref(), keepdim, dt))?))
     }
     #[pyo3(signature = (dim=None, keepdim=false))]
-    fn amax(&self, dim: Option<&Bound<'_, PyAny>>, keepdim: bool) -> PyResult<PyTensor> {
-        Ok(wrap(reduce::amax(&self.t, dims_arg(dim)?.as_deref().or(Some(&[])), keepdim)?))
+    fn amax(
+        &self,
+        py: Python<'_>,
+        dim: Option<&Bound<'_, PyAny>>,
+        keepdim: bool,
+    ) -> PyResult<PyTensor> {
+        let (dims, t) = (dims_arg(dim)?, &self.t);
+        Ok(wrap(run(py, t.numel(), || reduce::amax(t, dims.as_deref().or(Some(&[])), keepdim))?))
     }
     #[pyo3(signature = (dim=None, keepdim=false))]
-    fn amin(&self, dim: Option<&Bound<'_, PyAny>>, keepdim: bool) -> PyResult<PyTensor> {
-        Ok(wrap(reduce::amin(&self.t, dims_arg(dim)?.as_deref().or(Some(&[])), keepdim)?))
+    fn amin(
+        &self,
+        py: Python<'_>,
+        dim: Option<&Bound<'_, PyAny>>,
+        keepdim: bool,
+    ) -> PyResult<PyTensor> {
+        let (dims, t) = (dims_arg(dim)?, &self.t);
+        Ok(wrap(run(py, t.numel(), || reduce::amin(t, dims.as_deref().or(Some(&[])), keepdim))?))
     }
     /// max() -> value; max(dim, keepdim) -> (values, indices); max(other) -> maximum.
     #[pyo3(signature = (dim=None, keepdim=false))]
@@ -473,79 +505,105 @@ impl PyTensor {
         self.extreme(py, dim, keepdim, false)
     }
     #[pyo3(signature = (dim=None, keepdim=false))]
-    fn argmax(&self, dim: Option<&Bound<'_, PyAny>>, keepdim: bool) -> PyResult<PyTensor> {
-        let d = dim.filter(|d| !d.is_none()).map(one_dim).transpose()?;
-        Ok(wrap(reduce::argmax(&self.t, d, keepdim, true)?))
+    fn argmax(
+        &self,
+        py: Python<'_>,
+        dim: Option<&Bound<'_, PyAny>>,
+        keepdim: bool,
+    ) -> PyResult<PyTensor> {
+        let (d, t) = (dim.filter(|d| !d.is_none()).map(one_dim).transpose()?, &self.t);
+        Ok(wrap(run(py, t.numel(), || reduce::argmax(t, d, keepdim, true))?))
     }
     #[pyo3(signature = (dim=None, keepdim=false))]
-    fn argmin(&self, dim: Option<&Bound<'_, PyAny>>, keepdim: bool) -> PyResult<PyTensor> {
-        let d = dim.filter(|d| !d.is_none()).map(one_dim).transpose()?;
-        Ok(wrap(reduce::argmax(&self.t, d, keepdim, false)?))
+    fn argmin(
+        &self,
+        py: Python<'_>,
+        dim: Option<&Bound<'_, PyAny>>,
+        keepdim: bool,
+    ) -> PyResult<PyTensor> {
+        let (d, t) = (dim.filter(|d| !d.is_none()).map(one_dim).transpose()?, &self.t);
+        Ok(wrap(run(py, t.numel(), || reduce::argmax(t, d, keepdim, false))?))
     }
     #[pyo3(signature = (dim=None, unbiased=None, keepdim=false, *, correction=None))]
     fn var(
         &self,
+        py: Python<'_>,
         dim: Option<&Bound<'_, PyAny>>,
         unbiased: Option<bool>,
         keepdim: bool,
         correction: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyTensor> {
-        Ok(wrap(reduce::var(
-            &self.t,
-            dims_arg(dim)?.as_deref(),
-            correction_of(unbiased, correction)?,
-            keepdim,
-        )?))
+        let (dims, c, t) = (dims_arg(dim)?, correction_of(unbiased, correction)?, &self.t);
+        Ok(wrap(run(py, t.numel(), || reduce::var(t, dims.as_deref(), c, keepdim))?))
     }
     #[pyo3(signature = (dim=None, unbiased=None, keepdim=false, *, correction=None))]
     fn std(
         &self,
+        py: Python<'_>,
         dim: Option<&Bound<'_, PyAny>>,
         unbiased: Option<bool>,
         keepdim: bool,
         correction: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyTensor> {
-        Ok(wrap(reduce::std(
-            &self.t,
-            dims_arg(dim)?.as_deref(),
-            correction_of(unbiased, correction)?,
-            keepdim,
-        )?))
+        let (dims, c, t) = (dims_arg(dim)?, correction_of(unbiased, correction)?, &self.t);
+        Ok(wrap(run(py, t.numel(), || reduce::std(t, dims.as_deref(), c, keepdim))?))
     }
     #[pyo3(signature = (dim, keepdim=false))]
-    fn logsumexp(&self, dim: &Bound<'_, PyAny>, keepdim: bool) -> PyResult<PyTensor> {
-        let dims = int_list(dim, "dim")?;
-        Ok(wrap(reduce::logsumexp(&self.t, &dims, keepdim)?))
+    fn logsumexp(
+        &self,
+        py: Python<'_>,
+        dim: &Bound<'_, PyAny>,
+        keepdim: bool,
+    ) -> PyResult<PyTensor> {
+        let (dims, t) = (int_list(dim, "dim")?, &self.t);
+        Ok(wrap(run(py, t.numel(), || reduce::logsumexp(t, &dims, keepdim))?))
     }
     #[pyo3(signature = (dim=None, keepdim=false))]
-    fn all(&self, dim: Option<&Bound<'_, PyAny>>, keepdim: bool) -> PyResult<PyTensor> {
-        Ok(wrap(reduce::all_any(&self.t, dims_arg(dim)?.as_deref(), keepdim, true)?))
+    fn all(
+        &self,
+        py: Python<'_>,
+        dim: Option<&Bound<'_, PyAny>>,
+        keepdim: bool,
+    ) -> PyResult<PyTensor> {
+        let (dims, t) = (dims_arg(dim)?, &self.t);
+        Ok(wrap(run(py, t.numel(), || reduce::all_any(t, dims.as_deref(), keepdim, true))?))
     }
     #[pyo3(signature = (dim=None, keepdim=false))]
-    fn any(&self, dim: Option<&Bound<'_, PyAny>>, keepdim: bool) -> PyResult<PyTensor> {
-        Ok(wrap(reduce::all_any(&self.t, dims_arg(dim)?.as_deref(), keepdim, false)?))
+    fn any(
+        &self,
+        py: Python<'_>,
+        dim: Option<&Bound<'_, PyAny>>,
+        keepdim: bool,
+    ) -> PyResult<PyTensor> {
+        let (dims, t) = (dims_arg(dim)?, &self.t);
+        Ok(wrap(run(py, t.numel(), || reduce::all_any(t, dims.as_deref(), keepdim, false))?))
     }
     #[pyo3(signature = (dim, *, dtype=None))]
     fn cumsum(
         &self,
+        py: Python<'_>,
         dim: &Bound<'_, PyAny>,
         dtype: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyTensor> {
-        Ok(wrap(reduce::cumulative(&self.t, one_dim(dim)?, dtype_arg(dtype)?, false)?))
+        let (d, dt, t) = (one_dim(dim)?, dtype_arg(dtype)?, &self.t);
+        Ok(wrap(run(py, t.numel(), || reduce::cumulative(t, d, dt, false))?))
     }
     #[pyo3(signature = (dim, *, dtype=None))]
     fn cumprod(
         &self,
+        py: Python<'_>,
         dim: &Bound<'_, PyAny>,
         dtype: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyTensor> {
-        Ok(wrap(reduce::cumulative(&self.t, one_dim(dim)?, dtype_arg(dtype)?, true)?))
+        let (d, dt, t) = (one_dim(dim)?, dtype_arg(dtype)?, &self.t);
+        Ok(wrap(run(py, t.numel(), || reduce::cumulative(t, d, dt, true))?))
     }
 
     // ---- shape and views ----
     #[pyo3(signature = (*shape))]
-    fn reshape(&self, shape: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
-        Ok(wrap(shape::reshape(&self.t, &sizes(shape)?)?))
+    fn reshape(&self, py: Python<'_>, shape: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
+        let (s, t) = (sizes(shape)?, &self.t);
+        Ok(wrap(run(py, reshape_work(t), || shape::reshape(t, &s))?))
     }
     #[pyo3(signature = (*shape))]
     fn view(&self, shape: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
@@ -555,9 +613,9 @@ impl PyTensor {
         let s: Vec<i64> = other.t.shape().iter().map(|&d| d as i64).collect();
         Ok(wrap(shape::view(&self.t, &s)?))
     }
-    fn reshape_as(&self, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
-        let s: Vec<i64> = other.t.shape().iter().map(|&d| d as i64).collect();
-        Ok(wrap(shape::reshape(&self.t, &s)?))
+    fn reshape_as(&self, py: Python<'_>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+        let (s, t): (Vec<i64>, _) = (other.t.shape().iter().map(|&d| d as i64).collect(), &self.t);
+        Ok(wrap(run(py, reshape_work(t), || shape::reshape(t, &s))?))
     }
     #[pyo3(signature = (*dims))]
     fn permute(&self, dims: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
@@ -581,11 +639,13 @@ impl PyTensor {
         Ok(wrap(shape::matrix_transpose(&self.t)?))
     }
     #[pyo3(signature = (start_dim=0, end_dim=-1))]
-    fn flatten(&self, start_dim: i64, end_dim: i64) -> PyResult<PyTensor> {
-        Ok(wrap(shape::flatten(&self.t, start_dim, end_dim)?))
+    fn flatten(&self, py: Python<'_>, start_dim: i64, end_dim: i64) -> PyResult<PyTensor> {
+        let t = &self.t;
+        Ok(wrap(run(py, reshape_work(t), || shape::flatten(t, start_dim, end_dim))?))
     }
-    fn unflatten(&self, dim: i64, sizes: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
-        Ok(wrap(shape::unflatten(&self.t, dim, &int_list(sizes, "sizes")?)?))
+    fn unflatten(&self, py: Python<'_>, dim: i64, sizes: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        let (s, t) = (int_list(sizes, "sizes")?, &self.t);
+        Ok(wrap(run(py, reshape_work(t), || shape::unflatten(t, dim, &s))?))
     }
     fn unsqueeze(&self, dim: i64) -> PyResult<PyTensor> {
         Ok(wrap(shape::unsqueeze(&self.t, dim)?))
@@ -655,40 +715,47 @@ impl PyTensor {
         tensors(py, shape::chunk(&self.t, chunks, dim)?)
     }
     #[pyo3(signature = (*dims))]
-    fn flip(&self, dims: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
-        Ok(wrap(shape::flip(&self.t, &super::convert::varargs_ints(dims, "dims")?)?))
+    fn flip(&self, py: Python<'_>, dims: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
+        let (d, t) = (super::convert::varargs_ints(dims, "dims")?, &self.t);
+        Ok(wrap(run(py, t.numel(), || shape::flip(t, &d))?))
     }
     #[pyo3(signature = (shifts, dims=None))]
     fn roll(
         &self,
+        py: Python<'_>,
         shifts: &Bound<'_, PyAny>,
         dims: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyTensor> {
-        let d = dims_arg(dims)?.unwrap_or_default();
-        Ok(wrap(shape::roll(&self.t, &int_list(shifts, "shifts")?, &d)?))
+        let (d, s, t) = (dims_arg(dims)?.unwrap_or_default(), int_list(shifts, "shifts")?, &self.t);
+        Ok(wrap(run(py, t.numel(), || shape::roll(t, &s, &d))?))
     }
     #[pyo3(signature = (diagonal=0))]
-    fn tril(&self, diagonal: i64) -> PyResult<PyTensor> {
-        Ok(wrap(shape::tri(&self.t, diagonal, true)?))
+    fn tril(&self, py: Python<'_>, diagonal: i64) -> PyResult<PyTensor> {
+        let t = &self.t;
+        Ok(wrap(run(py, t.numel(), || shape::tri(t, diagonal, true))?))
     }
     #[pyo3(signature = (diagonal=0))]
-    fn triu(&self, diagonal: i64) -> PyResult<PyTensor> {
-        Ok(wrap(shape::tri(&self.t, diagonal, false)?))
+    fn triu(&self, py: Python<'_>, diagonal: i64) -> PyResult<PyTensor> {
+        let t = &self.t;
+        Ok(wrap(run(py, t.numel(), || shape::tri(t, diagonal, false))?))
     }
 
     // ---- index ops ----
-    fn gather(&self, dim: i64, index: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
-        Ok(wrap(index::gather(&self.t, dim, &index.t)?))
+    fn gather(&self, py: Python<'_>, dim: i64, index: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+        let (t, i) = (&self.t, &index.t);
+        Ok(wrap(run(py, i.numel(), || index::gather(t, dim, i))?))
     }
     #[pyo3(signature = (dim, index, src=None, *, value=None))]
     fn scatter(
         &self,
+        py: Python<'_>,
         dim: i64,
         index: PyRef<'_, PyTensor>,
         src: Option<&Bound<'_, PyAny>>,
         value: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<PyTensor> {
-        Ok(wrap(index::scatter(&self.t, dim, &index.t, &scatter_src(src, value)?, false)?))
+        let (t, i, s) = (&self.t, &index.t, scatter_src(src, value)?);
+        Ok(wrap(run(py, t.numel(), || index::scatter(t, dim, i, &s, false))?))
     }
     #[pyo3(signature = (dim, index, src=None, *, value=None))]
     fn scatter_<'py>(
@@ -698,16 +765,19 @@ impl PyTensor {
         src: Option<&Bound<'py, PyAny>>,
         value: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, Self>> {
-        index::scatter_into(&slf.get().t, dim, &index.t, &scatter_src(src, value)?, false)?;
+        let (t, i, s) = (&slf.get().t, &index.t, scatter_src(src, value)?);
+        run(slf.py(), i.numel(), || index::scatter_into(t, dim, i, &s, false))?;
         Ok(slf)
     }
     fn scatter_add(
         &self,
+        py: Python<'_>,
         dim: i64,
         index: PyRef<'_, PyTensor>,
         src: PyRef<'_, PyTensor>,
     ) -> PyResult<PyTensor> {
-        Ok(wrap(index::scatter(&self.t, dim, &index.t, &Operand::T(src.t.clone()), true)?))
+        let (t, i, s) = (&self.t, &index.t, Operand::T(src.t.clone()));
+        Ok(wrap(run(py, t.numel(), || index::scatter(t, dim, i, &s, true))?))
     }
     fn scatter_add_<'py>(
         slf: Bound<'py, Self>,
@@ -715,28 +785,45 @@ impl PyTensor {
         index: PyRef<'py, PyTensor>,
         src: PyRef<'py, PyTensor>,
     ) -> PyResult<Bound<'py, Self>> {
-        index::scatter_into(&slf.get().t, dim, &index.t, &Operand::T(src.t.clone()), true)?;
+        let (t, i, s) = (&slf.get().t, &index.t, Operand::T(src.t.clone()));
+        run(slf.py(), i.numel(), || index::scatter_into(t, dim, i, &s, true))?;
         Ok(slf)
     }
-    fn index_select(&self, dim: i64, index: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
-        Ok(wrap(index::index_select(&self.t, dim, &index.t)?))
+    fn index_select(
+        &self,
+        py: Python<'_>,
+        dim: i64,
+        index: PyRef<'_, PyTensor>,
+    ) -> PyResult<PyTensor> {
+        let (t, i) = (&self.t, &index.t);
+        Ok(wrap(run(py, t.numel(), || index::index_select(t, dim, i))?))
     }
     #[pyo3(signature = (*, as_tuple=false))]
     fn nonzero(&self, py: Python<'_>, as_tuple: bool) -> PyResult<Py<PyAny>> {
-        let nz = index::nonzero(&self.t)?;
+        let t = &self.t;
         if as_tuple {
-            let cols: Vec<PyTensor> = (0..self.t.ndim().max(1) as i64)
-                .map(|k| {
-                    if self.t.ndim() == 0 {
-                        Ok(wrap(shape::reshape(&nz, &[-1])?))
-                    } else {
-                        Ok(wrap(crate::ops::copy::contiguous(&shape::select(&nz, 1, k)?)?))
-                    }
-                })
-                .collect::<PyResult<_>>()?;
-            return Ok(PyTuple::new(py, cols)?.into_any().unbind());
+            let cols = run(py, t.numel(), || nonzero_columns(t))?;
+            return Ok(PyTuple::new(py, cols.into_iter().map(wrap))?.into_any().unbind());
         }
-        Ok(Bound::new(py, wrap(nz))?.into_any().unbind())
+        Ok(Bound::new(py, wrap(run(py, t.numel(), || index::nonzero(t))?))?.into_any().unbind())
+    }
+}
+
+/// nonzero(as_tuple=True): one index tensor per dim (one for a 0-d tensor).
+fn nonzero_columns(t: &crate::tensor::Tensor) -> crate::error::Result<Vec<crate::tensor::Tensor>> {
+    let nz = index::nonzero(t)?;
+    if t.ndim() == 0 {
+        return Ok(vec![shape::reshape(&nz, &[-1])?]);
+    }
+    (0..t.ndim() as i64).map(|k| crate::ops::copy::contiguous(&shape::select(&nz, 1, k)?)).collect()
+}
+
+/// Elements a reshape copies, at most: none when `t` is contiguous (always a view).
+fn reshape_work(t: &crate::tensor::Tensor) -> usize {
+    if t.is_contiguous() {
+        0
+    } else {
+        t.numel()
     }
 }
 
@@ -752,6 +839,10 @@ fn scatter_src(
 }
 
 impl PyTensor {
+    fn unary(&self, py: Python<'_>, op: Unary) -> PyResult<PyTensor> {
+        let t = &self.t;
+        Ok(wrap(run(py, t.numel(), || unary(op, t))?))
+    }
     fn extreme(
         &self,
         py: Python<'_>,
@@ -759,24 +850,29 @@ impl PyTensor {
         keepdim: bool,
         max: bool,
     ) -> PyResult<Py<PyAny>> {
-        let op = if max { Binary::Maximum } else { Binary::Minimum };
+        let (op, t) = (if max { Binary::Maximum } else { Binary::Minimum }, &self.t);
         match dim {
             Some(d) if d.cast::<PyTensor>().is_ok() => {
-                let o = operand(d)?.ok_or_else(|| PyTypeError::new_err("expected a tensor"))?;
-                Ok(Bound::new(py, wrap(binary(op, &Operand::T(self.t.clone()), &o, None)?))?
-                    .into_any()
-                    .unbind())
+                let (a, o) = (
+                    Operand::T(t.clone()),
+                    operand(d)?.ok_or_else(|| PyTypeError::new_err("expected a tensor"))?,
+                );
+                let r = run(py, t.numel(), || binary(op, &a, &o, None))?;
+                Ok(Bound::new(py, wrap(r))?.into_any().unbind())
             }
             Some(d) if !d.is_none() => {
-                let (v, i) = reduce::max_dim(&self.t, one_dim(d)?, keepdim, max)?;
+                let d = one_dim(d)?;
+                let (v, i) = run(py, t.numel(), || reduce::max_dim(t, d, keepdim, max))?;
                 values_indices(py, v, i)
             }
             _ => {
-                let r = if max {
-                    reduce::amax(&self.t, None, false)?
-                } else {
-                    reduce::amin(&self.t, None, false)?
-                };
+                let r = run(py, t.numel(), || {
+                    if max {
+                        reduce::amax(t, None, false)
+                    } else {
+                        reduce::amin(t, None, false)
+                    }
+                })?;
                 Ok(Bound::new(py, wrap(r))?.into_any().unbind())
             }
         }

@@ -6,6 +6,7 @@ mod convert;
 mod dtype;
 mod error;
 mod functions;
+mod gil;
 mod gpu;
 mod index;
 mod methods;

@@ -2,7 +2,8 @@
 //! PyTorch's signatures.
 
 use super::convert::int_list;
-use super::tensor::{run, wrap, PyTensor};
+use super::gil::run;
+use super::tensor::{wrap, PyTensor};
 use crate::ops::conv::{self, ConvOpts, Padding};
 use crate::ops::pool::{self, Kind, PoolOpts};
 use crate::ops::softmax;

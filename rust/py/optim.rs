@@ -1,6 +1,7 @@
 //! Binding of the fused optimizer step: one call updates every parameter of a
 //! param group (the loop over tensors runs in Rust, without the GIL).
 
+use super::gil::run;
 use super::tensor::PyTensor;
 use crate::optim::{step, Rule};
 use crate::tensor::Tensor;
@@ -115,7 +116,8 @@ fn _optimizer_step(
     let s: Vec<Vec<Tensor>> = states.iter().map(|v| tensors(v)).collect();
     let k: Vec<Vec<Tensor>> = scalars.iter().map(|v| tensors(v)).collect();
     let one = |i: usize| step(&r, &p[i], &g[i], &s[i], &k[i], fresh[i]);
-    py.detach(|| {
+    let work = p.iter().map(Tensor::numel).sum();
+    run(py, work, || {
         // Large tensors split their own update over the team; the small ones
         // share it, several tensors at once, when there is enough work.
         let (large, small): (Vec<usize>, Vec<usize>) =

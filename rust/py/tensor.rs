@@ -3,6 +3,7 @@
 
 use super::convert::{operand, operand_req, scalar, tensor_req, varargs_ints};
 use super::dtype::{device_arg, dtype_arg, PyDType, PyDevice};
+use super::gil::{run, ALWAYS};
 use crate::ops::copy::{contiguous, copy_, item, to_dtype};
 use crate::ops::elementwise::{binary, binary_, Binary};
 use crate::ops::{linalg, Operand};
@@ -24,22 +25,6 @@ pub struct PyTensor {
 impl From<Tensor> for PyTensor {
     fn from(t: Tensor) -> PyTensor {
         PyTensor { t }
-    }
-}
-
-/// Work (elements) above which a kernel releases the GIL.
-const RELEASE_GIL: usize = 1 << 16;
-
-/// Runs `f`, without the GIL when the work is large.
-pub fn run<R: Send>(
-    py: Python<'_>,
-    work: usize,
-    f: impl FnOnce() -> crate::error::Result<R> + Send,
-) -> PyResult<R> {
-    if work >= RELEASE_GIL {
-        Ok(py.detach(f)?)
-    } else {
-        Ok(f()?)
     }
 }
 
@@ -71,7 +56,7 @@ fn binop(
 
 fn ibinop(py: Python<'_>, op: Binary, t: &Tensor, other: &Bound<'_, PyAny>) -> PyResult<()> {
     let b = operand_req(other, op.name())?;
-    run(py, t.numel(), || binary_(op, t, &b, None))
+    Ok(run(py, t.numel(), || binary_(op, t, &b, None))?)
 }
 
 /// Nested lists of Python numbers.
@@ -391,19 +376,20 @@ impl PyTensor {
     }
     fn tolist<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         if self.t.is_gpu() {
-            return to_list(py, &crate::ops::copy::transfer(&self.t, Device::Cpu)?);
+            let t = &self.t;
+            return to_list(py, &run(py, ALWAYS, || crate::ops::copy::transfer(t, Device::Cpu))?);
         }
         to_list(py, &self.t)
     }
     fn item(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        scalar_obj(py, item(&self.t)?)
+        scalar_obj(py, item_of(py, &self.t)?)
     }
-    fn __float__(&self) -> PyResult<f64> {
-        Ok(item(&self.t)?.to_f64())
+    fn __float__(&self, py: Python<'_>) -> PyResult<f64> {
+        Ok(item_of(py, &self.t)?.to_f64())
     }
     /// Python's int(): floats go through Python (ValueError for NaN, exact big ints).
     fn __int__(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        match item(&self.t)? {
+        match item_of(py, &self.t)? {
             Scalar::Float(f) => Ok(f.into_pyobject(py)?.call_method0("__int__")?.unbind()),
             s => Ok(s.to_i64().into_pyobject(py)?.into_any().unbind()),
         }
@@ -413,22 +399,22 @@ impl PyTensor {
     fn __array_priority__() -> f64 {
         1000.0
     }
-    fn __index__(&self) -> PyResult<i64> {
+    fn __index__(&self, py: Python<'_>) -> PyResult<i64> {
         if self.t.dtype().is_float() || self.t.dtype() == DType::Bool || self.t.numel() != 1 {
             return Err(PyTypeError::new_err(
                 "only integer tensors of a single element can be converted to an index",
             ));
         }
-        Ok(item(&self.t)?.to_i64())
+        Ok(item_of(py, &self.t)?.to_i64())
     }
-    fn __bool__(&self) -> PyResult<bool> {
+    fn __bool__(&self, py: Python<'_>) -> PyResult<bool> {
         if self.t.numel() != 1 {
             return Err(PyRuntimeError::new_err(format!(
                 "Boolean value of Tensor with {} values is ambiguous",
                 if self.t.numel() == 0 { "no" } else { "more than one" }
             )));
         }
-        Ok(item(&self.t)?.to_f64() != 0.0)
+        Ok(item_of(py, &self.t)?.to_f64() != 0.0)
     }
     fn __len__(&self) -> PyResult<usize> {
         self.t.shape().first().copied().ok_or_else(|| PyTypeError::new_err("len() of a 0-d tensor"))
@@ -462,19 +448,19 @@ impl PyTensor {
         let moving = device.filter(|&d| d != t.device());
         // Cast on the host side of a transfer: the GPU has no float64 to send or receive.
         if let (Some(d), Some(Device::Gpu)) = (cast, moving) {
-            out = to_dtype(&out, d)?;
+            out = run(py, out.numel(), || to_dtype(&out, d))?;
         }
         if let Some(d) = moving {
-            out = py.detach(|| crate::ops::copy::to_device(&out, d))?;
+            out = run(py, ALWAYS, || crate::ops::copy::to_device(&out, d))?;
         }
         if let Some(d) = cast.filter(|&d| d != out.dtype()) {
-            out = to_dtype(&out, d)?;
+            out = run(py, out.numel(), || to_dtype(&out, d))?;
         }
         if out.same_tensor(t) {
             if !copy {
                 return Ok(slf.clone().into_any().unbind());
             }
-            out = crate::ops::copy::clone(t)?;
+            out = run(py, t.numel(), || crate::ops::copy::clone(t))?;
         }
         Ok(Bound::new(py, wrap(out))?.into_any().unbind())
     }
@@ -483,10 +469,10 @@ impl PyTensor {
         if !slf.get().t.is_gpu() {
             return Ok(slf);
         }
-        let t = slf.get().t.clone();
+        let t = &slf.get().t;
         Bound::new(
             slf.py(),
-            wrap(slf.py().detach(|| crate::ops::copy::to_device(&t, Device::Cpu))?),
+            wrap(run(slf.py(), ALWAYS, || crate::ops::copy::to_device(t, Device::Cpu))?),
         )
     }
     /// A copy on the GPU (the tensor itself when already there).
@@ -494,10 +480,10 @@ impl PyTensor {
         if slf.get().t.is_gpu() {
             return Ok(slf);
         }
-        let t = slf.get().t.clone();
+        let t = &slf.get().t;
         Bound::new(
             slf.py(),
-            wrap(slf.py().detach(|| crate::ops::copy::to_device(&t, Device::Gpu))?),
+            wrap(run(slf.py(), ALWAYS, || crate::ops::copy::to_device(t, Device::Gpu))?),
         )
     }
     #[pyo3(signature = (dtype=None))]
@@ -507,35 +493,35 @@ impl PyTensor {
                 .into_pyobject(py)?
                 .into_any()
                 .unbind()),
-            Some(d) => Ok(Bound::new(py, wrap(to_dtype(&self.t, d)?))?.into_any().unbind()),
+            Some(d) => Ok(Bound::new(py, self.cast(py, d)?)?.into_any().unbind()),
         }
     }
-    fn type_as(&self, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
-        Ok(wrap(to_dtype(&self.t, other.t.dtype())?))
+    fn type_as(&self, py: Python<'_>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+        self.cast(py, other.t.dtype())
     }
-    fn float(&self) -> PyResult<PyTensor> {
-        Ok(wrap(to_dtype(&self.t, DType::F32)?))
+    fn float(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        self.cast(py, DType::F32)
     }
-    fn double(&self) -> PyResult<PyTensor> {
-        Ok(wrap(to_dtype(&self.t, DType::F64)?))
+    fn double(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        self.cast(py, DType::F64)
     }
-    fn half(&self) -> PyResult<PyTensor> {
-        Ok(wrap(to_dtype(&self.t, DType::F16)?))
+    fn half(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        self.cast(py, DType::F16)
     }
-    fn bfloat16(&self) -> PyResult<PyTensor> {
-        Ok(wrap(to_dtype(&self.t, DType::BF16)?))
+    fn bfloat16(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        self.cast(py, DType::BF16)
     }
-    fn long(&self) -> PyResult<PyTensor> {
-        Ok(wrap(to_dtype(&self.t, DType::I64)?))
+    fn long(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        self.cast(py, DType::I64)
     }
-    fn int(&self) -> PyResult<PyTensor> {
-        Ok(wrap(to_dtype(&self.t, DType::I32)?))
+    fn int(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        self.cast(py, DType::I32)
     }
-    fn byte(&self) -> PyResult<PyTensor> {
-        Ok(wrap(to_dtype(&self.t, DType::U8)?))
+    fn byte(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        self.cast(py, DType::U8)
     }
-    fn bool(&self) -> PyResult<PyTensor> {
-        Ok(wrap(to_dtype(&self.t, DType::Bool)?))
+    fn bool(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        self.cast(py, DType::Bool)
     }
 
     // ---- in-place writes ----
@@ -551,17 +537,21 @@ impl PyTensor {
     fn fill_<'py>(slf: Bound<'py, Self>, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
         let v = match operand_req(value, "fill_")? {
             Operand::S(s) => s,
-            Operand::T(t) if t.ndim() == 0 => item(&t)?,
-            Operand::T(t) => return Err(PyRuntimeError::new_err(format!(
+            Operand::T(t) if t.ndim() == 0 => item_of(slf.py(), &t)?,
+            Operand::T(t) => {
+                return Err(PyRuntimeError::new_err(format!(
                 "fill_ only supports 0-dimension value tensor but got tensor with {} dimensions.",
                 t.ndim()
-            ))),
+            )))
+            }
         };
-        crate::ops::copy::fill_(&slf.get().t, v)?;
+        let t = &slf.get().t;
+        run(slf.py(), t.numel(), || crate::ops::copy::fill_(t, v))?;
         Ok(slf)
     }
     fn zero_(slf: Bound<'_, Self>) -> PyResult<Bound<'_, Self>> {
-        crate::ops::copy::fill_(&slf.get().t, Scalar::Int(0))?;
+        let t = &slf.get().t;
+        run(slf.py(), t.numel(), || crate::ops::copy::fill_(t, Scalar::Int(0)))?;
         Ok(slf)
     }
 
@@ -574,7 +564,9 @@ impl PyTensor {
     }
     fn __rmatmul__(&self, py: Python<'_>, o: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let Ok(a) = o.cast::<PyTensor>() else { return Ok(py.NotImplemented()) };
-        Ok(Bound::new(py, wrap(linalg::matmul(&a.get().t, &self.t)?))?.into_any().unbind())
+        let (a, b) = (&a.get().t, &self.t);
+        let r = run(py, a.numel() + b.numel(), || linalg::matmul(a, b))?;
+        Ok(Bound::new(py, wrap(r))?.into_any().unbind())
     }
     fn __neg__(&self, py: Python<'_>) -> PyResult<PyTensor> {
         let t = &self.t;
@@ -591,11 +583,11 @@ impl PyTensor {
             crate::ops::elementwise::unary(crate::ops::elementwise::Unary::Abs, t)
         })?))
     }
-    fn __invert__(&self) -> PyResult<PyTensor> {
-        Ok(wrap(crate::ops::elementwise::unary(
-            crate::ops::elementwise::Unary::BitwiseNot,
-            &self.t,
-        )?))
+    fn __invert__(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        let t = &self.t;
+        Ok(wrap(run(py, t.numel(), || {
+            crate::ops::elementwise::unary(crate::ops::elementwise::Unary::BitwiseNot, t)
+        })?))
     }
     fn __richcmp__(
         &self,
@@ -641,15 +633,30 @@ impl PyTensor {
         let (a, b) = (&self.t, &other.t);
         Ok(wrap(run(py, a.numel() + b.numel(), || linalg::bmm(a, b))?))
     }
-    fn mv(&self, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
-        Ok(wrap(linalg::mv(&self.t, &other.t)?))
+    fn mv(&self, py: Python<'_>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+        let (a, b) = (&self.t, &other.t);
+        Ok(wrap(run(py, a.numel(), || linalg::mv(a, b))?))
     }
-    fn dot(&self, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
-        Ok(wrap(linalg::dot(&self.t, &other.t)?))
+    fn dot(&self, py: Python<'_>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+        let (a, b) = (&self.t, &other.t);
+        Ok(wrap(run(py, a.numel(), || linalg::dot(a, b))?))
     }
-    fn outer(&self, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
-        Ok(wrap(linalg::outer(&self.t, &other.t)?))
+    fn outer(&self, py: Python<'_>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+        let (a, b) = (&self.t, &other.t);
+        Ok(wrap(run(py, a.numel().saturating_mul(b.numel()), || linalg::outer(a, b))?))
     }
+}
+
+impl PyTensor {
+    fn cast(&self, py: Python<'_>, d: DType) -> PyResult<PyTensor> {
+        let t = &self.t;
+        Ok(wrap(run(py, t.numel(), || to_dtype(t, d))?))
+    }
+}
+
+/// The value of a one-element tensor; on the GPU, reading it waits for the queued kernels.
+fn item_of(py: Python<'_>, t: &Tensor) -> PyResult<Scalar> {
+    Ok(run(py, if t.is_gpu() { ALWAYS } else { 0 }, || item(t))?)
 }
 
 /// `a op b`, `b op a` and `a op= b` for each arithmetic operator.
