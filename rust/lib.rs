@@ -4,6 +4,7 @@
 pub mod autograd;
 pub mod backend;
 pub mod error;
+pub mod io;
 pub mod ops;
 pub mod optim;
 pub mod py;

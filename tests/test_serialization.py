@@ -3,18 +3,21 @@ nested structures, interop with the safetensors package, every kind of
 corrupt file, atomic writes, zero-copy memory-mapped loading."""
 
 import collections
+import errno
 import io
 import json
 import math
 import os
+import signal
 import struct
+import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
 import rumus
 from conftest import ALL_DTYPES, dtype_name, make, noncontig, tensor, to_np
-from rumus import serialization
 
 NP_DTYPES = [d for d in ALL_DTYPES if d != "bfloat16"]
 
@@ -356,6 +359,10 @@ def test_load_options(tmp_path):
         rumus.load(io.BytesIO(path.read_bytes()), mmap=True)
     with pytest.raises(FileNotFoundError):
         rumus.load(tmp_path / "missing.safetensors")
+    with pytest.raises(IsADirectoryError):
+        rumus.load(tmp_path)
+    with pytest.raises(FileNotFoundError):
+        rumus.save({"x": rumus.ones(1)}, tmp_path / "missing" / "x.safetensors")
 
 
 # -------------------------------------------------------------- save errors
@@ -408,30 +415,112 @@ def test_save_rejects_tensor_subclasses_and_cycles():
 # -------------------------------------------------------------- atomicity
 
 
-def test_failed_save_leaves_old_file_intact(tmp_path, monkeypatch):
+def _run(code, *args):
+    """Runs Python `code` in a fresh interpreter with `args` as sys.argv[1:]."""
+    return subprocess.run(
+        [sys.executable, "-c", code, *map(str, args)], capture_output=True, check=True
+    )
+
+
+# Writes past RLIMIT_FSIZE fail with EFBIG (SIGXFSZ ignored): a disk that fills up mid-save.
+_SAVE_OVER_LIMIT = """
+import resource, signal, sys, rumus
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (1 << 20, resource.RLIM_INFINITY))
+try:
+    rumus.save({"x": rumus.zeros(1 << 20), "y": rumus.ones(3)}, sys.argv[1])
+except OSError as e:
+    print(e.errno)
+"""
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGXFSZ"), reason="needs RLIMIT_FSIZE (POSIX)")
+def test_failed_save_leaves_old_file_intact(tmp_path):
     path = _saved({"x": rumus.arange(4.0)}, tmp_path, "ckpt.safetensors")
     old = path.read_bytes()
-    calls = []
-    real = serialization._tensor_bytes
-
-    def failing(t):
-        calls.append(1)
-        if len(calls) == 2:
-            raise OSError("disk full (simulated)")
-        return real(t)
-
-    monkeypatch.setattr(serialization, "_tensor_bytes", failing)
-    with pytest.raises(OSError, match="disk full"):
-        rumus.save({"x": rumus.zeros(1000), "y": rumus.zeros(1000)}, path)
+    assert _run(_SAVE_OVER_LIMIT, path).stdout.split() == [str(errno.EFBIG).encode()]
     assert path.read_bytes() == old
     assert [p.name for p in tmp_path.iterdir()] == ["ckpt.safetensors"]
     # A failing first save creates nothing.
-    calls.clear()
-    with pytest.raises(OSError, match="disk full"):
-        rumus.save({"x": rumus.zeros(1000), "y": rumus.zeros(1000)}, tmp_path / "new.safetensors")
+    assert _run(_SAVE_OVER_LIMIT, tmp_path / "new.safetensors").stdout.strip()
     assert [p.name for p in tmp_path.iterdir()] == ["ckpt.safetensors"]
-    monkeypatch.undo()
     assert_same(rumus.load(path), {"x": rumus.arange(4.0)})
+
+
+# Saves a 32 MiB checkpoint over and over until killed.
+_SAVE_FOREVER = """
+import sys, rumus
+path, n, tag = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+ckpt = {"w": rumus.arange(n, dtype=rumus.float32), "tag": rumus.tensor(tag)}
+print("saving", flush=True)
+while True:
+    rumus.save(ckpt, path)
+"""
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL (POSIX)")
+def test_save_killed_midway_keeps_a_loadable_checkpoint_and_no_temp_file(tmp_path):
+    path, n = tmp_path / "ckpt.safetensors", 1 << 23
+    rumus.save({"w": rumus.arange(n, dtype=rumus.float32), "tag": rumus.tensor(-1)}, path)
+    for tag in range(3):
+        child = subprocess.Popen(
+            [sys.executable, "-c", _SAVE_FOREVER, str(path), str(n), str(tag)],
+            stdout=subprocess.PIPE,
+        )
+        assert child.stdout.readline() == b"saving\n"
+        time.sleep(0.05 * (tag + 1))  # a different point of a save each time
+        child.kill()
+        child.wait()
+        child.stdout.close()
+        out = rumus.load(path, mmap=False)
+        assert out["tag"].item() in range(-1, tag + 1)
+        assert out["w"].sum(dtype=rumus.float64).item() == n * (n - 1) / 2
+    rumus.save({"w": rumus.ones(1), "tag": rumus.tensor(9)}, path)
+    assert [p.name for p in tmp_path.iterdir()] == ["ckpt.safetensors"]
+    assert rumus.load(path)["tag"].item() == 9
+
+
+@pytest.mark.skipif(not hasattr(os, "kill"), reason="needs process ids to check")
+def test_save_removes_temp_files_of_dead_processes_only(tmp_path):
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    stale = tmp_path / f".ckpt.safetensors.{dead.pid}.5eed.tmp"
+    live = [
+        tmp_path / f".ckpt.safetensors.{os.getpid()}.5eed.tmp",  # this process may be saving
+        tmp_path / f".ckpt.safetensors.{os.getppid()}.5eed.tmp",
+        tmp_path / f".other.safetensors.{dead.pid}.5eed.tmp",  # another target's
+    ]
+    for p in [stale, *live]:
+        p.write_bytes(b"partial")
+    _saved({"x": rumus.ones(2)}, tmp_path, "ckpt.safetensors")
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == sorted(["ckpt.safetensors", *(p.name for p in live)])
+
+
+class _Writer(io.RawIOBase):
+    """A raw file object taking at most `step` bytes per write, failing once it holds `limit`."""
+
+    def __init__(self, step, limit=None):
+        self.data, self.step, self.limit = bytearray(), step, limit
+
+    def writable(self):
+        return True
+
+    def write(self, b):
+        if self.limit is not None and len(self.data) >= self.limit:
+            raise OSError("disk full (simulated)")
+        taken = bytes(b[: self.step])
+        self.data += taken
+        return len(taken)
+
+
+def test_file_object_short_writes_and_errors(tmp_path):
+    obj = {"x": rumus.arange(1000.0), "n": 3}
+    short = _Writer(step=7)
+    rumus.save(obj, short)
+    assert bytes(short.data) == _saved(obj, tmp_path).read_bytes()
+    with pytest.raises(OSError, match="disk full"):
+        rumus.save(obj, _Writer(step=100, limit=300))
 
 
 def test_save_replaces_file_with_normal_permissions(tmp_path):
@@ -573,40 +662,34 @@ CORRUPT = [
     (struct.pack("<Q", 8) + b"{not js}", "header is not valid JSON"),
     (struct.pack("<Q", 8) + b"\xff\xfe{}    ", "header is not valid JSON"),
     (struct.pack("<Q", 0), "header is not valid JSON"),
-    (struct.pack("<Q", 8) + b"[1, 2]  ", "header is not a JSON object \\(got list\\)"),
+    (struct.pack("<Q", 8) + b"[1, 2]  ", "header is not a JSON object \\(got an array\\)"),
     (struct.pack("<Q", 16) + b'{"a":1, "a":2}  ', "duplicate key 'a'"),
-    (raw_file({"a": _entry(dtype="F17")}, bytes(8)), "tensor 'a' has unknown dtype 'F17'"),
-    (raw_file({"a": _entry(dtype=3)}, bytes(8)), "tensor 'a' has unknown dtype 3"),
+    (raw_file({"a": _entry(dtype="F17")}, bytes(8)), "tensor 'a': unknown variant `F17`"),
+    (raw_file({"a": _entry(dtype=3)}, bytes(8)), "tensor 'a': invalid type: integer `3`"),
     (
         raw_file({"a": _entry(shape=[3])}, bytes(8)),
         "tensor 'a': data_offsets \\[0, 8\\] hold 8 bytes but shape \\[3\\] of F32 needs 12",
     ),
-    (raw_file({"a": _entry(shape=[-2])}, bytes(8)), "shape must be a list of non-negative ints"),
-    (raw_file({"a": _entry(shape=[2.0])}, bytes(8)), "shape must be a list of non-negative ints"),
+    (raw_file({"a": _entry(shape=[-2])}, bytes(8)), "tensor 'a': invalid value: integer `-2`"),
+    (raw_file({"a": _entry(shape=[2.0])}, bytes(8)), "tensor 'a': invalid type: floating point"),
+    (raw_file({"a": _entry(shape=[True, 2])}, bytes(8)), "tensor 'a': invalid type: boolean"),
+    (raw_file({"a": _entry(shape=None)}, bytes(8)), "tensor 'a': invalid type: null"),
     (
-        raw_file({"a": _entry(shape=[True, 2])}, bytes(8)),
-        "shape must be a list of non-negative ints",
+        raw_file({"a": _entry(data_offsets=[8, 0])}, bytes(8)),
+        "tensor 'a': data_offsets \\[8, 0\\] end before they begin",
     ),
-    (raw_file({"a": _entry(shape=None)}, bytes(8)), "shape must be a list of non-negative ints"),
-    (raw_file({"a": _entry(data_offsets=[8, 0])}, bytes(8)), "0 <= begin <= end, got \\[8, 0\\]"),
-    (raw_file({"a": _entry(data_offsets=[0])}, bytes(8)), "data_offsets must be \\[begin, end\\]"),
-    (
-        raw_file({"a": _entry(data_offsets=[0, 8, 16])}, bytes(8)),
-        "data_offsets must be \\[begin, end\\]",
-    ),
+    (raw_file({"a": _entry(data_offsets=[0])}, bytes(8)), "tensor 'a': invalid length 1"),
+    (raw_file({"a": _entry(data_offsets=[0, 8, 16])}, bytes(8)), "tensor 'a': .*length"),
     (
         raw_file({"a": _entry(data_offsets=[8, 16])}, bytes(8)),
         "tensor 'a': data_offsets \\[8, 16\\] are out of range \\(the data section has 8 bytes\\)",
     ),
     (
         raw_file({"a": {"dtype": "F32", "shape": [2]}}, bytes(8)),
-        "tensor 'a': entry must have exactly dtype, shape and data_offsets",
+        "tensor 'a': missing field `data_offsets`",
     ),
-    (
-        raw_file({"a": _entry(extra=1)}, bytes(8)),
-        "entry must have exactly dtype, shape and data_offsets",
-    ),
-    (raw_file({"a": [1, 2]}, bytes(8)), "entry must have exactly"),
+    (raw_file({"a": [1, 2]}, bytes(8)), "tensor 'a': invalid type: integer `1`"),
+    (raw_file({"a": "F32"}, bytes(8)), "tensor 'a': invalid type: string"),
     (
         raw_file(
             {"a": GOOD["a"], "b": {"dtype": "I64", "shape": [], "data_offsets": [4, 12]}}, bytes(16)
@@ -650,10 +733,29 @@ def test_corrupt_files_raise(raw, match, tmp_path):
 
 
 def test_hand_written_file_loads():
-    out = rumus.load(
-        io.BytesIO(raw_file(GOOD, np.array([1, 2], "<f4").tobytes() + struct.pack("<q", -5)))
-    )
+    data = np.array([1, 2], "<f4").tobytes() + struct.pack("<q", -5)
+    out = rumus.load(io.BytesIO(raw_file(GOOD, data)))
     assert to_np(out["a"]).tolist() == [1.0, 2.0] and out["b"].item() == -5 and out["b"].shape == ()
+    # Fields the format doesn't define are ignored, as by the safetensors crate.
+    out = rumus.load(io.BytesIO(raw_file({"a": _entry(extra=1), "b": GOOD["b"]}, data)))
+    assert to_np(out["a"]).tolist() == [1.0, 2.0]
+
+
+def test_duplicate_names_are_refused():
+    # A valid header once the duplicate collapses, so only the duplicate check catches it.
+    text = b'{"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},' + (
+        b'"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}}'
+    )
+    raw = struct.pack("<Q", len(text)) + text + b"\x07"
+    with pytest.raises(RuntimeError, match="duplicate key 'a'"):
+        rumus.load(io.BytesIO(raw))
+
+
+def test_tensors_keep_the_header_order(tmp_path):
+    # Empty tensors all sit at one offset: only the header says their order.
+    ts = {k: rumus.zeros(0, dtype=d) for k, d in [("z", rumus.int64), ("a", rumus.uint8)]}
+    ts["m"] = rumus.ones(1)
+    assert list(rumus.load(_saved(ts, tmp_path))) == ["z", "a", "m"]
 
 
 @pytest.mark.parametrize("st_dtype", ["I8", "I16", "U16", "U32", "U64", "F8_E4M3", "F8_E5M2"])

@@ -13,51 +13,20 @@ Differences from torch.save/torch.load, by design: no pickle (so no arbitrary
 objects, ``weights_only`` changes nothing), tensors sharing storage are saved
 as separate copies, and loading from a path memory-maps the file by default
 (see :func:`load`).
+
+The bytes are handled in Rust (the ``safetensors`` crate validates and writes
+the header); this module turns objects into named tensors plus metadata and back.
 """
 
 import collections
 import json
-import math
 import os
-import secrets
-import struct
-import sys
-
-import numpy as np
 
 from . import _rumus
 
 _STRUCTURE_KEY = "rumus.structure"
 _STRUCTURE_VERSION = 1
 _METADATA = "__metadata__"
-
-# safetensors dtype name <-> rumus dtype and the little-endian NumPy dtype of its bytes.
-_DTYPES = {
-    "BOOL": (_rumus.bool, "|u1"),
-    "U8": (_rumus.uint8, "|u1"),
-    "I32": (_rumus.int32, "<i4"),
-    "I64": (_rumus.int64, "<i8"),
-    "F16": (_rumus.float16, "<f2"),
-    "BF16": (_rumus.bfloat16, "<u2"),
-    "F32": (_rumus.float32, "<f4"),
-    "F64": (_rumus.float64, "<f8"),
-}
-_NAME_OF = {rdt: name for name, (rdt, _) in _DTYPES.items()}
-# Dtypes of the safetensors format that rumus has no tensor type for.
-_UNSUPPORTED = {
-    "I8",
-    "I16",
-    "U16",
-    "U32",
-    "U64",
-    "F8_E4M3",
-    "F8_E5M2",
-    "F8_E8M0",
-    "F4",
-    "F6_E2M3",
-    "F6_E3M2",
-    "C64",
-}
 
 _LEAF_TYPES = (type(None), bool, int, float, str)
 
@@ -153,70 +122,17 @@ def _is_flat(obj):
     )
 
 
-def _tensor_bytes(t):
-    """The tensor's values as a contiguous little-endian uint8 array."""
-    t = t.detach()
-    if t.device.type != "cpu":
-        t = t.to("cpu")
-    if t.dtype == _rumus.bfloat16:
-        # The float32 values are bf16 values, so their top 16 bits are the bf16 bits.
-        a = (np.ascontiguousarray(t.float().numpy()).view(np.uint32) >> 16).astype(np.uint16)
-    else:
-        a = np.ascontiguousarray(t.numpy())
-    if sys.byteorder == "big":
-        a = a.astype(a.dtype.newbyteorder("<"))
-    return a.reshape(-1).view(np.uint8)
-
-
-def _write(obj, f):
+def _flatten(obj):
+    """The tensors to write, in order, as (name, tensor), and the metadata
+    (None for a flat dict)."""
     if _is_flat(obj):
-        tensors, metadata = list(obj.items()), None
-    else:
-        plan = _Plan()
-        root = plan.node(obj, ())
-        tensors = plan.tensors
-        metadata = {
-            _STRUCTURE_KEY: json.dumps(
-                {"version": _STRUCTURE_VERSION, "root": root},
-                separators=(",", ":"),
-                allow_nan=False,
-            )
-        }
-    header = {}
-    if metadata is not None:
-        header[_METADATA] = metadata
-    offset = 0
-    for name, t in tensors:
-        if t.dtype not in _NAME_OF:
-            raise TypeError(f"rumus.save: unsupported dtype {t.dtype} (tensor {name!r})")
-        nbytes = t.numel() * t.element_size()
-        header[name] = {
-            "dtype": _NAME_OF[t.dtype],
-            "shape": list(t.shape),
-            "data_offsets": [offset, offset + nbytes],
-        }
-        offset += nbytes
-    text = json.dumps(header, separators=(",", ":")).encode()
-    text += b" " * (-len(text) % 8)  # keeps the data 8-byte aligned
-    f.write(struct.pack("<Q", len(text)))
-    f.write(text)
-    for name, t in tensors:
-        data = _tensor_bytes(t)
-        assert data.nbytes == header[name]["data_offsets"][1] - header[name]["data_offsets"][0]
-        f.write(data)
-
-
-def _fsync_dir(directory):
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:  # e.g. Windows can't open directories
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
+        return list(obj.items()), None
+    plan = _Plan()
+    root = plan.node(obj, ())
+    structure = json.dumps(
+        {"version": _STRUCTURE_VERSION, "root": root}, separators=(",", ":"), allow_nan=False
+    )
+    return plan.tensors, {_STRUCTURE_KEY: structure}
 
 
 def save(obj, f):
@@ -226,34 +142,20 @@ def save(obj, f):
 
     Writing to a path is atomic: the data goes to a temporary file in the same
     directory, which replaces the target only once it is complete and synced,
-    so a failure leaves any existing file untouched.
+    so a failure leaves any existing file untouched. A process killed while
+    saving leaves no temporary file behind (on Linux the file has no name until
+    it is complete; elsewhere the next save of the same path removes it).
     """
     if hasattr(f, "write"):
-        _write(obj, f)
+        _rumus._save_stream(*_flatten(obj), f)
         return
     if not isinstance(f, (str, bytes, os.PathLike)):
         raise TypeError(
             f"rumus.save: f must be a path or a writable binary file object, got {type(f).__name__}"
         )
+    tensors, metadata = _flatten(obj)
     # realpath: saving through a symlink updates the file it points to.
-    target = os.path.realpath(os.fsdecode(os.fspath(f)))
-    directory, base = os.path.split(target)
-    tmp = os.path.join(directory, f".{base}.{secrets.token_hex(8)}.tmp")
-    # O_EXCL with the default mode: the new file gets the usual permissions (umask applies).
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), 0o666)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            _write(obj, out)
-            out.flush()
-            os.fsync(out.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    _fsync_dir(directory)
+    _rumus._save_file(tensors, metadata, os.path.realpath(os.fsdecode(os.fspath(f))))
 
 
 # ---------------------------------------------------------------- load
@@ -263,131 +165,16 @@ def _fail(where, what):
     raise RuntimeError(f"rumus.load: {where}: {what}")
 
 
-def _read_buffer(f, mmap, where):
-    """The whole file as a writable uint8 array (tensors become views of it)."""
+def _read(f, mmap, where):
+    """The tensors of the file, {name: tensor} in header order, and its metadata."""
     if hasattr(f, "read"):
         if mmap:
             raise ValueError("rumus.load: mmap=True needs a file path, not a file object")
-        buf = bytearray()
+        chunks = []
         while chunk := f.read(1 << 24):
-            buf += chunk
-        return np.frombuffer(buf, dtype=np.uint8)
-    path = os.fspath(f)
-    size = os.path.getsize(path)
-    if size < 8:
-        _fail(where, f"file too short ({size} bytes) to be a safetensors file")
-    if mmap is False:
-        return np.fromfile(path, dtype=np.uint8)
-    # Copy-on-write: writable (so from_numpy shares it), and writes never reach the file.
-    return np.memmap(path, dtype=np.uint8, mode="c")
-
-
-def _no_duplicates(pairs):
-    out = {}
-    for k, v in pairs:
-        if k in out:
-            raise ValueError(f"duplicate key {k!r}")
-        out[k] = v
-    return out
-
-
-def _parse_header(buf, where):
-    if len(buf) < 8:
-        _fail(where, f"file too short ({len(buf)} bytes) to be a safetensors file")
-    head = bytes(buf[:8])
-    if head[:4] in (b"PK\x03\x04", b"PK\x05\x06") or (head[0] == 0x80 and 2 <= head[1] <= 5):
-        _fail(
-            where,
-            "not a safetensors file; rumus.load reads safetensors files only, never "
-            "pickles (this looks like a PyTorch zip/pickle checkpoint)",
-        )
-    (n,) = struct.unpack("<Q", head)
-    if n > len(buf) - 8:
-        _fail(where, f"header length {n} is larger than the file ({len(buf)} bytes)")
-    try:
-        header = json.loads(bytes(buf[8 : 8 + n]).decode("utf-8"), object_pairs_hook=_no_duplicates)
-    except ValueError as e:  # UnicodeDecodeError and JSONDecodeError included
-        _fail(where, f"header is not valid JSON ({e})")
-    if not isinstance(header, dict):
-        _fail(where, f"header is not a JSON object (got {type(header).__name__})")
-    return header, 8 + n
-
-
-def _uints(xs):
-    return isinstance(xs, list) and all(type(x) is int and x >= 0 for x in xs)
-
-
-def _check_entries(header, data_size, where):
-    """Validates every tensor entry; returns {name: (dtype name, shape, begin, end)}."""
-    metadata = header.pop(_METADATA, None)
-    if metadata is not None and not (
-        isinstance(metadata, dict)
-        and all(isinstance(k, str) and isinstance(v, str) for k, v in metadata.items())
-    ):
-        _fail(where, "__metadata__ must be an object of str -> str")
-    entries = {}
-    for name, e in header.items():
-        if not (isinstance(e, dict) and set(e) == {"dtype", "shape", "data_offsets"}):
-            _fail(where, f"tensor {name!r}: entry must have exactly dtype, shape and data_offsets")
-        dtype, shape, offs = e["dtype"], e["shape"], e["data_offsets"]
-        if dtype in _UNSUPPORTED:
-            _fail(where, f"tensor {name!r} has dtype {dtype}, which rumus doesn't support")
-        if dtype not in _DTYPES:
-            _fail(where, f"tensor {name!r} has unknown dtype {dtype!r}")
-        if not _uints(shape):
-            _fail(
-                where, f"tensor {name!r}: shape must be a list of non-negative ints, got {shape!r}"
-            )
-        if not (_uints(offs) and len(offs) == 2 and offs[0] <= offs[1]):
-            _fail(
-                where,
-                f"tensor {name!r}: data_offsets must be [begin, end] with "
-                f"0 <= begin <= end, got {offs!r}",
-            )
-        itemsize = np.dtype(_DTYPES[dtype][1]).itemsize
-        numel = math.prod(shape)
-        if offs[1] - offs[0] != numel * itemsize:
-            _fail(
-                where,
-                f"tensor {name!r}: data_offsets {offs} hold {offs[1] - offs[0]} bytes but "
-                f"shape {shape} of {dtype} needs {numel * itemsize}",
-            )
-        if offs[1] > data_size:
-            _fail(
-                where,
-                f"tensor {name!r}: data_offsets {offs} are out of range "
-                f"(the data section has {data_size} bytes)",
-            )
-        entries[name] = (dtype, shape, offs[0], offs[1])
-    end = 0
-    for name, (_, _, begin, stop) in sorted(entries.items(), key=lambda kv: kv[1][2:]):
-        if begin != end:
-            what = (
-                "overlaps the previous tensor"
-                if begin < end
-                else f"leaves a gap of {begin - end} bytes"
-            )
-            _fail(where, f"tensor {name!r} at data_offsets {[begin, stop]} {what}")
-        end = stop
-    if end != data_size:
-        _fail(where, f"{data_size - end} bytes of trailing data after the last tensor")
-    return entries, metadata or {}
-
-
-def _make_tensor(data, dtype, shape):
-    """A rumus tensor over ``data`` (a uint8 slice); zero-copy when aligned."""
-    rdt, np_dtype = _DTYPES[dtype]
-    a = data.view(np_dtype)
-    if not a.dtype.isnative:
-        a = a.astype(a.dtype.newbyteorder("="))
-    if dtype == "BF16":
-        a = (a.astype(np.uint32) << 16).view(np.float32)
-    elif dtype == "BOOL" and (a > 1).any():
-        a = a != 0  # any non-zero byte is True, as in C and NumPy
-    elif dtype == "BOOL":
-        a = a.view(np.bool_)
-    t = _rumus.from_numpy(a.reshape(shape))
-    return t.to(rdt) if dtype == "BF16" else t
+            chunks.append(chunk)
+        return _rumus._load_bytes(b"".join(chunks), where)
+    return _rumus._load_file(os.fsdecode(os.fspath(f)), mmap is not False, where)
 
 
 class _Rebuild:
@@ -474,17 +261,10 @@ def load(f, map_location=None, *, weights_only=True, mmap=None):
         if not hasattr(f, "read")
         else f"file object {getattr(f, 'name', type(f).__name__)!r}"
     )
-    buf = _read_buffer(f, mmap, where)
-    header, start = _parse_header(buf, where)
-    entries, metadata = _check_entries(header, len(buf) - start, where)
+    tensors, metadata = _read(f, mmap, where)
     unknown = sorted(k for k in metadata if k.startswith("rumus.") and k != _STRUCTURE_KEY)
     if unknown:
         _fail(where, f"unknown rumus metadata {unknown} (written by a newer rumus?)")
-    data = buf[start:]
-    tensors = {
-        name: _make_tensor(data[b:e], dtype, shape)
-        for name, (dtype, shape, b, e) in entries.items()
-    }
     if _STRUCTURE_KEY not in metadata:
         return tensors
     try:

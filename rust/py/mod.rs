@@ -13,6 +13,7 @@ mod methods;
 mod nn;
 mod numpy;
 mod optim;
+mod serialization;
 mod shape_methods;
 mod tensor;
 
@@ -71,5 +72,6 @@ fn _rumus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     nn::register(m)?;
     optim::register(m)?;
     gpu::register(m)?;
+    serialization::register(m)?;
     Ok(())
 }
