@@ -232,5 +232,3 @@ def test_grid_spills_into_y(gpu):
     a = run(gpu, "uniform", n, seed=4, offset=9)
     b = run(gpu, "uniform", n, seed=4, offset=9, groups=(2, 3, 1))
     assert np.array_equal(a, b)
-    c = run(gpu, "randint", n, seed=4, offset=9, a=0, b=100, groups=(2, 3, 1))
-    assert np.array_equal(c, run(gpu, "randint", n, seed=4, offset=9, a=0, b=100))
