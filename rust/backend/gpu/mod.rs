@@ -11,6 +11,7 @@ pub mod exec;
 pub mod index;
 pub mod matmul;
 pub mod norm;
+pub mod params;
 pub mod pool;
 pub mod random;
 pub mod reduce;
