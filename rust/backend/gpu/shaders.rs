@@ -37,6 +37,7 @@ shaders! {
     NORM = "norm" [],
     CONV = "conv" [],
     POOL = "pool" [],
+    SORT = "sort" [super::dtype::Kind],
 }
 
 /// The WGSL compiled for one variant: the shader's code constants, then its
