@@ -9,6 +9,7 @@ from ._rumus import (
     bfloat16,
     bool,
     broadcast_shapes,
+    bucketize,
     cat,
     device,
     dtype,
@@ -42,6 +43,7 @@ from ._rumus import (
     randn_like,
     randperm,
     result_type,
+    searchsorted,
     set_default_device,
     set_rng_state,
     stack,
@@ -88,7 +90,9 @@ for _name in [
         "matmul mm bmm mv dot outer reshape permute transpose swapaxes t "
         "flatten unflatten unsqueeze squeeze "
         "narrow select unbind movedim moveaxis split chunk flip roll tril triu "
-        "gather scatter scatter_add index_select nonzero clone numel"
+        "gather scatter scatter_add index_select nonzero clone numel "
+        "sort argsort msort topk kthvalue median nanmedian mode unique unique_consecutive "
+        "bincount histc histogram"
     ).split(),
 ]:
     globals()[_name] = _method_function(_name)

@@ -17,6 +17,7 @@ pub mod random;
 pub mod reduce;
 pub mod shaders;
 pub mod softmax;
+pub mod sort;
 pub mod transfer;
 
 pub use buffer_pool::GpuBuffer;

@@ -128,7 +128,9 @@ mod tests {
 
     #[test]
     fn params_match_their_wgsl_twins() {
-        use super::super::{conv, elementwise, index, matmul, norm, pool, random, reduce, softmax};
+        use super::super::{
+            conv, elementwise, index, matmul, norm, pool, random, reduce, softmax, sort,
+        };
         let rust = [
             twin::<conv::Params>(),
             twin::<elementwise::Params>(),
@@ -141,6 +143,7 @@ mod tests {
             twin::<random::RngF>(),
             twin::<reduce::Params>(),
             twin::<softmax::Params>(),
+            twin::<sort::Params>(),
         ];
         let wgsl = wgsl_params();
         for w in &wgsl {

@@ -38,6 +38,7 @@ shaders! {
     NORM = "norm" [super::norm::NormFlags],
     CONV = "conv" [],
     POOL = "pool" [super::pool::PoolFlags],
+    SORT = "sort" [super::dtype::Kind],
 }
 
 /// The WGSL compiled for one variant: the shader's code constants, then its
