@@ -2125,6 +2125,8 @@ SHAPE = [
             Sample(m(), (0,)),
             Sample(m(0, 3), (1,)),
             Sample(m(3, 4, layout="transposed"), (1,)),
+            Sample(m(3, 4), dims=[1]),
+            Sample(m(2, 3, 2), dims=(0, 2)),
         ],
         extra=[("x.flip(*dims)", lambda x, d: x.flip(*d))],
         grads=[

@@ -739,6 +739,23 @@ def test_flip(kind):
     check(t.flip(0, 1), np.flip(a, axis=(0, 1)))
 
 
+def test_flip_dims_keyword_and_sequences():
+    a = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    t = rumus.tensor(a)
+    check(rumus.flip(t, dims=[1]), np.flip(a, 1))
+    check(rumus.flip(t, dims=(0, 2)), np.flip(a, (0, 2)))
+    check(rumus.flip(t, [2]), np.flip(a, 2))
+    check(t.flip(dims=[-1]), np.flip(a, -1))
+    check(t.flip([0, 1]), np.flip(a, (0, 1)))
+    check(t.flip(2), np.flip(a, 2))
+    with pytest.raises(TypeError, match="multiple values for argument 'dims'"):
+        t.flip(0, dims=[1])
+    with pytest.raises(TypeError, match="missing 1 required argument: 'dims'"):
+        rumus.flip(t)
+    with pytest.raises(RuntimeError, match="appears multiple times"):
+        t.flip(dims=[1, -2])
+
+
 def test_flip_empty_scalar_copy_and_errors():
     e = np.zeros((0, 3), np.float32)
     check(rumus.tensor(e).flip(0), e)
