@@ -302,6 +302,8 @@ UNARY = [
     "isinf",
     "isfinite",
     "clone",
+    "logit",
+    "nan_to_num",
 ]
 UNARY_METHOD_ONLY = ["contiguous", "float", "long", "bool"]
 UNARY_INPLACE = [
@@ -320,6 +322,8 @@ UNARY_INPLACE = [
     "zero_",
     "uniform_",
     "normal_",
+    "logit_",
+    "nan_to_num_",
 ]
 
 
@@ -394,8 +398,28 @@ BINARY = [
     "bitwise_and",
     "bitwise_or",
     "bitwise_xor",
+    "hypot",
+    "logaddexp",
+    "logaddexp2",
+    "xlogy",
+    "isclose",
+    "allclose",
+    "equal",
+    "clamp_min",
+    "clamp_max",
 ]
-BINARY_INPLACE = ["add_", "sub_", "mul_", "div_", "pow_", "clamp_"]
+BINARY_INPLACE = [
+    "add_",
+    "sub_",
+    "mul_",
+    "div_",
+    "pow_",
+    "clamp_",
+    "hypot_",
+    "xlogy_",
+    "clamp_min_",
+    "clamp_max_",
+]
 OPERATORS = {
     "+": lambda a, b: a + b,
     "-": lambda a, b: a - b,
@@ -484,7 +508,10 @@ def test_binary_family(dev, data):
         touch("tensor after in-place " + sym, t)
     else:
         which = data.draw(
-            st.sampled_from(["div_mode", "add_alpha", "where", "masked_fill", "max2"])
+            st.sampled_from(
+                ["div_mode", "add_alpha", "where", "masked_fill", "max2", "addcmul", "addcdiv"]
+                + ["lerp"]
+            )
         )
         if which == "div_mode":
             mode = data.draw(st.sampled_from([None, "trunc", "floor", "bogus", 3]))
@@ -511,6 +538,17 @@ def test_binary_family(dev, data):
                 value,
             )
             call("masked_fill_", t.masked_fill_, mask, value)
+        elif which in ("addcmul", "addcdiv", "lerp"):
+            third = draw_operand(data, tuple(t.shape))
+            desc3 = f"{which}({desc}, {getattr(third, 'dtype', third)})"
+            if which == "lerp":
+                call(desc3, rumus.lerp, t, other, third)
+                call(desc3 + " in place", t.lerp_, other, third)
+            else:
+                value = data.draw(SCALARS, label="value")
+                call(desc3, getattr(rumus, which), t, other, third, value=value)
+                call(desc3 + " in place", getattr(t, which + "_"), other, third, value=value)
+            touch("tensor after " + which, t)
         else:
             call(f"rumus.max({desc})", rumus.max, t, other)
             call(f"rumus.min({desc})", rumus.min, t, other)
@@ -649,6 +687,7 @@ SHAPE_OPS = [
     "t",
     "contiguous",
     "select_via_index",
+    "diff",
 ]
 
 
@@ -738,6 +777,13 @@ def test_shape_family(dev, data):
         call(desc, t.t)
     elif name == "contiguous":
         call(desc, t.contiguous)
+    elif name == "diff":
+        ends = {}
+        for k in ("prepend", "append"):
+            if data.draw(st.booleans(), label=k):
+                ends[k] = draw_tensor(data, shape=related_shape(data, tuple(t.shape)), label=k)
+        n = data.draw(st.integers(-1, 4), label="n")
+        call(f"{desc}(n={n}, {sorted(ends)})", t.diff, n=n, dim=data.draw(DIM), **ends)
     else:
         i = data.draw(st.integers(-6, 6), label="i")
         call(f"{desc}[{i}]", lambda: t[i])

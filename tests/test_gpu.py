@@ -183,6 +183,10 @@ def _mixed_device_calls():
         "index_put(cpu value)": lambda: g.clone().__setitem__(gi[0, :3], c[0]),
         "scatter(cpu src)": lambda: g.scatter(0, gi, c),
         "scatter_add(cpu src)": lambda: g.scatter_add(0, gi, c),
+        "hypot": lambda: rumus.hypot(g, c),
+        "xlogy": lambda: rumus.xlogy(g, c),
+        "lerp": lambda: g.lerp(c, 0.5),
+        "addcmul": lambda: g.addcmul(c, g),
     }
 
 

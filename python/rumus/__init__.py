@@ -48,6 +48,7 @@ from ._rumus import (
     tensor,
     uint8,
     where,
+    xlogy,
     zeros,
     zeros_like,
 )
@@ -88,7 +89,9 @@ for _name in [
         "matmul mm bmm mv dot outer reshape permute transpose swapaxes t "
         "flatten unflatten unsqueeze squeeze "
         "narrow select unbind movedim moveaxis split chunk flip roll tril triu "
-        "gather scatter scatter_add index_select nonzero clone numel"
+        "gather scatter scatter_add index_select nonzero clone numel "
+        "addcmul addcdiv lerp hypot logaddexp logaddexp2 logit "
+        "nan_to_num isclose allclose equal clamp_min clamp_max diff"
     ).split(),
 ]:
     globals()[_name] = _method_function(_name)

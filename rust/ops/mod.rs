@@ -8,6 +8,7 @@ pub mod elementwise;
 pub mod index;
 pub mod linalg;
 pub mod norm;
+pub mod pointwise;
 pub mod pool;
 pub mod reduce;
 pub mod scan;

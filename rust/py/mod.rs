@@ -9,6 +9,7 @@ mod functions;
 mod gil;
 mod gpu;
 mod index;
+mod math_methods;
 mod methods;
 mod nn;
 mod numpy;
@@ -73,5 +74,6 @@ fn _rumus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     optim::register(m)?;
     gpu::register(m)?;
     serialization::register(m)?;
+    math_methods::register(m)?;
     Ok(())
 }
