@@ -3053,8 +3053,8 @@ CREATION = [
 
 
 # ------------------------------------------------------------ composite math (issue 15)
-# lerp, addcmul / addcdiv, hypot, logaddexp, xlogy, logit, nan_to_num, isclose / allclose /
-# equal, diff.
+# addmm and friends, lerp, addcmul / addcdiv, hypot, logaddexp, xlogy, logit, nan_to_num,
+# isclose / allclose / equal, diff, cross, kron, tensordot.
 
 
 def _xlogy_ref(x, y):
@@ -3227,6 +3227,101 @@ def _diff_samples(m):
     ]
 
 
+def _cross_ref(a, b, dim=None):
+    if dim is None:
+        dim = next(i for i, s in enumerate(a.shape) if s == 3)
+    return np.cross(a, b, axis=dim)
+
+
+def _cross_samples(m):
+    return [
+        Sample(m(4, 3), m(4, 3)),
+        Sample(m(2, 1, 3), m(1, 4, 3)),
+        Sample(m(3), m(3)),
+        Sample(m(0, 3), m(0, 3)),
+        Sample(m(4, 3, layout="transposed"), m(4, 3, layout="strided")),
+        Sample(m(3, 4), m(3, 4), dim=0),
+        Sample(m(3, 3), m(3, 3), dim=-1),
+    ]
+
+
+def _linalg_cross(a, b):
+    return rumus.linalg.cross(a, b)
+
+
+def _kron_samples(m):
+    return [
+        Sample(m(2, 3), m(3, 2)),
+        Sample(m(2), m(3)),
+        Sample(m(2, 2), m(3)),
+        Sample(m(), m(2)),
+        Sample(m(0, 2), m(2, 2)),
+        Sample(m(2, 3, layout="transposed"), m(2, 2)),
+    ]
+
+
+def _tensordot_ref(a, b, dims=2):
+    return np.tensordot(a, b, axes=dims)
+
+
+def _tensordot_samples(m):
+    return [
+        Sample(m(3, 4, 5), m(4, 5, 2)),
+        Sample(m(3, 4), m(4, 2), dims=1),
+        Sample(m(3, 4, 2), m(4, 3, 5), dims=([1, 0], [0, 1])),
+        Sample(m(2), m(3), dims=0),
+        Sample(m(0, 3), m(3, 2), dims=1),
+        Sample(m(4, 3, layout="transposed"), m(3, 2, layout="strided"), dims=1),
+    ]
+
+
+def _addmm_ref(product):
+    def ref(x, a, b, beta=1, alpha=1):
+        return beta * x + alpha * product(a, b)
+
+    return ref
+
+
+def _scaled_product_samples(shapes):
+    """(input, a, b) shapes: full, broadcast (with beta and alpha), 0-d input with
+    beta=0, empty, non-contiguous."""
+
+    def gen(m):
+        (x, a, b), (xb, ab, bb), (ae, be, xe) = shapes
+        return [
+            Sample(m(*x), m(*a), m(*b)),
+            Sample(m(*xb), m(*ab), m(*bb), beta=m.scalar(0.5), alpha=m.scalar(2.5)),
+            Sample(m(), m(*a), m(*b), beta=0),
+            Sample(m(*xe), m(*ae), m(*be)),
+            Sample(m(*x, layout="transposed" if len(x) > 1 else "strided"), m(*a), m(*b)),
+            Sample(m(*x), m(*a, layout="transposed"), m(*b, layout="strided")),
+        ]
+
+    return gen
+
+
+MM_TOL = {"float16": (1e-2, 1e-2), "bfloat16": (2e-2, 5e-2)}
+
+
+def scaled_product(name, product, shapes, grad_specs):
+    return OpInfo(
+        name,
+        [f"rumus.{name}", f"Tensor.{name}", f"Tensor.{name}_"],
+        _addmm_ref(product),
+        _scaled_product_samples(shapes),
+        dtypes=NUMERIC,
+        tol=MM_TOL,
+        grads=[
+            Row(name, lambda x, a, b: getattr(x, name)(a, b, beta=0.5, alpha=2.0), grad_specs),
+            Row(
+                f"inplace_{name}_",
+                lambda x, a, b: _inplace(x, lambda y: getattr(y, f"{name}_")(a, b)),
+                grad_specs,
+            ),
+        ],
+    )
+
+
 COMPOSITE = [
     binary("hypot", np.hypot, dtypes=FLOATS, scalar=None, domain=NZ),
     binary(
@@ -3371,6 +3466,74 @@ COMPOSITE = [
                 [U(3, 4), U(1, 4)],
             ),
         ],
+    ),
+    OpInfo(
+        "cross",
+        ["rumus.cross", "Tensor.cross", ("linalg.cross", _linalg_cross)],
+        _cross_ref,
+        _cross_samples,
+        dtypes=NUMERIC,
+        grads=[
+            Row("cross", lambda a, b: a.cross(b, dim=1), [U(4, 3), U(4, 3)]),
+            Row("linalg_cross_bcast", _linalg_cross, [U(2, 1, 3), U(1, 4, 3)]),
+        ],
+    ),
+    OpInfo(
+        "kron",
+        ["rumus.kron", "Tensor.kron"],
+        np.kron,
+        _kron_samples,
+        dtypes=ALL,
+        mismatch=False,
+        grads=[Row("kron", lambda a, b: a.kron(b), [U(2, 3), U(2, 2)])],
+    ),
+    OpInfo(
+        "tensordot",
+        ["rumus.tensordot"],
+        _tensordot_ref,
+        _tensordot_samples,
+        dtypes=NUMERIC,
+        tol=MM_TOL,
+        grads=[
+            Row(
+                "tensordot",
+                lambda a, b: rumus.tensordot(a, b, dims=([1, 0], [0, 1])),
+                [U(3, 4, 2), U(4, 3, 2)],
+            ),
+            Row("tensordot_int", lambda a, b: rumus.tensordot(a, b), [U(2, 3, 4), U(3, 4)]),
+        ],
+    ),
+    scaled_product(
+        "addmm",
+        np.matmul,
+        [((3, 2), (3, 4), (4, 2)), ((2,), (3, 4), (4, 2)), ((0, 3), (3, 2), (0, 2))],
+        [U(3, 2), U(3, 4), U(4, 2)],
+    ),
+    scaled_product(
+        "addmv",
+        np.matmul,
+        [((3,), (3, 4), (4,)), ((1,), (3, 4), (4,)), ((0, 3), (3,), (0,))],
+        [U(3), U(3, 4), U(4)],
+    ),
+    scaled_product(
+        "baddbmm",
+        np.matmul,
+        [
+            ((2, 3, 2), (2, 3, 4), (2, 4, 2)),
+            ((3, 1), (2, 3, 4), (2, 4, 2)),
+            ((0, 3, 4), (0, 4, 2), (0, 3, 2)),
+        ],
+        [U(2, 3, 2), U(2, 3, 4), U(2, 4, 2)],
+    ),
+    scaled_product(
+        "addbmm",
+        lambda a, b: (a @ b).sum(0),
+        [
+            ((3, 2), (2, 3, 4), (2, 4, 2)),
+            ((2,), (2, 3, 4), (2, 4, 2)),
+            ((0, 3, 4), (0, 4, 2), (3, 2)),
+        ],
+        [U(3, 2), U(2, 3, 4), U(2, 4, 2)],
     ),
 ]
 

@@ -11,6 +11,7 @@ consistent with numel, tolist() works).
 """
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -405,6 +406,7 @@ BINARY = [
     "isclose",
     "allclose",
     "equal",
+    "kron",
     "clamp_min",
     "clamp_max",
 ]
@@ -621,7 +623,11 @@ def test_reduction_family(dev, data):
 def test_matmul_family(dev, data):
     n, m, k, b = (data.draw(st.integers(0, 3), label=x) for x in "nmkb")
     name = data.draw(
-        st.sampled_from(["matmul", "@", "mm", "bmm", "mv", "dot", "outer"]), label="op"
+        st.sampled_from(
+            ["matmul", "@", "mm", "bmm", "mv", "dot", "outer", "addmm", "addmv", "baddbmm"]
+            + ["addbmm", "tensordot", "cross"]
+        ),
+        label="op",
     )
     shapes = {
         "matmul": [(k,), (n, k), (b, n, k), (2, b, n, k)],
@@ -630,7 +636,11 @@ def test_matmul_family(dev, data):
         "mv": [(n, k)],
         "dot": [(k,)],
         "outer": [(n,)],
+        "tensordot": [(n, k), (b, n, k), (k,)],
+        "cross": [(n, 3), (3,), (b, 1, 3)],
     }
+    for fused, plain in (("addmm", "mm"), ("addmv", "mv"), ("baddbmm", "bmm"), ("addbmm", "bmm")):
+        shapes[fused] = shapes[plain]
     shapes["@"] = shapes["matmul"]
     sa = data.draw(st.sampled_from(shapes[name]), label="a.shape")
     right = {
@@ -640,7 +650,11 @@ def test_matmul_family(dev, data):
         "mv": [(k,)],
         "dot": [(k,)],
         "outer": [(m,)],
+        "tensordot": [(k, m), (k,), (n, k, m)],
+        "cross": [(n, 3), (3,), (1, m, 3)],
     }
+    for fused, plain in (("addmm", "mm"), ("addmv", "mv"), ("baddbmm", "bmm"), ("addbmm", "bmm")):
+        right[fused] = right[plain]
     right["@"] = right["matmul"]
     sb = data.draw(st.sampled_from(right[name]), label="b.shape")
     if data.draw(st.integers(0, 3), label="perturb") == 0:
@@ -656,6 +670,30 @@ def test_matmul_family(dev, data):
     desc = f"{name}({a.dtype}{tuple(a.shape)}, {bt.dtype}{tuple(bt.shape)})"
     if name == "@":
         call(desc, lambda: a @ bt)
+    elif name.startswith("add") or name == "baddbmm":
+        x = draw_tensor(data, shape=data.draw(SHAPES, label="input.shape"), dtype=da, label="input")
+        kw = {k: data.draw(SCALARS, label=k) for k in ("beta", "alpha") if data.draw(st.booleans())}
+        inplace = data.draw(st.booleans(), label="inplace")
+        fn = getattr(x, name + "_") if inplace else getattr(rumus, name)
+        args = (a, bt) if inplace else (x, a, bt)
+        call(
+            f"{name}{'_' if inplace else ''}(input {tuple(x.shape)}, {desc}, {kw})", fn, *args, **kw
+        )
+    elif name == "tensordot":
+        dims = data.draw(
+            st.one_of(
+                st.integers(-1, 3),
+                st.tuples(st.lists(DIM, max_size=2), st.lists(DIM, max_size=2)),
+            ),
+            label="dims",
+        )
+        call(f"{desc}, dims={dims}", rumus.tensordot, a, bt, dims=dims)
+    elif name == "cross":
+        dim = data.draw(st.one_of(st.none(), DIM), label="dim")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # dim=None is deprecated
+            call(f"{desc}, dim={dim}", rumus.cross, a, bt, dim=dim)
+        call(f"linalg.{desc}", rumus.linalg.cross, a, bt)
     elif data.draw(st.booleans(), label="method"):
         call(desc, getattr(a, name), bt)
     else:

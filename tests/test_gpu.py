@@ -187,6 +187,8 @@ def _mixed_device_calls():
         "xlogy": lambda: rumus.xlogy(g, c),
         "lerp": lambda: g.lerp(c, 0.5),
         "addcmul": lambda: g.addcmul(c, g),
+        "addmm": lambda: g[:, :3].addmm(g[:, :3], c[:3, :3]),
+        "kron": lambda: rumus.kron(g, c),
     }
 
 

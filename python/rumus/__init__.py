@@ -46,6 +46,7 @@ from ._rumus import (
     set_rng_state,
     stack,
     tensor,
+    tensordot,
     uint8,
     where,
     xlogy,
@@ -90,8 +91,8 @@ for _name in [
         "flatten unflatten unsqueeze squeeze "
         "narrow select unbind movedim moveaxis split chunk flip roll tril triu "
         "gather scatter scatter_add index_select nonzero clone numel "
-        "addcmul addcdiv lerp hypot logaddexp logaddexp2 logit "
-        "nan_to_num isclose allclose equal clamp_min clamp_max diff"
+        "addmm addmv addbmm baddbmm addcmul addcdiv lerp hypot logaddexp logaddexp2 logit "
+        "nan_to_num isclose allclose equal clamp_min clamp_max diff cross kron"
     ).split(),
 ]:
     globals()[_name] = _method_function(_name)
@@ -131,7 +132,7 @@ def _deepcopy(self, memo):
 Tensor.__reduce_ex__ = _reduce_ex
 Tensor.__deepcopy__ = _deepcopy
 
-from . import autograd, gpu, nn, optim, utils  # noqa: E402
+from . import autograd, gpu, linalg, nn, optim, utils  # noqa: E402
 from .autograd import (  # noqa: E402
     enable_grad,
     inference_mode,

@@ -1,15 +1,15 @@
 //! Tensor methods (and the few module functions PyTorch spells differently)
-//! of the composite math ops: ops/pointwise.rs, shape::diff, and
+//! of the composite math ops: ops/pointwise.rs, ops/blas.rs, shape::diff, and
 //! the binary ops hypot, logaddexp, logaddexp2, xlogy. Each `X` is also
 //! `rumus.X` (python/rumus/__init__.py).
 
-use super::convert::{operand_req, tensor_req};
+use super::convert::{int_list, operand_req, tensor_req};
 use super::gil::run;
 use super::tensor::{number, wrap, PyTensor};
 use crate::ops::elementwise::{binary, binary_, clamp_, Binary};
-use crate::ops::{pointwise, shape, Operand};
+use crate::ops::{blas, pointwise, shape, Operand};
 use crate::tensor::{Scalar, Tensor};
-use pyo3::exceptions::PyTypeError;
+use pyo3::exceptions::{PyTypeError, PyUserWarning};
 use pyo3::prelude::*;
 
 fn scalar_or(v: Option<&Bound<'_, PyAny>>, default: Scalar) -> PyResult<Scalar> {
@@ -236,6 +236,34 @@ impl PyTensor {
         let (p, a) = (prepend.as_ref().map(|p| &p.t), append.as_ref().map(|a| &a.t));
         Ok(wrap(run(py, self.t.numel(), || shape::diff(&self.t, n, dim, p, a))?))
     }
+
+    // ---- products ----
+    #[pyo3(signature = (other, dim=None))]
+    fn cross(
+        &self,
+        py: Python<'_>,
+        other: PyRef<'_, PyTensor>,
+        dim: Option<i64>,
+    ) -> PyResult<PyTensor> {
+        let d = match dim {
+            Some(d) => d,
+            None => {
+                PyErr::warn(
+                    py,
+                    py.get_type::<PyUserWarning>().as_any(),
+                    c"Using rumus.cross without specifying the dim arg is deprecated.\nPlease either pass the dim explicitly or simply use rumus.linalg.cross.\nThe default value of dim will change to agree with that of linalg.cross in a future release.",
+                    1,
+                )?;
+                blas::default_cross_dim(&self.t)?
+            }
+        };
+        let o = &other.t;
+        Ok(wrap(run(py, self.t.numel(), || blas::cross(&self.t, o, d))?))
+    }
+    fn kron(&self, py: Python<'_>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+        let o = &other.t;
+        Ok(wrap(run(py, self.t.numel() * o.numel(), || blas::kron(&self.t, o))?))
+    }
 }
 
 fn weight_arg(w: &Bound<'_, PyAny>) -> PyResult<Operand> {
@@ -243,6 +271,49 @@ fn weight_arg(w: &Bound<'_, PyAny>) -> PyResult<Operand> {
         Operand::S(s) => Ok(Operand::S(Scalar::Float(s.to_f64()))),
         o => Ok(o),
     }
+}
+
+/// addmm-style methods: `name(a, b, *, beta=1, alpha=1)` and `name_`.
+macro_rules! scaled_product_methods {
+    ($($name:ident, $name_:ident => $f:path;)*) => {
+        #[pymethods]
+        impl PyTensor {
+            $(
+                #[pyo3(signature = (a, b, *, beta=None, alpha=None))]
+                fn $name(
+                    &self,
+                    py: Python<'_>,
+                    a: PyRef<'_, PyTensor>,
+                    b: PyRef<'_, PyTensor>,
+                    beta: Option<&Bound<'_, PyAny>>,
+                    alpha: Option<&Bound<'_, PyAny>>,
+                ) -> PyResult<PyTensor> {
+                    let (be, al) = (scalar_or(beta, ONE)?, scalar_or(alpha, ONE)?);
+                    let (x, y) = (&a.t, &b.t);
+                    Ok(wrap(run(py, x.numel() + y.numel(), || $f(&self.t, x, y, be, al))?))
+                }
+                #[pyo3(signature = (a, b, *, beta=None, alpha=None))]
+                fn $name_<'py>(
+                    slf: Bound<'py, Self>,
+                    a: PyRef<'py, PyTensor>,
+                    b: PyRef<'py, PyTensor>,
+                    beta: Option<&Bound<'py, PyAny>>,
+                    alpha: Option<&Bound<'py, PyAny>>,
+                ) -> PyResult<Bound<'py, Self>> {
+                    let (be, al) = (scalar_or(beta, ONE)?, scalar_or(alpha, ONE)?);
+                    let (x, y) = (a.t.clone(), b.t.clone());
+                    inplace_of!(slf, vec![x.clone(), y.clone()], stringify!($name_), |t| $f(t, &x, &y, be, al))
+                }
+            )*
+        }
+    };
+}
+
+scaled_product_methods! {
+    addmm, addmm_ => blas::addmm;
+    addmv, addmv_ => blas::addmv;
+    addbmm, addbmm_ => blas::addbmm;
+    baddbmm, baddbmm_ => blas::baddbmm;
 }
 
 /// rumus.xlogy(input, other): either may be a Python number.
@@ -261,7 +332,56 @@ pub fn xlogy(
     Ok(wrap(run(py, 0, || binary(Binary::Xlogy, &a, &b, None))?))
 }
 
+/// rumus.tensordot(a, b, dims=2): dims an int (the last dims of a with the
+/// first of b) or a pair of dim lists.
+#[pyfunction]
+#[pyo3(signature = (a, b, dims=None))]
+pub fn tensordot(
+    py: Python<'_>,
+    a: PyRef<'_, PyTensor>,
+    b: PyRef<'_, PyTensor>,
+    dims: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyTensor> {
+    let (x, y) = (&a.t, &b.t);
+    let (da, db) = match dims {
+        None => contract_last(x, 2)?,
+        Some(d) if d.is_instance_of::<pyo3::types::PyInt>() => contract_last(x, d.extract()?)?,
+        Some(d) => {
+            let pair: Vec<Bound<'_, PyAny>> = d.extract().map_err(|_| {
+                PyTypeError::new_err(
+                    "tensordot expects dims to be an int or a pair of lists of ints",
+                )
+            })?;
+            if pair.len() != 2 {
+                return Err(PyTypeError::new_err(
+                    "tensordot expects dims to be an int or a pair of lists of ints",
+                ));
+            }
+            (int_list(&pair[0], "dims")?, int_list(&pair[1], "dims")?)
+        }
+    };
+    Ok(wrap(run(py, x.numel() + y.numel(), || blas::tensordot(x, y, &da, &db))?))
+}
+
+fn contract_last(a: &Tensor, n: i64) -> PyResult<(Vec<i64>, Vec<i64>)> {
+    if n < 0 {
+        return Err(pyo3::exceptions::PyRuntimeError::new_err(format!(
+            "tensordot expects dims >= 0, but got dims={}",
+            n
+        )));
+    }
+    let r = a.ndim() as i64;
+    if n > r {
+        return Err(pyo3::exceptions::PyRuntimeError::new_err(format!(
+            "tensordot: dims={} is larger than the number of dims of the first tensor ({})",
+            n, r
+        )));
+    }
+    Ok(((r - n..r).collect(), (0..n).collect()))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(xlogy, m)?)?;
+    m.add_function(wrap_pyfunction!(tensordot, m)?)?;
     Ok(())
 }
