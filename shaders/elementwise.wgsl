@@ -204,6 +204,27 @@ fn pow_(x: f32, y: f32) -> f32 {
 fn atan2_(y: f32, x: f32) -> f32 {
     return atan2(y, x);
 }
+// sqrt(x² + y²) scaled by the larger magnitude: no overflow for large inputs.
+fn hypot_(x: f32, y: f32) -> f32 {
+    let ax = abs(x);
+    let ay = abs(y);
+    if (is_inf(ax) || is_inf(ay)) { return bitcast<f32>(0x7f800000u); }
+    if (is_nan(x) || is_nan(y)) { return nan(); }
+    let m = max(ax, ay);
+    if (m == 0.0) { return 0.0; }
+    let u = ax / m;
+    let v = ay / m;
+    return m * sqrt(u * u + v * v);
+}
+// log(e^x + e^y) (base2: log2(2^x + 2^y)) as max + log1p(e^-|x - y|).
+fn log_add_exp(x: f32, y: f32, base2: bool) -> f32 {
+    if (is_nan(x) || is_nan(y)) { return nan(); }
+    if (is_inf(x) && x == y) { return x; }
+    let m = max(x, y);
+    let d = -abs(x - y);
+    if (base2) { return m + log1p_(exp2(d)) * 1.4426950408889634; }
+    return m + log1p_(exp(d));
+}
 
 // Binary float ops (BINARY_* from rust/ops/elementwise/binary.rs); `alpha` scales b for add/sub.
 fn binary_op(op: u32, a: f32, b: f32, alpha: f32) -> f32 {
@@ -223,6 +244,14 @@ fn binary_op(op: u32, a: f32, b: f32, alpha: f32) -> f32 {
         case BINARY_MAXIMUM: { if (is_nan(a) || is_nan(b)) { return nan(); } return max(a, b); }
         case BINARY_MINIMUM: { if (is_nan(a) || is_nan(b)) { return nan(); } return min(a, b); }
         case BINARY_ATAN2: { return atan2_(a, b); }
+        case BINARY_HYPOT: { return hypot_(a, b); }
+        case BINARY_LOG_ADD_EXP: { return log_add_exp(a, b, false); }
+        case BINARY_LOG_ADD_EXP2: { return log_add_exp(a, b, true); }
+        case BINARY_XLOGY: {                                   // xlogy(0, y) = 0 unless y is NaN
+            if (is_nan(b)) { return b; }
+            if (a == 0.0) { return 0.0; }
+            return a * log(b);
+        }
         default: { return nan(); }
     }
 }

@@ -1217,19 +1217,33 @@ TERNARY = [
     ),
     OpInfo(
         "clamp_min",
-        ["Tensor.clamp_min"],
+        ["rumus.clamp_min", "Tensor.clamp_min", "Tensor.clamp_min_"],
         _clamp_one_ref("min"),
         _clamp_one_samples,
         dtypes=ALL,
-        grads=[Row("clamp_min", lambda x: x.clamp_min(0.2), [AWAY(3, 4, points=[0.2])])],
+        grads=[
+            Row("clamp_min", lambda x: x.clamp_min(0.2), [AWAY(3, 4, points=[0.2])]),
+            Row(
+                "inplace_clamp_min_",
+                lambda x: _inplace(x, lambda y: y.clamp_min_(0.2)),
+                [AWAY(3, 4, points=[0.2])],
+            ),
+        ],
     ),
     OpInfo(
         "clamp_max",
-        ["Tensor.clamp_max"],
+        ["rumus.clamp_max", "Tensor.clamp_max", "Tensor.clamp_max_"],
         _clamp_one_ref("max"),
         _clamp_one_samples,
         dtypes=ALL,
-        grads=[Row("clamp_max", lambda x: x.clamp_max(-0.2), [AWAY(3, 4, points=[-0.2])])],
+        grads=[
+            Row("clamp_max", lambda x: rumus.clamp_max(x, -0.2), [AWAY(3, 4, points=[-0.2])]),
+            Row(
+                "inplace_clamp_max_",
+                lambda x: _inplace(x, lambda y: y.clamp_max_(-0.2)),
+                [AWAY(3, 4, points=[-0.2])],
+            ),
+        ],
     ),
     OpInfo(
         "where",
@@ -2125,6 +2139,8 @@ SHAPE = [
             Sample(m(), (0,)),
             Sample(m(0, 3), (1,)),
             Sample(m(3, 4, layout="transposed"), (1,)),
+            Sample(m(3, 4), dims=[1]),
+            Sample(m(2, 3, 2), dims=(0, 2)),
         ],
         extra=[("x.flip(*dims)", lambda x, d: x.flip(*d))],
         grads=[
@@ -3033,6 +3049,492 @@ CREATION = [
         ("bool", "bool"),
         ("byte", "uint8"),
     ]
+]
+
+
+# ------------------------------------------------------------ composite math (issue 15)
+# addmm and friends, lerp, addcmul / addcdiv, hypot, logaddexp, xlogy, logit, nan_to_num,
+# isclose / allclose / equal, diff, cross, kron, tensordot.
+
+
+def _xlogy_ref(x, y):
+    x, y = np.broadcast_arrays(np.asarray(x, np.float64), np.asarray(y, np.float64))
+    with np.errstate(all="ignore"):
+        r = x * np.log(y)
+    return np.where((x == 0) & ~np.isnan(y), 0.0, r)
+
+
+def _xlogy_samples(m):
+    out = binary_samples(m, dom_b=P)
+    if m.floating:  # xlogy(0, y) = 0 for y = 0 and inf too; NaN y gives NaN
+        out.append(Sample(Arg(np.zeros(4)), Arg(np.array([0.0, np.inf, np.nan, 2.0]))))
+    return out
+
+
+def _logaddexp_samples(m):
+    out = binary_samples(m, scalar=None)
+    big = [-np.inf, np.inf, 60000.0, -60000.0, 1.0]
+    return out + [Sample(Arg(np.array(big)), Arg(np.array([-np.inf, np.inf, 59999.0, 5.0, 1.0])))]
+
+
+def _logit_ref(x, eps=None):
+    if eps is not None:
+        x = np.clip(x, eps, 1 - eps)
+    with np.errstate(all="ignore"):
+        return np.log(x / (1 - x))
+
+
+def NANS(*shape):
+    """Uniform values with NaNs among them (no infinities)."""
+
+    def gen(rng):
+        out = rng.uniform(-2, 2, shape)
+        out.reshape(-1)[rng.random(out.size) < 0.4] = np.nan
+        return out
+
+    return gen
+
+
+def _nan_to_num_ref(x, nan=0.0, posinf=None, neginf=None):
+    if x.dtype.kind != "f":
+        return x.copy()
+    return np.nan_to_num(x, nan=nan, posinf=posinf, neginf=neginf)
+
+
+def _nan_to_num_samples(m):
+    # default posinf / neginf (the dtype's finite max / min): tests/test_elementwise.py
+    return [
+        Sample(m(3, 4)),
+        Sample(m()),
+        Sample(m(0, 3)),
+        Sample(m(3, 4, layout="transposed")),
+        Sample(m(4, 2, layout="strided")),
+        Sample(m(3, 4, domain=SPECIAL), nan=1.5, posinf=3.0, neginf=-3.0),
+        Sample(m(3, 4, domain=SPECIAL), posinf=2.0, neginf=-2.0),
+    ]
+
+
+def _lerp_ref(a, b, w):
+    return a + w * (b - a)
+
+
+def _lerp_samples(m):
+    w = functools.partial(m, domain=dom(U, lo=-0.5, hi=1.5))
+    return [
+        Sample(m(3, 4), m(3, 4), 0.3),
+        Sample(m(3, 4), m(4), 0.75),
+        Sample(m(3, 4), m(3, 4), w(3, 4)),
+        Sample(m(3, 1), m(4), w(3, 4)),
+        Sample(m(), m(), 1.0),
+        Sample(m(0, 3), m(3), 0.5),
+        Sample(m(3, 4, layout="transposed"), m(3, 4, layout="strided"), w(4)),
+    ]
+
+
+def _addc_ref(div):
+    def ref(x, a, b, value=1):
+        return x + value * (a / b if div else a * b)
+
+    return ref
+
+
+def _addc_samples(div):
+    def gen(m):
+        b = functools.partial(m, domain=dom(NZ, lo=0.5) if div else None)
+        return [
+            Sample(m(3, 4), m(3, 4), b(3, 4)),
+            Sample(m(3, 4), m(4), b(3, 1), value=m.scalar(0.5)),
+            Sample(m(), m(3, 4), b()),
+            Sample(m(3, 1), m(3, 4), b(4)),
+            Sample(m(0, 3), m(3), b(0, 3)),
+            Sample(m(3, 4, layout="transposed"), m(3, 4, layout="strided"), b(4), value=2),
+        ]
+
+    return gen
+
+
+def _isclose_ref(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    if a.dtype == bool:
+        return np.equal(a, b)
+    return np.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)
+
+
+def _isclose_samples(m):
+    """b: a with some entries moved well outside the tolerances (and equal elsewhere)."""
+    a = m(3, 4)
+    bv = a.values.copy()
+    if m.dtype == "bool":
+        bv[MASK34] = ~bv[MASK34]
+    else:
+        bv[MASK34] += 1 if m.dtype in INTS else 0.25
+    b = Arg(bv)
+    sp = m(3, 4, domain=SPECIAL)
+    out = [
+        Sample(a, b),
+        Sample(a, b, rtol=0.2, atol=0.1),
+        Sample(m(3, 4), m(4)),
+        Sample(m(), m()),
+        Sample(m(0, 3), m(3)),
+        Sample(m(3, 4, layout="transposed"), m(3, 4, layout="strided")),
+    ]
+    if m.floating:
+        out += [
+            Sample(sp, Arg(sp.values.copy())),
+            Sample(sp, Arg(sp.values.copy()), equal_nan=True),
+        ]
+    return out
+
+
+def _bool_result(fn, **kw):
+    """A variant of an op returning a Python bool, as a 0-d bool tensor on the inputs'
+    device (the registry compares tensors)."""
+
+    def run(a, b):
+        r = fn(a, b, **kw)
+        assert type(r) is bool, f"expected a Python bool, got {type(r)}"
+        return rumus.tensor(r, device=a.device)
+
+    return run
+
+
+def _whole_samples(m):
+    a = m(3, 4)
+    return [
+        Sample(a, Arg(a.values.copy())),
+        Sample(m(3, 4), m(3, 4)),
+        Sample(m(), m()),
+        Sample(m(0, 3), m(0, 3)),
+        Sample(m(3, 4, layout="transposed"), m(3, 4, layout="strided")),
+    ]
+
+
+def _diff_ref(x, n=1, dim=-1, prepend=None, append=None):
+    kw = {k: v for k, v in (("prepend", prepend), ("append", append)) if v is not None}
+    return np.diff(x, n=n, axis=dim, **kw)
+
+
+def _diff_samples(m):
+    return [
+        Sample(m(3, 4)),
+        Sample(m(3, 4), 2, 0),
+        Sample(m(5), n=3),
+        Sample(m(3, 4), prepend=m(3, 2), append=m(3, 1)),
+        Sample(m(2, 3), n=2, dim=0, prepend=m()),
+        Sample(m(0, 3), dim=1),
+        Sample(m(3, 4, layout="transposed"), dim=0),
+        Sample(m(3, 4), n=0),
+        Sample(m(3, 2), n=3, dim=1),
+    ]
+
+
+def _cross_ref(a, b, dim=None):
+    if dim is None:
+        dim = next(i for i, s in enumerate(a.shape) if s == 3)
+    return np.cross(a, b, axis=dim)
+
+
+def _cross_samples(m):
+    return [
+        Sample(m(4, 3), m(4, 3)),
+        Sample(m(2, 1, 3), m(1, 4, 3)),
+        Sample(m(3), m(3)),
+        Sample(m(0, 3), m(0, 3)),
+        Sample(m(4, 3, layout="transposed"), m(4, 3, layout="strided")),
+        Sample(m(3, 4), m(3, 4), dim=0),
+        Sample(m(3, 3), m(3, 3), dim=-1),
+    ]
+
+
+def _linalg_cross(a, b):
+    return rumus.linalg.cross(a, b)
+
+
+def _kron_samples(m):
+    return [
+        Sample(m(2, 3), m(3, 2)),
+        Sample(m(2), m(3)),
+        Sample(m(2, 2), m(3)),
+        Sample(m(), m(2)),
+        Sample(m(0, 2), m(2, 2)),
+        Sample(m(2, 3, layout="transposed"), m(2, 2)),
+    ]
+
+
+def _tensordot_ref(a, b, dims=2):
+    return np.tensordot(a, b, axes=dims)
+
+
+def _tensordot_samples(m):
+    return [
+        Sample(m(3, 4, 5), m(4, 5, 2)),
+        Sample(m(3, 4), m(4, 2), dims=1),
+        Sample(m(3, 4, 2), m(4, 3, 5), dims=([1, 0], [0, 1])),
+        Sample(m(2), m(3), dims=0),
+        Sample(m(0, 3), m(3, 2), dims=1),
+        Sample(m(4, 3, layout="transposed"), m(3, 2, layout="strided"), dims=1),
+    ]
+
+
+def _addmm_ref(product):
+    def ref(x, a, b, beta=1, alpha=1):
+        return beta * x + alpha * product(a, b)
+
+    return ref
+
+
+def _scaled_product_samples(shapes):
+    """(input, a, b) shapes: full, broadcast (with beta and alpha), 0-d input with
+    beta=0, empty, non-contiguous."""
+
+    def gen(m):
+        (x, a, b), (xb, ab, bb), (ae, be, xe) = shapes
+        return [
+            Sample(m(*x), m(*a), m(*b)),
+            Sample(m(*xb), m(*ab), m(*bb), beta=m.scalar(0.5), alpha=m.scalar(2.5)),
+            Sample(m(), m(*a), m(*b), beta=0),
+            Sample(m(*xe), m(*ae), m(*be)),
+            Sample(m(*x, layout="transposed" if len(x) > 1 else "strided"), m(*a), m(*b)),
+            Sample(m(*x), m(*a, layout="transposed"), m(*b, layout="strided")),
+        ]
+
+    return gen
+
+
+MM_TOL = {"float16": (1e-2, 1e-2), "bfloat16": (2e-2, 5e-2)}
+
+
+def scaled_product(name, product, shapes, grad_specs):
+    return OpInfo(
+        name,
+        [f"rumus.{name}", f"Tensor.{name}", f"Tensor.{name}_"],
+        _addmm_ref(product),
+        _scaled_product_samples(shapes),
+        dtypes=NUMERIC,
+        tol=MM_TOL,
+        grads=[
+            Row(name, lambda x, a, b: getattr(x, name)(a, b, beta=0.5, alpha=2.0), grad_specs),
+            Row(
+                f"inplace_{name}_",
+                lambda x, a, b: _inplace(x, lambda y: getattr(y, f"{name}_")(a, b)),
+                grad_specs,
+            ),
+        ],
+    )
+
+
+COMPOSITE = [
+    binary("hypot", np.hypot, dtypes=FLOATS, scalar=None, domain=NZ),
+    binary(
+        "logaddexp",
+        np.logaddexp,
+        dtypes=FLOATS,
+        inplace=False,
+        samples=_logaddexp_samples,
+    ),
+    binary(
+        "logaddexp2",
+        np.logaddexp2,
+        dtypes=FLOATS,
+        inplace=False,
+        samples=_logaddexp_samples,
+    ),
+    binary(
+        "xlogy",
+        _xlogy_ref,
+        out=to_float,
+        dom_b=P,
+        samples=_xlogy_samples,
+        grads=[
+            Row("xlogy_scalar_first", lambda y: rumus.xlogy(2.5, y), [P(3, 4)]),
+            Row("xlogy_scalar_second", lambda x: rumus.xlogy(x, 1.5), [U(3, 4)]),
+            Row("xlogy_zero_x", lambda x, y: rumus.xlogy(x * 0, y), [U(3, 4), P(4)]),
+        ],
+    ),
+    unary(
+        "logit",
+        _logit_ref,
+        domain=dom(AWAY, points=[0.2, 0.8], lo=0.05, hi=0.95),
+        kwargs=[dict(eps=0.2)],
+    ),
+    OpInfo(
+        "nan_to_num",
+        ["rumus.nan_to_num", "Tensor.nan_to_num", "Tensor.nan_to_num_"],
+        _nan_to_num_ref,
+        _nan_to_num_samples,
+        dtypes=ALL,
+        domain=NANS,
+        grads=[
+            Row("nan_to_num", lambda x: x.nan_to_num(), [U(3, 4)]),
+            Row("nan_to_num_kw", lambda x: rumus.nan_to_num(x, nan=1.0, posinf=2.0), [U(3, 4)]),
+            Row("inplace_nan_to_num_", lambda x: _inplace(x, lambda y: y.nan_to_num_()), [U(3, 4)]),
+        ],
+    ),
+    OpInfo(
+        "lerp",
+        ["rumus.lerp", "Tensor.lerp", "Tensor.lerp_"],
+        _lerp_ref,
+        _lerp_samples,
+        grads=[
+            Row("lerp_scalar", lambda a, b: a.lerp(b, 0.3), [U(3, 4), U(4)]),
+            Row("lerp_scalar_high", lambda a, b: rumus.lerp(a, b, 0.8), [U(3, 4), U(3, 4)]),
+            Row("lerp_tensor", lambda a, b, w: a.lerp(b, w), [U(3, 4), U(3, 4), U(4, lo=-0.5)]),
+            Row(
+                "inplace_lerp_",
+                lambda a, b: _inplace(a, lambda y: y.lerp_(b, 0.6)),
+                [U(3, 4), U(4)],
+            ),
+        ],
+    ),
+    OpInfo(
+        "addcmul",
+        ["rumus.addcmul", "Tensor.addcmul", "Tensor.addcmul_"],
+        _addc_ref(False),
+        _addc_samples(False),
+        dtypes=NUMERIC,
+        grads=[
+            Row("addcmul", lambda x, a, b: x.addcmul(a, b, value=0.5), [U(3, 4), U(4), U(3, 1)]),
+            Row(
+                "inplace_addcmul_",
+                lambda x, a, b: _inplace(x, lambda y: y.addcmul_(a, b)),
+                [U(3, 4), U(3, 4), U(4)],
+            ),
+        ],
+    ),
+    OpInfo(
+        "addcdiv",
+        ["rumus.addcdiv", "Tensor.addcdiv", "Tensor.addcdiv_"],
+        _addc_ref(True),
+        _addc_samples(True),
+        grads=[
+            Row(
+                "addcdiv",
+                lambda x, a, b: rumus.addcdiv(x, a, b, value=-2.0),
+                [U(3, 4), U(4), NZ(3, 1)],
+            ),
+            Row(
+                "inplace_addcdiv_",
+                lambda x, a, b: _inplace(x, lambda y: y.addcdiv_(a, b)),
+                [U(3, 4), U(3, 4), NZ(4)],
+            ),
+        ],
+    ),
+    OpInfo(
+        "isclose",
+        ["rumus.isclose", "Tensor.isclose"],
+        _isclose_ref,
+        _isclose_samples,
+        dtypes=ALL,
+        out=to_bool,
+        grad=False,
+    ),
+    OpInfo(
+        "allclose",
+        [
+            ("rumus.allclose", _bool_result(rumus.allclose)),
+            ("Tensor.allclose", _bool_result(rumus.Tensor.allclose)),
+        ],
+        lambda a, b: np.asarray(bool(np.all(_isclose_ref(a, b)))),
+        _whole_samples,
+        dtypes=ALL,
+        out=to_bool,
+        grad=False,
+        covers=["rumus.allclose", "Tensor.allclose"],
+    ),
+    OpInfo(
+        "equal",
+        [
+            ("rumus.equal", _bool_result(rumus.equal)),
+            ("Tensor.equal", _bool_result(rumus.Tensor.equal)),
+        ],
+        lambda a, b: np.asarray(a.shape == b.shape and bool(np.all(a == b))),
+        _whole_samples,
+        dtypes=ALL,
+        out=to_bool,
+        grad=False,
+        mismatch=False,
+        covers=["rumus.equal", "Tensor.equal"],
+    ),
+    shape_op(
+        "diff",
+        _diff_ref,
+        _diff_samples,
+        grads=[
+            Row("diff", lambda x: x.diff(), [U(3, 4)]),
+            Row(
+                "diff_n2_prepend",
+                lambda x, p: rumus.diff(x, n=2, dim=0, prepend=p),
+                [U(3, 4), U(1, 4)],
+            ),
+        ],
+    ),
+    OpInfo(
+        "cross",
+        ["rumus.cross", "Tensor.cross", ("linalg.cross", _linalg_cross)],
+        _cross_ref,
+        _cross_samples,
+        dtypes=NUMERIC,
+        grads=[
+            Row("cross", lambda a, b: a.cross(b, dim=1), [U(4, 3), U(4, 3)]),
+            Row("linalg_cross_bcast", _linalg_cross, [U(2, 1, 3), U(1, 4, 3)]),
+        ],
+    ),
+    OpInfo(
+        "kron",
+        ["rumus.kron", "Tensor.kron"],
+        np.kron,
+        _kron_samples,
+        dtypes=ALL,
+        mismatch=False,
+        grads=[Row("kron", lambda a, b: a.kron(b), [U(2, 3), U(2, 2)])],
+    ),
+    OpInfo(
+        "tensordot",
+        ["rumus.tensordot"],
+        _tensordot_ref,
+        _tensordot_samples,
+        dtypes=NUMERIC,
+        tol=MM_TOL,
+        grads=[
+            Row(
+                "tensordot",
+                lambda a, b: rumus.tensordot(a, b, dims=([1, 0], [0, 1])),
+                [U(3, 4, 2), U(4, 3, 2)],
+            ),
+            Row("tensordot_int", lambda a, b: rumus.tensordot(a, b), [U(2, 3, 4), U(3, 4)]),
+        ],
+    ),
+    scaled_product(
+        "addmm",
+        np.matmul,
+        [((3, 2), (3, 4), (4, 2)), ((2,), (3, 4), (4, 2)), ((0, 3), (3, 2), (0, 2))],
+        [U(3, 2), U(3, 4), U(4, 2)],
+    ),
+    scaled_product(
+        "addmv",
+        np.matmul,
+        [((3,), (3, 4), (4,)), ((1,), (3, 4), (4,)), ((0, 3), (3,), (0,))],
+        [U(3), U(3, 4), U(4)],
+    ),
+    scaled_product(
+        "baddbmm",
+        np.matmul,
+        [
+            ((2, 3, 2), (2, 3, 4), (2, 4, 2)),
+            ((3, 1), (2, 3, 4), (2, 4, 2)),
+            ((0, 3, 4), (0, 4, 2), (0, 3, 2)),
+        ],
+        [U(2, 3, 2), U(2, 3, 4), U(2, 4, 2)],
+    ),
+    scaled_product(
+        "addbmm",
+        lambda a, b: (a @ b).sum(0),
+        [
+            ((3, 2), (2, 3, 4), (2, 4, 2)),
+            ((2,), (2, 3, 4), (2, 4, 2)),
+            ((0, 3, 4), (0, 4, 2), (3, 2)),
+        ],
+        [U(3, 2), U(2, 3, 4), U(2, 4, 2)],
+    ),
 ]
 
 
@@ -4879,6 +5381,7 @@ OP_DB = (
     + SHAPE
     + INDEX
     + CREATION
+    + COMPOSITE
     + NN
     + LOSSES
 )

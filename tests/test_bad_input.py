@@ -11,6 +11,7 @@ consistent with numel, tolist() works).
 """
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -302,6 +303,8 @@ UNARY = [
     "isinf",
     "isfinite",
     "clone",
+    "logit",
+    "nan_to_num",
 ]
 UNARY_METHOD_ONLY = ["contiguous", "float", "long", "bool"]
 UNARY_INPLACE = [
@@ -320,6 +323,8 @@ UNARY_INPLACE = [
     "zero_",
     "uniform_",
     "normal_",
+    "logit_",
+    "nan_to_num_",
 ]
 
 
@@ -394,8 +399,29 @@ BINARY = [
     "bitwise_and",
     "bitwise_or",
     "bitwise_xor",
+    "hypot",
+    "logaddexp",
+    "logaddexp2",
+    "xlogy",
+    "isclose",
+    "allclose",
+    "equal",
+    "kron",
+    "clamp_min",
+    "clamp_max",
 ]
-BINARY_INPLACE = ["add_", "sub_", "mul_", "div_", "pow_", "clamp_"]
+BINARY_INPLACE = [
+    "add_",
+    "sub_",
+    "mul_",
+    "div_",
+    "pow_",
+    "clamp_",
+    "hypot_",
+    "xlogy_",
+    "clamp_min_",
+    "clamp_max_",
+]
 OPERATORS = {
     "+": lambda a, b: a + b,
     "-": lambda a, b: a - b,
@@ -484,7 +510,10 @@ def test_binary_family(dev, data):
         touch("tensor after in-place " + sym, t)
     else:
         which = data.draw(
-            st.sampled_from(["div_mode", "add_alpha", "where", "masked_fill", "max2"])
+            st.sampled_from(
+                ["div_mode", "add_alpha", "where", "masked_fill", "max2", "addcmul", "addcdiv"]
+                + ["lerp"]
+            )
         )
         if which == "div_mode":
             mode = data.draw(st.sampled_from([None, "trunc", "floor", "bogus", 3]))
@@ -511,6 +540,17 @@ def test_binary_family(dev, data):
                 value,
             )
             call("masked_fill_", t.masked_fill_, mask, value)
+        elif which in ("addcmul", "addcdiv", "lerp"):
+            third = draw_operand(data, tuple(t.shape))
+            desc3 = f"{which}({desc}, {getattr(third, 'dtype', third)})"
+            if which == "lerp":
+                call(desc3, rumus.lerp, t, other, third)
+                call(desc3 + " in place", t.lerp_, other, third)
+            else:
+                value = data.draw(SCALARS, label="value")
+                call(desc3, getattr(rumus, which), t, other, third, value=value)
+                call(desc3 + " in place", getattr(t, which + "_"), other, third, value=value)
+            touch("tensor after " + which, t)
         else:
             call(f"rumus.max({desc})", rumus.max, t, other)
             call(f"rumus.min({desc})", rumus.min, t, other)
@@ -583,7 +623,11 @@ def test_reduction_family(dev, data):
 def test_matmul_family(dev, data):
     n, m, k, b = (data.draw(st.integers(0, 3), label=x) for x in "nmkb")
     name = data.draw(
-        st.sampled_from(["matmul", "@", "mm", "bmm", "mv", "dot", "outer"]), label="op"
+        st.sampled_from(
+            ["matmul", "@", "mm", "bmm", "mv", "dot", "outer", "addmm", "addmv", "baddbmm"]
+            + ["addbmm", "tensordot", "cross"]
+        ),
+        label="op",
     )
     shapes = {
         "matmul": [(k,), (n, k), (b, n, k), (2, b, n, k)],
@@ -592,7 +636,11 @@ def test_matmul_family(dev, data):
         "mv": [(n, k)],
         "dot": [(k,)],
         "outer": [(n,)],
+        "tensordot": [(n, k), (b, n, k), (k,)],
+        "cross": [(n, 3), (3,), (b, 1, 3)],
     }
+    for fused, plain in (("addmm", "mm"), ("addmv", "mv"), ("baddbmm", "bmm"), ("addbmm", "bmm")):
+        shapes[fused] = shapes[plain]
     shapes["@"] = shapes["matmul"]
     sa = data.draw(st.sampled_from(shapes[name]), label="a.shape")
     right = {
@@ -602,7 +650,11 @@ def test_matmul_family(dev, data):
         "mv": [(k,)],
         "dot": [(k,)],
         "outer": [(m,)],
+        "tensordot": [(k, m), (k,), (n, k, m)],
+        "cross": [(n, 3), (3,), (1, m, 3)],
     }
+    for fused, plain in (("addmm", "mm"), ("addmv", "mv"), ("baddbmm", "bmm"), ("addbmm", "bmm")):
+        right[fused] = right[plain]
     right["@"] = right["matmul"]
     sb = data.draw(st.sampled_from(right[name]), label="b.shape")
     if data.draw(st.integers(0, 3), label="perturb") == 0:
@@ -618,6 +670,30 @@ def test_matmul_family(dev, data):
     desc = f"{name}({a.dtype}{tuple(a.shape)}, {bt.dtype}{tuple(bt.shape)})"
     if name == "@":
         call(desc, lambda: a @ bt)
+    elif name.startswith("add") or name == "baddbmm":
+        x = draw_tensor(data, shape=data.draw(SHAPES, label="input.shape"), dtype=da, label="input")
+        kw = {k: data.draw(SCALARS, label=k) for k in ("beta", "alpha") if data.draw(st.booleans())}
+        inplace = data.draw(st.booleans(), label="inplace")
+        fn = getattr(x, name + "_") if inplace else getattr(rumus, name)
+        args = (a, bt) if inplace else (x, a, bt)
+        call(
+            f"{name}{'_' if inplace else ''}(input {tuple(x.shape)}, {desc}, {kw})", fn, *args, **kw
+        )
+    elif name == "tensordot":
+        dims = data.draw(
+            st.one_of(
+                st.integers(-1, 3),
+                st.tuples(st.lists(DIM, max_size=2), st.lists(DIM, max_size=2)),
+            ),
+            label="dims",
+        )
+        call(f"{desc}, dims={dims}", rumus.tensordot, a, bt, dims=dims)
+    elif name == "cross":
+        dim = data.draw(st.one_of(st.none(), DIM), label="dim")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # dim=None is deprecated
+            call(f"{desc}, dim={dim}", rumus.cross, a, bt, dim=dim)
+        call(f"linalg.{desc}", rumus.linalg.cross, a, bt)
     elif data.draw(st.booleans(), label="method"):
         call(desc, getattr(a, name), bt)
     else:
@@ -649,6 +725,7 @@ SHAPE_OPS = [
     "t",
     "contiguous",
     "select_via_index",
+    "diff",
 ]
 
 
@@ -738,6 +815,13 @@ def test_shape_family(dev, data):
         call(desc, t.t)
     elif name == "contiguous":
         call(desc, t.contiguous)
+    elif name == "diff":
+        ends = {}
+        for k in ("prepend", "append"):
+            if data.draw(st.booleans(), label=k):
+                ends[k] = draw_tensor(data, shape=related_shape(data, tuple(t.shape)), label=k)
+        n = data.draw(st.integers(-1, 4), label="n")
+        call(f"{desc}(n={n}, {sorted(ends)})", t.diff, n=n, dim=data.draw(DIM), **ends)
     else:
         i = data.draw(st.integers(-6, 6), label="i")
         call(f"{desc}[{i}]", lambda: t[i])

@@ -166,6 +166,50 @@ def test_mixing_devices_raises_but_0d_cpu_tensors_act_as_numbers():
     assert r.is_gpu and r.tolist() == [3.0, 3.0, 3.0]
 
 
+MISMATCH = (
+    "Expected all tensors to be on the same device, but found at least two devices, gpu:0 and cpu!"
+)
+
+
+def _mixed_device_calls():
+    """Multi-operand ops with one CPU operand (not 0-d) among GPU ones."""
+    g, c = rumus.ones(3, 4, device="gpu"), rumus.ones(3, 4)
+    gi = rumus.tensor([[0, 1, 2, 0]], device="gpu")
+    return {
+        "where(cpu mask)": lambda: rumus.where(c > 0, g, g),
+        "where(cpu y)": lambda: rumus.where(g > 0, g, c),
+        "masked_fill(cpu mask)": lambda: g.masked_fill(c > 0, 1.0),
+        "clamp(cpu bounds)": lambda: g.clamp(c, None),
+        "index_put(cpu value)": lambda: g.clone().__setitem__(gi[0, :3], c[0]),
+        "scatter(cpu src)": lambda: g.scatter(0, gi, c),
+        "scatter_add(cpu src)": lambda: g.scatter_add(0, gi, c),
+        "hypot": lambda: rumus.hypot(g, c),
+        "xlogy": lambda: rumus.xlogy(g, c),
+        "lerp": lambda: g.lerp(c, 0.5),
+        "addcmul": lambda: g.addcmul(c, g),
+        "addmm": lambda: g[:, :3].addmm(g[:, :3], c[:3, :3]),
+        "kron": lambda: rumus.kron(g, c),
+    }
+
+
+@pytest.mark.parametrize("name", list(_mixed_device_calls()))
+def test_mixing_devices_names_both_devices(name):
+    """No internal error: PyTorch's RuntimeError naming the op's devices."""
+    with pytest.raises(RuntimeError) as e:
+        _mixed_device_calls()[name]()
+        rumus.gpu.synchronize()
+    assert MISMATCH in str(e.value) and "internal" not in str(e.value)
+
+
+def test_0d_cpu_tensors_join_gpu_ops():
+    g = rumus.arange(3.0, device="gpu")
+    r = rumus.where(rumus.tensor(True), g, -g)
+    assert r.is_gpu and r.tolist() == [0.0, 1.0, 2.0]
+    t = g.clone()
+    t[rumus.tensor([0, 2], device="gpu")] = rumus.tensor(7.0)
+    assert t.tolist() == [7.0, 1.0, 7.0]
+
+
 def test_ops_without_gpu_kernel_raise_not_implemented():
     g = rumus.ones(3, 3, dtype=rumus.int64, device="gpu")
     with pytest.raises(NotImplementedError, match="GPU"):

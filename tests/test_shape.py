@@ -739,6 +739,46 @@ def test_flip(kind):
     check(t.flip(0, 1), np.flip(a, axis=(0, 1)))
 
 
+def test_flip_dims_keyword_and_sequences():
+    a = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    t = rumus.tensor(a)
+    check(rumus.flip(t, dims=[1]), np.flip(a, 1))
+    check(rumus.flip(t, dims=(0, 2)), np.flip(a, (0, 2)))
+    check(rumus.flip(t, [2]), np.flip(a, 2))
+    check(t.flip(dims=[-1]), np.flip(a, -1))
+    check(t.flip([0, 1]), np.flip(a, (0, 1)))
+    check(t.flip(2), np.flip(a, 2))
+    with pytest.raises(TypeError, match="multiple values for argument 'dims'"):
+        t.flip(0, dims=[1])
+    with pytest.raises(TypeError, match="missing 1 required argument: 'dims'"):
+        rumus.flip(t)
+    with pytest.raises(RuntimeError, match="appears multiple times"):
+        t.flip(dims=[1, -2])
+
+
+def test_diff_kwargs_and_errors():
+    a = np.array([[1, 3, 6, 10], [0, -1, 4, 2]], np.float32)
+    t = rumus.tensor(a)
+    check(t.diff(), np.diff(a))
+    check(rumus.diff(t, n=2, dim=0, prepend=rumus.tensor(0.0)), np.diff(a, 2, 0, prepend=0.0))
+    p, q = np.ones((2, 1), np.float32), np.full((2, 2), 5, np.float32)
+    check(t.diff(prepend=rumus.tensor(p), append=rumus.tensor(q)), np.diff(a, prepend=p, append=q))
+    check(t.diff(n=0), a)
+    check(t.diff(n=7), np.zeros((2, 0), np.float32))
+    b = np.array([True, True, False, True])
+    check(rumus.tensor(b).diff(), np.diff(b))
+    i = np.array([3, 1, 2], np.int64)
+    check(rumus.tensor(i).diff(), np.diff(i))
+    with pytest.raises(RuntimeError, match="order must be non-negative but got -1"):
+        t.diff(n=-1)
+    with pytest.raises(RuntimeError, match="at least one-dimensional"):
+        rumus.tensor(1.0).diff()
+    with pytest.raises(IndexError):
+        t.diff(dim=2)
+    with pytest.raises(RuntimeError):
+        t.diff(prepend=rumus.ones(3, 3))
+
+
 def test_flip_empty_scalar_copy_and_errors():
     e = np.zeros((0, 3), np.float32)
     check(rumus.tensor(e).flip(0), e)

@@ -48,8 +48,10 @@ from ._rumus import (
     set_rng_state,
     stack,
     tensor,
+    tensordot,
     uint8,
     where,
+    xlogy,
     zeros,
     zeros_like,
 )
@@ -92,7 +94,9 @@ for _name in [
         "narrow select unbind movedim moveaxis split chunk flip roll tril triu "
         "gather scatter scatter_add index_select nonzero clone numel "
         "sort argsort msort topk kthvalue median nanmedian mode unique unique_consecutive "
-        "bincount histc histogram"
+        "bincount histc histogram "
+        "addmm addmv addbmm baddbmm addcmul addcdiv lerp hypot logaddexp logaddexp2 logit "
+        "nan_to_num isclose allclose equal clamp_min clamp_max diff cross kron"
     ).split(),
 ]:
     globals()[_name] = _method_function(_name)
@@ -176,7 +180,7 @@ Tensor.__deepcopy__ = _deepcopy
 Tensor.__format__ = _format
 Tensor.__round__ = _round
 
-from . import accelerator, autograd, compat, gpu, nn, optim, utils  # noqa: E402
+from . import accelerator, autograd, compat, gpu, linalg, nn, optim, utils  # noqa: E402
 from .autograd import (  # noqa: E402
     enable_grad,
     inference_mode,

@@ -133,11 +133,7 @@ pub fn put_offsets(
 ) -> Result<()> {
     t.check_writable("index_put_")?;
     // A number written into a GPU tensor arrives as a 0-d CPU tensor.
-    let vals = &if vals.device() != t.device() && vals.ndim() == 0 {
-        super::copy::transfer(vals, t.device())?
-    } else {
-        vals.clone()
-    };
+    let vals = &super::tensor_on("index_put_", t.device(), vals)?;
     let vals = contiguous(&clone_as(&vals.with_layout(vals.layout().broadcast_to(shape).map_err(|_| {
         crate::error::Error::Runtime(format!(
             "shape mismatch: value tensor of shape {} cannot be broadcast to indexing result of shape {}",
@@ -194,11 +190,7 @@ fn put_gpu(
     accumulate: bool,
 ) -> Result<()> {
     t.check_writable("index_put_")?;
-    let vals = &if vals.device() != t.device() && vals.ndim() == 0 {
-        super::copy::transfer(vals, t.device())?
-    } else {
-        vals.clone()
-    };
+    let vals = &super::tensor_on("index_put_", t.device(), vals)?;
     let vals = clone_as(&vals.with_layout(vals.layout().broadcast_to(shape)?), t.dtype())?;
     crate::backend::gpu::index::put(t, offs, &vals, accumulate)?;
     t.storage().bump_version();
@@ -483,7 +475,7 @@ pub fn scatter(
             );
         }
         let offs = gpu_along_offsets(name, t, d, index)?;
-        let vals = if vals.is_gpu() { vals } else { super::copy::to_device(&vals, t.device())? };
+        let vals = super::tensor_on(name, t.device(), &vals)?;
         return put(t, &Region::Gpu { shape: index.shape().clone(), offs }, &vals, accumulate);
     }
     let offs = along_dim_offsets(name, &Layout::contiguous(t.shape()), d, index)?;

@@ -1,6 +1,7 @@
 //! Ops, one file per family: validate arguments, pick dtypes, dispatch to the
 //! backend kernels. Backward rules join each family in the autograd issue.
 
+pub mod blas;
 pub mod conv;
 pub mod copy;
 pub mod creation;
@@ -8,6 +9,7 @@ pub mod elementwise;
 pub mod index;
 pub mod linalg;
 pub mod norm;
+pub mod pointwise;
 pub mod pool;
 pub mod reduce;
 pub mod scan;
@@ -61,13 +63,7 @@ pub fn result_type(ops: &[&Operand]) -> DType {
 pub fn same_device(op: &str, ts: &[&Tensor]) -> Result<crate::tensor::Device> {
     let d = ts.first().map_or(crate::tensor::Device::Cpu, |t| t.device());
     if let Some(t) = ts.iter().find(|t| t.device() != d) {
-        crate::bail!(
-            Runtime,
-            "{}: Expected all tensors to be on the same device, but found at least two devices, {} and {}!",
-            op,
-            d.name(),
-            t.device().name()
-        );
+        return Err(device_mismatch(op, d, t.device()));
     }
     Ok(d)
 }
@@ -77,17 +73,45 @@ pub fn on_gpu(ops: &[&Operand]) -> bool {
     ops.iter().any(|o| matches!(o, Operand::T(t) if t.is_gpu()))
 }
 
+/// PyTorch's device-mismatch error, naming the op and both devices.
+pub fn device_mismatch(
+    op: &str,
+    a: crate::tensor::Device,
+    b: crate::tensor::Device,
+) -> crate::error::Error {
+    crate::error::Error::Runtime(format!(
+        "{}: Expected all tensors to be on the same device, but found at least two devices, {} and {}!",
+        op,
+        a.name(),
+        b.name()
+    ))
+}
+
+/// A tensor operand of an op running on `device`: tensors there stay; a 0-d
+/// tensor elsewhere is copied over (PyTorch lets 0-d CPU tensors join GPU
+/// ops, as `gpu_operand` does for numbers); any other is a device mismatch.
+pub fn tensor_on(op: &str, device: crate::tensor::Device, t: &Tensor) -> Result<Tensor> {
+    if t.device() == device {
+        return Ok(t.clone());
+    }
+    if t.ndim() != 0 {
+        return Err(device_mismatch(op, device, t.device()));
+    }
+    copy::transfer(t, device)
+}
+
+/// A tensor operand of a GPU kernel (`tensor_on` the GPU).
+pub fn gpu_tensor(op: &str, t: &Tensor) -> Result<Tensor> {
+    tensor_on(op, crate::tensor::Device::Gpu, t)
+}
+
 /// An operand of a GPU op: GPU tensors stay; 0-d CPU tensors act as numbers,
 /// as PyTorch allows; any other CPU tensor is a device mismatch.
 pub fn gpu_operand(op: &str, o: &Operand) -> Result<Operand> {
     match o {
         Operand::T(t) if !t.is_gpu() => {
             if t.ndim() != 0 {
-                crate::bail!(
-                    Runtime,
-                    "{}: Expected all tensors to be on the same device, but found at least two devices, gpu:0 and cpu!",
-                    op
-                );
+                return Err(device_mismatch(op, crate::tensor::Device::Gpu, t.device()));
             }
             Ok(Operand::S(copy::item(t)?))
         }

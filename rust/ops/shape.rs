@@ -425,6 +425,51 @@ pub fn roll(t: &Tensor, shifts: &[i64], dims: &[i64]) -> Result<Tensor> {
 }
 
 /// tril (lower=true) / triu: keeps elements with col - row <= k (>= k for triu).
+/// The n-th forward difference along `dim` (logical_xor for bool), after
+/// concatenating `prepend` / `append` (0-d ones expand to one slice).
+pub fn diff(
+    t: &Tensor,
+    n: i64,
+    dim: i64,
+    prepend: Option<&Tensor>,
+    append: Option<&Tensor>,
+) -> Result<Tensor> {
+    if t.ndim() == 0 {
+        bail!(Runtime, "diff expects input to be at least one-dimensional");
+    }
+    if n < 0 {
+        bail!(Runtime, "order must be non-negative but got {}", n);
+    }
+    let d = wrap_dim(dim, t.ndim())?;
+    let slice = |x: &Tensor| -> Result<Tensor> {
+        if x.ndim() != 0 {
+            return Ok(x.clone());
+        }
+        let mut s: Vec<i64> = t.shape().iter().map(|&v| v as i64).collect();
+        s[d] = 1;
+        expand(x, &s)
+    };
+    let mut parts = Vec::new();
+    if let Some(p) = prepend {
+        parts.push(slice(p)?);
+    }
+    parts.push(t.clone());
+    if let Some(a) = append {
+        parts.push(slice(a)?);
+    }
+    let mut x = if parts.len() == 1 { super::copy::clone(t)? } else { cat(&parts, d as i64)? };
+    let op = if x.dtype() == DType::Bool { Binary::LogicalXor } else { Binary::Sub };
+    for _ in 0..n {
+        let len = x.shape()[d] as i64;
+        if len == 0 {
+            break;
+        }
+        let (hi, lo) = (narrow(&x, d as i64, 1, len - 1)?, narrow(&x, d as i64, 0, len - 1)?);
+        x = binary(op, &Operand::T(hi), &Operand::T(lo), None)?;
+    }
+    Ok(x)
+}
+
 pub fn tri(t: &Tensor, diagonal: i64, lower: bool) -> Result<Tensor> {
     if t.ndim() < 2 {
         bail!(

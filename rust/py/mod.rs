@@ -9,6 +9,7 @@ mod functions;
 mod gil;
 mod gpu;
 mod index;
+mod math_methods;
 mod methods;
 mod nn;
 mod numpy;
@@ -75,5 +76,6 @@ fn _rumus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     gpu::register(m)?;
     serialization::register(m)?;
     sort::register(m)?;
+    math_methods::register(m)?;
     Ok(())
 }

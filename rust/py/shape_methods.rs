@@ -127,9 +127,25 @@ impl PyTensor {
     fn chunk(&self, py: Python<'_>, chunks: i64, dim: i64) -> PyResult<Py<PyTuple>> {
         tensors(py, shape::chunk(&self.t, chunks, dim)?)
     }
-    #[pyo3(signature = (*dims))]
-    fn flip(&self, py: Python<'_>, dims: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
-        let (d, t) = (super::convert::varargs_ints(dims, "dims")?, &self.t);
+    /// flip(dims) with a list, flip(*dims) (the method) or flip(dims=...), as in PyTorch.
+    #[pyo3(signature = (*args, dims=None))]
+    fn flip(
+        &self,
+        py: Python<'_>,
+        args: &Bound<'_, PyTuple>,
+        dims: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let d = match dims {
+            Some(_) if !args.is_empty() => {
+                return Err(PyTypeError::new_err("flip() got multiple values for argument 'dims'"))
+            }
+            Some(d) => int_list(d, "dims")?,
+            None if args.is_empty() => {
+                return Err(PyTypeError::new_err("flip() missing 1 required argument: 'dims'"))
+            }
+            None => super::convert::varargs_ints(args, "dims")?,
+        };
+        let t = &self.t;
         Ok(wrap(run(py, t.numel(), || shape::flip(t, &d))?))
     }
     #[pyo3(signature = (shifts, dims=None))]

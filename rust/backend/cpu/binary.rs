@@ -126,19 +126,63 @@ fn run_arith<T: Arith>(
     Ok(())
 }
 
-fn run_atan2<T: FloatMath>(out: &Tensor, a: &Tensor, b: &Tensor, shape: &[usize]) -> Result<()> {
+/// The float-only binary ops (`Binary::float_only`).
+fn run_float_binary<T: FloatMath>(
+    op: Binary,
+    out: &Tensor,
+    a: &Tensor,
+    b: &Tensor,
+    shape: &[usize],
+) -> Result<()> {
+    use Binary::*;
     let (la, lb) = (a.layout().broadcast_strides(shape)?, b.layout().broadcast_strides(shape)?);
-    // SAFETY: all layouts span `shape` within their storages.
-    unsafe {
-        map2(
-            shape,
-            (P(out.ptr::<T>()?), out.strides()),
-            (P(a.ptr::<T>()?), &la[..]),
-            (P(b.ptr::<T>()?), &lb[..]),
-            |y: T, x: T| y.atan2(x),
-        )
-    };
+    let (po, pa, pb) = (
+        (P(out.ptr::<T>()?), out.strides()),
+        (P(a.ptr::<T>()?), &la[..]),
+        (P(b.ptr::<T>()?), &lb[..]),
+    );
+    macro_rules! go {
+        ($f:expr) => {
+            // SAFETY: all layouts span `shape` within their storages.
+            unsafe { map2(shape, po, pa, pb, $f) }
+        };
+    }
+    match op {
+        Atan2 => go!(|y: T, x: T| y.atan2(x)),
+        Hypot => go!(|x: T, y: T| x.hypot(y)),
+        LogAddExp => go!(|x: T, y: T| log_add_exp(x, y, false)),
+        LogAddExp2 => go!(|x: T, y: T| log_add_exp(x, y, true)),
+        // xlogy(0, y) = 0 for every y but NaN (PyTorch's convention).
+        Xlogy => go!(|x: T, y: T| {
+            if y.is_nan() {
+                y
+            } else if x == <T as num_traits::Zero>::zero() {
+                <T as num_traits::Zero>::zero()
+            } else {
+                x * y.ln()
+            }
+        }),
+        _ => bail!(Runtime, "\"{}\" has no float kernel", op.name()),
+    }
     Ok(())
+}
+
+/// log(e^x + e^y) (or log2(2^x + 2^y)) as max + log1p(e^-|x - y|): no overflow.
+#[inline(always)]
+fn log_add_exp<T: FloatMath>(x: T, y: T, base2: bool) -> T {
+    // Equal infinities: their difference is NaN, the answer is the infinity.
+    if x.is_infinite() && x == y {
+        return x;
+    }
+    let (m, d) = (num_traits::Float::max(x, y), num_traits::Float::abs(x - y));
+    if x.is_nan() || y.is_nan() {
+        return x + y;
+    }
+    if base2 {
+        m + (-d).exp2().ln_1p() / T::from_f(std::f64::consts::LN_2)
+    } else {
+        m + (-d).exp().ln_1p()
+    }
 }
 
 pub fn binary_into(
@@ -149,8 +193,8 @@ pub fn binary_into(
     shape: &[usize],
     alpha: Option<f64>,
 ) -> Result<()> {
-    if op == Binary::Atan2 {
-        return dispatch_float!(a.dtype(), T => run_atan2::<T>(out, a, b, shape));
+    if op.float_only() {
+        return dispatch_float!(a.dtype(), T => run_float_binary::<T>(op, out, a, b, shape));
     }
     dispatch_compute!(a.dtype(), T => run_binary::<T>(op, out, a, b, shape, alpha.map(T::from_f64)))
 }

@@ -10,7 +10,7 @@ use crate::bail;
 use crate::error::Result;
 use crate::ops::copy::to_dtype;
 use crate::ops::elementwise::{binary_checks, Binary, Unary};
-use crate::ops::{gpu_operand, result_type, same_device, Operand};
+use crate::ops::{gpu_operand, gpu_tensor, result_type, Operand};
 use crate::tensor::layout::broadcast_shapes;
 use crate::tensor::layout::Layout;
 use crate::tensor::{DType, Device, Scalar, Tensor};
@@ -86,11 +86,9 @@ pub fn launch(
         match arg {
             Some(Arg::T(t)) => {
                 if t.device() != out.device() {
-                    bail!(
-                        Runtime,
-                        "internal error: operand on {} for a GPU kernel",
-                        t.device().name()
-                    );
+                    // The ops check devices first (ops::gpu_tensor / gpu_operand);
+                    // this is the last guard, with PyTorch's error all the same.
+                    return Err(crate::ops::device_mismatch(entry, out.device(), t.device()));
                 }
                 strides[k + 1] = t.layout().broadcast_strides(shape)?.to_vec();
                 offs[k + 1] = t.layout().offset as isize;
@@ -314,7 +312,7 @@ pub fn gpu_where(
     dtype: DType,
     shape: &[usize],
 ) -> Result<Tensor> {
-    same_device("where", &[cond])?;
+    let cond = &gpu_tensor("where", cond)?;
     let (x, y) = (gpu_operand("where", x)?, gpu_operand("where", y)?);
     let (gx, gy) = (GOperand::new(&x, dtype)?, GOperand::new(&y, dtype)?);
     let out = Tensor::empty_on(shape, dtype, Device::Gpu)?;

@@ -44,6 +44,10 @@ crate::wgsl_codes! {
     BitAnd,
     BitOr,
     BitXor,
+    Hypot,
+    LogAddExp,
+    LogAddExp2,
+    Xlogy,
 }
 }
 
@@ -75,12 +79,37 @@ impl Binary {
             BitAnd => "bitwise_and",
             BitOr => "bitwise_or",
             BitXor => "bitwise_xor",
+            Hypot => "hypot",
+            LogAddExp => "logaddexp",
+            LogAddExp2 => "logaddexp2",
+            Xlogy => "xlogy",
         }
     }
     /// Ops with a derivative (the rest give outputs that do not require grad).
     pub(crate) fn differentiable(self) -> bool {
         use Binary::*;
-        matches!(self, Add | Sub | Mul | Div | Pow | Maximum | Minimum | Atan2 | Rem | Fmod)
+        matches!(
+            self,
+            Add | Sub
+                | Mul
+                | Div
+                | Pow
+                | Maximum
+                | Minimum
+                | Atan2
+                | Rem
+                | Fmod
+                | Hypot
+                | LogAddExp
+                | LogAddExp2
+                | Xlogy
+        )
+    }
+    /// Ops with float kernels only (no integer loop): their operands are
+    /// always cast to a float compute dtype.
+    pub(crate) fn float_only(self) -> bool {
+        use Binary::*;
+        matches!(self, Atan2 | Hypot | LogAddExp | LogAddExp2 | Xlogy)
     }
     pub(crate) fn is_compare(self) -> bool {
         use Binary::*;
@@ -91,7 +120,11 @@ impl Binary {
         use Binary::*;
         match self {
             _ if self.is_compare() => Ok((common.compute(), DType::Bool)),
-            Div | Atan2 => Ok((common.to_float().compute(), common.to_float())),
+            Div | Atan2 | Xlogy => Ok((common.to_float().compute(), common.to_float())),
+            // PyTorch has float kernels only for these: integer inputs raise.
+            Hypot | LogAddExp | LogAddExp2 if !common.is_float() => {
+                bail!(Runtime, "\"{}\" not implemented for '{}'", self.name(), common.name())
+            }
             BitAnd | BitOr | BitXor if common.is_float() => {
                 bail!(Type, "{}: only integral and boolean tensors are supported, got {}", self.name(), common.name())
             }
@@ -203,7 +236,7 @@ pub(super) fn binary_raw(
         if matches!(d, DType::F32 | DType::F64)
             && y.dtype() == d
             && x.shape() == y.shape()
-            && op != Binary::Atan2
+            && !op.float_only()
         {
             let (compute, out_dtype) = op.dtypes(d)?;
             let out = Tensor::for_output(x.shape(), out_dtype)?;
@@ -217,7 +250,7 @@ pub(super) fn binary_raw(
         _ => None,
     };
     if let Some((t, v, scalar_first)) = with_scalar {
-        if matches!(t.dtype(), DType::F32 | DType::F64) && op != Binary::Atan2 {
+        if matches!(t.dtype(), DType::F32 | DType::F64) && !op.float_only() {
             return dispatch_float!(t.dtype(), T => float_scalar::<T>(op, t, v, scalar_first, alpha));
         }
     }
@@ -312,13 +345,14 @@ impl BinaryBackward {
             Mul => (gb, ga),
             Div => (gb, ga || gb),
             Rem | Fmod => (gb, gb),
-            Pow | Maximum | Minimum | Atan2 => (true, true),
+            Pow | Maximum | Minimum | Atan2 | LogAddExp | LogAddExp2 | Xlogy => (true, true),
+            Hypot => (ga, gb),
             _ => (false, false),
         };
         let mut edge = 0;
         let a = Side::new(a, &mut edge, save_a);
         let b = Side::new(b, &mut edge, save_b);
-        let out = (op == Pow && gb).then(|| SavedTensor::output(out, 0));
+        let out = ((op == Pow && gb) || op == Hypot).then(|| SavedTensor::output(out, 0));
         BinaryBackward { op, a, b, alpha, out }
     }
 }
@@ -440,6 +474,47 @@ impl Backward for BinaryBackward {
                     let q = binary(Div, &self.a.value(node)?, &self.b.value(node)?, None)?;
                     let q = un(if self.op == Rem { Unary::Floor } else { Unary::Trunc }, &q)?;
                     gb = Some(neg(&mul(g, &q)?)?);
+                }
+            }
+            Hypot => {
+                // g·a/out, g·b/out (NaN at a = b = 0, as in PyTorch).
+                let out = O::T(self.out.as_ref().expect("saved").unpack(node)?);
+                let g_out = binary(Div, &O::T(g.clone()), &out, None)?;
+                if na {
+                    ga = Some(binary(Mul, &O::T(g_out.clone()), &self.a.value(node)?, None)?);
+                }
+                if nb {
+                    gb = Some(binary(Mul, &O::T(g_out), &self.b.value(node)?, None)?);
+                }
+            }
+            LogAddExp | LogAddExp2 => {
+                // g·sigmoid(k(a - b)) for a, g·sigmoid(k(b - a)) for b (k = 1 or ln 2).
+                let (a, b) = (self.a.value(node)?, self.b.value(node)?);
+                let d = binary(Sub, &a, &b, None)?;
+                let d = if self.op == LogAddExp2 { scale(&d, std::f64::consts::LN_2)? } else { d };
+                if na {
+                    ga = Some(mul(g, &un(Unary::Sigmoid, &d)?)?);
+                }
+                if nb {
+                    gb = Some(mul(g, &un(Unary::Sigmoid, &neg(&d)?)?)?);
+                }
+            }
+            Xlogy => {
+                let (a, b) = (self.a.value(node)?, self.b.value(node)?);
+                if na {
+                    // g·xlogy(a != 0, b): log b where a is nonzero, 0 where a is 0.
+                    let zero = O::S(crate::tensor::Scalar::Int(0));
+                    let nz = mask_as(&binary(Ne, &a, &zero, None)?, g.dtype())?;
+                    ga = Some(mul(g, &binary(Xlogy, &O::T(nz), &b, None)?)?);
+                }
+                if nb {
+                    // g·a/b
+                    gb = Some(binary(
+                        Div,
+                        &O::T(binary(Mul, &O::T(g.clone()), &a, None)?),
+                        &b,
+                        None,
+                    )?);
                 }
             }
             _ => unreachable!("not differentiable"),

@@ -1,0 +1,387 @@
+//! Tensor methods (and the few module functions PyTorch spells differently)
+//! of the composite math ops: ops/pointwise.rs, ops/blas.rs, shape::diff, and
+//! the binary ops hypot, logaddexp, logaddexp2, xlogy. Each `X` is also
+//! `rumus.X` (python/rumus/__init__.py).
+
+use super::convert::{int_list, operand_req, tensor_req};
+use super::gil::run;
+use super::tensor::{number, wrap, PyTensor};
+use crate::ops::elementwise::{binary, binary_, clamp_, Binary};
+use crate::ops::{blas, pointwise, shape, Operand};
+use crate::tensor::{Scalar, Tensor};
+use pyo3::exceptions::{PyTypeError, PyUserWarning};
+use pyo3::prelude::*;
+
+fn scalar_or(v: Option<&Bound<'_, PyAny>>, default: Scalar) -> PyResult<Scalar> {
+    match v {
+        Some(v) if !v.is_none() => number(v),
+        _ => Ok(default),
+    }
+}
+
+const ONE: Scalar = Scalar::Int(1);
+
+fn other_tensor(op: &str, other: &Bound<'_, PyAny>) -> PyResult<Operand> {
+    Ok(Operand::T(tensor_req(other, &format!("{}(): argument 'other' (position 1)", op))?))
+}
+
+/// Methods of binary ops whose `other` must be a tensor (PyTorch's hypot, logaddexp).
+macro_rules! tensor_binary_methods {
+    ($($name:ident => $op:expr;)*) => {
+        #[pymethods]
+        impl PyTensor {
+            $(
+                fn $name(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+                    let (a, b) = (Operand::T(self.t.clone()), other_tensor(stringify!($name), other)?);
+                    Ok(wrap(run(py, self.t.numel(), || binary($op, &a, &b, None))?))
+                }
+            )*
+        }
+    };
+}
+
+tensor_binary_methods! {
+    hypot => Binary::Hypot;
+    logaddexp => Binary::LogAddExp;
+    logaddexp2 => Binary::LogAddExp2;
+}
+
+/// A composite op of self and tensors, with its in-place form.
+macro_rules! inplace_of {
+    ($slf:ident, $others:expr, $name:expr, |$x:ident| $body:expr) => {{
+        let t = &$slf.get().t;
+        let others: Vec<Tensor> = $others;
+        let refs: Vec<&Tensor> = others.iter().collect();
+        run($slf.py(), t.numel(), || pointwise::composite_(t, &refs, $name, |$x| $body))?;
+        Ok($slf)
+    }};
+}
+
+#[pymethods]
+impl PyTensor {
+    fn hypot_<'py>(slf: Bound<'py, Self>, other: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
+        let b = other_tensor("hypot_", other)?;
+        let t = &slf.get().t;
+        run(slf.py(), t.numel(), || binary_(Binary::Hypot, t, &b, None))?;
+        Ok(slf)
+    }
+    fn xlogy(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+        let (a, b) = (Operand::T(self.t.clone()), operand_req(other, "xlogy")?);
+        Ok(wrap(run(py, self.t.numel(), || binary(Binary::Xlogy, &a, &b, None))?))
+    }
+    fn xlogy_<'py>(slf: Bound<'py, Self>, other: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
+        let b = operand_req(other, "xlogy_")?;
+        let t = &slf.get().t;
+        run(slf.py(), t.numel(), || binary_(Binary::Xlogy, t, &b, None))?;
+        Ok(slf)
+    }
+
+    // ---- addcmul / addcdiv / lerp ----
+    #[pyo3(signature = (tensor1, tensor2, *, value=None))]
+    fn addcmul(
+        &self,
+        py: Python<'_>,
+        tensor1: PyRef<'_, PyTensor>,
+        tensor2: PyRef<'_, PyTensor>,
+        value: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let (a, b, v) = (&tensor1.t, &tensor2.t, scalar_or(value, ONE)?);
+        Ok(wrap(run(py, self.t.numel(), || pointwise::addcmul(&self.t, a, b, v))?))
+    }
+    #[pyo3(signature = (tensor1, tensor2, *, value=None))]
+    fn addcmul_<'py>(
+        slf: Bound<'py, Self>,
+        tensor1: PyRef<'py, PyTensor>,
+        tensor2: PyRef<'py, PyTensor>,
+        value: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, Self>> {
+        let (a, b, v) = (tensor1.t.clone(), tensor2.t.clone(), scalar_or(value, ONE)?);
+        inplace_of!(slf, vec![a.clone(), b.clone()], "addcmul_", |x| pointwise::addcmul(
+            x, &a, &b, v
+        ))
+    }
+    #[pyo3(signature = (tensor1, tensor2, *, value=None))]
+    fn addcdiv(
+        &self,
+        py: Python<'_>,
+        tensor1: PyRef<'_, PyTensor>,
+        tensor2: PyRef<'_, PyTensor>,
+        value: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyTensor> {
+        let (a, b, v) = (&tensor1.t, &tensor2.t, scalar_or(value, ONE)?);
+        Ok(wrap(run(py, self.t.numel(), || pointwise::addcdiv(&self.t, a, b, v))?))
+    }
+    #[pyo3(signature = (tensor1, tensor2, *, value=None))]
+    fn addcdiv_<'py>(
+        slf: Bound<'py, Self>,
+        tensor1: PyRef<'py, PyTensor>,
+        tensor2: PyRef<'py, PyTensor>,
+        value: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, Self>> {
+        let (a, b, v) = (tensor1.t.clone(), tensor2.t.clone(), scalar_or(value, ONE)?);
+        inplace_of!(slf, vec![a.clone(), b.clone()], "addcdiv_", |x| pointwise::addcdiv(
+            x, &a, &b, v
+        ))
+    }
+    fn lerp(
+        &self,
+        py: Python<'_>,
+        end: PyRef<'_, PyTensor>,
+        weight: &Bound<'_, PyAny>,
+    ) -> PyResult<PyTensor> {
+        let (e, w) = (&end.t, weight_arg(weight)?);
+        Ok(wrap(run(py, self.t.numel(), || pointwise::lerp(&self.t, e, &w))?))
+    }
+    fn lerp_<'py>(
+        slf: Bound<'py, Self>,
+        end: PyRef<'py, PyTensor>,
+        weight: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, Self>> {
+        let (e, w) = (end.t.clone(), weight_arg(weight)?);
+        let mut others = vec![e.clone()];
+        if let Operand::T(wt) = &w {
+            others.push(wt.clone());
+        }
+        inplace_of!(slf, others, "lerp_", |x| pointwise::lerp(x, &e, &w))
+    }
+
+    // ---- logit / nan_to_num / clamp_min_ / clamp_max_ ----
+    #[pyo3(signature = (eps=None))]
+    fn logit(&self, py: Python<'_>, eps: Option<f64>) -> PyResult<PyTensor> {
+        Ok(wrap(run(py, self.t.numel(), || pointwise::logit(&self.t, eps))?))
+    }
+    #[pyo3(signature = (eps=None))]
+    fn logit_(slf: Bound<'_, Self>, eps: Option<f64>) -> PyResult<Bound<'_, Self>> {
+        inplace_of!(slf, vec![], "logit_", |x| pointwise::logit(x, eps))
+    }
+    #[pyo3(signature = (nan=0.0, posinf=None, neginf=None))]
+    fn nan_to_num(
+        &self,
+        py: Python<'_>,
+        nan: Option<f64>,
+        posinf: Option<f64>,
+        neginf: Option<f64>,
+    ) -> PyResult<PyTensor> {
+        let t = &self.t;
+        Ok(wrap(run(py, t.numel(), || pointwise::nan_to_num(t, nan, posinf, neginf))?))
+    }
+    #[pyo3(signature = (nan=0.0, posinf=None, neginf=None))]
+    fn nan_to_num_(
+        slf: Bound<'_, Self>,
+        nan: Option<f64>,
+        posinf: Option<f64>,
+        neginf: Option<f64>,
+    ) -> PyResult<Bound<'_, Self>> {
+        inplace_of!(slf, vec![], "nan_to_num_", |x| pointwise::nan_to_num(x, nan, posinf, neginf))
+    }
+    fn clamp_min_<'py>(
+        slf: Bound<'py, Self>,
+        min: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, Self>> {
+        let lo = operand_req(min, "clamp_min_")?;
+        let t = &slf.get().t;
+        run(slf.py(), t.numel(), || clamp_(t, Some(&lo), None))?;
+        Ok(slf)
+    }
+    fn clamp_max_<'py>(
+        slf: Bound<'py, Self>,
+        max: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, Self>> {
+        let hi = operand_req(max, "clamp_max_")?;
+        let t = &slf.get().t;
+        run(slf.py(), t.numel(), || clamp_(t, None, Some(&hi)))?;
+        Ok(slf)
+    }
+
+    // ---- comparisons of whole tensors ----
+    #[pyo3(signature = (other, rtol=1e-05, atol=1e-08, equal_nan=false))]
+    fn isclose(
+        &self,
+        py: Python<'_>,
+        other: PyRef<'_, PyTensor>,
+        rtol: f64,
+        atol: f64,
+        equal_nan: bool,
+    ) -> PyResult<PyTensor> {
+        let o = &other.t;
+        Ok(wrap(run(py, self.t.numel(), || pointwise::isclose(&self.t, o, rtol, atol, equal_nan))?))
+    }
+    #[pyo3(signature = (other, rtol=1e-05, atol=1e-08, equal_nan=false))]
+    fn allclose(
+        &self,
+        py: Python<'_>,
+        other: PyRef<'_, PyTensor>,
+        rtol: f64,
+        atol: f64,
+        equal_nan: bool,
+    ) -> PyResult<bool> {
+        let o = &other.t;
+        Ok(run(py, self.t.numel(), || pointwise::allclose(&self.t, o, rtol, atol, equal_nan))?)
+    }
+    fn equal(&self, py: Python<'_>, other: PyRef<'_, PyTensor>) -> PyResult<bool> {
+        let o = &other.t;
+        Ok(run(py, self.t.numel(), || pointwise::equal(&self.t, o))?)
+    }
+
+    // ---- shape-ish ----
+    #[pyo3(signature = (n=1, dim=-1, prepend=None, append=None))]
+    fn diff(
+        &self,
+        py: Python<'_>,
+        n: i64,
+        dim: i64,
+        prepend: Option<PyRef<'_, PyTensor>>,
+        append: Option<PyRef<'_, PyTensor>>,
+    ) -> PyResult<PyTensor> {
+        let (p, a) = (prepend.as_ref().map(|p| &p.t), append.as_ref().map(|a| &a.t));
+        Ok(wrap(run(py, self.t.numel(), || shape::diff(&self.t, n, dim, p, a))?))
+    }
+
+    // ---- products ----
+    #[pyo3(signature = (other, dim=None))]
+    fn cross(
+        &self,
+        py: Python<'_>,
+        other: PyRef<'_, PyTensor>,
+        dim: Option<i64>,
+    ) -> PyResult<PyTensor> {
+        let d = match dim {
+            Some(d) => d,
+            None => {
+                PyErr::warn(
+                    py,
+                    py.get_type::<PyUserWarning>().as_any(),
+                    c"Using rumus.cross without specifying the dim arg is deprecated.\nPlease either pass the dim explicitly or simply use rumus.linalg.cross.\nThe default value of dim will change to agree with that of linalg.cross in a future release.",
+                    1,
+                )?;
+                blas::default_cross_dim(&self.t)?
+            }
+        };
+        let o = &other.t;
+        Ok(wrap(run(py, self.t.numel(), || blas::cross(&self.t, o, d))?))
+    }
+    fn kron(&self, py: Python<'_>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
+        let o = &other.t;
+        Ok(wrap(run(py, self.t.numel() * o.numel(), || blas::kron(&self.t, o))?))
+    }
+}
+
+fn weight_arg(w: &Bound<'_, PyAny>) -> PyResult<Operand> {
+    match operand_req(w, "lerp")? {
+        Operand::S(s) => Ok(Operand::S(Scalar::Float(s.to_f64()))),
+        o => Ok(o),
+    }
+}
+
+/// addmm-style methods: `name(a, b, *, beta=1, alpha=1)` and `name_`.
+macro_rules! scaled_product_methods {
+    ($($name:ident, $name_:ident => $f:path;)*) => {
+        #[pymethods]
+        impl PyTensor {
+            $(
+                #[pyo3(signature = (a, b, *, beta=None, alpha=None))]
+                fn $name(
+                    &self,
+                    py: Python<'_>,
+                    a: PyRef<'_, PyTensor>,
+                    b: PyRef<'_, PyTensor>,
+                    beta: Option<&Bound<'_, PyAny>>,
+                    alpha: Option<&Bound<'_, PyAny>>,
+                ) -> PyResult<PyTensor> {
+                    let (be, al) = (scalar_or(beta, ONE)?, scalar_or(alpha, ONE)?);
+                    let (x, y) = (&a.t, &b.t);
+                    Ok(wrap(run(py, x.numel() + y.numel(), || $f(&self.t, x, y, be, al))?))
+                }
+                #[pyo3(signature = (a, b, *, beta=None, alpha=None))]
+                fn $name_<'py>(
+                    slf: Bound<'py, Self>,
+                    a: PyRef<'py, PyTensor>,
+                    b: PyRef<'py, PyTensor>,
+                    beta: Option<&Bound<'py, PyAny>>,
+                    alpha: Option<&Bound<'py, PyAny>>,
+                ) -> PyResult<Bound<'py, Self>> {
+                    let (be, al) = (scalar_or(beta, ONE)?, scalar_or(alpha, ONE)?);
+                    let (x, y) = (a.t.clone(), b.t.clone());
+                    inplace_of!(slf, vec![x.clone(), y.clone()], stringify!($name_), |t| $f(t, &x, &y, be, al))
+                }
+            )*
+        }
+    };
+}
+
+scaled_product_methods! {
+    addmm, addmm_ => blas::addmm;
+    addmv, addmv_ => blas::addmv;
+    addbmm, addbmm_ => blas::addbmm;
+    baddbmm, baddbmm_ => blas::baddbmm;
+}
+
+/// rumus.xlogy(input, other): either may be a Python number.
+#[pyfunction]
+pub fn xlogy(
+    py: Python<'_>,
+    input: &Bound<'_, PyAny>,
+    other: &Bound<'_, PyAny>,
+) -> PyResult<PyTensor> {
+    let (a, b) = (operand_req(input, "xlogy")?, operand_req(other, "xlogy")?);
+    if matches!((&a, &b), (Operand::S(_), Operand::S(_))) {
+        return Err(PyTypeError::new_err(
+            "xlogy(): expected at least one of input and other to be a Tensor",
+        ));
+    }
+    Ok(wrap(run(py, 0, || binary(Binary::Xlogy, &a, &b, None))?))
+}
+
+/// rumus.tensordot(a, b, dims=2): dims an int (the last dims of a with the
+/// first of b) or a pair of dim lists.
+#[pyfunction]
+#[pyo3(signature = (a, b, dims=None))]
+pub fn tensordot(
+    py: Python<'_>,
+    a: PyRef<'_, PyTensor>,
+    b: PyRef<'_, PyTensor>,
+    dims: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyTensor> {
+    let (x, y) = (&a.t, &b.t);
+    let (da, db) = match dims {
+        None => contract_last(x, 2)?,
+        Some(d) if d.is_instance_of::<pyo3::types::PyInt>() => contract_last(x, d.extract()?)?,
+        Some(d) => {
+            let pair: Vec<Bound<'_, PyAny>> = d.extract().map_err(|_| {
+                PyTypeError::new_err(
+                    "tensordot expects dims to be an int or a pair of lists of ints",
+                )
+            })?;
+            if pair.len() != 2 {
+                return Err(PyTypeError::new_err(
+                    "tensordot expects dims to be an int or a pair of lists of ints",
+                ));
+            }
+            (int_list(&pair[0], "dims")?, int_list(&pair[1], "dims")?)
+        }
+    };
+    Ok(wrap(run(py, x.numel() + y.numel(), || blas::tensordot(x, y, &da, &db))?))
+}
+
+fn contract_last(a: &Tensor, n: i64) -> PyResult<(Vec<i64>, Vec<i64>)> {
+    if n < 0 {
+        return Err(pyo3::exceptions::PyRuntimeError::new_err(format!(
+            "tensordot expects dims >= 0, but got dims={}",
+            n
+        )));
+    }
+    let r = a.ndim() as i64;
+    if n > r {
+        return Err(pyo3::exceptions::PyRuntimeError::new_err(format!(
+            "tensordot: dims={} is larger than the number of dims of the first tensor ({})",
+            n, r
+        )));
+    }
+    Ok(((r - n..r).collect(), (0..n).collect()))
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(xlogy, m)?)?;
+    m.add_function(wrap_pyfunction!(tensordot, m)?)?;
+    Ok(())
+}
