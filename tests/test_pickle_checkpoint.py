@@ -682,6 +682,28 @@ def test_file_objects(tmp_path):
             rumus.load(io.BytesIO(b"PK\x03\x04"), mmap=True)
 
 
+class _ShortWriter(io.RawIOBase):
+    """A raw, unseekable file object taking at most 7 bytes per write."""
+
+    def __init__(self):
+        self.data = bytearray()
+
+    def writable(self):
+        return True
+
+    def write(self, b):
+        taken = bytes(b[:7])
+        self.data += taken
+        return len(taken)
+
+
+def test_unseekable_stream_with_short_writes(tmp_path):
+    obj = [rumus.arange(100.0), {1}]
+    w = _ShortWriter()
+    rumus.save(obj, w)
+    assert bytes(w.data) == zsave(obj, tmp_path).read_bytes()
+
+
 # Writes past RLIMIT_FSIZE fail with EFBIG (SIGXFSZ ignored): a disk that fills up mid-save.
 _SAVE_OVER_LIMIT = """
 import resource, signal, sys, rumus
