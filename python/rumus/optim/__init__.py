@@ -1,6 +1,8 @@
 """Optimizers whose per-parameter update is one fused Rust step, and schedulers."""
 
-from . import lr_scheduler  # noqa: E402  (written alongside; needs Optimizer)
+# adagrad ... radam: PyTorch's module paths (torch.optim.adamw.AdamW) for the
+# optimizers rumus groups by family in adam.py and rmsprop.py.
+from . import adagrad, adamax, adamw, lr_scheduler, nadam, radam  # noqa: F401
 from .adam import Adam, Adamax, AdamW, NAdam, RAdam
 from .optimizer import Optimizer
 from .rmsprop import Adagrad, RMSprop

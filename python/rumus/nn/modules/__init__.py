@@ -1,5 +1,6 @@
 """All nn layers, one file per family (as in PyTorch's torch.nn.modules)."""
 
+from . import batchnorm, instancenorm  # noqa: F401  (PyTorch's module paths)
 from .activation import (
     ELU,
     GELU,

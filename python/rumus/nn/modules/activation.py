@@ -247,3 +247,10 @@ class PReLU(Module):
 
     def extra_repr(self):
         return f"num_parameters={self.num_parameters}"
+
+
+# PyTorch defines MultiheadAttention in activation.py; rumus keeps it with the
+# Transformer (transformer.py does not import this file, so there is no cycle).
+from .transformer import MultiheadAttention  # noqa: E402
+
+__all__ += ["MultiheadAttention"]
