@@ -14,8 +14,6 @@ use std::sync::Arc;
 /// per input edge out (None where an input needs none).
 pub trait Backward {
     fn name(&self) -> String;
-    /// Whether it holds saved tensors (released after backward).
-    fn saves_tensors(&self) -> bool;
     fn apply(&self, node: &Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>>;
 }
 
@@ -37,12 +35,6 @@ macro_rules! backward_ops {
                 match self {
                     $(BackwardOp::$variant(b) => b.name(),)*
                     BackwardOp::Custom(c) => c.name(),
-                }
-            }
-            pub fn saves_tensors(&self) -> bool {
-                match self {
-                    $(BackwardOp::$variant(b) => b.saves_tensors(),)*
-                    BackwardOp::Custom(_) => true,
                 }
             }
             pub fn apply(&self, node: &Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {

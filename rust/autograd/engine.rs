@@ -224,7 +224,9 @@ fn run_node(
                 "Trying to backward through the graph a second time (or directly access saved tensors after they have already been freed). Saved intermediate values of the graph are freed when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or if you need to access saved tensors after calling backward. (node {})",
                 node.name
             ),
-            Some(op) if keep_graph || !op.saves_tensors() => op.clone(),
+            // Every node is freed without retain_graph, even one that saved no
+            // tensor, so a second backward raises instead of accumulating again.
+            Some(op) if keep_graph => op.clone(),
             Some(_) => slot.take().expect("checked above"),
         }
     };

@@ -80,9 +80,6 @@ impl Backward for ColsBackward {
     fn name(&self) -> String {
         if self.adjoint { "Col2ImBackward0" } else { "Im2ColBackward0" }.into()
     }
-    fn saves_tensors(&self) -> bool {
-        false
-    }
     fn apply(&self, _: &Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
         let g = &grads[0];
         Ok(vec![Some(if self.adjoint { im2col(g, &self.geom)? } else { col2im(g, &self.geom)? })])

@@ -213,9 +213,6 @@ impl Backward for ToDeviceBackward {
     fn name(&self) -> String {
         "ToCopyBackward0".to_string()
     }
-    fn saves_tensors(&self) -> bool {
-        false
-    }
     fn apply(&self, _: &std::sync::Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
         Ok(vec![Some(to_device(&grads[0], self.from)?)])
     }
@@ -231,9 +228,6 @@ pub struct CastBackward {
 impl Backward for CastBackward {
     fn name(&self) -> String {
         self.name.to_string()
-    }
-    fn saves_tensors(&self) -> bool {
-        false
     }
     fn apply(&self, _: &std::sync::Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
         Ok(vec![Some(to_dtype(&grads[0], self.from)?)])

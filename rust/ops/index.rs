@@ -708,9 +708,6 @@ impl Backward for TakeBackward {
     fn name(&self) -> String {
         self.name.to_string()
     }
-    fn saves_tensors(&self) -> bool {
-        false
-    }
     fn apply(&self, _: &Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
         // Repeated positions add up: half types accumulate in float32.
         let acc = self.in_dtype.compute();
@@ -750,9 +747,6 @@ pub struct PutBackward {
 impl Backward for PutBackward {
     fn name(&self) -> String {
         if self.accumulate { "IndexPutAddBackward0" } else { "IndexPutBackward0" }.to_string()
-    }
-    fn saves_tensors(&self) -> bool {
-        false
     }
     fn apply(&self, node: &Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
         let g = &grads[0];

@@ -468,9 +468,6 @@ impl Backward for LinearBackward {
     fn name(&self) -> String {
         "AddmmBackward0".into()
     }
-    fn saves_tensors(&self) -> bool {
-        true
-    }
     fn apply(&self, node: &std::sync::Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
         let g = &grads[0];
         let mut out = vec![None, None, None];
@@ -500,9 +497,6 @@ pub struct MatmulBackward {
 impl Backward for MatmulBackward {
     fn name(&self) -> String {
         self.name.to_string()
-    }
-    fn saves_tensors(&self) -> bool {
-        true
     }
     fn apply(&self, node: &std::sync::Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
         use super::shape::matrix_transpose as mt;

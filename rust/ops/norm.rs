@@ -163,9 +163,6 @@ impl Backward for LayerNormBackward {
     fn name(&self) -> String {
         "NativeLayerNormBackward0".into()
     }
-    fn saves_tensors(&self) -> bool {
-        true
-    }
     fn apply(&self, node: &Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
         let x = self.x.unpack(node)?;
         let w = self.w.as_ref().map(|w| w.unpack(node)).transpose()?;

@@ -385,9 +385,6 @@ impl Backward for AvgPoolBackward {
     fn name(&self) -> String {
         if self.adjoint { "AvgPool2DBackwardBackward0" } else { self.name }.into()
     }
-    fn saves_tensors(&self) -> bool {
-        false
-    }
     fn apply(&self, _: &Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
         let g = &grads[0];
         Ok(vec![Some(if self.adjoint {

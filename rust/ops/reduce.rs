@@ -493,9 +493,6 @@ impl Backward for SumBackward {
     fn name(&self) -> String {
         if self.mean { "MeanBackward0" } else { "SumBackward0" }.to_string()
     }
-    fn saves_tensors(&self) -> bool {
-        false
-    }
     fn apply(&self, _: &Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
         let g = math::unsqueeze_reduced(&grads[0], &self.in_shape, &self.reduced, self.keepdim)?;
         let mut g = math::cast(&math::expand(&g, &self.in_shape)?, self.in_dtype)?;
@@ -525,9 +522,6 @@ pub struct ProdBackward {
 impl Backward for ProdBackward {
     fn name(&self) -> String {
         "ProdBackward0".to_string()
-    }
-    fn saves_tensors(&self) -> bool {
-        true
     }
     fn apply(&self, node: &Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
         use super::shape::{cat, flip, narrow, permute};
@@ -588,9 +582,6 @@ impl Backward for ExtremeBackward {
     fn name(&self) -> String {
         format!("{}Backward0", if self.name == "amax" { "Amax" } else { "Amin" })
     }
-    fn saves_tensors(&self) -> bool {
-        true
-    }
     fn apply(&self, node: &Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
         let x = self.input.unpack(node)?;
         let out = math::unsqueeze_reduced(
@@ -623,9 +614,6 @@ impl Backward for MaxDimBackward {
     fn name(&self) -> String {
         format!("{}Backward0", if self.name == "max" { "Max" } else { "Min" })
     }
-    fn saves_tensors(&self) -> bool {
-        true
-    }
     fn apply(&self, node: &Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
         let mut reduced = vec![false; self.in_shape.len()];
         if !reduced.is_empty() {
@@ -656,9 +644,6 @@ impl Backward for VarBackward {
     fn name(&self) -> String {
         "VarBackward0".to_string()
     }
-    fn saves_tensors(&self) -> bool {
-        true
-    }
     fn apply(&self, node: &Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
         let x = self.input.unpack(node)?;
         let dims = dims_of(&self.reduced);
@@ -683,9 +668,6 @@ pub struct LogSumExpBackward {
 impl Backward for LogSumExpBackward {
     fn name(&self) -> String {
         "LogsumexpBackward0".to_string()
-    }
-    fn saves_tensors(&self) -> bool {
-        true
     }
     fn apply(&self, node: &Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
         let x = self.input.unpack(node)?;

@@ -72,9 +72,6 @@ impl Backward for CumulativeBackward {
     fn name(&self) -> String {
         if self.saved.is_some() { "CumprodBackward0" } else { "CumsumBackward0" }.to_string()
     }
-    fn saves_tensors(&self) -> bool {
-        self.saved.is_some()
-    }
     fn apply(&self, node: &Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
         use super::shape::flip;
         let g = &grads[0];

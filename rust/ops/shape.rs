@@ -510,9 +510,6 @@ impl Backward for ReshapeBackward {
     fn name(&self) -> String {
         "ViewBackward0".to_string()
     }
-    fn saves_tensors(&self) -> bool {
-        false
-    }
     fn apply(&self, _: &Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
         Ok(vec![Some(math::reshape(&grads[0], &self.in_shape)?)])
     }
@@ -527,9 +524,6 @@ impl Backward for PermuteBackward {
     fn name(&self) -> String {
         "PermuteBackward0".to_string()
     }
-    fn saves_tensors(&self) -> bool {
-        false
-    }
     fn apply(&self, _: &Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
         Ok(vec![Some(permute(&grads[0], &self.inverse)?)])
     }
@@ -543,9 +537,6 @@ pub struct ExpandBackward {
 impl Backward for ExpandBackward {
     fn name(&self) -> String {
         "ExpandBackward0".to_string()
-    }
-    fn saves_tensors(&self) -> bool {
-        false
     }
     fn apply(&self, _: &Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
         Ok(vec![Some(math::sum_to(&grads[0], &self.in_shape)?)])
@@ -562,9 +553,6 @@ pub struct CatBackward {
 impl Backward for CatBackward {
     fn name(&self) -> String {
         "CatBackward0".to_string()
-    }
-    fn saves_tensors(&self) -> bool {
-        false
     }
     fn apply(&self, node: &Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
         let mut at = 0;
@@ -591,9 +579,6 @@ pub struct FlipBackward {
 impl Backward for FlipBackward {
     fn name(&self) -> String {
         "FlipBackward0".to_string()
-    }
-    fn saves_tensors(&self) -> bool {
-        false
     }
     fn apply(&self, _: &Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
         Ok(vec![Some(flip(&grads[0], &self.dims)?)])

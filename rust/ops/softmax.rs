@@ -66,9 +66,6 @@ impl Backward for SoftmaxBackward {
     fn name(&self) -> String {
         if self.log { "LogSoftmaxBackward0" } else { "SoftmaxBackward0" }.into()
     }
-    fn saves_tensors(&self) -> bool {
-        true
-    }
     fn apply(&self, node: &Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
         let y = self.out.unpack(node)?;
         let g = &grads[0];

@@ -361,9 +361,6 @@ impl Backward for BinaryBackward {
     fn name(&self) -> String {
         format!("{}Backward0", capitalized(self.op.name()))
     }
-    fn saves_tensors(&self) -> bool {
-        self.a.saved.is_some() || self.b.saved.is_some() || self.out.is_some()
-    }
     fn apply(&self, node: &Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
         use math::*;
         use Binary::*;

@@ -193,9 +193,6 @@ impl Backward for WhereBackward {
     fn name(&self) -> String {
         self.name.to_string()
     }
-    fn saves_tensors(&self) -> bool {
-        true
-    }
     fn apply(&self, node: &Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
         let (g, cond) = (&grads[0], self.cond.unpack(node)?);
         let zero = Operand::S(crate::tensor::Scalar::Int(0));
@@ -235,9 +232,6 @@ impl ClampBackward {
 impl Backward for ClampBackward {
     fn name(&self) -> String {
         "ClampBackward1".to_string()
-    }
-    fn saves_tensors(&self) -> bool {
-        true
     }
     fn apply(&self, node: &Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
         let (g, x) = (&grads[0], Operand::T(self.input.unpack(node)?));

@@ -213,9 +213,6 @@ impl Backward for UnaryBackward {
     fn name(&self) -> String {
         format!("{}Backward0", capitalized(self.op.name()))
     }
-    fn saves_tensors(&self) -> bool {
-        self.input.is_some() || self.output.is_some()
-    }
     fn apply(&self, node: &Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
         use math::*;
         use Unary::*;

@@ -361,9 +361,6 @@ impl Backward for SortBackward {
     fn name(&self) -> String {
         self.name.to_string()
     }
-    fn saves_tensors(&self) -> bool {
-        true
-    }
     fn apply(&self, node: &Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
         let g = &grads[0];
         if self.in_shape.is_empty() {
