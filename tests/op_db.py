@@ -541,7 +541,7 @@ def call(v, args, kwargs):
             assert out is x, f"{v} must return self"
             return x
         return getattr(args[0], name)(*args[1:], **kwargs)
-    return getattr({"rumus": rumus, "F": F}[where], name)(*args, **kwargs)
+    return getattr({"rumus": rumus, "F": F, "linalg": rumus.linalg}[where], name)(*args, **kwargs)
 
 
 def applicable(op, sample):
@@ -4343,8 +4343,20 @@ LOSSES = [
     ),
 ]
 
+from op_db_linalg import LINALG_DECOMP  # noqa: E402 - it builds on the helpers above
+
 OP_DB = (
-    ELEMENTWISE + COMPARE + TERNARY + REDUCTIONS + LINALG + SHAPE + INDEX + CREATION + NN + LOSSES
+    ELEMENTWISE
+    + COMPARE
+    + TERNARY
+    + REDUCTIONS
+    + LINALG
+    + LINALG_DECOMP
+    + SHAPE
+    + INDEX
+    + CREATION
+    + NN
+    + LOSSES
 )
 
 
