@@ -13,6 +13,9 @@ pub enum Error {
     Index(String),
     /// Everything PyTorch reports as RuntimeError: shape mismatches, illegal casts, ...
     Runtime(String),
+    /// A singular or not positive-definite input to a decomposition (rumus.linalg.LinAlgError,
+    /// a RuntimeError subclass, as torch.linalg.LinAlgError).
+    LinAlg(String),
     /// An op that exists but has no kernel for this device or dtype yet (NotImplementedError).
     NotImplemented(String),
     /// An error raised by user code the core called back into (a Python
@@ -38,6 +41,7 @@ impl fmt::Display for Error {
             | Error::Type(m)
             | Error::Index(m)
             | Error::Runtime(m)
+            | Error::LinAlg(m)
             | Error::NotImplemented(m) => f.write_str(m),
             Error::Foreign(_) => f.write_str("error raised in user code"),
         }

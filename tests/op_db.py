@@ -541,7 +541,7 @@ def call(v, args, kwargs):
             assert out is x, f"{v} must return self"
             return x
         return getattr(args[0], name)(*args[1:], **kwargs)
-    return getattr({"rumus": rumus, "F": F}[where], name)(*args, **kwargs)
+    return getattr({"rumus": rumus, "F": F, "linalg": rumus.linalg}[where], name)(*args, **kwargs)
 
 
 def applicable(op, sample):
@@ -5371,6 +5371,8 @@ SORTING = [
     ),
 ]
 
+from op_db_linalg import LINALG_DECOMP  # noqa: E402 - it builds on the helpers above
+
 OP_DB = (
     ELEMENTWISE
     + COMPARE
@@ -5378,6 +5380,7 @@ OP_DB = (
     + REDUCTIONS
     + SORTING
     + LINALG
+    + LINALG_DECOMP
     + SHAPE
     + INDEX
     + CREATION

@@ -92,6 +92,8 @@ def _torch_fn(op):
         if is_inplace(v):
             return lambda torch, x, *a, **k: getattr(x.clone(), name)(*a, **k)
         return lambda torch, x, *a, **k: getattr(x, name)(*a, **k)
+    if where == "linalg":
+        return lambda torch, *a, **k: getattr(torch.linalg, name)(*a, **k)
     if where == "rumus" and hasattr(torch, name):
         return lambda torch, *a, **k: getattr(torch, name)(*a, **k)
     return lambda torch, *a, **k: getattr(torch.nn.functional, name)(*a, **k)
@@ -328,7 +330,7 @@ EXCEPTIONS = {
 
 def _public_callables():
     names = set()
-    for prefix, mod in (("rumus", rumus), ("F", F)):
+    for prefix, mod in (("rumus", rumus), ("F", F), ("linalg", rumus.linalg)):
         for n in dir(mod):
             obj = getattr(mod, n)
             if n.startswith("_") or inspect.isclass(obj) or inspect.ismodule(obj):

@@ -1,5 +1,7 @@
 """rumus: a deep-learning framework with a Rust engine and PyTorch's Python API."""
 
+import math as _math
+
 from . import _rumus
 from ._rumus import (
     Generator,
@@ -189,5 +191,44 @@ from .autograd import (  # noqa: E402
     set_grad_enabled,
 )
 from .serialization import load, save  # noqa: E402
+
+
+def det(input):
+    return linalg.det(input)
+
+
+def slogdet(input):
+    return linalg.slogdet(input)
+
+
+def logdet(input):
+    """log det(input): nan for a negative determinant, -inf for a singular matrix."""
+    sign, logabs = linalg.slogdet(input)
+    return where(sign < 0, logabs.detach() * _math.nan, logabs)
+
+
+def inverse(input):
+    return linalg.inv(input)
+
+
+def cholesky(input, upper=False):
+    return linalg.cholesky(input, upper=upper)
+
+
+def matrix_power(input, n):
+    return linalg.matrix_power(input, n)
+
+
+def matrix_exp(input):
+    return linalg.matrix_exp(input)
+
+
+def pinverse(input, rcond=1e-15):
+    return linalg.pinv(input, rtol=rcond)
+
+
+for _name in "det slogdet logdet inverse cholesky matrix_power matrix_exp pinverse".split():
+    setattr(Tensor, _name, globals()[_name])
+del _name
 
 __all__ = [n for n in dir() if not n.startswith("_")]

@@ -1,11 +1,570 @@
-"""rumus.linalg: PyTorch's torch.linalg functions (a start: cross)."""
+"""rumus.linalg: PyTorch's torch.linalg on float32 and float64 tensors.
 
-from ._rumus import Tensor
+Decompositions (LU, Cholesky, QR, symmetric eigendecomposition, SVD) and the
+solvers run in the Rust engine through the faer crate, batched over leading
+dimensions. GPU tensors are decomposed on the host: the input is copied to
+the CPU and the results come back on the GPU; matrix products (matmul,
+multi_dot, matrix_power, the backward formulas) stay on the GPU.
 
-__all__ = ["cross"]
+Gradients follow PyTorch's formulas, written with tensor ops (so they run on
+the tensors' device and differentiate again). As in PyTorch, the gradients of
+eigh / svd need distinct eigenvalues / singular values, and the gradient of
+``qr`` needs nrows >= ncols. Differences from PyTorch:
+
+- the gradient of ``det`` at a singular matrix raises LinAlgError (PyTorch
+  goes through an SVD there);
+- ``lu_factor``, ``lu_factor_ex``, ``lu`` and ``lu_solve`` have no gradient
+  yet: they raise NotImplementedError when recording;
+- ``svd(full_matrices=True)`` differentiates through the first min(m, n)
+  columns of U / rows of Vh only;
+- ``matrix_exp`` differentiates its Padé approximant (exact to rounding)
+  rather than the block-matrix formula;
+- ``eig`` / ``eigvals`` (complex results) are not available: rumus has no
+  complex dtypes yet.
+"""
+
+import builtins as _builtins
+import math as _math
+from collections import namedtuple as _namedtuple
+
+from . import _rumus
+
+LinAlgError = _rumus.LinAlgError
+
+__all__ = [
+    "LinAlgError",
+    "cholesky",
+    "cholesky_ex",
+    "cond",
+    "cross",
+    "det",
+    "eigh",
+    "eigvalsh",
+    "inv",
+    "inv_ex",
+    "lstsq",
+    "lu",
+    "lu_factor",
+    "lu_factor_ex",
+    "lu_solve",
+    "matmul",
+    "matrix_exp",
+    "matrix_norm",
+    "matrix_power",
+    "matrix_rank",
+    "multi_dot",
+    "norm",
+    "pinv",
+    "qr",
+    "slogdet",
+    "solve",
+    "solve_ex",
+    "solve_triangular",
+    "svd",
+    "svdvals",
+    "vander",
+    "vector_norm",
+]
+
+SlogdetResult = _namedtuple("slogdet", ["sign", "logabsdet"])
+InvExResult = _namedtuple("inv_ex", ["inverse", "info"])
+CholeskyExResult = _namedtuple("cholesky_ex", ["L", "info"])
+SolveExResult = _namedtuple("solve_ex", ["result", "info"])
+QRResult = _namedtuple("qr", ["Q", "R"])
+EighResult = _namedtuple("eigh", ["eigenvalues", "eigenvectors"])
+SVDResult = _namedtuple("svd", ["U", "S", "Vh"])
+LUFactorResult = _namedtuple("lu_factor", ["LU", "pivots"])
+LUFactorExResult = _namedtuple("lu_factor_ex", ["LU", "pivots", "info"])
+LUResult = _namedtuple("lu", ["P", "L", "U"])
+LstsqResult = _namedtuple("lstsq", ["solution", "residuals", "rank", "singular_values"])
+
+
+def _tensor_module():
+    import rumus
+
+    return rumus
+
+
+# ------------------------------------------------------------ decompositions and solvers
+
+
+def det(A):
+    """Determinant of square matrices (batched)."""
+    return _rumus._linalg_det(A)
+
+
+def slogdet(A):
+    """(sign, logabsdet) of square matrices; sign is 0 and logabsdet -inf when singular."""
+    return SlogdetResult(*_rumus._linalg_slogdet(A))
+
+
+def inv_ex(A, *, check_errors=False):
+    """(inverse, info): info is the 1-based index of a zero pivot (0 when invertible)."""
+    return InvExResult(*_rumus._linalg_inv_ex(A, check_errors))
+
+
+def inv(A):
+    """Inverse of square matrices; LinAlgError when singular."""
+    return _rumus._linalg_inv_ex(A, True)[0]
+
+
+def cholesky_ex(A, *, upper=False, check_errors=False):
+    """(L, info): info is the order of the first leading minor that is not positive-definite."""
+    return CholeskyExResult(*_rumus._linalg_cholesky_ex(A, upper, check_errors))
+
+
+def cholesky(A, *, upper=False):
+    """Cholesky factor L (A = L Lᵀ, from A's lower triangle), or U = Lᵀ with ``upper``."""
+    return _rumus._linalg_cholesky_ex(A, upper, True)[0]
+
+
+def solve_ex(A, B, *, left=True, check_errors=False):
+    return SolveExResult(*_rumus._linalg_solve_ex(A, B, left, check_errors))
+
+
+def solve(A, B, *, left=True):
+    """X with A X = B (``left``) or X A = B; B a matrix or (batch of) vector(s)."""
+    return _rumus._linalg_solve_ex(A, B, left, True)[0]
+
+
+def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
+    return _rumus._linalg_solve_triangular(A, B, upper, left, unitriangular)
+
+
+def qr(A, mode="reduced"):
+    """(Q, R); mode 'reduced', 'complete' or 'r' (Q empty)."""
+    return QRResult(*_rumus._linalg_qr(A, mode))
+
+
+def eigh(A, UPLO="L"):
+    """(eigenvalues ascending, eigenvectors as columns) of symmetric matrices."""
+    return EighResult(*_rumus._linalg_eigh(A, UPLO, True))
+
+
+def eigvalsh(A, UPLO="L"):
+    return _rumus._linalg_eigh(A, UPLO, False)[0]
+
+
+def svd(A, full_matrices=True, *, driver=None):
+    """(U, S, Vh) with A = U diag(S) Vh; S descending."""
+    return SVDResult(*_rumus._linalg_svd(A, full_matrices, True))
+
+
+def svdvals(A, *, driver=None):
+    return _rumus._linalg_svd(A, False, False)[1]
+
+
+def lu_factor_ex(A, *, pivot=True, check_errors=False):
+    return LUFactorExResult(*_rumus._linalg_lu_factor_ex(A, pivot, check_errors))
+
+
+def lu_factor(A, *, pivot=True):
+    """(LU, pivots): packed factors and LAPACK's 1-based int32 row swaps."""
+    f, p, _ = _rumus._linalg_lu_factor_ex(A, pivot, True)
+    return LUFactorResult(f, p)
+
+
+def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
+    return _rumus._linalg_lu_solve(LU, pivots, B, left, adjoint)
+
+
+def lu(A, *, pivot=True):
+    """(P, L, U) with A = P L U."""
+    return LUResult(*_rumus._linalg_lu(A, pivot))
+
+
+# ------------------------------------------------------------ products
+
+
+def matmul(input, other):
+    return _rumus.Tensor.matmul(input, other)
+
+
+def multi_dot(tensors):
+    """Product of a chain of matrices (the first / last may be vectors), in the
+    cheapest order (dynamic programming on the shapes, as PyTorch)."""
+    ts = list(tensors)
+    for t in ts:
+        _check_float("linalg.multi_dot", t)
+    if len(ts) < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(ts)}")
+    for i, t in enumerate(ts):
+        ok = t.dim() == 2 or (t.dim() == 1 and i in (0, len(ts) - 1))
+        if not ok:
+            raise RuntimeError(
+                f"multi_dot(): tensor {i} must be 2D (1D allowed first or last) but got "
+                f"{t.dim()}D (shape {list(t.shape)})"
+            )
+    first_vec, last_vec = ts[0].dim() == 1, ts[-1].dim() == 1
+    if first_vec:
+        ts[0] = ts[0].unsqueeze(0)
+    if last_vec:
+        ts[-1] = ts[-1].unsqueeze(1)
+    n = len(ts)
+    dims = [ts[0].shape[0]] + [t.shape[1] for t in ts]
+    for i in range(n - 1):
+        if ts[i].shape[1] != ts[i + 1].shape[0]:
+            raise RuntimeError(
+                f"multi_dot(): tensors {i} and {i + 1} with shapes {list(ts[i].shape)} and "
+                f"{list(ts[i + 1].shape)} cannot be multiplied"
+            )
+    cost = [[0] * n for _ in range(n)]
+    split = [[0] * n for _ in range(n)]
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i][j] = _math.inf
+            for k in range(i, j):
+                c = cost[i][k] + cost[k + 1][j] + dims[i] * dims[k + 1] * dims[j + 1]
+                if c < cost[i][j]:
+                    cost[i][j], split[i][j] = c, k
+
+    def chain(i, j):
+        if i == j:
+            return ts[i]
+        k = split[i][j]
+        return chain(i, k) @ chain(k + 1, j)
+
+    out = chain(0, n - 1)
+    if first_vec:
+        out = out.squeeze(0)
+    if last_vec:
+        out = out.squeeze(-1)
+    return out
+
+
+def _check_float(op, A):
+    r = _tensor_module()
+    if not isinstance(A, r.Tensor):
+        raise TypeError(f"{op}(): argument 'A' must be Tensor, not {type(A).__name__}")
+    if A.dtype not in (r.float32, r.float64):
+        raise RuntimeError(
+            f"{op}: Expected a floating point tensor as input (rumus.linalg runs in float32 and "
+            f"float64). Got {A.dtype}"
+        )
+
+
+def _check_square(op, A):
+    _check_float(op, A)
+    if A.dim() < 2:
+        raise RuntimeError(
+            f"{op}: The input tensor A must have at least 2 dimensions (got shape {list(A.shape)})."
+        )
+    if A.shape[-1] != A.shape[-2]:
+        raise RuntimeError(
+            f"{op}: A must be batches of square matrices, but they are {A.shape[-2]} by "
+            f"{A.shape[-1]} matrices (shape {list(A.shape)})"
+        )
+
+
+def _eye_like(n, A):
+    r = _tensor_module()
+    return r.eye(n, dtype=A.dtype, device=A.device)
+
+
+def matrix_power(A, n):
+    """A^n by repeated squaring; negative n through the inverse."""
+    if not isinstance(n, int) or isinstance(n, bool):
+        raise TypeError(f"matrix_power(): argument 'n' must be int, not {type(n).__name__}")
+    _check_square("linalg.matrix_power", A)
+    if n == 0:
+        return _eye_like(A.shape[-1], A).expand(A.shape).clone()
+    if n < 0:
+        A, n = inv(A), -n
+    result, base = None, A
+    while n:
+        if n & 1:
+            result = base if result is None else result @ base
+        n >>= 1
+        if n:
+            base = base @ base
+    return result
+
+
+# Padé(13) coefficients (Higham 2005), and the 1-norm bounds for degrees 3..13.
+_PADE13 = [
+    64764752532480000.0,
+    32382376266240000.0,
+    7771770303897600.0,
+    1187353796428800.0,
+    129060195264000.0,
+    10559470521600.0,
+    670442572800.0,
+    33522128640.0,
+    1323241920.0,
+    40840800.0,
+    960960.0,
+    16380.0,
+    182.0,
+    1.0,
+]
+_THETA13 = {"float64": 5.371920351148152, "float32": 3.925724783138660}
+
+
+def matrix_exp(A):
+    """exp(A) by scaling and squaring with a degree-13 Padé approximant."""
+    _check_float("linalg.matrix_exp", A)
+    _check_square("linalg.matrix_exp", A)
+    n = A.shape[-1]
+    if A.numel() == 0:
+        return A.clone()
+    # one scaling for the whole batch: the largest 1-norm decides it
+    norm1 = _builtins.float(A.detach().abs().sum(-2).amax().item()) if n else 0.0
+    theta = _THETA13["float64" if A.dtype == _tensor_module().float64 else "float32"]
+    s = max(0, _math.ceil(_math.log2(norm1 / theta))) if norm1 > theta else 0
+    X = A * (0.5**s) if s else A
+    b = _PADE13
+    eye = _eye_like(n, A)
+    X2 = X @ X
+    X4 = X2 @ X2
+    X6 = X4 @ X2
+    U = X @ (
+        X6 @ (b[13] * X6 + b[11] * X4 + b[9] * X2) + b[7] * X6 + b[5] * X4 + b[3] * X2 + b[1] * eye
+    )
+    V = X6 @ (b[12] * X6 + b[10] * X4 + b[8] * X2) + b[6] * X6 + b[4] * X4 + b[2] * X2 + b[0] * eye
+    R = solve(V - U, V + U)
+    for _ in range(s):
+        R = R @ R
+    return R
+
+
+def vander(x, *, N=None):
+    """Vandermonde matrix with increasing powers: x[..., i, j] = x_i ** j."""
+    _check_float("linalg.vander", x)
+    if x.dim() < 1:
+        raise RuntimeError("linalg.vander: x must have at least one dimension")
+    n = x.shape[-1] if N is None else N
+    if n < 0:
+        raise RuntimeError(f"N must be non-negative, got {n}")
+    if n == 0:
+        return x.unsqueeze(-1)[..., :0] * 0
+    cols = [x.unsqueeze(-1) ** 0]
+    for _ in range(1, n):
+        cols.append(cols[-1] * x.unsqueeze(-1))
+    return _tensor_module().cat(cols, -1)
+
+
+# ------------------------------------------------------------ norms
+
+
+def _dims(dim, ndim):
+    if dim is None:
+        return None
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    for d in dims:
+        if not -max(ndim, 1) <= d < max(ndim, 1):
+            raise IndexError(
+                f"Dimension out of range (expected to be in range of [{-max(ndim, 1)}, "
+                f"{max(ndim, 1) - 1}], but got {d})"
+            )
+    return tuple(d % ndim if ndim else d for d in dims)
+
+
+def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
+    """The ord-norm of x's elements over ``dim`` (all of them by default)."""
+    _check_float("linalg.vector_norm", x)
+    if dtype is not None:
+        x = x.to(dtype)
+    dims = _dims(dim, x.dim())
+    kw = {"keepdim": keepdim}
+    if dims is not None:
+        kw["dim"] = dims
+    a = x.abs()
+    if ord == _math.inf:
+        if x.numel() == 0 and dims is None:
+            raise RuntimeError(
+                "linalg.vector_norm cannot compute the inf norm on an empty tensor because "
+                "the operation does not have an identity"
+            )
+        return a.amax(**(kw if dims is not None else {"dim": tuple(range(x.dim())), **kw}))
+    if ord == -_math.inf:
+        return a.amin(**(kw if dims is not None else {"dim": tuple(range(x.dim())), **kw}))
+    if ord == 0:
+        return (x != 0).to(x.dtype).sum(**kw)
+    if ord == 1:
+        return a.sum(**kw)
+    if ord == 2:
+        # sqrt of a sum of squares; where the norm is 0 the gradient is 0 (as PyTorch's)
+        sq = (x * x).sum(**kw)
+        zero = sq == 0
+        safe = _tensor_module().where(zero, sq + 1, sq)
+        return _tensor_module().where(zero, sq * 0, safe.sqrt())
+    return (a**ord).sum(**kw) ** (1.0 / ord)
+
+
+def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
+    """Frobenius, nuclear, 1, -1, 2, -2, inf and -inf norms of matrices over ``dim``."""
+    _check_float("linalg.matrix_norm", A)
+    if dtype is not None:
+        A = A.to(dtype)
+    if A.dim() < 2:
+        raise RuntimeError(
+            f"linalg.matrix_norm: The input tensor A must have at least 2 dimensions (got "
+            f"shape {list(A.shape)})."
+        )
+    d0, d1 = _dims(dim, A.dim())
+    if d0 == d1:
+        raise RuntimeError(f"linalg.matrix_norm: dims must be different. Got ({d0}, {d1})")
+    if ord == "fro":
+        return vector_norm(A, 2, (d0, d1), keepdim)
+    if ord in ("nuc", 2, -2):
+        B = A.movedim((d0, d1), (-2, -1))
+        s = svdvals(B)
+        out = s.sum(-1) if ord == "nuc" else (s.amax(-1) if ord == 2 else s.amin(-1))
+        if keepdim:
+            for d in sorted((d0, d1)):
+                out = out.unsqueeze(d)
+        return out
+    if ord in (1, -1, _math.inf, -_math.inf):
+        # 1: max column sum (sum over rows d0); inf: max row sum (sum over columns d1)
+        over, then = (d0, d1) if ord in (1, -1) else (d1, d0)
+        sums = A.abs().sum(over, keepdim=True)
+        red = sums.amax(then, keepdim=True) if ord > 0 else sums.amin(then, keepdim=True)
+        return red if keepdim else red.squeeze((d0, d1))
+    raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
+
+
+def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
+    """vector_norm for 1 dim (or ord None with dim None: the 2-norm of all elements),
+    matrix_norm for 2 dims."""
+    if dim is not None:
+        dims = (dim,) if isinstance(dim, int) else tuple(dim)
+        if len(dims) == 1:
+            return vector_norm(A, 2 if ord is None else ord, dims, keepdim, dtype=dtype)
+        return matrix_norm(A, "fro" if ord is None else ord, dims, keepdim, dtype=dtype)
+    if ord is None:
+        return vector_norm(A, 2, None, keepdim, dtype=dtype)
+    if A.dim() == 2:
+        return matrix_norm(A, ord, (-2, -1), keepdim, dtype=dtype)
+    if A.dim() == 1:
+        return vector_norm(A, ord, None, keepdim, dtype=dtype)
+    raise RuntimeError(
+        "linalg.norm: If dim is not specified but ord is, the input must be 1D or 2D. "
+        f"Got {A.dim()}D."
+    )
+
+
+def cond(A, p=None):
+    """Condition number: σ_max / σ_min for p None or 2 (σ_min / σ_max for -2), else
+    norm(A, p) * norm(inv(A), p)."""
+    _check_float("linalg.cond", A)
+    if A.dim() < 2:
+        raise RuntimeError(
+            f"linalg.cond: The input tensor A must have at least 2 dimensions "
+            f"(got shape {list(A.shape)})."
+        )
+    if p in (None, 2, -2):
+        s = svdvals(A)
+        return s[..., 0] / s[..., -1] if p != -2 else s[..., -1] / s[..., 0]
+    _check_square("linalg.cond", A)
+    return matrix_norm(A, p) * matrix_norm(inv(A), p)
+
+
+def _tol(A, s, atol, rtol, hermitian):
+    """PyTorch's threshold: max(atol, rtol * σ_max); rtol defaults to eps * max(m, n) when
+    atol is not given (or is 0), else 0."""
+    r = _tensor_module()
+    eps = 2.220446049250313e-16 if A.dtype == r.float64 else 1.1920928955078125e-07
+    smax = s.abs().amax(-1, keepdim=True) if s.shape[-1] else s.sum(-1, keepdim=True)
+    if rtol is None:
+        rtol = (
+            eps * max(A.shape[-2], A.shape[-1])
+            if atol is None or (isinstance(atol, (int, float)) and atol == 0)
+            else 0.0
+        )
+    atol = 0.0 if atol is None else atol
+    if isinstance(atol, r.Tensor):
+        atol = atol.unsqueeze(-1)
+    if isinstance(rtol, r.Tensor):
+        rtol = rtol.unsqueeze(-1)
+    return r.maximum(smax * rtol, smax * 0 + atol)
+
+
+def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None):
+    """The number of singular values (eigenvalue magnitudes with ``hermitian``) above the
+    tolerance."""
+    _check_float("linalg.matrix_rank", A)
+    if A.dim() < 2:
+        raise RuntimeError(
+            f"linalg.matrix_rank: The input tensor A must have at least 2 dimensions "
+            f"(got shape {list(A.shape)})."
+        )
+    if tol is not None:
+        atol, rtol = tol, 0.0
+    A = A.detach()
+    s = eigvalsh(A).abs() if hermitian else svdvals(A)
+    return (s > _tol(A, s, atol, rtol, hermitian)).sum(-1)
+
+
+def pinv(A, *, atol=None, rtol=None, hermitian=False):
+    """Moore-Penrose pseudoinverse from the SVD (eigh with ``hermitian``), dropping
+    singular values at or under the tolerance."""
+    _check_float("linalg.pinv", A)
+    if A.dim() < 2:
+        raise RuntimeError(
+            f"linalg.pinv: The input tensor A must have at least 2 dimensions "
+            f"(got shape {list(A.shape)})."
+        )
+    r = _tensor_module()
+    if hermitian:
+        w, V = eigh(A)
+        t = _tol(A, w.detach().abs(), atol, rtol, True)
+        keep = w.detach().abs() > t
+        winv = r.where(keep, 1 / r.where(keep, w, w * 0 + 1), w * 0)
+        return (V * winv.unsqueeze(-2)) @ V.mT
+    U, S, Vh = svd(A, full_matrices=False)
+    t = _tol(A, S.detach(), atol, rtol, False)
+    keep = S.detach() > t
+    sinv = r.where(keep, 1 / r.where(keep, S, S * 0 + 1), S * 0)
+    return (Vh.mT * sinv.unsqueeze(-2)) @ U.mT
+
+
+def lstsq(A, B, rcond=None, *, driver=None):
+    """Least-squares solution of A X = B, through the pseudoinverse (any driver name is
+    accepted; the results are those of 'gelsd'): (solution, residuals, rank,
+    singular_values). residuals are the squared residual norms when m > n and A has full
+    rank, else empty."""
+    _check_float("linalg.lstsq", A)
+    if driver is not None and driver not in ("gels", "gelsy", "gelsd", "gelss"):
+        raise RuntimeError(
+            "linalg.lstsq: parameter `driver` should be one of (gels, gelsy, gelsd, gelss), "
+            f"but got {driver}"
+        )
+    if A.dim() < 2:
+        raise RuntimeError(
+            f"linalg.lstsq: input.dim() must be greater or equal to 2 (got shape {list(A.shape)})."
+        )
+    if A.dtype != B.dtype:
+        raise RuntimeError(
+            f"linalg.lstsq: Expected input and other to have the same dtype, but got input's "
+            f"dtype {A.dtype} and other's dtype {B.dtype}"
+        )
+    vector = B.dim() == A.dim() - 1
+    Bm = B.unsqueeze(-1) if vector else B
+    if Bm.shape[-2] != A.shape[-2]:
+        raise RuntimeError(
+            f"linalg.lstsq: input.size(-2) should match other.size(-2) (shapes {list(A.shape)} "
+            f"and {list(B.shape)})"
+        )
+    m, n = A.shape[-2], A.shape[-1]
+    eps = 2.220446049250313e-16 if A.dtype == _tensor_module().float64 else 1.1920928955078125e-07
+    rc = eps * max(m, n) if rcond is None or rcond < 0 else rcond
+    X = pinv(A, rtol=rc) @ Bm
+    s = svdvals(A.detach())
+    rank = matrix_rank(A, rtol=rc)
+    full = bool((rank == min(m, n)).all().item()) if rank.numel() else True
+    if m > n and full:
+        res = ((A @ X - Bm) ** 2).sum(-2)
+        if vector:
+            res = res.squeeze(-1)
+    else:
+        res = _tensor_module().zeros(0, dtype=A.dtype, device=A.device)
+    if vector:
+        X = X.squeeze(-1)
+    return LstsqResult(X, res, rank, s)
 
 
 def cross(input, other, *, dim=-1):
     """The cross product of 3-vectors along ``dim`` (default -1, unlike the deprecated
     default of ``rumus.cross``); the other dims broadcast."""
-    return Tensor.cross(input, other, dim=dim)
+    return _rumus.Tensor.cross(input, other, dim=dim)

@@ -66,6 +66,7 @@ backward_ops! {
     Cumulative(crate::ops::scan::CumulativeBackward),
     Matmul(linalg::MatmulBackward),
     Linear(linalg::LinearBackward),
+    Linalg(linalg::decomp::LinalgBackward),
     Reshape(shape::ReshapeBackward),
     Permute(shape::PermuteBackward),
     Expand(shape::ExpandBackward),

@@ -6,6 +6,13 @@ use pyo3::exceptions::{
 };
 use pyo3::PyErr;
 
+pyo3::create_exception!(
+    rumus.linalg,
+    LinAlgError,
+    PyRuntimeError,
+    "A linear algebra routine failed: the input is singular or not positive-definite, or the algorithm did not converge."
+);
+
 impl From<Error> for PyErr {
     fn from(e: Error) -> PyErr {
         match e {
@@ -13,6 +20,7 @@ impl From<Error> for PyErr {
             Error::Type(m) => PyTypeError::new_err(m),
             Error::Index(m) => PyIndexError::new_err(m),
             Error::Runtime(m) => PyRuntimeError::new_err(m),
+            Error::LinAlg(m) => LinAlgError::new_err(m),
             Error::NotImplemented(m) => PyNotImplementedError::new_err(m),
             Error::Foreign(f) => match f.0.downcast_ref::<PyErr>() {
                 Some(e) => pyo3::Python::attach(|py| e.clone_ref(py)),

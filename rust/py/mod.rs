@@ -9,6 +9,7 @@ mod functions;
 mod gil;
 mod gpu;
 mod index;
+mod linalg;
 mod math_methods;
 mod methods;
 mod nn;
@@ -72,6 +73,7 @@ fn _rumus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(dtype::get_default_device, m)?)?;
     autograd::register(m)?;
     nn::register(m)?;
+    linalg::register(m)?;
     optim::register(m)?;
     gpu::register(m)?;
     serialization::register(m)?;

@@ -7,6 +7,7 @@ pub mod conv;
 pub mod elementwise;
 pub mod gemm;
 pub mod index;
+pub mod linalg;
 pub mod norm;
 pub mod pool;
 pub mod random;

@@ -1,5 +1,9 @@
 //! matmul with torch's rules (1-D, 2-D, batched with batch broadcasting), mm,
-//! bmm, mv, dot, outer — all through the GEMM kernel.
+//! bmm, mv, dot, outer — all through the GEMM kernel. The decompositions of
+//! rumus.linalg (through faer on the host) are in `decomp` and `solve`.
+
+pub mod decomp;
+pub mod solve;
 
 use super::copy::to_dtype;
 use super::shape::{reshape, squeeze_dim, unsqueeze};
