@@ -12,6 +12,7 @@ from ._rumus import (
     cat,
     device,
     dtype,
+    einsum,
     empty,
     empty_cache,
     empty_like,
@@ -87,7 +88,7 @@ for _name in [
         "sum mean prod amax amin max min argmax argmin var std logsumexp all any cumsum cumprod "
         "matmul mm bmm mv dot outer reshape permute transpose swapaxes t "
         "flatten unflatten unsqueeze squeeze "
-        "narrow select unbind movedim moveaxis split chunk flip roll tril triu "
+        "narrow select unbind movedim moveaxis split chunk flip roll tril triu diagonal trace "
         "gather scatter scatter_add index_select nonzero clone numel"
     ).split(),
 ]:

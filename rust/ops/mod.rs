@@ -4,6 +4,7 @@
 pub mod conv;
 pub mod copy;
 pub mod creation;
+pub mod einsum;
 pub mod elementwise;
 pub mod index;
 pub mod linalg;

@@ -127,6 +127,14 @@ impl PyTensor {
     fn chunk(&self, py: Python<'_>, chunks: i64, dim: i64) -> PyResult<Py<PyTuple>> {
         tensors(py, shape::chunk(&self.t, chunks, dim)?)
     }
+    #[pyo3(signature = (offset=0, dim1=0, dim2=1))]
+    fn diagonal(&self, offset: i64, dim1: i64, dim2: i64) -> PyResult<PyTensor> {
+        Ok(wrap(shape::diagonal(&self.t, offset, dim1, dim2)?))
+    }
+    fn trace(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        let t = &self.t;
+        Ok(wrap(run(py, t.numel(), || shape::trace(t))?))
+    }
     #[pyo3(signature = (*dims))]
     fn flip(&self, py: Python<'_>, dims: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
         let (d, t) = (super::convert::varargs_ints(dims, "dims")?, &self.t);
