@@ -7,13 +7,12 @@ alias T = f32;
 
 // Bindings: 0 a, 1 b, 2 c (inputs, read), 3 o (output), 4 params. Entry
 // points use the subset they need, so unused bindings are not bound.
-// Params: n elements, ndim (<= 8), op code, flags (bit 0: every operand is
-// contiguous with the output's shape; bit 1: a is the scalar s0; bit 2: b is
-// the scalar s1), two scalars (bit patterns of the operands' type), the
-// output shape, then offset and strides (elements) of o, a, b, c.
+// Params (Rust twin: backend/gpu/elementwise.rs): n elements, ndim (<= 8), op
+// code, flags (ELEM_*), two scalars (bit patterns of the operands' type),
+// alpha's bits, the output shape, then offset and strides (elements) of o, a, b, c.
 struct Params {
     n: u32, ndim: u32, op: u32, flags: u32,
-    s0: u32, s1: u32, pad0: u32, pad1: u32,
+    s0: u32, s1: u32, alpha: u32, pad: u32,
     shape: array<u32, 8>,
     o_off: u32, a_off: u32, b_off: u32, c_off: u32,
     o_st: array<i32, 8>,
@@ -30,7 +29,7 @@ fn flat(gid: vec3<u32>, nwg: vec3<u32>) -> u32 {
 
 // Element offsets of output element i in (o, a, b, c).
 fn offsets(i: u32) -> vec4<u32> {
-    if ((p.flags & 1u) != 0u) {
+    if ((p.flags & ELEM_CONTIGUOUS) != 0u) {
         return vec4<u32>(p.o_off + i, p.a_off + i, p.b_off + i, p.c_off + i);
     }
     var rem = i;
@@ -266,11 +265,11 @@ fn compare_i(op: u32, a: i32, b: i32) -> bool {
 @group(0) @binding(3) var<storage, read_write> fo: array<T>;
 
 fn fa_at(off: u32) -> f32 {
-    if ((p.flags & 2u) != 0u) { return bitcast<f32>(p.s0); }
+    if ((p.flags & ELEM_A_SCALAR) != 0u) { return bitcast<f32>(p.s0); }
     return f32(fa[off]);
 }
 fn fb_at(off: u32) -> f32 {
-    if ((p.flags & 4u) != 0u) { return bitcast<f32>(p.s1); }
+    if ((p.flags & ELEM_B_SCALAR) != 0u) { return bitcast<f32>(p.s1); }
     return f32(fb[off]);
 }
 
@@ -283,13 +282,13 @@ fn unary(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups)
     fo[off.x] = T(unary_op(p.op, f32(fa[off.y]), bitcast<f32>(p.s0), bitcast<f32>(p.s1)));
 }
 
-// o = a op b on floats; a or b may be a scalar (flags); pad0 holds alpha's f32 bits.
+// o = a op b on floats; a or b may be a scalar (flags); alpha holds its f32 bits.
 @compute @workgroup_size(256)
 fn binary(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let i = flat(gid, nwg);
     if (i >= p.n) { return; }
     let off = offsets(i);
-    fo[off.x] = T(binary_op(p.op, fa_at(off.y), fb_at(off.z), bitcast<f32>(p.pad0)));
+    fo[off.x] = T(binary_op(p.op, fa_at(off.y), fb_at(off.z), bitcast<f32>(p.alpha)));
 }
 
 @group(0) @binding(3) var<storage, read_write> bo: array<u32>;
@@ -325,11 +324,11 @@ fn classify(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
 @group(0) @binding(3) var<storage, read_write> io: array<i32>;
 
 fn ia_at(off: u32) -> i32 {
-    if ((p.flags & 2u) != 0u) { return bitcast<i32>(p.s0); }
+    if ((p.flags & ELEM_A_SCALAR) != 0u) { return bitcast<i32>(p.s0); }
     return ia[off];
 }
 fn ib_at(off: u32) -> i32 {
-    if ((p.flags & 4u) != 0u) { return bitcast<i32>(p.s1); }
+    if ((p.flags & ELEM_B_SCALAR) != 0u) { return bitcast<i32>(p.s1); }
     return ib[off];
 }
 
@@ -394,7 +393,7 @@ fn binary_i32(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgr
     let off = offsets(i);
     let a = ia_at(off.y);
     let b = ib_at(off.z);
-    let alpha = bitcast<i32>(p.pad0);
+    let alpha = bitcast<i32>(p.alpha);
     var r = 0;
     switch p.op {
         case BINARY_ADD: { r = a + alpha * b; }
@@ -530,9 +529,9 @@ fn where_(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups
     let off = offsets(i);
     var v: u32;
     if (wc[off.w] != 0u) {
-        v = select(wa[off.y], p.s0, (p.flags & 2u) != 0u);
+        v = select(wa[off.y], p.s0, (p.flags & ELEM_A_SCALAR) != 0u);
     } else {
-        v = select(wb[off.z], p.s1, (p.flags & 4u) != 0u);
+        v = select(wb[off.z], p.s1, (p.flags & ELEM_B_SCALAR) != 0u);
     }
     wo[off.x] = v;
 }

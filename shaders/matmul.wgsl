@@ -4,7 +4,7 @@
 // Float kernels use T and accumulate in f32 (shaders/README.md).
 alias T = f32;
 
-// Params, packed in this order (all 4-byte words):
+// Params (Rust twin: backend/gpu/matmul.rs):
 //   m, n, k, batch: u32
 //   a_off, a_bs, a_rs, a_cs: u32   element offset, batch / row / column strides
 //   b_off, b_bs, b_rs, b_cs: u32

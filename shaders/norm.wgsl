@@ -5,9 +5,9 @@
 // divides by m, rstd = 1 / sqrt(var + eps).
 alias T = f32;
 
-// Params (all entries; each reads the fields it needs):
-// rows, m: row count and length; flags: bit 0 weight given, bit 1 bias given
-// (layer_norm; layer_norm_backward reads bit 0); eps (f32);
+// Params (all entries; each reads the fields it needs; Rust twin:
+// backend/gpu/norm.rs): rows, m: row count and length; flags: NORM_WEIGHT,
+// NORM_BIAS (layer_norm; layer_norm_backward reads NORM_WEIGHT); eps (f32);
 // element offsets where each tensor starts: x_off, g_off, w_off, b_off,
 // mean_off, rstd_off, out_off (y / gx).
 struct Params {
@@ -88,8 +88,8 @@ fn layer_norm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nw
         f_mean[p.mean_off + row] = mu;
         f_rstd[p.rstd_off + row] = rs;
     }
-    let has_w = (p.flags & 1u) != 0u;
-    let has_b = (p.flags & 2u) != 0u;
+    let has_w = (p.flags & NORM_WEIGHT) != 0u;
+    let has_b = (p.flags & NORM_BIAS) != 0u;
     let yb = p.out_off + row * m;
     for (var j = tid; j < m; j += WG) {
         var v = (f32(f_x[xb + j]) - mu) * rs;
@@ -121,7 +121,7 @@ fn layer_norm_backward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workg
     let gb = p.g_off + row * m;
     let mu = b_mean[p.mean_off + row];
     let rs = b_rstd[p.rstd_off + row];
-    let has_w = (p.flags & 1u) != 0u;
+    let has_w = (p.flags & NORM_WEIGHT) != 0u;
     var s = vec2<f32>(0.0);
     for (var j = tid; j < m; j += WG) {
         let xh = (f32(f_x[xb + j]) - mu) * rs;

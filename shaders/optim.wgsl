@@ -4,8 +4,8 @@
 alias T = f32;
 
 // ---- Parameters: one layout for every entry point ----
-// The caller packs the same 17 words for the `advance*` entry and the update
-// entry of one parameter tensor.
+// The caller passes the same Opt (Rust twin: rust/optim/mod.rs) to the
+// `advance*` entry and the update entry of one parameter tensor.
 //   n           elements of the parameter
 //   *_off       element offsets of grad, param, state tensors s0..s2 (in the
 //               Rust rule's state order), the step scalar and NAdam's mu_product
@@ -14,9 +14,9 @@ alias T = f32;
 //               corrections near beta = 1 keep their precision); RMSprop: omb1 = 1 - alpha
 //   extra       SGD: dampening; RMSprop: momentum; Adagrad: lr_decay;
 //               NAdam: momentum_decay; unused otherwise
-//   flags       bit 0 maximize; bit 1 nesterov (SGD) or decoupled weight
-//               decay (Adam(W), NAdam, RAdam); bit 2 fresh (SGD: the momentum
-//               buffer was just created and becomes the gradient)
+//   flags       OPT_MAXIMIZE; OPT_NESTEROV (SGD) or OPT_DECOUPLED weight
+//               decay (Adam(W), NAdam, RAdam), one bit; OPT_FRESH (SGD: the
+//               momentum buffer was just created and becomes the gradient)
 struct Opt {
     n: u32, g_off: u32, p_off: u32, s0_off: u32,
     s1_off: u32, s2_off: u32, step_off: u32, mu_off: u32,
@@ -107,13 +107,13 @@ fn one_minus_pow(omb: f32, t: f32) -> f32 {
 }
 
 fn decay_of(q: Opt) -> f32 {
-    return select(1.0, 1.0 - q.lr * q.wd, (q.flags & 2u) != 0u);
+    return select(1.0, 1.0 - q.lr * q.wd, (q.flags & OPT_DECOUPLED) != 0u);
 }
 
 // The gradient with maximize and coupled weight decay applied; as on the CPU
 // it always adds w·p (a zero decay adds 0·p, so an infinite p gives NaN there too).
 fn grad_of(q: Opt, g: f32, p: f32, coupled: bool) -> f32 {
-    let sign = select(1.0, -1.0, (q.flags & 1u) != 0u);
+    let sign = select(1.0, -1.0, (q.flags & OPT_MAXIMIZE) != 0u);
     let w = select(0.0, q.wd, coupled);
     return sign * g + w * p;
 }
@@ -169,8 +169,8 @@ fn sgd_momentum(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_work
     let q = q3;
     let i = flat(gid, nwg);
     if (i >= q.n) { return; }
-    let fresh = (q.flags & 4u) != 0u;
-    let nesterov = (q.flags & 2u) != 0u;
+    let fresh = (q.flags & OPT_FRESH) != 0u;
+    let nesterov = (q.flags & OPT_NESTEROV) != 0u;
     let keep = select(q.beta1, 0.0, fresh);
     let take = select(1.0 - q.extra, 1.0, fresh);
     let kd = select(0.0, 1.0, nesterov);
@@ -287,7 +287,7 @@ fn adam(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocation
     let step_size = wk[0];
     let bc2_sqrt = wk[1];
     let pv = f32(w2[q.p_off + i]) * decay_of(q);
-    let d = grad_of(q, f32(gr[q.g_off + i]), pv, (q.flags & 2u) == 0u);
+    let d = grad_of(q, f32(gr[q.g_off + i]), pv, (q.flags & OPT_DECOUPLED) == 0u);
     var m = f32(w3[q.s0_off + i]);
     m = m + (d - m) * q.omb1;
     let v = q.beta2 * f32(w4[q.s1_off + i]) + q.omb2 * d * d;
@@ -306,7 +306,7 @@ fn adam_amsgrad(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_in
     let step_size = wk[0];
     let bc2_sqrt = wk[1];
     let pv = f32(w2[q.p_off + i]) * decay_of(q);
-    let d = grad_of(q, f32(gr[q.g_off + i]), pv, (q.flags & 2u) == 0u);
+    let d = grad_of(q, f32(gr[q.g_off + i]), pv, (q.flags & OPT_DECOUPLED) == 0u);
     var m = f32(w3[q.s0_off + i]);
     m = m + (d - m) * q.omb1;
     let v = q.beta2 * f32(w4[q.s1_off + i]) + q.omb2 * d * d;
@@ -391,7 +391,7 @@ fn nadam(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocatio
     let k1 = wk[1];
     let k2 = wk[2];
     let pv = f32(w3[q.p_off + i]) * decay_of(q);
-    let d = grad_of(q, f32(gr[q.g_off + i]), pv, (q.flags & 2u) == 0u);
+    let d = grad_of(q, f32(gr[q.g_off + i]), pv, (q.flags & OPT_DECOUPLED) == 0u);
     var m = f32(w4[q.s0_off + i]);
     m = m + (d - m) * q.omb1;
     let v = q.beta2 * f32(w5[q.s1_off + i]) + q.omb2 * d * d;
@@ -462,7 +462,7 @@ fn radam(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocatio
     let k = wk[1];
     let rect = wk[2] != 0.0;
     let pv = f32(w2[q.p_off + i]) * decay_of(q);
-    let d = grad_of(q, f32(gr[q.g_off + i]), pv, (q.flags & 2u) == 0u);
+    let d = grad_of(q, f32(gr[q.g_off + i]), pv, (q.flags & OPT_DECOUPLED) == 0u);
     var m = f32(w3[q.s0_off + i]);
     m = m + (d - m) * q.omb1;
     let v = q.beta2 * f32(w4[q.s1_off + i]) + q.omb2 * d * d;

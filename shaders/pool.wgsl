@@ -2,18 +2,18 @@
 // 1-D pooling is H = 1. Windows are described per axis, as the CPU's Span:
 // - sliding: output o reads first + t·d for t < k, first = o·s - pad; taps
 //   outside [0, size) are padding and skipped;
-// - adaptive (flags bit 0): [floor(o·size/out), ceil((o+1)·size/out)).
+// - adaptive (POOL_ADAPTIVE): [floor(o·size/out), ceil((o+1)·size/out)).
 // Average divisors per axis (the output's divisor is their product):
-// adaptive: the window length; sliding: with count_include_pad (bit 1) the
+// adaptive: the window length; sliding: with count_include_pad (POOL_INCLUDE_PAD) the
 // window clipped to [-pad, size + pad), else clipped to [0, size); at least 1.
-// divisor_override (bit 2) replaces the product by `divisor`.
+// divisor_override (POOL_DIVISOR) replaces the product by `divisor`.
 alias T = f32;
 
 // Bindings: 0 x (T, read; the gradient g for avg_pool_adjoint), 1 out (T,
 // read_write), 2 idx (i32, read_write; max_pool only), 3 params. Entry points
 // use the subset they need; avg entries leave binding 2 unbound.
-// Params: planes, h, w (input), oh, ow (output), flags (bit 0 adaptive,
-// bit 1 count_include_pad, bit 2 divisor override), kh, kw, sh, sw, ph, pw,
+// Params (Rust twin: backend/gpu/pool.rs): planes, h, w (input), oh, ow
+// (output), flags (POOL_*), kh, kw, sh, sw, ph, pw,
 // dh, dw (sliding windows; ignored when adaptive), divisor (f32), then
 // element offsets where x, out and idx start.
 struct Params {
@@ -38,7 +38,7 @@ fn is_nan(v: f32) -> bool {
     return (bitcast<u32>(v) & 0x7fffffffu) > 0x7f800000u;
 }
 fn adaptive() -> bool {
-    return (p.flags & 1u) != 0u;
+    return (p.flags & POOL_ADAPTIVE) != 0u;
 }
 
 // One axis's window of output o: first position, tap count, tap step.
@@ -66,14 +66,14 @@ fn axis_div(o: u32, size: u32, n_out: u32, k: u32, s: u32, pad: u32) -> f32 {
     let first = i32(o * s) - i32(pad);
     let end_pad = min(first + i32(k), i32(size + pad));
     var d = end_pad - first;
-    if ((p.flags & 2u) == 0u) {
+    if ((p.flags & POOL_INCLUDE_PAD) == 0u) {
         d = min(end_pad, i32(size)) - max(first, 0);
     }
     return f32(max(d, 1));
 }
 
 fn divisor(oy: u32, ox: u32) -> f32 {
-    if ((p.flags & 4u) != 0u) {
+    if ((p.flags & POOL_DIVISOR) != 0u) {
         return p.divisor;
     }
     return axis_div(oy, p.h, p.oh, p.kh, p.sh, p.ph) * axis_div(ox, p.w, p.ow, p.kw, p.sw, p.pw);

@@ -4449,11 +4449,538 @@ LOSSES = [
     ),
 ]
 
+
+# ------------------------------------------------------------ sorting and selection
+# References with PyTorch's order: NaN above +inf, ties in index order (rumus sorts stably).
+
+
+def _sort_key(v, desc):
+    nan = v != v
+    if desc:
+        return (0 if nan else 1, 0 if nan else -v)
+    return (1 if nan else 0, 0 if nan else v)
+
+
+def _order(x, dim=-1, descending=False):
+    """Stable argsort along ``dim`` with NaN largest (descending: NaN first)."""
+    if x.ndim == 0:
+        return np.zeros((), np.int64)
+    m = np.moveaxis(x, dim, -1)
+    out = np.empty(m.shape, np.int64)
+    for idx in np.ndindex(m.shape[:-1]):
+        row = [v.item() for v in m[idx]]
+        out[idx] = sorted(range(len(row)), key=lambda i: _sort_key(row[i], descending))
+    return np.moveaxis(out, -1, dim)
+
+
+def _take(x, idx, dim):
+    return x.copy() if x.ndim == 0 else np.take_along_axis(x, idx, axis=dim)
+
+
+def _sort_ref(x, dim=-1, descending=False, stable=False):
+    idx = _order(x, dim, descending)
+    return _take(x, idx, dim), idx
+
+
+def _argsort_ref(x, dim=-1, descending=False, stable=False):
+    return _order(x, dim, descending)
+
+
+def _topk_ref(x, k, dim=-1, largest=True, sorted=True):
+    idx = _order(x, dim, largest)
+    idx = idx if x.ndim == 0 else np.take(idx, range(k), axis=dim)
+    return _take(x, idx, dim), idx
+
+
+def _pick(x, dim, keepdim, pos):
+    """Values and indices at position ``pos(row)`` of each row's stable ascending order."""
+    if x.ndim == 0:
+        return x.copy(), np.zeros((), np.int64)
+    order = _order(x, dim)
+    m, o = np.moveaxis(x, dim, -1), np.moveaxis(order, dim, -1)
+    vals = np.empty(m.shape[:-1], x.dtype)
+    idx = np.empty(m.shape[:-1], np.int64)
+    for i in np.ndindex(m.shape[:-1]):
+        j = o[i][pos(m[i])]
+        vals[i], idx[i] = m[i][j], j
+    if keepdim:
+        vals, idx = np.expand_dims(vals, dim), np.expand_dims(idx, dim)
+    return vals, idx
+
+
+def _nan_count(row):
+    return int(np.sum(row != row))
+
+
+def _median_pos(row):
+    n, nan = len(row), _nan_count(row)
+    return n - nan if nan else (n - 1) // 2
+
+
+def _nanmedian_pos(row):
+    return max(len(row) - _nan_count(row) - 1, 0) // 2
+
+
+def _median_ref(pos):
+    def ref(x, dim=None, keepdim=False):
+        if dim is None:
+            flat = x.reshape(-1)
+            return np.asarray(np.nan if flat.size == 0 else _pick(flat, 0, False, pos)[0])
+        return _pick(x, dim, keepdim, pos)
+
+    return ref
+
+
+def _kthvalue_ref(x, k, dim=-1, keepdim=False):
+    return _pick(x, dim, keepdim, lambda row: k - 1)
+
+
+def _mode_ref(x, dim=-1, keepdim=False):
+    if x.ndim == 0:
+        return x.copy(), np.zeros((), np.int64)
+    m = np.moveaxis(x, dim, -1)
+    vals = np.empty(m.shape[:-1], x.dtype)
+    idx = np.empty(m.shape[:-1], np.int64)
+    for i in np.ndindex(m.shape[:-1]):
+        row = list(m[i])
+        best = min(set(row), key=lambda v: (-row.count(v), v))
+        vals[i], idx[i] = best, len(row) - 1 - row[::-1].index(best)
+    if keepdim:
+        vals, idx = np.expand_dims(vals, dim), np.expand_dims(idx, dim)
+    return vals, idx
+
+
+def _sort_samples(m):
+    return [
+        Sample(m(3, 4)),
+        Sample(m(3, 4), 0),
+        Sample(m(3, 4), dim=1, descending=True),
+        Sample(m(2, 3, 2), dim=1, descending=True, stable=True),
+        Sample(m(3, 5), stable=True),
+        Sample(m()),
+        Sample(m(), dim=0, descending=True),
+        Sample(m(0, 3), dim=1),
+        Sample(m(0, 3), dim=0),
+        Sample(m(4, 3, layout="transposed"), dim=1),
+        Sample(m(4, 2, layout="strided"), dim=0, descending=True),
+        Sample(m(2, 3, layout="expanded"), dim=0),
+    ]
+
+
+def _pair(d):
+    return (d, "int64")
+
+
+def _sel_samples(m, k=None):
+    """Reductions along one dim returning (values, indices); ``k`` first when given."""
+    kk = () if k is None else (k,)
+    return [
+        Sample(m(3, 4), *kk).expect(_pair),
+        Sample(m(3, 5), *kk, dim=1, keepdim=True).expect(_pair),
+        Sample(m(4, 3), *kk, dim=0).expect(_pair),
+        Sample(m(2, 3, 4), *kk, dim=-2).expect(_pair),
+        Sample(m(), *(() if k is None else (1,)), dim=0).expect(_pair),
+        Sample(m(4, 3, layout="transposed"), *kk, dim=0, keepdim=True).expect(_pair),
+        Sample(m(3, 0), *kk, dim=0).expect(_pair),
+    ]
+
+
+def _median_samples(m):
+    empty = [Sample(m(0, 2))] if m.floating else []  # NaN; an empty integer input raises
+    return [Sample(m(3, 4)), Sample(m(5)), Sample(m())] + empty + _sel_samples(m)[1:]
+
+
+def _nan_rows(*shape):
+    """Uniform values with NaNs in some rows (for the NaN-aware medians)."""
+
+    def gen(rng):
+        x = rng.uniform(-2, 2, shape)
+        x[1, 0] = x[1, 2] = np.nan
+        x[2, :] = np.nan
+        return x
+
+    return gen
+
+
+def _unique_ref(x, sorted=True, return_inverse=False, return_counts=False, dim=None):
+    vals, inv, counts = np.unique(x, return_inverse=True, return_counts=True, axis=dim)
+    inv = inv.reshape(x.shape) if dim is None else inv.reshape(-1)
+    out = [vals] + ([inv] if return_inverse else []) + ([counts] if return_counts else [])
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def _unique_consecutive_ref(x, return_inverse=False, return_counts=False, dim=None):
+    items = x.reshape(-1) if dim is None else np.moveaxis(x, dim, 0)
+    keep, inv = [], []
+    for i in range(len(items)):
+        if i == 0 or not np.array_equal(items[i], items[i - 1]):
+            keep.append(i)
+        inv.append(len(keep) - 1)
+    counts = np.diff(keep + [len(items)]).astype(np.int64)
+    vals = items[keep] if dim is None else np.moveaxis(items[keep], 0, dim)
+    inv = np.asarray(inv, np.int64).reshape(x.shape if dim is None else -1)
+    out = [vals] + ([inv] if return_inverse else []) + ([counts] if return_counts else [])
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+def _SMALL_INTS(*shape):
+    """Integers in [-2, 2] (as floats): many repeats."""
+    return lambda rng: rng.integers(-2, 3, shape).astype(np.float64)
+
+
+def _unique_samples(m, consecutive=False):
+    idx = ("int64",)
+    ints = _SMALL_INTS
+    s = [
+        Sample(m(12, domain=ints)),
+        Sample(m(3, 4, domain=ints), return_counts=True).expect(lambda d: (d,) + idx),
+        Sample(m(3, 4, domain=ints), return_inverse=True, return_counts=True).expect(
+            lambda d: (d,) + idx * 2
+        ),
+        Sample(m(0, 3)),
+        Sample(m()),
+        Sample(m(4, 3, layout="transposed", domain=ints), return_inverse=True).expect(
+            lambda d: (d,) + idx
+        ),
+    ]
+    rows = Arg(np.repeat(m(2, 3, domain=ints).values, 2, axis=0))
+    s.append(Sample(rows, dim=0, return_counts=True).expect(lambda d: (d,) + idx))
+    s.append(Sample(m(3, 2, domain=ints), dim=1, return_inverse=True).expect(lambda d: (d,) + idx))
+    if not consecutive:
+        s.append(Sample(m(3, 4, domain=ints), sorted=False))
+    return s
+
+
+def _searchsorted_ref(seq, values, out_int32=False, right=False, side=None, sorter=None):
+    side = side or ("right" if right else "left")
+    if sorter is not None:
+        seq = np.take_along_axis(seq, sorter, -1)
+    if seq.ndim == 1:
+        out = np.searchsorted(seq, values, side=side)
+    else:
+        out = np.stack(
+            [np.searchsorted(seq[i], values[i], side=side) for i in np.ndindex(seq.shape[:-1])]
+        ).reshape(values.shape)
+    return np.asarray(out, np.int32 if out_int32 else np.int64)
+
+
+def _sorted_arg(m, *shape):
+    return Arg(np.sort(m(*shape).values, axis=-1))
+
+
+def _searchsorted_samples(m):
+    seq = _sorted_arg(m, 6)
+    vals = m(6).values
+    return [
+        Sample(seq, m(3, 4)),
+        Sample(seq, m(3, 4), right=True),
+        Sample(seq, m(5), side="right"),
+        Sample(seq, m(4), out_int32=True).expect(lambda d: "int32"),
+        Sample(_sorted_arg(m, 2, 5), m(2, 3)),
+        Sample(_sorted_arg(m, 2, 5), m(2, 3), side="left"),
+        Sample(seq, m()),
+        Sample(seq, m(0, 2)),
+        Sample(seq, m(4, 3, layout="transposed")),
+        Sample(Arg(vals), m(4), sorter=Arg(np.argsort(vals, kind="stable"), "int64")),
+    ]
+
+
+def _bucketize_ref(x, boundaries, out_int32=False, right=False):
+    out = np.searchsorted(boundaries, x, side="right" if right else "left")
+    return np.asarray(out, np.int32 if out_int32 else np.int64)
+
+
+def _bincount_ref(x, weights=None, minlength=0):
+    out = np.bincount(x.reshape(-1), weights, minlength)
+    return out if weights is None else out.astype(np.float64)
+
+
+def _histc_ref(x, bins=100, min=0, max=0):
+    lo, hi = float(min), float(max)
+    if lo == hi and x.size:
+        lo, hi = float(x.min()), float(x.max())
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    return np.histogram(x, bins, range=(lo, hi))[0].astype(np.float64)
+
+
+def _histogram_ref(x, bins, range=None, weight=None, density=False):
+    if range is None and not isinstance(bins, np.ndarray) and x.size:
+        lo, hi = float(x.min()), float(x.max())
+        range = (lo - 0.5, hi + 0.5) if lo == hi else (lo, hi)
+    h, e = np.histogram(x, bins, range=range, weights=weight, density=density)
+    return h.astype(np.float64), e
+
+
+SORTING = [
+    OpInfo(
+        "sort",
+        ["rumus.sort", "Tensor.sort"],
+        _sort_ref,
+        _sort_samples,
+        dtypes=ALL,
+        out=_pair,
+        grads=[
+            Row("sort_values", lambda x: x.sort(1).values, [DISTINCT(3, 4)]),
+            Row("sort_desc_dim0", lambda x: rumus.sort(x, 0, descending=True)[0], [DISTINCT(3, 4)]),
+        ],
+    ),
+    OpInfo(
+        "argsort",
+        ["rumus.argsort", "Tensor.argsort"],
+        _argsort_ref,
+        _sort_samples,
+        dtypes=ALL,
+        out=to_int64,
+        grad=False,
+    ),
+    OpInfo(
+        "msort",
+        ["rumus.msort", "Tensor.msort"],
+        lambda x: np.sort(x, axis=0) if x.ndim else x.copy(),
+        lambda m: [
+            Sample(m(4, 3)),
+            Sample(m(5)),
+            Sample(m()),
+            Sample(m(0, 2)),
+            Sample(m(3, 4, layout="transposed")),
+        ],
+        dtypes=ALL,
+        grads=[Row("msort", lambda x: x.msort(), [DISTINCT(4, 3)])],
+    ),
+    OpInfo(
+        "topk",
+        ["rumus.topk", "Tensor.topk"],
+        _topk_ref,
+        lambda m: [
+            Sample(m(3, 5), 2),
+            Sample(m(3, 5), 3, largest=False),
+            Sample(m(4, 3), 4, dim=0),
+            Sample(m(2, 3, 4), 2, dim=1, sorted=True),
+            Sample(m(3, 4), 0),
+            Sample(m(3, 4), 4),
+            Sample(m(), 1),
+            Sample(m(0, 3), 2),
+            Sample(m(5, 4, layout="transposed"), 2, dim=0, largest=False),
+        ],
+        dtypes=NUMERIC,
+        out=_pair,
+        domain=DISTINCT,
+        grads=[
+            Row("topk_values", lambda x: x.topk(2).values, [DISTINCT(3, 5)]),
+            Row("topk_smallest_dim0", lambda x: rumus.topk(x, 2, 0, False)[0], [DISTINCT(4, 3)]),
+        ],
+        bad=lambda m: [
+            ("topk k > size", lambda: m.t(3, 4).topk(5)),
+            ("topk k < 0", lambda: m.t(3, 4).topk(-1)),
+        ],
+    ),
+    OpInfo(
+        "kthvalue",
+        ["rumus.kthvalue", "Tensor.kthvalue"],
+        _kthvalue_ref,
+        lambda m: _sel_samples(m, k=2) + [Sample(m(3, 4), 4, dim=1).expect(_pair)],
+        dtypes=NUMERIC,
+        out=_pair,
+        domain=DISTINCT,
+        grads=[
+            Row("kthvalue", lambda x: x.kthvalue(2).values, [DISTINCT(3, 4)]),
+            Row("kthvalue_keepdim", lambda x: x.kthvalue(3, 0, True)[0], [DISTINCT(4, 3)]),
+        ],
+        bad=lambda m: [
+            ("kthvalue k > size", lambda: m.t(3, 4).kthvalue(5)),
+            ("kthvalue k = 0", lambda: m.t(3, 4).kthvalue(0)),
+            ("kthvalue of an empty dim", lambda: m.t(3, 0).kthvalue(1)),
+        ],
+    ),
+    OpInfo(
+        "median",
+        ["rumus.median", "Tensor.median"],
+        _median_ref(_median_pos),
+        lambda m: (
+            _median_samples(m)
+            + (
+                [
+                    Sample(m(4, 3, domain=_nan_rows), dim=1).expect(_pair),
+                    Sample(m(4, 3, domain=_nan_rows)),
+                ]
+                if m.floating
+                else []
+            )
+        ),
+        dtypes=NUMERIC,
+        domain=DISTINCT,
+        grads=[
+            Row("median", lambda x: x.median(), [DISTINCT(3, 4)]),
+            Row("median_dim", lambda x: x.median(1).values, [DISTINCT(3, 4)]),
+            Row("median_keepdim", lambda x: rumus.median(x, 0, True)[0], [DISTINCT(4, 3)]),
+        ],
+        bad=lambda m: [("median of an empty dim", lambda: m.t(3, 0).median(1))],
+    ),
+    OpInfo(
+        "nanmedian",
+        ["rumus.nanmedian", "Tensor.nanmedian"],
+        _median_ref(_nanmedian_pos),
+        lambda m: (
+            _median_samples(m)
+            + (
+                [
+                    Sample(m(4, 3, domain=_nan_rows), dim=1).expect(_pair),
+                    Sample(m(4, 3, domain=_nan_rows), dim=0, keepdim=True).expect(_pair),
+                    Sample(m(4, 3, domain=_nan_rows)),
+                ]
+                if m.floating
+                else []
+            )
+        ),
+        dtypes=NUMERIC,
+        domain=DISTINCT,
+        grads=[
+            Row("nanmedian", lambda x: x.nanmedian(), [DISTINCT(3, 4)]),
+            Row("nanmedian_dim", lambda x: x.nanmedian(0).values, [DISTINCT(4, 3)]),
+        ],
+    ),
+    OpInfo(
+        "mode",
+        ["rumus.mode", "Tensor.mode"],
+        _mode_ref,
+        lambda m: _sel_samples(m) + [Sample(m(3, 6, domain=_SMALL_INTS), dim=1).expect(_pair)],
+        dtypes=ALL,
+        out=_pair,
+        domain=DISTINCT,
+        gpu="mode has no GPU kernel (NotImplementedError)",
+        grads=[Row("mode", lambda x: x.mode(1).values, [DISTINCT(3, 4)])],
+        bad=lambda m: [("mode of an empty dim", lambda: m.t(3, 0).mode(1))],
+    ),
+    OpInfo(
+        "unique",
+        ["rumus.unique", "Tensor.unique"],
+        _unique_ref,
+        _unique_samples,
+        dtypes=ALL,
+        grad=False,
+        gpu="unique has no GPU kernel (its size depends on the data)",
+    ),
+    OpInfo(
+        "unique_consecutive",
+        ["rumus.unique_consecutive", "Tensor.unique_consecutive"],
+        _unique_consecutive_ref,
+        functools.partial(_unique_samples, consecutive=True),
+        dtypes=ALL,
+        grad=False,
+        gpu="unique_consecutive has no GPU kernel (its size depends on the data)",
+    ),
+    OpInfo(
+        "searchsorted",
+        ["rumus.searchsorted"],
+        _searchsorted_ref,
+        _searchsorted_samples,
+        dtypes=NUMERIC,
+        out=to_int64,
+        grad=False,
+        mismatch=False,
+        bad=lambda m: [
+            (
+                "searchsorted side and right disagree",
+                lambda: rumus.searchsorted(m.t(5), m.t(3), side="left", right=True),
+            ),
+            ("searchsorted bad side", lambda: rumus.searchsorted(m.t(5), m.t(3), side="up")),
+            ("searchsorted 0-d boundaries", lambda: rumus.searchsorted(m.t(), m.t(3))),
+            ("searchsorted leading dims differ", lambda: rumus.searchsorted(m.t(2, 5), m.t(3, 4))),
+        ],
+    ),
+    OpInfo(
+        "bucketize",
+        ["rumus.bucketize"],
+        _bucketize_ref,
+        lambda m: [
+            Sample(m(3, 4), _sorted_arg(m, 5)),
+            Sample(m(3, 4), _sorted_arg(m, 5), right=True),
+            Sample(m(), _sorted_arg(m, 3)),
+            Sample(m(6), _sorted_arg(m, 4), out_int32=True).expect(lambda d: "int32"),
+            Sample(m(4, 3, layout="transposed"), _sorted_arg(m, 5)),
+        ],
+        dtypes=NUMERIC,
+        out=to_int64,
+        grad=False,
+        mismatch=False,
+        bad=lambda m: [("bucketize 2-d boundaries", lambda: rumus.bucketize(m.t(3), m.t(2, 2)))],
+    ),
+    OpInfo(
+        "bincount",
+        ["rumus.bincount", "Tensor.bincount"],
+        _bincount_ref,
+        lambda m: [
+            Sample(m(10)),
+            Sample(m(6), minlength=9),
+            Sample(m(0)),
+            Sample(m(0), minlength=3),
+            Sample(m(5), Arg(np.linspace(0.5, 2.5, 5), "float64")).expect(lambda d: "float64"),
+            Sample(m(5), Arg(np.linspace(0.5, 2.5, 5), "float32")).expect(lambda d: "float32"),
+            Sample(m(8, layout="strided")),
+        ],
+        dtypes=INTS,
+        out=to_int64,
+        domain=dom(U, lo=0, hi=6),
+        grad=False,
+        mismatch=False,
+        bad=lambda m: [
+            ("bincount of a 2-d input", lambda: m.t(2, 3).bincount()),
+            ("bincount negative minlength", lambda: m.t(3).bincount(minlength=-1)),
+            ("bincount weights of another length", lambda: m.t(3).bincount(m.t(4))),
+            ("bincount of negatives", lambda: rumus.tensor([1, -2, 3]).bincount()),
+        ],
+    ),
+    OpInfo(
+        "histc",
+        ["rumus.histc", "Tensor.histc"],
+        _histc_ref,
+        lambda m: [
+            Sample(m(3, 4), bins=4, min=-2, max=2),
+            Sample(m(12), bins=5),
+            Sample(m(3, 4), 8, -1, 1),
+            Sample(m(0)),
+            Sample(m(), bins=3),
+            Sample(m(4, 3, layout="transposed"), bins=4, min=-2, max=2),
+        ],
+        dtypes=FLOATS,
+        grad=False,
+        gpu="histc has no GPU kernel",
+        bad=lambda m: [
+            ("histc bins=0", lambda: m.t(3).histc(0)),
+            ("histc min > max", lambda: m.t(3).histc(4, 2, 1)),
+        ],
+    ),
+    OpInfo(
+        "histogram",
+        ["rumus.histogram", "Tensor.histogram"],
+        _histogram_ref,
+        lambda m: [
+            Sample(m(3, 4), 4),
+            Sample(m(12), 5, range=(-2.0, 2.0)),
+            Sample(m(12), 4, range=(-1.0, 1.0), density=True),
+            Sample(m(10), Arg(np.array([-2.0, -0.5, 0.0, 1.5, 2.0]))),
+            Sample(m(6), 3, weight=m(6)),
+            Sample(m(0), 2),
+        ],
+        dtypes=FLOATS,
+        out=lambda d: (d, d),
+        grad=False,
+        mismatch=False,
+        gpu="histogram has no GPU kernel",
+        bad=lambda m: [
+            ("histogram bins=0", lambda: m.t(3).histogram(0)),
+            ("histogram reversed range", lambda: m.t(3).histogram(4, range=(1.0, 0.0))),
+        ],
+    ),
+]
+
 OP_DB = (
     ELEMENTWISE
     + COMPARE
     + TERNARY
     + REDUCTIONS
+    + SORTING
     + LINALG
     + EINSUM
     + SHAPE

@@ -9,6 +9,7 @@ from ._rumus import (
     bfloat16,
     bool,
     broadcast_shapes,
+    bucketize,
     cat,
     device,
     dtype,
@@ -43,6 +44,7 @@ from ._rumus import (
     randn_like,
     randperm,
     result_type,
+    searchsorted,
     set_default_device,
     set_rng_state,
     stack,
@@ -89,7 +91,9 @@ for _name in [
         "matmul mm bmm mv dot outer reshape permute transpose swapaxes t "
         "flatten unflatten unsqueeze squeeze "
         "narrow select unbind movedim moveaxis split chunk flip roll tril triu diagonal trace "
-        "gather scatter scatter_add index_select nonzero clone numel"
+        "gather scatter scatter_add index_select nonzero clone numel "
+        "sort argsort msort topk kthvalue median nanmedian mode unique unique_consecutive "
+        "bincount histc histogram"
     ).split(),
 ]:
     globals()[_name] = _method_function(_name)
@@ -126,10 +130,54 @@ def _deepcopy(self, memo):
     return out
 
 
+def _format(self, spec):
+    """A one-element tensor formats as its value (f"{loss:.4f}"), others as
+    their repr; a format spec on a larger tensor is a TypeError, as in PyTorch."""
+    if self.numel() == 1:
+        return format(self.item(), spec)
+    if spec:
+        raise TypeError(
+            f"unsupported format string {spec!r} passed to rumus.Tensor.__format__: "
+            f"only one-element tensors take a format spec (this one has shape {tuple(self.shape)})"
+        )
+    return _tensor_repr(self)
+
+
+def _round(self, ndigits=None):
+    """round(t) and round(t, n): a tensor, as torch.round(t, decimals=n)."""
+    return self.round() if ndigits is None else self.round(decimals=ndigits)
+
+
+_data = Tensor.__dict__["data"]
+
+
+def _set_data(self, value):
+    """``t.data = value``: writes value into t's memory, outside autograd (so
+    ``p.data -= lr * p.grad`` works). PyTorch rebinds t to value's memory
+    instead; rumus tensors cannot change memory, so shape, dtype and device
+    must match."""
+    if not isinstance(value, Tensor):
+        raise TypeError(f"Tensor.data must be a Tensor, not {type(value).__name__}")
+    same = value.shape == self.shape and value.stride() == self.stride()
+    if same and value.device.type == self.device.type == "cpu":
+        if value.data_ptr() == self.data_ptr():
+            return  # `t.data op= x` already wrote in place (a GPU copy onto itself is harmless)
+    if (value.shape, value.dtype, value.device) != (self.shape, self.dtype, self.device):
+        raise RuntimeError(
+            "Tensor.data = value: rumus copies value into the tensor's memory, so it needs "
+            f"the same shape, dtype and device; got {tuple(value.shape)} {value.dtype} "
+            f"{value.device} for a tensor of {tuple(self.shape)} {self.dtype} {self.device}"
+        )
+    _data.__get__(self).copy_(value)
+
+
+Tensor.data = property(_data.__get__, _set_data, doc=_data.__doc__)
 Tensor.__reduce_ex__ = _reduce_ex
 Tensor.__deepcopy__ = _deepcopy
+Tensor.__format__ = _format
+Tensor.__round__ = _round
 
-from . import autograd, gpu, nn, optim, utils  # noqa: E402
+from . import accelerator, autograd, compat, gpu, nn, optim, utils  # noqa: E402
 from .autograd import (  # noqa: E402
     enable_grad,
     inference_mode,

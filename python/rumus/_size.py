@@ -1,4 +1,5 @@
-"""Small Python types the engine returns: Size and the (values, indices) pair."""
+"""Small Python types the engine returns: Size, the (values, indices) pair and the
+(hist, bin_edges) pair."""
 
 from collections import namedtuple
 
@@ -19,3 +20,4 @@ class Size(tuple):
 
 
 ValuesIndices = namedtuple("ValuesIndices", ["values", "indices"])
+Histogram = namedtuple("Histogram", ["hist", "bin_edges"])

@@ -87,4 +87,5 @@ backward_ops! {
     AvgPool(pool::AvgPoolBackward),
     Softmax(softmax::SoftmaxBackward),
     LayerNorm(norm::LayerNormBackward),
+    Sort(crate::ops::sort::SortBackward),
 }

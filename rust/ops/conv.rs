@@ -336,12 +336,10 @@ fn gpu_images_per_chunk(xb: &Tensor, geom: &Geom, image: usize) -> Result<usize>
     if !xb.is_gpu() {
         return Ok(geom.n);
     }
-    let limit =
-        crate::backend::gpu::context::get()?.limits.max_storage_buffer_binding_size as usize;
-    // Bytes per image of the input and of its columns, plus slack for window alignment.
+    // Bytes per image of the input or of its columns, whichever is larger.
     let per_image = crate::backend::gpu::dtype::elem_bytes(xb.dtype())?
         * image.max(geom.rows() * geom.oh * geom.ow);
-    Ok((limit.saturating_sub(4096) / per_image.max(1)).clamp(1, geom.n.max(1)))
+    crate::backend::gpu::exec::items_per_binding(geom.n, per_image)
 }
 
 /// conv_transpose1d / conv_transpose2d: the input gradient of a convolution as an op.

@@ -14,6 +14,7 @@ pub mod reduce;
 pub mod scan;
 pub mod shape;
 pub mod softmax;
+pub mod sort;
 
 use crate::error::Result;
 use crate::tensor::dtype::ResultType;

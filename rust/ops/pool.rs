@@ -11,7 +11,8 @@ use super::shape::{reshape, squeeze_dim, unsqueeze};
 use crate::autograd::{self, Backward, Node};
 pub use crate::backend::cpu::pool::{Span, Windows};
 use crate::backend::cpu::{pool as kernel, P};
-use crate::backend::gpu::pool::{self as gpu_pool, Entry};
+use crate::backend::gpu::codes::flag;
+use crate::backend::gpu::pool::{self as gpu_pool, Entry, PoolFlags};
 use crate::bail;
 use crate::error::Result;
 use crate::tensor::layout::{fmt_shape, numel, Shape};
@@ -192,9 +193,9 @@ fn windows(
 /// shader derives the same windows from.
 pub struct Pooling {
     win: Windows,
-    /// flags (bit 0 adaptive, bit 1 count_include_pad, bit 2 divisor override),
-    /// kh, kw, sh, sw, ph, pw, dh, dw, divisor bits: shaders/pool.wgsl's Params.
-    gpu: [u32; 10],
+    /// shaders/pool.wgsl's params, but for the plane count and the offsets
+    /// (set per dispatch).
+    gpu: gpu_pool::Params,
 }
 
 impl Pooling {
@@ -215,11 +216,26 @@ impl Pooling {
             ),
             Kind::Adaptive(_) => (true, [1, 1, 1, 1, 0, 0, 1, 1]),
         };
-        let flags = adaptive as u32 | (include_pad as u32) << 1 | (divisor.is_some() as u32) << 2;
-        let mut gpu = [flags, 0, 0, 0, 0, 0, 0, 0, 0, (divisor.unwrap_or(1.0) as f32).to_bits()];
-        for (g, v) in gpu[1..9].iter_mut().zip(o) {
-            *g = v as u32;
-        }
+        let [kh, kw, sh, sw, ph, pw, dh, dw] = o.map(|v| v as u32);
+        let gpu = gpu_pool::Params {
+            h: win.h as u32,
+            w: win.w as u32,
+            oh: win.rows.len() as u32,
+            ow: win.cols.len() as u32,
+            flags: flag(adaptive, PoolFlags::ADAPTIVE)
+                | flag(include_pad, PoolFlags::INCLUDE_PAD)
+                | flag(divisor.is_some(), PoolFlags::DIVISOR),
+            kh,
+            kw,
+            sh,
+            sw,
+            ph,
+            pw,
+            dh,
+            dw,
+            divisor: divisor.unwrap_or(1.0) as f32,
+            ..Default::default()
+        };
         Pooling { win, gpu }
     }
 
@@ -234,10 +250,7 @@ impl Pooling {
         idx: Option<&Tensor>,
         threads: usize,
     ) -> Result<()> {
-        let w = &self.win;
-        let mut p = vec![0, w.h as u32, w.w as u32, w.rows.len() as u32, w.cols.len() as u32];
-        p.extend_from_slice(&self.gpu);
-        gpu_pool::launch(entry, planes, &p, x, out, idx, threads)
+        gpu_pool::launch(entry, planes, &self.gpu, x, out, idx, threads)
     }
 }
 

@@ -10,6 +10,26 @@ use crate::tensor::layout::fmt_shape;
 use crate::tensor::{DType, Tensor};
 use num_traits::Float;
 
+crate::wgsl_flags! {
+    /// Bits of `Opt::flags`. NESTEROV (SGD) and DECOUPLED (weight decay of
+    /// Adam(W), NAdam, RAdam) share a bit; FRESH: SGD's momentum buffer was
+    /// just created and becomes the gradient.
+    pub struct OptFlags = "OPT" { MAXIMIZE = 1, NESTEROV = 2, DECOUPLED = 2, FRESH = 4 }
+}
+
+crate::wgsl_params! {
+    /// The params of every entry of shaders/optim.wgsl (described there): n,
+    /// element offsets of grad, param, state s0..s2, step and mu_product, the
+    /// hyperparameters, `OptFlags`.
+    pub struct Opt in crate::backend::gpu::shaders::OPTIM {
+        n: u32, g_off: u32, p_off: u32, s0_off: u32,
+        s1_off: u32, s2_off: u32, step_off: u32, mu_off: u32,
+        lr: f32, beta1: f32, beta2: f32, omb1: f32,
+        omb2: f32, eps: f32, wd: f32, extra: f32,
+        flags: u32,
+    }
+}
+
 /// One optimizer's hyperparameters (per param group).
 #[derive(Clone, Debug)]
 pub enum Rule {
@@ -246,8 +266,8 @@ fn gpu_step(
     scalars: &[Tensor],
     fresh: bool,
 ) -> Result<()> {
+    use crate::backend::gpu::codes::flag as bit;
     use crate::backend::gpu::exec::{self, Bind, Variant};
-    use crate::backend::gpu::shaders::OPTIM;
     let all: Vec<&Tensor> = [p, g].into_iter().chain(state).chain(scalars).collect();
     crate::ops::same_device("optimizer step", &all)?;
     if p.dtype() != DType::F32 || scalars.iter().any(|s| s.dtype() != DType::F32 || s.numel() != 1)
@@ -265,20 +285,19 @@ fn gpu_step(
     let work: Vec<Tensor> = originals.iter().map(|t| dense(t)).collect::<Result<_>>()?;
     let g = dense(g)?;
     let off = |t: &Tensor| t.layout().offset as u32;
-    let f = |v: f64| (v as f32).to_bits();
     let s_off = |i: usize| work.get(1 + i).map_or(0, off);
-    let (step_off, mu_off) = (scalars.first().map_or(0, off), scalars.get(1).map_or(0, off));
-    // (lr, beta1, beta2, omb1, omb2, eps, wd, extra, flags): see the Opt struct.
+    let (max, dec) = (OptFlags::MAXIMIZE, OptFlags::DECOUPLED);
+    // (lr, beta1, beta2, omb1, omb2, eps, wd, extra): see the Opt struct.
     let (entry, h, flags): (&'static str, [f64; 8], u32) = match *rule {
         Rule::Sgd { lr, momentum, dampening, nesterov, wd, maximize } => (
             if momentum != 0.0 { "sgd_momentum" } else { "sgd" },
             [lr, momentum, 0.0, 0.0, 0.0, 0.0, wd, dampening],
-            maximize as u32 | (nesterov as u32) << 1 | (fresh as u32) << 2,
+            bit(maximize, max) | bit(nesterov, OptFlags::NESTEROV) | bit(fresh, OptFlags::FRESH),
         ),
         Rule::Adam { lr, b1, b2, eps, wd, amsgrad, maximize, decoupled } => (
             if amsgrad { "adam_amsgrad" } else { "adam" },
             [lr, b1, b2, 1.0 - b1, 1.0 - b2, eps, wd, 0.0],
-            maximize as u32 | (decoupled as u32) << 1,
+            bit(maximize, max) | bit(decoupled, dec),
         ),
         Rule::RmsProp { lr, alpha, eps, wd, momentum, centered, maximize } => (
             match (momentum > 0.0, centered) {
@@ -288,41 +307,54 @@ fn gpu_step(
                 (true, true) => "rmsprop_centered_momentum",
             },
             [lr, alpha, 0.0, 1.0 - alpha, 0.0, eps, wd, momentum],
-            maximize as u32,
+            bit(maximize, max),
         ),
         Rule::Adagrad { lr, lr_decay, wd, eps, maximize } => {
-            ("adagrad", [lr, 0.0, 0.0, 0.0, 0.0, eps, wd, lr_decay], maximize as u32)
+            ("adagrad", [lr, 0.0, 0.0, 0.0, 0.0, eps, wd, lr_decay], bit(maximize, max))
         }
         Rule::Adamax { lr, b1, b2, eps, wd, maximize } => {
-            ("adamax", [lr, b1, b2, 1.0 - b1, 1.0 - b2, eps, wd, 0.0], maximize as u32)
+            ("adamax", [lr, b1, b2, 1.0 - b1, 1.0 - b2, eps, wd, 0.0], bit(maximize, max))
         }
         Rule::NAdam { lr, b1, b2, eps, wd, momentum_decay, decoupled, maximize } => (
             "nadam",
             [lr, b1, b2, 1.0 - b1, 1.0 - b2, eps, wd, momentum_decay],
-            maximize as u32 | (decoupled as u32) << 1,
+            bit(maximize, max) | bit(decoupled, dec),
         ),
         Rule::RAdam { lr, b1, b2, eps, wd, decoupled, maximize } => (
             "radam",
             [lr, b1, b2, 1.0 - b1, 1.0 - b2, eps, wd, 0.0],
-            maximize as u32 | (decoupled as u32) << 1,
+            bit(maximize, max) | bit(decoupled, dec),
         ),
     };
     let n = p.numel();
-    let mut params =
-        vec![n as u32, off(&g), off(&work[0]), s_off(0), s_off(1), s_off(2), step_off, mu_off];
-    params.extend(h.iter().map(|&v| f(v)));
-    params.push(flags);
+    let [lr, beta1, beta2, omb1, omb2, eps, wd, extra] = h.map(|v| v as f32);
+    let params = Opt {
+        n: n as u32,
+        g_off: off(&g),
+        p_off: off(&work[0]),
+        s0_off: s_off(0),
+        s1_off: s_off(1),
+        s2_off: s_off(2),
+        step_off: scalars.first().map_or(0, off),
+        mu_off: scalars.get(1).map_or(0, off),
+        lr,
+        beta1,
+        beta2,
+        omb1,
+        omb2,
+        eps,
+        wd,
+        extra,
+        flags,
+    };
     fn buf(t: &Tensor) -> Result<&wgpu::Buffer> {
         t.storage().gpu_buffer()
     }
     // Step scalars first: every thread of the update reads the advanced values.
     match scalars {
         [] => {}
-        [step] => {
-            exec::dispatch(&OPTIM, "advance", Variant::F32, &[buf(step)?], &params, [1, 1, 1])?
-        }
+        [step] => exec::dispatch("advance", Variant::F32, &[buf(step)?], &params, [1, 1, 1])?,
         [step, mu, ..] => exec::dispatch(
-            &OPTIM,
             "advance_nadam",
             Variant::F32,
             &[buf(step)?, buf(mu)?],
@@ -333,7 +365,7 @@ fn gpu_step(
     // Bindings: grad, then the step scalars the rule reads (RMSprop counts
     // steps but does not use them), then param and state. Tensors beyond the
     // binding limit are updated in chunks of elements, each bound as windows
-    // (params[1..6] are the offsets of grad, param and state).
+    // (each with its offset in its window).
     let scalars_read: &[Tensor] = if matches!(rule, Rule::RmsProp { .. }) { &[] } else { scalars };
     let dense_args: Vec<&Tensor> = std::iter::once(&g).chain(&work).collect();
     let mut chunk = n;
@@ -345,26 +377,20 @@ fn gpu_step(
     for start in (0..n).step_by(chunk.max(1)) {
         let len = chunk.min(n - start);
         let mut binds = Vec::new();
-        let mut chunk_params = params.clone();
-        chunk_params[0] = len as u32;
+        let mut chunk_params = Opt { n: len as u32, ..params };
+        let c = &mut chunk_params;
+        let offsets = [&mut c.g_off, &mut c.p_off, &mut c.s0_off, &mut c.s1_off, &mut c.s2_off];
         for (i, t) in dense_args.iter().enumerate() {
             let lo = t.layout().offset + start;
             let (bind, base) = Bind::window(buf(t)?, lo, lo + len - 1, 4)?;
-            chunk_params[1 + i] = (lo - base) as u32;
+            *offsets[i] = (lo - base) as u32;
             binds.push(bind);
         }
         binds.splice(
             1..1,
             scalars_read.iter().map(|s| buf(s).map(Bind::whole)).collect::<Result<Vec<_>>>()?,
         );
-        exec::dispatch_binds(
-            &OPTIM,
-            entry,
-            Variant::F32,
-            &binds,
-            &chunk_params,
-            exec::grid_1d(len),
-        )?;
+        exec::dispatch_binds(entry, Variant::F32, &binds, &chunk_params, exec::grid_1d(len))?;
     }
     for s in scalars {
         s.storage().bump_version();

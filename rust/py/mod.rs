@@ -15,6 +15,7 @@ mod numpy;
 mod optim;
 mod serialization;
 mod shape_methods;
+mod sort;
 mod tensor;
 
 use crate::tensor::dtype::ALL_DTYPES;
@@ -74,5 +75,6 @@ fn _rumus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     optim::register(m)?;
     gpu::register(m)?;
     serialization::register(m)?;
+    sort::register(m)?;
     Ok(())
 }

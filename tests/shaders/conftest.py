@@ -33,11 +33,37 @@ def source(file, dtype="f32"):
 CODES = rumus._rumus._gpu_codes()
 
 
+# The backends rumus drives (`wgpu::Backends::PRIMARY` in
+# rust/backend/gpu/context.rs). wgpu-py alone would fall back to OpenGL when no
+# Vulkan driver is installed (a fresh machine before .ci/run installs lavapipe),
+# and on Mesa's llvmpipe OpenGL the softmax row kernels lose the stores of
+# lanes that left a strided loop early (zeros in 8 softmax row cases); a
+# shader bug is a bug on the backends rumus runs, so tests run there only.
+BACKENDS = ("Vulkan", "Metal", "D3D12")
+# Preference among adapter types, as rumus ranks them: discrete first, CPU last.
+_RANK = {"DiscreteGPU": 3, "IntegratedGPU": 2, "Unknown": 1, "CPU": 0}
+
+
+def pick_adapter():
+    """The adapter rumus would use: Vulkan, Metal or DX12 only, the best type
+    first, filtered by RUMUS_GPU_ADAPTER (a substring of the name, any case)."""
+    found = wgpu.gpu.enumerate_adapters_sync()
+    usable = [a for a in found if a.info["backend_type"] in BACKENDS]
+    want = os.environ.get("RUMUS_GPU_ADAPTER")
+    if want:
+        usable = [a for a in usable if want.lower() in a.info["device"].lower()]
+    if not usable:
+        names = [f"{a.info['device']} ({a.info['backend_type']})" for a in found]
+        raise RuntimeError(
+            f"no Vulkan, Metal or DX12 adapter{f' matching {want!r}' if want else ''} among "
+            f"{names} (on Linux without a GPU, install Mesa's lavapipe: mesa-vulkan-drivers)"
+        )
+    return max(usable, key=lambda a: _RANK.get(a.info["adapter_type"], 1))
+
+
 class Harness:
     def __init__(self):
-        self.adapter = wgpu.gpu.request_adapter_sync(power_preference="high-performance")
-        if self.adapter is None:
-            raise RuntimeError("no wgpu adapter")
+        self.adapter = pick_adapter()
         feats = [f for f in ("shader-f16",) if f in self.adapter.features]
         self.has_f16 = bool(feats)
         self.device = self.adapter.request_device_sync(required_features=feats)

@@ -136,3 +136,31 @@ def test_offsets_and_grid_spill(gpu, log):
     x = rng.standard_normal(shape).astype(np.float32)
     got = run(gpu, forward_entry(log, True), x.ravel(), None, shape, "f32", groups=(2, 2, 1))
     np.testing.assert_allclose(got, ref_forward(x, log), rtol=2e-5, atol=1e-6)
+
+
+# Row lengths past 256 whose strided loops run once more in some lanes of a
+# SIMD group than in the next ones (n % 256 not a multiple of 8). Every lane
+# must still store its outputs after the workgroup reduction: Mesa's llvmpipe
+# on OpenGL drops the stores of the lanes that left the first loop early
+# (issue 14; the harness keeps to Vulkan, Metal and DX12 since).
+UNEVEN = [257, 263, 300, 513]
+
+
+@pytest.mark.parametrize("log", [False, True], ids=["softmax", "log_softmax"])
+def test_rows_every_lane_stores(gpu, log):
+    rng = np.random.default_rng(14)
+    for n in UNEVEN:
+        shape = (3, n, 1)
+        x = rng.standard_normal(shape).astype(np.float32)
+        y = ref_forward(x, log)
+        g = rng.standard_normal(shape).astype(np.float32)
+        yf = y.astype(np.float32)
+        cases = [
+            (forward_entry(log, False), x.ravel(), None, y),
+            (backward_entry(log, False), yf.ravel(), g.ravel(), ref_backward(yf, g, log)),
+        ]
+        for entry, a, b, want in cases:
+            got = run(gpu, entry, a, b, shape, "f32")
+            lost = np.argwhere((got == 0) & (want != 0))[:, :2]
+            assert lost.size == 0, f"{entry} n={n}: zeros at (row, k) {lost[:8].tolist()}"
+            np.testing.assert_allclose(got, want, rtol=2e-5, atol=1e-6)

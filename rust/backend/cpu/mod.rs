@@ -12,6 +12,7 @@ pub mod pool;
 pub mod random;
 pub mod reduce;
 pub mod softmax;
+pub mod sort;
 pub mod strided;
 pub mod team;
 pub mod unary;

@@ -20,12 +20,36 @@ fn bind(t: &Tensor) -> Result<(Bind<'_>, usize)> {
     Ok((b, lo - base))
 }
 
-fn params(g: &Geom, x_off: usize, col_off: usize) -> [u32; 16] {
-    let v = [
-        g.n, g.c, g.h, g.w, g.kh, g.kw, g.sh, g.sw, g.ph, g.pw, g.dh, g.dw, g.oh, g.ow, x_off,
-        col_off,
-    ];
-    v.map(|x| x as u32)
+crate::wgsl_params! {
+    /// The CPU's `Geom`, then where the image and the columns start.
+    pub struct Params in CONV {
+        n: u32, c: u32, h: u32, w: u32,
+        kh: u32, kw: u32, sh: u32, sw: u32,
+        ph: u32, pw: u32, dh: u32, dw: u32,
+        oh: u32, ow: u32, x_off: u32, col_off: u32,
+    }
+}
+
+fn params(g: &Geom, x_off: usize, col_off: usize) -> Params {
+    let u = |v: usize| v as u32;
+    Params {
+        n: u(g.n),
+        c: u(g.c),
+        h: u(g.h),
+        w: u(g.w),
+        kh: u(g.kh),
+        kw: u(g.kw),
+        sh: u(g.sh),
+        sw: u(g.sw),
+        ph: u(g.ph),
+        pw: u(g.pw),
+        dh: u(g.dh),
+        dw: u(g.dw),
+        oh: u(g.oh),
+        ow: u(g.ow),
+        x_off: u(x_off),
+        col_off: u(col_off),
+    }
 }
 
 /// col (rows × cols) from x (N, C, H, W), both contiguous.
@@ -41,7 +65,6 @@ pub fn im2col(g: &Geom, x: &Tensor, col: &Tensor) -> Result<()> {
     let groups = [x_groups as u32, g.rows().div_ceil(8) as u32, tiles.div_ceil(x_groups) as u32];
     let ((xb, x_off), (cb, col_off)) = (bind(x)?, bind(col)?);
     exec::dispatch_binds(
-        &CONV,
         entry,
         Variant::of(x.dtype()),
         &[xb, cb],
@@ -57,7 +80,6 @@ pub fn col2im(g: &Geom, col: &Tensor, x: &Tensor) -> Result<()> {
     }
     let ((cb, col_off), (xb, x_off)) = (bind(col)?, bind(x)?);
     exec::dispatch_binds(
-        &CONV,
         "col2im",
         Variant::of(x.dtype()),
         &[cb, xb],

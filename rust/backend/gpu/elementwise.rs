@@ -2,6 +2,7 @@
 //! casts and fill over strided, broadcast views, with the same dtype rules as
 //! the CPU (ops/elementwise/).
 
+use super::codes::flag;
 use super::dtype::{elem_bytes, kind, word, Kind};
 use super::exec::{self, Variant};
 use super::shaders::ELEMENTWISE;
@@ -21,6 +22,34 @@ pub enum Arg<'a> {
 }
 
 const MAX_DIMS: usize = 8;
+
+crate::wgsl_flags! {
+    /// Bits of `Params::flags`.
+    pub struct ElemFlags = "ELEM" {
+        /// Every operand walks the output with stride 1.
+        CONTIGUOUS = 1,
+        /// a is the scalar s0.
+        A_SCALAR = 2,
+        /// b is the scalar s1.
+        B_SCALAR = 4,
+    }
+}
+
+crate::wgsl_params! {
+    /// n elements, ndim, op code, `ElemFlags`, two scalar words (bit patterns of
+    /// the operands' type), alpha (its bits; add/sub), the output shape, then
+    /// offset and strides (elements) of o, a, b, c.
+    pub struct Params in ELEMENTWISE {
+        n: u32, ndim: u32, op: u32, flags: u32,
+        s0: u32, s1: u32, alpha: u32, pad: u32,
+        shape: [u32; MAX_DIMS],
+        o_off: u32, a_off: u32, b_off: u32, c_off: u32,
+        o_st: [i32; MAX_DIMS],
+        a_st: [i32; MAX_DIMS],
+        b_st: [i32; MAX_DIMS],
+        c_st: [i32; MAX_DIMS],
+    }
+}
 /// Output elements per dispatch: flat ids stay far from u32 overflow.
 const MAX_CHUNK: usize = 1 << 30;
 
@@ -74,7 +103,7 @@ pub fn launch(
             Some(Arg::S(w)) => {
                 strides[k + 1] = vec![0; shape.len()];
                 s[k] = *w;
-                flags |= 2 << k;
+                flags |= [ElemFlags::A_SCALAR, ElemFlags::B_SCALAR][k];
             }
             None => strides[k + 1] = vec![0; shape.len()],
         }
@@ -142,22 +171,27 @@ pub fn launch(
         // One dense run when every tensor operand walks the output with stride 1.
         let contiguous = shape.len() <= 1
             && tensors.iter().all(|&k| strides[k].first().is_none_or(|&st| st == 1));
-        let mut p: Vec<u32> = vec![
-            count as u32,
-            shape.len() as u32,
+        let dims = |v: &[isize]| std::array::from_fn(|d| v.get(d).map_or(0, |&x| x as i32));
+        let p = Params {
+            n: count as u32,
+            ndim: shape.len() as u32,
             op,
-            flags | contiguous as u32,
-            s[0],
-            s[1],
-            extra[2],
-            0,
-        ];
-        p.extend((0..MAX_DIMS).map(|d| shape.get(d).copied().unwrap_or(1) as u32));
-        p.extend_from_slice(&rel);
-        for st in &strides {
-            p.extend((0..MAX_DIMS).map(|d| st.get(d).copied().unwrap_or(0) as i32 as u32));
-        }
-        exec::dispatch_binds(&ELEMENTWISE, entry, variant, &binds, &p, exec::grid_1d(count))?;
+            flags: flags | flag(contiguous, ElemFlags::CONTIGUOUS),
+            s0: s[0],
+            s1: s[1],
+            alpha: extra[2],
+            pad: 0,
+            shape: std::array::from_fn(|d| shape.get(d).map_or(1, |&x| x as u32)),
+            o_off: rel[0],
+            a_off: rel[1],
+            b_off: rel[2],
+            c_off: rel[3],
+            o_st: dims(&strides[0]),
+            a_st: dims(&strides[1]),
+            b_st: dims(&strides[2]),
+            c_st: dims(&strides[3]),
+        };
+        exec::dispatch_binds(entry, variant, &binds, &p, exec::grid_1d(count))?;
     }
     Ok(())
 }

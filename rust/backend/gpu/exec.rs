@@ -5,6 +5,7 @@
 
 use super::buffer_pool::{self, GpuBuffer};
 use super::context::{self, Context};
+use super::params::ShaderParams;
 use super::shaders::{source, Shader};
 use crate::bail;
 use crate::error::Result;
@@ -214,6 +215,15 @@ pub fn fits(buf: &wgpu::Buffer, span: usize, elem: usize) -> Result<bool> {
         || (span * elem) as u64 + ctx.limits.min_storage_buffer_offset_alignment as u64 <= limit)
 }
 
+/// How many of `items` items of `item_bytes` bytes each fit one binding
+/// window together, wherever it starts (at least 1): for launchers that
+/// split work before their buffers exist (conv's images per im2col).
+pub fn items_per_binding(items: usize, item_bytes: usize) -> Result<usize> {
+    let ctx = context::get()?;
+    let room = ctx.binding_limit() - ctx.limits.min_storage_buffer_offset_alignment as u64;
+    Ok((room as usize / item_bytes.max(1)).clamp(1, items.max(1)))
+}
+
 /// The alignment of a binding window's start, in bytes.
 pub fn offset_alignment() -> Result<usize> {
     Ok(context::get()?.limits.min_storage_buffer_offset_alignment as usize)
@@ -254,16 +264,15 @@ pub fn rows_per_chunk(
 /// Dispatches `entry` over `rows` rows of the tensors in chunks that fit one
 /// binding each (see `rows_per_chunk`): every tensor is split evenly into
 /// rows and bound as the window of the chunk's rows (a missing optional
-/// tensor is bound to a dummy). `params(first row, rows)` gives the leading
-/// params words and the grid; the element offset of each tensor's chunk in
-/// its window follows them (0 for a missing tensor), in `tensors` order.
-pub fn dispatch_row_chunks(
-    shader: &Shader,
+/// tensor is bound to a dummy). `params(first row, rows, offsets)` gives the
+/// params and the grid, where `offsets` are the element offsets of each
+/// tensor's chunk in its window (0 for a missing tensor), in `tensors` order.
+pub fn dispatch_row_chunks<P: ShaderParams>(
     entry: &'static str,
     variant: Variant,
     rows: usize,
     tensors: &[Option<&crate::tensor::Tensor>],
-    params: impl Fn(usize, usize) -> (Vec<u32>, [u32; 3]),
+    params: impl Fn(usize, usize, &[u32]) -> (P, [u32; 3]),
 ) -> Result<()> {
     use super::dtype::elem_bytes;
     if rows == 0 {
@@ -277,12 +286,12 @@ pub fn dispatch_row_chunks(
     let chunk = rows_per_chunk(entry, rows, &parts)?;
     for first in (0..rows).step_by(chunk) {
         let count = chunk.min(rows - first);
-        let (mut p, grid) = params(first, count);
+        let mut offsets = Vec::with_capacity(tensors.len());
         let mut binds = Vec::with_capacity(tensors.len());
         for t in tensors {
             let Some(t) = t else {
                 binds.push(Bind::whole(dummy()?));
-                p.push(0);
+                offsets.push(0);
                 continue;
             };
             let per = t.numel() / rows;
@@ -290,39 +299,39 @@ pub fn dispatch_row_chunks(
             let hi = lo + (count * per).max(1) - 1;
             let (b, base) =
                 Bind::window(t.storage().gpu_buffer()?, lo, hi, elem_bytes(t.dtype())?)?;
-            p.push((lo - base) as u32);
+            offsets.push((lo - base) as u32);
             binds.push(b);
         }
-        dispatch_binds(shader, entry, variant, &binds, &p, grid)?;
+        let (p, grid) = params(first, count, &offsets);
+        dispatch_binds(entry, variant, &binds, &p, grid)?;
     }
     Ok(())
 }
 
-/// Records one dispatch. `buffers` are the tensor bindings in ABI order, bound
-/// whole; the params words become the next binding.
-pub fn dispatch(
-    shader: &Shader,
+/// Records one dispatch of `entry` in the params' shader. `buffers` are the
+/// tensor bindings in ABI order, bound whole; the params become the next binding.
+pub fn dispatch<P: ShaderParams>(
     entry: &'static str,
     variant: Variant,
     buffers: &[&wgpu::Buffer],
-    params: &[u32],
+    params: &P,
     groups: [u32; 3],
 ) -> Result<()> {
     let binds: Vec<Bind> = buffers.iter().map(|b| Bind::whole(b)).collect();
-    dispatch_binds(shader, entry, variant, &binds, params, groups)
+    dispatch_binds(entry, variant, &binds, params, groups)
 }
 
 /// Records one dispatch with `binds` as the tensor bindings in ABI order. A
 /// whole buffer beyond the binding limit is refused: launchers that handle
 /// large tensors bind windows.
-pub fn dispatch_binds(
-    shader: &Shader,
+pub fn dispatch_binds<P: ShaderParams>(
     entry: &'static str,
     variant: Variant,
     binds: &[Bind],
-    params: &[u32],
+    params: &P,
     groups: [u32; 3],
 ) -> Result<()> {
+    let shader = P::SHADER;
     let ctx = context::get()?;
     if groups.contains(&0) {
         return Ok(());
@@ -356,8 +365,8 @@ pub fn dispatch_binds(
     }
     let mut b = crate::tensor::lock(&BATCH);
     let align = ctx.limits.min_storage_buffer_offset_alignment as usize;
-    let bytes: &[u8] = bytemuck::cast_slice(params);
-    if b.params.len().next_multiple_of(align) + bytes.len().max(4) > PARAMS_BYTES as usize {
+    let bytes: &[u8] = bytemuck::bytes_of(params);
+    if b.params.len().next_multiple_of(align) + bytes.len() > PARAMS_BYTES as usize {
         // The arena is full: submit what it holds and start a new batch.
         b.submit(ctx)?;
     }
@@ -376,9 +385,6 @@ fn dispatch_locked(
     let offset = b.params.len().next_multiple_of(align);
     b.params.resize(offset, 0);
     b.params.extend_from_slice(bytes);
-    if bytes.is_empty() {
-        b.params.extend_from_slice(&[0; 4]);
-    }
     let size = (b.params.len() - offset) as u64;
     let params_buf = b
         .params_buf

@@ -8,6 +8,19 @@ use crate::bail;
 use crate::error::Result;
 use crate::tensor::{DType, Tensor};
 
+crate::wgsl_params! {
+    /// take / put: n offsets and where each side starts (src_off of take and
+    /// out_off of put are i32 bit patterns: the indexed tensor's window may
+    /// start past its base); elements outside [0, lim) of the window are skipped.
+    pub struct Flat in INDEX { n: u32, src_off: u32, offs_off: u32, out_off: u32, lim: u32 }
+}
+
+crate::wgsl_params! {
+    /// check_range: n index values from idx_off must lie in [lo, hi), else
+    /// the status word rises to `code`.
+    pub struct Range in INDEX { n: u32, idx_off: u32, lo: i32, hi: i32, code: u32 }
+}
+
 /// out[i] = src.storage[offs[i]] (offsets relative to src's storage start).
 pub fn take(src: &Tensor, offs: &Tensor, out: &Tensor) -> Result<()> {
     // Floats move as T (float16 in its own variant), other dtypes as 4-byte words.
@@ -74,12 +87,13 @@ fn flat(
             let (db, base) = Bind::window(dbuf, w0, end - 1, de)?;
             let lim = if db.size.is_none() { u32::MAX } else { (end - base) as u32 };
             let d_off = (base as i64).wrapping_neg() as i32 as u32;
+            let (n, offs_off) = (len as u32, o_off);
             let (p, binds) = if is_take {
-                ([len as u32, d_off, o_off, s_off, lim], [db, ob, sb])
+                (Flat { n, src_off: d_off, offs_off, out_off: s_off, lim }, [db, ob, sb])
             } else {
-                ([len as u32, s_off, o_off, d_off, lim], [sb, ob, db])
+                (Flat { n, src_off: s_off, offs_off, out_off: d_off, lim }, [sb, ob, db])
             };
-            exec::dispatch_binds(&INDEX, entry, variant, &binds, &p, exec::grid_1d(len))?;
+            exec::dispatch_binds(entry, variant, &binds, &p, exec::grid_1d(len))?;
         }
     }
     Ok(())
@@ -98,9 +112,14 @@ pub fn check_range(index: &Tensor, size: usize, message: String) -> Result<()> {
     for c0 in (0..n).step_by(chunk) {
         let (len, lo) = (chunk.min(n - c0), index.layout().offset + c0);
         let (b, base) = Bind::window(buf, lo, lo + len - 1, 4)?;
-        let p = [len as u32, (lo - base) as u32, 0, size.min(i32::MAX as usize) as u32, code];
+        let p = Range {
+            n: len as u32,
+            idx_off: (lo - base) as u32,
+            lo: 0,
+            hi: size.min(i32::MAX as usize) as i32,
+            code,
+        };
         exec::dispatch_binds(
-            &INDEX,
             "check_range",
             Variant::F32,
             &[b, Bind::whole(&status)],

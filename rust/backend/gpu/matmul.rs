@@ -19,6 +19,18 @@ pub struct Mat<'a> {
     pub cs: isize,
 }
 
+crate::wgsl_params! {
+    /// Sizes, then element offset and batch / row / column strides of A, B
+    /// and C (C's row stride is n); beta == 0 never reads C.
+    pub struct Params in MATMUL {
+        m: u32, n: u32, k: u32, batch: u32,
+        a_off: u32, a_bs: u32, a_rs: u32, a_cs: u32,
+        b_off: u32, b_bs: u32, b_rs: u32, b_cs: u32,
+        c_off: u32, c_bs: u32,
+        alpha: f32, beta: f32,
+    }
+}
+
 fn word(v: isize, what: &str) -> Result<u32> {
     match u32::try_from(v) {
         Ok(w) => Ok(w),
@@ -104,24 +116,24 @@ pub fn gemm(
             let (wa, ba) = Bind::window(a.buf, a_lo, a_lo + sa - 1, eb)?;
             let (wb, bb) = Bind::window(b.buf, b_lo, b_lo + sb - 1, eb)?;
             let (wc, bc) = Bind::window(c, c_lo, c_lo + sc - 1, eb)?;
-            let p = [
-                mr as u32,
-                n as u32,
-                k as u32,
-                nb as u32,
-                (a_lo - ba) as u32,
-                word(a.bs, "stride")?,
-                word(a.rs, "stride")?,
-                word(a.cs, "stride")?,
-                (b_lo - bb) as u32,
-                word(b.bs, "stride")?,
-                word(b.rs, "stride")?,
-                word(b.cs, "stride")?,
-                (c_lo - bc) as u32,
-                (m * n) as u32,
-                1f32.to_bits(),
-                0f32.to_bits(),
-            ];
+            let p = Params {
+                m: mr as u32,
+                n: n as u32,
+                k: k as u32,
+                batch: nb as u32,
+                a_off: (a_lo - ba) as u32,
+                a_bs: word(a.bs, "stride")?,
+                a_rs: word(a.rs, "stride")?,
+                a_cs: word(a.cs, "stride")?,
+                b_off: (b_lo - bb) as u32,
+                b_bs: word(b.bs, "stride")?,
+                b_rs: word(b.rs, "stride")?,
+                b_cs: word(b.cs, "stride")?,
+                c_off: (c_lo - bc) as u32,
+                c_bs: (m * n) as u32,
+                alpha: 1.0,
+                beta: 0.0,
+            };
             // Window starts keep the vec4 alignment of the offsets.
             let entry = if vec4 && [ba, bb, bc].iter().all(|w| w % 4 == 0) {
                 "matmul_vec4"
@@ -129,7 +141,7 @@ pub fn gemm(
                 "matmul"
             };
             let groups = [n.div_ceil(TILE) as u32, mr.div_ceil(TILE) as u32, nb as u32];
-            exec::dispatch_binds(&MATMUL, entry, variant, &[wa, wb, wc], &p, groups)?;
+            exec::dispatch_binds(entry, variant, &[wa, wb, wc], &p, groups)?;
         }
     }
     Ok(())

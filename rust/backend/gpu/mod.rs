@@ -11,11 +11,13 @@ pub mod exec;
 pub mod index;
 pub mod matmul;
 pub mod norm;
+pub mod params;
 pub mod pool;
 pub mod random;
 pub mod reduce;
 pub mod shaders;
 pub mod softmax;
+pub mod sort;
 pub mod transfer;
 
 pub use buffer_pool::GpuBuffer;

@@ -1,11 +1,27 @@
 //! Launcher for shaders/norm.wgsl: layer norm over rows of m elements. Tensors
 //! beyond the binding limit go in chunks of rows, each bound as windows.
 
+use super::codes::flag;
 use super::dtype::elem_bytes;
 use super::exec::{self, Bind, Variant};
 use super::shaders::NORM;
 use crate::error::Result;
 use crate::tensor::Tensor;
+
+crate::wgsl_flags! {
+    /// Bits of `Params::flags`: which optional tensors are given.
+    pub struct NormFlags = "NORM" { WEIGHT = 1, BIAS = 2 }
+}
+
+crate::wgsl_params! {
+    /// Row count and length, `NormFlags`, eps, then the element offset where
+    /// each tensor starts (out: y or gx).
+    pub struct Params in NORM {
+        rows: u32, m: u32, flags: u32, eps: f32,
+        x_off: u32, g_off: u32, w_off: u32, b_off: u32,
+        mean_off: u32, rstd_off: u32, out_off: u32,
+    }
+}
 
 /// A tensor argument: per row `m` elements (x, g, y, gx), one (mean, rstd),
 /// or the same m elements for every row (w, b: bound whole).
@@ -79,9 +95,21 @@ fn run(
             offs[slot] = (lo - base) as u32;
             binds.push(b);
         }
-        let mut p = vec![count as u32, m as u32, flags, (eps as f32).to_bits()];
-        p.extend_from_slice(&offs);
-        exec::dispatch_binds(&NORM, entry, Variant::F32, &binds, &p, grid(count))?;
+        let [x_off, g_off, w_off, b_off, mean_off, rstd_off, out_off] = offs;
+        let p = Params {
+            rows: count as u32,
+            m: m as u32,
+            flags,
+            eps: eps as f32,
+            x_off,
+            g_off,
+            w_off,
+            b_off,
+            mean_off,
+            rstd_off,
+            out_off,
+        };
+        exec::dispatch_binds(entry, Variant::F32, &binds, &p, grid(count))?;
     }
     Ok(())
 }
@@ -107,7 +135,7 @@ pub fn forward(
         Arg::Stat(mean),
         Arg::Stat(rstd),
     ];
-    let flags = w.is_some() as u32 | (b.is_some() as u32) << 1;
+    let flags = flag(w.is_some(), NormFlags::WEIGHT) | flag(b.is_some(), NormFlags::BIAS);
     run("layer_norm", &args, &[0, 2, 3, 6, 4, 5], rows, m, eps, flags, exec::grid_rows)
 }
 
@@ -139,7 +167,7 @@ pub fn backward(
         rows,
         m,
         0.0,
-        w.is_some() as u32,
+        flag(w.is_some(), NormFlags::WEIGHT),
         exec::grid_rows,
     )
 }

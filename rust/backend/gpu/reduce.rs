@@ -9,6 +9,15 @@ use crate::error::Result;
 use crate::ops::copy::to_dtype;
 use crate::tensor::{DType, Device, Scalar, Tensor};
 
+crate::wgsl_params! {
+    /// The [outer, n, inner] view, where input and output start, and the
+    /// factor applied to sums (mean = sum with scale 1/n).
+    pub struct Params in REDUCE {
+        outer: u32, n: u32, inner: u32, in_off: u32, out_off: u32,
+        scale: f32,
+    }
+}
+
 /// Entry points (rows form for inner == 1, columns form otherwise).
 fn entries(op: &str) -> Result<(&'static str, &'static str)> {
     Ok(match op {
@@ -163,15 +172,15 @@ fn launch(
         out_base = Some(base);
         binds.push(b);
     }
-    let p = [
-        outer as u32,
-        n as u32,
-        inner as u32,
-        (x_off - x_base) as u32,
-        (out_off - out_base.unwrap_or(0)) as u32,
-        scale.to_bits(),
-    ];
-    exec::dispatch_binds(&REDUCE, entry, Variant::of(x.dtype()), &binds, &p, groups)
+    let p = Params {
+        outer: outer as u32,
+        n: n as u32,
+        inner: inner as u32,
+        in_off: (x_off - x_base) as u32,
+        out_off: (out_off - out_base.unwrap_or(0)) as u32,
+        scale,
+    };
+    exec::dispatch_binds(entry, Variant::of(x.dtype()), &binds, &p, groups)
 }
 
 /// Float input for a GPU reduction that compares values (int inputs would

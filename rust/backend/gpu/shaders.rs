@@ -26,17 +26,19 @@ shaders! {
     ELEMENTWISE = "elementwise" [
         crate::ops::elementwise::UnaryCode,
         crate::ops::elementwise::Binary,
-        super::dtype::Kind
+        super::dtype::Kind,
+        super::elementwise::ElemFlags
     ],
     INDEX = "index" [],
     MATMUL = "matmul" [],
-    OPTIM = "optim" [],
+    OPTIM = "optim" [crate::optim::OptFlags],
     RANDOM = "random" [],
     REDUCE = "reduce" [],
     SOFTMAX = "softmax" [],
-    NORM = "norm" [],
+    NORM = "norm" [super::norm::NormFlags],
     CONV = "conv" [],
-    POOL = "pool" [],
+    POOL = "pool" [super::pool::PoolFlags],
+    SORT = "sort" [super::dtype::Kind],
 }
 
 /// The WGSL compiled for one variant: the shader's code constants, then its

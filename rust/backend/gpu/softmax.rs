@@ -6,6 +6,15 @@ use super::shaders::SOFTMAX;
 use crate::error::Result;
 use crate::tensor::Tensor;
 
+crate::wgsl_params! {
+    /// Sizes around the dim, and where a, b (the gradient, backward only)
+    /// and o start.
+    pub struct Params in SOFTMAX {
+        outer: u32, n: u32, inner: u32,
+        a_off: u32, b_off: u32, o_off: u32,
+    }
+}
+
 /// Forward (`g` None: out = softmax(a)) or backward (a = the saved output y,
 /// g its gradient, out = the input gradient). Tensors beyond the binding limit
 /// go in chunks of whole [n, inner] blocks, each bound as a window.
@@ -74,7 +83,14 @@ fn launch(
         None => (Bind::whole(exec::dummy()?), 0),
     };
     let (ob, o_off) = bind(out, start, span, eb)?;
-    let p = [outer as u32, n as u32, inner as u32, a_off as u32, g_off as u32, o_off as u32];
+    let p = Params {
+        outer: outer as u32,
+        n: n as u32,
+        inner: inner as u32,
+        a_off: a_off as u32,
+        b_off: g_off as u32,
+        o_off: o_off as u32,
+    };
     let grid = if per_row { exec::grid_rows(rows) } else { exec::grid_1d(rows) };
-    exec::dispatch_binds(&SOFTMAX, entry, Variant::of(out.dtype()), &[ab, gb, ob], &p, grid)
+    exec::dispatch_binds(entry, Variant::of(out.dtype()), &[ab, gb, ob], &p, grid)
 }

@@ -1,0 +1,74 @@
+"""PyTorch's device-agnostic accelerator API (``torch.accelerator``): rumus has
+one accelerator, the GPU ``gpu:0`` (any Vulkan, Metal or DX12 adapter)."""
+
+import contextlib
+
+from . import _rumus, gpu
+
+__all__ = [
+    "current_accelerator",
+    "current_device_index",
+    "device_count",
+    "device_index",
+    "is_available",
+    "set_device_index",
+    "synchronize",
+]
+
+
+def is_available():
+    """Whether an accelerator (a GPU adapter) can be used."""
+    return gpu.is_available()
+
+
+def current_accelerator(check_available=False):
+    """``device("gpu")`` when a GPU adapter exists, else None (with
+    ``check_available=True``, also None when it cannot be used)."""
+    if not is_available():
+        return None
+    return _rumus.device("gpu")
+
+
+def device_count():
+    """The number of accelerator devices: 1 with a GPU, else 0."""
+    return gpu.device_count()
+
+
+def _index(device):
+    if isinstance(device, int):
+        idx = device
+    else:
+        d = device if isinstance(device, _rumus.device) else _rumus.device(device)
+        if d.type != "gpu":
+            raise ValueError(f"{d} is not an accelerator device; rumus's accelerator is 'gpu'")
+        idx = d.index or 0
+    if idx != 0 or not is_available():
+        raise RuntimeError(f"accelerator device index {idx} is not available: rumus uses gpu:0")
+    return idx
+
+
+def current_device_index():
+    """The index of the current accelerator device (always 0)."""
+    if not is_available():
+        raise RuntimeError("no accelerator is available")
+    return 0
+
+
+def set_device_index(device):
+    """Makes ``device`` (0, "gpu:0" or a device) current; rumus has only gpu:0."""
+    _index(device)
+
+
+@contextlib.contextmanager
+def device_index(device):
+    """Context manager that makes ``device`` current inside it (None: no-op)."""
+    if device is not None:
+        _index(device)
+    yield
+
+
+def synchronize(device=None):
+    """Waits until the accelerator has finished all queued work."""
+    if device is not None:
+        _index(device)
+    gpu.synchronize()
