@@ -42,7 +42,10 @@ def time_once(setup, stmt, min_time=0.1):
 
 def have(module):
     """Whether `module` imports in a fresh interpreter (torch is optional)."""
-    return subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True).returncode == 0
+    return (
+        subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True).returncode
+        == 0
+    )
 
 
 def compare(cases, rounds=5, min_time=0.1):

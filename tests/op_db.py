@@ -1757,7 +1757,7 @@ LINALG = [
 def _einsum_samples(m):
     return [
         Sample("ij,jk->ik", m(3, 4), m(4, 2)),
-        Sample("ij,jk->ik", m(4, 3, layout="transposed"), m(4, 2)),
+        Sample("ij,jk->ik", m(3, 4, layout="transposed"), m(4, 2)),
         Sample("bij,bjk->bik", m(2, 3, 4), m(2, 4, 2)),
         Sample("bhqd,bhkd->bhqk", m(2, 2, 3, 4), m(2, 2, 5, 4)),
         Sample("...ij,...jk->...ik", m(2, 3, 4), m(4, 5)),
@@ -1773,7 +1773,7 @@ def _einsum_samples(m):
         Sample("->", m()),
         Sample("i,i->", m(0), m(0)),
         Sample("ij,jk->ik", m(0, 3), m(3, 2)),
-        Sample("b...,b...->b", m(2, 3, 1), m(2, 1, 4)),
+        Sample("b...,b...->b...", m(2, 3, 1), m(2, 1, 4)),
     ]
 
 
@@ -2220,6 +2220,99 @@ SHAPE = [
             Row("stack", lambda a, b: rumus.stack([a, b]), [U(3, 4), U(3, 4)]),
             Row("stack_last", lambda a, b: rumus.stack([a, b], -1), [U(3, 2), U(3, 2)]),
         ],
+    ),
+    shape_op(
+        "repeat",
+        np.tile,
+        lambda m: [
+            Sample(m(2, 3), (2, 1)),
+            Sample(m(3), (2, 2)),
+            Sample(m(), (3,)),
+            Sample(m(0, 2), (2, 2)),
+            Sample(m(2, 3), (0, 1)),
+            Sample(m(2, 3, layout="transposed"), (1, 2, 2)),
+        ],
+        fn=False,
+        extra=[("x.repeat(*sizes)", lambda x, s: x.repeat(*s))],
+        bad=lambda m: [
+            ("repeat with fewer sizes than dims", lambda: m.t(2, 3).repeat(2)),
+            ("repeat with a negative size", lambda: m.t(2, 3).repeat(2, -1)),
+        ],
+        grads=[
+            Row("repeat", lambda x: x.repeat(2, 1, 3), [U(2, 3)]),
+            Row("repeat_noncontig", lambda x: x.t().repeat(2, 2), [U(2, 3)]),
+        ],
+    ),
+    shape_op(
+        "tile",
+        np.tile,
+        lambda m: [
+            Sample(m(2, 3), (2,)),
+            Sample(m(2, 3), (2, 1, 2)),
+            Sample(m(), (2,)),
+            Sample(m(0, 3), (2, 2)),
+            Sample(m(3, 2, layout="transposed"), (2, 2)),
+        ],
+        grads=[Row("tile", lambda x: x.tile(2, 2), [U(2, 3)])],
+    ),
+    shape_op(
+        "repeat_interleave",
+        lambda x, repeats, dim=None: np.repeat(x, repeats, axis=dim),
+        lambda m: [
+            Sample(m(2, 3), 2),
+            Sample(m(2, 3), 2, dim=1),
+            Sample(m(2, 3), m.idx([1, 0, 2]), dim=1),
+            Sample(m(2, 3), m.idx([3]), dim=0),
+            Sample(m(), 3),
+            Sample(m(0, 2), 2, dim=0),
+            Sample(m(3, 2, layout="transposed"), 2, dim=-1),
+        ],
+        mismatch=False,
+        bad=lambda m: [
+            ("repeat_interleave negative repeats", lambda: m.t(2, 3).repeat_interleave(-1)),
+            (
+                "repeat_interleave repeats of the wrong length",
+                lambda: m.t(2, 3).repeat_interleave(rumus.tensor([1, 2]), dim=1),
+            ),
+            (
+                "repeat_interleave float repeats",
+                lambda: m.t(2, 3).repeat_interleave(rumus.tensor([1.0, 2.0, 1.0]), dim=1),
+            ),
+            (
+                "repeat_interleave bad output_size",
+                lambda: m.t(2).repeat_interleave(2, output_size=3),
+            ),
+        ],
+        grads=[
+            Row("repeat_interleave", lambda x: x.repeat_interleave(2, dim=1), [U(2, 3)]),
+            Row(
+                "repeat_interleave_tensor",
+                lambda x: x.repeat_interleave(rumus.tensor([1, 0, 2]), dim=1),
+                [U(2, 3)],
+            ),
+        ],
+    ),
+    OpInfo(
+        "meshgrid",
+        ["rumus.meshgrid"],
+        _seq(lambda *xs, indexing="ij": np.meshgrid(*xs, indexing=indexing)),
+        lambda m: [
+            Sample(m(3), m(4)),
+            Sample(m(3), m(4), indexing="ij"),
+            Sample(m(3), m(4), indexing="xy"),
+            Sample(m(2), m(3), m(4), indexing="xy"),
+            Sample(m(), m(3)),
+            Sample(m(0), m(2)),
+            Sample(m(5)),
+        ],
+        dtypes=ALL,
+        mismatch=False,
+        bad=lambda m: [
+            ("meshgrid of a 2-d tensor", lambda: rumus.meshgrid(m.t(2, 2), m.t(3))),
+            ("meshgrid bad indexing", lambda: rumus.meshgrid(m.t(2), m.t(3), indexing="ji")),
+            ("meshgrid of nothing", lambda: rumus.meshgrid()),
+        ],
+        grads=[Row("meshgrid", lambda a, b: rumus.meshgrid(a, b, indexing="xy"), [U(3), U(2)])],
     ),
     shape_op(
         "flip",

@@ -33,6 +33,7 @@ from ._rumus import (
     is_tensor,
     linspace,
     manual_seed,
+    meshgrid,
     one_hot,
     ones,
     ones_like,
@@ -93,7 +94,7 @@ for _name in [
         "narrow select unbind movedim moveaxis split chunk flip roll tril triu diagonal trace "
         "gather scatter scatter_add index_select nonzero clone numel "
         "sort argsort msort topk kthvalue median nanmedian mode unique unique_consecutive "
-        "bincount histc histogram"
+        "bincount histc histogram tile repeat_interleave"
     ).split(),
 ]:
     globals()[_name] = _method_function(_name)

@@ -3,11 +3,11 @@
 //! broadcast product) per pair of operands, left to right. Autograd and the
 //! GPU come from those ops; nothing loops over elements.
 
+use super::copy::to_dtype;
 use super::elementwise::{binary, Binary};
 use super::linalg::bmm;
 use super::reduce::sum;
 use super::shape::{diagonal, expand, permute, reshape};
-use super::copy::to_dtype;
 use super::{result_type, same_device, Operand};
 use crate::bail;
 use crate::error::Result;
@@ -77,16 +77,22 @@ struct Part {
 impl Part {
     /// Sums away the dims whose labels `keep` rejects.
     fn reduce(self, keep: impl Fn(Label) -> bool) -> Result<Part> {
-        let gone: Vec<i64> = (0..self.labels.len()).filter(|&d| !keep(self.labels[d])).map(|d| d as i64).collect();
+        let gone: Vec<i64> =
+            (0..self.labels.len()).filter(|&d| !keep(self.labels[d])).map(|d| d as i64).collect();
         if gone.is_empty() {
             return Ok(self);
         }
         let labels = self.labels.iter().copied().filter(|&l| keep(l)).collect();
-        Ok(Part { t: sum(&self.t, Some(&gone), false, None)?, labels })
+        let t = sum(&self.t, Some(&gone), false, Some(self.t.dtype()))?;
+        Ok(Part { t, labels })
+    }
+
+    fn get(&self, l: Label) -> Option<usize> {
+        self.labels.iter().position(|&x| x == l).map(|d| self.t.shape()[d])
     }
 
     fn size(&self, l: Label) -> usize {
-        self.labels.iter().position(|&x| x == l).map_or(1, |d| self.t.shape()[d])
+        self.get(l).unwrap_or(1)
     }
 
     /// The tensor with its dims in the order of `order` (labels it lacks
@@ -118,7 +124,11 @@ fn contract(a: Part, b: Part, keep: &dyn Fn(Label) -> bool) -> Result<Part> {
     let summed: Vec<Label> = a.labels.iter().copied().filter(|l| shared(l) && !keep(*l)).collect();
     let a_only: Vec<Label> = a.labels.iter().copied().filter(|l| !shared(l)).collect();
     let b_only: Vec<Label> = b.labels.iter().copied().filter(|l| !a.labels.contains(l)).collect();
-    let size = |l: &Label| a.size(*l).max(b.size(*l));
+    // A size-1 dim broadcasts against the other operand's (which may be 0).
+    let size = |l: &Label| match (a.get(*l), b.get(*l)) {
+        (Some(1), Some(n)) | (Some(n), _) | (None, Some(n)) => n,
+        (None, None) => 1,
+    };
     let [nb, m, n, k] =
         [&batch, &a_only, &b_only, &summed].map(|ls| ls.iter().map(size).product::<usize>());
     let labels: Vec<Label> = [&batch[..], &a_only, &b_only].concat();
@@ -138,7 +148,7 @@ fn contract(a: Part, b: Part, keep: &dyn Fn(Label) -> bool) -> Result<Part> {
             prod
         } else {
             let dims: Vec<i64> = (labels.len()..order.len()).map(|d| d as i64).collect();
-            sum(&prod, Some(&dims), false, None)?
+            sum(&prod, Some(&dims), false, Some(prod.dtype()))?
         };
         return Ok(Part { t, labels });
     }
@@ -183,8 +193,7 @@ pub fn einsum(equation: &str, operands: &[Tensor]) -> Result<Tensor> {
     if dtype == DType::Bool {
         bail!(Type, "einsum(): bool operands are not supported");
     }
-    let operands =
-        operands.iter().map(|t| to_dtype(t, dtype)).collect::<Result<Vec<Tensor>>>()?;
+    let operands = operands.iter().map(|t| to_dtype(t, dtype)).collect::<Result<Vec<Tensor>>>()?;
     // Dims per ellipsis, then every operand's dims as labels.
     let mut ell = 0;
     for (i, (t, x)) in terms.iter().zip(&operands).enumerate() {
@@ -225,7 +234,9 @@ pub fn einsum(equation: &str, operands: &[Tensor]) -> Result<Tensor> {
                     s
                 );
             }
-            *s = (*s).max(n);
+            if *s == 1 {
+                *s = n;
+            }
         }
     }
     let out = output(rhs, &terms, ell)?;
@@ -249,9 +260,9 @@ pub fn einsum(equation: &str, operands: &[Tensor]) -> Result<Tensor> {
 /// carry distinct labels.
 fn diagonals(x: &Tensor, mut labels: Vec<Label>, i: usize) -> Result<Part> {
     let mut t = x.clone();
-    while let Some((d1, d2)) = (0..labels.len())
-        .find_map(|d1| (d1 + 1..labels.len()).find(|&d2| labels[d2] == labels[d1]).map(|d2| (d1, d2)))
-    {
+    while let Some((d1, d2)) = (0..labels.len()).find_map(|d1| {
+        (d1 + 1..labels.len()).find(|&d2| labels[d2] == labels[d1]).map(|d2| (d1, d2))
+    }) {
         let (n1, n2) = (t.shape()[d1], t.shape()[d2]);
         if n1 != n2 {
             bail!(
@@ -290,7 +301,11 @@ fn output(rhs: Option<&str>, terms: &[Term], ell: usize) -> Result<Vec<Label>> {
             bail!(Runtime, "einsum(): output subscript {} does not appear in the equation for any input operand", name(l));
         }
         if t.labels[..i].contains(&l) {
-            bail!(Runtime, "einsum(): output subscript {} appears more than once in the output", name(l));
+            bail!(
+                Runtime,
+                "einsum(): output subscript {} appears more than once in the output",
+                name(l)
+            );
         }
     }
     let mut labels = t.labels;

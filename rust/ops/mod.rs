@@ -11,6 +11,7 @@ pub mod linalg;
 pub mod norm;
 pub mod pool;
 pub mod reduce;
+pub mod repeat;
 pub mod scan;
 pub mod shape;
 pub mod softmax;

@@ -57,6 +57,9 @@ pub fn trace(t: &Tensor) -> Result<Tensor> {
     if t.ndim() != 2 {
         bail!(Runtime, "trace: expected a matrix, but got tensor with dim {}", t.ndim());
     }
+    if t.dtype() == DType::Bool {
+        bail!(Runtime, "\"trace\" not implemented for 'Bool'");
+    }
     super::reduce::sum(&diagonal(t, 0, 0, 1)?, None, false, None)
 }
 

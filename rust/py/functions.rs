@@ -471,6 +471,24 @@ fn sublist(obj: &Bound<'_, PyAny>) -> PyResult<String> {
     Ok(out)
 }
 
+/// meshgrid(*tensors, indexing=None): "ij" unless told "xy".
+#[pyfunction]
+#[pyo3(signature = (*tensors, indexing=None))]
+pub fn meshgrid(
+    py: Python<'_>,
+    tensors: &Bound<'_, PyTuple>,
+    indexing: Option<String>,
+) -> PyResult<Py<PyTuple>> {
+    let list = match tensors.len() {
+        1 if tensors.get_item(0)?.cast::<PyTensor>().is_err() => {
+            tensor_list(&tensors.get_item(0)?, "meshgrid")?
+        }
+        _ => tensor_list(tensors.as_any(), "meshgrid")?,
+    };
+    let grids = crate::ops::repeat::meshgrid(&list, indexing.as_deref().unwrap_or("ij"))?;
+    super::methods::tensors(py, grids)
+}
+
 /// where(cond, x, y); where(cond) is nonzero(cond, as_tuple=True).
 #[pyfunction(name = "where")]
 #[pyo3(signature = (condition, input=None, other=None))]

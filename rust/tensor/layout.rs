@@ -281,7 +281,11 @@ impl Layout {
         let len = if offset >= 0 { n1.min(n2 - offset) } else { (n1 + offset).min(n2) }.max(0);
         let mut l = self.clone();
         if len > 0 {
-            let shift = if offset >= 0 { offset * self.strides[d2] as i64 } else { -offset * self.strides[d1] as i64 };
+            let shift = if offset >= 0 {
+                offset * self.strides[d2] as i64
+            } else {
+                -offset * self.strides[d1] as i64
+            };
             l.offset = (self.offset as i64 + shift) as usize;
         }
         let stride = self.strides[d1] + self.strides[d2];
