@@ -1768,6 +1768,75 @@ LINALG = [
 ]
 
 
+def _einsum_samples(m):
+    return [
+        Sample("ij,jk->ik", m(3, 4), m(4, 2)),
+        Sample("ij,jk->ik", m(3, 4, layout="transposed"), m(4, 2)),
+        Sample("bij,bjk->bik", m(2, 3, 4), m(2, 4, 2)),
+        Sample("bhqd,bhkd->bhqk", m(2, 2, 3, 4), m(2, 2, 5, 4)),
+        Sample("...ij,...jk->...ik", m(2, 3, 4), m(4, 5)),
+        Sample("bn,anm,bm->ba", m(2, 3), m(4, 3, 5), m(2, 5)),
+        Sample("i,j->ij", m(3), m(4)),
+        Sample("ij,ij->i", m(3, 4), m(3, 4, layout="strided")),
+        Sample("ij,ij->", m(3, 4), m(3, 4)),
+        Sample("ii->i", m(3, 3)),
+        Sample("ii", m(3, 3)),
+        Sample("iji->j", m(3, 2, 3)),
+        Sample("ba", m(3, 4)),
+        Sample("i j , j k", m(3, 4), m(4, 2)),
+        Sample("->", m()),
+        Sample("i,i->", m(0), m(0)),
+        Sample("ij,jk->ik", m(0, 3), m(3, 2)),
+        Sample("b...,b...->b...", m(2, 3, 1), m(2, 1, 4)),
+    ]
+
+
+EINSUM = [
+    OpInfo(
+        "einsum",
+        ["rumus.einsum"],
+        lambda eq, *ops: np.einsum(eq, *ops),
+        _einsum_samples,
+        dtypes=NUMERIC,
+        tol={"float16": (1e-2, 1e-2), "bfloat16": (2e-2, 5e-2)},
+        bad=lambda m: [
+            ("einsum with too few operands", lambda: rumus.einsum("ij,jk", m.t(2, 2))),
+            ("einsum with too many operands", lambda: rumus.einsum("ij", m.t(2, 2), m.t(2, 2))),
+            ("einsum bad subscript", lambda: rumus.einsum("i1", m.t(2, 2))),
+            ("einsum two ellipses", lambda: rumus.einsum("...i...", m.t(2, 2))),
+            ("einsum stray dot", lambda: rumus.einsum("i.j", m.t(2, 2))),
+            ("einsum rank mismatch", lambda: rumus.einsum("ijk", m.t(2, 2))),
+            ("einsum repeated sizes differ", lambda: rumus.einsum("ii", m.t(2, 3))),
+            ("einsum output label unknown", lambda: rumus.einsum("ij->k", m.t(2, 2))),
+            ("einsum output label twice", lambda: rumus.einsum("ij->ii", m.t(2, 2))),
+            ("einsum no operands", lambda: rumus.einsum("ij")),
+            ("einsum equation not a string", lambda: rumus.einsum(3, m.t(2, 2))),
+        ],
+        grads=[
+            Row("einsum_mm", lambda a, b: rumus.einsum("ij,jk->ik", a, b), [U(3, 4), U(4, 2)]),
+            Row(
+                "einsum_attention",
+                lambda q, k: rumus.einsum("bhqd,bhkd->bhqk", q, k),
+                [U(1, 2, 3, 4), U(1, 2, 2, 4)],
+            ),
+            Row("einsum_trace", lambda a: rumus.einsum("ii", a), [U(3, 3)]),
+            Row("einsum_diag", lambda a: rumus.einsum("ii->i", a), [U(3, 3)]),
+            Row(
+                "einsum_ellipsis",
+                lambda a, b: rumus.einsum("...ij,...jk->...ik", a, b),
+                [U(2, 3, 4), U(4, 2)],
+            ),
+            Row(
+                "einsum_bilinear",
+                lambda x, w, y: rumus.einsum("bn,anm,bm->ba", x, w, y),
+                [U(2, 3), U(2, 3, 2), U(2, 2)],
+            ),
+            Row("einsum_rowdot", lambda a, b: rumus.einsum("ij,ij->i", a, b), [U(3, 4), U(3, 4)]),
+        ],
+    ),
+]
+
+
 # ------------------------------------------------------------ shape ops and views
 
 
@@ -1826,6 +1895,43 @@ def _tri(fn):
 
 
 SHAPE = [
+    shape_op(
+        "diagonal",
+        lambda x, offset=0, dim1=0, dim2=1: np.diagonal(x, offset, dim1, dim2).copy(),
+        lambda m: [
+            Sample(m(3, 3)),
+            Sample(m(3, 4), 1),
+            Sample(m(4, 3), -2),
+            Sample(m(3, 4), 5),
+            Sample(m(2, 3, 4), 0, 2, 0),
+            Sample(m(2, 3, 4), offset=-1, dim1=-1, dim2=1),
+            Sample(m(0, 3)),
+            Sample(m(3, 4, layout="transposed")),
+        ],
+        bad=lambda m: [
+            ("diagonal of a 1-d tensor", lambda: rumus.diagonal(m.t(3))),
+            ("diagonal with equal dims", lambda: m.t(3, 3).diagonal(0, 1, 1)),
+        ],
+        grads=[
+            Row("diagonal", lambda x: x.diagonal(), [U(3, 3)]),
+            Row("diagonal_offset", lambda x: x.diagonal(1, 2, 0), [U(3, 2, 4)]),
+        ],
+    ),
+    OpInfo(
+        "trace",
+        ["rumus.trace", "Tensor.trace"],
+        np.trace,
+        lambda m: [
+            Sample(m(3, 3)),
+            Sample(m(3, 5)),
+            Sample(m(0, 2)),
+            Sample(m(4, 3, layout="transposed")),
+        ],
+        dtypes=NUMERIC,
+        out=int_to_int64,
+        bad=lambda m: [("trace of a 3-d tensor", lambda: rumus.trace(m.t(2, 2, 2)))],
+        grads=[Row("trace", lambda x: x.trace(), [U(3, 4)])],
+    ),
     shape_op(
         "reshape",
         lambda x, shape: np.reshape(x, shape),
@@ -2128,6 +2234,99 @@ SHAPE = [
             Row("stack", lambda a, b: rumus.stack([a, b]), [U(3, 4), U(3, 4)]),
             Row("stack_last", lambda a, b: rumus.stack([a, b], -1), [U(3, 2), U(3, 2)]),
         ],
+    ),
+    shape_op(
+        "repeat",
+        np.tile,
+        lambda m: [
+            Sample(m(2, 3), (2, 1)),
+            Sample(m(3), (2, 2)),
+            Sample(m(), (3,)),
+            Sample(m(0, 2), (2, 2)),
+            Sample(m(2, 3), (0, 1)),
+            Sample(m(2, 3, layout="transposed"), (1, 2, 2)),
+        ],
+        fn=False,
+        extra=[("x.repeat(*sizes)", lambda x, s: x.repeat(*s))],
+        bad=lambda m: [
+            ("repeat with fewer sizes than dims", lambda: m.t(2, 3).repeat(2)),
+            ("repeat with a negative size", lambda: m.t(2, 3).repeat(2, -1)),
+        ],
+        grads=[
+            Row("repeat", lambda x: x.repeat(2, 1, 3), [U(2, 3)]),
+            Row("repeat_noncontig", lambda x: x.t().repeat(2, 2), [U(2, 3)]),
+        ],
+    ),
+    shape_op(
+        "tile",
+        np.tile,
+        lambda m: [
+            Sample(m(2, 3), (2,)),
+            Sample(m(2, 3), (2, 1, 2)),
+            Sample(m(), (2,)),
+            Sample(m(0, 3), (2, 2)),
+            Sample(m(3, 2, layout="transposed"), (2, 2)),
+        ],
+        grads=[Row("tile", lambda x: x.tile(2, 2), [U(2, 3)])],
+    ),
+    shape_op(
+        "repeat_interleave",
+        lambda x, repeats, dim=None: np.repeat(x, repeats, axis=dim),
+        lambda m: [
+            Sample(m(2, 3), 2),
+            Sample(m(2, 3), 2, dim=1),
+            Sample(m(2, 3), m.idx([1, 0, 2]), dim=1),
+            Sample(m(2, 3), m.idx([3]), dim=0),
+            Sample(m(), 3),
+            Sample(m(0, 2), 2, dim=0),
+            Sample(m(3, 2, layout="transposed"), 2, dim=-1),
+        ],
+        mismatch=False,
+        bad=lambda m: [
+            ("repeat_interleave negative repeats", lambda: m.t(2, 3).repeat_interleave(-1)),
+            (
+                "repeat_interleave repeats of the wrong length",
+                lambda: m.t(2, 3).repeat_interleave(rumus.tensor([1, 2]), dim=1),
+            ),
+            (
+                "repeat_interleave float repeats",
+                lambda: m.t(2, 3).repeat_interleave(rumus.tensor([1.0, 2.0, 1.0]), dim=1),
+            ),
+            (
+                "repeat_interleave bad output_size",
+                lambda: m.t(2).repeat_interleave(2, output_size=3),
+            ),
+        ],
+        grads=[
+            Row("repeat_interleave", lambda x: x.repeat_interleave(2, dim=1), [U(2, 3)]),
+            Row(
+                "repeat_interleave_tensor",
+                lambda x: x.repeat_interleave(rumus.tensor([1, 0, 2]), dim=1),
+                [U(2, 3)],
+            ),
+        ],
+    ),
+    OpInfo(
+        "meshgrid",
+        ["rumus.meshgrid"],
+        _seq(lambda *xs, indexing="ij": np.meshgrid(*xs, indexing=indexing)),
+        lambda m: [
+            Sample(m(3), m(4)),
+            Sample(m(3), m(4), indexing="ij"),
+            Sample(m(3), m(4), indexing="xy"),
+            Sample(m(2), m(3), m(4), indexing="xy"),
+            Sample(m(), m(3)),
+            Sample(m(0), m(2)),
+            Sample(m(5)),
+        ],
+        dtypes=ALL,
+        mismatch=False,
+        bad=lambda m: [
+            ("meshgrid of a 2-d tensor", lambda: rumus.meshgrid(m.t(2, 2), m.t(3))),
+            ("meshgrid bad indexing", lambda: rumus.meshgrid(m.t(2), m.t(3), indexing="ji")),
+            ("meshgrid of nothing", lambda: rumus.meshgrid()),
+        ],
+        grads=[Row("meshgrid", lambda a, b: rumus.meshgrid(a, b, indexing="xy"), [U(3), U(2)])],
     ),
     shape_op(
         "flip",
@@ -5381,6 +5580,7 @@ OP_DB = (
     + SORTING
     + LINALG
     + LINALG_DECOMP
+    + EINSUM
     + SHAPE
     + INDEX
     + CREATION

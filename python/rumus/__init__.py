@@ -15,6 +15,7 @@ from ._rumus import (
     cat,
     device,
     dtype,
+    einsum,
     empty,
     empty_cache,
     empty_like,
@@ -34,6 +35,7 @@ from ._rumus import (
     is_tensor,
     linspace,
     manual_seed,
+    meshgrid,
     one_hot,
     ones,
     ones_like,
@@ -93,12 +95,13 @@ for _name in [
         "sum mean prod amax amin max min argmax argmin var std logsumexp all any cumsum cumprod "
         "matmul mm bmm mv dot outer reshape permute transpose swapaxes t "
         "flatten unflatten unsqueeze squeeze "
-        "narrow select unbind movedim moveaxis split chunk flip roll tril triu "
+        "narrow select unbind movedim moveaxis split chunk flip roll tril triu diagonal trace "
         "gather scatter scatter_add index_select nonzero clone numel "
         "sort argsort msort topk kthvalue median nanmedian mode unique unique_consecutive "
         "bincount histc histogram "
         "addmm addmv addbmm baddbmm addcmul addcdiv lerp hypot logaddexp logaddexp2 logit "
-        "nan_to_num isclose allclose equal clamp_min clamp_max diff cross kron"
+        "nan_to_num isclose allclose equal clamp_min clamp_max diff cross kron "
+        "tile repeat_interleave"
     ).split(),
 ]:
     globals()[_name] = _method_function(_name)

@@ -39,6 +39,30 @@ fn reshape_backward(t: &Tensor) -> Result<BackwardOp> {
     Ok(ReshapeBackward { in_shape: t.shape().clone() }.into())
 }
 
+/// The diagonal of dims `dim1` and `dim2` shifted by `offset`, as a view
+/// whose last dim walks it (torch.diagonal).
+pub fn diagonal(t: &Tensor, offset: i64, dim1: i64, dim2: i64) -> Result<Tensor> {
+    let (d1, d2) = (wrap_dim(dim1, t.ndim())?, wrap_dim(dim2, t.ndim())?);
+    if t.ndim() < 2 {
+        bail!(Runtime, "diagonal(): expected a tensor of at least 2 dims, got {}", t.ndim());
+    }
+    if d1 == d2 {
+        bail!(Runtime, "diagonal dimensions cannot be identical {}, {}", dim1, dim2);
+    }
+    region_view(t, "DiagonalBackward0", |l| Ok(l.diagonal(offset, d1, d2)))
+}
+
+/// The sum of a matrix's main diagonal (torch.trace).
+pub fn trace(t: &Tensor) -> Result<Tensor> {
+    if t.ndim() != 2 {
+        bail!(Runtime, "trace: expected a matrix, but got tensor with dim {}", t.ndim());
+    }
+    if t.dtype() == DType::Bool {
+        bail!(Runtime, "\"trace\" not implemented for 'Bool'");
+    }
+    super::reduce::sum(&diagonal(t, 0, 0, 1)?, None, false, None)
+}
+
 pub fn reshape(t: &Tensor, shape: &[i64]) -> Result<Tensor> {
     let shape = infer_shape(shape, t.numel())?;
     match t.layout().view(&shape) {

@@ -13,7 +13,7 @@ use crate::ops::{creation, shape};
 use crate::tensor::layout::numel;
 use crate::tensor::Device;
 use crate::tensor::{DType, Scalar, Tensor};
-use pyo3::exceptions::{PyRuntimeError, PyTypeError};
+use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PySequence, PyTuple};
 
@@ -405,6 +405,88 @@ pub fn stack(py: Python<'_>, tensors: &Bound<'_, PyAny>, dim: i64) -> PyResult<P
     let list = tensor_list(tensors, "stack")?;
     let work = list.iter().map(|t| t.numel()).sum();
     Ok(wrap(run(py, work, || shape::stack(&list, dim))?))
+}
+
+/// einsum(equation, *operands), einsum(equation, [operands]), or the sublist
+/// form einsum(op0, sublist0, op1, sublist1, ..., [sublist_out]).
+#[pyfunction]
+#[pyo3(signature = (*args))]
+pub fn einsum(py: Python<'_>, args: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
+    if args.len() < 2 {
+        return Err(PyTypeError::new_err(
+            "einsum(): must specify the equation string and at least one operand, \
+             or at least one operand and its subscripts list",
+        ));
+    }
+    let first = args.get_item(0)?;
+    let (equation, list) = if let Ok(eq) = first.extract::<String>() {
+        let rest = args.get_slice(1, args.len());
+        let one = rest.get_item(0)?;
+        let list = if rest.len() == 1 && one.cast::<PyTensor>().is_err() {
+            tensor_list(&one, "einsum")?
+        } else {
+            tensor_list(rest.as_any(), "einsum")?
+        };
+        (eq, list)
+    } else {
+        let mut terms = Vec::new();
+        let mut list = Vec::new();
+        for i in (0..args.len() - 1).step_by(2) {
+            list.push(tensor_req(&args.get_item(i)?, "einsum(): expected a Tensor as operand")?);
+            terms.push(sublist(&args.get_item(i + 1)?)?);
+        }
+        let mut eq = terms.join(",");
+        if args.len() % 2 == 1 {
+            eq = format!("{}->{}", eq, sublist(&args.get_item(args.len() - 1)?)?);
+        }
+        (eq, list)
+    };
+    let work = list.iter().map(|t| t.numel()).sum();
+    Ok(wrap(run(py, work, || crate::ops::einsum::einsum(&equation, &list))?))
+}
+
+/// An einsum sublist ([0, 1, Ellipsis]) as equation text: 0-25 are A-Z, 26-51 a-z.
+fn sublist(obj: &Bound<'_, PyAny>) -> PyResult<String> {
+    let seq = obj.cast::<PySequence>().map_err(|_| {
+        PyTypeError::new_err("einsum(): subscripts must be a list of ints in [0, 52) or Ellipsis")
+    })?;
+    let mut out = String::new();
+    for i in 0..seq.len()? {
+        let item = seq.get_item(i)?;
+        if item.is(obj.py().Ellipsis().bind(obj.py())) {
+            out.push_str("...");
+            continue;
+        }
+        match item.extract::<i64>() {
+            Ok(k @ 0..=25) => out.push((b'A' + k as u8) as char),
+            Ok(k @ 26..=51) => out.push((b'a' + (k - 26) as u8) as char),
+            _ => {
+                return Err(PyValueError::new_err(format!(
+                    "einsum(): subscript in subscript list is not within the valid range [0, 52), got {}",
+                    item
+                )))
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// meshgrid(*tensors, indexing=None): "ij" unless told "xy".
+#[pyfunction]
+#[pyo3(signature = (*tensors, indexing=None))]
+pub fn meshgrid(
+    py: Python<'_>,
+    tensors: &Bound<'_, PyTuple>,
+    indexing: Option<String>,
+) -> PyResult<Py<PyTuple>> {
+    let list = match tensors.len() {
+        1 if tensors.get_item(0)?.cast::<PyTensor>().is_err() => {
+            tensor_list(&tensors.get_item(0)?, "meshgrid")?
+        }
+        _ => tensor_list(tensors.as_any(), "meshgrid")?,
+    };
+    let grids = crate::ops::repeat::meshgrid(&list, indexing.as_deref().unwrap_or("ij"))?;
+    super::methods::tensors(py, grids)
 }
 
 /// where(cond, x, y); where(cond) is nonzero(cond, as_tuple=True).

@@ -36,6 +36,8 @@ fn _rumus(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add(d.name(), dtype::PyDType { d })?;
     }
     m.add_function(wrap_pyfunction!(functions::tensor, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::einsum, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::meshgrid, m)?)?;
     m.add_function(wrap_pyfunction!(functions::as_tensor_fn, m)?)?;
     m.add_function(wrap_pyfunction!(functions::from_numpy, m)?)?;
     m.add_function(wrap_pyfunction!(functions::zeros, m)?)?;

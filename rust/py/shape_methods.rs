@@ -5,7 +5,7 @@ use super::convert::{dims_arg, int_list, operand_req};
 use super::gil::run;
 use super::methods::tensors;
 use super::tensor::{number, sizes, wrap, PyTensor};
-use crate::ops::{index, shape, Operand};
+use crate::ops::{index, repeat, shape, Operand};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
@@ -126,6 +126,58 @@ impl PyTensor {
     #[pyo3(signature = (chunks, dim=0))]
     fn chunk(&self, py: Python<'_>, chunks: i64, dim: i64) -> PyResult<Py<PyTuple>> {
         tensors(py, shape::chunk(&self.t, chunks, dim)?)
+    }
+    #[pyo3(signature = (*sizes))]
+    fn repeat(&self, py: Python<'_>, sizes: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
+        let (s, t) = (super::convert::varargs_ints(sizes, "sizes")?, &self.t);
+        let work = t.numel() * s.iter().product::<i64>().max(1) as usize;
+        Ok(wrap(run(py, work, || repeat::repeat(t, &s))?))
+    }
+    #[pyo3(signature = (*dims))]
+    fn tile(&self, py: Python<'_>, dims: &Bound<'_, PyTuple>) -> PyResult<PyTensor> {
+        let (d, t) = (super::convert::varargs_ints(dims, "dims")?, &self.t);
+        let work = t.numel() * d.iter().product::<i64>().max(1) as usize;
+        Ok(wrap(run(py, work, || repeat::tile(t, &d))?))
+    }
+    /// x.repeat_interleave(repeats, dim=None, *, output_size=None); without
+    /// repeats (rumus.repeat_interleave(r)), x holds the repeat counts.
+    #[pyo3(signature = (repeats=None, dim=None, *, output_size=None))]
+    fn repeat_interleave(
+        &self,
+        py: Python<'_>,
+        repeats: Option<&Bound<'_, PyAny>>,
+        dim: Option<i64>,
+        output_size: Option<i64>,
+    ) -> PyResult<PyTensor> {
+        let t = &self.t;
+        let out = match repeats {
+            None => run(py, t.numel(), || repeat::repeat_indices(t, output_size))?,
+            Some(r) => match r.cast::<PyTensor>() {
+                Ok(r) => {
+                    let r = r.get().t.clone();
+                    let reps = repeat::Repeats::Tensor(&r);
+                    run(py, t.numel(), || repeat::repeat_interleave(t, reps, dim, output_size))?
+                }
+                Err(_) => {
+                    let reps = repeat::Repeats::Int(r.extract::<i64>().map_err(|_| {
+                        PyTypeError::new_err(format!(
+                            "repeat_interleave(): argument 'repeats' must be an int or a Tensor, not {}",
+                            r.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+                        ))
+                    })?);
+                    run(py, t.numel(), || repeat::repeat_interleave(t, reps, dim, output_size))?
+                }
+            },
+        };
+        Ok(wrap(out))
+    }
+    #[pyo3(signature = (offset=0, dim1=0, dim2=1))]
+    fn diagonal(&self, offset: i64, dim1: i64, dim2: i64) -> PyResult<PyTensor> {
+        Ok(wrap(shape::diagonal(&self.t, offset, dim1, dim2)?))
+    }
+    fn trace(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        let t = &self.t;
+        Ok(wrap(run(py, t.numel(), || shape::trace(t))?))
     }
     /// flip(dims) with a list, flip(*dims) (the method) or flip(dims=...), as in PyTorch.
     #[pyo3(signature = (*args, dims=None))]

@@ -274,6 +274,29 @@ impl Layout {
         l.strides.remove(dim);
         Ok(l)
     }
+    /// The diagonal of dims `d1` and `d2` (wrapped, distinct) shifted by
+    /// `offset` (above the main one when positive), as a last dim.
+    pub fn diagonal(&self, offset: i64, d1: usize, d2: usize) -> Layout {
+        let (n1, n2) = (self.shape[d1] as i64, self.shape[d2] as i64);
+        let len = if offset >= 0 { n1.min(n2 - offset) } else { (n1 + offset).min(n2) }.max(0);
+        let mut l = self.clone();
+        if len > 0 {
+            let shift = if offset >= 0 {
+                offset * self.strides[d2] as i64
+            } else {
+                -offset * self.strides[d1] as i64
+            };
+            l.offset = (self.offset as i64 + shift) as usize;
+        }
+        let stride = self.strides[d1] + self.strides[d2];
+        for d in [d1.max(d2), d1.min(d2)] {
+            l.shape.remove(d);
+            l.strides.remove(d);
+        }
+        l.shape.push(len as usize);
+        l.strides.push(stride);
+        l
+    }
     pub fn unsqueeze(&self, dim: i64) -> Result<Layout> {
         let d = wrap_dim(dim, self.ndim() + 1)?;
         let mut l = self.clone();

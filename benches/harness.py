@@ -1,0 +1,72 @@
+"""Timing each library in its own process, for the bench_* scripts.
+
+A library whose threads spin after a call (PyTorch's, OpenBLAS's) steals the
+cores from the next one timed in the same process, so every measurement here
+is a fresh interpreter: it runs the setup, warms up, calibrates an iteration
+count that lasts `min_time`, and reports the median of five repeats. The
+libraries alternate round by round (rumus, numpy, torch, then numpy, torch,
+rumus, ...) and each gets the median of its rounds.
+"""
+
+import json
+import statistics
+import subprocess
+import sys
+
+_CHILD = r"""
+import json, sys, timeit
+setup, stmt, min_time = json.loads(sys.argv[1])
+ns = {}
+exec(setup, ns)
+timer = timeit.Timer(stmt, globals=ns)
+timer.timeit(1)
+number = 1
+while timer.timeit(number) < min_time:
+    number *= 2
+times = sorted(timer.timeit(number) / number for _ in range(5))
+print(json.dumps(times[2]))
+"""
+
+
+def time_once(setup, stmt, min_time=0.1):
+    """Seconds per execution of `stmt` after `setup`, in a fresh interpreter."""
+    out = subprocess.run(
+        [sys.executable, "-c", _CHILD, json.dumps([setup, stmt, min_time])],
+        capture_output=True,
+        text=True,
+    )
+    if out.returncode != 0:
+        raise RuntimeError(out.stderr.strip().splitlines()[-1] if out.stderr else "failed")
+    return json.loads(out.stdout)
+
+
+def have(module):
+    """Whether `module` imports in a fresh interpreter (torch is optional)."""
+    return (
+        subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True).returncode
+        == 0
+    )
+
+
+def compare(cases, rounds=5, min_time=0.1):
+    """cases: [(label, {library: (setup, stmt)})]. Prints one row per case with
+    each library's median time and rumus' time over each other library's."""
+    libs = sorted({lib for _, jobs in cases for lib in jobs}, key=lambda x: x != "rumus")
+    others = [lib for lib in libs if lib != "rumus"]
+    head = f"{'case':<34}" + "".join(f"{lib + ' ms':>12}" for lib in libs)
+    head += "".join(f"{'rumus/' + lib:>14}" for lib in others)
+    print(head)
+    print("-" * len(head))
+    for label, jobs in cases:
+        times = {lib: [] for lib in jobs}
+        order = list(jobs)
+        for r in range(rounds):
+            for lib in order[r % len(order) :] + order[: r % len(order)]:
+                times[lib].append(time_once(*jobs[lib], min_time=min_time))
+        med = {lib: statistics.median(ts) for lib, ts in times.items()}
+        row = f"{label:<34}"
+        row += "".join(f"{med[lib] * 1e3:>12.3f}" if lib in med else f"{'':>12}" for lib in libs)
+        for lib in others:
+            ok = lib in med and "rumus" in med
+            row += f"{med['rumus'] / med[lib]:>14.2f}" if ok else f"{'':>14}"
+        print(row, flush=True)
