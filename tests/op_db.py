@@ -3672,6 +3672,7 @@ COMPOSITE = [
         _cross_ref,
         _cross_samples,
         dtypes=NUMERIC,
+        covers=["linalg.cross"],
         grads=[
             Row("cross", lambda a, b: a.cross(b, dim=1), [U(4, 3), U(4, 3)]),
             Row("linalg_cross_bcast", _linalg_cross, [U(2, 1, 3), U(1, 4, 3)]),
