@@ -201,7 +201,17 @@ fn pow_(x: f32, y: f32) -> f32 {
     let odd = abs(y) < 16777216.0 && (i32(abs(y)) & 1) == 1;
     return select(r, -r, odd);
 }
+// WGSL leaves atan2 of two zeros or two infinities to the driver (lavapipe
+// gives 3π/4 for (0, 0)): those take C's values, with the signs of y and x.
 fn atan2_(y: f32, x: f32) -> f32 {
+    let x_neg = (bitcast<u32>(x) & 0x80000000u) != 0u;
+    let y_sign = select(1.0, -1.0, (bitcast<u32>(y) & 0x80000000u) != 0u);
+    if (y == 0.0 && x == 0.0) {
+        return select(y, y_sign * 3.14159265358979, x_neg);
+    }
+    if (is_inf(y) && is_inf(x)) {
+        return y_sign * select(0.785398163397448, 2.35619449019234, x_neg);
+    }
     return atan2(y, x);
 }
 // sqrt(x² + y²) scaled by the larger magnitude: no overflow for large inputs.

@@ -1070,7 +1070,6 @@ ELEMENTWISE = [
         np.arctan2,
         out=to_float,
         samples=lambda m: binary_samples(m) + [Sample(m(2, domain=ZERO), m(2, domain=ZERO))],
-        bugs=[Bug("gpu", "atan2(0, 0) is 3*pi/4 on the GPU, not 0", match="0.0 (DESIRED)")],
         grads=[Row("atan2_same", lambda a, b: rumus.atan2(a, b), [NZ(3, 4), NZ(3, 4)])],
     ),
     binary(

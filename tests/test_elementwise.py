@@ -1418,3 +1418,14 @@ def test_inplace_0d_and_empty(device):
     e = rumus.zeros(0, 3, device=device)
     e.mul_(2.0)
     assert tuple(e.shape) == (0, 3)
+
+
+def test_atan2_of_signed_zeros_and_infinities(device):
+    # WGSL leaves these to the driver; rumus gives C's values on every device.
+    inf = float("inf")
+    y = np.array([0.0, -0.0, 0.0, -0.0, inf, -inf, inf, -inf], np.float32)
+    x = np.array([0.0, 0.0, -0.0, -0.0, inf, inf, -inf, -inf], np.float32)
+    got = rumus.atan2(rumus.tensor(y, device=device), rumus.tensor(x, device=device))
+    want = np.arctan2(y, x)
+    np.testing.assert_allclose(to_np(got), want, rtol=1e-6)
+    np.testing.assert_array_equal(np.signbit(to_np(got)), np.signbit(want))
