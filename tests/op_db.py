@@ -3672,6 +3672,7 @@ COMPOSITE = [
         _cross_ref,
         _cross_samples,
         dtypes=NUMERIC,
+        covers=("linalg.cross",),
         grads=[
             Row("cross", lambda a, b: a.cross(b, dim=1), [U(4, 3), U(4, 3)]),
             Row("linalg_cross_bcast", _linalg_cross, [U(2, 1, 3), U(1, 4, 3)]),
@@ -5571,6 +5572,7 @@ SORTING = [
 ]
 
 from op_db_linalg import LINALG_DECOMP  # noqa: E402 - it builds on the helpers above
+from op_db_more import MORE  # noqa: E402 - it builds on the helpers above
 
 OP_DB = (
     ELEMENTWISE
@@ -5587,6 +5589,7 @@ OP_DB = (
     + COMPOSITE
     + NN
     + LOSSES
+    + MORE
 )
 
 
