@@ -5571,6 +5571,7 @@ SORTING = [
 ]
 
 from op_db_linalg import LINALG_DECOMP  # noqa: E402 - it builds on the helpers above
+from op_db_more import MORE  # noqa: E402 - it builds on the helpers above
 
 OP_DB = (
     ELEMENTWISE
@@ -5587,6 +5588,7 @@ OP_DB = (
     + COMPOSITE
     + NN
     + LOSSES
+    + MORE
 )
 
 

@@ -185,7 +185,7 @@ Tensor.__deepcopy__ = _deepcopy
 Tensor.__format__ = _format
 Tensor.__round__ = _round
 
-from . import accelerator, autograd, compat, gpu, linalg, nn, optim, utils  # noqa: E402
+from . import _more_ops, accelerator, autograd, compat, gpu, linalg, nn, optim, utils  # noqa: E402
 from .autograd import (  # noqa: E402
     enable_grad,
     inference_mode,
@@ -194,6 +194,10 @@ from .autograd import (  # noqa: E402
     set_grad_enabled,
 )
 from .serialization import load, save  # noqa: E402
+
+_more_ops.install(globals())
+cosine_similarity = nn.functional.cosine_similarity
+pairwise_distance = nn.functional.pairwise_distance
 
 
 def det(input):

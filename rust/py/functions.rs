@@ -160,29 +160,37 @@ pub fn full_like(
 }
 
 #[pyfunction]
-#[pyo3(signature = (input, *, dtype=None, generator=None))]
+#[pyo3(signature = (input, *, dtype=None, device=None, requires_grad=false, generator=None))]
 pub fn rand_like(
     py: Python<'_>,
     input: PyRef<'_, PyTensor>,
     dtype: Option<&Bound<'_, PyAny>>,
+    device: Option<&Bound<'_, PyAny>>,
+    requires_grad: bool,
     generator: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyTensor> {
     let x = &input.t;
     let (dt, g) = (dtype_arg(dtype)?.unwrap_or(x.dtype()), generator_arg(generator)?);
-    Ok(wrap(run(py, x.numel(), || creation::rand(x.shape(), dt, x.device(), g.as_ref()))?))
+    let device = device_arg(device)?.unwrap_or(x.device());
+    let t = run(py, x.numel(), || creation::rand(x.shape(), dt, device, g.as_ref()))?;
+    finish(py, t, None, requires_grad)
 }
 
 #[pyfunction]
-#[pyo3(signature = (input, *, dtype=None, generator=None))]
+#[pyo3(signature = (input, *, dtype=None, device=None, requires_grad=false, generator=None))]
 pub fn randn_like(
     py: Python<'_>,
     input: PyRef<'_, PyTensor>,
     dtype: Option<&Bound<'_, PyAny>>,
+    device: Option<&Bound<'_, PyAny>>,
+    requires_grad: bool,
     generator: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyTensor> {
     let x = &input.t;
     let (dt, g) = (dtype_arg(dtype)?.unwrap_or(x.dtype()), generator_arg(generator)?);
-    Ok(wrap(run(py, x.numel(), || creation::randn(x.shape(), dt, x.device(), g.as_ref()))?))
+    let device = device_arg(device)?.unwrap_or(x.device());
+    let t = run(py, x.numel(), || creation::randn(x.shape(), dt, device, g.as_ref()))?;
+    finish(py, t, None, requires_grad)
 }
 
 /// arange(end) or arange(start, end, step=1).

@@ -1182,3 +1182,6 @@ __all__ = sorted(
     for n, v in globals().items()
     if not n.startswith("_") and callable(v) and n not in ("Tensor", "is_grad_enabled", "no_grad")
 )
+
+
+from .._more_ops import pdist  # noqa: E402, F401 - F.pdist is torch.nn.functional.pdist
