@@ -1,0 +1,68 @@
+"""Probability distributions with sampling, log densities and KL divergences,
+following ``torch.distributions``.
+
+Families that need lgamma/digamma or rejection samplers (Gamma, Beta,
+Dirichlet, Chi2, StudentT, Poisson, Binomial, Multinomial, VonMises, ...) are
+not here yet.
+"""
+
+from . import constraints, transforms
+from .continuous import Cauchy, Exponential, Laplace, Uniform
+from .discrete import Bernoulli, Categorical, Geometric, OneHotCategorical
+from .distribution import Distribution
+from .independent import Independent
+from .kl import kl_divergence, register_kl
+from .mixture_same_family import MixtureSameFamily
+from .multivariate_normal import LowRankMultivariateNormal, MultivariateNormal
+from .normal import HalfNormal, LogNormal, Normal
+from .transformed_distribution import TransformedDistribution
+from .transforms import (
+    AbsTransform,
+    AffineTransform,
+    ComposeTransform,
+    ExpTransform,
+    IndependentTransform,
+    PowerTransform,
+    SigmoidTransform,
+    SoftmaxTransform,
+    StickBreakingTransform,
+    TanhTransform,
+    Transform,
+    identity_transform,
+)
+
+__all__ = [
+    "AbsTransform",
+    "AffineTransform",
+    "Bernoulli",
+    "Categorical",
+    "Cauchy",
+    "ComposeTransform",
+    "Distribution",
+    "ExpTransform",
+    "Exponential",
+    "Geometric",
+    "HalfNormal",
+    "Independent",
+    "IndependentTransform",
+    "Laplace",
+    "LogNormal",
+    "LowRankMultivariateNormal",
+    "MixtureSameFamily",
+    "MultivariateNormal",
+    "Normal",
+    "OneHotCategorical",
+    "PowerTransform",
+    "SigmoidTransform",
+    "SoftmaxTransform",
+    "StickBreakingTransform",
+    "TanhTransform",
+    "TransformedDistribution",
+    "Transform",
+    "Uniform",
+    "constraints",
+    "identity_transform",
+    "kl_divergence",
+    "register_kl",
+    "transforms",
+]
