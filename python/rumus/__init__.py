@@ -185,7 +185,7 @@ Tensor.__deepcopy__ = _deepcopy
 Tensor.__format__ = _format
 Tensor.__round__ = _round
 
-from . import accelerator, autograd, compat, gpu, linalg, nn, optim, utils  # noqa: E402
+from . import accelerator, autograd, compat, distributions, gpu, linalg, nn, optim, utils  # noqa: E402
 from .autograd import (  # noqa: E402
     enable_grad,
     inference_mode,
