@@ -713,3 +713,92 @@ def test_device_sampling(device):
     close(n.icdf(T([0.2, 0.9], f32, device)), [-0.8416212, 1 + 2 * 1.2815516], rtol=1e-5)
     big = D.Normal(T([1.0], f32, device), T([2.0], f32, device)).sample((20000,))
     np.testing.assert_allclose([N(big).mean(), N(big).std()], [1.0, 2.0], atol=0.06)
+
+
+# ---------- Gumbel, Pareto, LogisticNormal, straight-through, constraint registry ----------
+
+
+def test_gumbel_pareto_closed_forms():
+    g = D.Gumbel(T(LOC), T(SCALE))
+    z = (X - LOC) / SCALE
+    close(g.log_prob(T(X)), -(z + np.exp(-z)) - np.log(SCALE))
+    close(g.cdf(T(X)), np.exp(-np.exp(-z)))
+    close(g.icdf(g.cdf(T(X))), X, rtol=1e-8)
+    close(g.mean, LOC + SCALE * np.euler_gamma)
+    close(g.variance, (math.pi**2 / 6) * SCALE**2)
+    close(g.entropy(), np.log(SCALE) + 1 + np.euler_gamma)
+    s = N(D.Gumbel(T(LOC, rumus.float32), T(SCALE, rumus.float32)).sample((100000,)))
+    np.testing.assert_allclose(s.mean(0), N(g.mean), atol=0.05)
+    np.testing.assert_allclose(s.var(0), N(g.variance), rtol=0.05)
+
+    xm, a = np.array([1.0, 2.0, 0.5]), np.array([3.0, 1.5, 4.0])
+    p = D.Pareto(T(xm), T(a))
+    x = np.array([1.5, 2.0, 3.0])
+    close(p.log_prob(T(x)), np.log(a) + a * np.log(xm) - (a + 1) * np.log(x))
+    close(p.cdf(T(x)), 1 - (xm / x) ** a)
+    close(p.mean, a * xm / (a - 1))
+    v = N(p.variance)
+    assert np.isinf(v[1]) and np.isclose(v[0], xm[0] ** 2 * a[0] / ((a[0] - 1) ** 2 * (a[0] - 2)))
+    close(p.entropy(), np.log(xm / a) + 1 / a + 1)
+    with pytest.raises(ValueError, match="support"):
+        p.log_prob(T([0.5, 2.5, 1.0]))
+    q = D.Pareto(T([0.5, 1.0, 0.25]), T([2.0, 1.0, 3.0]))
+    kl = N(D.kl_divergence(p, q))
+    np.testing.assert_allclose(kl, _mc_kl(p, q), rtol=0.05, atol=0.02)
+    assert np.isinf(N(D.kl_divergence(q, p))).all()
+    ts = (T(xm).requires_grad_(), T(a).requires_grad_())
+    assert rumus.autograd.gradcheck(_rsample_fn(D.Pareto), ts)
+    ts = (T(LOC).requires_grad_(), T(SCALE).requires_grad_())
+    assert rumus.autograd.gradcheck(_rsample_fn(D.Gumbel), ts)
+
+
+def test_logistic_normal_and_straight_through(rng):
+    loc, scale = rng.standard_normal(3), rng.uniform(0.5, 1.5, 3)
+    d = D.LogisticNormal(T(loc), T(scale))
+    assert d.batch_shape == () and d.event_shape == (4,)
+    y = d.sample((5,))
+    assert bool(constraints.simplex.check(y).all())
+    # density by change of variables computed by hand
+    t = transforms.StickBreakingTransform()
+    x = t.inv(y)
+    base = N(D.Normal(T(loc), T(scale)).log_prob(x)).sum(-1)
+    close(d.log_prob(y), base - N(t.log_abs_det_jacobian(x, y)), rtol=1e-8)
+
+    logits = T([0.1, -0.3, 0.5]).requires_grad_()
+    st_ = D.OneHotCategoricalStraightThrough(logits=logits)
+    assert st_.has_rsample
+    s = st_.rsample((4,))
+    assert N(s.detach()).sum(-1).tolist() == [1.0] * 4
+    (s * T([1.0, 2.0, 3.0])).sum().backward()
+    assert logits.grad is not None and np.abs(N(logits.grad)).sum() > 0
+
+
+@pytest.mark.parametrize(
+    "c",
+    [
+        constraints.real,
+        constraints.positive,
+        constraints.greater_than(2.0),
+        constraints.less_than(-1.0),
+        constraints.unit_interval,
+        constraints.interval(-2.0, 3.0),
+        constraints.simplex,
+        constraints.real_vector,
+    ],
+    ids=["real", "positive", "greater_than", "less_than", "unit", "interval", "simplex", "vec"],
+)
+def test_biject_to(c, rng):
+    t = D.biject_to(c)
+    x = T(rng.standard_normal((5, 3)))
+    y = t(x)
+    assert bool(c.check(y).all())
+    close(t.inv(y), N(x), rtol=1e-7, atol=1e-9)
+    assert bool(c.check(D.transform_to(c)(x)).all())
+
+
+def test_transform_to_lower_cholesky(rng):
+    t = D.transform_to(constraints.lower_cholesky)
+    y = t(T(rng.standard_normal((2, 3, 3))))
+    assert N(constraints.lower_cholesky.check(y)).all()
+    with pytest.raises(NotImplementedError):
+        D.biject_to(constraints.boolean)

@@ -6,9 +6,16 @@ Dirichlet, Chi2, StudentT, Poisson, Binomial, Multinomial, VonMises, ...) are
 not here yet.
 """
 
-from . import constraints, transforms
+from . import constraint_registry, constraints, transforms
+from .constraint_registry import biject_to, transform_to
 from .continuous import Cauchy, Exponential, Laplace, Uniform
-from .discrete import Bernoulli, Categorical, Geometric, OneHotCategorical
+from .discrete import (
+    Bernoulli,
+    Categorical,
+    Geometric,
+    OneHotCategorical,
+    OneHotCategoricalStraightThrough,
+)
 from .distribution import Distribution
 from .independent import Independent
 from .kl import kl_divergence, register_kl
@@ -16,12 +23,14 @@ from .mixture_same_family import MixtureSameFamily
 from .multivariate_normal import LowRankMultivariateNormal, MultivariateNormal
 from .normal import HalfNormal, LogNormal, Normal
 from .transformed_distribution import TransformedDistribution
+from .transformed_families import Gumbel, LogisticNormal, Pareto
 from .transforms import (
     AbsTransform,
     AffineTransform,
     ComposeTransform,
     ExpTransform,
     IndependentTransform,
+    LowerCholeskyTransform,
     PowerTransform,
     SigmoidTransform,
     SoftmaxTransform,
@@ -32,6 +41,14 @@ from .transforms import (
 )
 
 __all__ = [
+    "constraint_registry",
+    "transform_to",
+    "biject_to",
+    "LowerCholeskyTransform",
+    "OneHotCategoricalStraightThrough",
+    "Pareto",
+    "LogisticNormal",
+    "Gumbel",
     "AbsTransform",
     "AffineTransform",
     "Bernoulli",

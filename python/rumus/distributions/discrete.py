@@ -15,7 +15,13 @@ from .utils import (
     uniform,
 )
 
-__all__ = ["Bernoulli", "Categorical", "Geometric", "OneHotCategorical"]
+__all__ = [
+    "Bernoulli",
+    "Categorical",
+    "Geometric",
+    "OneHotCategorical",
+    "OneHotCategoricalStraightThrough",
+]
 
 
 def _one_of(probs, logits):
@@ -375,3 +381,15 @@ class OneHotCategorical(Distribution):
         if expand:
             values = values.expand((n,) + tuple(self.batch_shape) + (n,))
         return values
+
+
+class OneHotCategoricalStraightThrough(OneHotCategorical):
+    """OneHotCategorical whose ``rsample`` passes gradients straight through:
+    the forward value is a one-hot sample, the gradient is that of ``probs``."""
+
+    has_rsample = True
+
+    def rsample(self, sample_shape=()):
+        samples = self.sample(sample_shape)
+        probs = self._categorical.probs
+        return samples + (probs - probs.detach())

@@ -9,6 +9,7 @@ from .discrete import Bernoulli, Categorical, Geometric, OneHotCategorical
 from .independent import Independent
 from .multivariate_normal import LowRankMultivariateNormal, MultivariateNormal, _batch_mahalanobis
 from .normal import HalfNormal, Normal
+from .transformed_families import Pareto
 from .utils import sum_rightmost
 
 __all__ = ["kl_divergence", "register_kl"]
@@ -134,6 +135,15 @@ def _kl_normal_normal(p, q):
     var_ratio = (p.scale / q.scale).pow(2)
     t1 = ((p.loc - q.loc) / q.scale).pow(2)
     return 0.5 * (var_ratio + t1 - 1 - var_ratio.log())
+
+
+@register_kl(Pareto, Pareto)
+def _kl_pareto_pareto(p, q):
+    # From p's support [p.scale, inf) into q's; infinite where p.scale < q.scale.
+    scale_ratio = p.scale / q.scale
+    alpha_ratio = q.alpha / p.alpha
+    result = q.alpha * scale_ratio.log() - alpha_ratio.log() + alpha_ratio - 1
+    return rumus.where(p.scale < q.scale, math.inf, result)
 
 
 @register_kl(Uniform, Uniform)

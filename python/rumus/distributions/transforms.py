@@ -16,6 +16,7 @@ __all__ = [
     "ComposeTransform",
     "ExpTransform",
     "IndependentTransform",
+    "LowerCholeskyTransform",
     "PowerTransform",
     "SigmoidTransform",
     "SoftmaxTransform",
@@ -608,3 +609,29 @@ class StickBreakingTransform(Transform):
         if len(shape) < 1:
             raise ValueError("Too few dimensions on input")
         return tuple(shape[:-1]) + (shape[-1] - 1,)
+
+
+class LowerCholeskyTransform(Transform):
+    """Unconstrained square matrices to lower-triangular matrices with a
+    positive diagonal: keeps the strict lower part, exponentiates the diagonal.
+    Not bijective (the upper triangle is dropped)."""
+
+    domain = constraints.independent(constraints.real, 2)
+    codomain = constraints.lower_cholesky
+
+    def __eq__(self, other):
+        return isinstance(other, LowerCholeskyTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        n = x.shape[-1]
+        eye = rumus.eye(n, dtype=x.dtype, device=x.device)
+        diag = x.diagonal(0, -2, -1).exp().unsqueeze(-1) * eye
+        return x.tril(-1) + diag
+
+    def _inverse(self, y):
+        n = y.shape[-1]
+        eye = rumus.eye(n, dtype=y.dtype, device=y.device)
+        diag = y.diagonal(0, -2, -1).log().unsqueeze(-1) * eye
+        return y.tril(-1) + diag
