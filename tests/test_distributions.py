@@ -802,3 +802,33 @@ def test_transform_to_lower_cholesky(rng):
     assert N(constraints.lower_cholesky.check(y)).all()
     with pytest.raises(NotImplementedError):
         D.biject_to(constraints.boolean)
+
+
+def test_relaxed_distributions():
+    # RelaxedBernoulli's density integrates to one over (0, 1)
+    r = D.RelaxedBernoulli(T(0.7), probs=T([0.2, 0.6]))
+    grid = np.linspace(1e-6, 1 - 1e-6, 200001)
+    dens = np.exp(N(r.log_prob(T(grid[:, None]).expand((grid.size, 2)))))
+    np.testing.assert_allclose(
+        (getattr(np, "trapezoid", None) or np.trapz)(dens, grid, axis=0), [1.0, 1.0], rtol=2e-3
+    )
+    s = r.sample((1000,))
+    assert s.shape == (1000, 2) and bool(((s > 0) & (s < 1)).all())
+    ts = (T([0.3, -0.4]).requires_grad_(),)
+    assert rumus.autograd.gradcheck(
+        _rsample_fn(lambda lg: D.RelaxedBernoulli(T(0.5), logits=lg)), ts
+    )
+    # RelaxedOneHotCategorical against the Concrete density (Maddison et al.)
+    temp, pi = 0.6, np.array([0.2, 0.3, 0.5])
+    c = D.RelaxedOneHotCategorical(T(temp), probs=T(pi))
+    x = N(c.sample((4,)))
+    assert np.allclose(x.sum(-1), 1.0)
+    K = 3
+    expect = (
+        math.lgamma(K)
+        + (K - 1) * math.log(temp)
+        + (np.log(pi) - (temp + 1) * np.log(x)).sum(-1)
+        - K * np.log((pi * x ** (-temp)).sum(-1))
+    )
+    close(c.log_prob(T(x)), expect, rtol=1e-6)
+    assert c.expand((2,)).rsample((3,)).shape == (3, 2, 3)

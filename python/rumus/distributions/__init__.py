@@ -22,6 +22,12 @@ from .kl import kl_divergence, register_kl
 from .mixture_same_family import MixtureSameFamily
 from .multivariate_normal import LowRankMultivariateNormal, MultivariateNormal
 from .normal import HalfNormal, LogNormal, Normal
+from .relaxed import (
+    ExpRelaxedCategorical,
+    LogitRelaxedBernoulli,
+    RelaxedBernoulli,
+    RelaxedOneHotCategorical,
+)
 from .transformed_distribution import TransformedDistribution
 from .transformed_families import Gumbel, LogisticNormal, Pareto
 from .transforms import (
@@ -41,6 +47,10 @@ from .transforms import (
 )
 
 __all__ = [
+    "RelaxedOneHotCategorical",
+    "RelaxedBernoulli",
+    "LogitRelaxedBernoulli",
+    "ExpRelaxedCategorical",
     "constraint_registry",
     "transform_to",
     "biject_to",
