@@ -4,12 +4,13 @@ import math
 
 import rumus
 
-from .continuous import Exponential, Laplace, Uniform
+from .continuous import Cauchy, Exponential, Laplace, Uniform
 from .discrete import Bernoulli, Categorical, Geometric, OneHotCategorical
 from .independent import Independent
 from .multivariate_normal import LowRankMultivariateNormal, MultivariateNormal, _batch_mahalanobis
 from .normal import HalfNormal, Normal
-from .transformed_families import Pareto
+from .transformed_distribution import TransformedDistribution
+from .transformed_families import Gumbel, Pareto
 from .utils import sum_rightmost
 
 __all__ = ["kl_divergence", "register_kl"]
@@ -186,3 +187,120 @@ def _kl_lowrank_lowrank(p, q):
     mp = MultivariateNormal(p.loc, scale_tril=p.scale_tril, validate_args=False)
     mq = MultivariateNormal(q.loc, scale_tril=q.scale_tril, validate_args=False)
     return _kl_multivariatenormal_multivariatenormal(mp, mq)
+
+
+@register_kl(MultivariateNormal, LowRankMultivariateNormal)
+@register_kl(LowRankMultivariateNormal, MultivariateNormal)
+def _kl_mvn_lowrank_mixed(p, q):
+    def full(d):
+        if isinstance(d, MultivariateNormal):
+            return d
+        return MultivariateNormal(d.loc, scale_tril=d.scale_tril, validate_args=False)
+
+    return _kl_multivariatenormal_multivariatenormal(full(p), full(q))
+
+
+@register_kl(Cauchy, Cauchy)
+def _kl_cauchy_cauchy(p, q):
+    # Chyzak & Nielsen (2019): log(((s_p + s_q)^2 + (l_p - l_q)^2) / (4 s_p s_q))
+    num = (p.scale + q.scale).pow(2) + (p.loc - q.loc).pow(2)
+    return (num / (4 * p.scale * q.scale)).log()
+
+
+@register_kl(TransformedDistribution, TransformedDistribution)
+def _kl_transformed_transformed(p, q):
+    if p.transforms != q.transforms:
+        raise NotImplementedError
+    if p.event_shape != q.event_shape:
+        raise NotImplementedError
+    return kl_divergence(p.base_dist, q.base_dist)
+
+
+# ---- pairs of different families: KL = -H(p) - E_p[log q], E_p in closed form ----
+
+_HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
+
+
+def _normal_cross(p, q, second_moment_about_q_loc):
+    return (
+        -p.entropy()
+        + q.scale.log()
+        + _HALF_LOG_2PI
+        + second_moment_about_q_loc / (2 * q.scale.pow(2))
+    )
+
+
+@register_kl(Uniform, Normal)
+def _kl_uniform_normal(p, q):
+    w = p.high - p.low
+    m2 = ((p.high - q.loc).pow(3) - (p.low - q.loc).pow(3)) / (3 * w)
+    return _normal_cross(p, q, m2)
+
+
+@register_kl(Exponential, Normal)
+def _kl_exponential_normal(p, q):
+    mean = p.rate.reciprocal()
+    return _normal_cross(p, q, mean.pow(2) + (mean - q.loc).pow(2))
+
+
+@register_kl(Laplace, Normal)
+def _kl_laplace_normal(p, q):
+    return _normal_cross(p, q, 2 * p.scale.pow(2) + (p.loc - q.loc).pow(2))
+
+
+@register_kl(Uniform, Exponential)
+def _kl_uniform_exponential(p, q):
+    result = -p.entropy() - q.rate.log() + q.rate * (p.high + p.low) / 2
+    return rumus.where(p.low < 0, math.inf, result)
+
+
+@register_kl(Uniform, Laplace)
+def _kl_uniform_laplace(p, q):
+    # E|x - m| for x ~ U[l, h]: the antiderivative of |x - m| is (x - m)|x - m| / 2.
+    a, b = p.low - q.loc, p.high - q.loc
+    mean_abs = (b * b.abs() - a * a.abs()) / (2 * (p.high - p.low))
+    return -p.entropy() + (2 * q.scale).log() + mean_abs / q.scale
+
+
+@register_kl(Normal, Laplace)
+def _kl_normal_laplace(p, q):
+    d = p.loc - q.loc
+    s = p.scale
+    mean_abs = (
+        s * math.sqrt(2 / math.pi) * (-d.pow(2) / (2 * s.pow(2))).exp()
+        + d * (d / (s * math.sqrt(2))).erf()
+    )
+    return -p.entropy() + (2 * q.scale).log() + mean_abs / q.scale
+
+
+def _gumbel_cross(p, q, mean, mean_exp_neg_z):
+    # -log q(x) = log(scale) + z + exp(-z) with z = (x - loc) / scale
+    return -p.entropy() + q.scale.log() + (mean - q.loc) / q.scale + mean_exp_neg_z
+
+
+@register_kl(Normal, Gumbel)
+def _kl_normal_gumbel(p, q):
+    e = (-(p.loc - q.loc) / q.scale + p.scale.pow(2) / (2 * q.scale.pow(2))).exp()
+    return _gumbel_cross(p, q, p.loc, e)
+
+
+@register_kl(Exponential, Gumbel)
+def _kl_exponential_gumbel(p, q):
+    e = (q.loc / q.scale).exp() * p.rate / (p.rate + q.scale.reciprocal())
+    return _gumbel_cross(p, q, p.rate.reciprocal(), e)
+
+
+@register_kl(Uniform, Gumbel)
+def _kl_uniform_gumbel(p, q):
+    e = (
+        q.scale
+        * ((-(p.low - q.loc) / q.scale).exp() - (-(p.high - q.loc) / q.scale).exp())
+        / (p.high - p.low)
+    )
+    return _gumbel_cross(p, q, (p.low + p.high) / 2, e)
+
+
+@register_kl(Pareto, Exponential)
+def _kl_pareto_exponential(p, q):
+    result = -p.entropy() - q.rate.log() + q.rate * p.mean
+    return rumus.where(p.alpha > 1, result, math.inf)
