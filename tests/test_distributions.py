@@ -873,3 +873,13 @@ def test_relaxed_distributions():
 def test_kl_cross_family_monte_carlo(p, q):
     kl = N(D.kl_divergence(p, q))
     np.testing.assert_allclose(kl, _mc_kl(p, q, 400000), rtol=0.05, atol=0.02)
+
+
+def test_long_float32_categorical_logits_validate():
+    logits = rumus.randn(8, 5000) * 3
+    for cls in (D.Categorical, D.OneHotCategorical):
+        d = cls(logits=logits)
+        assert d._validate_args
+    assert D.RelaxedOneHotCategorical(T(0.5), logits=logits).batch_shape == (8,)
+    with pytest.raises(ValueError, match="probs"):
+        D.OneHotCategorical(probs=T([-1.0, 2.0]))

@@ -321,7 +321,14 @@ class OneHotCategorical(Distribution):
         self._categorical = Categorical(probs, logits, validate_args=validate_args)
         batch_shape = self._categorical.batch_shape
         event_shape = self._categorical.param_shape[-1:]
-        super().__init__(batch_shape, event_shape, validate_args=validate_args)
+        # The inner Categorical has validated the parameter that was given;
+        # the other one is derived (checking a softmax's sum against the
+        # simplex tolerance would fail spuriously for long float32 vectors).
+        super().__init__(batch_shape, event_shape, validate_args=False)
+        if validate_args is not None:
+            self._validate_args = validate_args
+        else:
+            self.__dict__.pop("_validate_args", None)
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(OneHotCategorical, _instance)

@@ -130,11 +130,16 @@ class ExpRelaxedCategorical(Distribution):
     has_rsample = True
 
     def __init__(self, temperature, probs=None, logits=None, validate_args=None):
-        self._categorical = Categorical(probs, logits)
+        self._categorical = Categorical(probs, logits, validate_args=validate_args)
         self.temperature = as_param(temperature, like=self._categorical._param)
         batch_shape = self._categorical.batch_shape
         event_shape = self._categorical.param_shape[-1:]
-        super().__init__(batch_shape, event_shape, validate_args=validate_args)
+        # Parameters were validated by the inner Categorical (see OneHotCategorical).
+        super().__init__(batch_shape, event_shape, validate_args=False)
+        if validate_args is not None:
+            self._validate_args = validate_args
+        else:
+            self.__dict__.pop("_validate_args", None)
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(ExpRelaxedCategorical, _instance)
