@@ -189,7 +189,12 @@ class RelaxedOneHotCategorical(TransformedDistribution):
 
     def __init__(self, temperature, probs=None, logits=None, validate_args=None):
         base_dist = ExpRelaxedCategorical(temperature, probs, logits, validate_args=validate_args)
-        super().__init__(base_dist, ExpTransform(), validate_args=validate_args)
+        # The base validated the given parameter (see OneHotCategorical).
+        super().__init__(base_dist, ExpTransform(), validate_args=False)
+        if validate_args is not None:
+            self._validate_args = validate_args
+        else:
+            self.__dict__.pop("_validate_args", None)
 
     def expand(self, batch_shape, _instance=None):
         new = self._get_checked_instance(RelaxedOneHotCategorical, _instance)
