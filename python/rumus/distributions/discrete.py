@@ -1,5 +1,7 @@
 """Discrete families: Bernoulli, Geometric, Categorical, OneHotCategorical."""
 
+import math
+
 import rumus
 import rumus.nn.functional as F
 
@@ -266,16 +268,19 @@ class Categorical(Distribution):
         )
 
     def sample(self, sample_shape=()):
-        sample_shape = tuple(
-            rumus.Size(list(sample_shape)) if not isinstance(sample_shape, int) else (sample_shape,)
-        )
+        if isinstance(sample_shape, int):
+            sample_shape = (sample_shape,)
+        sample_shape = tuple(sample_shape)
+        n = math.prod(sample_shape)
         with rumus.no_grad():
-            # Inverse CDF: count the cumulative probabilities below a uniform draw.
-            cdf = self.probs.cumsum(-1)
-            shape = sample_shape + tuple(self._batch_shape) + (1,)
+            # Inverse CDF: binary search of uniform draws in the cumulative
+            # probabilities, with the draws on the last axis (batch first).
+            cdf = self.probs.cumsum(-1).contiguous()
+            shape = tuple(self._batch_shape) + (n,)
             u = uniform(shape, cdf) * cdf[..., -1:]
-            index = (cdf <= u).long().sum(-1)
-            return index.clamp(max=self._num_events - 1)
+            index = rumus.searchsorted(cdf, u, right=True).clamp(max=self._num_events - 1)
+            index = index.movedim(-1, 0) if index.dim() > 1 else index
+            return index.reshape(sample_shape + tuple(self._batch_shape))
 
     def log_prob(self, value):
         if self._validate_args:
