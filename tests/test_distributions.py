@@ -399,6 +399,14 @@ def test_shapes_and_expand():
         D.MultivariateNormal(T([[0.0, 0.0]]), scale_tril=T(np.eye(2))),
         D.LowRankMultivariateNormal(T([[0.0, 0.0]]), T(np.ones((1, 2, 1))), T([[1.0, 1.0]])),
         D.Independent(D.Normal(T(np.zeros((1, 3))), T(np.ones((1, 3)))), 1),
+        D.Gumbel(T([0.0]), T([1.0])),
+        D.Pareto(T([1.0]), T([2.0])),
+        D.LogisticNormal(T([[0.0, 0.0]]), T([[1.0, 1.0]])),
+        D.RelaxedBernoulli(T(0.5), probs=T([0.3])),
+        D.RelaxedOneHotCategorical(T(0.5), probs=T([[0.3, 0.7]])),
+        D.ExpRelaxedCategorical(T(0.5), probs=T([[0.3, 0.7]])),
+        D.OneHotCategoricalStraightThrough(probs=T([[0.3, 0.7]])),
+        D.MixtureSameFamily(D.Categorical(T([[0.3, 0.7]])), D.Normal(T([[0.0, 1.0]]), 1.0)),
     ):
         x = d.expand((3, 1)).expand((3, 4))
         assert x.batch_shape == (3, 4), type(d)
