@@ -512,6 +512,11 @@ def test_constraints():
         (transforms.SigmoidTransform(), [-1.0, 0.5, 2.0]),
         (transforms.TanhTransform(), [-1.0, 0.5, 2.0]),
         (transforms.PowerTransform(2.5), [0.5, 1.0, 2.0]),
+        (transforms.SoftplusTransform(), [-3.0, 0.5, 2.0]),
+        (
+            transforms.CumulativeDistributionTransform(D.Normal(T(0.5), T(2.0))),
+            [-1.0, 0.5, 2.0],
+        ),
         (
             transforms.ComposeTransform(
                 [transforms.AffineTransform(0.5, 2.0), transforms.TanhTransform()]
@@ -519,7 +524,17 @@ def test_constraints():
             [-1.0, 0.5, 0.2],
         ),
     ],
-    ids=["exp", "affine", "affine_scalar", "sigmoid", "tanh", "power", "compose"],
+    ids=[
+        "exp",
+        "affine",
+        "affine_scalar",
+        "sigmoid",
+        "tanh",
+        "power",
+        "softplus",
+        "cdf",
+        "compose",
+    ],
 )
 def test_elementwise_transforms(t, x):
     x = T(x)
@@ -891,3 +906,19 @@ def test_long_float32_categorical_logits_validate():
     assert D.RelaxedOneHotCategorical(T(0.5), logits=logits).batch_shape == (8,)
     with pytest.raises(ValueError, match="probs"):
         D.OneHotCategorical(probs=T([-1.0, 2.0]))
+
+
+def test_reshape_and_positive_definite_transforms(rng):
+    r = transforms.ReshapeTransform((6,), (2, 3))
+    x = T(rng.standard_normal((4, 6)))
+    y = r(x)
+    assert y.shape == (4, 2, 3) and r.log_abs_det_jacobian(x, y).shape == (4,)
+    close(r.inv(y), N(x))
+    assert r.forward_shape((5, 6)) == (5, 2, 3) and r.inverse_shape((5, 2, 3)) == (5, 6)
+    d = D.TransformedDistribution(D.Normal(T(np.zeros(6)), T(np.ones(6))), r)
+    assert d.event_shape == (2, 3) and d.batch_shape == ()
+    close(d.log_prob(y), N(D.Normal(0.0, 1.0).log_prob(x)).sum(-1))
+    p = D.transform_to(constraints.positive_definite)
+    m = p(T(rng.standard_normal((2, 3, 3))))
+    assert N(constraints.positive_definite.check(m)).all()
+    close(p(p.inv(m)), N(m), rtol=1e-8)

@@ -34,12 +34,16 @@ from .transforms import (
     AbsTransform,
     AffineTransform,
     ComposeTransform,
+    CumulativeDistributionTransform,
     ExpTransform,
     IndependentTransform,
     LowerCholeskyTransform,
+    PositiveDefiniteTransform,
     PowerTransform,
+    ReshapeTransform,
     SigmoidTransform,
     SoftmaxTransform,
+    SoftplusTransform,
     StickBreakingTransform,
     TanhTransform,
     Transform,
@@ -47,6 +51,10 @@ from .transforms import (
 )
 
 __all__ = [
+    "SoftplusTransform",
+    "ReshapeTransform",
+    "PositiveDefiniteTransform",
+    "CumulativeDistributionTransform",
     "RelaxedOneHotCategorical",
     "RelaxedBernoulli",
     "LogitRelaxedBernoulli",

@@ -98,3 +98,6 @@ for _registry, _independent in (
 biject_to.register(constraints._Simplex, lambda c: transforms.StickBreakingTransform())
 transform_to.register(constraints._Simplex, lambda c: transforms.SoftmaxTransform())
 transform_to.register(constraints._LowerCholesky, lambda c: transforms.LowerCholeskyTransform())
+transform_to.register(
+    constraints._PositiveDefinite, lambda c: transforms.PositiveDefiniteTransform()
+)

@@ -14,12 +14,16 @@ __all__ = [
     "AbsTransform",
     "AffineTransform",
     "ComposeTransform",
+    "CumulativeDistributionTransform",
     "ExpTransform",
     "IndependentTransform",
     "LowerCholeskyTransform",
+    "PositiveDefiniteTransform",
     "PowerTransform",
+    "ReshapeTransform",
     "SigmoidTransform",
     "SoftmaxTransform",
+    "SoftplusTransform",
     "StickBreakingTransform",
     "TanhTransform",
     "Transform",
@@ -635,3 +639,130 @@ class LowerCholeskyTransform(Transform):
         eye = rumus.eye(n, dtype=y.dtype, device=y.device)
         diag = y.diagonal(0, -2, -1).log().unsqueeze(-1) * eye
         return y.tril(-1) + diag
+
+
+class SoftplusTransform(Transform):
+    """``y = log(1 + exp(x))``, reals to positive reals."""
+
+    domain = constraints.real
+    codomain = constraints.positive
+    bijective = True
+    sign = +1
+
+    def __eq__(self, other):
+        return isinstance(other, SoftplusTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        return F.softplus(x)
+
+    def _inverse(self, y):
+        return y + (-(-y).expm1()).log()
+
+    def log_abs_det_jacobian(self, x, y):
+        return -F.softplus(-x)
+
+
+class PositiveDefiniteTransform(Transform):
+    """Unconstrained square matrices to positive-definite ones: ``L L^T`` with
+    ``L`` from LowerCholeskyTransform (not bijective)."""
+
+    domain = constraints.independent(constraints.real, 2)
+    codomain = constraints.positive_definite
+
+    def __eq__(self, other):
+        return isinstance(other, PositiveDefiniteTransform)
+
+    __hash__ = object.__hash__
+
+    def _call(self, x):
+        L = LowerCholeskyTransform()(x)
+        return L.matmul(L.mT)
+
+    def _inverse(self, y):
+        return LowerCholeskyTransform().inv(rumus.linalg.cholesky(y))
+
+
+class ReshapeTransform(Transform):
+    """Reshapes the rightmost ``in_shape`` dimensions to ``out_shape`` (same
+    number of elements); the log-det-Jacobian is zero."""
+
+    bijective = True
+
+    def __init__(self, in_shape, out_shape, cache_size=0):
+        self.in_shape = tuple(in_shape)
+        self.out_shape = tuple(out_shape)
+        if math.prod(self.in_shape) != math.prod(self.out_shape):
+            raise ValueError("in_shape, out_shape have different numbers of elements")
+        super().__init__(cache_size=cache_size)
+
+    @property
+    def domain(self):
+        return constraints.independent(constraints.real, len(self.in_shape))
+
+    @property
+    def codomain(self):
+        return constraints.independent(constraints.real, len(self.out_shape))
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        return ReshapeTransform(self.in_shape, self.out_shape, cache_size=cache_size)
+
+    def _call(self, x):
+        batch = tuple(x.shape[: x.dim() - len(self.in_shape)])
+        return x.reshape(batch + self.out_shape)
+
+    def _inverse(self, y):
+        batch = tuple(y.shape[: y.dim() - len(self.out_shape)])
+        return y.reshape(batch + self.in_shape)
+
+    def log_abs_det_jacobian(self, x, y):
+        batch = tuple(x.shape[: x.dim() - len(self.in_shape)])
+        return rumus.zeros(batch, dtype=x.dtype, device=x.device)
+
+    def forward_shape(self, shape):
+        shape = tuple(shape)
+        n = len(self.in_shape)
+        if len(shape) < n or shape[len(shape) - n :] != self.in_shape:
+            raise ValueError(f"Expected shape ending in {self.in_shape}, got {shape}")
+        return shape[: len(shape) - n] + self.out_shape
+
+    def inverse_shape(self, shape):
+        shape = tuple(shape)
+        n = len(self.out_shape)
+        if len(shape) < n or shape[len(shape) - n :] != self.out_shape:
+            raise ValueError(f"Expected shape ending in {self.out_shape}, got {shape}")
+        return shape[: len(shape) - n] + self.in_shape
+
+
+class CumulativeDistributionTransform(Transform):
+    """``y = distribution.cdf(x)`` onto the unit interval; the inverse is
+    ``icdf`` and the log-det-Jacobian is ``log_prob``."""
+
+    bijective = True
+    codomain = constraints.unit_interval
+    sign = +1
+
+    def __init__(self, distribution, cache_size=0):
+        super().__init__(cache_size=cache_size)
+        self.distribution = distribution
+
+    @property
+    def domain(self):
+        return self.distribution.support
+
+    def with_cache(self, cache_size=1):
+        if self._cache_size == cache_size:
+            return self
+        return CumulativeDistributionTransform(self.distribution, cache_size=cache_size)
+
+    def _call(self, x):
+        return self.distribution.cdf(x)
+
+    def _inverse(self, y):
+        return self.distribution.icdf(y)
+
+    def log_abs_det_jacobian(self, x, y):
+        return self.distribution.log_prob(x)
