@@ -922,3 +922,38 @@ def test_reshape_and_positive_definite_transforms(rng):
     m = p(T(rng.standard_normal((2, 3, 3))))
     assert N(constraints.positive_definite.check(m)).all()
     close(p(p.inv(m)), N(m), rtol=1e-8)
+
+
+def test_device_parity_kl_mvn_transforms(device, rng):
+    f32 = rumus.float32
+
+    def both(fn):
+        return N(fn("cpu")), N(fn(device))
+
+    A = rng.standard_normal((3, 3))
+    cov = A @ A.T + np.eye(3)
+    x = rng.standard_normal((4, 3))
+    cases = [
+        lambda d: D.kl_divergence(
+            D.Normal(T([0.0, 1.0], f32, d), T([1.0, 0.5], f32, d)),
+            D.Normal(T([0.5, -1.0], f32, d), T([2.0, 1.0], f32, d)),
+        ),
+        lambda d: D.kl_divergence(
+            D.Categorical(logits=T([[0.0, 1.0, 2.0]], f32, d)),
+            D.Categorical(logits=T([[1.0, 0.0, 0.5]], f32, d)),
+        ),
+        lambda d: D.MultivariateNormal(
+            T([0.5, 0.0, -0.5], f32, d), covariance_matrix=T(cov, f32, d)
+        ).log_prob(T(x, f32, d)),
+        lambda d: D.kl_divergence(
+            D.MultivariateNormal(T(np.zeros(3), f32, d), covariance_matrix=T(cov, f32, d)),
+            D.MultivariateNormal(T(np.ones(3), f32, d), scale_tril=T(np.eye(3), f32, d)),
+        ),
+        lambda d: transforms.StickBreakingTransform()(T(x, f32, d)),
+        lambda d: D.LogisticNormal(T(np.zeros(3), f32, d), T(np.ones(3), f32, d)).log_prob(
+            transforms.StickBreakingTransform()(T(x, f32, d))
+        ),
+    ]
+    for fn in cases:
+        a, b = both(fn)
+        np.testing.assert_allclose(b, a, rtol=1e-4, atol=1e-5)
