@@ -185,7 +185,18 @@ Tensor.__deepcopy__ = _deepcopy
 Tensor.__format__ = _format
 Tensor.__round__ = _round
 
-from . import _more_ops, accelerator, autograd, compat, gpu, linalg, nn, optim, utils  # noqa: E402
+from . import (  # noqa: E402
+    _more_ops,
+    accelerator,
+    autograd,
+    compat,
+    distributions,
+    gpu,
+    linalg,
+    nn,
+    optim,
+    utils,
+)
 from .autograd import (  # noqa: E402
     enable_grad,
     inference_mode,
