@@ -5574,8 +5574,8 @@ SORTING = [
     ),
 ]
 
+from op_db_composite import MORE  # noqa: E402 - it builds on the helpers above
 from op_db_linalg import LINALG_DECOMP  # noqa: E402 - it builds on the helpers above
-from op_db_more import MORE  # noqa: E402 - it builds on the helpers above
 
 OP_DB = (
     ELEMENTWISE

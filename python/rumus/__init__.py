@@ -186,7 +186,7 @@ Tensor.__format__ = _format
 Tensor.__round__ = _round
 
 from . import (  # noqa: E402
-    _more_ops,
+    _composite,
     accelerator,
     autograd,
     compat,
@@ -206,7 +206,7 @@ from .autograd import (  # noqa: E402
 )
 from .serialization import load, save  # noqa: E402
 
-_more_ops.install(globals())
+_composite.install(globals())
 cosine_similarity = nn.functional.cosine_similarity
 pairwise_distance = nn.functional.pairwise_distance
 

@@ -1184,4 +1184,4 @@ __all__ = sorted(
 )
 
 
-from .._more_ops import pdist  # noqa: E402, F401 - F.pdist is torch.nn.functional.pdist
+from .._composite import pdist  # noqa: E402, F401 - F.pdist is torch.nn.functional.pdist

@@ -1,4 +1,4 @@
-"""The op registry's entries for issue 15's composed ops (python/rumus/_more_ops.py): more
+"""The op registry's entries for issue 15's composed ops (python/rumus/_composite.py): more
 reductions (var_mean, std_mean, aminmax, nansum, nanmean, count_nonzero, cummax, cummin,
 logcumsumexp), indexing (index_add, index_copy, index_fill, index_put, masked_scatter,
 masked_select, scatter_reduce), distances (cdist, pdist) and the Tensor.new_* constructors
