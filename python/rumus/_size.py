@@ -1,23 +1,34 @@
 """Small Python types the engine returns: Size, the (values, indices) pair and the
 (hist, bin_edges) pair."""
 
-from collections import namedtuple
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from ._rumus import Tensor
 
 
-class Size(tuple):
+class Size(tuple[int, ...]):
     """Shape of a tensor: a tuple of ints, as torch.Size."""
 
     __slots__ = ()
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"rumus.Size({list(self)})"
 
-    def numel(self):
+    def numel(self) -> int:
         n = 1
         for d in self:
             n *= d
         return n
 
 
-ValuesIndices = namedtuple("ValuesIndices", ["values", "indices"])
-Histogram = namedtuple("Histogram", ["hist", "bin_edges"])
+class ValuesIndices(NamedTuple):
+    """What max/min/median/mode/sort/topk/kthvalue/cummax return along a dim."""
+
+    values: "Tensor"
+    indices: "Tensor"
+
+
+class Histogram(NamedTuple):
+    hist: "Tensor"
+    bin_edges: "Tensor"

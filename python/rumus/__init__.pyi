@@ -1,0 +1,478 @@
+"""Types of the rumus package namespace (rumus/__init__.py builds much of it at import
+time, which type checkers cannot follow). tests/test_stubs.py keeps this file and the
+run-time namespace in step: CONTRIBUTING.md ("Type stubs") says how to add a name.
+"""
+
+from collections.abc import Sequence
+from os import PathLike
+from typing import IO, Any, Literal
+
+from rumus import (
+    accelerator as accelerator,
+)
+from rumus import (
+    autograd as autograd,
+)
+from rumus import (
+    compat as compat,
+)
+from rumus import (
+    distributions as distributions,
+)
+from rumus import (
+    gpu as gpu,
+)
+from rumus import (
+    linalg as linalg,
+)
+from rumus import (
+    nn as nn,
+)
+from rumus import (
+    optim as optim,
+)
+from rumus import (
+    serialization as serialization,
+)
+from rumus import (
+    utils as utils,
+)
+from rumus._rumus import (
+    Generator as Generator,
+)
+from rumus._rumus import (
+    Tensor as Tensor,
+)
+from rumus._rumus import (
+    arange as arange,
+)
+from rumus._rumus import (
+    as_tensor as as_tensor,
+)
+from rumus._rumus import (
+    bfloat16 as bfloat16,
+)
+from rumus._rumus import (
+    bool as bool,
+)
+from rumus._rumus import (
+    broadcast_shapes as broadcast_shapes,
+)
+from rumus._rumus import (
+    bucketize as bucketize,
+)
+from rumus._rumus import (
+    cat as cat,
+)
+from rumus._rumus import (
+    device as device,
+)
+from rumus._rumus import (
+    dtype as dtype,
+)
+from rumus._rumus import (
+    einsum as einsum,
+)
+from rumus._rumus import (
+    empty as empty,
+)
+from rumus._rumus import (
+    empty_cache as empty_cache,
+)
+from rumus._rumus import (
+    empty_like as empty_like,
+)
+from rumus._rumus import (
+    eye as eye,
+)
+from rumus._rumus import (
+    float16 as float16,
+)
+from rumus._rumus import (
+    float32 as float32,
+)
+from rumus._rumus import (
+    float64 as float64,
+)
+from rumus._rumus import (
+    from_numpy as from_numpy,
+)
+from rumus._rumus import (
+    full as full,
+)
+from rumus._rumus import (
+    full_like as full_like,
+)
+from rumus._rumus import (
+    get_default_device as get_default_device,
+)
+from rumus._rumus import (
+    get_num_threads as get_num_threads,
+)
+from rumus._rumus import (
+    get_rng_state as get_rng_state,
+)
+from rumus._rumus import (
+    initial_seed as initial_seed,
+)
+from rumus._rumus import (
+    int32 as int32,
+)
+from rumus._rumus import (
+    int64 as int64,
+)
+from rumus._rumus import (
+    is_tensor as is_tensor,
+)
+from rumus._rumus import (
+    linspace as linspace,
+)
+from rumus._rumus import (
+    manual_seed as manual_seed,
+)
+from rumus._rumus import (
+    meshgrid as meshgrid,
+)
+from rumus._rumus import (
+    one_hot as one_hot,
+)
+from rumus._rumus import (
+    ones as ones,
+)
+from rumus._rumus import (
+    ones_like as ones_like,
+)
+from rumus._rumus import (
+    promote_types as promote_types,
+)
+from rumus._rumus import (
+    rand as rand,
+)
+from rumus._rumus import (
+    rand_like as rand_like,
+)
+from rumus._rumus import (
+    randint as randint,
+)
+from rumus._rumus import (
+    randn as randn,
+)
+from rumus._rumus import (
+    randn_like as randn_like,
+)
+from rumus._rumus import (
+    randperm as randperm,
+)
+from rumus._rumus import (
+    result_type as result_type,
+)
+from rumus._rumus import (
+    searchsorted as searchsorted,
+)
+from rumus._rumus import (
+    set_default_device as set_default_device,
+)
+from rumus._rumus import (
+    set_rng_state as set_rng_state,
+)
+from rumus._rumus import (
+    stack as stack,
+)
+from rumus._rumus import (
+    tensor as tensor,
+)
+from rumus._rumus import (
+    tensordot as tensordot,
+)
+from rumus._rumus import (
+    uint8 as uint8,
+)
+from rumus._rumus import (
+    where as where,
+)
+from rumus._rumus import (
+    xlogy as xlogy,
+)
+from rumus._rumus import (
+    zeros as zeros,
+)
+from rumus._rumus import (
+    zeros_like as zeros_like,
+)
+from rumus._size import Size as Size
+from rumus._typing import Number, Slogdet, _bool, _float, _int
+from rumus.autograd import (
+    enable_grad as enable_grad,
+)
+from rumus.autograd import (
+    inference_mode as inference_mode,
+)
+from rumus.autograd import (
+    is_grad_enabled as is_grad_enabled,
+)
+from rumus.autograd import (
+    no_grad as no_grad,
+)
+from rumus.autograd import (
+    set_grad_enabled as set_grad_enabled,
+)
+
+__version__: str
+
+# PyTorch's dtype aliases.
+float = float32
+double = float64
+half = float16
+long = int64
+int = int32
+
+concat = cat
+concatenate = cat
+
+# Functions that are Tensor methods at run time (`rumus.exp is Tensor.exp`): the same
+# signatures, with the tensor first.
+neg = Tensor.neg
+negative = Tensor.negative
+abs = Tensor.abs
+absolute = Tensor.absolute
+sign = Tensor.sign
+square = Tensor.square
+relu = Tensor.relu
+floor = Tensor.floor
+ceil = Tensor.ceil
+trunc = Tensor.trunc
+exp = Tensor.exp
+exp2 = Tensor.exp2
+log = Tensor.log
+log2 = Tensor.log2
+log10 = Tensor.log10
+log1p = Tensor.log1p
+expm1 = Tensor.expm1
+sqrt = Tensor.sqrt
+rsqrt = Tensor.rsqrt
+reciprocal = Tensor.reciprocal
+sin = Tensor.sin
+cos = Tensor.cos
+tan = Tensor.tan
+asin = Tensor.asin
+acos = Tensor.acos
+atan = Tensor.atan
+sinh = Tensor.sinh
+cosh = Tensor.cosh
+tanh = Tensor.tanh
+sigmoid = Tensor.sigmoid
+erf = Tensor.erf
+silu = Tensor.silu
+mish = Tensor.mish
+logical_not = Tensor.logical_not
+bitwise_not = Tensor.bitwise_not
+add = Tensor.add
+sub = Tensor.sub
+mul = Tensor.mul
+multiply = Tensor.multiply
+div = Tensor.div
+divide = Tensor.divide
+true_divide = Tensor.true_divide
+floor_divide = Tensor.floor_divide
+remainder = Tensor.remainder
+fmod = Tensor.fmod
+pow = Tensor.pow
+atan2 = Tensor.atan2
+round = Tensor.round
+gelu = Tensor.gelu
+leaky_relu = Tensor.leaky_relu
+elu = Tensor.elu
+softplus = Tensor.softplus
+maximum = Tensor.maximum
+minimum = Tensor.minimum
+eq = Tensor.eq
+ne = Tensor.ne
+lt = Tensor.lt
+le = Tensor.le
+gt = Tensor.gt
+ge = Tensor.ge
+logical_and = Tensor.logical_and
+logical_or = Tensor.logical_or
+logical_xor = Tensor.logical_xor
+bitwise_and = Tensor.bitwise_and
+bitwise_or = Tensor.bitwise_or
+bitwise_xor = Tensor.bitwise_xor
+isnan = Tensor.isnan
+isinf = Tensor.isinf
+isfinite = Tensor.isfinite
+clamp = Tensor.clamp
+clip = Tensor.clip
+masked_fill = Tensor.masked_fill
+sum = Tensor.sum
+mean = Tensor.mean
+prod = Tensor.prod
+amax = Tensor.amax
+amin = Tensor.amin
+max = Tensor.max
+min = Tensor.min
+argmax = Tensor.argmax
+argmin = Tensor.argmin
+var = Tensor.var
+std = Tensor.std
+logsumexp = Tensor.logsumexp
+all = Tensor.all
+any = Tensor.any
+cumsum = Tensor.cumsum
+cumprod = Tensor.cumprod
+matmul = Tensor.matmul
+mm = Tensor.mm
+bmm = Tensor.bmm
+mv = Tensor.mv
+dot = Tensor.dot
+outer = Tensor.outer
+reshape = Tensor.reshape
+permute = Tensor.permute
+transpose = Tensor.transpose
+swapaxes = Tensor.swapaxes
+t = Tensor.t
+flatten = Tensor.flatten
+unflatten = Tensor.unflatten
+unsqueeze = Tensor.unsqueeze
+squeeze = Tensor.squeeze
+narrow = Tensor.narrow
+select = Tensor.select
+unbind = Tensor.unbind
+movedim = Tensor.movedim
+moveaxis = Tensor.moveaxis
+split = Tensor.split
+chunk = Tensor.chunk
+flip = Tensor.flip
+roll = Tensor.roll
+tril = Tensor.tril
+triu = Tensor.triu
+diagonal = Tensor.diagonal
+trace = Tensor.trace
+gather = Tensor.gather
+scatter = Tensor.scatter
+scatter_add = Tensor.scatter_add
+index_select = Tensor.index_select
+nonzero = Tensor.nonzero
+clone = Tensor.clone
+numel = Tensor.numel
+sort = Tensor.sort
+argsort = Tensor.argsort
+msort = Tensor.msort
+topk = Tensor.topk
+kthvalue = Tensor.kthvalue
+median = Tensor.median
+nanmedian = Tensor.nanmedian
+mode = Tensor.mode
+unique = Tensor.unique
+unique_consecutive = Tensor.unique_consecutive
+bincount = Tensor.bincount
+histc = Tensor.histc
+histogram = Tensor.histogram
+addmm = Tensor.addmm
+addmv = Tensor.addmv
+addbmm = Tensor.addbmm
+baddbmm = Tensor.baddbmm
+addcmul = Tensor.addcmul
+addcdiv = Tensor.addcdiv
+lerp = Tensor.lerp
+hypot = Tensor.hypot
+logaddexp = Tensor.logaddexp
+logaddexp2 = Tensor.logaddexp2
+logit = Tensor.logit
+nan_to_num = Tensor.nan_to_num
+isclose = Tensor.isclose
+allclose = Tensor.allclose
+equal = Tensor.equal
+clamp_min = Tensor.clamp_min
+clamp_max = Tensor.clamp_max
+diff = Tensor.diff
+cross = Tensor.cross
+kron = Tensor.kron
+tile = Tensor.tile
+repeat_interleave = Tensor.repeat_interleave
+aminmax = Tensor.aminmax
+nansum = Tensor.nansum
+nanmean = Tensor.nanmean
+count_nonzero = Tensor.count_nonzero
+cummax = Tensor.cummax
+cummin = Tensor.cummin
+logcumsumexp = Tensor.logcumsumexp
+index_add = Tensor.index_add
+index_copy = Tensor.index_copy
+index_fill = Tensor.index_fill
+index_put = Tensor.index_put
+masked_scatter = Tensor.masked_scatter
+masked_select = Tensor.masked_select
+scatter_reduce = Tensor.scatter_reduce
+
+# rumus/_composite.py
+def var_mean(
+    input: Tensor,
+    dim: _int | Sequence[_int] | None = None,
+    unbiased: _bool | None = None,
+    keepdim: _bool = False,
+    *,
+    correction: Number | None = None,
+) -> tuple[Tensor, Tensor]: ...
+def std_mean(
+    input: Tensor,
+    dim: _int | Sequence[_int] | None = None,
+    unbiased: _bool | None = None,
+    keepdim: _bool = False,
+    *,
+    correction: Number | None = None,
+) -> tuple[Tensor, Tensor]: ...
+def cdist(
+    x1: Tensor,
+    x2: Tensor,
+    p: _float = 2.0,
+    compute_mode: Literal[
+        "use_mm_for_euclid_dist_if_necessary",
+        "use_mm_for_euclid_dist",
+        "donot_use_mm_for_euclid_dist",
+    ] = "use_mm_for_euclid_dist_if_necessary",
+) -> Tensor: ...
+def pdist(input: Tensor, p: _float = 2) -> Tensor: ...
+def randint_like(
+    input: Tensor,
+    low: _int = 0,
+    high: _int | None = None,
+    *,
+    dtype: dtype | None = None,
+    device: device | str | None = None,
+    requires_grad: _bool = False,
+    generator: Generator | None = None,
+) -> Tensor: ...
+
+# rumus.nn.functional
+def cosine_similarity(x1: Tensor, x2: Tensor, dim: _int = 1, eps: _float = 1e-8) -> Tensor: ...
+def pairwise_distance(
+    x1: Tensor, x2: Tensor, p: _float = 2.0, eps: _float = 1e-6, keepdim: _bool = False
+) -> Tensor: ...
+
+# rumus.linalg under PyTorch's older names
+def det(input: Tensor) -> Tensor: ...
+def slogdet(input: Tensor) -> Slogdet: ...
+def logdet(input: Tensor) -> Tensor: ...
+def inverse(input: Tensor) -> Tensor: ...
+def cholesky(input: Tensor, upper: _bool = False) -> Tensor: ...
+def matrix_power(input: Tensor, n: _int) -> Tensor: ...
+def matrix_exp(input: Tensor) -> Tensor: ...
+def pinverse(input: Tensor, rcond: _float = 1e-15) -> Tensor: ...
+
+# rumus.serialization
+def save(
+    obj: object,
+    f: str | PathLike[str] | IO[bytes],
+    pickle_module: Any = None,
+    pickle_protocol: _int = 4,
+    **kwargs: Any,
+) -> None: ...
+def load(
+    f: str | PathLike[str] | IO[bytes],
+    map_location: str | device | dict[str, str] | Any = None,
+    pickle_module: Any = None,
+    *,
+    weights_only: _bool | None = None,
+    mmap: _bool | None = None,
+    **pickle_kw: Any,
+) -> Any: ...
