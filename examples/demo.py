@@ -8,7 +8,7 @@ import numpy as np
 import rumus
 
 
-def section(title):
+def section(title: str) -> None:
     print(f"\n== {title} " + "=" * (60 - len(title)))
 
 

@@ -23,12 +23,14 @@ import os
 import sys
 import tempfile
 import time
+from typing import Any, Optional
 
 import numpy as np
+import numpy.typing as npt
 import rumus
 import rumus.nn.functional as F
 from rumus import nn
-from rumus.optim.lr_scheduler import OneCycleLR
+from rumus.optim.lr_scheduler import LRScheduler, OneCycleLR
 from rumus.utils.data import DataLoader, TensorDataset
 
 TARGET_ACCURACY = 0.97
@@ -36,8 +38,8 @@ TARGET_ACCURACY = 0.97
 MIN_EPOCHS_FOR_TARGET = 8
 
 
-def parse_args(argv):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def parse_args(argv: Optional[list[str]]) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     p.add_argument("--epochs", type=int, default=12)
     p.add_argument("--batch-size", type=int, default=64)
     p.add_argument(
@@ -58,7 +60,7 @@ def parse_args(argv):
     return args
 
 
-def load_digits_split(seed):
+def load_digits_split(seed: int) -> tuple[npt.NDArray[Any], ...]:
     """(x_train, y_train, x_test, y_test) as NumPy arrays, images shaped (N, 1, 8, 8)."""
     from sklearn.datasets import load_digits
     from sklearn.model_selection import train_test_split
@@ -70,7 +72,7 @@ def load_digits_split(seed):
     return x_tr, y_tr, x_te, y_te
 
 
-def make_model():
+def make_model() -> nn.Sequential:
     return nn.Sequential(
         nn.Conv2d(1, 32, 3, padding=1),
         nn.BatchNorm2d(32),
@@ -86,10 +88,13 @@ def make_model():
     )
 
 
-def evaluate(model, loader, device):
+def evaluate(
+    model: nn.Module, loader: DataLoader, device: str
+) -> tuple[float, float, npt.NDArray[np.float32]]:
     """(mean loss, accuracy, logits as NumPy) over `loader`, in eval mode."""
     model.eval()
-    loss_sum, correct, n, logits = 0.0, 0, 0, []
+    loss_sum, correct, n = 0.0, 0, 0
+    logits: list[npt.NDArray[np.float32]] = []
     with rumus.no_grad():
         for x, y in loader:
             x, y = x.to(device), y.to(device)
@@ -101,7 +106,14 @@ def evaluate(model, loader, device):
     return loss_sum / n, correct / n, np.concatenate(logits)
 
 
-def train_epoch(model, loader, opt, sched, device, bar):
+def train_epoch(
+    model: nn.Module,
+    loader: DataLoader,
+    opt: rumus.optim.Optimizer,
+    sched: LRScheduler,
+    device: str,
+    bar: Any,
+) -> tuple[float, float]:
     """One pass over `loader`; returns (mean loss, accuracy) of the training batches."""
     model.train()
     loss_sum, correct, n = 0.0, 0, 0
@@ -122,7 +134,7 @@ def train_epoch(model, loader, opt, sched, device, bar):
     return loss_sum / n, correct / n
 
 
-def plot_curves(history, path):
+def plot_curves(history: dict[str, list[float]], path: str) -> None:
     import matplotlib
 
     matplotlib.use("Agg")  # files only, no display needed
@@ -153,7 +165,7 @@ def plot_curves(history, path):
     plt.close(fig)
 
 
-def main(argv=None):
+def main(argv: Optional[list[str]] = None) -> int:
     args = parse_args(argv)
     from tqdm.auto import tqdm
 
@@ -174,7 +186,12 @@ def main(argv=None):
     opt = rumus.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
     sched = OneCycleLR(opt, max_lr=args.lr, epochs=args.epochs, steps_per_epoch=len(train_loader))
 
-    history = {"train_loss": [], "train_acc": [], "test_loss": [], "test_acc": []}
+    history: dict[str, list[float]] = {
+        "train_loss": [],
+        "train_acc": [],
+        "test_loss": [],
+        "test_acc": [],
+    }
     start = time.perf_counter()
     for epoch in range(1, args.epochs + 1):
         with tqdm(
@@ -195,7 +212,7 @@ def main(argv=None):
         )
     print(f"training took {time.perf_counter() - start:.1f} s")
 
-    failures = []
+    failures: list[str] = []
     final_acc = history["test_acc"][-1]
     if args.epochs >= MIN_EPOCHS_FOR_TARGET:
         if final_acc < TARGET_ACCURACY:

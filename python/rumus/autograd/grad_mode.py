@@ -2,29 +2,33 @@
 Grad mode is per thread; the flag itself lives in the Rust core."""
 
 import functools
+from typing import Any, Callable, Literal, TypeVar
 
 from .. import _rumus
+
+# A decorated function keeps its own type.
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
 class _Mode:
     """Base: a context manager that is also a function decorator."""
 
-    def __call__(self, func):
+    def __call__(self, func: _F) -> _F:
         @functools.wraps(func)
-        def wrapper(*args, **kwargs):
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
             with self.__class__(*self._args):
                 return func(*args, **kwargs)
 
-        return wrapper
+        return wrapper  # type: ignore[return-value]
 
-    _args = ()
+    _args: tuple[Any, ...] = ()
 
-    def __enter__(self):
+    def __enter__(self) -> "_Mode":
         self._prev = _rumus.is_grad_enabled()
         self._apply()
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> Literal[False]:
         _rumus._set_grad_enabled(self._prev)
         return False
 
@@ -47,7 +51,7 @@ class inference_mode(_Mode):
     """``inference_mode()`` is ``no_grad()`` in rumus (there are no inference-only tensors);
     ``inference_mode(False)`` changes nothing."""
 
-    def __init__(self, mode=True):
+    def __init__(self, mode: bool = True) -> None:
         self._args = (mode,)
         self.mode = mode
 
@@ -59,18 +63,18 @@ class inference_mode(_Mode):
 class set_grad_enabled(_Mode):
     """Sets grad mode now (as a call) or for a ``with`` block / decorated function."""
 
-    def __init__(self, mode):
+    def __init__(self, mode: bool) -> None:
         self._args = (mode,)
         self.mode = bool(mode)
         self._prev = _rumus.is_grad_enabled()
         _rumus._set_grad_enabled(self.mode)
 
-    def __call__(self, func):
+    def __call__(self, func: _F) -> _F:
         # Used as a decorator: undo the immediate switch made by __init__.
         _rumus._set_grad_enabled(self._prev)
         return super().__call__(func)
 
-    def __enter__(self):
+    def __enter__(self) -> "set_grad_enabled":
         return self
 
     def _apply(self):

@@ -8,6 +8,7 @@ differentiable rumus ops, so autograd derives its gradients and double gradients
 import math
 import numbers
 import warnings
+from typing import Optional
 
 import numpy as np
 
@@ -77,7 +78,7 @@ def _write_back(input, fn):
     return input.copy_(fn(src))
 
 
-def relu(input, inplace=False):
+def relu(input: Tensor, inplace: bool = False) -> Tensor:
     return input.relu_() if inplace else input.relu()
 
 
@@ -493,7 +494,7 @@ def _dropout(input, p, training, inplace, mask_shape):
     return input.mul_(mask) if inplace else input * mask
 
 
-def dropout(input, p=0.5, training=True, inplace=False):
+def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
     _check_p(p)
     return _dropout(input, p, training, inplace, tuple(input.shape))
 
@@ -932,7 +933,14 @@ def _pointwise_loss(loss, reduction, weight, input, mean_by_weight):
     return _reduce(loss, reduction)
 
 
-def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+def mse_loss(
+    input: Tensor,
+    target: Tensor,
+    size_average: Optional[bool] = None,
+    reduce: Optional[bool] = None,
+    reduction: str = "mean",
+    weight: Optional[Tensor] = None,
+) -> Tensor:
     reduction = _reduction(reduction, size_average, reduce)
     _warn_broadcast(input, target)
     return _pointwise_loss((input - target).square(), reduction, weight, input, True)
@@ -968,8 +976,14 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
 
 
 def nll_loss(
-    input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"
-):
+    input: Tensor,
+    target: Tensor,
+    weight: Optional[Tensor] = None,
+    size_average: Optional[bool] = None,
+    ignore_index: int = -100,
+    reduce: Optional[bool] = None,
+    reduction: str = "mean",
+) -> Tensor:
     reduction = _reduction(reduction, size_average, reduce)
     if input.dim() < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {input.dim()})")
@@ -1022,15 +1036,15 @@ def nll_loss(
 
 
 def cross_entropy(
-    input,
-    target,
-    weight=None,
-    size_average=None,
-    ignore_index=-100,
-    reduce=None,
-    reduction="mean",
-    label_smoothing=0.0,
-):
+    input: Tensor,
+    target: Tensor,
+    weight: Optional[Tensor] = None,
+    size_average: Optional[bool] = None,
+    ignore_index: int = -100,
+    reduce: Optional[bool] = None,
+    reduction: str = "mean",
+    label_smoothing: float = 0.0,
+) -> Tensor:
     reduction = _reduction(reduction, size_average, reduce)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")

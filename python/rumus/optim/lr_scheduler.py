@@ -14,9 +14,13 @@ import weakref
 from bisect import bisect_right
 from collections import Counter
 from functools import wraps
+from typing import TYPE_CHECKING, Any, Optional, Union
 
 from .._rumus import Tensor
 from ..autograd.grad_mode import no_grad
+
+if TYPE_CHECKING:
+    from .optimizer import Optimizer
 
 __all__ = [
     "LRScheduler",
@@ -98,7 +102,7 @@ class LRScheduler:
 
     _get_lr_called_within_step = False
 
-    def __init__(self, optimizer, last_epoch=-1):
+    def __init__(self, optimizer: "Optimizer", last_epoch: int = -1) -> None:
         if not hasattr(optimizer, "param_groups"):
             raise TypeError(
                 f"{type(optimizer).__name__} is not an Optimizer (it has no param_groups)"
@@ -124,14 +128,14 @@ class LRScheduler:
         self._step_count = 0
         self.step()
 
-    def state_dict(self):
+    def state_dict(self) -> dict[str, Any]:
         """Everything but the optimizer."""
         return {k: v for k, v in self.__dict__.items() if k != "optimizer"}
 
-    def load_state_dict(self, state_dict):
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         self.__dict__.update(state_dict)
 
-    def get_last_lr(self):
+    def get_last_lr(self) -> list[float]:
         """The learning rates the last ``step()`` set, one per param group."""
         return self._last_lr
 
@@ -146,7 +150,7 @@ class LRScheduler:
                 UserWarning,
             )
 
-    def step(self, epoch=None):
+    def step(self, epoch: Optional[int] = None) -> None:
         """Advances one epoch (or, deprecated, jumps to ``epoch``) and writes the new lrs into the
         optimizer."""
         self._step_count += 1
@@ -255,7 +259,9 @@ class MultiplicativeLR(LRScheduler):
 class StepLR(LRScheduler):
     """lr = initial_lr * gamma ** (epoch // step_size)."""
 
-    def __init__(self, optimizer, step_size, gamma=0.1, last_epoch=-1):
+    def __init__(
+        self, optimizer: "Optimizer", step_size: int, gamma: float = 0.1, last_epoch: int = -1
+    ) -> None:
         self.step_size = step_size
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
@@ -355,7 +361,7 @@ class LinearLR(LRScheduler):
 class ExponentialLR(LRScheduler):
     """lr = initial_lr * gamma ** epoch."""
 
-    def __init__(self, optimizer, gamma, last_epoch=-1):
+    def __init__(self, optimizer: "Optimizer", gamma: float, last_epoch: int = -1) -> None:
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
 
@@ -400,7 +406,9 @@ class CosineAnnealingLR(LRScheduler):
     ``eta_min + (initial_lr - eta_min) * (1 + cos(pi * epoch / T_max)) / 2``
     when this scheduler alone changes it, and composes with other changes."""
 
-    def __init__(self, optimizer, T_max, eta_min=0.0, last_epoch=-1):
+    def __init__(
+        self, optimizer: "Optimizer", T_max: int, eta_min: float = 0.0, last_epoch: int = -1
+    ) -> None:
         self.T_max = T_max
         self.eta_min = eta_min
         super().__init__(optimizer, last_epoch)
@@ -635,21 +643,21 @@ class OneCycleLR(LRScheduler):
 
     def __init__(
         self,
-        optimizer,
-        max_lr,
-        total_steps=None,
-        epochs=None,
-        steps_per_epoch=None,
-        pct_start=0.3,
-        anneal_strategy="cos",
-        cycle_momentum=True,
-        base_momentum=0.85,
-        max_momentum=0.95,
-        div_factor=25.0,
-        final_div_factor=1e4,
-        three_phase=False,
-        last_epoch=-1,
-    ):
+        optimizer: "Optimizer",
+        max_lr: Union[float, list[float]],
+        total_steps: Optional[int] = None,
+        epochs: Optional[int] = None,
+        steps_per_epoch: Optional[int] = None,
+        pct_start: float = 0.3,
+        anneal_strategy: str = "cos",
+        cycle_momentum: bool = True,
+        base_momentum: Union[float, list[float]] = 0.85,
+        max_momentum: Union[float, list[float]] = 0.95,
+        div_factor: float = 25.0,
+        final_div_factor: float = 1e4,
+        three_phase: bool = False,
+        last_epoch: int = -1,
+    ) -> None:
         if total_steps is not None:
             if total_steps <= 0 or not isinstance(total_steps, int):
                 raise ValueError(f"Expected positive integer total_steps, but got {total_steps}")

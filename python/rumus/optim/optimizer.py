@@ -6,12 +6,17 @@ collects each group's parameters and runs one fused Rust call per group.
 
 import warnings
 from collections import defaultdict
+from collections.abc import Iterable
 from copy import deepcopy
 from itertools import chain
+from typing import Any, Callable, Optional, Union
 
 from .. import _rumus
 from .._rumus import Tensor
 from ..autograd import enable_grad, no_grad
+
+# What optimizers take: tensors, or dicts of options with a "params" entry (param groups).
+ParamsT = Union[Iterable[Tensor], Iterable[dict[str, Any]]]
 
 _SET_MESSAGE = (
     "optimizer parameters need to be organized in ordered collections, but the ordering of "
@@ -33,10 +38,10 @@ class Optimizer:
     _kind = None
     _scalars = ("step",)
 
-    def __init__(self, params, defaults):
+    def __init__(self, params: ParamsT, defaults: dict[str, Any]) -> None:
         self.defaults = defaults
-        self.state = defaultdict(dict)
-        self.param_groups = []
+        self.state: defaultdict[Tensor, dict[str, Any]] = defaultdict(dict)
+        self.param_groups: list[dict[str, Any]] = []
         if isinstance(params, Tensor):
             raise TypeError(
                 "params argument given to the optimizer should be an iterable of Tensors or "
@@ -72,7 +77,7 @@ class Optimizer:
         lines.append(")")
         return "\n".join(lines)
 
-    def add_param_group(self, param_group):
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
         if not isinstance(param_group, dict):
             raise TypeError(f"param_group must be a dict, but got {type(param_group).__name__}")
         params = param_group["params"]
@@ -110,7 +115,7 @@ class Optimizer:
             raise ValueError("some parameters appear in more than one parameter group")
         self.param_groups.append(param_group)
 
-    def zero_grad(self, set_to_none=True):
+    def zero_grad(self, set_to_none: bool = True) -> None:
         for group in self.param_groups:
             for p in group["params"]:
                 if p.grad is None:
@@ -123,7 +128,7 @@ class Optimizer:
                         g.detach_()
                     g.zero_()
 
-    def state_dict(self):
+    def state_dict(self) -> dict[str, Any]:
         index = {}
         groups = []
         for group in self.param_groups:
@@ -135,7 +140,7 @@ class Optimizer:
         state = {index[id(p)]: s for p, s in self.state.items() if id(p) in index}
         return {"state": state, "param_groups": groups}
 
-    def load_state_dict(self, state_dict):
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         state_dict = deepcopy(state_dict)
         groups, saved = self.param_groups, state_dict["param_groups"]
         if len(groups) != len(saved):
@@ -181,7 +186,7 @@ class Optimizer:
         state["step"] = _rumus.tensor(0.0, device=p.device)
 
     @no_grad()
-    def step(self, closure=None):
+    def step(self, closure: Optional[Callable[[], Any]] = None) -> Any:
         loss = None
         if closure is not None:
             with enable_grad():

@@ -1,7 +1,9 @@
 """Stochastic gradient descent (optionally with momentum), PyTorch's SGD."""
 
+from typing import Optional
+
 from .. import _rumus
-from .optimizer import Optimizer, _check, _check_common
+from .optimizer import Optimizer, ParamsT, _check, _check_common
 
 
 class SGD(Optimizer):
@@ -10,18 +12,18 @@ class SGD(Optimizer):
 
     def __init__(
         self,
-        params,
-        lr=1e-3,
-        momentum=0,
-        dampening=0,
-        weight_decay=0,
-        nesterov=False,
+        params: ParamsT,
+        lr: float = 1e-3,
+        momentum: float = 0,
+        dampening: float = 0,
+        weight_decay: float = 0,
+        nesterov: bool = False,
         *,
-        maximize=False,
-        foreach=None,
-        differentiable=False,
-        fused=None,
-    ):
+        maximize: bool = False,
+        foreach: Optional[bool] = None,
+        differentiable: bool = False,
+        fused: Optional[bool] = None,
+    ) -> None:
         _check_common(lr, weight_decay=weight_decay)
         _check(momentum >= 0.0, f"Invalid momentum value: {momentum}")
         if nesterov and (momentum <= 0 or dampening != 0):

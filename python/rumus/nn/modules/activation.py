@@ -34,7 +34,7 @@ def _inplace_repr(inplace):
 class ReLU(Module):
     """max(0, x)."""
 
-    def __init__(self, inplace=False):
+    def __init__(self, inplace: bool = False) -> None:
         super().__init__()
         self.inplace = inplace
 
@@ -110,7 +110,7 @@ class ELU(Module):
 class GELU(Module):
     """x * Phi(x); approximate='tanh' uses the tanh approximation."""
 
-    def __init__(self, approximate="none"):
+    def __init__(self, approximate: str = "none") -> None:
         super().__init__()
         self.approximate = approximate
 

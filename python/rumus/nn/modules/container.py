@@ -4,6 +4,7 @@ import operator
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from itertools import chain, islice
+from typing import Any
 
 from ... import _rumus
 from ..parameter import Parameter
@@ -42,7 +43,7 @@ class Sequential(Module):
     keeps the given names.
     """
 
-    def __init__(self, *args):
+    def __init__(self, *args: Any) -> None:
         super().__init__()
         if len(args) == 1 and isinstance(args[0], OrderedDict):
             for key, module in args[0].items():

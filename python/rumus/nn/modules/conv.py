@@ -1,6 +1,7 @@
 """Convolution layers: Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d."""
 
 import math
+from typing import Any, Union
 
 import rumus
 
@@ -141,18 +142,18 @@ class _ConvNd(Module):
 class _Conv(_ConvNd):
     def __init__(
         self,
-        in_channels,
-        out_channels,
-        kernel_size,
-        stride=1,
-        padding=0,
-        dilation=1,
-        groups=1,
-        bias=True,
-        padding_mode="zeros",
-        device=None,
-        dtype=None,
-    ):
+        in_channels: int,
+        out_channels: int,
+        kernel_size: Union[int, tuple[int, ...]],
+        stride: Union[int, tuple[int, ...]] = 1,
+        padding: Union[str, int, tuple[int, ...]] = 0,
+        dilation: Union[int, tuple[int, ...]] = 1,
+        groups: int = 1,
+        bias: bool = True,
+        padding_mode: str = "zeros",
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
         super().__init__(
             in_channels,
             out_channels,

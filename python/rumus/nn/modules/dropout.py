@@ -7,7 +7,7 @@ __all__ = ["Dropout", "Dropout2d"]
 
 
 class _DropoutNd(Module):
-    def __init__(self, p=0.5, inplace=False):
+    def __init__(self, p: float = 0.5, inplace: bool = False) -> None:
         super().__init__()
         if p < 0 or p > 1:
             raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")

@@ -8,7 +8,7 @@ __all__ = ["Flatten", "Unflatten"]
 class Flatten(Module):
     """Flattens dims start_dim..end_dim into one (the batch dim 0 is kept by default)."""
 
-    def __init__(self, start_dim=1, end_dim=-1):
+    def __init__(self, start_dim: int = 1, end_dim: int = -1) -> None:
         super().__init__()
         self.start_dim = start_dim
         self.end_dim = end_dim

@@ -1,6 +1,7 @@
 """Identity, Linear and Bilinear layers."""
 
 import math
+from typing import Any
 
 import rumus
 
@@ -15,7 +16,7 @@ __all__ = ["Identity", "Linear", "Bilinear"]
 class Identity(Module):
     """Returns its input; takes (and ignores) any constructor arguments, as PyTorch does."""
 
-    def __init__(self, *args, **kwargs):
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__()
 
     def forward(self, input):
@@ -25,7 +26,14 @@ class Identity(Module):
 class Linear(Module):
     """y = x W^T + b with W of shape (out_features, in_features)."""
 
-    def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
+    def __init__(
+        self,
+        in_features: int,
+        out_features: int,
+        bias: bool = True,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
         super().__init__()
         self.in_features = in_features
         self.out_features = out_features

@@ -4,7 +4,8 @@ import itertools
 import warnings
 import weakref
 from collections import OrderedDict, namedtuple
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, TypeVar
 
 from ... import _rumus
 from ...autograd.grad_mode import no_grad
@@ -13,6 +14,8 @@ from ..parameter import Parameter
 __all__ = ["Module", "RemovableHandle"]
 
 _Tensor = _rumus.Tensor
+# What train(), to(), apply()... return: the module itself, typed as its own class.
+_M = TypeVar("_M", bound="Module")
 
 
 class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpected_keys"])):
@@ -148,7 +151,7 @@ class Module:
     _version = 1
     training: bool
 
-    def __init__(self):
+    def __init__(self) -> None:
         # object.__setattr__: our __setattr__ needs these dicts to exist.
         setattr_ = object.__setattr__
         setattr_(self, "training", True)
@@ -173,7 +176,7 @@ class Module:
 
     # ---- registration -------------------------------------------------------------------
 
-    def register_buffer(self, name, tensor, persistent=True):
+    def register_buffer(self, name: str, tensor: Any, persistent: bool = True) -> None:
         """Adds a buffer: state that is not a parameter (e.g. running statistics). Non-persistent
         buffers are left out of ``state_dict``."""
         if "_buffers" not in self.__dict__:
@@ -190,7 +193,7 @@ class Module:
         else:
             self._non_persistent_buffers_set.add(name)
 
-    def register_parameter(self, name, param):
+    def register_parameter(self, name: str, param: Any) -> None:
         """Adds a parameter (a Parameter, or None for an absent optional one such as a bias)."""
         if "_parameters" not in self.__dict__:
             raise AttributeError("cannot assign parameter before Module.__init__() call")
@@ -202,7 +205,7 @@ class Module:
             )
         self._parameters[name] = param
 
-    def add_module(self, name, module):
+    def add_module(self, name: str, module: Any) -> None:
         """Adds a child module, reachable as attribute ``name``."""
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"{_typename(module)} is not a Module subclass")
@@ -221,7 +224,7 @@ class Module:
         if hasattr(self, name) and name not in own:
             raise KeyError(f"attribute '{name}' already exists")
 
-    def get_submodule(self, target):
+    def get_submodule(self, target: str) -> "Module":
         """The submodule at dotted path ``target`` ("" is self)."""
         mod = self
         if target == "":
@@ -234,11 +237,11 @@ class Module:
                 raise AttributeError("`" + item + "` is not an nn.Module")
         return mod
 
-    def get_parameter(self, target):
+    def get_parameter(self, target: str) -> Parameter:
         """The parameter at dotted path ``target`` (e.g. "fc.weight")."""
         return self._get_member(target, Parameter, "an nn.Parameter")
 
-    def get_buffer(self, target):
+    def get_buffer(self, target: str) -> Any:
         """The buffer at dotted path ``target``."""
         return self._get_member(target, None, "a buffer")
 
@@ -370,42 +373,48 @@ class Module:
                     seen.add(id(value))
                 yield (module_prefix + "." if module_prefix else "") + name, value
 
-    def parameters(self, recurse=True):
+    def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
         """Iterator over the parameters (each shared parameter once)."""
         for _, p in self.named_parameters(recurse=recurse):
             yield p
 
-    def named_parameters(self, prefix="", recurse=True, remove_duplicate=True):
+    def named_parameters(
+        self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
+    ) -> Iterator[tuple[str, Parameter]]:
         """Iterator over (dotted name, parameter), in registration order."""
         yield from self._named_members(
             lambda m: m._parameters.items(), prefix, recurse, remove_duplicate
         )
 
-    def buffers(self, recurse=True):
+    def buffers(self, recurse: bool = True) -> Iterator[Any]:
         for _, b in self.named_buffers(recurse=recurse):
             yield b
 
-    def named_buffers(self, prefix="", recurse=True, remove_duplicate=True):
+    def named_buffers(
+        self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
+    ) -> Iterator[tuple[str, Any]]:
         yield from self._named_members(
             lambda m: m._buffers.items(), prefix, recurse, remove_duplicate
         )
 
-    def children(self):
+    def children(self) -> Iterator["Module"]:
         for _, m in self.named_children():
             yield m
 
-    def named_children(self):
+    def named_children(self) -> Iterator[tuple[str, "Module"]]:
         seen = set()
         for name, module in self._modules.items():
             if module is not None and id(module) not in seen:
                 seen.add(id(module))
                 yield name, module
 
-    def modules(self):
+    def modules(self) -> Iterator["Module"]:
         for _, m in self.named_modules():
             yield m
 
-    def named_modules(self, memo=None, prefix="", remove_duplicate=True):
+    def named_modules(
+        self, memo: Any = None, prefix: str = "", remove_duplicate: bool = True
+    ) -> Iterator[tuple[str, "Module"]]:
         """Iterator over (dotted name, module) for self ("" or ``prefix``) and all submodules."""
         if memo is None:
             memo = set()
@@ -422,7 +431,7 @@ class Module:
 
     # ---- modes and gradients ------------------------------------------------------------
 
-    def train(self, mode=True):
+    def train(self: _M, mode: bool = True) -> _M:
         """Sets training mode on self and all submodules; returns self."""
         if not isinstance(mode, bool):
             raise ValueError("training mode is expected to be boolean")
@@ -431,15 +440,15 @@ class Module:
             module.train(mode)
         return self
 
-    def eval(self):
+    def eval(self: _M) -> _M:
         return self.train(False)
 
-    def requires_grad_(self, requires_grad=True):
+    def requires_grad_(self: _M, requires_grad: bool = True) -> _M:
         for p in self.parameters():
             p.requires_grad_(requires_grad)
         return self
 
-    def zero_grad(self, set_to_none=True):
+    def zero_grad(self, set_to_none: bool = True) -> None:
         """Resets the gradients of all parameters: to None (default), or zero-filled in place."""
         for p in self.parameters():
             if p.grad is None:
@@ -450,7 +459,7 @@ class Module:
                 with no_grad():
                     p.grad.requires_grad_(False).zero_()
 
-    def apply(self, fn):
+    def apply(self: _M, fn: Callable[["Module"], None]) -> _M:
         """Calls ``fn`` on every submodule (children first) and on self; returns self."""
         for module in self.children():
             module.apply(fn)
@@ -478,7 +487,7 @@ class Module:
                 self._buffers[name] = fn(b)
         return self
 
-    def to(self, *args, **kwargs):
+    def to(self: _M, *args: Any, **kwargs: Any) -> _M:
         """Moves and/or casts parameters and buffers: ``to(device)``, ``to(dtype)``,
         ``to(device, dtype)``, ``to(tensor)`` (its device and dtype), keywords as PyTorch.
 
@@ -504,14 +513,14 @@ class Module:
 
         return self._apply(convert)
 
-    def cpu(self):
+    def cpu(self: _M) -> _M:
         return self._apply(lambda t: t.cpu())
 
-    def gpu(self):
+    def gpu(self: _M) -> _M:
         """Moves parameters and buffers to the GPU (new Parameter objects, see ``to``)."""
         return self._apply(lambda t: t.gpu())
 
-    def type(self, dst_type):
+    def type(self: _M, dst_type: Any) -> _M:
         """Casts all parameters and buffers (integer ones too) to ``dst_type``."""
         return self._apply(lambda t: t.type(dst_type))
 
@@ -520,16 +529,16 @@ class Module:
         # copies).
         return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
 
-    def float(self):
+    def float(self: _M) -> _M:
         return self._cast_floating(_rumus.float32)
 
-    def double(self):
+    def double(self: _M) -> _M:
         return self._cast_floating(_rumus.float64)
 
-    def half(self):
+    def half(self: _M) -> _M:
         return self._cast_floating(_rumus.float16)
 
-    def bfloat16(self):
+    def bfloat16(self: _M) -> _M:
         return self._cast_floating(_rumus.bfloat16)
 
     # ---- hooks and call -----------------------------------------------------------------
@@ -589,7 +598,7 @@ class Module:
                 result = out
         return result
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if not (self._forward_pre_hooks or self._forward_hooks):
             return self.forward(*args, **kwargs)
         for hook_id, hook in list(self._forward_pre_hooks.items()):
@@ -634,7 +643,9 @@ class Module:
         if self._has_extra_state():
             destination[prefix + "_extra_state"] = self.get_extra_state()
 
-    def state_dict(self, *, destination=None, prefix="", keep_vars=False):
+    def state_dict(
+        self, *, destination: Any = None, prefix: str = "", keep_vars: bool = False
+    ) -> dict[str, Any]:
         """OrderedDict of dotted name -> tensor for all parameters and persistent buffers
         (detached, sharing storage with the module, unless ``keep_vars``)."""
         if destination is None:
@@ -714,7 +725,9 @@ class Module:
                     if (head not in self._modules) if dot else (head not in local_state):
                         unexpected_keys.append(key)
 
-    def load_state_dict(self, state_dict, strict=True, assign=False):
+    def load_state_dict(
+        self, state_dict: Mapping[str, Any], strict: bool = True, assign: bool = False
+    ) -> _IncompatibleKeys:
         """Copies ``state_dict``'s tensors into the parameters and buffers (under no_grad, with
         ``copy_``'s dtype conversion), or with ``assign=True`` makes them the module's tensors.
 
@@ -762,7 +775,7 @@ class Module:
     def _get_name(self):
         return type(self).__name__
 
-    def extra_repr(self):
+    def extra_repr(self) -> str:
         """One line (or several) shown inside the module's repr; layers override it."""
         return ""
 

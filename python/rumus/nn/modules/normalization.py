@@ -2,6 +2,7 @@
 
 import numbers
 import warnings
+from typing import Any, Optional
 
 import rumus
 
@@ -48,16 +49,16 @@ class _NormBase(Module):
 
     def __init__(
         self,
-        num_features,
-        eps=1e-5,
-        momentum=0.1,
-        affine=True,
-        track_running_stats=True,
-        device=None,
-        dtype=None,
+        num_features: int,
+        eps: float = 1e-5,
+        momentum: Optional[float] = 0.1,
+        affine: bool = True,
+        track_running_stats: bool = True,
+        device: Any = None,
+        dtype: Any = None,
         *,
-        bias=True,
-    ):
+        bias: bool = True,
+    ) -> None:
         super().__init__()
         self.num_features = num_features
         self.eps = eps

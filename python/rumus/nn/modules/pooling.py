@@ -1,5 +1,7 @@
 """Pooling layers: max, average and adaptive pooling in 1-D and 2-D."""
 
+from typing import Optional, Union
+
 from .. import functional as F
 from .module import Module
 from .utils import _single
@@ -18,8 +20,14 @@ __all__ = [
 
 class _MaxPoolNd(Module):
     def __init__(
-        self, kernel_size, stride=None, padding=0, dilation=1, return_indices=False, ceil_mode=False
-    ):
+        self,
+        kernel_size: Union[int, tuple[int, ...]],
+        stride: Optional[Union[int, tuple[int, ...]]] = None,
+        padding: Union[int, tuple[int, ...]] = 0,
+        dilation: Union[int, tuple[int, ...]] = 1,
+        return_indices: bool = False,
+        ceil_mode: bool = False,
+    ) -> None:
         super().__init__()
         self.kernel_size = kernel_size
         self.stride = stride if stride is not None else kernel_size

@@ -8,6 +8,8 @@ import queue
 import threading
 import time
 import warnings
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any, Optional, Union
 
 from ... import _rumus
 from ._utils import worker as _worker
@@ -19,7 +21,7 @@ from ._utils.worker import (
     ResumeIteration,
     get_worker_info,
 )
-from .dataset import IterableDataset
+from .dataset import Dataset, IterableDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
 __all__ = ["DataLoader", "default_collate", "default_convert", "get_worker_info"]
@@ -80,25 +82,25 @@ class DataLoader:
 
     def __init__(
         self,
-        dataset,
-        batch_size=1,
-        shuffle=None,
-        sampler=None,
-        batch_sampler=None,
-        num_workers=0,
-        collate_fn=None,
-        pin_memory=False,
-        drop_last=False,
-        timeout=0,
-        worker_init_fn=None,
-        multiprocessing_context=None,
-        generator=None,
+        dataset: Dataset,
+        batch_size: Optional[int] = 1,
+        shuffle: Optional[bool] = None,
+        sampler: Union[Sampler, Iterable[Any], None] = None,
+        batch_sampler: Union[Sampler, Iterable[list[Any]], None] = None,
+        num_workers: int = 0,
+        collate_fn: Optional[Callable[[list[Any]], Any]] = None,
+        pin_memory: bool = False,
+        drop_last: bool = False,
+        timeout: float = 0,
+        worker_init_fn: Optional[Callable[[int], None]] = None,
+        multiprocessing_context: Any = None,
+        generator: Optional[_rumus.Generator] = None,
         *,
-        prefetch_factor=None,
-        persistent_workers=False,
-        pin_memory_device="",
-        in_order=True,
-    ):
+        prefetch_factor: Optional[int] = None,
+        persistent_workers: bool = False,
+        pin_memory_device: str = "",
+        in_order: bool = True,
+    ) -> None:
         if num_workers < 0:
             raise ValueError(
                 "num_workers option should be non-negative; use num_workers=0 to disable "
@@ -239,7 +241,7 @@ class DataLoader:
     def _index_sampler(self):
         return self.batch_sampler if self._auto_collation else self.sampler
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Any]:
         if self.num_workers == 0:
             return _SingleProcessIter(self)
         if not self.persistent_workers:
@@ -250,7 +252,7 @@ class DataLoader:
             self._iterator._reset(self)
         return self._iterator
 
-    def __len__(self):
+    def __len__(self) -> int:
         if self._dataset_kind == DatasetKind.Iterable:
             n = len(self.dataset)  # TypeError when the stream has no length, as in PyTorch
             if self.batch_size is not None:

@@ -4,6 +4,7 @@ import bisect
 import math
 import warnings
 from itertools import accumulate
+from typing import Any
 
 from ... import _rumus
 from ..._rumus import Tensor
@@ -25,7 +26,7 @@ class Dataset:
 
     ``a + b`` concatenates two datasets into a :class:`ConcatDataset`."""
 
-    def __getitem__(self, index):
+    def __getitem__(self, index: Any) -> Any:
         raise NotImplementedError("Subclasses of Dataset should implement __getitem__.")
 
     def __add__(self, other):
@@ -50,7 +51,7 @@ class IterableDataset(Dataset):
 class TensorDataset(Dataset):
     """Sample ``i`` is ``tuple(t[i] for t in tensors)``; all tensors share their first dimension."""
 
-    def __init__(self, *tensors):
+    def __init__(self, *tensors: Tensor) -> None:
         for t in tensors:
             if not isinstance(t, Tensor):
                 raise TypeError(f"TensorDataset: expected Tensors, got {type(t).__name__}")
@@ -61,10 +62,10 @@ class TensorDataset(Dataset):
             raise ValueError(f"Size mismatch between tensors: first dimensions are {sizes}")
         self.tensors = tensors
 
-    def __getitem__(self, index):
+    def __getitem__(self, index: Any) -> tuple[Tensor, ...]:
         return tuple(t[index] for t in self.tensors)
 
-    def __len__(self):
+    def __len__(self) -> int:
         return self.tensors[0].shape[0]
 
 
