@@ -1,5 +1,7 @@
 """Parameter: a Tensor that a Module registers as one of its parameters."""
 
+from typing import Optional
+
 from .. import _rumus
 
 __all__ = ["Parameter"]
@@ -16,7 +18,9 @@ class Parameter(_rumus.Tensor):
     ``Parameter()`` holds an empty float32 tensor. Results of ops on a Parameter are plain Tensors.
     """
 
-    def __new__(cls, data=None, requires_grad=True):
+    def __new__(
+        cls, data: Optional[_rumus.Tensor] = None, requires_grad: bool = True
+    ) -> "Parameter":
         if data is None:
             data = _rumus.empty(0)
         elif not isinstance(data, _rumus.Tensor):

@@ -1,0 +1,121 @@
+"""What the stubs say the Tensor API returns, checked twice: statically by mypy --strict
+(``assert_type``, tests/test_typing.py) and at run time by running this file (the same
+test), so an overload that names the wrong return type fails one way or the other."""
+
+from typing import Any, Union
+
+import numpy as np
+import numpy.typing as npt
+import rumus
+from rumus import Size, Tensor
+from rumus._size import Histogram, ValuesIndices
+from typing_extensions import assert_type
+
+
+def check_reductions(t: Tensor) -> None:
+    assert isinstance(assert_type(t.max(), Tensor), Tensor)
+    m = assert_type(t.max(1), ValuesIndices)
+    assert isinstance(m, ValuesIndices)
+    assert isinstance(assert_type(m.values, Tensor), Tensor)
+    assert isinstance(assert_type(m.indices, Tensor), Tensor)
+    assert isinstance(assert_type(t.max(dim=0, keepdim=True), ValuesIndices), ValuesIndices)
+    assert isinstance(assert_type(t.max(t), Tensor), Tensor)
+    assert isinstance(assert_type(t.min(), Tensor), Tensor)
+    assert isinstance(assert_type(t.min(0), ValuesIndices), ValuesIndices)
+    assert isinstance(assert_type(t.median(), Tensor), Tensor)
+    assert isinstance(assert_type(t.median(dim=1), ValuesIndices), ValuesIndices)
+    assert isinstance(assert_type(t.nanmedian(), Tensor), Tensor)
+    assert isinstance(assert_type(t.mode(), ValuesIndices), ValuesIndices)
+    assert isinstance(assert_type(t.sort(descending=True), ValuesIndices), ValuesIndices)
+    assert isinstance(assert_type(t.topk(2), ValuesIndices), ValuesIndices)
+    assert isinstance(assert_type(t.kthvalue(1, dim=0), ValuesIndices), ValuesIndices)
+    assert isinstance(assert_type(t.cummax(0), ValuesIndices), ValuesIndices)
+    assert isinstance(assert_type(t.std(), Tensor), Tensor)
+    assert isinstance(assert_type(t.var((0, 1), keepdim=True), Tensor), Tensor)
+    assert isinstance(assert_type(t.std(1, correction=0), Tensor), Tensor)
+    assert isinstance(assert_type(t.sum(dim=(0, 1)), Tensor), Tensor)
+    assert isinstance(assert_type(t.histogram(4), Histogram), Histogram)
+    lo, hi = t.aminmax()
+    assert isinstance(assert_type(lo, Tensor), Tensor) and isinstance(hi, Tensor)
+    assert isinstance(assert_type(t.unique(), Tensor), Tensor)
+    both = assert_type(t.unique(return_counts=True), tuple[Tensor, ...])
+    assert isinstance(both, tuple) and len(both) == 2
+    assert isinstance(assert_type(t.nonzero(), Tensor), Tensor)
+    assert isinstance(assert_type(t.nonzero(as_tuple=True), tuple[Tensor, ...]), tuple)
+
+
+def check_shapes_and_conversions(t: Tensor) -> None:
+    assert isinstance(assert_type(t.size(), Size), Size)
+    assert isinstance(assert_type(t.size(0), int), int)
+    assert isinstance(assert_type(t.shape, Size), Size)
+    assert isinstance(assert_type(t.stride(), tuple[int, ...]), tuple)
+    assert isinstance(assert_type(t.stride(1), int), int)
+    assert isinstance(assert_type(t.reshape(-1), Tensor), Tensor)
+    assert isinstance(assert_type(t.reshape((3, 4)), Tensor), Tensor)
+    assert isinstance(assert_type(t.view(4, 3), Tensor), Tensor)
+    assert isinstance(assert_type(t.permute(1, 0), Tensor), Tensor)
+    assert isinstance(assert_type(t.to(rumus.float64), Tensor), Tensor)
+    assert isinstance(assert_type(t.to("cpu"), Tensor), Tensor)
+    assert isinstance(assert_type(t.to("cpu", rumus.float16), Tensor), Tensor)
+    assert isinstance(assert_type(t.to(device="cpu", dtype=rumus.int64), Tensor), Tensor)
+    assert isinstance(assert_type(t.to(t), Tensor), Tensor)
+    assert isinstance(assert_type(t.type(), str), str)
+    assert isinstance(assert_type(t.type(rumus.float64), Tensor), Tensor)
+    assert isinstance(assert_type(t.split(2), tuple[Tensor, ...]), tuple)
+    value = assert_type(t.sum().item(), Union[int, float, bool])
+    assert isinstance(value, float)
+    assert isinstance(assert_type(t.numpy(), npt.NDArray[Any]), np.ndarray)
+    assert isinstance(assert_type(t.dtype, rumus.dtype), rumus.dtype)
+    assert isinstance(assert_type(t.device, rumus.device), rumus.device)
+    assert assert_type(t.grad, Union[Tensor, None]) is None
+
+
+def check_operators(t: Tensor) -> None:
+    for out in (t + 1, 1 + t, t - t, 2.0 * t, t / 3, t // 2, t % 2, t**2, 2**t, -t, abs(t)):
+        assert isinstance(assert_type(out, Tensor), Tensor)
+    assert isinstance(assert_type(t @ t.T, Tensor), Tensor)
+    assert isinstance(assert_type(t == 1, Tensor), Tensor)
+    assert isinstance(assert_type(t < t, Tensor), Tensor)
+    mask = t > 0
+    assert isinstance(assert_type(mask & ~mask, Tensor), Tensor)
+    assert isinstance(assert_type(t[0], Tensor), Tensor)
+    assert isinstance(assert_type(t[:, 1:3], Tensor), Tensor)
+    assert isinstance(assert_type(t[None, ..., 0], Tensor), Tensor)
+    assert isinstance(assert_type(t[mask], Tensor), Tensor)
+    assert isinstance(assert_type(t[[0, 2]], Tensor), Tensor)
+    for row in t:
+        assert isinstance(assert_type(row, Tensor), Tensor)
+    t[0, 0] = 5.0
+    assert isinstance(assert_type(float(t[0, 0]), float), float)
+    assert isinstance(assert_type(len(t), int), int)
+    assert isinstance(assert_type(round(t), Tensor), Tensor)
+    assert isinstance(assert_type(f"{t.sum():.3f}", str), str)
+
+
+def check_functions() -> None:
+    t = assert_type(rumus.randn(3, 4), Tensor)
+    assert isinstance(assert_type(rumus.zeros((2, 3), dtype=rumus.int64), Tensor), Tensor)
+    assert isinstance(assert_type(rumus.exp(t), Tensor), Tensor)
+    assert isinstance(assert_type(rumus.max(t), Tensor), Tensor)
+    assert isinstance(assert_type(rumus.max(t, 1), ValuesIndices), ValuesIndices)
+    assert isinstance(assert_type(rumus.sum(t, dim=0), Tensor), Tensor)
+    assert isinstance(assert_type(rumus.cat([t, t]), Tensor), Tensor)
+    assert isinstance(assert_type(rumus.where(t > 0, t, 0.0), Tensor), Tensor)
+    assert isinstance(assert_type(rumus.where(t > 0), tuple[Tensor, ...]), tuple)
+    assert isinstance(assert_type(rumus.einsum("ij->j", t), Tensor), Tensor)
+    assert isinstance(assert_type(rumus.randint(0, 5, (3,)), Tensor), Tensor)
+    assert isinstance(assert_type(rumus.randint(5, (3,)), Tensor), Tensor)
+    assert isinstance(assert_type(rumus.float, rumus.dtype), rumus.dtype)
+    assert isinstance(assert_type(rumus.std_mean(t, 1), tuple[Tensor, Tensor]), tuple)
+    assert isinstance(assert_type(rumus.tensor([[1, 2], [3, 4]]), Tensor), Tensor)
+    assert isinstance(assert_type(rumus.from_numpy(np.zeros(3)), Tensor), Tensor)
+    with rumus.no_grad():
+        assert not rumus.is_grad_enabled()
+    check_reductions(t)
+    check_shapes_and_conversions(t)
+    check_operators(t)
+
+
+if __name__ == "__main__":
+    check_functions()
+    print("ok")
