@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from os import PathLike
 from typing import IO, Any, Literal
 
+from _typeshed import SupportsWrite
+
 from rumus import (
     accelerator as accelerator,
 )
@@ -462,7 +464,7 @@ def pinverse(input: Tensor, rcond: _float = 1e-15) -> Tensor: ...
 # rumus.serialization
 def save(
     obj: object,
-    f: str | PathLike[str] | IO[bytes],
+    f: str | PathLike[str] | SupportsWrite[bytes],
     pickle_module: Any = None,
     pickle_protocol: _int = 4,
     **kwargs: Any,

@@ -9,6 +9,7 @@ module in step: CONTRIBUTING.md ("Type stubs") says how to add a name.
 """
 
 from collections.abc import Callable, Iterator, Sequence
+from types import EllipsisType
 from typing import Any, Literal, SupportsIndex, overload
 
 import numpy.typing as npt
@@ -612,11 +613,11 @@ class Tensor:
     # ---------------------------------------------------------------- indexing
     def gather(self, dim: _int, index: Tensor) -> Tensor: ...
     @overload
-    def scatter(self, dim: _int, index: Tensor, src: Tensor) -> Tensor: ...
+    def scatter(self, dim: _int, index: Tensor, src: Tensor | Number) -> Tensor: ...
     @overload
     def scatter(self, dim: _int, index: Tensor, *, value: Number) -> Tensor: ...
     @overload
-    def scatter_(self, dim: _int, index: Tensor, src: Tensor) -> Tensor: ...
+    def scatter_(self, dim: _int, index: Tensor, src: Tensor | Number) -> Tensor: ...
     @overload
     def scatter_(self, dim: _int, index: Tensor, *, value: Number) -> Tensor: ...
     def scatter_add(self, dim: _int, index: Tensor, src: Tensor) -> Tensor: ...
@@ -1003,7 +1004,7 @@ def randn_like(
     generator: Generator | None = None,
 ) -> Tensor: ...
 
-# randint(high, size) or randint(low, high, size), as PyTorch.
+# randint(high, size) or randint(low, high, size), as PyTorch; size may be a keyword.
 @overload
 def randint(
     high: _int,
@@ -1027,8 +1028,40 @@ def randint(
 ) -> Tensor: ...
 @overload
 def randint(
+    high: _int,
+    /,
     *,
+    size: ShapeLike,
+    generator: Generator | None = None,
+    dtype: DType | None = None,
+    device: DeviceLike | None = None,
+) -> Tensor: ...
+@overload
+def randint(
+    low: _int,
+    high: _int,
+    /,
+    *,
+    size: ShapeLike,
+    generator: Generator | None = None,
+    dtype: DType | None = None,
+    device: DeviceLike | None = None,
+) -> Tensor: ...
+@overload
+def randint(
     low: _int = 0,
+    /,
+    *,
+    high: _int,
+    size: ShapeLike,
+    generator: Generator | None = None,
+    dtype: DType | None = None,
+    device: DeviceLike | None = None,
+) -> Tensor: ...
+@overload
+def randint(
+    *,
+    low: _int,
     high: _int,
     size: ShapeLike,
     generator: Generator | None = None,
@@ -1097,6 +1130,15 @@ def broadcast_shapes(*shapes: ShapeLike | _int) -> Size: ...
 def einsum(equation: str, operands: Sequence[Tensor], /) -> Tensor: ...
 @overload
 def einsum(equation: str, /, *operands: Tensor) -> Tensor: ...
+
+# The sublist form: einsum(a, [0, 1], b, [1, 2], [0, 2]).
+@overload
+def einsum(
+    operand: Tensor,
+    sublist: Sequence[_int | EllipsisType],
+    /,
+    *rest: Tensor | Sequence[_int | EllipsisType],
+) -> Tensor: ...
 def tensordot(
     a: Tensor, b: Tensor, dims: _int | Sequence[Sequence[_int]] | None = None
 ) -> Tensor: ...
@@ -1241,6 +1283,16 @@ def max_pool1d(
 def max_pool1d(
     input: Tensor,
     kernel_size: _int | Sequence[_int],
+    stride: _int | Sequence[_int] | None,
+    padding: _int | Sequence[_int] | None,
+    dilation: _int | Sequence[_int] | None,
+    ceil_mode: _bool,
+    return_indices: Literal[True],
+) -> tuple[Tensor, Tensor]: ...
+@overload
+def max_pool1d(
+    input: Tensor,
+    kernel_size: _int | Sequence[_int],
     stride: _int | Sequence[_int] | None = None,
     padding: _int | Sequence[_int] | None = None,
     dilation: _int | Sequence[_int] | None = None,
@@ -1248,6 +1300,16 @@ def max_pool1d(
     *,
     return_indices: Literal[True],
 ) -> tuple[Tensor, Tensor]: ...
+@overload
+def max_pool1d(
+    input: Tensor,
+    kernel_size: _int | Sequence[_int],
+    stride: _int | Sequence[_int] | None = None,
+    padding: _int | Sequence[_int] | None = None,
+    dilation: _int | Sequence[_int] | None = None,
+    ceil_mode: _bool = False,
+    return_indices: _bool = False,
+) -> Tensor | tuple[Tensor, Tensor]: ...
 @overload
 def max_pool2d(
     input: Tensor,
@@ -1262,6 +1324,16 @@ def max_pool2d(
 def max_pool2d(
     input: Tensor,
     kernel_size: _int | Sequence[_int],
+    stride: _int | Sequence[_int] | None,
+    padding: _int | Sequence[_int] | None,
+    dilation: _int | Sequence[_int] | None,
+    ceil_mode: _bool,
+    return_indices: Literal[True],
+) -> tuple[Tensor, Tensor]: ...
+@overload
+def max_pool2d(
+    input: Tensor,
+    kernel_size: _int | Sequence[_int],
     stride: _int | Sequence[_int] | None = None,
     padding: _int | Sequence[_int] | None = None,
     dilation: _int | Sequence[_int] | None = None,
@@ -1269,6 +1341,16 @@ def max_pool2d(
     *,
     return_indices: Literal[True],
 ) -> tuple[Tensor, Tensor]: ...
+@overload
+def max_pool2d(
+    input: Tensor,
+    kernel_size: _int | Sequence[_int],
+    stride: _int | Sequence[_int] | None = None,
+    padding: _int | Sequence[_int] | None = None,
+    dilation: _int | Sequence[_int] | None = None,
+    ceil_mode: _bool = False,
+    return_indices: _bool = False,
+) -> Tensor | tuple[Tensor, Tensor]: ...
 def adaptive_avg_pool1d(input: Tensor, output_size: _int | Sequence[_int]) -> Tensor: ...
 def adaptive_avg_pool2d(
     input: Tensor, output_size: _int | None | Sequence[_int | None]
@@ -1282,6 +1364,10 @@ def adaptive_max_pool1d(
     input: Tensor, output_size: _int | Sequence[_int], return_indices: Literal[True]
 ) -> tuple[Tensor, Tensor]: ...
 @overload
+def adaptive_max_pool1d(
+    input: Tensor, output_size: _int | Sequence[_int], return_indices: _bool = False
+) -> Tensor | tuple[Tensor, Tensor]: ...
+@overload
 def adaptive_max_pool2d(
     input: Tensor,
     output_size: _int | None | Sequence[_int | None],
@@ -1291,6 +1377,10 @@ def adaptive_max_pool2d(
 def adaptive_max_pool2d(
     input: Tensor, output_size: _int | None | Sequence[_int | None], return_indices: Literal[True]
 ) -> tuple[Tensor, Tensor]: ...
+@overload
+def adaptive_max_pool2d(
+    input: Tensor, output_size: _int | None | Sequence[_int | None], return_indices: _bool = False
+) -> Tensor | tuple[Tensor, Tensor]: ...
 def unfold(
     input: Tensor,
     kernel_size: _int | Sequence[_int],
