@@ -30,6 +30,8 @@ class MLP(nn.Module):
             nn.GELU(),
         )
         self.head = nn.Linear(hidden, n_out)
+        nn.init.xavier_uniform_(self.head.weight)
+        nn.init.zeros_(self.head.bias)
 
     def forward(self, x: Tensor) -> Tensor:
         # Module.__call__ returns Any (as in PyTorch): name the type where it matters.

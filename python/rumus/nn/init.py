@@ -7,10 +7,12 @@ Random draws come from rumus's generators (``generator=`` or the default one see
 
 import math
 import warnings
+from typing import Optional, Union
 
 import numpy as np
 
 from .. import _rumus
+from .._rumus import Generator, Tensor
 from ..autograd.grad_mode import no_grad
 
 __all__ = [
@@ -32,7 +34,7 @@ __all__ = [
 ]
 
 
-def calculate_gain(nonlinearity, param=None):
+def calculate_gain(nonlinearity: str, param: Optional[Union[int, float]] = None) -> float:
     """Recommended gain for a nonlinearity (``param``: leaky_relu's negative slope, default
     0.01)."""
     if nonlinearity in (
@@ -94,40 +96,44 @@ def _draw(shape, kind, generator, *params):
     return t.numpy()
 
 
-def uniform_(tensor, a=0.0, b=1.0, generator=None):
+def uniform_(
+    tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: Optional[Generator] = None
+) -> Tensor:
     """Fills with U(a, b)."""
     with no_grad():
         return tensor.uniform_(a, b, generator=generator)
 
 
-def normal_(tensor, mean=0.0, std=1.0, generator=None):
+def normal_(
+    tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: Optional[Generator] = None
+) -> Tensor:
     """Fills with N(mean, std^2)."""
     with no_grad():
         return tensor.normal_(mean, std, generator=generator)
 
 
-def constant_(tensor, val):
+def constant_(tensor: Tensor, val: float) -> Tensor:
     with no_grad():
         return tensor.fill_(val)
 
 
-def ones_(tensor):
+def ones_(tensor: Tensor) -> Tensor:
     return constant_(tensor, 1.0)
 
 
-def zeros_(tensor):
+def zeros_(tensor: Tensor) -> Tensor:
     with no_grad():
         return tensor.zero_()
 
 
-def eye_(tensor):
+def eye_(tensor: Tensor) -> Tensor:
     """Fills a 2-D tensor with the identity (ones on the main diagonal)."""
     if tensor.dim() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
     return _fill_from_numpy(tensor, np.eye(*tensor.shape))
 
 
-def dirac_(tensor, groups=1):
+def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
     """Fills a 3/4/5-D conv weight so that the convolution is the identity (per group)."""
     if tensor.dim() not in (3, 4, 5):
         raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
@@ -143,14 +149,18 @@ def dirac_(tensor, groups=1):
     return _fill_from_numpy(tensor, w)
 
 
-def xavier_uniform_(tensor, gain=1.0, generator=None):
+def xavier_uniform_(
+    tensor: Tensor, gain: float = 1.0, generator: Optional[Generator] = None
+) -> Tensor:
     """U(-a, a) with a = gain * sqrt(6 / (fan_in + fan_out)) (Glorot & Bengio, 2010)."""
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     a = math.sqrt(3.0) * gain * math.sqrt(2.0 / float(fan_in + fan_out))
     return uniform_(tensor, -a, a, generator)
 
 
-def xavier_normal_(tensor, gain=1.0, generator=None):
+def xavier_normal_(
+    tensor: Tensor, gain: float = 1.0, generator: Optional[Generator] = None
+) -> Tensor:
     """N(0, std^2) with std = gain * sqrt(2 / (fan_in + fan_out))."""
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     return normal_(tensor, 0.0, gain * math.sqrt(2.0 / float(fan_in + fan_out)), generator)
@@ -160,7 +170,13 @@ def _kaiming_std(tensor, a, mode, nonlinearity):
     return calculate_gain(nonlinearity, a) / math.sqrt(_calculate_correct_fan(tensor, mode))
 
 
-def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
+def kaiming_uniform_(
+    tensor: Tensor,
+    a: float = 0,
+    mode: str = "fan_in",
+    nonlinearity: str = "leaky_relu",
+    generator: Optional[Generator] = None,
+) -> Tensor:
     """U(-b, b) with b = gain * sqrt(3 / fan) (He et al., 2015); ``a`` is leaky_relu's slope."""
     if 0 in tensor.shape:
         warnings.warn("Initializing zero-element tensors is a no-op")
@@ -169,7 +185,13 @@ def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gene
     return uniform_(tensor, -bound, bound, generator)
 
 
-def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
+def kaiming_normal_(
+    tensor: Tensor,
+    a: float = 0,
+    mode: str = "fan_in",
+    nonlinearity: str = "leaky_relu",
+    generator: Optional[Generator] = None,
+) -> Tensor:
     """N(0, std^2) with std = gain / sqrt(fan)."""
     if 0 in tensor.shape:
         warnings.warn("Initializing zero-element tensors is a no-op")
@@ -228,7 +250,14 @@ def _ndtr(x):
     return 0.5 * math.erfc(-x / math.sqrt(2.0))
 
 
-def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
+def trunc_normal_(
+    tensor: Tensor,
+    mean: float = 0.0,
+    std: float = 1.0,
+    a: float = -2.0,
+    b: float = 2.0,
+    generator: Optional[Generator] = None,
+) -> Tensor:
     """Fills with N(mean, std^2) truncated to [a, b] (absolute bounds, not in units of std).
 
     Inverse-CDF sampling in float64: u ~ U(Phi(alpha), Phi(beta)), x = mean + std * Phi^-1(u).
@@ -255,7 +284,7 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     return _fill_from_numpy(tensor, np.clip(mean + std * z, a, b))
 
 
-def orthogonal_(tensor, gain=1, generator=None):
+def orthogonal_(tensor: Tensor, gain: float = 1, generator: Optional[Generator] = None) -> Tensor:
     """Fills with a (semi-)orthogonal matrix, viewed as (size(0), numel // size(0)), times
     ``gain`` (Saxe et al., 2013): QR of a Gaussian matrix, signs fixed so Q is uniformly
     distributed."""
@@ -275,7 +304,9 @@ def orthogonal_(tensor, gain=1, generator=None):
     return _fill_from_numpy(tensor, gain * q.reshape(tuple(tensor.shape)))
 
 
-def sparse_(tensor, sparsity, std=0.01, generator=None):
+def sparse_(
+    tensor: Tensor, sparsity: float, std: float = 0.01, generator: Optional[Generator] = None
+) -> Tensor:
     """Fills a 2-D tensor with N(0, std^2) values, then zeros ceil(sparsity * rows) random
     entries in every column (Martens, 2010)."""
     if tensor.dim() != 2:
