@@ -6,7 +6,9 @@ run-time names, in both directions, so that they cannot drift apart:
   dunder methods included;
 - every name the stubs declare exists at run time;
 - every argument a stub lets a caller pass by keyword is an argument of the run-time
-  function (a misspelt name would let the type checker pass a call that fails).
+  function (a misspelt name would let the type checker pass a call that fails), and every
+  named argument of the run-time function is in the stub (a missing one would make the type
+  checker refuse a call that works).
 
 A failure names what to add or remove; CONTRIBUTING.md ("Type stubs") has the steps.
 """
@@ -152,6 +154,47 @@ def _keyword_mismatches(defs, owner):
             if wrong:
                 bad.append(f"{name}: {sorted(wrong)} (run time takes {sorted(accepted)})")
     return bad
+
+
+def _stub_names(fns):
+    names, any_keyword = set(), False
+    for fn in fns:
+        a = fn.args
+        names |= {x.arg for x in a.posonlyargs + a.args + a.kwonlyargs}
+        any_keyword |= a.kwarg is not None
+    return names - {"self", "cls"}, any_keyword
+
+
+def _missing_arguments(defs, owner, is_class):
+    bad = []
+    for name, nodes in defs.items():
+        fns = [n for n in nodes if isinstance(n, ast.FunctionDef)]
+        runtime = getattr(owner, name, None)
+        if name.startswith("__") or runtime is None or not fns or isinstance(runtime, property):
+            continue
+        try:
+            params = list(inspect.signature(runtime).parameters.values())
+        except (TypeError, ValueError):
+            continue
+        if is_class and inspect.isfunction(runtime):
+            params = params[1:]  # a Python function attached as a method: its first is self
+        # *args forms are spelled out as overloads; **kwargs has no names to compare.
+        named = {p.name for p in params if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+        stub, any_keyword = _stub_names(fns)
+        missing = named - stub - {"self"}
+        if missing and not any_keyword:
+            bad.append(f"{name}: {sorted(missing)}")
+    return bad
+
+
+def test_run_time_arguments_are_in_the_stub():
+    bad = _missing_arguments(NATIVE, _rumus, False)
+    for name in CLASSES:
+        (node,) = NATIVE[name]
+        body = _defined(node.body)
+        bad += [f"{name}.{b}" for b in _missing_arguments(body, getattr(_rumus, name), True)]
+    bad += [f"rumus.{b}" for b in _missing_arguments(PACKAGE_NS, rumus, False)]
+    assert not bad, "run-time arguments the stubs do not declare:\n" + "\n".join(bad)
 
 
 def test_stub_keyword_names_exist_at_run_time():
