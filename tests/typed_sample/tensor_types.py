@@ -7,7 +7,7 @@ from typing import Any, Union
 import numpy as np
 import numpy.typing as npt
 import rumus
-from rumus import Size, Tensor
+from rumus import Size, Tensor, nn
 from rumus._size import Histogram, ValuesIndices
 from typing_extensions import assert_type
 
@@ -92,6 +92,45 @@ def check_operators(t: Tensor) -> None:
     assert isinstance(assert_type(f"{t.sum():.3f}", str), str)
 
 
+def check_layers() -> None:
+    """The annotated constructors take their usual arguments."""
+    layers: list[nn.Module] = [
+        nn.Linear(4, 3, bias=False),
+        nn.Conv1d(2, 4, 3, padding=1),
+        nn.Conv2d(1, 8, (3, 3), stride=2, padding=1),
+        nn.BatchNorm1d(4, momentum=None),
+        nn.BatchNorm2d(8),
+        nn.InstanceNorm2d(8, affine=True),
+        nn.LayerNorm([4], eps=1e-6),
+        nn.GroupNorm(2, 8),
+        nn.RMSNorm(4),
+        nn.Embedding(10, 4, padding_idx=0),
+        nn.MaxPool2d(2),
+        nn.MaxPool1d(3, stride=1, padding=1),
+        nn.Dropout(0.1),
+        nn.Dropout2d(),
+        nn.Flatten(0),
+        nn.ReLU(inplace=True),
+        nn.LeakyReLU(0.2),
+        nn.GELU("tanh"),
+        nn.ELU(),
+        nn.SiLU(),
+        nn.Softplus(beta=2.0),
+        nn.Softmax(dim=-1),
+        nn.LogSoftmax(1),
+        nn.PReLU(),
+        nn.Identity(),
+    ]
+    seq = nn.Sequential(*layers[:2])
+    stack = nn.ModuleList(layers)
+    named = nn.ModuleDict({"fc": layers[0]})
+    assert len(list(stack.children())) == len(layers) and len(list(named.modules())) == 2
+    assert isinstance(assert_type(seq.train(False), nn.Sequential), nn.Sequential)
+    params = assert_type(list(seq.parameters()), list[nn.Parameter])
+    assert all(isinstance(p, nn.Parameter) for p in params)
+    assert isinstance(assert_type(nn.init.kaiming_uniform_(rumus.empty(3, 4)), Tensor), Tensor)
+
+
 def check_functions() -> None:
     t = assert_type(rumus.randn(3, 4), Tensor)
     assert isinstance(assert_type(rumus.zeros((2, 3), dtype=rumus.int64), Tensor), Tensor)
@@ -114,6 +153,7 @@ def check_functions() -> None:
     check_reductions(t)
     check_shapes_and_conversions(t)
     check_operators(t)
+    check_layers()
 
 
 if __name__ == "__main__":

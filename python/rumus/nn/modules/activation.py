@@ -1,6 +1,7 @@
 """Activation layers (module forms of the functions in rumus.nn.functional)."""
 
 import warnings
+from typing import Any, Optional
 
 import rumus
 
@@ -48,7 +49,7 @@ class ReLU(Module):
 class Hardtanh(Module):
     """x clamped to [min_val, max_val]."""
 
-    def __init__(self, min_val=-1.0, max_val=1.0, inplace=False):
+    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> None:
         super().__init__()
         if not max_val > min_val:
             raise AssertionError(
@@ -70,7 +71,7 @@ class Hardtanh(Module):
 class ReLU6(Hardtanh):
     """min(max(0, x), 6): a Hardtanh with bounds 0 and 6, as in PyTorch."""
 
-    def __init__(self, inplace=False):
+    def __init__(self, inplace: bool = False) -> None:
         super().__init__(0.0, 6.0, inplace)
 
     def extra_repr(self):
@@ -80,7 +81,7 @@ class ReLU6(Hardtanh):
 class LeakyReLU(Module):
     """x for x >= 0, negative_slope * x otherwise."""
 
-    def __init__(self, negative_slope=1e-2, inplace=False):
+    def __init__(self, negative_slope: float = 1e-2, inplace: bool = False) -> None:
         super().__init__()
         self.negative_slope = negative_slope
         self.inplace = inplace
@@ -95,7 +96,7 @@ class LeakyReLU(Module):
 class ELU(Module):
     """x for x > 0, alpha * (exp(x) - 1) otherwise."""
 
-    def __init__(self, alpha=1.0, inplace=False):
+    def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
         super().__init__()
         self.alpha = alpha
         self.inplace = inplace
@@ -124,7 +125,7 @@ class GELU(Module):
 class SiLU(Module):
     """x * sigmoid(x)."""
 
-    def __init__(self, inplace=False):
+    def __init__(self, inplace: bool = False) -> None:
         super().__init__()
         self.inplace = inplace
 
@@ -138,7 +139,7 @@ class SiLU(Module):
 class Mish(Module):
     """x * tanh(softplus(x))."""
 
-    def __init__(self, inplace=False):
+    def __init__(self, inplace: bool = False) -> None:
         super().__init__()
         self.inplace = inplace
 
@@ -166,7 +167,7 @@ class Tanh(Module):
 class Softplus(Module):
     """log(1 + exp(beta * x)) / beta, linear above beta * x > threshold."""
 
-    def __init__(self, beta=1.0, threshold=20.0):
+    def __init__(self, beta: float = 1.0, threshold: float = 20.0) -> None:
         super().__init__()
         self.beta = beta
         self.threshold = threshold
@@ -191,7 +192,7 @@ def _implicit_dim(name, ndim):
 class Softmax(Module):
     """exp(x) / sum(exp(x)) along dim."""
 
-    def __init__(self, dim=None):
+    def __init__(self, dim: Optional[int] = None) -> None:
         super().__init__()
         self.dim = dim
 
@@ -206,7 +207,7 @@ class Softmax(Module):
 class LogSoftmax(Module):
     """log(softmax(x)) along dim, computed stably."""
 
-    def __init__(self, dim=None):
+    def __init__(self, dim: Optional[int] = None) -> None:
         super().__init__()
         self.dim = dim
 
@@ -221,7 +222,9 @@ class LogSoftmax(Module):
 class PReLU(Module):
     """LeakyReLU with a learnt slope: one shared (num_parameters=1) or one per channel (dim 1)."""
 
-    def __init__(self, num_parameters=1, init=0.25, device=None, dtype=None):
+    def __init__(
+        self, num_parameters: int = 1, init: float = 0.25, device: Any = None, dtype: Any = None
+    ) -> None:
         super().__init__()
         self.num_parameters = num_parameters
         self.init = init

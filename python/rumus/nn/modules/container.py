@@ -4,7 +4,7 @@ import operator
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from itertools import chain, islice
-from typing import Any
+from typing import Any, Optional, Union
 
 from ... import _rumus
 from ..parameter import Parameter
@@ -157,7 +157,7 @@ class Sequential(Module):
 class ModuleList(Module):
     """A list of modules, registered as children "0", "1", ... (no ``forward`` of its own)."""
 
-    def __init__(self, modules=None):
+    def __init__(self, modules: Optional[Iterable[Module]] = None) -> None:
         super().__init__()
         if modules is not None:
             self.extend(modules)
@@ -259,7 +259,9 @@ def _update_pairs(target, items, cls_name):
 class ModuleDict(Module):
     """An ordered dict of modules, registered as children under their keys."""
 
-    def __init__(self, modules=None):
+    def __init__(
+        self, modules: Optional[Union[Mapping[str, Module], Iterable[tuple[str, Module]]]] = None
+    ) -> None:
         super().__init__()
         if modules is not None:
             self.update(modules)
@@ -315,7 +317,7 @@ class ModuleDict(Module):
 class ParameterList(Module):
     """A list of parameters; plain tensors put in it become Parameters."""
 
-    def __init__(self, values=None):
+    def __init__(self, values: Optional[Iterable[Any]] = None) -> None:
         super().__init__()
         self._size = 0
         if values is not None:
@@ -372,7 +374,7 @@ class ParameterList(Module):
 class ParameterDict(Module):
     """An ordered dict of parameters (string keys); plain tensors put in it become Parameters."""
 
-    def __init__(self, parameters=None):
+    def __init__(self, parameters: Any = None) -> None:
         super().__init__()
         self._keys = {}
         if parameters is not None:

@@ -2,7 +2,7 @@
 
 import numbers
 import warnings
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
 import rumus
 
@@ -161,16 +161,16 @@ class BatchNorm2d(_BatchNorm):
 class _InstanceNorm(_NormBase):
     def __init__(
         self,
-        num_features,
-        eps=1e-5,
-        momentum=0.1,
-        affine=False,
-        track_running_stats=False,
-        device=None,
-        dtype=None,
+        num_features: int,
+        eps: float = 1e-5,
+        momentum: Optional[float] = 0.1,
+        affine: bool = False,
+        track_running_stats: bool = False,
+        device: Any = None,
+        dtype: Any = None,
         *,
-        bias=True,
-    ):
+        bias: bool = True,
+    ) -> None:
         super().__init__(
             num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias
         )
@@ -228,13 +228,13 @@ class LayerNorm(Module):
 
     def __init__(
         self,
-        normalized_shape,
-        eps=1e-5,
-        elementwise_affine=True,
-        bias=True,
-        device=None,
-        dtype=None,
-    ):
+        normalized_shape: Union[int, list[int], tuple[int, ...]],
+        eps: float = 1e-5,
+        elementwise_affine: bool = True,
+        bias: bool = True,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
         super().__init__()
         self.normalized_shape = _shape_tuple(normalized_shape)
         self.eps = eps
@@ -259,8 +259,16 @@ class GroupNorm(Module):
     """Normalizes (N, C, *) input over groups of C // num_groups channels; per-channel affine."""
 
     def __init__(
-        self, num_groups, num_channels, eps=1e-5, affine=True, device=None, dtype=None, *, bias=True
-    ):
+        self,
+        num_groups: int,
+        num_channels: int,
+        eps: float = 1e-5,
+        affine: bool = True,
+        device: Any = None,
+        dtype: Any = None,
+        *,
+        bias: bool = True,
+    ) -> None:
         super().__init__()
         if num_channels % num_groups != 0:
             raise ValueError("num_channels must be divisible by num_groups")
@@ -289,8 +297,13 @@ class RMSNorm(Module):
     dtype's machine epsilon (PyTorch's default)."""
 
     def __init__(
-        self, normalized_shape, eps=None, elementwise_affine=True, device=None, dtype=None
-    ):
+        self,
+        normalized_shape: Union[int, list[int], tuple[int, ...]],
+        eps: Optional[float] = None,
+        elementwise_affine: bool = True,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
         super().__init__()
         self.normalized_shape = _shape_tuple(normalized_shape)
         self.eps = eps

@@ -1,5 +1,7 @@
 """Embedding: a lookup table of num_embeddings vectors of size embedding_dim."""
 
+from typing import Any, Optional
+
 import rumus
 
 from .. import functional as F
@@ -16,18 +18,18 @@ class Embedding(Module):
 
     def __init__(
         self,
-        num_embeddings,
-        embedding_dim,
-        padding_idx=None,
-        max_norm=None,
-        norm_type=2.0,
-        scale_grad_by_freq=False,
-        sparse=False,
-        _weight=None,
-        _freeze=False,
-        device=None,
-        dtype=None,
-    ):
+        num_embeddings: int,
+        embedding_dim: int,
+        padding_idx: Optional[int] = None,
+        max_norm: Optional[float] = None,
+        norm_type: float = 2.0,
+        scale_grad_by_freq: bool = False,
+        sparse: bool = False,
+        _weight: Optional[rumus.Tensor] = None,
+        _freeze: bool = False,
+        device: Any = None,
+        dtype: Any = None,
+    ) -> None:
         super().__init__()
         if padding_idx is not None:
             if not -num_embeddings <= padding_idx < num_embeddings:
