@@ -3,6 +3,8 @@ time, which type checkers cannot follow). tests/test_stubs.py keeps this file an
 run-time namespace in step: CONTRIBUTING.md ("Type stubs") says how to add a name.
 """
 
+# ruff: noqa: I001 (isort would split each `x as x` re-export into its own statement)
+
 from collections.abc import Sequence
 from os import PathLike
 from typing import IO, Any, Literal
@@ -11,211 +13,79 @@ from _typeshed import SupportsWrite
 
 from rumus import (
     accelerator as accelerator,
-)
-from rumus import (
     autograd as autograd,
-)
-from rumus import (
     compat as compat,
-)
-from rumus import (
     distributions as distributions,
-)
-from rumus import (
     gpu as gpu,
-)
-from rumus import (
     linalg as linalg,
-)
-from rumus import (
     nn as nn,
-)
-from rumus import (
     optim as optim,
-)
-from rumus import (
     serialization as serialization,
-)
-from rumus import (
     utils as utils,
 )
 from rumus._rumus import (
     Generator as Generator,
-)
-from rumus._rumus import (
     Tensor as Tensor,
-)
-from rumus._rumus import (
     arange as arange,
-)
-from rumus._rumus import (
     as_tensor as as_tensor,
-)
-from rumus._rumus import (
     bfloat16 as bfloat16,
-)
-from rumus._rumus import (
     bool as bool,
-)
-from rumus._rumus import (
     broadcast_shapes as broadcast_shapes,
-)
-from rumus._rumus import (
     bucketize as bucketize,
-)
-from rumus._rumus import (
     cat as cat,
-)
-from rumus._rumus import (
     device as device,
-)
-from rumus._rumus import (
     dtype as dtype,
-)
-from rumus._rumus import (
     einsum as einsum,
-)
-from rumus._rumus import (
     empty as empty,
-)
-from rumus._rumus import (
     empty_cache as empty_cache,
-)
-from rumus._rumus import (
     empty_like as empty_like,
-)
-from rumus._rumus import (
     eye as eye,
-)
-from rumus._rumus import (
     float16 as float16,
-)
-from rumus._rumus import (
     float32 as float32,
-)
-from rumus._rumus import (
     float64 as float64,
-)
-from rumus._rumus import (
     from_numpy as from_numpy,
-)
-from rumus._rumus import (
     full as full,
-)
-from rumus._rumus import (
     full_like as full_like,
-)
-from rumus._rumus import (
     get_default_device as get_default_device,
-)
-from rumus._rumus import (
     get_num_threads as get_num_threads,
-)
-from rumus._rumus import (
     get_rng_state as get_rng_state,
-)
-from rumus._rumus import (
     initial_seed as initial_seed,
-)
-from rumus._rumus import (
     int32 as int32,
-)
-from rumus._rumus import (
     int64 as int64,
-)
-from rumus._rumus import (
     is_tensor as is_tensor,
-)
-from rumus._rumus import (
     linspace as linspace,
-)
-from rumus._rumus import (
     manual_seed as manual_seed,
-)
-from rumus._rumus import (
     meshgrid as meshgrid,
-)
-from rumus._rumus import (
     one_hot as one_hot,
-)
-from rumus._rumus import (
     ones as ones,
-)
-from rumus._rumus import (
     ones_like as ones_like,
-)
-from rumus._rumus import (
     promote_types as promote_types,
-)
-from rumus._rumus import (
     rand as rand,
-)
-from rumus._rumus import (
     rand_like as rand_like,
-)
-from rumus._rumus import (
     randint as randint,
-)
-from rumus._rumus import (
     randn as randn,
-)
-from rumus._rumus import (
     randn_like as randn_like,
-)
-from rumus._rumus import (
     randperm as randperm,
-)
-from rumus._rumus import (
     result_type as result_type,
-)
-from rumus._rumus import (
     searchsorted as searchsorted,
-)
-from rumus._rumus import (
     set_default_device as set_default_device,
-)
-from rumus._rumus import (
     set_rng_state as set_rng_state,
-)
-from rumus._rumus import (
     stack as stack,
-)
-from rumus._rumus import (
     tensor as tensor,
-)
-from rumus._rumus import (
     tensordot as tensordot,
-)
-from rumus._rumus import (
     uint8 as uint8,
-)
-from rumus._rumus import (
     where as where,
-)
-from rumus._rumus import (
     xlogy as xlogy,
-)
-from rumus._rumus import (
     zeros as zeros,
-)
-from rumus._rumus import (
     zeros_like as zeros_like,
 )
 from rumus._size import Size as Size
 from rumus._typing import Number, Slogdet, _bool, _float, _int
 from rumus.autograd import (
     enable_grad as enable_grad,
-)
-from rumus.autograd import (
     inference_mode as inference_mode,
-)
-from rumus.autograd import (
     is_grad_enabled as is_grad_enabled,
-)
-from rumus.autograd import (
     no_grad as no_grad,
-)
-from rumus.autograd import (
     set_grad_enabled as set_grad_enabled,
 )
 
