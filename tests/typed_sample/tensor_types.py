@@ -131,6 +131,37 @@ def check_layers() -> None:
     assert isinstance(assert_type(nn.init.kaiming_uniform_(rumus.empty(3, 4)), Tensor), Tensor)
 
 
+def check_schedulers() -> None:
+    """The annotated scheduler constructors take their usual arguments."""
+    from rumus.optim import SGD, Adam
+    from rumus.optim import lr_scheduler as sched
+
+    opt = SGD(nn.Linear(2, 2).parameters(), lr=0.1, momentum=0.9)
+    made: list[sched.LRScheduler] = [
+        sched.LambdaLR(opt, lambda epoch: 0.95**epoch),
+        sched.MultiplicativeLR(opt, lambda epoch: 0.99),
+        sched.StepLR(opt, step_size=2),
+        sched.MultiStepLR(opt, milestones=[2, 4], gamma=0.5),
+        sched.ConstantLR(opt, factor=0.5, total_iters=2),
+        sched.LinearLR(opt, start_factor=0.1),
+        sched.ExponentialLR(opt, gamma=0.9),
+        sched.PolynomialLR(opt, total_iters=4, power=2.0),
+        sched.CosineAnnealingLR(opt, T_max=10),
+        sched.CosineAnnealingWarmRestarts(opt, T_0=3),
+        sched.CyclicLR(opt, base_lr=0.01, max_lr=0.1, step_size_up=4),
+        sched.OneCycleLR(opt, max_lr=0.1, total_steps=10),
+    ]
+    opt.step()  # no gradients: no update, but schedulers step after the optimizer
+    for s in made:
+        s.step()
+        assert isinstance(assert_type(s.get_last_lr(), list[float]), list)
+    plateau = sched.ReduceLROnPlateau(Adam(nn.Linear(2, 2).parameters()), patience=1)
+    plateau.step(1.0)
+    first = sched.StepLR(opt, 1)
+    sched.SequentialLR(opt, [first, sched.ExponentialLR(opt, 0.5)], milestones=[2]).step()
+    sched.ChainedScheduler([sched.StepLR(opt, 1)]).step()
+
+
 def check_functions() -> None:
     t = assert_type(rumus.randn(3, 4), Tensor)
     assert isinstance(assert_type(rumus.zeros((2, 3), dtype=rumus.int64), Tensor), Tensor)
@@ -154,6 +185,7 @@ def check_functions() -> None:
     check_shapes_and_conversions(t)
     check_operators(t)
     check_layers()
+    check_schedulers()
 
 
 if __name__ == "__main__":

@@ -13,8 +13,9 @@ import warnings
 import weakref
 from bisect import bisect_right
 from collections import Counter
+from collections.abc import Iterable
 from functools import wraps
-from typing import TYPE_CHECKING, Any, Optional, Union
+from typing import TYPE_CHECKING, Any, Callable, Optional, Union
 
 from .._rumus import Tensor
 from ..autograd.grad_mode import no_grad
@@ -219,7 +220,12 @@ def _lambdas(optimizer, lr_lambda):
 class LambdaLR(LRScheduler):
     """lr = initial_lr * lr_lambda(epoch) (one lambda, or one per param group)."""
 
-    def __init__(self, optimizer, lr_lambda, last_epoch=-1):
+    def __init__(
+        self,
+        optimizer: "Optimizer",
+        lr_lambda: Union[Callable[[int], float], list[Callable[[int], float]]],
+        last_epoch: int = -1,
+    ) -> None:
         self.optimizer = optimizer
         self.lr_lambdas = _lambdas(optimizer, lr_lambda)
         super().__init__(optimizer, last_epoch)
@@ -238,7 +244,12 @@ class LambdaLR(LRScheduler):
 class MultiplicativeLR(LRScheduler):
     """lr *= lr_lambda(epoch) at every step after the first."""
 
-    def __init__(self, optimizer, lr_lambda, last_epoch=-1):
+    def __init__(
+        self,
+        optimizer: "Optimizer",
+        lr_lambda: Union[Callable[[int], float], list[Callable[[int], float]]],
+        last_epoch: int = -1,
+    ) -> None:
         self.optimizer = optimizer
         self.lr_lambdas = _lambdas(optimizer, lr_lambda)
         super().__init__(optimizer, last_epoch)
@@ -280,7 +291,13 @@ class MultiStepLR(LRScheduler):
     """lr = initial_lr * gamma ** (number of milestones <= epoch); a repeated milestone counts
     repeatedly."""
 
-    def __init__(self, optimizer, milestones, gamma=0.1, last_epoch=-1):
+    def __init__(
+        self,
+        optimizer: "Optimizer",
+        milestones: Iterable[int],
+        gamma: float = 0.1,
+        last_epoch: int = -1,
+    ) -> None:
         self.milestones = Counter(milestones)
         self.gamma = gamma
         super().__init__(optimizer, last_epoch)
@@ -299,7 +316,13 @@ class MultiStepLR(LRScheduler):
 class ConstantLR(LRScheduler):
     """lr = initial_lr * factor for epochs < total_iters, then initial_lr."""
 
-    def __init__(self, optimizer, factor=1.0 / 3, total_iters=5, last_epoch=-1):
+    def __init__(
+        self,
+        optimizer: "Optimizer",
+        factor: float = 1.0 / 3,
+        total_iters: int = 5,
+        last_epoch: int = -1,
+    ) -> None:
         if factor > 1.0 or factor < 0:
             raise ValueError("Constant multiplicative factor expected to be between 0 and 1.")
         self.factor = factor
@@ -326,8 +349,13 @@ class LinearLR(LRScheduler):
     stays."""
 
     def __init__(
-        self, optimizer, start_factor=1.0 / 3, end_factor=1.0, total_iters=5, last_epoch=-1
-    ):
+        self,
+        optimizer: "Optimizer",
+        start_factor: float = 1.0 / 3,
+        end_factor: float = 1.0,
+        total_iters: int = 5,
+        last_epoch: int = -1,
+    ) -> None:
         if start_factor > 1.0 or start_factor <= 0:
             raise ValueError(
                 "Starting multiplicative factor expected to be greater than 0 and less or equal "
@@ -378,7 +406,9 @@ class ExponentialLR(LRScheduler):
 class PolynomialLR(LRScheduler):
     """lr = initial_lr * (1 - min(epoch, total_iters) / total_iters) ** power."""
 
-    def __init__(self, optimizer, total_iters=5, power=1.0, last_epoch=-1):
+    def __init__(
+        self, optimizer: "Optimizer", total_iters: int = 5, power: float = 1.0, last_epoch: int = -1
+    ) -> None:
         self.total_iters = total_iters
         self.power = power
         super().__init__(optimizer, last_epoch)
@@ -446,7 +476,14 @@ class CosineAnnealingWarmRestarts(LRScheduler):
     at initial_lr; T_0 is the first period, each next one T_mult times longer.
     ``step(epoch)`` takes fractional epochs (e.g. ``epoch + i / iters``)."""
 
-    def __init__(self, optimizer, T_0, T_mult=1, eta_min=0.0, last_epoch=-1):
+    def __init__(
+        self,
+        optimizer: "Optimizer",
+        T_0: int,
+        T_mult: int = 1,
+        eta_min: float = 0.0,
+        last_epoch: int = -1,
+    ) -> None:
         if T_0 <= 0 or not isinstance(T_0, int):
             raise ValueError(f"Expected positive integer T_0, but got {T_0}")
         if T_mult < 1 or not isinstance(T_mult, int):
@@ -470,7 +507,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
             for base in self.base_lrs
         ]
 
-    def step(self, epoch=None):
+    def step(self, epoch: Optional[float] = None) -> None:
         if epoch is None and self.last_epoch < 0:
             epoch = 0
         if epoch is None:
@@ -537,7 +574,13 @@ class SequentialLR(LRScheduler):
     """Runs ``schedulers[0]`` until ``milestones[0]``, then ``schedulers[1]`` (restarted) and so
     on."""
 
-    def __init__(self, optimizer, schedulers, milestones, last_epoch=-1):
+    def __init__(
+        self,
+        optimizer: "Optimizer",
+        schedulers: list[LRScheduler],
+        milestones: list[int],
+        last_epoch: int = -1,
+    ) -> None:
         if len(schedulers) < 1:
             raise ValueError(
                 f"{type(self).__name__} expects at least one scheduler, but got no scheduler."
@@ -561,7 +604,7 @@ class SequentialLR(LRScheduler):
         self._schedulers[0]._initial_step()
         self._last_lr = self._schedulers[0].get_last_lr()
 
-    def step(self):
+    def step(self) -> None:  # type: ignore[override]
         self.last_epoch += 1
         i = bisect_right(self._milestones, self.last_epoch)
         scheduler = self._schedulers[i]
@@ -589,7 +632,9 @@ class SequentialLR(LRScheduler):
 class ChainedScheduler(LRScheduler):
     """Steps all ``schedulers`` (on one optimizer) together at every ``step()``."""
 
-    def __init__(self, schedulers, optimizer=None):
+    def __init__(
+        self, schedulers: list[LRScheduler], optimizer: Optional["Optimizer"] = None
+    ) -> None:
         if len(schedulers) < 1:
             raise ValueError(
                 f"{type(self).__name__} expects at least one scheduler to be chained, but got no "
@@ -601,7 +646,7 @@ class ChainedScheduler(LRScheduler):
         self.optimizer = optimizer
         self._last_lr = self._group_lrs()
 
-    def step(self):
+    def step(self) -> None:  # type: ignore[override]
         for s in self._schedulers:
             s.step()
         self._last_lr = self._group_lrs()
@@ -785,20 +830,20 @@ class CyclicLR(LRScheduler):
 
     def __init__(
         self,
-        optimizer,
-        base_lr,
-        max_lr,
-        step_size_up=2000,
-        step_size_down=None,
-        mode="triangular",
-        gamma=1.0,
-        scale_fn=None,
-        scale_mode="cycle",
-        cycle_momentum=True,
-        base_momentum=0.8,
-        max_momentum=0.9,
-        last_epoch=-1,
-    ):
+        optimizer: "Optimizer",
+        base_lr: Union[float, list[float]],
+        max_lr: Union[float, list[float]],
+        step_size_up: int = 2000,
+        step_size_down: Optional[int] = None,
+        mode: str = "triangular",
+        gamma: float = 1.0,
+        scale_fn: Optional[Callable[[float], float]] = None,
+        scale_mode: str = "cycle",
+        cycle_momentum: bool = True,
+        base_momentum: Union[float, list[float]] = 0.8,
+        max_momentum: Union[float, list[float]] = 0.9,
+        last_epoch: int = -1,
+    ) -> None:
         base_lrs = _format_param("base_lr", optimizer, base_lr)
         if last_epoch == -1:
             for lr, group in zip(base_lrs, optimizer.param_groups):
@@ -896,16 +941,16 @@ class ReduceLROnPlateau(LRScheduler):
 
     def __init__(
         self,
-        optimizer,
-        mode="min",
-        factor=0.1,
-        patience=10,
-        threshold=1e-4,
-        threshold_mode="rel",
-        cooldown=0,
-        min_lr=0,
-        eps=1e-8,
-    ):
+        optimizer: "Optimizer",
+        mode: str = "min",
+        factor: float = 0.1,
+        patience: int = 10,
+        threshold: float = 1e-4,
+        threshold_mode: str = "rel",
+        cooldown: int = 0,
+        min_lr: Union[float, list[float]] = 0,
+        eps: float = 1e-8,
+    ) -> None:
         if factor >= 1.0:
             raise ValueError("Factor should be < 1.0.")
         self.factor = factor
@@ -958,7 +1003,7 @@ class ReduceLROnPlateau(LRScheduler):
     def in_cooldown(self):
         return self.cooldown_counter > 0
 
-    def step(self, metrics, epoch=None):
+    def step(self, metrics: Any, epoch: Optional[int] = None) -> None:  # type: ignore[override]
         current = float(metrics)
         if epoch is None:
             epoch = self.last_epoch + 1
