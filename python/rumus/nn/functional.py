@@ -5,10 +5,13 @@ are Rust functions bound here as they are. Everything else is a composition of
 differentiable rumus ops, so autograd derives its gradients and double gradients.
 """
 
+# Annotations stay unevaluated: `X | None` works on Python 3.9, and no typing names
+# join this module's public namespace (tests/test_ops.py treats those as ops).
+from __future__ import annotations
+
 import math
 import numbers
 import warnings
-from typing import Optional
 
 import numpy as np
 
@@ -936,10 +939,10 @@ def _pointwise_loss(loss, reduction, weight, input, mean_by_weight):
 def mse_loss(
     input: Tensor,
     target: Tensor,
-    size_average: Optional[bool] = None,
-    reduce: Optional[bool] = None,
+    size_average: bool | None = None,
+    reduce: bool | None = None,
     reduction: str = "mean",
-    weight: Optional[Tensor] = None,
+    weight: Tensor | None = None,
 ) -> Tensor:
     reduction = _reduction(reduction, size_average, reduce)
     _warn_broadcast(input, target)
@@ -978,10 +981,10 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
 def nll_loss(
     input: Tensor,
     target: Tensor,
-    weight: Optional[Tensor] = None,
-    size_average: Optional[bool] = None,
+    weight: Tensor | None = None,
+    size_average: bool | None = None,
     ignore_index: int = -100,
-    reduce: Optional[bool] = None,
+    reduce: bool | None = None,
     reduction: str = "mean",
 ) -> Tensor:
     reduction = _reduction(reduction, size_average, reduce)
@@ -1038,10 +1041,10 @@ def nll_loss(
 def cross_entropy(
     input: Tensor,
     target: Tensor,
-    weight: Optional[Tensor] = None,
-    size_average: Optional[bool] = None,
+    weight: Tensor | None = None,
+    size_average: bool | None = None,
     ignore_index: int = -100,
-    reduce: Optional[bool] = None,
+    reduce: bool | None = None,
     reduction: str = "mean",
     label_smoothing: float = 0.0,
 ) -> Tensor:
