@@ -8,13 +8,14 @@ the results run on the input's device and differentiate (twice) without new kern
 scans (cummax, cummin, logcumsumexp) are Hillis-Steele scans: log2(n) steps of one
 elementwise op over shifted views, with no read-back to the host."""
 
-from collections import namedtuple
+from typing import NamedTuple
 
 from . import _rumus
 from ._rumus import Tensor
 from ._size import ValuesIndices
 
-MinMax = namedtuple("aminmax", ["min", "max"])
+# Named "aminmax", as PyTorch's torch.return_types.aminmax.
+MinMax = NamedTuple("aminmax", [("min", Tensor), ("max", Tensor)])
 
 _FLOATS = ("float64", "float32", "float16", "bfloat16")
 

@@ -15,6 +15,7 @@ from typing import Any, Literal, SupportsIndex, overload
 import numpy.typing as npt
 from typing_extensions import Self
 
+from rumus._composite import MinMax
 from rumus._size import Histogram, Size, ValuesIndices
 from rumus._typing import (
     ArrayLike,
@@ -23,15 +24,14 @@ from rumus._typing import (
     Dims,
     DType,
     Index,
-    MinMax,
     Number,
     ShapeLike,
-    Slogdet,
     TensorOrScalar,
     _bool,
     _float,
     _int,
 )
+from rumus.linalg import SlogdetResult
 
 class dtype:
     """A tensor element type: rumus.float32, rumus.int64, ... (not constructible)."""
@@ -699,7 +699,7 @@ class Tensor:
         self, a: Tensor, b: Tensor, *, beta: Number | None = None, alpha: Number | None = None
     ) -> Tensor: ...
     def det(self) -> Tensor: ...
-    def slogdet(self) -> Slogdet: ...
+    def slogdet(self) -> SlogdetResult: ...
     def logdet(self) -> Tensor: ...
     def inverse(self) -> Tensor: ...
     def cholesky(self, upper: _bool = False) -> Tensor: ...

@@ -5,7 +5,7 @@ nothing here exists at run time; import it only in stubs or under
 import builtins
 from collections.abc import Sequence
 from types import EllipsisType
-from typing import Any, NamedTuple, SupportsIndex
+from typing import Any, SupportsIndex
 
 import numpy as np
 import numpy.typing as npt
@@ -41,15 +41,3 @@ IndexEntry: TypeAlias = (
     SupportsIndex | slice | None | EllipsisType | Tensor | Sequence[Any] | npt.NDArray[Any]
 )
 Index: TypeAlias = IndexEntry | tuple[IndexEntry, ...]
-
-class MinMax(NamedTuple):
-    """The (min, max) pair of ``aminmax`` (run-time name ``rumus._composite.MinMax``)."""
-
-    min: Tensor
-    max: Tensor
-
-class Slogdet(NamedTuple):
-    """(sign, logabsdet) of ``slogdet`` (run-time name ``rumus.linalg.SlogdetResult``)."""
-
-    sign: Tensor
-    logabsdet: Tensor

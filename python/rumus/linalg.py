@@ -23,11 +23,17 @@ eigh / svd need distinct eigenvalues / singular values, and the gradient of
   complex dtypes yet.
 """
 
+# Annotations stay unevaluated, and typing names are imported with a leading underscore:
+# this module's public names are its functions (tests/test_ops.py checks them).
+from __future__ import annotations
+
 import builtins as _builtins
 import math as _math
-from collections import namedtuple as _namedtuple
+from collections.abc import Sequence as _Sequence
+from typing import NamedTuple as _NamedTuple
 
 from . import _rumus
+from ._rumus import Tensor as _Tensor
 
 LinAlgError = _rumus.LinAlgError
 
@@ -66,17 +72,29 @@ __all__ = [
     "vector_norm",
 ]
 
-SlogdetResult = _namedtuple("slogdet", ["sign", "logabsdet"])
-InvExResult = _namedtuple("inv_ex", ["inverse", "info"])
-CholeskyExResult = _namedtuple("cholesky_ex", ["L", "info"])
-SolveExResult = _namedtuple("solve_ex", ["result", "info"])
-QRResult = _namedtuple("qr", ["Q", "R"])
-EighResult = _namedtuple("eigh", ["eigenvalues", "eigenvectors"])
-SVDResult = _namedtuple("svd", ["U", "S", "Vh"])
-LUFactorResult = _namedtuple("lu_factor", ["LU", "pivots"])
-LUFactorExResult = _namedtuple("lu_factor_ex", ["LU", "pivots", "info"])
-LUResult = _namedtuple("lu", ["P", "L", "U"])
-LstsqResult = _namedtuple("lstsq", ["solution", "residuals", "rank", "singular_values"])
+# Result types named after their functions, as PyTorch's torch.return_types.*; typed
+# fields for type checkers.
+SlogdetResult = _NamedTuple("slogdet", [("sign", _Tensor), ("logabsdet", _Tensor)])
+InvExResult = _NamedTuple("inv_ex", [("inverse", _Tensor), ("info", _Tensor)])
+CholeskyExResult = _NamedTuple("cholesky_ex", [("L", _Tensor), ("info", _Tensor)])
+SolveExResult = _NamedTuple("solve_ex", [("result", _Tensor), ("info", _Tensor)])
+QRResult = _NamedTuple("qr", [("Q", _Tensor), ("R", _Tensor)])
+EighResult = _NamedTuple("eigh", [("eigenvalues", _Tensor), ("eigenvectors", _Tensor)])
+SVDResult = _NamedTuple("svd", [("U", _Tensor), ("S", _Tensor), ("Vh", _Tensor)])
+LUFactorResult = _NamedTuple("lu_factor", [("LU", _Tensor), ("pivots", _Tensor)])
+LUFactorExResult = _NamedTuple(
+    "lu_factor_ex", [("LU", _Tensor), ("pivots", _Tensor), ("info", _Tensor)]
+)
+LUResult = _NamedTuple("lu", [("P", _Tensor), ("L", _Tensor), ("U", _Tensor)])
+LstsqResult = _NamedTuple(
+    "lstsq",
+    [
+        ("solution", _Tensor),
+        ("residuals", _Tensor),
+        ("rank", _Tensor),
+        ("singular_values", _Tensor),
+    ],
+)
 
 
 def _tensor_module():
@@ -88,87 +106,93 @@ def _tensor_module():
 # ------------------------------------------------------------ decompositions and solvers
 
 
-def det(A):
+def det(A: _Tensor) -> _Tensor:
     """Determinant of square matrices (batched)."""
     return _rumus._linalg_det(A)
 
 
-def slogdet(A):
+def slogdet(A: _Tensor) -> SlogdetResult:
     """(sign, logabsdet) of square matrices; sign is 0 and logabsdet -inf when singular."""
     return SlogdetResult(*_rumus._linalg_slogdet(A))
 
 
-def inv_ex(A, *, check_errors=False):
+def inv_ex(A: _Tensor, *, check_errors: bool = False) -> InvExResult:
     """(inverse, info): info is the 1-based index of a zero pivot (0 when invertible)."""
     return InvExResult(*_rumus._linalg_inv_ex(A, check_errors))
 
 
-def inv(A):
+def inv(A: _Tensor) -> _Tensor:
     """Inverse of square matrices; LinAlgError when singular."""
     return _rumus._linalg_inv_ex(A, True)[0]
 
 
-def cholesky_ex(A, *, upper=False, check_errors=False):
+def cholesky_ex(A: _Tensor, *, upper: bool = False, check_errors: bool = False) -> CholeskyExResult:
     """(L, info): info is the order of the first leading minor that is not positive-definite."""
     return CholeskyExResult(*_rumus._linalg_cholesky_ex(A, upper, check_errors))
 
 
-def cholesky(A, *, upper=False):
+def cholesky(A: _Tensor, *, upper: bool = False) -> _Tensor:
     """Cholesky factor L (A = L Lᵀ, from A's lower triangle), or U = Lᵀ with ``upper``."""
     return _rumus._linalg_cholesky_ex(A, upper, True)[0]
 
 
-def solve_ex(A, B, *, left=True, check_errors=False):
+def solve_ex(
+    A: _Tensor, B: _Tensor, *, left: bool = True, check_errors: bool = False
+) -> SolveExResult:
     return SolveExResult(*_rumus._linalg_solve_ex(A, B, left, check_errors))
 
 
-def solve(A, B, *, left=True):
+def solve(A: _Tensor, B: _Tensor, *, left: bool = True) -> _Tensor:
     """X with A X = B (``left``) or X A = B; B a matrix or (batch of) vector(s)."""
     return _rumus._linalg_solve_ex(A, B, left, True)[0]
 
 
-def solve_triangular(A, B, *, upper, left=True, unitriangular=False):
+def solve_triangular(
+    A: _Tensor, B: _Tensor, *, upper: bool, left: bool = True, unitriangular: bool = False
+) -> _Tensor:
     return _rumus._linalg_solve_triangular(A, B, upper, left, unitriangular)
 
 
-def qr(A, mode="reduced"):
+def qr(A: _Tensor, mode: str = "reduced") -> QRResult:
     """(Q, R); mode 'reduced', 'complete' or 'r' (Q empty)."""
     return QRResult(*_rumus._linalg_qr(A, mode))
 
 
-def eigh(A, UPLO="L"):
+def eigh(A: _Tensor, UPLO: str = "L") -> EighResult:
     """(eigenvalues ascending, eigenvectors as columns) of symmetric matrices."""
     return EighResult(*_rumus._linalg_eigh(A, UPLO, True))
 
 
-def eigvalsh(A, UPLO="L"):
+def eigvalsh(A: _Tensor, UPLO: str = "L") -> _Tensor:
     return _rumus._linalg_eigh(A, UPLO, False)[0]
 
 
-def svd(A, full_matrices=True, *, driver=None):
+def svd(A: _Tensor, full_matrices: bool = True, *, driver: str | None = None) -> SVDResult:
     """(U, S, Vh) with A = U diag(S) Vh; S descending."""
     return SVDResult(*_rumus._linalg_svd(A, full_matrices, True))
 
 
-def svdvals(A, *, driver=None):
+def svdvals(A: _Tensor, *, driver: str | None = None) -> _Tensor:
     return _rumus._linalg_svd(A, False, False)[1]
 
 
-def lu_factor_ex(A, *, pivot=True, check_errors=False):
+def lu_factor_ex(A: _Tensor, *, pivot: bool = True, check_errors: bool = False) -> LUFactorExResult:
     return LUFactorExResult(*_rumus._linalg_lu_factor_ex(A, pivot, check_errors))
 
 
-def lu_factor(A, *, pivot=True):
+def lu_factor(A: _Tensor, *, pivot: bool = True) -> LUFactorResult:
     """(LU, pivots): packed factors and LAPACK's 1-based int32 row swaps."""
     f, p, _ = _rumus._linalg_lu_factor_ex(A, pivot, True)
     return LUFactorResult(f, p)
 
 
-def lu_solve(LU, pivots, B, *, left=True, adjoint=False):
+def lu_solve(
+    LU: _Tensor, pivots: _Tensor, B: _Tensor, *, left: bool = True, adjoint: bool = False
+) -> _Tensor:
     return _rumus._linalg_lu_solve(LU, pivots, B, left, adjoint)
 
 
-def lu(A, *, pivot=True):
+def lu(A: _Tensor, *, pivot: bool = True) -> LUResult:
     """(P, L, U) with A = P L U."""
     return LUResult(*_rumus._linalg_lu(A, pivot))
 
@@ -176,11 +200,11 @@ def lu(A, *, pivot=True):
 # ------------------------------------------------------------ products
 
 
-def matmul(input, other):
+def matmul(input: _Tensor, other: _Tensor) -> _Tensor:
     return _rumus.Tensor.matmul(input, other)
 
 
-def multi_dot(tensors):
+def multi_dot(tensors: _Sequence[_Tensor]) -> _Tensor:
     """Product of a chain of matrices (the first / last may be vectors), in the
     cheapest order (dynamic programming on the shapes, as PyTorch)."""
     ts = list(tensors)
@@ -262,7 +286,7 @@ def _eye_like(n, A):
     return r.eye(n, dtype=A.dtype, device=A.device)
 
 
-def matrix_power(A, n):
+def matrix_power(A: _Tensor, n: int) -> _Tensor:
     """A^n by repeated squaring; negative n through the inverse."""
     if not isinstance(n, int) or isinstance(n, bool):
         raise TypeError(f"matrix_power(): argument 'n' must be int, not {type(n).__name__}")
@@ -301,7 +325,7 @@ _PADE13 = [
 _THETA13 = {"float64": 5.371920351148152, "float32": 3.925724783138660}
 
 
-def matrix_exp(A):
+def matrix_exp(A: _Tensor) -> _Tensor:
     """exp(A) by scaling and squaring with a degree-13 Padé approximant."""
     _check_float("linalg.matrix_exp", A)
     _check_square("linalg.matrix_exp", A)
@@ -328,7 +352,7 @@ def matrix_exp(A):
     return R
 
 
-def vander(x, *, N=None):
+def vander(x: _Tensor, *, N: int | None = None) -> _Tensor:
     """Vandermonde matrix with increasing powers: x[..., i, j] = x_i ** j."""
     _check_float("linalg.vander", x)
     if x.dim() < 1:
@@ -360,7 +384,14 @@ def _dims(dim, ndim):
     return tuple(d % ndim if ndim else d for d in dims)
 
 
-def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
+def vector_norm(
+    x: _Tensor,
+    ord: float = 2,
+    dim: int | _Sequence[int] | None = None,
+    keepdim: bool = False,
+    *,
+    dtype: _rumus.dtype | None = None,
+) -> _Tensor:
     """The ord-norm of x's elements over ``dim`` (all of them by default)."""
     _check_float("linalg.vector_norm", x)
     if dtype is not None:
@@ -392,7 +423,14 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None):
     return (a**ord).sum(**kw) ** (1.0 / ord)
 
 
-def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
+def matrix_norm(
+    A: _Tensor,
+    ord: float | str = "fro",
+    dim: tuple[int, int] = (-2, -1),
+    keepdim: bool = False,
+    *,
+    dtype: _rumus.dtype | None = None,
+) -> _Tensor:
     """Frobenius, nuclear, 1, -1, 2, -2, inf and -inf norms of matrices over ``dim``."""
     _check_float("linalg.matrix_norm", A)
     if dtype is not None:
@@ -424,7 +462,14 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None):
     raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
 
 
-def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
+def norm(
+    A: _Tensor,
+    ord: float | str | None = None,
+    dim: int | _Sequence[int] | None = None,
+    keepdim: bool = False,
+    *,
+    dtype: _rumus.dtype | None = None,
+) -> _Tensor:
     """vector_norm for 1 dim (or ord None with dim None: the 2-norm of all elements),
     matrix_norm for 2 dims."""
     if dim is not None:
@@ -444,7 +489,7 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     )
 
 
-def cond(A, p=None):
+def cond(A: _Tensor, p: float | str | None = None) -> _Tensor:
     """Condition number: σ_max / σ_min for p None or 2 (σ_min / σ_max for -2), else
     norm(A, p) * norm(inv(A), p)."""
     _check_float("linalg.cond", A)
@@ -480,7 +525,14 @@ def _tol(A, s, atol, rtol, hermitian):
     return r.maximum(smax * rtol, smax * 0 + atol)
 
 
-def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None):
+def matrix_rank(
+    A: _Tensor,
+    *,
+    atol: float | _Tensor | None = None,
+    rtol: float | _Tensor | None = None,
+    hermitian: bool = False,
+    tol: float | _Tensor | None = None,
+) -> _Tensor:
     """The number of singular values (eigenvalue magnitudes with ``hermitian``) above the
     tolerance."""
     _check_float("linalg.matrix_rank", A)
@@ -496,7 +548,13 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None):
     return (s > _tol(A, s, atol, rtol, hermitian)).sum(-1)
 
 
-def pinv(A, *, atol=None, rtol=None, hermitian=False):
+def pinv(
+    A: _Tensor,
+    *,
+    atol: float | _Tensor | None = None,
+    rtol: float | _Tensor | None = None,
+    hermitian: bool = False,
+) -> _Tensor:
     """Moore-Penrose pseudoinverse from the SVD (eigh with ``hermitian``), dropping
     singular values at or under the tolerance."""
     _check_float("linalg.pinv", A)
@@ -519,7 +577,9 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False):
     return (Vh.mT * sinv.unsqueeze(-2)) @ U.mT
 
 
-def lstsq(A, B, rcond=None, *, driver=None):
+def lstsq(
+    A: _Tensor, B: _Tensor, rcond: float | None = None, *, driver: str | None = None
+) -> LstsqResult:
     """Least-squares solution of A X = B, through the pseudoinverse (any driver name is
     accepted; the results are those of 'gelsd'): (solution, residuals, rank,
     singular_values). residuals are the squared residual norms when m > n and A has full
@@ -564,7 +624,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
     return LstsqResult(X, res, rank, s)
 
 
-def cross(input, other, *, dim=-1):
+def cross(input: _Tensor, other: _Tensor, *, dim: int = -1) -> _Tensor:
     """The cross product of 3-vectors along ``dim`` (default -1, unlike the deprecated
     default of ``rumus.cross``); the other dims broadcast."""
     return _rumus.Tensor.cross(input, other, dim=dim)

@@ -37,6 +37,7 @@ def check_reductions(t: Tensor) -> None:
     assert isinstance(assert_type(t.histogram(4), Histogram), Histogram)
     lo, hi = t.aminmax()
     assert isinstance(assert_type(lo, Tensor), Tensor) and isinstance(hi, Tensor)
+    assert isinstance(assert_type(t.aminmax(dim=0).max, Tensor), Tensor)
     assert isinstance(assert_type(t.unique(), Tensor), Tensor)
     both = assert_type(t.unique(return_counts=True), tuple[Tensor, ...])
     assert isinstance(both, tuple) and len(both) == 2
@@ -90,6 +91,20 @@ def check_operators(t: Tensor) -> None:
     assert isinstance(assert_type(len(t), int), int)
     assert isinstance(assert_type(round(t), Tensor), Tensor)
     assert isinstance(assert_type(f"{t.sum():.3f}", str), str)
+
+
+def check_linalg() -> None:
+    m = rumus.eye(3, dtype=rumus.float64) * 2.0
+    assert isinstance(assert_type(m.slogdet().logabsdet, Tensor), Tensor)
+    sign, _ = rumus.slogdet(m)
+    assert float(assert_type(sign, Tensor)) == 1.0
+    assert isinstance(assert_type(rumus.linalg.inv(m), Tensor), Tensor)
+    assert isinstance(assert_type(rumus.linalg.qr(m).Q, Tensor), Tensor)
+    assert isinstance(assert_type(rumus.linalg.svd(m).S, Tensor), Tensor)
+    assert isinstance(assert_type(rumus.linalg.eigh(m).eigenvalues, Tensor), Tensor)
+    assert isinstance(assert_type(rumus.linalg.norm(m, dim=(0, 1)), Tensor), Tensor)
+    assert isinstance(assert_type(rumus.linalg.solve(m, m[:, 0]), Tensor), Tensor)
+    assert isinstance(assert_type(rumus.linalg.lstsq(m, m).solution, Tensor), Tensor)
 
 
 def check_layers() -> None:
@@ -185,6 +200,7 @@ def check_functions() -> None:
     check_shapes_and_conversions(t)
     check_operators(t)
     check_layers()
+    check_linalg()
     check_schedulers()
 
 
