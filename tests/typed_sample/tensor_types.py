@@ -107,6 +107,26 @@ def check_linalg() -> None:
     assert isinstance(assert_type(rumus.linalg.lstsq(m, m).solution, Tensor), Tensor)
 
 
+def check_functional() -> None:
+    import rumus.nn.functional as F
+
+    x = rumus.randn(2, 3, 4, 4)
+    for out in (
+        F.pad(x, (1, 1)),
+        F.interpolate(x, scale_factor=2.0, mode="bilinear"),
+        F.scaled_dot_product_attention(x, x, x, is_causal=True),
+        F.normalize(x, dim=1),
+        F.gelu(x),
+        F.softmax(x, dim=-1),
+        F.leaky_relu(x, 0.1),
+        F.rms_norm(x, [4]),
+        F.group_norm(x, 3),
+        F.dropout2d(x, 0.2),
+        F.embedding(rumus.tensor([0, 2]), rumus.randn(4, 3)),
+    ):
+        assert isinstance(assert_type(out, Tensor), Tensor)
+
+
 def check_layers() -> None:
     """The annotated constructors take their usual arguments."""
     layers: list[nn.Module] = [
@@ -200,6 +220,7 @@ def check_functions() -> None:
     check_shapes_and_conversions(t)
     check_operators(t)
     check_layers()
+    check_functional()
     check_linalg()
     check_schedulers()
 

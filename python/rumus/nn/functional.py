@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import typing as _typing
 import warnings
 
 import numpy as np
@@ -18,6 +19,9 @@ import numpy as np
 from .. import _rumus
 from .._rumus import Tensor
 from ..autograd import is_grad_enabled, no_grad
+
+if _typing.TYPE_CHECKING:
+    from collections.abc import Sequence
 
 # Rust kernels with PyTorch's signatures, bound as they are. Bound by name (not in a loop)
 # so a kernel missing from the engine fails the import with an AttributeError naming it.
@@ -85,75 +89,77 @@ def relu(input: Tensor, inplace: bool = False) -> Tensor:
     return input.relu_() if inplace else input.relu()
 
 
-def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+def hardtanh(
+    input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False
+) -> Tensor:
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
     return input.clamp_(min_val, max_val) if inplace else input.clamp(min_val, max_val)
 
 
-def relu6(input, inplace=False):
+def relu6(input: Tensor, inplace: bool = False) -> Tensor:
     return hardtanh(input, 0.0, 6.0, inplace)
 
 
-def elu(input, alpha=1.0, inplace=False):
+def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     return _write_back(input, lambda t: t.elu(alpha)) if inplace else input.elu(alpha)
 
 
-def selu(input, inplace=False):
+def selu(input: Tensor, inplace: bool = False) -> Tensor:
     alpha, scale = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
     if inplace:
         return _write_back(input, lambda t: t.elu(alpha) * scale)
     return input.elu(alpha) * scale
 
 
-def celu(input, alpha=1.0, inplace=False):
+def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     # celu(x) = alpha * elu(x / alpha)
     if inplace:
         return _write_back(input, lambda t: (t / alpha).elu() * alpha)
     return (input / alpha).elu() * alpha
 
 
-def leaky_relu(input, negative_slope=0.01, inplace=False):
+def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
     if inplace:
         return _write_back(input, lambda t: t.leaky_relu(negative_slope))
     return input.leaky_relu(negative_slope)
 
 
-def silu(input, inplace=False):
+def silu(input: Tensor, inplace: bool = False) -> Tensor:
     return input.silu_() if inplace else input.silu()
 
 
-def mish(input, inplace=False):
+def mish(input: Tensor, inplace: bool = False) -> Tensor:
     return input.mish_() if inplace else input.mish()
 
 
-def hardsigmoid(input, inplace=False):
+def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     if inplace:
         return input.div_(6.0).add_(0.5).clamp_(0.0, 1.0)
     return (input / 6.0 + 0.5).clamp(0.0, 1.0)
 
 
-def hardswish(input, inplace=False):
+def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     if inplace:
         return _write_back(input, lambda t: t * hardsigmoid(t))
     return input * hardsigmoid(input)
 
 
-def logsigmoid(input):
+def logsigmoid(input: Tensor) -> Tensor:
     return -softplus(-input)
 
 
-def softsign(input):
+def softsign(input: Tensor) -> Tensor:
     return input / (input.abs() + 1)
 
 
-def threshold(input, threshold, value, inplace=False):
+def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
     if inplace:
         return input.masked_fill_(input <= threshold, value)
     return input.masked_fill(input <= threshold, value)
 
 
-def prelu(input, weight):
+def prelu(input: Tensor, weight: Tensor) -> Tensor:
     if weight.numel() != 1:
         channels = input.size(1) if input.dim() >= 2 else 1
         if weight.dim() != 1 or weight.numel() != channels:
@@ -166,7 +172,7 @@ def prelu(input, weight):
     return input.relu() + weight * input.clamp_max(0.0)
 
 
-def glu(input, dim=-1):
+def glu(input: Tensor, dim: int = -1) -> Tensor:
     if input.dim() == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even")
     if input.size(dim) % 2:
@@ -177,14 +183,16 @@ def glu(input, dim=-1):
     return a * b.sigmoid()
 
 
-def softmin(input, dim=None, _stacklevel=3, dtype=None):
+def softmin(
+    input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: _rumus.dtype | None = None
+) -> Tensor:
     return softmax(-input, dim, dtype=dtype)
 
 
 # ----------------------------------------------------------------------- linear
 
 
-def bilinear(input1, input2, weight, bias=None):
+def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     if weight.dim() != 3:
         raise RuntimeError(
             f"bilinear(): weight must be 3-dimensional (out, in1, in2), got shape {_shape(weight)}"
@@ -245,8 +253,15 @@ def _affine(x, weight, bias):
 
 
 def batch_norm(
-    input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5
-):
+    input: Tensor,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    training: bool = False,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+) -> Tensor:
     if input.dim() < 2:
         raise RuntimeError(
             f"batch_norm: expected an input of shape (N, C, *), got shape {_shape(input)}"
@@ -293,15 +308,15 @@ def batch_norm(
 
 
 def instance_norm(
-    input,
-    running_mean=None,
-    running_var=None,
-    weight=None,
-    bias=None,
-    use_input_stats=True,
-    momentum=0.1,
-    eps=1e-5,
-):
+    input: Tensor,
+    running_mean: Tensor | None = None,
+    running_var: Tensor | None = None,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    use_input_stats: bool = True,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+) -> Tensor:
     if input.dim() < 2:
         raise RuntimeError(
             f"instance_norm: expected an input of shape (N, C, *), got shape {_shape(input)}"
@@ -342,7 +357,13 @@ def instance_norm(
     return _normalize(input, mean, var, eps, weight, bias)
 
 
-def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+def group_norm(
+    input: Tensor,
+    num_groups: int,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: float = 1e-5,
+) -> Tensor:
     if input.dim() < 2:
         raise RuntimeError(
             f"Expected at least 2 dimensions for input tensor but received {input.dim()}"
@@ -370,7 +391,12 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     return _affine(out, weight, bias)
 
 
-def rms_norm(input, normalized_shape, weight=None, eps=None):
+def rms_norm(
+    input: Tensor,
+    normalized_shape: int | Sequence[int],
+    weight: Tensor | None = None,
+    eps: float | None = None,
+) -> Tensor:
     if isinstance(normalized_shape, numbers.Integral):
         raise TypeError(
             "rms_norm(): argument 'normalized_shape' (position 2) must be tuple of ints, not int"
@@ -411,12 +437,14 @@ def _vector_norm(x, p, dim, keepdim=False, floor=0.0):
     return ((x.abs() ** p).sum(dim, keepdim) ** (1.0 / p)).clamp_min(floor)
 
 
-def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+def normalize(
+    input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Tensor | None = None
+) -> Tensor:
     result = input / _vector_norm(input, p, dim, keepdim=True, floor=eps)
     return result if out is None else out.copy_(result)
 
 
-def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
     shape = _rumus.broadcast_shapes(tuple(x1.shape), tuple(x2.shape))
     x1, x2 = x1.expand(*shape), x2.expand(*shape)
     n1 = _vector_norm(x1, 2, dim, keepdim=True, floor=eps)
@@ -424,7 +452,9 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     return ((x1 / n1) * (x2 / n2)).sum(dim)
 
 
-def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+def pairwise_distance(
+    x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False
+) -> Tensor:
     dim = max(x1.dim(), x2.dim()) - 1
     return _vector_norm(x1 - x2 + eps, p, max(dim, 0), keepdim)
 
@@ -433,14 +463,14 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
 
 
 def embedding(
-    input,
-    weight,
-    padding_idx=None,
-    max_norm=None,
-    norm_type=2.0,
-    scale_grad_by_freq=False,
-    sparse=False,
-):
+    input: Tensor,
+    weight: Tensor,
+    padding_idx: int | None = None,
+    max_norm: float | None = None,
+    norm_type: float = 2.0,
+    scale_grad_by_freq: bool = False,
+    sparse: bool = False,
+) -> Tensor:
     if weight.dim() != 2:
         raise RuntimeError(f"'weight' must be 2-D, got shape {_shape(weight)}")
     num = weight.size(0)
@@ -506,7 +536,9 @@ def _feature_mask_shape(input):
     return tuple(input.shape[:2]) + (1,) * (input.dim() - 2)
 
 
-def dropout1d(input, p=0.5, training=True, inplace=False):
+def dropout1d(
+    input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
+) -> Tensor:
     _check_p(p)
     if input.dim() not in (2, 3):
         raise RuntimeError(
@@ -518,7 +550,9 @@ def dropout1d(input, p=0.5, training=True, inplace=False):
     return _dropout(input, p, training, inplace, shape)
 
 
-def dropout2d(input, p=0.5, training=True, inplace=False):
+def dropout2d(
+    input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
+) -> Tensor:
     _check_p(p)
     nd = input.dim()
     if nd == 3:
@@ -548,8 +582,15 @@ def dropout2d(input, p=0.5, training=True, inplace=False):
 
 
 def scaled_dot_product_attention(
-    query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False
-):
+    query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    attn_mask: Tensor | None = None,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
+    scale: float | None = None,
+    enable_gqa: bool = False,
+) -> Tensor:
     if query.dim() < 2 or key.dim() < 2 or value.dim() < 2:
         raise RuntimeError(
             "Expected query, key, and value to all be at least 2 dimensional, but got query.dim: "
@@ -631,7 +672,9 @@ def _pad_index(n, before, after, mode, dim, shape):
     return np.where(pos > n - 1, 2 * (n - 1) - pos, pos)
 
 
-def pad(input, pad, mode="constant", value=None):
+def pad(
+    input: Tensor, pad: Sequence[int], mode: str = "constant", value: float | None = None
+) -> Tensor:
     pad = [int(p) for p in pad]
     if len(pad) % 2:
         raise RuntimeError("Padding length must be divisible by 2")
@@ -758,14 +801,14 @@ def _resample(x, dim, m, scale, mode, align_corners):
 
 
 def interpolate(
-    input,
-    size=None,
-    scale_factor=None,
-    mode="nearest",
-    align_corners=None,
-    recompute_scale_factor=None,
-    antialias=False,
-):
+    input: Tensor,
+    size: int | Sequence[int] | None = None,
+    scale_factor: float | Sequence[float] | None = None,
+    mode: str = "nearest",
+    align_corners: bool | None = None,
+    recompute_scale_factor: bool | None = None,
+    antialias: bool = False,
+) -> Tensor:
     if mode in ("nearest", "area", "nearest-exact"):
         if align_corners is not None:
             raise ValueError(
@@ -842,7 +885,7 @@ def interpolate(
     return x if x is not input else input.clone()
 
 
-def pixel_shuffle(input, upscale_factor):
+def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     r = int(upscale_factor)
     if r <= 0:
         raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
@@ -863,7 +906,7 @@ def pixel_shuffle(input, upscale_factor):
     return x.reshape(*batch, c // (r * r), h * r, w * r)
 
 
-def pixel_unshuffle(input, downscale_factor):
+def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     r = int(downscale_factor)
     if r <= 0:
         raise RuntimeError(f"pixel_unshuffle expects a positive downscale_factor, but got {r}")
