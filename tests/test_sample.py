@@ -279,3 +279,13 @@ def test_grid_sample_matches_torch(rng):
 def test_sample_bad_input(call, exc, match):
     with pytest.raises(exc, match=match):
         call()
+
+
+def test_align_corners_default_warns():
+    theta = rumus.tensor(np.eye(2, 3)[None])
+    with pytest.warns(UserWarning, match="align_corners=False"):
+        grid = F.affine_grid(theta, [1, 1, 2, 3])
+    with pytest.warns(UserWarning, match="align_corners=False"):
+        F.grid_sample(rumus.zeros(1, 1, 2, 3, dtype=grid.dtype), grid)
+    with pytest.warns(UserWarning, match="unit-size"):
+        F.affine_grid(theta, [1, 1, 1, 3], align_corners=True)

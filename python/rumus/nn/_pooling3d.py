@@ -58,7 +58,8 @@ def _batched(input, op, nsp=3):
 
 def _sliding_args(op, kernel_size, stride, padding, dilation, half):
     k = _ints(kernel_size, 3, op, "kernel_size", 1)
-    s = k if stride is None or (not isinstance(stride, int) and len(stride) == 0) else stride
+    empty = not isinstance(stride, numbers.Integral) and stride is not None and len(stride) == 0
+    s = k if stride is None or empty else stride
     s = _ints(s, 3, op, "stride", 1)
     p = _ints(padding, 3, op, "padding", 0)
     d = _ints(dilation, 3, op, "dilation", 1)

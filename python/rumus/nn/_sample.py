@@ -9,6 +9,7 @@ into range (bicubic applies the padding to each tap, as PyTorch does).
 """
 
 import math
+import warnings
 
 from .. import _rumus
 
@@ -29,8 +30,20 @@ def _base(n, align_corners, like):
     return r if align_corners else r * ((n - 1) / n)
 
 
+def _default_align_corners(align_corners):
+    if align_corners is None:
+        warnings.warn(
+            "Default grid_sample and affine_grid behavior has changed to align_corners=False "
+            "since 1.3.0. Please specify align_corners=True if the old behavior is desired. See "
+            "the documentation of grid_sample for details.",
+            stacklevel=3,
+        )
+        return False
+    return bool(align_corners)
+
+
 def affine_grid(theta, size, align_corners=None):
-    align_corners = bool(align_corners)
+    align_corners = _default_align_corners(align_corners)
     if not isinstance(theta, _rumus.Tensor):
         raise TypeError(f"affine_grid: theta must be a Tensor, not {type(theta).__name__}")
     if not theta.dtype.is_floating_point:
@@ -51,6 +64,13 @@ def affine_grid(theta, size, align_corners=None):
         )
     if min(size) <= 0:
         raise ValueError(f"Expected non-zero, positive output size. Got {size}")
+    if align_corners and min(size[2:]) == 1:
+        warnings.warn(
+            "Since version 1.3.0, affine_grid behavior has changed for unit-size grids when "
+            "align_corners=True. This is not an intended use case of affine_grid. See the "
+            "documentation of affine_grid for details.",
+            stacklevel=2,
+        )
     sp = size[2:]  # (H, W) or (D, H, W)
     # base[..., i] is the coordinate of axis x, y(, z) = sp reversed; the last column is 1
     axes = [_base(m, align_corners, theta) for m in reversed(sp)]
@@ -126,7 +146,7 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
             "nn.functional.grid_sample(): expected padding_mode to be 'zeros', 'border', or "
             f"'reflection', but got: '{padding_mode}'"
         )
-    align_corners = bool(align_corners)
+    align_corners = _default_align_corners(align_corners)
     for name, t in (("input", input), ("grid", grid)):
         if not isinstance(t, _rumus.Tensor):
             raise TypeError(f"grid_sample: {name} must be a Tensor, not {type(t).__name__}")
