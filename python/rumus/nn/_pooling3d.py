@@ -72,7 +72,7 @@ def _sliding_args(op, kernel_size, stride, padding, dilation, half):
     return k, s, p, d
 
 
-def _out_size(op, size, k, s, p, d, ceil_mode):
+def _check_output_size(op, size, k, s, p, d, ceil_mode):
     num = size + 2 * p - d * (k - 1) - 1
     out = (-(-num // s) if ceil_mode else num // s) + 1
     if ceil_mode and (out - 1) * s >= size + p:
@@ -116,7 +116,7 @@ def max_pool3d(
         op, kernel_size, stride, padding, dilation, lambda k, d: (d * (k - 1) + 1) // 2
     )
     for a in range(3):
-        _out_size(op, x.shape[2 + a], k[a], s[a], p[a], d[a], ceil_mode)
+        _check_output_size(op, x.shape[2 + a], k[a], s[a], p[a], d[a], ceil_mode)
     return _max3d(
         x,
         lambda t: _rumus.max_pool2d(t, k[1:], s[1:], p[1:], d[1:], ceil_mode, True),
@@ -141,7 +141,7 @@ def avg_pool3d(
     if divisor_override is not None and int(divisor_override) == 0:
         raise RuntimeError("avg_pool3d: divisor must be not zero")
     for a in range(3):
-        _out_size(op, x.shape[2 + a], k[a], s[a], p[a], 1, ceil_mode)
+        _check_output_size(op, x.shape[2 + a], k[a], s[a], p[a], 1, ceil_mode)
     n, c, depth, h, w = x.shape
     # With a divisor override the (H, W) pass sums and the D pass divides once.
     y1 = _rumus.avg_pool2d(
