@@ -1,10 +1,12 @@
-//! Convolutions as GEMM: conv1d/2d, conv_transpose1d/2d, unfold, fold.
+//! Convolutions as GEMM: conv1d/2d/3d, conv_transpose1d/2d/3d, unfold, fold.
 //!
 //! Two recorded linear ops, `im2col` and its adjoint `col2im`, move the data;
 //! the products are the recorded batched matmul. Every backward (and every
 //! higher derivative) is therefore these same ops again: the input gradient
 //! of a convolution is a GEMM + col2im, the weight gradient one GEMM with the
-//! columns. Columns are (C·kh·kw, N·OH·OW) so a batch is one GEMM per group.
+//! columns. Columns are (C·kd·kh·kw, N·OD·OH·OW) so a batch is one GEMM per
+//! group. Every convolution runs in 3 spatial dims: 1-D and 2-D inputs gain
+//! size-1 leading spatial dims (views, no copies).
 
 use super::copy::{contiguous, to_dtype};
 use super::elementwise::{binary, Binary};
@@ -20,7 +22,7 @@ use crate::tensor::layout::fmt_shape;
 use crate::tensor::Tensor;
 use std::sync::Arc;
 
-/// (C·kh·kw, N·OH·OW) columns of a (N, C, H, W) tensor.
+/// (C·kd·kh·kw, N·OD·OH·OW) columns of a (N, C, D, H, W) tensor.
 pub fn im2col(x: &Tensor, g: &Geom) -> Result<Tensor> {
     autograd::record(
         &[x],
@@ -33,7 +35,7 @@ pub fn im2col(x: &Tensor, g: &Geom) -> Result<Tensor> {
             }
             let out = Tensor::for_output(&[g.rows(), g.cols()], x.dtype())?;
             crate::dispatch_all!(x.dtype(), T => {
-                // SAFETY: x is contiguous (N, C, H, W) per `g`; out has rows × cols elements.
+                // SAFETY: x is contiguous (N, C, D, H, W) per `g`; out has rows × cols elements.
                 unsafe { kernel::im2col::<T>(g, P(x.ptr::<T>()?), P(out.ptr::<T>()?)) };
             });
             Ok(out)
@@ -42,7 +44,7 @@ pub fn im2col(x: &Tensor, g: &Geom) -> Result<Tensor> {
     )
 }
 
-/// The (N, C, H, W) tensor whose im2col adjoint gives `col`: overlapping
+/// The (N, C, D, H, W) tensor whose im2col adjoint gives `col`: overlapping
 /// window entries add up.
 pub fn col2im(col: &Tensor, g: &Geom) -> Result<Tensor> {
     autograd::record(
@@ -53,13 +55,13 @@ pub fn col2im(col: &Tensor, g: &Geom) -> Result<Tensor> {
             let compute = dtype.float_kernel(col.is_gpu());
             let c = contiguous(&to_dtype(col, compute)?)?;
             if c.is_gpu() {
-                let out = Tensor::empty_on(&[g.n, g.c, g.h, g.w], compute, c.device())?;
+                let out = Tensor::empty_on(&g.image_shape(), compute, c.device())?;
                 crate::backend::gpu::conv::col2im(g, &c, &out)?;
                 return to_dtype(&out, dtype);
             }
-            let out = Tensor::zeros(&[g.n, g.c, g.h, g.w], compute)?;
+            let out = Tensor::zeros(&g.image_shape(), compute)?;
             crate::dispatch_float!(compute, T => {
-                // SAFETY: c has rows × cols elements; out is a zeroed (N, C, H, W) tensor.
+                // SAFETY: c has rows × cols elements; out is a zeroed (N, C, D, H, W) tensor.
                 unsafe { kernel::col2im::<T>(g, P(c.ptr::<T>()?), P(out.ptr::<T>()?)) };
             });
             to_dtype(&out, dtype)
@@ -94,7 +96,7 @@ pub enum Padding {
     Valid,
 }
 
-/// Options shared by the convolution family; `dims` spatial dims (1 or 2).
+/// Options shared by the convolution family; `dims` spatial dims (1, 2 or 3).
 #[derive(Clone, Debug)]
 pub struct ConvOpts {
     pub stride: Vec<usize>,
@@ -111,8 +113,8 @@ fn check_positive(op: &str, what: &str, v: &[usize]) -> Result<()> {
     Ok(())
 }
 
-/// Input as (N, C, 1|H, W) plus whether a batch dim was added; `dims` is 1 or 2.
-fn batched_2d(op: &str, x: &Tensor, dims: usize) -> Result<(Tensor, bool)> {
+/// Input as (N, C, D, H, W) plus whether a batch dim was added; `dims` is 1, 2 or 3.
+fn batched(op: &str, x: &Tensor, dims: usize) -> Result<(Tensor, bool)> {
     let nd = x.ndim();
     if nd != dims + 1 && nd != dims + 2 {
         bail!(
@@ -126,16 +128,23 @@ fn batched_2d(op: &str, x: &Tensor, dims: usize) -> Result<(Tensor, bool)> {
         );
     }
     let unbatched = nd == dims + 1;
-    let mut t = if unbatched { unsqueeze(x, 0)? } else { x.clone() };
-    if dims == 1 {
-        t = unsqueeze(&t, 2)?;
-    }
-    Ok((t, unbatched))
+    let t = if unbatched { unsqueeze(x, 0)? } else { x.clone() };
+    Ok((lift(t, dims)?, unbatched))
 }
 
-/// Back from (N, C, 1|H, W) to the caller's rank.
-fn unbatch(y: Tensor, unbatched: bool, dims: usize) -> Result<Tensor> {
-    let y = if dims == 1 { squeeze_dim(&y, 2)? } else { y };
+/// A (N, C, *spatial) tensor with `dims` spatial dims as (N, C, D, H, W).
+fn lift(mut t: Tensor, dims: usize) -> Result<Tensor> {
+    for _ in dims..3 {
+        t = unsqueeze(&t, 2)?;
+    }
+    Ok(t)
+}
+
+/// Back from (N, C, D, H, W) to the caller's rank.
+fn unbatch(mut y: Tensor, unbatched: bool, dims: usize) -> Result<Tensor> {
+    for _ in dims..3 {
+        y = squeeze_dim(&y, 2)?;
+    }
     if unbatched {
         squeeze_dim(&y, 0)
     } else {
@@ -179,12 +188,12 @@ fn check_bias(op: &str, b: Option<&Tensor>, channels: usize) -> Result<()> {
     Ok(())
 }
 
-/// y (N, O, OH, OW) viewed from a permuted product, plus bias, made contiguous.
+/// y (N, O, OD, OH, OW) viewed from a permuted product, plus bias, made contiguous.
 fn finish(y: &Tensor, bias: Option<&Tensor>) -> Result<Tensor> {
     match bias {
         // The add writes a contiguous result: the permute is materialized in the same pass.
         Some(b) => {
-            let b = reshape(b, &[1, -1, 1, 1])?;
+            let b = reshape(b, &[1, -1, 1, 1, 1])?;
             binary(Binary::Add, &Operand::T(y.clone()), &Operand::T(b), None)
         }
         None => contiguous(y),
@@ -218,7 +227,7 @@ fn conv_out(size: usize, k: usize, s: usize, pad_total: usize, d: usize) -> Opti
     (size + pad_total).checked_sub(span).map(|v| v / s + 1)
 }
 
-/// conv1d / conv2d (`dims` = 1 or 2) with PyTorch's arguments and checks.
+/// conv1d / conv2d / conv3d (`dims` = 1, 2 or 3) with PyTorch's arguments and checks.
 pub fn conv(
     dims: usize,
     x: &Tensor,
@@ -226,12 +235,12 @@ pub fn conv(
     bias: Option<&Tensor>,
     o: &ConvOpts,
 ) -> Result<Tensor> {
-    let op = if dims == 1 { "conv1d" } else { "conv2d" };
+    let op = ["conv1d", "conv2d", "conv3d"][dims - 1];
     check_args(op, dims, x, w, bias, o)?;
-    let (xb, unbatched) = batched_2d(op, x, dims)?;
-    let wb = if dims == 1 { unsqueeze(w, 2)? } else { w.clone() };
-    let (n, c, h, wd) = (xb.shape()[0], xb.shape()[1], xb.shape()[2], xb.shape()[3]);
-    let (oc, cg, kh, kw) = (wb.shape()[0], wb.shape()[1], wb.shape()[2], wb.shape()[3]);
+    let (xb, unbatched) = batched(op, x, dims)?;
+    let wb = lift(w.clone(), dims)?;
+    let (n, c, size) = (xb.shape()[0], xb.shape()[1], spatial3(xb.shape()));
+    let (oc, cg, k) = (wb.shape()[0], wb.shape()[1], spatial3(wb.shape()));
     let g = o.groups;
     if oc % g != 0 {
         bail!(Runtime, "{}: Given groups={}, expected weight to be divisible by {} at dimension 0, but got weight of size {} instead", op, g, g, fmt_shape(w.shape()));
@@ -249,51 +258,36 @@ pub fn conv(
         );
     }
     check_bias(op, bias, oc)?;
-    let (s, d) = (expand2(dims, &o.stride, 1), expand2(dims, &o.dilation, 1));
+    let (s, d) = (expand3(dims, &o.stride, 1), expand3(dims, &o.dilation, 1));
     // Padding before the first element and in total, per axis.
     let (before, total) = match &o.padding {
         Padding::Explicit(p) => {
-            let p = expand2(dims, p, 0);
-            ([p[0], p[1]], [2 * p[0], 2 * p[1]])
+            let p = expand3(dims, p, 0);
+            (p, p.map(|v| 2 * v))
         }
-        Padding::Valid => ([0, 0], [0, 0]),
+        Padding::Valid => ([0; 3], [0; 3]),
         Padding::Same => {
-            if s != [1, 1] {
+            if s != [1; 3] {
                 bail!(Runtime, "{}: padding='same' is not supported for strided convolutions", op);
             }
-            let t = [d[0] * (kh - 1), d[1] * (kw - 1)];
-            ([t[0] / 2, t[1] / 2], t)
+            let t = [0, 1, 2].map(|a| d[a] * (k[a] - 1));
+            (t.map(|v| v / 2), t)
         }
     };
-    let (oh, ow) = match (conv_out(h, kh, s[0], total[0], d[0]), conv_out(wd, kw, s[1], total[1], d[1])) {
-        (Some(a), Some(b)) => (a, b),
-        _ => bail!(
+    let out = [0, 1, 2].map(|a| conv_out(size[a], k[a], s[a], total[a], d[a]));
+    let [Some(od), Some(oh), Some(ow)] = out else {
+        bail!(
             Runtime,
             "{}: Calculated padded input size per channel: ({}). Kernel size: ({}). Kernel size can't be greater than actual input size",
             op,
-            spatial(dims, h + total[0], wd + total[1]),
-            spatial(dims, d[0] * (kh - 1) + 1, d[1] * (kw - 1) + 1)
-        ),
+            spatial(dims, [0, 1, 2].map(|a| size[a] + total[a])),
+            spatial(dims, [0, 1, 2].map(|a| d[a] * (k[a] - 1) + 1))
+        );
     };
-    let geom = Geom {
-        n,
-        c,
-        h,
-        w: wd,
-        kh,
-        kw,
-        sh: s[0],
-        sw: s[1],
-        ph: before[0],
-        pw: before[1],
-        dh: d[0],
-        dw: d[1],
-        oh,
-        ow,
-    };
+    let geom = geometry(n, c, size, k, s, before, d, [od, oh, ow]);
     // The columns of a large GPU batch may exceed one binding: convolve
     // chunks of images, each within the limit, and concatenate.
-    let per = gpu_images_per_chunk(&xb, &geom, c * h * wd)?;
+    let per = gpu_images_per_chunk(&xb, &geom, c * size.iter().product::<usize>())?;
     let y = if per < n {
         let parts = (0..n)
             .step_by(per)
@@ -302,7 +296,7 @@ pub fn conv(
                 conv_gemm(
                     &narrow(&xb, 0, i as i64, len as i64)?,
                     &wb,
-                    &Geom { n: len, ..geom },
+                    &Geom { n: len, ..geom.clone() },
                     g,
                     oc,
                 )
@@ -315,16 +309,55 @@ pub fn conv(
     unbatch(finish(&y, bias)?, unbatched, dims)
 }
 
-/// (N, OC, OH, OW) = the convolution of a (N, C, H, W) batch as im2col + GEMM.
+/// The last three dims of a 5-D shape.
+fn spatial3(shape: &[usize]) -> [usize; 3] {
+    [shape[2], shape[3], shape[4]]
+}
+
+/// The window geometry from per-axis (D, H, W) triples.
+#[allow(clippy::too_many_arguments)]
+fn geometry(
+    n: usize,
+    c: usize,
+    size: [usize; 3],
+    k: [usize; 3],
+    s: [usize; 3],
+    p: [usize; 3],
+    d: [usize; 3],
+    out: [usize; 3],
+) -> Geom {
+    Geom {
+        n,
+        c,
+        d: size[0],
+        h: size[1],
+        w: size[2],
+        kd: k[0],
+        kh: k[1],
+        kw: k[2],
+        sd: s[0],
+        sh: s[1],
+        sw: s[2],
+        pd: p[0],
+        ph: p[1],
+        pw: p[2],
+        dd: d[0],
+        dh: d[1],
+        dw: d[2],
+        od: out[0],
+        oh: out[1],
+        ow: out[2],
+    }
+}
+
+/// (N, OC, OD, OH, OW) = the convolution of a (N, C, D, H, W) batch as im2col + GEMM.
 fn conv_gemm(xb: &Tensor, wb: &Tensor, geom: &Geom, g: usize, oc: usize) -> Result<Tensor> {
     let kg = geom.rows() / g;
     let col = reshape(&im2col(xb, geom)?, &[g as i64, kg as i64, geom.cols() as i64])?;
     let wm = reshape(wb, &[g as i64, (oc / g) as i64, kg as i64])?;
-    let y = matmul(&wm, &col)?; // (G, O/G, N·OH·OW)
-    permute(
-        &reshape(&y, &[oc as i64, geom.n as i64, geom.oh as i64, geom.ow as i64])?,
-        &[1, 0, 2, 3],
-    )
+    let y = matmul(&wm, &col)?; // (G, O/G, N·OD·OH·OW)
+    let (n, od, oh, ow) = (geom.n as i64, geom.od as i64, geom.oh as i64, geom.ow as i64);
+    permute(&reshape(&y, &[oc as i64, n, od, oh, ow])?, &[1, 0, 2, 3, 4])
 }
 
 /// Images per im2col on the GPU so that a chunk's input and columns each fit
@@ -335,11 +368,11 @@ fn gpu_images_per_chunk(xb: &Tensor, geom: &Geom, image: usize) -> Result<usize>
     }
     // Bytes per image of the input or of its columns, whichever is larger.
     let per_image = crate::backend::gpu::dtype::elem_bytes(xb.dtype())?
-        * image.max(geom.rows() * geom.oh * geom.ow);
+        * image.max(geom.rows() * geom.od * geom.oh * geom.ow);
     crate::backend::gpu::exec::items_per_binding(geom.n, per_image)
 }
 
-/// conv_transpose1d / conv_transpose2d: the input gradient of a convolution as an op.
+/// conv_transpose1d/2d/3d: the input gradient of a convolution as an op.
 pub fn conv_transpose(
     dims: usize,
     x: &Tensor,
@@ -347,15 +380,15 @@ pub fn conv_transpose(
     bias: Option<&Tensor>,
     o: &ConvOpts,
 ) -> Result<Tensor> {
-    let op = if dims == 1 { "conv_transpose1d" } else { "conv_transpose2d" };
+    let op = ["conv_transpose1d", "conv_transpose2d", "conv_transpose3d"][dims - 1];
     check_args(op, dims, x, w, bias, o)?;
     let Padding::Explicit(p) = &o.padding else {
         bail!(Value, "{}: padding must be an int or a tuple of ints, not a string", op);
     };
-    let (xb, unbatched) = batched_2d(op, x, dims)?;
-    let wb = if dims == 1 { unsqueeze(w, 2)? } else { w.clone() };
-    let (n, c, h, wd) = (xb.shape()[0], xb.shape()[1], xb.shape()[2], xb.shape()[3]);
-    let (ic, og, kh, kw) = (wb.shape()[0], wb.shape()[1], wb.shape()[2], wb.shape()[3]);
+    let (xb, unbatched) = batched(op, x, dims)?;
+    let wb = lift(w.clone(), dims)?;
+    let (n, c, size) = (xb.shape()[0], xb.shape()[1], spatial3(xb.shape()));
+    let (ic, og, k) = (wb.shape()[0], wb.shape()[1], spatial3(wb.shape()));
     let g = o.groups;
     if ic % g != 0 {
         bail!(Runtime, "{}: Given groups={}, expected weight to be divisible by {} at dimension 0, but got weight of size {} instead", op, g, g, fmt_shape(w.shape()));
@@ -374,20 +407,22 @@ pub fn conv_transpose(
     let oc = og * g;
     check_bias(op, bias, oc)?;
     let (s, d, p, op_) = (
-        expand2(dims, &o.stride, 1),
-        expand2(dims, &o.dilation, 1),
-        expand2(dims, p, 0),
-        expand2(dims, &o.output_padding, 0),
+        expand3(dims, &o.stride, 1),
+        expand3(dims, &o.dilation, 1),
+        expand3(dims, p, 0),
+        expand3(dims, &o.output_padding, 0),
     );
-    for a in 0..2 {
+    for a in 0..3 {
         if op_[a] >= s[a] && op_[a] >= d[a] {
             bail!(Runtime, "{}: output padding must be smaller than either stride or dilation, but got output_padding={:?}, stride={:?}, dilation={:?}", op, o.output_padding, o.stride, o.dilation);
         }
     }
-    let out_size = |i: usize, k: usize, a: usize| {
-        ((i - 1) * s[a] + d[a] * (k - 1) + op_[a] + 1).checked_sub(2 * p[a]).filter(|&v| v > 0)
-    };
-    let (Some(oh), Some(ow)) = (out_size(h, kh, 0), out_size(wd, kw, 1)) else {
+    let out = [0, 1, 2].map(|a| {
+        ((size[a] - 1) * s[a] + d[a] * (k[a] - 1) + op_[a] + 1)
+            .checked_sub(2 * p[a])
+            .filter(|&v| v > 0)
+    });
+    let [Some(od), Some(oh), Some(ow)] = out else {
         bail!(
             Runtime,
             "{}: the output size would be non-positive for input {} and weight {}",
@@ -396,34 +431,20 @@ pub fn conv_transpose(
             fmt_shape(w.shape())
         );
     };
-    // The forward convolution that maps (oh, ow) back to (h, w).
-    let geom = Geom {
-        n,
-        c: oc,
-        h: oh,
-        w: ow,
-        kh,
-        kw,
-        sh: s[0],
-        sw: s[1],
-        ph: p[0],
-        pw: p[1],
-        dh: d[0],
-        dw: d[1],
-        oh: h,
-        ow: wd,
-    };
-    let cg = c / g;
+    // The forward convolution that maps (od, oh, ow) back to the input's size.
+    let geom = geometry(n, oc, [od, oh, ow], k, s, p, d, size);
+    let (cg, l) = (c / g, size.iter().product::<usize>());
+    let kk = k.iter().product::<usize>();
     let xg = reshape(
-        &permute(&reshape(&xb, &[n as i64, g as i64, cg as i64, (h * wd) as i64])?, &[1, 2, 0, 3])?,
-        &[g as i64, cg as i64, (n * h * wd) as i64],
+        &permute(&reshape(&xb, &[n as i64, g as i64, cg as i64, l as i64])?, &[1, 2, 0, 3])?,
+        &[g as i64, cg as i64, (n * l) as i64],
     )?;
-    let wt = permute(&reshape(&wb, &[g as i64, cg as i64, (og * kh * kw) as i64])?, &[0, 2, 1])?;
-    let col = reshape(&matmul(&wt, &xg)?, &[(oc * kh * kw) as i64, (n * h * wd) as i64])?;
+    let wt = permute(&reshape(&wb, &[g as i64, cg as i64, (og * kk) as i64])?, &[0, 2, 1])?;
+    let col = reshape(&matmul(&wt, &xg)?, &[(oc * kk) as i64, (n * l) as i64])?;
     let y = col2im(&col, &geom)?;
     let y = match bias {
         Some(b) => {
-            binary(Binary::Add, &Operand::T(y), &Operand::T(reshape(b, &[1, -1, 1, 1])?), None)?
+            binary(Binary::Add, &Operand::T(y), &Operand::T(reshape(b, &[1, -1, 1, 1, 1])?), None)?
         }
         None => y,
     };
@@ -444,9 +465,9 @@ fn window(
     check_positive(op, "kernel_size", k)?;
     check_positive(op, "stride", s)?;
     check_positive(op, "dilation", d)?;
-    let (k, d, p, s) = (expand2(2, k, 1), expand2(2, d, 1), expand2(2, p, 0), expand2(2, s, 1));
-    let oh = conv_out(hw[0], k[0], s[0], 2 * p[0], d[0]);
-    let ow = conv_out(hw[1], k[1], s[1], 2 * p[1], d[1]);
+    let (k, d, p, s) = (expand3(2, k, 1), expand3(2, d, 1), expand3(2, p, 0), expand3(2, s, 1));
+    let oh = conv_out(hw[0], k[1], s[1], 2 * p[1], d[1]);
+    let ow = conv_out(hw[1], k[2], s[2], 2 * p[2], d[2]);
     let (Some(oh), Some(ow)) = (oh, ow) else {
         bail!(
             Runtime,
@@ -454,27 +475,12 @@ fn window(
             op,
             hw[0],
             hw[1],
-            k,
-            d,
-            p
+            &k[1..],
+            &d[1..],
+            &p[1..]
         );
     };
-    Ok(Geom {
-        n,
-        c,
-        h: hw[0],
-        w: hw[1],
-        kh: k[0],
-        kw: k[1],
-        sh: s[0],
-        sw: s[1],
-        ph: p[0],
-        pw: p[1],
-        dh: d[0],
-        dw: d[1],
-        oh,
-        ow,
-    })
+    Ok(geometry(n, c, [1, hw[0], hw[1]], k, s, p, d, [1, oh, ow]))
 }
 
 /// F.unfold: (N, C, H, W) -> (N, C·kh·kw, L).
@@ -490,7 +496,10 @@ pub fn unfold(x: &Tensor, k: &[usize], d: &[usize], p: &[usize], s: &[usize]) ->
     let xb = if unbatched { unsqueeze(x, 0)? } else { x.clone() };
     let sh = xb.shape();
     let g = window("unfold", sh[0], sh[1], [sh[2], sh[3]], k, d, p, s)?;
-    let col = reshape(&im2col(&xb, &g)?, &[g.rows() as i64, g.n as i64, (g.oh * g.ow) as i64])?;
+    let col = reshape(
+        &im2col(&unsqueeze(&xb, 2)?, &g)?,
+        &[g.rows() as i64, g.n as i64, (g.oh * g.ow) as i64],
+    )?;
     let y = contiguous(&permute(&col, &[1, 0, 2])?)?;
     if unbatched {
         squeeze_dim(&y, 0)
@@ -514,13 +523,13 @@ pub fn fold(
     let unbatched = x.ndim() == 2;
     let xb = if unbatched { unsqueeze(x, 0)? } else { x.clone() };
     let (n, ck, l) = (xb.shape()[0], xb.shape()[1], xb.shape()[2]);
-    let ks = expand2(2, k, 1);
-    let kk = ks[0] * ks[1];
+    let ks = expand3(2, k, 1);
+    let kk = ks[1] * ks[2];
     if kk == 0 || ck % kk != 0 {
         bail!(Runtime, "fold: Expected size of input's dimension 1 to be divisible by the product of kernel_size, but got input.size(1)={} and kernel_size={:?}", ck, k);
     }
-    let os = expand2(2, out, 1);
-    let g = window("fold", n, ck / kk, [os[0], os[1]], k, d, p, s)?;
+    let os = expand3(2, out, 1);
+    let g = window("fold", n, ck / kk, [os[1], os[2]], k, d, p, s)?;
     if g.oh * g.ow != l {
         bail!(
             Runtime,
@@ -537,7 +546,7 @@ pub fn fold(
         );
     }
     let col = reshape(&permute(&xb, &[1, 0, 2])?, &[ck as i64, (n * l) as i64])?;
-    let y = col2im(&col, &g)?;
+    let y = squeeze_dim(&col2im(&col, &g)?, 2)?;
     if unbatched {
         squeeze_dim(&y, 0)
     } else {
@@ -545,19 +554,17 @@ pub fn fold(
     }
 }
 
-/// An int-or-tuple argument for `dims` spatial dims as (H, W); a 1-D op's H is `fill`.
-fn expand2(dims: usize, v: &[usize], fill: usize) -> [usize; 2] {
-    match (dims, v.len()) {
-        (1, _) => [fill, v[0]],
-        (_, 1) => [v[0], v[0]],
-        _ => [v[0], v[1]],
+/// An int-or-tuple argument for `dims` spatial dims as (D, H, W); the
+/// leading axes a lower-dimensional op lacks are `fill`.
+fn expand3(dims: usize, v: &[usize], fill: usize) -> [usize; 3] {
+    let mut out = [fill; 3];
+    for a in 0..dims {
+        out[3 - dims + a] = if v.len() == 1 { v[0] } else { v[a] };
     }
+    out
 }
 
-fn spatial(dims: usize, h: usize, w: usize) -> String {
-    if dims == 1 {
-        format!("{}", w)
-    } else {
-        format!("{} x {}", h, w)
-    }
+/// A size as PyTorch prints it: the op's spatial dims joined by " x ".
+fn spatial(dims: usize, v: [usize; 3]) -> String {
+    v[3 - dims..].iter().map(|x| x.to_string()).collect::<Vec<_>>().join(" x ")
 }

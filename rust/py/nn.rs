@@ -90,6 +90,7 @@ macro_rules! conv_fn {
 }
 conv_fn!(conv1d, 1);
 conv_fn!(conv2d, 2);
+conv_fn!(conv3d, 3);
 
 macro_rules! conv_t_fn {
     ($name:ident, $dims:expr) => {
@@ -118,6 +119,7 @@ macro_rules! conv_t_fn {
 }
 conv_t_fn!(conv_transpose1d, 1);
 conv_t_fn!(conv_transpose2d, 2);
+conv_t_fn!(conv_transpose3d, 3);
 
 #[pyfunction]
 #[pyo3(signature = (input, kernel_size, dilation=None, padding=None, stride=None))]
@@ -480,8 +482,10 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(adaptive_max_pool2d, m)?)?;
     m.add_function(wrap_pyfunction!(conv1d, m)?)?;
     m.add_function(wrap_pyfunction!(conv2d, m)?)?;
+    m.add_function(wrap_pyfunction!(conv3d, m)?)?;
     m.add_function(wrap_pyfunction!(conv_transpose1d, m)?)?;
     m.add_function(wrap_pyfunction!(conv_transpose2d, m)?)?;
+    m.add_function(wrap_pyfunction!(conv_transpose3d, m)?)?;
     m.add_function(wrap_pyfunction!(unfold, m)?)?;
     m.add_function(wrap_pyfunction!(fold, m)?)?;
     Ok(())

@@ -14,7 +14,8 @@ def dtypes(gpu):
 
 
 def geom(n, c, h, w, k, s=(1, 1), p=(0, 0), d=(1, 1), out=None):
-    """The CPU's Geom as a dict; out overrides (OH, OW) (asymmetric 'same' padding)."""
+    """The CPU's Geom of a 2-D window as a dict (depth 1); out overrides (OH, OW)
+    (asymmetric 'same' padding)."""
     if out is None:
         out = tuple(
             (size + 2 * pp - dd * (kk - 1) - 1) // ss + 1
@@ -23,26 +24,75 @@ def geom(n, c, h, w, k, s=(1, 1), p=(0, 0), d=(1, 1), out=None):
     return dict(
         n=n,
         c=c,
+        d=1,
         h=h,
         w=w,
+        kd=1,
         kh=k[0],
         kw=k[1],
+        sd=1,
         sh=s[0],
         sw=s[1],
+        pd=0,
         ph=p[0],
         pw=p[1],
+        dd=1,
         dh=d[0],
         dw=d[1],
+        od=1,
         oh=out[0],
         ow=out[1],
     )
 
 
+def geom3(n, c, size, k, s, p, d):
+    """A 3-D window: size, kernel, stride, padding, dilation as (D, H, W) triples."""
+    out = [
+        (sz + 2 * pp - dd * (kk - 1) - 1) // ss + 1 for sz, kk, ss, pp, dd in zip(size, k, s, p, d)
+    ]
+    g = dict(n=n, c=c)
+    for a, axis in enumerate("dhw"):
+        g.update({axis: size[a], "k" + axis: k[a], "s" + axis: s[a], "p" + axis: p[a]})
+        g.update({"d" + axis: d[a], "o" + axis: out[a]})
+    return g
+
+
+FIELDS = "n c d h w kd kh kw sd sh sw pd ph pw dd dh dw od oh ow".split()
+
+
 def params(g, x_off=0, col_off=0):
-    return [
-        g[k]
-        for k in ("n", "c", "h", "w", "kh", "kw", "sh", "sw", "ph", "pw", "dh", "dw", "oh", "ow")
-    ] + [x_off, col_off]
+    return [g[k] for k in FIELDS] + [x_off, col_off]
+
+
+def _src(o, t, g, axis):
+    """Input index along ``axis`` read by output ``o`` at tap ``t``, None in the padding."""
+    i = o * g["s" + axis] - g["p" + axis] + t * g["d" + axis]
+    return i if 0 <= i < g[axis] else None
+
+
+def ref_im2col3(x, g):
+    """im2col of a (N, C, D, H, W) input, by loops over taps and outputs."""
+    n, c = x.shape[:2]
+    col = np.zeros((c, g["kd"], g["kh"], g["kw"], n, g["od"], g["oh"], g["ow"]), x.dtype)
+    for a, i, j in np.ndindex(g["kd"], g["kh"], g["kw"]):
+        for z, y, xo in np.ndindex(g["od"], g["oh"], g["ow"]):
+            src = (_src(z, a, g, "d"), _src(y, i, g, "h"), _src(xo, j, g, "w"))
+            if None not in src:
+                col[:, a, i, j, :, z, y, xo] = x[(slice(None), slice(None)) + src].T
+    return col.reshape(c * g["kd"] * g["kh"] * g["kw"], n * g["od"] * g["oh"] * g["ow"])
+
+
+def ref_col2im3(col, g):
+    """The adjoint of ref_im2col3, in float64."""
+    n, c = g["n"], g["c"]
+    col = col.astype(np.float64).reshape(c, g["kd"], g["kh"], g["kw"], n, g["od"], g["oh"], g["ow"])
+    out = np.zeros((n, c, g["d"], g["h"], g["w"]))
+    for a, i, j in np.ndindex(g["kd"], g["kh"], g["kw"]):
+        for z, y, xo in np.ndindex(g["od"], g["oh"], g["ow"]):
+            src = (_src(z, a, g, "d"), _src(y, i, g, "h"), _src(xo, j, g, "w"))
+            if None not in src:
+                out[(slice(None), slice(None)) + src] += col[:, a, i, j, :, z, y, xo].T
+    return out
 
 
 def ref_im2col(x, g):
@@ -78,14 +128,19 @@ def ref_col2im(col, g):
     return out
 
 
+def rows_cols(g):
+    return g["c"] * g["kd"] * g["kh"] * g["kw"], g["n"] * g["od"] * g["oh"] * g["ow"]
+
+
 def im2col_groups(g, max_x=65535):
-    tiles = -(-(g["n"] * g["oh"] * g["ow"]) // 256)
+    rows, cols = rows_cols(g)
+    tiles = -(-cols // 256)
     x = min(tiles, max_x)
-    return (x, -(-(g["c"] * g["kh"] * g["kw"]) // 8), -(-tiles // x))
+    return (x, -(-rows // 8), -(-tiles // x))
 
 
 def run_im2col(gpu, x, g, dtype, entry="im2col", x_off=0, col_off=0, groups=None):
-    rows, cols = g["c"] * g["kh"] * g["kw"], g["n"] * g["oh"] * g["ow"]
+    rows, cols = rows_cols(g)
     xa = np.concatenate([np.zeros(x_off, x.dtype), x.ravel()])
     out = np.full(col_off + rows * cols, 7, x.dtype)  # padding entries must be written as 0
     res = gpu.run(
@@ -95,13 +150,18 @@ def run_im2col(gpu, x, g, dtype, entry="im2col", x_off=0, col_off=0, groups=None
 
 
 def run_col2im(gpu, col, g, dtype, x_off=0, col_off=0, groups=None):
-    n = g["n"] * g["c"] * g["h"] * g["w"]
+    n = g["n"] * g["c"] * g["d"] * g["h"] * g["w"]
     ca = np.concatenate([np.zeros(col_off, col.dtype), col.ravel()])
     out = np.full(x_off + n, 7, col.dtype)  # overwritten, not accumulated
     res = gpu.run(
         F, "col2im", [ca, out], params(g, x_off, col_off), groups or groups_1d(n), dtype=dtype
     )[1]
-    return res[x_off:].reshape(g["n"], g["c"], g["h"], g["w"])
+    shape = (
+        (g["n"], g["c"], g["h"], g["w"])
+        if g["d"] == 1
+        else (g["n"], g["c"], g["d"], g["h"], g["w"])
+    )
+    return res[x_off:].reshape(shape)
 
 
 GEOMS = {
@@ -181,3 +241,22 @@ def test_offsets_and_grid_spill(gpu):
     got = run_col2im(gpu, col, g, "f32", x_off=2, col_off=9, groups=(2, 3, 1))
     assert n <= 6 * 256
     np.testing.assert_allclose(got, ref_col2im(col, g), rtol=1e-6, atol=1e-6)
+
+
+GEOMS3 = {
+    "3x3x3_pad1": geom3(2, 2, (4, 5, 3), (3, 3, 3), (1, 1, 1), (1, 1, 1), (1, 1, 1)),
+    "strided_dilated": geom3(1, 3, (7, 5, 6), (2, 3, 2), (2, 1, 3), (1, 0, 1), (3, 1, 2)),
+    "depth_only": geom3(2, 1, (9, 2, 3), (4, 1, 1), (2, 1, 1), (2, 0, 0), (1, 1, 1)),
+}
+
+
+@pytest.mark.parametrize("name", list(GEOMS3))
+def test_im2col_col2im_3d(gpu, name):
+    g = GEOMS3[name]
+    rng = np.random.default_rng(len(name))
+    x = rng.standard_normal((g["n"], g["c"], g["d"], g["h"], g["w"])).astype(np.float32)
+    np.testing.assert_array_equal(run_im2col(gpu, x, g, "f32"), ref_im2col3(x, g))
+    col = rng.standard_normal(rows_cols(g)).astype(np.float32)
+    np.testing.assert_allclose(
+        run_col2im(gpu, col, g, "f32"), ref_col2im3(col, g), rtol=1e-6, atol=1e-6
+    )

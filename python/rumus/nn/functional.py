@@ -19,6 +19,16 @@ import numpy as np
 from .. import _rumus
 from .._rumus import Tensor
 from ..autograd import is_grad_enabled, no_grad
+from ._pooling3d import (  # noqa: F401 - re-exported: F.max_pool3d, ...
+    adaptive_avg_pool3d,
+    adaptive_max_pool3d,
+    avg_pool3d,
+    max_pool3d,
+    max_unpool1d,
+    max_unpool2d,
+    max_unpool3d,
+)
+from ._sample import affine_grid, grid_sample  # noqa: F401 - re-exported
 
 if _typing.TYPE_CHECKING:
     from collections.abc import Sequence
@@ -27,8 +37,10 @@ if _typing.TYPE_CHECKING:
 # so a kernel missing from the engine fails the import with an AttributeError naming it.
 conv1d = _rumus.conv1d
 conv2d = _rumus.conv2d
+conv3d = _rumus.conv3d
 conv_transpose1d = _rumus.conv_transpose1d
 conv_transpose2d = _rumus.conv_transpose2d
+conv_transpose3d = _rumus.conv_transpose3d
 unfold = _rumus.unfold
 fold = _rumus.fold
 max_pool1d = _rumus.max_pool1d
@@ -874,11 +886,8 @@ def interpolate(
             f"{out_sizes}"
         )
     if mode == "area":
-        if nsp == 3:
-            raise NotImplementedError(
-                "interpolate(mode='area') on 5D input needs adaptive_avg_pool3d (not in rumus)"
-            )
-        return (adaptive_avg_pool1d if nsp == 1 else adaptive_avg_pool2d)(input, out_sizes)
+        pool = (adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d)[nsp - 1]
+        return pool(input, out_sizes)
     x = input
     for i in range(nsp):
         x = _resample(x, 2 + i, out_sizes[i], scales[i], mode, align_corners)

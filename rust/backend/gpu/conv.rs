@@ -23,10 +23,12 @@ fn bind(t: &Tensor) -> Result<(Bind<'_>, usize)> {
 crate::wgsl_params! {
     /// The CPU's `Geom`, then where the image and the columns start.
     pub struct Params in CONV {
-        n: u32, c: u32, h: u32, w: u32,
-        kh: u32, kw: u32, sh: u32, sw: u32,
-        ph: u32, pw: u32, dh: u32, dw: u32,
-        oh: u32, ow: u32, x_off: u32, col_off: u32,
+        n: u32, c: u32, d: u32, h: u32,
+        w: u32, kd: u32, kh: u32, kw: u32,
+        sd: u32, sh: u32, sw: u32, pd: u32,
+        ph: u32, pw: u32, dd: u32, dh: u32,
+        dw: u32, od: u32, oh: u32, ow: u32,
+        x_off: u32, col_off: u32,
     }
 }
 
@@ -35,16 +37,22 @@ fn params(g: &Geom, x_off: usize, col_off: usize) -> Params {
     Params {
         n: u(g.n),
         c: u(g.c),
+        d: u(g.d),
         h: u(g.h),
         w: u(g.w),
+        kd: u(g.kd),
         kh: u(g.kh),
         kw: u(g.kw),
+        sd: u(g.sd),
         sh: u(g.sh),
         sw: u(g.sw),
+        pd: u(g.pd),
         ph: u(g.ph),
         pw: u(g.pw),
+        dd: u(g.dd),
         dh: u(g.dh),
         dw: u(g.dw),
+        od: u(g.od),
         oh: u(g.oh),
         ow: u(g.ow),
         x_off: u(x_off),
@@ -52,7 +60,7 @@ fn params(g: &Geom, x_off: usize, col_off: usize) -> Params {
     }
 }
 
-/// col (rows × cols) from x (N, C, H, W), both contiguous.
+/// col (rows × cols) from x (N, C, D, H, W), both contiguous.
 pub fn im2col(g: &Geom, x: &Tensor, col: &Tensor) -> Result<()> {
     if col.numel() == 0 {
         return Ok(());
@@ -73,7 +81,7 @@ pub fn im2col(g: &Geom, x: &Tensor, col: &Tensor) -> Result<()> {
     )
 }
 
-/// x (N, C, H, W) = the adjoint of im2col applied to col (float32 or float16).
+/// x (N, C, D, H, W) = the adjoint of im2col applied to col (float32 or float16).
 pub fn col2im(g: &Geom, col: &Tensor, x: &Tensor) -> Result<()> {
     if x.numel() == 0 {
         return Ok(());

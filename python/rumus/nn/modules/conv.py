@@ -1,4 +1,4 @@
-"""Convolution layers: Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d."""
+"""Convolution layers: Conv1d/2d/3d and ConvTranspose1d/2d/3d."""
 
 import math
 from typing import Any, Union
@@ -9,9 +9,9 @@ from .. import functional as F
 from .. import init
 from ..parameter import Parameter
 from .module import Module
-from .utils import _pair, _single
+from .utils import _pair, _single, _triple
 
-__all__ = ["Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d"]
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
 
 _PADDING_STRINGS = ("same", "valid")
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
@@ -202,6 +202,16 @@ class Conv2d(_Conv):
         return F.conv2d(*args)
 
 
+class Conv3d(_Conv):
+    """3-D convolution over (N, C_in, D, H, W) or unbatched (C_in, D, H, W) input."""
+
+    _ntuple = staticmethod(_triple)
+
+    @staticmethod
+    def _conv(*args):
+        return F.conv3d(*args)
+
+
 class _ConvTransposeNd(_ConvNd):
     def __init__(
         self,
@@ -299,3 +309,13 @@ class ConvTranspose2d(_ConvTransposeNd):
     @staticmethod
     def _conv_transpose(*args):
         return F.conv_transpose2d(*args)
+
+
+class ConvTranspose3d(_ConvTransposeNd):
+    """3-D transposed convolution; forward(input, output_size=None)."""
+
+    _ntuple = staticmethod(_triple)
+
+    @staticmethod
+    def _conv_transpose(*args):
+        return F.conv_transpose3d(*args)

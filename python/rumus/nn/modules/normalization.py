@@ -15,8 +15,10 @@ from .module import Module
 __all__ = [
     "BatchNorm1d",
     "BatchNorm2d",
+    "BatchNorm3d",
     "InstanceNorm1d",
     "InstanceNorm2d",
+    "InstanceNorm3d",
     "LayerNorm",
     "GroupNorm",
     "RMSNorm",
@@ -158,6 +160,12 @@ class BatchNorm2d(_BatchNorm):
     _dims = (4,)
 
 
+class BatchNorm3d(_BatchNorm):
+    """Batch norm over (N, C, D, H, W) input."""
+
+    _dims = (5,)
+
+
 class _InstanceNorm(_NormBase):
     def __init__(
         self,
@@ -215,6 +223,12 @@ class InstanceNorm2d(_InstanceNorm):
     """Instance norm over (N, C, H, W) or unbatched (C, H, W) input."""
 
     _dims = (3, 4)
+
+
+class InstanceNorm3d(_InstanceNorm):
+    """Instance norm over (N, C, D, H, W) or unbatched (C, D, H, W) input."""
+
+    _dims = (4, 5)
 
 
 def _shape_tuple(normalized_shape):

@@ -1,20 +1,27 @@
-"""Pooling layers: max, average and adaptive pooling in 1-D and 2-D."""
+"""Pooling layers: max, average and adaptive pooling in 1-D, 2-D and 3-D; max unpooling."""
 
 from typing import Optional, Union
 
 from .. import functional as F
 from .module import Module
-from .utils import _single
+from .utils import _pair, _single, _triple
 
 __all__ = [
     "MaxPool1d",
     "MaxPool2d",
+    "MaxPool3d",
     "AvgPool1d",
     "AvgPool2d",
+    "AvgPool3d",
     "AdaptiveAvgPool1d",
     "AdaptiveAvgPool2d",
+    "AdaptiveAvgPool3d",
     "AdaptiveMaxPool1d",
     "AdaptiveMaxPool2d",
+    "AdaptiveMaxPool3d",
+    "MaxUnpool1d",
+    "MaxUnpool2d",
+    "MaxUnpool3d",
 ]
 
 
@@ -75,6 +82,22 @@ class MaxPool2d(_MaxPoolNd):
         )
 
 
+class MaxPool3d(_MaxPoolNd):
+    """Max over sliding windows of (N, C, D, H, W) or (C, D, H, W) input; returns
+    (out, indices) if return_indices."""
+
+    def forward(self, input):
+        return F.max_pool3d(
+            input,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.dilation,
+            ceil_mode=self.ceil_mode,
+            return_indices=self.return_indices,
+        )
+
+
 class AvgPool1d(Module):
     """Average over sliding windows of (N, C, L) or (C, L) input."""
 
@@ -103,8 +126,8 @@ class AvgPool1d(Module):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
 
 
-class AvgPool2d(Module):
-    """Average over sliding windows of (N, C, H, W) or (C, H, W) input."""
+class _AvgPoolNd(Module):
+    """Shared state of AvgPool2d and AvgPool3d."""
 
     def __init__(
         self,
@@ -123,6 +146,13 @@ class AvgPool2d(Module):
         self.count_include_pad = count_include_pad
         self.divisor_override = divisor_override
 
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class AvgPool2d(_AvgPoolNd):
+    """Average over sliding windows of (N, C, H, W) or (C, H, W) input."""
+
     def forward(self, input):
         return F.avg_pool2d(
             input,
@@ -134,8 +164,20 @@ class AvgPool2d(Module):
             self.divisor_override,
         )
 
-    def extra_repr(self):
-        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+class AvgPool3d(_AvgPoolNd):
+    """Average over sliding windows of (N, C, D, H, W) or (C, D, H, W) input."""
+
+    def forward(self, input):
+        return F.avg_pool3d(
+            input,
+            self.kernel_size,
+            self.stride,
+            self.padding,
+            self.ceil_mode,
+            self.count_include_pad,
+            self.divisor_override,
+        )
 
 
 class _AdaptiveAvgPoolNd(Module):
@@ -161,6 +203,13 @@ class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
         return F.adaptive_avg_pool2d(input, self.output_size)
 
 
+class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd):
+    """Average pooling to a fixed (D, H, W); None in output_size keeps that input size."""
+
+    def forward(self, input):
+        return F.adaptive_avg_pool3d(input, self.output_size)
+
+
 class _AdaptiveMaxPoolNd(Module):
     def __init__(self, output_size, return_indices=False):
         super().__init__()
@@ -183,3 +232,50 @@ class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
 
     def forward(self, input):
         return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
+
+
+class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
+    """Max pooling to a fixed (D, H, W); None in output_size keeps that input size."""
+
+    def forward(self, input):
+        return F.adaptive_max_pool3d(input, self.output_size, self.return_indices)
+
+
+class _MaxUnpoolNd(Module):
+    """The partial inverse of MaxPoolNd: values put back at their indices, zeros elsewhere.
+    ``_ntuple`` and ``_unpool`` are set per class."""
+
+    def __init__(self, kernel_size, stride=None, padding=0):
+        super().__init__()
+        self.kernel_size = self._ntuple(kernel_size)
+        self.stride = self._ntuple(stride if stride is not None else kernel_size)
+        self.padding = self._ntuple(padding)
+
+    def forward(self, input, indices, output_size=None):
+        return self._unpool(
+            input, indices, self.kernel_size, self.stride, self.padding, output_size
+        )
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    """Inverse of MaxPool1d over (N, C, L) or (C, L) input."""
+
+    _ntuple = staticmethod(_single)
+    _unpool = staticmethod(F.max_unpool1d)
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    """Inverse of MaxPool2d over (N, C, H, W) or (C, H, W) input."""
+
+    _ntuple = staticmethod(_pair)
+    _unpool = staticmethod(F.max_unpool2d)
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    """Inverse of MaxPool3d over (N, C, D, H, W) or (C, D, H, W) input."""
+
+    _ntuple = staticmethod(_triple)
+    _unpool = staticmethod(F.max_unpool3d)
