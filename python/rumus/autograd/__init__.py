@@ -6,6 +6,7 @@ gradcheck."""
 
 from .. import _rumus
 from .._rumus import Node, is_anomaly_enabled, is_grad_enabled, saved_tensor_bytes
+from . import forward_ad, functional, graph
 from .function import Function, FunctionCtx
 from .grad_mode import (
     detect_anomaly,
@@ -53,6 +54,9 @@ __all__ = [
     "Node",
     "backward",
     "detect_anomaly",
+    "forward_ad",
+    "functional",
+    "graph",
     "enable_grad",
     "grad",
     "gradcheck",
