@@ -236,3 +236,18 @@ def test_forward_ad_errors():
             fwAD.make_dual(t64([1.0, 2.0]), t64([1.0]))
         with pytest.raises(RuntimeError, match="Nested"):
             fwAD.enter_dual_level()
+
+
+def test_grad_is_grads_batched_stacks_rows():
+    x = t64([1.0, 2.0, 3.0], requires_grad=True)
+    w = t64([[1.0, 0.0, 2.0], [0.0, 1.0, 0.0]])
+    y = w @ (x**2)
+    (rows,) = rumus.autograd.grad(y, x, rumus.eye(2, dtype=rumus.float64), is_grads_batched=True)
+    close(rows, np.array([[1.0, 0, 2], [0, 1, 0]]) * (2 * np.array([1.0, 2, 3])))
+    with pytest.raises(RuntimeError, match="first dimension of each grad_output"):
+        rumus.autograd.grad(y, x, rumus.ones(3, dtype=rumus.float64), is_grads_batched=True)
+    z = t64([1.0], requires_grad=True)
+    (gz,) = rumus.autograd.grad(
+        y, z, rumus.eye(2, dtype=rumus.float64), is_grads_batched=True, allow_unused=True
+    )
+    assert gz is None
