@@ -6,9 +6,14 @@ back to run them, and an exception raised in a hook reaches the caller of ``back
 ``grad()`` unchanged.
 
 Saved-tensor hooks apply to every tensor a built-in op or a custom ``autograd.Function`` saves
-for backward (they all go through one ``SavedTensor`` type in the engine). Ops whose backward
-needs no saved tensor (add, sum, views, ``clone``, casts, device moves, indexing reads, pooling
-averages, convolution unfolds) call no hook, as in PyTorch where they save nothing either.
+for backward: they all go through one ``SavedTensor`` type in the engine (rust/autograd/
+version.rs): the inputs/outputs saved by elementwise ops, matmul/linear, reductions (prod, max,
+var, logsumexp, cumprod...), softmax, layer norm, where/clamp, sort/topk indices, the linalg
+decompositions and solvers, and ``ctx.save_for_backward``. Ops whose backward needs no saved
+tensor (add, sum, views, ``clone``, casts, device moves, average pooling, convolution unfolds)
+call no hook, as in PyTorch where they save nothing either. Indexing, gather/scatter and max
+pooling keep the element offsets they computed in the forward (a list on the CPU, an int64
+tensor on the GPU) outside the hooks: derived bookkeeping, not a saved input.
 """
 
 import weakref
