@@ -103,6 +103,15 @@ def test_nonleaf_hook_runs_before_retain_grad(device):
     close(x.grad, [4, 4])
 
 
+def test_backward_inputs_non_leaf_gets_hooked_grad(device):
+    x = leaf([1.0, 2.0], device)
+    y = x * 2
+    y.register_hook(lambda g: g * 10)
+    (y * y).sum().backward(inputs=[y])
+    close(y.grad, [40, 80])  # 2y, through the hook
+    assert x.grad is None
+
+
 def test_hook_on_tensor_without_grad_raises():
     with pytest.raises(RuntimeError, match="doesn't require gradient"):
         rumus.ones(2).register_hook(lambda g: g)

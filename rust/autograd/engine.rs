@@ -197,6 +197,11 @@ pub fn backward(
                 }
             }
         }
+        // After the tensor hooks, as PyTorch's retain_grad; also for a target
+        // node that leads nowhere needed (backward(inputs=[non-leaf])).
+        if !capture {
+            store_retained(&node, &grads)?;
+        }
         if capture && tasks[i].target {
             for (nr, g) in grads.iter().enumerate() {
                 if let (Some(&s), Some(g)) =
@@ -212,7 +217,7 @@ pub fn backward(
         let results = if grads.iter().all(Option::is_none) {
             vec![None; node.edges.len()]
         } else {
-            run_node(&node, grads, capture, keep_graph)?
+            run_node(&node, grads, keep_graph)?
         };
         for (e, g) in node.edges.iter().zip(results) {
             match e {
@@ -235,32 +240,36 @@ pub fn backward(
     Ok(captured)
 }
 
-/// Runs one node's backward on its summed output gradients.
-fn run_node(
-    node: &Arc<Node>,
-    grads: Vec<Option<Tensor>>,
-    capture: bool,
-    keep_graph: bool,
-) -> Result<Vec<Option<Tensor>>> {
+/// Adds the gradients of a node's outputs into the `.grad` of the tensors
+/// that retain it (retain_grad, or non-leaf `inputs` of backward).
+fn store_retained(node: &Arc<Node>, grads: &[Option<Tensor>]) -> Result<()> {
     for (nr, g) in grads.iter().enumerate() {
         let Some(g) = g else { continue };
-        if !capture {
-            for (rnr, w) in lock(&node.retained).iter() {
-                if *rnr as usize == nr {
-                    if let Some(t) = w.upgrade() {
-                        let t = Tensor(t);
-                        let new = match t.grad() {
-                            Some(old) => {
-                                binary(Binary::Add, &Operand::T(old), &Operand::T(g.clone()), None)?
-                            }
-                            None => crate::ops::copy::contiguous_clone(g)?,
-                        };
-                        t.set_grad(Some(new));
-                    }
+        for (rnr, w) in lock(&node.retained).iter() {
+            if *rnr as usize == nr {
+                if let Some(t) = w.upgrade() {
+                    let t = Tensor(t);
+                    let new = match t.grad() {
+                        Some(old) => {
+                            binary(Binary::Add, &Operand::T(old), &Operand::T(g.clone()), None)?
+                        }
+                        None => crate::ops::copy::contiguous_clone(g)?,
+                    };
+                    t.set_grad(Some(new));
                 }
             }
         }
     }
+    Ok(())
+}
+
+/// Runs one node's backward (with its pre- and post-hooks) on its summed
+/// output gradients.
+fn run_node(
+    node: &Arc<Node>,
+    grads: Vec<Option<Tensor>>,
+    keep_graph: bool,
+) -> Result<Vec<Option<Tensor>>> {
     let hooks = node.hooks.get().cloned();
     let grads = match &hooks {
         Some(h) => {
