@@ -112,6 +112,27 @@ def test_backward_inputs_non_leaf_gets_hooked_grad(device):
     assert x.grad is None
 
 
+def test_hook_replacement_is_differentiated_under_create_graph():
+    x = leaf([1.0, 2.0], dtype=rumus.float64)
+    y = x**3
+    y.register_hook(lambda g: g * x)  # the replacement depends on x
+    (g,) = rumus.autograd.grad(y.sum(), x, create_graph=True)
+    close(g, [3.0, 24.0])  # 3x^2 * x
+    (gg,) = rumus.autograd.grad(g.sum(), x)
+    close(gg, [9.0, 36.0])
+
+
+def test_leaf_hook_with_checkpoint():
+    from rumus.utils.checkpoint import checkpoint
+
+    x = leaf([1.0, 2.0])
+    calls = []
+    x.register_hook(lambda g: calls.append(g.tolist()) or g * 2)
+    checkpoint(lambda t: t**3, x, use_reentrant=False).sum().backward()
+    assert calls == [[3.0, 12.0]]
+    close(x.grad, [6.0, 24.0])
+
+
 def test_hook_on_tensor_without_grad_raises():
     with pytest.raises(RuntimeError, match="doesn't require gradient"):
         rumus.ones(2).register_hook(lambda g: g)
@@ -445,6 +466,16 @@ def test_global_module_hooks_run_first_and_remove():
     order.clear()
     lin(rumus.ones(1, 2, requires_grad=True)).sum().backward()
     assert order == ["pre", "fwd", "bwd"]
+
+
+def test_backward_hooks_in_sequential_run_last_layer_first():
+    first, second = nn.Linear(2, 2), nn.Linear(2, 1)
+    seq = nn.Sequential(first, nn.ReLU(), second)
+    seen = []
+    for m in seq:
+        m.register_full_backward_hook(lambda m, gi, go: seen.append(m))
+    seq(rumus.ones(1, 2, requires_grad=True)).sum().backward()
+    assert seen == [second, seq[1], first]
 
 
 def test_backward_prehook_prepend_order():
