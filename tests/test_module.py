@@ -893,11 +893,6 @@ def test_forward_hook_always_call():
     assert calls == [("always", None)]
 
 
-def test_backward_hooks_not_supported():
-    with pytest.raises(NotImplementedError, match="backward hooks"):
-        Lin(1, 1).register_full_backward_hook(lambda *a: None)
-
-
 # ------------------------------------------------------------------ repr
 
 

@@ -318,6 +318,9 @@ EXCEPTIONS = {
     "Tensor.detach_",
     "Tensor.requires_grad_",
     "Tensor.retain_grad",
+    # gradient hooks (tested in test_hooks.py)
+    "Tensor.register_hook",
+    "Tensor.register_post_accumulate_grad_hook",
     # metadata: sizes, strides, dtype and device queries, memory addresses
     "rumus.numel",
     "Tensor.numel",

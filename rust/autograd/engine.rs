@@ -33,6 +33,19 @@ struct Task {
     grads: Vec<Option<Tensor>>,
 }
 
+struct LeafTask {
+    leaf: Arc<TensorImpl>,
+    deps: usize,
+    grad: Option<Tensor>,
+}
+
+/// A tensor's hooks, each checked to hand back a gradient like the one it got.
+fn run_tensor_hooks(h: &dyn super::hooks::Hooks, nr: u32, g: Tensor) -> Result<Tensor> {
+    let new = h.tensor(nr, g.clone())?;
+    super::hooks::check_hook_result(&new, &g)?;
+    Ok(new)
+}
+
 pub fn backward(
     roots: Vec<(Edge, Tensor)>,
     sink: Sink<'_>,
@@ -100,23 +113,62 @@ pub fn backward(
             });
     }
 
-    let deliver_leaf =
-        |leaf: &Arc<TensorImpl>, g: Tensor, captured: &mut Vec<Option<Tensor>>| -> Result<()> {
-            let slot = target_slot.get(&(Arc::as_ptr(leaf) as usize, u32::MAX));
-            if capture {
-                if let Some(&s) = slot {
-                    captured[s] = Some(sum_opt(captured[s].take(), g)?);
-                }
-                Ok(())
-            } else if targets.is_none() || slot.is_some() {
-                accumulate(leaf, g, create_graph)
-            } else {
-                Ok(())
+    // Gradients reaching a leaf are summed and handed over once, when the last
+    // one arrived (as PyTorch's AccumulateGrad node): its hooks see the total,
+    // and leaves become ready in the order backward finishes them.
+    let wants_leaf = |key: &(usize, u32)| match targets {
+        None => true,
+        Some(_) => target_slot.contains_key(key),
+    };
+    let mut leaves: HashMap<(usize, u32), LeafTask> = HashMap::new();
+    let mut count_leaf = |e: &Edge| {
+        if let Edge::Leaf(t) = e {
+            if wants_leaf(&e.key()) {
+                leaves
+                    .entry(e.key())
+                    .or_insert_with(|| LeafTask { leaf: t.clone(), deps: 0, grad: None })
+                    .deps += 1;
             }
+        }
+    };
+    for t in tasks.iter().filter(|t| t.needed) {
+        t.node.edges.iter().flatten().for_each(&mut count_leaf);
+    }
+    roots.iter().for_each(|(e, _)| count_leaf(e));
+    let mut leaf_arrives =
+        |key: (usize, u32), g: Option<Tensor>, captured: &mut Vec<Option<Tensor>>| -> Result<()> {
+            let Some(l) = leaves.get_mut(&key) else { return Ok(()) };
+            if let Some(g) = g {
+                l.grad = Some(sum_opt(l.grad.take(), g)?);
+            }
+            l.deps -= 1;
+            if l.deps > 0 {
+                return Ok(());
+            }
+            let l = leaves.remove(&key).expect("present");
+            let Some(g) = l.grad else { return Ok(()) };
+            let hooks = l.leaf.autograd.hooks.get().cloned();
+            let g = match &hooks {
+                Some(h) => run_tensor_hooks(h.as_ref(), 0, g)?,
+                None => g,
+            };
+            if capture {
+                let s = target_slot[&key];
+                captured[s] = Some(g);
+                return Ok(());
+            }
+            let Some(h) = hooks else { return accumulate(&l.leaf, g, create_graph) };
+            let g = match h.pre(vec![Some(g)])?.pop().flatten() {
+                Some(g) => g,
+                None => return Ok(()),
+            };
+            accumulate(&l.leaf, g.clone(), create_graph)?;
+            h.post_accumulate(&Tensor(l.leaf.clone()))?;
+            h.post(vec![], &[Some(g)]).map(drop)
         };
     for (e, g) in roots {
         match e {
-            Edge::Leaf(t) => deliver_leaf(&t, g, &mut captured)?,
+            Edge::Leaf(_) => leaf_arrives(e.key(), Some(g), &mut captured)?,
             Edge::Node(n, nr) => {
                 let t = &mut tasks[index[&(Arc::as_ptr(&n) as usize)]];
                 t.grads[nr as usize] = Some(sum_opt(t.grads[nr as usize].take(), g)?);
@@ -137,7 +189,19 @@ pub fn backward(
             continue;
         }
         let node = tasks[i].node.clone();
-        let grads = std::mem::take(&mut tasks[i].grads);
+        let mut grads = std::mem::take(&mut tasks[i].grads);
+        if let Some(h) = node.hooks.get() {
+            for (nr, g) in grads.iter_mut().enumerate() {
+                if let Some(x) = g.take() {
+                    *g = Some(run_tensor_hooks(h.as_ref(), nr as u32, x)?);
+                }
+            }
+        }
+        // After the tensor hooks, as PyTorch's retain_grad; also for a target
+        // node that leads nowhere needed (backward(inputs=[non-leaf])).
+        if !capture {
+            store_retained(&node, &grads)?;
+        }
         if capture && tasks[i].target {
             for (nr, g) in grads.iter().enumerate() {
                 if let (Some(&s), Some(g)) =
@@ -153,12 +217,12 @@ pub fn backward(
         let results = if grads.iter().all(Option::is_none) {
             vec![None; node.edges.len()]
         } else {
-            run_node(&node, grads, capture, keep_graph)?
+            run_node(&node, grads, keep_graph)?
         };
         for (e, g) in node.edges.iter().zip(results) {
-            match (e, g) {
-                (Some(Edge::Leaf(t)), Some(g)) => deliver_leaf(t, g, &mut captured)?,
-                (Some(Edge::Node(c, nr)), g) => {
+            match e {
+                Some(e @ Edge::Leaf(_)) => leaf_arrives(e.key(), g, &mut captured)?,
+                Some(Edge::Node(c, nr)) => {
                     let j = index[&(Arc::as_ptr(c) as usize)];
                     let t = &mut tasks[j];
                     if let Some(g) = g {
@@ -169,39 +233,57 @@ pub fn backward(
                         ready.push((t.node.seq, j));
                     }
                 }
-                _ => {}
+                None => {}
             }
         }
     }
     Ok(captured)
 }
 
-/// Runs one node's backward on its summed output gradients.
-fn run_node(
-    node: &Arc<Node>,
-    grads: Vec<Option<Tensor>>,
-    capture: bool,
-    keep_graph: bool,
-) -> Result<Vec<Option<Tensor>>> {
+/// Adds the gradients of a node's outputs into the `.grad` of the tensors
+/// that retain it (retain_grad, or non-leaf `inputs` of backward).
+fn store_retained(node: &Arc<Node>, grads: &[Option<Tensor>]) -> Result<()> {
     for (nr, g) in grads.iter().enumerate() {
         let Some(g) = g else { continue };
-        if !capture {
-            for (rnr, w) in lock(&node.retained).iter() {
-                if *rnr as usize == nr {
-                    if let Some(t) = w.upgrade() {
-                        let t = Tensor(t);
-                        let new = match t.grad() {
-                            Some(old) => {
-                                binary(Binary::Add, &Operand::T(old), &Operand::T(g.clone()), None)?
-                            }
-                            None => crate::ops::copy::contiguous_clone(g)?,
-                        };
-                        t.set_grad(Some(new));
-                    }
+        for (rnr, w) in lock(&node.retained).iter() {
+            if *rnr as usize == nr {
+                if let Some(t) = w.upgrade() {
+                    let t = Tensor(t);
+                    let new = match t.grad() {
+                        Some(old) => {
+                            binary(Binary::Add, &Operand::T(old), &Operand::T(g.clone()), None)?
+                        }
+                        None => crate::ops::copy::contiguous_clone(g)?,
+                    };
+                    t.set_grad(Some(new));
                 }
             }
         }
     }
+    Ok(())
+}
+
+/// Runs one node's backward (with its pre- and post-hooks) on its summed
+/// output gradients.
+fn run_node(
+    node: &Arc<Node>,
+    grads: Vec<Option<Tensor>>,
+    keep_graph: bool,
+) -> Result<Vec<Option<Tensor>>> {
+    let hooks = node.hooks.get().cloned();
+    let grads = match &hooks {
+        Some(h) => {
+            let new = h.pre(grads.clone())?;
+            for (n, o) in new.iter().zip(&grads) {
+                if let (Some(n), Some(o)) = (n, o) {
+                    super::hooks::check_hook_result(n, o)?;
+                }
+            }
+            new
+        }
+        None => grads,
+    };
+    let grad_outputs = if hooks.is_some() { grads.clone() } else { Vec::new() };
     // Outputs nobody used get zero gradients.
     let grads: Vec<Tensor> = grads
         .into_iter()
@@ -241,6 +323,18 @@ fn run_node(
             results.len()
         );
     }
+    let results = match &hooks {
+        Some(h) => {
+            let new = h.post(results.clone(), &grad_outputs)?;
+            for (n, o) in new.iter().zip(&results) {
+                if let (Some(n), Some(o)) = (n, o) {
+                    super::hooks::check_hook_result(n, o)?;
+                }
+            }
+            new
+        }
+        None => results,
+    };
     if anomaly_enabled() {
         for (i, g) in results.iter().enumerate() {
             if let Some(g) = g {

@@ -4,9 +4,10 @@
 //! the graph frees it.
 
 use super::backward_op::BackwardOp;
+use super::hooks::Hooks;
 use crate::tensor::{lock, DType, Shape, Tensor, TensorImpl};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 /// Where the gradient of an op's input goes: into another node's output slot,
 /// or into a leaf's `.grad`.
@@ -55,6 +56,8 @@ pub struct Node {
     pub seq: u64,
     /// Tensors that asked for `retain_grad()`, by output slot.
     pub retained: Mutex<Vec<(u32, Weak<TensorImpl>)>>,
+    /// Tensor hooks of its outputs and the node's own hooks, set on first use.
+    pub hooks: OnceLock<Arc<dyn Hooks>>,
 }
 
 const _: () = {
@@ -107,6 +110,7 @@ impl Node {
             outputs,
             seq,
             retained: Mutex::new(Vec::new()),
+            hooks: OnceLock::new(),
         })
     }
     pub fn needs_input_grad(&self, i: usize) -> bool {

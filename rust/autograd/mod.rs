@@ -6,6 +6,7 @@
 pub mod backward_op;
 pub mod engine;
 pub mod graph;
+pub mod hooks;
 pub mod math;
 pub mod mode;
 pub mod version;
@@ -61,8 +62,9 @@ pub fn record(
     if !out.dtype().is_float() {
         return Ok(out);
     }
-    let op = make(&out)?;
-    Ok(graph::attach(op, inputs, vec![out]).pop().expect("one output"))
+    let op = make(&out);
+    hooks::take_pack_error()?;
+    Ok(graph::attach(op?, inputs, vec![out]).pop().expect("one output"))
 }
 
 /// An in-place write of values that do not depend on `target` (fill_,

@@ -73,6 +73,16 @@ pub fn clone(t: &Tensor) -> Result<Tensor> {
     )
 }
 
+/// `value` (same shape and dtype as `t`, e.g. an unpacked saved tensor)
+/// standing for `t` in the graph: its gradient flows to `t` unchanged.
+pub fn alias_of(t: &Tensor, value: &Tensor) -> Result<Tensor> {
+    autograd::record(
+        &[t],
+        || Ok(value.detach_nonview()),
+        |_| Ok(CastBackward { from: t.dtype(), name: "AliasBackward0" }.into()),
+    )
+}
+
 /// A contiguous copy that is never recorded (gradient buffers).
 pub fn contiguous_clone(t: &Tensor) -> Result<Tensor> {
     clone_as(t, t.dtype())

@@ -24,6 +24,9 @@ pub struct PyNode {
 }
 
 impl PyNode {
+    pub(super) fn edge(&self) -> &Edge {
+        &self.edge
+    }
     pub fn of(t: &Tensor) -> Option<PyNode> {
         t.grad_fn().map(|(n, nr)| PyNode { edge: Edge::Node(n, nr) })
     }
@@ -475,6 +478,7 @@ pub fn _attach_custom<'py>(
             None => SavedTensor::input(t),
         })
         .collect();
+    crate::autograd::hooks::take_pack_error()?;
     let mut edges: Vec<Option<Edge>> = ins.iter().map(Edge::of).collect();
     let mut metas: Vec<(Shape, DType)> =
         ins.iter().map(|t| (t.shape().clone(), t.dtype())).collect();

@@ -8,6 +8,7 @@ mod error;
 mod functions;
 mod gil;
 mod gpu;
+mod hooks;
 mod index;
 mod linalg;
 mod math_methods;
@@ -74,6 +75,7 @@ fn _rumus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(dtype::set_default_device, m)?)?;
     m.add_function(wrap_pyfunction!(dtype::get_default_device, m)?)?;
     autograd::register(m)?;
+    hooks::register(m)?;
     nn::register(m)?;
     linalg::register(m)?;
     optim::register(m)?;

@@ -23,6 +23,8 @@ pub struct AutogradMeta {
     /// rebase a view's history after an in-place write, so it refuses to use
     /// such a stale view in a graph.
     pub view_version: Option<u64>,
+    /// A leaf's tensor hooks and its AccumulateGrad's hooks, set on first use.
+    pub hooks: std::sync::OnceLock<Arc<dyn crate::autograd::hooks::Hooks>>,
 }
 
 impl AutogradMeta {
@@ -33,6 +35,7 @@ impl AutogradMeta {
             grad_fn: Mutex::new(None),
             retains_grad: AtomicBool::new(false),
             view_version,
+            hooks: std::sync::OnceLock::new(),
         }
     }
 }

@@ -1,6 +1,6 @@
 """Utilities: gradient checkpointing (``rumus.utils.checkpoint``) and data loading
 (``rumus.utils.data``)."""
 
-from . import checkpoint, data
+from . import checkpoint, data, hooks
 
-__all__ = ["checkpoint", "data"]
+__all__ = ["checkpoint", "data", "hooks"]

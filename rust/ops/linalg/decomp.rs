@@ -117,6 +117,7 @@ pub fn record_outputs(
         forward()?
     };
     let op = make(&outs);
+    crate::autograd::hooks::take_pack_error()?;
     Ok(graph::attach(op.into(), inputs, outs))
 }
 

@@ -1,17 +1,31 @@
 """Module: the base class of every layer and model (PyTorch's ``torch.nn.Module`` API)."""
 
 import itertools
-import warnings
-import weakref
 from collections import OrderedDict, namedtuple
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, TypeVar
 
 from ... import _rumus
 from ...autograd.grad_mode import no_grad
+from ...utils.hooks import RemovableHandle
 from ..parameter import Parameter
+from ._hooks import (
+    _HOOK_DICTS,
+    _ModuleHooks,
+    register_module_forward_hook,
+    register_module_forward_pre_hook,
+    register_module_full_backward_hook,
+    register_module_full_backward_pre_hook,
+)
 
-__all__ = ["Module", "RemovableHandle"]
+__all__ = [
+    "Module",
+    "RemovableHandle",
+    "register_module_forward_hook",
+    "register_module_forward_pre_hook",
+    "register_module_full_backward_hook",
+    "register_module_full_backward_pre_hook",
+]
 
 _Tensor = _rumus.Tensor
 # What train(), to(), apply()... return: the module itself, typed as its own class.
@@ -27,35 +41,6 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
         return super().__repr__()
 
     __str__ = __repr__
-
-
-class RemovableHandle:
-    """Returned by the ``register_*_hook`` methods; ``remove()`` (or leaving a ``with`` block)
-    unregisters the hook. Holds the hook dicts (keyed by handle id) weakly so it never keeps a
-    module alive."""
-
-    _next_id = 0
-
-    def __init__(self, hooks_dict, *, extra_dict=None):
-        self.hooks_dict_ref = weakref.ref(hooks_dict)
-        self.id = RemovableHandle._next_id
-        RemovableHandle._next_id += 1
-        if extra_dict is None:
-            extra_dict = []
-        extras = extra_dict if isinstance(extra_dict, (list, tuple)) else [extra_dict]
-        self.extra_dict_ref = tuple(weakref.ref(d) for d in extras)
-
-    def remove(self):
-        for ref in (self.hooks_dict_ref, *self.extra_dict_ref):
-            d = ref()
-            if d is not None:
-                d.pop(self.id, None)
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.remove()
 
 
 def _typename(value):
@@ -139,7 +124,7 @@ def _parse_to(*args, **kwargs):
     return device, dtype, non_blocking
 
 
-class Module:
+class Module(_ModuleHooks):
     """Base class for all neural-network modules; subclasses define ``forward``.
 
     Assigning a Parameter, a Module or (for a name registered with ``register_buffer``) a Tensor
@@ -160,14 +145,7 @@ class Module:
         setattr_(self, "_non_persistent_buffers_set", set())
         setattr_(self, "_modules", {})
         # OrderedDicts: hook handles refer to them weakly (a plain dict can't be weakly referenced).
-        for name in (
-            "_forward_pre_hooks",
-            "_forward_pre_hooks_with_kwargs",
-            "_forward_hooks",
-            "_forward_hooks_with_kwargs",
-            "_forward_hooks_always_called",
-        ):
-            setattr_(self, name, OrderedDict())
+        self._init_hooks()
 
     def forward(self, *input):
         raise NotImplementedError(
@@ -355,6 +333,8 @@ class Module:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
+        for name in _HOOK_DICTS:
+            self.__dict__.setdefault(name, OrderedDict())
 
     # ---- iteration over members ---------------------------------------------------------
 
@@ -541,94 +521,6 @@ class Module:
     def bfloat16(self: _M) -> _M:
         return self._cast_floating(_rumus.bfloat16)
 
-    # ---- hooks and call -----------------------------------------------------------------
-
-    def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
-        """``hook(module, args)`` (or ``hook(module, args, kwargs)`` with ``with_kwargs``) runs
-        before ``forward``; it may return new args (a non-tuple is wrapped in a tuple) or, with
-        kwargs, a tuple ``(args, kwargs)``."""
-        handle = RemovableHandle(
-            self._forward_pre_hooks, extra_dict=self._forward_pre_hooks_with_kwargs
-        )
-        self._forward_pre_hooks[handle.id] = hook
-        if with_kwargs:
-            self._forward_pre_hooks_with_kwargs[handle.id] = True
-        if prepend:
-            self._forward_pre_hooks.move_to_end(handle.id, last=False)
-        return handle
-
-    def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False, always_call=False):
-        """``hook(module, args, output)`` (or ``hook(module, args, kwargs, output)``) runs after
-        ``forward``; a non-None return replaces the output. ``always_call`` runs it even when
-        ``forward`` raises."""
-        handle = RemovableHandle(
-            self._forward_hooks,
-            extra_dict=[self._forward_hooks_with_kwargs, self._forward_hooks_always_called],
-        )
-        self._forward_hooks[handle.id] = hook
-        if with_kwargs:
-            self._forward_hooks_with_kwargs[handle.id] = True
-        if always_call:
-            self._forward_hooks_always_called[handle.id] = True
-        if prepend:
-            self._forward_hooks.move_to_end(handle.id, last=False)
-        return handle
-
-    def register_full_backward_hook(self, hook, prepend=False):
-        raise NotImplementedError(
-            "rumus does not support module backward hooks yet (no tensor hooks in the engine)"
-        )
-
-    def register_full_backward_pre_hook(self, hook, prepend=False):
-        raise NotImplementedError(
-            "rumus does not support module backward hooks yet (no tensor hooks in the engine)"
-        )
-
-    register_backward_hook = register_full_backward_hook
-
-    def _run_forward_hooks(self, args, kwargs, result, only_always_called=False):
-        for hook_id, hook in list(self._forward_hooks.items()):
-            if only_always_called and hook_id not in self._forward_hooks_always_called:
-                continue
-            if hook_id in self._forward_hooks_with_kwargs:
-                out = hook(self, args, kwargs, result)
-            else:
-                out = hook(self, args, result)
-            if out is not None:
-                result = out
-        return result
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        if not (self._forward_pre_hooks or self._forward_hooks):
-            return self.forward(*args, **kwargs)
-        for hook_id, hook in list(self._forward_pre_hooks.items()):
-            if hook_id in self._forward_pre_hooks_with_kwargs:
-                out = hook(self, args, kwargs)
-                if out is not None:
-                    if not (isinstance(out, tuple) and len(out) == 2):
-                        raise RuntimeError(
-                            "forward pre-hook must return None or a tuple of "
-                            f"(new_args, new_kwargs), but got {out}."
-                        )
-                    args, kwargs = out
-            else:
-                out = hook(self, args)
-                if out is not None:
-                    args = out if isinstance(out, tuple) else (out,)
-        try:
-            result = self.forward(*args, **kwargs)
-        except Exception:
-            if self._forward_hooks_always_called:
-                try:
-                    self._run_forward_hooks(args, kwargs, None, only_always_called=True)
-                except Exception as e:
-                    warnings.warn(
-                        "forward hook with ``always_call=True`` raised an exception that was "
-                        f"silenced as another error was raised in forward: {e}"
-                    )
-            raise
-        return self._run_forward_hooks(args, kwargs, result)
-
     # ---- state dict ---------------------------------------------------------------------
 
     def _save_to_state_dict(self, destination, prefix, keep_vars):
@@ -651,14 +543,24 @@ class Module:
         if destination is None:
             destination = OrderedDict()
             destination._metadata = OrderedDict()
+        local_metadata = {"version": self._version}
         if hasattr(destination, "_metadata"):
-            destination._metadata[prefix[:-1]] = {"version": self._version}
+            destination._metadata[prefix[:-1]] = local_metadata
+        for hook in self._state_dict_pre_hooks.values():
+            hook(self, prefix, keep_vars)
         self._save_to_state_dict(destination, prefix, keep_vars)
         for name, module in self._modules.items():
             if module is not None:
                 module.state_dict(
                     destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars
                 )
+        for hook in self._state_dict_hooks.values():
+            result = hook(self, destination, prefix, local_metadata)
+            if getattr(hook, "_from_public_api", False):
+                if result is not None:
+                    raise RuntimeError("state_dict post-hook must return None")
+            elif result is not None:
+                destination = result
         return destination
 
     def _load_from_state_dict(
@@ -743,6 +645,8 @@ class Module:
             local_metadata = dict(metadata.get(prefix[:-1], {})) if metadata is not None else {}
             if assign:
                 local_metadata["assign_to_params_buffers"] = True
+            for hook in module._load_state_dict_pre_hooks.values():
+                hook(local_state_dict, prefix, local_metadata, True, missing, unexpected, errors)
             module._load_from_state_dict(
                 local_state_dict, prefix, local_metadata, True, missing, unexpected, errors
             )
@@ -753,6 +657,14 @@ class Module:
                         child,
                         {k: v for k, v in local_state_dict.items() if k.startswith(child_prefix)},
                         child_prefix,
+                    )
+            incompatible = _IncompatibleKeys(missing, unexpected)
+            for hook in module._load_state_dict_post_hooks.values():
+                if hook(module, incompatible) is not None:
+                    raise RuntimeError(
+                        "Hooks registered with ``register_load_state_dict_post_hook`` are not "
+                        "expected to return new values, if incompatible_keys need to be "
+                        "modified, it should be done inplace."
                     )
 
         load(self, OrderedDict(state_dict), "")
