@@ -8,6 +8,7 @@ identity autograd function whose graph nodes carry pre-hooks. The output node's 
 
 import warnings
 from collections import OrderedDict
+from typing import Any
 
 from ... import _rumus
 from ...autograd.function import Function
@@ -322,7 +323,7 @@ class _ModuleHooks:
                 result = out
         return result
 
-    def __call__(self, *args, **kwargs):
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if not (
             self._forward_pre_hooks
             or self._forward_hooks
