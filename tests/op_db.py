@@ -5576,6 +5576,7 @@ SORTING = [
 
 from op_db_composite import MORE  # noqa: E402 - it builds on the helpers above
 from op_db_linalg import LINALG_DECOMP  # noqa: E402 - it builds on the helpers above
+from op_db_nn_more import NN_MORE  # noqa: E402 - it builds on the helpers above
 
 OP_DB = (
     ELEMENTWISE
@@ -5593,6 +5594,7 @@ OP_DB = (
     + NN
     + LOSSES
     + MORE
+    + NN_MORE
 )
 
 

@@ -102,18 +102,22 @@ def relu_(input):
 
 
 def elu_(input, alpha=1.0):
+    _float("elu_", input)
     return F.elu(input, alpha, inplace=True)
 
 
 def celu_(input, alpha=1.0):
+    _float("celu_", input)
     return F.celu(input, alpha, inplace=True)
 
 
 def selu_(input):
+    _float("selu_", input)
     return F.selu(input, inplace=True)
 
 
 def leaky_relu_(input, negative_slope=0.01):
+    _float("leaky_relu_", input)
     return F.leaky_relu(input, negative_slope, inplace=True)
 
 
@@ -262,19 +266,19 @@ def _bag_ids(input, offsets, include_last_offset):
     bags = offsets.numel() - (1 if include_last_offset else 0)
     if bags < 0:
         raise ValueError("embedding_bag: include_last_offset=True needs at least one offset")
-    if offsets.numel():
-        lo, hi = int(offsets.min().item()), int(offsets.max().item())
-        if int(offsets[0].item()) != 0:
+    off = offsets.tolist()  # a few values (one per bag), checked on the host
+    if off:
+        if off[0] != 0:
             raise ValueError(
                 "offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start "
-                f"from position 0. However, got {int(offsets[0].item())}"
+                f"from position 0. However, got {off[0]}"
             )
-        if lo < 0 or hi > m:
+        if min(off) < 0 or max(off) > m:
             raise ValueError(
                 f"embedding_bag: offsets must lie in [0, {m}] (input has {m} indices), got "
-                f"values in [{lo}, {hi}]"
+                f"values in [{min(off)}, {max(off)}]"
             )
-        if bool((offsets[1:] < offsets[:-1]).any().item()):
+        if any(b < a for a, b in zip(off, off[1:])):
             raise ValueError("embedding_bag: offsets must be non-decreasing")
     starts = _rumus.zeros(m + 1, dtype=_rumus.int64, device=input.device)
     starts = starts.index_add(0, offsets.long(), _rumus.ones_like(offsets, dtype=_rumus.int64))
@@ -300,7 +304,7 @@ def embedding_bag(
     """Sums, means or maxima of bags of embedding rows: index_select the rows, then
     one index_add (sum, mean) or scatter_reduce (max) over the bag ids."""
     _tensor("embedding_bag", "input", input)
-    _tensor("embedding_bag", "weight", weight)
+    _float("embedding_bag", weight, "weight")
     if weight.dim() != 2:
         raise ValueError(
             f"weight has to be a 2D Tensor, but got Tensor of dimension {weight.dim()}"
@@ -338,6 +342,8 @@ def embedding_bag(
     flat, bag, bags = _bag_ids(input, offsets, include_last_offset)
     flat = flat.reshape(-1)
     rows = F.embedding(flat, weight, None, max_norm, norm_type, scale_grad_by_freq)
+    if rows.dtype in (_rumus.float16, _rumus.bfloat16):
+        rows = rows.float()  # bags accumulate in float32 (index writes have no half kernels)
     keep = (bag < bags) if include_last_offset else None
     if padding_idx is not None:
         pad_ok = flat != padding_idx
@@ -354,7 +360,7 @@ def embedding_bag(
             0, bag, _rumus.ones_like(bag) if keep is None else keep.long()
         )
         out = out.masked_fill((count == 0).unsqueeze(1), 0.0)
-        return out[:bags]
+        return out[:bags].to(weight.dtype)
     if per_sample_weights is not None:
         rows = rows * per_sample_weights.reshape(-1, 1).to(rows.dtype)
     if keep is not None:
@@ -368,4 +374,4 @@ def embedding_bag(
         )
         count = _rumus.zeros(size, dtype=rows.dtype, device=rows.device).index_add(0, bag, w)
         out = out / count.clamp_min(1.0).unsqueeze(1)
-    return out[:bags]
+    return out[:bags].to(weight.dtype)

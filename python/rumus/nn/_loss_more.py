@@ -231,7 +231,10 @@ def triplet_margin_with_distance_loss(
             "instead"
         )
     for name, t in (("anchor", anchor), ("positive", positive), ("negative", negative)):
-        _tensor("triplet_margin_with_distance_loss", name, t)
+        if distance_function is None:
+            _float("triplet_margin_with_distance_loss", t, name)
+        else:
+            _tensor("triplet_margin_with_distance_loss", name, t)
     _same_ndim("triplet_margin_with_distance_loss", anchor, positive, negative)
     dist = F.pairwise_distance if distance_function is None else distance_function
     d_pos = dist(anchor, positive)
