@@ -157,6 +157,16 @@ def test_reprs():
     assert repr(nn.PReLU(3)) == "PReLU(num_parameters=3)"
 
 
+def test_hardtanh_deprecated_keywords():
+    with pytest.warns(FutureWarning, match="min_value"):
+        m = nn.Hardtanh(min_value=-0.5)
+    with pytest.warns(FutureWarning, match="max_value"):
+        m2 = nn.Hardtanh(max_value=0.5)
+    assert (m.min_val, m.max_val, m2.min_val, m2.max_val) == (-0.5, 1.0, -1.0, 0.5)
+    with pytest.raises(AssertionError, match="must be greater than min_val"):
+        nn.Hardtanh(1.0, 0.0)
+
+
 def test_softmin_implicit_dim_warns():
     with pytest.warns(UserWarning, match="Implicit dimension choice for softmin"):
         out = nn.Softmin()(rumus.tensor(X))
