@@ -391,7 +391,9 @@ NN_MORE = [
                 zero_infinity=True,
             ),
             Sample(m(5, 4), m.idx([1, 3]), 5, 2),
-            Sample(m(6, 3, 4), Arg(CTC_TARGETS, "int64"), [6, 5, 4], [3, 2, 1], blank=3),
+            Sample(
+                m(6, 3, 4), m.idx([[1, 2, 2], [2, 1, 0], [2, 0, 0]]), [6, 5, 4], [3, 2, 1], blank=3
+            ),
         ],
         mismatch=False,
         gg=False,
