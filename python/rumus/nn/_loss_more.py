@@ -46,7 +46,12 @@ def ctc_loss(
 ):
     """Connectionist temporal classification loss of log_probs (T, N, C) or unbatched
     (T, C). Targets: (N, S) padded, or 1-D with the N targets concatenated. 'mean'
-    divides each loss by its target length, then averages over the batch."""
+    divides each loss by its target length, then averages over the batch.
+
+    Differences from PyTorch: the gradient is d loss / d log_probs exactly (PyTorch's adds
+    exp(log_probs), which cancels once it passes back through log_softmax, so the usual
+    ``ctc_loss(x.log_softmax(-1), ...)`` gets the same gradient); GPU log_probs are copied
+    to the host for the recursion and the results copied back (rust/ops/ctc.rs)."""
     _float("ctc_loss", log_probs, "log_probs")
     _tensor("ctc_loss", "targets", targets)
     reduction = F._reduction(reduction)

@@ -24,7 +24,7 @@ fn lse<T: Float>(a: T, b: T) -> T {
 /// Label of extended position `s`: blank at even positions, target s/2 at odd.
 #[inline(always)]
 fn label(targets: &[i64], s: usize, blank: usize) -> usize {
-    if s % 2 == 0 {
+    if s.is_multiple_of(2) {
         blank
     } else {
         targets[s / 2] as usize
