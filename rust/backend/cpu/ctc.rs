@@ -18,7 +18,8 @@ fn lse<T: Float>(a: T, b: T) -> T {
     if m == T::neg_infinity() {
         return m;
     }
-    m + ((a - m).exp() + (b - m).exp()).ln()
+    // one exp and one log: the larger term contributes exp(0) = 1
+    m + (-(a - b).abs()).exp().ln_1p()
 }
 
 /// Label of extended position `s`: blank at even positions, target s/2 at odd.
