@@ -5576,6 +5576,7 @@ SORTING = [
 
 from op_db_composite import MORE  # noqa: E402 - it builds on the helpers above
 from op_db_linalg import LINALG_DECOMP  # noqa: E402 - it builds on the helpers above
+from op_db_nn_more import NN_MORE  # noqa: E402 - it builds on the helpers above
 from op_db_spatial import SPATIAL  # noqa: E402 - it builds on the helpers above
 
 OP_DB = (
@@ -5595,6 +5596,7 @@ OP_DB = (
     + LOSSES
     + MORE
     + SPATIAL
+    + NN_MORE
 )
 
 

@@ -183,6 +183,23 @@ TORCH_PATHS = [
         ["add_safe_globals", "safe_globals", "get_safe_globals", "clear_safe_globals"],
         "serialization",
     ),
+    # issue 16: more activations, losses and layers
+    (
+        "nn.modules.activation",
+        "RReLU CELU SELU GLU Hardswish Hardsigmoid Hardshrink Softshrink Tanhshrink LogSigmoid "
+        "Softmin Softmax2d Threshold Softsign".split(),
+        "nn",
+    ),
+    (
+        "nn.modules.loss",
+        "CTCLoss MultiMarginLoss MultiLabelMarginLoss MultiLabelSoftMarginLoss TripletMarginLoss "
+        "TripletMarginWithDistanceLoss HingeEmbeddingLoss PoissonNLLLoss GaussianNLLLoss".split(),
+        "nn",
+    ),
+    ("nn.modules.pooling", ["LPPool1d", "LPPool2d", "LPPool3d"], "nn"),
+    ("nn.modules.normalization", ["LocalResponseNorm"], "nn"),
+    ("nn.modules.sparse", ["EmbeddingBag"], "nn"),
+    ("nn.modules.channelshuffle", ["ChannelShuffle"], "nn"),
 ]
 
 CASES = [(mod, name, short) for mod, names, short in TORCH_PATHS for name in names]

@@ -81,4 +81,6 @@ backward_ops! {
     Softmax(softmax::SoftmaxBackward),
     LayerNorm(norm::LayerNormBackward),
     Sort(crate::ops::sort::SortBackward),
+    Ctc(crate::ops::ctc::CtcBackward),
+    CtcDouble(crate::ops::ctc::CtcDoubleBackward),
 }

@@ -5,6 +5,7 @@ pub mod blas;
 pub mod conv;
 pub mod copy;
 pub mod creation;
+pub mod ctc;
 pub mod einsum;
 pub mod elementwise;
 pub mod index;

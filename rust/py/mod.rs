@@ -3,6 +3,7 @@
 
 mod autograd;
 mod convert;
+mod ctc;
 mod dtype;
 mod error;
 mod functions;
@@ -77,6 +78,7 @@ fn _rumus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     autograd::register(m)?;
     hooks::register(m)?;
     nn::register(m)?;
+    ctc::register(m)?;
     linalg::register(m)?;
     optim::register(m)?;
     gpu::register(m)?;

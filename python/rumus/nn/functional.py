@@ -1254,3 +1254,9 @@ __all__ = sorted(
 
 
 from .._composite import pdist  # noqa: E402, F401 - F.pdist is torch.nn.functional.pdist
+from ._functional_more import *  # noqa: E402, F401, F403 - shrink activations, lp_pool, embedding_bag...
+from ._functional_more import __all__ as _more_all  # noqa: E402
+from ._loss_more import *  # noqa: E402, F401, F403 - ctc_loss, the margin and likelihood losses
+from ._loss_more import __all__ as _loss_more_all  # noqa: E402
+
+__all__ = sorted(set(__all__) | set(_more_all) | set(_loss_more_all))

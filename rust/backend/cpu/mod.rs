@@ -4,6 +4,7 @@
 
 pub mod binary;
 pub mod conv;
+pub mod ctc;
 pub mod elementwise;
 pub mod gemm;
 pub mod index;

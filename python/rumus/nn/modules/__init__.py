@@ -2,21 +2,36 @@
 
 from . import batchnorm, instancenorm  # noqa: F401  (PyTorch's module paths)
 from .activation import (
+    CELU,
     ELU,
     GELU,
+    GLU,
+    SELU,
+    Hardshrink,
+    Hardsigmoid,
+    Hardswish,
     Hardtanh,
     LeakyReLU,
+    LogSigmoid,
     LogSoftmax,
     Mish,
     PReLU,
     ReLU,
     ReLU6,
+    RReLU,
     Sigmoid,
     SiLU,
     Softmax,
+    Softmax2d,
+    Softmin,
     Softplus,
+    Softshrink,
+    Softsign,
     Tanh,
+    Tanhshrink,
+    Threshold,
 )
+from .channelshuffle import ChannelShuffle
 from .container import ModuleDict, ModuleList, ParameterDict, ParameterList, Sequential
 from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
 from .distance import CosineSimilarity, PairwiseDistance
@@ -29,13 +44,22 @@ from .loss import (
     BCEWithLogitsLoss,
     CosineEmbeddingLoss,
     CrossEntropyLoss,
+    CTCLoss,
+    GaussianNLLLoss,
+    HingeEmbeddingLoss,
     HuberLoss,
     KLDivLoss,
     L1Loss,
     MarginRankingLoss,
     MSELoss,
+    MultiLabelMarginLoss,
+    MultiLabelSoftMarginLoss,
+    MultiMarginLoss,
     NLLLoss,
+    PoissonNLLLoss,
     SmoothL1Loss,
+    TripletMarginLoss,
+    TripletMarginWithDistanceLoss,
 )
 from .module import Module
 from .normalization import (
@@ -47,6 +71,7 @@ from .normalization import (
     InstanceNorm2d,
     InstanceNorm3d,
     LayerNorm,
+    LocalResponseNorm,
     RMSNorm,
 )
 from .padding import (
@@ -72,6 +97,9 @@ from .pooling import (
     AvgPool1d,
     AvgPool2d,
     AvgPool3d,
+    LPPool1d,
+    LPPool2d,
+    LPPool3d,
     MaxPool1d,
     MaxPool2d,
     MaxPool3d,
@@ -79,7 +107,7 @@ from .pooling import (
     MaxUnpool2d,
     MaxUnpool3d,
 )
-from .sparse import Embedding
+from .sparse import Embedding, EmbeddingBag
 from .transformer import (
     MultiheadAttention,
     Transformer,
@@ -185,4 +213,34 @@ __all__ = [
     "TransformerDecoderLayer",
     "TransformerDecoder",
     "Transformer",
+    # issue 16: more activations, losses and layers
+    "RReLU",
+    "CELU",
+    "SELU",
+    "GLU",
+    "Hardswish",
+    "Hardsigmoid",
+    "Hardshrink",
+    "Softshrink",
+    "Tanhshrink",
+    "LogSigmoid",
+    "Softmin",
+    "Softmax2d",
+    "Threshold",
+    "Softsign",
+    "CTCLoss",
+    "MultiMarginLoss",
+    "MultiLabelMarginLoss",
+    "MultiLabelSoftMarginLoss",
+    "TripletMarginLoss",
+    "TripletMarginWithDistanceLoss",
+    "HingeEmbeddingLoss",
+    "PoissonNLLLoss",
+    "GaussianNLLLoss",
+    "LPPool1d",
+    "LPPool2d",
+    "LPPool3d",
+    "LocalResponseNorm",
+    "ChannelShuffle",
+    "EmbeddingBag",
 ]

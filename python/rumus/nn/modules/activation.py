@@ -25,6 +25,20 @@ __all__ = [
     "Softmax",
     "LogSoftmax",
     "PReLU",
+    "RReLU",
+    "CELU",
+    "SELU",
+    "GLU",
+    "Hardswish",
+    "Hardsigmoid",
+    "Hardshrink",
+    "Softshrink",
+    "Tanhshrink",
+    "LogSigmoid",
+    "Softmin",
+    "Softmax2d",
+    "Threshold",
+    "Softsign",
 ]
 
 
@@ -50,7 +64,23 @@ class Hardtanh(Module):
     """x clamped to [min_val, max_val]."""
 
     def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> None:
+    def __init__(self, min_val=-1.0, max_val=1.0, inplace=False, min_value=None, max_value=None):
         super().__init__()
+        # PyTorch's deprecated spellings of min_val / max_val
+        if min_value is not None:
+            warnings.warn(
+                "keyword argument `min_value` is deprecated and rename to `min_val`",
+                FutureWarning,
+                stacklevel=2,
+            )
+            min_val = min_value
+        if max_value is not None:
+            warnings.warn(
+                "keyword argument `max_value` is deprecated and rename to `max_val`",
+                FutureWarning,
+                stacklevel=2,
+            )
+            max_val = max_value
         if not max_val > min_val:
             raise AssertionError(
                 f"Hardtanh: max_val ({max_val}) must be greater than min_val ({min_val})"
@@ -250,6 +280,190 @@ class PReLU(Module):
 
     def extra_repr(self):
         return f"num_parameters={self.num_parameters}"
+
+
+class RReLU(Module):
+    """Randomized leaky ReLU: slopes drawn from U(lower, upper) per element in training,
+    the fixed slope (lower + upper) / 2 in evaluation."""
+
+    def __init__(self, lower=1.0 / 8, upper=1.0 / 3, inplace=False):
+        super().__init__()
+        self.lower = lower
+        self.upper = upper
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+
+    def extra_repr(self):
+        return f"lower={self.lower}, upper={self.upper}" + (
+            ", inplace=True" if self.inplace else ""
+        )
+
+
+class CELU(Module):
+    """max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
+
+    def __init__(self, alpha=1.0, inplace=False):
+        super().__init__()
+        self.alpha = alpha
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.celu(input, self.alpha, self.inplace)
+
+    def extra_repr(self):
+        return f"alpha={self.alpha}" + (", inplace=True" if self.inplace else "")
+
+
+class SELU(Module):
+    """scale * elu(x, alpha) with the self-normalizing constants."""
+
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.selu(input, self.inplace)
+
+    def extra_repr(self):
+        return _inplace_repr(self.inplace)
+
+
+class GLU(Module):
+    """a * sigmoid(b), where a and b are the halves of the input along dim."""
+
+    def __init__(self, dim=-1):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):
+        return F.glu(input, self.dim)
+
+    def extra_repr(self):
+        return f"dim={self.dim}"
+
+
+class Hardswish(Module):
+    """x * relu6(x + 3) / 6."""
+
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.hardswish(input, self.inplace)
+
+    def extra_repr(self):
+        return _inplace_repr(self.inplace)
+
+
+class Hardsigmoid(Module):
+    """relu6(x + 3) / 6."""
+
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.hardsigmoid(input, self.inplace)
+
+    def extra_repr(self):
+        return _inplace_repr(self.inplace)
+
+
+class Hardshrink(Module):
+    """x where |x| > lambd, else 0."""
+
+    def __init__(self, lambd=0.5):
+        super().__init__()
+        self.lambd = lambd
+
+    def forward(self, input):
+        return F.hardshrink(input, self.lambd)
+
+    def extra_repr(self):
+        return f"{self.lambd}"
+
+
+class Softshrink(Module):
+    """x - lambd above lambd, x + lambd below -lambd, 0 between."""
+
+    def __init__(self, lambd=0.5):
+        super().__init__()
+        self.lambd = lambd
+
+    def forward(self, input):
+        return F.softshrink(input, self.lambd)
+
+    def extra_repr(self):
+        return str(self.lambd)
+
+
+class Tanhshrink(Module):
+    """x - tanh(x)."""
+
+    def forward(self, input):
+        return F.tanhshrink(input)
+
+
+class LogSigmoid(Module):
+    """log(sigmoid(x)), computed as -softplus(-x)."""
+
+    def forward(self, input):
+        return F.logsigmoid(input)
+
+
+class Softsign(Module):
+    """x / (1 + |x|)."""
+
+    def forward(self, input):
+        return F.softsign(input)
+
+
+class Threshold(Module):
+    """x where x > threshold, else value."""
+
+    def __init__(self, threshold, value, inplace=False):
+        super().__init__()
+        self.threshold = threshold
+        self.value = value
+        self.inplace = inplace
+
+    def forward(self, input):
+        return F.threshold(input, self.threshold, self.value, self.inplace)
+
+    def extra_repr(self):
+        return f"threshold={self.threshold}, value={self.value}" + (
+            ", inplace=True" if self.inplace else ""
+        )
+
+
+class Softmin(Module):
+    """softmax(-x) along dim."""
+
+    def __init__(self, dim=None):
+        super().__init__()
+        self.dim = dim
+
+    def forward(self, input):
+        dim = self.dim if self.dim is not None else _implicit_dim("softmin", input.dim())
+        return F.softmin(input, dim)
+
+    def extra_repr(self):
+        return f"dim={self.dim}"
+
+
+class Softmax2d(Module):
+    """softmax over the channels at every location of a (N, C, H, W) or (C, H, W) input."""
+
+    def forward(self, input):
+        if input.dim() not in (3, 4):
+            raise ValueError(
+                f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D instead "
+                f"(shape {list(input.shape)})"
+            )
+        return F.softmax(input, -3)
 
 
 # PyTorch defines MultiheadAttention in activation.py; rumus keeps it with the

@@ -17,6 +17,15 @@ __all__ = [
     "KLDivLoss",
     "CosineEmbeddingLoss",
     "MarginRankingLoss",
+    "CTCLoss",
+    "MultiMarginLoss",
+    "MultiLabelMarginLoss",
+    "MultiLabelSoftMarginLoss",
+    "TripletMarginLoss",
+    "TripletMarginWithDistanceLoss",
+    "HingeEmbeddingLoss",
+    "PoissonNLLLoss",
+    "GaussianNLLLoss",
 ]
 
 
@@ -189,4 +198,184 @@ class MarginRankingLoss(_Loss):
     def forward(self, input1, input2, target):
         return F.margin_ranking_loss(
             input1, input2, target, margin=self.margin, reduction=self.reduction
+        )
+
+
+class CTCLoss(_Loss):
+    """Connectionist temporal classification: -log p(target | log_probs) summed over every
+    alignment; 'mean' divides each sample's loss by its target length first."""
+
+    def __init__(self, blank=0, reduction="mean", zero_infinity=False):
+        super().__init__(reduction=reduction)
+        self.blank = blank
+        self.zero_infinity = zero_infinity
+
+    def forward(self, log_probs, targets, input_lengths, target_lengths):
+        return F.ctc_loss(
+            log_probs,
+            targets,
+            input_lengths,
+            target_lengths,
+            self.blank,
+            self.reduction,
+            self.zero_infinity,
+        )
+
+
+class MultiMarginLoss(_WeightedLoss):
+    """Multi-class hinge loss: sum over wrong classes of max(0, margin - x[y] + x[i])^p / C."""
+
+    def __init__(
+        self, p=1, margin=1.0, weight=None, size_average=None, reduce=None, reduction="mean"
+    ):
+        super().__init__(weight, size_average, reduce, reduction)
+        if p not in (1, 2):
+            raise ValueError("only p == 1 and p == 2 supported")
+        if weight is not None and weight.dim() != 1:
+            raise ValueError(
+                f"MultiMarginLoss: expected weight to be None or 1D tensor, got {weight.dim()}D "
+                "instead"
+            )
+        self.p = p
+        self.margin = margin
+
+    def forward(self, input, target):
+        return F.multi_margin_loss(
+            input,
+            target,
+            p=self.p,
+            margin=self.margin,
+            weight=self.weight,
+            reduction=self.reduction,
+        )
+
+
+class MultiLabelMarginLoss(_Loss):
+    """Multi-label hinge loss over (target class, non-target class) pairs."""
+
+    def forward(self, input, target):
+        return F.multilabel_margin_loss(input, target, reduction=self.reduction)
+
+
+class MultiLabelSoftMarginLoss(_WeightedLoss):
+    """Per-class logistic loss, averaged over the classes."""
+
+    def forward(self, input, target):
+        return F.multilabel_soft_margin_loss(
+            input, target, weight=self.weight, reduction=self.reduction
+        )
+
+
+class TripletMarginLoss(_Loss):
+    """max(0, margin + d(a, p) - d(a, n)) with the p-norm pairwise distance."""
+
+    def __init__(
+        self,
+        margin=1.0,
+        p=2.0,
+        eps=1e-6,
+        swap=False,
+        size_average=None,
+        reduce=None,
+        reduction="mean",
+    ):
+        super().__init__(size_average, reduce, reduction)
+        if margin <= 0:
+            raise ValueError(
+                f"TripletMarginLoss: expected margin to be greater than 0, got {margin} instead"
+            )
+        self.margin = margin
+        self.p = p
+        self.eps = eps
+        self.swap = swap
+
+    def forward(self, anchor, positive, negative):
+        return F.triplet_margin_loss(
+            anchor,
+            positive,
+            negative,
+            margin=self.margin,
+            p=self.p,
+            eps=self.eps,
+            swap=self.swap,
+            reduction=self.reduction,
+        )
+
+
+class TripletMarginWithDistanceLoss(_Loss):
+    """TripletMarginLoss with any distance function (pairwise_distance by default)."""
+
+    def __init__(self, *, distance_function=None, margin=1.0, swap=False, reduction="mean"):
+        super().__init__(size_average=None, reduce=None, reduction=reduction)
+        if margin <= 0:
+            raise ValueError(
+                f"TripletMarginWithDistanceLoss: expected margin to be greater than 0, got "
+                f"{margin} instead"
+            )
+        self.distance_function = distance_function
+        self.margin = margin
+        self.swap = swap
+
+    def forward(self, anchor, positive, negative):
+        return F.triplet_margin_with_distance_loss(
+            anchor,
+            positive,
+            negative,
+            distance_function=self.distance_function,
+            margin=self.margin,
+            swap=self.swap,
+            reduction=self.reduction,
+        )
+
+
+class HingeEmbeddingLoss(_Loss):
+    """x for target 1, max(0, margin - x) for target -1."""
+
+    def __init__(self, margin=1.0, size_average=None, reduce=None, reduction="mean"):
+        super().__init__(size_average, reduce, reduction)
+        self.margin = margin
+
+    def forward(self, input, target):
+        return F.hinge_embedding_loss(input, target, margin=self.margin, reduction=self.reduction)
+
+
+class PoissonNLLLoss(_Loss):
+    """Negative log-likelihood of a Poisson target given its (log) rate."""
+
+    def __init__(
+        self,
+        log_input=True,
+        full=False,
+        size_average=None,
+        eps=1e-8,
+        reduce=None,
+        reduction="mean",
+    ):
+        super().__init__(size_average, reduce, reduction)
+        self.log_input = log_input
+        self.full = full
+        self.eps = eps
+
+    def forward(self, log_input, target):
+        return F.poisson_nll_loss(
+            log_input,
+            target,
+            log_input=self.log_input,
+            full=self.full,
+            eps=self.eps,
+            reduction=self.reduction,
+        )
+
+
+class GaussianNLLLoss(_Loss):
+    """Negative log-likelihood of a Gaussian target given its mean (input) and variance."""
+
+    def __init__(self, *, full=False, eps=1e-6, reduction="mean"):
+        super().__init__(None, None, reduction)
+        self.full = full
+        self.eps = eps
+
+    def forward(self, input, target, var):
+        return F.gaussian_nll_loss(
+            input, target, var, full=self.full, eps=self.eps, reduction=self.reduction
         )

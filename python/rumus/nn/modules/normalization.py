@@ -22,6 +22,7 @@ __all__ = [
     "LayerNorm",
     "GroupNorm",
     "RMSNorm",
+    "LocalResponseNorm",
 ]
 
 
@@ -339,3 +340,21 @@ class RMSNorm(Module):
         return (
             f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
         )
+
+
+class LocalResponseNorm(Module):
+    """Divides each value by (k + alpha / size * sum of squares over `size` neighbouring
+    channels)^beta."""
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
+        super().__init__()
+        self.size = size
+        self.alpha = alpha
+        self.beta = beta
+        self.k = k
+
+    def forward(self, input):
+        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"

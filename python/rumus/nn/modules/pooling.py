@@ -22,6 +22,9 @@ __all__ = [
     "MaxUnpool1d",
     "MaxUnpool2d",
     "MaxUnpool3d",
+    "LPPool1d",
+    "LPPool2d",
+    "LPPool3d",
 ]
 
 
@@ -279,3 +282,39 @@ class MaxUnpool3d(_MaxUnpoolNd):
 
     _ntuple = staticmethod(_triple)
     _unpool = staticmethod(F.max_unpool3d)
+
+
+class _LPPoolNd(Module):
+    def __init__(self, norm_type, kernel_size, stride=None, ceil_mode=False):
+        super().__init__()
+        self.norm_type = norm_type
+        self.kernel_size = kernel_size
+        self.stride = stride
+        self.ceil_mode = ceil_mode
+
+    def extra_repr(self):
+        return (
+            f"norm_type={self.norm_type}, kernel_size={self.kernel_size}, stride={self.stride}, "
+            f"ceil_mode={self.ceil_mode}"
+        )
+
+
+class LPPool1d(_LPPoolNd):
+    """(sum of x^p over each window)^(1/p) over (N, C, L) or (C, L) input."""
+
+    def forward(self, input):
+        return F.lp_pool1d(input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
+
+
+class LPPool2d(_LPPoolNd):
+    """(sum of x^p over each window)^(1/p) over (N, C, H, W) or (C, H, W) input."""
+
+    def forward(self, input):
+        return F.lp_pool2d(input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
+
+
+class LPPool3d(_LPPoolNd):
+    """(sum of x^p over each window)^(1/p) over (N, C, D, H, W) or (C, D, H, W) input."""
+
+    def forward(self, input):
+        return F.lp_pool3d(input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)

@@ -1,4 +1,5 @@
-"""Embedding: a lookup table of num_embeddings vectors of size embedding_dim."""
+"""Embedding: a lookup table of num_embeddings vectors of size embedding_dim; EmbeddingBag:
+sums, means or maxima of bags of its rows."""
 
 from typing import Any, Optional
 
@@ -9,7 +10,7 @@ from .. import init
 from ..parameter import Parameter
 from .module import Module
 
-__all__ = ["Embedding"]
+__all__ = ["Embedding", "EmbeddingBag"]
 
 
 class Embedding(Module):
@@ -117,3 +118,123 @@ class Embedding(Module):
             scale_grad_by_freq=scale_grad_by_freq,
             sparse=sparse,
         )
+
+
+class EmbeddingBag(Module):
+    """Sum, mean or max of bags of embedding rows, without materializing the rows per bag
+    as a padded batch. Bags are the rows of a 2-D input, or slices of a 1-D input starting
+    at `offsets`; empty bags give zeros. padding_idx entries are skipped (they count
+    toward no mean); per_sample_weights scale the rows in mode 'sum'."""
+
+    def __init__(
+        self,
+        num_embeddings,
+        embedding_dim,
+        max_norm=None,
+        norm_type=2.0,
+        scale_grad_by_freq=False,
+        mode="mean",
+        sparse=False,
+        _weight=None,
+        include_last_offset=False,
+        padding_idx=None,
+        device=None,
+        dtype=None,
+    ):
+        super().__init__()
+        if padding_idx is not None:
+            if not -num_embeddings <= padding_idx < num_embeddings:
+                raise AssertionError("padding_idx must be within num_embeddings")
+            if padding_idx < 0:
+                padding_idx += num_embeddings
+        if sparse:
+            raise NotImplementedError(
+                "EmbeddingBag(sparse=True): rumus has no sparse gradients; use sparse=False"
+            )
+        self.num_embeddings = num_embeddings
+        self.embedding_dim = embedding_dim
+        self.max_norm = max_norm
+        self.norm_type = norm_type
+        self.scale_grad_by_freq = scale_grad_by_freq
+        self.mode = mode
+        self.sparse = sparse
+        self.include_last_offset = include_last_offset
+        self.padding_idx = padding_idx
+        if _weight is None:
+            self.weight = Parameter(
+                rumus.empty((num_embeddings, embedding_dim), device=device, dtype=dtype)
+            )
+            self.reset_parameters()
+        else:
+            if list(_weight.shape) != [num_embeddings, embedding_dim]:
+                raise AssertionError(
+                    "Shape of weight does not match num_embeddings and embedding_dim"
+                )
+            self.weight = Parameter(_weight)
+
+    def reset_parameters(self):
+        init.normal_(self.weight)
+        if self.padding_idx is not None:
+            with rumus.no_grad():
+                self.weight[self.padding_idx].fill_(0)
+
+    def forward(self, input, offsets=None, per_sample_weights=None):
+        return F.embedding_bag(
+            input,
+            self.weight,
+            offsets,
+            self.max_norm,
+            self.norm_type,
+            self.scale_grad_by_freq,
+            self.mode,
+            self.sparse,
+            per_sample_weights,
+            self.include_last_offset,
+            self.padding_idx,
+        )
+
+    def extra_repr(self):
+        s = f"{self.num_embeddings}, {self.embedding_dim}"
+        if self.max_norm is not None:
+            s += f", max_norm={self.max_norm}"
+        if self.norm_type != 2:
+            s += f", norm_type={self.norm_type}"
+        if self.scale_grad_by_freq is not False:
+            s += ", scale_grad_by_freq=True"
+        s += f", mode={self.mode}"
+        if self.padding_idx is not None:
+            s += f", padding_idx={self.padding_idx}"
+        return s
+
+    @classmethod
+    def from_pretrained(
+        cls,
+        embeddings,
+        freeze=True,
+        max_norm=None,
+        norm_type=2.0,
+        scale_grad_by_freq=False,
+        mode="mean",
+        sparse=False,
+        include_last_offset=False,
+        padding_idx=None,
+    ):
+        """EmbeddingBag whose weight shares `embeddings`' storage (2-D); frozen unless
+        freeze=False."""
+        if embeddings.dim() != 2:
+            raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
+        rows, cols = embeddings.shape
+        bag = cls(
+            num_embeddings=rows,
+            embedding_dim=cols,
+            _weight=embeddings,
+            max_norm=max_norm,
+            norm_type=norm_type,
+            scale_grad_by_freq=scale_grad_by_freq,
+            mode=mode,
+            sparse=sparse,
+            include_last_offset=include_last_offset,
+            padding_idx=padding_idx,
+        )
+        bag.weight.requires_grad = not freeze
+        return bag
