@@ -63,8 +63,14 @@ class ReLU(Module):
 class Hardtanh(Module):
     """x clamped to [min_val, max_val]."""
 
-    def __init__(self, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False) -> None:
-    def __init__(self, min_val=-1.0, max_val=1.0, inplace=False, min_value=None, max_value=None):
+    def __init__(
+        self,
+        min_val: float = -1.0,
+        max_val: float = 1.0,
+        inplace: bool = False,
+        min_value: float | None = None,
+        max_value: float | None = None,
+    ) -> None:
         super().__init__()
         # PyTorch's deprecated spellings of min_val / max_val
         if min_value is not None:
