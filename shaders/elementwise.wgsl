@@ -54,13 +54,134 @@ fn nan() -> f32 {
     return bitcast<f32>(0x7fc00000u);
 }
 
-// erf with |error| < 1.2e-7 (a Chebyshev fit of erfc, Numerical Recipes 6.2).
-fn erf_(x: f32) -> f32 {
+// erfc with relative error < 1.2e-7 (a Chebyshev fit, Numerical Recipes 6.2).
+fn erfc_(x: f32) -> f32 {
     let z = abs(x);
     let t = 1.0 / (1.0 + 0.5 * z);
     let r = t * exp(-z * z - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806
         + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))));
-    return select(1.0 - r, r - 1.0, x < 0.0);
+    return select(r, 2.0 - r, x < 0.0);
+}
+fn erf_(x: f32) -> f32 {
+    return 1.0 - erfc_(x);
+}
+
+// Special functions in float32 (the CPU's float64 versions, with the same
+// methods, are in rust/backend/cpu/special.rs).
+const PI_: f32 = 3.14159265358979;
+fn inf_() -> f32 {
+    return bitcast<f32>(0x7f800000u);
+}
+// ln|Γ(x)|: recurrence up to x ≥ 8, then Stirling's series; reflection below 1/2.
+fn lgamma_pos(x: f32) -> f32 {
+    var z = x;
+    var p = 1.0;
+    while (z < 8.0) {
+        p = p * z;
+        z = z + 1.0;
+    }
+    let f = 1.0 / (z * z);
+    let series = (1.0 / 12.0 - f * (1.0 / 360.0 - f * (1.0 / 1260.0 - f / 1680.0))) / z;
+    return (z - 0.5) * log(z) - z + 0.9189385332046727 + series - log(p);
+}
+fn lgamma_(x: f32) -> f32 {
+    if (is_nan(x)) { return x; }
+    if (is_inf(x) || (x <= 0.0 && floor(x) == x)) { return inf_(); }
+    if (x < 0.5) { return log(PI_ / abs(sin_(PI_ * x))) - lgamma_pos(1.0 - x); }
+    return lgamma_pos(x);
+}
+// ψ(x): recurrence up to x ≥ 6, then the asymptotic series; reflection below 0.
+fn digamma_(x: f32) -> f32 {
+    if (x == 0.0) { return -inf_(); }
+    var acc = 0.0;
+    var z = x;
+    if (x < 0.0) {
+        if (floor(x) == x) { return nan(); }
+        acc = -PI_ / tan_(PI_ * x);
+        z = 1.0 - x;
+    }
+    while (z < 6.0) {
+        acc = acc - 1.0 / z;
+        z = z + 1.0;
+    }
+    let f = 1.0 / (z * z);
+    return acc + log(z) - 0.5 / z - f * (1.0 / 12.0 - f * (1.0 / 120.0 - f * (1.0 / 252.0 - f * (1.0 / 240.0))));
+}
+// Hurwitz ζ(s, q), s > 1: terms until q + k ≥ 10 + s, then Euler–Maclaurin.
+fn zeta_(s: f32, q: f32) -> f32 {
+    if (q <= 0.0 && floor(q) == q) { return inf_(); }
+    var a = q;
+    var sum = 0.0;
+    while (a < 10.0 + s) {
+        sum = sum + pow_(a, -s);
+        a = a + 1.0;
+    }
+    sum = sum + pow(a, 1.0 - s) / (s - 1.0) + 0.5 * pow(a, -s);
+    let a2 = a * a;
+    var fac = s * pow(a, -s - 1.0);
+    sum = sum + fac / 12.0;
+    fac = fac * (s + 1.0) * (s + 2.0) / a2;
+    sum = sum - fac / 720.0;
+    fac = fac * (s + 3.0) * (s + 4.0) / a2;
+    sum = sum + fac / 30240.0;
+    fac = fac * (s + 5.0) * (s + 6.0) / a2;
+    return sum - fac / 1209600.0;
+}
+// ψ⁽ⁿ⁾(x) = (-1)^(n+1) n! ζ(n + 1, x).
+fn polygamma_(n: f32, x: f32) -> f32 {
+    if (n == 0.0) { return digamma_(x); }
+    var fact = 1.0;
+    for (var k = 2.0; k <= n; k = k + 1.0) {
+        fact = fact * k;
+    }
+    let odd = (u32(n) & 1u) == 1u;
+    return select(-fact, fact, odd) * zeta_(n + 1.0, x);
+}
+// erf⁻¹: Winitzki's closed form, then two Halley steps (on erfc near ±1).
+fn erfinv_(y: f32) -> f32 {
+    let ay = abs(y);
+    if (is_nan(y) || ay > 1.0) { return nan(); }
+    if (ay == 1.0) { return select(inf_(), -inf_(), y < 0.0); }
+    if (y == 0.0) { return y; }
+    let w = -log((1.0 - ay) * (1.0 + ay));
+    let t = 2.0 / (PI_ * 0.147) - 0.5 * w;
+    var x = sqrt(sqrt(t * t + w / 0.147) - t);
+    for (var i = 0; i < 2; i = i + 1) {
+        let f = select((1.0 - ay) - erfc_(x), erf_(x) - ay, ay < 0.5);
+        x = x - f / (1.1283791670955126 * exp(-x * x) + x * f);
+    }
+    return select(x, -x, y < 0.0);
+}
+// e^-x I_ν(x) for ν = 0, 1 and x ≥ 0: power series below 15, Hankel's
+// asymptotic expansion above.
+fn bessel_scaled(nu: f32, x: f32) -> f32 {
+    if (x <= 15.0) {
+        let q = 0.25 * x * x;
+        var term = select(1.0, 0.5 * x, nu == 1.0);
+        var sum = term;
+        for (var k = 1.0; k < 64.0; k = k + 1.0) {
+            term = term * q / (k * (k + nu));
+            sum = sum + term;
+            if (term < sum * 1e-8) { break; }
+        }
+        return sum * exp(-x);
+    }
+    let mu = 4.0 * nu * nu;
+    var term = 1.0;
+    var sum = 1.0;
+    for (var k = 1.0; k < 12.0; k = k + 1.0) {
+        let odd = 2.0 * k - 1.0;
+        term = -term * (mu - odd * odd) / (k * 8.0 * x);
+        sum = sum + term;
+    }
+    return sum * inverseSqrt(2.0 * PI_ * x);
+}
+fn bessel_(nu: f32, scaled: bool, x: f32) -> f32 {
+    if (is_nan(x)) { return x; }
+    let ax = abs(x);
+    var r = bessel_scaled(nu, ax);
+    if (!scaled) { r = r * exp(ax); }
+    return select(r, -r, nu == 1.0 && x < 0.0);
 }
 // log1p, expm1 and tanh accurate near 0: series there, since drivers' exp
 // and log are only accurate in absolute terms around 0 and 1.
@@ -175,6 +296,15 @@ fn unary_op(op: u32, x: f32, s0: f32, s1: f32) -> f32 {
         case UNARY_TANH: { return tanh_(x); }
         case UNARY_SIGMOID: { return sigmoid(x); }
         case UNARY_ERF: { return erf_(x); }
+        case UNARY_ERFC: { return erfc_(x); }
+        case UNARY_ERFINV: { return erfinv_(x); }
+        case UNARY_LGAMMA: { return lgamma_(x); }
+        case UNARY_DIGAMMA: { return digamma_(x); }
+        case UNARY_POLYGAMMA: { return polygamma_(s0, x); }                  // polygamma(n)
+        case UNARY_I0: { return bessel_(0.0, false, x); }
+        case UNARY_I0E: { return bessel_(0.0, true, x); }
+        case UNARY_I1: { return bessel_(1.0, false, x); }
+        case UNARY_I1E: { return bessel_(1.0, true, x); }
         case UNARY_GELU: { return 0.5 * x * (1.0 + erf_(x * 0.7071067811865476)); }
         case UNARY_GELU_TANH: { return 0.5 * x * (1.0 + tanh_(0.7978845608028654 * (x + 0.044715 * x * x * x))); }
         case UNARY_SILU: { return x * sigmoid(x); }

@@ -541,7 +541,8 @@ def call(v, args, kwargs):
             assert out is x, f"{v} must return self"
             return x
         return getattr(args[0], name)(*args[1:], **kwargs)
-    return getattr({"rumus": rumus, "F": F, "linalg": rumus.linalg}[where], name)(*args, **kwargs)
+    modules = {"rumus": rumus, "F": F, "linalg": rumus.linalg, "special": rumus.special}
+    return getattr(modules[where], name)(*args, **kwargs)
 
 
 def applicable(op, sample):
@@ -5578,6 +5579,7 @@ from op_db_composite import MORE  # noqa: E402 - it builds on the helpers above
 from op_db_linalg import LINALG_DECOMP  # noqa: E402 - it builds on the helpers above
 from op_db_nn_more import NN_MORE  # noqa: E402 - it builds on the helpers above
 from op_db_spatial import SPATIAL  # noqa: E402 - it builds on the helpers above
+from op_db_special import SPECIAL  # noqa: E402 - it builds on the helpers above
 
 OP_DB = (
     ELEMENTWISE
@@ -5597,6 +5599,7 @@ OP_DB = (
     + MORE
     + SPATIAL
     + NN_MORE
+    + SPECIAL
 )
 
 

@@ -9,6 +9,7 @@ from ._rumus import (
     arange,
     as_tensor,
     bfloat16,
+    binomial,
     bool,
     broadcast_shapes,
     bucketize,
@@ -39,6 +40,7 @@ from ._rumus import (
     one_hot,
     ones,
     ones_like,
+    poisson,
     promote_types,
     rand,
     rand_like,
@@ -195,6 +197,7 @@ from . import (  # noqa: E402
     linalg,
     nn,
     optim,
+    special,
     utils,
 )
 from .autograd import (  # noqa: E402
@@ -207,6 +210,9 @@ from .autograd import (  # noqa: E402
 from .serialization import load, save  # noqa: E402
 
 _composite.install(globals())
+special._install(globals())
+_standard_gamma = _rumus._standard_gamma
+_standard_gamma_grad = _rumus._standard_gamma_grad
 cosine_similarity = nn.functional.cosine_similarity
 pairwise_distance = nn.functional.pairwise_distance
 

@@ -83,4 +83,5 @@ backward_ops! {
     Sort(crate::ops::sort::SortBackward),
     Ctc(crate::ops::ctc::CtcBackward),
     CtcDouble(crate::ops::ctc::CtcDoubleBackward),
+    StandardGamma(crate::ops::sampling::StandardGammaBackward),
 }

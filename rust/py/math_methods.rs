@@ -6,10 +6,10 @@
 use super::convert::{int_list, operand_req, tensor_req};
 use super::gil::run;
 use super::tensor::{number, wrap, PyTensor};
-use crate::ops::elementwise::{binary, binary_, clamp_, Binary};
+use crate::ops::elementwise::{binary, binary_, clamp_, unary, Binary, Unary};
 use crate::ops::{blas, pointwise, shape, Operand};
 use crate::tensor::{Scalar, Tensor};
-use pyo3::exceptions::{PyTypeError, PyUserWarning};
+use pyo3::exceptions::{PyTypeError, PyUserWarning, PyValueError};
 use pyo3::prelude::*;
 
 fn scalar_or(v: Option<&Bound<'_, PyAny>>, default: Scalar) -> PyResult<Scalar> {
@@ -380,7 +380,21 @@ fn contract_last(a: &Tensor, n: i64) -> PyResult<(Vec<i64>, Vec<i64>)> {
     Ok(((r - n..r).collect(), (0..n).collect()))
 }
 
+/// rumus.special's Bessel functions that are not Tensor methods in PyTorch.
+#[pyfunction]
+fn _special_unary(py: Python<'_>, name: &str, input: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
+    let op = match name {
+        "i0e" => Unary::I0e,
+        "i1" => Unary::I1,
+        "i1e" => Unary::I1e,
+        _ => return Err(PyValueError::new_err(format!("no special function {name}"))),
+    };
+    let t = tensor_req(input, &format!("special.{name}(): argument 'input' (position 1)"))?;
+    Ok(wrap(run(py, t.numel(), || unary(op, &t))?))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(_special_unary, m)?)?;
     m.add_function(wrap_pyfunction!(xlogy, m)?)?;
     m.add_function(wrap_pyfunction!(tensordot, m)?)?;
     Ok(())

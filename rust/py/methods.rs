@@ -289,6 +289,14 @@ impl PyTensor {
     fn softplus(&self, py: Python<'_>, beta: f64, threshold: f64) -> PyResult<PyTensor> {
         self.unary(py, Unary::Softplus(beta, threshold))
     }
+    fn polygamma(&self, py: Python<'_>, n: i64) -> PyResult<PyTensor> {
+        self.unary(py, polygamma_op(n)?)
+    }
+    fn polygamma_<'py>(slf: Bound<'py, Self>, n: i64) -> PyResult<Bound<'py, Self>> {
+        let (op, t) = (polygamma_op(n)?, &slf.get().t);
+        run(slf.py(), t.numel(), || unary_(op, t))?;
+        Ok(slf)
+    }
     fn isnan(&self, py: Python<'_>) -> PyResult<PyTensor> {
         self.unary(py, Unary::IsNan)
     }
@@ -568,6 +576,13 @@ impl PyTensor {
         let (d, dt, t) = (one_dim(dim)?, dtype_arg(dtype)?, &self.t);
         Ok(wrap(run(py, t.numel(), || scan::cumulative(t, d, dt, true))?))
     }
+}
+
+fn polygamma_op(n: i64) -> PyResult<Unary> {
+    if n < 0 {
+        return Err(PyRuntimeError::new_err("polygamma(n, x) does not support negative n."));
+    }
+    Ok(Unary::Polygamma(n))
 }
 
 impl PyTensor {

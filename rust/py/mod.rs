@@ -17,6 +17,7 @@ mod methods;
 mod nn;
 mod numpy;
 mod optim;
+mod sampling;
 mod serialization;
 mod shape_methods;
 mod sort;
@@ -85,5 +86,6 @@ fn _rumus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     serialization::register(m)?;
     sort::register(m)?;
     math_methods::register(m)?;
+    sampling::register(m)?;
     Ok(())
 }

@@ -1,14 +1,10 @@
 """Probability distributions with sampling, log densities and KL divergences,
-following ``torch.distributions``.
-
-Families that need lgamma/digamma or rejection samplers (Gamma, Beta,
-Dirichlet, Chi2, StudentT, Poisson, Binomial, Multinomial, VonMises, ...) are
-not here yet.
-"""
+following ``torch.distributions``."""
 
 from . import constraint_registry, constraints, transforms
 from .constraint_registry import biject_to, transform_to
 from .continuous import Cauchy, Exponential, Laplace, Uniform
+from .counts import Binomial, Multinomial, Poisson
 from .discrete import (
     Bernoulli,
     Categorical,
@@ -17,6 +13,7 @@ from .discrete import (
     OneHotCategoricalStraightThrough,
 )
 from .distribution import Distribution
+from .gamma import Beta, Chi2, Dirichlet, Gamma, StudentT
 from .independent import Independent
 from .kl import kl_divergence, register_kl
 from .mixture_same_family import MixtureSameFamily
@@ -49,8 +46,18 @@ from .transforms import (
     Transform,
     identity_transform,
 )
+from .von_mises import VonMises
 
 __all__ = [
+    "Beta",
+    "Binomial",
+    "Chi2",
+    "Dirichlet",
+    "Gamma",
+    "Multinomial",
+    "Poisson",
+    "StudentT",
+    "VonMises",
     "SoftplusTransform",
     "ReshapeTransform",
     "PositiveDefiniteTransform",

@@ -8,6 +8,7 @@ Each constraint has ``check(value)``, a bool tensor of shape
 import rumus
 
 __all__ = [
+    "multinomial",
     "Constraint",
     "boolean",
     "dependent",
@@ -183,6 +184,24 @@ class _IntegerGreaterThan(Constraint):
         return f"IntegerGreaterThan(lower_bound={self.lower_bound})"
 
 
+class _Multinomial(Constraint):
+    """Non-negative whole counts over the last dimension summing to at most
+    ``upper_bound``."""
+
+    is_discrete = True
+    event_dim = 1
+
+    def __init__(self, upper_bound):
+        self.upper_bound = upper_bound
+        super().__init__()
+
+    def check(self, value):
+        return (value >= 0).all(-1) & (value.sum(-1) <= self.upper_bound)
+
+    def __repr__(self):
+        return f"Multinomial(upper_bound={self.upper_bound})"
+
+
 class _Real(Constraint):
     def check(self, value):
         return value == value  # False only for NaN
@@ -313,6 +332,7 @@ one_hot = _OneHot()
 nonnegative_integer = _IntegerGreaterThan(0)
 positive_integer = _IntegerGreaterThan(1)
 integer_interval = _IntegerInterval
+multinomial = _Multinomial
 real = _Real()
 real_vector = independent(real, 1)
 positive = _GreaterThan(0.0)

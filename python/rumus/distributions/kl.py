@@ -5,7 +5,9 @@ import math
 import rumus
 
 from .continuous import Cauchy, Exponential, Laplace, Uniform
+from .counts import Binomial, Poisson
 from .discrete import Bernoulli, Categorical, Geometric, OneHotCategorical
+from .gamma import Beta, Dirichlet, Gamma
 from .independent import Independent
 from .multivariate_normal import LowRankMultivariateNormal, MultivariateNormal, _batch_mahalanobis
 from .normal import HalfNormal, Normal
@@ -304,3 +306,58 @@ def _kl_uniform_gumbel(p, q):
 def _kl_pareto_exponential(p, q):
     result = -p.entropy() - q.rate.log() + q.rate * p.mean
     return rumus.where(p.alpha > 1, result, math.inf)
+
+
+_EULER_GAMMA = 0.57721566490153286060
+
+
+@register_kl(Gamma, Gamma)
+def _kl_gamma_gamma(p, q):
+    t1 = q.concentration * (p.rate / q.rate).log()
+    t2 = q.concentration.lgamma() - p.concentration.lgamma()
+    t3 = (p.concentration - q.concentration) * p.concentration.digamma()
+    t4 = (q.rate - p.rate) * (p.concentration / p.rate)
+    return t1 + t2 + t3 + t4
+
+
+@register_kl(Exponential, Gamma)
+def _kl_exponential_gamma(p, q):
+    ratio = q.rate / p.rate
+    a = q.concentration
+    return -a * ratio.log() + ratio + a.lgamma() + a * _EULER_GAMMA - (1 + _EULER_GAMMA)
+
+
+@register_kl(Gamma, Exponential)
+def _kl_gamma_exponential(p, q):
+    return -p.entropy() - q.rate.log() + q.rate * (p.concentration / p.rate)
+
+
+@register_kl(Dirichlet, Dirichlet)
+def _kl_dirichlet_dirichlet(p, q):
+    a, b = p.concentration, q.concentration
+    sum_a = a.sum(-1)
+    t1 = sum_a.lgamma() - b.sum(-1).lgamma()
+    t2 = (a.lgamma() - b.lgamma()).sum(-1)
+    t3 = (a - b) * (a.digamma() - sum_a.digamma().unsqueeze(-1))
+    return t1 - t2 + t3.sum(-1)
+
+
+@register_kl(Beta, Beta)
+def _kl_beta_beta(p, q):
+    return _kl_dirichlet_dirichlet(p._dirichlet, q._dirichlet)
+
+
+@register_kl(Poisson, Poisson)
+def _kl_poisson_poisson(p, q):
+    return p.rate * (p.rate.log() - q.rate.log()) - (p.rate - q.rate)
+
+
+@register_kl(Binomial, Binomial)
+def _kl_binomial_binomial(p, q):
+    # Only defined when q has at least p's trials; infinite where it has more.
+    if bool((p.total_count < q.total_count).any()):
+        raise NotImplementedError(
+            "KL between Binomials where q.total_count > p.total_count is not implemented"
+        )
+    kl = p.total_count * (p.probs * (p.logits - q.logits) + (-p.probs).log1p() - (-q.probs).log1p())
+    return rumus.where(p.total_count > q.total_count, _inf_like(kl), kl)

@@ -15,6 +15,7 @@ pub mod random;
 pub mod reduce;
 pub mod softmax;
 pub mod sort;
+pub mod special;
 pub mod strided;
 pub mod team;
 pub mod unary;

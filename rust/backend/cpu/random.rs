@@ -4,7 +4,7 @@
 use rand::seq::SliceRandom;
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rand_distr::{Distribution, StandardNormal};
+use rand_distr::{Binomial, Distribution, Gamma, Poisson, StandardNormal};
 use std::sync::{Arc, LazyLock, Mutex};
 
 pub struct Generator {
@@ -94,6 +94,31 @@ impl Generator {
             let z: f64 = StandardNormal.sample(&mut self.rng);
             *x = mean + std * z;
         }
+    }
+    /// Γ(α, 1) draws, one per α > 0 (torch._standard_gamma).
+    pub fn standard_gamma(&mut self, alpha: &[f64]) -> Vec<f64> {
+        let draw = |rng: &mut ChaCha8Rng, a: f64| match Gamma::new(a, 1.0) {
+            Ok(d) => d.sample(rng),
+            Err(_) => f64::NAN,
+        };
+        alpha.iter().map(|&a| draw(&mut self.rng, a)).collect()
+    }
+    /// Poisson counts, one per rate ≥ 0 (a zero rate draws 0).
+    pub fn poisson(&mut self, rate: &[f64]) -> Vec<f64> {
+        let draw = |rng: &mut ChaCha8Rng, r: f64| match Poisson::new(r) {
+            Ok(d) => d.sample(rng),
+            Err(_) if r == 0.0 => 0.0,
+            Err(_) => f64::NAN,
+        };
+        rate.iter().map(|&r| draw(&mut self.rng, r)).collect()
+    }
+    /// Binomial counts, one per (count, prob) pair (count a whole number ≥ 0).
+    pub fn binomial(&mut self, count: &[f64], prob: &[f64]) -> Vec<f64> {
+        let draw = |rng: &mut ChaCha8Rng, n: f64, p: f64| match Binomial::new(n as u64, p) {
+            Ok(d) => d.sample(rng) as f64,
+            Err(_) => f64::NAN,
+        };
+        count.iter().zip(prob).map(|(&n, &p)| draw(&mut self.rng, n, p)).collect()
     }
     /// Integers uniform in [lo, hi); hi > lo.
     pub fn randint(&mut self, out: &mut [i64], lo: i64, hi: i64) {

@@ -2,7 +2,7 @@
 //! SIMD fast paths for contiguous float32, integer forms, bool results.
 
 use super::elementwise::{map1, Arith};
-use super::{vmath, P};
+use super::{special, vmath, P};
 use crate::bail;
 use crate::error::Result;
 use crate::ops::elementwise::Unary;
@@ -69,6 +69,15 @@ fn run_unary<T: FloatMath>(op: Unary, out: &Tensor, a: &Tensor) -> Result<()> {
         Tanh => go!(|x: T| x.tanh()),
         Sigmoid => go!(|x: T| one / (one + (-x).exp())),
         Erf => go!(|x: T| x.erf()),
+        Erfc => go!(|x: T| x.via_f64(special::erfc)),
+        Erfinv => go!(|x: T| x.via_f64(special::erfinv)),
+        Lgamma => go!(|x: T| x.via_f64(special::lgamma)),
+        Digamma => go!(|x: T| x.via_f64(special::digamma)),
+        Polygamma(n) => go!(|x: T| T::from_f(special::polygamma(n, x.to_f64()))),
+        I0 => go!(|x: T| x.via_f64(special::i0)),
+        I0e => go!(|x: T| x.via_f64(special::i0e)),
+        I1 => go!(|x: T| x.via_f64(special::i1)),
+        I1e => go!(|x: T| x.via_f64(special::i1e)),
         Gelu => {
             let r = f(std::f64::consts::FRAC_1_SQRT_2);
             go!(|x: T| half * x * (one + (x * r).erf()))
@@ -184,6 +193,11 @@ pub trait FloatMath: Arith + num_traits::Float {
     fn round_even(self) -> Self;
     fn from_f(v: f64) -> Self {
         <Self as Element>::from_f64(v)
+    }
+    /// A float64 function applied to this value (float32 rounds its result).
+    #[inline(always)]
+    fn via_f64(self, f: fn(f64) -> f64) -> Self {
+        Self::from_f(f(self.to_f64()))
     }
 }
 impl FloatMath for f32 {

@@ -53,6 +53,15 @@ macro_rules! unary_ops {
             Tanh "tanh": tanh tanh_;
             Sigmoid "sigmoid": sigmoid sigmoid_;
             Erf "erf": erf erf_;
+            Erfc "erfc": erfc erfc_;
+            Erfinv "erfinv": erfinv erfinv_;
+            Lgamma "lgamma": lgamma lgamma_;
+            Digamma "digamma": digamma digamma_;
+            Polygamma(i64) "polygamma": ;
+            I0 "i0": i0 i0_;
+            I0e "special_i0e": ;
+            I1 "special_i1": ;
+            I1e "special_i1e": ;
             Gelu "gelu": ;
             GeluTanh "gelu": ;
             Silu "silu": silu silu_;
@@ -195,9 +204,8 @@ impl UnaryBackward {
     fn new(op: Unary, a: &Tensor, out: &Tensor) -> UnaryBackward {
         use Unary::*;
         let (input, output) = match op {
-            Exp | Exp2 | Expm1 | Sqrt | Rsqrt | Reciprocal | Tan | Tanh | Sigmoid | Relu => {
-                (false, true)
-            }
+            Exp | Exp2 | Expm1 | Sqrt | Rsqrt | Reciprocal | Tan | Tanh | Sigmoid | Relu
+            | Erfinv => (false, true),
             Neg | Sign | Floor | Ceil | Round | Trunc => (false, false),
             _ => (true, false),
         };
@@ -261,6 +269,43 @@ impl Backward for UnaryBackward {
                 g,
                 &scale(&un(Exp, &neg(&un(Square, &x()?)?)?)?, std::f64::consts::FRAC_2_SQRT_PI)?,
             )?,
+            Erfc => mul(
+                g,
+                &scale(&un(Exp, &neg(&un(Square, &x()?)?)?)?, -std::f64::consts::FRAC_2_SQRT_PI)?,
+            )?,
+            // d erfinv(x) = √π/2 · exp(erfinv(x)²)
+            Erfinv => {
+                mul(g, &scale(&un(Exp, &un(Square, &y()?)?)?, std::f64::consts::PI.sqrt() / 2.0)?)?
+            }
+            Lgamma => mul(g, &un(Digamma, &x()?)?)?,
+            Digamma => mul(g, &un(Polygamma(1), &x()?)?)?,
+            Polygamma(n) => mul(g, &un(Polygamma(n + 1), &x()?)?)?,
+            I0 => mul(g, &un(I1, &x()?)?)?,
+            // i0e' = i1e - sign(x) i0e
+            I0e => {
+                let x = x()?;
+                mul(g, &sub(&un(I1e, &x)?, &mul(&un(Sign, &x)?, &un(I0e, &x)?)?)?)?
+            }
+            // i1' = i0 - i1/x and i1e' = i0e - i1e (sign(x) + 1/x), both 1/2 at 0.
+            I1 | I1e => {
+                let x = x()?;
+                let (i0, i1) = if self.op == I1 { (I0, I1) } else { (I0e, I1e) };
+                let mut r = div(&un(i1, &x)?, &x)?;
+                if self.op == I1e {
+                    r = add(&r, &mul(&un(Sign, &x)?, &un(I1e, &x)?)?)?;
+                }
+                let d = sub(&un(i0, &x)?, &r)?;
+                let zero = binary(
+                    Binary::Eq,
+                    &Operand::T(x),
+                    &Operand::S(crate::tensor::Scalar::Int(0)),
+                    None,
+                )?;
+                mul(
+                    g,
+                    &where_(&zero, &Operand::S(crate::tensor::Scalar::Float(0.5)), &Operand::T(d))?,
+                )?
+            }
             Gelu => {
                 // d/dx x·Φ(x) = Φ(x) + x·φ(x)
                 let x = x()?;

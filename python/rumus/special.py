@@ -1,0 +1,269 @@
+"""rumus.special: PyTorch's torch.special.
+
+The gamma family (lgamma, digamma, polygamma), erfc, erfinv and the modified Bessel
+functions i0, i0e, i1, i1e are engine kernels (CPU and GPU, with backward); the rest
+are compositions of engine ops, so they run on the input's device and differentiate.
+Not provided yet: zeta, gammainc/gammaincc, erfcx, airy_ai and the bessel_j/y and
+orthogonal-polynomial families."""
+
+import math
+
+import rumus
+
+from . import _rumus
+from ._rumus import Tensor
+
+__all__ = [
+    "digamma",
+    "entr",
+    "erf",
+    "erfc",
+    "erfinv",
+    "exp2",
+    "expit",
+    "expm1",
+    "gammaln",
+    "i0",
+    "i0e",
+    "i1",
+    "i1e",
+    "log1p",
+    "log_ndtr",
+    "log_softmax",
+    "logit",
+    "logsumexp",
+    "multigammaln",
+    "ndtr",
+    "ndtri",
+    "polygamma",
+    "psi",
+    "round",
+    "sinc",
+    "softmax",
+    "xlog1py",
+    "xlogy",
+]
+
+
+def _tensor(op, x, what="input"):
+    if not isinstance(x, Tensor):
+        raise TypeError(f"special.{op}(): argument '{what}' must be Tensor, not {type(x).__name__}")
+    return x
+
+
+def _float(x):
+    return x if x.is_floating_point() else x.float()
+
+
+def digamma(input):
+    """ψ(input), the logarithmic derivative of the gamma function (ψ(0) = -inf)."""
+    return _tensor("digamma", input).digamma()
+
+
+psi = digamma
+
+
+def gammaln(input):
+    """ln|Γ(input)|."""
+    return _tensor("gammaln", input).lgamma()
+
+
+def polygamma(n, input):
+    """The n-th derivative of the digamma function, ψ⁽ⁿ⁾(input), for n >= 0."""
+    return _tensor("polygamma", input).polygamma(n)
+
+
+def multigammaln(input, p):
+    """The multivariate log-gamma function of dimension p:
+    p(p-1)/4 ln π + Σ_{j<p} ln Γ(input - j/2). Every element must exceed (p-1)/2."""
+    return _tensor("multigammaln", input).mvlgamma(p)
+
+
+def erf(input):
+    """The error function."""
+    return _tensor("erf", input).erf()
+
+
+def erfc(input):
+    """The complementary error function 1 - erf(input), accurate in the tails."""
+    return _tensor("erfc", input).erfc()
+
+
+def erfinv(input):
+    """The inverse error function on [-1, 1] (±inf at ±1, nan outside)."""
+    return _tensor("erfinv", input).erfinv()
+
+
+def i0(input):
+    """The modified Bessel function of the first kind of order 0."""
+    return _tensor("i0", input).i0()
+
+
+def i0e(input):
+    """exp(-|input|) · i0(input), which does not overflow."""
+    return _rumus._special_unary("i0e", input)
+
+
+def i1(input):
+    """The modified Bessel function of the first kind of order 1."""
+    return _rumus._special_unary("i1", input)
+
+
+def i1e(input):
+    """exp(-|input|) · i1(input), which does not overflow."""
+    return _rumus._special_unary("i1e", input)
+
+
+def ndtr(input):
+    """The standard normal CDF, Φ(input) = erfc(-input/√2)/2."""
+    return (_float(_tensor("ndtr", input)) * -math.sqrt(0.5)).erfc() * 0.5
+
+
+def ndtri(input):
+    """The inverse of the standard normal CDF, √2 · erfinv(2p - 1)."""
+    return (_float(_tensor("ndtri", input)) * 2 - 1).erfinv() * math.sqrt(2.0)
+
+
+# log Φ(x) for x < _LOG_NDTR_SWITCH from the asymptotic series of Mills' ratio:
+# Φ(x) ≈ φ(x)/(-x) · Σ_k (-1)^k (2k-1)!! / x^2k (below -10 the terms after the
+# seventh are under 1e-11); above it log(erfc(-x/√2)/2), whose float32 erfc is
+# still normal there.
+_LOG_NDTR_SWITCH = -10.0
+_MILLS = (1.0, -1.0, 3.0, -15.0, 105.0, -945.0, 10395.0, -135135.0)
+
+
+def log_ndtr(input):
+    """log Φ(input), accurate far into the lower tail."""
+    x = _float(_tensor("log_ndtr", input))
+    near = x.clamp(min=_LOG_NDTR_SWITCH)
+    direct = ((near * -math.sqrt(0.5)).erfc() * 0.5).log()
+    far = x.clamp(max=_LOG_NDTR_SWITCH)
+    inv2 = far.square().reciprocal()
+    series = inv2 * _MILLS[-1]
+    for c in reversed(_MILLS[1:-1]):
+        series = (series + c) * inv2
+    tail = -0.5 * far.square() - (-far).log() - 0.5 * math.log(2 * math.pi) + series.log1p()
+    return _rumus.where(x > _LOG_NDTR_SWITCH, direct, tail)
+
+
+def entr(input):
+    """Elementwise entropy: -x ln x for x > 0, 0 at 0, -inf for x < 0."""
+    x = _float(_tensor("entr", input))
+    safe = _rumus.where(x > 0, x, _rumus.ones_like(x))
+    value = -x * safe.log()
+    value = _rumus.where(x == 0, _rumus.zeros_like(x), value)
+    return _rumus.where(x < 0, _rumus.full_like(x, -math.inf), value)
+
+
+def sinc(input):
+    """The normalized sinc, sin(πx)/(πx), 1 at 0."""
+    return _tensor("sinc", input).sinc()
+
+
+def xlog1py(input, other):
+    """input · log1p(other), 0 where input is 0 (unless other is nan)."""
+    if not isinstance(input, Tensor):
+        input = _rumus.tensor(input, device=other.device)
+    if not isinstance(other, Tensor):
+        other = _rumus.tensor(other, device=input.device)
+    x, y = _float(input), _float(other)
+    value = x * y.log1p()
+    zero = (x == 0) & ~y.isnan()
+    return _rumus.where(zero, _rumus.zeros_like(value), value)
+
+
+def xlogy(input, other):
+    """input · log(other), 0 where input is 0 (unless other is nan)."""
+    return rumus.xlogy(input, other)
+
+
+def expit(input):
+    """The logistic sigmoid."""
+    return _tensor("expit", input).sigmoid()
+
+
+def exp2(input):
+    return _tensor("exp2", input).exp2()
+
+
+def expm1(input):
+    return _tensor("expm1", input).expm1()
+
+
+def log1p(input):
+    return _tensor("log1p", input).log1p()
+
+
+def logit(input, eps=None):
+    return rumus.logit(input, eps)
+
+
+def round(input, decimals=0):  # noqa: A001 - PyTorch's name
+    return rumus.round(input, decimals=decimals)
+
+
+def logsumexp(input, dim, keepdim=False):
+    return rumus.logsumexp(input, dim, keepdim)
+
+
+def softmax(input, dim, *, dtype=None):
+    return rumus.nn.functional.softmax(input, dim, dtype=dtype)
+
+
+def log_softmax(input, dim, *, dtype=None):
+    return rumus.nn.functional.log_softmax(input, dim, dtype=dtype)
+
+
+def _inplace_float(op, self):
+    if not self.is_floating_point():
+        raise RuntimeError(
+            f"{op}: result type Float can't be cast to the desired output type {self.dtype}"
+        )
+
+
+def _mvlgamma(self, p):
+    _tensor("mvlgamma", self)
+    if not self.is_floating_point():
+        raise RuntimeError(f"mvlgamma: expected a floating point tensor, got {self.dtype}")
+    if not isinstance(p, int) or p < 1:
+        raise RuntimeError(f"mvlgamma: p has to be greater than or equal to 1, got {p}")
+    x = self
+    if not bool((x > (p - 1) / 2).all()):
+        raise RuntimeError(f"All elements must be greater than (p-1)/2 = {(p - 1) / 2}")
+    shift = _rumus.arange(p, dtype=x.dtype, device=x.device) * -0.5
+    terms = (x.unsqueeze(-1) + shift).lgamma().sum(-1)
+    return terms + p * (p - 1) / 4 * math.log(math.pi)
+
+
+def _mvlgamma_(self, p):
+    _inplace_float("mvlgamma_", self)
+    self.copy_(_mvlgamma(self, p))
+    return self
+
+
+def _sinc(self):
+    x = _float(_tensor("sinc", self))
+    zero = x == 0
+    px = _rumus.where(zero, _rumus.ones_like(x), x) * math.pi
+    return _rumus.where(zero, _rumus.ones_like(x), px.sin() / px)
+
+
+def _sinc_(self):
+    _inplace_float("sinc_", self)
+    self.copy_(_sinc(self))
+    return self
+
+
+def _polygamma(n, input):
+    """torch.polygamma(n, input): the n-th derivative of the digamma function."""
+    return _tensor("polygamma", input).polygamma(n)
+
+
+def _install(namespace):
+    """Tensor.mvlgamma/sinc (and in-place forms), rumus.mvlgamma/polygamma/sinc."""
+    Tensor.mvlgamma, Tensor.mvlgamma_ = _mvlgamma, _mvlgamma_
+    if not hasattr(Tensor, "sinc"):
+        Tensor.sinc, Tensor.sinc_ = _sinc, _sinc_
+    namespace["mvlgamma"] = _mvlgamma
+    namespace["polygamma"] = _polygamma
+    namespace.setdefault("sinc", _sinc)
