@@ -145,6 +145,15 @@ def test_ctc_impossible_alignment_and_zero_infinity():
     assert (g[:, 0] == 0).all() and np.abs(g[:, 1]).sum() > 0
 
 
+def test_ctc_target_longer_than_its_input_raises():
+    lp = rumus.tensor(_lp(np.random.default_rng(4), 3, 2, 4))
+    targets = rumus.tensor(np.array([[1, 2, 3, 1], [1, 2, 0, 0]], np.int64))
+    with pytest.raises(ValueError, match="target 0 has length 4, longer than its input length 3"):
+        F.ctc_loss(lp, targets, [3, 3], [4, 2])
+    loss = F.ctc_loss(lp, targets, [3, 3], [4, 2], reduction="none", zero_infinity=True)
+    assert to_np(loss)[0] == 0.0 and np.isfinite(to_np(loss)[1])
+
+
 def test_ctc_gradients_are_exact():
     rng = np.random.default_rng(3)
     t, n, c = 5, 3, 4

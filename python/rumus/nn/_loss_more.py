@@ -46,7 +46,8 @@ def ctc_loss(
 ):
     """Connectionist temporal classification loss of log_probs (T, N, C) or unbatched
     (T, C). Targets: (N, S) padded, or 1-D with the N targets concatenated. 'mean'
-    divides each loss by its target length, then averages over the batch.
+    divides each loss by its target length, then averages over the batch. A target longer
+    than its input raises ValueError unless ``zero_infinity`` (PyTorch returns inf).
 
     Differences from PyTorch: the gradient is d loss / d log_probs exactly (PyTorch's adds
     exp(log_probs), which cancels once it passes back through log_softmax, so the usual
@@ -71,6 +72,16 @@ def ctc_loss(
         )
     il = _lengths(input_lengths, "input_lengths")
     tl = _lengths(target_lengths, "target_lengths")
+    # A target longer than its input has no alignment at all: a mistake in the lengths, so
+    # it raises (PyTorch returns inf). zero_infinity=True asks for those losses to be zeroed,
+    # as it does for targets that fit but cannot align (repeats needing separating blanks).
+    longer = [i for i, (a, b) in enumerate(zip(il, tl)) if b > a]
+    if longer and not zero_infinity:
+        i = longer[0]
+        raise ValueError(
+            f"ctc_loss: target {i} has length {tl[i]}, longer than its input length {il[i]}; "
+            "pass zero_infinity=True to get a zero loss for such samples instead"
+        )
     nll = _rumus._ctc_loss(log_probs, targets, il, tl, blank, zero_infinity)
     if unbatched:
         nll = nll.squeeze(0)
