@@ -260,7 +260,7 @@ mod tests {
             let fd = (quantile(a + h, u) - quantile(a - h, u)) / (2.0 * h);
             close(standard_gamma_grad(a, quantile(a, u)), fd, 1e-5);
         }
-        let (a, x) = (900.0, 930.0);
+        let (a, x): (f64, f64) = (900.0, 930.0);
         let u = (x / a).cbrt();
         let h = 1e-3;
         let z = (u - 1.0 + 1.0 / (9.0 * a)) * 3.0 * a.sqrt();
