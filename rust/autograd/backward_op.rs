@@ -81,4 +81,5 @@ backward_ops! {
     Softmax(softmax::SoftmaxBackward),
     LayerNorm(norm::LayerNormBackward),
     Sort(crate::ops::sort::SortBackward),
+    Rnn(crate::ops::rnn::RnnBackward),
 }

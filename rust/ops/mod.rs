@@ -14,6 +14,7 @@ pub mod pointwise;
 pub mod pool;
 pub mod reduce;
 pub mod repeat;
+pub mod rnn;
 pub mod scan;
 pub mod shape;
 pub mod softmax;

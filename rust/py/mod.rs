@@ -15,6 +15,7 @@ mod methods;
 mod nn;
 mod numpy;
 mod optim;
+mod rnn;
 mod serialization;
 mod shape_methods;
 mod sort;
@@ -80,6 +81,7 @@ fn _rumus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     gpu::register(m)?;
     serialization::register(m)?;
     sort::register(m)?;
+    rnn::register(m)?;
     math_methods::register(m)?;
     Ok(())
 }

@@ -70,6 +70,7 @@ from .pooling import (
     MaxPool1d,
     MaxPool2d,
 )
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .sparse import Embedding
 from .transformer import (
     MultiheadAttention,
@@ -165,4 +166,12 @@ __all__ = [
     "TransformerDecoderLayer",
     "TransformerDecoder",
     "Transformer",
+    "RNNBase",
+    "RNN",
+    "LSTM",
+    "GRU",
+    "RNNCellBase",
+    "RNNCell",
+    "LSTMCell",
+    "GRUCell",
 ]
