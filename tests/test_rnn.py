@@ -169,6 +169,23 @@ def test_float32_close_to_float64(mode):
     np.testing.assert_allclose(h.detach().numpy(), rh, rtol=1e-4, atol=1e-5)
 
 
+def test_float16_weights_compute_in_float32():
+    rng = np.random.default_rng(13)
+    m = nn.GRU(4, 6, num_layers=2)
+    h = nn.GRU(4, 6, num_layers=2, dtype=rumus.float16)
+    h.load_state_dict({k: v.to(rumus.float16) for k, v in m.state_dict().items()})
+    x = rng.standard_normal((3, 2, 4)).astype(np.float32)
+    out16, h16 = h(rumus.from_numpy(x).to(rumus.float16))
+    assert out16.dtype == rumus.float16 and h16.dtype == rumus.float16
+    w = [
+        tuple(None if a is None else a.astype(np.float16).astype(np.float64) for a in ws)
+        for ws in module_weights(m)
+    ]
+    xs = [x[:, b].astype(np.float16).astype(np.float64) for b in range(2)]
+    routs, _, _ = ref_rnn("GRU", w, xs, np.zeros((2, 2, 6)), None, 2, 1)
+    np.testing.assert_allclose(out16.float().detach().numpy(), np.stack(routs, 1), atol=2e-3)
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_packed_unsorted_lengths_match_numpy(mode):
     rng = np.random.default_rng(3)

@@ -167,6 +167,11 @@ pub fn forward<T: Act>(
             biased,
         );
     }
+    // The per-step products read W_hh and W_hr transposed; with only a few
+    // rows per product, the GEMM would repack a strided right-hand side at
+    // every step (about 4x slower), so transpose them once.
+    let w_hh_t = transposed(w.w_hh, g, p);
+    let w_hr_t = w.w_hr.map(|w| transposed(w, p, hd)).unwrap_or_default();
     let mut gh = if gru { vec![T::zero(); d.batch * g] } else { Vec::new() };
     let (off, order) = schedule(bs, reverse);
     for &t in &order {
@@ -182,7 +187,7 @@ pub fn forward<T: Act>(
             } else {
                 (s.gates.as_mut_ptr().add(r0 * g), true)
             };
-            mm(b, g, p, dst, g, (h.as_ptr(), p, 1), (w.w_hh.as_ptr(), 1, p), acc);
+            mm(b, g, p, dst, g, (h.as_ptr(), p, 1), (w_hh_t.as_ptr(), g, 1), acc);
         }
         let gp = P(s.gates.as_mut_ptr().wrapping_add(r0 * g));
         let hp = P(h.as_mut_ptr());
@@ -220,6 +225,9 @@ pub fn forward<T: Act>(
                             let (gi, rest) = gr.split_at_mut(hd);
                             let (gf, rest) = rest.split_at_mut(hd);
                             let (gg, go) = rest.split_at_mut(hd);
+                            // Equal lengths let the loop vectorize without bounds checks.
+                            let (go, cr, tr, mr) =
+                                (&mut go[..hd], &mut cr[..hd], &mut tr[..hd], &mut mr[..hd]);
                             for j in 0..hd {
                                 let ig = T::sig(gi[j]);
                                 let fg = T::sig(gf[j]);
@@ -235,7 +243,7 @@ pub fn forward<T: Act>(
                         },
                     )
                 });
-                if let Some(w_hr) = w.w_hr {
+                if w.w_hr.is_some() {
                     // SAFETY: b rows of m (H wide) projected into the first b rows of h.
                     unsafe {
                         mm(
@@ -245,7 +253,7 @@ pub fn forward<T: Act>(
                             h.as_mut_ptr(),
                             p,
                             (s.m.as_ptr().add(r0 * hd), hd, 1),
-                            (w_hr.as_ptr(), 1, hd),
+                            (w_hr_t.as_ptr(), p, 1),
                             false,
                         );
                     }
@@ -270,6 +278,9 @@ pub fn forward<T: Act>(
                             let (xz, xn) = rest.split_at_mut(hd);
                             let (hr_, rest) = ghr.split_at(hd);
                             let (hz, hn) = rest.split_at(hd);
+                            // Equal lengths let the loop vectorize without bounds checks.
+                            let (xn, hn, hr, ar) =
+                                (&mut xn[..hd], &hn[..hd], &mut hr[..hd], &mut ar[..hd]);
                             for j in 0..hd {
                                 let r = T::sig(xr[j] + hr_[j]);
                                 let z = T::sig(xz[j] + hz[j]);
@@ -286,6 +297,17 @@ pub fn forward<T: Act>(
         y[r0 * p..(r0 + b) * p].copy_from_slice(&h[..b * p]);
     }
     s
+}
+
+/// The (cols, rows) transpose of a row-major (rows, cols) matrix.
+fn transposed<T: Act>(a: &[T], rows: usize, cols: usize) -> Vec<T> {
+    let mut t = vec![T::zero(); rows * cols];
+    for (i, row) in a.chunks_exact(cols).enumerate() {
+        for (j, &v) in row.iter().enumerate() {
+            t[j * rows + i] = v;
+        }
+    }
+    t
 }
 
 /// Row `i` (width `w`) of the read-only matrix at `p`.
@@ -359,6 +381,8 @@ pub fn backward<T: Act>(
                             // SAFETY: row i of this step is touched by this task only.
                             let (gr, dgr, dhr) =
                                 unsafe { (crow(gp.get(), i, g), row(dgp, i, g), row(dhp, i, p)) };
+                            // Equal lengths let the loop vectorize without bounds checks.
+                            let (gr, dgr, dhr) = (&gr[..hd], &mut dgr[..hd], &dhr[..hd]);
                             for j in 0..hd {
                                 let v = gr[j];
                                 dgr[j] = if relu {
@@ -417,6 +441,15 @@ pub fn backward<T: Act>(
                             let (gi, rest) = gr.split_at(hd);
                             let (gf, rest) = rest.split_at(hd);
                             let (gg, go) = rest.split_at(hd);
+                            // Equal lengths let the loop vectorize without bounds checks.
+                            let (dout, go, mr, cr, tr, pr) = (
+                                &mut dout[..hd],
+                                &go[..hd],
+                                &mr[..hd],
+                                &mut cr[..hd],
+                                &tr[..hd],
+                                &pr[..hd],
+                            );
                             for j in 0..hd {
                                 let (ig, fg, cg, og, tc) = (gi[j], gf[j], gg[j], go[j], tr[j]);
                                 let dmj = mr[j];
@@ -457,6 +490,15 @@ pub fn backward<T: Act>(
                             let (dhz, dhn) = rest.split_at_mut(hd);
                             let (gr_, rest) = gr.split_at(hd);
                             let (gz, gn) = rest.split_at(hd);
+                            // Equal lengths let the loop vectorize without bounds checks.
+                            let (dxn, dhn, gn, dhr, ar, hr) = (
+                                &mut dxn[..hd],
+                                &mut dhn[..hd],
+                                &gn[..hd],
+                                &mut dhr[..hd],
+                                &ar[..hd],
+                                &hr[..hd],
+                            );
                             for j in 0..hd {
                                 let (r, z, n, one) = (gr_[j], gz[j], gn[j], T::one());
                                 let dhj = dhr[j];
