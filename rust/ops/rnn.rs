@@ -100,7 +100,7 @@ fn validate(
         );
     }
     let gh = l.w_ih.shape()[0];
-    if gh % cell.gates() != 0 {
+    if !gh.is_multiple_of(cell.gates()) {
         bail!(
             Runtime,
             "rnn: weight_ih has {} rows, not a multiple of the {} gates",
