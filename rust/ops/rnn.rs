@@ -276,7 +276,7 @@ struct Unpacked<'a, T> {
     c0: Option<&'a [T]>,
 }
 
-/// Views `prepared` tensors as slices, by the layout `d` and the flags give.
+/// Views `prepared` tensors as slices; the flags say which optional ones are there.
 fn unpack<'a, T: Element>(ts: &'a [Tensor], has_b: bool, has_hr: bool) -> Result<Unpacked<'a, T>> {
     // SAFETY: `prepared` made every tensor contiguous in T.
     let s = |i: usize| unsafe { slice::<T>(&ts[i]) };
