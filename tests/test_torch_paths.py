@@ -74,6 +74,11 @@ TORCH_PATHS = [
     ("nn.modules.dropout", ["Dropout", "Dropout2d"], "nn"),
     ("nn.modules.sparse", ["Embedding"], "nn"),
     (
+        "nn.modules.rnn",
+        ["RNNBase", "RNN", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell", "GRUCell"],
+        "nn",
+    ),
+    (
         "nn.modules.transformer",
         [
             "Transformer",

@@ -84,4 +84,5 @@ backward_ops! {
     Ctc(crate::ops::ctc::CtcBackward),
     CtcDouble(crate::ops::ctc::CtcDoubleBackward),
     StandardGamma(crate::ops::sampling::StandardGammaBackward),
+    Rnn(crate::ops::rnn::RnnBackward),
 }

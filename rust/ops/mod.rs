@@ -15,6 +15,7 @@ pub mod pointwise;
 pub mod pool;
 pub mod reduce;
 pub mod repeat;
+pub mod rnn;
 pub mod sampling;
 pub mod scan;
 pub mod shape;

@@ -17,6 +17,7 @@ mod methods;
 mod nn;
 mod numpy;
 mod optim;
+mod rnn;
 mod sampling;
 mod serialization;
 mod shape_methods;
@@ -85,6 +86,7 @@ fn _rumus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     gpu::register(m)?;
     serialization::register(m)?;
     sort::register(m)?;
+    rnn::register(m)?;
     math_methods::register(m)?;
     sampling::register(m)?;
     Ok(())

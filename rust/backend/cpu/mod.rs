@@ -13,6 +13,7 @@ pub mod norm;
 pub mod pool;
 pub mod random;
 pub mod reduce;
+pub mod rnn;
 pub mod softmax;
 pub mod sort;
 pub mod special;

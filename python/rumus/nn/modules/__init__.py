@@ -107,6 +107,7 @@ from .pooling import (
     MaxUnpool2d,
     MaxUnpool3d,
 )
+from .rnn import GRU, LSTM, RNN, GRUCell, LSTMCell, RNNBase, RNNCell, RNNCellBase
 from .sparse import Embedding, EmbeddingBag
 from .transformer import (
     MultiheadAttention,
@@ -243,4 +244,12 @@ __all__ = [
     "LocalResponseNorm",
     "ChannelShuffle",
     "EmbeddingBag",
+    "RNNBase",
+    "RNN",
+    "LSTM",
+    "GRU",
+    "RNNCellBase",
+    "RNNCell",
+    "LSTMCell",
+    "GRUCell",
 ]

@@ -1,5 +1,6 @@
 """Gradient clipping and flat-vector views of parameters (PyTorch's ``torch.nn.utils``)."""
 
+from . import rnn  # noqa: F401  (PyTorch's torch.nn.utils.rnn)
 from .clip_grad import clip_grad_norm_, clip_grad_value_, clip_grads_with_norm_, get_total_norm
 from .convert_parameters import parameters_to_vector, vector_to_parameters
 
