@@ -190,6 +190,7 @@ from . import (  # noqa: E402
     accelerator,
     autograd,
     compat,
+    cuda,
     distributions,
     gpu,
     linalg,
@@ -197,6 +198,7 @@ from . import (  # noqa: E402
     optim,
     utils,
 )
+from ._porting import compile  # noqa: E402
 from .autograd import (  # noqa: E402
     enable_grad,
     inference_mode,
