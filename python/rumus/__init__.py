@@ -189,6 +189,7 @@ from . import (  # noqa: E402
     _composite,
     accelerator,
     autograd,
+    backends,
     compat,
     cuda,
     distributions,

@@ -250,7 +250,10 @@ class LBFGS(Optimizer):
                     ro.append(1.0 / ys)
                     H_diag = ys / y.dot(y)
                 num_old = len(old_dirs)
-                al = [None] * num_old
+                # Kept in the state, as PyTorch does (reused between iterations).
+                if "al" not in state:
+                    state["al"] = [None] * history_size
+                al = state["al"]
                 q = flat_grad.neg()
                 for i in range(num_old - 1, -1, -1):
                     al[i] = old_stps[i].dot(q) * ro[i]
