@@ -385,3 +385,19 @@ def test_gpu_weight_norm_and_spectral_norm():
     m2 = _seeded_linear(4, 3, dtype=rumus.float32).gpu()
     P.spectral_norm(m2)
     np.testing.assert_allclose(_np(m2.weight), w / np.linalg.svd(w, compute_uv=False)[0], rtol=1e-3)
+
+
+@pytest.mark.filterwarnings("ignore::FutureWarning")
+def test_weight_norm_loads_a_legacy_state_dict():
+    legacy = _seeded_linear(4, 3)
+    nn.utils.weight_norm(legacy)
+    with rumus.no_grad():
+        legacy.weight_g.mul_(1.5)
+    legacy(rumus.tensor(np.ones((1, 4))))
+    model = nn.Sequential(nn.Linear(4, 3).to(dtype=rumus.float64))
+    P.weight_norm(model[0])
+    model.load_state_dict({"0." + k: v for k, v in legacy.state_dict().items()})
+    np.testing.assert_allclose(_np(model[0].weight), _np(legacy.weight))
+    np.testing.assert_allclose(
+        _np(model[0].parametrizations.weight.original0), _np(legacy.weight_g)
+    )

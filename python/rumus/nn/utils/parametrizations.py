@@ -50,8 +50,23 @@ class _WeightNorm(Module):
 def weight_norm(module, name="weight", dim=0):
     """Reparametrizes ``module.<name>`` as ``g * v / ||v||`` (norm over every
     dim but ``dim``; ``dim=None``: the whole tensor), with originals
-    ``parametrizations.<name>.original0`` (g) and ``original1`` (v)."""
+    ``parametrizations.<name>.original0`` (g) and ``original1`` (v). A
+    state_dict of the legacy ``nn.utils.weight_norm`` (``<name>_g``,
+    ``<name>_v``) loads into it too."""
     parametrize.register_parametrization(module, name, _WeightNorm(dim), unsafe=True)
+    # The Parametrized class belongs to this module alone: PyTorch's
+    # load_state_dict pre-hook, as an override of its loader.
+    cls = type(module)
+    load = cls._load_from_state_dict
+
+    def _load_from_state_dict(self, state_dict, prefix, *args):
+        g_key, v_key = f"{prefix}{name}_g", f"{prefix}{name}_v"
+        if g_key in state_dict and v_key in state_dict:
+            state_dict[f"{prefix}parametrizations.{name}.original0"] = state_dict.pop(g_key)
+            state_dict[f"{prefix}parametrizations.{name}.original1"] = state_dict.pop(v_key)
+        return load(self, state_dict, prefix, *args)
+
+    cls._load_from_state_dict = _load_from_state_dict
     return module
 
 
