@@ -401,3 +401,14 @@ def test_weight_norm_loads_a_legacy_state_dict():
     np.testing.assert_allclose(
         _np(model[0].parametrizations.weight.original0), _np(legacy.weight_g)
     )
+
+
+def test_transfer_parametrizations_and_params():
+    src = _seeded_linear(3, 3)
+    parametrize.register_parametrization(src, "weight", Symmetric())
+    dst = nn.Linear(3, 3).to(dtype=rumus.float64)
+    parametrize.transfer_parametrizations_and_params(src, dst)
+    assert parametrize.is_parametrized(dst, "weight")
+    assert dst.parametrizations.weight.original is src.parametrizations.weight.original
+    np.testing.assert_allclose(_np(dst.weight), _np(src.weight))
+    assert parametrize.transfer_parametrizations_and_params(nn.Linear(2, 2), dst) is dst

@@ -25,6 +25,7 @@ __all__ = [
     "is_parametrized",
     "remove_parametrizations",
     "type_before_parametrizations",
+    "transfer_parametrizations_and_params",
 ]
 
 _cache_enabled = 0
@@ -328,3 +329,25 @@ def type_before_parametrizations(module):
     if is_parametrized(module):
         return module.__class__.__bases__[0]
     return type(module)
+
+
+def transfer_parametrizations_and_params(from_module, to_module, tensor_name=None):
+    """Registers ``from_module``'s parametrizations (of ``tensor_name``, or of
+    every parametrized tensor) on ``to_module`` and makes its originals the
+    same tensors as ``from_module``'s. Returns ``to_module``."""
+    if not is_parametrized(from_module):
+        return to_module
+    names = list(from_module.parametrizations) if tensor_name is None else [tensor_name]
+    for name in names:
+        src = from_module.parametrizations[name]
+        if not hasattr(to_module, name):
+            setattr(to_module, name, Parameter(getattr(from_module, name).detach()))
+        for fn in src:
+            register_parametrization(to_module, name, fn)
+        dst = to_module.parametrizations[name]
+        if src.is_tensor:
+            dst.original = src.original
+        else:
+            for i in range(src.ntensors):
+                setattr(dst, f"original{i}", getattr(src, f"original{i}"))
+    return to_module
