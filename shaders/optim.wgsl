@@ -17,12 +17,13 @@ alias T = f32;
 //   flags       OPT_MAXIMIZE; OPT_NESTEROV (SGD) or OPT_DECOUPLED weight
 //               decay (Adam(W), NAdam, RAdam), one bit; OPT_FRESH (SGD: the
 //               momentum buffer was just created and becomes the gradient)
+//   eta_off     ASGD: element offset of eta (mu_off is its mu)
 struct Opt {
     n: u32, g_off: u32, p_off: u32, s0_off: u32,
     s1_off: u32, s2_off: u32, step_off: u32, mu_off: u32,
     lr: f32, beta1: f32, beta2: f32, omb1: f32,
     omb2: f32, eps: f32, wd: f32, extra: f32,
-    flags: u32,
+    flags: u32, eta_off: u32,
 }
 
 // ---- Step scalars ----
@@ -40,6 +41,8 @@ struct Opt {
 @group(0) @binding(1) var<storage, read_write> mu_w: array<f32>;
 @group(0) @binding(1) var<storage, read> step_r: array<f32>;
 @group(0) @binding(2) var<storage, read> mu_r: array<f32>;
+@group(0) @binding(1) var<storage, read> eta_r: array<f32>;
+@group(0) @binding(2) var<storage, read_write> eta_w: array<f32>;
 @group(0) @binding(1) var<storage, read_write> w1: array<T>;
 @group(0) @binding(2) var<storage, read_write> w2: array<T>;
 @group(0) @binding(3) var<storage, read_write> w3: array<T>;
@@ -476,4 +479,87 @@ fn radam(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(local_invocatio
         upd = mhat * k;
     }
     w2[q.p_off + i] = T(pv - upd);
+}
+
+// ---- adadelta ----
+// sq = rho·sq + (1 - rho)·d²; delta = sqrt(acc + eps) / sqrt(sq + eps) · d;
+// acc = rho·acc + (1 - rho)·delta²; p -= lr·delta.
+// Bindings: 0 grad (T, read), 1 param, 2 square_avg, 3 acc_delta (T, read_write), 4 params.
+// Params: n, g_off, p_off, s0_off (square_avg), s1_off (acc_delta), lr,
+// beta1 = rho, omb1 = 1 - rho, eps, wd, flags (maximize).
+// Grid: ceil(n / 256) workgroups (1-D, README). Also dispatch `advance`
+// first: Adadelta keeps a step count it does not use.
+@compute @workgroup_size(256)
+fn adadelta(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let q = q4;
+    let i = flat(gid, nwg);
+    if (i >= q.n) { return; }
+    let pv = f32(w1[q.p_off + i]);
+    let d = grad_of(q, f32(gr[q.g_off + i]), pv, true);
+    let sq = q.beta1 * f32(w2[q.s0_off + i]) + q.omb1 * d * d;
+    var acc = f32(w3[q.s1_off + i]);
+    let delta = sqrt(acc + q.eps) / sqrt(sq + q.eps) * d;
+    acc = q.beta1 * acc + q.omb1 * delta * delta;
+    w2[q.s0_off + i] = T(sq);
+    w3[q.s1_off + i] = T(acc);
+    w1[q.p_off + i] = T(pv - q.lr * delta);
+}
+
+// ---- asgd ----
+// With eta and mu as stored before this step: p = p·(1 - lambd·eta) - eta·d;
+// ax = p if mu == 1, else ax + (p - ax)·mu. Then dispatch `advance_asgd`.
+// Bindings: 0 grad (T, read), 1 eta (f32, read), 2 mu (f32, read), 3 param,
+// 4 ax (T, read_write), 5 params.
+// Params: n, g_off, p_off, s0_off (ax), eta_off, mu_off, wd, extra = lambd, flags (maximize).
+// Grid: ceil(n / 256) workgroups (1-D, README).
+@compute @workgroup_size(256)
+fn asgd(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let q = q5;
+    let i = flat(gid, nwg);
+    if (i >= q.n) { return; }
+    let eta = eta_r[q.eta_off];
+    let mu = mu_r[q.mu_off];
+    var pv = f32(w3[q.p_off + i]);
+    let d = grad_of(q, f32(gr[q.g_off + i]), pv, true);
+    pv = pv * (1.0 - q.extra * eta) - eta * d;
+    let ax = f32(w4[q.s0_off + i]);
+    w4[q.s0_off + i] = T(select(ax + (pv - ax) * mu, pv, mu == 1.0));
+    w3[q.p_off + i] = T(pv);
+}
+
+// ---- advance_asgd: step += 1; eta = lr / (1 + lambd·lr·step)^alpha; mu = 1 / max(1, step - t0) ----
+// Bindings: 0 step, 1 mu, 2 eta (f32, read_write), 3 params (Opt: step_off,
+// mu_off, eta_off, lr, beta1 = alpha, beta2 = t0, extra = lambd).
+// Grid: (1, 1, 1). Dispatch after asgd.
+@compute @workgroup_size(1)
+fn advance_asgd() {
+    let q = q4;
+    let t = step_w[q.step_off] + 1.0;
+    step_w[q.step_off] = t;
+    eta_w[q.eta_off] = q.lr / pow(1.0 + q.extra * q.lr * t, q.beta1);
+    mu_w[q.mu_off] = 1.0 / max(1.0, t - q.beta2);
+}
+
+// ---- rprop ----
+// s = d·prev; f = eta_plus if s > 0, eta_minus if s < 0, else 1;
+// size = clamp(size·f, step_min, step_max); d = 0 where f == eta_minus;
+// p -= sign(d)·size; prev = d.
+// Bindings: 0 grad (T, read), 1 param, 2 prev, 3 step_size (T, read_write), 4 params.
+// Params: n, g_off, p_off, s0_off (prev), s1_off (step_size), beta1 = eta_minus,
+// beta2 = eta_plus, omb1 = step_min, omb2 = step_max, flags (maximize).
+// Grid: ceil(n / 256) workgroups (1-D, README); dispatch `advance` first.
+@compute @workgroup_size(256)
+fn rprop(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let q = q4;
+    let i = flat(gid, nwg);
+    if (i >= q.n) { return; }
+    var d = grad_of(q, f32(gr[q.g_off + i]), 0.0, false);
+    let s = d * f32(w2[q.s0_off + i]);
+    var f = 1.0;
+    if (s > 0.0) { f = q.beta2; } else if (s < 0.0) { f = q.beta1; }
+    let size = min(max(f32(w3[q.s1_off + i]) * f, q.omb1), q.omb2);
+    if (f == q.beta1) { d = 0.0; }
+    w3[q.s1_off + i] = T(size);
+    w2[q.s0_off + i] = T(d);
+    w1[q.p_off + i] = T(f32(w1[q.p_off + i]) - sign(d) * size);
 }

@@ -409,3 +409,11 @@ def test_casts_with_torch(device, rng):
     np.testing.assert_array_equal(
         to_np(tensor(a, device=device).to(rumus.int32)), tt.to(torch.int32).numpy()
     )
+
+
+def test_copy_into_itself_is_a_no_op(device):
+    x = rumus.tensor([1.0, 2.0, 3.0], device=device)
+    v = x._version
+    assert x.copy_(x) is x
+    np.testing.assert_array_equal(x.cpu().numpy(), [1.0, 2.0, 3.0])
+    assert x._version > v  # still an in-place write, as in PyTorch

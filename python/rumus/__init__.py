@@ -191,7 +191,9 @@ from . import (  # noqa: E402
     _composite,
     accelerator,
     autograd,
+    backends,
     compat,
+    cuda,
     distributions,
     gpu,
     linalg,
@@ -200,6 +202,7 @@ from . import (  # noqa: E402
     special,
     utils,
 )
+from ._porting import compile  # noqa: E402
 from .autograd import (  # noqa: E402
     enable_grad,
     inference_mode,

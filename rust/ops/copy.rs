@@ -134,7 +134,9 @@ pub fn copy_(dst: &Tensor, src: &Tensor) -> Result<()> {
 
 fn copy_raw_(dst: &Tensor, src: &Tensor) -> Result<()> {
     dst.check_writable("copy_")?;
-    if !dst.storage().is_empty()
+    if dst.same_tensor(src) && dst.dtype() == src.dtype() {
+        // x.copy_(x) moves nothing (and a GPU dispatch may not read and write one buffer).
+    } else if !dst.storage().is_empty()
         && std::sync::Arc::ptr_eq(dst.storage(), src.storage())
         && !dst.same_tensor(src)
     {

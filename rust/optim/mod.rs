@@ -19,14 +19,14 @@ crate::wgsl_flags! {
 
 crate::wgsl_params! {
     /// The params of every entry of shaders/optim.wgsl (described there): n,
-    /// element offsets of grad, param, state s0..s2, step and mu_product, the
-    /// hyperparameters, `OptFlags`.
+    /// element offsets of grad, param, state s0..s2, step and mu_product (NAdam,
+    /// ASGD), the hyperparameters, `OptFlags`, ASGD's eta.
     pub struct Opt in crate::backend::gpu::shaders::OPTIM {
         n: u32, g_off: u32, p_off: u32, s0_off: u32,
         s1_off: u32, s2_off: u32, step_off: u32, mu_off: u32,
         lr: f32, beta1: f32, beta2: f32, omb1: f32,
         omb2: f32, eps: f32, wd: f32, extra: f32,
-        flags: u32,
+        flags: u32, eta_off: u32,
     }
 }
 
@@ -95,6 +95,30 @@ pub enum Rule {
         decoupled: bool,
         maximize: bool,
     },
+    Adadelta {
+        lr: f64,
+        rho: f64,
+        eps: f64,
+        wd: f64,
+        maximize: bool,
+    },
+    /// Scalars: step, eta, mu (the update uses eta and mu as stored, then advances them).
+    Asgd {
+        lr: f64,
+        lambd: f64,
+        alpha: f64,
+        t0: f64,
+        wd: f64,
+        maximize: bool,
+    },
+    /// State: prev, step_size (starts at lr, set by the caller).
+    Rprop {
+        eta_minus: f64,
+        eta_plus: f64,
+        step_min: f64,
+        step_max: f64,
+        maximize: bool,
+    },
 }
 
 impl Rule {
@@ -106,15 +130,21 @@ impl Rule {
             Rule::RmsProp { momentum, centered, .. } => {
                 1 + (momentum > 0.0) as usize + centered as usize
             }
-            Rule::Adagrad { .. } => 1,
-            Rule::Adamax { .. } | Rule::NAdam { .. } | Rule::RAdam { .. } => 2,
+            Rule::Adagrad { .. } | Rule::Asgd { .. } => 1,
+            Rule::Adamax { .. }
+            | Rule::NAdam { .. }
+            | Rule::RAdam { .. }
+            | Rule::Adadelta { .. }
+            | Rule::Rprop { .. } => 2,
         }
     }
-    /// How many 0-d float32 scalars of state it keeps: step (all but SGD), NAdam's mu_product.
+    /// How many 0-d float32 scalars of state it keeps: step (all but SGD),
+    /// NAdam's mu_product, ASGD's eta and mu.
     pub fn n_scalars(&self) -> usize {
         match self {
             Rule::Sgd { .. } => 0,
             Rule::NAdam { .. } => 2,
+            Rule::Asgd { .. } => 3,
             _ => 1,
         }
     }
@@ -224,7 +254,7 @@ pub fn step(
     let (p_work, state) = (&work[0], &work[1..]);
     let g = crate::ops::copy::contiguous(g)?;
     // Step-dependent scalars, advanced once per tensor.
-    let mut k = [0f64; 2];
+    let mut k = [0f64; 3];
     for (i, s) in scalars.iter().enumerate() {
         k[i] = read_scalar(s)?;
     }
@@ -232,18 +262,25 @@ pub fn step(
         k[0] += 1.0;
         write_scalar(&scalars[0], k[0])?;
     }
-    let mu_product = if let Rule::NAdam { b1, momentum_decay, .. } = *rule {
-        let mu = b1 * (1.0 - 0.5 * 0.96f64.powf(k[0] * momentum_decay));
-        write_scalar(&scalars[1], k[1] * mu)?;
-        // Read back: the update uses the product as stored (float32), as PyTorch does.
-        read_scalar(&scalars[1])?
-    } else {
-        0.0
-    };
+    // NAdam: the new mu_product; ASGD: (eta, mu) as stored before this step.
+    let mut extra = [0.0, k[1], k[2]];
+    match *rule {
+        Rule::NAdam { b1, momentum_decay, .. } => {
+            let mu = b1 * (1.0 - 0.5 * 0.96f64.powf(k[0] * momentum_decay));
+            write_scalar(&scalars[1], k[1] * mu)?;
+            // Read back: the update uses the product as stored (float32), as PyTorch does.
+            extra[0] = read_scalar(&scalars[1])?;
+        }
+        Rule::Asgd { lr, lambd, alpha, t0, .. } => {
+            write_scalar(&scalars[1], lr / (1.0 + lambd * lr * k[0]).powf(alpha))?;
+            write_scalar(&scalars[2], 1.0 / (k[0] - t0).max(1.0))?;
+        }
+        _ => {}
+    }
     crate::dispatch_float!(p.dtype(), T => {
         let ptrs: Vec<P<T>> = state.iter().map(|s| s.ptr::<T>().map(P)).collect::<Result<_>>()?;
         // SAFETY: p, g and state are contiguous with p.numel() elements each (checked above).
-        unsafe { update::<T>(rule, P(p_work.ptr::<T>()?), P(g.ptr::<T>()?), &ptrs, p.numel(), k[0], mu_product, fresh) };
+        unsafe { update::<T>(rule, P(p_work.ptr::<T>()?), P(g.ptr::<T>()?), &ptrs, p.numel(), k[0], extra, fresh) };
     });
     for (orig, w) in originals.iter().zip(&work) {
         if orig.is_contiguous() {
@@ -325,8 +362,20 @@ fn gpu_step(
             [lr, b1, b2, 1.0 - b1, 1.0 - b2, eps, wd, 0.0],
             bit(maximize, max) | bit(decoupled, dec),
         ),
+        Rule::Adadelta { lr, rho, eps, wd, maximize } => {
+            ("adadelta", [lr, rho, 0.0, 1.0 - rho, 0.0, eps, wd, 0.0], bit(maximize, max))
+        }
+        Rule::Asgd { lr, lambd, alpha, t0, wd, maximize } => {
+            ("asgd", [lr, alpha, t0, 0.0, 0.0, 0.0, wd, lambd], bit(maximize, max))
+        }
+        Rule::Rprop { eta_minus, eta_plus, step_min, step_max, maximize } => (
+            "rprop",
+            [0.0, eta_minus, eta_plus, step_min, step_max, 0.0, 0.0, 0.0],
+            bit(maximize, max),
+        ),
     };
     let n = p.numel();
+    let is_asgd = matches!(rule, Rule::Asgd { .. });
     let [lr, beta1, beta2, omb1, omb2, eps, wd, extra] = h.map(|v| v as f32);
     let params = Opt {
         n: n as u32,
@@ -336,7 +385,8 @@ fn gpu_step(
         s1_off: s_off(1),
         s2_off: s_off(2),
         step_off: scalars.first().map_or(0, off),
-        mu_off: scalars.get(1).map_or(0, off),
+        mu_off: scalars.get(if is_asgd { 2 } else { 1 }).map_or(0, off),
+        eta_off: if is_asgd { off(&scalars[1]) } else { 0 },
         lr,
         beta1,
         beta2,
@@ -350,8 +400,10 @@ fn gpu_step(
     fn buf(t: &Tensor) -> Result<&wgpu::Buffer> {
         t.storage().gpu_buffer()
     }
-    // Step scalars first: every thread of the update reads the advanced values.
+    // Step scalars first: every thread of the update reads the advanced values
+    // (ASGD reads eta and mu as they were, and advances them after its update).
     match scalars {
+        _ if is_asgd => {}
         [] => {}
         [step] => exec::dispatch("advance", Variant::F32, &[buf(step)?], &params, [1, 1, 1])?,
         [step, mu, ..] => exec::dispatch(
@@ -362,11 +414,15 @@ fn gpu_step(
             [1, 1, 1],
         )?,
     }
-    // Bindings: grad, then the step scalars the rule reads (RMSprop counts
-    // steps but does not use them), then param and state. Tensors beyond the
-    // binding limit are updated in chunks of elements, each bound as windows
-    // (each with its offset in its window).
-    let scalars_read: &[Tensor] = if matches!(rule, Rule::RmsProp { .. }) { &[] } else { scalars };
+    // Bindings: grad, then the step scalars the rule reads (RMSprop, Adadelta
+    // and Rprop count steps but do not use them; ASGD reads eta and mu), then
+    // param and state. Tensors beyond the binding limit are updated in chunks
+    // of elements, each bound as windows (each with its offset in its window).
+    let scalars_read: &[Tensor] = match rule {
+        Rule::RmsProp { .. } | Rule::Adadelta { .. } | Rule::Rprop { .. } => &[],
+        Rule::Asgd { .. } => &scalars[1..],
+        _ => scalars,
+    };
     let dense_args: Vec<&Tensor> = std::iter::once(&g).chain(&work).collect();
     let mut chunk = n;
     for t in &dense_args {
@@ -392,6 +448,10 @@ fn gpu_step(
         );
         exec::dispatch_binds(entry, Variant::F32, &binds, &chunk_params, exec::grid_1d(len))?;
     }
+    if let [step, eta, mu] = scalars {
+        let b = [buf(step)?, buf(mu)?, buf(eta)?];
+        exec::dispatch("advance_asgd", Variant::F32, &b, &params, [1, 1, 1])?;
+    }
     for s in scalars {
         s.storage().bump_version();
     }
@@ -416,9 +476,10 @@ unsafe fn update<T: Float + Send + Sync>(
     s: &[P<T>],
     n: usize,
     step: f64,
-    mu_product: f64,
+    extra: [f64; 3],
     fresh: bool,
 ) {
+    let mu_product = extra[0];
     let c = |v: f64| T::from(v).unwrap_or(T::zero());
     chunks(n, |a, b| {
         crate::backend::cpu::simd(
@@ -597,6 +658,67 @@ unsafe fn update<T: Float + Send + Sync>(
                                     Some(kr) => mhat * kr / (v[i].sqrt() + ceps),
                                     None => mhat * klr,
                                 };
+                        }
+                    }
+                    Rule::Adadelta { lr, rho, eps, wd, maximize } => {
+                        let gd = grad(maximize, wd);
+                        let (lr, rho, k, eps) = (c(lr), c(rho), c(1.0 - rho), c(eps));
+                        let (sq, rest) = st.split_first_mut().expect("adadelta state");
+                        let (sq, acc) = (&mut sq[..len], &mut rest[0][..len]);
+                        for i in 0..len {
+                            let d = gd(g[i], p[i]);
+                            sq[i] = rho * sq[i] + k * d * d;
+                            let delta = (acc[i] + eps).sqrt() / (sq[i] + eps).sqrt() * d;
+                            acc[i] = rho * acc[i] + k * delta * delta;
+                            p[i] = p[i] - lr * delta;
+                        }
+                    }
+                    Rule::Asgd { lambd, wd, maximize, .. } => {
+                        // eta and mu from before this step, as PyTorch reads them.
+                        let (eta, mu) = (extra[1], extra[2]);
+                        let gd = grad(maximize, wd);
+                        let (decay, ceta, cmu) = (c(1.0 - lambd * eta), c(eta), c(mu));
+                        let ax = &mut st[0][..len];
+                        for i in 0..len {
+                            let d = gd(g[i], p[i]);
+                            p[i] = p[i] * decay - ceta * d;
+                        }
+                        if mu == 1.0 {
+                            ax.copy_from_slice(p);
+                        } else {
+                            for i in 0..len {
+                                ax[i] = ax[i] + (p[i] - ax[i]) * cmu;
+                            }
+                        }
+                    }
+                    Rule::Rprop { eta_minus, eta_plus, step_min, step_max, maximize } => {
+                        let sign = if maximize { -T::one() } else { T::one() };
+                        let (em, ep) = (c(eta_minus), c(eta_plus));
+                        let (lo, hi) = (c(step_min), c(step_max));
+                        let (prev, rest) = st.split_first_mut().expect("rprop state");
+                        let (prev, size) = (&mut prev[..len], &mut rest[0][..len]);
+                        for i in 0..len {
+                            let d = sign * g[i];
+                            let s = d * prev[i];
+                            let f = if s > T::zero() {
+                                ep
+                            } else if s < T::zero() {
+                                em
+                            } else {
+                                T::one()
+                            };
+                            size[i] = (size[i] * f).max(lo).min(hi);
+                            // PyTorch zeroes the gradient where the factor is eta_minus.
+                            let d = if f == em { T::zero() } else { d };
+                            let sg = if d > T::zero() {
+                                T::one()
+                            } else if d < T::zero() {
+                                -T::one()
+                            } else {
+                                T::zero()
+                            };
+                            p[i] = p[i] - sg * size[i];
+                            prev[i] = d;
                         }
                     }
                 }

@@ -85,6 +85,14 @@ impl PyDevice {
             ),
             None => (r#type, index),
         };
+        if kind == "cuda" {
+            // Ported PyTorch code: say what to write instead.
+            return Err(PyRuntimeError::new_err(format!(
+                "rumus has no 'cuda' device: use 'gpu' (any GPU, through wgpu) instead of '{}'; \
+                 rumus.cuda.is_available() is always False",
+                r#type
+            )));
+        }
         if !matches!(kind, "cpu" | "gpu" | "wgpu") {
             return Err(PyRuntimeError::new_err(format!(
                 "Expected one of cpu, gpu device type at start of device string: {}",

@@ -18,12 +18,17 @@ fn rule(kind: &str, h: &Bound<'_, PyDict>) -> PyResult<Rule> {
             .extract()
     };
     let b = |k: &str| -> PyResult<bool> { h.get_item(k)?.map_or(Ok(false), |v| v.is_truthy()) };
-    let betas = || -> PyResult<(f64, f64)> {
-        h.get_item("betas")?
-            .ok_or_else(|| PyKeyError::new_err("optimizer hyperparameter 'betas' missing"))?
+    let pair = |k: &str| -> PyResult<(f64, f64)> {
+        h.get_item(k)?
+            .ok_or_else(|| {
+                PyKeyError::new_err(format!("optimizer hyperparameter '{}' missing", k))
+            })?
             .extract()
     };
-    let (lr, wd, maximize) = (f("lr")?, f("weight_decay")?, b("maximize")?);
+    let betas = || pair("betas");
+    // Rprop has no weight decay.
+    let wd = h.get_item("weight_decay")?.map_or(Ok(0.0), |v| v.extract())?;
+    let (lr, maximize) = (f("lr")?, b("maximize")?);
     Ok(match kind {
         "sgd" => Rule::Sgd {
             lr,
@@ -84,6 +89,15 @@ fn rule(kind: &str, h: &Bound<'_, PyDict>) -> PyResult<Rule> {
                 decoupled: b("decoupled_weight_decay")?,
                 maximize,
             }
+        }
+        "adadelta" => Rule::Adadelta { lr, rho: f("rho")?, eps: f("eps")?, wd, maximize },
+        "asgd" => {
+            Rule::Asgd { lr, lambd: f("lambd")?, alpha: f("alpha")?, t0: f("t0")?, wd, maximize }
+        }
+        "rprop" => {
+            let ((eta_minus, eta_plus), (step_min, step_max)) =
+                (pair("etas")?, pair("step_sizes")?);
+            Rule::Rprop { eta_minus, eta_plus, step_min, step_max, maximize }
         }
         _ => return Err(PyValueError::new_err(format!("unknown optimizer '{}'", kind))),
     })

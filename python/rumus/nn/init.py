@@ -317,3 +317,31 @@ def sparse_(
     for col in range(cols):
         w[_rumus.randperm(rows, generator=generator).numpy()[:num_zeros], col] = 0
     return _fill_from_numpy(tensor, w)
+
+
+def _deprecated(new):
+    old = new.__name__[:-1]
+
+    def deprecated_init(*args, **kwargs):
+        warnings.warn(
+            f"`nn.init.{old}` is now deprecated in favor of `nn.init.{new.__name__}`.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        return new(*args, **kwargs)
+
+    deprecated_init.__name__ = deprecated_init.__qualname__ = old
+    deprecated_init.__doc__ = f"Deprecated: warns (FutureWarning) and calls ``{new.__name__}``."
+    return deprecated_init
+
+
+# PyTorch's deprecated spellings without the trailing underscore.
+uniform = _deprecated(uniform_)
+normal = _deprecated(normal_)
+constant = _deprecated(constant_)
+xavier_uniform = _deprecated(xavier_uniform_)
+xavier_normal = _deprecated(xavier_normal_)
+kaiming_uniform = _deprecated(kaiming_uniform_)
+kaiming_normal = _deprecated(kaiming_normal_)
+orthogonal = _deprecated(orthogonal_)
+sparse = _deprecated(sparse_)
