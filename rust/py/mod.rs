@@ -18,6 +18,7 @@ mod optim;
 mod serialization;
 mod shape_methods;
 mod sort;
+mod sysinfo;
 mod tensor;
 
 use crate::tensor::dtype::ALL_DTYPES;
@@ -81,5 +82,6 @@ fn _rumus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     serialization::register(m)?;
     sort::register(m)?;
     math_methods::register(m)?;
+    sysinfo::register(m)?;
     Ok(())
 }
