@@ -17,6 +17,15 @@ export PATH="$PWD/.venv/bin:$PATH"
 TAG=manylinux_2_17
 rm -rf dist
 mkdir -p dist
+# The editable install's extension (python/rumus/_rumus*.so, built for this machine) would ride
+# into the wheels as a python-source file, in place of the one built for the wheel's target:
+# keep it aside meanwhile.
+aside=$(mktemp -d)
+shopt -s nullglob
+dev_ext=(python/rumus/_rumus*.so python/rumus/_rumus*.pyd)
+shopt -u nullglob
+[ ${#dev_ext[@]} -eq 0 ] || mv "${dev_ext[@]}" "$aside"/
+trap 'mv "$aside"/* python/rumus/ 2>/dev/null; rmdir "$aside"' EXIT
 
 # With --zig maturin always passes --target, so each wheel builds in target/<triple>/release.
 targets=("$(rustc -vV | sed -n 's/^host: //p')")
@@ -35,13 +44,14 @@ for target in "${targets[@]}"; do
     maturin build --release --zig --compatibility "$TAG" --target "$target" --out dist -q
     echo "build_wheels: $target wheel built in $((SECONDS - start)) s"
 done
-maturin sdist --out dist -q
+maturin sdist --out dist
 
 status=0
 for whl in dist/*.whl; do
     report=$(auditwheel show "$whl")
     echo "$report"
-    # auditwheel names the most portable policy the wheel's symbols allow (its text wraps).
+    # auditwheel names the most portable policy the wheel's symbols allow (its text wraps); a
+    # wheel whose extension is for another architecture gets no tag and fails here too.
     if ! tr -s '\n ' '  ' <<<"$report" \
         | grep -Eq 'consistent with the following platform tag: "manylinux_2_(17|28)_'; then
         echo "build_wheels: $whl is not portable (needs manylinux_2_17 or manylinux_2_28)" >&2
