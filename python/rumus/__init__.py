@@ -64,7 +64,8 @@ from ._rumus import (
 from ._size import Size
 from ._tensor_str import tensor_repr as _tensor_repr
 
-__version__ = "0.1.0"
+# Cargo.toml's version, compiled into the extension: always that of the binary in use.
+__version__ = _rumus.__version__
 
 # PyTorch's dtype aliases.
 float = float32
@@ -192,9 +193,7 @@ from . import (  # noqa: E402
     accelerator,
     autograd,
     backends,
-    compat,
     cuda,
-    distributions,
     gpu,
     linalg,
     nn,
@@ -258,4 +257,21 @@ for _name in "det slogdet logdet inverse cholesky matrix_power matrix_exp pinver
     setattr(Tensor, _name, globals()[_name])
 del _name
 
-__all__ = [n for n in dir() if not n.startswith("_")]
+# Submodules that most programs never touch load on first use (`rumus.distributions`
+# or `import rumus.distributions`), which keeps `import rumus` fast.
+_LAZY_SUBMODULES = ("compat", "distributions")
+
+
+def __getattr__(name):
+    if name in _LAZY_SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted({*globals(), *_LAZY_SUBMODULES})
+
+
+__all__ = [n for n in dir() if not n.startswith("_")] + list(_LAZY_SUBMODULES)

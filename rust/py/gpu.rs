@@ -34,6 +34,10 @@ fn _gpu_adapter_info(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     d.set_item("shader_f16", ctx.has_f16())?;
     d.set_item("max_buffer_size", ctx.limits.max_buffer_size)?;
     d.set_item("max_storage_buffer_binding_size", ctx.limits.max_storage_buffer_binding_size)?;
+    let l = &ctx.limits;
+    d.set_item("max_compute_workgroups_per_dimension", l.max_compute_workgroups_per_dimension)?;
+    d.set_item("max_compute_invocations_per_workgroup", l.max_compute_invocations_per_workgroup)?;
+    d.set_item("max_compute_workgroup_storage_size", l.max_compute_workgroup_storage_size)?;
     Ok(d)
 }
 

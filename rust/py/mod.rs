@@ -22,6 +22,7 @@ mod sampling;
 mod serialization;
 mod shape_methods;
 mod sort;
+mod sysinfo;
 mod tensor;
 
 use crate::tensor::dtype::ALL_DTYPES;
@@ -89,5 +90,6 @@ fn _rumus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     rnn::register(m)?;
     math_methods::register(m)?;
     sampling::register(m)?;
+    sysinfo::register(m)?;
     Ok(())
 }

@@ -31,6 +31,11 @@ pub fn is_available() -> bool {
     get().is_ok()
 }
 
+/// Whether the adapter search ran (successfully or not); nothing starts it but `get`.
+pub fn is_initialized() -> bool {
+    CONTEXT.get().is_some()
+}
+
 /// Vulkan, Metal and DX12 (GL lacks what the compute kernels need).
 const BACKENDS: wgpu::Backends = wgpu::Backends::PRIMARY;
 
