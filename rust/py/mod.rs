@@ -3,6 +3,7 @@
 
 mod autograd;
 mod convert;
+mod dlpack;
 mod dtype;
 mod error;
 mod functions;
@@ -75,6 +76,7 @@ fn _rumus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(dtype::get_default_device, m)?)?;
     autograd::register(m)?;
     nn::register(m)?;
+    dlpack::register(m)?;
     linalg::register(m)?;
     optim::register(m)?;
     gpu::register(m)?;

@@ -1,6 +1,6 @@
-"""Utilities: gradient checkpointing (``rumus.utils.checkpoint``) and data loading
-(``rumus.utils.data``)."""
+"""Utilities: gradient checkpointing (``rumus.utils.checkpoint``), data loading
+(``rumus.utils.data``) and DLPack exchange (``rumus.utils.dlpack``)."""
 
-from . import checkpoint, data
+from . import checkpoint, data, dlpack
 
-__all__ = ["checkpoint", "data"]
+__all__ = ["checkpoint", "data", "dlpack"]
