@@ -494,7 +494,7 @@ fn import(capsule: &Bound<'_, PyAny>, copy: Option<bool>) -> PyResult<Tensor> {
     let layout =
         Layout { shape: shape.as_slice().into(), strides: strides.as_slice().into(), offset: 0 };
     let read_only = flags & FLAG_READ_ONLY != 0;
-    let unusual = strides.iter().any(|&s| s < 0) || (data as usize) % item as usize != 0;
+    let unusual = strides.iter().any(|&s| s < 0) || !(data as usize).is_multiple_of(item as usize);
     // Rust bools must be 0 or 1; other producers may treat any non-zero byte as true.
     let odd_bools = dtype == DType::Bool && numel > 0 && {
         let mut odd = false;
