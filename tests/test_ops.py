@@ -295,6 +295,7 @@ EXCEPTIONS = {
     "rumus.tensor",
     "rumus.as_tensor",
     "rumus.from_numpy",
+    "rumus.from_dlpack",  # tests/test_dlpack.py
     "rumus.is_tensor",
     "rumus.save",
     "rumus.load",

@@ -210,6 +210,7 @@ from .autograd import (  # noqa: E402
     set_grad_enabled,
 )
 from .serialization import load, save  # noqa: E402
+from .utils.dlpack import from_dlpack  # noqa: E402
 
 _composite.install(globals())
 special._install(globals())

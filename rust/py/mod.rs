@@ -4,6 +4,7 @@
 mod autograd;
 mod convert;
 mod ctc;
+mod dlpack;
 mod dtype;
 mod error;
 mod functions;
@@ -82,6 +83,7 @@ fn _rumus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     hooks::register(m)?;
     nn::register(m)?;
     ctc::register(m)?;
+    dlpack::register(m)?;
     linalg::register(m)?;
     optim::register(m)?;
     gpu::register(m)?;
