@@ -65,6 +65,8 @@ from rumus._rumus import (
     randint as randint,
     randn as randn,
     randn_like as randn_like,
+    poisson as poisson,
+    binomial as binomial,
     randperm as randperm,
     result_type as result_type,
     searchsorted as searchsorted,
@@ -135,6 +137,25 @@ cosh = Tensor.cosh
 tanh = Tensor.tanh
 sigmoid = Tensor.sigmoid
 erf = Tensor.erf
+erfc = Tensor.erfc
+erfinv = Tensor.erfinv
+lgamma = Tensor.lgamma
+digamma = Tensor.digamma
+i0 = Tensor.i0
+
+def polygamma(n: _int, input: Tensor) -> Tensor: ...
+def mvlgamma(self: Tensor, p: _int) -> Tensor: ...
+def sinc(self: Tensor) -> Tensor: ...
+def compile(
+    model: Any = None,
+    *,
+    fullgraph: _bool = False,
+    dynamic: _bool | None = None,
+    backend: Any = "inductor",
+    mode: str | None = None,
+    options: dict[str, Any] | None = None,
+    disable: _bool = False,
+) -> Any: ...
 silu = Tensor.silu
 mish = Tensor.mish
 logical_not = Tensor.logical_not
