@@ -194,6 +194,7 @@ from . import (  # noqa: E402
     gpu,
     linalg,
     nn,
+    onnx,
     optim,
     utils,
 )
