@@ -325,3 +325,42 @@ def test_torch_onnx_alias():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0 and "alias ok" in out.stdout, out.stdout + out.stderr
+
+
+def test_more_tensor_ops():
+    class M(nn.Module):
+        def forward(self, x):  # (N, 4, 6)
+            a, b = x.split([2, 2], 1)
+            c, d, e = x.chunk(3, -1)
+            f = F.pad(a.flip(2), (1, 2), value=0.5)[..., :6]
+            g = (b.T.permute(2, 1, 0).mT.mT * c[:, :2].repeat(1, 1, 3)).expand(-1, 2, 6)
+            h = x.std(2, keepdim=True) + x.var(2, correction=0, keepdim=True) + x.logsumexp(2, True)
+            i = x.prod(2, keepdim=True) + x.argmax(2, keepdim=True).float() - x.min(2, True)[0]
+            j = x[:, rumus.tensor([3, 0])] + x.index_select(1, rumus.tensor([1, 2]))
+            k = rumus.maximum(d, e).sigmoid().unsqueeze(0).squeeze(0).repeat(1, 2, 3)
+            h, i = h[:, :2].expand_as(a), i[:, 1:3].expand_as(a)
+            return rumus.cat([f, g, h, i, j, k], 1) ** 2
+
+    _check(M(), rumus.randn(2, 4, 6), batch=3, rtol=1e-4, atol=1e-5)
+
+
+def test_missed_op_is_caught_by_its_grad_fn():
+    class M(nn.Module):
+        def forward(self, x):
+            # The native module itself is not wrapped: its result must not become a constant.
+            return rumus._rumus.softmax(x, 1) + 1
+
+    with pytest.raises(rumus.onnx.UnsupportedOperatorError, match="(?i)softmax"):
+        rumus.onnx.export(M().eval(), rumus.randn(2, 3), io.BytesIO())
+
+
+def test_is_in_onnx_export():
+    seen = []
+
+    class M(nn.Module):
+        def forward(self, x):
+            seen.append(rumus.onnx.is_in_onnx_export())
+            return x.relu()
+
+    rumus.onnx.export(M().eval(), rumus.randn(2), io.BytesIO())
+    assert seen == [True] and not rumus.onnx.is_in_onnx_export()

@@ -389,8 +389,10 @@ def export(
     for i, (name, t) in enumerate(zip(out_names, outs)):
         vname = g.onnx_of.get(tracer.names.get(id(t)))
         if vname is None:
+            via = f" (it was computed by '{t.grad_fn.name()}')" if t.grad_fn is not None else ""
             raise UnsupportedOperatorError(
-                f"rumus.onnx.export: output {i} does not depend on the inputs through traced ops"
+                f"rumus.onnx.export: output {i} does not come from the inputs through ops the "
+                f"exporter recorded{via}"
             )
         g.nodes.append(onnx.helper.make_node("Identity", [vname], [name]))
         axes = _axes(dynamic_axes.get(name, {}), name)

@@ -80,11 +80,13 @@ for _name, _op in {
     "sign": "Sign",
     "logical_not": "Not",
     "__invert__": "Not",
-    "contiguous": "Identity",
-    "clone": "Identity",
-    "detach": "Identity",
 }.items():
     EXPORTERS[_name] = _unary(_op)
+
+
+@exporter("contiguous", "clone", "detach", "detach_")
+def _same(g, x, *args, **kwargs):
+    return g.v(x)  # the same value: no node
 
 
 @exporter("rsqrt")
@@ -522,7 +524,7 @@ def _dropout(g, input, p=0.5, training=True, inplace=False):
         raise UnsupportedOperatorError(
             "rumus.onnx.export: dropout in training mode draws random masks; export in eval mode"
         )
-    return g.op("Identity", g.v(input))
+    return g.v(input)
 
 
 # ----------------------------------------------------------------- reductions

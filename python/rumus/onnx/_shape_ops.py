@@ -58,6 +58,11 @@ def _t(g, x):
     return g.op("Transpose", g.v(x), perm=[1, 0]) if x.dim() == 2 else g.op("Identity", g.v(x))
 
 
+@exporter("_T")
+def _big_t(g, x):
+    return g.op("Transpose", g.v(x), perm=list(range(x.dim()))[::-1])
+
+
 @exporter("_mT")
 def _mt(g, x):
     return _transpose(g, x, -2, -1)

@@ -89,7 +89,7 @@ _SKIP = {
 # Create a new constant from another tensor's shape (no data flows): the result is a constant.
 _LIKE = {"zeros_like", "ones_like", "full_like", "empty_like", "rand_like", "randn_like",
          "new_zeros", "new_ones", "new_full", "new_empty", "new_tensor"}  # fmt: skip
-_PROPERTIES = {"T": "t", "mT": "_mT", "data": "detach"}
+_PROPERTIES = {"T": "_T", "mT": "_mT", "data": "detach"}
 ACTIVE = False  # rumus.onnx.is_in_onnx_export()
 
 
@@ -136,11 +136,20 @@ class Tracer:
         self.keep.append(t)
         return name
 
-    def traced(self, args, kwargs):
-        return any(id(t) in self.names for t in _tensors((args, kwargs), []))
+    def traced(self, qual, args, kwargs):
+        found = False
+        for t in _tensors((args, kwargs), []):
+            if id(t) in self.names:
+                found = True
+            elif t.grad_fn is not None:
+                raise UnsupportedOperatorError(
+                    f"rumus.onnx.export: a tensor reaching '{qual}' was computed by "
+                    f"'{t.grad_fn.name()}', which the exporter did not record"
+                )
+        return found
 
     def call(self, qual, key, orig, native, args, kwargs):
-        if self.depth or not self.traced(args, kwargs):
+        if self.depth or not self.traced(qual, args, kwargs):
             return orig(*args, **kwargs)
         short = qual.rsplit(".", 1)[-1]
         if short in _DATA_READS:
@@ -171,12 +180,6 @@ class Tracer:
                 f"rumus.onnx.export: no ONNX exporter for operator '{qual}'"
             )
         inputs = _tensors((args, kwargs), [])
-        for t in inputs:
-            if id(t) not in self.names and t.grad_fn is not None:
-                raise UnsupportedOperatorError(
-                    f"rumus.onnx.export: a tensor reaching '{qual}' was computed by "
-                    f"'{t.grad_fn.name()}', which the exporter did not record"
-                )
         snap = {id(t): self.names[id(t)] for t in inputs if id(t) in self.names}
         node = Node(key if key in EXPORTERS else short, args, kwargs, inputs, outs, snap)
         self.nodes.append(node)
