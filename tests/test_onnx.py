@@ -269,7 +269,7 @@ def test_data_dependent_python_value_raises():
 def test_baked_batch_size_raises_with_dynamic_axes():
     class M(nn.Module):
         def forward(self, x):
-            return x + rumus.zeros(x.shape[0], 3)
+            return x + rumus.arange(x.shape[0] * 3.0).reshape(-1, 3)
 
     with pytest.raises(rumus.onnx.UnsupportedOperatorError, match="dynamic axes"):
         rumus.onnx.export(
@@ -364,3 +364,24 @@ def test_is_in_onnx_export():
 
     rumus.onnx.export(M().eval(), rumus.randn(2), io.BytesIO())
     assert seen == [True] and not rumus.onnx.is_in_onnx_export()
+
+
+def test_transformer_key_padding_mask_dynamic():
+    rumus.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, batch_first=True)
+    model = nn.TransformerEncoder(layer, 2).eval()
+
+    def inputs(n):
+        pad = rumus.zeros(n, 5, dtype=rumus.bool)
+        pad[0, 3:] = True
+        return rumus.randn(n, 5, 8), pad
+
+    dyn = {"src": {0: "batch"}, "pad": {0: "batch"}}
+    x, pad = inputs(2)
+    proto = _export(
+        model, (x, {"src_key_padding_mask": pad}), input_names=["src", "pad"], dynamic_axes=dyn
+    )
+    x, pad = inputs(4)
+    (got,) = _run(proto, {"src": x, "pad": pad})
+    expected = model(x, src_key_padding_mask=pad).detach().numpy()
+    np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)

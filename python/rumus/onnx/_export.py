@@ -14,7 +14,7 @@ import numpy as np
 import rumus
 
 from . import _shape_ops  # noqa: F401 - registers the shape exporters
-from ._ops import EXPORTERS, UnsupportedOperatorError
+from ._ops import _BINARY, EXPORTERS, UnsupportedOperatorError
 from ._trace import Tracer, _tensors, patched
 
 
@@ -47,6 +47,8 @@ _NP = {
 }
 # Ops whose size arguments may change with the dynamic axes (their exporters call g.sizes).
 _SIZED = {"reshape", "view", "expand"}
+# Ops whose output is the broadcast of their inputs.
+_ELEMENTWISE = {"masked_fill", "masked_fill_", "where", "rumus.where", *_BINARY}
 
 
 def _scalars(obj, out):
@@ -117,7 +119,8 @@ class Graph:
         if name is None:
             name = self.const_ids.get(id(x))
             if name is None:
-                self._check_twin_const(x)
+                name = self._twin_const(x)
+            if name is None:
                 name = self.const(self._np(x))
                 self.const_ids[id(x)] = name
                 self.tracer.keep.append(x)
@@ -134,15 +137,30 @@ class Graph:
     def _array(self, x, name):
         return self.onnx.numpy_helper.from_array(self._np(x), name)
 
-    def _check_twin_const(self, x):
+    def _twin_const(self, x):
+        """A constant whose shape changes with the dynamic axes is baked wrongly, unless it is
+        one repeated value feeding an elementwise op that the other inputs already give its
+        output shape (``zeros(mask.shape).masked_fill(mask, v)``): then a scalar does."""
         if self.twin is None:
-            return
+            return None
         i = next((i for i, t in enumerate(self.current.inputs) if t is x), None)
-        if i is not None and tuple(self.twin.inputs[i].shape) != tuple(x.shape):
-            raise UnsupportedOperatorError(
-                f"rumus.onnx.export: '{self.current.name}' uses a constant of shape "
-                f"{tuple(x.shape)} built from a size that changes with the dynamic axes"
-            )
+        if i is None or tuple(self.twin.inputs[i].shape) == tuple(x.shape):
+            return None
+        others = [t for t in self.current.inputs if t is not x]
+        flat = self._np(x).reshape(-1)
+        if (
+            self.current.name in _ELEMENTWISE
+            and flat.size
+            and (flat == flat[0]).all()
+            and others
+            and tuple(rumus.broadcast_shapes(*[t.shape for t in others]))
+            == tuple(self.current.outputs[0].shape)
+        ):
+            return self.const(flat[:1].reshape(()))
+        raise UnsupportedOperatorError(
+            f"rumus.onnx.export: '{self.current.name}' uses a constant of shape "
+            f"{tuple(x.shape)} built from a size that changes with the dynamic axes"
+        )
 
     def op(self, op_type, *inputs, n=1, **attrs):
         outs = [self._fresh(op_type) for _ in range(n)]
@@ -241,7 +259,7 @@ def _axes(spec, name):
 def _trace(model, inputs, kwargs, params, fold):
     tracer = Tracer()
     run_inputs = []
-    for i, x in enumerate(inputs):
+    for i, x in enumerate([*inputs, *kwargs.values()]):
         if x.is_floating_point():
             x = x.detach().clone().requires_grad_().clone()  # non-leaf: in-place ops are fine
         else:

@@ -580,6 +580,18 @@ def _arg(onnx_op):
     return export
 
 
+def _all_any(onnx_op):
+    def export(g, x, dim=None, keepdim=False):
+        v = g.op("Cast", g.v(x), to=g.dtype(rumus.int32))
+        if x.dim():
+            v = g.reduce(onnx_op, v, _dims(dim, x.dim()), keepdim)
+        return g.op("Cast", v, to=g.dtype(rumus.bool))
+
+    return export
+
+
+EXPORTERS["all"] = _all_any("ReduceMin")
+EXPORTERS["any"] = _all_any("ReduceMax")
 EXPORTERS["argmax"] = _arg("ArgMax")
 EXPORTERS["argmin"] = _arg("ArgMin")
 
