@@ -385,3 +385,35 @@ def test_transformer_key_padding_mask_dynamic():
     (got,) = _run(proto, {"src": x, "pad": pad})
     expected = model(x, src_key_padding_mask=pad).detach().numpy()
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_conv_variants():
+    rumus.manual_seed(0)
+
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c3 = nn.Conv3d(2, 3, 3, padding=1)
+            self.c2 = nn.Conv2d(6, 4, 3, stride=2, padding=2, dilation=2, groups=2)
+            self.t1 = nn.ConvTranspose1d(4, 2, 3, stride=2, padding=1)
+            self.c1 = nn.Conv1d(2, 2, 2, stride=1)
+
+        def forward(self, x):  # (N, 2, 2, 6, 6)
+            y = self.c3(x).flatten(1, 2)  # (N, 6, 6, 6)
+            y = F.max_pool2d(y, 3, 2, 1, ceil_mode=True)  # (N, 6, 4, 4)
+            y = self.c2(y)  # (N, 4, 2, 2)
+            y = F.avg_pool2d(y, 2, 1, 1, count_include_pad=False)  # (N, 4, 3, 3)
+            y = F.adaptive_avg_pool2d(y.repeat(1, 1, 2, 2), (2, 3))  # (N, 4, 2, 3)
+            z = self.t1(y.flatten(2))  # (N, 2, 11)
+            z = F.avg_pool1d(self.c1(z), 2)  # (N, 2, 5)
+            return F.adaptive_max_pool1d(z, 1).flatten(1) + y.mean((2, 3))[:, :2]
+
+    _check(M(), rumus.randn(2, 2, 2, 6, 6), batch=3, atol=1e-5)
+
+
+def test_opset_and_dynamic_axes_checks():
+    model = nn.Linear(3, 2).eval()
+    with pytest.raises(ValueError, match="newer"):
+        rumus.onnx.export(model, rumus.randn(1, 3), io.BytesIO(), opset_version=999)
+    with pytest.warns(UserWarning, match="not a valid input/output name"):
+        rumus.onnx.export(model, rumus.randn(1, 3), io.BytesIO(), dynamic_axes={"nope": [0]})

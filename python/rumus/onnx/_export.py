@@ -306,6 +306,11 @@ def export(
     opset = 17 if opset_version is None else int(opset_version)
     if opset < 17:
         raise ValueError(f"rumus.onnx.export supports opset_version >= 17, got {opset}")
+    if opset > onnx.defs.onnx_opset_version():
+        raise ValueError(
+            f"rumus.onnx.export: opset_version {opset} is newer than the installed onnx package "
+            f"supports ({onnx.defs.onnx_opset_version()})"
+        )
     inputs, kw = _split_args(args)
     if kwargs:
         kw = {**kw, **_split_args((dict(kwargs),))[1]}
@@ -373,6 +378,12 @@ def export(
                 for k, v in model.state_dict().items():
                     v.copy_(saved_state[k])
     outs = _tensors(out, [])
+    out_names = output_names + [f"output_{i}" for i in range(len(output_names), len(outs))]
+    for key in set(dynamic_axes) - set(in_names) - set(out_names):
+        warnings.warn(
+            f"Provided key {key} for dynamic axes is not a valid input/output name",
+            stacklevel=2,
+        )
     if not outs:
         raise RuntimeError("rumus.onnx.export: the model returned no tensor")
     if len(output_names) > len(outs):
@@ -380,7 +391,6 @@ def export(
             f"rumus.onnx.export: {len(output_names)} output_names given for {len(outs)} "
             "model outputs"
         )
-    out_names = output_names + [f"output_{i}" for i in range(len(output_names), len(outs))]
 
     g = Graph(onnx, opset, tracer, params)
     g.onnx_of.update({f"__input_{i}": name for i, name in enumerate(in_names)})
