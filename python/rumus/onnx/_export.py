@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
 import enum
-import io
 import os
 import warnings
 from collections.abc import Mapping, Sequence
@@ -277,6 +277,41 @@ def _trace(model, inputs, kwargs, params, fold):
     return tracer, out
 
 
+@contextlib.contextmanager
+def _export_state(model, train):
+    """The model in the export's mode, its parameters without requires_grad (only the inputs
+    carry grad_fns, see _trace), and its state as it was afterwards (a training-mode export may
+    update running statistics)."""
+    if not isinstance(model, rumus.nn.Module):
+        yield
+        return
+    was_training = model.training
+    saved_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+    grad_flags = [(p, p.requires_grad) for p in model.parameters()]
+    try:
+        model.train(train)
+        for p, _ in grad_flags:
+            p.requires_grad_(False)
+        yield
+    finally:
+        model.train(was_training)
+        for p, flag in grad_flags:
+            p.requires_grad_(flag)
+        with rumus.no_grad():
+            for k, v in model.state_dict().items():
+                v.copy_(saved_state[k])
+
+
+def _trace_twin(model, inputs, kw, in_names, dynamic_axes, params, fold):
+    """The second trace, with every dynamic axis one larger (see rumus.onnx's docstring)."""
+    bigger = []
+    for name, x in zip(in_names, [*inputs, *kw.values()]):
+        for ax in _axes(dynamic_axes.get(name, {}), name):
+            x = rumus.cat([x, x.narrow(ax, 0, 1)], ax)
+        bigger.append(x)
+    return _trace(model, bigger[: len(inputs)], dict(zip(kw, bigger[len(inputs) :])), params, fold)
+
+
 def export(
     model: Any,
     args: Any,
@@ -342,41 +377,20 @@ def export(
     if is_module:
         for key, t in model.state_dict(keep_vars=True).items():
             params.setdefault(id(t), key)
-        saved_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
-        grad_flags = [(p, p.requires_grad) for p in model.parameters()]
-    try:
-        if is_module:
-            model.train(train)
-            for p, _ in grad_flags:
-                p.requires_grad_(False)
+    if f is not None and not isinstance(f, (str, os.PathLike)) and not hasattr(f, "write"):
+        raise TypeError(f"rumus.onnx.export: f must be a path or a file object, got {type(f)}")
+    with _export_state(model, train):
         tracer, out = _trace(model, inputs, kw, params, do_constant_folding)
         twin = twin_out = None
         if dynamic_axes:
-            bigger = []
-            for name, x in zip(in_names, all_inputs):
-                for ax in _axes(dynamic_axes.get(name, {}), name):
-                    x = rumus.cat([x, x.narrow(ax, 0, 1)], ax)
-                bigger.append(x)
-            twin, twin_out = _trace(
-                model,
-                bigger[: len(inputs)],
-                dict(zip(kw, bigger[len(inputs) :])),
-                params,
-                do_constant_folding,
+            twin, twin_out = _trace_twin(
+                model, inputs, kw, in_names, dynamic_axes, params, do_constant_folding
             )
             if [n.name for n in twin.nodes] != [n.name for n in tracer.nodes]:
                 raise UnsupportedOperatorError(
                     "rumus.onnx.export: the traced ops change with the size of the dynamic axes; "
                     "the model's control flow depends on them"
                 )
-    finally:
-        if is_module:
-            model.train(was_training)
-            for p, flag in grad_flags:
-                p.requires_grad_(flag)
-            with rumus.no_grad():
-                for k, v in model.state_dict().items():
-                    v.copy_(saved_state[k])
     outs = _tensors(out, [])
     out_names = output_names + [f"output_{i}" for i in range(len(output_names), len(outs))]
     for key in set(dynamic_axes) - set(in_names) - set(out_names):
@@ -397,13 +411,12 @@ def export(
     g.onnx_of.update({key: key for key in params.values()})
     for i, node in enumerate(tracer.nodes):
         g.emit(node, twin.nodes[i] if twin is not None else None)
-    used_params = [name for name in params.values() if name in g.inits]
-    if not do_constant_folding:
-        for p in (model.state_dict(keep_vars=True) if is_module else {}).items():
-            key, t = p
-            if key not in g.inits and any(key in n.input for n in g.nodes):
+    if not do_constant_folding:  # traced parameters: those the graph reads
+        read = {i for n in g.nodes for i in n.input}
+        for key, t in model.state_dict(keep_vars=True).items() if is_module else ():
+            if key in read and key not in g.inits:
                 g.inits[key] = g._array(t, key)
-                used_params.append(key)
+    used_params = [name for name in params.values() if name in g.inits]
 
     def value_info(name, t, axes):
         shape = [axes.get(i, s) for i, s in enumerate(t.shape)]
@@ -453,13 +466,9 @@ def export(
     )
     if verbose:
         print(onnx.helper.printable_graph(proto.graph))
-    if f is not None:
-        data = proto.SerializeToString()
-        if isinstance(f, (str, os.PathLike)):
-            with open(f, "wb") as fh:
-                fh.write(data)
-        elif isinstance(f, io.IOBase) or hasattr(f, "write"):
-            f.write(data)
-        else:
-            raise TypeError(f"rumus.onnx.export: f must be a path or a file object, got {type(f)}")
+    if isinstance(f, (str, os.PathLike)):
+        with open(f, "wb") as fh:
+            fh.write(proto.SerializeToString())
+    elif f is not None:
+        f.write(proto.SerializeToString())
     return proto
