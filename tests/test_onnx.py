@@ -417,3 +417,15 @@ def test_opset_and_dynamic_axes_checks():
         rumus.onnx.export(model, rumus.randn(1, 3), io.BytesIO(), opset_version=999)
     with pytest.warns(UserWarning, match="not a valid input/output name"):
         rumus.onnx.export(model, rumus.randn(1, 3), io.BytesIO(), dynamic_axes={"nope": [0]})
+
+
+def test_preserve_mode_and_verbose(capsys):
+    model = nn.Sequential(nn.Linear(2, 2), nn.Dropout(0.5))
+    x = rumus.randn(1, 2)
+    with pytest.raises(rumus.onnx.UnsupportedOperatorError, match="dropout"):
+        rumus.onnx.export(model.train(), x, None, training=rumus.onnx.TrainingMode.PRESERVE)
+    proto = rumus.onnx.export(
+        model.eval(), x, None, training=rumus.onnx.TrainingMode.PRESERVE, verbose=True
+    )
+    assert "Gemm" in capsys.readouterr().out
+    assert [n.op_type for n in proto.graph.node] == ["Gemm", "Identity"]

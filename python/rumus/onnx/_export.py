@@ -336,6 +336,7 @@ def export(
     """
     try:
         import onnx
+        import onnx.printer
     except ImportError as e:
         raise ImportError("rumus.onnx.export needs the 'onnx' package: pip install onnx") from e
     opset = 17 if opset_version is None else int(opset_version)
@@ -465,7 +466,7 @@ def export(
         opset_imports=[onnx.helper.make_opsetid("", opset)],
     )
     if verbose:
-        print(onnx.helper.printable_graph(proto.graph))
+        print(onnx.printer.to_text(proto.graph))
     if isinstance(f, (str, os.PathLike)):
         with open(f, "wb") as fh:
             fh.write(proto.SerializeToString())
