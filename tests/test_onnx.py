@@ -429,3 +429,14 @@ def test_preserve_mode_and_verbose(capsys):
     )
     assert "Gemm" in capsys.readouterr().out
     assert [n.op_type for n in proto.graph.node] == ["Gemm", "Identity"]
+
+
+def test_gpu_model_exports(gpu):
+    rumus.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(1, 2, 3), nn.BatchNorm2d(2), nn.ReLU(), nn.Flatten()).eval()
+    x = rumus.randn(2, 1, 5, 5)
+    expected = model(x).detach().numpy()
+    model.to(gpu)
+    proto = _export(model, x.to(gpu), input_names=["x"], dynamic_axes={"x": [0]})
+    (got,) = _run(proto, {"x": x})
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-5)
