@@ -608,3 +608,77 @@ def _var(g, x, dim=None, unbiased=None, keepdim=False, *, correction=None):
     if correction:
         sq = g.op("Mul", sq, g.scalar(n / max(n - correction, 0), x))
     return g.op("Sqrt", sq) if g.current_name == "std" else sq
+
+
+@exporter("log1p")
+def _log1p(g, x):
+    return g.op("Log", g.op("Add", g.v(x), g.scalar(1.0, x)))
+
+
+@exporter("expm1")
+def _expm1(g, x):
+    return g.op("Sub", g.op("Exp", g.v(x)), g.scalar(1.0, x))
+
+
+@exporter("exp2")
+def _exp2(g, x):
+    return g.op("Pow", g.scalar(2.0, x), g.v(x))
+
+
+@exporter("floor_divide", "__floordiv__", "__rfloordiv__")
+def _floor_divide(g, a, b):
+    out = g.current_outputs[0]
+    if g.current_name == "__rfloordiv__":
+        a, b = b, a
+    work = out.dtype if out.is_floating_point() else rumus.float64
+    res = g.op("Floor", g.op("Div", g.v(a, dtype=work), g.v(b, dtype=work)))
+    return res if work == out.dtype else g.op("Cast", res, to=g.dtype(out.dtype))
+
+
+@exporter("tril", "triu")
+def _trilu(g, x, diagonal=0):
+    upper = int(g.current_name == "triu")
+    return g.op("Trilu", g.v(x), g.ints(int(diagonal), scalar=True), upper=upper)
+
+
+@exporter("cumsum")
+def _cumsum(g, x, dim, *, dtype=None):
+    v = g.v(x)
+    out = g.current_outputs[0]
+    if out.dtype != x.dtype:
+        v = g.op("Cast", v, to=g.dtype(out.dtype))
+    return g.op("CumSum", v, g.ints(_dims(dim, max(x.dim(), 1))[0], scalar=True))
+
+
+def _addmm_like(g, input, a, b, *, beta=1, alpha=1):
+    prod = g.op("MatMul", g.v(a), g.v(b))
+    if alpha != 1:
+        prod = g.op("Mul", prod, g.scalar(alpha, a))
+    base = g.v(input)
+    if beta != 1:
+        base = g.op("Mul", base, g.scalar(beta, a))
+    return g.op("Add", base, prod) if beta != 0 else prod
+
+
+for _name in ("addmm", "baddbmm", "addbmm", "addmv"):
+    EXPORTERS[_name] = _addmm_like
+
+
+def _addbmm(g, input, a, b, *, beta=1, alpha=1):
+    total = g.reduce("ReduceSum", g.op("MatMul", g.v(a), g.v(b)), [0], False)
+    if alpha != 1:
+        total = g.op("Mul", total, g.scalar(alpha, a))
+    base = g.v(input)
+    if beta != 1:
+        base = g.op("Mul", base, g.scalar(beta, a))
+    return g.op("Add", base, total) if beta != 0 else total
+
+
+EXPORTERS["addbmm"] = _addbmm
+
+
+@exporter("rumus.einsum")
+def _einsum(g, equation, *operands):
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = operands[0]
+    return g.op("Einsum", *[g.v(t) for t in operands], equation=equation.replace(" ", ""))
