@@ -451,3 +451,14 @@ def test_math_extras():
             return a + b + c + rumus.addmm(x[0], x[0], x[0]) + F.normalize(x, dim=1)
 
     _check(M(), rumus.randn(2, 3, 3), batch=4, rtol=1e-5, atol=1e-5)
+
+
+def test_in_place_ops():
+    class M(nn.Module):
+        def forward(self, x):
+            y = x * 1.0
+            y.exp_().add_(1.0).mul_(x.abs()).sqrt_()
+            y += 1
+            return F.relu(y, inplace=True) + x
+
+    _check(M(), rumus.randn(2, 3), batch=3)

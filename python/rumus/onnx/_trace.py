@@ -158,6 +158,9 @@ class Tracer:
                 "the exported graph would freeze them. Keep the computation in tensor ops."
             )
         exporter = EXPORTERS.get(key) or (EXPORTERS.get(short) if native else None)
+        if exporter is None and native and short.endswith("_") and not short.endswith("__"):
+            key = short[:-1]  # exp_: exp's exporter; the tensor then names the new value
+            exporter = EXPORTERS.get(key)
         if exporter is None and not native:
             return orig(*args, **kwargs)  # a Python composite: trace the ops it calls
         self.depth += 1
