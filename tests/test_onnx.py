@@ -88,13 +88,16 @@ def test_digits_cnn():
     assert "1.running_var" in {i.name for i in proto.graph.initializer}
 
 
+@pytest.mark.parametrize("opset", [17, 21])
 @pytest.mark.parametrize("batch_first", [True, False])
-def test_transformer_encoder(batch_first):
+def test_transformer_encoder(batch_first, opset):
     rumus.manual_seed(0)
     layer = nn.TransformerEncoderLayer(16, 4, dim_feedforward=32, batch_first=batch_first)
     model = nn.TransformerEncoder(layer, 2)
     x = rumus.randn(3, 5, 16) if batch_first else rumus.randn(5, 3, 16)
-    proto = _check(model, x, batch=6, batch_axis=0 if batch_first else 1, rtol=1e-5, atol=1e-5)
+    axis = 0 if batch_first else 1
+    proto = _check(model, x, batch=6, batch_axis=axis, atol=1e-5, opset_version=opset)
+    assert proto.opset_import[0].version == opset
     assert {"MatMul", "Softmax", "LayerNormalization"} <= _ops(proto)
 
 
