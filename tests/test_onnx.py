@@ -465,3 +465,15 @@ def test_in_place_ops():
             return F.relu(y, inplace=True) + x
 
     _check(M(), rumus.randn(2, 3), batch=3)
+
+
+def test_in_place_write_through_a_view_raises():
+    class M(nn.Module):
+        def forward(self, x):
+            y = x * 2
+            y.view(-1).clamp_(min=0)  # changes y too
+            return y + 1
+
+    # Integer tensors carry no autograd history, so rumus itself allows the write.
+    with pytest.raises(rumus.onnx.UnsupportedOperatorError, match="view"):
+        rumus.onnx.export(M().eval(), rumus.randint(-3, 3, (2, 3)), io.BytesIO())

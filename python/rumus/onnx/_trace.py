@@ -91,6 +91,14 @@ _LIKE = {"zeros_like", "ones_like", "full_like", "empty_like", "rand_like", "ran
          "new_zeros", "new_ones", "new_full", "new_empty", "new_tensor"}  # fmt: skip
 _PROPERTIES = {"T": "_T", "mT": "_mT", "data": "detach"}
 ACTIVE = False  # rumus.onnx.is_in_onnx_export()
+# Results that may share memory with their input: an in-place write to one changes the others,
+# which the graph (one value per write) cannot show.
+_VIEWS = {
+    "reshape", "view", "view_as", "reshape_as", "flatten", "unflatten", "permute", "transpose",
+    "swapaxes", "swapdims", "t", "_T", "_mT", "movedim", "moveaxis", "squeeze", "unsqueeze",
+    "expand", "expand_as", "narrow", "select", "split", "chunk", "unbind", "__getitem__",
+    "detach", "detach_",
+}  # fmt: skip
 
 
 def _tensors(obj, out):
@@ -127,6 +135,7 @@ class Tracer:
         self.nodes = []
         self.depth = 0
         self.count = 0
+        self.family = {}  # id -> set of ids of traced tensors that may share its memory
 
     def mark(self, t, name=None):
         if name is None:
@@ -172,23 +181,44 @@ class Tracer:
             return out
         outs = _tensors(out, [])
         if exporter is None:
-            writes = (
-                short == "__setitem__"
-                or short.startswith("__i")
-                or (short.endswith("_") and not short.endswith("__"))
-            )
-            if (not outs or short in _LIKE) and not writes:
+            if (not outs or short in _LIKE) and not _writes(short):
                 return out
             raise UnsupportedOperatorError(
                 f"rumus.onnx.export: no ONNX exporter for operator '{qual}'"
             )
         inputs = _tensors((args, kwargs), [])
+        self._check_alias(qual, key, inputs, outs)
         snap = {id(t): self.names[id(t)] for t in inputs if id(t) in self.names}
         node = Node(key if key in EXPORTERS else short, args, kwargs, inputs, outs, snap)
         self.nodes.append(node)
         node.out_names = [self.mark(t) for t in outs]
         self.keep.append((args, kwargs))
         return out
+
+    def _check_alias(self, qual, key, inputs, outs):
+        if key in _VIEWS and inputs:
+            fam = self.family.setdefault(id(inputs[0]), {id(inputs[0])})
+            for t in outs:
+                fam.add(id(t))
+                self.family[id(t)] = fam
+        elif _writes(qual.rsplit(".", 1)[-1]) and len(self.family.get(id(inputs[0]), ())) > 1:
+            raise UnsupportedOperatorError(
+                f"rumus.onnx.export: in-place '{qual}' writes to a tensor that shares memory with "
+                "another traced tensor (a view), which the exported graph cannot follow; use the "
+                "out-of-place op"
+            )
+
+
+_AUGMENTED = {"add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul"} | {
+    "and", "or", "xor", "lshift", "rshift"
+}  # fmt: skip
+
+
+def _writes(name):
+    """In-place ops: ``add_``, ``__iadd__``, ``__setitem__``."""
+    if name.startswith("__"):
+        return name == "__setitem__" or name[3:-2] in _AUGMENTED
+    return name.endswith("_")
 
 
 def _wrap(tracer, qual, key, orig, native):
