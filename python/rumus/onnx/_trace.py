@@ -217,7 +217,7 @@ _AUGMENTED = {"add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul"
 def _writes(name):
     """In-place ops: ``add_``, ``__iadd__``, ``__setitem__``."""
     if name.startswith("__"):
-        return name == "__setitem__" or name[3:-2] in _AUGMENTED
+        return name == "__setitem__" or (name.startswith("__i") and name[3:-2] in _AUGMENTED)
     return name.endswith("_")
 
 
