@@ -12,7 +12,9 @@ an exporter of their own (``F.scaled_dot_product_attention``, ``F.hardswish``...
 through, so they export as the ops they are made of. Three guards keep a graph from being
 silently wrong: a native op without an exporter raises ``UnsupportedOperatorError`` naming it;
 reading a traced tensor's values into Python (``item``, ``bool(t)``...) raises; and inputs run
-with ``requires_grad`` so that a tensor the wrappers missed shows up by its ``grad_fn``.
+with ``requires_grad`` so that a tensor the wrappers missed shows up by its ``grad_fn``. An
+in-place write to a tensor that has traced views (or is one) raises too: the graph gives each
+write a new value and could not update the aliases.
 
 Dynamic axes: the model is traced a second time with the dynamic axes one larger; sizes of a
 reshape or expand that differ between the two runs are written relative to the input (0 or -1),
@@ -22,6 +24,11 @@ Parameters and buffers become initializers named by their ``state_dict`` keys; w
 ``do_constant_folding`` (the default), ops that read only parameters and constants (a
 BatchNorm's folded scale, a slice of MultiheadAttention's packed weight) are computed at export
 and stored as constants.
+
+Not exported: ops without an exporter (sorting, scatter, random ops, boolean-mask indexing...),
+dropout and batch statistics in training mode, data-dependent Python control flow (the trace
+follows the branch the example input took; a dynamic-axes export notices when the second run
+takes another one).
 """
 
 from ._export import TrainingMode, export
