@@ -247,8 +247,25 @@ def test_training_mode_warns_and_exports_eval():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         _export(model, x)  # eval model: no warning
-    with pytest.raises(rumus.onnx.UnsupportedOperatorError, match="dropout|bernoulli"):
-        _export(model.train(), x, training=rumus.onnx.TrainingMode.TRAINING)
+    proto = _export(model.train(), x, training=rumus.onnx.TrainingMode.TRAINING)
+    assert "Dropout" in _ops(proto) and "BatchNormalization" not in _ops(proto)
+
+
+def test_training_mode_uses_batch_statistics():
+    rumus.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(2, 3, 3), nn.BatchNorm2d(3), nn.Dropout(0.0)).train()
+    x = rumus.randn(4, 2, 5, 5)
+    proto = _export(
+        model,
+        x,
+        training=rumus.onnx.TrainingMode.TRAINING,
+        input_names=["x"],
+        dynamic_axes={"x": {0: "n"}},
+    )
+    assert model.training and model[1].num_batches_tracked.item() == 0
+    y = rumus.randn(6, 2, 5, 5)
+    (got,) = _run(proto, {"x": y})
+    np.testing.assert_allclose(got, model(y).detach().numpy(), rtol=1e-4, atol=1e-5)
 
 
 def test_unsupported_op_names_it():
@@ -425,8 +442,8 @@ def test_opset_and_dynamic_axes_checks():
 def test_preserve_mode_and_verbose(capsys):
     model = nn.Sequential(nn.Linear(2, 2), nn.Dropout(0.5))
     x = rumus.randn(1, 2)
-    with pytest.raises(rumus.onnx.UnsupportedOperatorError, match="dropout"):
-        rumus.onnx.export(model.train(), x, None, training=rumus.onnx.TrainingMode.PRESERVE)
+    proto = rumus.onnx.export(model.train(), x, None, training=rumus.onnx.TrainingMode.PRESERVE)
+    assert "Dropout" in _ops(proto)
     proto = rumus.onnx.export(
         model.eval(), x, None, training=rumus.onnx.TrainingMode.PRESERVE, verbose=True
     )

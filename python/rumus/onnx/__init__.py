@@ -25,8 +25,9 @@ Parameters and buffers become initializers named by their ``state_dict`` keys; w
 BatchNorm's folded scale, a slice of MultiheadAttention's packed weight) are computed at export
 and stored as constants.
 
-Not exported: ops without an exporter (sorting, scatter, random ops, boolean-mask indexing...),
-dropout and batch statistics in training mode, data-dependent Python control flow (the trace
+Not exported: ops without an exporter (sorting, scatter, random ops other than dropout,
+boolean-mask indexing...), the running-statistics updates of a training-mode BatchNorm (dead
+code for the outputs, so left out), data-dependent Python control flow (the trace
 follows the branch the example input took; a dynamic-axes export notices when the second run
 takes another one).
 """

@@ -312,6 +312,19 @@ def _trace_twin(model, inputs, kw, in_names, dynamic_axes, params, fold):
     return _trace(model, bigger[: len(inputs)], dict(zip(kw, bigger[len(inputs) :])), params, fold)
 
 
+def _needed(tracer, outs):
+    """Which recorded nodes the outputs depend on (a BatchNorm's running-statistics update in
+    training mode, for one, does not reach them)."""
+    live = {tracer.names.get(id(t)) for t in outs}
+    needed = [False] * len(tracer.nodes)
+    for i in range(len(tracer.nodes) - 1, -1, -1):
+        node = tracer.nodes[i]
+        if live.intersection(node.out_names):
+            needed[i] = True
+            live.update(node.snap.values())
+    return needed
+
+
 def export(
     model: Any,
     args: Any,
@@ -410,8 +423,10 @@ def export(
     g = Graph(onnx, opset, tracer, params)
     g.onnx_of.update({f"__input_{i}": name for i, name in enumerate(in_names)})
     g.onnx_of.update({key: key for key in params.values()})
+    needed = _needed(tracer, outs)
     for i, node in enumerate(tracer.nodes):
-        g.emit(node, twin.nodes[i] if twin is not None else None)
+        if needed[i]:
+            g.emit(node, twin.nodes[i] if twin is not None else None)
     if not do_constant_folding:  # traced parameters: those the graph reads
         read = {i for n in g.nodes for i in n.input}
         for key, t in model.state_dict(keep_vars=True).items() if is_module else ():

@@ -6,6 +6,8 @@ run, so shapes and dtypes are known) and returns the ONNX value name of each ten
 
 import math
 
+import numpy as np
+
 import rumus
 
 EXPORTERS = {}
@@ -469,11 +471,6 @@ def _batch_norm(
     momentum=0.1,
     eps=1e-5,
 ):
-    if training or running_mean is None:
-        raise UnsupportedOperatorError(
-            "rumus.onnx.export: batch_norm with batch statistics (training=True or no running "
-            "stats) has no exporter; export the model in eval mode"
-        )
     c = input.shape[1]
     if weight is None:
         weight = rumus.ones(c, dtype=input.dtype)
@@ -481,6 +478,16 @@ def _batch_norm(
         bias = rumus.zeros(c, dtype=input.dtype)
     args = [g.v(t) for t in (input, weight, bias, running_mean, running_var)]
     return g.op("BatchNormalization", *args, epsilon=float(eps))
+
+
+def _batch_stats(args, kwargs):
+    training = kwargs.get("training", args[5] if len(args) > 5 else False)
+    return training or (args[1] if len(args) > 1 else kwargs.get("running_mean")) is None
+
+
+# With batch statistics, F.batch_norm is traced through (mean, var...); the running statistics
+# it updates are not part of the exported graph.
+_batch_norm.transparent_if = _batch_stats
 
 
 @exporter("F.group_norm")
@@ -520,11 +527,14 @@ def _pad(g, input, pad, mode="constant", value=None):
 
 @exporter("F.dropout", "F.dropout1d", "F.dropout2d", "F.dropout3d", "F.alpha_dropout")
 def _dropout(g, input, p=0.5, training=True, inplace=False):
-    if training and p > 0.0:
+    if not training or p == 0.0:
+        return g.v(input)
+    if g.current_name != "F.dropout":
         raise UnsupportedOperatorError(
-            "rumus.onnx.export: dropout in training mode draws random masks; export in eval mode"
+            f"rumus.onnx.export: {g.current_name} in training mode has no exporter"
         )
-    return g.v(input)
+    ratio = g.scalar(float(p), input)
+    return g.op("Dropout", g.v(input), ratio, g.const(np.array(True)))
 
 
 # ----------------------------------------------------------------- reductions

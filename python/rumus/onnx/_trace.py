@@ -170,6 +170,9 @@ class Tracer:
         if exporter is None and native and short.endswith("_") and not short.endswith("__"):
             key = short[:-1]  # exp_: exp's exporter; the tensor then names the new value
             exporter = EXPORTERS.get(key)
+        transparent = getattr(exporter, "transparent_if", None)
+        if transparent is not None and transparent(args, kwargs):
+            exporter = None
         if exporter is None and not native:
             return orig(*args, **kwargs)  # a Python composite: trace the ops it calls
         self.depth += 1
