@@ -494,3 +494,30 @@ def test_in_place_write_through_a_view_raises():
     # Integer tensors carry no autograd history, so rumus itself allows the write.
     with pytest.raises(rumus.onnx.UnsupportedOperatorError, match="view"):
         rumus.onnx.export(M().eval(), rumus.randint(-3, 3, (2, 3)), io.BytesIO())
+
+
+def test_other_threads_run_untouched_during_export():
+    import threading
+
+    go, done, errors = threading.Event(), threading.Event(), []
+
+    def train():  # autograd work while the export's wrappers are in place
+        go.wait()
+        try:
+            w = rumus.randn(3, requires_grad=True)
+            ((w * 2).relu().sum()).backward()
+        except Exception as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+        done.set()
+
+    class M(nn.Module):
+        def forward(self, x):
+            go.set()
+            assert done.wait(60)
+            return x + 1
+
+    t = threading.Thread(target=train)
+    t.start()
+    rumus.onnx.export(M().eval(), rumus.randn(2, 3), io.BytesIO())
+    t.join()
+    assert not errors, errors

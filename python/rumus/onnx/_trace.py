@@ -17,6 +17,7 @@ Rules (see the package docstring for why the trace is taken at this level):
 """
 
 import functools
+import threading
 import types
 
 import rumus
@@ -91,6 +92,7 @@ _LIKE = {"zeros_like", "ones_like", "full_like", "empty_like", "rand_like", "ran
          "new_zeros", "new_ones", "new_full", "new_empty", "new_tensor"}  # fmt: skip
 _PROPERTIES = {"T": "_T", "mT": "_mT", "data": "detach"}
 ACTIVE = False  # rumus.onnx.is_in_onnx_export()
+_LOCK = threading.Lock()  # one export at a time: the wrappers are process-wide
 # Results that may share memory with their input: an in-place write to one changes the others,
 # which the graph (one value per write) cannot show.
 _VIEWS = {
@@ -136,6 +138,7 @@ class Tracer:
         self.depth = 0
         self.count = 0
         self.family = {}  # id -> set of ids of traced tensors that may share its memory
+        self.thread = threading.get_ident()  # other threads' calls pass straight through
 
     def mark(self, t, name=None):
         if name is None:
@@ -158,7 +161,9 @@ class Tracer:
         return found
 
     def call(self, qual, key, orig, native, args, kwargs):
-        if self.depth or not self.traced(qual, args, kwargs):
+        if self.depth or threading.get_ident() != self.thread:
+            return orig(*args, **kwargs)
+        if not self.traced(qual, args, kwargs):
             return orig(*args, **kwargs)
         short = qual.rsplit(".", 1)[-1]
         if short in _DATA_READS:
@@ -256,6 +261,7 @@ class patched:
 
     def __enter__(self):
         global ACTIVE
+        _LOCK.acquire()
         tr = self.tracer
         methods = dict(Tensor.__dict__)
         try:
@@ -285,7 +291,10 @@ class patched:
     def __exit__(self, *exc):
         global ACTIVE
         ACTIVE = False
-        while self.saved:
-            owner, name, obj = self.saved.pop()
-            setattr(owner, name, obj)
+        try:
+            while self.saved:
+                owner, name, obj = self.saved.pop()
+                setattr(owner, name, obj)
+        finally:
+            _LOCK.release()
         return False
