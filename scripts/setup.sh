@@ -15,5 +15,7 @@ PY=${PYTHON:-python3}
     "ruff>=0.6" \
     "mypy>=1.11" \
     "scipy>=1.9" \
+    "onnx>=1.16" \
+    "onnxruntime>=1.17" \
     "$@"
 .venv/bin/maturin develop --release -q

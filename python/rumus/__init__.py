@@ -197,6 +197,7 @@ from . import (  # noqa: E402
     gpu,
     linalg,
     nn,
+    onnx,
     optim,
     special,
     utils,

@@ -19,6 +19,7 @@ from rumus import (
     gpu as gpu,
     linalg as linalg,
     nn as nn,
+    onnx as onnx,
     optim as optim,
     serialization as serialization,
     utils as utils,
