@@ -67,7 +67,7 @@ pub fn standard_gamma_grad(alpha: &Tensor, x: &Tensor) -> Result<Tensor> {
 /// Poisson counts (as floats of the rates' dtype), one per rate ≥ 0.
 pub fn poisson(rate: &Tensor, g: Option<&GeneratorRef>) -> Result<Tensor> {
     let r = float_values("poisson", rate)?;
-    if r.iter().any(|&r| !(r >= 0.0)) {
+    if r.iter().any(|&r| r.is_nan() || r < 0.0) {
         bail!(Runtime, "invalid Poisson rate, expected rate to be non-negative");
     }
     shaped_like(draw(g, |g| g.poisson(&r)), rate)
@@ -92,7 +92,7 @@ pub fn binomial(count: &Tensor, prob: &Tensor, g: Option<&GeneratorRef>) -> Resu
         );
     }
     let (n, p) = (float_values("binomial", count)?, float_values("binomial", prob)?);
-    if n.iter().any(|&n| !(n >= 0.0) || n.fract() != 0.0) {
+    if n.iter().any(|&n| n.is_nan() || n < 0.0 || n.fract() != 0.0) {
         bail!(Runtime, "binomial: count must hold non-negative whole numbers");
     }
     if p.iter().any(|&p| !(0.0..=1.0).contains(&p)) {

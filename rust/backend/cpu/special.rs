@@ -165,7 +165,7 @@ pub fn i1e(x: f64) -> f64 {
 /// derivative is Σ_k t_k (ln x - ψ(α+k+1)). Above α = 500, where that series
 /// grows long, the Wilson–Hilferty cube-root normal form gives it in closed form.
 pub fn standard_gamma_grad(alpha: f64, x: f64) -> f64 {
-    if !(alpha > 0.0) || x.is_nan() {
+    if alpha.is_nan() || alpha <= 0.0 || x.is_nan() {
         return f64::NAN;
     }
     if x <= 0.0 {
