@@ -5,5 +5,5 @@ cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
-.venv/bin/python -m pip install -q "maturin>=1.7,<2" "numpy>=1.22" "pytest>=7" "hypothesis>=6" "wgpu>=0.20" "ruff>=0.6" "mypy>=1.11" "$@"
+.venv/bin/python -m pip install -q "maturin>=1.7,<2" "numpy>=1.22" "pytest>=7" "hypothesis>=6" "wgpu>=0.20" "ruff>=0.6" "mypy>=1.11" "mkdocs-material>=9.5" "mkdocstrings[python]>=0.26" "$@"
 .venv/bin/maturin develop --release -q
