@@ -72,14 +72,17 @@ class Bernoulli(Distribution):
 
     @lazy_property
     def logits(self):
+        """Log-odds of success, log(p / (1 - p))."""
         return probs_to_logits(self.probs, is_binary=True)
 
     @lazy_property
     def probs(self):
+        """Probability of success."""
         return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def param_shape(self):
+        """The shape of the parameter tensors (``probs`` or ``logits``)."""
         return self._param.shape
 
     @property
@@ -235,14 +238,17 @@ class Categorical(Distribution):
 
     @lazy_property
     def logits(self):
+        """Normalized log-probabilities of the categories (the last dimension)."""
         return probs_to_logits(self.probs)
 
     @lazy_property
     def probs(self):
+        """Probabilities of the categories (the last dimension), summing to 1."""
         return logits_to_probs(self.logits)
 
     @property
     def param_shape(self):
+        """The shape of the parameter tensors (``probs`` or ``logits``)."""
         return self._param.shape
 
     @property
@@ -349,10 +355,12 @@ class OneHotCategorical(Distribution):
 
     @property
     def probs(self):
+        """Probabilities of the categories (the last dimension), summing to 1."""
         return self._categorical.probs
 
     @property
     def logits(self):
+        """Normalized log-probabilities of the categories (the last dimension)."""
         return self._categorical.logits
 
     @property
@@ -370,6 +378,7 @@ class OneHotCategorical(Distribution):
 
     @property
     def param_shape(self):
+        """The shape of the parameter tensors (``probs`` or ``logits``)."""
         return self._categorical.param_shape
 
     def sample(self, sample_shape=()):

@@ -64,10 +64,12 @@ class MixtureSameFamily(Distribution):
 
     @property
     def mixture_distribution(self):
+        """The Categorical distribution over the mixture components."""
         return self._mixture_distribution
 
     @property
     def component_distribution(self):
+        """The batched distribution of the components (the rightmost batch dimension indexes them)."""
         return self._component_distribution
 
     def _pad_mixture(self, probs):

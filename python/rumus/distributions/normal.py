@@ -95,10 +95,12 @@ class LogNormal(TransformedDistribution):
 
     @property
     def loc(self):
+        """The mean of the underlying normal distribution (of ``log X``)."""
         return self.base_dist.loc
 
     @property
     def scale(self):
+        """The standard deviation of the underlying normal distribution (of ``log X``)."""
         return self.base_dist.scale
 
     @property
@@ -135,6 +137,7 @@ class HalfNormal(TransformedDistribution):
 
     @property
     def scale(self):
+        """The scale of the normal distribution that is folded at zero."""
         return self.base_dist.scale
 
     @property

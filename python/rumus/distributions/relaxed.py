@@ -68,14 +68,17 @@ class LogitRelaxedBernoulli(Distribution):
 
     @lazy_property
     def logits(self):
+        """Log-odds of success."""
         return probs_to_logits(self.probs, is_binary=True)
 
     @lazy_property
     def probs(self):
+        """Probability of success."""
         return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def param_shape(self):
+        """The shape of the parameter tensors (``probs`` or ``logits``)."""
         return self._param.shape
 
     def rsample(self, sample_shape=()):
@@ -110,14 +113,17 @@ class RelaxedBernoulli(TransformedDistribution):
 
     @property
     def temperature(self):
+        """The relaxation temperature (lower is closer to a Bernoulli)."""
         return self.base_dist.temperature
 
     @property
     def logits(self):
+        """Log-odds of success."""
         return self.base_dist.logits
 
     @property
     def probs(self):
+        """Probability of success."""
         return self.base_dist.probs
 
 
@@ -152,14 +158,17 @@ class ExpRelaxedCategorical(Distribution):
 
     @property
     def param_shape(self):
+        """The shape of the parameter tensors (``probs`` or ``logits``)."""
         return self._categorical.param_shape
 
     @property
     def logits(self):
+        """Normalized log-probabilities of the categories."""
         return self._categorical.logits
 
     @property
     def probs(self):
+        """Probabilities of the categories."""
         return self._categorical.probs
 
     def rsample(self, sample_shape=()):
@@ -202,12 +211,15 @@ class RelaxedOneHotCategorical(TransformedDistribution):
 
     @property
     def temperature(self):
+        """The relaxation temperature (lower is closer to a one-hot Categorical)."""
         return self.base_dist.temperature
 
     @property
     def logits(self):
+        """Normalized log-probabilities of the categories."""
         return self.base_dist.logits
 
     @property
     def probs(self):
+        """Probabilities of the categories."""
         return self.base_dist.probs

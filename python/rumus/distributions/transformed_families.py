@@ -141,8 +141,10 @@ class LogisticNormal(TransformedDistribution):
 
     @property
     def loc(self):
+        """The mean of the underlying normal distribution."""
         return self.base_dist.base_dist.loc
 
     @property
     def scale(self):
+        """The standard deviation of the underlying normal distribution."""
         return self.base_dist.base_dist.scale

@@ -53,12 +53,14 @@ class Transform:
 
     @property
     def event_dim(self):
+        """The number of rightmost dimensions that form one event of the transform."""
         if self.domain.event_dim == self.codomain.event_dim:
             return self.domain.event_dim
         raise ValueError("Please use either .domain.event_dim or .codomain.event_dim")
 
     @property
     def inv(self):
+        """The inverse transform: ``t.inv(t(x))`` is ``x``."""
         inv = self._inv
         if inv is None:
             inv = _InverseTransform(self)
@@ -67,9 +69,18 @@ class Transform:
 
     @property
     def sign(self):
+        """+1 or -1: whether a monotone elementwise transform increases or decreases."""
         raise NotImplementedError
 
     def with_cache(self, cache_size=1):
+        """This transform with a cache of the last ``(x, y)`` pair.
+
+        Args:
+            cache_size (int): 0 (no cache) or 1.
+
+        Returns:
+            Transform: ``self`` when the cache size already matches, else a copy.
+        """
         if self._cache_size == cache_size:
             return self
         if type(self).__init__ is Transform.__init__:
@@ -111,12 +122,37 @@ class Transform:
         raise NotImplementedError
 
     def log_abs_det_jacobian(self, x, y):
+        """The log of the absolute determinant of the Jacobian, ``log |dy/dx|``.
+
+        Args:
+            x (Tensor): inputs of the transform.
+            y (Tensor): the outputs ``t(x)``.
+
+        Returns:
+            Tensor: summed over the event dimensions.
+        """
         raise NotImplementedError
 
     def forward_shape(self, shape):
+        """The shape of ``t(x)`` for an input of shape ``shape``.
+
+        Args:
+            shape (tuple): the input shape.
+
+        Returns:
+            tuple: the output shape.
+        """
         return shape
 
     def inverse_shape(self, shape):
+        """The shape of ``t.inv(y)`` for an output of shape ``shape``.
+
+        Args:
+            shape (tuple): the output shape.
+
+        Returns:
+            tuple: the input shape.
+        """
         return shape
 
     def __repr__(self):
@@ -188,6 +224,7 @@ class ComposeTransform(Transform):
 
     @property
     def domain(self):
+        """The domain of the first transform, widened to the event dimensions of the chain."""
         if not self.parts:
             return constraints.real
         domain = self.parts[0].domain
@@ -201,6 +238,7 @@ class ComposeTransform(Transform):
 
     @property
     def codomain(self):
+        """The codomain of the last transform, widened to the event dimensions of the chain."""
         if not self.parts:
             return constraints.real
         codomain = self.parts[-1].codomain
@@ -297,10 +335,12 @@ class IndependentTransform(Transform):
 
     @property
     def domain(self):
+        """The base transform's domain with ``reinterpreted_batch_ndims`` more event dimensions."""
         return constraints.independent(self.base_transform.domain, self.reinterpreted_batch_ndims)
 
     @property
     def codomain(self):
+        """The base transform's codomain with ``reinterpreted_batch_ndims`` more event dimensions."""
         return constraints.independent(self.base_transform.codomain, self.reinterpreted_batch_ndims)
 
     @property
@@ -470,16 +510,19 @@ class AffineTransform(Transform):
 
     @property
     def event_dim(self):
+        """The number of rightmost dimensions transformed together."""
         return self._event_dim
 
     @property
     def domain(self):
+        """The real numbers, with ``event_dim`` event dimensions."""
         if self._event_dim == 0:
             return constraints.real
         return constraints.independent(constraints.real, self._event_dim)
 
     @property
     def codomain(self):
+        """The real numbers, with ``event_dim`` event dimensions."""
         return self.domain
 
     def with_cache(self, cache_size=1):
@@ -699,10 +742,12 @@ class ReshapeTransform(Transform):
 
     @property
     def domain(self):
+        """Real tensors with ``len(in_shape)`` event dimensions."""
         return constraints.independent(constraints.real, len(self.in_shape))
 
     @property
     def codomain(self):
+        """Real tensors with ``len(out_shape)`` event dimensions."""
         return constraints.independent(constraints.real, len(self.out_shape))
 
     def with_cache(self, cache_size=1):
@@ -751,6 +796,7 @@ class CumulativeDistributionTransform(Transform):
 
     @property
     def domain(self):
+        """The support of the distribution whose CDF this transform applies."""
         return self.distribution.support
 
     def with_cache(self, cache_size=1):

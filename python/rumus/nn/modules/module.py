@@ -170,6 +170,14 @@ class Module:
             setattr_(self, name, OrderedDict())
 
     def forward(self, *input):
+        """Defines the computation of the module; call the module (``m(x)``), not ``forward``.
+
+        Args:
+            *input: the inputs, as the subclass defines them.
+
+        Returns:
+            The outputs, as the subclass defines them.
+        """
         raise NotImplementedError(
             f'Module [{type(self).__name__}] is missing the required "forward" function'
         )
@@ -263,6 +271,11 @@ class Module:
         )
 
     def set_extra_state(self, state):
+        """Restores the state returned by ``get_extra_state`` from a state_dict.
+
+        Args:
+            state: the object ``get_extra_state`` returned when the state_dict was made.
+        """
         raise RuntimeError(
             "Reached a code path in Module.set_extra_state() that should never be called."
         )
@@ -387,21 +400,49 @@ class Module:
         )
 
     def buffers(self, recurse: bool = True) -> Iterator[Any]:
+        """Iterates over the module's buffers.
+
+        Args:
+            recurse (bool): include the buffers of submodules.
+
+        Returns:
+            Iterator[Tensor]: each buffer once.
+        """
         for _, b in self.named_buffers(recurse=recurse):
             yield b
 
     def named_buffers(
         self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
     ) -> Iterator[tuple[str, Any]]:
+        """Iterates over the module's buffers with their dotted names.
+
+        Args:
+            prefix (str): prepended to every name.
+            recurse (bool): include the buffers of submodules.
+            remove_duplicate (bool): yield a buffer shared by several names once.
+
+        Returns:
+            Iterator[tuple[str, Tensor]]: (name, buffer) pairs.
+        """
         yield from self._named_members(
             lambda m: m._buffers.items(), prefix, recurse, remove_duplicate
         )
 
     def children(self) -> Iterator["Module"]:
+        """Iterates over the immediate submodules.
+
+        Returns:
+            Iterator[Module]: each child once.
+        """
         for _, m in self.named_children():
             yield m
 
     def named_children(self) -> Iterator[tuple[str, "Module"]]:
+        """Iterates over the immediate submodules with their names.
+
+        Returns:
+            Iterator[tuple[str, Module]]: (name, child) pairs.
+        """
         seen = set()
         for name, module in self._modules.items():
             if module is not None and id(module) not in seen:
@@ -409,6 +450,11 @@ class Module:
                 yield name, module
 
     def modules(self) -> Iterator["Module"]:
+        """Iterates over this module and all its submodules, depth first.
+
+        Returns:
+            Iterator[Module]: each module once.
+        """
         for _, m in self.named_modules():
             yield m
 
@@ -441,9 +487,22 @@ class Module:
         return self
 
     def eval(self: _M) -> _M:
+        """Sets the module and its submodules to evaluation mode (``train(False)``).
+
+        Returns:
+            Module: self.
+        """
         return self.train(False)
 
     def requires_grad_(self: _M, requires_grad: bool = True) -> _M:
+        """Sets ``requires_grad`` on every parameter.
+
+        Args:
+            requires_grad (bool): whether autograd should record operations on them.
+
+        Returns:
+            Module: self.
+        """
         for p in self.parameters():
             p.requires_grad_(requires_grad)
         return self
@@ -514,6 +573,11 @@ class Module:
         return self._apply(convert)
 
     def cpu(self: _M) -> _M:
+        """Moves every parameter and buffer to the CPU.
+
+        Returns:
+            Module: self.
+        """
         return self._apply(lambda t: t.cpu())
 
     def gpu(self: _M) -> _M:
@@ -530,15 +594,35 @@ class Module:
         return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
 
     def float(self: _M) -> _M:
+        """Casts the floating-point parameters and buffers to float32.
+
+        Returns:
+            Module: self (the parameters are new objects when the dtype changes).
+        """
         return self._cast_floating(_rumus.float32)
 
     def double(self: _M) -> _M:
+        """Casts the floating-point parameters and buffers to float64.
+
+        Returns:
+            Module: self (the parameters are new objects when the dtype changes).
+        """
         return self._cast_floating(_rumus.float64)
 
     def half(self: _M) -> _M:
+        """Casts the floating-point parameters and buffers to float16.
+
+        Returns:
+            Module: self (the parameters are new objects when the dtype changes).
+        """
         return self._cast_floating(_rumus.float16)
 
     def bfloat16(self: _M) -> _M:
+        """Casts the floating-point parameters and buffers to bfloat16.
+
+        Returns:
+            Module: self (the parameters are new objects when the dtype changes).
+        """
         return self._cast_floating(_rumus.bfloat16)
 
     # ---- hooks and call -----------------------------------------------------------------
@@ -575,11 +659,23 @@ class Module:
         return handle
 
     def register_full_backward_hook(self, hook, prepend=False):
+        """Not supported yet: raises NotImplementedError (rumus has no tensor hooks).
+
+        Args:
+            hook: ``hook(module, grad_input, grad_output)``.
+            prepend (bool): run before the existing hooks.
+        """
         raise NotImplementedError(
             "rumus does not support module backward hooks yet (no tensor hooks in the engine)"
         )
 
     def register_full_backward_pre_hook(self, hook, prepend=False):
+        """Not supported yet: raises NotImplementedError (rumus has no tensor hooks).
+
+        Args:
+            hook: ``hook(module, grad_output)``.
+            prepend (bool): run before the existing hooks.
+        """
         raise NotImplementedError(
             "rumus does not support module backward hooks yet (no tensor hooks in the engine)"
         )

@@ -90,6 +90,7 @@ class _NormBase(Module):
             self.num_batches_tracked.zero_()
 
     def reset_parameters(self):
+        """Re-initializes the parameters as the constructor does (PyTorch's default initialization)."""
         self.reset_running_stats()
         _reset_affine(self)
 
@@ -243,6 +244,7 @@ class LayerNorm(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
+        """Re-initializes the parameters as the constructor does (PyTorch's default initialization)."""
         _reset_affine(self)
 
     def forward(self, input):
@@ -280,6 +282,7 @@ class GroupNorm(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
+        """Re-initializes the parameters as the constructor does (PyTorch's default initialization)."""
         _reset_affine(self)
 
     def forward(self, input):
@@ -315,6 +318,7 @@ class RMSNorm(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
+        """Re-initializes the parameters as the constructor does (PyTorch's default initialization)."""
         if self.elementwise_affine:
             init.ones_(self.weight)
 
