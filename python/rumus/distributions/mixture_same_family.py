@@ -69,7 +69,8 @@ class MixtureSameFamily(Distribution):
 
     @property
     def component_distribution(self):
-        """The batched distribution of the components (the rightmost batch dimension indexes them)."""
+        """The batched distribution of the components (the rightmost batch dimension indexes
+        them)."""
         return self._component_distribution
 
     def _pad_mixture(self, probs):

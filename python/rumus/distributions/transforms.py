@@ -340,7 +340,8 @@ class IndependentTransform(Transform):
 
     @property
     def codomain(self):
-        """The base transform's codomain with ``reinterpreted_batch_ndims`` more event dimensions."""
+        """The base transform's codomain with ``reinterpreted_batch_ndims`` more event
+        dimensions."""
         return constraints.independent(self.base_transform.codomain, self.reinterpreted_batch_ndims)
 
     @property

@@ -232,7 +232,7 @@ class PReLU(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
-        """Re-initializes the parameters as the constructor does (PyTorch's default initialization)."""
+        """Re-initializes the parameters as the constructor does (PyTorch's defaults)."""
         init.constant_(self.weight, self.init)
 
     def forward(self, input):

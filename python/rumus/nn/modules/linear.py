@@ -49,7 +49,7 @@ class Linear(Module):
     def reset_parameters(self):
         # kaiming_uniform_ with a=sqrt(5) gives U(-1/sqrt(fan_in), 1/sqrt(fan_in)), PyTorch's
         # default.
-        """Re-initializes the parameters as the constructor does (PyTorch's default initialization)."""
+        """Re-initializes the parameters as the constructor does (PyTorch's defaults)."""
         init.kaiming_uniform_(self.weight, a=math.sqrt(5))
         if self.bias is not None:
             fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
@@ -90,7 +90,7 @@ class Bilinear(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
-        """Re-initializes the parameters as the constructor does (PyTorch's default initialization)."""
+        """Re-initializes the parameters as the constructor does (PyTorch's defaults)."""
         bound = 1 / math.sqrt(self.weight.size(1))
         init.uniform_(self.weight, -bound, bound)
         if self.bias is not None:

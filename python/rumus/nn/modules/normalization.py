@@ -90,7 +90,7 @@ class _NormBase(Module):
             self.num_batches_tracked.zero_()
 
     def reset_parameters(self):
-        """Re-initializes the parameters as the constructor does (PyTorch's default initialization)."""
+        """Re-initializes the parameters as the constructor does (PyTorch's defaults)."""
         self.reset_running_stats()
         _reset_affine(self)
 
@@ -244,7 +244,7 @@ class LayerNorm(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
-        """Re-initializes the parameters as the constructor does (PyTorch's default initialization)."""
+        """Re-initializes the parameters as the constructor does (PyTorch's defaults)."""
         _reset_affine(self)
 
     def forward(self, input):
@@ -282,7 +282,7 @@ class GroupNorm(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
-        """Re-initializes the parameters as the constructor does (PyTorch's default initialization)."""
+        """Re-initializes the parameters as the constructor does (PyTorch's defaults)."""
         _reset_affine(self)
 
     def forward(self, input):
@@ -318,7 +318,7 @@ class RMSNorm(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
-        """Re-initializes the parameters as the constructor does (PyTorch's default initialization)."""
+        """Re-initializes the parameters as the constructor does (PyTorch's defaults)."""
         if self.elementwise_affine:
             init.ones_(self.weight)
 

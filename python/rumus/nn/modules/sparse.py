@@ -61,7 +61,7 @@ class Embedding(Module):
             self.weight = Parameter(_weight, requires_grad=not _freeze)
 
     def reset_parameters(self):
-        """Re-initializes the parameters as the constructor does (PyTorch's default initialization)."""
+        """Re-initializes the parameters as the constructor does (PyTorch's defaults)."""
         init.normal_(self.weight)
         if self.padding_idx is not None:
             with rumus.no_grad():
