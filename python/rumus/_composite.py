@@ -232,6 +232,17 @@ def index_add(input, dim, index, source, *, alpha=1):
 
 
 def index_add_(self, dim, index, source, *, alpha=1):
+    """In-place :func:`rumus.index_add`: adds ``alpha * source`` at ``index`` along ``dim``.
+
+    Args:
+        dim (int): the dimension to index.
+        index (Tensor): 1-d integer indices.
+        source (Tensor): the values, with ``len(index)`` slices along ``dim``.
+        alpha (Number): the scale of ``source``.
+
+    Returns:
+        Tensor: self.
+    """
     return _index_add(self, dim, index, source, alpha=alpha, inplace=True)
 
 
@@ -251,6 +262,16 @@ def index_copy(input, dim, index, source):
 
 
 def index_copy_(self, dim, index, source):
+    """In-place :func:`rumus.index_copy`: copies source's slices to ``index`` along ``dim``.
+
+    Args:
+        dim (int): the dimension to index.
+        index (Tensor): 1-d integer indices.
+        source (Tensor): the values, with ``len(index)`` slices along ``dim``.
+
+    Returns:
+        Tensor: self.
+    """
     return _index_copy(self, dim, index, source, inplace=True)
 
 
@@ -282,6 +303,16 @@ def index_fill(input, dim, index, value):
 
 
 def index_fill_(self, dim, index, value):
+    """In-place :func:`rumus.index_fill`: sets the slices at ``index`` along ``dim`` to ``value``.
+
+    Args:
+        dim (int): the dimension to index.
+        index (Tensor): 1-d integer indices.
+        value (Number or Tensor): a number or a 0-d tensor.
+
+    Returns:
+        Tensor: self.
+    """
     mask = _dim_mask("index_fill_", self, dim, index)
     if isinstance(value, Tensor) and value.ndim:
         raise RuntimeError("index_fill_(): only supports a 0-dimensional value tensor")
@@ -346,6 +377,16 @@ def index_put(input, indices, values, accumulate=False):
 
 
 def index_put_(self, indices, values, accumulate=False):
+    """In-place :func:`rumus.index_put`: ``self[indices] = values`` (or ``+=``).
+
+    Args:
+        indices (tuple[Tensor, ...]): integer or boolean index tensors, one per leading dimension.
+        values (Tensor): broadcast to the indexed positions.
+        accumulate (bool): add instead of assigning; repeated positions accumulate.
+
+    Returns:
+        Tensor: self.
+    """
     return _index_put(self, indices, values, accumulate, inplace=True)
 
 
@@ -395,6 +436,15 @@ def masked_scatter(input, mask, source):
 
 
 def masked_scatter_(self, mask, source):
+    """In-place :func:`rumus.masked_scatter`: fills where ``mask`` is true from ``source``.
+
+    Args:
+        mask (Tensor): a bool tensor broadcastable to self.
+        source (Tensor): its first ``mask.sum()`` elements are used, in order.
+
+    Returns:
+        Tensor: self.
+    """
     return _masked_scatter(self, mask, source, inplace=True)
 
 
@@ -504,6 +554,18 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
 
 
 def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
+    """In-place :func:`rumus.scatter_reduce`: reduces ``src`` into the positions ``index`` names.
+
+    Args:
+        dim (int): the dimension along which to index.
+        index (Tensor): integer indices of ``src``'s shape.
+        src (Tensor): the values to reduce, of self's dtype.
+        reduce (str): ``'sum'``, ``'prod'``, ``'mean'``, ``'amax'`` or ``'amin'``.
+        include_self (bool): include self's values in the reduction.
+
+    Returns:
+        Tensor: self.
+    """
     return _scatter_reduce(self, dim, index, src, reduce, include_self, inplace=True)
 
 
@@ -594,6 +656,18 @@ def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
 
 
 def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    """A tensor of ``size`` filled with ``fill_value``, with self's dtype and device by default.
+
+    Args:
+        size (Sequence[int]): the shape.
+        fill_value (Number): the value.
+        dtype (dtype, optional): defaults to self's.
+        device (device, optional): defaults to self's.
+        requires_grad (bool): record operations on the result.
+
+    Returns:
+        Tensor: the new tensor.
+    """
     dtype, device = _like(self, dtype, device)
     return _rumus.full(
         tuple(size), fill_value, dtype=dtype, device=device, requires_grad=requires_grad
@@ -601,16 +675,49 @@ def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=F
 
 
 def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
+    """A tensor of zeros, with self's dtype and device by default.
+
+    Args:
+        *size (int or Sequence[int]): the shape.
+        dtype (dtype, optional): defaults to self's.
+        device (device, optional): defaults to self's.
+        requires_grad (bool): record operations on the result.
+
+    Returns:
+        Tensor: the new tensor.
+    """
     dtype, device = _like(self, dtype, device)
     return _rumus.zeros(_size(size), dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
+    """A tensor of ones, with self's dtype and device by default.
+
+    Args:
+        *size (int or Sequence[int]): the shape.
+        dtype (dtype, optional): defaults to self's.
+        device (device, optional): defaults to self's.
+        requires_grad (bool): record operations on the result.
+
+    Returns:
+        Tensor: the new tensor.
+    """
     dtype, device = _like(self, dtype, device)
     return _rumus.ones(_size(size), dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
+    """An uninitialized tensor, with self's dtype and device by default.
+
+    Args:
+        *size (int or Sequence[int]): the shape.
+        dtype (dtype, optional): defaults to self's.
+        device (device, optional): defaults to self's.
+        requires_grad (bool): record operations on the result.
+
+    Returns:
+        Tensor: the new tensor.
+    """
     dtype, device = _like(self, dtype, device)
     return _rumus.empty(_size(size), dtype=dtype, device=device, requires_grad=requires_grad)
 

@@ -16,6 +16,11 @@ class Size(tuple[int, ...]):
         return f"rumus.Size({list(self)})"
 
     def numel(self) -> int:
+        """The number of elements a tensor of this shape holds (the product of the sizes).
+
+        Returns:
+            int: the product (1 for an empty shape).
+        """
         n = 1
         for d in self:
             n *= d

@@ -681,6 +681,17 @@ def normalize(
 
 
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
+    """The cosine of the angle between ``x1`` and ``x2`` along ``dim``.
+
+    Args:
+        x1 (Tensor): the first input.
+        x2 (Tensor): the second input, broadcastable with ``x1``.
+        dim (int): the dimension of the vectors.
+        eps (float): the smallest norm used in the division.
+
+    Returns:
+        Tensor: the broadcast shape without ``dim``.
+    """
     shape = _rumus.broadcast_shapes(tuple(x1.shape), tuple(x2.shape))
     x1, x2 = x1.expand(*shape), x2.expand(*shape)
     n1 = _vector_norm(x1, 2, dim, keepdim=True, floor=eps)
@@ -691,6 +702,18 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
 def pairwise_distance(
     x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False
 ) -> Tensor:
+    """The ``p``-norm distance ``||x1 - x2 + eps||_p`` along the last dimension.
+
+    Args:
+        x1 (Tensor): of shape ``(N, D)`` or ``(D,)``.
+        x2 (Tensor): broadcastable with ``x1``.
+        p (float): the norm's exponent.
+        eps (float): added to the difference to avoid division by zero in the gradient.
+        keepdim (bool): keep the last dimension with size 1.
+
+    Returns:
+        Tensor: of shape ``(N,)`` (or ``()``).
+    """
     dim = max(x1.dim(), x2.dim()) - 1
     return _vector_norm(x1 - x2 + eps, p, max(dim, 0), keepdim)
 

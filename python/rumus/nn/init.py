@@ -113,15 +113,40 @@ def normal_(
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:
+    """Fills ``tensor`` with ``val`` in place (not recorded by autograd).
+
+    Args:
+        tensor (Tensor): the tensor to fill.
+        val (float): the value.
+
+    Returns:
+        Tensor: ``tensor``.
+    """
     with no_grad():
         return tensor.fill_(val)
 
 
 def ones_(tensor: Tensor) -> Tensor:
+    """Fills ``tensor`` with ones in place (not recorded by autograd).
+
+    Args:
+        tensor (Tensor): the tensor to fill.
+
+    Returns:
+        Tensor: ``tensor``.
+    """
     return constant_(tensor, 1.0)
 
 
 def zeros_(tensor: Tensor) -> Tensor:
+    """Fills ``tensor`` with zeros in place (not recorded by autograd).
+
+    Args:
+        tensor (Tensor): the tensor to fill.
+
+    Returns:
+        Tensor: ``tensor``.
+    """
     with no_grad():
         return tensor.zero_()
 

@@ -24,6 +24,7 @@ class Adam(Optimizer):
     (every step is one fused Rust call). The ``state_dict`` layout and parameter-group
     semantics are PyTorch's.
     """
+
     _kind = "adam"
 
     def __init__(
@@ -83,6 +84,7 @@ class AdamW(Adam):
     (every step is one fused Rust call). The ``state_dict`` layout and parameter-group
     semantics are PyTorch's.
     """
+
     _kind = "adamw"
 
     def __init__(
@@ -132,6 +134,7 @@ class Adamax(Optimizer):
     (every step is one fused Rust call). The ``state_dict`` layout and parameter-group
     semantics are PyTorch's.
     """
+
     _kind = "adamax"
 
     def __init__(
@@ -182,6 +185,7 @@ class NAdam(Optimizer):
     (every step is one fused Rust call). The ``state_dict`` layout and parameter-group
     semantics are PyTorch's.
     """
+
     _kind = "nadam"
     _scalars = ("step", "mu_product")
 
@@ -241,6 +245,7 @@ class RAdam(Optimizer):
     (every step is one fused Rust call). The ``state_dict`` layout and parameter-group
     semantics are PyTorch's.
     """
+
     _kind = "radam"
 
     def __init__(

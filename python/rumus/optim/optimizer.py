@@ -42,6 +42,7 @@ class Optimizer:
             (each with ``"params"`` and per-group options).
         defaults (dict): the default value of each option.
     """
+
     _kind = None
     _scalars = ("step",)
 

@@ -21,6 +21,7 @@ class RMSprop(Optimizer):
     (every step is one fused Rust call). The ``state_dict`` layout and parameter-group
     semantics are PyTorch's.
     """
+
     _kind = "rmsprop"
 
     def __init__(
@@ -79,6 +80,7 @@ class Adagrad(Optimizer):
     (every step is one fused Rust call). The ``state_dict`` layout and parameter-group
     semantics are PyTorch's.
     """
+
     _kind = "adagrad"
 
     def __init__(

@@ -22,6 +22,7 @@ class SGD(Optimizer):
     (every step is one fused Rust call). The ``state_dict`` layout and parameter-group
     semantics are PyTorch's.
     """
+
     _kind = "sgd"
     _scalars = ()
 

@@ -75,6 +75,7 @@ class RandomSampler(Sampler):
 
     @property
     def num_samples(self):
+        """The number of indices drawn per epoch (the dataset's length unless given)."""
         return len(self.data_source) if self._num_samples is None else self._num_samples
 
     def __iter__(self):
