@@ -334,6 +334,11 @@ def _restorer(map_location):
 
 
 def gpu_available():
+    """Whether a GPU is available to load tensors saved from the GPU onto.
+
+    Returns:
+        bool: True if a GPU adapter is usable.
+    """
     return _rumus._gpu_is_available()
 
 

@@ -39,10 +39,24 @@ __all__ = [
 
 
 class Constraint:
+    """Base class of constraints: a region in which a variable is valid.
+
+    ``is_discrete`` says whether the space is discrete; ``event_dim`` is the number of
+    rightmost dimensions that together define one event.
+    """
+
     is_discrete = False
     event_dim = 0
 
     def check(self, value):
+        """Whether each event of ``value`` satisfies the constraint.
+
+        Args:
+            value (Tensor): the values to check.
+
+        Returns:
+            Tensor: bool, of ``value``'s shape without the ``event_dim`` rightmost dimensions.
+        """
         raise NotImplementedError
 
     def __repr__(self):
@@ -81,6 +95,14 @@ class _Dependent(Constraint):
 
 
 def is_dependent(constraint):
+    """Whether ``constraint`` is a dependent constraint (one that depends on other parameters).
+
+    Args:
+        constraint (Constraint): the constraint.
+
+    Returns:
+        bool: True for ``constraints.dependent`` and dependent properties.
+    """
     return isinstance(constraint, _Dependent)
 
 
@@ -155,6 +177,13 @@ def _is_integer(value):
 
 
 class _IntegerInterval(Constraint):
+    """Integers in the closed interval ``[lower_bound, upper_bound]``.
+
+    Args:
+        lower_bound (int): the lower bound.
+        upper_bound (int): the upper bound.
+    """
+
     is_discrete = True
 
     def __init__(self, lower_bound, upper_bound):
@@ -189,6 +218,12 @@ class _Real(Constraint):
 
 
 class _GreaterThan(Constraint):
+    """Real numbers strictly greater than ``lower_bound``.
+
+    Args:
+        lower_bound (float): the bound.
+    """
+
     def __init__(self, lower_bound):
         self.lower_bound = lower_bound
         super().__init__()
@@ -201,6 +236,12 @@ class _GreaterThan(Constraint):
 
 
 class _GreaterThanEq(Constraint):
+    """Real numbers greater than or equal to ``lower_bound``.
+
+    Args:
+        lower_bound (float): the bound.
+    """
+
     def __init__(self, lower_bound):
         self.lower_bound = lower_bound
         super().__init__()
@@ -213,6 +254,12 @@ class _GreaterThanEq(Constraint):
 
 
 class _LessThan(Constraint):
+    """Real numbers strictly less than ``upper_bound``.
+
+    Args:
+        upper_bound (float): the bound.
+    """
+
     def __init__(self, upper_bound):
         self.upper_bound = upper_bound
         super().__init__()
@@ -225,6 +272,13 @@ class _LessThan(Constraint):
 
 
 class _Interval(Constraint):
+    """Real numbers in the closed interval ``[lower_bound, upper_bound]``.
+
+    Args:
+        lower_bound (float): the lower bound.
+        upper_bound (float): the upper bound.
+    """
+
     def __init__(self, lower_bound, upper_bound):
         self.lower_bound = lower_bound
         self.upper_bound = upper_bound
@@ -238,6 +292,13 @@ class _Interval(Constraint):
 
 
 class _HalfOpenInterval(Constraint):
+    """Real numbers in the half-open interval ``[lower_bound, upper_bound)``.
+
+    Args:
+        lower_bound (float): the lower bound.
+        upper_bound (float): the upper bound.
+    """
+
     def __init__(self, lower_bound, upper_bound):
         self.lower_bound = lower_bound
         self.upper_bound = upper_bound
