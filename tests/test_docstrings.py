@@ -180,6 +180,21 @@ def test_python_objects_have_docstrings():
     )
 
 
+def test_python_callables_document_their_arguments():
+    """A Python function or class that takes arguments lists them in an ``Args:`` section."""
+    missing = []
+    for q, obj, native in walk():
+        if native or isinstance(obj, property):
+            continue
+        try:
+            params = inspect.signature(obj).parameters
+        except (TypeError, ValueError):
+            continue
+        if [p for p in params if p not in ("self", "cls")] and "Args:" not in _doc(obj, False):
+            missing.append(q)
+    assert not missing, f"docstrings without an Args: section: {missing}"
+
+
 def test_native_objects_have_docstrings():
     missing = {q for q, obj, native in walk() if native and _doc(obj, True) is None}
     new = sorted(missing - _todo())

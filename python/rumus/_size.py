@@ -8,7 +8,11 @@ if TYPE_CHECKING:
 
 
 class Size(tuple[int, ...]):
-    """Shape of a tensor: a tuple of ints, as torch.Size."""
+    """Shape of a tensor: a tuple of ints, as torch.Size.
+
+    Args:
+        iterable (Iterable[int]): the sizes.
+    """
 
     __slots__ = ()
 

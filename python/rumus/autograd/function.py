@@ -74,7 +74,12 @@ class FunctionCtx:
 class Function:
     """Subclass with static ``forward(ctx, *args)`` and ``backward(ctx, *grads)``;
     call ``MyFunction.apply(*args)``. ``backward`` returns one gradient (or None)
-    per argument of ``forward``."""
+    per argument of ``forward``.
+
+    Args:
+        *args: not allowed.
+        **kwargs: not allowed.
+    """
 
     def __init__(self, *args, **kwargs):
         raise RuntimeError(

@@ -108,7 +108,13 @@ def is_dependent(constraint):
 
 class _DependentProperty(property, _Dependent):
     """A property whose value is a constraint computed from the instance;
-    on the class it reads as a dependent constraint."""
+    on the class it reads as a dependent constraint.
+
+    Args:
+        fn (callable, optional): the function computing the constraint from the instance.
+        is_discrete (bool): whether the constraint is discrete (computed when not given).
+        event_dim (int): the number of rightmost dimensions forming one event.
+    """
 
     def __init__(self, fn=None, *, is_discrete=NotImplemented, event_dim=NotImplemented):
         property.__init__(self, fn)
@@ -121,7 +127,12 @@ class _DependentProperty(property, _Dependent):
 
 class _IndependentConstraint(Constraint):
     """Wraps a constraint, treating ``reinterpreted_batch_ndims`` more
-    dimensions as one event."""
+    dimensions as one event.
+
+    Args:
+        base_constraint (Constraint): the constraint to wrap.
+        reinterpreted_batch_ndims (int): how many batch dimensions become event dimensions.
+    """
 
     def __init__(self, base_constraint, reinterpreted_batch_ndims):
         assert isinstance(base_constraint, Constraint)

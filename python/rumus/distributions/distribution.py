@@ -20,6 +20,12 @@ class Distribution:
     ``batch_shape`` indexes independent (not identical) distributions;
     ``event_shape`` is the shape of one draw. ``sample(sample_shape)`` returns
     ``sample_shape + batch_shape + event_shape``.
+
+    Args:
+        batch_shape (Size or tuple): the batch shape.
+        event_shape (Size or tuple): the event shape.
+        validate_args (bool, optional): check the parameters and sample values (the default setting
+            when None).
     """
 
     has_rsample = False

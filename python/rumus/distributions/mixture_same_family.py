@@ -12,7 +12,14 @@ __all__ = ["MixtureSameFamily"]
 class MixtureSameFamily(Distribution):
     """Mixture whose components are the rightmost batch dimension of
     ``component_distribution`` (size K), weighted by
-    ``mixture_distribution`` (a Categorical over K)."""
+    ``mixture_distribution`` (a Categorical over K).
+
+    Args:
+        mixture_distribution (Categorical): the weights of the components.
+        component_distribution (Distribution): the components (rightmost batch dimension).
+        validate_args (bool, optional): check the parameters and sample values (the default setting
+            when None).
+    """
 
     arg_constraints = {}
     has_rsample = False

@@ -31,7 +31,15 @@ __all__ = [
 
 
 class LogitRelaxedBernoulli(Distribution):
-    """Logit of a RelaxedBernoulli sample: ``(logit(U) + logits) / temperature``."""
+    """Logit of a RelaxedBernoulli sample: ``(logit(U) + logits) / temperature``.
+
+    Args:
+        temperature (float or Tensor): the relaxation temperature.
+        probs (float or Tensor, optional): the probabilities (exactly one of probs and logits).
+        logits (float or Tensor, optional): the log-odds or unnormalized log-probabilities.
+        validate_args (bool, optional): check the parameters and sample values (the default setting
+            when None).
+    """
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.real
@@ -97,7 +105,15 @@ class LogitRelaxedBernoulli(Distribution):
 
 class RelaxedBernoulli(TransformedDistribution):
     """Concrete relaxation of Bernoulli on (0, 1): ``sigmoid`` of a
-    LogitRelaxedBernoulli sample."""
+    LogitRelaxedBernoulli sample.
+
+    Args:
+        temperature (float or Tensor): the relaxation temperature.
+        probs (float or Tensor, optional): the probabilities (exactly one of probs and logits).
+        logits (float or Tensor, optional): the log-odds or unnormalized log-probabilities.
+        validate_args (bool, optional): check the parameters and sample values (the default setting
+            when None).
+    """
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.unit_interval
@@ -129,7 +145,15 @@ class RelaxedBernoulli(TransformedDistribution):
 
 class ExpRelaxedCategorical(Distribution):
     """Log of a RelaxedOneHotCategorical sample: ``log_softmax((logits + G) / T)``
-    with Gumbel noise ``G``; event_shape (K,)."""
+    with Gumbel noise ``G``; event_shape (K,).
+
+    Args:
+        temperature (float or Tensor): the relaxation temperature.
+        probs (float or Tensor, optional): the probabilities (exactly one of probs and logits).
+        logits (float or Tensor, optional): the log-odds or unnormalized log-probabilities.
+        validate_args (bool, optional): check the parameters and sample values (the default setting
+            when None).
+    """
 
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
     support = constraints.real_vector
@@ -190,7 +214,15 @@ class ExpRelaxedCategorical(Distribution):
 
 
 class RelaxedOneHotCategorical(TransformedDistribution):
-    """Concrete / Gumbel-softmax relaxation of OneHotCategorical on the simplex."""
+    """Concrete / Gumbel-softmax relaxation of OneHotCategorical on the simplex.
+
+    Args:
+        temperature (float or Tensor): the relaxation temperature.
+        probs (float or Tensor, optional): the probabilities (exactly one of probs and logits).
+        logits (float or Tensor, optional): the log-odds or unnormalized log-probabilities.
+        validate_args (bool, optional): check the parameters and sample values (the default setting
+            when None).
+    """
 
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
     support = constraints.simplex

@@ -38,6 +38,9 @@ class Transform:
     exact; ``sign`` (for elementwise bijections) is +1 or -1 for monotone
     increasing or decreasing transforms. ``cache_size=1`` remembers the last
     ``(x, y)`` pair so ``inv(t(x))`` returns ``x`` itself.
+
+    Args:
+        cache_size (int): 0 (no cache) or 1 (remember the last ``(x, y)``).
     """
 
     bijective = False
@@ -209,7 +212,12 @@ class _InverseTransform(Transform):
 
 
 class ComposeTransform(Transform):
-    """Applies ``parts`` in order; an empty list is the identity."""
+    """Applies ``parts`` in order; an empty list is the identity.
+
+    Args:
+        parts (list[Transform]): the transforms, applied in order.
+        cache_size (int): 0 (no cache) or 1 (remember the last ``(x, y)``).
+    """
 
     def __init__(self, parts, cache_size=0):
         if cache_size:
@@ -319,7 +327,13 @@ identity_transform = ComposeTransform([])
 
 class IndependentTransform(Transform):
     """Treats ``reinterpreted_batch_ndims`` more dimensions of ``base_transform``
-    as one event (its log-det-Jacobian sums over them)."""
+    as one event (its log-det-Jacobian sums over them).
+
+    Args:
+        base_transform (Transform): the transform to wrap.
+        reinterpreted_batch_ndims (int): how many batch dimensions become event dimensions.
+        cache_size (int): 0 (no cache) or 1 (remember the last ``(x, y)``).
+    """
 
     def __init__(self, base_transform, reinterpreted_batch_ndims, cache_size=0):
         super().__init__(cache_size=cache_size)
@@ -370,7 +384,11 @@ class IndependentTransform(Transform):
 
 
 class ExpTransform(Transform):
-    """``y = exp(x)``."""
+    """``y = exp(x)``.
+
+    Args:
+        cache_size (int): 0 (no cache) or 1 (remember the last ``(x, y)``).
+    """
 
     domain = constraints.real
     codomain = constraints.positive
@@ -393,7 +411,12 @@ class ExpTransform(Transform):
 
 
 class PowerTransform(Transform):
-    """``y = x ** exponent`` on positive reals."""
+    """``y = x ** exponent`` on positive reals.
+
+    Args:
+        exponent (float or Tensor): the power.
+        cache_size (int): 0 (no cache) or 1 (remember the last ``(x, y)``).
+    """
 
     domain = constraints.positive
     codomain = constraints.positive
@@ -426,7 +449,11 @@ class PowerTransform(Transform):
 
 
 class SigmoidTransform(Transform):
-    """``y = 1 / (1 + exp(-x))``."""
+    """``y = 1 / (1 + exp(-x))``.
+
+    Args:
+        cache_size (int): 0 (no cache) or 1 (remember the last ``(x, y)``).
+    """
 
     domain = constraints.real
     codomain = constraints.unit_interval
@@ -456,7 +483,11 @@ class SigmoidTransform(Transform):
 
 
 class TanhTransform(Transform):
-    """``y = tanh(x)``."""
+    """``y = tanh(x)``.
+
+    Args:
+        cache_size (int): 0 (no cache) or 1 (remember the last ``(x, y)``).
+    """
 
     domain = constraints.real
     codomain = constraints.interval(-1.0, 1.0)
@@ -481,7 +512,11 @@ class TanhTransform(Transform):
 
 
 class AbsTransform(Transform):
-    """``y = |x|`` (not bijective; its inverse picks the nonnegative root)."""
+    """``y = |x|`` (not bijective; its inverse picks the nonnegative root).
+
+    Args:
+        cache_size (int): 0 (no cache) or 1 (remember the last ``(x, y)``).
+    """
 
     domain = constraints.real
     codomain = constraints.nonnegative
@@ -499,7 +534,14 @@ class AbsTransform(Transform):
 
 
 class AffineTransform(Transform):
-    """``y = loc + scale * x``; ``event_dim`` dimensions form one event."""
+    """``y = loc + scale * x``; ``event_dim`` dimensions form one event.
+
+    Args:
+        loc (float or Tensor): the shift.
+        scale (float or Tensor): the scale.
+        event_dim (int): the number of rightmost dimensions forming one event.
+        cache_size (int): 0 (no cache) or 1 (remember the last ``(x, y)``).
+    """
 
     bijective = True
 
@@ -583,7 +625,11 @@ class AffineTransform(Transform):
 
 class SoftmaxTransform(Transform):
     """Real vectors to the simplex by ``softmax`` (not bijective; the inverse
-    is ``log`` up to an additive constant)."""
+    is ``log`` up to an additive constant).
+
+    Args:
+        cache_size (int): 0 (no cache) or 1 (remember the last ``(x, y)``).
+    """
 
     domain = constraints.real_vector
     codomain = constraints.simplex
@@ -611,7 +657,11 @@ class SoftmaxTransform(Transform):
 
 
 class StickBreakingTransform(Transform):
-    """Real vectors of length K-1 to the K-simplex by stick breaking; bijective."""
+    """Real vectors of length K-1 to the K-simplex by stick breaking; bijective.
+
+    Args:
+        cache_size (int): 0 (no cache) or 1 (remember the last ``(x, y)``).
+    """
 
     domain = constraints.real_vector
     codomain = constraints.simplex
@@ -662,7 +712,11 @@ class StickBreakingTransform(Transform):
 class LowerCholeskyTransform(Transform):
     """Unconstrained square matrices to lower-triangular matrices with a
     positive diagonal: keeps the strict lower part, exponentiates the diagonal.
-    Not bijective (the upper triangle is dropped)."""
+    Not bijective (the upper triangle is dropped).
+
+    Args:
+        cache_size (int): 0 (no cache) or 1 (remember the last ``(x, y)``).
+    """
 
     domain = constraints.independent(constraints.real, 2)
     codomain = constraints.lower_cholesky
@@ -686,7 +740,11 @@ class LowerCholeskyTransform(Transform):
 
 
 class SoftplusTransform(Transform):
-    """``y = log(1 + exp(x))``, reals to positive reals."""
+    """``y = log(1 + exp(x))``, reals to positive reals.
+
+    Args:
+        cache_size (int): 0 (no cache) or 1 (remember the last ``(x, y)``).
+    """
 
     domain = constraints.real
     codomain = constraints.positive
@@ -710,7 +768,11 @@ class SoftplusTransform(Transform):
 
 class PositiveDefiniteTransform(Transform):
     """Unconstrained square matrices to positive-definite ones: ``L L^T`` with
-    ``L`` from LowerCholeskyTransform (not bijective)."""
+    ``L`` from LowerCholeskyTransform (not bijective).
+
+    Args:
+        cache_size (int): 0 (no cache) or 1 (remember the last ``(x, y)``).
+    """
 
     domain = constraints.independent(constraints.real, 2)
     codomain = constraints.positive_definite
@@ -730,7 +792,13 @@ class PositiveDefiniteTransform(Transform):
 
 class ReshapeTransform(Transform):
     """Reshapes the rightmost ``in_shape`` dimensions to ``out_shape`` (same
-    number of elements); the log-det-Jacobian is zero."""
+    number of elements); the log-det-Jacobian is zero.
+
+    Args:
+        in_shape (Sequence[int]): the event shape of the input.
+        out_shape (Sequence[int]): the event shape of the output (same number of elements).
+        cache_size (int): 0 (no cache) or 1 (remember the last ``(x, y)``).
+    """
 
     bijective = True
 
@@ -785,7 +853,12 @@ class ReshapeTransform(Transform):
 
 class CumulativeDistributionTransform(Transform):
     """``y = distribution.cdf(x)`` onto the unit interval; the inverse is
-    ``icdf`` and the log-det-Jacobian is ``log_prob``."""
+    ``icdf`` and the log-det-Jacobian is ``log_prob``.
+
+    Args:
+        distribution (Distribution): the distribution whose CDF to apply.
+        cache_size (int): 0 (no cache) or 1 (remember the last ``(x, y)``).
+    """
 
     bijective = True
     codomain = constraints.unit_interval

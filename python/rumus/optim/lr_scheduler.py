@@ -168,7 +168,11 @@ class LRScheduler:
 
     def step(self, epoch: Optional[int] = None) -> None:
         """Advances one epoch (or, deprecated, jumps to ``epoch``) and writes the new lrs into the
-        optimizer."""
+        optimizer.
+
+        Args:
+            epoch (int, optional): deprecated: the epoch to jump to.
+        """
         self._step_count += 1
         counted = getattr(getattr(self.optimizer, "step", None), "_counted_by_lr_scheduler", False)
         if self._step_count == 2 and counted and not getattr(self.optimizer, "_opt_called", False):

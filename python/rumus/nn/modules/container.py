@@ -41,6 +41,9 @@ class Sequential(Module):
 
     ``Sequential(m0, m1, ...)`` names them "0", "1", ...; ``Sequential(OrderedDict(name=m))``
     keeps the given names.
+
+    Args:
+        *args (Module or OrderedDict): the modules, in order, or one OrderedDict of named modules.
     """
 
     def __init__(self, *args: Any) -> None:
@@ -196,7 +199,11 @@ class Sequential(Module):
 
 
 class ModuleList(Module):
-    """A list of modules, registered as children "0", "1", ... (no ``forward`` of its own)."""
+    """A list of modules, registered as children "0", "1", ... (no ``forward`` of its own).
+
+    Args:
+        modules (Iterable or Mapping, optional): initial modules.
+    """
 
     def __init__(self, modules: Optional[Iterable[Module]] = None) -> None:
         super().__init__()
@@ -328,7 +335,11 @@ def _update_pairs(target, items, cls_name):
 
 
 class ModuleDict(Module):
-    """An ordered dict of modules, registered as children under their keys."""
+    """An ordered dict of modules, registered as children under their keys.
+
+    Args:
+        modules (Iterable or Mapping, optional): initial modules.
+    """
 
     def __init__(
         self, modules: Optional[Union[Mapping[str, Module], Iterable[tuple[str, Module]]]] = None
@@ -415,7 +426,11 @@ class ModuleDict(Module):
 
 
 class ParameterList(Module):
-    """A list of parameters; plain tensors put in it become Parameters."""
+    """A list of parameters; plain tensors put in it become Parameters.
+
+    Args:
+        values (Iterable, optional): initial parameters.
+    """
 
     def __init__(self, values: Optional[Iterable[Any]] = None) -> None:
         super().__init__()
@@ -488,7 +503,11 @@ class ParameterList(Module):
 
 
 class ParameterDict(Module):
-    """An ordered dict of parameters (string keys); plain tensors put in it become Parameters."""
+    """An ordered dict of parameters (string keys); plain tensors put in it become Parameters.
+
+    Args:
+        parameters (Mapping or Iterable, optional): initial (name, parameter) entries.
+    """
 
     def __init__(self, parameters: Any = None) -> None:
         super().__init__()

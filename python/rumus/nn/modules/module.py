@@ -186,7 +186,13 @@ class Module:
 
     def register_buffer(self, name: str, tensor: Any, persistent: bool = True) -> None:
         """Adds a buffer: state that is not a parameter (e.g. running statistics). Non-persistent
-        buffers are left out of ``state_dict``."""
+        buffers are left out of ``state_dict``.
+
+        Args:
+            name (str): the attribute name.
+            tensor (Tensor or None): the buffer.
+            persistent (bool): include the buffer in the state_dict.
+        """
         if "_buffers" not in self.__dict__:
             raise AttributeError("cannot assign buffer before Module.__init__() call")
         self._check_name(name, "buffer", self._buffers)
@@ -202,7 +208,12 @@ class Module:
             self._non_persistent_buffers_set.add(name)
 
     def register_parameter(self, name: str, param: Any) -> None:
-        """Adds a parameter (a Parameter, or None for an absent optional one such as a bias)."""
+        """Adds a parameter (a Parameter, or None for an absent optional one such as a bias).
+
+        Args:
+            name (str): the attribute name.
+            param (Parameter or None): the parameter.
+        """
         if "_parameters" not in self.__dict__:
             raise AttributeError("cannot assign parameter before Module.__init__() call")
         self._check_name(name, "parameter", self._parameters)
@@ -214,7 +225,12 @@ class Module:
         self._parameters[name] = param
 
     def add_module(self, name: str, module: Any) -> None:
-        """Adds a child module, reachable as attribute ``name``."""
+        """Adds a child module, reachable as attribute ``name``.
+
+        Args:
+            name (str): the attribute name.
+            module (Module or None): the child.
+        """
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"{_typename(module)} is not a Module subclass")
         self._check_name(name, "module", self._modules)
@@ -233,7 +249,14 @@ class Module:
             raise KeyError(f"attribute '{name}' already exists")
 
     def get_submodule(self, target: str) -> "Module":
-        """The submodule at dotted path ``target`` ("" is self)."""
+        """The submodule at dotted path ``target`` ("" is self).
+
+        Args:
+            target (str): the dotted path.
+
+        Returns:
+            Module: the submodule.
+        """
         mod = self
         if target == "":
             return mod
@@ -246,11 +269,25 @@ class Module:
         return mod
 
     def get_parameter(self, target: str) -> Parameter:
-        """The parameter at dotted path ``target`` (e.g. "fc.weight")."""
+        """The parameter at dotted path ``target`` (e.g. "fc.weight").
+
+        Args:
+            target (str): the dotted path.
+
+        Returns:
+            Parameter: the parameter.
+        """
         return self._get_member(target, Parameter, "an nn.Parameter")
 
     def get_buffer(self, target: str) -> Any:
-        """The buffer at dotted path ``target``."""
+        """The buffer at dotted path ``target``.
+
+        Args:
+            target (str): the dotted path.
+
+        Returns:
+            Tensor: the buffer.
+        """
         return self._get_member(target, None, "a buffer")
 
     def _get_member(self, target, cls, what):
@@ -387,14 +424,30 @@ class Module:
                 yield (module_prefix + "." if module_prefix else "") + name, value
 
     def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
-        """Iterator over the parameters (each shared parameter once)."""
+        """Iterator over the parameters (each shared parameter once).
+
+        Args:
+            recurse (bool): include submodules.
+
+        Returns:
+            Iterator[Parameter]: the parameters.
+        """
         for _, p in self.named_parameters(recurse=recurse):
             yield p
 
     def named_parameters(
         self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
     ) -> Iterator[tuple[str, Parameter]]:
-        """Iterator over (dotted name, parameter), in registration order."""
+        """Iterator over (dotted name, parameter), in registration order.
+
+        Args:
+            prefix (str): prepended to every name.
+            recurse (bool): include submodules.
+            remove_duplicate (bool): yield a shared object once.
+
+        Returns:
+            Iterator[tuple[str, Parameter]]: the pairs.
+        """
         yield from self._named_members(
             lambda m: m._parameters.items(), prefix, recurse, remove_duplicate
         )
@@ -461,7 +514,16 @@ class Module:
     def named_modules(
         self, memo: Any = None, prefix: str = "", remove_duplicate: bool = True
     ) -> Iterator[tuple[str, "Module"]]:
-        """Iterator over (dotted name, module) for self ("" or ``prefix``) and all submodules."""
+        """Iterator over (dotted name, module) for self ("" or ``prefix``) and all submodules.
+
+        Args:
+            memo (set, optional): modules already visited.
+            prefix (str): prepended to every name.
+            remove_duplicate (bool): yield a shared object once.
+
+        Returns:
+            Iterator[tuple[str, Module]]: the pairs.
+        """
         if memo is None:
             memo = set()
         if self in memo:
@@ -478,7 +540,14 @@ class Module:
     # ---- modes and gradients ------------------------------------------------------------
 
     def train(self: _M, mode: bool = True) -> _M:
-        """Sets training mode on self and all submodules; returns self."""
+        """Sets training mode on self and all submodules; returns self.
+
+        Args:
+            mode (bool): True for training mode, False for evaluation.
+
+        Returns:
+            Module: self.
+        """
         if not isinstance(mode, bool):
             raise ValueError("training mode is expected to be boolean")
         self.training = mode
@@ -508,7 +577,11 @@ class Module:
         return self
 
     def zero_grad(self, set_to_none: bool = True) -> None:
-        """Resets the gradients of all parameters: to None (default), or zero-filled in place."""
+        """Resets the gradients of all parameters: to None (default), or zero-filled in place.
+
+        Args:
+            set_to_none (bool): set ``.grad`` to None instead of filling it with zeros.
+        """
         for p in self.parameters():
             if p.grad is None:
                 continue
@@ -519,7 +592,14 @@ class Module:
                     p.grad.requires_grad_(False).zero_()
 
     def apply(self: _M, fn: Callable[["Module"], None]) -> _M:
-        """Calls ``fn`` on every submodule (children first) and on self; returns self."""
+        """Calls ``fn`` on every submodule (children first) and on self; returns self.
+
+        Args:
+            fn (callable): called with each module.
+
+        Returns:
+            Module: self.
+        """
         for module in self.children():
             module.apply(fn)
         fn(self)
@@ -555,6 +635,13 @@ class Module:
         Parameter object (rumus can't swap a tensor's data in place): build optimizers after
         calling ``to()``, or they keep updating the old parameters. Parameters that don't
         change stay the same objects.
+
+        Args:
+            *args: a device, a dtype, both, or a tensor whose device and dtype to take.
+            **kwargs: ``device=``, ``dtype=``, ``non_blocking=``.
+
+        Returns:
+            Module: self.
         """
         device, dtype, non_blocking = _parse_to(*args, **kwargs)
         if dtype is not None and not dtype.is_floating_point:
@@ -585,7 +672,14 @@ class Module:
         return self._apply(lambda t: t.gpu())
 
     def type(self: _M, dst_type: Any) -> _M:
-        """Casts all parameters and buffers (integer ones too) to ``dst_type``."""
+        """Casts all parameters and buffers (integer ones too) to ``dst_type``.
+
+        Args:
+            dst_type (dtype): the dtype.
+
+        Returns:
+            Module: self.
+        """
         return self._apply(lambda t: t.type(dst_type))
 
     def _cast_floating(self, dtype):
@@ -630,7 +724,17 @@ class Module:
     def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):
         """``hook(module, args)`` (or ``hook(module, args, kwargs)`` with ``with_kwargs``) runs
         before ``forward``; it may return new args (a non-tuple is wrapped in a tuple) or, with
-        kwargs, a tuple ``(args, kwargs)``."""
+        kwargs, a tuple ``(args, kwargs)``.
+
+        Args:
+            hook (callable): ``hook(module, args)`` (``hook(module, args, kwargs)`` with
+                ``with_kwargs``); a non-None result replaces the arguments.
+            prepend (bool): run before the existing hooks.
+            with_kwargs (bool): pass the keyword arguments to the hook too.
+
+        Returns:
+            RemovableHandle: ``handle.remove()`` removes the hook.
+        """
         handle = RemovableHandle(
             self._forward_pre_hooks, extra_dict=self._forward_pre_hooks_with_kwargs
         )
@@ -644,7 +748,18 @@ class Module:
     def register_forward_hook(self, hook, *, prepend=False, with_kwargs=False, always_call=False):
         """``hook(module, args, output)`` (or ``hook(module, args, kwargs, output)``) runs after
         ``forward``; a non-None return replaces the output. ``always_call`` runs it even when
-        ``forward`` raises."""
+        ``forward`` raises.
+
+        Args:
+            hook (callable): ``hook(module, args, output)`` (``hook(module, args, kwargs, output)``
+                with ``with_kwargs``); a non-None result replaces the output.
+            prepend (bool): run before the existing hooks.
+            with_kwargs (bool): pass the keyword arguments to the hook too.
+            always_call (bool): run the hook even if forward raises.
+
+        Returns:
+            RemovableHandle: ``handle.remove()`` removes the hook.
+        """
         handle = RemovableHandle(
             self._forward_hooks,
             extra_dict=[self._forward_hooks_with_kwargs, self._forward_hooks_always_called],
@@ -743,7 +858,16 @@ class Module:
         self, *, destination: Any = None, prefix: str = "", keep_vars: bool = False
     ) -> dict[str, Any]:
         """OrderedDict of dotted name -> tensor for all parameters and persistent buffers
-        (detached, sharing storage with the module, unless ``keep_vars``)."""
+        (detached, sharing storage with the module, unless ``keep_vars``).
+
+        Args:
+            destination (dict, optional): the dict to fill.
+            prefix (str): prepended to every name.
+            keep_vars (bool): return the tensors attached to autograd instead of detached ones.
+
+        Returns:
+            dict[str, Tensor]: an OrderedDict.
+        """
         if destination is None:
             destination = OrderedDict()
             destination._metadata = OrderedDict()
@@ -829,6 +953,14 @@ class Module:
 
         Returns ``_IncompatibleKeys(missing_keys, unexpected_keys)``; with ``strict`` missing or
         unexpected keys raise RuntimeError. Shape mismatches always raise.
+
+        Args:
+            state_dict (Mapping[str, Tensor]): the tensors, by dotted name.
+            strict (bool): require exactly the module's keys.
+            assign (bool): use the given tensors as the parameters instead of copying into them.
+
+        Returns:
+            NamedTuple: ``(missing_keys, unexpected_keys)``.
         """
         if not isinstance(state_dict, Mapping):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
