@@ -6,11 +6,10 @@ the classes they define (methods, properties, class and static methods) and Tens
 methods. A method that overrides a documented base-class method inherits its docstring,
 as inspect.getdoc (and help()) show it.
 
-Python-defined objects must all be documented. Objects of the native module (pyo3
-functions, Tensor's methods and properties) take their docstrings from ``///`` doc
-comments in rust/py/*.rs; those still missing are listed in RUST_TODO, which may only
-shrink: a new undocumented native name fails, and so does a listed one that has gained
-a docstring (remove it from the list).
+Python-defined objects carry their docstrings in place, with an ``Args:`` section when
+they take arguments. Objects of the native module (pyo3 functions, Tensor's methods and
+properties) take theirs from ``///`` doc comments in rust/py/*.rs (CONTRIBUTING.md,
+"Docstrings and the docs site").
 """
 
 import importlib
@@ -52,57 +51,6 @@ NATIVE_KINDS = (
     types.MemberDescriptorType,
     types.WrapperDescriptorType,
 )
-
-# Native names without a docstring yet, by namespace (rumus.Tensor's methods, rumus.*,
-# ...). Add a ``///`` doc comment in rust/py/ (or a doc literal to a macro table row),
-# rebuild, and delete the name here.
-RUST_TODO = {
-    "rumus": (
-        "Generator Tensor as_tensor broadcast_shapes bucketize cat device dtype empty "
-        "empty_like eye from_numpy full full_like get_default_device get_num_threads "
-        "get_rng_state initial_seed is_grad_enabled is_tensor linspace manual_seed one_hot "
-        "ones ones_like promote_types rand rand_like randn randn_like randperm result_type "
-        "searchsorted set_default_device set_rng_state stack tensor zeros zeros_like"
-    ),
-    "rumus.Generator": "get_state initial_seed manual_seed set_state",
-    "rumus.Tensor": (
-        "T abs abs_ absolute absolute_ acos acos_ add add_ addbmm addbmm_ addcdiv addcdiv_ "
-        "addcmul addcmul_ addmm addmm_ addmv addmv_ all allclose amax amin any argmax argmin "
-        "argsort asin asin_ atan atan2 atan2_ atan_ backward baddbmm baddbmm_ bernoulli_ "
-        "bfloat16 bincount bitwise_and bitwise_and_ bitwise_not bitwise_not_ bitwise_or "
-        "bitwise_or_ bitwise_xor bitwise_xor_ bmm bool broadcast_to byte ceil ceil_ chunk "
-        "clamp clamp_ clamp_max clamp_max_ clamp_min clamp_min_ clip clone contiguous copy_ "
-        "cos cos_ cosh cosh_ cross cumprod cumsum data_ptr device diagonal diff dim div div_ "
-        "divide dot double dtype element_size elu eq eq_ equal erf erf_ exp exp2 exp2_ exp_ "
-        "expand expand_as expm1 expm1_ fill_ flatten float floor floor_ floor_divide "
-        "floor_divide_ fmod fmod_ gather ge ge_ gelu grad grad_fn gt gt_ half histc histogram "
-        "hypot hypot_ index_select int is_contiguous is_cpu is_floating_point is_gpu is_leaf "
-        "isclose isfinite isinf isnan item itemsize kron kthvalue le le_ leaky_relu lerp "
-        "lerp_ log log10 log10_ log1p log1p_ log2 log2_ log_ log_softmax logaddexp logaddexp2 "
-        "logical_and logical_and_ logical_not logical_not_ logical_or logical_or_ logical_xor "
-        "logical_xor_ logit logit_ logsumexp long lt lt_ mT masked_fill masked_fill_ matmul "
-        "maximum mean min minimum mish mish_ mm mode moveaxis movedim msort mul mul_ multiply "
-        "multiply_ mv nan_to_num nan_to_num_ nanmedian narrow nbytes ndim ndimension ne ne_ "
-        "neg neg_ negative negative_ nelement nonzero normal_ numel outer permute pow pow_ "
-        "prod reciprocal reciprocal_ relu relu_ remainder remainder_ repeat requires_grad "
-        "requires_grad_ reshape reshape_as retain_grad retains_grad roll round round_ rsqrt "
-        "rsqrt_ scatter scatter_ scatter_add scatter_add_ select shape sigmoid sigmoid_ sign "
-        "sign_ silu silu_ sin sin_ sinh sinh_ size softmax softplus sort split sqrt sqrt_ "
-        "square square_ squeeze std storage_offset stride sub sub_ sum swapaxes t tan tan_ "
-        "tanh tanh_ tile to tolist topk trace transpose tril triu true_divide true_divide_ "
-        "trunc trunc_ type type_as unbind unflatten uniform_ unique unique_consecutive "
-        "unsqueeze var view view_as xlogy xlogy_ zero_"
-    ),
-    "rumus.autograd.Node": "name",
-    "rumus.autograd": "is_anomaly_enabled",
-    "rumus.device": "index type",
-    "rumus.dtype": "is_floating_point is_signed itemsize",
-    "rumus.nn.functional": (
-        "adaptive_avg_pool1d adaptive_avg_pool2d adaptive_max_pool1d adaptive_max_pool2d "
-        "avg_pool1d avg_pool2d conv1d conv2d conv_transpose1d conv_transpose2d fold "
-        "layer_norm linear log_softmax max_pool1d max_pool2d softmax unfold"
-    ),
-}
 
 
 def _is_native(obj):
@@ -168,10 +116,6 @@ def walk():
     return out
 
 
-def _todo():
-    return {f"{prefix}.{name}" for prefix, names in RUST_TODO.items() for name in names.split()}
-
-
 def test_python_objects_have_docstrings():
     missing = [q for q, obj, native in walk() if not native and _doc(obj, False) is None]
     assert not missing, (
@@ -196,19 +140,10 @@ def test_python_callables_document_their_arguments():
 
 
 def test_native_objects_have_docstrings():
-    missing = {q for q, obj, native in walk() if native and _doc(obj, True) is None}
-    new = sorted(missing - _todo())
-    assert not new, (
-        f"native objects without a docstring: {new}. Add a /// doc comment in rust/py/ "
+    missing = [q for q, obj, native in walk() if native and _doc(obj, True) is None]
+    assert not missing, (
+        f"native objects without a docstring: {missing}. Add a /// doc comment in rust/py/ "
         "(see CONTRIBUTING.md)."
-    )
-
-
-def test_rust_todo_list_is_current():
-    missing = {q for q, obj, native in walk() if native and _doc(obj, True) is None}
-    stale = sorted(_todo() - missing)
-    assert not stale, (
-        f"these have docstrings now (or are gone): remove them from RUST_TODO: {stale}"
     )
 
 

@@ -16,9 +16,6 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyTuple, PyType};
 
-/// The methods of the unary table (ops/elementwise/unary.rs) and their
-/// in-place forms.
-#[macro_export]
 /// The docstring of each method of the unary table (rust/ops/elementwise/unary.rs). A
 /// method missing here gets none, which tests/test_docstrings.py reports.
 macro_rules! unary_doc {
@@ -132,6 +129,9 @@ macro_rules! unary_doc {
     };
 }
 
+/// The methods of the unary table (ops/elementwise/unary.rs) and their
+/// in-place forms.
+#[macro_export]
 macro_rules! unary_methods {
     ($($v:ident $(($($arg:ty),*))? $name:literal : $($m:ident $($m_:ident)?),* ;)*) => {
         #[pymethods]
