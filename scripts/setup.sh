@@ -17,5 +17,7 @@ PY=${PYTHON:-python3}
     "scipy>=1.9" \
     "onnx>=1.16" \
     "onnxruntime>=1.17" \
+    "mkdocs-material>=9.5" \
+    "mkdocstrings[python]>=0.26" \
     "$@"
 .venv/bin/maturin develop --release -q

@@ -222,36 +222,102 @@ pairwise_distance = nn.functional.pairwise_distance
 
 
 def det(input):
+    """The determinant of square matrices (batched); see :func:`rumus.linalg.det`.
+
+    Args:
+        input (Tensor): of shape ``(*, n, n)``.
+
+    Returns:
+        Tensor: of shape ``(*)``.
+    """
     return linalg.det(input)
 
 
 def slogdet(input):
+    """The sign and log of the absolute determinant; see :func:`rumus.linalg.slogdet`.
+
+    Args:
+        input (Tensor): of shape ``(*, n, n)``.
+
+    Returns:
+        tuple[Tensor, Tensor]: ``(sign, logabsdet)``, each of shape ``(*)``.
+    """
     return linalg.slogdet(input)
 
 
 def logdet(input):
-    """log det(input): nan for a negative determinant, -inf for a singular matrix."""
+    """log det(input): nan for a negative determinant, -inf for a singular matrix.
+
+    Args:
+        input (Tensor): of shape ``(*, n, n)``.
+
+    Returns:
+        Tensor: of shape ``(*)``.
+    """
     sign, logabs = linalg.slogdet(input)
     return where(sign < 0, logabs.detach() * _math.nan, logabs)
 
 
 def inverse(input):
+    """The inverse of square matrices; see :func:`rumus.linalg.inv`.
+
+    Args:
+        input (Tensor): of shape ``(*, n, n)``.
+
+    Returns:
+        Tensor: of the input's shape.
+    """
     return linalg.inv(input)
 
 
 def cholesky(input, upper=False):
+    """The Cholesky factor of positive-definite matrices; see :func:`rumus.linalg.cholesky`.
+
+    Args:
+        input (Tensor): of shape ``(*, n, n)``.
+        upper (bool): return the upper factor ``U`` (``A = U^T U``) instead of ``L``.
+
+    Returns:
+        Tensor: the triangular factor.
+    """
     return linalg.cholesky(input, upper=upper)
 
 
 def matrix_power(input, n):
+    """The ``n``-th power of square matrices; see :func:`rumus.linalg.matrix_power`.
+
+    Args:
+        input (Tensor): of shape ``(*, m, m)``.
+        n (int): the exponent (negative powers invert).
+
+    Returns:
+        Tensor: of the input's shape.
+    """
     return linalg.matrix_power(input, n)
 
 
 def matrix_exp(input):
+    """The matrix exponential; see :func:`rumus.linalg.matrix_exp`.
+
+    Args:
+        input (Tensor): of shape ``(*, n, n)``.
+
+    Returns:
+        Tensor: of the input's shape.
+    """
     return linalg.matrix_exp(input)
 
 
 def pinverse(input, rcond=1e-15):
+    """The Moore-Penrose pseudo-inverse; see :func:`rumus.linalg.pinv`.
+
+    Args:
+        input (Tensor): of shape ``(*, m, n)``.
+        rcond (float): singular values below ``rcond`` times the largest count as zero.
+
+    Returns:
+        Tensor: of shape ``(*, n, m)``.
+    """
     return linalg.pinv(input, rtol=rcond)
 
 

@@ -49,7 +49,18 @@ def _wrap_dim(op, dim, ndim):
 
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    """(var, mean) over dim: PyTorch's torch.var_mean."""
+    """(var, mean) over dim: PyTorch's torch.var_mean.
+
+    Args:
+        input (Tensor): the input.
+        dim (int or tuple[int], optional): the dimension(s); all when None.
+        unbiased (bool, optional): Bessel's correction (deprecated; use ``correction``).
+        keepdim (bool): keep the reduced dimensions with size 1.
+        correction (int, optional): the difference between the count and the divisor (1 by default).
+
+    Returns:
+        tuple[Tensor, Tensor]: ``(var, mean)``.
+    """
     _check_tensor("var_mean", input)
     if isinstance(dim, bool) and unbiased is None:  # var_mean(x, unbiased)
         dim, unbiased = None, dim
@@ -58,7 +69,18 @@ def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 
 def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
-    """(std, mean) over dim: PyTorch's torch.std_mean."""
+    """(std, mean) over dim: PyTorch's torch.std_mean.
+
+    Args:
+        input (Tensor): the input.
+        dim (int or tuple[int], optional): the dimension(s); all when None.
+        unbiased (bool, optional): Bessel's correction (deprecated; use ``correction``).
+        keepdim (bool): keep the reduced dimensions with size 1.
+        correction (int, optional): the difference between the count and the divisor (1 by default).
+
+    Returns:
+        tuple[Tensor, Tensor]: ``(std, mean)``.
+    """
     _check_tensor("std_mean", input)
     if isinstance(dim, bool) and unbiased is None:
         dim, unbiased = None, dim
@@ -67,7 +89,16 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 
 def aminmax(input, *, dim=None, keepdim=False):
-    """(min, max) named tuple over dim (all elements when dim is None)."""
+    """(min, max) named tuple over dim (all elements when dim is None).
+
+    Args:
+        input (Tensor): the input.
+        dim (int or tuple[int], optional): the dimension(s); all when None.
+        keepdim (bool): keep the reduced dimensions with size 1.
+
+    Returns:
+        tuple[Tensor, Tensor]: ``(min, max)``.
+    """
     _check_tensor("aminmax", input)
     if input.numel() == 0 and (dim is None or input.ndim == 0 or input.shape[dim] == 0):
         raise RuntimeError(
@@ -85,14 +116,34 @@ def aminmax(input, *, dim=None, keepdim=False):
 
 
 def nansum(input, dim=None, keepdim=False, *, dtype=None):
-    """Sum treating NaN as zero."""
+    """Sum treating NaN as zero.
+
+    Args:
+        input (Tensor): the input.
+        dim (int or tuple[int], optional): the dimension(s); all when None.
+        keepdim (bool): keep the reduced dimensions with size 1.
+        dtype (dtype, optional): the result's dtype.
+
+    Returns:
+        Tensor: the reduced values.
+    """
     _check_tensor("nansum", input)
     x = input.masked_fill(input.isnan(), 0) if _is_float(input) else input
     return x.sum(dim, keepdim=keepdim, dtype=dtype)
 
 
 def nanmean(input, dim=None, keepdim=False, *, dtype=None):
-    """Mean over the non-NaN elements (NaN where all are NaN)."""
+    """Mean over the non-NaN elements (NaN where all are NaN).
+
+    Args:
+        input (Tensor): the input.
+        dim (int or tuple[int], optional): the dimension(s); all when None.
+        keepdim (bool): keep the reduced dimensions with size 1.
+        dtype (dtype, optional): the result's dtype.
+
+    Returns:
+        Tensor: the reduced values.
+    """
     _check_tensor("nanmean", input)
     if not _is_float(input if dtype is None else _rumus.zeros(1, dtype=dtype)):
         raise RuntimeError(
@@ -107,7 +158,15 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
 
 
 def count_nonzero(input, dim=None):
-    """Number of nonzero elements over dim (an int or a tuple of ints): int64."""
+    """Number of nonzero elements over dim (an int or a tuple of ints): int64.
+
+    Args:
+        input (Tensor): the input.
+        dim (int or tuple[int], optional): the dimension(s); all when None.
+
+    Returns:
+        Tensor: int64 counts.
+    """
     _check_tensor("count_nonzero", input)
     return input.ne(0).sum(dim)
 
@@ -157,17 +216,41 @@ def _cum_extreme(op, input, dim, better):
 
 def cummax(input, dim):
     """Running maximum along dim and the index of each maximum (gradient flows through the
-    indices)."""
+    indices).
+
+    Args:
+        input (Tensor): the input.
+        dim (int): the dimension.
+
+    Returns:
+        tuple[Tensor, Tensor]: ``(values, indices)``.
+    """
     return _cum_extreme("cummax", input, dim, "max")
 
 
 def cummin(input, dim):
-    """Running minimum along dim and the index of each minimum."""
+    """Running minimum along dim and the index of each minimum.
+
+    Args:
+        input (Tensor): the input.
+        dim (int): the dimension.
+
+    Returns:
+        tuple[Tensor, Tensor]: ``(values, indices)``.
+    """
     return _cum_extreme("cummin", input, dim, "min")
 
 
 def logcumsumexp(input, dim):
-    """log(cumsum(exp(x))) along dim, computed as a scan of logaddexp (no overflow)."""
+    """log(cumsum(exp(x))) along dim, computed as a scan of logaddexp (no overflow).
+
+    Args:
+        input (Tensor): the input.
+        dim (int): the dimension.
+
+    Returns:
+        Tensor: of input's shape.
+    """
     _check_tensor("logcumsumexp", input)
     d = _wrap_dim("logcumsumexp", dim, input.ndim)
     if not _is_float(input):
@@ -227,11 +310,33 @@ def _index_add(self, dim, index, source, *, alpha=1, inplace=False):
 
 
 def index_add(input, dim, index, source, *, alpha=1):
-    """input with alpha * source added at ``index`` along dim (repeated indices accumulate)."""
+    """input with alpha * source added at ``index`` along dim (repeated indices accumulate).
+
+    Args:
+        input (Tensor): the input.
+        dim (int): the dimension to index.
+        index (Tensor): 1-d integer indices.
+        source (Tensor): the values, with ``len(index)`` slices along ``dim``.
+        alpha (Number): the scale of ``source``.
+
+    Returns:
+        Tensor: a new tensor.
+    """
     return _index_add(input, dim, index, source, alpha=alpha)
 
 
 def index_add_(self, dim, index, source, *, alpha=1):
+    """In-place :func:`rumus.index_add`: adds ``alpha * source`` at ``index`` along ``dim``.
+
+    Args:
+        dim (int): the dimension to index.
+        index (Tensor): 1-d integer indices.
+        source (Tensor): the values, with ``len(index)`` slices along ``dim``.
+        alpha (Number): the scale of ``source``.
+
+    Returns:
+        Tensor: self.
+    """
     return _index_add(self, dim, index, source, alpha=alpha, inplace=True)
 
 
@@ -246,11 +351,31 @@ def _index_copy(self, dim, index, source, inplace=False):
 
 
 def index_copy(input, dim, index, source):
-    """input with the slices at ``index`` along dim replaced by source's."""
+    """input with the slices at ``index`` along dim replaced by source's.
+
+    Args:
+        input (Tensor): the input.
+        dim (int): the dimension to index.
+        index (Tensor): 1-d integer indices.
+        source (Tensor): the values, with ``len(index)`` slices along ``dim``.
+
+    Returns:
+        Tensor: a new tensor.
+    """
     return _index_copy(input, dim, index, source)
 
 
 def index_copy_(self, dim, index, source):
+    """In-place :func:`rumus.index_copy`: copies source's slices to ``index`` along ``dim``.
+
+    Args:
+        dim (int): the dimension to index.
+        index (Tensor): 1-d integer indices.
+        source (Tensor): the values, with ``len(index)`` slices along ``dim``.
+
+    Returns:
+        Tensor: self.
+    """
     return _index_copy(self, dim, index, source, inplace=True)
 
 
@@ -268,7 +393,17 @@ def _dim_mask(op, x, dim, index):
 
 
 def index_fill(input, dim, index, value):
-    """input with the slices at ``index`` along dim set to value (a number or 0-d tensor)."""
+    """input with the slices at ``index`` along dim set to value (a number or 0-d tensor).
+
+    Args:
+        input (Tensor): the input.
+        dim (int): the dimension to index.
+        index (Tensor): 1-d integer indices.
+        value (Number or Tensor): a number or a 0-d tensor.
+
+    Returns:
+        Tensor: a new tensor.
+    """
     _check_tensor("index_fill", input)
     mask = _dim_mask("index_fill", input, dim, index)
     if isinstance(value, Tensor):
@@ -282,6 +417,16 @@ def index_fill(input, dim, index, value):
 
 
 def index_fill_(self, dim, index, value):
+    """In-place :func:`rumus.index_fill`: sets the slices at ``index`` along ``dim`` to ``value``.
+
+    Args:
+        dim (int): the dimension to index.
+        index (Tensor): 1-d integer indices.
+        value (Number or Tensor): a number or a 0-d tensor.
+
+    Returns:
+        Tensor: self.
+    """
     mask = _dim_mask("index_fill_", self, dim, index)
     if isinstance(value, Tensor) and value.ndim:
         raise RuntimeError("index_fill_(): only supports a 0-dimensional value tensor")
@@ -341,16 +486,44 @@ def _index_put(self, indices, values, accumulate=False, inplace=False):
 
 def index_put(input, indices, values, accumulate=False):
     """input with ``input[indices] = values`` (``+=`` with repeats accumulating when
-    accumulate=True)."""
+    accumulate=True).
+
+    Args:
+        input (Tensor): the input.
+        indices (tuple[Tensor, ...]): integer or boolean index tensors, one per leading dimension.
+        values (Tensor): broadcast to the indexed positions.
+        accumulate (bool): add instead of assigning; repeated positions accumulate.
+
+    Returns:
+        Tensor: a new tensor.
+    """
     return _index_put(input, indices, values, accumulate)
 
 
 def index_put_(self, indices, values, accumulate=False):
+    """In-place :func:`rumus.index_put`: ``self[indices] = values`` (or ``+=``).
+
+    Args:
+        indices (tuple[Tensor, ...]): integer or boolean index tensors, one per leading dimension.
+        values (Tensor): broadcast to the indexed positions.
+        accumulate (bool): add instead of assigning; repeated positions accumulate.
+
+    Returns:
+        Tensor: self.
+    """
     return _index_put(self, indices, values, accumulate, inplace=True)
 
 
 def masked_select(input, mask):
-    """The elements of input where mask (broadcast with input) is true, as a 1-d tensor."""
+    """The elements of input where mask (broadcast with input) is true, as a 1-d tensor.
+
+    Args:
+        input (Tensor): the input.
+        mask (Tensor): a bool tensor broadcastable to input.
+
+    Returns:
+        Tensor: 1-d.
+    """
     _check_tensor("masked_select", input)
     _check_tensor("masked_select", mask, "mask")
     if _dtype_name(mask) != "bool":
@@ -390,11 +563,29 @@ def _masked_scatter(self, mask, source, inplace=False):
 
 
 def masked_scatter(input, mask, source):
-    """input with the positions where mask is true filled, in order, from source."""
+    """input with the positions where mask is true filled, in order, from source.
+
+    Args:
+        input (Tensor): the input.
+        mask (Tensor): a bool tensor broadcastable to input.
+        source (Tensor): its first ``mask.sum()`` elements are used, in order.
+
+    Returns:
+        Tensor: a new tensor.
+    """
     return _masked_scatter(input, mask, source)
 
 
 def masked_scatter_(self, mask, source):
+    """In-place :func:`rumus.masked_scatter`: fills where ``mask`` is true from ``source``.
+
+    Args:
+        mask (Tensor): a bool tensor broadcastable to self.
+        source (Tensor): its first ``mask.sum()`` elements are used, in order.
+
+    Returns:
+        Tensor: self.
+    """
     return _masked_scatter(self, mask, source, inplace=True)
 
 
@@ -499,11 +690,35 @@ def _extreme(x, low):
 
 
 def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
-    """input with src's values reduced into the positions index names along dim."""
+    """input with src's values reduced into the positions index names along dim.
+
+    Args:
+        input (Tensor): the input.
+        dim (int): the dimension along which to index.
+        index (Tensor): integer indices of src's shape.
+        src (Tensor): the values to reduce.
+        reduce (str): ``'sum'``, ``'prod'``, ``'mean'``, ``'amax'`` or ``'amin'``.
+        include_self (bool): include input's values in the reduction.
+
+    Returns:
+        Tensor: a new tensor.
+    """
     return _scatter_reduce(input, dim, index, src, reduce, include_self)
 
 
 def scatter_reduce_(self, dim, index, src, reduce, *, include_self=True):
+    """In-place :func:`rumus.scatter_reduce`: reduces ``src`` into the positions ``index`` names.
+
+    Args:
+        dim (int): the dimension along which to index.
+        index (Tensor): integer indices of ``src``'s shape.
+        src (Tensor): the values to reduce, of self's dtype.
+        reduce (str): ``'sum'``, ``'prod'``, ``'mean'``, ``'amax'`` or ``'amin'``.
+        include_self (bool): include self's values in the reduction.
+
+    Returns:
+        Tensor: self.
+    """
     return _scatter_reduce(self, dim, index, src, reduce, include_self, inplace=True)
 
 
@@ -521,7 +736,17 @@ def _pnorm(diff, p, dim=-1):
 
 
 def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
-    """p-norm distances between the rows of x1 (..., P, M) and x2 (..., R, M): (..., P, R)."""
+    """p-norm distances between the rows of x1 (..., P, M) and x2 (..., R, M): (..., P, R).
+
+    Args:
+        x1 (Tensor): of shape ``(..., P, M)``.
+        x2 (Tensor): of shape ``(..., R, M)``.
+        p (float): the norm's exponent (>= 0).
+        compute_mode (str): accepted for compatibility.
+
+    Returns:
+        Tensor: of shape ``(..., P, R)``.
+    """
     _check_tensor("cdist", x1, "x1")
     _check_tensor("cdist", x2, "x2")
     if x1.ndim < 2 or x2.ndim < 2:
@@ -549,7 +774,15 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
 
 def pdist(input, p=2):
     """p-norm distances between every pair of rows i < j of an (N, M) input, row-major:
-    a 1-d tensor of N * (N - 1) / 2 elements."""
+    a 1-d tensor of N * (N - 1) / 2 elements.
+
+    Args:
+        input (Tensor): of shape ``(N, M)``.
+        p (float): the norm's exponent.
+
+    Returns:
+        Tensor: of shape ``(N * (N - 1) / 2,)``.
+    """
     _check_tensor("pdist", input)
     if input.ndim != 2:
         raise RuntimeError(f"pdist only supports 2D tensors, got: {input.ndim}D")
@@ -584,7 +817,17 @@ def _size(size):
 
 
 def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
-    """A new tensor holding a copy of data, with self's dtype and device by default."""
+    """A new tensor holding a copy of data, with self's dtype and device by default.
+
+    Args:
+        data (array-like): the values (copied).
+        dtype (dtype, optional): defaults to self's.
+        device (str or device, optional): the device (self's when None).
+        requires_grad (bool): record operations on the result.
+
+    Returns:
+        Tensor: a new tensor.
+    """
     dtype, device = _like(self, dtype, device)
     if isinstance(data, Tensor):
         t = data.detach().to(dtype).to(device).clone()
@@ -594,6 +837,18 @@ def new_tensor(self, data, *, dtype=None, device=None, requires_grad=False):
 
 
 def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=False):
+    """A tensor of ``size`` filled with ``fill_value``, with self's dtype and device by default.
+
+    Args:
+        size (Sequence[int]): the shape.
+        fill_value (Number): the value.
+        dtype (dtype, optional): defaults to self's.
+        device (device, optional): defaults to self's.
+        requires_grad (bool): record operations on the result.
+
+    Returns:
+        Tensor: the new tensor.
+    """
     dtype, device = _like(self, dtype, device)
     return _rumus.full(
         tuple(size), fill_value, dtype=dtype, device=device, requires_grad=requires_grad
@@ -601,16 +856,49 @@ def new_full(self, size, fill_value, *, dtype=None, device=None, requires_grad=F
 
 
 def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
+    """A tensor of zeros, with self's dtype and device by default.
+
+    Args:
+        *size (int or Sequence[int]): the shape.
+        dtype (dtype, optional): defaults to self's.
+        device (device, optional): defaults to self's.
+        requires_grad (bool): record operations on the result.
+
+    Returns:
+        Tensor: the new tensor.
+    """
     dtype, device = _like(self, dtype, device)
     return _rumus.zeros(_size(size), dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
+    """A tensor of ones, with self's dtype and device by default.
+
+    Args:
+        *size (int or Sequence[int]): the shape.
+        dtype (dtype, optional): defaults to self's.
+        device (device, optional): defaults to self's.
+        requires_grad (bool): record operations on the result.
+
+    Returns:
+        Tensor: the new tensor.
+    """
     dtype, device = _like(self, dtype, device)
     return _rumus.ones(_size(size), dtype=dtype, device=device, requires_grad=requires_grad)
 
 
 def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
+    """An uninitialized tensor, with self's dtype and device by default.
+
+    Args:
+        *size (int or Sequence[int]): the shape.
+        dtype (dtype, optional): defaults to self's.
+        device (device, optional): defaults to self's.
+        requires_grad (bool): record operations on the result.
+
+    Returns:
+        Tensor: the new tensor.
+    """
     dtype, device = _like(self, dtype, device)
     return _rumus.empty(_size(size), dtype=dtype, device=device, requires_grad=requires_grad)
 
@@ -618,7 +906,20 @@ def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
 def randint_like(
     input, low=0, high=None, *, dtype=None, device=None, requires_grad=False, generator=None
 ):
-    """Random integers in [low, high) of input's shape (randint_like(input, high) too)."""
+    """Random integers in [low, high) of input's shape (randint_like(input, high) too).
+
+    Args:
+        input (Tensor): the input.
+        low (int): the lower bound (the upper one when ``high`` is None).
+        high (int, optional): the upper bound (exclusive).
+        dtype (dtype, optional): defaults to input's.
+        device (str or device, optional): the device (self's when None).
+        requires_grad (bool): record operations on the result.
+        generator (Generator, optional): the random generator.
+
+    Returns:
+        Tensor: a new tensor.
+    """
     _check_tensor("randint_like", input)
     if high is None:
         low, high = 0, low

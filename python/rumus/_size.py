@@ -8,7 +8,11 @@ if TYPE_CHECKING:
 
 
 class Size(tuple[int, ...]):
-    """Shape of a tensor: a tuple of ints, as torch.Size."""
+    """Shape of a tensor: a tuple of ints, as torch.Size.
+
+    Args:
+        iterable (Iterable[int]): the sizes.
+    """
 
     __slots__ = ()
 
@@ -16,6 +20,11 @@ class Size(tuple[int, ...]):
         return f"rumus.Size({list(self)})"
 
     def numel(self) -> int:
+        """The number of elements a tensor of this shape holds (the product of the sizes).
+
+        Returns:
+            int: the product (1 for an empty shape).
+        """
         n = 1
         for d in self:
             n *= d

@@ -23,7 +23,14 @@ def is_available():
 
 def current_accelerator(check_available=False):
     """``device("gpu")`` when a GPU adapter exists, else None (with
-    ``check_available=True``, also None when it cannot be used)."""
+    ``check_available=True``, also None when it cannot be used).
+
+    Args:
+        check_available (bool): return None when the accelerator is not usable.
+
+    Returns:
+        device or None: the accelerator.
+    """
     if not is_available():
         return None
     return _rumus.device("gpu")
@@ -55,20 +62,32 @@ def current_device_index():
 
 
 def set_device_index(device):
-    """Makes ``device`` (0, "gpu:0" or a device) current; rumus has only gpu:0."""
+    """Makes ``device`` (0, "gpu:0" or a device) current; rumus has only gpu:0.
+
+    Args:
+        device (int, str or device): the device.
+    """
     _index(device)
 
 
 @contextlib.contextmanager
 def device_index(device):
-    """Context manager that makes ``device`` current inside it (None: no-op)."""
+    """Context manager that makes ``device`` current inside it (None: no-op).
+
+    Args:
+        device (int, str or device, optional): the device.
+    """
     if device is not None:
         _index(device)
     yield
 
 
 def synchronize(device=None):
-    """Waits until the accelerator has finished all queued work."""
+    """Waits until the accelerator has finished all queued work.
+
+    Args:
+        device (int, str or device, optional): the device.
+    """
     if device is not None:
         _index(device)
     gpu.synchronize()

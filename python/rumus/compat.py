@@ -62,4 +62,9 @@ def remove_torch_alias():
 
 
 def torch_alias_installed():
+    """Whether :func:`install_torch_alias` is in effect.
+
+    Returns:
+        bool: True if ``import torch`` resolves to rumus in this process.
+    """
     return _ALIAS in sys.meta_path

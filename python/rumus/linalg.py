@@ -107,81 +107,237 @@ def _tensor_module():
 
 
 def det(A: _Tensor) -> _Tensor:
-    """Determinant of square matrices (batched)."""
+    """The determinant of square matrices.
+
+    Args:
+        A (Tensor): square matrices, of shape ``(*, n, n)``.
+
+    Returns:
+        Tensor: of shape ``(*)``.
+    """
     return _rumus._linalg_det(A)
 
 
 def slogdet(A: _Tensor) -> SlogdetResult:
-    """(sign, logabsdet) of square matrices; sign is 0 and logabsdet -inf when singular."""
+    """The sign and log of the absolute determinant of square matrices.
+
+    Args:
+        A (Tensor): square matrices, of shape ``(*, n, n)``.
+
+    Returns:
+        tuple[Tensor, Tensor]: ``(sign, logabsdet)``; for a singular matrix sign is 0 and logabsdet
+        -inf.
+    """
     return SlogdetResult(*_rumus._linalg_slogdet(A))
 
 
 def inv_ex(A: _Tensor, *, check_errors: bool = False) -> InvExResult:
-    """(inverse, info): info is the 1-based index of a zero pivot (0 when invertible)."""
+    """The inverse and an error code, without raising by default.
+
+    Args:
+        A (Tensor): square matrices, of shape ``(*, n, n)``.
+        check_errors (bool): raise LinAlgError when ``info`` is not 0.
+
+    Returns:
+        tuple[Tensor, Tensor]: ``(inverse, info)``; ``info`` is the 1-based index of a zero pivot (0
+        when invertible).
+    """
     return InvExResult(*_rumus._linalg_inv_ex(A, check_errors))
 
 
 def inv(A: _Tensor) -> _Tensor:
-    """Inverse of square matrices; LinAlgError when singular."""
+    """The inverse of square matrices.
+
+    Args:
+        A (Tensor): square matrices, of shape ``(*, n, n)``.
+
+    Returns:
+        Tensor: of A's shape.
+
+    Raises:
+        LinAlgError: when a matrix is singular.
+    """
     return _rumus._linalg_inv_ex(A, True)[0]
 
 
 def cholesky_ex(A: _Tensor, *, upper: bool = False, check_errors: bool = False) -> CholeskyExResult:
-    """(L, info): info is the order of the first leading minor that is not positive-definite."""
+    """The Cholesky factor and an error code, without raising by default.
+
+    Args:
+        A (Tensor): square matrices, of shape ``(*, n, n)``.
+        upper (bool): return ``U = L^T`` instead of ``L``.
+        check_errors (bool): raise LinAlgError when ``info`` is not 0.
+
+    Returns:
+        tuple[Tensor, Tensor]: ``(L, info)``; ``info`` is the order of the first leading minor that
+        is not positive-definite (0 on success).
+    """
     return CholeskyExResult(*_rumus._linalg_cholesky_ex(A, upper, check_errors))
 
 
 def cholesky(A: _Tensor, *, upper: bool = False) -> _Tensor:
-    """Cholesky factor L (A = L Lᵀ, from A's lower triangle), or U = Lᵀ with ``upper``."""
+    """The Cholesky factor ``L`` of symmetric positive-definite matrices (``A = L L^T``).
+
+    Args:
+        A (Tensor): square matrices, of shape ``(*, n, n)``. Only the lower triangle is read.
+        upper (bool): return ``U = L^T`` instead.
+
+    Returns:
+        Tensor: the triangular factor, of A's shape.
+
+    Raises:
+        LinAlgError: when a matrix is not positive-definite.
+    """
     return _rumus._linalg_cholesky_ex(A, upper, True)[0]
 
 
 def solve_ex(
     A: _Tensor, B: _Tensor, *, left: bool = True, check_errors: bool = False
 ) -> SolveExResult:
+    """Solves ``A X = B`` and returns an error code, without raising by default.
+
+    Args:
+        A (Tensor): square matrices, of shape ``(*, n, n)``.
+        B (Tensor): a matrix, or a (batch of) vector(s).
+        left (bool): solve ``A X = B`` (True) or ``X A = B``.
+        check_errors (bool): raise LinAlgError when ``info`` is not 0.
+
+    Returns:
+        tuple[Tensor, Tensor]: ``(result, info)``.
+    """
     return SolveExResult(*_rumus._linalg_solve_ex(A, B, left, check_errors))
 
 
 def solve(A: _Tensor, B: _Tensor, *, left: bool = True) -> _Tensor:
-    """X with A X = B (``left``) or X A = B; B a matrix or (batch of) vector(s)."""
+    """Solves ``A X = B`` (or ``X A = B``).
+
+    Args:
+        A (Tensor): square matrices, of shape ``(*, n, n)``.
+        B (Tensor): a matrix, or a (batch of) vector(s).
+        left (bool): solve ``A X = B`` (True) or ``X A = B``.
+
+    Returns:
+        Tensor: X.
+
+    Raises:
+        LinAlgError: when A is singular.
+    """
     return _rumus._linalg_solve_ex(A, B, left, True)[0]
 
 
 def solve_triangular(
     A: _Tensor, B: _Tensor, *, upper: bool, left: bool = True, unitriangular: bool = False
 ) -> _Tensor:
+    """Solves a triangular system ``A X = B`` (or ``X A = B``).
+
+    Args:
+        A (Tensor): triangular matrices, of shape ``(*, n, n)``.
+        B (Tensor): right-hand sides.
+        upper (bool): A is upper (True) or lower triangular.
+        left (bool): solve ``A X = B`` (True) or ``X A = B``.
+        unitriangular (bool): assume ones on the diagonal.
+
+    Returns:
+        Tensor: X.
+    """
     return _rumus._linalg_solve_triangular(A, B, upper, left, unitriangular)
 
 
 def qr(A: _Tensor, mode: str = "reduced") -> QRResult:
-    """(Q, R); mode 'reduced', 'complete' or 'r' (Q empty)."""
+    """The QR decomposition ``A = Q R``.
+
+    Args:
+        A (Tensor): matrices, of shape ``(*, m, n)``.
+        mode (str): ``'reduced'``, ``'complete'`` or ``'r'`` (Q empty).
+
+    Returns:
+        tuple[Tensor, Tensor]: ``(Q, R)``.
+    """
     return QRResult(*_rumus._linalg_qr(A, mode))
 
 
 def eigh(A: _Tensor, UPLO: str = "L") -> EighResult:
-    """(eigenvalues ascending, eigenvectors as columns) of symmetric matrices."""
+    """The eigenvalues and eigenvectors of symmetric matrices.
+
+    Args:
+        A (Tensor): square matrices, of shape ``(*, n, n)``.
+        UPLO (str): ``'L'`` or ``'U'``: the triangle that is read.
+
+    Returns:
+        tuple[Tensor, Tensor]: ``(eigenvalues, eigenvectors)``: the eigenvalues ascending, of shape
+        ``(*, n)``, and the eigenvectors as columns.
+    """
     return EighResult(*_rumus._linalg_eigh(A, UPLO, True))
 
 
 def eigvalsh(A: _Tensor, UPLO: str = "L") -> _Tensor:
+    """The eigenvalues of symmetric matrices, ascending.
+
+    Args:
+        A (Tensor): square matrices, of shape ``(*, n, n)``.
+        UPLO (str): ``'L'`` or ``'U'``: the triangle that is read.
+
+    Returns:
+        Tensor: of shape ``(*, n)``.
+    """
     return _rumus._linalg_eigh(A, UPLO, False)[0]
 
 
 def svd(A: _Tensor, full_matrices: bool = True, *, driver: str | None = None) -> SVDResult:
-    """(U, S, Vh) with A = U diag(S) Vh; S descending."""
+    """The singular value decomposition ``A = U diag(S) Vh``.
+
+    Args:
+        A (Tensor): matrices, of shape ``(*, m, n)``.
+        full_matrices (bool): return square U and Vh.
+        driver (str, optional): accepted and ignored.
+
+    Returns:
+        tuple[Tensor, Tensor, Tensor]: ``(U, S, Vh)``, with S descending.
+    """
     return SVDResult(*_rumus._linalg_svd(A, full_matrices, True))
 
 
 def svdvals(A: _Tensor, *, driver: str | None = None) -> _Tensor:
+    """The singular values of matrices, descending.
+
+    Args:
+        A (Tensor): matrices, of shape ``(*, m, n)``.
+        driver (str, optional): accepted and ignored.
+
+    Returns:
+        Tensor: of shape ``(*, min(m, n))``.
+    """
     return _rumus._linalg_svd(A, False, False)[1]
 
 
 def lu_factor_ex(A: _Tensor, *, pivot: bool = True, check_errors: bool = False) -> LUFactorExResult:
+    """The packed LU factorization and an error code, without raising by default.
+
+    Args:
+        A (Tensor): square matrices, of shape ``(*, n, n)``.
+        pivot (bool): use partial pivoting (PyTorch's default).
+        check_errors (bool): raise LinAlgError when ``info`` is not 0.
+
+    Returns:
+        tuple[Tensor, Tensor, Tensor]: ``(LU, pivots, info)``.
+    """
     return LUFactorExResult(*_rumus._linalg_lu_factor_ex(A, pivot, check_errors))
 
 
 def lu_factor(A: _Tensor, *, pivot: bool = True) -> LUFactorResult:
-    """(LU, pivots): packed factors and LAPACK's 1-based int32 row swaps."""
+    """The packed LU factorization, for :func:`lu_solve`.
+
+    Args:
+        A (Tensor): square matrices, of shape ``(*, n, n)``.
+        pivot (bool): use partial pivoting (PyTorch's default).
+
+    Returns:
+        tuple[Tensor, Tensor]: ``(LU, pivots)``: the factors in one matrix, and LAPACK's 1-based
+        int32 row swaps.
+
+    Raises:
+        LinAlgError: when a matrix is singular.
+    """
     f, p, _ = _rumus._linalg_lu_factor_ex(A, pivot, True)
     return LUFactorResult(f, p)
 
@@ -189,11 +345,31 @@ def lu_factor(A: _Tensor, *, pivot: bool = True) -> LUFactorResult:
 def lu_solve(
     LU: _Tensor, pivots: _Tensor, B: _Tensor, *, left: bool = True, adjoint: bool = False
 ) -> _Tensor:
+    """Solves ``A X = B`` from the factors :func:`lu_factor` returned.
+
+    Args:
+        LU (Tensor): the packed factors, of shape ``(*, n, n)``.
+        pivots (Tensor): the row swaps.
+        B (Tensor): right-hand sides, of shape ``(*, n, k)``.
+        left (bool): solve ``A X = B`` (True) or ``X A = B``.
+        adjoint (bool): solve with ``A^T`` instead.
+
+    Returns:
+        Tensor: X.
+    """
     return _rumus._linalg_lu_solve(LU, pivots, B, left, adjoint)
 
 
 def lu(A: _Tensor, *, pivot: bool = True) -> LUResult:
-    """(P, L, U) with A = P L U."""
+    """The LU decomposition with partial pivoting, ``A = P L U``.
+
+    Args:
+        A (Tensor): matrices, of shape ``(*, m, n)``.
+        pivot (bool): use partial pivoting (PyTorch's default).
+
+    Returns:
+        tuple[Tensor, Tensor, Tensor]: ``(P, L, U)``.
+    """
     return LUResult(*_rumus._linalg_lu(A, pivot))
 
 
@@ -201,12 +377,27 @@ def lu(A: _Tensor, *, pivot: bool = True) -> LUResult:
 
 
 def matmul(input: _Tensor, other: _Tensor) -> _Tensor:
+    """The matrix product, as :func:`rumus.matmul`.
+
+    Args:
+        input (Tensor): the first operand.
+        other (Tensor): the second operand.
+
+    Returns:
+        Tensor: the product.
+    """
     return _rumus.Tensor.matmul(input, other)
 
 
 def multi_dot(tensors: _Sequence[_Tensor]) -> _Tensor:
-    """Product of a chain of matrices (the first / last may be vectors), in the
-    cheapest order (dynamic programming on the shapes, as PyTorch)."""
+    """The product of a chain of matrices, in the cheapest order.
+
+    Args:
+        tensors (Sequence[Tensor]): 2-d tensors; the first and last may be 1-d.
+
+    Returns:
+        Tensor: the product.
+    """
     ts = list(tensors)
     for t in ts:
         _check_float("linalg.multi_dot", t)
@@ -287,7 +478,15 @@ def _eye_like(n, A):
 
 
 def matrix_power(A: _Tensor, n: int) -> _Tensor:
-    """A^n by repeated squaring; negative n through the inverse."""
+    """The ``n``-th power of square matrices, by repeated squaring.
+
+    Args:
+        A (Tensor): square matrices, of shape ``(*, n, n)``.
+        n (int): the exponent; negative powers go through the inverse.
+
+    Returns:
+        Tensor: of A's shape.
+    """
     if not isinstance(n, int) or isinstance(n, bool):
         raise TypeError(f"matrix_power(): argument 'n' must be int, not {type(n).__name__}")
     _check_square("linalg.matrix_power", A)
@@ -326,7 +525,14 @@ _THETA13 = {"float64": 5.371920351148152, "float32": 3.925724783138660}
 
 
 def matrix_exp(A: _Tensor) -> _Tensor:
-    """exp(A) by scaling and squaring with a degree-13 Padé approximant."""
+    """The matrix exponential, by scaling and squaring with a degree-13 Padé approximant.
+
+    Args:
+        A (Tensor): square matrices, of shape ``(*, n, n)``.
+
+    Returns:
+        Tensor: of A's shape.
+    """
     _check_float("linalg.matrix_exp", A)
     _check_square("linalg.matrix_exp", A)
     n = A.shape[-1]
@@ -353,7 +559,15 @@ def matrix_exp(A: _Tensor) -> _Tensor:
 
 
 def vander(x: _Tensor, *, N: int | None = None) -> _Tensor:
-    """Vandermonde matrix with increasing powers: x[..., i, j] = x_i ** j."""
+    """The Vandermonde matrix with increasing powers: ``out[..., i, j] = x[..., i] ** j``.
+
+    Args:
+        x (Tensor): of shape ``(*, n)``.
+        N (int, optional): the number of columns (default n).
+
+    Returns:
+        Tensor: of shape ``(*, n, N)``.
+    """
     _check_float("linalg.vander", x)
     if x.dim() < 1:
         raise RuntimeError("linalg.vander: x must have at least one dimension")
@@ -392,7 +606,18 @@ def vector_norm(
     *,
     dtype: _rumus.dtype | None = None,
 ) -> _Tensor:
-    """The ord-norm of x's elements over ``dim`` (all of them by default)."""
+    """The ``ord``-norm of the elements over ``dim``.
+
+    Args:
+        x (Tensor): the input.
+        ord (float): the order (inf, -inf and 0 included).
+        dim (int or tuple[int], optional): the dimensions (all by default).
+        keepdim (bool): keep the reduced dimensions with size 1.
+        dtype (dtype, optional): compute in this dtype.
+
+    Returns:
+        Tensor: the norms.
+    """
     _check_float("linalg.vector_norm", x)
     if dtype is not None:
         x = x.to(dtype)
@@ -431,7 +656,18 @@ def matrix_norm(
     *,
     dtype: _rumus.dtype | None = None,
 ) -> _Tensor:
-    """Frobenius, nuclear, 1, -1, 2, -2, inf and -inf norms of matrices over ``dim``."""
+    """A matrix norm over the two dimensions ``dim``.
+
+    Args:
+        A (Tensor): the input.
+        ord (str or float): ``'fro'``, ``'nuc'``, 1, -1, 2, -2, inf or -inf.
+        dim (tuple[int, int]): the matrix dimensions.
+        keepdim (bool): keep those dimensions with size 1.
+        dtype (dtype, optional): compute in this dtype.
+
+    Returns:
+        Tensor: the norms.
+    """
     _check_float("linalg.matrix_norm", A)
     if dtype is not None:
         A = A.to(dtype)
@@ -470,8 +706,20 @@ def norm(
     *,
     dtype: _rumus.dtype | None = None,
 ) -> _Tensor:
-    """vector_norm for 1 dim (or ord None with dim None: the 2-norm of all elements),
-    matrix_norm for 2 dims."""
+    """A vector norm over one dimension or a matrix norm over two.
+
+    Args:
+        A (Tensor): the input.
+        ord (float or str, optional): the norm's order (see :func:`vector_norm` and
+            :func:`matrix_norm`).
+        dim (int or tuple[int, int], optional): the dimensions; with ``ord`` None and ``dim`` None,
+            the 2-norm of all elements.
+        keepdim (bool): keep the reduced dimensions with size 1.
+        dtype (dtype, optional): compute in this dtype.
+
+    Returns:
+        Tensor: the norms.
+    """
     if dim is not None:
         dims = (dim,) if isinstance(dim, int) else tuple(dim)
         if len(dims) == 1:
@@ -490,8 +738,16 @@ def norm(
 
 
 def cond(A: _Tensor, p: float | str | None = None) -> _Tensor:
-    """Condition number: σ_max / σ_min for p None or 2 (σ_min / σ_max for -2), else
-    norm(A, p) * norm(inv(A), p)."""
+    """The condition number of matrices in the ``p``-norm.
+
+    Args:
+        A (Tensor): matrices, of shape ``(*, m, n)``.
+        p (int, float, str or None): None or 2 (ratio of extreme singular values), -2, ``'fro'``,
+            ``'nuc'``, 1, -1, inf or -inf (``norm(A) * norm(inv(A))``).
+
+    Returns:
+        Tensor: of shape ``(*)``.
+    """
     _check_float("linalg.cond", A)
     if A.dim() < 2:
         raise RuntimeError(
@@ -533,8 +789,18 @@ def matrix_rank(
     hermitian: bool = False,
     tol: float | _Tensor | None = None,
 ) -> _Tensor:
-    """The number of singular values (eigenvalue magnitudes with ``hermitian``) above the
-    tolerance."""
+    """The number of singular values above the tolerance.
+
+    Args:
+        A (Tensor): matrices, of shape ``(*, m, n)``.
+        atol (float or Tensor, optional): the absolute tolerance.
+        rtol (float or Tensor, optional): the tolerance relative to the largest singular value.
+        hermitian (bool): A is symmetric (use eigenvalue magnitudes).
+        tol (float, optional): the deprecated absolute tolerance.
+
+    Returns:
+        Tensor: int64, of shape ``(*)``.
+    """
     _check_float("linalg.matrix_rank", A)
     if A.dim() < 2:
         raise RuntimeError(
@@ -555,8 +821,17 @@ def pinv(
     rtol: float | _Tensor | None = None,
     hermitian: bool = False,
 ) -> _Tensor:
-    """Moore-Penrose pseudoinverse from the SVD (eigh with ``hermitian``), dropping
-    singular values at or under the tolerance."""
+    """The Moore-Penrose pseudo-inverse, from the SVD.
+
+    Args:
+        A (Tensor): matrices, of shape ``(*, m, n)``.
+        atol (float or Tensor, optional): singular values at or under this are dropped.
+        rtol (float or Tensor, optional): the same, relative to the largest.
+        hermitian (bool): A is symmetric (use eigh).
+
+    Returns:
+        Tensor: of shape ``(*, n, m)``.
+    """
     _check_float("linalg.pinv", A)
     if A.dim() < 2:
         raise RuntimeError(
@@ -580,10 +855,18 @@ def pinv(
 def lstsq(
     A: _Tensor, B: _Tensor, rcond: float | None = None, *, driver: str | None = None
 ) -> LstsqResult:
-    """Least-squares solution of A X = B, through the pseudoinverse (any driver name is
-    accepted; the results are those of 'gelsd'): (solution, residuals, rank,
-    singular_values). residuals are the squared residual norms when m > n and A has full
-    rank, else empty."""
+    """The least-squares solution of ``A X = B``.
+
+    Args:
+        A (Tensor): matrices, of shape ``(*, m, n)``.
+        B (Tensor): right-hand sides, of shape ``(*, m, k)``.
+        rcond (float, optional): singular values below ``rcond`` times the largest count as zero.
+        driver (str, optional): accepted; the results are those of ``'gelsd'``.
+
+    Returns:
+        tuple: ``(solution, residuals, rank, singular_values)``; residuals are the squared residual
+            norms when m > n and A has full rank, else empty.
+    """
     _check_float("linalg.lstsq", A)
     if driver is not None and driver not in ("gels", "gelsy", "gelsd", "gelss"):
         raise RuntimeError(
@@ -625,6 +908,14 @@ def lstsq(
 
 
 def cross(input: _Tensor, other: _Tensor, *, dim: int = -1) -> _Tensor:
-    """The cross product of 3-vectors along ``dim`` (default -1, unlike the deprecated
-    default of ``rumus.cross``); the other dims broadcast."""
+    """The cross product of 3-vectors along ``dim``; the other dimensions broadcast.
+
+    Args:
+        input (Tensor): the first vectors.
+        other (Tensor): the second vectors.
+        dim (int): the dimension of size 3.
+
+    Returns:
+        Tensor: the broadcast shape.
+    """
     return _rumus.Tensor.cross(input, other, dim=dim)

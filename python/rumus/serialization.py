@@ -193,6 +193,13 @@ def save(obj, f, pickle_module=None, pickle_protocol=4, **kwargs):
     so a failure leaves any existing file untouched. A process killed while
     saving leaves no temporary file behind (on Linux the file has no name until
     it is complete; elsewhere the next save of the same path removes it).
+
+    Args:
+        obj (object): what to save.
+        f (str, PathLike or file): a path or a binary file object.
+        pickle_module (module, optional): None or ``pickle``.
+        pickle_protocol (int): the pickle protocol.
+        **kwargs: PyTorch's private keyword arguments, accepted and ignored.
     """
     if pickle_module is not None and pickle_module is not pickle:
         raise TypeError("rumus.save: pickle_module must be None or the pickle module")
@@ -334,6 +341,11 @@ def _restorer(map_location):
 
 
 def gpu_available():
+    """Whether a GPU is available to load tensors saved from the GPU onto.
+
+    Returns:
+        bool: True if a GPU adapter is usable.
+    """
     return _rumus._gpu_is_available()
 
 
@@ -357,7 +369,11 @@ def add_safe_globals(safe_globals):
     Each entry is an object (found in a checkpoint under its ``__module__`` and
     ``__qualname__``) or a pair ``(object, "module.qualname")`` for an object
     pickled under another name. Only allowlist what you trust: loading may call
-    these (classes are created and their ``__setstate__`` runs)."""
+    these (classes are created and their ``__setstate__`` runs).
+
+    Args:
+        safe_globals (list): classes and functions, or (object, "module.name") pairs.
+    """
     _safe_globals.extend(_entries(safe_globals, "add_safe_globals"))
 
 
@@ -373,7 +389,11 @@ def clear_safe_globals():
 
 class safe_globals:
     """Context manager: allowlist these globals (as :func:`add_safe_globals`)
-    until the block ends. ``with rumus.serialization.safe_globals([MyNet]): ...``"""
+    until the block ends. ``with rumus.serialization.safe_globals([MyNet]): ...``
+
+    Args:
+        safe_globals (list): classes and functions, or (object, "module.name") pairs.
+    """
 
     def __init__(self, safe_globals):
         self.safe_globals = _entries(safe_globals, "safe_globals")
@@ -447,6 +467,18 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     must not be truncated or rewritten in place while they live (saving over
     it with rumus.save is fine: that replaces the file). ``mmap=False`` reads
     the file into memory (and, for zip archives, checks every record's CRC).
+
+    Args:
+        f (str, PathLike or file): a path or a binary file object.
+        map_location (str, device, dict or callable, optional): where to put the tensors (see
+            above).
+        pickle_module (module, optional): None or ``pickle``.
+        weights_only (bool, optional): use the restricted unpickler (True by default).
+        mmap (bool, optional): memory-map a path (True by default).
+        **pickle_kw: passed to the unpickler (weights_only=False only).
+
+    Returns:
+        The saved object.
     """
     if weights_only is None:
         weights_only = True

@@ -34,6 +34,10 @@ impl PyNode {
 
 #[pymethods]
 impl PyNode {
+    /// The name of the backward function, for example ``"MulBackward0"``.
+    ///
+    /// Returns:
+    ///   str: the name.
     fn name(&self) -> String {
         match &self.edge {
             Edge::Node(n, _) => n.name.clone(),
@@ -498,6 +502,10 @@ pub fn _attach_custom<'py>(
     PyList::new(py, outs.into_iter().map(wrap))
 }
 
+/// Whether autograd records operations in this thread.
+///
+/// Returns:
+///   bool: the grad mode.
 #[pyfunction]
 pub fn is_grad_enabled() -> bool {
     mode::is_grad_enabled()
@@ -506,6 +514,10 @@ pub fn is_grad_enabled() -> bool {
 pub fn _set_grad_enabled(on: bool) {
     mode::set_grad_enabled(on)
 }
+/// Whether anomaly detection (``detect_anomaly``) is on.
+///
+/// Returns:
+///   bool: the setting.
 #[pyfunction]
 pub fn is_anomaly_enabled() -> bool {
     mode::anomaly_enabled()

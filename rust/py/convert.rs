@@ -174,7 +174,8 @@ pub fn tensor_from_data(
     Ok(run(py, src.numel(), || clone_as(&src, target))?)
 }
 
-/// Whether the first scalar of nested lists is a NumPy value (or tensor) rather than a Python number.
+/// Whether the first scalar of nested lists is a NumPy value (or tensor) rather than a Python
+/// number.
 fn first_leaf_is_numpy(data: &Bound<'_, PyAny>) -> PyResult<bool> {
     let mut leaf = data.clone();
     while (leaf.is_instance_of::<PyList>() || leaf.is_instance_of::<PyTuple>()) && leaf.len()? > 0 {

@@ -7,6 +7,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat, PyInt, PyString, PyType};
 use std::sync::{Arc, Mutex};
 
+/// A tensor element type: rumus.float32, rumus.int64, ... (not constructible).
 #[pyclass(name = "dtype", module = "rumus", frozen, eq, hash, from_py_object)]
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct PyDType {
@@ -15,14 +16,17 @@ pub struct PyDType {
 
 #[pymethods]
 impl PyDType {
+    /// Whether the dtype is a floating-point type.
     #[getter]
     fn is_floating_point(&self) -> bool {
         self.d.is_float()
     }
+    /// The size of one element in bytes.
     #[getter]
     fn itemsize(&self) -> usize {
         self.d.size()
     }
+    /// Whether the dtype can hold negative values.
     #[getter]
     fn is_signed(&self) -> bool {
         !matches!(self.d, DType::Bool | DType::U8)
@@ -64,6 +68,11 @@ pub fn dtype_arg(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<DType>> {
     Err(PyTypeError::new_err(format!("dtype must be a rumus.dtype, got {}", obj.repr()?)))
 }
 
+/// A device: ``device("cpu")``, ``device("gpu")`` or ``device("gpu", 0)``.
+///
+/// Args:
+///   type (str): ``"cpu"``, ``"gpu"`` or ``"gpu:0"``.
+///   index (int, optional): the device index (0 for the GPU).
 #[pyclass(name = "device", module = "rumus", frozen, eq, hash)]
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub struct PyDevice {
@@ -101,10 +110,12 @@ impl PyDevice {
         }
         Ok(PyDevice { kind: kind.to_string(), index: idx })
     }
+    /// The device type: ``"cpu"`` or ``"gpu"``.
     #[getter]
     fn r#type(&self) -> &str {
         &self.kind
     }
+    /// The device index: None for the CPU, 0 for the GPU.
     #[getter]
     fn index(&self) -> Option<i64> {
         self.index
@@ -143,6 +154,10 @@ pub fn default_device() -> Device {
     }
 }
 
+/// Sets the device the creation functions use by default.
+///
+/// Args:
+///   device (str or device or None): ``"cpu"``, ``"gpu"``; None restores the CPU.
 #[pyfunction]
 pub fn set_default_device(device: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
     let d = device_arg(device)?.unwrap_or(Device::Cpu);
@@ -150,6 +165,10 @@ pub fn set_default_device(device: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
     Ok(())
 }
 
+/// The device the creation functions use by default.
+///
+/// Returns:
+///   device: the default device.
 #[pyfunction]
 pub fn get_default_device() -> PyDevice {
     PyDevice::of(default_device())
@@ -179,6 +198,10 @@ pub fn device_arg(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Device>> {
     }
 }
 
+/// A random number generator (ChaCha8); its state can be saved and restored.
+///
+/// Args:
+///   device (str or device, optional): accepted for compatibility: the generator draws on the host.
 #[pyclass(name = "Generator", module = "rumus", frozen)]
 pub struct PyGenerator {
     pub g: GeneratorRef,
@@ -197,6 +220,13 @@ impl PyGenerator {
         device_arg(device)?;
         Ok(PyGenerator { g: Arc::new(Mutex::new(Generator::new(67280421310721))) })
     }
+    /// Seeds the generator.
+    ///
+    /// Args:
+    ///   seed (int): the seed.
+    ///
+    /// Returns:
+    ///   Generator: self.
     fn manual_seed<'py>(
         slf: Bound<'py, Self>,
         seed: &Bound<'py, PyAny>,
@@ -204,6 +234,10 @@ impl PyGenerator {
         locked(&slf.get().g).manual_seed(seed_value(seed)?);
         Ok(slf)
     }
+    /// The seed the generator was last seeded with.
+    ///
+    /// Returns:
+    ///   int: the seed.
     fn initial_seed(&self) -> u64 {
         locked(&self.g).initial_seed()
     }
@@ -216,9 +250,20 @@ impl PyGenerator {
         locked(&self.g).manual_seed(s);
         s
     }
+    /// The generator's state, to restore with :meth:`set_state`.
+    ///
+    /// Returns:
+    ///   Tensor: a uint8 tensor.
     fn get_state(&self) -> PyResult<super::tensor::PyTensor> {
         get_state(&self.g)
     }
+    /// Restores a state :meth:`get_state` returned.
+    ///
+    /// Args:
+    ///   state (Tensor): the uint8 state tensor.
+    ///
+    /// Returns:
+    ///   Generator: self.
     fn set_state<'py>(
         slf: Bound<'py, Self>,
         state: PyRef<'py, super::tensor::PyTensor>,

@@ -38,6 +38,16 @@ fn float_dtype(dtype: Option<&Bound<'_, PyAny>>) -> PyResult<DType> {
     Ok(dtype_arg(dtype)?.unwrap_or(DType::F32))
 }
 
+/// Creates a tensor from data, copying it.
+///
+/// Args:
+///   data (array-like): a number, a (nested) sequence, a NumPy array or a tensor.
+///   dtype (dtype, optional): the dtype (inferred from the data when None).
+///   device (str or device, optional): where to create the tensor (the default device when None).
+///   requires_grad (bool): record operations on the result for autograd.
+///
+/// Returns:
+///   Tensor: a new tensor.
 #[pyfunction]
 #[pyo3(signature = (data, *, dtype=None, device=None, requires_grad=false))]
 pub fn tensor(
@@ -56,6 +66,16 @@ pub fn tensor(
     )
 }
 
+/// Converts data to a tensor, sharing memory when no copy is needed.
+///
+/// Args:
+///   data (array-like): a tensor, a NumPy array (shared when dtype and device match), a number or a
+///     sequence.
+///   dtype (dtype, optional): the dtype (the data's when None).
+///   device (str or device, optional): the device (the data's when None).
+///
+/// Returns:
+///   Tensor: the data as a tensor.
 #[pyfunction(name = "as_tensor")]
 #[pyo3(signature = (data, dtype=None, device=None))]
 pub fn as_tensor_fn(
@@ -74,13 +94,21 @@ pub fn as_tensor_fn(
     }))
 }
 
+/// A tensor sharing the memory of a NumPy array (writes are visible both ways).
+///
+/// Args:
+///   array (numpy.ndarray): float64/32/16, int64/32, uint8 or bool, any strides.
+///
+/// Returns:
+///   Tensor: a CPU tensor over the array's memory.
 #[pyfunction]
 pub fn from_numpy(array: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
     Ok(wrap(super::numpy::from_numpy(array)?))
 }
 
 macro_rules! constant_fn {
-    ($name:ident, $value:expr) => {
+    ($(#[$doc:meta])* $name:ident, $value:expr) => {
+        $(#[$doc])*
         #[pyfunction]
         #[pyo3(signature = (*size, dtype=None, device=None, requires_grad=false))]
         pub fn $name(
@@ -97,10 +125,63 @@ macro_rules! constant_fn {
         }
     };
 }
-constant_fn!(zeros, Scalar::Int(0));
-constant_fn!(ones, Scalar::Int(1));
-constant_fn!(empty, Scalar::Int(0));
+constant_fn!(
+    /// A tensor filled with zeros.
+    ///
+    /// Args:
+    ///   *size (int or Sequence[int]): the shape.
+    ///   dtype (dtype, optional): the dtype (the default float dtype when None).
+    ///   device (str or device, optional): where to create the tensor (the default device when
+    ///     None).
+    ///   requires_grad (bool): record operations on the result for autograd.
+    ///
+    /// Returns:
+    ///   Tensor: a new tensor.
+    zeros,
+    Scalar::Int(0)
+);
+constant_fn!(
+    /// A tensor filled with ones.
+    ///
+    /// Args:
+    ///   *size (int or Sequence[int]): the shape.
+    ///   dtype (dtype, optional): the dtype (the default float dtype when None).
+    ///   device (str or device, optional): where to create the tensor (the default device when
+    ///     None).
+    ///   requires_grad (bool): record operations on the result for autograd.
+    ///
+    /// Returns:
+    ///   Tensor: a new tensor.
+    ones,
+    Scalar::Int(1)
+);
+constant_fn!(
+    /// An uninitialized tensor (rumus fills it with zeros).
+    ///
+    /// Args:
+    ///   *size (int or Sequence[int]): the shape.
+    ///   dtype (dtype, optional): the dtype (the default float dtype when None).
+    ///   device (str or device, optional): where to create the tensor (the default device when
+    ///     None).
+    ///   requires_grad (bool): record operations on the result for autograd.
+    ///
+    /// Returns:
+    ///   Tensor: a new tensor.
+    empty,
+    Scalar::Int(0)
+);
 
+/// A tensor filled with ``fill_value``.
+///
+/// Args:
+///   size (Sequence[int]): the shape.
+///   fill_value (Number): the value.
+///   dtype (dtype, optional): the dtype (inferred from ``fill_value`` when None).
+///   device (str or device, optional): where to create the tensor (the default device when None).
+///   requires_grad (bool): record operations on the result for autograd.
+///
+/// Returns:
+///   Tensor: a new tensor.
 #[pyfunction]
 #[pyo3(signature = (size, fill_value, *, dtype=None, device=None, requires_grad=false))]
 pub fn full(
@@ -120,7 +201,8 @@ pub fn full(
 }
 
 macro_rules! like_fn {
-    ($name:ident, $value:expr) => {
+    ($(#[$doc:meta])* $name:ident, $value:expr) => {
+        $(#[$doc])*
         #[pyfunction]
         #[pyo3(signature = (input, *, dtype=None, device=None, requires_grad=false))]
         pub fn $name(
@@ -138,10 +220,61 @@ macro_rules! like_fn {
         }
     };
 }
-like_fn!(zeros_like, Scalar::Int(0));
-like_fn!(ones_like, Scalar::Int(1));
-like_fn!(empty_like, Scalar::Int(0));
+like_fn!(
+    /// A tensor of zeros with the shape (and by default dtype and device) of ``input``.
+    ///
+    /// Args:
+    ///   input (Tensor): the input.
+    ///   dtype (dtype, optional): defaults to input's.
+    ///   device (str or device, optional): defaults to input's.
+    ///   requires_grad (bool): record operations on the result for autograd.
+    ///
+    /// Returns:
+    ///   Tensor: a new tensor.
+    zeros_like,
+    Scalar::Int(0)
+);
+like_fn!(
+    /// A tensor of ones with the shape (and by default dtype and device) of ``input``.
+    ///
+    /// Args:
+    ///   input (Tensor): the input.
+    ///   dtype (dtype, optional): defaults to input's.
+    ///   device (str or device, optional): defaults to input's.
+    ///   requires_grad (bool): record operations on the result for autograd.
+    ///
+    /// Returns:
+    ///   Tensor: a new tensor.
+    ones_like,
+    Scalar::Int(1)
+);
+like_fn!(
+    /// An uninitialized tensor with the shape (and by default dtype and device) of ``input``.
+    ///
+    /// Args:
+    ///   input (Tensor): the input.
+    ///   dtype (dtype, optional): defaults to input's.
+    ///   device (str or device, optional): defaults to input's.
+    ///   requires_grad (bool): record operations on the result for autograd.
+    ///
+    /// Returns:
+    ///   Tensor: a new tensor.
+    empty_like,
+    Scalar::Int(0)
+);
 
+/// A tensor filled with ``fill_value``, with the shape (and by default dtype and device) of
+/// ``input``.
+///
+/// Args:
+///   input (Tensor): the input.
+///   fill_value (Number): the value.
+///   dtype (dtype, optional): defaults to input's.
+///   device (str or device, optional): defaults to input's.
+///   requires_grad (bool): record operations on the result for autograd.
+///
+/// Returns:
+///   Tensor: a new tensor.
 #[pyfunction]
 #[pyo3(signature = (input, fill_value, *, dtype=None, device=None, requires_grad=false))]
 pub fn full_like(
@@ -159,6 +292,17 @@ pub fn full_like(
     finish(py, t, None, requires_grad)
 }
 
+/// Uniform random numbers in [0, 1) with the shape of ``input``.
+///
+/// Args:
+///   input (Tensor): the input.
+///   dtype (dtype, optional): defaults to input's.
+///   device (str or device, optional): defaults to input's.
+///   requires_grad (bool): record operations on the result for autograd.
+///   generator (Generator, optional): the random generator (the default one when None).
+///
+/// Returns:
+///   Tensor: a new tensor.
 #[pyfunction]
 #[pyo3(signature = (input, *, dtype=None, device=None, requires_grad=false, generator=None))]
 pub fn rand_like(
@@ -176,6 +320,17 @@ pub fn rand_like(
     finish(py, t, None, requires_grad)
 }
 
+/// Standard normal random numbers with the shape of ``input``.
+///
+/// Args:
+///   input (Tensor): the input.
+///   dtype (dtype, optional): defaults to input's.
+///   device (str or device, optional): defaults to input's.
+///   requires_grad (bool): record operations on the result for autograd.
+///   generator (Generator, optional): the random generator (the default one when None).
+///
+/// Returns:
+///   Tensor: a new tensor.
 #[pyfunction]
 #[pyo3(signature = (input, *, dtype=None, device=None, requires_grad=false, generator=None))]
 pub fn randn_like(
@@ -227,6 +382,18 @@ pub fn arange(
     finish(py, t, Some(device.unwrap_or_else(default_device)), requires_grad)
 }
 
+/// ``steps`` evenly spaced values from ``start`` to ``end`` inclusive.
+///
+/// Args:
+///   start (Number): the first value.
+///   end (Number): the last value.
+///   steps (int): the number of values.
+///   dtype (dtype, optional): the default float dtype when None.
+///   device (str or device, optional): where to create the tensor (the default device when None).
+///   requires_grad (bool): record operations on the result for autograd.
+///
+/// Returns:
+///   Tensor: of shape ``(steps,)``.
 #[pyfunction]
 #[pyo3(signature = (start, end, steps, *, dtype=None, device=None, requires_grad=false))]
 pub fn linspace(
@@ -244,6 +411,17 @@ pub fn linspace(
     finish(py, t, Some(device.unwrap_or_else(default_device)), requires_grad)
 }
 
+/// A 2-D tensor with ones on the diagonal and zeros elsewhere.
+///
+/// Args:
+///   n (int): the number of rows.
+///   m (int, optional): the number of columns (n when None).
+///   dtype (dtype, optional): the default float dtype when None.
+///   device (str or device, optional): where to create the tensor (the default device when None).
+///   requires_grad (bool): record operations on the result for autograd.
+///
+/// Returns:
+///   Tensor: of shape ``(n, m)``.
 #[pyfunction]
 #[pyo3(signature = (n, m=None, *, dtype=None, device=None, requires_grad=false))]
 pub fn eye(
@@ -261,6 +439,17 @@ pub fn eye(
     finish(py, t, Some(device.unwrap_or_else(default_device)), requires_grad)
 }
 
+/// Uniform random numbers in [0, 1).
+///
+/// Args:
+///   *size (int or Sequence[int]): the shape.
+///   generator (Generator, optional): the random generator (the default one when None).
+///   dtype (dtype, optional): a floating dtype (the default when None).
+///   device (str or device, optional): where to create the tensor (the default device when None).
+///   requires_grad (bool): record operations on the result for autograd.
+///
+/// Returns:
+///   Tensor: a new tensor.
 #[pyfunction]
 #[pyo3(signature = (*size, generator=None, dtype=None, device=None, requires_grad=false))]
 pub fn rand(
@@ -278,6 +467,17 @@ pub fn rand(
     finish(py, t, None, requires_grad)
 }
 
+/// Standard normal random numbers.
+///
+/// Args:
+///   *size (int or Sequence[int]): the shape.
+///   generator (Generator, optional): the random generator (the default one when None).
+///   dtype (dtype, optional): a floating dtype (the default when None).
+///   device (str or device, optional): where to create the tensor (the default device when None).
+///   requires_grad (bool): record operations on the result for autograd.
+///
+/// Returns:
+///   Tensor: a new tensor.
 #[pyfunction]
 #[pyo3(signature = (*size, generator=None, dtype=None, device=None, requires_grad=false))]
 pub fn randn(
@@ -337,6 +537,16 @@ pub fn randint(
     finish(py, t, Some(device.unwrap_or_else(default_device)), false)
 }
 
+/// A random permutation of ``0 .. n-1``.
+///
+/// Args:
+///   n (int): the number of elements.
+///   generator (Generator, optional): the random generator (the default one when None).
+///   dtype (dtype, optional): int64 by default.
+///   device (str or device, optional): where to create the tensor (the default device when None).
+///
+/// Returns:
+///   Tensor: of shape ``(n,)``.
 #[pyfunction]
 #[pyo3(signature = (n, *, generator=None, dtype=None, device=None))]
 pub fn randperm(
@@ -352,6 +562,10 @@ pub fn randperm(
     finish(py, t, Some(device.unwrap_or_else(default_device)), false)
 }
 
+/// Seeds the default random generator (CPU, and the GPU's random streams).
+///
+/// Args:
+///   seed (int): the seed.
 #[pyfunction]
 pub fn manual_seed(seed: &Bound<'_, PyAny>) -> PyResult<()> {
     default_gen()
@@ -361,16 +575,28 @@ pub fn manual_seed(seed: &Bound<'_, PyAny>) -> PyResult<()> {
     Ok(())
 }
 
+/// The seed the default generator was last seeded with.
+///
+/// Returns:
+///   int: the seed.
 #[pyfunction]
 pub fn initial_seed() -> u64 {
     default_gen().lock().unwrap_or_else(|e| e.into_inner()).initial_seed()
 }
 
+/// The default generator's state.
+///
+/// Returns:
+///   Tensor: a uint8 tensor, for :func:`set_rng_state`.
 #[pyfunction]
 pub fn get_rng_state() -> PyResult<PyTensor> {
     get_state(&default_gen())
 }
 
+/// Restores the default generator's state.
+///
+/// Args:
+///   state (Tensor): a state :func:`get_rng_state` returned.
 #[pyfunction]
 pub fn set_rng_state(state: PyRef<'_, PyTensor>) -> PyResult<()> {
     set_state(&default_gen(), &state)
@@ -399,6 +625,14 @@ fn tensor_list(tensors: &Bound<'_, PyAny>, op: &str) -> PyResult<Vec<Tensor>> {
         .collect()
 }
 
+/// Concatenates tensors along an existing dimension.
+///
+/// Args:
+///   tensors (Sequence[Tensor]): same shape except in ``dim`` (1-d empty tensors are skipped).
+///   dim (int): the dimension.
+///
+/// Returns:
+///   Tensor: a new tensor.
 #[pyfunction]
 #[pyo3(signature = (tensors, dim=0))]
 pub fn cat(py: Python<'_>, tensors: &Bound<'_, PyAny>, dim: i64) -> PyResult<PyTensor> {
@@ -407,6 +641,14 @@ pub fn cat(py: Python<'_>, tensors: &Bound<'_, PyAny>, dim: i64) -> PyResult<PyT
     Ok(wrap(run(py, work, || shape::cat(&list, dim))?))
 }
 
+/// Stacks tensors of one shape along a new dimension.
+///
+/// Args:
+///   tensors (Sequence[Tensor]): tensors of the same shape.
+///   dim (int): the position of the new dimension.
+///
+/// Returns:
+///   Tensor: a new tensor.
 #[pyfunction]
 #[pyo3(signature = (tensors, dim=0))]
 pub fn stack(py: Python<'_>, tensors: &Bound<'_, PyAny>, dim: i64) -> PyResult<PyTensor> {
@@ -530,6 +772,14 @@ pub fn where_fn(
     }
 }
 
+/// One-hot encodes integer class indices.
+///
+/// Args:
+///   tensor (Tensor): int64 class indices.
+///   num_classes (int): the number of classes (max + 1 when -1).
+///
+/// Returns:
+///   Tensor: int64, of shape ``tensor.shape + (num_classes,)``.
 #[pyfunction]
 #[pyo3(signature = (tensor, num_classes=-1))]
 pub fn one_hot(
@@ -542,22 +792,52 @@ pub fn one_hot(
     Ok(wrap(run(py, work, || crate::ops::index::one_hot(t, num_classes))?))
 }
 
+/// The dtype an arithmetic op on ``a`` and ``b`` would return.
+///
+/// Args:
+///   a (Tensor or Number): the first operand.
+///   b (Tensor or Number): the second operand.
+///
+/// Returns:
+///   dtype: the result dtype.
 #[pyfunction]
 pub fn result_type(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<PyDType> {
     let (x, y) = (operand_req(a, "result_type")?, operand_req(b, "result_type")?);
     Ok(PyDType { d: crate::ops::result_type(&[&x, &y]) })
 }
 
+/// The dtype that combining ``a`` and ``b`` gives, by PyTorch's promotion rules.
+///
+/// Args:
+///   a (dtype): the first dtype.
+///   b (dtype): the second dtype.
+///
+/// Returns:
+///   dtype: the promoted dtype.
 #[pyfunction]
 pub fn promote_types(a: PyDType, b: PyDType) -> PyDType {
     PyDType { d: crate::tensor::dtype::promote(a.d, b.d) }
 }
 
+/// Whether ``obj`` is a rumus Tensor.
+///
+/// Args:
+///   obj (object): any object.
+///
+/// Returns:
+///   bool: the answer.
 #[pyfunction]
 pub fn is_tensor(obj: &Bound<'_, PyAny>) -> bool {
     obj.cast::<PyTensor>().is_ok()
 }
 
+/// The shape that the given shapes broadcast to.
+///
+/// Args:
+///   *shapes (int or Sequence[int]): the shapes.
+///
+/// Returns:
+///   Size: the broadcast shape.
 #[pyfunction]
 #[pyo3(signature = (*shapes))]
 pub fn broadcast_shapes(py: Python<'_>, shapes: &Bound<'_, PyTuple>) -> PyResult<Py<PyAny>> {
@@ -569,6 +849,10 @@ pub fn broadcast_shapes(py: Python<'_>, shapes: &Bound<'_, PyTuple>) -> PyResult
     Ok(super::tensor::size_obj(py, &out)?.unbind())
 }
 
+/// The number of threads the CPU kernels use (``RAYON_NUM_THREADS`` or the cores).
+///
+/// Returns:
+///   int: the thread count.
 #[pyfunction]
 pub fn get_num_threads() -> usize {
     crate::backend::cpu::threads()

@@ -27,10 +27,11 @@ fn other_tensor(op: &str, other: &Bound<'_, PyAny>) -> PyResult<Operand> {
 
 /// Methods of binary ops whose `other` must be a tensor (PyTorch's hypot, logaddexp).
 macro_rules! tensor_binary_methods {
-    ($($name:ident => $op:expr;)*) => {
+    ($($name:ident => $op:expr, $doc:literal;)*) => {
         #[pymethods]
         impl PyTensor {
             $(
+                #[doc = concat!($doc, "\n\nArgs:\n  other (Tensor): the second operand, broadcast with self.\n\nReturns:\n  Tensor: a new tensor.")]
                 fn $name(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
                     let (a, b) = (Operand::T(self.t.clone()), other_tensor(stringify!($name), other)?);
                     Ok(wrap(run(py, self.t.numel(), || binary($op, &a, &b, None))?))
@@ -41,9 +42,9 @@ macro_rules! tensor_binary_methods {
 }
 
 tensor_binary_methods! {
-    hypot => Binary::Hypot;
-    logaddexp => Binary::LogAddExp;
-    logaddexp2 => Binary::LogAddExp2;
+    hypot => Binary::Hypot, "``sqrt(self ** 2 + other ** 2)``, without overflow.";
+    logaddexp => Binary::LogAddExp, "``log(exp(self) + exp(other))``, computed stably.";
+    logaddexp2 => Binary::LogAddExp2, "``log2(2 ** self + 2 ** other)``, computed stably.";
 }
 
 /// A composite op of self and tensors, with its in-place form.
@@ -59,16 +60,37 @@ macro_rules! inplace_of {
 
 #[pymethods]
 impl PyTensor {
+    /// In-place :meth:`hypot`.
+    ///
+    /// Args:
+    ///   other (Tensor): broadcast with self.
+    ///
+    /// Returns:
+    ///   Tensor: self.
     fn hypot_<'py>(slf: Bound<'py, Self>, other: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
         let b = other_tensor("hypot_", other)?;
         let t = &slf.get().t;
         run(slf.py(), t.numel(), || binary_(Binary::Hypot, t, &b, None))?;
         Ok(slf)
     }
+    /// ``self * log(other)``, 0 where self is 0.
+    ///
+    /// Args:
+    ///   other (Tensor or Number): the second operand, broadcast with self.
+    ///
+    /// Returns:
+    ///   Tensor: a new tensor.
     fn xlogy(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         let (a, b) = (Operand::T(self.t.clone()), operand_req(other, "xlogy")?);
         Ok(wrap(run(py, self.t.numel(), || binary(Binary::Xlogy, &a, &b, None))?))
     }
+    /// In-place :meth:`xlogy`.
+    ///
+    /// Args:
+    ///   other (Tensor or Number): the second operand, broadcast with self.
+    ///
+    /// Returns:
+    ///   Tensor: self.
     fn xlogy_<'py>(slf: Bound<'py, Self>, other: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
         let b = operand_req(other, "xlogy_")?;
         let t = &slf.get().t;
@@ -77,6 +99,15 @@ impl PyTensor {
     }
 
     // ---- addcmul / addcdiv / lerp ----
+    /// ``self + value * tensor1 * tensor2``.
+    ///
+    /// Args:
+    ///   tensor1 (Tensor): the first factor.
+    ///   tensor2 (Tensor): the second factor.
+    ///   value (Number, optional): the scale (1 by default).
+    ///
+    /// Returns:
+    ///   Tensor: a new tensor.
     #[pyo3(signature = (tensor1, tensor2, *, value=None))]
     fn addcmul(
         &self,
@@ -88,6 +119,15 @@ impl PyTensor {
         let (a, b, v) = (&tensor1.t, &tensor2.t, scalar_or(value, ONE)?);
         Ok(wrap(run(py, self.t.numel(), || pointwise::addcmul(&self.t, a, b, v))?))
     }
+    /// In-place :meth:`addcmul`.
+    ///
+    /// Args:
+    ///   tensor1 (Tensor): the first factor.
+    ///   tensor2 (Tensor): the second factor.
+    ///   value (Number, optional): the scale (1 by default).
+    ///
+    /// Returns:
+    ///   Tensor: self.
     #[pyo3(signature = (tensor1, tensor2, *, value=None))]
     fn addcmul_<'py>(
         slf: Bound<'py, Self>,
@@ -100,6 +140,15 @@ impl PyTensor {
             x, &a, &b, v
         ))
     }
+    /// ``self + value * tensor1 / tensor2``.
+    ///
+    /// Args:
+    ///   tensor1 (Tensor): the numerator.
+    ///   tensor2 (Tensor): the denominator.
+    ///   value (Number, optional): the scale (1 by default).
+    ///
+    /// Returns:
+    ///   Tensor: a new tensor.
     #[pyo3(signature = (tensor1, tensor2, *, value=None))]
     fn addcdiv(
         &self,
@@ -111,6 +160,15 @@ impl PyTensor {
         let (a, b, v) = (&tensor1.t, &tensor2.t, scalar_or(value, ONE)?);
         Ok(wrap(run(py, self.t.numel(), || pointwise::addcdiv(&self.t, a, b, v))?))
     }
+    /// In-place :meth:`addcdiv`.
+    ///
+    /// Args:
+    ///   tensor1 (Tensor): the numerator.
+    ///   tensor2 (Tensor): the denominator.
+    ///   value (Number, optional): the scale (1 by default).
+    ///
+    /// Returns:
+    ///   Tensor: self.
     #[pyo3(signature = (tensor1, tensor2, *, value=None))]
     fn addcdiv_<'py>(
         slf: Bound<'py, Self>,
@@ -123,6 +181,14 @@ impl PyTensor {
             x, &a, &b, v
         ))
     }
+    /// Linear interpolation: ``self + weight * (end - self)``.
+    ///
+    /// Args:
+    ///   end (Tensor): the end points.
+    ///   weight (float or Tensor): the interpolation weight.
+    ///
+    /// Returns:
+    ///   Tensor: a new tensor.
     fn lerp(
         &self,
         py: Python<'_>,
@@ -132,6 +198,14 @@ impl PyTensor {
         let (e, w) = (&end.t, weight_arg(weight)?);
         Ok(wrap(run(py, self.t.numel(), || pointwise::lerp(&self.t, e, &w))?))
     }
+    /// In-place :meth:`lerp`.
+    ///
+    /// Args:
+    ///   end (Tensor): the end points.
+    ///   weight (float or Tensor): the interpolation weight.
+    ///
+    /// Returns:
+    ///   Tensor: self.
     fn lerp_<'py>(
         slf: Bound<'py, Self>,
         end: PyRef<'py, PyTensor>,
@@ -146,14 +220,37 @@ impl PyTensor {
     }
 
     // ---- logit / nan_to_num / clamp_min_ / clamp_max_ ----
+    /// ``log(p / (1 - p))``, with p clamped to ``[eps, 1 - eps]`` when eps is given.
+    ///
+    /// Args:
+    ///   eps (float, optional): the clamp.
+    ///
+    /// Returns:
+    ///   Tensor: a new tensor.
     #[pyo3(signature = (eps=None))]
     fn logit(&self, py: Python<'_>, eps: Option<f64>) -> PyResult<PyTensor> {
         Ok(wrap(run(py, self.t.numel(), || pointwise::logit(&self.t, eps))?))
     }
+    /// In-place :meth:`logit`.
+    ///
+    /// Args:
+    ///   eps (float, optional): the clamp.
+    ///
+    /// Returns:
+    ///   Tensor: self.
     #[pyo3(signature = (eps=None))]
     fn logit_(slf: Bound<'_, Self>, eps: Option<f64>) -> PyResult<Bound<'_, Self>> {
         inplace_of!(slf, vec![], "logit_", |x| pointwise::logit(x, eps))
     }
+    /// Replaces NaN, +inf and -inf by finite numbers.
+    ///
+    /// Args:
+    ///   nan (float): the value of NaNs.
+    ///   posinf (float, optional): the value of +inf (the dtype's max by default).
+    ///   neginf (float, optional): the value of -inf (the dtype's min by default).
+    ///
+    /// Returns:
+    ///   Tensor: a new tensor.
     #[pyo3(signature = (nan=0.0, posinf=None, neginf=None))]
     fn nan_to_num(
         &self,
@@ -165,6 +262,15 @@ impl PyTensor {
         let t = &self.t;
         Ok(wrap(run(py, t.numel(), || pointwise::nan_to_num(t, nan, posinf, neginf))?))
     }
+    /// In-place :meth:`nan_to_num`.
+    ///
+    /// Args:
+    ///   nan (float): the value of NaNs.
+    ///   posinf (float, optional): the value of +inf.
+    ///   neginf (float, optional): the value of -inf.
+    ///
+    /// Returns:
+    ///   Tensor: self.
     #[pyo3(signature = (nan=0.0, posinf=None, neginf=None))]
     fn nan_to_num_(
         slf: Bound<'_, Self>,
@@ -174,6 +280,13 @@ impl PyTensor {
     ) -> PyResult<Bound<'_, Self>> {
         inplace_of!(slf, vec![], "nan_to_num_", |x| pointwise::nan_to_num(x, nan, posinf, neginf))
     }
+    /// In-place :meth:`clamp_min`.
+    ///
+    /// Args:
+    ///   min (Number or Tensor): the lower bound.
+    ///
+    /// Returns:
+    ///   Tensor: self.
     fn clamp_min_<'py>(
         slf: Bound<'py, Self>,
         min: &Bound<'py, PyAny>,
@@ -183,6 +296,13 @@ impl PyTensor {
         run(slf.py(), t.numel(), || clamp_(t, Some(&lo), None))?;
         Ok(slf)
     }
+    /// In-place :meth:`clamp_max`.
+    ///
+    /// Args:
+    ///   max (Number or Tensor): the upper bound.
+    ///
+    /// Returns:
+    ///   Tensor: self.
     fn clamp_max_<'py>(
         slf: Bound<'py, Self>,
         max: &Bound<'py, PyAny>,
@@ -194,6 +314,16 @@ impl PyTensor {
     }
 
     // ---- comparisons of whole tensors ----
+    /// Elementwise closeness: ``|self - other| <= atol + rtol * |other|``.
+    ///
+    /// Args:
+    ///   other (Tensor or Number): the values to compare with.
+    ///   rtol (float): the relative tolerance.
+    ///   atol (float): the absolute tolerance.
+    ///   equal_nan (bool): count two NaNs as equal.
+    ///
+    /// Returns:
+    ///   Tensor: bool.
     #[pyo3(signature = (other, rtol=1e-05, atol=1e-08, equal_nan=false))]
     fn isclose(
         &self,
@@ -206,6 +336,16 @@ impl PyTensor {
         let o = &other.t;
         Ok(wrap(run(py, self.t.numel(), || pointwise::isclose(&self.t, o, rtol, atol, equal_nan))?))
     }
+    /// Whether every element is close to other's: ``|self - other| <= atol + rtol * |other|``.
+    ///
+    /// Args:
+    ///   other (Tensor): the tensor to compare with.
+    ///   rtol (float): the relative tolerance.
+    ///   atol (float): the absolute tolerance.
+    ///   equal_nan (bool): count two NaNs as equal.
+    ///
+    /// Returns:
+    ///   bool: the answer.
     #[pyo3(signature = (other, rtol=1e-05, atol=1e-08, equal_nan=false))]
     fn allclose(
         &self,
@@ -218,12 +358,29 @@ impl PyTensor {
         let o = &other.t;
         Ok(run(py, self.t.numel(), || pointwise::allclose(&self.t, o, rtol, atol, equal_nan))?)
     }
+    /// Whether self and ``other`` have the same shape and elements.
+    ///
+    /// Args:
+    ///   other (Tensor): the tensor to compare with.
+    ///
+    /// Returns:
+    ///   bool: the answer.
     fn equal(&self, py: Python<'_>, other: PyRef<'_, PyTensor>) -> PyResult<bool> {
         let o = &other.t;
         Ok(run(py, self.t.numel(), || pointwise::equal(&self.t, o))?)
     }
 
     // ---- shape-ish ----
+    /// The ``n``-th forward difference along ``dim``.
+    ///
+    /// Args:
+    ///   n (int): how many times to difference.
+    ///   dim (int): the dimension (the last by default).
+    ///   prepend (Tensor, optional): values put before self along dim.
+    ///   append (Tensor, optional): values put after.
+    ///
+    /// Returns:
+    ///   Tensor: a new tensor.
     #[pyo3(signature = (n=1, dim=-1, prepend=None, append=None))]
     fn diff(
         &self,
@@ -238,6 +395,14 @@ impl PyTensor {
     }
 
     // ---- products ----
+    /// The cross product of 3-vectors along ``dim``.
+    ///
+    /// Args:
+    ///   other (Tensor): broadcast with self.
+    ///   dim (int, optional): a dimension of size 3 (the first such when None).
+    ///
+    /// Returns:
+    ///   Tensor: a new tensor.
     #[pyo3(signature = (other, dim=None))]
     fn cross(
         &self,
@@ -260,6 +425,13 @@ impl PyTensor {
         let o = &other.t;
         Ok(wrap(run(py, self.t.numel(), || blas::cross(&self.t, o, d))?))
     }
+    /// The Kronecker product.
+    ///
+    /// Args:
+    ///   other (Tensor): the right operand.
+    ///
+    /// Returns:
+    ///   Tensor: a new tensor.
     fn kron(&self, py: Python<'_>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
         let o = &other.t;
         Ok(wrap(run(py, self.t.numel() * o.numel(), || blas::kron(&self.t, o))?))
@@ -275,10 +447,11 @@ fn weight_arg(w: &Bound<'_, PyAny>) -> PyResult<Operand> {
 
 /// addmm-style methods: `name(a, b, *, beta=1, alpha=1)` and `name_`.
 macro_rules! scaled_product_methods {
-    ($($name:ident, $name_:ident => $f:path;)*) => {
+    ($($name:ident, $name_:ident => $f:path, $doc:literal;)*) => {
         #[pymethods]
         impl PyTensor {
             $(
+                #[doc = concat!($doc, "\n\nArgs:\n  a (Tensor): the first factor.\n  b (Tensor): the second factor.\n  beta (Number, optional): the scale of self (1 by default).\n  alpha (Number, optional): the scale of the product (1 by default).\n\nReturns:\n  Tensor: a new tensor.")]
                 #[pyo3(signature = (a, b, *, beta=None, alpha=None))]
                 fn $name(
                     &self,
@@ -292,6 +465,7 @@ macro_rules! scaled_product_methods {
                     let (x, y) = (&a.t, &b.t);
                     Ok(wrap(run(py, x.numel() + y.numel(), || $f(&self.t, x, y, be, al))?))
                 }
+                #[doc = concat!("In-place :meth:`", stringify!($name), "`.\n\nArgs:\n  a (Tensor): the first factor.\n  b (Tensor): the second factor.\n  beta (Number, optional): the scale of self (1 by default).\n  alpha (Number, optional): the scale of the product (1 by default).\n\nReturns:\n  Tensor: self.")]
                 #[pyo3(signature = (a, b, *, beta=None, alpha=None))]
                 fn $name_<'py>(
                     slf: Bound<'py, Self>,
@@ -310,10 +484,10 @@ macro_rules! scaled_product_methods {
 }
 
 scaled_product_methods! {
-    addmm, addmm_ => blas::addmm;
-    addmv, addmv_ => blas::addmv;
-    addbmm, addbmm_ => blas::addbmm;
-    baddbmm, baddbmm_ => blas::baddbmm;
+    addmm, addmm_ => blas::addmm, "``beta * self + alpha * (a @ b)`` for matrices a and b.";
+    addmv, addmv_ => blas::addmv, "``beta * self + alpha * (a @ b)`` for a matrix a and a vector b.";
+    addbmm, addbmm_ => blas::addbmm, "``beta * self + alpha * sum_i(a[i] @ b[i])`` over batches of matrices.";
+    baddbmm, baddbmm_ => blas::baddbmm, "``beta * self + alpha * (a @ b)`` for batches of matrices.";
 }
 
 /// rumus.xlogy(input, other): either may be a Python number.

@@ -16,6 +16,119 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyTuple, PyType};
 
+/// The docstring of each method of the unary table (rust/ops/elementwise/unary.rs). A
+/// method missing here gets none, which tests/test_docstrings.py reports.
+macro_rules! unary_doc {
+    (neg) => {
+        "Negates each element: ``-x``.\n\nReturns:\n  Tensor: a new tensor of self's shape."
+    };
+    (negative) => {
+        "Alias of :meth:`neg`: ``-x``.\n\nReturns:\n  Tensor: a new tensor of self's shape."
+    };
+    (abs) => {
+        "The absolute value of each element.\n\nReturns:\n  Tensor: a new tensor of self's shape."
+    };
+    (absolute) => {
+        "Alias of :meth:`abs`.\n\nReturns:\n  Tensor: a new tensor of self's shape."
+    };
+    (sign) => {
+        "The sign of each element: -1, 0 or 1.\n\nReturns:\n  Tensor: a new tensor of self's shape."
+    };
+    (square) => {
+        "Squares each element: ``x * x``.\n\nReturns:\n  Tensor: a new tensor of self's shape."
+    };
+    (relu) => {
+        "Applies ``max(0, x)``.\n\nReturns:\n  Tensor: a new tensor of self's shape."
+    };
+    (floor) => {
+        "Rounds each element down.\n\nReturns:\n  Tensor: a new tensor of self's shape."
+    };
+    (ceil) => {
+        "Rounds each element up.\n\nReturns:\n  Tensor: a new tensor of self's shape."
+    };
+    (trunc) => {
+        "Rounds each element toward zero.\n\nReturns:\n  Tensor: a new tensor of self's shape."
+    };
+    (exp) => {
+        "``e ** x`` for each element.\n\nReturns:\n  Tensor: a new tensor of self's shape."
+    };
+    (exp2) => {
+        "``2 ** x`` for each element.\n\nReturns:\n  Tensor: a new tensor of self's shape."
+    };
+    (log) => {
+        "The natural logarithm of each element.\n\nReturns:\n  Tensor: a new tensor of self's shape."
+    };
+    (log2) => {
+        "The base-2 logarithm of each element.\n\nReturns:\n  Tensor: a new tensor of self's shape."
+    };
+    (log10) => {
+        "The base-10 logarithm of each element.\n\nReturns:\n  Tensor: a new tensor of self's shape."
+    };
+    (log1p) => {
+        "``log(1 + x)``, accurate for small x.\n\nReturns:\n  Tensor: a new tensor of self's shape."
+    };
+    (expm1) => {
+        "``exp(x) - 1``, accurate for small x.\n\nReturns:\n  Tensor: a new tensor of self's shape."
+    };
+    (sqrt) => {
+        "The square root of each element.\n\nReturns:\n  Tensor: a new tensor of self's shape."
+    };
+    (rsqrt) => {
+        "``1 / sqrt(x)`` for each element.\n\nReturns:\n  Tensor: a new tensor of self's shape."
+    };
+    (reciprocal) => {
+        "``1 / x`` for each element.\n\nReturns:\n  Tensor: a new tensor of self's shape."
+    };
+    (sin) => {
+        "The sine of each element.\n\nReturns:\n  Tensor: a new tensor of self's shape."
+    };
+    (cos) => {
+        "The cosine of each element.\n\nReturns:\n  Tensor: a new tensor of self's shape."
+    };
+    (tan) => {
+        "The tangent of each element.\n\nReturns:\n  Tensor: a new tensor of self's shape."
+    };
+    (asin) => {
+        "The arcsine of each element.\n\nReturns:\n  Tensor: a new tensor of self's shape."
+    };
+    (acos) => {
+        "The arccosine of each element.\n\nReturns:\n  Tensor: a new tensor of self's shape."
+    };
+    (atan) => {
+        "The arctangent of each element.\n\nReturns:\n  Tensor: a new tensor of self's shape."
+    };
+    (sinh) => {
+        "The hyperbolic sine of each element.\n\nReturns:\n  Tensor: a new tensor of self's shape."
+    };
+    (cosh) => {
+        "The hyperbolic cosine of each element.\n\nReturns:\n  Tensor: a new tensor of self's shape."
+    };
+    (tanh) => {
+        "The hyperbolic tangent of each element.\n\nReturns:\n  Tensor: a new tensor of self's shape."
+    };
+    (sigmoid) => {
+        "The logistic sigmoid ``1 / (1 + exp(-x))``.\n\nReturns:\n  Tensor: a new tensor of self's shape."
+    };
+    (erf) => {
+        "The error function of each element.\n\nReturns:\n  Tensor: a new tensor of self's shape."
+    };
+    (silu) => {
+        "Applies SiLU: ``x * sigmoid(x)``.\n\nReturns:\n  Tensor: a new tensor of self's shape."
+    };
+    (mish) => {
+        "Applies Mish: ``x * tanh(softplus(x))``.\n\nReturns:\n  Tensor: a new tensor of self's shape."
+    };
+    (logical_not) => {
+        "Logical NOT: True where the element is zero.\n\nReturns:\n  Tensor: a new tensor of self's shape."
+    };
+    (bitwise_not) => {
+        "Bitwise NOT of integer or bool elements.\n\nReturns:\n  Tensor: a new tensor of self's shape."
+    };
+    ($other:ident) => {
+        ""
+    };
+}
+
 /// The methods of the unary table (ops/elementwise/unary.rs) and their
 /// in-place forms.
 #[macro_export]
@@ -24,10 +137,12 @@ macro_rules! unary_methods {
         #[pymethods]
         impl PyTensor {
             $($(
+                #[doc = unary_doc!($m)]
                 fn $m(&self, py: Python<'_>) -> PyResult<PyTensor> {
                     self.unary(py, Unary::$v)
                 }
                 $(
+                    #[doc = concat!("In-place :meth:`", stringify!($m), "`.\n\nReturns:\n  Tensor: self.")]
                     fn $m_<'py>(slf: Bound<'py, Self>) -> PyResult<Bound<'py, Self>> {
                         let t = &slf.get().t;
                         run(slf.py(), t.numel(), || unary_(Unary::$v, t))?;
@@ -42,14 +157,16 @@ macro_rules! unary_methods {
 crate::unary_ops!(unary_methods);
 
 macro_rules! binary_methods {
-    ($($name:ident, $name_:ident => $op:expr;)*) => {
+    ($($name:ident, $name_:ident => $op:expr, $doc:literal;)*) => {
         #[pymethods]
         impl PyTensor {
             $(
+                #[doc = concat!($doc, "\n\nArgs:\n  other (Tensor or Number): the second operand, broadcast with self.\n\nReturns:\n  Tensor: a new tensor.")]
                 fn $name(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
                     let (a, b) = (Operand::T(self.t.clone()), operand_req(other, stringify!($name))?);
                     Ok(wrap(run(py, self.t.numel(), || binary($op, &a, &b, None))?))
                 }
+                #[doc = concat!("In-place :meth:`", stringify!($name), "`.\n\nArgs:\n  other (Tensor or Number): the second operand, broadcast with self.\n\nReturns:\n  Tensor: self.")]
                 fn $name_<'py>(slf: Bound<'py, Self>, other: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
                     let b = operand_req(other, stringify!($name_))?;
                     let t = &slf.get().t;
@@ -62,26 +179,26 @@ macro_rules! binary_methods {
 }
 
 binary_methods! {
-    mul, mul_ => Binary::Mul;
-    multiply, multiply_ => Binary::Mul;
-    true_divide, true_divide_ => Binary::Div;
-    floor_divide, floor_divide_ => Binary::FloorDiv;
-    remainder, remainder_ => Binary::Rem;
-    fmod, fmod_ => Binary::Fmod;
-    pow, pow_ => Binary::Pow;
-    atan2, atan2_ => Binary::Atan2;
-    eq, eq_ => Binary::Eq;
-    ne, ne_ => Binary::Ne;
-    lt, lt_ => Binary::Lt;
-    le, le_ => Binary::Le;
-    gt, gt_ => Binary::Gt;
-    ge, ge_ => Binary::Ge;
-    logical_and, logical_and_ => Binary::LogicalAnd;
-    logical_or, logical_or_ => Binary::LogicalOr;
-    logical_xor, logical_xor_ => Binary::LogicalXor;
-    bitwise_and, bitwise_and_ => Binary::BitAnd;
-    bitwise_or, bitwise_or_ => Binary::BitOr;
-    bitwise_xor, bitwise_xor_ => Binary::BitXor;
+    mul, mul_ => Binary::Mul, "Multiplies by ``other``.";
+    multiply, multiply_ => Binary::Mul, "Alias of :meth:`mul`.";
+    true_divide, true_divide_ => Binary::Div, "True division by ``other`` (alias of :meth:`div`).";
+    floor_divide, floor_divide_ => Binary::FloorDiv, "Division by ``other`` rounded down.";
+    remainder, remainder_ => Binary::Rem, "The remainder of the division by ``other``, with other's sign (Python's %).";
+    fmod, fmod_ => Binary::Fmod, "The remainder of the division by ``other``, with self's sign (C's fmod).";
+    pow, pow_ => Binary::Pow, "Raises each element to the power ``other``.";
+    atan2, atan2_ => Binary::Atan2, "The arctangent of ``self / other``, in the quadrant of (other, self).";
+    eq, eq_ => Binary::Eq, "Elementwise ``self == other`` (bool result).";
+    ne, ne_ => Binary::Ne, "Elementwise ``self != other`` (bool result).";
+    lt, lt_ => Binary::Lt, "Elementwise ``self < other`` (bool result).";
+    le, le_ => Binary::Le, "Elementwise ``self <= other`` (bool result).";
+    gt, gt_ => Binary::Gt, "Elementwise ``self > other`` (bool result).";
+    ge, ge_ => Binary::Ge, "Elementwise ``self >= other`` (bool result).";
+    logical_and, logical_and_ => Binary::LogicalAnd, "Logical AND of the elements' truth values (bool result).";
+    logical_or, logical_or_ => Binary::LogicalOr, "Logical OR of the elements' truth values (bool result).";
+    logical_xor, logical_xor_ => Binary::LogicalXor, "Logical XOR of the elements' truth values (bool result).";
+    bitwise_and, bitwise_and_ => Binary::BitAnd, "Bitwise AND of integer or bool elements.";
+    bitwise_or, bitwise_or_ => Binary::BitOr, "Bitwise OR of integer or bool elements.";
+    bitwise_xor, bitwise_xor_ => Binary::BitXor, "Bitwise XOR of integer or bool elements.";
 }
 
 fn alpha_of(alpha: Option<&Bound<'_, PyAny>>) -> PyResult<Option<f64>> {
@@ -153,6 +270,14 @@ pub(super) fn one_dim(dim: &Bound<'_, PyAny>) -> PyResult<i64> {
 #[pymethods]
 impl PyTensor {
     // ---- elementwise with options ----
+    /// Adds ``alpha * other`` to self.
+    ///
+    /// Args:
+    ///   other (Tensor or Number): the second operand, broadcast with self.
+    ///   alpha (Number, optional): the multiplier of ``other``.
+    ///
+    /// Returns:
+    ///   Tensor: a new tensor.
     #[pyo3(signature = (other, *, alpha=None))]
     fn add(
         &self,
@@ -163,6 +288,14 @@ impl PyTensor {
         let (a, b, al) = (Operand::T(self.t.clone()), operand_req(other, "add")?, alpha_of(alpha)?);
         Ok(wrap(run(py, self.t.numel(), || binary(Binary::Add, &a, &b, al))?))
     }
+    /// In-place :meth:`add`.
+    ///
+    /// Args:
+    ///   other (Tensor or Number): the second operand, broadcast with self.
+    ///   alpha (Number, optional): the multiplier of ``other``.
+    ///
+    /// Returns:
+    ///   Tensor: self.
     #[pyo3(signature = (other, *, alpha=None))]
     fn add_<'py>(
         slf: Bound<'py, Self>,
@@ -174,6 +307,14 @@ impl PyTensor {
         run(slf.py(), t.numel(), || binary_(Binary::Add, t, &b, al))?;
         Ok(slf)
     }
+    /// Subtracts ``alpha * other`` from self.
+    ///
+    /// Args:
+    ///   other (Tensor or Number): the second operand, broadcast with self.
+    ///   alpha (Number, optional): the multiplier of ``other``.
+    ///
+    /// Returns:
+    ///   Tensor: a new tensor.
     #[pyo3(signature = (other, *, alpha=None))]
     fn sub(
         &self,
@@ -184,6 +325,14 @@ impl PyTensor {
         let (a, b, al) = (Operand::T(self.t.clone()), operand_req(other, "sub")?, alpha_of(alpha)?);
         Ok(wrap(run(py, self.t.numel(), || binary(Binary::Sub, &a, &b, al))?))
     }
+    /// In-place :meth:`sub`.
+    ///
+    /// Args:
+    ///   other (Tensor or Number): the second operand, broadcast with self.
+    ///   alpha (Number, optional): the multiplier of ``other``.
+    ///
+    /// Returns:
+    ///   Tensor: self.
     #[pyo3(signature = (other, *, alpha=None))]
     fn sub_<'py>(
         slf: Bound<'py, Self>,
@@ -195,6 +344,14 @@ impl PyTensor {
         run(slf.py(), t.numel(), || binary_(Binary::Sub, t, &b, al))?;
         Ok(slf)
     }
+    /// Divides self by ``other``.
+    ///
+    /// Args:
+    ///   other (Tensor or Number): the second operand, broadcast with self.
+    ///   rounding_mode (str, optional): None (true division), ``'trunc'`` or ``'floor'``.
+    ///
+    /// Returns:
+    ///   Tensor: a new tensor.
     #[pyo3(signature = (other, *, rounding_mode=None))]
     fn div(
         &self,
@@ -206,6 +363,14 @@ impl PyTensor {
             (Operand::T(self.t.clone()), operand_req(other, "div")?, div_op(rounding_mode)?);
         Ok(wrap(run(py, self.t.numel(), || div(&a, &b, op))?))
     }
+    /// Alias of :meth:`div`.
+    ///
+    /// Args:
+    ///   other (Tensor or Number): the second operand, broadcast with self.
+    ///   rounding_mode (str, optional): None, ``'trunc'`` or ``'floor'``.
+    ///
+    /// Returns:
+    ///   Tensor: a new tensor.
     #[pyo3(signature = (other, *, rounding_mode=None))]
     fn divide(
         &self,
@@ -215,6 +380,14 @@ impl PyTensor {
     ) -> PyResult<PyTensor> {
         self.div(py, other, rounding_mode)
     }
+    /// In-place :meth:`div`.
+    ///
+    /// Args:
+    ///   other (Tensor or Number): the second operand, broadcast with self.
+    ///   rounding_mode (str, optional): None, ``'trunc'`` or ``'floor'``.
+    ///
+    /// Returns:
+    ///   Tensor: self.
     #[pyo3(signature = (other, *, rounding_mode=None))]
     fn div_<'py>(
         slf: Bound<'py, Self>,
@@ -232,6 +405,13 @@ impl PyTensor {
         })?;
         Ok(slf)
     }
+    /// The elementwise maximum (NaN propagates).
+    ///
+    /// Args:
+    ///   other (Tensor): broadcast with self.
+    ///
+    /// Returns:
+    ///   Tensor: a new tensor.
     fn maximum(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         let (a, b) = (
             Operand::T(self.t.clone()),
@@ -239,6 +419,13 @@ impl PyTensor {
         );
         Ok(wrap(run(py, self.t.numel(), || binary(Binary::Maximum, &a, &b, None))?))
     }
+    /// The elementwise minimum (NaN propagates).
+    ///
+    /// Args:
+    ///   other (Tensor): broadcast with self.
+    ///
+    /// Returns:
+    ///   Tensor: a new tensor.
     fn minimum(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         let (a, b) = (
             Operand::T(self.t.clone()),
@@ -246,6 +433,13 @@ impl PyTensor {
         );
         Ok(wrap(run(py, self.t.numel(), || binary(Binary::Minimum, &a, &b, None))?))
     }
+    /// Rounds half to even.
+    ///
+    /// Args:
+    ///   decimals (int): the number of decimals.
+    ///
+    /// Returns:
+    ///   Tensor: a new tensor.
     #[pyo3(signature = (decimals=0))]
     fn round(&self, py: Python<'_>, decimals: i64) -> PyResult<PyTensor> {
         let t = &self.t;
@@ -258,11 +452,22 @@ impl PyTensor {
             binary(Binary::Div, &Operand::T(unary(Unary::Round, &up)?), &scale, None)
         })?))
     }
+    /// In-place :meth:`round`.
+    ///
+    /// Returns:
+    ///   Tensor: self.
     fn round_(slf: Bound<'_, Self>) -> PyResult<Bound<'_, Self>> {
         let t = &slf.get().t;
         run(slf.py(), t.numel(), || unary_(Unary::Round, t))?;
         Ok(slf)
     }
+    /// Applies GELU: ``x * Phi(x)``.
+    ///
+    /// Args:
+    ///   approximate (str): ``'none'`` (exact, with erf) or ``'tanh'``.
+    ///
+    /// Returns:
+    ///   Tensor: a new tensor.
     #[pyo3(signature = (approximate="none"))]
     fn gelu(&self, py: Python<'_>, approximate: &str) -> PyResult<PyTensor> {
         let op = match approximate {
@@ -277,35 +482,91 @@ impl PyTensor {
         };
         self.unary(py, op)
     }
+    /// Applies ``x`` if ``x >= 0`` else ``negative_slope * x``.
+    ///
+    /// Args:
+    ///   negative_slope (float): the slope for negative inputs.
+    ///
+    /// Returns:
+    ///   Tensor: a new tensor.
     #[pyo3(signature = (negative_slope=0.01))]
     fn leaky_relu(&self, py: Python<'_>, negative_slope: f64) -> PyResult<PyTensor> {
         self.unary(py, Unary::LeakyRelu(negative_slope))
     }
+    /// Applies ELU: ``x`` if ``x > 0`` else ``alpha * (exp(x) - 1)``.
+    ///
+    /// Args:
+    ///   alpha (float): the negative saturation value.
+    ///
+    /// Returns:
+    ///   Tensor: a new tensor.
     #[pyo3(signature = (alpha=1.0))]
     fn elu(&self, py: Python<'_>, alpha: f64) -> PyResult<PyTensor> {
         self.unary(py, Unary::Elu(alpha))
     }
+    /// Applies ``log(1 + exp(beta * x)) / beta`` (linear above ``threshold``).
+    ///
+    /// Args:
+    ///   beta (float): the sharpness.
+    ///   threshold (float): above ``beta * x > threshold`` the result is x.
+    ///
+    /// Returns:
+    ///   Tensor: a new tensor.
     #[pyo3(signature = (beta=1.0, threshold=20.0))]
     fn softplus(&self, py: Python<'_>, beta: f64, threshold: f64) -> PyResult<PyTensor> {
         self.unary(py, Unary::Softplus(beta, threshold))
     }
+    /// The n-th derivative of the digamma function, ψ⁽ⁿ⁾(self), for n >= 0.
+    ///
+    /// Args:
+    ///   n (int): the order of the derivative.
+    ///
+    /// Returns:
+    ///   Tensor: floating point.
     fn polygamma(&self, py: Python<'_>, n: i64) -> PyResult<PyTensor> {
         self.unary(py, polygamma_op(n)?)
     }
+    /// In-place ``polygamma(n)``.
+    ///
+    /// Args:
+    ///   n (int): the order of the derivative.
+    ///
+    /// Returns:
+    ///   Tensor: self.
     fn polygamma_<'py>(slf: Bound<'py, Self>, n: i64) -> PyResult<Bound<'py, Self>> {
         let (op, t) = (polygamma_op(n)?, &slf.get().t);
         run(slf.py(), t.numel(), || unary_(op, t))?;
         Ok(slf)
     }
+    /// Whether each element is NaN.
+    ///
+    /// Returns:
+    ///   Tensor: bool.
     fn isnan(&self, py: Python<'_>) -> PyResult<PyTensor> {
         self.unary(py, Unary::IsNan)
     }
+    /// Whether each element is +inf or -inf.
+    ///
+    /// Returns:
+    ///   Tensor: bool.
     fn isinf(&self, py: Python<'_>) -> PyResult<PyTensor> {
         self.unary(py, Unary::IsInf)
     }
+    /// Whether each element is finite.
+    ///
+    /// Returns:
+    ///   Tensor: bool.
     fn isfinite(&self, py: Python<'_>) -> PyResult<PyTensor> {
         self.unary(py, Unary::IsFinite)
     }
+    /// Clamps to ``[min, max]``.
+    ///
+    /// Args:
+    ///   min (Number or Tensor, optional): the lower bound.
+    ///   max (Number or Tensor, optional): the upper bound.
+    ///
+    /// Returns:
+    ///   Tensor: a new tensor.
     #[pyo3(signature = (min=None, max=None))]
     fn clamp(
         &self,
@@ -318,6 +579,14 @@ impl PyTensor {
         let t = &self.t;
         Ok(wrap(run(py, t.numel(), || clamp(t, lo.as_ref(), hi.as_ref()))?))
     }
+    /// Alias of :meth:`clamp`.
+    ///
+    /// Args:
+    ///   min (Number or Tensor, optional): the lower bound.
+    ///   max (Number or Tensor, optional): the upper bound.
+    ///
+    /// Returns:
+    ///   Tensor: a new tensor.
     #[pyo3(signature = (min=None, max=None))]
     fn clip(
         &self,
@@ -327,6 +596,14 @@ impl PyTensor {
     ) -> PyResult<PyTensor> {
         self.clamp(py, min, max)
     }
+    /// In-place :meth:`clamp`.
+    ///
+    /// Args:
+    ///   min (Number or Tensor, optional): the lower bound.
+    ///   max (Number or Tensor, optional): the upper bound.
+    ///
+    /// Returns:
+    ///   Tensor: self.
     #[pyo3(signature = (min=None, max=None))]
     fn clamp_<'py>(
         slf: Bound<'py, Self>,
@@ -339,9 +616,23 @@ impl PyTensor {
         run(slf.py(), t.numel(), || crate::ops::elementwise::clamp_(t, lo.as_ref(), hi.as_ref()))?;
         Ok(slf)
     }
+    /// Clamps from below: ``max(self, min)``.
+    ///
+    /// Args:
+    ///   min (Number or Tensor): the lower bound.
+    ///
+    /// Returns:
+    ///   Tensor: a new tensor.
     fn clamp_min(&self, py: Python<'_>, min: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         self.clamp(py, Some(min), None)
     }
+    /// Clamps from above: ``min(self, max)``.
+    ///
+    /// Args:
+    ///   max (Number or Tensor): the upper bound.
+    ///
+    /// Returns:
+    ///   Tensor: a new tensor.
     fn clamp_max(&self, py: Python<'_>, max: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         self.clamp(py, None, Some(max))
     }
@@ -356,6 +647,14 @@ impl PyTensor {
         let (c, x, y) = (&condition.t, Operand::T(self.t.clone()), operand_req(other, "where")?);
         Ok(wrap(run(py, self.t.numel(), || where_(c, &x, &y))?))
     }
+    /// Fills the positions where ``mask`` is true with ``value``.
+    ///
+    /// Args:
+    ///   mask (Tensor): bool, broadcastable to self.
+    ///   value (Number or 0-d Tensor): the value.
+    ///
+    /// Returns:
+    ///   Tensor: a new tensor.
     fn masked_fill(
         &self,
         py: Python<'_>,
@@ -365,6 +664,14 @@ impl PyTensor {
         let (t, m, v) = (&self.t, &mask.t, operand_req(value, "masked_fill")?);
         Ok(wrap(run(py, t.numel(), || masked_fill(t, m, &v, false))?))
     }
+    /// In-place :meth:`masked_fill`.
+    ///
+    /// Args:
+    ///   mask (Tensor): bool, broadcastable to self.
+    ///   value (Number or 0-d Tensor): the value.
+    ///
+    /// Returns:
+    ///   Tensor: self.
     fn masked_fill_<'py>(
         slf: Bound<'py, Self>,
         mask: PyRef<'py, PyTensor>,
@@ -376,6 +683,15 @@ impl PyTensor {
     }
 
     // ---- random fills ----
+    /// Fills self with samples of U(a, b).
+    ///
+    /// Args:
+    ///   a (float): the lower bound.
+    ///   b (float): the upper bound.
+    ///   generator (Generator, optional): the random generator (the default one when None).
+    ///
+    /// Returns:
+    ///   Tensor: self.
     #[pyo3(signature = (a=0.0, b=1.0, *, generator=None))]
     fn uniform_<'py>(
         slf: Bound<'py, Self>,
@@ -387,6 +703,15 @@ impl PyTensor {
         run(slf.py(), t.numel(), || creation::uniform_(t, a, b, g.as_ref()))?;
         Ok(slf)
     }
+    /// Fills self with samples of N(mean, std^2).
+    ///
+    /// Args:
+    ///   mean (float): the mean.
+    ///   std (float): the standard deviation.
+    ///   generator (Generator, optional): the random generator (the default one when None).
+    ///
+    /// Returns:
+    ///   Tensor: self.
     #[pyo3(signature = (mean=0.0, std=1.0, *, generator=None))]
     fn normal_<'py>(
         slf: Bound<'py, Self>,
@@ -398,6 +723,14 @@ impl PyTensor {
         run(slf.py(), t.numel(), || creation::normal_(t, mean, std, g.as_ref()))?;
         Ok(slf)
     }
+    /// Fills self with Bernoulli samples: 1 with probability ``p``, else 0.
+    ///
+    /// Args:
+    ///   p (float or Tensor): the probability.
+    ///   generator (Generator, optional): the random generator (the default one when None).
+    ///
+    /// Returns:
+    ///   Tensor: self.
     #[pyo3(signature = (p=0.5, *, generator=None))]
     fn bernoulli_<'py>(
         slf: Bound<'py, Self>,
@@ -410,6 +743,15 @@ impl PyTensor {
     }
 
     // ---- reductions ----
+    /// The sum over ``dim``.
+    ///
+    /// Args:
+    ///   dim (int or tuple[int], optional): the dimension(s) to reduce; all when None.
+    ///   keepdim (bool): keep the reduced dimensions with size 1.
+    ///   dtype (dtype, optional): the result's dtype.
+    ///
+    /// Returns:
+    ///   Tensor: the reduced values.
     #[pyo3(signature = (dim=None, keepdim=false, *, dtype=None))]
     fn sum(
         &self,
@@ -421,6 +763,15 @@ impl PyTensor {
         let (dims, dt, t) = (dims_arg(dim)?, dtype_arg(dtype)?, &self.t);
         Ok(wrap(run(py, t.numel(), || reduce::sum(t, dims.as_deref(), keepdim, dt))?))
     }
+    /// The mean over ``dim``.
+    ///
+    /// Args:
+    ///   dim (int or tuple[int], optional): the dimension(s) to reduce; all when None.
+    ///   keepdim (bool): keep the reduced dimensions with size 1.
+    ///   dtype (dtype, optional): the result's dtype.
+    ///
+    /// Returns:
+    ///   Tensor: the reduced values.
     #[pyo3(signature = (dim=None, keepdim=false, *, dtype=None))]
     fn mean(
         &self,
@@ -432,6 +783,15 @@ impl PyTensor {
         let (dims, dt, t) = (dims_arg(dim)?, dtype_arg(dtype)?, &self.t);
         Ok(wrap(run(py, t.numel(), || reduce::mean(t, dims.as_deref(), keepdim, dt))?))
     }
+    /// The product over ``dim``.
+    ///
+    /// Args:
+    ///   dim (int, optional): the dimension; all elements when None.
+    ///   keepdim (bool): keep the reduced dimensions with size 1.
+    ///   dtype (dtype, optional): the result's dtype.
+    ///
+    /// Returns:
+    ///   Tensor: the reduced values.
     #[pyo3(signature = (dim=None, keepdim=false, *, dtype=None))]
     fn prod(
         &self,
@@ -443,6 +803,14 @@ impl PyTensor {
         let (dims, dt, t) = (dims_arg(dim)?, dtype_arg(dtype)?, &self.t);
         Ok(wrap(run(py, t.numel(), || reduce::prod(t, dims.as_deref(), keepdim, dt))?))
     }
+    /// The maximum over ``dim`` (gradient split evenly between ties).
+    ///
+    /// Args:
+    ///   dim (int or tuple[int], optional): the dimension(s) to reduce; all when None.
+    ///   keepdim (bool): keep the reduced dimensions with size 1.
+    ///
+    /// Returns:
+    ///   Tensor: the reduced values.
     #[pyo3(signature = (dim=None, keepdim=false))]
     fn amax(
         &self,
@@ -453,6 +821,14 @@ impl PyTensor {
         let (dims, t) = (dims_arg(dim)?, &self.t);
         Ok(wrap(run(py, t.numel(), || reduce::amax(t, dims.as_deref().or(Some(&[])), keepdim))?))
     }
+    /// The minimum over ``dim`` (gradient split evenly between ties).
+    ///
+    /// Args:
+    ///   dim (int or tuple[int], optional): the dimension(s) to reduce; all when None.
+    ///   keepdim (bool): keep the reduced dimensions with size 1.
+    ///
+    /// Returns:
+    ///   Tensor: the reduced values.
     #[pyo3(signature = (dim=None, keepdim=false))]
     fn amin(
         &self,
@@ -473,6 +849,15 @@ impl PyTensor {
     ) -> PyResult<Py<PyAny>> {
         self.extreme(py, dim, keepdim, true)
     }
+    /// The minimum of all elements, or ``(values, indices)`` along ``dim``; ``min(other)`` is
+    /// :meth:`minimum`.
+    ///
+    /// Args:
+    ///   dim (int or Tensor, optional): the dimension, or a tensor to compare with elementwise.
+    ///   keepdim (bool): keep the reduced dimensions with size 1.
+    ///
+    /// Returns:
+    ///   Tensor or tuple[Tensor, Tensor]: the minimum, or ``(values, indices)``.
     #[pyo3(signature = (dim=None, keepdim=false))]
     fn min(
         &self,
@@ -482,6 +867,14 @@ impl PyTensor {
     ) -> PyResult<Py<PyAny>> {
         self.extreme(py, dim, keepdim, false)
     }
+    /// The index of the maximum (over the flattened tensor when ``dim`` is None).
+    ///
+    /// Args:
+    ///   dim (int, optional): the dimension.
+    ///   keepdim (bool): keep the reduced dimensions with size 1.
+    ///
+    /// Returns:
+    ///   Tensor: int64 indices.
     #[pyo3(signature = (dim=None, keepdim=false))]
     fn argmax(
         &self,
@@ -492,6 +885,14 @@ impl PyTensor {
         let (d, t) = (dim.filter(|d| !d.is_none()).map(one_dim).transpose()?, &self.t);
         Ok(wrap(run(py, t.numel(), || reduce::argmax(t, d, keepdim, true))?))
     }
+    /// The index of the minimum (over the flattened tensor when ``dim`` is None).
+    ///
+    /// Args:
+    ///   dim (int, optional): the dimension.
+    ///   keepdim (bool): keep the reduced dimensions with size 1.
+    ///
+    /// Returns:
+    ///   Tensor: int64 indices.
     #[pyo3(signature = (dim=None, keepdim=false))]
     fn argmin(
         &self,
@@ -502,6 +903,17 @@ impl PyTensor {
         let (d, t) = (dim.filter(|d| !d.is_none()).map(one_dim).transpose()?, &self.t);
         Ok(wrap(run(py, t.numel(), || reduce::argmax(t, d, keepdim, false))?))
     }
+    /// The variance over ``dim``.
+    ///
+    /// Args:
+    ///   dim (int or tuple[int], optional): the dimension(s) to reduce; all when None.
+    ///   unbiased (bool, optional): Bessel's correction (deprecated; use ``correction``).
+    ///   keepdim (bool): keep the reduced dimensions with size 1.
+    ///   correction (int, optional): the difference between the count and the divisor (1 by
+    ///     default).
+    ///
+    /// Returns:
+    ///   Tensor: the reduced values.
     #[pyo3(signature = (dim=None, unbiased=None, keepdim=false, *, correction=None))]
     fn var(
         &self,
@@ -514,6 +926,17 @@ impl PyTensor {
         let (dims, c, t) = (dims_arg(dim)?, correction_of(unbiased, correction)?, &self.t);
         Ok(wrap(run(py, t.numel(), || reduce::var(t, dims.as_deref(), c, keepdim))?))
     }
+    /// The standard deviation over ``dim``.
+    ///
+    /// Args:
+    ///   dim (int or tuple[int], optional): the dimension(s) to reduce; all when None.
+    ///   unbiased (bool, optional): Bessel's correction (deprecated; use ``correction``).
+    ///   keepdim (bool): keep the reduced dimensions with size 1.
+    ///   correction (int, optional): the difference between the count and the divisor (1 by
+    ///     default).
+    ///
+    /// Returns:
+    ///   Tensor: the reduced values.
     #[pyo3(signature = (dim=None, unbiased=None, keepdim=false, *, correction=None))]
     fn std(
         &self,
@@ -526,6 +949,14 @@ impl PyTensor {
         let (dims, c, t) = (dims_arg(dim)?, correction_of(unbiased, correction)?, &self.t);
         Ok(wrap(run(py, t.numel(), || reduce::std(t, dims.as_deref(), c, keepdim))?))
     }
+    /// ``log(sum(exp(x)))`` over ``dim``, computed stably.
+    ///
+    /// Args:
+    ///   dim (int or tuple[int]): the dimension(s).
+    ///   keepdim (bool): keep the reduced dimensions with size 1.
+    ///
+    /// Returns:
+    ///   Tensor: the reduced values.
     #[pyo3(signature = (dim, keepdim=false))]
     fn logsumexp(
         &self,
@@ -536,6 +967,14 @@ impl PyTensor {
         let (dims, t) = (int_list(dim, "dim")?, &self.t);
         Ok(wrap(run(py, t.numel(), || reduce::logsumexp(t, &dims, keepdim))?))
     }
+    /// Whether every element is true (non-zero).
+    ///
+    /// Args:
+    ///   dim (int or tuple[int], optional): the dimension(s) to reduce; all when None.
+    ///   keepdim (bool): keep the reduced dimensions with size 1.
+    ///
+    /// Returns:
+    ///   Tensor: bool.
     #[pyo3(signature = (dim=None, keepdim=false))]
     fn all(
         &self,
@@ -546,6 +985,14 @@ impl PyTensor {
         let (dims, t) = (dims_arg(dim)?, &self.t);
         Ok(wrap(run(py, t.numel(), || reduce::all_any(t, dims.as_deref(), keepdim, true))?))
     }
+    /// Whether any element is true (non-zero).
+    ///
+    /// Args:
+    ///   dim (int or tuple[int], optional): the dimension(s) to reduce; all when None.
+    ///   keepdim (bool): keep the reduced dimensions with size 1.
+    ///
+    /// Returns:
+    ///   Tensor: bool.
     #[pyo3(signature = (dim=None, keepdim=false))]
     fn any(
         &self,
@@ -556,6 +1003,14 @@ impl PyTensor {
         let (dims, t) = (dims_arg(dim)?, &self.t);
         Ok(wrap(run(py, t.numel(), || reduce::all_any(t, dims.as_deref(), keepdim, false))?))
     }
+    /// The cumulative sum along ``dim``.
+    ///
+    /// Args:
+    ///   dim (int): the dimension.
+    ///   dtype (dtype, optional): the result's dtype.
+    ///
+    /// Returns:
+    ///   Tensor: a new tensor.
     #[pyo3(signature = (dim, *, dtype=None))]
     fn cumsum(
         &self,
@@ -566,6 +1021,14 @@ impl PyTensor {
         let (d, dt, t) = (one_dim(dim)?, dtype_arg(dtype)?, &self.t);
         Ok(wrap(run(py, t.numel(), || scan::cumulative(t, d, dt, false))?))
     }
+    /// The cumulative product along ``dim``.
+    ///
+    /// Args:
+    ///   dim (int): the dimension.
+    ///   dtype (dtype, optional): the result's dtype.
+    ///
+    /// Returns:
+    ///   Tensor: a new tensor.
     #[pyo3(signature = (dim, *, dtype=None))]
     fn cumprod(
         &self,

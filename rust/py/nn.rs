@@ -66,7 +66,8 @@ fn opts(
 }
 
 macro_rules! conv_fn {
-    ($name:ident, $dims:expr) => {
+    ($(#[$doc:meta])* $name:ident, $dims:expr) => {
+        $(#[$doc])*
         #[pyfunction]
         #[pyo3(signature = (input, weight, bias=None, stride=None, padding=None, dilation=None, groups=1))]
         fn $name(
@@ -88,12 +89,63 @@ macro_rules! conv_fn {
         }
     };
 }
-conv_fn!(conv1d, 1);
-conv_fn!(conv2d, 2);
-conv_fn!(conv3d, 3);
+conv_fn!(
+    /// 1-d convolution (cross-correlation) over ``(N, C_in, L)`` input.
+    ///
+    /// Args:
+    ///   input (Tensor): of shape ``(N, C_in, L)`` or ``(C_in, L)``.
+    ///   weight (Tensor): of shape ``(C_out, C_in / groups, k)``.
+    ///   bias (Tensor, optional): the bias.
+    ///   stride (int or tuple, optional): the step of the window (``kernel_size`` by default for
+    ///     pooling, 1 for convolution).
+    ///   padding (int, tuple or str, optional): zero padding, or ``'valid'`` / ``'same'``.
+    ///   dilation (int or tuple, optional): the spacing between window elements (1 by default).
+    ///   groups (int): the number of blocked connections from input to output channels.
+    ///
+    /// Returns:
+    ///   Tensor: of shape ``(N, C_out, L_out)``.
+    conv1d,
+    1
+);
+conv_fn!(
+    /// 2-d convolution (cross-correlation) over ``(N, C_in, H, W)`` input.
+    ///
+    /// Args:
+    ///   input (Tensor): of shape ``(N, C_in, H, W)`` or ``(C_in, H, W)``.
+    ///   weight (Tensor): of shape ``(C_out, C_in / groups, kH, kW)``.
+    ///   bias (Tensor, optional): the bias.
+    ///   stride (int or tuple, optional): the step of the window (``kernel_size`` by default for
+    ///     pooling, 1 for convolution).
+    ///   padding (int, tuple or str, optional): zero padding, or ``'valid'`` / ``'same'``.
+    ///   dilation (int or tuple, optional): the spacing between window elements (1 by default).
+    ///   groups (int): the number of blocked connections from input to output channels.
+    ///
+    /// Returns:
+    ///   Tensor: of shape ``(N, C_out, H_out, W_out)``.
+    conv2d,
+    2
+);
+conv_fn!(
+    /// 3-d convolution (cross-correlation) over ``(N, C_in, D, H, W)`` input.
+    ///
+    /// Args:
+    ///   input (Tensor): of shape ``(N, C_in, D, H, W)`` or ``(C_in, D, H, W)``.
+    ///   weight (Tensor): of shape ``(C_out, C_in / groups, kD, kH, kW)``.
+    ///   bias (Tensor, optional): the bias.
+    ///   stride (int or tuple, optional): the step of the window (1 by default).
+    ///   padding (int, tuple or str, optional): zero padding, or ``'valid'`` / ``'same'``.
+    ///   dilation (int or tuple, optional): the spacing between window elements (1 by default).
+    ///   groups (int): the number of blocked connections from input to output channels.
+    ///
+    /// Returns:
+    ///   Tensor: of shape ``(N, C_out, D_out, H_out, W_out)``.
+    conv3d,
+    3
+);
 
 macro_rules! conv_t_fn {
-    ($name:ident, $dims:expr) => {
+    ($(#[$doc:meta])* $name:ident, $dims:expr) => {
+        $(#[$doc])*
         #[pyfunction]
         #[pyo3(signature = (input, weight, bias=None, stride=None, padding=None, output_padding=None, groups=1, dilation=None))]
         #[allow(clippy::too_many_arguments)]
@@ -117,10 +169,75 @@ macro_rules! conv_t_fn {
         }
     };
 }
-conv_t_fn!(conv_transpose1d, 1);
-conv_t_fn!(conv_transpose2d, 2);
-conv_t_fn!(conv_transpose3d, 3);
+conv_t_fn!(
+    /// 1-d transposed convolution (the gradient of conv1d) over ``(N, C_in, L)`` input.
+    ///
+    /// Args:
+    ///   input (Tensor): the input.
+    ///   weight (Tensor): of shape ``(C_in, C_out / groups, k)``.
+    ///   bias (Tensor, optional): the bias.
+    ///   stride (int or tuple, optional): the step of the window (``kernel_size`` by default for
+    ///     pooling, 1 for convolution).
+    ///   padding (int or tuple, optional): implicit zero padding on both sides (0 by default).
+    ///   output_padding (int or tuple, optional): extra size added to one side of the output.
+    ///   groups (int): the number of blocked connections from input to output channels.
+    ///   dilation (int or tuple, optional): the spacing between window elements (1 by default).
+    ///
+    /// Returns:
+    ///   Tensor: of shape ``(N, C_out, L_out)``.
+    conv_transpose1d,
+    1
+);
+conv_t_fn!(
+    /// 2-d transposed convolution (the gradient of conv2d) over ``(N, C_in, H, W)`` input.
+    ///
+    /// Args:
+    ///   input (Tensor): the input.
+    ///   weight (Tensor): of shape ``(C_in, C_out / groups, kH, kW)``.
+    ///   bias (Tensor, optional): the bias.
+    ///   stride (int or tuple, optional): the step of the window (``kernel_size`` by default for
+    ///     pooling, 1 for convolution).
+    ///   padding (int or tuple, optional): implicit zero padding on both sides (0 by default).
+    ///   output_padding (int or tuple, optional): extra size added to one side of the output.
+    ///   groups (int): the number of blocked connections from input to output channels.
+    ///   dilation (int or tuple, optional): the spacing between window elements (1 by default).
+    ///
+    /// Returns:
+    ///   Tensor: of shape ``(N, C_out, H_out, W_out)``.
+    conv_transpose2d,
+    2
+);
+conv_t_fn!(
+    /// 3-d transposed convolution (the gradient of conv3d) over ``(N, C_in, D, H, W)`` input.
+    ///
+    /// Args:
+    ///   input (Tensor): the input.
+    ///   weight (Tensor): of shape ``(C_in, C_out / groups, kD, kH, kW)``.
+    ///   bias (Tensor, optional): the bias.
+    ///   stride (int or tuple, optional): the step of the window (1 by default).
+    ///   padding (int or tuple, optional): implicit zero padding on both sides (0 by default).
+    ///   output_padding (int or tuple, optional): extra size added to one side of the output.
+    ///   groups (int): the number of blocked connections from input to output channels.
+    ///   dilation (int or tuple, optional): the spacing between window elements (1 by default).
+    ///
+    /// Returns:
+    ///   Tensor: of shape ``(N, C_out, D_out, H_out, W_out)``.
+    conv_transpose3d,
+    3
+);
 
+/// Extracts sliding local blocks (im2col) from ``(N, C, H, W)`` input.
+///
+/// Args:
+///   input (Tensor): the input.
+///   kernel_size (int or tuple): the size of the window.
+///   dilation (int or tuple, optional): the spacing between window elements (1 by default).
+///   padding (int or tuple, optional): implicit zero padding on both sides (0 by default).
+///   stride (int or tuple, optional): the step of the window (``kernel_size`` by default for
+///     pooling, 1 for convolution).
+///
+/// Returns:
+///   Tensor: of shape ``(N, C * kH * kW, L)``.
 #[pyfunction]
 #[pyo3(signature = (input, kernel_size, dilation=None, padding=None, stride=None))]
 fn unfold(
@@ -136,6 +253,19 @@ fn unfold(
     Ok(wrap(run(py, x.numel(), || conv::unfold(&x, &k, &d, &p, &s))?))
 }
 
+/// Combines sliding local blocks (col2im) into ``(N, C, H, W)``, summing overlaps.
+///
+/// Args:
+///   input (Tensor): of shape ``(N, C * kH * kW, L)``.
+///   output_size (int or tuple): the spatial size ``(H, W)`` of the output.
+///   kernel_size (int or tuple): the size of the window.
+///   dilation (int or tuple, optional): the spacing between window elements (1 by default).
+///   padding (int or tuple, optional): implicit zero padding on both sides (0 by default).
+///   stride (int or tuple, optional): the step of the window (``kernel_size`` by default for
+///     pooling, 1 for convolution).
+///
+/// Returns:
+///   Tensor: of shape ``(N, C, H, W)``.
 #[pyfunction]
 #[pyo3(signature = (input, output_size, kernel_size, dilation=None, padding=None, stride=None))]
 fn fold(
@@ -221,7 +351,8 @@ fn values_or_pair(
 }
 
 macro_rules! max_pool_fn {
-    ($name:ident, $dims:expr) => {
+    ($(#[$doc:meta])* $name:ident, $dims:expr) => {
+        $(#[$doc])*
         #[pyfunction]
         #[pyo3(signature = (input, kernel_size, stride=None, padding=None, dilation=None, ceil_mode=false, return_indices=false))]
         #[allow(clippy::too_many_arguments)]
@@ -243,9 +374,57 @@ macro_rules! max_pool_fn {
         }
     };
 }
-max_pool_fn!(max_pool1d, 1);
-max_pool_fn!(max_pool2d, 2);
+max_pool_fn!(
+    /// 1-d max pooling over ``(N, C, L)`` input.
+    ///
+    /// Args:
+    ///   input (Tensor): the input.
+    ///   kernel_size (int or tuple): the size of the window.
+    ///   stride (int or tuple, optional): the step of the window (``kernel_size`` by default for
+    ///     pooling, 1 for convolution).
+    ///   padding (int or tuple, optional): implicit zero padding on both sides (0 by default).
+    ///   dilation (int or tuple, optional): the spacing between window elements (1 by default).
+    ///   ceil_mode (bool): round the output size up instead of down.
+    ///   return_indices (bool): also return the flat indices of the maxima.
+    ///
+    /// Returns:
+    ///   Tensor or tuple[Tensor, Tensor]: the maxima (and their indices).
+    max_pool1d,
+    1
+);
+max_pool_fn!(
+    /// 2-d max pooling over ``(N, C, H, W)`` input.
+    ///
+    /// Args:
+    ///   input (Tensor): the input.
+    ///   kernel_size (int or tuple): the size of the window.
+    ///   stride (int or tuple, optional): the step of the window (``kernel_size`` by default for
+    ///     pooling, 1 for convolution).
+    ///   padding (int or tuple, optional): implicit zero padding on both sides (0 by default).
+    ///   dilation (int or tuple, optional): the spacing between window elements (1 by default).
+    ///   ceil_mode (bool): round the output size up instead of down.
+    ///   return_indices (bool): also return the flat indices of the maxima.
+    ///
+    /// Returns:
+    ///   Tensor or tuple[Tensor, Tensor]: the maxima (and their indices).
+    max_pool2d,
+    2
+);
 
+/// 2-d average pooling over ``(N, C, H, W)`` input.
+///
+/// Args:
+///   input (Tensor): the input.
+///   kernel_size (int or tuple): the size of the window.
+///   stride (int or tuple, optional): the step of the window (``kernel_size`` by default for
+///     pooling, 1 for convolution).
+///   padding (int or tuple, optional): implicit zero padding on both sides (0 by default).
+///   ceil_mode (bool): round the output size up instead of down.
+///   count_include_pad (bool): include the zero padding in the averages.
+///   divisor_override (int, optional): divide by this instead of the window size.
+///
+/// Returns:
+///   Tensor: the averages.
 #[pyfunction]
 #[pyo3(signature = (input, kernel_size, stride=None, padding=None, ceil_mode=false, count_include_pad=true, divisor_override=None))]
 #[allow(clippy::too_many_arguments)]
@@ -286,6 +465,19 @@ fn avg_pool2d(
     })?))
 }
 
+/// 1-d average pooling over ``(N, C, L)`` input.
+///
+/// Args:
+///   input (Tensor): the input.
+///   kernel_size (int or tuple): the size of the window.
+///   stride (int or tuple, optional): the step of the window (``kernel_size`` by default for
+///     pooling, 1 for convolution).
+///   padding (int or tuple, optional): implicit zero padding on both sides (0 by default).
+///   ceil_mode (bool): round the output size up instead of down.
+///   count_include_pad (bool): include the zero padding in the averages.
+///
+/// Returns:
+///   Tensor: the averages.
 #[pyfunction]
 #[pyo3(signature = (input, kernel_size, stride=None, padding=None, ceil_mode=false, count_include_pad=true))]
 fn avg_pool1d(
@@ -324,7 +516,8 @@ fn output_size(obj: &Bound<'_, PyAny>) -> PyResult<Vec<Option<i64>>> {
 }
 
 macro_rules! adaptive_avg_fn {
-    ($name:ident, $dims:expr) => {
+    ($(#[$doc:meta])* $name:ident, $dims:expr) => {
+        $(#[$doc])*
         #[pyfunction]
         fn $name(
             py: Python<'_>,
@@ -344,11 +537,34 @@ macro_rules! adaptive_avg_fn {
         }
     };
 }
-adaptive_avg_fn!(adaptive_avg_pool1d, 1);
-adaptive_avg_fn!(adaptive_avg_pool2d, 2);
+adaptive_avg_fn!(
+    /// 1-d average pooling to a fixed output length.
+    ///
+    /// Args:
+    ///   input (Tensor): the input.
+    ///   output_size (int or tuple): the spatial size of the output.
+    ///
+    /// Returns:
+    ///   Tensor: of shape ``(N, C, output_size)``.
+    adaptive_avg_pool1d,
+    1
+);
+adaptive_avg_fn!(
+    /// 2-d average pooling to a fixed output size.
+    ///
+    /// Args:
+    ///   input (Tensor): the input.
+    ///   output_size (int or tuple): the output size (None in a tuple keeps the input's).
+    ///
+    /// Returns:
+    ///   Tensor: of shape ``(N, C, *output_size)``.
+    adaptive_avg_pool2d,
+    2
+);
 
 macro_rules! adaptive_max_fn {
-    ($name:ident, $dims:expr) => {
+    ($(#[$doc:meta])* $name:ident, $dims:expr) => {
+        $(#[$doc])*
         #[pyfunction]
         #[pyo3(signature = (input, output_size, return_indices=false))]
         fn $name(
@@ -371,10 +587,35 @@ macro_rules! adaptive_max_fn {
         }
     };
 }
-adaptive_max_fn!(adaptive_max_pool1d, 1);
-adaptive_max_fn!(adaptive_max_pool2d, 2);
+adaptive_max_fn!(
+    /// 1-d max pooling to a fixed output length.
+    ///
+    /// Args:
+    ///   input (Tensor): the input.
+    ///   output_size (int or tuple): the spatial size of the output.
+    ///   return_indices (bool): also return the flat indices of the maxima.
+    ///
+    /// Returns:
+    ///   Tensor or tuple[Tensor, Tensor]: the maxima (and their indices).
+    adaptive_max_pool1d,
+    1
+);
+adaptive_max_fn!(
+    /// 2-d max pooling to a fixed output size.
+    ///
+    /// Args:
+    ///   input (Tensor): the input.
+    ///   output_size (int or tuple): the output size (None in a tuple keeps the input's).
+    ///   return_indices (bool): also return the flat indices of the maxima.
+    ///
+    /// Returns:
+    ///   Tensor or tuple[Tensor, Tensor]: the maxima (and their indices).
+    adaptive_max_pool2d,
+    2
+);
 
-/// softmax / log_softmax: dim None takes PyTorch's legacy choice (0 for 0-, 1- and 3-D inputs, else 1).
+/// softmax / log_softmax: dim None takes PyTorch's legacy choice (0 for 0-, 1- and 3-D inputs, else
+/// 1).
 fn softmax_call(
     py: Python<'_>,
     input: &Tensor,
@@ -388,6 +629,16 @@ fn softmax_call(
     Ok(wrap(run(py, x.numel(), || softmax::softmax(&x, dim, dtype, log))?))
 }
 
+/// Applies softmax along ``dim``: ``exp(x) / sum(exp(x))``.
+///
+/// Args:
+///   input (Tensor): the input.
+///   dim (int, optional): the dimension that sums to 1 (PyTorch's legacy choice when None).
+///   _stacklevel (int): accepted for compatibility.
+///   dtype (dtype, optional): cast the input to this dtype first.
+///
+/// Returns:
+///   Tensor: of the input's shape.
 #[pyfunction(name = "softmax")]
 #[pyo3(signature = (input, dim=None, _stacklevel=3, dtype=None))]
 fn softmax_fn(
@@ -400,6 +651,16 @@ fn softmax_fn(
     softmax_call(py, &input.t, dim, dtype, false)
 }
 
+/// Applies ``log(softmax(x))`` along ``dim``, computed stably.
+///
+/// Args:
+///   input (Tensor): the input.
+///   dim (int, optional): the dimension (PyTorch's legacy choice when None).
+///   _stacklevel (int): accepted for compatibility.
+///   dtype (dtype, optional): cast the input to this dtype first.
+///
+/// Returns:
+///   Tensor: of the input's shape.
 #[pyfunction]
 #[pyo3(signature = (input, dim=None, _stacklevel=3, dtype=None))]
 fn log_softmax(
@@ -414,6 +675,14 @@ fn log_softmax(
 
 #[pymethods]
 impl PyTensor {
+    /// Softmax along ``dim``.
+    ///
+    /// Args:
+    ///   dim (int): the dimension that sums to 1.
+    ///   dtype (dtype, optional): cast to this dtype first.
+    ///
+    /// Returns:
+    ///   Tensor: a new tensor.
     #[pyo3(name = "softmax", signature = (dim, dtype=None))]
     fn softmax_method(
         &self,
@@ -423,6 +692,14 @@ impl PyTensor {
     ) -> PyResult<PyTensor> {
         softmax_call(py, &self.t, Some(dim), dtype, false)
     }
+    /// ``log(softmax(x))`` along ``dim``, computed stably.
+    ///
+    /// Args:
+    ///   dim (int): the dimension.
+    ///   dtype (dtype, optional): cast to this dtype first.
+    ///
+    /// Returns:
+    ///   Tensor: a new tensor.
     #[pyo3(name = "log_softmax", signature = (dim, dtype=None))]
     fn log_softmax_method(
         &self,
@@ -434,6 +711,17 @@ impl PyTensor {
     }
 }
 
+/// Layer normalization over the trailing ``normalized_shape`` dimensions.
+///
+/// Args:
+///   input (Tensor): the input.
+///   normalized_shape (Sequence[int]): the trailing shape to normalize over.
+///   weight (Tensor, optional): elementwise scale of that shape.
+///   bias (Tensor, optional): elementwise shift of that shape.
+///   eps (float): added to the variance.
+///
+/// Returns:
+///   Tensor: of the input's shape.
 #[pyfunction]
 #[pyo3(signature = (input, normalized_shape, weight=None, bias=None, eps=1e-5))]
 fn layer_norm(
@@ -454,6 +742,15 @@ fn layer_norm(
     })?))
 }
 
+/// Applies ``input @ weight.T + bias``.
+///
+/// Args:
+///   input (Tensor): of shape ``(*, in_features)``.
+///   weight (Tensor): of shape ``(out_features, in_features)``.
+///   bias (Tensor, optional): of shape ``(out_features,)``.
+///
+/// Returns:
+///   Tensor: of shape ``(*, out_features)``.
 #[pyfunction]
 #[pyo3(signature = (input, weight, bias=None))]
 fn linear(

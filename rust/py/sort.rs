@@ -60,6 +60,15 @@ fn unique_result(
 
 #[pymethods]
 impl PyTensor {
+    /// Sorts along ``dim``.
+    ///
+    /// Args:
+    ///   dim (int): the dimension (the last by default).
+    ///   descending (bool): sort from largest to smallest.
+    ///   stable (bool): keep the order of equal elements.
+    ///
+    /// Returns:
+    ///   tuple[Tensor, Tensor]: ``(values, indices)``.
     #[pyo3(signature = (dim=-1, descending=false, stable=false))]
     fn sort(
         &self,
@@ -72,6 +81,15 @@ impl PyTensor {
         let (d, t) = (dim, &self.t);
         pair(py, run(py, t.numel(), || sort::sort(t, d, descending))?)
     }
+    /// The indices that sort self along ``dim``.
+    ///
+    /// Args:
+    ///   dim (int): the dimension (the last by default).
+    ///   descending (bool): sort from largest to smallest.
+    ///   stable (bool): keep the order of equal elements.
+    ///
+    /// Returns:
+    ///   Tensor: int64 indices.
     #[pyo3(signature = (dim=-1, descending=false, stable=false))]
     fn argsort(
         &self,
@@ -84,10 +102,24 @@ impl PyTensor {
         let (d, t) = (dim, &self.t);
         Ok(wrap(run(py, t.numel(), || sort::argsort(t, d, descending))?))
     }
+    /// Sorts along the first dimension.
+    ///
+    /// Returns:
+    ///   Tensor: the sorted values.
     fn msort(&self, py: Python<'_>) -> PyResult<PyTensor> {
         let t = &self.t;
         Ok(wrap(run(py, t.numel(), || sort::msort(t))?))
     }
+    /// The ``k`` largest (or smallest) elements along ``dim``.
+    ///
+    /// Args:
+    ///   k (int): how many.
+    ///   dim (int): the dimension (the last by default).
+    ///   largest (bool): the largest (True) or the smallest.
+    ///   sorted (bool): return them sorted.
+    ///
+    /// Returns:
+    ///   tuple[Tensor, Tensor]: ``(values, indices)``.
     #[pyo3(signature = (k, dim=-1, largest=true, sorted=true))]
     fn topk(
         &self,
@@ -101,6 +133,15 @@ impl PyTensor {
         let (d, t) = (dim, &self.t);
         pair(py, run(py, t.numel(), || sort::topk(t, k, d, largest))?)
     }
+    /// The ``k``-th smallest element along ``dim``.
+    ///
+    /// Args:
+    ///   k (int): 1-based rank.
+    ///   dim (int): the dimension (the last by default).
+    ///   keepdim (bool): keep the reduced dimensions with size 1.
+    ///
+    /// Returns:
+    ///   tuple[Tensor, Tensor]: ``(values, indices)``.
     #[pyo3(signature = (k, dim=-1, keepdim=false))]
     fn kthvalue(&self, py: Python<'_>, k: i64, dim: i64, keepdim: bool) -> PyResult<Py<PyAny>> {
         let (d, t) = (dim, &self.t);
@@ -116,6 +157,14 @@ impl PyTensor {
     ) -> PyResult<Py<PyAny>> {
         self.median_impl(py, dim, keepdim, false)
     }
+    /// The median ignoring NaNs (the lower of the two middle values).
+    ///
+    /// Args:
+    ///   dim (int, optional): the dimension; all elements when None.
+    ///   keepdim (bool): keep the reduced dimensions with size 1.
+    ///
+    /// Returns:
+    ///   Tensor or tuple[Tensor, Tensor]: the median, or ``(values, indices)`` along ``dim``.
     #[pyo3(signature = (dim=None, keepdim=false))]
     fn nanmedian(
         &self,
@@ -125,11 +174,29 @@ impl PyTensor {
     ) -> PyResult<Py<PyAny>> {
         self.median_impl(py, dim, keepdim, true)
     }
+    /// The most frequent value along ``dim`` (the smallest among ties).
+    ///
+    /// Args:
+    ///   dim (int): the dimension (the last by default).
+    ///   keepdim (bool): keep the reduced dimensions with size 1.
+    ///
+    /// Returns:
+    ///   tuple[Tensor, Tensor]: ``(values, indices)``.
     #[pyo3(signature = (dim=-1, keepdim=false))]
     fn mode(&self, py: Python<'_>, dim: i64, keepdim: bool) -> PyResult<Py<PyAny>> {
         let (d, t) = (dim, &self.t);
         pair(py, run(py, t.numel(), || sort::mode(t, d, keepdim))?)
     }
+    /// The unique elements (or slices along ``dim``).
+    ///
+    /// Args:
+    ///   sorted (bool): return them sorted (they always are).
+    ///   return_inverse (bool): also return where each element went.
+    ///   return_counts (bool): also return how often each occurs.
+    ///   dim (int, optional): unique slices along this dimension.
+    ///
+    /// Returns:
+    ///   Tensor or tuple: the unique values, then the inverse indices and counts if asked.
     #[pyo3(signature = (sorted=true, return_inverse=false, return_counts=false, dim=None))]
     fn unique(
         &self,
@@ -144,6 +211,15 @@ impl PyTensor {
         let r = run(py, t.numel(), || unique::unique(t, false, d))?;
         unique_result(py, r, return_inverse, return_counts)
     }
+    /// Removes consecutive duplicates (or duplicate consecutive slices along ``dim``).
+    ///
+    /// Args:
+    ///   return_inverse (bool): also return where each element went.
+    ///   return_counts (bool): also return the run lengths.
+    ///   dim (int, optional): compare slices along this dimension.
+    ///
+    /// Returns:
+    ///   Tensor or tuple: the values, then the inverse indices and counts if asked.
     #[pyo3(signature = (return_inverse=false, return_counts=false, dim=None))]
     fn unique_consecutive(
         &self,
@@ -156,6 +232,14 @@ impl PyTensor {
         let r = run(py, t.numel(), || unique::unique(t, true, d))?;
         unique_result(py, r, return_inverse, return_counts)
     }
+    /// Counts the occurrences of each value of a 1-d non-negative int tensor.
+    ///
+    /// Args:
+    ///   weights (Tensor, optional): add these instead of ones.
+    ///   minlength (int): the smallest length of the result.
+    ///
+    /// Returns:
+    ///   Tensor: of length ``max(self) + 1`` or ``minlength``.
     #[pyo3(signature = (weights=None, minlength=0))]
     fn bincount(
         &self,
@@ -167,11 +251,30 @@ impl PyTensor {
         let t = &self.t;
         Ok(wrap(run(py, t.numel(), || bins::bincount(t, w.as_ref(), minlength))?))
     }
+    /// A histogram with ``bins`` equal bins between ``min`` and ``max``.
+    ///
+    /// Args:
+    ///   bins (int): the number of bins.
+    ///   min (float): the lower edge (with max=min=0: the data's minimum).
+    ///   max (float): the upper edge.
+    ///
+    /// Returns:
+    ///   Tensor: the counts.
     #[pyo3(signature = (bins=100, min=0.0, max=0.0))]
     fn histc(&self, py: Python<'_>, bins: i64, min: f64, max: f64) -> PyResult<PyTensor> {
         let t = &self.t;
         Ok(wrap(run(py, t.numel(), || bins::histc(t, bins, min, max))?))
     }
+    /// A histogram of the values, with its bin edges.
+    ///
+    /// Args:
+    ///   bins (int or Tensor): the number of equal bins, or the bin edges.
+    ///   range (tuple[float, float], optional): the lower and upper edges.
+    ///   weight (Tensor, optional): a weight per element.
+    ///   density (bool): normalize to a probability density.
+    ///
+    /// Returns:
+    ///   tuple[Tensor, Tensor]: ``(hist, bin_edges)``.
     #[pyo3(signature = (bins, *, range=None, weight=None, density=false))]
     fn histogram(
         &self,
@@ -214,6 +317,20 @@ impl PyTensor {
     }
 }
 
+/// The indices at which ``input``'s values would be inserted into ``sorted_sequence`` to keep it
+/// sorted.
+///
+/// Args:
+///   sorted_sequence (Tensor): sorted along its last dimension (1-d, or with input's leading
+///     dimensions).
+///   input (Tensor or Number): the values to insert.
+///   out_int32 (bool): return int32 indices instead of int64.
+///   right (bool): return the last suitable position instead of the first.
+///   side (str, optional): ``'left'`` or ``'right'`` (overrides ``right``).
+///   sorter (Tensor, optional): indices that sort an unsorted ``sorted_sequence``.
+///
+/// Returns:
+///   Tensor: indices of input's shape.
 #[pyfunction]
 #[pyo3(signature = (sorted_sequence, input, *, out_int32=false, right=false, side=None, sorter=None))]
 fn searchsorted(
@@ -234,6 +351,16 @@ fn searchsorted(
     Ok(wrap(r))
 }
 
+/// The index of the bucket each value of ``input`` falls in, given sorted ``boundaries``.
+///
+/// Args:
+///   input (Tensor or Number): the values.
+///   boundaries (Tensor): 1-d, sorted ascending.
+///   out_int32 (bool): return int32 indices instead of int64.
+///   right (bool): return the last suitable position instead of the first.
+///
+/// Returns:
+///   Tensor: indices of input's shape.
 #[pyfunction]
 #[pyo3(signature = (input, boundaries, *, out_int32=false, right=false))]
 fn bucketize(

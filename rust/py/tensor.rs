@@ -17,6 +17,11 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyList, PyTuple, PyType};
 use pyo3::BoundObject;
 
+/// A multi-dimensional array of one dtype on one device, with autograd.
+///
+/// Args:
+///   data (array-like, optional): the values (copied); an empty float32 tensor when None.
+///   requires_grad (bool): record operations on it for autograd.
 #[pyclass(name = "Tensor", module = "rumus", frozen, weakref, subclass)]
 pub struct PyTensor {
     pub t: Tensor,
@@ -138,10 +143,18 @@ impl PyTensor {
     }
 
     // ---- attributes ----
+    /// The shape, a :class:`rumus.Size`.
     #[getter]
     fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         size_obj(py, self.t.shape())
     }
+    /// The shape, or the size of one dimension.
+    ///
+    /// Args:
+    ///   dim (int, optional): the dimension.
+    ///
+    /// Returns:
+    ///   Size or int: the shape, or the size of ``dim``.
     #[pyo3(signature = (dim=None))]
     fn size<'py>(&self, py: Python<'py>, dim: Option<i64>) -> PyResult<Bound<'py, PyAny>> {
         match dim {
@@ -152,28 +165,41 @@ impl PyTensor {
             }
         }
     }
+    /// The number of dimensions.
     #[getter]
     fn ndim(&self) -> usize {
         self.t.ndim()
     }
+    /// The number of dimensions.
+    ///
+    /// Returns:
+    ///   int: the rank.
     fn dim(&self) -> usize {
         self.t.ndim()
     }
+    /// The number of dimensions (alias of :meth:`dim`).
+    ///
+    /// Returns:
+    ///   int: the rank.
     fn ndimension(&self) -> usize {
         self.t.ndim()
     }
+    /// The element type.
     #[getter]
     fn dtype(&self) -> PyDType {
         PyDType { d: self.t.dtype() }
     }
+    /// The device the tensor lives on.
     #[getter]
     fn device(&self) -> PyDevice {
         PyDevice::of(self.t.device())
     }
+    /// Whether the tensor is on the CPU.
     #[getter]
     fn is_cpu(&self) -> bool {
         !self.t.is_gpu()
     }
+    /// Whether the tensor is on the GPU.
     #[getter]
     fn is_gpu(&self) -> bool {
         self.t.is_gpu()
@@ -183,6 +209,13 @@ impl PyTensor {
     fn is_cuda(&self) -> bool {
         false
     }
+    /// The strides (in elements), or the stride of one dimension.
+    ///
+    /// Args:
+    ///   dim (int, optional): the dimension.
+    ///
+    /// Returns:
+    ///   tuple[int, ...] or int: the strides.
     #[pyo3(signature = (dim=None))]
     fn stride<'py>(&self, py: Python<'py>, dim: Option<i64>) -> PyResult<Bound<'py, PyAny>> {
         match dim {
@@ -193,32 +226,62 @@ impl PyTensor {
             }
         }
     }
+    /// Whether the elements are laid out in row-major order without gaps.
+    ///
+    /// Returns:
+    ///   bool: the answer.
     fn is_contiguous(&self) -> bool {
         self.t.is_contiguous()
     }
+    /// The number of elements.
+    ///
+    /// Returns:
+    ///   int: the count.
     fn numel(&self) -> usize {
         self.t.numel()
     }
+    /// The number of elements (alias of :meth:`numel`).
+    ///
+    /// Returns:
+    ///   int: the count.
     fn nelement(&self) -> usize {
         self.t.numel()
     }
+    /// The size of one element in bytes.
+    ///
+    /// Returns:
+    ///   int: bytes.
     fn element_size(&self) -> usize {
         self.t.dtype().size()
     }
+    /// The size of one element in bytes.
     #[getter]
     fn itemsize(&self) -> usize {
         self.t.dtype().size()
     }
+    /// The number of bytes the elements take (numel * itemsize).
     #[getter]
     fn nbytes(&self) -> usize {
         self.t.dtype().size().saturating_mul(self.t.numel())
     }
+    /// The offset of the first element in the storage, in elements.
+    ///
+    /// Returns:
+    ///   int: the offset.
     fn storage_offset(&self) -> usize {
         self.t.layout().offset
     }
+    /// The address of the first element (0 for GPU tensors).
+    ///
+    /// Returns:
+    ///   int: the address.
     fn data_ptr(&self) -> PyResult<usize> {
         Ok(self.t.data_ptr()?)
     }
+    /// Whether the dtype is a floating-point type.
+    ///
+    /// Returns:
+    ///   bool: the answer.
     fn is_floating_point(&self) -> bool {
         self.t.dtype().is_float()
     }
@@ -226,6 +289,7 @@ impl PyTensor {
     fn _version(&self) -> u64 {
         self.t.version()
     }
+    /// Whether autograd records operations on this tensor.
     #[getter]
     fn requires_grad(&self) -> bool {
         self.t.requires_grad()
@@ -234,15 +298,24 @@ impl PyTensor {
     fn set_requires_grad(&self, on: bool) -> PyResult<()> {
         Ok(self.t.set_requires_grad(on)?)
     }
+    /// Sets whether autograd records operations on this tensor (a leaf).
+    ///
+    /// Args:
+    ///   requires_grad (bool): the setting.
+    ///
+    /// Returns:
+    ///   Tensor: self.
     #[pyo3(signature = (requires_grad=true))]
     fn requires_grad_(slf: Bound<'_, Self>, requires_grad: bool) -> PyResult<Bound<'_, Self>> {
         slf.get().t.set_requires_grad(requires_grad)?;
         Ok(slf)
     }
+    /// Whether the tensor is a graph leaf (created by the user, not by a recorded op).
     #[getter]
     fn is_leaf(&self) -> bool {
         self.t.is_leaf()
     }
+    /// Makes backward fill ``.grad`` of this non-leaf tensor.
     fn retain_grad(&self) -> PyResult<()> {
         if let Some((n, nr)) = self.t.grad_fn() {
             n.retain(nr, &self.t);
@@ -254,10 +327,21 @@ impl PyTensor {
         }
         Ok(())
     }
+    /// Whether :meth:`retain_grad` was called on this non-leaf.
     #[getter]
     fn retains_grad(&self) -> bool {
         self.t.0.autograd.retains_grad.load(std::sync::atomic::Ordering::Relaxed)
     }
+    /// Computes the gradient of this tensor with respect to the graph leaves (into their
+    /// ``.grad``).
+    ///
+    /// Args:
+    ///   gradient (Tensor, optional): the gradient of the output; required unless self has one
+    ///     element.
+    ///   retain_graph (bool, optional): keep the graph for another backward (``create_graph`` by
+    ///     default).
+    ///   create_graph (bool): record the backward pass, for higher-order gradients.
+    ///   inputs (Tensor or Sequence[Tensor], optional): accumulate only into these.
     #[pyo3(signature = (gradient=None, retain_graph=None, create_graph=false, inputs=None))]
     fn backward(
         slf: &Bound<'_, Self>,
@@ -277,6 +361,7 @@ impl PyTensor {
             inputs,
         )
     }
+    /// The gradient accumulated by backward (None until then).
     #[getter]
     fn grad(&self) -> Option<PyTensor> {
         self.t.0.autograd.grad.lock().unwrap_or_else(|e| e.into_inner()).clone().map(wrap)
@@ -309,6 +394,7 @@ impl PyTensor {
         *self.t.0.autograd.grad.lock().unwrap_or_else(|e| e.into_inner()) = g.map(|g| g.t.clone());
         Ok(())
     }
+    /// The backward node that created this tensor (None for leaves).
     #[getter]
     fn grad_fn(&self) -> Option<super::autograd::PyNode> {
         super::autograd::PyNode::of(&self.t)
@@ -374,6 +460,10 @@ impl PyTensor {
             _ => Ok(arr),
         }
     }
+    /// The values as (nested) Python lists.
+    ///
+    /// Returns:
+    ///   list or Number: the values.
     fn tolist<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         if self.t.is_gpu() {
             let t = &self.t;
@@ -381,6 +471,10 @@ impl PyTensor {
         }
         to_list(py, &self.t)
     }
+    /// The value of a one-element tensor as a Python number (waits for the GPU).
+    ///
+    /// Returns:
+    ///   int, float or bool: the value.
     fn item(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         scalar_obj(py, item_of(py, &self.t)?)
     }
@@ -422,14 +516,34 @@ impl PyTensor {
     fn __hash__(slf: &Bound<'_, Self>) -> isize {
         slf.as_ptr() as isize
     }
+    /// A copy with its own memory (differentiable).
+    ///
+    /// Returns:
+    ///   Tensor: a new tensor.
     fn clone(&self, py: Python<'_>) -> PyResult<PyTensor> {
         let t = &self.t;
         Ok(wrap(run(py, t.numel(), || crate::ops::copy::clone(t))?))
     }
+    /// Self if contiguous, else a contiguous copy.
+    ///
+    /// Returns:
+    ///   Tensor: a contiguous tensor.
     fn contiguous(&self, py: Python<'_>) -> PyResult<PyTensor> {
         let t = &self.t;
         Ok(wrap(run(py, t.numel(), || contiguous(t))?))
     }
+    /// Converts dtype and/or moves to a device: ``to(dtype)``, ``to(device)``, ``to(device,
+    /// dtype)``, ``to(other)``.
+    ///
+    /// Args:
+    ///   *args: a dtype, a device, both, or a tensor whose dtype and device to take.
+    ///   dtype (dtype, optional): the target dtype.
+    ///   device (str or device, optional): the target device.
+    ///   non_blocking (bool): accepted for compatibility (copies are ordered anyway).
+    ///   copy (bool): copy even when nothing changes.
+    ///
+    /// Returns:
+    ///   Tensor: self when nothing changes (and ``copy`` is False), else a new tensor.
     #[pyo3(signature = (*args, dtype=None, device=None, non_blocking=false, copy=false))]
     fn to(
         slf: &Bound<'_, Self>,
@@ -486,6 +600,13 @@ impl PyTensor {
             wrap(run(slf.py(), ALWAYS, || crate::ops::copy::to_device(t, Device::Gpu))?),
         )
     }
+    /// The type name (``'rumus.FloatTensor'``...) or, given a dtype, a conversion to it.
+    ///
+    /// Args:
+    ///   dtype (dtype or str, optional): the target type.
+    ///
+    /// Returns:
+    ///   str or Tensor: the name, or the converted tensor.
     #[pyo3(signature = (dtype=None))]
     fn r#type(&self, py: Python<'_>, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<Py<PyAny>> {
         match dtype_arg(dtype)? {
@@ -496,35 +617,81 @@ impl PyTensor {
             Some(d) => Ok(Bound::new(py, self.cast(py, d)?)?.into_any().unbind()),
         }
     }
+    /// Converts to other's dtype.
+    ///
+    /// Args:
+    ///   other (Tensor): the tensor whose dtype to take.
+    ///
+    /// Returns:
+    ///   Tensor: a new tensor.
     fn type_as(&self, py: Python<'_>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
         self.cast(py, other.t.dtype())
     }
+    /// Converts to float32.
+    ///
+    /// Returns:
+    ///   Tensor: self if already float32, else a copy.
     fn float(&self, py: Python<'_>) -> PyResult<PyTensor> {
         self.cast(py, DType::F32)
     }
+    /// Converts to float64.
+    ///
+    /// Returns:
+    ///   Tensor: self if already float64, else a copy.
     fn double(&self, py: Python<'_>) -> PyResult<PyTensor> {
         self.cast(py, DType::F64)
     }
+    /// Converts to float16.
+    ///
+    /// Returns:
+    ///   Tensor: self if already float16, else a copy.
     fn half(&self, py: Python<'_>) -> PyResult<PyTensor> {
         self.cast(py, DType::F16)
     }
+    /// Converts to bfloat16.
+    ///
+    /// Returns:
+    ///   Tensor: self if already bfloat16, else a copy.
     fn bfloat16(&self, py: Python<'_>) -> PyResult<PyTensor> {
         self.cast(py, DType::BF16)
     }
+    /// Converts to int64.
+    ///
+    /// Returns:
+    ///   Tensor: self if already int64, else a copy.
     fn long(&self, py: Python<'_>) -> PyResult<PyTensor> {
         self.cast(py, DType::I64)
     }
+    /// Converts to int32.
+    ///
+    /// Returns:
+    ///   Tensor: self if already int32, else a copy.
     fn int(&self, py: Python<'_>) -> PyResult<PyTensor> {
         self.cast(py, DType::I32)
     }
+    /// Converts to uint8.
+    ///
+    /// Returns:
+    ///   Tensor: self if already uint8, else a copy.
     fn byte(&self, py: Python<'_>) -> PyResult<PyTensor> {
         self.cast(py, DType::U8)
     }
+    /// Converts to bool.
+    ///
+    /// Returns:
+    ///   Tensor: self if already bool, else a copy.
     fn bool(&self, py: Python<'_>) -> PyResult<PyTensor> {
         self.cast(py, DType::Bool)
     }
 
     // ---- in-place writes ----
+    /// Copies ``src``'s values into self (broadcast, cast and moved as needed).
+    ///
+    /// Args:
+    ///   src (Tensor or array-like): the values.
+    ///
+    /// Returns:
+    ///   Tensor: self.
     fn copy_<'py>(slf: Bound<'py, Self>, src: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
         let src = match operand_req(src, "copy_")? {
             Operand::T(t) => t,
@@ -534,6 +701,13 @@ impl PyTensor {
         run(slf.py(), t.numel(), || copy_(t, &src))?;
         Ok(slf)
     }
+    /// Fills self with ``value``.
+    ///
+    /// Args:
+    ///   value (Number or 0-d Tensor): the value.
+    ///
+    /// Returns:
+    ///   Tensor: self.
     fn fill_<'py>(slf: Bound<'py, Self>, value: &Bound<'py, PyAny>) -> PyResult<Bound<'py, Self>> {
         let v = match operand_req(value, "fill_")? {
             Operand::S(s) => s,
@@ -549,6 +723,10 @@ impl PyTensor {
         run(slf.py(), t.numel(), || crate::ops::copy::fill_(t, v))?;
         Ok(slf)
     }
+    /// Fills self with zeros.
+    ///
+    /// Returns:
+    ///   Tensor: self.
     fn zero_(slf: Bound<'_, Self>) -> PyResult<Bound<'_, Self>> {
         let t = &slf.get().t;
         run(slf.py(), t.numel(), || crate::ops::copy::fill_(t, Scalar::Int(0)))?;
@@ -620,27 +798,69 @@ impl PyTensor {
     }
 
     // ---- linear algebra ----
+    /// Matrix product with PyTorch's rules (``@``): vectors, matrices and broadcast batches.
+    ///
+    /// Args:
+    ///   other (Tensor): the right operand.
+    ///
+    /// Returns:
+    ///   Tensor: a new tensor.
     fn matmul(&self, py: Python<'_>, other: &Bound<'_, PyAny>) -> PyResult<PyTensor> {
         let b = tensor_req(other, "matmul(): argument 'other'")?;
         let a = &self.t;
         Ok(wrap(run(py, a.numel() + b.numel(), || linalg::matmul(a, &b))?))
     }
+    /// Matrix product of 2-d tensors.
+    ///
+    /// Args:
+    ///   other (Tensor): of shape ``(m, p)``.
+    ///
+    /// Returns:
+    ///   Tensor: of shape ``(n, p)``.
     fn mm(&self, py: Python<'_>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
         let (a, b) = (&self.t, &other.t);
         Ok(wrap(run(py, a.numel() + b.numel(), || linalg::mm(a, b))?))
     }
+    /// Batched matrix product of ``(b, n, m)`` and ``(b, m, p)`` tensors.
+    ///
+    /// Args:
+    ///   other (Tensor): of shape ``(b, m, p)``.
+    ///
+    /// Returns:
+    ///   Tensor: of shape ``(b, n, p)``.
     fn bmm(&self, py: Python<'_>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
         let (a, b) = (&self.t, &other.t);
         Ok(wrap(run(py, a.numel() + b.numel(), || linalg::bmm(a, b))?))
     }
+    /// Matrix-vector product.
+    ///
+    /// Args:
+    ///   other (Tensor): a vector of length ``m``.
+    ///
+    /// Returns:
+    ///   Tensor: of length ``n``.
     fn mv(&self, py: Python<'_>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
         let (a, b) = (&self.t, &other.t);
         Ok(wrap(run(py, a.numel(), || linalg::mv(a, b))?))
     }
+    /// The dot product of two 1-d tensors.
+    ///
+    /// Args:
+    ///   other (Tensor): 1-d, of self's length.
+    ///
+    /// Returns:
+    ///   Tensor: 0-d.
     fn dot(&self, py: Python<'_>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
         let (a, b) = (&self.t, &other.t);
         Ok(wrap(run(py, a.numel(), || linalg::dot(a, b))?))
     }
+    /// The outer product of two 1-d tensors.
+    ///
+    /// Args:
+    ///   other (Tensor): 1-d.
+    ///
+    /// Returns:
+    ///   Tensor: of shape ``(n, m)``.
     fn outer(&self, py: Python<'_>, other: PyRef<'_, PyTensor>) -> PyResult<PyTensor> {
         let (a, b) = (&self.t, &other.t);
         Ok(wrap(run(py, a.numel().saturating_mul(b.numel()), || linalg::outer(a, b))?))

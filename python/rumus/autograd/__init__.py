@@ -20,7 +20,16 @@ from .gradcheck import GradcheckError, gradcheck, gradgradcheck
 
 
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
-    """Accumulates gradients of ``tensors`` into the ``.grad`` of the leaves."""
+    """Accumulates gradients of ``tensors`` into the ``.grad`` of the leaves.
+
+    Args:
+        tensors (Tensor or Sequence[Tensor]): the tensors to differentiate.
+        grad_tensors (Tensor or Sequence[Tensor], optional): the gradients of ``tensors``.
+        retain_graph (bool, optional): keep the graph for another backward (``create_graph`` by
+            default).
+        create_graph (bool): record the backward pass, for higher-order gradients.
+        inputs (Tensor or Sequence[Tensor], optional): accumulate only into these.
+    """
     _rumus.backward(tensors, grad_tensors, retain_graph, create_graph, inputs)
 
 
@@ -36,9 +45,24 @@ def grad(
 ):
     """Gradients of ``outputs`` with respect to ``inputs``, returned (no ``.grad`` is touched).
 
-    ``is_grads_batched=True`` reads the first dimension of every ``grad_outputs`` tensor as a
-    batch: the result stacks one gradient per batch row (rumus runs one backward per row where
-    PyTorch vectorizes with vmap; the values are the same)."""
+    Args:
+        outputs (Tensor or Sequence[Tensor]): the differentiated tensors.
+        inputs (Tensor or Sequence[Tensor]): the tensors to differentiate with respect to.
+        grad_outputs (Tensor or Sequence[Tensor], optional): the gradients of ``outputs`` (ones for
+            scalars).
+        retain_graph (bool, optional): keep the graph for another backward (``create_graph`` by
+            default).
+        create_graph (bool): record the backward pass, for higher-order gradients.
+        allow_unused (bool, optional): return None for inputs the outputs do not depend on instead
+            of raising.
+        is_grads_batched (bool): read the first dimension of every ``grad_outputs`` tensor as a
+            batch and stack one gradient per batch row (rumus runs one backward per row where
+            PyTorch vectorizes with vmap; the values are the same).
+        materialize_grads (bool): return zeros instead of None for unused inputs.
+
+    Returns:
+        tuple[Tensor or None, ...]: one gradient per input.
+    """
     if is_grads_batched:
         return _batched_grad(
             outputs,

@@ -18,6 +18,14 @@ class FunctionCtx:
         self.materialize_grads = True
 
     def save_for_backward(self, *tensors):
+        """Saves tensors for ``backward`` (read back through :attr:`saved_tensors`).
+
+        Call it at most once, in ``forward``. Saved tensors are version-checked: modifying
+        one in place before ``backward`` raises there.
+
+        Args:
+            *tensors (Tensor or None): the tensors to save.
+        """
         for t in tensors:
             if t is not None and not isinstance(t, Tensor):
                 raise TypeError(
@@ -28,6 +36,7 @@ class FunctionCtx:
 
     @property
     def saved_tensors(self):
+        """The tuple of tensors given to :meth:`save_for_backward`, readable in ``backward``."""
         if self._saved is None:
             raise RuntimeError(
                 "saved_tensors can only be read in backward (after save_for_backward in forward)"
@@ -35,13 +44,28 @@ class FunctionCtx:
         return self._saved
 
     def mark_non_differentiable(self, *tensors):
+        """Marks outputs that have no gradient (their gradients in ``backward`` are zeros).
+
+        Args:
+            *tensors (Tensor): outputs of ``forward``.
+        """
         self._non_differentiable.update(id(t) for t in tensors)
 
     def set_materialize_grads(self, value):
         # rumus always passes zeros for the gradients of unused outputs.
+        """Sets whether gradients of unused outputs are passed as zeros (rumus always does).
+
+        Args:
+            value (bool): the setting (kept for compatibility).
+        """
         self.materialize_grads = bool(value)
 
     def mark_dirty(self, *tensors):
+        """Not supported: raises NotImplementedError (in-place forwards are not supported).
+
+        Args:
+            *tensors (Tensor): the inputs modified in place.
+        """
         raise NotImplementedError(
             "rumus.autograd.Function does not support in-place forwards (mark_dirty)"
         )
@@ -50,7 +74,12 @@ class FunctionCtx:
 class Function:
     """Subclass with static ``forward(ctx, *args)`` and ``backward(ctx, *grads)``;
     call ``MyFunction.apply(*args)``. ``backward`` returns one gradient (or None)
-    per argument of ``forward``."""
+    per argument of ``forward``.
+
+    Args:
+        *args: not allowed.
+        **kwargs: not allowed.
+    """
 
     def __init__(self, *args, **kwargs):
         raise RuntimeError(
@@ -59,18 +88,47 @@ class Function:
 
     @staticmethod
     def forward(ctx, *args, **kwargs):
+        """Computes the outputs; override it as a ``@staticmethod``.
+
+        Args:
+            ctx (FunctionCtx): stores what ``backward`` needs.
+            *args: the arguments given to :meth:`apply`.
+            **kwargs: the keyword arguments given to :meth:`apply`.
+
+        Returns:
+            A tensor or a tuple of tensors.
+        """
         raise NotImplementedError(
             "You must implement the forward function for custom autograd.Function."
         )
 
     @staticmethod
     def backward(ctx, *grad_outputs):
+        """Computes the gradients of the inputs; override it as a ``@staticmethod``.
+
+        Args:
+            ctx (FunctionCtx): the context ``forward`` filled.
+            *grad_outputs (Tensor): one gradient per output of ``forward``.
+
+        Returns:
+            One gradient (or None) per argument of ``forward``.
+        """
         raise NotImplementedError(
             "You must implement the backward function for custom autograd.Function."
         )
 
     @classmethod
     def apply(cls, *args, **kwargs):
+        """Runs ``forward`` without recording and adds one node to the graph whose backward
+        calls ``backward``.
+
+        Args:
+            *args: passed to ``forward`` after ``ctx``.
+            **kwargs: passed to ``forward``.
+
+        Returns:
+            The outputs of ``forward``.
+        """
         ctx = FunctionCtx()
         recording = _rumus.is_grad_enabled()
         ctx.needs_input_grad = tuple(

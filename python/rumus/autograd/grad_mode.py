@@ -49,7 +49,11 @@ class enable_grad(_Mode):
 
 class inference_mode(_Mode):
     """``inference_mode()`` is ``no_grad()`` in rumus (there are no inference-only tensors);
-    ``inference_mode(False)`` changes nothing."""
+    ``inference_mode(False)`` changes nothing.
+
+    Args:
+        mode (bool): True to disable recording (False does nothing).
+    """
 
     def __init__(self, mode: bool = True) -> None:
         self._args = (mode,)
@@ -61,7 +65,11 @@ class inference_mode(_Mode):
 
 
 class set_grad_enabled(_Mode):
-    """Sets grad mode now (as a call) or for a ``with`` block / decorated function."""
+    """Sets grad mode now (as a call) or for a ``with`` block / decorated function.
+
+    Args:
+        mode (bool): True to record operations, False not to.
+    """
 
     def __init__(self, mode: bool) -> None:
         self._args = (mode,)
@@ -82,7 +90,12 @@ class set_grad_enabled(_Mode):
 
 
 class set_detect_anomaly:
-    """Turns anomaly detection on or off; as a context manager, restores it on exit."""
+    """Turns anomaly detection on or off; as a context manager, restores it on exit.
+
+    Args:
+        mode (bool): True to enable.
+        check_nan (bool): raise on NaN and inf produced by a backward function.
+    """
 
     def __init__(self, mode, check_nan=True):
         self._prev = _rumus.is_anomaly_enabled()
@@ -97,7 +110,11 @@ class set_detect_anomaly:
 
 
 class detect_anomaly(set_detect_anomaly):
-    """Backward raises at the first node whose backward produced NaN or inf, naming it."""
+    """Backward raises at the first node whose backward produced NaN or inf, naming it.
+
+    Args:
+        check_nan (bool): raise on NaN and inf produced by a backward function.
+    """
 
     def __init__(self, check_nan=True):
         super().__init__(True, check_nan)

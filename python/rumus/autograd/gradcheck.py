@@ -246,6 +246,19 @@ def gradcheck(
     (``raise_exception=False``: returns False) naming the output, the input
     and the element where analytical and numerical derivatives differ most.
     ``nondet_tol`` bounds how much two backward passes may differ.
+
+    Args:
+        func (callable): takes the tensors in ``inputs`` and returns a tensor or a tuple of tensors.
+        inputs (Tensor or tuple[Tensor, ...]): float64 inputs; those with requires_grad are checked.
+        eps (float): the finite-difference step.
+        atol (float): the absolute tolerance.
+        rtol (float): the relative tolerance.
+        raise_exception (bool): raise on a mismatch instead of returning False.
+        nondet_tol (float): the tolerance for nondeterminism.
+        check_grad_dtypes (bool): check that gradients have their inputs' dtypes.
+
+    Returns:
+        bool: True if the gradients match.
     """
     inputs = _as_tuple(inputs)
     _check_inputs(inputs)
@@ -325,6 +338,20 @@ def gradgradcheck(
     outputs, inputs, grad_outputs, create_graph=True)``.  Without
     ``grad_outputs``, random ones (seeded, in [-1, 1), requiring grad) of
     the shape and dtype of each differentiable output are used.
+
+    Args:
+        func (callable): takes the tensors in ``inputs`` and returns a tensor or a tuple of tensors.
+        inputs (Tensor or Sequence[Tensor]): the tensors to differentiate with respect to.
+        grad_outputs (Tensor or Sequence[Tensor], optional): the first-order output gradients
+            (random when None).
+        eps (float): the finite-difference step.
+        atol (float): the absolute tolerance.
+        rtol (float): the relative tolerance.
+        raise_exception (bool): raise on a mismatch instead of returning False.
+        nondet_tol (float): the tolerance for nondeterminism.
+
+    Returns:
+        bool: True if the second derivatives match.
     """
     tupled_inputs = _as_tuple(inputs)
     if grad_outputs is None:

@@ -40,10 +40,24 @@ __all__ = [
 
 
 class Constraint:
+    """Base class of constraints: a region in which a variable is valid.
+
+    ``is_discrete`` says whether the space is discrete; ``event_dim`` is the number of
+    rightmost dimensions that together define one event.
+    """
+
     is_discrete = False
     event_dim = 0
 
     def check(self, value):
+        """Whether each event of ``value`` satisfies the constraint.
+
+        Args:
+            value (Tensor): the values to check.
+
+        Returns:
+            Tensor: bool, of ``value``'s shape without the ``event_dim`` rightmost dimensions.
+        """
         raise NotImplementedError
 
     def __repr__(self):
@@ -82,12 +96,26 @@ class _Dependent(Constraint):
 
 
 def is_dependent(constraint):
+    """Whether ``constraint`` is a dependent constraint (one that depends on other parameters).
+
+    Args:
+        constraint (Constraint): the constraint.
+
+    Returns:
+        bool: True for ``constraints.dependent`` and dependent properties.
+    """
     return isinstance(constraint, _Dependent)
 
 
 class _DependentProperty(property, _Dependent):
     """A property whose value is a constraint computed from the instance;
-    on the class it reads as a dependent constraint."""
+    on the class it reads as a dependent constraint.
+
+    Args:
+        fn (callable, optional): the function computing the constraint from the instance.
+        is_discrete (bool): whether the constraint is discrete (computed when not given).
+        event_dim (int): the number of rightmost dimensions forming one event.
+    """
 
     def __init__(self, fn=None, *, is_discrete=NotImplemented, event_dim=NotImplemented):
         property.__init__(self, fn)
@@ -100,7 +128,12 @@ class _DependentProperty(property, _Dependent):
 
 class _IndependentConstraint(Constraint):
     """Wraps a constraint, treating ``reinterpreted_batch_ndims`` more
-    dimensions as one event."""
+    dimensions as one event.
+
+    Args:
+        base_constraint (Constraint): the constraint to wrap.
+        reinterpreted_batch_ndims (int): how many batch dimensions become event dimensions.
+    """
 
     def __init__(self, base_constraint, reinterpreted_batch_ndims):
         assert isinstance(base_constraint, Constraint)
@@ -156,6 +189,13 @@ def _is_integer(value):
 
 
 class _IntegerInterval(Constraint):
+    """Integers in the closed interval ``[lower_bound, upper_bound]``.
+
+    Args:
+        lower_bound (int): the lower bound.
+        upper_bound (int): the upper bound.
+    """
+
     is_discrete = True
 
     def __init__(self, lower_bound, upper_bound):
@@ -208,6 +248,12 @@ class _Real(Constraint):
 
 
 class _GreaterThan(Constraint):
+    """Real numbers strictly greater than ``lower_bound``.
+
+    Args:
+        lower_bound (float): the bound.
+    """
+
     def __init__(self, lower_bound):
         self.lower_bound = lower_bound
         super().__init__()
@@ -220,6 +266,12 @@ class _GreaterThan(Constraint):
 
 
 class _GreaterThanEq(Constraint):
+    """Real numbers greater than or equal to ``lower_bound``.
+
+    Args:
+        lower_bound (float): the bound.
+    """
+
     def __init__(self, lower_bound):
         self.lower_bound = lower_bound
         super().__init__()
@@ -232,6 +284,12 @@ class _GreaterThanEq(Constraint):
 
 
 class _LessThan(Constraint):
+    """Real numbers strictly less than ``upper_bound``.
+
+    Args:
+        upper_bound (float): the bound.
+    """
+
     def __init__(self, upper_bound):
         self.upper_bound = upper_bound
         super().__init__()
@@ -244,6 +302,13 @@ class _LessThan(Constraint):
 
 
 class _Interval(Constraint):
+    """Real numbers in the closed interval ``[lower_bound, upper_bound]``.
+
+    Args:
+        lower_bound (float): the lower bound.
+        upper_bound (float): the upper bound.
+    """
+
     def __init__(self, lower_bound, upper_bound):
         self.lower_bound = lower_bound
         self.upper_bound = upper_bound
@@ -257,6 +322,13 @@ class _Interval(Constraint):
 
 
 class _HalfOpenInterval(Constraint):
+    """Real numbers in the half-open interval ``[lower_bound, upper_bound)``.
+
+    Args:
+        lower_bound (float): the lower bound.
+        upper_bound (float): the upper bound.
+    """
+
     def __init__(self, lower_bound, upper_bound):
         self.lower_bound = lower_bound
         self.upper_bound = upper_bound

@@ -27,7 +27,14 @@ def _batch_shape(params, tensors):
 
 
 class Uniform(Distribution):
-    """Uniform on the half-open interval ``[low, high)``."""
+    """Uniform on the half-open interval ``[low, high)``.
+
+    Args:
+        low (float or Tensor): the lower bound (inclusive).
+        high (float or Tensor): the upper bound (exclusive).
+        validate_args (bool, optional): check the parameters and sample values (the default setting
+            when None).
+    """
 
     arg_constraints = {
         "low": constraints.dependent(is_discrete=False, event_dim=0),
@@ -91,7 +98,13 @@ class Uniform(Distribution):
 
 
 class Exponential(Distribution):
-    """Exponential with ``rate`` (inverse scale)."""
+    """Exponential with ``rate`` (inverse scale).
+
+    Args:
+        rate (float or Tensor): the rate (inverse scale).
+        validate_args (bool, optional): check the parameters and sample values (the default setting
+            when None).
+    """
 
     arg_constraints = {"rate": constraints.positive}
     support = constraints.nonnegative
@@ -142,7 +155,14 @@ class Exponential(Distribution):
 
 
 class Laplace(Distribution):
-    """Laplace (double exponential) with location ``loc`` and scale ``scale``."""
+    """Laplace (double exponential) with location ``loc`` and scale ``scale``.
+
+    Args:
+        loc (float or Tensor): the location (mean for Normal).
+        scale (float or Tensor): the scale.
+        validate_args (bool, optional): check the parameters and sample values (the default setting
+            when None).
+    """
 
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
@@ -198,7 +218,14 @@ class Laplace(Distribution):
 
 class Cauchy(Distribution):
     """Cauchy (Lorentz) with location ``loc`` and half-width ``scale``;
-    its mean and variance are undefined (nan and inf, as in PyTorch)."""
+    its mean and variance are undefined (nan and inf, as in PyTorch).
+
+    Args:
+        loc (float or Tensor): the location (mean for Normal).
+        scale (float or Tensor): the scale.
+        validate_args (bool, optional): check the parameters and sample values (the default setting
+            when None).
+    """
 
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real

@@ -43,7 +43,14 @@ def _expand_probs_or_logits(self, new, batch_shape, event_shape=()):
 
 class Bernoulli(Distribution):
     """Bernoulli with success probability ``probs`` or log-odds ``logits``
-    (exactly one). Samples are 0.0/1.0 in the parameter's dtype."""
+    (exactly one). Samples are 0.0/1.0 in the parameter's dtype.
+
+    Args:
+        probs (float or Tensor, optional): the probabilities (exactly one of probs and logits).
+        logits (float or Tensor, optional): the log-odds or unnormalized log-probabilities.
+        validate_args (bool, optional): check the parameters and sample values (the default setting
+            when None).
+    """
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.boolean
@@ -72,14 +79,17 @@ class Bernoulli(Distribution):
 
     @lazy_property
     def logits(self):
+        """Log-odds of success, log(p / (1 - p))."""
         return probs_to_logits(self.probs, is_binary=True)
 
     @lazy_property
     def probs(self):
+        """Probability of success."""
         return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def param_shape(self):
+        """The shape of the parameter tensors (``probs`` or ``logits``)."""
         return self._param.shape
 
     @property
@@ -121,7 +131,14 @@ class Bernoulli(Distribution):
 
 class Geometric(Distribution):
     """Number of failures before the first success in Bernoulli(``probs``)
-    trials; support {0, 1, 2, ...}."""
+    trials; support {0, 1, 2, ...}.
+
+    Args:
+        probs (float or Tensor, optional): the probabilities (exactly one of probs and logits).
+        logits (float or Tensor, optional): the log-odds or unnormalized log-probabilities.
+        validate_args (bool, optional): check the parameters and sample values (the default setting
+            when None).
+    """
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.nonnegative_integer
@@ -197,7 +214,14 @@ class Geometric(Distribution):
 
 class Categorical(Distribution):
     """Categorical over ``{0, ..., K-1}`` with (unnormalized) ``probs`` or
-    ``logits`` over the last dimension (exactly one). Samples are int64."""
+    ``logits`` over the last dimension (exactly one). Samples are int64.
+
+    Args:
+        probs (float or Tensor, optional): the probabilities (exactly one of probs and logits).
+        logits (float or Tensor, optional): the log-odds or unnormalized log-probabilities.
+        validate_args (bool, optional): check the parameters and sample values (the default setting
+            when None).
+    """
 
     arg_constraints = {
         "probs": constraints.simplex,
@@ -235,14 +259,17 @@ class Categorical(Distribution):
 
     @lazy_property
     def logits(self):
+        """Normalized log-probabilities of the categories (the last dimension)."""
         return probs_to_logits(self.probs)
 
     @lazy_property
     def probs(self):
+        """Probabilities of the categories (the last dimension), summing to 1."""
         return logits_to_probs(self.logits)
 
     @property
     def param_shape(self):
+        """The shape of the parameter tensors (``probs`` or ``logits``)."""
         return self._param.shape
 
     @property
@@ -313,7 +340,14 @@ def _one_hot(indices, probs):
 
 
 class OneHotCategorical(Distribution):
-    """Categorical whose samples are one-hot vectors of length K (event_shape (K,))."""
+    """Categorical whose samples are one-hot vectors of length K (event_shape (K,)).
+
+    Args:
+        probs (float or Tensor, optional): the probabilities (exactly one of probs and logits).
+        logits (float or Tensor, optional): the log-odds or unnormalized log-probabilities.
+        validate_args (bool, optional): check the parameters and sample values (the default setting
+            when None).
+    """
 
     arg_constraints = {
         "probs": constraints.simplex,
@@ -349,10 +383,12 @@ class OneHotCategorical(Distribution):
 
     @property
     def probs(self):
+        """Probabilities of the categories (the last dimension), summing to 1."""
         return self._categorical.probs
 
     @property
     def logits(self):
+        """Normalized log-probabilities of the categories (the last dimension)."""
         return self._categorical.logits
 
     @property
@@ -370,6 +406,7 @@ class OneHotCategorical(Distribution):
 
     @property
     def param_shape(self):
+        """The shape of the parameter tensors (``probs`` or ``logits``)."""
         return self._categorical.param_shape
 
     def sample(self, sample_shape=()):
@@ -397,7 +434,14 @@ class OneHotCategorical(Distribution):
 
 class OneHotCategoricalStraightThrough(OneHotCategorical):
     """OneHotCategorical whose ``rsample`` passes gradients straight through:
-    the forward value is a one-hot sample, the gradient is that of ``probs``."""
+    the forward value is a one-hot sample, the gradient is that of ``probs``.
+
+    Args:
+        probs (float or Tensor, optional): the probabilities (exactly one of probs and logits).
+        logits (float or Tensor, optional): the log-odds or unnormalized log-probabilities.
+        validate_args (bool, optional): check the parameters and sample values (the default setting
+            when None).
+    """
 
     has_rsample = True
 

@@ -20,6 +20,12 @@ class Distribution:
     ``batch_shape`` indexes independent (not identical) distributions;
     ``event_shape`` is the shape of one draw. ``sample(sample_shape)`` returns
     ``sample_shape + batch_shape + event_shape``.
+
+    Args:
+        batch_shape (Size or tuple): the batch shape.
+        event_shape (Size or tuple): the event shape.
+        validate_args (bool, optional): check the parameters and sample values (the default setting
+            when None).
     """
 
     has_rsample = False
@@ -28,6 +34,11 @@ class Distribution:
 
     @staticmethod
     def set_default_validate_args(value):
+        """Sets whether new distributions validate their arguments by default.
+
+        Args:
+            value (bool): True to validate parameters and sample values, False not to.
+        """
         if value not in (True, False):
             raise ValueError("set_default_validate_args expects True or False")
         Distribution._validate_args = value
@@ -59,68 +70,151 @@ class Distribution:
         super().__init__()
 
     def expand(self, batch_shape, _instance=None):
+        """Returns a new distribution with its batch dimensions expanded to ``batch_shape``.
+
+        The parameters are expanded views, not copies.
+
+        Args:
+            batch_shape (Size or tuple): the new batch shape.
+
+        Returns:
+            Distribution: an instance of the same class.
+        """
         raise NotImplementedError
 
     @property
     def batch_shape(self):
+        """The shape over which parameters are batched (independent distributions)."""
         return self._batch_shape
 
     @property
     def event_shape(self):
+        """The shape of one sample, without the batch dimensions."""
         return self._event_shape
 
     @property
     def arg_constraints(self):
+        """A dict from parameter names to the constraints each must satisfy."""
         raise NotImplementedError
 
     @property
     def support(self):
+        """The constraint that values of ``log_prob`` must satisfy."""
         raise NotImplementedError
 
     @property
     def mean(self):
+        """The mean of the distribution, of shape ``batch_shape + event_shape``."""
         raise NotImplementedError(f"{self.__class__} does not implement mean")
 
     @property
     def mode(self):
+        """The mode of the distribution, of shape ``batch_shape + event_shape``."""
         raise NotImplementedError(f"{self.__class__} does not implement mode")
 
     @property
     def variance(self):
+        """The variance of the distribution, of shape ``batch_shape + event_shape``."""
         raise NotImplementedError(f"{self.__class__} does not implement variance")
 
     @property
     def stddev(self):
+        """The standard deviation of the distribution (the square root of ``variance``)."""
         return self.variance.sqrt()
 
     def sample(self, sample_shape=()):
-        """Draws samples (no gradients flow to the parameters)."""
+        """Draws samples (no gradients flow to the parameters).
+
+        Args:
+            sample_shape (Size or tuple): leading shape of the samples.
+
+        Returns:
+            Tensor: of shape ``sample_shape + batch_shape + event_shape``.
+        """
         with rumus.no_grad():
             return self.rsample(sample_shape)
 
     def rsample(self, sample_shape=()):
-        """Draws reparameterized samples (gradients flow to the parameters)."""
+        """Draws reparameterized samples (gradients flow to the parameters).
+
+        Args:
+            sample_shape (Size or tuple): leading shape of the samples.
+
+        Returns:
+            Tensor: of shape ``sample_shape + batch_shape + event_shape``.
+        """
         raise NotImplementedError
 
     def sample_n(self, n):
+        """Draws ``n`` samples (the same as ``sample((n,))``).
+
+        Args:
+            n (int): the number of samples.
+
+        Returns:
+            Tensor: of shape ``(n,) + batch_shape + event_shape``.
+        """
         return self.sample(rumus.Size([n]))
 
     def log_prob(self, value):
+        """The log of the probability density (or mass) at ``value``.
+
+        Args:
+            value (Tensor): values broadcastable to ``batch_shape + event_shape``.
+
+        Returns:
+            Tensor: the log densities, one per batch element.
+        """
         raise NotImplementedError
 
     def cdf(self, value):
+        """The cumulative distribution function at ``value``.
+
+        Args:
+            value (Tensor): values broadcastable to the batch shape.
+
+        Returns:
+            Tensor: P(X <= value).
+        """
         raise NotImplementedError
 
     def icdf(self, value):
+        """The inverse cumulative distribution function (the quantile function).
+
+        Args:
+            value (Tensor): probabilities in [0, 1].
+
+        Returns:
+            Tensor: the values x with cdf(x) = value.
+        """
         raise NotImplementedError
 
     def enumerate_support(self, expand=True):
+        """Every value of a discrete distribution's support.
+
+        Args:
+            expand (bool): if True, expand the result over the batch dimensions;
+                otherwise it has singleton batch dimensions.
+
+        Returns:
+            Tensor: the values along dimension 0.
+        """
         raise NotImplementedError
 
     def entropy(self):
+        """The entropy of the distribution.
+
+        Returns:
+            Tensor: of shape ``batch_shape``.
+        """
         raise NotImplementedError
 
     def perplexity(self):
+        """The perplexity, ``exp(entropy())``.
+
+        Returns:
+            Tensor: of shape ``batch_shape``.
+        """
         return self.entropy().exp()
 
     def _extended_shape(self, sample_shape=()):

@@ -11,7 +11,14 @@ __all__ = ["Independent"]
 
 class Independent(Distribution):
     """Treats the rightmost ``reinterpreted_batch_ndims`` batch dimensions of
-    ``base_distribution`` as event dimensions: ``log_prob`` sums over them."""
+    ``base_distribution`` as event dimensions: ``log_prob`` sums over them.
+
+    Args:
+        base_distribution (Distribution): the distribution to wrap.
+        reinterpreted_batch_ndims (int): how many batch dimensions become event dimensions.
+        validate_args (bool, optional): check the parameters and sample values (the default setting
+            when None).
+    """
 
     arg_constraints = {}
 

@@ -23,7 +23,12 @@ _KL_MEMOIZE = {}
 
 def register_kl(type_p, type_q):
     """Decorator registering ``fn(p, q)`` as KL(p || q) for instances of
-    ``type_p`` and ``type_q`` (and their subclasses)."""
+    ``type_p`` and ``type_q`` (and their subclasses).
+
+    Args:
+        type_p (type): a Distribution subclass.
+        type_q (type): a Distribution subclass.
+    """
 
     if not isinstance(type_p, type) or not isinstance(type_q, type):
         raise TypeError("Expected type_p and type_q to be Distribution subclasses")
@@ -55,7 +60,15 @@ def _dispatch_kl(type_p, type_q):
 
 def kl_divergence(p, q):
     """KL(p || q), batched over ``batch_shape``; raises NotImplementedError
-    when no closed form is registered for the pair of types."""
+    when no closed form is registered for the pair of types.
+
+    Args:
+        p (Distribution): the first distribution.
+        q (Distribution): the second distribution.
+
+    Returns:
+        Tensor: of shape ``batch_shape``.
+    """
     try:
         fun = _KL_MEMOIZE[type(p), type(q)]
     except KeyError:

@@ -12,7 +12,14 @@ __all__ = ["MixtureSameFamily"]
 class MixtureSameFamily(Distribution):
     """Mixture whose components are the rightmost batch dimension of
     ``component_distribution`` (size K), weighted by
-    ``mixture_distribution`` (a Categorical over K)."""
+    ``mixture_distribution`` (a Categorical over K).
+
+    Args:
+        mixture_distribution (Categorical): the weights of the components.
+        component_distribution (Distribution): the components (rightmost batch dimension).
+        validate_args (bool, optional): check the parameters and sample values (the default setting
+            when None).
+    """
 
     arg_constraints = {}
     has_rsample = False
@@ -64,10 +71,13 @@ class MixtureSameFamily(Distribution):
 
     @property
     def mixture_distribution(self):
+        """The Categorical distribution over the mixture components."""
         return self._mixture_distribution
 
     @property
     def component_distribution(self):
+        """The batched distribution of the components (the rightmost batch dimension indexes
+        them)."""
         return self._component_distribution
 
     def _pad_mixture(self, probs):

@@ -41,7 +41,16 @@ def _diag(m):
 class MultivariateNormal(Distribution):
     """Multivariate normal with mean ``loc`` and exactly one of
     ``covariance_matrix``, ``precision_matrix`` or ``scale_tril`` (the lower
-    Cholesky factor of the covariance)."""
+    Cholesky factor of the covariance).
+
+    Args:
+        loc (Tensor): the mean, of shape ``batch_shape + (n,)``.
+        covariance_matrix (Tensor, optional): positive-definite covariance.
+        precision_matrix (Tensor, optional): positive-definite inverse covariance.
+        scale_tril (Tensor, optional): lower-triangular Cholesky factor of the covariance.
+        validate_args (bool, optional): check the parameters and sample values (the default setting
+            when None).
+    """
 
     arg_constraints = {
         "loc": constraints.real_vector,
@@ -173,7 +182,15 @@ class MultivariateNormal(Distribution):
 
 class LowRankMultivariateNormal(Distribution):
     """Multivariate normal with covariance ``cov_factor @ cov_factor.mT +
-    diag(cov_diag)``; ``cov_factor`` is (..., n, r), ``cov_diag`` (..., n)."""
+    diag(cov_diag)``; ``cov_factor`` is (..., n, r), ``cov_diag`` (..., n).
+
+    Args:
+        loc (Tensor): the mean, of shape ``batch_shape + (n,)``.
+        cov_factor (Tensor): the low-rank factor, of shape ``batch_shape + (n, rank)``.
+        cov_diag (Tensor): the diagonal part, of shape ``batch_shape + (n,)``.
+        validate_args (bool, optional): check the parameters and sample values (the default setting
+            when None).
+    """
 
     arg_constraints = {
         "loc": constraints.real_vector,

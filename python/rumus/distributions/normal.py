@@ -16,7 +16,14 @@ _LOG_SQRT_2PI = 0.5 * math.log(2 * math.pi)
 
 
 class Normal(Distribution):
-    """Normal (Gaussian) distribution with mean ``loc`` and standard deviation ``scale``."""
+    """Normal (Gaussian) distribution with mean ``loc`` and standard deviation ``scale``.
+
+    Args:
+        loc (float or Tensor): the mean.
+        scale (float or Tensor): the standard deviation.
+        validate_args (bool, optional): check the parameters and sample values (the default setting
+            when None).
+    """
 
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
@@ -79,7 +86,14 @@ class Normal(Distribution):
 
 
 class LogNormal(TransformedDistribution):
-    """``exp(X)`` for ``X ~ Normal(loc, scale)``."""
+    """``exp(X)`` for ``X ~ Normal(loc, scale)``.
+
+    Args:
+        loc (float or Tensor): the mean of log X.
+        scale (float or Tensor): the standard deviation of log X.
+        validate_args (bool, optional): check the parameters and sample values (the default setting
+            when None).
+    """
 
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.positive
@@ -95,10 +109,12 @@ class LogNormal(TransformedDistribution):
 
     @property
     def loc(self):
+        """The mean of the underlying normal distribution (of ``log X``)."""
         return self.base_dist.loc
 
     @property
     def scale(self):
+        """The standard deviation of the underlying normal distribution (of ``log X``)."""
         return self.base_dist.scale
 
     @property
@@ -119,7 +135,13 @@ class LogNormal(TransformedDistribution):
 
 
 class HalfNormal(TransformedDistribution):
-    """``|X|`` for ``X ~ Normal(0, scale)``."""
+    """``|X|`` for ``X ~ Normal(0, scale)``.
+
+    Args:
+        scale (float or Tensor): the scale.
+        validate_args (bool, optional): check the parameters and sample values (the default setting
+            when None).
+    """
 
     arg_constraints = {"scale": constraints.positive}
     support = constraints.nonnegative
@@ -135,6 +157,7 @@ class HalfNormal(TransformedDistribution):
 
     @property
     def scale(self):
+        """The scale of the normal distribution that is folded at zero."""
         return self.base_dist.scale
 
     @property

@@ -31,7 +31,15 @@ __all__ = [
 
 
 class LogitRelaxedBernoulli(Distribution):
-    """Logit of a RelaxedBernoulli sample: ``(logit(U) + logits) / temperature``."""
+    """Logit of a RelaxedBernoulli sample: ``(logit(U) + logits) / temperature``.
+
+    Args:
+        temperature (float or Tensor): the relaxation temperature.
+        probs (float or Tensor, optional): the probabilities (exactly one of probs and logits).
+        logits (float or Tensor, optional): the log-odds or unnormalized log-probabilities.
+        validate_args (bool, optional): check the parameters and sample values (the default setting
+            when None).
+    """
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.real
@@ -68,14 +76,17 @@ class LogitRelaxedBernoulli(Distribution):
 
     @lazy_property
     def logits(self):
+        """Log-odds of success."""
         return probs_to_logits(self.probs, is_binary=True)
 
     @lazy_property
     def probs(self):
+        """Probability of success."""
         return logits_to_probs(self.logits, is_binary=True)
 
     @property
     def param_shape(self):
+        """The shape of the parameter tensors (``probs`` or ``logits``)."""
         return self._param.shape
 
     def rsample(self, sample_shape=()):
@@ -94,7 +105,15 @@ class LogitRelaxedBernoulli(Distribution):
 
 class RelaxedBernoulli(TransformedDistribution):
     """Concrete relaxation of Bernoulli on (0, 1): ``sigmoid`` of a
-    LogitRelaxedBernoulli sample."""
+    LogitRelaxedBernoulli sample.
+
+    Args:
+        temperature (float or Tensor): the relaxation temperature.
+        probs (float or Tensor, optional): the probabilities (exactly one of probs and logits).
+        logits (float or Tensor, optional): the log-odds or unnormalized log-probabilities.
+        validate_args (bool, optional): check the parameters and sample values (the default setting
+            when None).
+    """
 
     arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
     support = constraints.unit_interval
@@ -110,20 +129,31 @@ class RelaxedBernoulli(TransformedDistribution):
 
     @property
     def temperature(self):
+        """The relaxation temperature (lower is closer to a Bernoulli)."""
         return self.base_dist.temperature
 
     @property
     def logits(self):
+        """Log-odds of success."""
         return self.base_dist.logits
 
     @property
     def probs(self):
+        """Probability of success."""
         return self.base_dist.probs
 
 
 class ExpRelaxedCategorical(Distribution):
     """Log of a RelaxedOneHotCategorical sample: ``log_softmax((logits + G) / T)``
-    with Gumbel noise ``G``; event_shape (K,)."""
+    with Gumbel noise ``G``; event_shape (K,).
+
+    Args:
+        temperature (float or Tensor): the relaxation temperature.
+        probs (float or Tensor, optional): the probabilities (exactly one of probs and logits).
+        logits (float or Tensor, optional): the log-odds or unnormalized log-probabilities.
+        validate_args (bool, optional): check the parameters and sample values (the default setting
+            when None).
+    """
 
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
     support = constraints.real_vector
@@ -152,14 +182,17 @@ class ExpRelaxedCategorical(Distribution):
 
     @property
     def param_shape(self):
+        """The shape of the parameter tensors (``probs`` or ``logits``)."""
         return self._categorical.param_shape
 
     @property
     def logits(self):
+        """Normalized log-probabilities of the categories."""
         return self._categorical.logits
 
     @property
     def probs(self):
+        """Probabilities of the categories."""
         return self._categorical.probs
 
     def rsample(self, sample_shape=()):
@@ -181,7 +214,15 @@ class ExpRelaxedCategorical(Distribution):
 
 
 class RelaxedOneHotCategorical(TransformedDistribution):
-    """Concrete / Gumbel-softmax relaxation of OneHotCategorical on the simplex."""
+    """Concrete / Gumbel-softmax relaxation of OneHotCategorical on the simplex.
+
+    Args:
+        temperature (float or Tensor): the relaxation temperature.
+        probs (float or Tensor, optional): the probabilities (exactly one of probs and logits).
+        logits (float or Tensor, optional): the log-odds or unnormalized log-probabilities.
+        validate_args (bool, optional): check the parameters and sample values (the default setting
+            when None).
+    """
 
     arg_constraints = {"probs": constraints.simplex, "logits": constraints.real_vector}
     support = constraints.simplex
@@ -202,12 +243,15 @@ class RelaxedOneHotCategorical(TransformedDistribution):
 
     @property
     def temperature(self):
+        """The relaxation temperature (lower is closer to a one-hot Categorical)."""
         return self.base_dist.temperature
 
     @property
     def logits(self):
+        """Normalized log-probabilities of the categories."""
         return self.base_dist.logits
 
     @property
     def probs(self):
+        """Probabilities of the categories."""
         return self.base_dist.probs

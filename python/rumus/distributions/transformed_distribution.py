@@ -13,7 +13,14 @@ __all__ = ["TransformedDistribution"]
 
 class TransformedDistribution(Distribution):
     """Samples ``x ~ base_distribution`` and returns ``transforms(x)``;
-    ``log_prob`` applies the change-of-variables formula."""
+    ``log_prob`` applies the change-of-variables formula.
+
+    Args:
+        base_distribution (Distribution): the distribution to wrap.
+        transforms (Transform or list[Transform]): applied in order.
+        validate_args (bool, optional): check the parameters and sample values (the default setting
+            when None).
+    """
 
     arg_constraints = {}
 

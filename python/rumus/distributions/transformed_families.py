@@ -19,7 +19,14 @@ _EULER_GAMMA = 0.57721566490153286061
 
 class Gumbel(TransformedDistribution):
     """Gumbel (type-I extreme value) with location ``loc`` and scale ``scale``:
-    ``loc - scale * log(-log(U))`` for ``U ~ Uniform(0, 1)``."""
+    ``loc - scale * log(-log(U))`` for ``U ~ Uniform(0, 1)``.
+
+    Args:
+        loc (float or Tensor): the location (mean for Normal).
+        scale (float or Tensor): the scale.
+        validate_args (bool, optional): check the parameters and sample values (the default setting
+            when None).
+    """
 
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.real
@@ -81,7 +88,14 @@ class Gumbel(TransformedDistribution):
 
 class Pareto(TransformedDistribution):
     """Pareto type I with minimum ``scale`` and tail index ``alpha``:
-    ``scale * exp(E)`` for ``E ~ Exponential(alpha)``."""
+    ``scale * exp(E)`` for ``E ~ Exponential(alpha)``.
+
+    Args:
+        scale (float or Tensor): the minimum value.
+        alpha (float or Tensor): the tail index.
+        validate_args (bool, optional): check the parameters and sample values (the default setting
+            when None).
+    """
 
     arg_constraints = {"alpha": constraints.positive, "scale": constraints.positive}
     has_rsample = True
@@ -123,7 +137,14 @@ class Pareto(TransformedDistribution):
 
 class LogisticNormal(TransformedDistribution):
     """Logistic-normal on the simplex: ``StickBreakingTransform`` of
-    ``Normal(loc, scale)`` over the last dimension (K-1 values -> K)."""
+    ``Normal(loc, scale)`` over the last dimension (K-1 values -> K).
+
+    Args:
+        loc (float or Tensor): the mean of the underlying normal.
+        scale (float or Tensor): its standard deviation.
+        validate_args (bool, optional): check the parameters and sample values (the default setting
+            when None).
+    """
 
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.simplex
@@ -141,8 +162,10 @@ class LogisticNormal(TransformedDistribution):
 
     @property
     def loc(self):
+        """The mean of the underlying normal distribution."""
         return self.base_dist.base_dist.loc
 
     @property
     def scale(self):
+        """The standard deviation of the underlying normal distribution."""
         return self.base_dist.base_dist.scale

@@ -38,6 +38,9 @@ class Transform:
     exact; ``sign`` (for elementwise bijections) is +1 or -1 for monotone
     increasing or decreasing transforms. ``cache_size=1`` remembers the last
     ``(x, y)`` pair so ``inv(t(x))`` returns ``x`` itself.
+
+    Args:
+        cache_size (int): 0 (no cache) or 1 (remember the last ``(x, y)``).
     """
 
     bijective = False
@@ -53,12 +56,14 @@ class Transform:
 
     @property
     def event_dim(self):
+        """The number of rightmost dimensions that form one event of the transform."""
         if self.domain.event_dim == self.codomain.event_dim:
             return self.domain.event_dim
         raise ValueError("Please use either .domain.event_dim or .codomain.event_dim")
 
     @property
     def inv(self):
+        """The inverse transform: ``t.inv(t(x))`` is ``x``."""
         inv = self._inv
         if inv is None:
             inv = _InverseTransform(self)
@@ -67,9 +72,18 @@ class Transform:
 
     @property
     def sign(self):
+        """+1 or -1: whether a monotone elementwise transform increases or decreases."""
         raise NotImplementedError
 
     def with_cache(self, cache_size=1):
+        """This transform with a cache of the last ``(x, y)`` pair.
+
+        Args:
+            cache_size (int): 0 (no cache) or 1.
+
+        Returns:
+            Transform: ``self`` when the cache size already matches, else a copy.
+        """
         if self._cache_size == cache_size:
             return self
         if type(self).__init__ is Transform.__init__:
@@ -111,12 +125,37 @@ class Transform:
         raise NotImplementedError
 
     def log_abs_det_jacobian(self, x, y):
+        """The log of the absolute determinant of the Jacobian, ``log |dy/dx|``.
+
+        Args:
+            x (Tensor): inputs of the transform.
+            y (Tensor): the outputs ``t(x)``.
+
+        Returns:
+            Tensor: summed over the event dimensions.
+        """
         raise NotImplementedError
 
     def forward_shape(self, shape):
+        """The shape of ``t(x)`` for an input of shape ``shape``.
+
+        Args:
+            shape (tuple): the input shape.
+
+        Returns:
+            tuple: the output shape.
+        """
         return shape
 
     def inverse_shape(self, shape):
+        """The shape of ``t.inv(y)`` for an output of shape ``shape``.
+
+        Args:
+            shape (tuple): the output shape.
+
+        Returns:
+            tuple: the input shape.
+        """
         return shape
 
     def __repr__(self):
@@ -173,7 +212,12 @@ class _InverseTransform(Transform):
 
 
 class ComposeTransform(Transform):
-    """Applies ``parts`` in order; an empty list is the identity."""
+    """Applies ``parts`` in order; an empty list is the identity.
+
+    Args:
+        parts (list[Transform]): the transforms, applied in order.
+        cache_size (int): 0 (no cache) or 1 (remember the last ``(x, y)``).
+    """
 
     def __init__(self, parts, cache_size=0):
         if cache_size:
@@ -188,6 +232,7 @@ class ComposeTransform(Transform):
 
     @property
     def domain(self):
+        """The domain of the first transform, widened to the event dimensions of the chain."""
         if not self.parts:
             return constraints.real
         domain = self.parts[0].domain
@@ -201,6 +246,7 @@ class ComposeTransform(Transform):
 
     @property
     def codomain(self):
+        """The codomain of the last transform, widened to the event dimensions of the chain."""
         if not self.parts:
             return constraints.real
         codomain = self.parts[-1].codomain
@@ -281,7 +327,13 @@ identity_transform = ComposeTransform([])
 
 class IndependentTransform(Transform):
     """Treats ``reinterpreted_batch_ndims`` more dimensions of ``base_transform``
-    as one event (its log-det-Jacobian sums over them)."""
+    as one event (its log-det-Jacobian sums over them).
+
+    Args:
+        base_transform (Transform): the transform to wrap.
+        reinterpreted_batch_ndims (int): how many batch dimensions become event dimensions.
+        cache_size (int): 0 (no cache) or 1 (remember the last ``(x, y)``).
+    """
 
     def __init__(self, base_transform, reinterpreted_batch_ndims, cache_size=0):
         super().__init__(cache_size=cache_size)
@@ -297,10 +349,13 @@ class IndependentTransform(Transform):
 
     @property
     def domain(self):
+        """The base transform's domain with ``reinterpreted_batch_ndims`` more event dimensions."""
         return constraints.independent(self.base_transform.domain, self.reinterpreted_batch_ndims)
 
     @property
     def codomain(self):
+        """The base transform's codomain with ``reinterpreted_batch_ndims`` more event
+        dimensions."""
         return constraints.independent(self.base_transform.codomain, self.reinterpreted_batch_ndims)
 
     @property
@@ -329,7 +384,11 @@ class IndependentTransform(Transform):
 
 
 class ExpTransform(Transform):
-    """``y = exp(x)``."""
+    """``y = exp(x)``.
+
+    Args:
+        cache_size (int): 0 (no cache) or 1 (remember the last ``(x, y)``).
+    """
 
     domain = constraints.real
     codomain = constraints.positive
@@ -352,7 +411,12 @@ class ExpTransform(Transform):
 
 
 class PowerTransform(Transform):
-    """``y = x ** exponent`` on positive reals."""
+    """``y = x ** exponent`` on positive reals.
+
+    Args:
+        exponent (float or Tensor): the power.
+        cache_size (int): 0 (no cache) or 1 (remember the last ``(x, y)``).
+    """
 
     domain = constraints.positive
     codomain = constraints.positive
@@ -385,7 +449,11 @@ class PowerTransform(Transform):
 
 
 class SigmoidTransform(Transform):
-    """``y = 1 / (1 + exp(-x))``."""
+    """``y = 1 / (1 + exp(-x))``.
+
+    Args:
+        cache_size (int): 0 (no cache) or 1 (remember the last ``(x, y)``).
+    """
 
     domain = constraints.real
     codomain = constraints.unit_interval
@@ -415,7 +483,11 @@ class SigmoidTransform(Transform):
 
 
 class TanhTransform(Transform):
-    """``y = tanh(x)``."""
+    """``y = tanh(x)``.
+
+    Args:
+        cache_size (int): 0 (no cache) or 1 (remember the last ``(x, y)``).
+    """
 
     domain = constraints.real
     codomain = constraints.interval(-1.0, 1.0)
@@ -440,7 +512,11 @@ class TanhTransform(Transform):
 
 
 class AbsTransform(Transform):
-    """``y = |x|`` (not bijective; its inverse picks the nonnegative root)."""
+    """``y = |x|`` (not bijective; its inverse picks the nonnegative root).
+
+    Args:
+        cache_size (int): 0 (no cache) or 1 (remember the last ``(x, y)``).
+    """
 
     domain = constraints.real
     codomain = constraints.nonnegative
@@ -458,7 +534,14 @@ class AbsTransform(Transform):
 
 
 class AffineTransform(Transform):
-    """``y = loc + scale * x``; ``event_dim`` dimensions form one event."""
+    """``y = loc + scale * x``; ``event_dim`` dimensions form one event.
+
+    Args:
+        loc (float or Tensor): the shift.
+        scale (float or Tensor): the scale.
+        event_dim (int): the number of rightmost dimensions forming one event.
+        cache_size (int): 0 (no cache) or 1 (remember the last ``(x, y)``).
+    """
 
     bijective = True
 
@@ -470,16 +553,19 @@ class AffineTransform(Transform):
 
     @property
     def event_dim(self):
+        """The number of rightmost dimensions transformed together."""
         return self._event_dim
 
     @property
     def domain(self):
+        """The real numbers, with ``event_dim`` event dimensions."""
         if self._event_dim == 0:
             return constraints.real
         return constraints.independent(constraints.real, self._event_dim)
 
     @property
     def codomain(self):
+        """The real numbers, with ``event_dim`` event dimensions."""
         return self.domain
 
     def with_cache(self, cache_size=1):
@@ -539,7 +625,11 @@ class AffineTransform(Transform):
 
 class SoftmaxTransform(Transform):
     """Real vectors to the simplex by ``softmax`` (not bijective; the inverse
-    is ``log`` up to an additive constant)."""
+    is ``log`` up to an additive constant).
+
+    Args:
+        cache_size (int): 0 (no cache) or 1 (remember the last ``(x, y)``).
+    """
 
     domain = constraints.real_vector
     codomain = constraints.simplex
@@ -567,7 +657,11 @@ class SoftmaxTransform(Transform):
 
 
 class StickBreakingTransform(Transform):
-    """Real vectors of length K-1 to the K-simplex by stick breaking; bijective."""
+    """Real vectors of length K-1 to the K-simplex by stick breaking; bijective.
+
+    Args:
+        cache_size (int): 0 (no cache) or 1 (remember the last ``(x, y)``).
+    """
 
     domain = constraints.real_vector
     codomain = constraints.simplex
@@ -618,7 +712,11 @@ class StickBreakingTransform(Transform):
 class LowerCholeskyTransform(Transform):
     """Unconstrained square matrices to lower-triangular matrices with a
     positive diagonal: keeps the strict lower part, exponentiates the diagonal.
-    Not bijective (the upper triangle is dropped)."""
+    Not bijective (the upper triangle is dropped).
+
+    Args:
+        cache_size (int): 0 (no cache) or 1 (remember the last ``(x, y)``).
+    """
 
     domain = constraints.independent(constraints.real, 2)
     codomain = constraints.lower_cholesky
@@ -642,7 +740,11 @@ class LowerCholeskyTransform(Transform):
 
 
 class SoftplusTransform(Transform):
-    """``y = log(1 + exp(x))``, reals to positive reals."""
+    """``y = log(1 + exp(x))``, reals to positive reals.
+
+    Args:
+        cache_size (int): 0 (no cache) or 1 (remember the last ``(x, y)``).
+    """
 
     domain = constraints.real
     codomain = constraints.positive
@@ -666,7 +768,11 @@ class SoftplusTransform(Transform):
 
 class PositiveDefiniteTransform(Transform):
     """Unconstrained square matrices to positive-definite ones: ``L L^T`` with
-    ``L`` from LowerCholeskyTransform (not bijective)."""
+    ``L`` from LowerCholeskyTransform (not bijective).
+
+    Args:
+        cache_size (int): 0 (no cache) or 1 (remember the last ``(x, y)``).
+    """
 
     domain = constraints.independent(constraints.real, 2)
     codomain = constraints.positive_definite
@@ -686,7 +792,13 @@ class PositiveDefiniteTransform(Transform):
 
 class ReshapeTransform(Transform):
     """Reshapes the rightmost ``in_shape`` dimensions to ``out_shape`` (same
-    number of elements); the log-det-Jacobian is zero."""
+    number of elements); the log-det-Jacobian is zero.
+
+    Args:
+        in_shape (Sequence[int]): the event shape of the input.
+        out_shape (Sequence[int]): the event shape of the output (same number of elements).
+        cache_size (int): 0 (no cache) or 1 (remember the last ``(x, y)``).
+    """
 
     bijective = True
 
@@ -699,10 +811,12 @@ class ReshapeTransform(Transform):
 
     @property
     def domain(self):
+        """Real tensors with ``len(in_shape)`` event dimensions."""
         return constraints.independent(constraints.real, len(self.in_shape))
 
     @property
     def codomain(self):
+        """Real tensors with ``len(out_shape)`` event dimensions."""
         return constraints.independent(constraints.real, len(self.out_shape))
 
     def with_cache(self, cache_size=1):
@@ -739,7 +853,12 @@ class ReshapeTransform(Transform):
 
 class CumulativeDistributionTransform(Transform):
     """``y = distribution.cdf(x)`` onto the unit interval; the inverse is
-    ``icdf`` and the log-det-Jacobian is ``log_prob``."""
+    ``icdf`` and the log-det-Jacobian is ``log_prob``.
+
+    Args:
+        distribution (Distribution): the distribution whose CDF to apply.
+        cache_size (int): 0 (no cache) or 1 (remember the last ``(x, y)``).
+    """
 
     bijective = True
     codomain = constraints.unit_interval
@@ -751,6 +870,7 @@ class CumulativeDistributionTransform(Transform):
 
     @property
     def domain(self):
+        """The support of the distribution whose CDF this transform applies."""
         return self.distribution.support
 
     def with_cache(self, cache_size=1):

@@ -98,26 +98,74 @@ def _write_back(input, fn):
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
+    """Applies ``max(0, x)`` elementwise.
+
+    Args:
+        input (Tensor): the input.
+        inplace (bool): write the result into ``input``.
+
+    Returns:
+        Tensor: of the input's shape.
+    """
     return input.relu_() if inplace else input.relu()
 
 
 def hardtanh(
     input: Tensor, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False
 ) -> Tensor:
+    """Clamps the input to ``[min_val, max_val]``.
+
+    Args:
+        input (Tensor): the input.
+        min_val (float): the lower bound.
+        max_val (float): the upper bound.
+        inplace (bool): write the result into ``input``.
+
+    Returns:
+        Tensor: of the input's shape.
+    """
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
     return input.clamp_(min_val, max_val) if inplace else input.clamp(min_val, max_val)
 
 
 def relu6(input: Tensor, inplace: bool = False) -> Tensor:
+    """Applies ``min(max(0, x), 6)`` elementwise.
+
+    Args:
+        input (Tensor): the input.
+        inplace (bool): write the result into ``input``.
+
+    Returns:
+        Tensor: of the input's shape.
+    """
     return hardtanh(input, 0.0, 6.0, inplace)
 
 
 def elu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
+    """Applies ELU: ``x`` if ``x > 0`` else ``alpha * (exp(x) - 1)``.
+
+    Args:
+        input (Tensor): the input.
+        alpha (float): the negative saturation value.
+        inplace (bool): write the result into ``input``.
+
+    Returns:
+        Tensor: of the input's shape.
+    """
     return _write_back(input, lambda t: t.elu(alpha)) if inplace else input.elu(alpha)
 
 
 def selu(input: Tensor, inplace: bool = False) -> Tensor:
+    """Applies SELU: ``scale * elu(x, alpha)`` with the self-normalizing constants.
+
+    Args:
+        input (Tensor): the input.
+        inplace (bool): write the result into ``input``.
+
+    Returns:
+        Tensor: of the input's shape.
+    """
     alpha, scale = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
     if inplace:
         return _write_back(input, lambda t: t.elu(alpha) * scale)
@@ -126,52 +174,144 @@ def selu(input: Tensor, inplace: bool = False) -> Tensor:
 
 def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     # celu(x) = alpha * elu(x / alpha)
+    """Applies CELU: ``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``.
+
+    Args:
+        input (Tensor): the input.
+        alpha (float): the scale of the negative part.
+        inplace (bool): write the result into ``input``.
+
+    Returns:
+        Tensor: of the input's shape.
+    """
     if inplace:
         return _write_back(input, lambda t: (t / alpha).elu() * alpha)
     return (input / alpha).elu() * alpha
 
 
 def leaky_relu(input: Tensor, negative_slope: float = 0.01, inplace: bool = False) -> Tensor:
+    """Applies ``x`` if ``x >= 0`` else ``negative_slope * x``.
+
+    Args:
+        input (Tensor): the input.
+        negative_slope (float): the slope for negative inputs.
+        inplace (bool): write the result into ``input``.
+
+    Returns:
+        Tensor: of the input's shape.
+    """
     if inplace:
         return _write_back(input, lambda t: t.leaky_relu(negative_slope))
     return input.leaky_relu(negative_slope)
 
 
 def silu(input: Tensor, inplace: bool = False) -> Tensor:
+    """Applies SiLU (swish): ``x * sigmoid(x)``.
+
+    Args:
+        input (Tensor): the input.
+        inplace (bool): write the result into ``input``.
+
+    Returns:
+        Tensor: of the input's shape.
+    """
     return input.silu_() if inplace else input.silu()
 
 
 def mish(input: Tensor, inplace: bool = False) -> Tensor:
+    """Applies Mish: ``x * tanh(softplus(x))``.
+
+    Args:
+        input (Tensor): the input.
+        inplace (bool): write the result into ``input``.
+
+    Returns:
+        Tensor: of the input's shape.
+    """
     return input.mish_() if inplace else input.mish()
 
 
 def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
+    """Applies ``relu6(x + 3) / 6`` elementwise.
+
+    Args:
+        input (Tensor): the input.
+        inplace (bool): write the result into ``input``.
+
+    Returns:
+        Tensor: of the input's shape.
+    """
     if inplace:
         return input.div_(6.0).add_(0.5).clamp_(0.0, 1.0)
     return (input / 6.0 + 0.5).clamp(0.0, 1.0)
 
 
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
+    """Applies ``x * relu6(x + 3) / 6`` elementwise.
+
+    Args:
+        input (Tensor): the input.
+        inplace (bool): write the result into ``input``.
+
+    Returns:
+        Tensor: of the input's shape.
+    """
     if inplace:
         return _write_back(input, lambda t: t * hardsigmoid(t))
     return input * hardsigmoid(input)
 
 
 def logsigmoid(input: Tensor) -> Tensor:
+    """Applies ``log(sigmoid(x))``, computed stably.
+
+    Args:
+        input (Tensor): the input.
+
+    Returns:
+        Tensor: of the input's shape.
+    """
     return -softplus(-input)
 
 
 def softsign(input: Tensor) -> Tensor:
+    """Applies ``x / (1 + |x|)``.
+
+    Args:
+        input (Tensor): the input.
+
+    Returns:
+        Tensor: of the input's shape.
+    """
     return input / (input.abs() + 1)
 
 
 def threshold(input: Tensor, threshold: float, value: float, inplace: bool = False) -> Tensor:
+    """Replaces the elements not above ``threshold`` by ``value``.
+
+    Args:
+        input (Tensor): the input.
+        threshold (float): the threshold.
+        value (float): the replacement.
+        inplace (bool): write the result into ``input``.
+
+    Returns:
+        Tensor: of the input's shape.
+    """
     if inplace:
         return input.masked_fill_(input <= threshold, value)
     return input.masked_fill(input <= threshold, value)
 
 
 def prelu(input: Tensor, weight: Tensor) -> Tensor:
+    """Applies ``max(0, x) + weight * min(0, x)`` with a learnt slope.
+
+    Args:
+        input (Tensor): the input.
+        weight (Tensor): one slope, or one per channel (dimension 1).
+
+    Returns:
+        Tensor: of the input's shape.
+    """
     if weight.numel() != 1:
         channels = input.size(1) if input.dim() >= 2 else 1
         if weight.dim() != 1 or weight.numel() != channels:
@@ -185,6 +325,15 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
 
 
 def glu(input: Tensor, dim: int = -1) -> Tensor:
+    """Gated linear unit: ``a * sigmoid(b)`` for the halves ``a, b`` of ``input`` along ``dim``.
+
+    Args:
+        input (Tensor): the input.
+        dim (int): the dimension to split (its size must be even).
+
+    Returns:
+        Tensor: with ``dim`` halved.
+    """
     if input.dim() == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even")
     if input.size(dim) % 2:
@@ -198,6 +347,16 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
 def softmin(
     input: Tensor, dim: int | None = None, _stacklevel: int = 3, dtype: _rumus.dtype | None = None
 ) -> Tensor:
+    """Applies ``softmax(-x)`` along ``dim``.
+
+    Args:
+        input (Tensor): the input.
+        dim (int): the dimension that sums to 1.
+        dtype (dtype, optional): cast the input to this dtype first.
+
+    Returns:
+        Tensor: of the input's shape.
+    """
     return softmax(-input, dim, dtype=dtype)
 
 
@@ -205,6 +364,17 @@ def softmin(
 
 
 def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    """Applies ``y = x1^T A x2 + b``.
+
+    Args:
+        input1 (Tensor): of shape ``(*, in1)``.
+        input2 (Tensor): of shape ``(*, in2)``.
+        weight (Tensor): of shape ``(out, in1, in2)``.
+        bias (Tensor, optional): of shape ``(out,)``.
+
+    Returns:
+        Tensor: of shape ``(*, out)``.
+    """
     if weight.dim() != 3:
         raise RuntimeError(
             f"bilinear(): weight must be 3-dimensional (out, in1, in2), got shape {_shape(weight)}"
@@ -274,6 +444,21 @@ def batch_norm(
     momentum: float = 0.1,
     eps: float = 1e-5,
 ) -> Tensor:
+    """Batch normalization over the channel dimension (1).
+
+    Args:
+        input (Tensor): the input. Of shape ``(N, C, ...)``.
+        running_mean (Tensor, optional): per-channel mean, updated in training mode.
+        running_var (Tensor, optional): per-channel variance, updated in training mode.
+        weight (Tensor, optional): per-channel scale.
+        bias (Tensor, optional): per-channel shift.
+        training (bool): normalize with the batch statistics (and update the running ones).
+        momentum (float): the running statistics' update factor.
+        eps (float): added to the variance.
+
+    Returns:
+        Tensor: of the input's shape.
+    """
     if input.dim() < 2:
         raise RuntimeError(
             f"batch_norm: expected an input of shape (N, C, *), got shape {_shape(input)}"
@@ -329,6 +514,21 @@ def instance_norm(
     momentum: float = 0.1,
     eps: float = 1e-5,
 ) -> Tensor:
+    """Instance normalization: each channel of each sample normalized over its spatial dimensions.
+
+    Args:
+        input (Tensor): the input. Of shape ``(N, C, ...)``.
+        running_mean (Tensor, optional): per-channel mean.
+        running_var (Tensor, optional): per-channel variance.
+        weight (Tensor, optional): per-channel scale.
+        bias (Tensor, optional): per-channel shift.
+        use_input_stats (bool): normalize with the input's statistics rather than the running ones.
+        momentum (float): the running statistics' update factor.
+        eps (float): added to the variance.
+
+    Returns:
+        Tensor: of the input's shape.
+    """
     if input.dim() < 2:
         raise RuntimeError(
             f"instance_norm: expected an input of shape (N, C, *), got shape {_shape(input)}"
@@ -376,6 +576,19 @@ def group_norm(
     bias: Tensor | None = None,
     eps: float = 1e-5,
 ) -> Tensor:
+    """Group normalization: the channels are split in groups, each normalized over its channels and
+    spatial dimensions.
+
+    Args:
+        input (Tensor): the input. Of shape ``(N, C, ...)``.
+        num_groups (int): the number of groups (divides C).
+        weight (Tensor, optional): per-channel scale.
+        bias (Tensor, optional): per-channel shift.
+        eps (float): added to the variance.
+
+    Returns:
+        Tensor: of the input's shape.
+    """
     if input.dim() < 2:
         raise RuntimeError(
             f"Expected at least 2 dimensions for input tensor but received {input.dim()}"
@@ -409,6 +622,17 @@ def rms_norm(
     weight: Tensor | None = None,
     eps: float | None = None,
 ) -> Tensor:
+    """Root-mean-square normalization over the last dimensions.
+
+    Args:
+        input (Tensor): the input.
+        normalized_shape (list[int]): the trailing shape to normalize over.
+        weight (Tensor, optional): elementwise scale of that shape.
+        eps (float, optional): added to the mean square; the dtype's machine epsilon when None.
+
+    Returns:
+        Tensor: of the input's shape.
+    """
     if isinstance(normalized_shape, numbers.Integral):
         raise TypeError(
             "rms_norm(): argument 'normalized_shape' (position 2) must be tuple of ints, not int"
@@ -452,11 +676,34 @@ def _vector_norm(x, p, dim, keepdim=False, floor=0.0):
 def normalize(
     input: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12, out: Tensor | None = None
 ) -> Tensor:
+    """Divides by the ``p``-norm along ``dim``: ``x / max(||x||_p, eps)``.
+
+    Args:
+        input (Tensor): the input.
+        p (float): the norm's exponent.
+        dim (int): the dimension.
+        eps (float): the smallest divisor.
+        out (Tensor, optional): written with the result.
+
+    Returns:
+        Tensor: of the input's shape.
+    """
     result = input / _vector_norm(input, p, dim, keepdim=True, floor=eps)
     return result if out is None else out.copy_(result)
 
 
 def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -> Tensor:
+    """The cosine of the angle between ``x1`` and ``x2`` along ``dim``.
+
+    Args:
+        x1 (Tensor): the first input.
+        x2 (Tensor): the second input, broadcastable with ``x1``.
+        dim (int): the dimension of the vectors.
+        eps (float): the smallest norm used in the division.
+
+    Returns:
+        Tensor: the broadcast shape without ``dim``.
+    """
     shape = _rumus.broadcast_shapes(tuple(x1.shape), tuple(x2.shape))
     x1, x2 = x1.expand(*shape), x2.expand(*shape)
     n1 = _vector_norm(x1, 2, dim, keepdim=True, floor=eps)
@@ -467,6 +714,18 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
 def pairwise_distance(
     x1: Tensor, x2: Tensor, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False
 ) -> Tensor:
+    """The ``p``-norm distance ``||x1 - x2 + eps||_p`` along the last dimension.
+
+    Args:
+        x1 (Tensor): of shape ``(N, D)`` or ``(D,)``.
+        x2 (Tensor): broadcastable with ``x1``.
+        p (float): the norm's exponent.
+        eps (float): added to the difference to avoid division by zero in the gradient.
+        keepdim (bool): keep the last dimension with size 1.
+
+    Returns:
+        Tensor: of shape ``(N,)`` (or ``()``).
+    """
     dim = max(x1.dim(), x2.dim()) - 1
     return _vector_norm(x1 - x2 + eps, p, max(dim, 0), keepdim)
 
@@ -483,6 +742,22 @@ def embedding(
     scale_grad_by_freq: bool = False,
     sparse: bool = False,
 ) -> Tensor:
+    """Looks up rows of ``weight`` by index.
+
+    Args:
+        input (Tensor): integer indices, any shape.
+        weight (Tensor): the table, of shape ``(num_embeddings, embedding_dim)``.
+        padding_idx (int, optional): this row gets no gradient.
+        max_norm (float, optional): renormalize looked-up rows to at most this norm (in place in
+            ``weight``).
+        norm_type (float): the p of that norm.
+        scale_grad_by_freq (bool): scale gradients by the inverse frequency of the indices in the
+            batch.
+        sparse (bool): accepted for compatibility; gradients are dense.
+
+    Returns:
+        Tensor: of shape ``input.shape + (embedding_dim,)``.
+    """
     if weight.dim() != 2:
         raise RuntimeError(f"'weight' must be 2-D, got shape {_shape(weight)}")
     num = weight.size(0)
@@ -540,6 +815,17 @@ def _dropout(input, p, training, inplace, mask_shape):
 
 
 def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:
+    """Zeroes elements with probability ``p`` and scales the rest by ``1 / (1 - p)``.
+
+    Args:
+        input (Tensor): the input.
+        p (float): the probability of zeroing an element.
+        training (bool): apply dropout (identity when False).
+        inplace (bool): write the result into ``input``.
+
+    Returns:
+        Tensor: of the input's shape.
+    """
     _check_p(p)
     return _dropout(input, p, training, inplace, tuple(input.shape))
 
@@ -551,6 +837,18 @@ def _feature_mask_shape(input):
 def dropout1d(
     input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
 ) -> Tensor:
+    """Zeroes whole channels of ``(N, C, L)`` or ``(C, L)`` input with probability ``p``, scaling
+    the rest by ``1 / (1 - p)``.
+
+    Args:
+        input (Tensor): the input.
+        p (float): the probability of zeroing a channel.
+        training (bool): apply dropout (identity when False).
+        inplace (bool): write the result into ``input``.
+
+    Returns:
+        Tensor: of the input's shape.
+    """
     _check_p(p)
     if input.dim() not in (2, 3):
         raise RuntimeError(
@@ -565,6 +863,18 @@ def dropout1d(
 def dropout2d(
     input: Tensor, p: float = 0.5, training: bool = True, inplace: bool = False
 ) -> Tensor:
+    """Zeroes whole channels of ``(N, C, H, W)`` or ``(C, H, W)`` input with probability ``p``,
+    scaling the rest by ``1 / (1 - p)``.
+
+    Args:
+        input (Tensor): the input.
+        p (float): the probability of zeroing a channel.
+        training (bool): apply dropout (identity when False).
+        inplace (bool): write the result into ``input``.
+
+    Returns:
+        Tensor: of the input's shape.
+    """
     _check_p(p)
     nd = input.dim()
     if nd == 3:
@@ -603,6 +913,22 @@ def scaled_dot_product_attention(
     scale: float | None = None,
     enable_gqa: bool = False,
 ) -> Tensor:
+    """Computes ``softmax(Q K^T * scale + mask) V``.
+
+    Args:
+        query (Tensor): of shape ``(..., L, E)``.
+        key (Tensor): of shape ``(..., S, E)``.
+        value (Tensor): of shape ``(..., S, Ev)``.
+        attn_mask (Tensor, optional): boolean (True keeps) or additive, broadcastable to ``(..., L,
+            S)``.
+        dropout_p (float): dropout probability on the attention weights.
+        is_causal (bool): apply a lower-triangular mask (no ``attn_mask`` then).
+        scale (float, optional): defaults to ``1 / sqrt(E)``.
+        enable_gqa (bool): let key and value have fewer heads than query (grouped-query attention).
+
+    Returns:
+        Tensor: of shape ``(..., L, Ev)``.
+    """
     if query.dim() < 2 or key.dim() < 2 or value.dim() < 2:
         raise RuntimeError(
             "Expected query, key, and value to all be at least 2 dimensional, but got query.dim: "
@@ -687,6 +1013,18 @@ def _pad_index(n, before, after, mode, dim, shape):
 def pad(
     input: Tensor, pad: Sequence[int], mode: str = "constant", value: float | None = None
 ) -> Tensor:
+    """Pads the last dimensions.
+
+    Args:
+        input (Tensor): the input.
+        pad (Sequence[int]): ``(left, right)`` sizes per dimension, last dimension first; negative
+            values crop.
+        mode (str): ``'constant'``, ``'reflect'``, ``'replicate'`` or ``'circular'``.
+        value (float, optional): the fill of ``'constant'`` mode (0 by default).
+
+    Returns:
+        Tensor: the padded tensor.
+    """
     pad = [int(p) for p in pad]
     if len(pad) % 2:
         raise RuntimeError("Padding length must be divisible by 2")
@@ -821,6 +1159,23 @@ def interpolate(
     recompute_scale_factor: bool | None = None,
     antialias: bool = False,
 ) -> Tensor:
+    """Resizes the spatial dimensions of ``(N, C, ...)`` input.
+
+    Args:
+        input (Tensor): the input.
+        size (int or Sequence[int], optional): the output spatial size.
+        scale_factor (float or Sequence[float], optional): the multiplier of the spatial size
+            (instead of ``size``).
+        mode (str): ``'nearest'``, ``'nearest-exact'``, ``'linear'``, ``'bilinear'``, ``'bicubic'``,
+            ``'trilinear'`` or ``'area'``.
+        align_corners (bool, optional): for the linear and cubic modes, align the corner pixels'
+            centres.
+        recompute_scale_factor (bool, optional): compute the scale from the output size.
+        antialias (bool): only False is supported.
+
+    Returns:
+        Tensor: of shape ``(N, C, *size)``.
+    """
     if mode in ("nearest", "area", "nearest-exact"):
         if align_corners is not None:
             raise ValueError(
@@ -895,6 +1250,15 @@ def interpolate(
 
 
 def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
+    """Rearranges ``(*, C * r^2, H, W)`` into ``(*, C, H * r, W * r)``.
+
+    Args:
+        input (Tensor): the input.
+        upscale_factor (int): r.
+
+    Returns:
+        Tensor: the rearranged tensor.
+    """
     r = int(upscale_factor)
     if r <= 0:
         raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
@@ -916,6 +1280,15 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
 
 
 def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
+    """Rearranges ``(*, C, H * r, W * r)`` into ``(*, C * r^2, H, W)``.
+
+    Args:
+        input (Tensor): the input.
+        downscale_factor (int): r.
+
+    Returns:
+        Tensor: the rearranged tensor.
+    """
     r = int(downscale_factor)
     if r <= 0:
         raise RuntimeError(f"pixel_unshuffle expects a positive downscale_factor, but got {r}")
@@ -996,12 +1369,38 @@ def mse_loss(
     reduction: str = "mean",
     weight: Tensor | None = None,
 ) -> Tensor:
+    """Mean squared error ``(input - target)^2``.
+
+    Args:
+        input (Tensor): predictions.
+        target (Tensor): of the same shape.
+        size_average: deprecated, use ``reduction``.
+        reduce: deprecated, use ``reduction``.
+        reduction (str): ``'none'``, ``'mean'`` or ``'sum'``.
+        weight (Tensor, optional): elementwise weights.
+
+    Returns:
+        Tensor: the loss; a scalar unless ``reduction='none'``.
+    """
     reduction = _reduction(reduction, size_average, reduce)
     _warn_broadcast(input, target)
     return _pointwise_loss((input - target).square(), reduction, weight, input, True)
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    """Mean absolute error ``|input - target|``.
+
+    Args:
+        input (Tensor): predictions.
+        target (Tensor): of the same shape.
+        size_average: deprecated, use ``reduction``.
+        reduce: deprecated, use ``reduction``.
+        reduction (str): ``'none'``, ``'mean'`` or ``'sum'``.
+        weight (Tensor, optional): elementwise weights.
+
+    Returns:
+        Tensor: the loss; a scalar unless ``reduction='none'``.
+    """
     reduction = _reduction(reduction, size_average, reduce)
     _warn_broadcast(input, target)
     return _pointwise_loss((input - target).abs(), reduction, weight, input, True)
@@ -1013,6 +1412,19 @@ def _huber(diff, delta):
 
 
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    """Smooth L1 loss: quadratic below ``beta``, linear above.
+
+    Args:
+        input (Tensor): predictions.
+        target (Tensor): of the same shape.
+        size_average: deprecated, use ``reduction``.
+        reduce: deprecated, use ``reduction``.
+        reduction (str): ``'none'``, ``'mean'`` or ``'sum'``.
+        beta (float): the threshold between the two regimes.
+
+    Returns:
+        Tensor: the loss; a scalar unless ``reduction='none'``.
+    """
     reduction = _reduction(reduction, size_average, reduce)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
@@ -1023,6 +1435,18 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    """Huber loss: ``0.5 d^2`` for ``|d| < delta``, else ``delta (|d| - 0.5 delta)``.
+
+    Args:
+        input (Tensor): predictions.
+        target (Tensor): of the same shape.
+        reduction (str): ``'none'``, ``'mean'`` or ``'sum'``.
+        delta (float): the threshold between the two regimes.
+        weight (Tensor, optional): elementwise weights.
+
+    Returns:
+        Tensor: the loss; a scalar unless ``reduction='none'``.
+    """
     reduction = _reduction(reduction)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
@@ -1039,6 +1463,20 @@ def nll_loss(
     reduce: bool | None = None,
     reduction: str = "mean",
 ) -> Tensor:
+    """Negative log-likelihood of the target classes, given log-probabilities.
+
+    Args:
+        input (Tensor): log-probabilities of shape ``(N, C, ...)`` or ``(C,)``.
+        target (Tensor): class indices of shape ``(N, ...)`` or ``()``.
+        weight (Tensor, optional): per-class weights of shape ``(C,)``.
+        size_average: deprecated, use ``reduction``.
+        ignore_index (int): targets with this value contribute nothing.
+        reduce: deprecated, use ``reduction``.
+        reduction (str): ``'none'``, ``'mean'`` or ``'sum'``.
+
+    Returns:
+        Tensor: the loss; a scalar unless ``reduction='none'``.
+    """
     reduction = _reduction(reduction, size_average, reduce)
     if input.dim() < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {input.dim()})")
@@ -1100,6 +1538,21 @@ def cross_entropy(
     reduction: str = "mean",
     label_smoothing: float = 0.0,
 ) -> Tensor:
+    """Cross-entropy between logits and class indices or class probabilities.
+
+    Args:
+        input (Tensor): logits of shape ``(N, C, ...)`` or ``(C,)``.
+        target (Tensor): class indices of shape ``(N, ...)``, or probabilities of the input's shape.
+        weight (Tensor, optional): per-class weights of shape ``(C,)``.
+        size_average: deprecated, use ``reduction``.
+        ignore_index (int): index targets with this value contribute nothing.
+        reduce: deprecated, use ``reduction``.
+        reduction (str): ``'none'``, ``'mean'`` or ``'sum'``.
+        label_smoothing (float): mixes the target with the uniform distribution by this amount.
+
+    Returns:
+        Tensor: the loss; a scalar unless ``reduction='none'``.
+    """
     reduction = _reduction(reduction, size_average, reduce)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
@@ -1157,6 +1610,19 @@ def _clamped_log(x):
 def binary_cross_entropy(
     input, target, weight=None, size_average=None, reduce=None, reduction="mean"
 ):
+    """Binary cross-entropy between probabilities and targets in [0, 1].
+
+    Args:
+        input (Tensor): probabilities.
+        target (Tensor): of the same shape.
+        weight (Tensor, optional): elementwise weights.
+        size_average: deprecated, use ``reduction``.
+        reduce: deprecated, use ``reduction``.
+        reduction (str): ``'none'``, ``'mean'`` or ``'sum'``.
+
+    Returns:
+        Tensor: the loss; a scalar unless ``reduction='none'``.
+    """
     reduction = _reduction(reduction, size_average, reduce)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(
@@ -1176,6 +1642,21 @@ def binary_cross_entropy(
 def binary_cross_entropy_with_logits(
     input, target, weight=None, size_average=None, reduce=None, reduction="mean", pos_weight=None
 ):
+    """Binary cross-entropy on logits (a sigmoid fused in, numerically stable).
+
+    Args:
+        input (Tensor): logits.
+        target (Tensor): of the same shape, in [0, 1].
+        weight (Tensor, optional): elementwise weights.
+        size_average: deprecated, use ``reduction``.
+        reduce: deprecated, use ``reduction``.
+        reduction (str): ``'none'``, ``'mean'`` or ``'sum'``.
+        pos_weight (Tensor, optional): weights of the positive examples, broadcast over the last
+            dimension.
+
+    Returns:
+        Tensor: the loss; a scalar unless ``reduction='none'``.
+    """
     reduction = _reduction(reduction, size_average, reduce)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(
@@ -1192,6 +1673,19 @@ def binary_cross_entropy_with_logits(
 
 
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
+    """Kullback-Leibler divergence ``target * (log(target) - input)``, with ``input`` in log space.
+
+    Args:
+        input (Tensor): log-probabilities.
+        target (Tensor): probabilities (or log-probabilities if ``log_target``).
+        size_average: deprecated, use ``reduction``.
+        reduce: deprecated, use ``reduction``.
+        reduction (str): ``'none'``, ``'mean'``, ``'batchmean'`` or ``'sum'``.
+        log_target (bool): ``target`` is in log space.
+
+    Returns:
+        Tensor: the loss; a scalar unless ``reduction='none'``.
+    """
     reduction = _reduction(reduction, size_average, reduce, extra=("batchmean",))
     if reduction == "mean":
         warnings.warn(
@@ -1215,6 +1709,20 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
 def cosine_embedding_loss(
     input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"
 ):
+    """``1 - cos(x1, x2)`` for targets 1, ``max(0, cos(x1, x2) - margin)`` for targets -1.
+
+    Args:
+        input1 (Tensor): of shape ``(N, D)`` or ``(D,)``.
+        input2 (Tensor): of the same shape.
+        target (Tensor): 1 or -1, of shape ``(N,)`` or ``()``.
+        margin (float): in [-1, 1].
+        size_average: deprecated, use ``reduction``.
+        reduce: deprecated, use ``reduction``.
+        reduction (str): ``'none'``, ``'mean'`` or ``'sum'``.
+
+    Returns:
+        Tensor: the loss; a scalar unless ``reduction='none'``.
+    """
     reduction = _reduction(reduction, size_average, reduce)
     tdim = target.dim()
     if tdim > 1:
@@ -1237,6 +1745,20 @@ def cosine_embedding_loss(
 def margin_ranking_loss(
     input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"
 ):
+    """``max(0, -target * (input1 - input2) + margin)``.
+
+    Args:
+        input1 (Tensor): scores.
+        input2 (Tensor): scores of the same shape.
+        target (Tensor): 1 (input1 ranks higher) or -1.
+        margin (float): the margin.
+        size_average: deprecated, use ``reduction``.
+        reduce: deprecated, use ``reduction``.
+        reduction (str): ``'none'``, ``'mean'`` or ``'sum'``.
+
+    Returns:
+        Tensor: the loss; a scalar unless ``reduction='none'``.
+    """
     reduction = _reduction(reduction, size_average, reduce)
     if not input1.dim() == input2.dim() == target.dim():
         raise RuntimeError(

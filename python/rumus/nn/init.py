@@ -36,7 +36,15 @@ __all__ = [
 
 def calculate_gain(nonlinearity: str, param: Optional[Union[int, float]] = None) -> float:
     """Recommended gain for a nonlinearity (``param``: leaky_relu's negative slope, default
-    0.01)."""
+    0.01).
+
+    Args:
+        nonlinearity (str): the nonlinearity's name (``'relu'``, ``'leaky_relu'``...).
+        param (Parameter or None): the parameter.
+
+    Returns:
+        float: the gain.
+    """
     if nonlinearity in (
         "linear",
         "conv1d",
@@ -99,7 +107,14 @@ def _draw(shape, kind, generator, *params):
 def uniform_(
     tensor: Tensor, a: float = 0.0, b: float = 1.0, generator: Optional[Generator] = None
 ) -> Tensor:
-    """Fills with U(a, b)."""
+    """Fills with U(a, b).
+
+    Args:
+        tensor (Tensor): the tensor to fill (in place).
+        a (float): the lower bound.
+        b (float): the upper bound.
+        generator (Generator, optional): the random generator.
+    """
     with no_grad():
         return tensor.uniform_(a, b, generator=generator)
 
@@ -107,34 +122,75 @@ def uniform_(
 def normal_(
     tensor: Tensor, mean: float = 0.0, std: float = 1.0, generator: Optional[Generator] = None
 ) -> Tensor:
-    """Fills with N(mean, std^2)."""
+    """Fills with N(mean, std^2).
+
+    Args:
+        tensor (Tensor): the tensor to fill (in place).
+        mean (float): the mean.
+        std (float): the standard deviation.
+        generator (Generator, optional): the random generator.
+    """
     with no_grad():
         return tensor.normal_(mean, std, generator=generator)
 
 
 def constant_(tensor: Tensor, val: float) -> Tensor:
+    """Fills ``tensor`` with ``val`` in place (not recorded by autograd).
+
+    Args:
+        tensor (Tensor): the tensor to fill.
+        val (float): the value.
+
+    Returns:
+        Tensor: ``tensor``.
+    """
     with no_grad():
         return tensor.fill_(val)
 
 
 def ones_(tensor: Tensor) -> Tensor:
+    """Fills ``tensor`` with ones in place (not recorded by autograd).
+
+    Args:
+        tensor (Tensor): the tensor to fill.
+
+    Returns:
+        Tensor: ``tensor``.
+    """
     return constant_(tensor, 1.0)
 
 
 def zeros_(tensor: Tensor) -> Tensor:
+    """Fills ``tensor`` with zeros in place (not recorded by autograd).
+
+    Args:
+        tensor (Tensor): the tensor to fill.
+
+    Returns:
+        Tensor: ``tensor``.
+    """
     with no_grad():
         return tensor.zero_()
 
 
 def eye_(tensor: Tensor) -> Tensor:
-    """Fills a 2-D tensor with the identity (ones on the main diagonal)."""
+    """Fills a 2-D tensor with the identity (ones on the main diagonal).
+
+    Args:
+        tensor (Tensor): the tensor to fill (in place).
+    """
     if tensor.dim() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
     return _fill_from_numpy(tensor, np.eye(*tensor.shape))
 
 
 def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
-    """Fills a 3/4/5-D conv weight so that the convolution is the identity (per group)."""
+    """Fills a 3/4/5-D conv weight so that the convolution is the identity (per group).
+
+    Args:
+        tensor (Tensor): the tensor to fill (in place).
+        groups (int): the number of groups of output channels.
+    """
     if tensor.dim() not in (3, 4, 5):
         raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
     shape = tuple(tensor.shape)
@@ -152,7 +208,13 @@ def dirac_(tensor: Tensor, groups: int = 1) -> Tensor:
 def xavier_uniform_(
     tensor: Tensor, gain: float = 1.0, generator: Optional[Generator] = None
 ) -> Tensor:
-    """U(-a, a) with a = gain * sqrt(6 / (fan_in + fan_out)) (Glorot & Bengio, 2010)."""
+    """U(-a, a) with a = gain * sqrt(6 / (fan_in + fan_out)) (Glorot & Bengio, 2010).
+
+    Args:
+        tensor (Tensor): the tensor to fill (in place).
+        gain (float): the scaling factor.
+        generator (Generator, optional): the random generator.
+    """
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     a = math.sqrt(3.0) * gain * math.sqrt(2.0 / float(fan_in + fan_out))
     return uniform_(tensor, -a, a, generator)
@@ -161,7 +223,13 @@ def xavier_uniform_(
 def xavier_normal_(
     tensor: Tensor, gain: float = 1.0, generator: Optional[Generator] = None
 ) -> Tensor:
-    """N(0, std^2) with std = gain * sqrt(2 / (fan_in + fan_out))."""
+    """N(0, std^2) with std = gain * sqrt(2 / (fan_in + fan_out)).
+
+    Args:
+        tensor (Tensor): the tensor to fill (in place).
+        gain (float): the scaling factor.
+        generator (Generator, optional): the random generator.
+    """
     fan_in, fan_out = _calculate_fan_in_and_fan_out(tensor)
     return normal_(tensor, 0.0, gain * math.sqrt(2.0 / float(fan_in + fan_out)), generator)
 
@@ -177,7 +245,15 @@ def kaiming_uniform_(
     nonlinearity: str = "leaky_relu",
     generator: Optional[Generator] = None,
 ) -> Tensor:
-    """U(-b, b) with b = gain * sqrt(3 / fan) (He et al., 2015); ``a`` is leaky_relu's slope."""
+    """U(-b, b) with b = gain * sqrt(3 / fan) (He et al., 2015); ``a`` is leaky_relu's slope.
+
+    Args:
+        tensor (Tensor): the tensor to fill (in place).
+        a (float): the negative slope of the rectifier after this layer (leaky_relu).
+        mode (str): ``'fan_in'`` or ``'fan_out'``.
+        nonlinearity (str): the nonlinearity's name (``'relu'``, ``'leaky_relu'``...).
+        generator (Generator, optional): the random generator.
+    """
     if 0 in tensor.shape:
         warnings.warn("Initializing zero-element tensors is a no-op")
         return tensor
@@ -192,7 +268,15 @@ def kaiming_normal_(
     nonlinearity: str = "leaky_relu",
     generator: Optional[Generator] = None,
 ) -> Tensor:
-    """N(0, std^2) with std = gain / sqrt(fan)."""
+    """N(0, std^2) with std = gain / sqrt(fan).
+
+    Args:
+        tensor (Tensor): the tensor to fill (in place).
+        a (float): the negative slope of the rectifier after this layer (leaky_relu).
+        mode (str): ``'fan_in'`` or ``'fan_out'``.
+        nonlinearity (str): the nonlinearity's name (``'relu'``, ``'leaky_relu'``...).
+        generator (Generator, optional): the random generator.
+    """
     if 0 in tensor.shape:
         warnings.warn("Initializing zero-element tensors is a no-op")
         return tensor
@@ -263,6 +347,14 @@ def trunc_normal_(
     Inverse-CDF sampling in float64: u ~ U(Phi(alpha), Phi(beta)), x = mean + std * Phi^-1(u).
     An interval in the upper tail is sampled mirrored in the lower one, where the CDF keeps
     its precision.
+
+    Args:
+        tensor (Tensor): the tensor to fill (in place).
+        mean (float): the mean.
+        std (float): the standard deviation.
+        a (float): the lower cut-off.
+        b (float): the upper cut-off.
+        generator (Generator, optional): the random generator.
     """
     if mean < a - 2 * std or mean > b + 2 * std:
         warnings.warn(
@@ -287,7 +379,13 @@ def trunc_normal_(
 def orthogonal_(tensor: Tensor, gain: float = 1, generator: Optional[Generator] = None) -> Tensor:
     """Fills with a (semi-)orthogonal matrix, viewed as (size(0), numel // size(0)), times
     ``gain`` (Saxe et al., 2013): QR of a Gaussian matrix, signs fixed so Q is uniformly
-    distributed."""
+    distributed.
+
+    Args:
+        tensor (Tensor): the tensor to fill (in place).
+        gain (float): the scaling factor.
+        generator (Generator, optional): the random generator.
+    """
     if tensor.dim() < 2:
         raise ValueError("Only tensors with 2 or more dimensions are supported")
     if tensor.numel() == 0:
@@ -308,7 +406,14 @@ def sparse_(
     tensor: Tensor, sparsity: float, std: float = 0.01, generator: Optional[Generator] = None
 ) -> Tensor:
     """Fills a 2-D tensor with N(0, std^2) values, then zeros ceil(sparsity * rows) random
-    entries in every column (Martens, 2010)."""
+    entries in every column (Martens, 2010).
+
+    Args:
+        tensor (Tensor): the tensor to fill (in place).
+        sparsity (float): the fraction of each column set to zero.
+        std (float): the standard deviation.
+        generator (Generator, optional): the random generator.
+    """
     if tensor.dim() != 2:
         raise ValueError("Only tensors with 2 dimensions are supported")
     rows, cols = tensor.shape

@@ -16,6 +16,10 @@ class Parameter(_rumus.Tensor):
 
     ``Parameter(data)`` is a new leaf sharing ``data``'s storage (``data`` is not changed);
     ``Parameter()`` holds an empty float32 tensor. Results of ops on a Parameter are plain Tensors.
+
+    Args:
+        data (Tensor, optional): the tensor to wrap (an empty one when None).
+        requires_grad (bool): whether autograd records operations on it.
     """
 
     def __new__(

@@ -7,6 +7,24 @@ from .optimizer import Optimizer, ParamsT, _check, _check_common
 
 
 class Adam(Optimizer):
+    """Adam: adaptive moment estimation.
+
+    Args:
+        params (iterable): the parameters to optimize, or dicts defining parameter groups.
+        lr (float): the learning rate.
+        betas (tuple[float, float]): decay rates of the running averages of the gradient and its
+            square.
+        eps (float): added to the denominator for numerical stability.
+        weight_decay (float): L2 penalty added to the gradient.
+        amsgrad (bool): use the maximum of past squared-gradient averages (AMSGrad).
+        maximize (bool): maximize the objective instead of minimizing it.
+        decoupled_weight_decay (bool): decay the weights directly, as AdamW does.
+
+    ``foreach``, ``fused``, ``capturable`` and ``differentiable`` are accepted and ignored
+    (every step is one fused Rust call). The ``state_dict`` layout and parameter-group
+    semantics are PyTorch's.
+    """
+
     _kind = "adam"
 
     def __init__(
@@ -50,6 +68,23 @@ class Adam(Optimizer):
 
 
 class AdamW(Adam):
+    """AdamW: Adam with decoupled weight decay.
+
+    Args:
+        params (iterable): the parameters to optimize, or dicts defining parameter groups.
+        lr (float): the learning rate.
+        betas (tuple[float, float]): decay rates of the running averages of the gradient and its
+            square.
+        eps (float): added to the denominator for numerical stability.
+        weight_decay (float): the decoupled weight decay coefficient.
+        amsgrad (bool): use AMSGrad.
+        maximize (bool): maximize the objective instead of minimizing it.
+
+    ``foreach``, ``fused``, ``capturable`` and ``differentiable`` are accepted and ignored
+    (every step is one fused Rust call). The ``state_dict`` layout and parameter-group
+    semantics are PyTorch's.
+    """
+
     _kind = "adamw"
 
     def __init__(
@@ -84,6 +119,22 @@ class AdamW(Adam):
 
 
 class Adamax(Optimizer):
+    """Adamax: Adam with the infinity norm in place of the second moment.
+
+    Args:
+        params (iterable): the parameters to optimize, or dicts defining parameter groups.
+        lr (float): the learning rate.
+        betas (tuple[float, float]): decay rates of the running averages of the gradient and its
+            square.
+        eps (float): added to the denominator for numerical stability.
+        weight_decay (float): L2 penalty added to the gradient.
+        maximize (bool): maximize the objective instead of minimizing it.
+
+    ``foreach``, ``fused``, ``capturable`` and ``differentiable`` are accepted and ignored
+    (every step is one fused Rust call). The ``state_dict`` layout and parameter-group
+    semantics are PyTorch's.
+    """
+
     _kind = "adamax"
 
     def __init__(
@@ -117,6 +168,24 @@ class Adamax(Optimizer):
 
 
 class NAdam(Optimizer):
+    """NAdam: Adam with Nesterov momentum.
+
+    Args:
+        params (iterable): the parameters to optimize, or dicts defining parameter groups.
+        lr (float): the learning rate.
+        betas (tuple[float, float]): decay rates of the running averages of the gradient and its
+            square.
+        eps (float): added to the denominator for numerical stability.
+        weight_decay (float): L2 penalty added to the gradient.
+        momentum_decay (float): the momentum decay psi.
+        decoupled_weight_decay (bool): decay the weights directly, as AdamW does.
+        maximize (bool): maximize the objective instead of minimizing it.
+
+    ``foreach``, ``fused``, ``capturable`` and ``differentiable`` are accepted and ignored
+    (every step is one fused Rust call). The ``state_dict`` layout and parameter-group
+    semantics are PyTorch's.
+    """
+
     _kind = "nadam"
     _scalars = ("step", "mu_product")
 
@@ -160,6 +229,23 @@ class NAdam(Optimizer):
 
 
 class RAdam(Optimizer):
+    """RAdam: Adam with a rectified adaptive learning rate.
+
+    Args:
+        params (iterable): the parameters to optimize, or dicts defining parameter groups.
+        lr (float): the learning rate.
+        betas (tuple[float, float]): decay rates of the running averages of the gradient and its
+            square.
+        eps (float): added to the denominator for numerical stability.
+        weight_decay (float): L2 penalty added to the gradient.
+        decoupled_weight_decay (bool): decay the weights directly, as AdamW does.
+        maximize (bool): maximize the objective instead of minimizing it.
+
+    ``foreach``, ``fused``, ``capturable`` and ``differentiable`` are accepted and ignored
+    (every step is one fused Rust call). The ``state_dict`` layout and parameter-group
+    semantics are PyTorch's.
+    """
+
     _kind = "radam"
 
     def __init__(

@@ -99,7 +99,12 @@ class LRScheduler:
     On creation (``last_epoch=-1``) each param group gets ``'initial_lr'``
     (its current ``'lr'``), which become ``base_lrs``, and the scheduler takes
     its first step to epoch 0. Resuming with ``last_epoch >= 0`` needs
-    ``'initial_lr'`` in every group already."""
+    ``'initial_lr'`` in every group already.
+
+    Args:
+        optimizer (Optimizer): the wrapped optimizer.
+        last_epoch (int): the index of the last epoch; -1 starts afresh.
+    """
 
     _get_lr_called_within_step = False
 
@@ -134,6 +139,11 @@ class LRScheduler:
         return {k: v for k, v in self.__dict__.items() if k != "optimizer"}
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restores the scheduler's state from :meth:`state_dict`'s output.
+
+        Args:
+            state_dict (dict): the saved state.
+        """
         self.__dict__.update(state_dict)
 
     def get_last_lr(self) -> list[float]:
@@ -141,6 +151,11 @@ class LRScheduler:
         return self._last_lr
 
     def get_lr(self):
+        """The learning rates of the current epoch, one per parameter group (called by ``step``).
+
+        Returns:
+            list[float]: the new learning rates.
+        """
         raise NotImplementedError
 
     def _warn_if_called_outside_step(self):
@@ -153,7 +168,11 @@ class LRScheduler:
 
     def step(self, epoch: Optional[int] = None) -> None:
         """Advances one epoch (or, deprecated, jumps to ``epoch``) and writes the new lrs into the
-        optimizer."""
+        optimizer.
+
+        Args:
+            epoch (int, optional): deprecated: the epoch to jump to.
+        """
         self._step_count += 1
         counted = getattr(getattr(self.optimizer, "step", None), "_counted_by_lr_scheduler", False)
         if self._step_count == 2 and counted and not getattr(self.optimizer, "_opt_called", False):
@@ -218,7 +237,14 @@ def _lambdas(optimizer, lr_lambda):
 
 
 class LambdaLR(LRScheduler):
-    """lr = initial_lr * lr_lambda(epoch) (one lambda, or one per param group)."""
+    """lr = initial_lr * lr_lambda(epoch) (one lambda, or one per param group).
+
+    Args:
+        optimizer (Optimizer): the wrapped optimizer.
+        lr_lambda (callable or list): a function of the epoch giving the multiplicative factor,
+            or one such function per parameter group.
+        last_epoch (int): the index of the last epoch; -1 starts afresh.
+    """
 
     def __init__(
         self,
@@ -231,9 +257,20 @@ class LambdaLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def state_dict(self):
+        """The scheduler's state; a lambda that is a callable object is saved as its ``__dict__``, a
+        function as None.
+
+        Returns:
+            dict: the state.
+        """
         return _lambda_state(self)
 
     def load_state_dict(self, state_dict):
+        """Restores the scheduler's state from :meth:`state_dict`'s output.
+
+        Args:
+            state_dict (dict): the saved state.
+        """
         _load_lambda_state(self, state_dict)
 
     def get_lr(self):
@@ -242,7 +279,14 @@ class LambdaLR(LRScheduler):
 
 
 class MultiplicativeLR(LRScheduler):
-    """lr *= lr_lambda(epoch) at every step after the first."""
+    """lr *= lr_lambda(epoch) at every step after the first.
+
+    Args:
+        optimizer (Optimizer): the wrapped optimizer.
+        lr_lambda (callable or list): a function of the epoch giving the factor applied at each
+            step, or one such function per parameter group.
+        last_epoch (int): the index of the last epoch; -1 starts afresh.
+    """
 
     def __init__(
         self,
@@ -255,9 +299,20 @@ class MultiplicativeLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def state_dict(self):
+        """The scheduler's state; a lambda that is a callable object is saved as its ``__dict__``, a
+        function as None.
+
+        Returns:
+            dict: the state.
+        """
         return _lambda_state(self)
 
     def load_state_dict(self, state_dict):
+        """Restores the scheduler's state from :meth:`state_dict`'s output.
+
+        Args:
+            state_dict (dict): the saved state.
+        """
         _load_lambda_state(self, state_dict)
 
     def get_lr(self):
@@ -268,7 +323,14 @@ class MultiplicativeLR(LRScheduler):
 
 
 class StepLR(LRScheduler):
-    """lr = initial_lr * gamma ** (epoch // step_size)."""
+    """lr = initial_lr * gamma ** (epoch // step_size).
+
+    Args:
+        optimizer (Optimizer): the wrapped optimizer.
+        step_size (int): the period of the decay, in epochs.
+        gamma (float): the multiplicative factor of the decay.
+        last_epoch (int): the index of the last epoch; -1 starts afresh.
+    """
 
     def __init__(
         self, optimizer: "Optimizer", step_size: int, gamma: float = 0.1, last_epoch: int = -1
@@ -289,7 +351,14 @@ class StepLR(LRScheduler):
 
 class MultiStepLR(LRScheduler):
     """lr = initial_lr * gamma ** (number of milestones <= epoch); a repeated milestone counts
-    repeatedly."""
+    repeatedly.
+
+    Args:
+        optimizer (Optimizer): the wrapped optimizer.
+        milestones (list[int]): the epochs at which to decay.
+        gamma (float): the multiplicative factor of the decay.
+        last_epoch (int): the index of the last epoch; -1 starts afresh.
+    """
 
     def __init__(
         self,
@@ -314,7 +383,14 @@ class MultiStepLR(LRScheduler):
 
 
 class ConstantLR(LRScheduler):
-    """lr = initial_lr * factor for epochs < total_iters, then initial_lr."""
+    """lr = initial_lr * factor for epochs < total_iters, then initial_lr.
+
+    Args:
+        optimizer (Optimizer): the wrapped optimizer.
+        factor (float): the factor applied until total_iters.
+        total_iters (int): the number of epochs the factor applies.
+        last_epoch (int): the index of the last epoch; -1 starts afresh.
+    """
 
     def __init__(
         self,
@@ -346,7 +422,15 @@ class ConstantLR(LRScheduler):
 
 class LinearLR(LRScheduler):
     """The lr factor goes linearly from start_factor to end_factor over total_iters epochs, then
-    stays."""
+    stays.
+
+    Args:
+        optimizer (Optimizer): the wrapped optimizer.
+        start_factor (float): the factor at the first epoch.
+        end_factor (float): the factor at total_iters and after.
+        total_iters (int): the number of epochs of the ramp.
+        last_epoch (int): the index of the last epoch; -1 starts afresh.
+    """
 
     def __init__(
         self,
@@ -387,7 +471,13 @@ class LinearLR(LRScheduler):
 
 
 class ExponentialLR(LRScheduler):
-    """lr = initial_lr * gamma ** epoch."""
+    """lr = initial_lr * gamma ** epoch.
+
+    Args:
+        optimizer (Optimizer): the wrapped optimizer.
+        gamma (float): the multiplicative factor per epoch.
+        last_epoch (int): the index of the last epoch; -1 starts afresh.
+    """
 
     def __init__(self, optimizer: "Optimizer", gamma: float, last_epoch: int = -1) -> None:
         self.gamma = gamma
@@ -404,7 +494,14 @@ class ExponentialLR(LRScheduler):
 
 
 class PolynomialLR(LRScheduler):
-    """lr = initial_lr * (1 - min(epoch, total_iters) / total_iters) ** power."""
+    """lr = initial_lr * (1 - min(epoch, total_iters) / total_iters) ** power.
+
+    Args:
+        optimizer (Optimizer): the wrapped optimizer.
+        total_iters (int): the number of epochs of the decay.
+        power (float): the power of the polynomial.
+        last_epoch (int): the index of the last epoch; -1 starts afresh.
+    """
 
     def __init__(
         self, optimizer: "Optimizer", total_iters: int = 5, power: float = 1.0, last_epoch: int = -1
@@ -434,7 +531,14 @@ class CosineAnnealingLR(LRScheduler):
 
     ``step()`` uses the recursive form, so the lr follows
     ``eta_min + (initial_lr - eta_min) * (1 + cos(pi * epoch / T_max)) / 2``
-    when this scheduler alone changes it, and composes with other changes."""
+    when this scheduler alone changes it, and composes with other changes.
+
+    Args:
+        optimizer (Optimizer): the wrapped optimizer.
+        T_max (int): the number of epochs of half a cosine period.
+        eta_min (float): the minimum learning rate.
+        last_epoch (int): the index of the last epoch; -1 starts afresh.
+    """
 
     def __init__(
         self, optimizer: "Optimizer", T_max: int, eta_min: float = 0.0, last_epoch: int = -1
@@ -474,7 +578,15 @@ class CosineAnnealingLR(LRScheduler):
 class CosineAnnealingWarmRestarts(LRScheduler):
     """SGDR: cosine annealing from initial_lr to eta_min over T_i epochs, restarting
     at initial_lr; T_0 is the first period, each next one T_mult times longer.
-    ``step(epoch)`` takes fractional epochs (e.g. ``epoch + i / iters``)."""
+    ``step(epoch)`` takes fractional epochs (e.g. ``epoch + i / iters``).
+
+    Args:
+        optimizer (Optimizer): the wrapped optimizer.
+        T_0 (int): the number of epochs before the first restart.
+        T_mult (int): the factor by which the period grows after each restart.
+        eta_min (float): the minimum learning rate.
+        last_epoch (int): the index of the last epoch; -1 starts afresh.
+    """
 
     def __init__(
         self,
@@ -572,7 +684,14 @@ def _undo_first_step(schedulers):
 
 class SequentialLR(LRScheduler):
     """Runs ``schedulers[0]`` until ``milestones[0]``, then ``schedulers[1]`` (restarted) and so
-    on."""
+    on.
+
+    Args:
+        optimizer (Optimizer): the wrapped optimizer.
+        schedulers (list[LRScheduler]): the schedulers to run in turn.
+        milestones (list[int]): the epochs at which to switch to the next scheduler.
+        last_epoch (int): the index of the last epoch; -1 starts afresh.
+    """
 
     def __init__(
         self,
@@ -617,11 +736,21 @@ class SequentialLR(LRScheduler):
         self._last_lr = scheduler.get_last_lr()
 
     def state_dict(self):
+        """The scheduler's state, with the state of each child scheduler.
+
+        Returns:
+            dict: the state.
+        """
         state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
         state["_schedulers"] = [s.state_dict() for s in self._schedulers]
         return state
 
     def load_state_dict(self, state_dict):
+        """Restores the scheduler's state and its children's from :meth:`state_dict`'s output.
+
+        Args:
+            state_dict (dict): the saved state.
+        """
         state = dict(state_dict)
         subs = state.pop("_schedulers")
         self.__dict__.update(state)
@@ -630,7 +759,12 @@ class SequentialLR(LRScheduler):
 
 
 class ChainedScheduler(LRScheduler):
-    """Steps all ``schedulers`` (on one optimizer) together at every ``step()``."""
+    """Steps all ``schedulers`` (on one optimizer) together at every ``step()``.
+
+    Args:
+        schedulers (list[LRScheduler]): the schedulers to step together.
+        optimizer (Optimizer, optional): their optimizer (taken from the schedulers when None).
+    """
 
     def __init__(
         self, schedulers: list[LRScheduler], optimizer: Optional["Optimizer"] = None
@@ -652,11 +786,21 @@ class ChainedScheduler(LRScheduler):
         self._last_lr = self._group_lrs()
 
     def state_dict(self):
+        """The scheduler's state, with the state of each child scheduler.
+
+        Returns:
+            dict: the state.
+        """
         state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
         state["_schedulers"] = [s.state_dict() for s in self._schedulers]
         return state
 
     def load_state_dict(self, state_dict):
+        """Restores the scheduler's state and its children's from :meth:`state_dict`'s output.
+
+        Args:
+            state_dict (dict): the saved state.
+        """
         state = dict(state_dict)
         subs = state.pop("_schedulers")
         self.__dict__.update(state)
@@ -684,7 +828,24 @@ class OneCycleLR(LRScheduler):
     first ``pct_start`` of ``total_steps``, then anneals to
     max_lr/(div_factor*final_div_factor) (``three_phase``: back down to the
     initial lr first, then to the minimum). Momentum (or Adam's beta1) moves
-    inversely between max_momentum and base_momentum. Step it every batch."""
+    inversely between max_momentum and base_momentum. Step it every batch.
+
+    Args:
+        optimizer (Optimizer): the wrapped optimizer.
+        max_lr (float or list[float]): the peak learning rate (per group).
+        total_steps (int, optional): the length of the cycle; else epochs * steps_per_epoch.
+        epochs (int, optional): the number of epochs.
+        steps_per_epoch (int, optional): the number of steps per epoch.
+        pct_start (float): the fraction of the cycle spent increasing the learning rate.
+        anneal_strategy (str): 'cos' or 'linear'.
+        cycle_momentum (bool): cycle the momentum (or beta1) inversely to the learning rate.
+        base_momentum (float or list[float]): the lower momentum bound.
+        max_momentum (float or list[float]): the upper momentum bound.
+        div_factor (float): initial_lr = max_lr / div_factor.
+        final_div_factor (float): min_lr = initial_lr / final_div_factor.
+        three_phase (bool): add a third phase that anneals to min_lr after the symmetric ramp.
+        last_epoch (int): the index of the last epoch; -1 starts afresh.
+    """
 
     def __init__(
         self,
@@ -826,7 +987,23 @@ class OneCycleLR(LRScheduler):
 class CyclicLR(LRScheduler):
     """Cyclical learning rate between base_lr and max_lr ('triangular',
     'triangular2', 'exp_range' or a custom ``scale_fn``), with momentum cycling
-    inversely; step it every batch."""
+    inversely; step it every batch.
+
+    Args:
+        optimizer (Optimizer): the wrapped optimizer.
+        base_lr (float or list[float]): the lower bound of the cycle (per group).
+        max_lr (float or list[float]): the upper bound of the cycle (per group).
+        step_size_up (int): the number of steps of the increasing half.
+        step_size_down (int, optional): the number of steps of the decreasing half (default: up).
+        mode (str): 'triangular', 'triangular2' or 'exp_range'.
+        gamma (float): the decay constant of 'exp_range'.
+        scale_fn (callable, optional): a custom amplitude scale (replaces mode).
+        scale_mode (str): 'cycle' or 'iterations': what scale_fn takes.
+        cycle_momentum (bool): cycle the momentum inversely to the learning rate.
+        base_momentum (float or list[float]): the lower momentum bound.
+        max_momentum (float or list[float]): the upper momentum bound.
+        last_epoch (int): the index of the last epoch; -1 starts afresh.
+    """
 
     def __init__(
         self,
@@ -893,6 +1070,14 @@ class CyclicLR(LRScheduler):
             self._scale_fn_ref, self.scale_mode = (lambda x: gamma**x), "iterations"
 
     def scale_fn(self, x):
+        """The amplitude scale of the cycle at ``x`` (the cycle number or the iteration).
+
+        Args:
+            x (float): the cycle number or the iteration, per ``scale_mode``.
+
+        Returns:
+            float: the scale.
+        """
         return (self._scale_fn_custom or self._scale_fn_ref)(x)
 
     def get_lr(self):
@@ -913,6 +1098,11 @@ class CyclicLR(LRScheduler):
         return lrs
 
     def state_dict(self):
+        """The scheduler's state (a custom ``scale_fn`` is saved only when it is a callable object).
+
+        Returns:
+            dict: the state.
+        """
         # The built-in scale functions are lambdas: rebuilt on load, not saved.
         state = super().state_dict()
         state.pop("_scale_fn_ref", None)
@@ -923,6 +1113,11 @@ class CyclicLR(LRScheduler):
         return state
 
     def load_state_dict(self, state_dict):
+        """Restores the scheduler's state from :meth:`state_dict`'s output.
+
+        Args:
+            state_dict (dict): the saved state.
+        """
         state = dict(state_dict)
         fn = state.pop("_scale_fn_custom")
         super().load_state_dict(state)
@@ -937,7 +1132,19 @@ class ReduceLROnPlateau(LRScheduler):
     epochs; never below ``min_lr``, and changes smaller than ``eps`` are skipped.
 
     Improvement: in 'min' mode, ``a < best * (1 - threshold)`` ('rel') or
-    ``a < best - threshold`` ('abs'); 'max' mode mirrors that."""
+    ``a < best - threshold`` ('abs'); 'max' mode mirrors that.
+
+    Args:
+        optimizer (Optimizer): the wrapped optimizer.
+        mode (str): 'min' (the metric should fall) or 'max'.
+        factor (float): the factor of each reduction.
+        patience (int): the number of epochs without improvement before a reduction.
+        threshold (float): the smallest change counted as an improvement.
+        threshold_mode (str): 'rel' or 'abs'.
+        cooldown (int): the number of epochs to wait after a reduction.
+        min_lr (float or list[float]): the lower bound of the learning rate (per group).
+        eps (float): reductions smaller than this are skipped.
+    """
 
     def __init__(
         self,
@@ -989,6 +1196,15 @@ class ReduceLROnPlateau(LRScheduler):
         self.num_bad_epochs = 0
 
     def is_better(self, a, best):
+        """Whether metric ``a`` improves on ``best`` by more than the threshold.
+
+        Args:
+            a (float): the new metric.
+            best (float): the best metric so far.
+
+        Returns:
+            bool: True if ``a`` is an improvement.
+        """
         if self.mode == "min":
             return a < (
                 best * (1.0 - self.threshold)
@@ -1001,6 +1217,7 @@ class ReduceLROnPlateau(LRScheduler):
 
     @property
     def in_cooldown(self):
+        """Whether the scheduler is in its cooldown period after a reduction."""
         return self.cooldown_counter > 0
 
     def step(self, metrics: Any, epoch: Optional[int] = None) -> None:  # type: ignore[override]
@@ -1043,5 +1260,10 @@ class ReduceLROnPlateau(LRScheduler):
                 _set_group_value(group, "lr", new)
 
     def load_state_dict(self, state_dict):
+        """Restores the scheduler's state from :meth:`state_dict`'s output.
+
+        Args:
+            state_dict (dict): the saved state.
+        """
         self.__dict__.update(state_dict)
         self._init_is_better(self.mode, self.threshold, self.threshold_mode)

@@ -35,6 +35,14 @@ required = _RequiredParameter()
 class Optimizer:
     # Rust update rule, names of the state tensors shaped like the parameter
     # (in the rule's order) and of the 0-d scalars (the step counter first).
+    """Base class of the optimizers.
+
+    Args:
+        params (iterable): tensors to optimize, or dicts defining parameter groups
+            (each with ``"params"`` and per-group options).
+        defaults (dict): the default value of each option.
+    """
+
     _kind = None
     _scalars = ("step",)
 
@@ -78,6 +86,12 @@ class Optimizer:
         return "\n".join(lines)
 
     def add_param_group(self, param_group: dict[str, Any]) -> None:
+        """Adds a parameter group (for example layers unfrozen during fine-tuning).
+
+        Args:
+            param_group (dict): ``"params"`` and the group's options; missing options
+                take the optimizer's defaults.
+        """
         if not isinstance(param_group, dict):
             raise TypeError(f"param_group must be a dict, but got {type(param_group).__name__}")
         params = param_group["params"]
@@ -116,6 +130,11 @@ class Optimizer:
         self.param_groups.append(param_group)
 
     def zero_grad(self, set_to_none: bool = True) -> None:
+        """Resets the gradients of every optimized parameter.
+
+        Args:
+            set_to_none (bool): set ``.grad`` to None instead of filling it with zeros.
+        """
         for group in self.param_groups:
             for p in group["params"]:
                 if p.grad is None:
@@ -129,6 +148,11 @@ class Optimizer:
                     g.zero_()
 
     def state_dict(self) -> dict[str, Any]:
+        """The optimizer's state: per-parameter state keyed by index, and the parameter groups.
+
+        Returns:
+            dict: ``{"state": ..., "param_groups": ...}``, in PyTorch's layout.
+        """
         index = {}
         groups = []
         for group in self.param_groups:
@@ -141,6 +165,12 @@ class Optimizer:
         return {"state": state, "param_groups": groups}
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Loads a state returned by :meth:`state_dict`.
+
+        Args:
+            state_dict (dict): the state; its groups must match this optimizer's in number and
+                sizes.
+        """
         state_dict = deepcopy(state_dict)
         groups, saved = self.param_groups, state_dict["param_groups"]
         if len(groups) != len(saved):
@@ -187,6 +217,14 @@ class Optimizer:
 
     @no_grad()
     def step(self, closure: Optional[Callable[[], Any]] = None) -> Any:
+        """Performs one optimization step (one fused Rust call per parameter group).
+
+        Args:
+            closure (callable, optional): re-evaluates the model and returns the loss.
+
+        Returns:
+            The closure's loss, or None.
+        """
         loss = None
         if closure is not None:
             with enable_grad():

@@ -5,6 +5,23 @@ from .optimizer import Optimizer, _check, _check_common
 
 
 class RMSprop(Optimizer):
+    """RMSprop: divides the gradient by a running root mean square.
+
+    Args:
+        params (iterable): the parameters to optimize, or dicts defining parameter groups.
+        lr (float): the learning rate.
+        alpha (float): the smoothing constant of the running average.
+        eps (float): added to the denominator for numerical stability.
+        weight_decay (float): L2 penalty added to the gradient.
+        momentum (float): the momentum factor.
+        centered (bool): normalize by an estimate of the gradient's variance.
+        maximize (bool): maximize the objective instead of minimizing it.
+
+    ``foreach``, ``fused``, ``capturable`` and ``differentiable`` are accepted and ignored
+    (every step is one fused Rust call). The ``state_dict`` layout and parameter-group
+    semantics are PyTorch's.
+    """
+
     _kind = "rmsprop"
 
     def __init__(
@@ -48,6 +65,22 @@ class RMSprop(Optimizer):
 
 
 class Adagrad(Optimizer):
+    """Adagrad: per-element learning rates scaled by the accumulated squared gradients.
+
+    Args:
+        params (iterable): the parameters to optimize, or dicts defining parameter groups.
+        lr (float): the learning rate.
+        lr_decay (float): the learning rate decay.
+        weight_decay (float): L2 penalty added to the gradient.
+        initial_accumulator_value (float): the accumulators' starting value.
+        eps (float): added to the denominator for numerical stability.
+        maximize (bool): maximize the objective instead of minimizing it.
+
+    ``foreach``, ``fused``, ``capturable`` and ``differentiable`` are accepted and ignored
+    (every step is one fused Rust call). The ``state_dict`` layout and parameter-group
+    semantics are PyTorch's.
+    """
+
     _kind = "adagrad"
 
     def __init__(

@@ -7,6 +7,22 @@ from .optimizer import Optimizer, ParamsT, _check, _check_common
 
 
 class SGD(Optimizer):
+    """Stochastic gradient descent, optionally with momentum and Nesterov momentum.
+
+    Args:
+        params (iterable): the parameters to optimize, or dicts defining parameter groups.
+        lr (float): the learning rate.
+        momentum (float): the momentum factor.
+        dampening (float): dampening of the momentum.
+        weight_decay (float): L2 penalty added to the gradient.
+        nesterov (bool): use Nesterov momentum.
+        maximize (bool): maximize the objective instead of minimizing it.
+
+    ``foreach``, ``fused``, ``capturable`` and ``differentiable`` are accepted and ignored
+    (every step is one fused Rust call). The ``state_dict`` layout and parameter-group
+    semantics are PyTorch's.
+    """
+
     _kind = "sgd"
     _scalars = ()
 

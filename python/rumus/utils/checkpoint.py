@@ -50,7 +50,11 @@ def is_checkpointing():
 @contextlib.contextmanager
 def set_checkpoint_debug_enabled(enabled):
     """Overrides ``checkpoint(debug=...)`` inside the block: True or False forces it,
-    None defers to each call's argument."""
+    None defers to each call's argument.
+
+    Args:
+        enabled (bool or None): force debug on or off; None restores the argument's choice.
+    """
     global _debug_enabled
     previous = _debug_enabled
     _debug_enabled = enabled
@@ -140,7 +144,20 @@ def checkpoint(
     ``determinism_check="default"`` makes backward raise :class:`CheckpointError` when the
     recomputation's outputs differ in number, shape, dtype or device from the forward's;
     ``"none"`` skips the check. ``debug=True`` adds to that error the autograd operations
-    the forward and the recomputation ran (see :func:`set_checkpoint_debug_enabled`)."""
+    the forward and the recomputation ran (see :func:`set_checkpoint_debug_enabled`).
+
+    Args:
+        function (callable): the function to run.
+        *args: the function's arguments.
+        use_reentrant (bool, optional): both values recompute in backward.
+        preserve_rng_state (bool): replay the same random numbers in the recomputation.
+        determinism_check (str): ``'default'`` or ``'none'``.
+        debug (bool): accepted for compatibility.
+        **kwargs: the function's keyword arguments.
+
+    Returns:
+        The function's output.
+    """
     if determinism_check not in _DETERMINISM_CHECKS:
         raise ValueError(
             f"determinism_check should be one of {list(_DETERMINISM_CHECKS)}, "
@@ -233,7 +250,18 @@ def checkpoint(
 
 def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwargs):
     """Runs ``functions`` (a list or an ``nn.Sequential``) in ``segments`` chunks,
-    checkpointing every chunk but the last (as PyTorch does)."""
+    checkpointing every chunk but the last (as PyTorch does).
+
+    Args:
+        functions (list[Module] or Sequential): the functions, in order.
+        segments (int): the number of checkpointed chunks.
+        input (Tensor): the first function's input.
+        use_reentrant (bool, optional): both values recompute in backward.
+        **kwargs: ``preserve_rng_state`` and the other checkpoint options.
+
+    Returns:
+        The last function's output.
+    """
     if hasattr(functions, "children") and not isinstance(functions, (list, tuple)):
         functions = list(functions.children())
     functions = list(functions)

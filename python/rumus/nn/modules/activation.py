@@ -47,7 +47,11 @@ def _inplace_repr(inplace):
 
 
 class ReLU(Module):
-    """max(0, x)."""
+    """max(0, x).
+
+    Args:
+        inplace (bool): modify the input in place.
+    """
 
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
@@ -61,7 +65,13 @@ class ReLU(Module):
 
 
 class Hardtanh(Module):
-    """x clamped to [min_val, max_val]."""
+    """x clamped to [min_val, max_val].
+
+    Args:
+        min_val (float): the lower bound.
+        max_val (float): the upper bound.
+        inplace (bool): modify the input in place.
+    """
 
     def __init__(
         self,
@@ -105,7 +115,11 @@ class Hardtanh(Module):
 
 
 class ReLU6(Hardtanh):
-    """min(max(0, x), 6): a Hardtanh with bounds 0 and 6, as in PyTorch."""
+    """min(max(0, x), 6): a Hardtanh with bounds 0 and 6, as in PyTorch.
+
+    Args:
+        inplace (bool): modify the input in place.
+    """
 
     def __init__(self, inplace: bool = False) -> None:
         super().__init__(0.0, 6.0, inplace)
@@ -115,7 +129,12 @@ class ReLU6(Hardtanh):
 
 
 class LeakyReLU(Module):
-    """x for x >= 0, negative_slope * x otherwise."""
+    """x for x >= 0, negative_slope * x otherwise.
+
+    Args:
+        negative_slope (float): the slope for negative inputs.
+        inplace (bool): modify the input in place.
+    """
 
     def __init__(self, negative_slope: float = 1e-2, inplace: bool = False) -> None:
         super().__init__()
@@ -130,7 +149,12 @@ class LeakyReLU(Module):
 
 
 class ELU(Module):
-    """x for x > 0, alpha * (exp(x) - 1) otherwise."""
+    """x for x > 0, alpha * (exp(x) - 1) otherwise.
+
+    Args:
+        alpha (float): the negative saturation value.
+        inplace (bool): modify the input in place.
+    """
 
     def __init__(self, alpha: float = 1.0, inplace: bool = False) -> None:
         super().__init__()
@@ -145,7 +169,11 @@ class ELU(Module):
 
 
 class GELU(Module):
-    """x * Phi(x); approximate='tanh' uses the tanh approximation."""
+    """x * Phi(x); approximate='tanh' uses the tanh approximation.
+
+    Args:
+        approximate (str): ``'none'`` (exact, with erf) or ``'tanh'``.
+    """
 
     def __init__(self, approximate: str = "none") -> None:
         super().__init__()
@@ -159,7 +187,11 @@ class GELU(Module):
 
 
 class SiLU(Module):
-    """x * sigmoid(x)."""
+    """x * sigmoid(x).
+
+    Args:
+        inplace (bool): modify the input in place.
+    """
 
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
@@ -173,7 +205,11 @@ class SiLU(Module):
 
 
 class Mish(Module):
-    """x * tanh(softplus(x))."""
+    """x * tanh(softplus(x)).
+
+    Args:
+        inplace (bool): modify the input in place.
+    """
 
     def __init__(self, inplace: bool = False) -> None:
         super().__init__()
@@ -201,7 +237,12 @@ class Tanh(Module):
 
 
 class Softplus(Module):
-    """log(1 + exp(beta * x)) / beta, linear above beta * x > threshold."""
+    """log(1 + exp(beta * x)) / beta, linear above beta * x > threshold.
+
+    Args:
+        beta (float): the sharpness.
+        threshold (float): above ``beta * x > threshold`` the result is x.
+    """
 
     def __init__(self, beta: float = 1.0, threshold: float = 20.0) -> None:
         super().__init__()
@@ -226,7 +267,11 @@ def _implicit_dim(name, ndim):
 
 
 class Softmax(Module):
-    """exp(x) / sum(exp(x)) along dim."""
+    """exp(x) / sum(exp(x)) along dim.
+
+    Args:
+        dim (int, optional): the dimension that sums to 1.
+    """
 
     def __init__(self, dim: Optional[int] = None) -> None:
         super().__init__()
@@ -241,7 +286,11 @@ class Softmax(Module):
 
 
 class LogSoftmax(Module):
-    """log(softmax(x)) along dim, computed stably."""
+    """log(softmax(x)) along dim, computed stably.
+
+    Args:
+        dim (int, optional): the dimension.
+    """
 
     def __init__(self, dim: Optional[int] = None) -> None:
         super().__init__()
@@ -256,7 +305,14 @@ class LogSoftmax(Module):
 
 
 class PReLU(Module):
-    """LeakyReLU with a learnt slope: one shared (num_parameters=1) or one per channel (dim 1)."""
+    """LeakyReLU with a learnt slope: one shared (num_parameters=1) or one per channel (dim 1).
+
+    Args:
+        num_parameters (int): 1 (a shared slope) or the number of channels.
+        init (float): the initial slope.
+        device (str or device, optional): where to create the parameters.
+        dtype (dtype, optional): the parameters' dtype.
+    """
 
     def __init__(
         self, num_parameters: int = 1, init: float = 0.25, device: Any = None, dtype: Any = None
@@ -268,6 +324,7 @@ class PReLU(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
+        """Re-initializes the parameters as the constructor does (PyTorch's defaults)."""
         init.constant_(self.weight, self.init)
 
     def forward(self, input):

@@ -41,6 +41,9 @@ class Sequential(Module):
 
     ``Sequential(m0, m1, ...)`` names them "0", "1", ...; ``Sequential(OrderedDict(name=m))``
     keeps the given names.
+
+    Args:
+        *args (Module or OrderedDict): the modules, in order, or one OrderedDict of named modules.
     """
 
     def __init__(self, *args: Any) -> None:
@@ -122,10 +125,27 @@ class Sequential(Module):
         return self
 
     def append(self, module):
+        """Appends a module at the end.
+
+        Args:
+            module (Module): the module to add.
+
+        Returns:
+            Sequential: self.
+        """
         self.add_module(str(len(self)), module)
         return self
 
     def insert(self, index, module):
+        """Inserts a module before position ``index``.
+
+        Args:
+            index (int): the position (negative counts from the end).
+            module (Module): the module to insert.
+
+        Returns:
+            Sequential: self.
+        """
         if not isinstance(module, Module):
             raise AssertionError(f"module should be of type: {Module}")
         n = len(self)
@@ -139,23 +159,51 @@ class Sequential(Module):
         return self
 
     def extend(self, sequential):
+        """Appends every module of ``sequential`` (any iterable of modules).
+
+        Args:
+            sequential (Iterable[Module]): the modules to add.
+
+        Returns:
+            Sequential: self.
+        """
         for module in sequential:
             self.append(module)
         return self
 
     def pop(self, key):
+        """Removes the module at ``key`` and returns it.
+
+        Args:
+            key (int or slice): its position.
+
+        Returns:
+            Module: the removed module.
+        """
         v = self[key]
         del self[key]
         return v
 
     def forward(self, input):
+        """Runs the modules in order, each on the previous one's output.
+
+        Args:
+            input: the first module's input.
+
+        Returns:
+            The last module's output.
+        """
         for module in self:
             input = module(input)
         return input
 
 
 class ModuleList(Module):
-    """A list of modules, registered as children "0", "1", ... (no ``forward`` of its own)."""
+    """A list of modules, registered as children "0", "1", ... (no ``forward`` of its own).
+
+    Args:
+        modules (Iterable or Mapping, optional): initial modules.
+    """
 
     def __init__(self, modules: Optional[Iterable[Module]] = None) -> None:
         super().__init__()
@@ -214,6 +262,12 @@ class ModuleList(Module):
         return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
 
     def insert(self, index, module):
+        """Inserts a module before position ``index``.
+
+        Args:
+            index (int): the position.
+            module (Module): the module to insert.
+        """
         modules = list(self)
         modules.insert(index, module)
         for m in modules:
@@ -222,15 +276,39 @@ class ModuleList(Module):
         object.__setattr__(self, "_modules", {str(i): m for i, m in enumerate(modules)})
 
     def append(self, module):
+        """Appends a module at the end.
+
+        Args:
+            module (Module): the module to add.
+
+        Returns:
+            ModuleList: self.
+        """
         self.add_module(str(len(self)), module)
         return self
 
     def pop(self, key):
+        """Removes the module at ``key`` and returns it.
+
+        Args:
+            key (int or slice): its position.
+
+        Returns:
+            Module: the removed module.
+        """
         v = self[key]
         del self[key]
         return v
 
     def extend(self, modules):
+        """Appends the modules of an iterable.
+
+        Args:
+            modules (Iterable[Module]): the modules to add.
+
+        Returns:
+            ModuleList: self.
+        """
         if not isinstance(modules, Iterable):
             raise TypeError(
                 "ModuleList.extend should be called with an iterable, but got "
@@ -257,7 +335,11 @@ def _update_pairs(target, items, cls_name):
 
 
 class ModuleDict(Module):
-    """An ordered dict of modules, registered as children under their keys."""
+    """An ordered dict of modules, registered as children under their keys.
+
+    Args:
+        modules (Iterable or Mapping, optional): initial modules.
+    """
 
     def __init__(
         self, modules: Optional[Union[Mapping[str, Module], Iterable[tuple[str, Module]]]] = None
@@ -285,23 +367,52 @@ class ModuleDict(Module):
         return key in self._modules
 
     def clear(self):
+        """Removes every module."""
         self._modules.clear()
 
     def pop(self, key):
+        """Removes the module named ``key`` and returns it.
+
+        Args:
+            key (str): its name.
+
+        Returns:
+            Module: the removed module.
+        """
         v = self[key]
         del self[key]
         return v
 
     def keys(self):
+        """The names of the modules, in insertion order.
+
+        Returns:
+            Iterable[str]: the keys.
+        """
         return self._modules.keys()
 
     def items(self):
+        """The (name, module) pairs, in insertion order.
+
+        Returns:
+            Iterable[tuple[str, Module]]: the pairs.
+        """
         return self._modules.items()
 
     def values(self):
+        """The modules, in insertion order.
+
+        Returns:
+            Iterable[Module]: the modules.
+        """
         return self._modules.values()
 
     def update(self, modules):
+        """Adds or replaces modules from a mapping or an iterable of (name, module) pairs.
+
+        Args:
+            modules (Mapping or Iterable): the modules to add.
+        """
         if not isinstance(modules, Iterable):
             raise TypeError(
                 "ModuleDict.update should be called with an iterable of key/value pairs, but got "
@@ -315,7 +426,11 @@ class ModuleDict(Module):
 
 
 class ParameterList(Module):
-    """A list of parameters; plain tensors put in it become Parameters."""
+    """A list of parameters; plain tensors put in it become Parameters.
+
+    Args:
+        values (Iterable, optional): initial parameters.
+    """
 
     def __init__(self, values: Optional[Iterable[Any]] = None) -> None:
         super().__init__()
@@ -350,11 +465,27 @@ class ParameterList(Module):
         return [k for k in super().__dir__() if not k.isdigit()]
 
     def append(self, value):
+        """Appends a value (tensors become Parameters).
+
+        Args:
+            value (Tensor or Any): the value to add.
+
+        Returns:
+            ParameterList: self.
+        """
         self._size += 1
         self[self._size - 1] = value
         return self
 
     def extend(self, values):
+        """Appends the values of an iterable (tensors become Parameters).
+
+        Args:
+            values (Iterable): the values to add.
+
+        Returns:
+            ParameterList: self.
+        """
         if not isinstance(values, Iterable) or isinstance(values, _rumus.Tensor):
             raise TypeError(
                 "ParameterList.extend should be called with an iterable, but got "
@@ -372,7 +503,11 @@ class ParameterList(Module):
 
 
 class ParameterDict(Module):
-    """An ordered dict of parameters (string keys); plain tensors put in it become Parameters."""
+    """An ordered dict of parameters (string keys); plain tensors put in it become Parameters.
+
+    Args:
+        parameters (Mapping or Iterable, optional): initial (name, parameter) entries.
+    """
 
     def __init__(self, parameters: Any = None) -> None:
         super().__init__()
@@ -416,42 +551,108 @@ class ParameterDict(Module):
         return key in self._keys
 
     def copy(self):
+        """A shallow copy: a new ParameterDict holding the same parameters.
+
+        Returns:
+            ParameterDict: the copy.
+        """
         return ParameterDict(OrderedDict((k, self[k]) for k in self._keys))
 
     def setdefault(self, key, default=None):
+        """The value of ``key``, first setting it to ``default`` if absent.
+
+        Args:
+            key (str): the name.
+            default: the value to set when ``key`` is absent.
+
+        Returns:
+            The value stored under ``key``.
+        """
         if key not in self:
             self[key] = default
         return self[key]
 
     def clear(self):
+        """Removes every entry."""
         for k in list(self._keys):
             del self[k]
 
     def pop(self, key):
+        """Removes the entry ``key`` and returns its value.
+
+        Args:
+            key (str): the name.
+
+        Returns:
+            The removed value.
+        """
         v = self[key]
         del self[key]
         return v
 
     def popitem(self):
+        """Removes and returns the last inserted (key, value) pair.
+
+        Returns:
+            tuple: the pair.
+        """
         k = next(reversed(self._keys))  # last in, first out, like dict.popitem
         return k, self.pop(k)
 
     def get(self, key, default=None):
+        """The value of ``key``, or ``default`` when absent.
+
+        Args:
+            key (str): the name.
+            default: returned when ``key`` is absent.
+
+        Returns:
+            The value.
+        """
         return self[key] if key in self else default
 
     def fromkeys(self, keys, default=None):
+        """A new ParameterDict with every key of ``keys`` set to ``default``.
+
+        Args:
+            keys (Iterable[str]): the names.
+            default: the value of each.
+
+        Returns:
+            ParameterDict: the new dict.
+        """
         return ParameterDict((k, default) for k in keys)
 
     def keys(self):
+        """The names, in insertion order.
+
+        Returns:
+            Iterable[str]: the keys.
+        """
         return self._keys.keys()
 
     def items(self):
+        """The (name, value) pairs, in insertion order.
+
+        Returns:
+            Iterable[tuple[str, Any]]: the pairs.
+        """
         return ((k, self[k]) for k in self._keys)
 
     def values(self):
+        """The values, in insertion order.
+
+        Returns:
+            Iterable: the values.
+        """
         return (self[k] for k in self._keys)
 
     def update(self, parameters):
+        """Adds or replaces entries from a mapping or an iterable of (key, value) pairs.
+
+        Args:
+            parameters (Mapping or Iterable): the entries to add.
+        """
         if not isinstance(parameters, Iterable):
             raise TypeError(
                 "ParametersDict.update should be called with an iterable of key/value pairs, but "

@@ -183,7 +183,21 @@ class _Conv(_ConvNd):
 
 
 class Conv1d(_Conv):
-    """1-D convolution over (N, C_in, L) or unbatched (C_in, L) input."""
+    """1-D convolution over (N, C_in, L) or unbatched (C_in, L) input.
+
+    Args:
+        in_channels (int): the number of input channels.
+        out_channels (int): the number of output channels.
+        kernel_size (int or tuple): the size of the window.
+        stride (int or tuple): the step of the window.
+        padding (int or tuple): the padding on each side.
+        dilation (int or tuple): the spacing between window elements.
+        groups (int): the number of blocked connections from input to output channels.
+        bias (bool): learn an additive bias.
+        padding_mode (str): ``'zeros'``, ``'reflect'``, ``'replicate'`` or ``'circular'``.
+        device (str or device, optional): where to create the parameters.
+        dtype (dtype, optional): the parameters' dtype.
+    """
 
     _ntuple = staticmethod(_single)
 
@@ -193,7 +207,21 @@ class Conv1d(_Conv):
 
 
 class Conv2d(_Conv):
-    """2-D convolution over (N, C_in, H, W) or unbatched (C_in, H, W) input."""
+    """2-D convolution over (N, C_in, H, W) or unbatched (C_in, H, W) input.
+
+    Args:
+        in_channels (int): the number of input channels.
+        out_channels (int): the number of output channels.
+        kernel_size (int or tuple): the size of the window.
+        stride (int or tuple): the step of the window.
+        padding (int or tuple): the padding on each side.
+        dilation (int or tuple): the spacing between window elements.
+        groups (int): the number of blocked connections from input to output channels.
+        bias (bool): learn an additive bias.
+        padding_mode (str): ``'zeros'``, ``'reflect'``, ``'replicate'`` or ``'circular'``.
+        device (str or device, optional): where to create the parameters.
+        dtype (dtype, optional): the parameters' dtype.
+    """
 
     _ntuple = staticmethod(_pair)
 
@@ -292,7 +320,22 @@ class _ConvTransposeNd(_ConvNd):
 
 
 class ConvTranspose1d(_ConvTransposeNd):
-    """1-D transposed convolution; forward(input, output_size=None)."""
+    """1-D transposed convolution; forward(input, output_size=None).
+
+    Args:
+        in_channels (int): the number of input channels.
+        out_channels (int): the number of output channels.
+        kernel_size (int or tuple): the size of the window.
+        stride (int or tuple): the step of the window.
+        padding (int or tuple): the padding on each side.
+        output_padding (int or tuple): extra size added to one side of the output.
+        groups (int): the number of blocked connections from input to output channels.
+        bias (bool): learn an additive bias.
+        dilation (int or tuple): the spacing between window elements.
+        padding_mode (str): ``'zeros'``, ``'reflect'``, ``'replicate'`` or ``'circular'``.
+        device (str or device, optional): where to create the parameters.
+        dtype (dtype, optional): the parameters' dtype.
+    """
 
     _ntuple = staticmethod(_single)
 
@@ -302,7 +345,22 @@ class ConvTranspose1d(_ConvTransposeNd):
 
 
 class ConvTranspose2d(_ConvTransposeNd):
-    """2-D transposed convolution; forward(input, output_size=None)."""
+    """2-D transposed convolution; forward(input, output_size=None).
+
+    Args:
+        in_channels (int): the number of input channels.
+        out_channels (int): the number of output channels.
+        kernel_size (int or tuple): the size of the window.
+        stride (int or tuple): the step of the window.
+        padding (int or tuple): the padding on each side.
+        output_padding (int or tuple): extra size added to one side of the output.
+        groups (int): the number of blocked connections from input to output channels.
+        bias (bool): learn an additive bias.
+        dilation (int or tuple): the spacing between window elements.
+        padding_mode (str): ``'zeros'``, ``'reflect'``, ``'replicate'`` or ``'circular'``.
+        device (str or device, optional): where to create the parameters.
+        dtype (dtype, optional): the parameters' dtype.
+    """
 
     _ntuple = staticmethod(_pair)
 

@@ -19,14 +19,24 @@ class _DropoutNd(Module):
 
 
 class Dropout(_DropoutNd):
-    """Zeroes each element with probability p and scales the rest by 1 / (1 - p)."""
+    """Zeroes each element with probability p and scales the rest by 1 / (1 - p).
+
+    Args:
+        p (float): the probability of zeroing an element.
+        inplace (bool): modify the input in place.
+    """
 
     def forward(self, input):
         return F.dropout(input, self.p, self.training, self.inplace)
 
 
 class Dropout2d(_DropoutNd):
-    """Zeroes whole channels of (N, C, H, W) or (C, H, W) input."""
+    """Zeroes whole channels of (N, C, H, W) or (C, H, W) input.
+
+    Args:
+        p (float): the probability of zeroing a channel.
+        inplace (bool): modify the input in place.
+    """
 
     def forward(self, input):
         return F.dropout2d(input, self.p, self.training, self.inplace)

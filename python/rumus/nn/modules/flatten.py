@@ -6,7 +6,12 @@ __all__ = ["Flatten", "Unflatten"]
 
 
 class Flatten(Module):
-    """Flattens dims start_dim..end_dim into one (the batch dim 0 is kept by default)."""
+    """Flattens dims start_dim..end_dim into one (the batch dim 0 is kept by default).
+
+    Args:
+        start_dim (int): the first dimension to flatten.
+        end_dim (int): the last dimension to flatten.
+    """
 
     def __init__(self, start_dim: int = 1, end_dim: int = -1) -> None:
         super().__init__()
@@ -21,7 +26,12 @@ class Flatten(Module):
 
 
 class Unflatten(Module):
-    """Splits dim `dim` into `unflattened_size` (a tuple or list of ints, one may be -1)."""
+    """Splits dim `dim` into `unflattened_size` (a tuple or list of ints, one may be -1).
+
+    Args:
+        dim (int): the dimension to split.
+        unflattened_size (Sequence[int]): the new sizes (one may be -1).
+    """
 
     def __init__(self, dim, unflattened_size):
         super().__init__()

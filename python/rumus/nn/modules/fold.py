@@ -7,7 +7,15 @@ __all__ = ["Fold", "Unfold"]
 
 
 class Fold(Module):
-    """(N, C * prod(kernel_size), L) -> (N, C, *output_size), overlapping values summed."""
+    """(N, C * prod(kernel_size), L) -> (N, C, *output_size), overlapping values summed.
+
+    Args:
+        output_size (int or tuple): the output size.
+        kernel_size (int or tuple): the size of the window.
+        dilation (int or tuple): the spacing between window elements.
+        padding (int or tuple): the padding on each side.
+        stride (int or tuple): the step of the window.
+    """
 
     def __init__(self, output_size, kernel_size, dilation=1, padding=0, stride=1):
         super().__init__()
@@ -30,7 +38,14 @@ class Fold(Module):
 
 
 class Unfold(Module):
-    """(N, C, H, W) -> (N, C * prod(kernel_size), L) with one column per block position."""
+    """(N, C, H, W) -> (N, C * prod(kernel_size), L) with one column per block position.
+
+    Args:
+        kernel_size (int or tuple): the size of the window.
+        dilation (int or tuple): the spacing between window elements.
+        padding (int or tuple): the padding on each side.
+        stride (int or tuple): the step of the window.
+    """
 
     def __init__(self, kernel_size, dilation=1, padding=0, stride=1):
         super().__init__()

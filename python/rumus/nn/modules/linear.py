@@ -14,7 +14,12 @@ __all__ = ["Identity", "Linear", "Bilinear"]
 
 
 class Identity(Module):
-    """Returns its input; takes (and ignores) any constructor arguments, as PyTorch does."""
+    """Returns its input; takes (and ignores) any constructor arguments, as PyTorch does.
+
+    Args:
+        *args: ignored.
+        **kwargs: ignored.
+    """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__()
@@ -24,7 +29,15 @@ class Identity(Module):
 
 
 class Linear(Module):
-    """y = x W^T + b with W of shape (out_features, in_features)."""
+    """y = x W^T + b with W of shape (out_features, in_features).
+
+    Args:
+        in_features (int): the size of each input sample.
+        out_features (int): the size of each output sample.
+        bias (bool): learn an additive bias.
+        device (str or device, optional): where to create the parameters.
+        dtype (dtype, optional): the parameters' dtype.
+    """
 
     def __init__(
         self,
@@ -49,6 +62,7 @@ class Linear(Module):
     def reset_parameters(self):
         # kaiming_uniform_ with a=sqrt(5) gives U(-1/sqrt(fan_in), 1/sqrt(fan_in)), PyTorch's
         # default.
+        """Re-initializes the parameters as the constructor does (PyTorch's defaults)."""
         init.kaiming_uniform_(self.weight, a=math.sqrt(5))
         if self.bias is not None:
             fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
@@ -70,7 +84,16 @@ class NonDynamicallyQuantizableLinear(Linear):
 
 
 class Bilinear(Module):
-    """y = x1^T A x2 + b with A of shape (out_features, in1_features, in2_features)."""
+    """y = x1^T A x2 + b with A of shape (out_features, in1_features, in2_features).
+
+    Args:
+        in1_features (int): the size of each first input sample.
+        in2_features (int): the size of each second input sample.
+        out_features (int): the size of each output sample.
+        bias (bool): learn an additive bias.
+        device (str or device, optional): where to create the parameters.
+        dtype (dtype, optional): the parameters' dtype.
+    """
 
     def __init__(
         self, in1_features, in2_features, out_features, bias=True, device=None, dtype=None
@@ -89,6 +112,7 @@ class Bilinear(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
+        """Re-initializes the parameters as the constructor does (PyTorch's defaults)."""
         bound = 1 / math.sqrt(self.weight.size(1))
         init.uniform_(self.weight, -bound, bound)
         if self.bias is not None:

@@ -58,21 +58,40 @@ class _WeightedLoss(_Loss):
 
 
 class L1Loss(_Loss):
-    """Mean (or sum) absolute error."""
+    """Mean (or sum) absolute error.
+
+    Args:
+        size_average: deprecated, use ``reduction``.
+        reduce: deprecated, use ``reduction``.
+        reduction (str): ``'none'``, ``'mean'`` or ``'sum'``.
+    """
 
     def forward(self, input, target):
         return F.l1_loss(input, target, reduction=self.reduction)
 
 
 class MSELoss(_Loss):
-    """Mean (or sum) squared error."""
+    """Mean (or sum) squared error.
+
+    Args:
+        size_average: deprecated, use ``reduction``.
+        reduce: deprecated, use ``reduction``.
+        reduction (str): ``'none'``, ``'mean'`` or ``'sum'``.
+    """
 
     def forward(self, input, target):
         return F.mse_loss(input, target, reduction=self.reduction)
 
 
 class SmoothL1Loss(_Loss):
-    """Squared error / (2 beta) below beta, absolute error - beta / 2 above."""
+    """Squared error / (2 beta) below beta, absolute error - beta / 2 above.
+
+    Args:
+        size_average: deprecated, use ``reduction``.
+        reduce: deprecated, use ``reduction``.
+        reduction (str): ``'none'``, ``'mean'`` or ``'sum'``.
+        beta (float): the threshold between the quadratic and linear regimes.
+    """
 
     def __init__(self, size_average=None, reduce=None, reduction="mean", beta=1.0):
         super().__init__(size_average, reduce, reduction)
@@ -83,7 +102,12 @@ class SmoothL1Loss(_Loss):
 
 
 class HuberLoss(_Loss):
-    """Squared error / 2 below delta, delta * (absolute error - delta / 2) above."""
+    """Squared error / 2 below delta, delta * (absolute error - delta / 2) above.
+
+    Args:
+        reduction (str): ``'none'``, ``'mean'`` or ``'sum'``.
+        delta (float): the threshold between the quadratic and linear regimes.
+    """
 
     def __init__(self, reduction="mean", delta=1.0):
         super().__init__(reduction=reduction)
@@ -94,7 +118,15 @@ class HuberLoss(_Loss):
 
 
 class NLLLoss(_WeightedLoss):
-    """Negative log likelihood of class-index targets, given log-probabilities."""
+    """Negative log likelihood of class-index targets, given log-probabilities.
+
+    Args:
+        weight (Tensor, optional): a manual rescaling weight per class (or element).
+        size_average: deprecated, use ``reduction``.
+        ignore_index (int): targets with this value are ignored.
+        reduce: deprecated, use ``reduction``.
+        reduction (str): ``'none'``, ``'mean'`` or ``'sum'``.
+    """
 
     def __init__(
         self, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"
@@ -114,7 +146,16 @@ class NLLLoss(_WeightedLoss):
 
 class CrossEntropyLoss(_WeightedLoss):
     """log_softmax + NLL for class-index targets, or soft cross entropy for class-probability
-    targets."""
+    targets.
+
+    Args:
+        weight (Tensor, optional): a manual rescaling weight per class (or element).
+        size_average: deprecated, use ``reduction``.
+        ignore_index (int): targets with this value are ignored.
+        reduce: deprecated, use ``reduction``.
+        reduction (str): ``'none'``, ``'mean'`` or ``'sum'``.
+        label_smoothing (float): mixes the target with the uniform distribution by this amount.
+    """
 
     def __init__(
         self,
@@ -141,14 +182,29 @@ class CrossEntropyLoss(_WeightedLoss):
 
 
 class BCELoss(_WeightedLoss):
-    """Binary cross entropy of probabilities (logs clamped at -100)."""
+    """Binary cross entropy of probabilities (logs clamped at -100).
+
+    Args:
+        weight (Tensor, optional): a manual rescaling weight per class (or element).
+        size_average: deprecated, use ``reduction``.
+        reduce: deprecated, use ``reduction``.
+        reduction (str): ``'none'``, ``'mean'`` or ``'sum'``.
+    """
 
     def forward(self, input, target):
         return F.binary_cross_entropy(input, target, weight=self.weight, reduction=self.reduction)
 
 
 class BCEWithLogitsLoss(_Loss):
-    """Sigmoid + binary cross entropy in one stable step; pos_weight scales the positive term."""
+    """Sigmoid + binary cross entropy in one stable step; pos_weight scales the positive term.
+
+    Args:
+        weight (Tensor, optional): a manual rescaling weight per class (or element).
+        size_average: deprecated, use ``reduction``.
+        reduce: deprecated, use ``reduction``.
+        reduction (str): ``'none'``, ``'mean'`` or ``'sum'``.
+        pos_weight (Tensor, optional): the weight of positive examples, per class.
+    """
 
     def __init__(
         self, weight=None, size_average=None, reduce=None, reduction="mean", pos_weight=None
@@ -165,7 +221,14 @@ class BCEWithLogitsLoss(_Loss):
 
 class KLDivLoss(_Loss):
     """KL divergence of `target` from log-probabilities `input` (reduction 'batchmean' is the
-    true KL)."""
+    true KL).
+
+    Args:
+        size_average: deprecated, use ``reduction``.
+        reduce: deprecated, use ``reduction``.
+        reduction (str): ``'none'``, ``'mean'`` or ``'sum'``.
+        log_target (bool): the target is given in log space.
+    """
 
     def __init__(self, size_average=None, reduce=None, reduction="mean", log_target=False):
         super().__init__(size_average, reduce, reduction)
@@ -176,7 +239,14 @@ class KLDivLoss(_Loss):
 
 
 class CosineEmbeddingLoss(_Loss):
-    """1 - cos(x1, x2) for target 1, max(0, cos(x1, x2) - margin) for target -1."""
+    """1 - cos(x1, x2) for target 1, max(0, cos(x1, x2) - margin) for target -1.
+
+    Args:
+        margin (float): the margin.
+        size_average: deprecated, use ``reduction``.
+        reduce: deprecated, use ``reduction``.
+        reduction (str): ``'none'``, ``'mean'`` or ``'sum'``.
+    """
 
     def __init__(self, margin=0.0, size_average=None, reduce=None, reduction="mean"):
         super().__init__(size_average, reduce, reduction)
@@ -189,7 +259,14 @@ class CosineEmbeddingLoss(_Loss):
 
 
 class MarginRankingLoss(_Loss):
-    """max(0, -target * (x1 - x2) + margin)."""
+    """max(0, -target * (x1 - x2) + margin).
+
+    Args:
+        margin (float): the margin.
+        size_average: deprecated, use ``reduction``.
+        reduce: deprecated, use ``reduction``.
+        reduction (str): ``'none'``, ``'mean'`` or ``'sum'``.
+    """
 
     def __init__(self, margin=0.0, size_average=None, reduce=None, reduction="mean"):
         super().__init__(size_average, reduce, reduction)

@@ -148,6 +148,14 @@ class Module(_ModuleHooks):
         self._init_hooks()
 
     def forward(self, *input):
+        """Defines the computation of the module; call the module (``m(x)``), not ``forward``.
+
+        Args:
+            *input: the inputs, as the subclass defines them.
+
+        Returns:
+            The outputs, as the subclass defines them.
+        """
         raise NotImplementedError(
             f'Module [{type(self).__name__}] is missing the required "forward" function'
         )
@@ -156,7 +164,13 @@ class Module(_ModuleHooks):
 
     def register_buffer(self, name: str, tensor: Any, persistent: bool = True) -> None:
         """Adds a buffer: state that is not a parameter (e.g. running statistics). Non-persistent
-        buffers are left out of ``state_dict``."""
+        buffers are left out of ``state_dict``.
+
+        Args:
+            name (str): the attribute name.
+            tensor (Tensor or None): the buffer.
+            persistent (bool): include the buffer in the state_dict.
+        """
         if "_buffers" not in self.__dict__:
             raise AttributeError("cannot assign buffer before Module.__init__() call")
         self._check_name(name, "buffer", self._buffers)
@@ -172,7 +186,12 @@ class Module(_ModuleHooks):
             self._non_persistent_buffers_set.add(name)
 
     def register_parameter(self, name: str, param: Any) -> None:
-        """Adds a parameter (a Parameter, or None for an absent optional one such as a bias)."""
+        """Adds a parameter (a Parameter, or None for an absent optional one such as a bias).
+
+        Args:
+            name (str): the attribute name.
+            param (Parameter or None): the parameter.
+        """
         if "_parameters" not in self.__dict__:
             raise AttributeError("cannot assign parameter before Module.__init__() call")
         self._check_name(name, "parameter", self._parameters)
@@ -184,7 +203,12 @@ class Module(_ModuleHooks):
         self._parameters[name] = param
 
     def add_module(self, name: str, module: Any) -> None:
-        """Adds a child module, reachable as attribute ``name``."""
+        """Adds a child module, reachable as attribute ``name``.
+
+        Args:
+            name (str): the attribute name.
+            module (Module or None): the child.
+        """
         if module is not None and not isinstance(module, Module):
             raise TypeError(f"{_typename(module)} is not a Module subclass")
         self._check_name(name, "module", self._modules)
@@ -203,7 +227,14 @@ class Module(_ModuleHooks):
             raise KeyError(f"attribute '{name}' already exists")
 
     def get_submodule(self, target: str) -> "Module":
-        """The submodule at dotted path ``target`` ("" is self)."""
+        """The submodule at dotted path ``target`` ("" is self).
+
+        Args:
+            target (str): the dotted path.
+
+        Returns:
+            Module: the submodule.
+        """
         mod = self
         if target == "":
             return mod
@@ -216,11 +247,25 @@ class Module(_ModuleHooks):
         return mod
 
     def get_parameter(self, target: str) -> Parameter:
-        """The parameter at dotted path ``target`` (e.g. "fc.weight")."""
+        """The parameter at dotted path ``target`` (e.g. "fc.weight").
+
+        Args:
+            target (str): the dotted path.
+
+        Returns:
+            Parameter: the parameter.
+        """
         return self._get_member(target, Parameter, "an nn.Parameter")
 
     def get_buffer(self, target: str) -> Any:
-        """The buffer at dotted path ``target``."""
+        """The buffer at dotted path ``target``.
+
+        Args:
+            target (str): the dotted path.
+
+        Returns:
+            Tensor: the buffer.
+        """
         return self._get_member(target, None, "a buffer")
 
     def _get_member(self, target, cls, what):
@@ -241,6 +286,11 @@ class Module(_ModuleHooks):
         )
 
     def set_extra_state(self, state):
+        """Restores the state returned by ``get_extra_state`` from a state_dict.
+
+        Args:
+            state: the object ``get_extra_state`` returned when the state_dict was made.
+        """
         raise RuntimeError(
             "Reached a code path in Module.set_extra_state() that should never be called."
         )
@@ -354,34 +404,78 @@ class Module(_ModuleHooks):
                 yield (module_prefix + "." if module_prefix else "") + name, value
 
     def parameters(self, recurse: bool = True) -> Iterator[Parameter]:
-        """Iterator over the parameters (each shared parameter once)."""
+        """Iterator over the parameters (each shared parameter once).
+
+        Args:
+            recurse (bool): include submodules.
+
+        Returns:
+            Iterator[Parameter]: the parameters.
+        """
         for _, p in self.named_parameters(recurse=recurse):
             yield p
 
     def named_parameters(
         self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
     ) -> Iterator[tuple[str, Parameter]]:
-        """Iterator over (dotted name, parameter), in registration order."""
+        """Iterator over (dotted name, parameter), in registration order.
+
+        Args:
+            prefix (str): prepended to every name.
+            recurse (bool): include submodules.
+            remove_duplicate (bool): yield a shared object once.
+
+        Returns:
+            Iterator[tuple[str, Parameter]]: the pairs.
+        """
         yield from self._named_members(
             lambda m: m._parameters.items(), prefix, recurse, remove_duplicate
         )
 
     def buffers(self, recurse: bool = True) -> Iterator[Any]:
+        """Iterates over the module's buffers.
+
+        Args:
+            recurse (bool): include the buffers of submodules.
+
+        Returns:
+            Iterator[Tensor]: each buffer once.
+        """
         for _, b in self.named_buffers(recurse=recurse):
             yield b
 
     def named_buffers(
         self, prefix: str = "", recurse: bool = True, remove_duplicate: bool = True
     ) -> Iterator[tuple[str, Any]]:
+        """Iterates over the module's buffers with their dotted names.
+
+        Args:
+            prefix (str): prepended to every name.
+            recurse (bool): include the buffers of submodules.
+            remove_duplicate (bool): yield a buffer shared by several names once.
+
+        Returns:
+            Iterator[tuple[str, Tensor]]: (name, buffer) pairs.
+        """
         yield from self._named_members(
             lambda m: m._buffers.items(), prefix, recurse, remove_duplicate
         )
 
     def children(self) -> Iterator["Module"]:
+        """Iterates over the immediate submodules.
+
+        Returns:
+            Iterator[Module]: each child once.
+        """
         for _, m in self.named_children():
             yield m
 
     def named_children(self) -> Iterator[tuple[str, "Module"]]:
+        """Iterates over the immediate submodules with their names.
+
+        Returns:
+            Iterator[tuple[str, Module]]: (name, child) pairs.
+        """
         seen = set()
         for name, module in self._modules.items():
             if module is not None and id(module) not in seen:
@@ -389,13 +483,27 @@ class Module(_ModuleHooks):
                 yield name, module
 
     def modules(self) -> Iterator["Module"]:
+        """Iterates over this module and all its submodules, depth first.
+
+        Returns:
+            Iterator[Module]: each module once.
+        """
         for _, m in self.named_modules():
             yield m
 
     def named_modules(
         self, memo: Any = None, prefix: str = "", remove_duplicate: bool = True
     ) -> Iterator[tuple[str, "Module"]]:
-        """Iterator over (dotted name, module) for self ("" or ``prefix``) and all submodules."""
+        """Iterator over (dotted name, module) for self ("" or ``prefix``) and all submodules.
+
+        Args:
+            memo (set, optional): modules already visited.
+            prefix (str): prepended to every name.
+            remove_duplicate (bool): yield a shared object once.
+
+        Returns:
+            Iterator[tuple[str, Module]]: the pairs.
+        """
         if memo is None:
             memo = set()
         if self in memo:
@@ -412,7 +520,14 @@ class Module(_ModuleHooks):
     # ---- modes and gradients ------------------------------------------------------------
 
     def train(self: _M, mode: bool = True) -> _M:
-        """Sets training mode on self and all submodules; returns self."""
+        """Sets training mode on self and all submodules; returns self.
+
+        Args:
+            mode (bool): True for training mode, False for evaluation.
+
+        Returns:
+            Module: self.
+        """
         if not isinstance(mode, bool):
             raise ValueError("training mode is expected to be boolean")
         self.training = mode
@@ -421,15 +536,32 @@ class Module(_ModuleHooks):
         return self
 
     def eval(self: _M) -> _M:
+        """Sets the module and its submodules to evaluation mode (``train(False)``).
+
+        Returns:
+            Module: self.
+        """
         return self.train(False)
 
     def requires_grad_(self: _M, requires_grad: bool = True) -> _M:
+        """Sets ``requires_grad`` on every parameter.
+
+        Args:
+            requires_grad (bool): whether autograd should record operations on them.
+
+        Returns:
+            Module: self.
+        """
         for p in self.parameters():
             p.requires_grad_(requires_grad)
         return self
 
     def zero_grad(self, set_to_none: bool = True) -> None:
-        """Resets the gradients of all parameters: to None (default), or zero-filled in place."""
+        """Resets the gradients of all parameters: to None (default), or zero-filled in place.
+
+        Args:
+            set_to_none (bool): set ``.grad`` to None instead of filling it with zeros.
+        """
         for p in self.parameters():
             if p.grad is None:
                 continue
@@ -440,7 +572,14 @@ class Module(_ModuleHooks):
                     p.grad.requires_grad_(False).zero_()
 
     def apply(self: _M, fn: Callable[["Module"], None]) -> _M:
-        """Calls ``fn`` on every submodule (children first) and on self; returns self."""
+        """Calls ``fn`` on every submodule (children first) and on self; returns self.
+
+        Args:
+            fn (callable): called with each module.
+
+        Returns:
+            Module: self.
+        """
         for module in self.children():
             module.apply(fn)
         fn(self)
@@ -476,6 +615,13 @@ class Module(_ModuleHooks):
         Parameter object (rumus can't swap a tensor's data in place): build optimizers after
         calling ``to()``, or they keep updating the old parameters. Parameters that don't
         change stay the same objects.
+
+        Args:
+            *args: a device, a dtype, both, or a tensor whose device and dtype to take.
+            **kwargs: ``device=``, ``dtype=``, ``non_blocking=``.
+
+        Returns:
+            Module: self.
         """
         device, dtype, non_blocking = _parse_to(*args, **kwargs)
         if dtype is not None and not dtype.is_floating_point:
@@ -494,6 +640,11 @@ class Module(_ModuleHooks):
         return self._apply(convert)
 
     def cpu(self: _M) -> _M:
+        """Moves every parameter and buffer to the CPU.
+
+        Returns:
+            Module: self.
+        """
         return self._apply(lambda t: t.cpu())
 
     def gpu(self: _M) -> _M:
@@ -501,7 +652,14 @@ class Module(_ModuleHooks):
         return self._apply(lambda t: t.gpu())
 
     def type(self: _M, dst_type: Any) -> _M:
-        """Casts all parameters and buffers (integer ones too) to ``dst_type``."""
+        """Casts all parameters and buffers (integer ones too) to ``dst_type``.
+
+        Args:
+            dst_type (dtype): the dtype.
+
+        Returns:
+            Module: self.
+        """
         return self._apply(lambda t: t.type(dst_type))
 
     def _cast_floating(self, dtype):
@@ -510,15 +668,35 @@ class Module(_ModuleHooks):
         return self._apply(lambda t: t.to(dtype) if t.is_floating_point() else t)
 
     def float(self: _M) -> _M:
+        """Casts the floating-point parameters and buffers to float32.
+
+        Returns:
+            Module: self (the parameters are new objects when the dtype changes).
+        """
         return self._cast_floating(_rumus.float32)
 
     def double(self: _M) -> _M:
+        """Casts the floating-point parameters and buffers to float64.
+
+        Returns:
+            Module: self (the parameters are new objects when the dtype changes).
+        """
         return self._cast_floating(_rumus.float64)
 
     def half(self: _M) -> _M:
+        """Casts the floating-point parameters and buffers to float16.
+
+        Returns:
+            Module: self (the parameters are new objects when the dtype changes).
+        """
         return self._cast_floating(_rumus.float16)
 
     def bfloat16(self: _M) -> _M:
+        """Casts the floating-point parameters and buffers to bfloat16.
+
+        Returns:
+            Module: self (the parameters are new objects when the dtype changes).
+        """
         return self._cast_floating(_rumus.bfloat16)
 
     # ---- state dict ---------------------------------------------------------------------
@@ -539,7 +717,16 @@ class Module(_ModuleHooks):
         self, *, destination: Any = None, prefix: str = "", keep_vars: bool = False
     ) -> dict[str, Any]:
         """OrderedDict of dotted name -> tensor for all parameters and persistent buffers
-        (detached, sharing storage with the module, unless ``keep_vars``)."""
+        (detached, sharing storage with the module, unless ``keep_vars``).
+
+        Args:
+            destination (dict, optional): the dict to fill.
+            prefix (str): prepended to every name.
+            keep_vars (bool): return the tensors attached to autograd instead of detached ones.
+
+        Returns:
+            dict[str, Tensor]: an OrderedDict.
+        """
         if destination is None:
             destination = OrderedDict()
             destination._metadata = OrderedDict()
@@ -635,6 +822,14 @@ class Module(_ModuleHooks):
 
         Returns ``_IncompatibleKeys(missing_keys, unexpected_keys)``; with ``strict`` missing or
         unexpected keys raise RuntimeError. Shape mismatches always raise.
+
+        Args:
+            state_dict (Mapping[str, Tensor]): the tensors, by dotted name.
+            strict (bool): require exactly the module's keys.
+            assign (bool): use the given tensors as the parameters instead of copying into them.
+
+        Returns:
+            NamedTuple: ``(missing_keys, unexpected_keys)``.
         """
         if not isinstance(state_dict, Mapping):
             raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")

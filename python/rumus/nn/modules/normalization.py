@@ -93,6 +93,7 @@ class _NormBase(Module):
             self.num_batches_tracked.zero_()
 
     def reset_parameters(self):
+        """Re-initializes the parameters as the constructor does (PyTorch's defaults)."""
         self.reset_running_stats()
         _reset_affine(self)
 
@@ -150,13 +151,35 @@ class _BatchNorm(_NormBase):
 
 
 class BatchNorm1d(_BatchNorm):
-    """Batch norm over (N, C) or (N, C, L) input."""
+    """Batch norm over (N, C) or (N, C, L) input.
+
+    Args:
+        num_features (int): the number of channels C.
+        eps (float): added to the denominator for numerical stability.
+        momentum (float): the running statistics' update factor (None: a cumulative average).
+        affine (bool): learn a per-channel weight and bias.
+        track_running_stats (bool): keep running estimates of mean and variance for eval mode.
+        device (str or device, optional): where to create the parameters.
+        dtype (dtype, optional): the parameters' dtype.
+        bias (bool): learn an additive bias.
+    """
 
     _dims = (2, 3)
 
 
 class BatchNorm2d(_BatchNorm):
-    """Batch norm over (N, C, H, W) input."""
+    """Batch norm over (N, C, H, W) input.
+
+    Args:
+        num_features (int): the number of channels C.
+        eps (float): added to the denominator for numerical stability.
+        momentum (float): the running statistics' update factor (None: a cumulative average).
+        affine (bool): learn a per-channel weight and bias.
+        track_running_stats (bool): keep running estimates of mean and variance for eval mode.
+        device (str or device, optional): where to create the parameters.
+        dtype (dtype, optional): the parameters' dtype.
+        bias (bool): learn an additive bias.
+    """
 
     _dims = (4,)
 
@@ -215,13 +238,35 @@ class _InstanceNorm(_NormBase):
 
 
 class InstanceNorm1d(_InstanceNorm):
-    """Instance norm over (N, C, L) or unbatched (C, L) input."""
+    """Instance norm over (N, C, L) or unbatched (C, L) input.
+
+    Args:
+        num_features (int): the number of channels C.
+        eps (float): added to the denominator for numerical stability.
+        momentum (float): the running statistics' update factor (None: a cumulative average).
+        affine (bool): learn a per-channel weight and bias.
+        track_running_stats (bool): keep running estimates of mean and variance for eval mode.
+        device (str or device, optional): where to create the parameters.
+        dtype (dtype, optional): the parameters' dtype.
+        bias (bool): learn an additive bias.
+    """
 
     _dims = (2, 3)
 
 
 class InstanceNorm2d(_InstanceNorm):
-    """Instance norm over (N, C, H, W) or unbatched (C, H, W) input."""
+    """Instance norm over (N, C, H, W) or unbatched (C, H, W) input.
+
+    Args:
+        num_features (int): the number of channels C.
+        eps (float): added to the denominator for numerical stability.
+        momentum (float): the running statistics' update factor (None: a cumulative average).
+        affine (bool): learn a per-channel weight and bias.
+        track_running_stats (bool): keep running estimates of mean and variance for eval mode.
+        device (str or device, optional): where to create the parameters.
+        dtype (dtype, optional): the parameters' dtype.
+        bias (bool): learn an additive bias.
+    """
 
     _dims = (3, 4)
 
@@ -239,7 +284,16 @@ def _shape_tuple(normalized_shape):
 
 
 class LayerNorm(Module):
-    """Normalizes over the last len(normalized_shape) dims; optional elementwise weight and bias."""
+    """Normalizes over the last len(normalized_shape) dims; optional elementwise weight and bias.
+
+    Args:
+        normalized_shape (int or Sequence[int]): the trailing shape to normalize over.
+        eps (float): added to the denominator for numerical stability.
+        elementwise_affine (bool): learn an elementwise weight (and bias).
+        bias (bool): learn an additive bias.
+        device (str or device, optional): where to create the parameters.
+        dtype (dtype, optional): the parameters' dtype.
+    """
 
     def __init__(
         self,
@@ -258,6 +312,7 @@ class LayerNorm(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
+        """Re-initializes the parameters as the constructor does (PyTorch's defaults)."""
         _reset_affine(self)
 
     def forward(self, input):
@@ -271,7 +326,17 @@ class LayerNorm(Module):
 
 
 class GroupNorm(Module):
-    """Normalizes (N, C, *) input over groups of C // num_groups channels; per-channel affine."""
+    """Normalizes (N, C, *) input over groups of C // num_groups channels; per-channel affine.
+
+    Args:
+        num_groups (int): the number of groups (divides num_channels).
+        num_channels (int): the number of channels C.
+        eps (float): added to the denominator for numerical stability.
+        affine (bool): learn a per-channel weight and bias.
+        device (str or device, optional): where to create the parameters.
+        dtype (dtype, optional): the parameters' dtype.
+        bias (bool): learn an additive bias.
+    """
 
     def __init__(
         self,
@@ -295,6 +360,7 @@ class GroupNorm(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
+        """Re-initializes the parameters as the constructor does (PyTorch's defaults)."""
         _reset_affine(self)
 
     def forward(self, input):
@@ -309,7 +375,15 @@ class GroupNorm(Module):
 
 class RMSNorm(Module):
     """x / sqrt(mean(x^2) + eps) over the last dims, times an optional weight. eps=None means the
-    dtype's machine epsilon (PyTorch's default)."""
+    dtype's machine epsilon (PyTorch's default).
+
+    Args:
+        normalized_shape (int or Sequence[int]): the trailing shape to normalize over.
+        eps (float, optional): added to the mean square (the dtype's epsilon when None).
+        elementwise_affine (bool): learn an elementwise weight (and bias).
+        device (str or device, optional): where to create the parameters.
+        dtype (dtype, optional): the parameters' dtype.
+    """
 
     def __init__(
         self,
@@ -330,6 +404,7 @@ class RMSNorm(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
+        """Re-initializes the parameters as the constructor does (PyTorch's defaults)."""
         if self.elementwise_affine:
             init.ones_(self.weight)
 

@@ -38,19 +38,33 @@ class _ConstantPadNd(Module):
 
 
 class ConstantPad1d(_ConstantPadNd):
-    """Pads the last dim with a constant value."""
+    """Pads the last dim with a constant value.
+
+    Args:
+        padding (int or tuple): the padding (left, right).
+        value (float): the fill value.
+    """
 
     _expand = staticmethod(_pad_pair)
 
 
 class ConstantPad2d(_ConstantPadNd):
-    """Pads the last two dims with a constant value."""
+    """Pads the last two dims with a constant value.
+
+    Args:
+        padding (int or tuple): the padding on each side.
+        value (float): the fill value.
+    """
 
     _expand = staticmethod(_pad_quad)
 
 
 class ZeroPad1d(ConstantPad1d):
-    """Pads the last dim with zeros."""
+    """Pads the last dim with zeros.
+
+    Args:
+        padding (int or tuple): the padding on each side.
+    """
 
     def __init__(self, padding):
         super().__init__(padding, 0.0)
@@ -60,7 +74,11 @@ class ZeroPad1d(ConstantPad1d):
 
 
 class ZeroPad2d(ConstantPad2d):
-    """Pads the last two dims with zeros."""
+    """Pads the last two dims with zeros.
+
+    Args:
+        padding (int or tuple): the padding on each side.
+    """
 
     def __init__(self, padding):
         super().__init__(padding, 0.0)
@@ -82,36 +100,60 @@ class _ModePadNd(Module):
 
 
 class ReflectionPad1d(_ModePadNd):
-    """Pads the last dim with its reflection (edge not repeated)."""
+    """Pads the last dim with its reflection (edge not repeated).
+
+    Args:
+        padding (int or tuple): the padding on each side.
+    """
 
     _expand, _mode = staticmethod(_pad_pair), "reflect"
 
 
 class ReflectionPad2d(_ModePadNd):
-    """Pads the last two dims with their reflection (edge not repeated)."""
+    """Pads the last two dims with their reflection (edge not repeated).
+
+    Args:
+        padding (int or tuple): the padding on each side.
+    """
 
     _expand, _mode = staticmethod(_pad_quad), "reflect"
 
 
 class ReplicationPad1d(_ModePadNd):
-    """Pads the last dim by repeating its edge values."""
+    """Pads the last dim by repeating its edge values.
+
+    Args:
+        padding (int or tuple): the padding on each side.
+    """
 
     _expand, _mode = staticmethod(_pad_pair), "replicate"
 
 
 class ReplicationPad2d(_ModePadNd):
-    """Pads the last two dims by repeating their edge values."""
+    """Pads the last two dims by repeating their edge values.
+
+    Args:
+        padding (int or tuple): the padding on each side.
+    """
 
     _expand, _mode = staticmethod(_pad_quad), "replicate"
 
 
 class CircularPad1d(_ModePadNd):
-    """Pads the last dim by wrapping around."""
+    """Pads the last dim by wrapping around.
+
+    Args:
+        padding (int or tuple): the padding on each side.
+    """
 
     _expand, _mode = staticmethod(_pad_pair), "circular"
 
 
 class CircularPad2d(_ModePadNd):
-    """Pads the last two dims by wrapping around."""
+    """Pads the last two dims by wrapping around.
+
+    Args:
+        padding (int or tuple): the padding on each side.
+    """
 
     _expand, _mode = staticmethod(_pad_quad), "circular"

@@ -7,7 +7,11 @@ __all__ = ["PixelShuffle", "PixelUnshuffle"]
 
 
 class PixelShuffle(Module):
-    """(*, C * r^2, H, W) -> (*, C, H * r, W * r)."""
+    """(*, C * r^2, H, W) -> (*, C, H * r, W * r).
+
+    Args:
+        upscale_factor (int): r.
+    """
 
     def __init__(self, upscale_factor):
         super().__init__()
@@ -21,7 +25,11 @@ class PixelShuffle(Module):
 
 
 class PixelUnshuffle(Module):
-    """(*, C, H * r, W * r) -> (*, C * r^2, H, W)."""
+    """(*, C, H * r, W * r) -> (*, C * r^2, H, W).
+
+    Args:
+        downscale_factor (int): r.
+    """
 
     def __init__(self, downscale_factor):
         super().__init__()

@@ -55,7 +55,16 @@ class _MaxPoolNd(Module):
 
 class MaxPool1d(_MaxPoolNd):
     """Max over sliding windows of (N, C, L) or (C, L) input; returns (out, indices) if
-    return_indices."""
+    return_indices.
+
+    Args:
+        kernel_size (int or tuple): the size of the window.
+        stride (int or tuple, optional): the step of the window (kernel_size when None).
+        padding (int or tuple): the padding on each side.
+        dilation (int or tuple): the spacing between window elements.
+        return_indices (bool): also return the indices of the maxima.
+        ceil_mode (bool): round the output size up instead of down.
+    """
 
     def forward(self, input):
         return F.max_pool1d(
@@ -71,7 +80,16 @@ class MaxPool1d(_MaxPoolNd):
 
 class MaxPool2d(_MaxPoolNd):
     """Max over sliding windows of (N, C, H, W) or (C, H, W) input; returns (out, indices) if
-    return_indices."""
+    return_indices.
+
+    Args:
+        kernel_size (int or tuple): the size of the window.
+        stride (int or tuple, optional): the step of the window (kernel_size when None).
+        padding (int or tuple): the padding on each side.
+        dilation (int or tuple): the spacing between window elements.
+        return_indices (bool): also return the indices of the maxima.
+        ceil_mode (bool): round the output size up instead of down.
+    """
 
     def forward(self, input):
         return F.max_pool2d(
@@ -102,7 +120,15 @@ class MaxPool3d(_MaxPoolNd):
 
 
 class AvgPool1d(Module):
-    """Average over sliding windows of (N, C, L) or (C, L) input."""
+    """Average over sliding windows of (N, C, L) or (C, L) input.
+
+    Args:
+        kernel_size (int or tuple): the size of the window.
+        stride (int or tuple, optional): the step of the window (kernel_size when None).
+        padding (int or tuple): the padding on each side.
+        ceil_mode (bool): round the output size up instead of down.
+        count_include_pad (bool): include the zero padding in the averages.
+    """
 
     def __init__(
         self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True
@@ -154,7 +180,16 @@ class _AvgPoolNd(Module):
 
 
 class AvgPool2d(_AvgPoolNd):
-    """Average over sliding windows of (N, C, H, W) or (C, H, W) input."""
+    """Average over sliding windows of (N, C, H, W) or (C, H, W) input.
+
+    Args:
+        kernel_size (int or tuple): the size of the window.
+        stride (int or tuple, optional): the step of the window (kernel_size when None).
+        padding (int or tuple): the padding on each side.
+        ceil_mode (bool): round the output size up instead of down.
+        count_include_pad (bool): include the zero padding in the averages.
+        divisor_override (int, optional): divide by this instead of the window size.
+    """
 
     def forward(self, input):
         return F.avg_pool2d(
@@ -193,14 +228,22 @@ class _AdaptiveAvgPoolNd(Module):
 
 
 class AdaptiveAvgPool1d(_AdaptiveAvgPoolNd):
-    """Average pooling to a fixed output length."""
+    """Average pooling to a fixed output length.
+
+    Args:
+        output_size (int or tuple): the output size.
+    """
 
     def forward(self, input):
         return F.adaptive_avg_pool1d(input, self.output_size)
 
 
 class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
-    """Average pooling to a fixed (H, W); None in output_size keeps that input size."""
+    """Average pooling to a fixed (H, W); None in output_size keeps that input size.
+
+    Args:
+        output_size (int or tuple): the output size.
+    """
 
     def forward(self, input):
         return F.adaptive_avg_pool2d(input, self.output_size)
@@ -224,14 +267,24 @@ class _AdaptiveMaxPoolNd(Module):
 
 
 class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
-    """Max pooling to a fixed output length."""
+    """Max pooling to a fixed output length.
+
+    Args:
+        output_size (int or tuple): the output size.
+        return_indices (bool): also return the indices of the maxima.
+    """
 
     def forward(self, input):
         return F.adaptive_max_pool1d(input, self.output_size, self.return_indices)
 
 
 class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
-    """Max pooling to a fixed (H, W); None in output_size keeps that input size."""
+    """Max pooling to a fixed (H, W); None in output_size keeps that input size.
+
+    Args:
+        output_size (int or tuple): the output size.
+        return_indices (bool): also return the indices of the maxima.
+    """
 
     def forward(self, input):
         return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)

@@ -15,7 +15,22 @@ __all__ = ["Embedding", "EmbeddingBag"]
 
 class Embedding(Module):
     """Rows of `weight` picked by integer indices. The padding_idx row starts at zero and gets no
-    gradient. rumus has no sparse tensors, so sparse=True raises NotImplementedError."""
+    gradient. rumus has no sparse tensors, so sparse=True raises NotImplementedError.
+
+    Args:
+        num_embeddings (int): the size of the table.
+        embedding_dim (int): the size of each vector.
+        padding_idx (int, optional): this row starts at zero and gets no gradient.
+        max_norm (float, optional): renormalize looked-up rows to at most this norm.
+        norm_type (float): the p of that norm.
+        scale_grad_by_freq (bool): scale gradients by the inverse frequency of the indices in the
+            batch.
+        sparse (bool): accepted for compatibility; gradients are dense.
+        _weight (Tensor, optional): an initial weight.
+        _freeze (bool): do not train the weight.
+        device (str or device, optional): where to create the parameters.
+        dtype (dtype, optional): the parameters' dtype.
+    """
 
     def __init__(
         self,
@@ -62,6 +77,7 @@ class Embedding(Module):
             self.weight = Parameter(_weight, requires_grad=not _freeze)
 
     def reset_parameters(self):
+        """Re-initializes the parameters as the constructor does (PyTorch's defaults)."""
         init.normal_(self.weight)
         if self.padding_idx is not None:
             with rumus.no_grad():
@@ -103,7 +119,21 @@ class Embedding(Module):
         scale_grad_by_freq=False,
         sparse=False,
     ):
-        """Embedding whose weight shares `embeddings`' storage (2-D); frozen unless freeze=False."""
+        """Embedding whose weight shares `embeddings`' storage (2-D); frozen unless freeze=False.
+
+        Args:
+            embeddings (Tensor): the 2-d weight.
+            freeze (bool): do not train the weight.
+            padding_idx (int, optional): this row gets no gradient.
+            max_norm (float, optional): renormalize looked-up rows to at most this norm.
+            norm_type (float): the p of that norm.
+            scale_grad_by_freq (bool): scale gradients by the inverse frequency of the indices in
+                the batch.
+            sparse (bool): accepted for compatibility.
+
+        Returns:
+            Embedding: the module.
+        """
         if embeddings.dim() != 2:
             raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
         rows, cols = embeddings.shape

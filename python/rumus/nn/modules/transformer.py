@@ -42,6 +42,20 @@ class MultiheadAttention(Module):
     Inputs are (L, N, E) or, with batch_first=True, (N, L, E); unbatched inputs are (L, E).
     Bool masks mark positions that may NOT be attended; float masks are added to the scores.
     With need_weights=False the heads go through one F.scaled_dot_product_attention call.
+
+    Args:
+        embed_dim (int): the model dimension.
+        num_heads (int): the number of heads (divides embed_dim).
+        dropout (float): the dropout probability.
+        bias (bool): learn input and output projection biases.
+        add_bias_kv (bool): add learnt biases to the key and value sequences.
+        add_zero_attn (bool): add a batch of zeros to the key and value sequences.
+        kdim (int, optional): the key dimension (embed_dim when None).
+        vdim (int, optional): the value dimension (embed_dim when None).
+        batch_first (bool): inputs are ``(batch, seq, feature)`` instead of ``(seq, batch,
+            feature)``.
+        device (str or device, optional): where to create the parameters.
+        dtype (dtype, optional): the parameters' dtype.
     """
 
     def __init__(
@@ -193,7 +207,21 @@ class MultiheadAttention(Module):
         is_causal=False,
     ):
         """Returns (output, weights): weights are (N, L, S) averaged over heads, (N, H, L, S) with
-        average_attn_weights=False, or None when need_weights=False."""
+        average_attn_weights=False, or None when need_weights=False.
+
+        Args:
+            query (Tensor): ``(L, N, E)`` or ``(N, L, E)`` with batch_first.
+            key (Tensor): ``(S, N, kdim)`` or batch first.
+            value (Tensor): ``(S, N, vdim)`` or batch first.
+            key_padding_mask (Tensor, optional): ``(N, S)``; True (or -inf) masks a key.
+            need_weights (bool): also return the attention weights.
+            attn_mask (Tensor, optional): ``(L, S)`` or ``(N * heads, L, S)``; True (or -inf) masks.
+            average_attn_weights (bool): average the weights over the heads.
+            is_causal (bool): a hint that ``attn_mask`` is the causal mask.
+
+        Returns:
+            tuple[Tensor, Tensor or None]: the output and the attention weights.
+        """
         self._check_inputs(query, key, value, key_padding_mask, attn_mask)
         batched = query.dim() == 3
         if not batched:
@@ -322,7 +350,22 @@ def _detect_is_causal_mask(mask, is_causal, size):
 
 class TransformerEncoderLayer(Module):
     """Self-attention and a feed-forward block, each with a residual connection and LayerNorm
-    (post-norm by default, pre-norm with norm_first=True)."""
+    (post-norm by default, pre-norm with norm_first=True).
+
+    Args:
+        d_model (int): the model dimension.
+        nhead (int): the number of attention heads.
+        dim_feedforward (int): the hidden size of the feed-forward block.
+        dropout (float): the dropout probability.
+        activation (str or callable): ``'relu'``, ``'gelu'`` or a function.
+        layer_norm_eps (float): the layer norms' eps.
+        batch_first (bool): inputs are ``(batch, seq, feature)`` instead of ``(seq, batch,
+            feature)``.
+        norm_first (bool): apply the layer norms before (pre-norm) instead of after each block.
+        bias (bool): learn an additive bias.
+        device (str or device, optional): where to create the parameters.
+        dtype (dtype, optional): the parameters' dtype.
+    """
 
     def __init__(
         self,
@@ -383,7 +426,22 @@ class TransformerEncoderLayer(Module):
 
 class TransformerDecoderLayer(Module):
     """Self-attention, attention over `memory` and a feed-forward block, each with a residual
-    connection and LayerNorm."""
+    connection and LayerNorm.
+
+    Args:
+        d_model (int): the model dimension.
+        nhead (int): the number of attention heads.
+        dim_feedforward (int): the hidden size of the feed-forward block.
+        dropout (float): the dropout probability.
+        activation (str or callable): ``'relu'``, ``'gelu'`` or a function.
+        layer_norm_eps (float): the layer norms' eps.
+        batch_first (bool): inputs are ``(batch, seq, feature)`` instead of ``(seq, batch,
+            feature)``.
+        norm_first (bool): apply the layer norms before (pre-norm) instead of after each block.
+        bias (bool): learn an additive bias.
+        device (str or device, optional): where to create the parameters.
+        dtype (dtype, optional): the parameters' dtype.
+    """
 
     def __init__(
         self,
@@ -480,7 +538,15 @@ class TransformerEncoder(Module):
     """num_layers deep copies of `encoder_layer`, then an optional norm.
 
     rumus has no nested tensors: enable_nested_tensor is accepted and ignored, so padded positions
-    are always computed (PyTorch's inference fast path returns zeros there)."""
+    are always computed (PyTorch's inference fast path returns zeros there).
+
+    Args:
+        encoder_layer (TransformerEncoderLayer): the layer to copy.
+        num_layers (int): the number of copies.
+        norm (Module, optional): a final normalization.
+        enable_nested_tensor (bool): accepted for compatibility.
+        mask_check (bool): accepted for compatibility.
+    """
 
     def __init__(
         self, encoder_layer, num_layers, norm=None, enable_nested_tensor=True, mask_check=True
@@ -509,7 +575,13 @@ class TransformerEncoder(Module):
 
 
 class TransformerDecoder(Module):
-    """num_layers deep copies of `decoder_layer`, then an optional norm."""
+    """num_layers deep copies of `decoder_layer`, then an optional norm.
+
+    Args:
+        decoder_layer (TransformerDecoderLayer): the layer to copy.
+        num_layers (int): the number of copies.
+        norm (Module, optional): a final normalization.
+    """
 
     def __init__(self, decoder_layer, num_layers, norm=None):
         super().__init__()
@@ -548,7 +620,26 @@ class TransformerDecoder(Module):
 
 
 class Transformer(Module):
-    """Encoder-decoder Transformer; all weight matrices re-initialised with xavier_uniform_."""
+    """Encoder-decoder Transformer; all weight matrices re-initialised with xavier_uniform_.
+
+    Args:
+        d_model (int): the model dimension.
+        nhead (int): the number of attention heads.
+        num_encoder_layers (int): the number of encoder layers.
+        num_decoder_layers (int): the number of decoder layers.
+        dim_feedforward (int): the hidden size of the feed-forward block.
+        dropout (float): the dropout probability.
+        activation (str or callable): ``'relu'``, ``'gelu'`` or a function.
+        custom_encoder (Module, optional): an encoder to use instead.
+        custom_decoder (Module, optional): a decoder to use instead.
+        layer_norm_eps (float): the layer norms' eps.
+        batch_first (bool): inputs are ``(batch, seq, feature)`` instead of ``(seq, batch,
+            feature)``.
+        norm_first (bool): apply the layer norms before (pre-norm) instead of after each block.
+        bias (bool): learn an additive bias.
+        device (str or device, optional): where to create the parameters.
+        dtype (dtype, optional): the parameters' dtype.
+    """
 
     def __init__(
         self,
@@ -645,7 +736,16 @@ class Transformer(Module):
     @staticmethod
     def generate_square_subsequent_mask(sz, device=None, dtype=None):
         """Float mask with -inf above the diagonal and 0 elsewhere (position i sees positions
-        <= i)."""
+        <= i).
+
+        Args:
+            sz (int): the sequence length.
+            device (str or device, optional): where to create the mask.
+            dtype (dtype, optional): the mask's dtype (float32 by default).
+
+        Returns:
+            Tensor: of shape ``(sz, sz)``.
+        """
         return rumus.full((sz, sz), float("-inf"), device=device, dtype=dtype).triu(1)
 
     def _reset_parameters(self):

@@ -7,7 +7,15 @@ __all__ = ["Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d"]
 
 
 class Upsample(Module):
-    """Resizes to `size` or by `scale_factor` with F.interpolate's modes."""
+    """Resizes to `size` or by `scale_factor` with F.interpolate's modes.
+
+    Args:
+        size (int or tuple, optional): the output spatial size.
+        scale_factor (float or tuple, optional): the multiplier of the spatial size.
+        mode (str): the interpolation mode (see ``F.interpolate``).
+        align_corners (bool, optional): align the corner pixels' centres (linear modes).
+        recompute_scale_factor (bool, optional): compute the scale from the output size.
+    """
 
     def __init__(
         self,
@@ -47,14 +55,24 @@ class Upsample(Module):
 
 
 class UpsamplingNearest2d(Upsample):
-    """Upsample with mode='nearest'."""
+    """Upsample with mode='nearest'.
+
+    Args:
+        size (int or tuple, optional): the output spatial size.
+        scale_factor (float or tuple, optional): the multiplier of the spatial size.
+    """
 
     def __init__(self, size=None, scale_factor=None):
         super().__init__(size, scale_factor, mode="nearest")
 
 
 class UpsamplingBilinear2d(Upsample):
-    """Upsample with mode='bilinear' and align_corners=True."""
+    """Upsample with mode='bilinear' and align_corners=True.
+
+    Args:
+        size (int or tuple, optional): the output spatial size.
+        scale_factor (float or tuple, optional): the multiplier of the spatial size.
+    """
 
     def __init__(self, size=None, scale_factor=None):
         super().__init__(size, scale_factor, mode="bilinear", align_corners=True)

@@ -33,7 +33,17 @@ def _vector_norm(t, p):
 
 
 def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=None):
-    """Norm of the norms of ``tensors`` (as if they were concatenated into one vector)."""
+    """Norm of the norms of ``tensors`` (as if they were concatenated into one vector).
+
+    Args:
+        tensors (Tensor or Iterable[Tensor]): the tensors (gradients).
+        norm_type (float): the p of the norm (inf allowed).
+        error_if_nonfinite (bool): raise when the total norm is nan or inf.
+        foreach (bool, optional): accepted for compatibility.
+
+    Returns:
+        Tensor: the total norm.
+    """
     tensors = _as_list(tensors)
     norm_type = float(norm_type)
     if not tensors:
@@ -54,7 +64,14 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
 
 
 def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
-    """Scales the gradients in place by min(1, max_norm / (total_norm + 1e-6))."""
+    """Scales the gradients in place by min(1, max_norm / (total_norm + 1e-6)).
+
+    Args:
+        parameters (Tensor or Iterable[Tensor]): the parameters (their ``.grad`` are used).
+        max_norm (float): the largest allowed total norm.
+        total_norm (Tensor): the total norm, from :func:`get_total_norm`.
+        foreach (bool, optional): accepted for compatibility.
+    """
     grads = [p.grad for p in _as_list(parameters) if p.grad is not None]
     if not grads:
         return
@@ -66,7 +83,18 @@ def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
 
 def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False, foreach=None):
     """Scales the gradients of ``parameters`` in place so that their total ``norm_type`` norm is
-    at most ``max_norm``; returns the total norm before clipping (a 0-d tensor)."""
+    at most ``max_norm``; returns the total norm before clipping (a 0-d tensor).
+
+    Args:
+        parameters (Tensor or Iterable[Tensor]): the parameters (their ``.grad`` are used).
+        max_norm (float): the largest allowed total norm.
+        norm_type (float): the p of the norm (inf allowed).
+        error_if_nonfinite (bool): raise when the total norm is nan or inf.
+        foreach (bool, optional): accepted for compatibility.
+
+    Returns:
+        Tensor: the total norm before clipping.
+    """
     parameters = _as_list(parameters)  # a generator must be walked only once
     grads = [p.grad for p in parameters if p.grad is not None]
     total = get_total_norm(grads, norm_type, error_if_nonfinite, foreach)
@@ -75,7 +103,13 @@ def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=Fals
 
 
 def clip_grad_value_(parameters, clip_value, foreach=None):
-    """Clamps every gradient in place to [-clip_value, clip_value]."""
+    """Clamps every gradient in place to [-clip_value, clip_value].
+
+    Args:
+        parameters (Tensor or Iterable[Tensor]): the parameters (their ``.grad`` are used).
+        clip_value (float): the bound.
+        foreach (bool, optional): accepted for compatibility.
+    """
     clip_value = float(clip_value)
     with no_grad():
         for p in _as_list(parameters):

@@ -16,7 +16,14 @@ def _check_same_device(param, device):
 
 def parameters_to_vector(parameters):
     """One 1-D tensor holding all parameters' values, flattened and concatenated (a copy that
-    stays connected to the parameters in the autograd graph)."""
+    stays connected to the parameters in the autograd graph).
+
+    Args:
+        parameters (Iterable[Tensor]): the parameters.
+
+    Returns:
+        Tensor: 1-d.
+    """
     device, flat = None, []
     for p in parameters:
         device = _check_same_device(p, device)
@@ -30,6 +37,10 @@ def vector_to_parameters(vec, parameters):
     Unlike PyTorch, which makes each parameter a view of ``vec``, rumus copies the values in
     (under no_grad; a tensor's data can't be swapped in place), so the parameters keep their own
     storage, dtype and identity. ``vec`` and the parameters must have the same dtype.
+
+    Args:
+        vec (Tensor): 1-d, with as many elements as the parameters together.
+        parameters (Iterable[Tensor]): the parameters to write.
     """
     if not isinstance(vec, _rumus.Tensor):
         raise TypeError(f"expected rumus.Tensor, but got: {type(vec).__name__}")

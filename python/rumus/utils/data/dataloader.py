@@ -69,7 +69,30 @@ class DataLoader:
     worker's id and traceback. ``timeout`` (seconds, 0 = wait forever) bounds
     the wait for each batch. Workers stop when the iterator is exhausted or
     deleted (or, with ``persistent_workers=True``, when the loader is).
-    ``pin_memory`` has no effect yet (rumus has only the CPU device)."""
+    ``pin_memory`` has no effect yet (rumus has only the CPU device).
+
+    Args:
+        dataset (Dataset): the dataset.
+        batch_size (int): the size of each batch.
+        shuffle (bool, optional): reshuffle the data every epoch.
+        sampler (Sampler or Iterable): yields indices.
+        batch_sampler (Sampler, optional): yields lists of indices (excludes batch_size, shuffle,
+            sampler, drop_last).
+        num_workers (int): loading threads (0: load in the main thread); see
+            ``multiprocessing_context``.
+        collate_fn (callable, optional): merges a list of samples into a batch.
+        pin_memory (bool): accepted for compatibility.
+        drop_last (bool): drop the last incomplete batch.
+        timeout (float): seconds to wait for a batch from the workers (0: forever).
+        worker_init_fn (callable, optional): called with the worker id in each worker.
+        multiprocessing_context (str or context, optional): use worker processes started this way
+            (``'spawn'``, ``'fork'``...).
+        generator (Generator, optional): the random generator.
+        prefetch_factor (int, optional): batches loaded in advance per worker.
+        persistent_workers (bool): keep the workers alive between epochs.
+        pin_memory_device (str): accepted for compatibility.
+        in_order (bool): yield batches in order (False: as workers finish them).
+    """
 
     _frozen = (
         "batch_size",

@@ -49,7 +49,11 @@ class IterableDataset(Dataset):
 
 
 class TensorDataset(Dataset):
-    """Sample ``i`` is ``tuple(t[i] for t in tensors)``; all tensors share their first dimension."""
+    """Sample ``i`` is ``tuple(t[i] for t in tensors)``; all tensors share their first dimension.
+
+    Args:
+        *tensors (Tensor): tensors with the same first dimension.
+    """
 
     def __init__(self, *tensors: Tensor) -> None:
         for t in tensors:
@@ -71,7 +75,12 @@ class TensorDataset(Dataset):
 
 class StackDataset(Dataset):
     """Zips datasets of equal length: ``StackDataset(a, b)[i] == (a[i], b[i])``,
-    ``StackDataset(x=a, y=b)[i] == {"x": a[i], "y": b[i]}``."""
+    ``StackDataset(x=a, y=b)[i] == {"x": a[i], "y": b[i]}``.
+
+    Args:
+        *args (Dataset): datasets, zipped into tuples.
+        **kwargs (Dataset): datasets, zipped into dicts.
+    """
 
     def __init__(self, *args, **kwargs):
         if args and kwargs:
@@ -97,7 +106,11 @@ class StackDataset(Dataset):
 
 
 class ConcatDataset(Dataset):
-    """The samples of several map-style datasets one after the other."""
+    """The samples of several map-style datasets one after the other.
+
+    Args:
+        datasets (Iterable[Dataset]): the datasets.
+    """
 
     def __init__(self, datasets):
         self.datasets = list(datasets)
@@ -124,7 +137,11 @@ class ConcatDataset(Dataset):
 
 
 class ChainDataset(IterableDataset):
-    """The samples of several iterable datasets one stream after the other."""
+    """The samples of several iterable datasets one stream after the other.
+
+    Args:
+        datasets (Iterable[Dataset]): the datasets.
+    """
 
     def __init__(self, datasets):
         self.datasets = datasets
@@ -145,7 +162,12 @@ class ChainDataset(IterableDataset):
 
 
 class Subset(Dataset):
-    """The samples of ``dataset`` at ``indices``."""
+    """The samples of ``dataset`` at ``indices``.
+
+    Args:
+        dataset (Dataset): the dataset.
+        indices (Sequence[int]): the indices of the samples.
+    """
 
     def __init__(self, dataset, indices):
         self.dataset = dataset
@@ -173,7 +195,16 @@ def random_split(dataset, lengths, generator=None):
     1: each split gets ``floor(len(dataset) * fraction)`` items and the
     remainder is dealt out one item at a time, round-robin from the first
     split. ``generator`` is a :class:`rumus.Generator`; ``None`` draws from the
-    global generator (seeded by :func:`rumus.manual_seed`)."""
+    global generator (seeded by :func:`rumus.manual_seed`).
+
+    Args:
+        dataset (Dataset): the dataset.
+        lengths (Sequence[int or float]): the lengths of the splits, or fractions summing to 1.
+        generator (Generator, optional): the random generator.
+
+    Returns:
+        list[Subset]: the splits.
+    """
     lengths = list(lengths)
     n = len(dataset)
     if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:

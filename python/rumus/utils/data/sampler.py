@@ -35,7 +35,11 @@ def _check_bool(name, value, exc=TypeError):
 
 
 class Sampler:
-    """Base class: subclasses implement ``__iter__`` (and ``__len__`` when they can)."""
+    """Base class: subclasses implement ``__iter__`` (and ``__len__`` when they can).
+
+    Args:
+        data_source (Sized, optional): accepted for compatibility.
+    """
 
     def __init__(self, data_source=None):
         pass
@@ -45,7 +49,11 @@ class Sampler:
 
 
 class SequentialSampler(Sampler):
-    """``0, 1, ..., len(data_source) - 1``."""
+    """``0, 1, ..., len(data_source) - 1``.
+
+    Args:
+        data_source (Sized): the dataset.
+    """
 
     def __init__(self, data_source):
         self.data_source = data_source
@@ -63,7 +71,14 @@ class RandomSampler(Sampler):
     ``num_samples`` independent uniform draws.
 
     ``generator`` is a :class:`rumus.Generator`; without one every ``iter``
-    seeds a fresh generator from the global one."""
+    seeds a fresh generator from the global one.
+
+    Args:
+        data_source (Sized): the dataset.
+        replacement (bool): draw with replacement.
+        num_samples (int, optional): the number of indices per epoch.
+        generator (Generator, optional): the random generator.
+    """
 
     def __init__(self, data_source, replacement=False, num_samples=None, generator=None):
         self.data_source = data_source
@@ -75,6 +90,7 @@ class RandomSampler(Sampler):
 
     @property
     def num_samples(self):
+        """The number of indices drawn per epoch (the dataset's length unless given)."""
         return len(self.data_source) if self._num_samples is None else self._num_samples
 
     def __iter__(self):
@@ -94,7 +110,12 @@ class RandomSampler(Sampler):
 
 
 class SubsetRandomSampler(Sampler):
-    """The elements of ``indices`` in a random order (no replacement)."""
+    """The elements of ``indices`` in a random order (no replacement).
+
+    Args:
+        indices (Sequence[int]): the indices to permute.
+        generator (Generator, optional): the random generator.
+    """
 
     def __init__(self, indices, generator=None):
         self.indices = indices
@@ -110,7 +131,14 @@ class SubsetRandomSampler(Sampler):
 
 class WeightedRandomSampler(Sampler):
     """``num_samples`` indices drawn with probability proportional to
-    ``weights`` (with or without replacement)."""
+    ``weights`` (with or without replacement).
+
+    Args:
+        weights (Sequence[float] or Tensor): the (unnormalized) weight of each index.
+        num_samples (int): the number of indices per epoch.
+        replacement (bool): draw with replacement.
+        generator (Generator, optional): the random generator.
+    """
 
     def __init__(self, weights, num_samples, replacement=True, generator=None):
         _check_positive_int("num_samples", num_samples)
@@ -162,7 +190,13 @@ class WeightedRandomSampler(Sampler):
 
 class BatchSampler(Sampler):
     """Groups the indices of ``sampler`` into lists of ``batch_size``; the last,
-    shorter list is dropped when ``drop_last``."""
+    shorter list is dropped when ``drop_last``.
+
+    Args:
+        sampler (Sampler or Iterable): yields indices.
+        batch_size (int): the size of each batch.
+        drop_last (bool): drop the last incomplete batch.
+    """
 
     def __init__(self, sampler, batch_size, drop_last):
         _check_positive_int("batch_size", batch_size)

@@ -43,7 +43,14 @@ def default_convert(data):
     """Converts NumPy arrays and NumPy scalars in ``data`` to tensors, recursing
     into dicts, namedtuples and sequences (tuples become lists, as in PyTorch);
     Python numbers, strings and tensors are returned unchanged. The DataLoader
-    uses it when automatic batching is off (``batch_size=None``)."""
+    uses it when automatic batching is off (``batch_size=None``).
+
+    Args:
+        data (object): a sample.
+
+    Returns:
+        The data with arrays converted to tensors.
+    """
     if isinstance(data, Tensor):
         return data
     if isinstance(data, np.ndarray) or isinstance(data, np.generic):
@@ -142,5 +149,11 @@ def default_collate(batch):
     * Python floats give a float64 tensor, ints an int64 tensor, bools a bool tensor;
     * strings and bytes are kept (the batch of them is returned as is);
     * dicts, namedtuples, tuples and lists are collated element-wise (tuples give lists).
+
+    Args:
+        batch (list): the samples.
+
+    Returns:
+        The batch: tensors stacked along a new first dimension, containers collated elementwise.
     """
     return collate(batch, collate_fn_map=default_collate_fn_map)

@@ -25,7 +25,11 @@ _process_info = None  # WorkerInfo of a worker process, seen by all its threads
 class WorkerInfo:
     """Read-only facts about the current DataLoader worker: ``id``,
     ``num_workers``, ``seed`` and ``dataset`` (a copy, in a worker process;
-    the loader's own object, in a worker thread)."""
+    the loader's own object, in a worker thread).
+
+    Args:
+        **kwargs: the facts (id, num_workers, seed, dataset).
+    """
 
     def __init__(self, **kwargs):
         for k, v in kwargs.items():
