@@ -109,6 +109,21 @@ macro_rules! unary_doc {
     (sigmoid) => {
         "The logistic sigmoid ``1 / (1 + exp(-x))``.\n\nReturns:\n  Tensor: a new tensor of self's shape."
     };
+    (erfc) => {
+        "The complementary error function ``1 - erf(x)``, accurate in the tails.\n\nReturns:\n  Tensor: a new floating-point tensor of self's shape."
+    };
+    (erfinv) => {
+        "The inverse error function on [-1, 1] (±inf at ±1, nan outside).\n\nReturns:\n  Tensor: a new floating-point tensor of self's shape."
+    };
+    (lgamma) => {
+        "``ln|Γ(x)|`` of each element.\n\nReturns:\n  Tensor: a new floating-point tensor of self's shape."
+    };
+    (digamma) => {
+        "The digamma function ψ(x), the derivative of lgamma (ψ(0) = -inf).\n\nReturns:\n  Tensor: a new floating-point tensor of self's shape."
+    };
+    (i0) => {
+        "The modified Bessel function of the first kind of order 0.\n\nReturns:\n  Tensor: a new floating-point tensor of self's shape."
+    };
     (erf) => {
         "The error function of each element.\n\nReturns:\n  Tensor: a new tensor of self's shape."
     };
