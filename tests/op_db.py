@@ -5579,7 +5579,7 @@ from op_db_composite import MORE  # noqa: E402 - it builds on the helpers above
 from op_db_linalg import LINALG_DECOMP  # noqa: E402 - it builds on the helpers above
 from op_db_nn_more import NN_MORE  # noqa: E402 - it builds on the helpers above
 from op_db_spatial import SPATIAL  # noqa: E402 - it builds on the helpers above
-from op_db_special import SPECIAL  # noqa: E402 - it builds on the helpers above
+from op_db_special import SPECIAL_FNS  # noqa: E402 - it builds on the helpers above
 
 OP_DB = (
     ELEMENTWISE
@@ -5599,7 +5599,7 @@ OP_DB = (
     + MORE
     + SPATIAL
     + NN_MORE
-    + SPECIAL
+    + SPECIAL_FNS
 )
 
 

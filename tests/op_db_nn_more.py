@@ -318,6 +318,9 @@ NN_MORE = [
         _shuffle_ref,
         lambda m: [Sample(m(2, 6, 3), 3), Sample(m(1, 4, 2, 2, layout="transposed"), 2)],
         dtypes=ALL,
+        grads=[
+            Row("F_native_channel_shuffle", lambda x: F.native_channel_shuffle(x, 3), [U(2, 6, 3)])
+        ],
     ),
     nn_op(
         "embedding_bag",

@@ -59,7 +59,7 @@ def _mvlgamma_ref(x, p):
     return sum(sc.gammaln(x - j / 2) for j in range(p)) + p * (p - 1) / 4 * math.log(math.pi)
 
 
-SPECIAL = [
+SPECIAL_FNS = [
     unary("erfc", sc.erfc, extra=["special.erfc"]),
     unary("erfinv", sc.erfinv, domain=dom(U, lo=-0.9, hi=0.9), extra=["special.erfinv"]),
     unary("lgamma", sc.gammaln, domain=POLES, extra=["special.gammaln"]),

@@ -75,7 +75,7 @@ def ctc_loss(
     # A target longer than its input has no alignment at all: a mistake in the lengths, so
     # it raises (PyTorch returns inf). zero_infinity=True asks for those losses to be zeroed,
     # as it does for targets that fit but cannot align (repeats needing separating blanks).
-    longer = [i for i, (a, b) in enumerate(zip(il, tl)) if b > a]
+    longer = [i for i, (a, b) in enumerate(zip(il, tl)) if 0 <= a < b]
     if longer and not zero_infinity:
         i = longer[0]
         raise ValueError(
