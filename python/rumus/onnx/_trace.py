@@ -282,6 +282,12 @@ class patched:
                     else:
                         key = f"{prefix}.{name}"
                     self._set(mod, name, _wrap(tr, f"{prefix}.{name}", key, obj, _native(obj)))
+            # A recurrent layer runs each layer's time loop in one native call the wrappers
+            # cannot see: record the module's forward as one node (ONNX has RNN/LSTM/GRU ops).
+            from rumus.nn.modules.rnn import RNNBase
+
+            key = "nn.RNNBase._forward"
+            self._set(RNNBase, "_forward", _wrap(tr, key, key, RNNBase._forward, False))
         except BaseException:
             self.__exit__(None, None, None)
             raise
