@@ -155,6 +155,16 @@ def test_rnn_inside_a_model():
     _compare(_run(proto, {"t": tokens}), list(expected))
 
 
+def test_training_mode_dropout_between_layers():
+    model = nn.GRU(3, 4, num_layers=3, dropout=0.5)
+    proto = _export(model, (rumus.randn(5, 2, 3),), training=rumus.onnx.TrainingMode.TRAINING)
+    ops = [n.op_type for n in proto.graph.node]
+    assert ops.count("GRU") == 3 and ops.count("Dropout") == 2  # not after the last layer
+    model.eval()
+    proto = _export(model, (rumus.randn(5, 2, 3),))
+    assert "Dropout" not in {n.op_type for n in proto.graph.node}
+
+
 def test_proj_size_raises():
     model = nn.LSTM(3, 4, proj_size=2).eval()
     with pytest.raises(rumus.onnx.UnsupportedOperatorError, match="proj_size"):
@@ -174,3 +184,61 @@ def test_packed_sequence_raises():
 
     with pytest.raises(rumus.onnx.UnsupportedOperatorError, match="PackedSequence"):
         _export(Packed().eval(), (rumus.randn(5, 2, 3),))
+
+
+_CELLS = {
+    "rnn_tanh": (nn.RNNCell, {}, "RNN"),
+    "rnn_relu": (nn.RNNCell, {"nonlinearity": "relu"}, "RNN"),
+    "lstm": (nn.LSTMCell, {}, "LSTM"),
+    "gru": (nn.GRUCell, {}, "GRU"),
+}
+
+
+@pytest.mark.parametrize("with_state", [False, True])
+@pytest.mark.parametrize("kind", list(_CELLS))
+def test_cells(kind, with_state):
+    rumus.manual_seed(4)
+    cls, kw, op = _CELLS[kind]
+    cell = cls(3, 4, **kw).eval()
+    lstm = kind == "lstm"
+
+    class Loop(nn.Module):
+        """A user's time loop over the cell: one ONNX node per step."""
+
+        def __init__(self):
+            super().__init__()
+            self.cell = cell
+
+        def forward(self, x, *state):
+            s = (tuple(state) if lstm else state[0]) if state else None
+            for t in range(x.shape[0]):
+                s = self.cell(x[t], s)
+            return s
+
+    def inputs(batch):
+        x = rumus.randn(3, batch, 3)
+        states = [rumus.randn(batch, 4) for _ in range(2 if lstm else 1)] if with_state else []
+        return [x, *states]
+
+    names = ["x", "h0", "c0"][: len(inputs(1))]
+    dyn = {"x": {1: "batch"}, **{n: {0: "batch"} for n in names[1:]}}
+    model = Loop().eval()
+    proto = _export(model, tuple(inputs(2)), input_names=names, dynamic_axes=dyn)
+    assert _rnn_nodes(proto) == [op] * 3
+    feeds = inputs(5)
+    with rumus.no_grad():
+        expected = model(*feeds)
+    _compare(_run(proto, dict(zip(names, feeds))), list(expected) if lstm else [expected])
+
+
+@pytest.mark.parametrize("kind", list(_CELLS))
+def test_cell_unbatched_no_bias_no_folding(kind):
+    rumus.manual_seed(5)
+    cls, kw, _ = _CELLS[kind]
+    cell = cls(3, 4, bias=False, **kw).eval()
+    x = rumus.randn(3)
+    proto = _export(cell, (x,), input_names=["x"], do_constant_folding=False)
+    assert "weight_ih" in {t.name for t in proto.graph.initializer}
+    with rumus.no_grad():
+        expected = cell(x)
+    _compare(_run(proto, {"x": x}), list(expected) if kind == "lstm" else [expected])

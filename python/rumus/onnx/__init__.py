@@ -11,7 +11,8 @@ attributes, and the autograd graph misses ops that need no gradient. Python func
 an exporter of their own (``F.scaled_dot_product_attention``, ``F.hardswish``...) are traced
 through, so they export as the ops they are made of. A recurrent layer (nn.RNN, nn.LSTM,
 nn.GRU) runs its time loop in one native call, so its module forward is recorded as one call
-and becomes ONNX's RNN/LSTM/GRU ops, one per layer (``_rnn.py``). Three guards keep a graph
+and becomes ONNX's RNN/LSTM/GRU ops, one per layer (a cell's step likewise, ``_rnn.py``).
+Three guards keep a graph
 from being silently wrong: a native op without an exporter raises ``UnsupportedOperatorError``
 naming it; reading a traced tensor's values into Python (``item``, ``bool(t)``...) raises; and
 inputs run with ``requires_grad`` so that a tensor the wrappers missed shows up by its

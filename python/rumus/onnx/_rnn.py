@@ -1,11 +1,12 @@
 """Exporter of nn.RNN / nn.LSTM / nn.GRU as ONNX's RNN / LSTM / GRU operators (one per layer,
-not an unrolled loop).
+not an unrolled loop), and of the cells' steps as the same operators over one time step.
 
-The tracer records ``RNNBase._forward`` as one call (the engine runs each layer's time loop in
-one native call that the Python-level trace cannot see). The weights are PyTorch's, rearranged
-into ONNX's layout: (num_directions, gates * hidden, in) with the gate blocks reordered, and
-B = [b_ih, b_hh]. Without user states the initial_h / initial_c inputs are left out: ONNX then
-starts from zeros, as PyTorch does, whatever the batch size.
+The tracer records ``RNNBase._forward`` and ``RNNCellBase._step`` as one call each (the engine
+runs a layer's time loop in one native call that the Python-level trace cannot see). The
+weights are PyTorch's, rearranged into ONNX's layout: (num_directions, gates * hidden, in)
+with the gate blocks reordered, and B = [b_ih, b_hh]. Without user states the initial_h /
+initial_c inputs are left out: ONNX then starts from zeros, as PyTorch does, whatever the
+batch size.
 """
 
 import numpy as np
@@ -41,11 +42,11 @@ def _stack(g, per_dir, fold):
     return ups[0] if len(ups) == 1 else g.op("Concat", *ups, axis=0)
 
 
-def _layer_weights(g, mod, layer, dirs, fold):
-    order = _ORDER[mod.mode]
+def _weights(g, mod, mode, suffixes, fold):
+    """W, R and B (or "" without bias) of the directions whose parameters end in ``suffixes``."""
+    order = _ORDER[mode]
     ws, rs, bs = [], [], []
-    for d in range(dirs):
-        sfx = f"_l{layer}" + ("_reverse" if d else "")
+    for sfx in suffixes:
         ws.append(_gates(g, getattr(mod, "weight_ih" + sfx), order, fold))
         rs.append(_gates(g, getattr(mod, "weight_hh" + sfx), order, fold))
         if mod.bias:
@@ -54,6 +55,23 @@ def _layer_weights(g, mod, layer, dirs, fold):
             bs.append(np.concatenate([b_ih, b_hh]) if fold else g.op("Concat", b_ih, b_hh, axis=0))
     b = _stack(g, bs, fold) if bs else ""
     return _stack(g, ws, fold), _stack(g, rs, fold), b
+
+
+def _attrs(mode, hidden_size, dirs):
+    attrs = {"hidden_size": hidden_size, "direction": "bidirectional" if dirs == 2 else "forward"}
+    if mode == "GRU":
+        attrs["linear_before_reset"] = 1  # PyTorch applies r after W_hn h + b_hn
+    elif mode != "LSTM":
+        attrs["activations"] = ["Tanh" if mode == "RNN_TANH" else "Relu"] * dirs
+    return attrs
+
+
+def _inputs(x, w, r, b, h0, c0):
+    """The ONNX op's inputs, sequence_lens left out, trailing missing ones dropped."""
+    ins = [x, w, r, b, "", h0, c0]
+    while ins[-1] in ("", None):
+        ins.pop()
+    return ["" if v is None else v for v in ins]
 
 
 @exporter("nn.RNNBase._forward")
@@ -87,28 +105,18 @@ def _rnn_forward(g, mod, input, hx, cx, lstm):
 
     def layer_state(v, layer):
         if v is None:
-            return ""
+            return None
         if mod.num_layers == 1:
             return v
         return g.op("Slice", v, g.ints([layer * dirs]), g.ints([(layer + 1) * dirs]), g.ints([0]))
 
     h0, c0 = state(hx), state(cx)
-    attrs = {
-        "hidden_size": mod.hidden_size,
-        "direction": "bidirectional" if dirs == 2 else "forward",
-    }
-    if mod.mode == "GRU":
-        attrs["linear_before_reset"] = 1  # PyTorch applies r after W_hn h + b_hn
-    elif not lstm:
-        attrs["activations"] = ["Tanh" if mod.mode == "RNN_TANH" else "Relu"] * dirs
+    attrs = _attrs(mod.mode, mod.hidden_size, dirs)
     hs, cs = [], []
     for layer in range(mod.num_layers):
-        w, r, b = _layer_weights(g, mod, layer, dirs, fold)
-        ins = [x, w, r, b, "", layer_state(h0, layer)]
-        if lstm:
-            ins.append(layer_state(c0, layer))
-        while ins[-1] == "":
-            ins.pop()
+        sfxs = [f"_l{layer}", f"_l{layer}_reverse"][:dirs]
+        w, r, b = _weights(g, mod, mod.mode, sfxs, fold)
+        ins = _inputs(x, w, r, b, layer_state(h0, layer), layer_state(c0, layer) if lstm else None)
         outs = g.op(_OP[mod.mode], *ins, n=3 if lstm else 2, **attrs)
         hs.append(outs[1])
         if lstm:
@@ -126,3 +134,17 @@ def _rnn_forward(g, mod, input, hx, cx, lstm):
     elif mod.batch_first:
         x = g.op("Transpose", x, perm=[1, 0, 2])
     return [x, *finals]
+
+
+@exporter("nn.RNNCellBase._step")
+def _cell_step(g, mod, mode, input, states):
+    """One step of RNNCell / LSTMCell / GRUCell: the ONNX op over a sequence of length 1."""
+    lstm = mode == "LSTM"
+    axes = g.ints([0] if input.dim() == 2 else [0, 1])  # (batch, n) or (n,) -> (1, batch, n)
+    fold = id(mod.weight_ih) not in g.tracer.names
+    x = g.op("Unsqueeze", g.v(input), axes)
+    h0, c0 = [None if s is None else g.op("Unsqueeze", g.v(s), axes) for s in [*states, None][:2]]
+    w, r, b = _weights(g, mod, mode, [""], fold)
+    ins = _inputs(x, w, r, b, h0, c0 if lstm else None)
+    outs = g.op(_OP[mode], *ins, n=3 if lstm else 2, **_attrs(mode, mod.hidden_size, 1))
+    return [g.op("Squeeze", v, axes) for v in outs[1:]]
