@@ -9,12 +9,15 @@ below have the arguments that ONNX operators want (a conv's stride and padding, 
 dim); a Rust-level tape would see the same ops but would need every binding to expose its
 attributes, and the autograd graph misses ops that need no gradient. Python functions without
 an exporter of their own (``F.scaled_dot_product_attention``, ``F.hardswish``...) are traced
-through, so they export as the ops they are made of. Three guards keep a graph from being
-silently wrong: a native op without an exporter raises ``UnsupportedOperatorError`` naming it;
-reading a traced tensor's values into Python (``item``, ``bool(t)``...) raises; and inputs run
-with ``requires_grad`` so that a tensor the wrappers missed shows up by its ``grad_fn``. An
-in-place write to a tensor that has traced views (or is one) raises too: the graph gives each
-write a new value and could not update the aliases.
+through, so they export as the ops they are made of. A recurrent layer (nn.RNN, nn.LSTM,
+nn.GRU) runs its time loop in one native call, so its module forward is recorded as one call
+and becomes ONNX's RNN/LSTM/GRU ops, one per layer (a cell's step likewise, ``_rnn.py``).
+Three guards keep a graph
+from being silently wrong: a native op without an exporter raises ``UnsupportedOperatorError``
+naming it; reading a traced tensor's values into Python (``item``, ``bool(t)``...) raises; and
+inputs run with ``requires_grad`` so that a tensor the wrappers missed shows up by its
+``grad_fn``. An in-place write to a tensor that has traced views (or is one) raises too: the
+graph gives each write a new value and could not update the aliases.
 
 Dynamic axes: the model is traced a second time with the dynamic axes one larger; sizes of a
 reshape or expand that differ between the two runs are written relative to the input (0 or -1),

@@ -13,7 +13,10 @@ import numpy as np
 
 import rumus
 
-from . import _shape_ops  # noqa: F401 - registers the shape exporters
+from . import (
+    _rnn,  # noqa: F401 - registers the recurrent-layer exporter
+    _shape_ops,  # noqa: F401 - registers the shape exporters
+)
 from ._ops import _BINARY, EXPORTERS, UnsupportedOperatorError
 from ._trace import Tracer, _tensors, patched
 

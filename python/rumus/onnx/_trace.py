@@ -282,6 +282,13 @@ class patched:
                     else:
                         key = f"{prefix}.{name}"
                     self._set(mod, name, _wrap(tr, f"{prefix}.{name}", key, obj, _native(obj)))
+            # A recurrent layer runs each layer's time loop in one native call the wrappers
+            # cannot see: record the module's forward as one node (ONNX has RNN/LSTM/GRU ops).
+            from rumus.nn.modules.rnn import RNNBase, RNNCellBase
+
+            for cls, name in ((RNNBase, "_forward"), (RNNCellBase, "_step")):
+                key = f"nn.{cls.__name__}.{name}"
+                self._set(cls, name, _wrap(tr, key, key, cls.__dict__[name], False))
         except BaseException:
             self.__exit__(None, None, None)
             raise
