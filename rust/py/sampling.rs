@@ -12,6 +12,14 @@ fn arg(op: &str, what: &str, pos: usize, v: &Bound<'_, PyAny>) -> PyResult<crate
     tensor_req(v, &format!("{op}(): argument '{what}' (position {pos})"))
 }
 
+/// Poisson draws, one per element of ``input`` (the rates, >= 0).
+///
+/// Args:
+///   input (Tensor): the rates, a floating-point tensor.
+///   generator (Generator, optional): the random generator to draw from.
+///
+/// Returns:
+///   Tensor: the counts, with ``input``'s shape, dtype and device.
 #[pyfunction]
 #[pyo3(signature = (input, generator=None))]
 fn poisson(
@@ -23,6 +31,15 @@ fn poisson(
     Ok(wrap(run(py, t.numel(), || sampling::poisson(&t, g.as_ref()))?))
 }
 
+/// Binomial draws: successes in ``count`` trials of probability ``prob``, elementwise.
+///
+/// Args:
+///   count (Tensor): whole numbers of trials (>= 0), floating point.
+///   prob (Tensor): success probabilities in [0, 1], of ``count``'s shape and dtype.
+///   generator (Generator, optional): the random generator to draw from.
+///
+/// Returns:
+///   Tensor: the counts, with ``count``'s shape, dtype and device.
 #[pyfunction]
 #[pyo3(signature = (count, prob, generator=None))]
 fn binomial(
