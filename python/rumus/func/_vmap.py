@@ -479,6 +479,14 @@ def _read(name):
     return rule
 
 
+def _max_min(ctx, fn, args, kwargs):
+    """max(x) / max(x, dim) reduce; max(x, other) is elementwise."""
+    other = args[1] if len(args) > 1 else kwargs.get("other")
+    if _is_tensor(other):
+        return _elementwise(ctx, fn, args, kwargs)
+    return _reduction(ctx, fn, args, kwargs)
+
+
 _UNARY = """abs neg negative exp exp2 expm1 log log2 log10 log1p sqrt rsqrt square sin cos tan
 asin acos atan sinh cosh tanh asinh acosh atanh sigmoid relu relu_ erf erfc erfinv sign sgn
 floor ceil round trunc frac reciprocal clamp clip clamp_min clamp_max nan_to_num logit
@@ -538,6 +546,8 @@ RULES.update(
         "unbind": _unbind_like,
         "split": _unbind_like,
         "chunk": _unbind_like,
+        "max": _max_min,
+        "min": _max_min,
         "F.mse_loss": _mse_loss,
         "F.cross_entropy": _cross_entropy,
         "F.dropout": _dropout,
@@ -598,7 +608,7 @@ def _wrap(name, key, orig):
             current = getattr(F if mod == "F" else rumus, short if mod else key)
             return _apply_dispatch(key, current, args, kwargs)
         if not native:
-            return orig(*args, **kwargs)  # a Python composite: its ops are batched
+            return _composite(name, orig, args, kwargs)
         raise NotImplementedError(f"vmap: no batching rule for {name}")
 
     try:
@@ -608,7 +618,18 @@ def _wrap(name, key, orig):
     return wrapper
 
 
-_PATCH = {"depth": 0, "saved": []}
+def _composite(name, fn, args, kwargs):
+    """A Python function without a rule runs as is (the ops it calls are batched); a native
+    function it hands a batched tensor to directly has no rule: name the public op."""
+    try:
+        return fn(*args, **kwargs)
+    except TypeError as e:
+        if "_BatchedTensor" in str(e):
+            raise NotImplementedError(f"vmap: no batching rule for {name}") from e
+        raise
+
+
+_PATCH = {"depth": 0, "saved": [], "wrappers": {}}
 
 
 def _enter():
@@ -624,7 +645,9 @@ def _enter():
                 if prefix == "F" and key not in RULES and name in RULES:
                     key = name  # F.softmax... share the Tensor rule
                 _PATCH["saved"].append((mod, name, obj))
-                setattr(mod, name, _wrap(f"{prefix}.{name}", key, obj))
+                w = _wrap(f"{prefix}.{name}", key, obj)
+                _PATCH["wrappers"].setdefault(id(obj), w)
+                setattr(mod, name, w)
     _PATCH["depth"] += 1
 
 
@@ -635,6 +658,7 @@ def _exit():
             while _PATCH["saved"]:
                 mod, name, obj = _PATCH["saved"].pop()
                 setattr(mod, name, obj)
+            _PATCH["wrappers"].clear()
     finally:
         _LOCK.release()
 
@@ -801,7 +825,8 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
             for _, t, d in leaves:
                 flat.append(t if d is None else _BatchedTensor(t.movedim(d, 0), level))
             new_args = _rebuild(list(args), flat)
-            out = func(*new_args, **kwargs)
+            # vmap(rumus.exp) took the function before the wrappers existed: use its wrapper
+            out = _PATCH["wrappers"].get(id(func), func)(*new_args, **kwargs)
 
             def unwrap(o, d, path):
                 if isinstance(o, _BatchedTensor) and o._level == level:
