@@ -84,7 +84,16 @@ class _BatchedTensor:
             raise AttributeError(f"'Tensor' object has no attribute '{name}'")
         if not callable(attr):
             raise NotImplementedError(f"vmap: no batching rule for Tensor.{name}")
+        if name not in RULES and isinstance(attr, types.FunctionType):
+            # a Python method: its ops are batched
+            return lambda *a, **k: _composite(f"Tensor.{name}", attr, (self, *a), k)
         return functools.partial(_dispatch, name, None, self_first=self)
+
+    def __setitem__(self, index, value):
+        raise NotImplementedError(
+            "vmap: no batching rule for Tensor.__setitem__ (in-place writes into a batched "
+            "tensor); build the result with torch.where / cat instead"
+        )
 
     __hash__ = object.__hash__
     __iter__ = None
@@ -241,10 +250,10 @@ def _shift(dim, rank):
     return _norm(dim, rank) + 1
 
 
-def _reduction(ctx, fn, args, kwargs):
+def _reduction(ctx, fn, args, kwargs, pos=1):
     x = args[0]
     rank = ctx.rank(x)
-    dim, put = _dim_arg(args, kwargs, 1)
+    dim, put = _dim_arg(args, kwargs, pos)
     v = ctx.value(x)
     if dim is None:
         keep = kwargs.get("keepdim", False)
@@ -257,15 +266,18 @@ def _reduction(ctx, fn, args, kwargs):
     return ctx.wrap(fn(v, *a[1:], **k))
 
 
-def _dim_op(positions, names=("dim",), extra_rank=0):
+def _dim_op(positions, names=("dim",), extra_rank=0, default=None):
     """Ops whose dim arguments (at ``positions`` / keyword ``names``) index the per-sample
-    tensor (rank + ``extra_rank`` for ops like unsqueeze that index the result)."""
+    tensor (rank + ``extra_rank`` for ops like unsqueeze that index the result); ``default``:
+    the dim an op uses when none is given (it must not land on the batch dim)."""
 
     def rule(ctx, fn, args, kwargs):
         x = args[0]
         rank = ctx.rank(x) + extra_rank
         for pos, name in zip(positions, names):
             dim, put = _dim_arg(args, kwargs, pos, name)
+            if dim is None:
+                dim = default
             if dim is not None:
                 args, kwargs = put(_shift(dim, rank))
         return ctx.wrap(fn(ctx.value(x), *args[1:], **kwargs))
@@ -395,17 +407,6 @@ def _cat(stack):
     return rule
 
 
-def _unbind_like(ctx, fn, args, kwargs):
-    rank = ctx.rank(args[0])
-    dim, put = _dim_arg(args, kwargs, 2 if fn is not None and _name(fn) != "unbind" else 1)
-    args, kwargs = put(_norm(0 if dim is None else dim, rank) + 1)
-    return ctx.wrap(fn(ctx.value(args[0]), *args[1:], **kwargs))
-
-
-def _name(fn):
-    return getattr(fn, "__name__", "")
-
-
 def _mse_loss(ctx, fn, args, kwargs):
     x, y = args[0], args[1]
     reduction = kwargs.get("reduction", args[4] if len(args) > 4 else "mean")
@@ -479,11 +480,14 @@ def _read(name):
     return rule
 
 
-def _max_min(ctx, fn, args, kwargs):
+def _max_min(whole, ctx, fn, args, kwargs):
     """max(x) / max(x, dim) reduce; max(x, other) is elementwise."""
     other = args[1] if len(args) > 1 else kwargs.get("other")
     if _is_tensor(other):
         return _elementwise(ctx, fn, args, kwargs)
+    if len(args) == 1 and "dim" not in kwargs:  # a value, not (values, indices)
+        flat = ctx.value(args[0]).reshape(ctx.size, -1)
+        return ctx.wrap(getattr(flat, whole)(1))
     return _reduction(ctx, fn, args, kwargs)
 
 
@@ -500,7 +504,7 @@ less_equal not_equal logical_and logical_or logical_xor bitwise_and bitwise_or b
 lerp addcmul addcdiv hypot copysign truediv floordiv mod matmul_ and or isclose""".split()
 _F_UNARY = """relu relu6 gelu silu mish tanh sigmoid softplus elu selu celu leaky_relu hardtanh
 hardsigmoid hardswish logsigmoid tanhshrink softsign threshold""".split()
-_REDUCTIONS = """sum mean prod amax amin logsumexp std var norm argmax argmin all any
+_REDUCTIONS = """sum mean prod amax amin logsumexp std var argmax argmin all any
 count_nonzero nansum nanmean""".split()
 _DIM_OPS = "softmax log_softmax cumsum cumprod flip".split()
 
@@ -543,11 +547,12 @@ RULES.update(
         "concat": _cat(False),
         "concatenate": _cat(False),
         "stack": _cat(True),
-        "unbind": _unbind_like,
-        "split": _unbind_like,
-        "chunk": _unbind_like,
-        "max": _max_min,
-        "min": _max_min,
+        "unbind": _dim_op([1], default=0),
+        "split": _dim_op([2], default=0),
+        "chunk": _dim_op([2], default=0),
+        "linalg.vector_norm": lambda ctx, fn, a, k: _reduction(ctx, fn, a, k, pos=2),
+        "max": functools.partial(_max_min, "amax"),
+        "min": functools.partial(_max_min, "amin"),
         "F.mse_loss": _mse_loss,
         "F.cross_entropy": _cross_entropy,
         "F.dropout": _dropout,
@@ -588,8 +593,6 @@ def _dispatch(name, fn, *args, self_first=None, **kwargs):
     def method(x, *a, **k):
         return getattr(x, name)(*a, **k)
 
-    if key in ("cat", "stack", "concat", "concatenate"):
-        method = getattr(rumus, name)
     return _apply_dispatch(key, method, args, kwargs)
 
 
@@ -605,7 +608,7 @@ def _wrap(name, key, orig):
             return orig(*args, **kwargs)
         if key in RULES and RULES[key] is not None:
             mod, _, short = key.rpartition(".")
-            current = getattr(F if mod == "F" else rumus, short if mod else key)
+            current = getattr(_MODULES[mod] if mod else rumus, short if mod else key)
             return _apply_dispatch(key, current, args, kwargs)
         if not native:
             return _composite(name, orig, args, kwargs)
@@ -629,26 +632,37 @@ def _composite(name, fn, args, kwargs):
         raise
 
 
+_MODULES = {"F": F, "linalg": rumus.linalg, "special": rumus.special}
 _PATCH = {"depth": 0, "saved": [], "wrappers": {}}
 
 
 def _enter():
     _LOCK.acquire()
     if _PATCH["depth"] == 0:
-        for mod, prefix in ((rumus, "rumus"), (F, "F")):
-            for name, obj in list(vars(mod).items()):
-                if name.startswith("_") or not callable(obj) or isinstance(obj, type):
-                    continue
-                if isinstance(obj, types.ModuleType):
-                    continue
-                key = f"F.{name}" if prefix == "F" else name
-                if prefix == "F" and key not in RULES and name in RULES:
-                    key = name  # F.softmax... share the Tensor rule
-                _PATCH["saved"].append((mod, name, obj))
-                w = _wrap(f"{prefix}.{name}", key, obj)
-                _PATCH["wrappers"].setdefault(id(obj), w)
-                setattr(mod, name, w)
+        try:
+            _patch()
+        except BaseException:
+            _PATCH["depth"] = 1
+            _exit()
+            raise
     _PATCH["depth"] += 1
+
+
+def _patch():
+    mods = ((rumus, "rumus"), (F, "F"), (rumus.linalg, "linalg"), (rumus.special, "special"))
+    for mod, prefix in mods:
+        for name, obj in list(vars(mod).items()):
+            if name.startswith("_") or not callable(obj) or isinstance(obj, type):
+                continue
+            if isinstance(obj, types.ModuleType):
+                continue
+            key = name if prefix == "rumus" else f"{prefix}.{name}"
+            if prefix == "F" and key not in RULES and name in RULES:
+                key = name  # F.softmax... share the Tensor rule
+            _PATCH["saved"].append((mod, name, obj))
+            w = _wrap(f"{prefix}.{name}", key, obj)
+            _PATCH["wrappers"].setdefault(id(obj), w)
+            setattr(mod, name, w)
 
 
 def _exit():
