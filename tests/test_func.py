@@ -201,6 +201,7 @@ def looped(f, in_dims, *args):
         lambda x, w: F.gelu(F.linear(x, w.T, w[0])).amax(),
         lambda x, w: (x[:, None, :] - x[None]).pow(2).sum(-1).sqrt().flatten(),
         lambda x, w: rumus.matmul(w.T, x.T).permute(1, 0).tanh() * rumus.where(x > 0, x, -x),
+        lambda x, w: (w[0] - x) * (w[0] < x) + w[1].mul(x) / (1 + w[2].exp()),
         lambda x, w: x.max(dim=1).values + x.view(3, 2, 2)[..., 0].std(dim=-1)[0],
     ],
 )
@@ -345,3 +346,53 @@ def test_vjp_inside_vmap():
     v = rumus.randn(5, 3, dtype=D)
     out = vmap(lambda a, b: vjp(lambda t: t.sin() * t, a)[1](b)[0])(x, v)
     close(out, v * (x.cos() * x + x.sin()))
+
+
+@pytest.mark.parametrize(
+    "kw",
+    [
+        {},
+        {"reduction": "sum"},
+        {"reduction": "none"},
+        {"ignore_index": 1},
+        {"weight": rumus.tensor([0.2, 1.0, 3.0], dtype=D)},
+        {"label_smoothing": 0.1},
+    ],
+)
+def test_vmap_cross_entropy_per_sample(kw):
+    logits = rumus.randn(6, 4, 3, dtype=D)
+    target = rumus.tensor([[0, 1, 2, 1]] * 3 + [[2, 2, 0, 0]] * 3)
+
+    def f(z, t):
+        return F.cross_entropy(z, t, **kw)
+
+    close(vmap(f)(logits, target), looped(f, (0, 0), logits, target))
+    single = vmap(f)(logits[:, 0], target[:, 0])
+    close(single, looped(f, (0, 0), logits[:, 0], target[:, 0]))
+
+
+def test_vmap_of_vmap_of_grad():
+    x = rumus.randn(3, 4, 2, dtype=D)
+    w = rumus.randn(2, dtype=D)
+    out = vmap(vmap(grad(lambda w, xi: ((xi * w).sum()) ** 2), in_dims=(None, 0)),
+               in_dims=(None, 0))(w, x)  # fmt: skip
+    close(out, 2 * (x * w).sum(-1, keepdim=True) * x)
+
+
+def test_functional_call_tied_weights():
+    class Tied(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = nn.Linear(2, 2, bias=False)
+            self.b = nn.Linear(2, 2, bias=False)
+            self.b.weight = self.a.weight
+
+        def forward(self, x):
+            return self.b(self.a(x))
+
+    m = Tied()
+    x = rumus.randn(3, 2)
+    w = rumus.randn(2, 2)
+    close(functional_call(m, {"a.weight": w}, (x,)), x @ w.T @ w.T, 1e-5)
+    untied = functional_call(m, {"a.weight": w}, (x,), tie_weights=False)
+    close(untied, x @ w.T @ m.a.weight.detach().T, 1e-5)

@@ -79,7 +79,7 @@ class _BatchedTensor:
     def __getattr__(self, name):
         if name.startswith("__"):
             raise AttributeError(name)
-        attr = getattr(Tensor, name, None)
+        attr = _PATCH["tensor"].get(name) or getattr(Tensor, name, None)
         if attr is None:
             raise AttributeError(f"'Tensor' object has no attribute '{name}'")
         if not callable(attr):
@@ -421,6 +421,10 @@ def _cross_entropy(ctx, fn, args, kwargs):
     names = ["input", "target", "weight", "size_average", "ignore_index", "reduce", "reduction"]
     kw = dict(zip(names, args))
     kw.update(kwargs)
+    if kw.pop("size_average", None) is not None or kw.pop("reduce", None) is not None:
+        raise NotImplementedError(
+            "vmap: no batching rule for F.cross_entropy with the deprecated size_average/reduce"
+        )
     x, target = kw.pop("input"), kw.pop("target")
     reduction = kw.pop("reduction", "mean")
     weight = kw.get("weight")
@@ -431,6 +435,10 @@ def _cross_entropy(ctx, fn, args, kwargs):
     probs = t.is_floating_point()
     if rank == 1:  # one sample per batch row: the loss is per row already
         out = fn(v, t, reduction="none", **kw)
+        if reduction == "mean" and not probs:  # a weighted mean of one term
+            keep = (t != kw.get("ignore_index", -100)).to(out.dtype)
+            w = keep if weight is None else weight[t.clamp(min=0)] * keep
+            out = out / w
         return ctx.wrap(out)
     # (N, C, *d) per sample: fold the batch into N.
     n = v.shape[1]
@@ -579,7 +587,8 @@ def _apply_dispatch(name, fn, args, kwargs):
 
 
 def _dispatch(name, fn, *args, self_first=None, **kwargs):
-    """Method call ``self_first.name(*args)`` (``fn`` None) on a batched tensor."""
+    """Method call ``Tensor.name(*args)`` where an argument is a batched tensor (the method
+    of a batched tensor when ``self_first`` is given)."""
     if self_first is not None:
         args = (self_first, *args)
     else:  # called as _dispatch(name, None, args_tuple, kwargs_dict)
@@ -621,6 +630,30 @@ def _wrap(name, key, orig):
     return wrapper
 
 
+def _wrap_method(name, orig):
+    """Tensor methods of plain tensors that get a batched argument: an operator hands over to
+    the batched tensor's reflected operator; a method goes to its rule."""
+    native = not isinstance(orig, types.FunctionType)
+    dunder = name.startswith("__")
+
+    def wrapper(*args, **kwargs):
+        if _top(args, kwargs) is None:
+            return orig(*args, **kwargs)
+        if dunder:
+            return NotImplemented
+        if name in RULES or (name.endswith("_") and name[:-1] in _UNARY):
+            return _dispatch(name, None, args, kwargs)
+        if not native:
+            return _composite(f"Tensor.{name}", orig, args, kwargs)
+        raise NotImplementedError(f"vmap: no batching rule for Tensor.{name}")
+
+    try:
+        functools.update_wrapper(wrapper, orig)
+    except (AttributeError, TypeError):
+        pass
+    return wrapper
+
+
 def _composite(name, fn, args, kwargs):
     """A Python function without a rule runs as is (the ops it calls are batched); a native
     function it hands a batched tensor to directly has no rule: name the public op."""
@@ -633,7 +666,10 @@ def _composite(name, fn, args, kwargs):
 
 
 _MODULES = {"F": F, "linalg": rumus.linalg, "special": rumus.special}
-_PATCH = {"depth": 0, "saved": [], "wrappers": {}}
+_PATCH = {"depth": 0, "saved": [], "wrappers": {}, "tensor": {}}
+# Operators of plain tensors that must give way to a batched operand's reflected operator.
+_OPERATORS = {f"__{n}__" for n in ("add sub mul truediv floordiv mod pow matmul and or xor lt le "
+              "gt ge eq ne").split()}  # fmt: skip
 
 
 def _enter():
@@ -649,6 +685,16 @@ def _enter():
 
 
 def _patch():
+    for name, obj in list(Tensor.__dict__.items()):
+        if name.startswith("__") and name not in _OPERATORS:
+            continue
+        if name.startswith("_") and not name.startswith("__"):
+            continue
+        if not callable(obj) or isinstance(obj, (type, staticmethod, classmethod)):
+            continue
+        _PATCH["saved"].append((Tensor, name, obj))
+        _PATCH["tensor"][name] = obj
+        setattr(Tensor, name, _wrap_method(name, obj))
     mods = ((rumus, "rumus"), (F, "F"), (rumus.linalg, "linalg"), (rumus.special, "special"))
     for mod, prefix in mods:
         for name, obj in list(vars(mod).items()):
@@ -673,6 +719,7 @@ def _exit():
                 mod, name, obj = _PATCH["saved"].pop()
                 setattr(mod, name, obj)
             _PATCH["wrappers"].clear()
+            _PATCH["tensor"].clear()
     finally:
         _LOCK.release()
 
