@@ -684,7 +684,11 @@ def _enter():
     _PATCH["depth"] += 1
 
 
-def _patch():
+_PLAN = []  # [(owner, name, original, wrapper)]: built once, rebuilt if an original changed
+
+
+def _build_plan():
+    plan = []
     for name, obj in list(Tensor.__dict__.items()):
         if name.startswith("__") and name not in _OPERATORS:
             continue
@@ -692,9 +696,7 @@ def _patch():
             continue
         if not callable(obj) or isinstance(obj, (type, staticmethod, classmethod)):
             continue
-        _PATCH["saved"].append((Tensor, name, obj))
-        _PATCH["tensor"][name] = obj
-        setattr(Tensor, name, _wrap_method(name, obj))
+        plan.append((Tensor, name, obj, _wrap_method(name, obj)))
     mods = ((rumus, "rumus"), (F, "F"), (rumus.linalg, "linalg"), (rumus.special, "special"))
     for mod, prefix in mods:
         for name, obj in list(vars(mod).items()):
@@ -705,10 +707,21 @@ def _patch():
             key = name if prefix == "rumus" else f"{prefix}.{name}"
             if prefix == "F" and key not in RULES and name in RULES:
                 key = name  # F.softmax... share the Tensor rule
-            _PATCH["saved"].append((mod, name, obj))
-            w = _wrap(f"{prefix}.{name}", key, obj)
-            _PATCH["wrappers"].setdefault(id(obj), w)
-            setattr(mod, name, w)
+            plan.append((mod, name, obj, _wrap(f"{prefix}.{name}", key, obj)))
+    _PLAN[:] = plan
+
+
+def _patch():
+    if not _PLAN or any(owner.__dict__.get(name) is not obj for owner, name, obj, _ in _PLAN):
+        _build_plan()
+    saved, tensor, wrappers = _PATCH["saved"], _PATCH["tensor"], _PATCH["wrappers"]
+    for owner, name, obj, w in _PLAN:
+        saved.append((owner, name, obj))
+        if owner is Tensor:
+            tensor[name] = obj
+        else:
+            wrappers.setdefault(id(obj), w)
+        setattr(owner, name, w)
 
 
 def _exit():
