@@ -396,3 +396,37 @@ def test_functional_call_tied_weights():
     close(functional_call(m, {"a.weight": w}, (x,)), x @ w.T @ w.T, 1e-5)
     untied = functional_call(m, {"a.weight": w}, (x,), tie_weights=False)
     close(untied, x @ w.T @ m.a.weight.detach().T, 1e-5)
+
+
+def test_vmap_conv_pool_layer_norm_embedding():
+    x = rumus.randn(5, 2, 3, 6, 6, dtype=D)  # 5 samples of (N=2, C=3, 6, 6)
+    w = rumus.randn(4, 3, 3, 3, dtype=D)
+    ln = rumus.randn(4, dtype=D)
+
+    def f(xi):
+        h = F.max_pool2d(F.conv2d(xi, w, padding=1), 2)
+        return F.layer_norm(h.movedim(-3, -1), (4,), ln, ln).sum((-3, -2))
+
+    close(vmap(f)(x), looped(f, (0,), x))
+    close(vmap(f)(x[:, 0]), looped(f, (0,), x[:, 0]))  # per-sample (C, H, W) inputs
+    table = rumus.randn(10, 3, dtype=D)
+    idx = rumus.randint(0, 10, (5, 4))
+    close(vmap(lambda i: F.embedding(i, table))(idx), table[idx])
+    with pytest.raises(NotImplementedError, match="batched weights"):
+        vmap(lambda xi, wi: F.conv2d(xi, wi))(x, w.unsqueeze(0).expand(5, 4, 3, 3, 3))
+
+
+def test_transform_aux_and_tuple_outputs():
+    x = rumus.randn(3, dtype=D)
+    v = rumus.randn(3, dtype=D)
+    out, t, aux = jvp(lambda a: (a.exp(), a * 2), (x,), (v,), has_aux=True)
+    close(t, v * x.exp())
+    close(aux, x * 2)
+    jac, aux = jacrev(lambda a: (a.sin(), a.sum()), has_aux=True)(x)
+    close(jac, rumus.eye(3, dtype=D) * x.cos())
+    close(aux, x.sum())
+    ja, jb = jacfwd(lambda a: (a * 3, a.sum()))(x)
+    close(ja, rumus.eye(3, dtype=D) * 3)
+    close(jb, rumus.ones(3, dtype=D))
+    with pytest.raises(NotImplementedError, match="jacrev"):
+        vmap(jacrev(lambda a: a.sin()))(rumus.randn(2, 3))

@@ -460,6 +460,46 @@ def _cross_entropy(ctx, fn, args, kwargs):
     return ctx.wrap(loss.sum(1) / w.sum(1))
 
 
+def _unbatched_params(ctx, name, args, kwargs):
+    for a in (*args[1:], *kwargs.values()):
+        if ctx.batched(a):
+            raise NotImplementedError(
+                f"vmap: no batching rule for {name} with batched weights (only its input may "
+                "be batched)"
+            )
+
+
+def _fold_batch(name, base_rank):
+    """Ops that take a leading batch dim (convs, pools): per-sample inputs without it use the
+    vmap batch as theirs; with it, the vmap batch folds into theirs and back."""
+
+    def rule(ctx, fn, args, kwargs):
+        _unbatched_params(ctx, name, args, kwargs)
+        rank, v = ctx.rank(args[0]), ctx.value(args[0])
+        if rank == base_rank - 1:
+            return ctx.wrap(fn(v, *args[1:], **kwargs))
+        if rank != base_rank:
+            raise RuntimeError(
+                f"{name}: expected a {base_rank - 1}D or {base_rank}D input per sample, got {rank}D"
+            )
+        out = fn(v.reshape(ctx.size * v.shape[1], *v.shape[2:]), *args[1:], **kwargs)
+        if isinstance(out, tuple):  # (values, indices) of max pooling
+            return type(out)(ctx.wrap(o.reshape(ctx.size, -1, *o.shape[1:])) for o in out)
+        return ctx.wrap(out.reshape(ctx.size, -1, *out.shape[1:]))
+
+    return rule
+
+
+def _last_dims(name):
+    """Ops acting on the trailing dims with unbatched parameters (layer_norm, embedding)."""
+
+    def rule(ctx, fn, args, kwargs):
+        _unbatched_params(ctx, name, args, kwargs)
+        return ctx.wrap(fn(ctx.value(args[0]), *args[1:], **kwargs))
+
+    return rule
+
+
 def _random(ctx, fn, args, kwargs):
     mode = _randomness(ctx.level)
     if mode == "different":
@@ -562,6 +602,9 @@ RULES.update(
         "max": functools.partial(_max_min, "amax"),
         "min": functools.partial(_max_min, "amin"),
         "F.mse_loss": _mse_loss,
+        "F.layer_norm": _last_dims("F.layer_norm"),
+        "F.embedding": _last_dims("F.embedding"),
+        "F.one_hot": _last_dims("F.one_hot"),
         "F.cross_entropy": _cross_entropy,
         "F.dropout": _dropout,
         "rand_like": _random,
@@ -572,6 +615,13 @@ RULES.update(
         "numpy": _read("numpy"),
     }
 )
+# ops with a leading batch dim, and their input rank with it
+_FOLD = {"conv1d": 3, "conv2d": 4, "conv3d": 5, "conv_transpose1d": 3, "conv_transpose2d": 4}
+for _d in (1, 2, 3):
+    for _p in ("max_pool", "avg_pool", "adaptive_avg_pool", "adaptive_max_pool"):
+        _FOLD[f"{_p}{_d}d"] = _d + 2
+for _n, _r in _FOLD.items():
+    RULES[f"F.{_n}"] = _fold_batch(f"F.{_n}", _r)
 RULES["F.normalize"] = None  # Python composite: batched through the ops it calls
 
 
