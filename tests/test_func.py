@@ -430,3 +430,15 @@ def test_transform_aux_and_tuple_outputs():
     close(jb, rumus.ones(3, dtype=D))
     with pytest.raises(NotImplementedError, match="jacrev"):
         vmap(jacrev(lambda a: a.sin()))(rumus.randn(2, 3))
+
+
+def test_vmap_negative_dims_and_operators():
+    x = rumus.randn(3, 4, 5, dtype=D)
+    out = vmap(lambda t: t * 2, in_dims=-1, out_dims=-1)(x)
+    close(out, x * 2)
+    out = vmap(lambda t: t.sum(-1), in_dims=1, out_dims=-1)(x)
+    close(out, x.sum(-1))
+    m = rumus.randn(4, 5) > 0
+    close(vmap(lambda a, b: (a & ~b) | (a ^ b))(m, m.flip(0)), (m & ~m.flip(0)) | (m ^ m.flip(0)))
+    with pytest.raises(ValueError, match="out_dims"):
+        vmap(lambda t: t.sum(), out_dims=(0, 1))(x)

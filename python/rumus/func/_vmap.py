@@ -113,22 +113,22 @@ _READ = (
 )
 
 
-def _binop(name, reverse=False):
+def _binop(name, rule, reverse=False):
     op = getattr(operator, name)
 
     def method(self, other):
         args = (other, self) if reverse else (self, other)
-        return _apply_dispatch(name, op, args, {})
+        return _apply_dispatch(rule, op, args, {})
 
     return method
 
 
-for _n in ["add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and_", "or_"]:
+for _n in "add sub mul truediv floordiv mod pow matmul and_ or_ xor".split():
     _dn = _n.rstrip("_")
-    setattr(_BatchedTensor, f"__{_dn}__", _binop(_n))
-    setattr(_BatchedTensor, f"__r{_dn}__", _binop(_n, True))
+    setattr(_BatchedTensor, f"__{_dn}__", _binop(_n, _dn))
+    setattr(_BatchedTensor, f"__r{_dn}__", _binop(_n, _dn, True))
 for _n in ["lt", "le", "gt", "ge", "eq", "ne"]:
-    setattr(_BatchedTensor, f"__{_n}__", _binop(_n))
+    setattr(_BatchedTensor, f"__{_n}__", _binop(_n, _n))
 for _n in ["neg", "pos", "abs", "invert"]:
     setattr(
         _BatchedTensor,
@@ -140,12 +140,13 @@ for _n in ["neg", "pos", "abs", "invert"]:
 
 
 def _norm(dim, ndim):
-    if not -ndim - 1 <= dim <= max(ndim, 0) and not (ndim == 0 and dim in (0, -1)):
+    """``dim`` of a tensor of rank ``ndim`` as a non-negative index (0-d tensors take 0, -1)."""
+    n = max(ndim, 1)
+    if not -n <= dim < n:
         raise IndexError(
-            f"Dimension out of range (expected to be in range of [{-max(ndim, 1)}, "
-            f"{max(ndim, 1) - 1}], but got {dim})"
+            f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})"
         )
-    return dim + ndim if dim < 0 else dim
+    return dim % n
 
 
 def _top(args, kwargs):
@@ -544,12 +545,12 @@ asin acos atan sinh cosh tanh asinh acosh atanh sigmoid relu relu_ erf erfc erfi
 floor ceil round trunc frac reciprocal clamp clip clamp_min clamp_max nan_to_num logit
 contiguous clone detach float double half bfloat16 int long bool to type_as abs_ exp_ neg_
 sigmoid_ tanh_ zero_ fill_ mul_ add_ sub_ div_ clamp_ isnan isinf isfinite logical_not
-bitwise_not deg2rad rad2deg xlogy hardshrink softshrink zeros_like ones_like full_like
+bitwise_not pos invert deg2rad rad2deg xlogy hardshrink softshrink zeros_like ones_like full_like
 empty_like requires_grad_ retain_grad""".split()
 _BINARY = """add sub subtract mul multiply div divide true_divide floor_divide remainder fmod
 pow float_power atan2 maximum minimum fmax fmin eq ne lt le gt ge greater less greater_equal
 less_equal not_equal logical_and logical_or logical_xor bitwise_and bitwise_or bitwise_xor where
-lerp addcmul addcdiv hypot copysign truediv floordiv mod matmul_ and or isclose""".split()
+lerp addcmul addcdiv hypot copysign truediv floordiv mod and or xor isclose""".split()
 _F_UNARY = """relu relu6 gelu silu mish tanh sigmoid softplus elu selu celu leaky_relu hardtanh
 hardsigmoid hardswish logsigmoid tanhshrink softsign threshold""".split()
 _REDUCTIONS = """sum mean prod amax amin logsumexp std var argmax argmin all any
@@ -859,6 +860,11 @@ def _map_out(out, dims, fn, path="output"):
             k: _map_out(v, dims[k] if isinstance(dims, dict) else dims, fn, f"{path}[{k!r}]")
             for k, v in out.items()
         }
+    if dims is not None and not isinstance(dims, int) or isinstance(dims, bool):
+        raise ValueError(
+            f"vmap: out_dims is not compatible with the structure of the outputs: {path} is a "
+            f"{type(out).__name__} but its out_dims is {dims!r} (an int or None is needed)"
+        )
     return fn(out, dims, path)
 
 
@@ -960,7 +966,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
                             f"vmap: out_dims is None for {path} but it is batched; it would "
                             "need to be the same for every sample"
                         )
-                    return v.movedim(0, _norm(d, v.dim() - 1))
+                    return v.movedim(0, _norm(d, v.dim()))
                 if not _is_tensor(o):
                     if d is None:
                         return o
@@ -971,7 +977,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
                 if d is None:
                     return o
                 v = o.unsqueeze(0).expand(size, *o.shape)
-                return v.movedim(0, _norm(d, v.dim() - 1))
+                return v.movedim(0, _norm(d, v.dim()))
 
             return _map_out(out, out_dims, unwrap)
         finally:
