@@ -442,3 +442,20 @@ def test_vmap_negative_dims_and_operators():
     close(vmap(lambda a, b: (a & ~b) | (a ^ b))(m, m.flip(0)), (m & ~m.flip(0)) | (m ^ m.flip(0)))
     with pytest.raises(ValueError, match="out_dims"):
         vmap(lambda t: t.sum(), out_dims=(0, 1))(x)
+
+
+def test_autograd_grad_inside_vmap():
+    x = rumus.randn(6, 3, dtype=D)
+
+    def f(t):
+        t = t.detach().requires_grad_()
+        (g,) = rumus.autograd.grad((t.sin() * t).sum(), t)
+        return g
+
+    close(vmap(f)(x), x.cos() * x + x.sin())
+    w = rumus.randn(3, dtype=D, requires_grad=True)
+    with pytest.raises(NotImplementedError, match="rumus.func.grad"):
+        vmap(lambda t: rumus.autograd.grad((t * w).sum(), w))(x)
+    # outside vmap, unchanged
+    (g,) = rumus.autograd.grad((w * w).sum(), w)
+    close(g, 2 * w)

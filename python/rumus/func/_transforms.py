@@ -158,6 +158,58 @@ def _promote_like(v, ref):
     return _promote(v, levels)
 
 
+def _levels_of(t):
+    out = []
+    while isinstance(t, _BatchedTensor):
+        out.append(t._level)
+        t = t._value
+    return out
+
+
+def batched_autograd_grad(orig):
+    """``rumus.autograd.grad`` while a vmap runs: with batched outputs, the inputs must be
+    batched at the same levels (each sample then owns its slice, so one backward pass of the
+    summed outputs gives every sample's gradient); unbatched inputs would get the sum over the
+    batch instead, so they are refused."""
+
+    @functools.wraps(orig)
+    def wrapper(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
+                allow_unused=None, is_grads_batched=False, materialize_grads=False):  # fmt: skip
+        outs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
+        ins = list(inputs) if isinstance(inputs, (list, tuple)) else [inputs]
+        if not any(isinstance(t, _BatchedTensor) for t in outs + ins):
+            return orig(outputs, inputs, grad_outputs, retain_graph, create_graph,
+                        allow_unused, is_grads_batched, materialize_grads)  # fmt: skip
+        if is_grads_batched:
+            raise NotImplementedError(
+                "vmap: no batching rule for rumus.autograd.grad with is_grads_batched=True"
+            )
+        levels = sorted({lvl for o in outs for lvl in _levels_of(o)})
+        for i, t in enumerate(ins):
+            if sorted(_levels_of(t)) != levels:
+                raise NotImplementedError(
+                    f"vmap: rumus.autograd.grad inside vmap needs input {i} batched like the "
+                    "outputs (the gradient of an unbatched input would sum over the batch); "
+                    "use rumus.func.grad, which gives every sample its own copy"
+                )
+        if grad_outputs is None:
+            gouts = [None] * len(outs)
+        else:
+            gouts = (
+                list(grad_outputs) if isinstance(grad_outputs, (list, tuple)) else [grad_outputs]
+            )
+        total = None
+        for o, g in zip(outs, gouts):
+            po = _phys(o)
+            po = (po * _phys(_promote_like(g, o))).sum() if g is not None else po.sum()
+            total = po if total is None else total + po
+        grads = orig([total], [_phys(t) for t in ins], None, retain_graph, create_graph,
+                     allow_unused, False, materialize_grads)  # fmt: skip
+        return tuple(None if g is None else _like(g, t) for g, t in zip(grads, ins))
+
+    return wrapper
+
+
 def grad_and_value(func, argnums=0, has_aux=False):
     """Like ``grad`` but returns ``(gradient, value)`` (``((gradient, value), aux)`` ... as
     PyTorch: ``(gradient, (value, aux))`` with has_aux)."""

@@ -759,6 +759,10 @@ def _build_plan():
             if prefix == "F" and key not in RULES and name in RULES:
                 key = name  # F.softmax... share the Tensor rule
             plan.append((mod, name, obj, _wrap(f"{prefix}.{name}", key, obj)))
+    from ._transforms import batched_autograd_grad
+
+    ag = rumus.autograd
+    plan.append((ag, "grad", ag.grad, batched_autograd_grad(ag.grad)))
     _PLAN[:] = plan
 
 
