@@ -211,8 +211,8 @@ def batched_autograd_grad(orig):
 
 
 def grad_and_value(func, argnums=0, has_aux=False):
-    """Like ``grad`` but returns ``(gradient, value)`` (``((gradient, value), aux)`` ... as
-    PyTorch: ``(gradient, (value, aux))`` with has_aux)."""
+    """Like ``grad`` but returns ``(gradient, value)``; with ``has_aux``,
+    ``(gradient, (value, aux))`` as in PyTorch."""
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
