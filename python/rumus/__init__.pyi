@@ -16,6 +16,7 @@ from rumus import (
     autograd as autograd,
     compat as compat,
     distributions as distributions,
+    func as func,
     gpu as gpu,
     linalg as linalg,
     nn as nn,
