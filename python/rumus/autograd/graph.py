@@ -34,10 +34,18 @@ __all__ = [
 
 
 def _register_hook(self, hook):
-    """Registers ``hook(grad) -> Tensor or None``, called when the gradient with respect to this
-    tensor is computed: for a leaf before it is accumulated into ``.grad``, for a non-leaf before
-    it flows on (and before ``retain_grad`` stores it). A returned tensor replaces the gradient.
-    Hooks run in registration order. Returns a ``RemovableHandle``."""
+    """Registers ``hook(grad) -> Tensor or None``, called when this tensor's gradient is computed.
+
+    For a leaf it runs before the gradient is accumulated into ``.grad``; for a non-leaf
+    before it flows on (and before ``retain_grad`` stores it). A returned tensor replaces
+    the gradient. Hooks run in registration order.
+
+    Args:
+        hook: the function to call with the gradient.
+
+    Returns:
+        A ``RemovableHandle``.
+    """
     if not self.requires_grad:
         raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
     hooks = _rumus._tensor_hooks(self)
@@ -47,9 +55,16 @@ def _register_hook(self, hook):
 
 
 def _register_post_accumulate_grad_hook(self, hook):
-    """Registers ``hook(tensor) -> None`` on a leaf, called during backward right after the
-    leaf's ``.grad`` was accumulated (leaves become ready in reverse order of use, as in
-    PyTorch). Returns a ``RemovableHandle``."""
+    """Registers ``hook(tensor) -> None`` on a leaf, called right after its ``.grad`` was accumulated.
+
+    Leaves become ready in reverse order of use, as in PyTorch.
+
+    Args:
+        hook: the function to call with this tensor.
+
+    Returns:
+        A ``RemovableHandle``.
+    """
     if not self.requires_grad:
         raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
     if self.grad_fn is not None:
@@ -77,8 +92,17 @@ Tensor.register_post_accumulate_grad_hook = _register_post_accumulate_grad_hook
 
 
 def _node_register_hook(self, fn):
-    """Registers ``fn(grad_inputs, grad_outputs) -> tuple or None``, called after this node
-    computed the gradients of its inputs; a returned tuple replaces ``grad_inputs``."""
+    """Registers ``fn(grad_inputs, grad_outputs) -> tuple or None``, run after this node.
+
+    It is called once the node computed the gradients of its inputs; a returned tuple
+    replaces ``grad_inputs``.
+
+    Args:
+        fn: the hook.
+
+    Returns:
+        A ``RemovableHandle``.
+    """
     hooks = _rumus._node_hooks(self)[1]
     handle = RemovableHandle(hooks)
     hooks[handle.id] = fn
@@ -86,8 +110,16 @@ def _node_register_hook(self, fn):
 
 
 def _node_register_prehook(self, fn):
-    """Registers ``fn(grad_outputs) -> tuple or None``, called before this node runs; a
-    returned tuple replaces ``grad_outputs``."""
+    """Registers ``fn(grad_outputs) -> tuple or None``, called before this node runs.
+
+    A returned tuple replaces ``grad_outputs``.
+
+    Args:
+        fn: the hook.
+
+    Returns:
+        A ``RemovableHandle``.
+    """
     hooks = _rumus._node_hooks(self)[0]
     handle = RemovableHandle(hooks)
     hooks[handle.id] = fn
