@@ -55,7 +55,7 @@ def _register_hook(self, hook):
 
 
 def _register_post_accumulate_grad_hook(self, hook):
-    """Registers ``hook(tensor) -> None`` on a leaf, called right after its ``.grad`` was accumulated.
+    """Registers ``hook(tensor) -> None`` on a leaf, run right after its ``.grad`` is accumulated.
 
     Leaves become ready in reverse order of use, as in PyTorch.
 
