@@ -150,10 +150,17 @@ Node._pre_hooks = _node_pre_hooks_of
 
 
 class saved_tensors_hooks:
-    """While active, every tensor an op saves for backward is passed to ``pack_hook(tensor)``
+    """Context manager: hooks that pack and unpack the tensors saved for backward.
+
+    While active, every tensor an op saves for backward is passed to ``pack_hook(tensor)``
     (run without grad mode) and the engine keeps what it returns instead; backward calls
     ``unpack_hook(packed)`` each time it reads the tensor, which must return a tensor of the
-    same shape and dtype. Contexts nest (the innermost applies) and are per thread."""
+    same shape and dtype. Contexts nest (the innermost applies) and are per thread.
+
+    Args:
+        pack_hook: called with each saved tensor; returns what to keep.
+        unpack_hook: called with what pack_hook returned; returns the tensor.
+    """
 
     def __init__(self, pack_hook, unpack_hook):
         self.pack_hook = pack_hook
@@ -168,9 +175,15 @@ class saved_tensors_hooks:
 
 
 class save_on_cpu(saved_tensors_hooks):
-    """Saved GPU tensors are moved to the CPU while waiting for backward and copied back when
-    backward reads them (trading transfers for GPU memory). CPU tensors are kept as they are.
-    ``pin_memory`` is accepted for PyTorch compatibility (rumus has no pinned memory)."""
+    """Context manager: saved GPU tensors wait for backward on the CPU.
+
+    They are copied back when backward reads them (trading transfers for GPU memory).
+    CPU tensors are kept as they are.
+
+    Args:
+        pin_memory: accepted for PyTorch compatibility (rumus has no pinned memory).
+        device_type: accepted for PyTorch compatibility (every GPU tensor is moved).
+    """
 
     def __init__(self, pin_memory=False, device_type="cuda"):
         def pack(t):
@@ -187,8 +200,11 @@ class save_on_cpu(saved_tensors_hooks):
 
 
 class disable_saved_tensors_hooks:
-    """Within it, entering ``saved_tensors_hooks`` raises RuntimeError(``error_message``) and no
-    pack hook runs."""
+    """Context manager: within it, entering ``saved_tensors_hooks`` raises and no pack hook runs.
+
+    Args:
+        error_message: the message of the RuntimeError.
+    """
 
     def __init__(self, error_message):
         self.error_message = error_message

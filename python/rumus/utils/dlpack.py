@@ -26,7 +26,14 @@ _MAX_VERSION = (1, 0)
 
 
 def to_dlpack(tensor):
-    """A DLPack capsule ("dltensor") sharing ``tensor``'s memory; consume it once."""
+    """A DLPack capsule ("dltensor") sharing ``tensor``'s memory; consume it once.
+
+    Args:
+        tensor: a CPU tensor that does not require grad.
+
+    Returns:
+        The capsule.
+    """
     if not isinstance(tensor, Tensor):
         raise TypeError(
             f"to_dlpack(): argument 'tensor' must be Tensor, not {type(tensor).__name__}"
