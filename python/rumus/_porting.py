@@ -20,10 +20,23 @@ def compile(
     options=None,
     disable=False,
 ):
-    """``torch.compile`` for ported scripts: rumus compiles nothing and returns
-    ``model`` (a Module or a function) itself, unchanged; every argument is
-    accepted and ignored. Usable as ``rumus.compile(model)``, as ``@rumus.compile``
-    and as ``@rumus.compile(mode=...)``."""
+    """``torch.compile`` for ported scripts: returns ``model`` itself, unchanged.
+
+    rumus compiles nothing; every argument is accepted and ignored. Usable as
+    ``rumus.compile(model)``, as ``@rumus.compile`` and as ``@rumus.compile(mode=...)``.
+
+    Args:
+        model: a Module or a function; if None, returns a decorator.
+        fullgraph: ignored.
+        dynamic: ignored.
+        backend: ignored.
+        mode: ignored.
+        options: ignored.
+        disable: ignored.
+
+    Returns:
+        ``model`` (or, without it, a decorator returning its argument).
+    """
     if model is None:
         return lambda fn: fn
     if not callable(model):
@@ -32,10 +45,28 @@ def compile(
 
 
 def _tensor_cuda(self, device=None, non_blocking=False, memory_format=None):
+    """Always raises: rumus has no CUDA device; use ``.gpu()`` or ``.to("gpu")``.
+
+    Args:
+        device: ignored.
+        non_blocking: ignored.
+        memory_format: ignored.
+
+    Raises:
+        RuntimeError: always, naming the "gpu" device to use instead.
+    """
     raise RuntimeError(_NO_CUDA)
 
 
 def _module_cuda(self, device=None):
+    """Always raises: rumus has no CUDA device; use ``.gpu()`` or ``.to("gpu")``.
+
+    Args:
+        device: ignored.
+
+    Raises:
+        RuntimeError: always, naming the "gpu" device to use instead.
+    """
     raise RuntimeError(_NO_CUDA)
 
 

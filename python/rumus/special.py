@@ -56,7 +56,14 @@ def _float(x):
 
 
 def digamma(input):
-    """ψ(input), the logarithmic derivative of the gamma function (ψ(0) = -inf)."""
+    """ψ(input), the logarithmic derivative of the gamma function (ψ(0) = -inf).
+
+    Args:
+        input: the input tensor.
+
+    Returns:
+        A tensor of the same shape.
+    """
     return _tensor("digamma", input).digamma()
 
 
@@ -64,63 +71,150 @@ psi = digamma
 
 
 def gammaln(input):
-    """ln|Γ(input)|."""
+    """ln|Γ(input)|, elementwise.
+
+    Args:
+        input: the input tensor.
+
+    Returns:
+        A tensor of the same shape.
+    """
     return _tensor("gammaln", input).lgamma()
 
 
 def polygamma(n, input):
-    """The n-th derivative of the digamma function, ψ⁽ⁿ⁾(input), for n >= 0."""
+    """The n-th derivative of the digamma function, ψ⁽ⁿ⁾(input), for n >= 0.
+
+    Args:
+        n: the order of the derivative (a non-negative int).
+        input: the input tensor.
+
+    Returns:
+        A tensor of the same shape as input.
+    """
     return _tensor("polygamma", input).polygamma(n)
 
 
 def multigammaln(input, p):
-    """The multivariate log-gamma function of dimension p:
-    p(p-1)/4 ln π + Σ_{j<p} ln Γ(input - j/2). Every element must exceed (p-1)/2."""
+    """The multivariate log-gamma function of dimension p.
+
+    Computes p(p-1)/4 ln π + Σ_{j<p} ln Γ(input - j/2). Every element must exceed (p-1)/2.
+
+    Args:
+        input: a floating-point tensor.
+        p: the dimension (an int >= 1).
+
+    Returns:
+        A tensor of the same shape as input.
+    """
     return _tensor("multigammaln", input).mvlgamma(p)
 
 
 def erf(input):
-    """The error function."""
+    """The error function, elementwise.
+
+    Args:
+        input: the input tensor.
+
+    Returns:
+        A tensor of the same shape.
+    """
     return _tensor("erf", input).erf()
 
 
 def erfc(input):
-    """The complementary error function 1 - erf(input), accurate in the tails."""
+    """The complementary error function 1 - erf(input), accurate in the tails.
+
+    Args:
+        input: the input tensor.
+
+    Returns:
+        A tensor of the same shape.
+    """
     return _tensor("erfc", input).erfc()
 
 
 def erfinv(input):
-    """The inverse error function on [-1, 1] (±inf at ±1, nan outside)."""
+    """The inverse error function on [-1, 1] (±inf at ±1, nan outside).
+
+    Args:
+        input: the input tensor.
+
+    Returns:
+        A tensor of the same shape.
+    """
     return _tensor("erfinv", input).erfinv()
 
 
 def i0(input):
-    """The modified Bessel function of the first kind of order 0."""
+    """The modified Bessel function of the first kind of order 0.
+
+    Args:
+        input: the input tensor.
+
+    Returns:
+        A tensor of the same shape.
+    """
     return _tensor("i0", input).i0()
 
 
 def i0e(input):
-    """exp(-|input|) · i0(input), which does not overflow."""
+    """The exponentially scaled i0, exp(-|input|) · i0(input), which does not overflow.
+
+    Args:
+        input: the input tensor.
+
+    Returns:
+        A tensor of the same shape.
+    """
     return _rumus._special_unary("i0e", input)
 
 
 def i1(input):
-    """The modified Bessel function of the first kind of order 1."""
+    """The modified Bessel function of the first kind of order 1.
+
+    Args:
+        input: the input tensor.
+
+    Returns:
+        A tensor of the same shape.
+    """
     return _rumus._special_unary("i1", input)
 
 
 def i1e(input):
-    """exp(-|input|) · i1(input), which does not overflow."""
+    """The exponentially scaled i1, exp(-|input|) · i1(input), which does not overflow.
+
+    Args:
+        input: the input tensor.
+
+    Returns:
+        A tensor of the same shape.
+    """
     return _rumus._special_unary("i1e", input)
 
 
 def ndtr(input):
-    """The standard normal CDF, Φ(input) = erfc(-input/√2)/2."""
+    """The standard normal CDF, Φ(input) = erfc(-input/√2)/2.
+
+    Args:
+        input: the input tensor.
+
+    Returns:
+        A floating-point tensor of the same shape.
+    """
     return (_float(_tensor("ndtr", input)) * -math.sqrt(0.5)).erfc() * 0.5
 
 
 def ndtri(input):
-    """The inverse of the standard normal CDF, √2 · erfinv(2p - 1)."""
+    """The inverse of the standard normal CDF, √2 · erfinv(2p - 1).
+
+    Args:
+        input: probabilities in [0, 1].
+
+    Returns:
+        A floating-point tensor of the same shape.
+    """
     return (_float(_tensor("ndtri", input)) * 2 - 1).erfinv() * math.sqrt(2.0)
 
 
@@ -133,7 +227,14 @@ _MILLS = (1.0, -1.0, 3.0, -15.0, 105.0, -945.0, 10395.0, -135135.0)
 
 
 def log_ndtr(input):
-    """log Φ(input), accurate far into the lower tail."""
+    """log Φ(input), accurate far into the lower tail.
+
+    Args:
+        input: the input tensor.
+
+    Returns:
+        A floating-point tensor of the same shape.
+    """
     x = _float(_tensor("log_ndtr", input))
     near = x.clamp(min=_LOG_NDTR_SWITCH)
     direct = ((near * -math.sqrt(0.5)).erfc() * 0.5).log()
@@ -147,7 +248,14 @@ def log_ndtr(input):
 
 
 def entr(input):
-    """Elementwise entropy: -x ln x for x > 0, 0 at 0, -inf for x < 0."""
+    """Elementwise entropy: -x ln x for x > 0, 0 at 0, -inf for x < 0.
+
+    Args:
+        input: the input tensor.
+
+    Returns:
+        A floating-point tensor of the same shape.
+    """
     x = _float(_tensor("entr", input))
     safe = _rumus.where(x > 0, x, _rumus.ones_like(x))
     value = -x * safe.log()
@@ -156,12 +264,27 @@ def entr(input):
 
 
 def sinc(input):
-    """The normalized sinc, sin(πx)/(πx), 1 at 0."""
+    """The normalized sinc, sin(πx)/(πx), 1 at 0.
+
+    Args:
+        input: the input tensor.
+
+    Returns:
+        A floating-point tensor of the same shape.
+    """
     return _tensor("sinc", input).sinc()
 
 
 def xlog1py(input, other):
-    """input · log1p(other), 0 where input is 0 (unless other is nan)."""
+    """input · log1p(other), 0 where input is 0 (unless other is nan).
+
+    Args:
+        input: a tensor or number.
+        other: a tensor or number, broadcast against input.
+
+    Returns:
+        A floating-point tensor of the broadcast shape.
+    """
     if not isinstance(input, Tensor):
         input = _rumus.tensor(input, device=other.device)
     if not isinstance(other, Tensor):
@@ -173,44 +296,131 @@ def xlog1py(input, other):
 
 
 def xlogy(input, other):
-    """input · log(other), 0 where input is 0 (unless other is nan)."""
+    """input · log(other), 0 where input is 0 (unless other is nan).
+
+    Args:
+        input: a tensor or number.
+        other: a tensor or number, broadcast against input.
+
+    Returns:
+        A tensor of the broadcast shape.
+    """
     return rumus.xlogy(input, other)
 
 
 def expit(input):
-    """The logistic sigmoid."""
+    """The logistic sigmoid, 1 / (1 + exp(-input)).
+
+    Args:
+        input: the input tensor.
+
+    Returns:
+        A tensor of the same shape.
+    """
     return _tensor("expit", input).sigmoid()
 
 
 def exp2(input):
+    """2 raised to the power of each element.
+
+    Args:
+        input: the input tensor.
+
+    Returns:
+        A tensor of the same shape.
+    """
     return _tensor("exp2", input).exp2()
 
 
 def expm1(input):
+    """exp(input) - 1, accurate for small inputs.
+
+    Args:
+        input: the input tensor.
+
+    Returns:
+        A tensor of the same shape.
+    """
     return _tensor("expm1", input).expm1()
 
 
 def log1p(input):
+    """log(1 + input), accurate for small inputs.
+
+    Args:
+        input: the input tensor.
+
+    Returns:
+        A tensor of the same shape.
+    """
     return _tensor("log1p", input).log1p()
 
 
 def logit(input, eps=None):
+    """The logit log(p / (1 - p)), the inverse of the sigmoid.
+
+    Args:
+        input: probabilities.
+        eps: if given, input is first clamped to [eps, 1 - eps].
+
+    Returns:
+        A tensor of the same shape.
+    """
     return rumus.logit(input, eps)
 
 
 def round(input, decimals=0):  # noqa: A001 - PyTorch's name
+    """Rounds each element to the nearest value with decimals decimals (half to even).
+
+    Args:
+        input: the input tensor.
+        decimals: the number of decimal places (may be negative).
+
+    Returns:
+        A tensor of the same shape.
+    """
     return rumus.round(input, decimals=decimals)
 
 
 def logsumexp(input, dim, keepdim=False):
+    """log Σ exp(input) along dim, computed stably.
+
+    Args:
+        input: the input tensor.
+        dim: the dimension or dimensions to reduce.
+        keepdim: whether to keep the reduced dimensions with size 1.
+
+    Returns:
+        The reduced tensor.
+    """
     return rumus.logsumexp(input, dim, keepdim)
 
 
 def softmax(input, dim, *, dtype=None):
+    """The softmax exp(x) / Σ exp(x) along dim.
+
+    Args:
+        input: the input tensor.
+        dim: the dimension along which the values sum to 1.
+        dtype: if given, input is cast to this dtype first.
+
+    Returns:
+        A tensor of the same shape.
+    """
     return rumus.nn.functional.softmax(input, dim, dtype=dtype)
 
 
 def log_softmax(input, dim, *, dtype=None):
+    """The log of the softmax along dim, computed stably.
+
+    Args:
+        input: the input tensor.
+        dim: the dimension to normalize over.
+        dtype: if given, input is cast to this dtype first.
+
+    Returns:
+        A tensor of the same shape.
+    """
     return rumus.nn.functional.log_softmax(input, dim, dtype=dtype)
 
 
@@ -222,6 +432,14 @@ def _inplace_float(op, self):
 
 
 def _mvlgamma(self, p):
+    """The multivariate log-gamma function of dimension p, elementwise.
+
+    Args:
+        p: the dimension (an int >= 1); every element must exceed (p-1)/2.
+
+    Returns:
+        A tensor of the same shape.
+    """
     _tensor("mvlgamma", self)
     if not self.is_floating_point():
         raise RuntimeError(f"mvlgamma: expected a floating point tensor, got {self.dtype}")
@@ -236,12 +454,25 @@ def _mvlgamma(self, p):
 
 
 def _mvlgamma_(self, p):
+    """In-place ``mvlgamma``.
+
+    Args:
+        p: the dimension (an int >= 1); every element must exceed (p-1)/2.
+
+    Returns:
+        This tensor.
+    """
     _inplace_float("mvlgamma_", self)
     self.copy_(_mvlgamma(self, p))
     return self
 
 
 def _sinc(self):
+    """The normalized sinc, sin(πx)/(πx), 1 at 0.
+
+    Returns:
+        A floating-point tensor of the same shape.
+    """
     x = _float(_tensor("sinc", self))
     zero = x == 0
     px = _rumus.where(zero, _rumus.ones_like(x), x) * math.pi
@@ -249,13 +480,26 @@ def _sinc(self):
 
 
 def _sinc_(self):
+    """In-place ``sinc`` (floating-point tensors only).
+
+    Returns:
+        This tensor.
+    """
     _inplace_float("sinc_", self)
     self.copy_(_sinc(self))
     return self
 
 
 def _polygamma(n, input):
-    """torch.polygamma(n, input): the n-th derivative of the digamma function."""
+    """The n-th derivative of the digamma function (torch.polygamma).
+
+    Args:
+        n: the order of the derivative (a non-negative int).
+        input: the input tensor.
+
+    Returns:
+        A tensor of the same shape as input.
+    """
     return _tensor("polygamma", input).polygamma(n)
 
 

@@ -45,7 +45,11 @@ def enter_dual_level():
 
 
 def exit_dual_level(*, level=None):
-    """Closes the current level: its dual tensors lose their tangents."""
+    """Closes the current level: its dual tensors lose their tangents.
+
+    Args:
+        level: the level to close (must be the current one; None: the current one).
+    """
     if not _levels or (level is not None and level != len(_levels) - 1):
         raise RuntimeError(
             "Trying to exit a forward AD level that was not the last one that was created. "
@@ -74,8 +78,16 @@ def _current(level):
 
 
 def make_dual(tensor, tangent, *, level=None):
-    """A tensor with the values of ``tensor`` carrying ``tangent`` (its directional derivative)
-    in the current level. ``tangent`` must have ``tensor``'s shape, dtype and device."""
+    """A tensor with the values of ``tensor`` carrying ``tangent`` in the current level.
+
+    Args:
+        tensor: the primal values.
+        tangent: the directional derivative, with tensor's shape, dtype and device.
+        level: the level (None: the current one).
+
+    Returns:
+        The dual tensor.
+    """
     duals = _current(level)
     if duals is None:
         raise RuntimeError(
@@ -110,8 +122,16 @@ def make_dual(tensor, tangent, *, level=None):
 
 
 def unpack_dual(tensor, *, level=None):
-    """``(primal, tangent)`` of ``tensor`` in the current level; ``tangent`` is None when
-    ``tensor`` does not depend on any dual tensor of the level (or no level is open)."""
+    """``(primal, tangent)`` of ``tensor`` in the current level.
+
+    Args:
+        tensor: a tensor.
+        level: the level (None: the current one).
+
+    Returns:
+        An UnpackedDualTensor; tangent is None when tensor does not depend on any dual
+        tensor of the level (or no level is open).
+    """
     duals = _current(level)
     if not isinstance(tensor, Tensor) or duals is None or not tensor.requires_grad:
         return UnpackedDualTensor(tensor, None)

@@ -159,8 +159,18 @@ def _grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=N
 
 
 def vjp(func, inputs, v=None, create_graph=False, strict=False):
-    """(func(inputs), vᵀ·J): the vector-Jacobian product of ``func`` at ``inputs``. ``v`` may be
-    None only when ``func`` returns a single one-element tensor."""
+    """(func(inputs), vᵀ·J): the vector-Jacobian product of ``func`` at ``inputs``.
+
+    Args:
+        func: a function of tensors returning a tensor or a tuple of tensors.
+        inputs: a tensor or a tuple of tensors.
+        v: the vector, shaped as func's output (None only for a single one-element output).
+        create_graph: build a graph of the result, for higher-order derivatives.
+        strict: raise when an output does not depend on an input (instead of returning zeros).
+
+    Returns:
+        (outputs, vjp), each a tensor or a tuple as func's output and inputs.
+    """
     with enable_grad():
         ins_tuple, inputs = _as_tuple(inputs, "inputs", "vjp")
         inputs = _prepare(inputs, create_graph, True)
@@ -202,8 +212,18 @@ def _jvp_tuples(func, inputs, v, create_graph, strict):
 
 
 def jvp(func, inputs, v=None, create_graph=False, strict=False):
-    """(func(inputs), J·v): the Jacobian-vector product of ``func`` at ``inputs``. ``v`` may be
-    None only when the input is a single one-element tensor."""
+    """(func(inputs), J·v): the Jacobian-vector product of ``func`` at ``inputs``.
+
+    Args:
+        func: a function of tensors returning a tensor or a tuple of tensors.
+        inputs: a tensor or a tuple of tensors.
+        v: the vector, shaped as inputs (None only for a single one-element input).
+        create_graph: build a graph of the result, for higher-order derivatives.
+        strict: raise when an output does not depend on an input (instead of returning zeros).
+
+    Returns:
+        (outputs, jvp).
+    """
     with enable_grad():
         ins_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
         inputs = _prepare(inputs, create_graph, True)
@@ -255,13 +275,23 @@ def _stack_rows(rows, out_shape, ref):
 def jacobian(
     func, inputs, create_graph=False, strict=False, vectorize=False, strategy="reverse-mode"
 ):
-    """The Jacobian of ``func`` at ``inputs``: for output i and input j, a tensor of shape
-    ``outputs[i].shape + inputs[j].shape``. Nested as ``[i][j]`` when outputs and inputs are
-    tuples; a single tensor when both are single tensors.
+    """The Jacobian of ``func`` at ``inputs``.
 
-    ``strategy="reverse-mode"`` computes one row per output element with a backward pass;
-    ``"forward-mode"`` (needs ``vectorize=True``, as in PyTorch) one column per input element
-    with the double-backward trick."""
+    For output i and input j, a tensor of shape ``outputs[i].shape + inputs[j].shape``,
+    nested as ``[i][j]`` when outputs and inputs are tuples.
+
+    Args:
+        func: a function of tensors returning a tensor or a tuple of tensors.
+        inputs: a tensor or a tuple of tensors.
+        create_graph: build a graph of the result, for higher-order derivatives.
+        strict: raise when an output does not depend on an input (instead of returning zeros).
+        vectorize: accepted; the rows are computed one at a time.
+        strategy: "reverse-mode" (one backward pass per output element) or "forward-mode"
+            (needs vectorize=True; one column per input element).
+
+    Returns:
+        A tensor, or (nested) tuples of tensors.
+    """
     _check_strategy(strategy, vectorize, create_graph, "torch.autograd.functional.jacobian")
     if strict and vectorize:
         raise RuntimeError(
@@ -343,8 +373,22 @@ def hessian(
     vectorize=False,
     outer_jacobian_strategy="reverse-mode",
 ):
-    """The Hessian of a scalar function ``func`` at ``inputs``: for inputs i and j, a tensor of
-    shape ``inputs[i].shape + inputs[j].shape`` (nested ``[i][j]`` for a tuple of inputs)."""
+    """The Hessian of a scalar function ``func`` at ``inputs``.
+
+    For inputs i and j, a tensor of shape ``inputs[i].shape + inputs[j].shape`` (nested
+    ``[i][j]`` for a tuple of inputs).
+
+    Args:
+        func: a function of tensors returning a one-element tensor.
+        inputs: a tensor or a tuple of tensors.
+        create_graph: build a graph of the result, for higher-order derivatives.
+        strict: raise when an output does not depend on an input (instead of returning zeros).
+        vectorize: accepted; the rows are computed one at a time.
+        outer_jacobian_strategy: "reverse-mode" or "forward-mode", for the outer Jacobian.
+
+    Returns:
+        A tensor, or nested tuples of tensors.
+    """
     ins_tuple, inputs = _as_tuple(inputs, "inputs", "hessian")
     if outer_jacobian_strategy not in ("forward-mode", "reverse-mode"):
         raise ValueError('Expected strategy to be either "forward-mode" or "reverse-mode".')
@@ -408,7 +452,18 @@ def _scalar_gradient(func, inputs, v, name, create_graph, strict):
 
 
 def vhp(func, inputs, v=None, create_graph=False, strict=False):
-    """(func(inputs), vᵀ·H): the vector-Hessian product of a scalar function."""
+    """(func(inputs), vᵀ·H): the vector-Hessian product of a scalar function.
+
+    Args:
+        func: a function of tensors returning a one-element tensor.
+        inputs: a tensor or a tuple of tensors.
+        v: the vector, shaped as inputs.
+        create_graph: build a graph of the result, for higher-order derivatives.
+        strict: raise when an output does not depend on an input (instead of returning zeros).
+
+    Returns:
+        (output, vhp).
+    """
     inputs, v, outputs, outs_tuple, ins_tuple, jac = _scalar_gradient(
         func, inputs, v, "vhp", create_graph, strict
     )
@@ -422,8 +477,21 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
 
 
 def hvp(func, inputs, v=None, create_graph=False, strict=False):
-    """(func(inputs), H·v): the Hessian-vector product of a scalar function (through the
-    double-backward trick; equal to ``vhp`` for functions with a symmetric Hessian)."""
+    """(func(inputs), H·v): the Hessian-vector product of a scalar function.
+
+    Computed with the double-backward trick; equal to ``vhp`` for functions with a
+    symmetric Hessian.
+
+    Args:
+        func: a function of tensors returning a one-element tensor.
+        inputs: a tensor or a tuple of tensors.
+        v: the vector, shaped as inputs.
+        create_graph: build a graph of the result, for higher-order derivatives.
+        strict: raise when an output does not depend on an input (instead of returning zeros).
+
+    Returns:
+        (output, hvp).
+    """
     inputs, v, outputs, outs_tuple, ins_tuple, jac = _scalar_gradient(
         func, inputs, v, "hvp", create_graph, strict
     )

@@ -34,10 +34,18 @@ __all__ = [
 
 
 def _register_hook(self, hook):
-    """Registers ``hook(grad) -> Tensor or None``, called when the gradient with respect to this
-    tensor is computed: for a leaf before it is accumulated into ``.grad``, for a non-leaf before
-    it flows on (and before ``retain_grad`` stores it). A returned tensor replaces the gradient.
-    Hooks run in registration order. Returns a ``RemovableHandle``."""
+    """Registers ``hook(grad) -> Tensor or None``, called when this tensor's gradient is computed.
+
+    For a leaf it runs before the gradient is accumulated into ``.grad``; for a non-leaf
+    before it flows on (and before ``retain_grad`` stores it). A returned tensor replaces
+    the gradient. Hooks run in registration order.
+
+    Args:
+        hook: the function to call with the gradient.
+
+    Returns:
+        A ``RemovableHandle``.
+    """
     if not self.requires_grad:
         raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
     hooks = _rumus._tensor_hooks(self)
@@ -47,9 +55,16 @@ def _register_hook(self, hook):
 
 
 def _register_post_accumulate_grad_hook(self, hook):
-    """Registers ``hook(tensor) -> None`` on a leaf, called during backward right after the
-    leaf's ``.grad`` was accumulated (leaves become ready in reverse order of use, as in
-    PyTorch). Returns a ``RemovableHandle``."""
+    """Registers ``hook(tensor) -> None`` on a leaf, run right after its ``.grad`` is accumulated.
+
+    Leaves become ready in reverse order of use, as in PyTorch.
+
+    Args:
+        hook: the function to call with this tensor.
+
+    Returns:
+        A ``RemovableHandle``.
+    """
     if not self.requires_grad:
         raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
     if self.grad_fn is not None:
@@ -77,8 +92,17 @@ Tensor.register_post_accumulate_grad_hook = _register_post_accumulate_grad_hook
 
 
 def _node_register_hook(self, fn):
-    """Registers ``fn(grad_inputs, grad_outputs) -> tuple or None``, called after this node
-    computed the gradients of its inputs; a returned tuple replaces ``grad_inputs``."""
+    """Registers ``fn(grad_inputs, grad_outputs) -> tuple or None``, run after this node.
+
+    It is called once the node computed the gradients of its inputs; a returned tuple
+    replaces ``grad_inputs``.
+
+    Args:
+        fn: the hook.
+
+    Returns:
+        A ``RemovableHandle``.
+    """
     hooks = _rumus._node_hooks(self)[1]
     handle = RemovableHandle(hooks)
     hooks[handle.id] = fn
@@ -86,8 +110,16 @@ def _node_register_hook(self, fn):
 
 
 def _node_register_prehook(self, fn):
-    """Registers ``fn(grad_outputs) -> tuple or None``, called before this node runs; a
-    returned tuple replaces ``grad_outputs``."""
+    """Registers ``fn(grad_outputs) -> tuple or None``, called before this node runs.
+
+    A returned tuple replaces ``grad_outputs``.
+
+    Args:
+        fn: the hook.
+
+    Returns:
+        A ``RemovableHandle``.
+    """
     hooks = _rumus._node_hooks(self)[0]
     handle = RemovableHandle(hooks)
     hooks[handle.id] = fn
@@ -118,10 +150,17 @@ Node._pre_hooks = _node_pre_hooks_of
 
 
 class saved_tensors_hooks:
-    """While active, every tensor an op saves for backward is passed to ``pack_hook(tensor)``
+    """Context manager: hooks that pack and unpack the tensors saved for backward.
+
+    While active, every tensor an op saves for backward is passed to ``pack_hook(tensor)``
     (run without grad mode) and the engine keeps what it returns instead; backward calls
     ``unpack_hook(packed)`` each time it reads the tensor, which must return a tensor of the
-    same shape and dtype. Contexts nest (the innermost applies) and are per thread."""
+    same shape and dtype. Contexts nest (the innermost applies) and are per thread.
+
+    Args:
+        pack_hook: called with each saved tensor; returns what to keep.
+        unpack_hook: called with what pack_hook returned; returns the tensor.
+    """
 
     def __init__(self, pack_hook, unpack_hook):
         self.pack_hook = pack_hook
@@ -136,9 +175,15 @@ class saved_tensors_hooks:
 
 
 class save_on_cpu(saved_tensors_hooks):
-    """Saved GPU tensors are moved to the CPU while waiting for backward and copied back when
-    backward reads them (trading transfers for GPU memory). CPU tensors are kept as they are.
-    ``pin_memory`` is accepted for PyTorch compatibility (rumus has no pinned memory)."""
+    """Context manager: saved GPU tensors wait for backward on the CPU.
+
+    They are copied back when backward reads them (trading transfers for GPU memory).
+    CPU tensors are kept as they are.
+
+    Args:
+        pin_memory: accepted for PyTorch compatibility (rumus has no pinned memory).
+        device_type: accepted for PyTorch compatibility (every GPU tensor is moved).
+    """
 
     def __init__(self, pin_memory=False, device_type="cuda"):
         def pack(t):
@@ -155,8 +200,11 @@ class save_on_cpu(saved_tensors_hooks):
 
 
 class disable_saved_tensors_hooks:
-    """Within it, entering ``saved_tensors_hooks`` raises RuntimeError(``error_message``) and no
-    pack hook runs."""
+    """Context manager: within it, entering ``saved_tensors_hooks`` raises and no pack hook runs.
+
+    Args:
+        error_message: the message of the RuntimeError.
+    """
 
     def __init__(self, error_message):
         self.error_message = error_message

@@ -225,8 +225,11 @@ class _IntegerGreaterThan(Constraint):
 
 
 class _Multinomial(Constraint):
-    """Non-negative whole counts over the last dimension summing to at most
-    ``upper_bound``."""
+    """Non-negative whole counts over the last dimension summing to at most ``upper_bound``.
+
+    Args:
+        upper_bound (int): the largest allowed total.
+    """
 
     is_discrete = True
     event_dim = 1

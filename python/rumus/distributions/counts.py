@@ -13,7 +13,13 @@ __all__ = ["Binomial", "Multinomial", "Poisson"]
 
 
 class Poisson(Distribution):
-    """Poisson with ``rate`` λ ≥ 0: P(k) = λ^k e^(-λ) / k!."""
+    """Poisson with ``rate`` λ ≥ 0: P(k) = λ^k e^(-λ) / k!.
+
+    Args:
+        rate (float or Tensor): λ.
+        validate_args (bool, optional): check the parameters and sample values (the default
+            setting when None).
+    """
 
     arg_constraints = {"rate": constraints.nonnegative}
     support = constraints.nonnegative_integer
@@ -55,8 +61,17 @@ def _clamp_by_zero(x):
 
 
 class Binomial(Distribution):
-    """Binomial with ``total_count`` trials of success probability ``probs`` (or
-    ``logits``): exactly one of them."""
+    """Binomial with ``total_count`` trials of success probability ``probs`` (or ``logits``).
+
+    Exactly one of probs and logits is given.
+
+    Args:
+        total_count (int or Tensor): the number of trials.
+        probs (Tensor, optional): the success probability.
+        logits (Tensor, optional): the log-odds of success.
+        validate_args (bool, optional): check the parameters and sample values (the default
+            setting when None).
+    """
 
     arg_constraints = {
         "total_count": constraints.nonnegative_integer,
@@ -101,6 +116,7 @@ class Binomial(Distribution):
 
     @property
     def param_shape(self):
+        """The shape of the probs (or logits) parameter."""
         return self._param.shape
 
     @property
@@ -152,8 +168,17 @@ class Binomial(Distribution):
 
 
 class Multinomial(Distribution):
-    """Counts of ``total_count`` draws from a Categorical with ``probs`` or ``logits``
-    over the last dimension."""
+    """Counts of ``total_count`` draws from a Categorical with ``probs`` or ``logits``.
+
+    The categories are the last dimension. Exactly one of probs and logits is given.
+
+    Args:
+        total_count (int): the number of draws.
+        probs (Tensor, optional): the category probabilities (normalized to sum to 1).
+        logits (Tensor, optional): the unnormalized log-probabilities.
+        validate_args (bool, optional): check the parameters and sample values (the default
+            setting when None).
+    """
 
     arg_constraints = {
         "probs": constraints.simplex,
@@ -186,14 +211,17 @@ class Multinomial(Distribution):
 
     @property
     def logits(self):
+        """The normalized log-probabilities of the categories."""
         return self._categorical.logits
 
     @property
     def probs(self):
+        """The probabilities of the categories."""
         return self._categorical.probs
 
     @property
     def param_shape(self):
+        """The shape of the probs (or logits) parameter."""
         return self._categorical.param_shape
 
     @property

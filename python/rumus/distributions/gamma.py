@@ -23,8 +23,14 @@ def _standard_gamma(concentration):
 
 
 class Gamma(Distribution):
-    """Gamma with shape ``concentration`` (α) and ``rate`` (β): density
-    β^α x^(α-1) e^(-βx) / Γ(α)."""
+    """Gamma with shape ``concentration`` (α) and ``rate`` (β): density β^α x^(α-1) e^(-βx) / Γ(α).
+
+    Args:
+        concentration (float or Tensor): the shape α > 0.
+        rate (float or Tensor): the rate β > 0 (1 / scale).
+        validate_args (bool, optional): check the parameters and sample values (the default
+            setting when None).
+    """
 
     arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
     support = constraints.nonnegative
@@ -66,7 +72,13 @@ class Gamma(Distribution):
 
 
 class Chi2(Gamma):
-    """Chi-squared with ``df`` degrees of freedom: Gamma(df / 2, 1 / 2)."""
+    """Chi-squared with ``df`` degrees of freedom: Gamma(df / 2, 1 / 2).
+
+    Args:
+        df (float or Tensor): the degrees of freedom (> 0).
+        validate_args (bool, optional): check the parameters and sample values (the default
+            setting when None).
+    """
 
     arg_constraints = {"df": constraints.positive}
 
@@ -80,11 +92,18 @@ class Chi2(Gamma):
 
     @property
     def df(self):
+        """The degrees of freedom, 2 * concentration."""
         return self.concentration * 2
 
 
 class Dirichlet(Distribution):
-    """Dirichlet over the simplex of the last dimension, with ``concentration`` α > 0."""
+    """Dirichlet over the simplex of the last dimension, with ``concentration`` α > 0.
+
+    Args:
+        concentration (Tensor): α, shape (..., K).
+        validate_args (bool, optional): check the parameters and sample values (the default
+            setting when None).
+    """
 
     arg_constraints = {"concentration": constraints.independent(constraints.positive, 1)}
     support = constraints.simplex
@@ -152,7 +171,14 @@ class Dirichlet(Distribution):
 
 
 class Beta(Distribution):
-    """Beta on [0, 1] with ``concentration1`` (α) and ``concentration0`` (β)."""
+    """Beta on [0, 1] with ``concentration1`` (α) and ``concentration0`` (β).
+
+    Args:
+        concentration1 (float or Tensor): α > 0.
+        concentration0 (float or Tensor): β > 0.
+        validate_args (bool, optional): check the parameters and sample values (the default
+            setting when None).
+    """
 
     arg_constraints = {
         "concentration1": constraints.positive,
@@ -176,10 +202,12 @@ class Beta(Distribution):
 
     @property
     def concentration1(self):
+        """α, the first concentration (the exponent of x)."""
         return self._dirichlet.concentration[..., 0]
 
     @property
     def concentration0(self):
+        """β, the second concentration (the exponent of 1 - x)."""
         return self._dirichlet.concentration[..., 1]
 
     @property
@@ -208,7 +236,15 @@ class Beta(Distribution):
 
 
 class StudentT(Distribution):
-    """Student's t with ``df`` degrees of freedom, location ``loc`` and ``scale``."""
+    """Student's t with ``df`` degrees of freedom, location ``loc`` and ``scale``.
+
+    Args:
+        df (float or Tensor): the degrees of freedom (> 0).
+        loc (float or Tensor): the location.
+        scale (float or Tensor): the scale (> 0).
+        validate_args (bool, optional): check the parameters and sample values (the default
+            setting when None).
+    """
 
     arg_constraints = {
         "df": constraints.positive,

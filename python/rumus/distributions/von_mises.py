@@ -13,8 +13,16 @@ __all__ = ["VonMises"]
 
 
 class VonMises(Distribution):
-    """Von Mises with mean direction ``loc`` and ``concentration`` κ: density
-    exp(κ cos(x - loc)) / (2π I0(κ)) on [-π, π). Not reparameterized (no ``rsample``)."""
+    """Von Mises with mean direction ``loc`` and ``concentration`` κ.
+
+    Density exp(κ cos(x - loc)) / (2π I0(κ)) on [-π, π). Not reparameterized (no ``rsample``).
+
+    Args:
+        loc (float or Tensor): the mean direction.
+        concentration (float or Tensor): κ > 0.
+        validate_args (bool, optional): check the parameters and sample values (the default
+            setting when None).
+    """
 
     arg_constraints = {"loc": constraints.real, "concentration": constraints.positive}
     support = constraints.real
@@ -46,8 +54,16 @@ class VonMises(Distribution):
         return rumus.where(k < 1e-5, k.reciprocal() + k, r)
 
     def sample(self, sample_shape=()):
-        """Best and Fisher's (1979) rejection sampler, run on every element at once;
-        each round keeps the first accepted proposal of each element."""
+        """Draws with Best and Fisher's (1979) rejection sampler, run on every element at once.
+
+        Each round keeps the first accepted proposal of each element.
+
+        Args:
+            sample_shape: the shape of the batch of draws.
+
+        Returns:
+            A tensor of shape sample_shape + batch_shape.
+        """
         shape = tuple(self._extended_shape(sample_shape))
         with rumus.no_grad():
             k = self.concentration.expand(shape)

@@ -53,8 +53,21 @@ def _float(op, t, name="input"):
 
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
-    """Randomized leaky ReLU: in training every non-positive element gets its own slope
-    drawn from U(lower, upper); in evaluation the slope is (lower + upper) / 2."""
+    """Randomized leaky ReLU.
+
+    In training every non-positive element gets its own slope drawn from U(lower, upper);
+    in evaluation the slope is (lower + upper) / 2.
+
+    Args:
+        input: a floating-point tensor.
+        lower: the lower bound of the slope.
+        upper: the upper bound of the slope.
+        training: whether to draw random slopes.
+        inplace: whether to write the result into ``input``.
+
+    Returns:
+        A tensor of the same shape.
+    """
     _float("rrelu", input)
     if lower > upper:
         raise RuntimeError(
@@ -73,17 +86,44 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
 
 
 def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    """In-place ``rrelu``.
+
+    Args:
+        input: a floating-point tensor, overwritten.
+        lower: the lower bound of the slope.
+        upper: the upper bound of the slope.
+        training: whether to draw random slopes.
+
+    Returns:
+        ``input``.
+    """
     return rrelu(input, lower, upper, training, inplace=True)
 
 
 def hardshrink(input, lambd=0.5):
-    """x where |x| > lambd, else 0."""
+    """Hard shrinkage: x where |x| > lambd, else 0.
+
+    Args:
+        input: a floating-point tensor.
+        lambd: the threshold.
+
+    Returns:
+        A tensor of the same shape.
+    """
     _float("hardshrink", input)
     return _rumus.where(input.abs() > lambd, input, 0.0)
 
 
 def softshrink(input, lambd=0.5):
-    """x - lambd above lambd, x + lambd below -lambd, 0 between."""
+    """Soft shrinkage: x - lambd above lambd, x + lambd below -lambd, 0 between.
+
+    Args:
+        input: a floating-point tensor.
+        lambd: the threshold (>= 0).
+
+    Returns:
+        A tensor of the same shape.
+    """
     _float("softshrink", input)
     if lambd < 0:
         raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
@@ -92,40 +132,110 @@ def softshrink(input, lambd=0.5):
 
 
 def tanhshrink(input):
-    """x - tanh(x)."""
+    """x - tanh(x), elementwise.
+
+    Args:
+        input: a floating-point tensor.
+
+    Returns:
+        A tensor of the same shape.
+    """
     _float("tanhshrink", input)
     return input - input.tanh()
 
 
 def relu_(input):
+    """In-place ReLU, max(0, x).
+
+    Args:
+        input: the tensor to overwrite.
+
+    Returns:
+        ``input``.
+    """
     return F.relu(input, inplace=True)
 
 
 def elu_(input, alpha=1.0):
+    """In-place ELU: x for x > 0, alpha * (exp(x) - 1) otherwise.
+
+    Args:
+        input: a floating-point tensor, overwritten.
+        alpha: the scale of the negative part.
+
+    Returns:
+        ``input``.
+    """
     _float("elu_", input)
     return F.elu(input, alpha, inplace=True)
 
 
 def celu_(input, alpha=1.0):
+    """In-place CELU: max(0, x) + min(0, alpha * (exp(x / alpha) - 1)).
+
+    Args:
+        input: a floating-point tensor, overwritten.
+        alpha: the alpha of the formula.
+
+    Returns:
+        ``input``.
+    """
     _float("celu_", input)
     return F.celu(input, alpha, inplace=True)
 
 
 def selu_(input):
+    """In-place SELU, scale * elu(x, alpha) with PyTorch's fixed constants.
+
+    Args:
+        input: a floating-point tensor, overwritten.
+
+    Returns:
+        ``input``.
+    """
     _float("selu_", input)
     return F.selu(input, inplace=True)
 
 
 def leaky_relu_(input, negative_slope=0.01):
+    """In-place leaky ReLU: x for x >= 0, negative_slope * x otherwise.
+
+    Args:
+        input: a floating-point tensor, overwritten.
+        negative_slope: the slope of the negative part.
+
+    Returns:
+        ``input``.
+    """
     _float("leaky_relu_", input)
     return F.leaky_relu(input, negative_slope, inplace=True)
 
 
 def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    """In-place hardtanh, clamping every element to [min_val, max_val].
+
+    Args:
+        input: the tensor to overwrite.
+        min_val: the lower bound.
+        max_val: the upper bound.
+
+    Returns:
+        ``input``.
+    """
     return F.hardtanh(input, min_val, max_val, inplace=True)
 
 
 def threshold_(input, threshold, value):
+    """In-place threshold: elements <= threshold are replaced by ``value``.
+
+    Args:
+        input: the tensor to overwrite.
+        threshold: the threshold.
+        value: the replacement value.
+
+    Returns:
+        ``input``.
+    """
     return F.threshold(input, threshold, value, inplace=True)
 
 
@@ -151,7 +261,20 @@ def _lp_check(op, input, nd):
 
 
 def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
-    """(sum over each window of x^p)^(1/p), as avg_pool1d of x^p times the window size."""
+    """1-D power-average pooling, (sum over each window of x^p)^(1/p).
+
+    Computed as avg_pool1d of x^p times the window size.
+
+    Args:
+        input: a floating-point tensor (C, L) or (N, C, L).
+        norm_type: the power p.
+        kernel_size: the window size.
+        stride: the stride (default: ``kernel_size``).
+        ceil_mode: whether to use ceil instead of floor for the output size.
+
+    Returns:
+        The pooled tensor.
+    """
     _lp_check("lp_pool1d", input, 1)
     (k,) = _tuple(kernel_size, 1)
     stride = k if stride is None else stride
@@ -160,6 +283,18 @@ def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
 
 
 def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """2-D power-average pooling, (sum over each window of x^p)^(1/p).
+
+    Args:
+        input: a floating-point tensor (C, H, W) or (N, C, H, W).
+        norm_type: the power p.
+        kernel_size: the window size (an int or a pair).
+        stride: the stride (default: ``kernel_size``).
+        ceil_mode: whether to use ceil instead of floor for the output size.
+
+    Returns:
+        The pooled tensor.
+    """
     _lp_check("lp_pool2d", input, 2)
     kh, kw = _tuple(kernel_size, 2)
     stride = (kh, kw) if stride is None else stride
@@ -168,8 +303,21 @@ def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
 
 
 def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
-    """The 3-D average of x^p without an avg_pool3d kernel: with no padding the box
-    average separates into a 2-D pool over (H, W), then a 1-D pool over D."""
+    """3-D power-average pooling, (sum over each window of x^p)^(1/p).
+
+    With no padding the box average separates into a 2-D pool over (H, W), then a 1-D
+    pool over D, so no avg_pool3d kernel is needed.
+
+    Args:
+        input: a floating-point tensor (C, D, H, W) or (N, C, D, H, W).
+        norm_type: the power p.
+        kernel_size: the window size (an int or a triple).
+        stride: the stride (default: ``kernel_size``).
+        ceil_mode: whether to use ceil instead of floor for the output size.
+
+    Returns:
+        The pooled tensor.
+    """
     _lp_check("lp_pool3d", input, 3)
     kd, kh, kw = _tuple(kernel_size, 3)
     sd, sh, sw = (kd, kh, kw) if stride is None else _tuple(stride, 3)
@@ -189,8 +337,21 @@ def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
 
 
 def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
-    """x / (k + alpha / size * sum of x^2 over the `size` neighbouring channels)^beta;
-    the window sum is an average pool of the zero-padded squares along the channels."""
+    """Local response normalization across channels.
+
+    Computes x / (k + alpha / size * sum of x^2 over the ``size`` neighbouring
+    channels)^beta; the window sum is an average pool of the zero-padded squares.
+
+    Args:
+        input: a floating-point tensor (N, C, *) with at least 3 dimensions.
+        size: the number of neighbouring channels in the sum.
+        alpha: the multiplicative factor.
+        beta: the exponent.
+        k: the additive constant.
+
+    Returns:
+        A tensor of the same shape.
+    """
     _float("local_response_norm", input)
     if input.dim() < 3:
         raise ValueError(
@@ -209,7 +370,15 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
 
 
 def channel_shuffle(input, groups):
-    """(N, g * k, *) -> (N, k * g, *): channel i * k + j moves to j * g + i."""
+    """Shuffles the channels: (N, g * k, *) -> (N, k * g, *), channel i * k + j moves to j * g + i.
+
+    Args:
+        input: a tensor (N, C, *) with at least 3 dimensions.
+        groups: the number of groups g; C must be divisible by it.
+
+    Returns:
+        A tensor of the same shape.
+    """
     _tensor("channel_shuffle", "input", input)
     if groups <= 0:
         raise RuntimeError(
@@ -301,8 +470,24 @@ def embedding_bag(
     include_last_offset=False,
     padding_idx=None,
 ):
-    """Sums, means or maxima of bags of embedding rows: index_select the rows, then
-    one index_add (sum, mean) or scatter_reduce (max) over the bag ids."""
+    """Sums, means or maxima of bags of embedding rows, without materializing the rows per bag.
+
+    Args:
+        input: int64/int32 indices, 2-D (B, L: B bags of L) or 1-D (with ``offsets``).
+        weight: the embedding matrix (num_embeddings, embedding_dim).
+        offsets: for 1-D ``input``, the start of each bag.
+        max_norm: if given, looked-up rows with a larger norm are renormalized in place.
+        norm_type: the p of the p-norm for ``max_norm``.
+        scale_grad_by_freq: whether to scale gradients by the inverse frequency of the indices.
+        mode: "sum", "mean" or "max".
+        sparse: must be False (rumus has no sparse gradients).
+        per_sample_weights: weights of each index (mode="sum" only), same shape as ``input``.
+        include_last_offset: whether ``offsets`` ends with the end of the last bag.
+        padding_idx: an index whose rows are left out of the bags.
+
+    Returns:
+        A tensor (bags, embedding_dim); empty bags give zeros.
+    """
     _tensor("embedding_bag", "input", input)
     _float("embedding_bag", weight, "weight")
     if weight.dim() != 2:

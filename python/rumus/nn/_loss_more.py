@@ -44,15 +44,29 @@ def ctc_loss(
     reduction="mean",
     zero_infinity=False,
 ):
-    """Connectionist temporal classification loss of log_probs (T, N, C) or unbatched
-    (T, C). Targets: (N, S) padded, or 1-D with the N targets concatenated. 'mean'
-    divides each loss by its target length, then averages over the batch. A target longer
-    than its input raises ValueError unless ``zero_infinity`` (PyTorch returns inf).
+    """Connectionist temporal classification loss.
+
+    Targets are (N, S) padded, or 1-D with the N targets concatenated. 'mean' divides each
+    loss by its target length, then averages over the batch. A target longer than its input
+    raises ValueError unless ``zero_infinity`` (PyTorch returns inf).
 
     Differences from PyTorch: the gradient is d loss / d log_probs exactly (PyTorch's adds
     exp(log_probs), which cancels once it passes back through log_softmax, so the usual
     ``ctc_loss(x.log_softmax(-1), ...)`` gets the same gradient); GPU log_probs are copied
-    to the host for the recursion and the results copied back (rust/ops/ctc.rs)."""
+    to the host for the recursion and the results copied back (rust/ops/ctc.rs).
+
+    Args:
+        log_probs: log-probabilities (T, N, C), or unbatched (T, C).
+        targets: the target label sequences (no blanks).
+        input_lengths: the length of each input (a tensor, an int or a sequence of ints).
+        target_lengths: the length of each target (a tensor, an int or a sequence of ints).
+        blank: the index of the blank label.
+        reduction: ``'none'``, ``'mean'`` or ``'sum'``.
+        zero_infinity: replace infinite losses (impossible alignments) and their gradients by 0.
+
+    Returns:
+        The loss (a scalar, or (N,) with reduction='none').
+    """
     _float("ctc_loss", log_probs, "log_probs")
     _tensor("ctc_loss", "targets", targets)
     reduction = F._reduction(reduction)
@@ -110,7 +124,23 @@ def multi_margin_loss(
     reduce=None,
     reduction="mean",
 ):
-    """sum over i != y of max(0, margin - x[y] + x[i])^p (times weight[y]), / C."""
+    """Multi-class hinge loss.
+
+    Sum over i != y of max(0, margin - x[y] + x[i])^p (times weight[y]), divided by C.
+
+    Args:
+        input: scores (N, C), or unbatched (C,).
+        target: the class index of each sample, (N,) or ().
+        p: 1 or 2.
+        margin: the margin.
+        weight: a weight per class, shape (C,).
+        size_average: deprecated, use ``reduction``.
+        reduce: deprecated, use ``reduction``.
+        reduction: ``'none'``, ``'mean'`` or ``'sum'``.
+
+    Returns:
+        The loss.
+    """
     reduction = F._reduction(reduction, size_average, reduce)
     _float("multi_margin_loss", input)
     _tensor("multi_margin_loss", "target", target)
@@ -149,8 +179,21 @@ def multi_margin_loss(
 
 
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
-    """For each sample: the target classes are target's entries before the first -1;
-    sum over target j and non-target i of max(0, 1 - (x[j] - x[i])), / C."""
+    """Multi-label hinge loss over (target class, non-target class) pairs.
+
+    For each sample the target classes are target's entries before the first -1; the loss
+    sums max(0, 1 - (x[j] - x[i])) over target j and non-target i, divided by C.
+
+    Args:
+        input: scores (N, C), or unbatched (C,).
+        target: int64 class indices of input's shape, padded with -1.
+        size_average: deprecated, use ``reduction``.
+        reduce: deprecated, use ``reduction``.
+        reduction: ``'none'``, ``'mean'`` or ``'sum'``.
+
+    Returns:
+        The loss.
+    """
     reduction = F._reduction(reduction, size_average, reduce)
     _float("multilabel_margin_loss", input)
     _tensor("multilabel_margin_loss", "target", target)
@@ -184,7 +227,19 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
 def multilabel_soft_margin_loss(
     input, target, weight=None, size_average=None, reduce=None, reduction="mean"
 ):
-    """Mean over the classes of the binary logistic loss of each class."""
+    """Mean over the classes of the binary logistic loss of each class.
+
+    Args:
+        input: scores (N, C).
+        target: multi-hot targets (0 or 1) of input's shape.
+        weight: a weight per class, shape (C,).
+        size_average: deprecated, use ``reduction``.
+        reduce: deprecated, use ``reduction``.
+        reduction: ``'none'``, ``'mean'`` or ``'sum'``.
+
+    Returns:
+        The loss.
+    """
     reduction = F._reduction(reduction, size_average, reduce)
     _float("multilabel_soft_margin_loss", input)
     _tensor("multilabel_soft_margin_loss", "target", target)
@@ -218,8 +273,23 @@ def triplet_margin_loss(
     reduce=None,
     reduction="mean",
 ):
-    """max(0, margin + d(a, p) - d(a, n)) with d the p-norm pairwise distance; swap uses
-    min(d(a, n), d(p, n)) as the negative distance."""
+    """Triplet loss max(0, margin + d(a, p) - d(a, n)) with d the p-norm pairwise distance.
+
+    Args:
+        anchor: anchors (N, D), or unbatched (D,).
+        positive: positive examples, shaped as anchor.
+        negative: negative examples, shaped as anchor.
+        margin: the margin.
+        p: the norm of the distance.
+        eps: added to the differences for numerical stability.
+        swap: use min(d(a, n), d(p, n)) as the negative distance.
+        size_average: deprecated, use ``reduction``.
+        reduce: deprecated, use ``reduction``.
+        reduction: ``'none'``, ``'mean'`` or ``'sum'``.
+
+    Returns:
+        The loss.
+    """
     reduction = F._reduction(reduction, size_average, reduce)
     for name, t in (("anchor", anchor), ("positive", positive), ("negative", negative)):
         _float("triplet_margin_loss", t, name)
@@ -239,7 +309,20 @@ def triplet_margin_loss(
 def triplet_margin_with_distance_loss(
     anchor, positive, negative, *, distance_function=None, margin=1.0, swap=False, reduction="mean"
 ):
-    """triplet_margin_loss with any distance function (pairwise_distance by default)."""
+    """triplet_margin_loss with any distance function (pairwise_distance by default).
+
+    Args:
+        anchor: anchors.
+        positive: positive examples.
+        negative: negative examples.
+        distance_function: maps two tensors to their distances (default: pairwise_distance).
+        margin: the margin (> 0).
+        swap: use min(d(a, n), d(p, n)) as the negative distance.
+        reduction: ``'none'``, ``'mean'`` or ``'sum'``.
+
+    Returns:
+        The loss.
+    """
     reduction = F._reduction(reduction)
     if margin <= 0:
         raise ValueError(
@@ -263,7 +346,19 @@ def triplet_margin_with_distance_loss(
 def hinge_embedding_loss(
     input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"
 ):
-    """x where target is 1, max(0, margin - x) where target is -1."""
+    """x where target is 1, max(0, margin - x) where target is -1.
+
+    Args:
+        input: the input (typically a distance).
+        target: 1 or -1 for each element.
+        margin: the margin.
+        size_average: deprecated, use ``reduction``.
+        reduce: deprecated, use ``reduction``.
+        reduction: ``'none'``, ``'mean'`` or ``'sum'``.
+
+    Returns:
+        The loss.
+    """
     reduction = F._reduction(reduction, size_average, reduce)
     _float("hinge_embedding_loss", input)
     _tensor("hinge_embedding_loss", "target", target)
@@ -282,8 +377,24 @@ def poisson_nll_loss(
     reduce=None,
     reduction="mean",
 ):
-    """Negative log-likelihood of target ~ Poisson(rate): exp(x) - t x for log rates,
-    x - t log(x + eps) for rates; full adds Stirling's term for targets above 1."""
+    """Negative log-likelihood of target ~ Poisson(rate).
+
+    exp(x) - t x for log rates, x - t log(x + eps) for rates; full adds Stirling's term
+    for targets above 1.
+
+    Args:
+        input: the rate, or its log with log_input.
+        target: the observed counts.
+        log_input: whether input is log(rate).
+        full: add Stirling's approximation of log(t!).
+        size_average: deprecated, use ``reduction``.
+        reduce: deprecated, use ``reduction``.
+        eps: keeps log(x + eps) finite when log_input is False.
+        reduction: ``'none'``, ``'mean'`` or ``'sum'``.
+
+    Returns:
+        The loss.
+    """
     reduction = F._reduction(reduction, size_average, reduce)
     _float("poisson_nll_loss", input)
     _tensor("poisson_nll_loss", "target", target)
@@ -300,9 +411,23 @@ def poisson_nll_loss(
 
 
 def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
-    """0.5 (log var + (x - t)^2 / var) (+ 0.5 log 2 pi when full). var has input's shape,
-    or one fewer trailing dim (one variance per sample), or a trailing dim of 1; it is
-    clamped at eps for the value while its gradient passes unclamped, as PyTorch's."""
+    """Negative log-likelihood of a Gaussian target: 0.5 (log var + (x - t)^2 / var).
+
+    Adds 0.5 log 2π when full. var has input's shape, or one fewer trailing dim (one
+    variance per sample), or a trailing dim of 1; it is clamped at eps for the value while
+    its gradient passes unclamped, as PyTorch's.
+
+    Args:
+        input: the predicted means.
+        target: the observed values.
+        var: the predicted variances (a tensor or a non-negative number).
+        full: add the constant term.
+        eps: the lower clamp of var.
+        reduction: ``'none'``, ``'mean'`` or ``'sum'``.
+
+    Returns:
+        The loss.
+    """
     _float("gaussian_nll_loss", input)
     _tensor("gaussian_nll_loss", "target", target)
     if isinstance(var, numbers.Real):

@@ -110,6 +110,20 @@ def _max3d(x, pass_hw, pass_d, return_indices, unbatched):
 def max_pool3d(
     input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False
 ):
+    """3-D max pooling over (N, C, D, H, W) or (C, D, H, W) inputs.
+
+    Args:
+        input: the input tensor.
+        kernel_size: the window size (an int or a triple).
+        stride: the stride (default: ``kernel_size``).
+        padding: the implicit -inf padding on each side (at most half the window).
+        dilation: the spacing between window elements.
+        ceil_mode: whether to use ceil instead of floor for the output size.
+        return_indices: whether to also return the flat D·H·W index of each maximum.
+
+    Returns:
+        The pooled tensor, or (pooled, indices) with ``return_indices``.
+    """
     op = "max_pool3d"
     x, unbatched = _batched(input, op)
     k, s, p, d = _sliding_args(
@@ -135,6 +149,20 @@ def avg_pool3d(
     count_include_pad=True,
     divisor_override=None,
 ):
+    """3-D average pooling over (N, C, D, H, W) or (C, D, H, W) inputs.
+
+    Args:
+        input: the input tensor.
+        kernel_size: the window size (an int or a triple).
+        stride: the stride (default: ``kernel_size``).
+        padding: the implicit zero padding on each side (at most half the window).
+        ceil_mode: whether to use ceil instead of floor for the output size.
+        count_include_pad: whether padded zeros count in the divisor.
+        divisor_override: if given, the divisor used instead of the window size.
+
+    Returns:
+        The pooled tensor.
+    """
     op = "avg_pool3d"
     x, unbatched = _batched(input, op)
     k, s, p, _ = _sliding_args(op, kernel_size, stride, padding, 1, lambda k, d: k // 2)
@@ -196,6 +224,16 @@ def _empty_like_out(x, sizes):
 
 
 def adaptive_avg_pool3d(input, output_size):
+    """3-D average pooling whose windows are chosen to give ``output_size``.
+
+    Args:
+        input: a tensor (N, C, D, H, W) or (C, D, H, W).
+        output_size: the output (D, H, W): an int, or a triple whose None entries keep
+            the input's size.
+
+    Returns:
+        The pooled tensor.
+    """
     op = "adaptive_avg_pool3d"
     x, unbatched = _batched(input, op)
     od, oh, ow = _adaptive_sizes(op, x, output_size)
@@ -210,6 +248,17 @@ def adaptive_avg_pool3d(input, output_size):
 
 
 def adaptive_max_pool3d(input, output_size, return_indices=False):
+    """3-D max pooling whose windows are chosen to give ``output_size``.
+
+    Args:
+        input: a tensor (N, C, D, H, W) or (C, D, H, W).
+        output_size: the output (D, H, W): an int, or a triple whose None entries keep
+            the input's size.
+        return_indices: whether to also return the flat D·H·W index of each maximum.
+
+    Returns:
+        The pooled tensor, or (pooled, indices) with ``return_indices``.
+    """
     op = "adaptive_max_pool3d"
     x, unbatched = _batched(input, op)
     od, oh, ow = _adaptive_sizes(op, x, output_size)
@@ -282,12 +331,60 @@ def _max_unpool(nsp, input, indices, kernel_size, stride, padding, output_size):
 
 
 def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The partial inverse of max_pool1d: scatters each value to the position its index names.
+
+    Every other output element is 0.
+
+    Args:
+        input: the pooled values ((N, C, L) or (C, L)), batched or unbatched.
+        indices: the int64 flat indices returned by max_pool1d(return_indices=True).
+        kernel_size: the pooling window size.
+        stride: the pooling stride (default: ``kernel_size``).
+        padding: the pooling padding.
+        output_size: the spatial output size (default: (in - 1) * stride - 2 * padding
+            + kernel_size).
+
+    Returns:
+        The unpooled tensor.
+    """
     return _max_unpool(1, input, indices, kernel_size, stride, padding, output_size)
 
 
 def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The partial inverse of max_pool2d: scatters each value to the position its index names.
+
+    Every other output element is 0.
+
+    Args:
+        input: the pooled values ((N, C, H, W) or (C, H, W)), batched or unbatched.
+        indices: the int64 flat indices returned by max_pool2d(return_indices=True).
+        kernel_size: the pooling window size.
+        stride: the pooling stride (default: ``kernel_size``).
+        padding: the pooling padding.
+        output_size: the spatial output size (default: (in - 1) * stride - 2 * padding
+            + kernel_size).
+
+    Returns:
+        The unpooled tensor.
+    """
     return _max_unpool(2, input, indices, kernel_size, stride, padding, output_size)
 
 
 def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The partial inverse of max_pool3d: scatters each value to the position its index names.
+
+    Every other output element is 0.
+
+    Args:
+        input: the pooled values ((N, C, D, H, W) or (C, D, H, W)), batched or unbatched.
+        indices: the int64 flat indices returned by max_pool3d(return_indices=True).
+        kernel_size: the pooling window size.
+        stride: the pooling stride (default: ``kernel_size``).
+        padding: the pooling padding.
+        output_size: the spatial output size (default: (in - 1) * stride - 2 * padding
+            + kernel_size).
+
+    Returns:
+        The unpooled tensor.
+    """
     return _max_unpool(3, input, indices, kernel_size, stride, padding, output_size)

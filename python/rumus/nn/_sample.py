@@ -43,6 +43,17 @@ def _default_align_corners(align_corners):
 
 
 def affine_grid(theta, size, align_corners=None):
+    """A sampling grid for grid_sample from a batch of affine matrices.
+
+    Args:
+        theta: floating-point affine matrices, (N, 2, 3) for 2-D or (N, 3, 4) for 3-D.
+        size: the target size, (N, C, H, W) or (N, C, D, H, W).
+        align_corners: whether -1 and 1 name the centers (True) or the outer edges (False) of
+            the corner pixels; None warns and means False.
+
+    Returns:
+        The grid, (N, H, W, 2) or (N, D, H, W, 3), of normalized (x, y[, z]) coordinates.
+    """
     align_corners = _default_align_corners(align_corners)
     if not isinstance(theta, _rumus.Tensor):
         raise TypeError(f"affine_grid: theta must be a Tensor, not {type(theta).__name__}")
@@ -136,6 +147,20 @@ def _gather(flat, taps, sizes):
 
 
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
+    """Samples ``input`` at the normalized coordinates of ``grid``.
+
+    Args:
+        input: a tensor (N, C, H_in, W_in) or (N, C, D_in, H_in, W_in).
+        grid: coordinates in [-1, 1], (N, H_out, W_out, 2) or (N, D_out, H_out, W_out, 3),
+            ordered (x, y[, z]).
+        mode: "bilinear", "nearest" or "bicubic" (2-D only).
+        padding_mode: what out-of-range points read: "zeros", "border" or "reflection".
+        align_corners: whether -1 and 1 name the centers (True) or the outer edges (False) of
+            the corner pixels; None warns and means False.
+
+    Returns:
+        The sampled tensor, (N, C, H_out, W_out) or (N, C, D_out, H_out, W_out).
+    """
     if mode not in _MODES:
         raise ValueError(
             "nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or "

@@ -346,9 +346,26 @@ def export(
 ) -> Any:
     """Exports ``model`` (an ``nn.Module`` or a callable) to ONNX by tracing ``model(*args)``.
 
-    ``f`` is a path or a binary file object; the ``onnx.ModelProto`` is also returned.
     Parameters and buffers become initializers named by their ``state_dict`` keys;
     ``dynamic_axes={"input": {0: "batch"}}`` makes those input (and output) sizes symbolic.
+
+    Args:
+        model: the module or function to trace.
+        args: the example inputs (a tensor or a tuple of them).
+        f: a path or a binary file object to write the model to (None: only return it).
+        kwargs: example keyword inputs.
+        export_params: store the parameters as initializers (False: they become graph inputs).
+        verbose: print the exported graph.
+        training: the mode to trace in (TrainingMode.EVAL, TRAINING or PRESERVE).
+        input_names: names of the graph inputs, in order.
+        output_names: names of the graph outputs, in order.
+        opset_version: the ONNX opset (>= 17; default 17).
+        do_constant_folding: fold computations on constants into initializers.
+        dynamic_axes: per input/output name, the axes whose sizes are symbolic.
+        keep_initializers_as_inputs: also list the initializers as graph inputs.
+
+    Returns:
+        The ``onnx.ModelProto``.
     """
     try:
         import onnx

@@ -129,9 +129,21 @@ def _strong_wolfe(obj_func, x, t, d, f, g, gtd, c1=1e-4, c2=0.9, tolerance_chang
 
 
 class LBFGS(Optimizer):
-    """PyTorch's L-BFGS: ``step(closure)`` runs up to ``max_iter`` iterations;
-    the closure clears the gradients, computes the loss, calls backward and
-    returns the loss. One param group only."""
+    """PyTorch's L-BFGS: ``step(closure)`` runs up to ``max_iter`` iterations.
+
+    The closure clears the gradients, computes the loss, calls backward and returns the
+    loss. One param group only.
+
+    Args:
+        params: the parameters to optimize (one group).
+        lr: the step size (the initial step with line_search_fn).
+        max_iter: the most iterations per step.
+        max_eval: the most closure evaluations per step (default max_iter * 5 // 4).
+        tolerance_grad: stop when the largest absolute gradient is at most this.
+        tolerance_change: stop when the change of the loss or the parameters is at most this.
+        history_size: the number of curvature pairs kept.
+        line_search_fn: None (a fixed step) or "strong_wolfe".
+    """
 
     def __init__(
         self,

@@ -23,7 +23,14 @@ __all__ = [
 
 
 def get_ema_multi_avg_fn(decay=0.999):
-    """An in-place EMA over lists of tensors: ema = decay·ema + (1 - decay)·current."""
+    """An in-place EMA over lists of tensors: ema = decay·ema + (1 - decay)·current.
+
+    Args:
+        decay: the decay.
+
+    Returns:
+        A function for AveragedModel's ``multi_avg_fn``.
+    """
 
     @no_grad()
     def ema_update(ema_param_list, current_param_list, _):
@@ -48,7 +55,14 @@ def get_swa_multi_avg_fn():
 
 
 def get_ema_avg_fn(decay=0.999):
-    """EMA of one tensor: returns decay·ema + (1 - decay)·current."""
+    """EMA of one tensor: returns decay·ema + (1 - decay)·current.
+
+    Args:
+        decay: the decay.
+
+    Returns:
+        A function for AveragedModel's ``avg_fn``.
+    """
 
     @no_grad()
     def ema_update(ema_param, current_param, num_averaged):
@@ -68,12 +82,19 @@ def get_swa_avg_fn():
 
 
 class AveragedModel(Module):
-    """A deep copy of ``model`` whose parameters (and buffers, with
-    ``use_buffers=True``) hold an average of ``model``'s over the calls of
-    ``update_parameters``: the running mean (SWA) by default, or
-    ``avg_fn(averaged, current, n_averaged)`` per tensor, or
-    ``multi_avg_fn(averaged_list, current_list, n_averaged)`` in place.
-    ``n_averaged`` is an int64 buffer."""
+    """A deep copy of ``model`` whose parameters hold an average of ``model``'s.
+
+    The average runs over the calls of ``update_parameters``: the running mean (SWA) by
+    default. ``n_averaged`` is an int64 buffer.
+
+    Args:
+        model: the model to average.
+        device: where to keep the copy (default: where the model is).
+        avg_fn: ``avg_fn(averaged, current, n_averaged)`` returning the new average of a tensor.
+        multi_avg_fn: ``multi_avg_fn(averaged_list, current_list, n_averaged)`` updating lists
+            of tensors in place.
+        use_buffers: average the buffers too (else they are copied).
+    """
 
     def __init__(self, model, device=None, avg_fn=None, multi_avg_fn=None, use_buffers=False):
         super().__init__()
@@ -136,9 +157,15 @@ class AveragedModel(Module):
 
 @no_grad()
 def update_bn(loader, model, device=None):
-    """Recomputes the running statistics of every BatchNorm of ``model`` with
-    one pass over ``loader`` (a batch that is a list or tuple gives its first
-    element), as a cumulative average."""
+    """Recomputes the running statistics of every BatchNorm of ``model`` over ``loader``.
+
+    One pass, as a cumulative average; a batch that is a list or tuple gives its first element.
+
+    Args:
+        loader: an iterable of batches.
+        model: the model.
+        device: if given, each batch is moved there first.
+    """
     momenta = {}
     for module in model.modules():
         if isinstance(module, _BatchNorm):
@@ -162,8 +189,15 @@ def update_bn(loader, model, device=None):
 
 
 class SWALR(LRScheduler):
-    """Anneals each group's lr from its value to ``swa_lr`` over
-    ``anneal_epochs`` steps (``'cos'`` or ``'linear'``), then holds it."""
+    """Anneals each group's lr to ``swa_lr`` over ``anneal_epochs`` steps, then holds it.
+
+    Args:
+        optimizer: the wrapped optimizer.
+        swa_lr: the final learning rate (a float, or a list with one per group).
+        anneal_epochs: the number of annealing steps.
+        anneal_strategy: "cos" or "linear".
+        last_epoch: the index of the last epoch.
+    """
 
     def __init__(self, optimizer, swa_lr, anneal_epochs=10, anneal_strategy="cos", last_epoch=-1):
         for lr, group in zip(_format_param("swa_lr", optimizer, swa_lr), optimizer.param_groups):

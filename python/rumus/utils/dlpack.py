@@ -26,7 +26,14 @@ _MAX_VERSION = (1, 0)
 
 
 def to_dlpack(tensor):
-    """A DLPack capsule ("dltensor") sharing ``tensor``'s memory; consume it once."""
+    """A DLPack capsule ("dltensor") sharing ``tensor``'s memory; consume it once.
+
+    Args:
+        tensor: a CPU tensor that does not require grad.
+
+    Returns:
+        The capsule.
+    """
     if not isinstance(tensor, Tensor):
         raise TypeError(
             f"to_dlpack(): argument 'tensor' must be Tensor, not {type(tensor).__name__}"
@@ -61,12 +68,20 @@ def _capsule_of(ext_tensor, copy):
 
 
 def from_dlpack(ext_tensor, *, device=None, copy=None):
-    """A tensor sharing the memory of ``ext_tensor`` (an object with ``__dlpack__``
-    and ``__dlpack_device__``, or a DLPack capsule, consumed once).
+    """A tensor sharing the memory of a DLPack producer.
 
     ``copy=True`` always copies, ``copy=False`` raises BufferError where a copy is
-    needed (read-only or non-host memory), None copies only then. ``device``
-    places the result (a copy when it differs from the producer's)."""
+    needed (read-only or non-host memory), None copies only then.
+
+    Args:
+        ext_tensor: an object with ``__dlpack__`` and ``__dlpack_device__``, or a DLPack
+            capsule (consumed once).
+        device: where to place the result (a copy when it differs from the producer's).
+        copy: True, False or None, as above.
+
+    Returns:
+        The tensor.
+    """
     target = None if device is None else _rumus.device(device)
     if isinstance(ext_tensor, Tensor) and ext_tensor.device.type != "cpu":
         # A GPU tensor's buffer can't travel through DLPack, but rumus can share it.

@@ -346,8 +346,16 @@ class PReLU(Module):
 
 
 class RReLU(Module):
-    """Randomized leaky ReLU: slopes drawn from U(lower, upper) per element in training,
-    the fixed slope (lower + upper) / 2 in evaluation."""
+    """Randomized leaky ReLU.
+
+    Slopes are drawn from U(lower, upper) per element in training; in evaluation the slope
+    is the fixed (lower + upper) / 2.
+
+    Args:
+        lower (float): the lower bound of the slope.
+        upper (float): the upper bound of the slope.
+        inplace (bool): overwrite the input.
+    """
 
     def __init__(self, lower=1.0 / 8, upper=1.0 / 3, inplace=False):
         super().__init__()
@@ -365,7 +373,12 @@ class RReLU(Module):
 
 
 class CELU(Module):
-    """max(0, x) + min(0, alpha * (exp(x / alpha) - 1))."""
+    """max(0, x) + min(0, alpha * (exp(x / alpha) - 1)).
+
+    Args:
+        alpha (float): the alpha of the formula.
+        inplace (bool): overwrite the input.
+    """
 
     def __init__(self, alpha=1.0, inplace=False):
         super().__init__()
@@ -380,7 +393,11 @@ class CELU(Module):
 
 
 class SELU(Module):
-    """scale * elu(x, alpha) with the self-normalizing constants."""
+    """scale * elu(x, alpha) with the self-normalizing constants.
+
+    Args:
+        inplace (bool): overwrite the input.
+    """
 
     def __init__(self, inplace=False):
         super().__init__()
@@ -394,7 +411,11 @@ class SELU(Module):
 
 
 class GLU(Module):
-    """a * sigmoid(b), where a and b are the halves of the input along dim."""
+    """The gated linear unit a * sigmoid(b), where a and b are the halves of the input along dim.
+
+    Args:
+        dim (int): the dimension to split (its size must be even).
+    """
 
     def __init__(self, dim=-1):
         super().__init__()
@@ -408,7 +429,11 @@ class GLU(Module):
 
 
 class Hardswish(Module):
-    """x * relu6(x + 3) / 6."""
+    """x * relu6(x + 3) / 6.
+
+    Args:
+        inplace (bool): overwrite the input.
+    """
 
     def __init__(self, inplace=False):
         super().__init__()
@@ -422,7 +447,11 @@ class Hardswish(Module):
 
 
 class Hardsigmoid(Module):
-    """relu6(x + 3) / 6."""
+    """relu6(x + 3) / 6.
+
+    Args:
+        inplace (bool): overwrite the input.
+    """
 
     def __init__(self, inplace=False):
         super().__init__()
@@ -436,7 +465,11 @@ class Hardsigmoid(Module):
 
 
 class Hardshrink(Module):
-    """x where |x| > lambd, else 0."""
+    """x where |x| > lambd, else 0.
+
+    Args:
+        lambd (float): the threshold.
+    """
 
     def __init__(self, lambd=0.5):
         super().__init__()
@@ -450,7 +483,11 @@ class Hardshrink(Module):
 
 
 class Softshrink(Module):
-    """x - lambd above lambd, x + lambd below -lambd, 0 between."""
+    """x - lambd above lambd, x + lambd below -lambd, 0 between.
+
+    Args:
+        lambd (float): the threshold (>= 0).
+    """
 
     def __init__(self, lambd=0.5):
         super().__init__()
@@ -485,7 +522,13 @@ class Softsign(Module):
 
 
 class Threshold(Module):
-    """x where x > threshold, else value."""
+    """x where x > threshold, else value.
+
+    Args:
+        threshold (float): the threshold.
+        value (float): the replacement for elements at or below the threshold.
+        inplace (bool): overwrite the input.
+    """
 
     def __init__(self, threshold, value, inplace=False):
         super().__init__()
@@ -503,7 +546,12 @@ class Threshold(Module):
 
 
 class Softmin(Module):
-    """softmax(-x) along dim."""
+    """softmax(-x) along dim.
+
+    Args:
+        dim (int, optional): the dimension along which the outputs sum to 1 (when None,
+            PyTorch's implicit choice, with a warning).
+    """
 
     def __init__(self, dim=None):
         super().__init__()

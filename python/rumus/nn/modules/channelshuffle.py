@@ -7,7 +7,11 @@ __all__ = ["ChannelShuffle"]
 
 
 class ChannelShuffle(Module):
-    """(N, g * k, *) -> (N, k * g, *): the channels of the g groups interleaved."""
+    """Interleaves the channels of ``groups`` groups: (N, g * k, *) -> (N, k * g, *).
+
+    Args:
+        groups (int): the number of groups g; the channel count must be divisible by it.
+    """
 
     def __init__(self, groups):
         super().__init__()

@@ -231,7 +231,21 @@ class Conv2d(_Conv):
 
 
 class Conv3d(_Conv):
-    """3-D convolution over (N, C_in, D, H, W) or unbatched (C_in, D, H, W) input."""
+    """3-D convolution over (N, C_in, D, H, W) or unbatched (C_in, D, H, W) input.
+
+    Args:
+        in_channels (int): the number of input channels.
+        out_channels (int): the number of output channels.
+        kernel_size (int or tuple): the size of the window.
+        stride (int or tuple): the step of the window.
+        padding (int or tuple): the padding on each side.
+        dilation (int or tuple): the spacing between window elements.
+        groups (int): the number of blocked connections from input to output channels.
+        bias (bool): learn an additive bias.
+        padding_mode (str): ``'zeros'``, ``'reflect'``, ``'replicate'`` or ``'circular'``.
+        device (str or device, optional): where to create the parameters.
+        dtype (dtype, optional): the parameters' dtype.
+    """
 
     _ntuple = staticmethod(_triple)
 
@@ -370,7 +384,22 @@ class ConvTranspose2d(_ConvTransposeNd):
 
 
 class ConvTranspose3d(_ConvTransposeNd):
-    """3-D transposed convolution; forward(input, output_size=None)."""
+    """3-D transposed convolution; forward(input, output_size=None).
+
+    Args:
+        in_channels (int): the number of input channels.
+        out_channels (int): the number of output channels.
+        kernel_size (int or tuple): the size of the window.
+        stride (int or tuple): the step of the window.
+        padding (int or tuple): the padding on each side.
+        output_padding (int or tuple): extra size added to one side of the output.
+        groups (int): the number of blocked connections from input to output channels.
+        bias (bool): learn an additive bias.
+        dilation (int or tuple): the spacing between window elements.
+        padding_mode (str): ``'zeros'``, ``'reflect'``, ``'replicate'`` or ``'circular'``.
+        device (str or device, optional): where to create the parameters.
+        dtype (dtype, optional): the parameters' dtype.
+    """
 
     _ntuple = staticmethod(_triple)
 

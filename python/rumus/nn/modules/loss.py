@@ -279,8 +279,17 @@ class MarginRankingLoss(_Loss):
 
 
 class CTCLoss(_Loss):
-    """Connectionist temporal classification: -log p(target | log_probs) summed over every
-    alignment; 'mean' divides each sample's loss by its target length first."""
+    """Connectionist temporal classification loss.
+
+    -log p(target | log_probs) summed over every alignment; 'mean' divides each sample's
+    loss by its target length first.
+
+    Args:
+        blank (int): the index of the blank label.
+        reduction (str): ``'none'``, ``'mean'`` or ``'sum'``.
+        zero_infinity (bool): replace infinite losses (impossible alignments) and their
+            gradients by zero.
+    """
 
     def __init__(self, blank=0, reduction="mean", zero_infinity=False):
         super().__init__(reduction=reduction)
@@ -300,7 +309,16 @@ class CTCLoss(_Loss):
 
 
 class MultiMarginLoss(_WeightedLoss):
-    """Multi-class hinge loss: sum over wrong classes of max(0, margin - x[y] + x[i])^p / C."""
+    """Multi-class hinge loss: sum over wrong classes of max(0, margin - x[y] + x[i])^p / C.
+
+    Args:
+        p (int): 1 or 2.
+        margin (float): the margin.
+        weight (Tensor, optional): a weight per class, shape (C,).
+        size_average: deprecated, use ``reduction``.
+        reduce: deprecated, use ``reduction``.
+        reduction (str): ``'none'``, ``'mean'`` or ``'sum'``.
+    """
 
     def __init__(
         self, p=1, margin=1.0, weight=None, size_average=None, reduce=None, reduction="mean"
@@ -328,14 +346,29 @@ class MultiMarginLoss(_WeightedLoss):
 
 
 class MultiLabelMarginLoss(_Loss):
-    """Multi-label hinge loss over (target class, non-target class) pairs."""
+    """Multi-label hinge loss over (target class, non-target class) pairs.
+
+    The targets of a sample are the class indices before its first -1.
+
+    Args:
+        size_average: deprecated, use ``reduction``.
+        reduce: deprecated, use ``reduction``.
+        reduction (str): ``'none'``, ``'mean'`` or ``'sum'``.
+    """
 
     def forward(self, input, target):
         return F.multilabel_margin_loss(input, target, reduction=self.reduction)
 
 
 class MultiLabelSoftMarginLoss(_WeightedLoss):
-    """Per-class logistic loss, averaged over the classes."""
+    """Per-class logistic loss on multi-hot targets, averaged over the classes.
+
+    Args:
+        weight (Tensor, optional): a weight per class, shape (C,).
+        size_average: deprecated, use ``reduction``.
+        reduce: deprecated, use ``reduction``.
+        reduction (str): ``'none'``, ``'mean'`` or ``'sum'``.
+    """
 
     def forward(self, input, target):
         return F.multilabel_soft_margin_loss(
@@ -344,7 +377,17 @@ class MultiLabelSoftMarginLoss(_WeightedLoss):
 
 
 class TripletMarginLoss(_Loss):
-    """max(0, margin + d(a, p) - d(a, n)) with the p-norm pairwise distance."""
+    """max(0, margin + d(a, p) - d(a, n)) with the p-norm pairwise distance.
+
+    Args:
+        margin (float): the margin (> 0).
+        p (float): the norm of the distance.
+        eps (float): added to the differences for numerical stability.
+        swap (bool): use min(d(a, n), d(p, n)) as the negative distance.
+        size_average: deprecated, use ``reduction``.
+        reduce: deprecated, use ``reduction``.
+        reduction (str): ``'none'``, ``'mean'`` or ``'sum'``.
+    """
 
     def __init__(
         self,
@@ -380,7 +423,14 @@ class TripletMarginLoss(_Loss):
 
 
 class TripletMarginWithDistanceLoss(_Loss):
-    """TripletMarginLoss with any distance function (pairwise_distance by default)."""
+    """TripletMarginLoss with any distance function (pairwise_distance by default).
+
+    Args:
+        distance_function (callable, optional): maps two tensors to their distances.
+        margin (float): the margin (> 0).
+        swap (bool): use min(d(a, n), d(p, n)) as the negative distance.
+        reduction (str): ``'none'``, ``'mean'`` or ``'sum'``.
+    """
 
     def __init__(self, *, distance_function=None, margin=1.0, swap=False, reduction="mean"):
         super().__init__(size_average=None, reduce=None, reduction=reduction)
@@ -406,7 +456,14 @@ class TripletMarginWithDistanceLoss(_Loss):
 
 
 class HingeEmbeddingLoss(_Loss):
-    """x for target 1, max(0, margin - x) for target -1."""
+    """x for target 1, max(0, margin - x) for target -1.
+
+    Args:
+        margin (float): the margin.
+        size_average: deprecated, use ``reduction``.
+        reduce: deprecated, use ``reduction``.
+        reduction (str): ``'none'``, ``'mean'`` or ``'sum'``.
+    """
 
     def __init__(self, margin=1.0, size_average=None, reduce=None, reduction="mean"):
         super().__init__(size_average, reduce, reduction)
@@ -417,7 +474,17 @@ class HingeEmbeddingLoss(_Loss):
 
 
 class PoissonNLLLoss(_Loss):
-    """Negative log-likelihood of a Poisson target given its (log) rate."""
+    """Negative log-likelihood of a Poisson target given its (log) rate.
+
+    Args:
+        log_input (bool): the input is log(rate) (loss exp(x) - y x) rather than the rate
+            (loss x - y log(x + eps)).
+        full (bool): add the Stirling approximation of log(y!).
+        size_average: deprecated, use ``reduction``.
+        reduce: deprecated, use ``reduction``.
+        eps (float): keeps log(x + eps) finite when log_input is False.
+        reduction (str): ``'none'``, ``'mean'`` or ``'sum'``.
+    """
 
     def __init__(
         self,
@@ -445,7 +512,13 @@ class PoissonNLLLoss(_Loss):
 
 
 class GaussianNLLLoss(_Loss):
-    """Negative log-likelihood of a Gaussian target given its mean (input) and variance."""
+    """Negative log-likelihood of a Gaussian target given its mean (input) and variance.
+
+    Args:
+        full (bool): add the constant 0.5 log(2π).
+        eps (float): the variance is clamped to at least eps.
+        reduction (str): ``'none'``, ``'mean'`` or ``'sum'``.
+    """
 
     def __init__(self, *, full=False, eps=1e-6, reduction="mean"):
         super().__init__(None, None, reduction)

@@ -185,7 +185,18 @@ class BatchNorm2d(_BatchNorm):
 
 
 class BatchNorm3d(_BatchNorm):
-    """Batch norm over (N, C, D, H, W) input."""
+    """Batch norm over (N, C, D, H, W) input.
+
+    Args:
+        num_features (int): the number of channels C.
+        eps (float): added to the denominator for numerical stability.
+        momentum (float): the running statistics' update factor (None: a cumulative average).
+        affine (bool): learn a per-channel weight and bias.
+        track_running_stats (bool): keep running estimates of mean and variance for eval mode.
+        device (str or device, optional): where to create the parameters.
+        dtype (dtype, optional): the parameters' dtype.
+        bias (bool): learn an additive bias.
+    """
 
     _dims = (5,)
 
@@ -272,7 +283,18 @@ class InstanceNorm2d(_InstanceNorm):
 
 
 class InstanceNorm3d(_InstanceNorm):
-    """Instance norm over (N, C, D, H, W) or unbatched (C, D, H, W) input."""
+    """Instance norm over (N, C, D, H, W) or unbatched (C, D, H, W) input.
+
+    Args:
+        num_features (int): the number of channels C.
+        eps (float): added to the denominator for numerical stability.
+        momentum (float): the running statistics' update factor (None: a cumulative average).
+        affine (bool): learn a per-channel weight and bias.
+        track_running_stats (bool): keep running estimates of mean and variance for eval mode.
+        device (str or device, optional): where to create the parameters.
+        dtype (dtype, optional): the parameters' dtype.
+        bias (bool): learn an additive bias.
+    """
 
     _dims = (4, 5)
 
@@ -418,8 +440,17 @@ class RMSNorm(Module):
 
 
 class LocalResponseNorm(Module):
-    """Divides each value by (k + alpha / size * sum of squares over `size` neighbouring
-    channels)^beta."""
+    """Local response normalization across channels.
+
+    Divides each value by (k + alpha / size * sum of squares over ``size`` neighbouring
+    channels)^beta.
+
+    Args:
+        size (int): the number of neighbouring channels in the sum.
+        alpha (float): the multiplicative factor.
+        beta (float): the exponent.
+        k (float): the additive constant.
+    """
 
     def __init__(self, size, alpha=1e-4, beta=0.75, k=1.0):
         super().__init__()

@@ -104,8 +104,18 @@ class MaxPool2d(_MaxPoolNd):
 
 
 class MaxPool3d(_MaxPoolNd):
-    """Max over sliding windows of (N, C, D, H, W) or (C, D, H, W) input; returns
-    (out, indices) if return_indices."""
+    """Max over sliding windows of (N, C, D, H, W) or (C, D, H, W) input.
+
+    Returns (out, indices) if return_indices.
+
+    Args:
+        kernel_size (int or tuple): the size of the window.
+        stride (int or tuple, optional): the step of the window (kernel_size when None).
+        padding (int or tuple): the padding on each side.
+        dilation (int or tuple): the spacing between window elements.
+        return_indices (bool): also return the indices of the maxima.
+        ceil_mode (bool): round the output size up instead of down.
+    """
 
     def forward(self, input):
         return F.max_pool3d(
@@ -204,7 +214,16 @@ class AvgPool2d(_AvgPoolNd):
 
 
 class AvgPool3d(_AvgPoolNd):
-    """Average over sliding windows of (N, C, D, H, W) or (C, D, H, W) input."""
+    """Average over sliding windows of (N, C, D, H, W) or (C, D, H, W) input.
+
+    Args:
+        kernel_size (int or tuple): the size of the window.
+        stride (int or tuple, optional): the step of the window (kernel_size when None).
+        padding (int or tuple): the zero padding on each side.
+        ceil_mode (bool): round the output size up instead of down.
+        count_include_pad (bool): count the padded zeros in the divisor.
+        divisor_override (int, optional): the divisor to use instead of the window size.
+    """
 
     def forward(self, input):
         return F.avg_pool3d(
@@ -250,7 +269,11 @@ class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
 
 
 class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd):
-    """Average pooling to a fixed (D, H, W); None in output_size keeps that input size."""
+    """Average pooling to a fixed (D, H, W); None in output_size keeps that input size.
+
+    Args:
+        output_size (int or tuple): the output size.
+    """
 
     def forward(self, input):
         return F.adaptive_avg_pool3d(input, self.output_size)
@@ -291,7 +314,12 @@ class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
 
 
 class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
-    """Max pooling to a fixed (D, H, W); None in output_size keeps that input size."""
+    """Max pooling to a fixed (D, H, W); None in output_size keeps that input size.
+
+    Args:
+        output_size (int or tuple): the output size.
+        return_indices (bool): also return the indices of the maxima.
+    """
 
     def forward(self, input):
         return F.adaptive_max_pool3d(input, self.output_size, self.return_indices)
@@ -317,21 +345,45 @@ class _MaxUnpoolNd(Module):
 
 
 class MaxUnpool1d(_MaxUnpoolNd):
-    """Inverse of MaxPool1d over (N, C, L) or (C, L) input."""
+    """The partial inverse of MaxPool1d over (N, C, L) or (C, L) input.
+
+    Values go back to their indices, zeros elsewhere.
+
+    Args:
+        kernel_size (int or tuple): the size of the pooling window.
+        stride (int or tuple, optional): the step of the pooling window (kernel_size when None).
+        padding (int or tuple): the pooling padding.
+    """
 
     _ntuple = staticmethod(_single)
     _unpool = staticmethod(F.max_unpool1d)
 
 
 class MaxUnpool2d(_MaxUnpoolNd):
-    """Inverse of MaxPool2d over (N, C, H, W) or (C, H, W) input."""
+    """The partial inverse of MaxPool2d over (N, C, H, W) or (C, H, W) input.
+
+    Values go back to their indices, zeros elsewhere.
+
+    Args:
+        kernel_size (int or tuple): the size of the pooling window.
+        stride (int or tuple, optional): the step of the pooling window (kernel_size when None).
+        padding (int or tuple): the pooling padding.
+    """
 
     _ntuple = staticmethod(_pair)
     _unpool = staticmethod(F.max_unpool2d)
 
 
 class MaxUnpool3d(_MaxUnpoolNd):
-    """Inverse of MaxPool3d over (N, C, D, H, W) or (C, D, H, W) input."""
+    """The partial inverse of MaxPool3d over (N, C, D, H, W) or (C, D, H, W) input.
+
+    Values go back to their indices, zeros elsewhere.
+
+    Args:
+        kernel_size (int or tuple): the size of the pooling window.
+        stride (int or tuple, optional): the step of the pooling window (kernel_size when None).
+        padding (int or tuple): the pooling padding.
+    """
 
     _ntuple = staticmethod(_triple)
     _unpool = staticmethod(F.max_unpool3d)
@@ -353,21 +405,48 @@ class _LPPoolNd(Module):
 
 
 class LPPool1d(_LPPoolNd):
-    """(sum of x^p over each window)^(1/p) over (N, C, L) or (C, L) input."""
+    """Power-average pooling over (N, C, L) or (C, L) input.
+
+    Computes (sum of x^p over each window)^(1/p).
+
+    Args:
+        norm_type (float): the power p.
+        kernel_size (int or tuple): the size of the window.
+        stride (int or tuple, optional): the step of the window (kernel_size when None).
+        ceil_mode (bool): round the output size up instead of down.
+    """
 
     def forward(self, input):
         return F.lp_pool1d(input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
 
 
 class LPPool2d(_LPPoolNd):
-    """(sum of x^p over each window)^(1/p) over (N, C, H, W) or (C, H, W) input."""
+    """Power-average pooling over (N, C, H, W) or (C, H, W) input.
+
+    Computes (sum of x^p over each window)^(1/p).
+
+    Args:
+        norm_type (float): the power p.
+        kernel_size (int or tuple): the size of the window.
+        stride (int or tuple, optional): the step of the window (kernel_size when None).
+        ceil_mode (bool): round the output size up instead of down.
+    """
 
     def forward(self, input):
         return F.lp_pool2d(input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)
 
 
 class LPPool3d(_LPPoolNd):
-    """(sum of x^p over each window)^(1/p) over (N, C, D, H, W) or (C, D, H, W) input."""
+    """Power-average pooling over (N, C, D, H, W) or (C, D, H, W) input.
+
+    Computes (sum of x^p over each window)^(1/p).
+
+    Args:
+        norm_type (float): the power p.
+        kernel_size (int or tuple): the size of the window.
+        stride (int or tuple, optional): the step of the window (kernel_size when None).
+        ceil_mode (bool): round the output size up instead of down.
+    """
 
     def forward(self, input):
         return F.lp_pool3d(input, self.norm_type, self.kernel_size, self.stride, self.ceil_mode)

@@ -37,7 +37,21 @@ def _batch_sizes_list(batch_sizes):
 
 
 class RNNBase(Module):
-    """The shared machinery of RNN, LSTM and GRU."""
+    """The shared machinery of RNN, LSTM and GRU: multi-layer, optionally bidirectional.
+
+    Args:
+        mode: "RNN_TANH", "RNN_RELU", "LSTM" or "GRU".
+        input_size: the number of features of the input x.
+        hidden_size: the number of features of the hidden state h.
+        num_layers: the number of stacked recurrent layers.
+        bias: whether the layers have the biases b_ih and b_hh.
+        batch_first: if True, input and output are (batch, seq, feature).
+        dropout: the dropout probability applied to the outputs of every layer but the last.
+        bidirectional: if True, each layer also runs backwards in time.
+        proj_size: if > 0 (LSTM only), h is projected to this size.
+        device: the device of the parameters.
+        dtype: the dtype of the parameters.
+    """
 
     def __init__(
         self,
@@ -128,18 +142,30 @@ class RNNBase(Module):
 
     @property
     def all_weights(self):
+        """The parameters, one list per layer and direction (weights, biases, projection)."""
         return [[getattr(self, n) for n in names] for names in self._all_weights]
 
     def flatten_parameters(self):
         """A no-op kept for PyTorch scripts (rumus keeps no fused weight buffer)."""
 
     def reset_parameters(self):
+        """Re-initializes every parameter from U(-1/√hidden_size, 1/√hidden_size)."""
         stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
         for weight in self.parameters():
             init.uniform_(weight, -stdv, stdv)
 
     # ------------------------------------------------------------ checks
     def check_input(self, input, batch_sizes):
+        """Checks the input's dimensions, feature size and dtype.
+
+        Args:
+            input: the input tensor (or the data of a packed sequence).
+            batch_sizes: the batch sizes of a packed sequence, or None.
+
+        Raises:
+            RuntimeError: on a wrong number of dimensions or feature size.
+            ValueError: on a dtype that differs from the weights'.
+        """
         expected = 2 if batch_sizes is not None else 3
         if input.dim() != expected:
             raise RuntimeError(f"input must have {expected} dimensions, got {input.dim()}")
@@ -153,6 +179,15 @@ class RNNBase(Module):
             raise ValueError(f"input must have the type {w.dtype}, got type {input.dtype}")
 
     def get_expected_hidden_size(self, input, batch_sizes):
+        """The shape the hidden state must have for this input.
+
+        Args:
+            input: the input tensor (or the data of a packed sequence).
+            batch_sizes: the batch sizes of a packed sequence, or None.
+
+        Returns:
+            (num_layers * num_directions, batch, hidden_size or proj_size).
+        """
         if batch_sizes is not None:
             mini_batch = int(batch_sizes[0])
         else:
@@ -162,14 +197,40 @@ class RNNBase(Module):
         return (self.num_layers * dirs, mini_batch, real_hidden)
 
     def check_hidden_size(self, hx, expected, msg="Expected hidden size {}, got {}"):
+        """Raises if hx does not have the expected shape.
+
+        Args:
+            hx: a hidden state.
+            expected: the expected shape.
+            msg: the error message, formatted with the expected and actual shapes.
+
+        Raises:
+            RuntimeError: if the shapes differ.
+        """
         if tuple(hx.shape) != tuple(expected):
             raise RuntimeError(msg.format(tuple(expected), list(hx.shape)))
 
     def check_forward_args(self, input, hidden, batch_sizes):
+        """Checks the input and the hidden state before a forward pass.
+
+        Args:
+            input: the input tensor (or the data of a packed sequence).
+            hidden: the initial hidden state.
+            batch_sizes: the batch sizes of a packed sequence, or None.
+        """
         self.check_input(input, batch_sizes)
         self.check_hidden_size(hidden, self.get_expected_hidden_size(input, batch_sizes))
 
     def permute_hidden(self, hx, permutation):
+        """Reorders the batch dimension (dim 1) of a hidden state.
+
+        Args:
+            hx: a hidden state (num_layers * num_directions, batch, hidden).
+            permutation: the batch indices, or None to return hx unchanged.
+
+        Returns:
+            The reordered hidden state.
+        """
         if permutation is None:
             return hx
         return hx.index_select(1, permutation)
@@ -295,7 +356,20 @@ class RNNBase(Module):
 
 
 class RNN(RNNBase):
-    """Elman RNN: h_t = tanh(x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh) (or relu)."""
+    """Elman RNN: h_t = tanh(x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh) (or relu).
+
+    Args:
+        input_size: the number of features of the input x.
+        hidden_size: the number of features of the hidden state h.
+        num_layers: the number of stacked recurrent layers.
+        nonlinearity: "tanh" or "relu".
+        bias: whether the layers have the biases b_ih and b_hh.
+        batch_first: if True, input and output are (batch, seq, feature).
+        dropout: the dropout probability applied to the outputs of every layer but the last.
+        bidirectional: if True, each layer also runs backwards in time.
+        device: the device of the parameters.
+        dtype: the dtype of the parameters.
+    """
 
     def __init__(
         self,
@@ -339,8 +413,20 @@ class RNN(RNNBase):
 
 
 class LSTM(RNNBase):
-    """Long short-term memory, gates (i, f, g, o), with an optional projection of h
-    (proj_size)."""
+    """Long short-term memory, gates (i, f, g, o), with an optional projection of h.
+
+    Args:
+        input_size: the number of features of the input x.
+        hidden_size: the number of features of the hidden state h.
+        num_layers: the number of stacked recurrent layers.
+        bias: whether the layers have the biases b_ih and b_hh.
+        batch_first: if True, input and output are (batch, seq, feature).
+        dropout: the dropout probability applied to the outputs of every layer but the last.
+        bidirectional: if True, each layer also runs backwards in time.
+        proj_size: if > 0, h is projected to this size by weight_hr.
+        device: the device of the parameters.
+        dtype: the dtype of the parameters.
+    """
 
     def __init__(
         self,
@@ -381,7 +467,19 @@ class LSTM(RNNBase):
 
 
 class GRU(RNNBase):
-    """Gated recurrent unit, gates (r, z, n) with n = tanh(W_in x + b_in + r * (W_hn h + b_hn))."""
+    """Gated recurrent unit, gates (r, z, n) with n = tanh(W_in x + b_in + r * (W_hn h + b_hn)).
+
+    Args:
+        input_size: the number of features of the input x.
+        hidden_size: the number of features of the hidden state h.
+        num_layers: the number of stacked recurrent layers.
+        bias: whether the layers have the biases b_ih and b_hh.
+        batch_first: if True, input and output are (batch, seq, feature).
+        dropout: the dropout probability applied to the outputs of every layer but the last.
+        bidirectional: if True, each layer also runs backwards in time.
+        device: the device of the parameters.
+        dtype: the dtype of the parameters.
+    """
 
     def __init__(
         self,
@@ -415,7 +513,16 @@ class GRU(RNNBase):
 
 
 class RNNCellBase(Module):
-    """One time step: weight_ih (chunks * hidden, input), weight_hh (chunks * hidden, hidden)."""
+    """One time step: weight_ih (chunks * hidden, input), weight_hh (chunks * hidden, hidden).
+
+    Args:
+        input_size: the number of features of the input x.
+        hidden_size: the number of features of the hidden state h.
+        bias: whether the cell has the biases b_ih and b_hh.
+        num_chunks: the number of gates (1 for RNN, 3 for GRU, 4 for LSTM).
+        device: the device of the parameters.
+        dtype: the dtype of the parameters.
+    """
 
     def __init__(self, input_size, hidden_size, bias, num_chunks, device=None, dtype=None):
         super().__init__()
@@ -434,6 +541,7 @@ class RNNCellBase(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
+        """Re-initializes every parameter from U(-1/√hidden_size, 1/√hidden_size)."""
         stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
         for weight in self.parameters():
             init.uniform_(weight, -stdv, stdv)
@@ -498,7 +606,16 @@ class RNNCellBase(Module):
 
 
 class RNNCell(RNNCellBase):
-    """h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh) (or relu)."""
+    """An Elman RNN cell: h' = tanh(x W_ih^T + b_ih + h W_hh^T + b_hh) (or relu).
+
+    Args:
+        input_size: the number of features of the input x.
+        hidden_size: the number of features of the hidden state h.
+        bias: whether the cell has the biases b_ih and b_hh.
+        nonlinearity: "tanh" or "relu".
+        device: the device of the parameters.
+        dtype: the dtype of the parameters.
+    """
 
     def __init__(
         self, input_size, hidden_size, bias=True, nonlinearity="tanh", device=None, dtype=None
@@ -517,7 +634,15 @@ class RNNCell(RNNCellBase):
 
 
 class LSTMCell(RNNCellBase):
-    """One LSTM step: returns (h', c')."""
+    """One LSTM step: returns (h', c').
+
+    Args:
+        input_size: the number of features of the input x.
+        hidden_size: the number of features of the hidden state h.
+        bias: whether the cell has the biases b_ih and b_hh.
+        device: the device of the parameters.
+        dtype: the dtype of the parameters.
+    """
 
     def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
         super().__init__(input_size, hidden_size, bias, num_chunks=4, device=device, dtype=dtype)
@@ -529,7 +654,15 @@ class LSTMCell(RNNCellBase):
 
 
 class GRUCell(RNNCellBase):
-    """One GRU step: returns h'."""
+    """One GRU step: returns h'.
+
+    Args:
+        input_size: the number of features of the input x.
+        hidden_size: the number of features of the hidden state h.
+        bias: whether the cell has the biases b_ih and b_hh.
+        device: the device of the parameters.
+        dtype: the dtype of the parameters.
+    """
 
     def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
         super().__init__(input_size, hidden_size, bias, num_chunks=3, device=device, dtype=dtype)

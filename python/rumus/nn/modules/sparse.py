@@ -151,10 +151,26 @@ class Embedding(Module):
 
 
 class EmbeddingBag(Module):
-    """Sum, mean or max of bags of embedding rows, without materializing the rows per bag
-    as a padded batch. Bags are the rows of a 2-D input, or slices of a 1-D input starting
-    at `offsets`; empty bags give zeros. padding_idx entries are skipped (they count
-    toward no mean); per_sample_weights scale the rows in mode 'sum'."""
+    """Sum, mean or max of bags of embedding rows, without materializing them as a padded batch.
+
+    Bags are the rows of a 2-D input, or slices of a 1-D input starting at ``offsets``;
+    empty bags give zeros. padding_idx entries are skipped (they count toward no mean);
+    per_sample_weights scale the rows in mode 'sum'.
+
+    Args:
+        num_embeddings (int): the number of rows of the table.
+        embedding_dim (int): the size of each row.
+        max_norm (float, optional): rows looked up with a larger norm are renormalized to it.
+        norm_type (float): the p of the p-norm for max_norm.
+        scale_grad_by_freq (bool): scale gradients by the inverse frequency of the indices.
+        mode (str): ``'sum'``, ``'mean'`` or ``'max'``.
+        sparse (bool): must be False (rumus has no sparse gradients).
+        _weight (Tensor, optional): an initial (num_embeddings, embedding_dim) weight.
+        include_last_offset (bool): offsets ends with the end of the last bag.
+        padding_idx (int, optional): an index whose row is zero and left out of the bags.
+        device (str or device, optional): where to create the parameters.
+        dtype (dtype, optional): the parameters' dtype.
+    """
 
     def __init__(
         self,
@@ -203,6 +219,7 @@ class EmbeddingBag(Module):
             self.weight = Parameter(_weight)
 
     def reset_parameters(self):
+        """Re-initializes the weight from N(0, 1), zeroing the padding_idx row."""
         init.normal_(self.weight)
         if self.padding_idx is not None:
             with rumus.no_grad():
@@ -249,8 +266,22 @@ class EmbeddingBag(Module):
         include_last_offset=False,
         padding_idx=None,
     ):
-        """EmbeddingBag whose weight shares `embeddings`' storage (2-D); frozen unless
-        freeze=False."""
+        """An EmbeddingBag whose weight shares ``embeddings``' storage.
+
+        Args:
+            embeddings (Tensor): the 2-D weight (num_embeddings, embedding_dim).
+            freeze (bool): keep the weight out of training (requires_grad=False).
+            max_norm (float, optional): rows looked up with a larger norm are renormalized to it.
+            norm_type (float): the p of the p-norm for max_norm.
+            scale_grad_by_freq (bool): scale gradients by the inverse frequency of the indices.
+            mode (str): ``'sum'``, ``'mean'`` or ``'max'``.
+            sparse (bool): must be False (rumus has no sparse gradients).
+            include_last_offset (bool): offsets ends with the end of the last bag.
+            padding_idx (int, optional): an index whose row is left out of the bags.
+
+        Returns:
+            The new EmbeddingBag.
+        """
         if embeddings.dim() != 2:
             raise AssertionError("Embeddings parameter is expected to be 2-dimensional")
         rows, cols = embeddings.shape

@@ -48,11 +48,21 @@ class _WeightNorm(Module):
 
 
 def weight_norm(module, name="weight", dim=0):
-    """Reparametrizes ``module.<name>`` as ``g * v / ||v||`` (norm over every
-    dim but ``dim``; ``dim=None``: the whole tensor), with originals
-    ``parametrizations.<name>.original0`` (g) and ``original1`` (v). A
-    state_dict of the legacy ``nn.utils.weight_norm`` (``<name>_g``,
-    ``<name>_v``) loads into it too."""
+    """Reparametrizes ``module.<name>`` as ``g * v / ||v||``.
+
+    The originals are ``parametrizations.<name>.original0`` (g) and ``original1`` (v).
+    A state_dict of the legacy ``nn.utils.weight_norm`` (``<name>_g``, ``<name>_v``)
+    loads into it too.
+
+    Args:
+        module: the module holding the weight.
+        name: the name of the weight.
+        dim: the dimension kept by the norm (the norm is over every other dim); None: the
+            whole tensor.
+
+    Returns:
+        ``module``.
+    """
     parametrize.register_parametrization(module, name, _WeightNorm(dim), unsafe=True)
     # The Parametrized class belongs to this module alone: PyTorch's
     # load_state_dict pre-hook, as an override of its loader.
@@ -128,10 +138,21 @@ def _transposed_conv(module):
 
 
 def spectral_norm(module, name="weight", n_power_iterations=1, eps=1e-12, dim=None):
-    """Divides ``module.<name>`` by its largest singular value (of the weight
-    reshaped to a matrix with ``dim`` first), estimated by power iteration:
-    ``n_power_iterations`` steps at each access in training mode. The vectors
-    are buffers ``parametrizations.<name>.0._u`` and ``._v``."""
+    """Divides ``module.<name>`` by its largest singular value, estimated by power iteration.
+
+    The weight is reshaped to a matrix with ``dim`` first; the vectors are buffers
+    ``parametrizations.<name>.0._u`` and ``._v``.
+
+    Args:
+        module: the module holding the weight.
+        name: the name of the weight.
+        n_power_iterations: the power-iteration steps at each access in training mode.
+        eps: added to norms for numerical stability.
+        dim: the dimension moved first (default 1 for transposed convolutions, else 0).
+
+    Returns:
+        ``module``.
+    """
     weight = getattr(module, name, None)
     if not isinstance(weight, _rumus.Tensor):
         raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
@@ -284,11 +305,21 @@ class _Orthogonal(Module):
 
 
 def orthogonal(module, name="weight", orthogonal_map=None, *, use_trivialization=True):
-    """Keeps ``module.<name>`` (a matrix or batch of matrices) orthogonal:
-    ``orthogonal_map`` is ``"matrix_exp"`` (the default for square matrices),
-    ``"cayley"`` or ``"householder"`` (the default otherwise). With
-    ``use_trivialization`` (the default) a buffer ``base`` holds the last
-    assigned orthogonal matrix and the map starts from it."""
+    """Keeps ``module.<name>`` (a matrix or batch of matrices) orthogonal.
+
+    With ``use_trivialization`` (the default) a buffer ``base`` holds the last assigned
+    orthogonal matrix and the map starts from it.
+
+    Args:
+        module: the module holding the weight.
+        name: the name of the weight.
+        orthogonal_map: "matrix_exp" (the default for square matrices), "cayley" or
+            "householder" (the default otherwise).
+        use_trivialization: whether to keep the base buffer.
+
+    Returns:
+        ``module``.
+    """
     weight = getattr(module, name, None)
     if not isinstance(weight, _rumus.Tensor):
         raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")

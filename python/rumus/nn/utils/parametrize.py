@@ -67,8 +67,16 @@ def _maybe_set(dest, src):
 
 
 class ParametrizationList(ModuleList):
-    """The parametrizations of one tensor, applied in order, and the original
-    tensor(s) they are applied to (``original`` or ``original0``, ...)."""
+    """The parametrizations of one tensor, applied in order, and the original tensor(s).
+
+    The originals are ``original``, or ``original0``, ... when the first
+    parametrization has a ``right_inverse`` returning several tensors.
+
+    Args:
+        modules: the parametrization modules.
+        original: the tensor being parametrized.
+        unsafe: allow a parametrization that changes the shape or dtype.
+    """
 
     def __init__(self, modules, original, unsafe=False):
         if len(modules) == 0:
@@ -218,9 +226,19 @@ def _inject_property(module, tensor_name):
 
 
 def register_parametrization(module, tensor_name, parametrization, *, unsafe=False):
-    """Makes ``module.<tensor_name>`` the output of ``parametrization`` applied
-    to the stored original (a second registration on the same name chains
-    after the first). ``unsafe=True`` allows a change of shape or dtype."""
+    """Makes ``module.<tensor_name>`` the output of ``parametrization`` on the stored original.
+
+    A second registration on the same name chains after the first.
+
+    Args:
+        module: the module holding the tensor.
+        tensor_name: the name of the parameter or buffer.
+        parametrization: the module computing the tensor from the original.
+        unsafe: allow a change of shape or dtype.
+
+    Returns:
+        ``module``.
+    """
     parametrization.train(module.training)
     if is_parametrized(module, tensor_name):
         plist = module.parametrizations[tensor_name]
@@ -280,7 +298,15 @@ def register_parametrization(module, tensor_name, parametrization, *, unsafe=Fal
 
 
 def is_parametrized(module, tensor_name=None):
-    """Whether ``module`` has a parametrization (on ``tensor_name``, if given)."""
+    """Whether ``module`` has a parametrization (on ``tensor_name``, if given).
+
+    Args:
+        module: the module.
+        tensor_name: a tensor name, or None for any.
+
+    Returns:
+        A bool.
+    """
     parametrizations = module.__dict__.get("_modules", {}).get("parametrizations")
     if parametrizations is None or not isinstance(parametrizations, ModuleDict):
         return False
@@ -290,9 +316,16 @@ def is_parametrized(module, tensor_name=None):
 
 
 def remove_parametrizations(module, tensor_name, leave_parametrized=True):
-    """Removes the parametrizations of ``tensor_name``: the tensor becomes a
-    plain parameter (or buffer) again holding its current parametrized value
-    (``leave_parametrized=True``) or its original."""
+    """Removes the parametrizations of ``tensor_name``: it becomes a plain parameter (or buffer).
+
+    Args:
+        module: the module holding the tensor.
+        tensor_name: the name of the parametrized tensor.
+        leave_parametrized: keep the current parametrized value (True) or the original (False).
+
+    Returns:
+        ``module``.
+    """
     if not is_parametrized(module, tensor_name):
         raise ValueError(f"Module {module} does not have a parametrization on {tensor_name}")
     plist = module.parametrizations[tensor_name]
@@ -325,16 +358,30 @@ def remove_parametrizations(module, tensor_name, leave_parametrized=True):
 
 
 def type_before_parametrizations(module):
-    """The module's class before parametrizations were registered."""
+    """The module's class before parametrizations were registered.
+
+    Args:
+        module: the module.
+
+    Returns:
+        The class.
+    """
     if is_parametrized(module):
         return module.__class__.__bases__[0]
     return type(module)
 
 
 def transfer_parametrizations_and_params(from_module, to_module, tensor_name=None):
-    """Registers ``from_module``'s parametrizations (of ``tensor_name``, or of
-    every parametrized tensor) on ``to_module`` and makes its originals the
-    same tensors as ``from_module``'s. Returns ``to_module``."""
+    """Registers ``from_module``'s parametrizations on ``to_module``, sharing the originals.
+
+    Args:
+        from_module: the parametrized module.
+        to_module: the module to parametrize.
+        tensor_name: the tensor whose parametrizations move (None: every parametrized tensor).
+
+    Returns:
+        ``to_module``.
+    """
     if not is_parametrized(from_module):
         return to_module
     names = list(from_module.parametrizations) if tensor_name is None else [tensor_name]

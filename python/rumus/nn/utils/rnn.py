@@ -40,7 +40,14 @@ def _ints(t):
 
 
 def invert_permutation(permutation):
-    """The permutation that undoes ``permutation`` (None stays None)."""
+    """The permutation that undoes ``permutation`` (None stays None).
+
+    Args:
+        permutation: an int64 permutation tensor, or None.
+
+    Returns:
+        The inverse permutation, or None.
+    """
     if permutation is None:
         return None
     perm = np.asarray(_ints(permutation), dtype=np.int64)
@@ -55,6 +62,12 @@ class PackedSequence(_PackedSequenceBase):
     ``data`` is (sum(lengths), *); ``batch_sizes`` an int64 CPU tensor with the number
     of sequences alive at each step; ``sorted_indices`` maps the packed batch order to
     the original one (None when the input was already sorted).
+
+    Args:
+        data: the packed time steps.
+        batch_sizes: the number of sequences at each step.
+        sorted_indices: the packed-to-original batch order, or None.
+        unsorted_indices: its inverse (computed from sorted_indices when None).
     """
 
     def __new__(cls, data, batch_sizes=None, sorted_indices=None, unsorted_indices=None):
@@ -118,8 +131,18 @@ def _lengths_array(lengths):
 
 
 def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True):
-    """Packs a padded batch (T, B, *) (or (B, T, *) with batch_first) of sequences
-    with the given lengths."""
+    """Packs a padded batch of sequences with the given lengths.
+
+    Args:
+        input: the padded batch (T, B, *), or (B, T, *) with batch_first.
+        lengths: the length of each sequence (a list or a 1-D tensor).
+        batch_first: whether input is (B, T, *).
+        enforce_sorted: require lengths sorted in decreasing order (False: sort them and
+            record the permutation).
+
+    Returns:
+        A PackedSequence.
+    """
     lens = _lengths_array(lengths)
     if input.dim() < 2:
         raise ValueError(
@@ -170,8 +193,17 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
 
 
 def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_length=None):
-    """Inverse of pack_padded_sequence: (padded, lengths), lengths as an int64 CPU tensor
-    in the original batch order."""
+    """Inverse of pack_padded_sequence: a padded batch and the lengths.
+
+    Args:
+        sequence: a PackedSequence.
+        batch_first: return (B, T, *) instead of (T, B, *).
+        padding_value: the value of the padding.
+        total_length: pad to this length instead of the longest sequence.
+
+    Returns:
+        (padded, lengths), lengths as an int64 CPU tensor in the original batch order.
+    """
     data, bs = sequence.data, np.asarray(_ints(sequence.batch_sizes), dtype=np.int64)
     max_len, batch = bs.size, int(bs[0]) if bs.size else 0
     if total_length is not None:
@@ -205,8 +237,17 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
 
 
 def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="right"):
-    """Stacks sequences of shape (L_i, *) into (max L, B, *) (or (B, max L, *)),
-    padding with ``padding_value`` on ``padding_side``."""
+    """Stacks sequences of shape (L_i, *) into (max L, B, *) (or (B, max L, *)).
+
+    Args:
+        sequences: the tensors (L_i, *).
+        batch_first: return (B, max L, *).
+        padding_value: the value of the padding.
+        padding_side: "right" or "left".
+
+    Returns:
+        The padded batch.
+    """
     if padding_side not in ("left", "right"):
         raise ValueError(
             f"Expected padding_side to be one of left or right, but got {padding_side}."
@@ -237,19 +278,43 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side="
 
 
 def unpad_sequence(padded_sequences, lengths, batch_first=False):
-    """The list of sequences inside a padded batch, each cut to its length."""
+    """The list of sequences inside a padded batch, each cut to its length.
+
+    Args:
+        padded_sequences: the padded batch (T, B, *), or (B, T, *) with batch_first.
+        lengths: the length of each sequence.
+        batch_first: whether the batch is (B, T, *).
+
+    Returns:
+        A list of tensors (L_i, *).
+    """
     if not batch_first:
         padded_sequences = padded_sequences.transpose(0, 1)
     return [seq[:n] for seq, n in zip(padded_sequences, _ints(lengths))]
 
 
 def pack_sequence(sequences, enforce_sorted=True):
-    """Packs a list of sequences of shape (L_i, *)."""
+    """Packs a list of sequences of shape (L_i, *).
+
+    Args:
+        sequences: the tensors (L_i, *).
+        enforce_sorted: require them sorted by decreasing length.
+
+    Returns:
+        A PackedSequence.
+    """
     lengths = [s.shape[0] for s in sequences]
     return pack_padded_sequence(pad_sequence(sequences), lengths, enforce_sorted=enforce_sorted)
 
 
 def unpack_sequence(packed_sequences):
-    """The list of sequences of a PackedSequence, in their original order."""
+    """The list of sequences of a PackedSequence, in their original order.
+
+    Args:
+        packed_sequences: a PackedSequence.
+
+    Returns:
+        A list of tensors (L_i, *).
+    """
     padded, lengths = pad_packed_sequence(packed_sequences, batch_first=True)
     return unpad_sequence(padded, lengths, batch_first=True)

@@ -84,10 +84,22 @@ class SpectralNorm:
 
 
 def spectral_norm(module, name="weight", n_power_iterations=1, eps=1e-12, dim=None):
-    """Before each forward, sets ``module.<name>`` to ``<name>_orig`` divided
-    by its largest singular value (weight reshaped to a matrix with ``dim``
-    first; default 1 for transposed convolutions, else 0), estimated with
-    ``n_power_iterations`` power-iteration steps in training mode."""
+    """Divides parameter ``name`` by its largest singular value before each forward.
+
+    The parameter is kept as ``<name>_orig``; the singular value is estimated with
+    ``n_power_iterations`` power-iteration steps in training mode.
+
+    Args:
+        module: the module to modify.
+        name: the name of the weight parameter.
+        n_power_iterations: the power-iteration steps per forward.
+        eps: added to norms for numerical stability.
+        dim: the dimension moved first when the weight is reshaped to a matrix (default 1
+            for transposed convolutions, else 0).
+
+    Returns:
+        ``module``, with the hook registered.
+    """
     if dim is None:
         dim = 1 if _transposed_conv(module) else 0
     SpectralNorm.apply(module, name, n_power_iterations, dim, eps)
@@ -95,7 +107,18 @@ def spectral_norm(module, name="weight", n_power_iterations=1, eps=1e-12, dim=No
 
 
 def remove_spectral_norm(module, name="weight"):
-    """Undoes ``spectral_norm``: ``name`` becomes a plain parameter again."""
+    """Undoes ``spectral_norm``: ``name`` becomes a plain parameter again.
+
+    Args:
+        module: the module holding the reparameterized weight.
+        name: the name of the weight parameter.
+
+    Returns:
+        ``module``.
+
+    Raises:
+        ValueError: if ``name`` has no spectral_norm.
+    """
     for k, hook in list(module._forward_pre_hooks.items()):
         if isinstance(hook, SpectralNorm) and hook.name == name:
             hook.remove(module)

@@ -53,9 +53,19 @@ class WeightNorm:
 
 
 def weight_norm(module, name="weight", dim=0):
-    """Replaces parameter ``name`` by ``g * v / ||v||`` (parameters ``name_g``
-    and ``name_v``; the norm over every dim but ``dim``, ``None``: the whole
-    tensor), recomputed before each forward. Deprecated: warns (FutureWarning)."""
+    """Reparameterizes parameter ``name`` as ``g * v / ||v||``, recomputed before each forward.
+
+    The new parameters are ``name_g`` and ``name_v``. Deprecated: warns (FutureWarning).
+
+    Args:
+        module: the module to modify.
+        name: the name of the weight parameter.
+        dim: the dimension kept by the norm (the norm is over every other dim); None: the
+            norm of the whole tensor.
+
+    Returns:
+        ``module``, with the hook registered.
+    """
     warnings.warn(
         "`torch.nn.utils.weight_norm` is deprecated in favor of "
         "`torch.nn.utils.parametrizations.weight_norm`.",
@@ -67,7 +77,18 @@ def weight_norm(module, name="weight", dim=0):
 
 
 def remove_weight_norm(module, name="weight"):
-    """Undoes ``weight_norm``: ``name`` becomes a plain parameter again."""
+    """Undoes ``weight_norm``: ``name`` becomes a plain parameter again.
+
+    Args:
+        module: the module holding the reparameterized weight.
+        name: the name of the weight parameter.
+
+    Returns:
+        ``module``.
+
+    Raises:
+        ValueError: if ``name`` has no weight_norm.
+    """
     for k, hook in list(module._forward_pre_hooks.items()):
         if isinstance(hook, WeightNorm) and hook.name == name:
             hook.remove(module)
