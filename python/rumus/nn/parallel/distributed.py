@@ -173,13 +173,13 @@ class DistributedDataParallel(Module):
         by_ptr = {p.data_ptr(): i for i, p in enumerate(self._params)}
         used = [False] * len(self._params)
         stack = [t.grad_fn for t in _tensors(output) if t.grad_fn is not None]
-        seen = set()
+        seen = set()  # nodes compare and hash by the engine's node, not the Python wrapper
         while stack:
             node = stack.pop()
-            if node is None or hash(node) in seen:
+            if node is None or node in seen:
                 continue
-            seen.add(hash(node))
-            if type(node).__name__ == "AccumulateGrad":
+            seen.add(node)
+            if node.name() == "AccumulateGrad":
                 i = by_ptr.get(node.variable.data_ptr())
                 if i is not None:
                     used[i] = True
