@@ -137,3 +137,26 @@ def test_mpi_script(script, ranks):
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     for r in range(ranks):
         assert f"rank {r}: {script} OK" in done.stdout
+
+
+def test_convert_sync_batchnorm_shares_state_and_falls_back_to_batchnorm():
+    rumus.manual_seed(0)
+    bn = rumus.nn.BatchNorm2d(3)
+    with rumus.no_grad():
+        bn.weight.uniform_()
+    model = rumus.nn.Sequential(rumus.nn.Conv2d(2, 3, 1), rumus.nn.Sequential(bn))
+    ref = rumus.nn.BatchNorm2d(3)
+    ref.load_state_dict(bn.state_dict())
+    converted = rumus.nn.SyncBatchNorm.convert_sync_batchnorm(model)
+    sync = converted[1][0]
+    assert isinstance(sync, rumus.nn.SyncBatchNorm)
+    assert sync.weight is bn.weight and sync.running_mean is bn.running_mean
+    # without a process group it is BatchNorm (training and eval)
+    x = rumus.randn(4, 3, 2, 2)
+    for train in (True, False):
+        sync.train(train)
+        ref.train(train)
+        assert rumus.allclose(sync(x), ref(x), atol=1e-6)
+    assert rumus.allclose(sync.running_mean, ref.running_mean)
+    with pytest.raises(ValueError, match="at least 2D"):
+        sync(rumus.ones(3))

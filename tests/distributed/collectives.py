@@ -1,5 +1,7 @@
 """Every collective on N ranks against NumPy (run by tests/test_distributed.py under mpirun)."""
 
+import os
+
 import numpy as np
 import rumus
 import rumus.distributed as dist
@@ -161,6 +163,16 @@ for call, exc in [
         pass
     else:
         raise AssertionError(f"no {exc.__name__}")
+
+# with the debug flag, ranks passing different shapes raise on every rank
+os.environ["RUMUS_DISTRIBUTED_DEBUG"] = "DETAIL"
+try:
+    dist.all_reduce(rumus.zeros(2 + (rank == 0)))
+except RuntimeError as e:
+    assert n > 1 and "different shapes" in str(e), e
+else:
+    assert n == 1
+del os.environ["RUMUS_DISTRIBUTED_DEBUG"]
 
 dist.barrier()
 dist.destroy_process_group()

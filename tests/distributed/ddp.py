@@ -111,5 +111,27 @@ ddp.eval()
 ddp(rumus.zeros(2, 3))
 assert_allclose(bn.running_mean.numpy(), 5.0)
 
+
+# 5. SyncBatchNorm: batch statistics over every rank's batch equal one process's BatchNorm
+#    on the whole batch (forward, gradients, running statistics).
+def bn_model():
+    rumus.manual_seed(11)
+    return nn.Sequential(nn.Linear(5, 6), nn.BatchNorm1d(6), nn.Tanh(), nn.Linear(6, 3))
+
+
+ddp = DDP(nn.SyncBatchNorm.convert_sync_batchnorm(bn_model()))
+assert isinstance(ddp.module[1], nn.SyncBatchNorm)
+ref = bn_model()
+opt = rumus.optim.SGD(ddp.parameters(), lr=0.1)
+ref_opt = rumus.optim.SGD(ref.parameters(), lr=0.1)
+for step in range(5):
+    for model, o, rows in [(ddp, opt, mine), (ref, ref_opt, slice(None))]:
+        o.zero_grad()
+        out = model(rumus.from_numpy(X[step, rows]))
+        nn.functional.mse_loss(out, rumus.from_numpy(Y[step, rows])).backward()
+        o.step()
+for (name, a), b in zip(ddp.module.state_dict().items(), ref.state_dict().values()):
+    assert_allclose(a.numpy(), b.numpy(), atol=1e-5, err_msg=name)
+
 dist.destroy_process_group()
 print(f"rank {rank}: ddp OK")
