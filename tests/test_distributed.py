@@ -139,6 +139,26 @@ def test_mpi_script(script, ranks):
         assert f"rank {r}: {script} OK" in done.stdout
 
 
+def test_launcher():
+    from rumus.distributed import run
+
+    if _mpirun() is None:
+        _missing("mpirun")
+    cmd = run.command(["-n", "2", "--mpirun-args=--oversubscribe", "a.py", "--lr", "1"])
+    assert cmd[1:] == ["-n", "2", "--oversubscribe", sys.executable, "a.py", "--lr", "1"]
+    try:
+        import mpi4py  # noqa: F401
+    except ImportError:
+        _missing("mpi4py")
+    script = str(SCRIPTS / "sampler.py")
+    launch = [sys.executable, "-m", "rumus.distributed.run", "-n", "2"]
+    launch += ["--mpirun-args=--oversubscribe", script]
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    done = subprocess.run(launch, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert "rank 1: sampler OK" in done.stdout
+
+
 def test_convert_sync_batchnorm_shares_state_and_falls_back_to_batchnorm():
     rumus.manual_seed(0)
     bn = rumus.nn.BatchNorm2d(3)

@@ -158,6 +158,7 @@ def compile(
     options: dict[str, Any] | None = None,
     disable: _bool = False,
 ) -> Any: ...
+
 silu = Tensor.silu
 mish = Tensor.mish
 logical_not = Tensor.logical_not

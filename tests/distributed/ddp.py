@@ -35,6 +35,10 @@ def gather_params(model):
 #    backward): equal across ranks bitwise and to one process on the concatenated batch.
 ddp = DDP(make_model(100 + rank), bucket_cap_mb=200 / 2**20)
 assert len(ddp._buckets) > 2
+# overlap: buckets are launched while backward still has gradients to compute
+launched_at = []
+launch = ddp._launch
+ddp._launch = lambda bucket: (launched_at.append(sum(ddp._ready)), launch(bucket))
 ref = make_model(100)  # rank 0's initial weights
 opt = rumus.optim.SGD(ddp.parameters(), lr=0.1, momentum=0.9)
 ref_opt = rumus.optim.SGD(ref.parameters(), lr=0.1, momentum=0.9)
@@ -48,6 +52,7 @@ for step in range(20):
     ref_opt.zero_grad()
     nn.functional.mse_loss(ref(rumus.from_numpy(X[step])), rumus.from_numpy(Y[step])).backward()
     ref_opt.step()
+assert launched_at[0] < len(ddp._params) and len(launched_at) == 20 * len(ddp._buckets)
 flat, every = gather_params(ddp.module)
 for other in every:
     assert_array_equal(other, flat)

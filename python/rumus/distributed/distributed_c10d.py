@@ -25,8 +25,8 @@ from datetime import timedelta
 import numpy as np
 
 from .. import _rumus
-from ..autograd.grad_mode import no_grad
 from .._rumus import Tensor
+from ..autograd.grad_mode import no_grad
 
 __all__ = [
     "Backend",

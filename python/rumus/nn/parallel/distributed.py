@@ -19,8 +19,8 @@ import contextlib
 import numpy as np
 
 from ... import _rumus
-from ...autograd.grad_mode import no_grad
 from ... import distributed as dist
+from ...autograd.grad_mode import no_grad
 from ...distributed import distributed_c10d as c10d
 from ..modules.module import Module
 
