@@ -180,3 +180,20 @@ def test_convert_sync_batchnorm_shares_state_and_falls_back_to_batchnorm():
     assert rumus.allclose(sync.running_mean, ref.running_mean)
     with pytest.raises(ValueError, match="at least 2D"):
         sync(rumus.ones(3))
+
+
+def test_failing_rank_ends_the_job():
+    try:
+        import mpi4py  # noqa: F401
+    except ImportError:
+        _missing("mpi4py")
+    mpirun = _mpirun()
+    if mpirun is None:
+        _missing("mpirun")
+    cmd = [mpirun, "--oversubscribe", "-n", "2", sys.executable, str(SCRIPTS / "failure.py")]
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    done = subprocess.run(cmd, env=env, capture_output=True, timeout=120)
+    out, err = (done.stdout.decode(errors="replace"), done.stderr.decode(errors="replace"))
+    assert done.returncode != 0
+    assert "rank 1 failed with RuntimeError" in out + err
+    assert "unreachable" not in out

