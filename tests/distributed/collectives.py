@@ -53,6 +53,19 @@ if rumus.gpu.is_available():
     assert t.device.type == "gpu"
     assert_allclose(t.cpu().numpy(), every.sum(0))
 
+# async variants of the other collectives (the nonblocking MPI calls)
+t = rumus.from_numpy(data(rank))
+work = dist.broadcast(t, src=0, async_op=True)
+outs = [rumus.zeros(2, 3) for _ in range(n)]
+work2 = dist.all_gather(outs, rumus.from_numpy(data(rank)), async_op=True)
+flat = rumus.zeros(n * 2, 3)
+work3 = dist.all_gather_into_tensor(flat, rumus.from_numpy(data(rank)), async_op=True)
+for w in (work, work2, work3, dist.barrier(async_op=True)):
+    w.wait()
+assert_allclose(t.numpy(), data(0))
+assert_allclose(np.stack([o.numpy() for o in outs]), every)
+assert_allclose(flat.numpy(), every.reshape(n * 2, 3))
+
 # broadcast / reduce
 t = rumus.from_numpy(data(rank))
 dist.broadcast(t, src=n - 1)

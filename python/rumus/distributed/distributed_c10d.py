@@ -368,11 +368,14 @@ class Work:
         return []
 
 
-def _run(requests, finish, async_op):
-    work = Work(requests, finish)
+def _run(comm, name, args, finish, async_op, **kwargs):
+    """Runs MPI collective ``name``: the blocking call (MPI's tuned algorithms) unless
+    ``async_op``, else the nonblocking one wrapped in a Work. ``finish`` runs once it is done."""
     if async_op:
-        return work
-    work.wait()
+        return Work([getattr(comm, "I" + name)(*args, **kwargs)], finish)
+    getattr(comm, name.capitalize())(*args, **kwargs)
+    for fn in finish:
+        fn()
     return None
 
 
@@ -424,9 +427,9 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     _check_same(pg, "all_reduce", tensor)
     buf = _Buf(tensor)
     mop = _mpi_op(op, buf.array.dtype)
-    req = pg.comm.Iallreduce(_mpi().IN_PLACE, buf.flat(), mop)
     post = [_average(buf, pg)] if op is ReduceOp.AVG else []
-    return _run([req], [*post, buf.finish], async_op)
+    args = (_mpi().IN_PLACE, buf.flat(), mop)
+    return _run(pg.comm, "allreduce", args, [*post, buf.finish], async_op)
 
 
 def broadcast(tensor, src=0, group=None, async_op=False, group_src=None):
@@ -437,8 +440,7 @@ def broadcast(tensor, src=0, group=None, async_op=False, group_src=None):
     root = group_src if group_src is not None else pg._group_rank(src, "src")
     _check_same(pg, "broadcast", tensor)
     buf = _Buf(tensor)
-    req = pg.comm.Ibcast(buf.flat(), root=root)
-    return _run([req], [buf.finish], async_op)
+    return _run(pg.comm, "bcast", (buf.flat(),), [buf.finish], async_op, root=root)
 
 
 def reduce(tensor, dst=0, op=ReduceOp.SUM, group=None, async_op=False, group_dst=None):
@@ -452,10 +454,10 @@ def reduce(tensor, dst=0, op=ReduceOp.SUM, group=None, async_op=False, group_dst
     buf = _Buf(tensor)
     mop = _mpi_op(op, buf.array.dtype)
     if pg.rank() == root:
-        req = pg.comm.Ireduce(_mpi().IN_PLACE, buf.flat(), mop, root=root)
         post = [_average(buf, pg)] if op is ReduceOp.AVG else []
-        return _run([req], [*post, buf.finish], async_op)
-    return _run([pg.comm.Ireduce(buf.flat(), None, mop, root=root)], [], async_op)
+        args = (_mpi().IN_PLACE, buf.flat(), mop)
+        return _run(pg.comm, "reduce", args, [*post, buf.finish], async_op, root=root)
+    return _run(pg.comm, "reduce", (buf.flat(), None, mop), [], async_op, root=root)
 
 
 def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
@@ -472,8 +474,7 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
         )
     _check_same(pg, "all_gather_into_tensor", input_tensor)
     out, inp = _Buf(output_tensor, "output_tensor"), _Buf(input_tensor, "input_tensor")
-    req = pg.comm.Iallgather(inp.flat(), out.flat())
-    return _run([req], [out.finish], async_op)
+    return _run(pg.comm, "allgather", (inp.flat(), out.flat()), [out.finish], async_op)
 
 
 def _check_list(what, tensors, n, ref):
@@ -508,8 +509,8 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
     _check_same(pg, "all_gather", tensor)
     inp = _Buf(tensor)
     staging = np.empty((pg.size(), inp.array.size), inp.array.dtype)
-    req = pg.comm.Iallgather(inp.flat(), staging)
-    return _run([req], [_unpack_into(tensor_list, staging)], async_op)
+    finish = [_unpack_into(tensor_list, staging)]
+    return _run(pg.comm, "allgather", (inp.flat(), staging), finish, async_op)
 
 
 def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=False):
@@ -526,9 +527,9 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
         )
     _check_same(pg, "reduce_scatter_tensor", input)
     out, inp = _Buf(output, "output"), _Buf(input, "input")
-    req = pg.comm.Ireduce_scatter_block(inp.flat(), out.flat(), _mpi_op(op, inp.array.dtype))
     post = [_average(out, pg)] if op is ReduceOp.AVG else []
-    return _run([req], [*post, out.finish], async_op)
+    args = (inp.flat(), out.flat(), _mpi_op(op, inp.array.dtype))
+    return _run(pg.comm, "reduce_scatter_block", args, [*post, out.finish], async_op)
 
 
 def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=False):
@@ -540,9 +541,9 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=Fal
     _check_same(pg, "reduce_scatter", output)
     out = _Buf(output, "output")
     send = np.concatenate([_Buf(t).flat() for t in input_list])
-    req = pg.comm.Ireduce_scatter_block(send, out.flat(), _mpi_op(op, out.array.dtype))
     post = [_average(out, pg)] if op is ReduceOp.AVG else []
-    return _run([req], [*post, out.finish], async_op)
+    args = (send, out.flat(), _mpi_op(op, out.array.dtype))
+    return _run(pg.comm, "reduce_scatter_block", args, [*post, out.finish], async_op)
 
 
 def gather(tensor, gather_list=None, dst=0, group=None, async_op=False, group_dst=None):
@@ -556,11 +557,11 @@ def gather(tensor, gather_list=None, dst=0, group=None, async_op=False, group_ds
     if pg.rank() == root:
         _check_list("gather: gather_list", gather_list, pg.size(), tensor)
         staging = np.empty((pg.size(), inp.array.size), inp.array.dtype)
-        req = pg.comm.Igather(inp.flat(), staging, root=root)
-        return _run([req], [_unpack_into(gather_list, staging)], async_op)
+        finish = [_unpack_into(gather_list, staging)]
+        return _run(pg.comm, "gather", (inp.flat(), staging), finish, async_op, root=root)
     if gather_list:
         raise ValueError("gather: gather_list must be given only on the destination rank")
-    return _run([pg.comm.Igather(inp.flat(), None, root=root)], [], async_op)
+    return _run(pg.comm, "gather", (inp.flat(), None), [], async_op, root=root)
 
 
 def scatter(tensor, scatter_list=None, src=0, group=None, async_op=False, group_src=None):
@@ -577,8 +578,7 @@ def scatter(tensor, scatter_list=None, src=0, group=None, async_op=False, group_
         send = np.concatenate([_Buf(t).flat() for t in scatter_list])
     elif scatter_list:
         raise ValueError("scatter: scatter_list must be given only on the source rank")
-    req = pg.comm.Iscatter(send, out.flat(), root=root)
-    return _run([req], [out.finish], async_op)
+    return _run(pg.comm, "scatter", (send, out.flat()), [out.finish], async_op, root=root)
 
 
 def _split_counts(what, t, sizes, n):
@@ -618,8 +618,8 @@ def all_to_all_single(
     out, inp = _Buf(output, "output"), _Buf(input, "input")
     sdispl = np.concatenate([[0], np.cumsum(scounts)[:-1]]).astype(int).tolist()
     rdispl = np.concatenate([[0], np.cumsum(rcounts)[:-1]]).astype(int).tolist()
-    req = pg.comm.Ialltoallv([inp.flat(), (scounts, sdispl)], [out.flat(), (rcounts, rdispl)])
-    return _run([req], [out.finish], async_op)
+    args = ([inp.flat(), (scounts, sdispl)], [out.flat(), (rcounts, rdispl)])
+    return _run(pg.comm, "alltoallv", args, [out.finish], async_op)
 
 
 def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False):
@@ -638,9 +638,9 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False
     rcounts = [t.numel() for t in output_tensor_list]
     sdispl = np.concatenate([[0], np.cumsum(scounts)[:-1]]).astype(int).tolist()
     rdispl = np.concatenate([[0], np.cumsum(rcounts)[:-1]]).astype(int).tolist()
-    req = pg.comm.Ialltoallv([send, (scounts, sdispl)], [recv, (rcounts, rdispl)])
     parts = np.split(recv, np.cumsum(rcounts)[:-1])
-    return _run([req], [_unpack_into(output_tensor_list, parts)], async_op)
+    args = ([send, (scounts, sdispl)], [recv, (rcounts, rdispl)])
+    return _run(pg.comm, "alltoallv", args, [_unpack_into(output_tensor_list, parts)], async_op)
 
 
 def barrier(group=None, async_op=False, device_ids=None):
@@ -648,7 +648,7 @@ def barrier(group=None, async_op=False, device_ids=None):
     pg = _member(group)
     if pg is None:
         return None
-    return _run([pg.comm.Ibarrier()], [], async_op)
+    return _run(pg.comm, "barrier", (), [], async_op)
 
 
 # ---- point to point -----------------------------------------------------------------------
