@@ -1,7 +1,5 @@
 """Every collective on N ranks against NumPy (run by tests/test_distributed.py under mpirun)."""
 
-import os
-
 import numpy as np
 import rumus
 import rumus.distributed as dist
@@ -169,6 +167,7 @@ for call, exc in [
     (lambda: dist.all_reduce(rumus.ones(2, dtype=rumus.int64), op=R.AVG), ValueError),
     (lambda: dist.broadcast(rumus.ones(2), src=n), ValueError),
     (lambda: dist.all_reduce([1.0]), TypeError),
+    (lambda: dist.all_reduce(rumus.ones(2, dtype=rumus.bfloat16)), TypeError),
 ]:
     try:
         call()
@@ -178,14 +177,14 @@ for call, exc in [
         raise AssertionError(f"no {exc.__name__}")
 
 # with the debug flag, ranks passing different shapes raise on every rank
-os.environ["RUMUS_DISTRIBUTED_DEBUG"] = "DETAIL"
+dist.set_debug_level(dist.DebugLevel.DETAIL)
 try:
     dist.all_reduce(rumus.zeros(2 + (rank == 0)))
 except RuntimeError as e:
     assert n > 1 and "different shapes" in str(e), e
 else:
     assert n == 1
-del os.environ["RUMUS_DISTRIBUTED_DEBUG"]
+dist.set_debug_level(dist.DebugLevel.OFF)
 
 dist.barrier()
 dist.destroy_process_group()

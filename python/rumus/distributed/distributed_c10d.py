@@ -13,7 +13,8 @@ while MPI runs, so other Python threads go on during a collective.
 ``all_gather_object`` / ``broadcast_object_list`` pickle Python objects: unpickling runs
 arbitrary code, so use them only between trusted peers (as in PyTorch).
 
-Set ``RUMUS_DISTRIBUTED_DEBUG=DETAIL`` (or ``TORCH_DISTRIBUTED_DEBUG=DETAIL``) to check before
+Set ``RUMUS_DISTRIBUTED_DEBUG=DETAIL`` (or ``TORCH_DISTRIBUTED_DEBUG=DETAIL``; read by
+``init_process_group``), or call ``set_debug_level(DebugLevel.DETAIL)``, to check before
 every collective that all ranks pass tensors of the same shape and dtype (one small extra
 collective per call); a mismatch raises RuntimeError naming the ranks' shapes and dtypes.
 """
@@ -31,6 +32,7 @@ from ..autograd.grad_mode import no_grad
 
 __all__ = [
     "Backend",
+    "DebugLevel",
     "GroupMember",
     "ProcessGroup",
     "ReduceOp",
@@ -47,6 +49,7 @@ __all__ = [
     "destroy_process_group",
     "gather",
     "get_backend",
+    "get_debug_level",
     "get_rank",
     "get_world_size",
     "init_process_group",
@@ -62,16 +65,24 @@ __all__ = [
     "reduce_scatter_tensor",
     "scatter",
     "send",
+    "set_debug_level",
+    "set_debug_level_from_env",
 ]
 
 default_pg_timeout = timedelta(minutes=30)
 
 
+_MPI = None
+
+
 def _mpi():
     # Imported on first use: importing mpi4py.MPI initializes MPI.
-    from mpi4py import MPI
+    global _MPI
+    if _MPI is None:
+        from mpi4py import MPI
 
-    return MPI
+        _MPI = MPI
+    return _MPI
 
 
 def is_available():
@@ -121,10 +132,18 @@ class ReduceOp:
 
 
 _OPS = ("SUM", "AVG", "PRODUCT", "MIN", "MAX", "BAND", "BOR", "BXOR")
+_op_cache = {}
 
 
 def _mpi_op(op, dtype):
     """The MPI operator for ``op`` (AVG sums; the division happens after the reduction)."""
+    key = (op, dtype.kind)
+    if key not in _op_cache:
+        _op_cache[key] = _find_mpi_op(op, dtype)
+    return _op_cache[key]
+
+
+def _find_mpi_op(op, dtype):
     if not isinstance(op, ReduceOp.RedOpType) or op.name not in _OPS:
         raise ValueError(f"op should be a ReduceOp, but got {op!r}")
     if op.name == "AVG" and dtype.kind not in "fc":
@@ -167,7 +186,7 @@ class GroupMember:
     NON_GROUP_MEMBER = object()
 
 
-_state = {"world": None, "groups": [], "timeout": default_pg_timeout}
+_state = {"world": None, "groups": [], "timeout": default_pg_timeout, "debug": "OFF"}
 
 
 def is_initialized():
@@ -211,6 +230,7 @@ def init_process_group(
     _state["world"] = ProcessGroup(comm, range(size))
     _state["timeout"] = timeout or default_pg_timeout
     GroupMember.WORLD = _state["world"]
+    set_debug_level_from_env()
     _abort_on_uncaught_exception(me)
 
 
@@ -319,10 +339,12 @@ class _Buf:
         self.staged = base.device.type != "cpu" or not base.is_contiguous()
         if base.device.type != "cpu":
             base = base.cpu()
-        try:
-            arr = base.numpy()
-        except TypeError as e:
-            raise TypeError(f"rumus.distributed cannot communicate {tensor.dtype}: {e}") from None
+        if tensor.dtype == _rumus.bfloat16:
+            raise TypeError(
+                "rumus.distributed cannot communicate bfloat16 (NumPy has no such type)"
+            )
+        # np.asarray goes through __array_interface__: a view of the tensor's memory.
+        arr = np.asarray(base)
         self.array = np.ascontiguousarray(arr) if self.staged else arr
 
     def flat(self):
@@ -379,16 +401,33 @@ def _run(comm, name, args, finish, async_op, **kwargs):
     return None
 
 
-def _debug():
-    return "DETAIL" in (
-        os.environ.get("RUMUS_DISTRIBUTED_DEBUG", ""),
-        os.environ.get("TORCH_DISTRIBUTED_DEBUG", ""),
-    )
+class DebugLevel:
+    OFF = "OFF"
+    INFO = "INFO"
+    DETAIL = "DETAIL"
+
+
+def set_debug_level(level):
+    """DebugLevel.DETAIL checks before each collective that every rank passes the same shapes
+    and dtypes (one small extra collective per call)."""
+    if level not in (DebugLevel.OFF, DebugLevel.INFO, DebugLevel.DETAIL):
+        raise ValueError(f"invalid debug level {level!r}: OFF, INFO or DETAIL")
+    _state["debug"] = level
+
+
+def set_debug_level_from_env():
+    """Reads RUMUS_DISTRIBUTED_DEBUG (or TORCH_DISTRIBUTED_DEBUG): OFF, INFO or DETAIL."""
+    env = os.environ.get("RUMUS_DISTRIBUTED_DEBUG") or os.environ.get("TORCH_DISTRIBUTED_DEBUG")
+    set_debug_level((env or "OFF").upper())
+
+
+def get_debug_level():
+    return _state["debug"]
 
 
 def _check_same(pg, what, tensor):
-    """With the debug flag on: every rank must pass the same shape and dtype."""
-    if not _debug():
+    """At debug level DETAIL: every rank must pass the same shape and dtype."""
+    if _state["debug"] != DebugLevel.DETAIL:
         return
     meta = pg.comm.allgather((tuple(tensor.shape), str(tensor.dtype)))
     if any(m != meta[0] for m in meta):
