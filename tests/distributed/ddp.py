@@ -138,5 +138,16 @@ for step in range(5):
 for (name, a), b in zip(ddp.module.state_dict().items(), ref.state_dict().values()):
     assert_allclose(a.numpy(), b.numpy(), atol=1e-5, err_msg=name)
 
+# 6. a GPU model: gradients are staged through the host and come back on the GPU.
+if rumus.gpu.is_available():
+    ddp = DDP(make_model(21).to("gpu"))
+    ref = make_model(21)
+    x, y = rumus.from_numpy(X[0]), rumus.from_numpy(Y[0])
+    nn.functional.mse_loss(ddp(x[mine].to("gpu")), y[mine].to("gpu")).backward()
+    nn.functional.mse_loss(ref(x), y).backward()
+    for p, q in zip(ddp.parameters(), ref.parameters()):
+        assert p.grad.device.type == "gpu"
+        assert_allclose(p.grad.cpu().numpy(), q.grad.numpy(), atol=1e-5)
+
 dist.destroy_process_group()
 print(f"rank {rank}: ddp OK")
