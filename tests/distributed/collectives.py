@@ -1,5 +1,8 @@
 """Every collective on N ranks against NumPy (run by tests/test_distributed.py under mpirun)."""
 
+import threading
+import time
+
 import numpy as np
 import rumus
 import rumus.distributed as dist
@@ -63,6 +66,20 @@ for w in (work, work2, work3, dist.barrier(async_op=True)):
 assert_allclose(t.numpy(), data(0))
 assert_allclose(np.stack([o.numpy() for o in outs]), every)
 assert_allclose(flat.numpy(), every.reshape(n * 2, 3))
+
+# the GIL is released while a rank waits in a collective: another thread keeps running
+if n > 1:
+    ticks = []
+    if rank == 0:
+        time.sleep(0.5)  # the others wait in all_reduce meanwhile
+        dist.all_reduce(rumus.ones(4))
+    else:
+        waiter = threading.Thread(target=dist.all_reduce, args=(rumus.ones(4),))
+        waiter.start()
+        while waiter.is_alive():
+            ticks.append(1)
+            time.sleep(0.001)
+        assert len(ticks) > 20, len(ticks)
 
 # broadcast / reduce
 t = rumus.from_numpy(data(rank))
