@@ -97,12 +97,26 @@ for _ in range(2):
     ddp.zero_grad()
     x = rumus.ones(2, 3) * (rank + 1)
     ddp(x, use_b=rank == 0).sum().backward()
+# a forward whose output is dropped (no backward) leaves nothing in flight
+ddp(rumus.ones(2, 3), use_b=False)
+ddp.zero_grad()
+ddp(rumus.ones(2, 3) * (rank + 1), use_b=rank == 0).sum().backward()
 assert ddp.module.never.weight.grad is None
 # b's gradient: rank 0's (2 rows of x = 1) averaged with zeros from the others
 assert_allclose(ddp.module.b.weight.grad.numpy(), np.full((2, 3), 2.0 / n))
 assert_allclose(
     ddp.module.a.weight.grad.numpy(), np.full((2, 3), sum(2.0 * (r + 1) for r in range(n)) / n)
 )
+
+# without find_unused_parameters, an unused parameter stops the next iteration clearly
+ddp = DDP(Branchy())
+ddp(rumus.ones(2, 3), use_b=False).sum().backward()
+try:
+    ddp(rumus.ones(2, 3), use_b=False)
+except RuntimeError as e:
+    assert "find_unused_parameters=True" in str(e)
+else:
+    raise AssertionError("no RuntimeError")
 
 # 4. buffers: rank 0's are broadcast at construction and before every forward.
 bn = nn.BatchNorm1d(3)

@@ -96,6 +96,7 @@ class DistributedDataParallel(Module):
         ]
         self._active = False  # a forward with gradient sync is waiting for its backward
         self._started = False  # some gradient of that backward arrived
+        self._used = None
 
     # ---- setup ----------------------------------------------------------------------------
 
@@ -145,11 +146,21 @@ class DistributedDataParallel(Module):
         output = self.module(*inputs, **kwargs)
         if _rumus.is_grad_enabled() and self.require_backward_grad_sync:
             self._prepare(output)
-        else:
+        elif self._active:
+            self._drain()
             self._active = False
         return output
 
+    def _drain(self):
+        """Completes what a forward without backward left in flight (the same on every rank)."""
+        requests = [b.request for b in self._buckets if b.request is not None]
+        if self._used is not None:
+            requests.append(self._used_request)
+        c10d._mpi().Request.Waitall(requests)
+
     def _prepare(self, output):
+        if self._active:
+            self._drain()
         self._active, self._started = True, False
         self._ready = [False] * len(self._params)
         self._next = 0
