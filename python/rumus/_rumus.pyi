@@ -17,6 +17,7 @@ from typing_extensions import Self
 
 from rumus._composite import MinMax
 from rumus._size import Histogram, Size, ValuesIndices
+from rumus.utils.hooks import RemovableHandle
 from rumus._typing import (
     ArrayLike,
     Device,
@@ -32,7 +33,6 @@ from rumus._typing import (
     _int,
 )
 from rumus.linalg import SlogdetResult
-from rumus.utils.hooks import RemovableHandle
 
 class dtype:
     """A tensor element type: rumus.float32, rumus.int64, ... (not constructible)."""
