@@ -327,7 +327,7 @@ del _name
 
 # Submodules that most programs never touch load on first use (`rumus.distributions`
 # or `import rumus.distributions`), which keeps `import rumus` fast.
-_LAZY_SUBMODULES = ("compat", "distributions", "func")
+_LAZY_SUBMODULES = ("compat", "distributed", "distributions", "func")
 
 
 def __getattr__(name):

@@ -15,6 +15,7 @@ from rumus import (
     accelerator as accelerator,
     autograd as autograd,
     compat as compat,
+    distributed as distributed,
     distributions as distributions,
     func as func,
     gpu as gpu,

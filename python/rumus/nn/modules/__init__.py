@@ -1,6 +1,7 @@
 """All nn layers, one file per family (as in PyTorch's torch.nn.modules)."""
 
 from . import batchnorm, instancenorm  # noqa: F401  (PyTorch's module paths)
+from ._syncbatchnorm import SyncBatchNorm
 from .activation import (
     CELU,
     ELU,
@@ -155,6 +156,7 @@ __all__ = [
     "BatchNorm1d",
     "BatchNorm2d",
     "BatchNorm3d",
+    "SyncBatchNorm",
     "InstanceNorm1d",
     "InstanceNorm2d",
     "InstanceNorm3d",

@@ -1,5 +1,6 @@
 """Datasets, samplers and the DataLoader, with PyTorch's ``torch.utils.data`` API."""
 
+from . import distributed
 from ._utils.worker import WorkerInfo
 from .dataloader import DataLoader, default_collate, default_convert, get_worker_info
 from .dataset import (
@@ -12,6 +13,7 @@ from .dataset import (
     TensorDataset,
     random_split,
 )
+from .distributed import DistributedSampler
 from .sampler import (
     BatchSampler,
     RandomSampler,
@@ -27,6 +29,7 @@ __all__ = [
     "ConcatDataset",
     "DataLoader",
     "Dataset",
+    "DistributedSampler",
     "IterableDataset",
     "RandomSampler",
     "Sampler",
