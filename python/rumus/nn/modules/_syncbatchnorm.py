@@ -35,7 +35,20 @@ class _AllReduceSum(Function):
 class SyncBatchNorm(_BatchNorm):
     """Batch norm over (N, C, ...) input that, while training in a process group of more than
     one rank, normalizes with the mean and variance of all ranks' batches (two all-reduces in
-    forward, two in backward). In eval mode, or without a process group, it is BatchNorm."""
+    forward, two in backward). In eval mode, or without a process group, it is BatchNorm.
+
+    Args:
+        num_features (int): C, the number of channels.
+        eps (float): added to the variance for stability.
+        momentum (float, optional): the running statistics' update factor (None: a
+            cumulative average).
+        affine (bool): learn a per-channel weight and bias.
+        track_running_stats (bool): keep running mean and variance for eval mode.
+        process_group (optional): the group whose ranks share statistics (the default group
+            when None).
+        device (optional): where the parameters live.
+        dtype (optional): the parameters' dtype.
+    """
 
     def __init__(
         self,
@@ -108,7 +121,15 @@ class SyncBatchNorm(_BatchNorm):
     @classmethod
     def convert_sync_batchnorm(cls, module, process_group=None):
         """Returns ``module`` with every BatchNorm*D replaced by a SyncBatchNorm that shares
-        its parameters and running statistics (the module itself when it is a BatchNorm)."""
+        its parameters and running statistics (the module itself when it is a BatchNorm).
+
+        Args:
+            module (Module): the model (or a BatchNorm layer) to convert.
+            process_group (optional): the group the new layers synchronize over.
+
+        Returns:
+            Module: the converted module.
+        """
         out = module
         if isinstance(module, _BatchNorm) and not isinstance(module, SyncBatchNorm):
             out = cls(

@@ -14,7 +14,16 @@ class DistributedSampler(Sampler):
     are padded by repeating their start to a multiple of ``num_replicas`` (or cut down to one
     when ``drop_last``), and rank r takes every ``num_replicas``-th from position r. The
     permutation depends on ``seed + epoch``: call ``set_epoch`` at each epoch so that every
-    rank draws the same new order."""
+    rank draws the same new order.
+
+    Args:
+        dataset (Dataset): the dataset to split (its length is used).
+        num_replicas (int, optional): the number of ranks (the world size when None).
+        rank (int, optional): this rank (the process group's rank when None).
+        shuffle (bool): shuffle the indices each epoch.
+        seed (int): the shuffle's seed, the same on every rank.
+        drop_last (bool): drop the tail so every rank gets the same count without padding.
+    """
 
     def __init__(
         self, dataset, num_replicas=None, rank=None, shuffle=True, seed=0, drop_last=False
@@ -71,5 +80,9 @@ class DistributedSampler(Sampler):
         return self.num_samples
 
     def set_epoch(self, epoch):
-        """Sets the epoch, which seeds the shuffle (with ``seed``)."""
+        """Sets the epoch, which seeds the shuffle (with ``seed``).
+
+        Args:
+            epoch (int): the epoch number.
+        """
         self.epoch = epoch
