@@ -114,6 +114,19 @@ def test_float32_ops(case, rng):
         )
 
 
+GPU_FP32_UNARY = "acos asin cosh erfinv exp expm1 log log10 log2 log1p reciprocal rsqrt sinh tan"
+
+
+@pytest.mark.parametrize("name", GPU_FP32_UNARY.split())
+def test_gpu_float32_unary_list(case, name):
+    dev, low = case
+    x = rumus.full((3,), 0.5, device=dev).to(low)
+    with rumus.autocast(dev, dtype=low):
+        for r in (getattr(rumus, name)(x), getattr(x, name)()):
+            # The GPU runs them in float32; PyTorch's CPU list leaves them alone.
+            assert r.dtype == (rumus.float32 if dev == "gpu" else low), name
+
+
 def test_promotion_and_untouched_inputs(case, rng):
     dev, low = case
     a = rand(rng, 3, 3, dev=dev)
@@ -122,6 +135,7 @@ def test_promotion_and_untouched_inputs(case, rng):
         assert (h + a).dtype == rumus.float32  # binary ops promote
         assert rumus.cat([h, a]).dtype == rumus.float32
         assert rumus.stack([h, a]).dtype == rumus.float32
+        assert rumus.concat([h, a]).dtype == rumus.float32
         assert rumus.addcmul(a, h, h).dtype == rumus.float32
         assert h.relu().dtype == low  # not on a list: runs on what it gets
         if dev == "cpu":
@@ -379,6 +393,18 @@ def test_fused_check_and_unscale(device, bad, rng):
     # found_inf is only ever set: a clean call afterwards leaves it at 1.
     rumus._rumus._amp_foreach_non_finite_check_and_unscale_(grads[:1], found, inv)
     assert found.item() == (0.0 if bad is None else 1.0)
+
+
+def test_fused_check_float16_on_gpu(gpu):
+    g = [rumus.tensor([1.0, 2.0, 4.0], device=gpu).half(), rumus.ones(2, device=gpu).half()]
+    found, inv = rumus.zeros(1, device=gpu), rumus.tensor([0.5], device=gpu)
+    op = rumus._rumus._amp_foreach_non_finite_check_and_unscale_
+    op(g, found, inv)
+    assert found.item() == 0.0
+    np.testing.assert_array_equal(g[0].float().cpu().numpy(), [0.5, 1.0, 2.0])
+    g[1].fill_(float("inf"))
+    op(g, found, inv)
+    assert found.item() == 1.0
 
 
 def test_fused_check_bad_input():

@@ -318,7 +318,7 @@ _POLICY = [
     ),
     ("banned", _GPU, "binary_cross_entropy"),
     ("promote", _GPU, "addcdiv addcmul atan2 bilinear cross dot tensordot scatter_add"),
-    ("promote", _CPU, "stack cat index_copy"),
+    ("promote", _CPU, "stack cat concat concatenate index_copy"),
 ]
 
 
