@@ -246,6 +246,7 @@ def test_set_autocast_enabled():
         rumus.set_autocast_enabled("cpu", False)
         rumus.set_autocast_dtype("cpu", rumus.bfloat16)
     assert (x @ x).dtype == rumus.float32
+    assert type(rumus.Tensor.__dict__["matmul"]).__name__ == "method_descriptor"  # unpatched
 
 
 def test_bad_arguments():

@@ -84,6 +84,8 @@ def set_autocast_enabled(device_type, enabled=None):
     _state.enabled[dev] = bool(enabled)
     if enabled:
         _Patches.acquire_manual()
+    elif _state.nesting == 0 and not any(_state.enabled.values()):
+        _Patches.release_manual()
 
 
 def get_autocast_dtype(device_type: str):
@@ -374,6 +376,13 @@ class _Patches:
             if not cls._manual and cls._count == 0:
                 cls._set(True)
             cls._manual = True
+
+    @classmethod
+    def release_manual(cls):
+        with cls._lock:
+            if cls._manual and cls._count == 0:
+                cls._set(False)
+            cls._manual = False
 
     @classmethod
     def release(cls):
