@@ -563,3 +563,21 @@ fn rprop(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups)
     w2[q.s0_off + i] = T(d);
     w1[q.p_off + i] = T(f32(w1[q.p_off + i]) - sign(d) * size);
 }
+
+// ---- amp_unscale: GradScaler's check and unscale of one gradient (rust/optim/amp.rs) ----
+// Bindings: 0 found_inf (f32, read_write), 1 inv_scale (f32), 2 grad (T,
+// read_write), 3 params (Opt: n, g_off; s0_off: found_inf's offset, s1_off:
+// inv_scale's). Grid: exec::grid_1d(n). Every gradient of a step is one
+// dispatch into the same found_inf; threads that see inf or NaN all store the
+// same 1.0, so their racing writes agree.
+@compute @workgroup_size(256)
+fn amp_unscale(@builtin(global_invocation_id) gid: vec3<u32>,
+               @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = flat(gid, nwg);
+    if (i >= q3.n) { return; }
+    let g = f32(w2[q3.g_off + i]);
+    if ((bitcast<u32>(g) & 0x7f800000u) == 0x7f800000u) {
+        step_w[q3.s0_off] = 1.0;
+    }
+    w2[q3.g_off + i] = T(g * step_r[q3.s1_off]);
+}

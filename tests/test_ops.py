@@ -316,6 +316,12 @@ EXCEPTIONS = {
     "rumus.set_rng_state",
     "rumus.empty_cache",
     "rumus.is_grad_enabled",
+    # autocast state (tests/test_amp.py)
+    *(
+        f"rumus.{n}"
+        for n in "is_autocast_enabled set_autocast_enabled get_autocast_dtype set_autocast_dtype "
+        "is_autocast_cache_enabled set_autocast_cache_enabled clear_autocast_cache".split()
+    ),
     "F.is_grad_enabled",
     "Tensor.cpu",
     "Tensor.gpu",

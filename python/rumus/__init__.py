@@ -191,6 +191,7 @@ Tensor.__round__ = _round
 from . import (  # noqa: E402
     _composite,
     accelerator,
+    amp,
     autograd,
     backends,
     cuda,
@@ -203,6 +204,16 @@ from . import (  # noqa: E402
     utils,
 )
 from ._porting import compile  # noqa: E402
+from .amp.autocast_mode import (  # noqa: E402
+    autocast,
+    clear_autocast_cache,
+    get_autocast_dtype,
+    is_autocast_cache_enabled,
+    is_autocast_enabled,
+    set_autocast_cache_enabled,
+    set_autocast_dtype,
+    set_autocast_enabled,
+)
 from .autograd import (  # noqa: E402
     enable_grad,
     inference_mode,

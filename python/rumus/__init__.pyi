@@ -13,6 +13,7 @@ from _typeshed import SupportsWrite
 
 from rumus import (
     accelerator as accelerator,
+    amp as amp,
     autograd as autograd,
     compat as compat,
     distributed as distributed,
@@ -87,6 +88,16 @@ from rumus._rumus import (
 from rumus._size import Size as Size
 from rumus._typing import Number, _bool, _float, _int
 from rumus.linalg import SlogdetResult
+from rumus.amp.autocast_mode import (
+    autocast as autocast,
+    clear_autocast_cache as clear_autocast_cache,
+    get_autocast_dtype as get_autocast_dtype,
+    is_autocast_cache_enabled as is_autocast_cache_enabled,
+    is_autocast_enabled as is_autocast_enabled,
+    set_autocast_cache_enabled as set_autocast_cache_enabled,
+    set_autocast_dtype as set_autocast_dtype,
+    set_autocast_enabled as set_autocast_enabled,
+)
 from rumus.autograd import (
     enable_grad as enable_grad,
     inference_mode as inference_mode,

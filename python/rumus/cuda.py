@@ -103,3 +103,11 @@ def max_memory_reserved(device=None):
 
 def reset_peak_memory_stats(device=None):
     """Does nothing: no CUDA memory is ever allocated."""
+
+
+# torch.cuda.amp: `rumus.cuda.amp.autocast()` / `GradScaler()` on the GPU device.
+import sys as _sys  # noqa: E402
+
+from .amp import _cuda as amp  # noqa: E402
+
+_sys.modules[__name__ + ".amp"] = amp

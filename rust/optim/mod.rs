@@ -3,6 +3,8 @@
 //! torch.optim). Scalars that depend on the step count are computed once per
 //! tensor here, not per element.
 
+pub mod amp;
+
 use crate::backend::cpu::P;
 use crate::bail;
 use crate::error::Result;

@@ -147,7 +147,24 @@ fn _optimizer_step(
     Ok(())
 }
 
+/// GradScaler's fused inf/NaN check and unscale: grads[i] *= inv_scale in
+/// place; found_inf becomes 1 if any element is inf or NaN (no host sync).
+#[pyfunction]
+fn _amp_foreach_non_finite_check_and_unscale_(
+    py: Python<'_>,
+    grads: Vec<PyRef<'_, PyTensor>>,
+    found_inf: PyRef<'_, PyTensor>,
+    inv_scale: PyRef<'_, PyTensor>,
+) -> PyResult<()> {
+    let g = tensors(&grads);
+    let (f, s) = (found_inf.t.clone(), inv_scale.t.clone());
+    let work = g.iter().map(Tensor::numel).sum();
+    run(py, work, || crate::optim::amp::non_finite_check_and_unscale(&g, &f, &s))?;
+    Ok(())
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_optimizer_step, m)?)?;
+    m.add_function(wrap_pyfunction!(_amp_foreach_non_finite_check_and_unscale_, m)?)?;
     Ok(())
 }
