@@ -71,13 +71,25 @@ _state = _State()
 
 def is_autocast_enabled(device_type: str | None = None) -> bool:
     """Whether autocast is on for ``device_type`` in this thread (no argument: the GPU,
-    as PyTorch's argument-less form answers for CUDA)."""
+    as PyTorch's argument-less form answers for CUDA).
+
+    Args:
+        device_type (str, optional): "cpu" or "gpu".
+
+    Returns:
+        bool: whether autocast is enabled there.
+    """
     return _state.enabled[_device_type("gpu" if device_type is None else device_type)]
 
 
 def set_autocast_enabled(device_type, enabled=None):
     """Turns autocast on or off for a device in this thread (``set_autocast_enabled(flag)``
-    alone means the GPU, as PyTorch's one-argument form means CUDA)."""
+    alone means the GPU, as PyTorch's one-argument form means CUDA).
+
+    Args:
+        device_type (str or bool): "cpu" or "gpu"; or the flag, for the GPU.
+        enabled (bool, optional): the flag.
+    """
     if enabled is None:
         device_type, enabled = "gpu", device_type
     dev = _device_type(device_type)
@@ -89,24 +101,48 @@ def set_autocast_enabled(device_type, enabled=None):
 
 
 def get_autocast_dtype(device_type: str):
-    """The low-precision dtype autocast uses on ``device_type`` in this thread."""
+    """The low-precision dtype autocast uses on ``device_type`` in this thread.
+
+    Args:
+        device_type (str): "cpu" or "gpu".
+
+    Returns:
+        rumus.dtype: bfloat16 or float16.
+    """
     return _state.dtype[_device_type(device_type)]
 
 
 def set_autocast_dtype(device_type: str, dtype) -> None:
+    """Sets the low-precision dtype autocast uses on a device type (this thread).
+
+    Args:
+        device_type (str): "cpu" or "gpu" ("cuda" is taken as "gpu").
+        dtype (rumus.dtype): rumus.bfloat16 or rumus.float16.
+    """
     dev = _device_type(device_type)
     _state.dtype[dev] = _check_dtype(dev, dtype)
 
 
 def is_autocast_cache_enabled() -> bool:
+    """Whether autocast regions cache the casts of leaf tensors (this thread).
+
+    Returns:
+        bool: the cache flag.
+    """
     return _state.cache_enabled
 
 
 def set_autocast_cache_enabled(enabled: bool) -> None:
+    """Turns the autocast weight-cast cache on or off (this thread).
+
+    Args:
+        enabled (bool): cache the casts of leaf tensors inside regions.
+    """
     _state.cache_enabled = bool(enabled)
 
 
 def clear_autocast_cache() -> None:
+    """Drops the casts autocast cached in this thread (regions clear it on exit)."""
     _state.cache.clear()
 
 
@@ -135,7 +171,15 @@ class autocast:
     lower-precision list (matmul, linear, conv, bmm, addmm, baddbmm,
     scaled_dot_product_attention...) cast floating inputs to ``dtype``; ops on
     its float32 list (losses, norms, and on the GPU softmax, exp, log, pow,
-    sum...) run in float32; others run on what they are given. Also a decorator."""
+    sum...) run in float32; others run on what they are given. Also a decorator.
+
+    Args:
+        device_type (str): "cpu" or "gpu" ("cuda" is taken as "gpu").
+        dtype (rumus.dtype, optional): bfloat16 or float16 (bfloat16 on the CPU and
+            float16 on the GPU by default).
+        enabled (bool): False turns autocast off inside the region.
+        cache_enabled (bool, optional): cache the casts of leaf tensors for the region.
+    """
 
     def __init__(self, device_type, dtype=None, enabled=True, cache_enabled=None):
         self.device = _device_type(device_type)
