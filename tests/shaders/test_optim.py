@@ -48,7 +48,8 @@ def params(
     bit1=False,
     fresh=False,
 ):
-    """The 17-word Opt struct; omb1/omb2 = 1 - beta computed in float64."""
+    """The 18-word Opt struct; omb1/omb2 = 1 - beta computed in float64; eta_off (ASGD's
+    eta scalar) unused by the rules tested here."""
     flags = int(maximize) | (int(bit1) << 1) | (int(fresh) << 2)
     return [
         n,
@@ -68,6 +69,7 @@ def params(
         float(wd),
         float(extra),
         flags,
+        0,
     ]
 
 
