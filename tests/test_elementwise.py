@@ -1429,3 +1429,9 @@ def test_atan2_of_signed_zeros_and_infinities(device):
     want = np.arctan2(y, x)
     np.testing.assert_allclose(to_np(got), want, rtol=1e-6)
     np.testing.assert_array_equal(np.signbit(to_np(got)), np.signbit(want))
+
+
+def test_relu_keeps_nan(device):
+    x = rumus.tensor([float("nan"), -1.0, 0.0, 2.0], device=device)
+    r = rumus.nn.functional.relu(x).cpu().numpy()
+    assert math.isnan(r[0]) and r[1:].tolist() == [0.0, 0.0, 2.0]

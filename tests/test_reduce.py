@@ -640,3 +640,14 @@ def test_duplicate_dims_raise():
         rumus.ones(2, 3).sum(dim=(0, 0))
     with pytest.raises(RuntimeError):
         rumus.ones(2, 3).amax(dim=(1, -1))
+
+
+@pytest.mark.parametrize("name", ["std", "var"])
+def test_var_std_positional_bool_is_unbiased(name):
+    # PyTorch's `x.std(False)` overload: the bool is `unbiased`, not a dim.
+    a = np.array([[1.0, 2.0, 4.0], [3.0, 5.0, 9.0]], dtype=np.float32)
+    x = rumus.tensor(a)
+    assert_close(getattr(x, name)(False), getattr(np, name)(a, ddof=0))
+    assert_close(getattr(x, name)(True), getattr(np, name)(a, ddof=1))
+    with pytest.raises(TypeError, match="unbiased"):
+        getattr(x, name)(False, unbiased=True)

@@ -18,6 +18,7 @@ mod methods;
 mod nn;
 mod numpy;
 mod optim;
+mod reduce_methods;
 mod rnn;
 mod sampling;
 mod serialization;

@@ -121,7 +121,8 @@ fn run_unary_any<T: Arith>(op: Unary, out: &Tensor, a: &Tensor) -> Result<()> {
         Abs => go!(|x: T| x.abs()),
         Sign => go!(|x: T| x.sign()),
         Square => go!(|x: T| x.mul(x)),
-        Relu => go!(|x: T| if x > T::zero() { x } else { T::zero() }),
+        // `x < 0` rather than `x > 0` so NaN stays NaN, as in PyTorch.
+        Relu => go!(|x: T| if x < T::zero() { T::zero() } else { x }),
         // Integer rounding is the identity.
         Floor | Ceil | Round | Trunc => go!(|x: T| x),
         _ => bail!(Runtime, "\"{}\" not implemented for '{}'", op.name(), T::DTYPE.name()),
