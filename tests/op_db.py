@@ -3493,7 +3493,11 @@ def _scaled_product_samples(shapes):
             Sample(m(), m(*a), m(*b), beta=0),
             Sample(m(*xe), m(*ae), m(*be)),
             Sample(m(*x, layout="transposed" if len(x) > 1 else "strided"), m(*a), m(*b)),
-            Sample(m(*x), m(*a, layout="transposed"), m(*b, layout="strided")),
+            Sample(
+                m(*x),
+                m(*a, layout="transposed" if len(a) > 1 else "strided"),
+                m(*b, layout="strided"),
+            ),
         ]
 
     return gen
@@ -3724,6 +3728,12 @@ COMPOSITE = [
             ((0, 3, 4), (0, 4, 2), (0, 3, 2)),
         ],
         [U(2, 3, 2), U(2, 3, 4), U(2, 4, 2)],
+    ),
+    scaled_product(
+        "addr",
+        np.outer,
+        [((3, 2), (3,), (2,)), ((2,), (3,), (2,)), ((0,), (3,), (0, 3))],
+        [U(3, 2), U(3), U(2)],
     ),
     scaled_product(
         "addbmm",

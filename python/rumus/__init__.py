@@ -102,7 +102,7 @@ for _name in [
         "gather scatter scatter_add index_select nonzero clone numel "
         "sort argsort msort topk kthvalue median nanmedian mode unique unique_consecutive "
         "bincount histc histogram "
-        "addmm addmv addbmm baddbmm addcmul addcdiv lerp hypot logaddexp logaddexp2 logit "
+        "addmm addmv addbmm baddbmm addr addcmul addcdiv lerp hypot logaddexp logaddexp2 logit "
         "nan_to_num isclose allclose equal clamp_min clamp_max diff cross kron "
         "tile repeat_interleave"
     ).split(),

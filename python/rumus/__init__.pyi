@@ -279,6 +279,7 @@ histc = Tensor.histc
 histogram = Tensor.histogram
 addmm = Tensor.addmm
 addmv = Tensor.addmv
+addr = Tensor.addr
 addbmm = Tensor.addbmm
 baddbmm = Tensor.baddbmm
 addcmul = Tensor.addcmul

@@ -692,28 +692,54 @@ class Tensor:
     def kron(self, other: Tensor) -> Tensor: ...
     def cross(self, other: Tensor, dim: _int | None = None) -> Tensor: ...
     def addmm(
-        self, a: Tensor, b: Tensor, *, beta: Number | None = None, alpha: Number | None = None
+        self, mat1: Tensor, mat2: Tensor, *, beta: Number | None = None, alpha: Number | None = None
     ) -> Tensor: ...
     def addmm_(
-        self, a: Tensor, b: Tensor, *, beta: Number | None = None, alpha: Number | None = None
+        self, mat1: Tensor, mat2: Tensor, *, beta: Number | None = None, alpha: Number | None = None
     ) -> Tensor: ...
     def addmv(
-        self, a: Tensor, b: Tensor, *, beta: Number | None = None, alpha: Number | None = None
+        self, mat: Tensor, vec: Tensor, *, beta: Number | None = None, alpha: Number | None = None
     ) -> Tensor: ...
     def addmv_(
-        self, a: Tensor, b: Tensor, *, beta: Number | None = None, alpha: Number | None = None
+        self, mat: Tensor, vec: Tensor, *, beta: Number | None = None, alpha: Number | None = None
     ) -> Tensor: ...
     def addbmm(
-        self, a: Tensor, b: Tensor, *, beta: Number | None = None, alpha: Number | None = None
+        self,
+        batch1: Tensor,
+        batch2: Tensor,
+        *,
+        beta: Number | None = None,
+        alpha: Number | None = None,
     ) -> Tensor: ...
     def addbmm_(
-        self, a: Tensor, b: Tensor, *, beta: Number | None = None, alpha: Number | None = None
+        self,
+        batch1: Tensor,
+        batch2: Tensor,
+        *,
+        beta: Number | None = None,
+        alpha: Number | None = None,
     ) -> Tensor: ...
     def baddbmm(
-        self, a: Tensor, b: Tensor, *, beta: Number | None = None, alpha: Number | None = None
+        self,
+        batch1: Tensor,
+        batch2: Tensor,
+        *,
+        beta: Number | None = None,
+        alpha: Number | None = None,
     ) -> Tensor: ...
     def baddbmm_(
-        self, a: Tensor, b: Tensor, *, beta: Number | None = None, alpha: Number | None = None
+        self,
+        batch1: Tensor,
+        batch2: Tensor,
+        *,
+        beta: Number | None = None,
+        alpha: Number | None = None,
+    ) -> Tensor: ...
+    def addr(
+        self, vec1: Tensor, vec2: Tensor, *, beta: Number | None = None, alpha: Number | None = None
+    ) -> Tensor: ...
+    def addr_(
+        self, vec1: Tensor, vec2: Tensor, *, beta: Number | None = None, alpha: Number | None = None
     ) -> Tensor: ...
     def det(self) -> Tensor: ...
     def slogdet(self) -> SlogdetResult: ...

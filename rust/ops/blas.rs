@@ -147,6 +147,20 @@ pub fn addbmm(
     scaled_sum("addbmm", input, [b1, b2], product, beta, alpha)
 }
 
+/// beta · input + alpha · outer(vec1, vec2).
+pub fn addr(
+    input: &Tensor,
+    v1: &Tensor,
+    v2: &Tensor,
+    beta: Scalar,
+    alpha: Scalar,
+) -> Result<Tensor> {
+    check_ndim("addr", "vec1", v1, 1)?;
+    check_ndim("addr", "vec2", v2, 1)?;
+    super::linalg::check_dtypes("addr", v1, v2)?;
+    scaled_sum("addr", input, [v1, v2], || super::linalg::outer(v1, v2), beta, alpha)
+}
+
 /// Contracts dims `da` of a with dims `db` of b (pairwise), as torch.tensordot.
 pub fn tensordot(a: &Tensor, b: &Tensor, da: &[i64], db: &[i64]) -> Result<Tensor> {
     if da.len() != db.len() {

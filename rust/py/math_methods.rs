@@ -445,37 +445,38 @@ fn weight_arg(w: &Bound<'_, PyAny>) -> PyResult<Operand> {
     }
 }
 
-/// addmm-style methods: `name(a, b, *, beta=1, alpha=1)` and `name_`.
+/// addmm-style methods: `name(x, y, *, beta=1, alpha=1)` and `name_`, with
+/// PyTorch's names for the two factors.
 macro_rules! scaled_product_methods {
-    ($($name:ident, $name_:ident => $f:path, $doc:literal;)*) => {
+    ($($name:ident, $name_:ident ($a:ident, $b:ident) => $f:path, $doc:literal;)*) => {
         #[pymethods]
         impl PyTensor {
             $(
-                #[doc = concat!($doc, "\n\nArgs:\n  a (Tensor): the first factor.\n  b (Tensor): the second factor.\n  beta (Number, optional): the scale of self (1 by default).\n  alpha (Number, optional): the scale of the product (1 by default).\n\nReturns:\n  Tensor: a new tensor.")]
-                #[pyo3(signature = (a, b, *, beta=None, alpha=None))]
+                #[doc = concat!($doc, "\n\nArgs:\n  ", stringify!($a), " (Tensor): the first factor.\n  ", stringify!($b), " (Tensor): the second factor.\n  beta (Number, optional): the scale of self (1 by default).\n  alpha (Number, optional): the scale of the product (1 by default).\n\nReturns:\n  Tensor: a new tensor.")]
+                #[pyo3(signature = ($a, $b, *, beta=None, alpha=None))]
                 fn $name(
                     &self,
                     py: Python<'_>,
-                    a: PyRef<'_, PyTensor>,
-                    b: PyRef<'_, PyTensor>,
+                    $a: PyRef<'_, PyTensor>,
+                    $b: PyRef<'_, PyTensor>,
                     beta: Option<&Bound<'_, PyAny>>,
                     alpha: Option<&Bound<'_, PyAny>>,
                 ) -> PyResult<PyTensor> {
                     let (be, al) = (scalar_or(beta, ONE)?, scalar_or(alpha, ONE)?);
-                    let (x, y) = (&a.t, &b.t);
+                    let (x, y) = (&$a.t, &$b.t);
                     Ok(wrap(run(py, x.numel() + y.numel(), || $f(&self.t, x, y, be, al))?))
                 }
-                #[doc = concat!("In-place :meth:`", stringify!($name), "`.\n\nArgs:\n  a (Tensor): the first factor.\n  b (Tensor): the second factor.\n  beta (Number, optional): the scale of self (1 by default).\n  alpha (Number, optional): the scale of the product (1 by default).\n\nReturns:\n  Tensor: self.")]
-                #[pyo3(signature = (a, b, *, beta=None, alpha=None))]
+                #[doc = concat!("In-place :meth:`", stringify!($name), "`.\n\nArgs:\n  ", stringify!($a), " (Tensor): the first factor.\n  ", stringify!($b), " (Tensor): the second factor.\n  beta (Number, optional): the scale of self (1 by default).\n  alpha (Number, optional): the scale of the product (1 by default).\n\nReturns:\n  Tensor: self.")]
+                #[pyo3(signature = ($a, $b, *, beta=None, alpha=None))]
                 fn $name_<'py>(
                     slf: Bound<'py, Self>,
-                    a: PyRef<'py, PyTensor>,
-                    b: PyRef<'py, PyTensor>,
+                    $a: PyRef<'py, PyTensor>,
+                    $b: PyRef<'py, PyTensor>,
                     beta: Option<&Bound<'py, PyAny>>,
                     alpha: Option<&Bound<'py, PyAny>>,
                 ) -> PyResult<Bound<'py, Self>> {
                     let (be, al) = (scalar_or(beta, ONE)?, scalar_or(alpha, ONE)?);
-                    let (x, y) = (a.t.clone(), b.t.clone());
+                    let (x, y) = ($a.t.clone(), $b.t.clone());
                     inplace_of!(slf, vec![x.clone(), y.clone()], stringify!($name_), |t| $f(t, &x, &y, be, al))
                 }
             )*
@@ -484,10 +485,11 @@ macro_rules! scaled_product_methods {
 }
 
 scaled_product_methods! {
-    addmm, addmm_ => blas::addmm, "``beta * self + alpha * (a @ b)`` for matrices a and b.";
-    addmv, addmv_ => blas::addmv, "``beta * self + alpha * (a @ b)`` for a matrix a and a vector b.";
-    addbmm, addbmm_ => blas::addbmm, "``beta * self + alpha * sum_i(a[i] @ b[i])`` over batches of matrices.";
-    baddbmm, baddbmm_ => blas::baddbmm, "``beta * self + alpha * (a @ b)`` for batches of matrices.";
+    addmm, addmm_ (mat1, mat2) => blas::addmm, "``beta * self + alpha * (mat1 @ mat2)`` for matrices.";
+    addmv, addmv_ (mat, vec) => blas::addmv, "``beta * self + alpha * (mat @ vec)`` for a matrix and a vector.";
+    addbmm, addbmm_ (batch1, batch2) => blas::addbmm, "``beta * self + alpha * sum_i(batch1[i] @ batch2[i])`` over batches of matrices.";
+    baddbmm, baddbmm_ (batch1, batch2) => blas::baddbmm, "``beta * self + alpha * (batch1 @ batch2)`` for batches of matrices.";
+    addr, addr_ (vec1, vec2) => blas::addr, "``beta * self + alpha * outer(vec1, vec2)``.";
 }
 
 /// rumus.xlogy(input, other): either may be a Python number.

@@ -15,7 +15,7 @@ use crate::error::Result;
 use crate::tensor::layout::{broadcast_shapes, fmt_shape, numel, Shape};
 use crate::tensor::{DType, Element, Tensor};
 
-fn check_dtypes(op: &str, a: &Tensor, b: &Tensor) -> Result<()> {
+pub(crate) fn check_dtypes(op: &str, a: &Tensor, b: &Tensor) -> Result<()> {
     if a.dtype() != b.dtype() {
         bail!(
             Runtime,
