@@ -216,4 +216,6 @@ def test_parity_with_torch(name, kwargs):
     np.testing.assert_allclose(to_np(ry), ty.detach().numpy(), rtol=1e-10, atol=1e-12)
     ry.sum().backward()
     ty.sum().backward()
-    np.testing.assert_allclose(to_np(rx.grad), tx.grad.numpy(), rtol=1e-10, atol=1e-12)
+    # PyTorch's float64 hardsigmoid backward multiplies by 1/6 rounded to float32.
+    rtol = 1e-7 if name == "Hardsigmoid" else 1e-10
+    np.testing.assert_allclose(to_np(rx.grad), tx.grad.numpy(), rtol=rtol, atol=1e-12)
