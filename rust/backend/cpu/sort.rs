@@ -125,17 +125,13 @@ macro_rules! float_key {
             type Pk = $pk;
             #[inline(always)]
             fn key(self) -> u64 {
+                // Branch-free (selects, no jumps): random signs would mispredict.
                 const SIGN: $u = 1 << (<$u>::BITS - 1);
                 let b = self.to_bits();
-                (if self.is_nan() {
-                    <$u>::MAX
-                } else if self == 0.0 {
-                    SIGN
-                } else if b & SIGN != 0 {
-                    !b
-                } else {
-                    b | SIGN
-                }) as u64
+                let neg = (b >> (<$u>::BITS - 1)).wrapping_neg();
+                let k = b ^ (neg | SIGN);
+                let k = if self == 0.0 { SIGN } else { k };
+                (if self.is_nan() { <$u>::MAX } else { k }) as u64
             }
             #[inline(always)]
             fn flip(key: u64) -> u64 {
@@ -212,33 +208,57 @@ pub fn sort<T: SortKey>(x: &Rows<T>, desc: bool, vals: P<T>, idx: P<i64>) {
     });
 }
 
-/// The `k` smallest packed elements of `p` (in any order), selected in parallel
-/// chunks for one long row (a row's own selection is sequential).
-fn smallest<Q: Packed>(mut p: Vec<Q>, k: usize, chunked: bool) -> Vec<Q> {
-    let n = p.len();
-    if k >= n {
-        return p;
+/// The `k` smallest packed elements of `row` (whose first element has index
+/// `base`), in any order. One streaming pass: an element enters a small
+/// buffer only when it beats the current k-th smallest, and a full buffer is
+/// cut back to its k smallest, so a long row is never packed whole.
+fn smallest<T: SortKey>(row: &[T], base: usize, k: usize, desc: bool) -> Vec<T::Pk> {
+    let cap = (4 * k).max(256);
+    let mut buf = Vec::with_capacity(cap.min(row.len()));
+    let mut bound: Option<T::Pk> = None;
+    for (i, &v) in row.iter().enumerate() {
+        let q = v.pack((base + i) as u32, desc);
+        if bound.is_some_and(|b| q > b) {
+            continue;
+        }
+        buf.push(q);
+        if buf.len() == cap {
+            buf.select_nth_unstable(k - 1);
+            buf.truncate(k);
+            bound = Some(buf[k - 1]);
+        }
     }
-    let threads = super::threads();
-    if chunked && threads > 1 && n >= 1 << 16 && k * threads * 8 <= n {
-        let chunk = n.div_ceil(threads);
-        let parts: Vec<&[Q]> = p.chunks(chunk).collect();
-        let picked = super::team::map(parts.len(), |c| smallest(parts[c].to_vec(), k, false));
-        return smallest(picked.concat(), k, false);
+    if buf.len() > k {
+        buf.select_nth_unstable(k - 1);
+        buf.truncate(k);
     }
-    if k > 0 {
-        p.select_nth_unstable(k - 1);
-    }
-    p.truncate(k);
-    p
+    buf
 }
 
 /// topk: the k largest (or smallest) of every row, sorted (also for
 /// sorted=False, whose order PyTorch leaves open: the GPU gives the same).
+/// A single long row is split into chunks selected in parallel.
 pub fn topk<T: SortKey>(x: &Rows<T>, k: usize, largest: bool, vals: P<T>, idx: P<i64>) {
-    let one_long_row = x.rows < super::threads();
+    if k == 0 {
+        return;
+    }
+    let threads = super::threads();
+    let chunked = x.rows < threads && threads > 1 && x.n >= 1 << 16 && k * threads * 8 <= x.n;
     for_each_if(x.rows * x.n, x.rows, |r| {
-        let mut p = smallest(x.packed(r, largest), k, one_long_row);
+        let row = x.row(r);
+        let mut p = if chunked {
+            let chunk = x.n.div_ceil(threads);
+            let parts = super::team::map(x.n.div_ceil(chunk), |c| {
+                let lo = c * chunk;
+                smallest(&row[lo..(lo + chunk).min(x.n)], lo, k, largest)
+            });
+            let mut all = parts.concat();
+            all.select_nth_unstable(k - 1);
+            all.truncate(k);
+            all
+        } else {
+            smallest(row, 0, k, largest)
+        };
         p.sort_unstable();
         x.emit(r, &p, vals, idx, k);
     });
