@@ -118,6 +118,9 @@ def _mpirun():
         ("ddp", 2),
         ("ddp", 3),
         ("sampler", 2),
+        ("zero", 1),
+        ("zero", 2),
+        ("zero", 3),
     ],
 )
 def test_mpi_script(script, ranks):
