@@ -121,6 +121,9 @@ def _mpirun():
         ("zero", 1),
         ("zero", 2),
         ("zero", 3),
+        ("fsdp", 1),
+        ("fsdp", 2),
+        ("fsdp", 3),
     ],
 )
 def test_mpi_script(script, ranks):
