@@ -127,22 +127,31 @@ def _mpirun():
     ],
 )
 def test_mpi_script(script, ranks):
+    _run_script(script, ranks)
+
+
+def _run_script(script, ranks, *args, timeout=300):
     try:
         import mpi4py  # noqa: F401
     except ImportError:
         _missing("mpi4py")
-    cmd = [sys.executable, str(SCRIPTS / f"{script}.py")]
+    cmd = [sys.executable, str(SCRIPTS / f"{script}.py"), *args]
     if ranks > 1:
         mpirun = _mpirun()
         if mpirun is None:
             _missing("mpirun")
         cmd = [mpirun, "--oversubscribe", "-n", str(ranks), *cmd]
-    # Open MPI refuses root unless told (containers and CI run as root).
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     for r in range(ranks):
         assert f"rank {r}: {script} OK" in done.stdout
+
+
+def test_sharded_checkpoint_saved_at_2_loads_at_1_and_3(tmp_path):
+    _run_script("checkpoint", 2, "save", str(tmp_path))
+    _run_script("checkpoint", 1, "load", str(tmp_path))
+    _run_script("checkpoint", 3, "load", str(tmp_path))
 
 
 def test_launcher():
