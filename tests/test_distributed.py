@@ -212,3 +212,20 @@ def test_failing_rank_ends_the_job():
     assert done.returncode != 0
     assert "rank 1 failed with RuntimeError" in out + err
     assert "unreachable" not in out
+
+
+def test_hanging_rank_hits_the_process_group_timeout():
+    try:
+        import mpi4py  # noqa: F401
+    except ImportError:
+        _missing("mpi4py")
+    mpirun = _mpirun()
+    if mpirun is None:
+        _missing("mpirun")
+    cmd = [mpirun, "--oversubscribe", "-n", "2", sys.executable, str(SCRIPTS / "timeout.py")]
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    done = subprocess.run(cmd, env=env, capture_output=True, timeout=120)
+    out, err = (done.stdout.decode(errors="replace"), done.stderr.decode(errors="replace"))
+    assert done.returncode != 0
+    assert "rank 0: allreduce did not finish within the process group timeout (2 s)" in out + err
+    assert "unreachable" not in out

@@ -29,6 +29,7 @@ import numpy as np
 from .. import _rumus
 from .._rumus import Tensor
 from ..autograd.grad_mode import no_grad
+from . import _watchdog
 
 __all__ = [
     "Backend",
@@ -207,8 +208,9 @@ def init_process_group(
 ):
     """Joins the default process group. The rank and world size come from MPI (the processes
     started by ``mpirun``); ``world_size``/``rank``, when given, must agree with them.
-    ``init_method`` and ``store`` are not used by MPI. ``timeout`` is kept for
-    ``get_backend``-style queries: MPI itself has no collective timeout."""
+    ``init_method`` and ``store`` are not used by MPI. ``timeout`` (default 30 minutes) bounds
+    every blocking wait: a watchdog thread aborts the whole job when a collective waits
+    longer (see ``_watchdog``)."""
     if is_initialized():
         raise RuntimeError("trying to initialize the default process group twice!")
     Backend("mpi" if backend is None else backend)
@@ -232,6 +234,8 @@ def init_process_group(
     GroupMember.WORLD = _state["world"]
     set_debug_level_from_env()
     _abort_on_uncaught_exception(me)
+    if size > 1:
+        _watchdog.start(_state["timeout"].total_seconds(), me, lambda: MPI.COMM_WORLD.Abort(1))
 
 
 def _abort_on_uncaught_exception(rank):
@@ -259,6 +263,7 @@ def destroy_process_group(group=None):
                 g.comm.Free()
         _state.update(world=None, groups=[])
         GroupMember.WORLD = None
+        _watchdog.stop()
     elif group is not GroupMember.NON_GROUP_MEMBER:
         group.comm.Free()
         if group in _state["groups"]:
@@ -378,7 +383,8 @@ class Work:
 
     def wait(self, timeout=None):
         if not self._done:
-            _mpi().Request.Waitall(self._requests)
+            with _watchdog.watch("wait() on an async operation"):
+                _mpi().Request.Waitall(self._requests)
             self._complete()
         return True
 
@@ -395,7 +401,8 @@ def _run(comm, name, args, finish, async_op, **kwargs):
     ``async_op``, else the nonblocking one wrapped in a Work. ``finish`` runs once it is done."""
     if async_op:
         return Work([getattr(comm, "I" + name)(*args, **kwargs)], finish)
-    getattr(comm, name.capitalize())(*args, **kwargs)
+    with _watchdog.watch(name):
+        getattr(comm, name.capitalize())(*args, **kwargs)
     for fn in finish:
         fn()
     return None
@@ -429,7 +436,8 @@ def _check_same(pg, what, tensor):
     """At debug level DETAIL: every rank must pass the same shape and dtype."""
     if _state["debug"] != DebugLevel.DETAIL:
         return
-    meta = pg.comm.allgather((tuple(tensor.shape), str(tensor.dtype)))
+    with _watchdog.watch(f"{what} (debug shape check)"):
+        meta = pg.comm.allgather((tuple(tensor.shape), str(tensor.dtype)))
     if any(m != meta[0] for m in meta):
         detail = ", ".join(f"rank {r}: {s} {d}" for r, (s, d) in enumerate(meta))
         raise RuntimeError(f"{what}: ranks passed tensors of different shapes/dtypes ({detail})")
@@ -730,9 +738,10 @@ def recv(tensor, src=None, group=None, tag=0, group_src=None):
     peer = pg._group_rank(src, "src") if src is not None else group_src
     buf = _Buf(tensor)
     status = MPI.Status()
-    pg.comm.Recv(
-        buf.flat(), source=MPI.ANY_SOURCE if peer is None else peer, tag=tag, status=status
-    )
+    with _watchdog.watch("recv"):
+        pg.comm.Recv(
+            buf.flat(), source=MPI.ANY_SOURCE if peer is None else peer, tag=tag, status=status
+        )
     buf.finish()
     return pg.ranks[status.Get_source()]
 
@@ -750,7 +759,8 @@ def all_gather_object(object_list, obj, group=None):
         raise ValueError(
             f"all_gather_object: object_list must have world_size ({pg.size()}) entries"
         )
-    gathered = pg.comm.allgather(pickle.dumps(obj))
+    with _watchdog.watch("all_gather_object"):
+        gathered = pg.comm.allgather(pickle.dumps(obj))
     for i, data in enumerate(gathered):
         object_list[i] = pickle.loads(data)
 
@@ -762,7 +772,8 @@ def broadcast_object_list(object_list, src=0, group=None, device=None, group_src
     if pg is None:
         return None
     root = group_src if group_src is not None else pg._group_rank(src, "src")
-    data = pg.comm.bcast(pickle.dumps(list(object_list)) if pg.rank() == root else None, root)
+    with _watchdog.watch("broadcast_object_list"):
+        data = pg.comm.bcast(pickle.dumps(list(object_list)) if pg.rank() == root else None, root)
     items = pickle.loads(data)
     if len(items) != len(object_list):
         raise ValueError(

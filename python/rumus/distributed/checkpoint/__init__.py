@@ -32,6 +32,7 @@ from ... import _rumus
 from ..._archive import atomic_write
 from ...serialization import load as _load_file
 from ...serialization import save as _save_file
+from .. import _watchdog
 from .. import distributed_c10d as c10d
 from .._shard import ShardedTensor
 
@@ -166,7 +167,8 @@ def save(
     _save_file(tensors, os.path.join(directory, fname))
     everything = [entries]
     if pg is not None:
-        everything = pg.comm.gather(entries, root=0)
+        with _watchdog.watch("checkpoint.save"):
+            everything = pg.comm.gather(entries, root=0)
     index = None
     if rank == 0:
         index = _merge(everything, world)
@@ -174,7 +176,8 @@ def save(
         atomic_write(os.path.join(directory, _INDEX), lambda f: f.write(data))
         _remove_unreferenced(directory, index)
     if pg is not None:
-        index = pg.comm.bcast(index, root=0)
+        with _watchdog.watch("checkpoint.save"):
+            index = pg.comm.bcast(index, root=0)
     return index
 
 

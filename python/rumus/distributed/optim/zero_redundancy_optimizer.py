@@ -15,6 +15,7 @@ import numpy as np
 from ... import _rumus
 from ...autograd.grad_mode import no_grad
 from ...optim.optimizer import Optimizer
+from .. import _watchdog
 from .. import distributed_c10d as c10d
 
 __all__ = ["ZeroRedundancyOptimizer"]
@@ -200,7 +201,8 @@ class ZeroRedundancyOptimizer(Optimizer):
         self._sync_param_groups(self.param_groups, self.optim.param_groups)
         root = self.process_group._group_rank(to, "to")
         local = _to_numpy(self.optim.state_dict())
-        gathered = self.process_group.comm.gather(local, root=root)
+        with _watchdog.watch("consolidate_state_dict"):
+            gathered = self.process_group.comm.gather(local, root=root)
         self._all_state_dicts = gathered if self.rank == root else None
 
     def state_dict(self) -> dict[str, Any]:
