@@ -210,7 +210,9 @@ def init_process_group(
     started by ``mpirun``); ``world_size``/``rank``, when given, must agree with them.
     ``init_method`` and ``store`` are not used by MPI. ``timeout`` (default 30 minutes) bounds
     every blocking wait: a watchdog thread aborts the whole job when a collective waits
-    longer (see ``_watchdog``)."""
+    longer (see ``_watchdog``). Each rank drives ``gpu:<local rank>`` (modulo the number of
+    adapters) unless ``device_id``, ``rumus.gpu.set_device`` or ``RUMUS_GPU_ADAPTER`` picks
+    another."""
     if is_initialized():
         raise RuntimeError("trying to initialize the default process group twice!")
     Backend("mpi" if backend is None else backend)
@@ -234,8 +236,26 @@ def init_process_group(
     GroupMember.WORLD = _state["world"]
     set_debug_level_from_env()
     _abort_on_uncaught_exception(me)
+    _pick_gpu(device_id)
     if size > 1:
         _watchdog.start(_state["timeout"].total_seconds(), me, lambda: MPI.COMM_WORLD.Abort(1))
+
+
+def _pick_gpu(device_id):
+    """Each rank drives ``gpu:<local rank>`` (Open MPI's OMPI_COMM_WORLD_LOCAL_RANK, or
+    MPI_LOCALRANKID / LOCAL_RANK), modulo the number of adapters, unless ``device_id``,
+    ``rumus.gpu.set_device`` or ``RUMUS_GPU_ADAPTER`` says otherwise. Only a proposal: it
+    enumerates nothing and is ignored once the GPU runs."""
+    if device_id is not None:
+        from .. import gpu
+
+        gpu.set_device(device_id)
+        return
+    for var in ("OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "LOCAL_RANK"):
+        local = os.environ.get(var, "")
+        if local.isdigit():
+            _rumus._gpu_set_device(int(local), False)
+            return
 
 
 def _abort_on_uncaught_exception(rank):
