@@ -66,17 +66,18 @@ def transformer(dist, comm, MPI, rank, world, repeats):
     from bench_nn import transformer_case
 
     rumus.manual_seed(0)
-    ddp = DDP(transformer_case(rumus), bucket_cap_mb=1)
+    ddp = DDP(transformer_case(rumus), bucket_cap_mb=0.25)
     opt = rumus.optim.AdamW(ddp.parameters(), lr=1e-3)
     per_rank = 32 // world
     x = rumus.randn(per_rank, 64, 128)
-    exposed = []
+    ends, dones = [], []
     finish = ddp._finish
 
     def timed_finish():
-        t0 = time.perf_counter()
+        # perf_counter is CLOCK_MONOTONIC: one clock for all the processes of a machine
+        ends.append(time.perf_counter())
         MPI.Request.Waitall([b.request for b in ddp._buckets])
-        exposed.append(time.perf_counter() - t0)
+        dones.append(time.perf_counter())
         finish()
 
     ddp._finish = timed_finish
@@ -88,14 +89,18 @@ def transformer(dist, comm, MPI, rank, world, repeats):
 
     step()
     step()
-    exposed.clear()
+    ends.clear()
+    dones.clear()
     n_steps = max(3, repeats)
     t_step = best(step, n_steps, comm.Barrier)
+    # exposed: from the end of the last rank's backward to the all-reduces' completion (the
+    # time a rank waits for a slower rank's backward is skew, not communication)
+    all_ends = comm.allgather(ends)
+    exposed = [max(0.0, d - max(e[s] for e in all_ends)) for s, d in enumerate(dones)]
     wait = float(np.median(exposed)) if exposed else 0.0
     # the same buckets, all-reduced one after another (blocking)
-    buffers = [
-        np.ones(sum(ddp._params[i].numel() for i in b.indices), np.float32) for b in ddp._buckets
-    ]
+    sizes = [sum(ddp._params[i].numel() for i in b.indices) for b in ddp._buckets]
+    buffers = [np.ones(n, np.float32) for n in sizes]
 
     def blocking():
         for buf in buffers:

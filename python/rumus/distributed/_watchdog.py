@@ -14,7 +14,6 @@ A rank that raises does not wait for the timeout: ``init_process_group`` install
 exception hook that prints the rank and aborts the job at once.
 """
 
-import contextlib
 import sys
 import threading
 import time
@@ -54,15 +53,21 @@ def _loop():
             return
 
 
-@contextlib.contextmanager
-def watch(what):
-    """Registers a blocking wait named ``what`` for the duration of the block."""
-    if _state["timeout"] is None:
-        yield
-        return
-    previous = _state["current"]
-    _state["current"] = (what, time.monotonic())
-    try:
-        yield
-    finally:
-        _state["current"] = previous
+class watch:
+    """Registers a blocking wait named ``what`` for the duration of a ``with`` block (a class,
+    not a generator: it runs on every collective and must cost little)."""
+
+    __slots__ = ("what", "previous", "armed")
+
+    def __init__(self, what):
+        self.what = what
+
+    def __enter__(self):
+        self.armed = _state["timeout"] is not None
+        if self.armed:
+            self.previous = _state["current"]
+            _state["current"] = (self.what, time.monotonic())
+
+    def __exit__(self, *exc):
+        if self.armed:
+            _state["current"] = self.previous

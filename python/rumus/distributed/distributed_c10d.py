@@ -19,9 +19,12 @@ every collective that all ranks pass tensors of the same shape and dtype (one sm
 collective per call); a mismatch raises RuntimeError naming the ranks' shapes and dtypes.
 """
 
+import ctypes
 import os
 import pickle
 import sys
+import time
+import weakref
 from datetime import timedelta
 
 import numpy as np
@@ -352,6 +355,40 @@ def get_process_group_ranks(group):
 # ---- buffers ------------------------------------------------------------------------------
 
 
+_views = {}
+
+
+def _cpu_view(tensor):
+    """A NumPy array over the memory of a contiguous CPU tensor, cached per tensor (making
+    one through ``__array_interface__`` costs more than a small all-reduce). The cached
+    array does not keep the tensor alive: it is used only while the weak reference still
+    finds the same tensor with the same data pointer and shape, and dropped with it. None
+    when the tensor needs the general path (staging, bfloat16, empty)."""
+    hit = _views.get(id(tensor))
+    if hit is not None and hit[0]() is tensor and hit[1] == tensor.data_ptr():
+        view = hit[2]
+        if view.shape == tensor.shape:
+            return view
+    if (
+        type(tensor) is not Tensor
+        or not tensor.is_cpu
+        or not tensor.is_contiguous()
+        or tensor.dtype == _rumus.bfloat16
+        or tensor.numel() == 0
+    ):
+        return None
+    key = id(tensor)
+    arr = np.asarray(tensor.detach())
+    raw = (ctypes.c_char * arr.nbytes).from_address(tensor.data_ptr())
+    view = np.frombuffer(raw, dtype=arr.dtype).reshape(arr.shape)
+    _views[key] = (
+        weakref.ref(tensor, lambda _, k=key: _views.pop(k, None)),
+        tensor.data_ptr(),
+        view,
+    )
+    return view
+
+
 class _Buf:
     """The NumPy array MPI reads or writes for a tensor: a view sharing the memory of a
     contiguous CPU tensor, else a staging copy written back by ``finish()``."""
@@ -491,6 +528,23 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     pg = _member(group)
     if pg is None:
         return None
+    if not async_op and _state["debug"] != DebugLevel.DETAIL:
+        # The common case, with as little Python as possible: a blocking call on the
+        # tensor's own memory.
+        view = _cpu_view(tensor)
+        if view is not None:
+            mop = _op_cache.get((op, view.dtype.kind)) or _mpi_op(op, view.dtype)
+            watch = _watchdog._state
+            previous = watch["current"]
+            if watch["timeout"] is not None:
+                watch["current"] = ("allreduce", time.monotonic())
+            try:
+                pg.comm.Allreduce(_MPI.IN_PLACE, view, mop)
+            finally:
+                watch["current"] = previous
+            if op is ReduceOp.AVG:
+                view /= pg.size()
+            return None
     _check_same(pg, "all_reduce", tensor)
     buf = _Buf(tensor)
     mop = _mpi_op(op, buf.array.dtype)
