@@ -229,3 +229,39 @@ def test_hanging_rank_hits_the_process_group_timeout():
     assert done.returncode != 0
     assert "rank 0: allreduce did not finish within the process group timeout (2 s)" in out + err
     assert "unreachable" not in out
+
+
+@pytest.mark.parametrize("var", ["RUMUS_DISTRIBUTED_DEBUG", "TORCH_DISTRIBUTED_DEBUG"])
+def test_debug_level_from_the_environment(monkeypatch, var):
+    monkeypatch.delenv("RUMUS_DISTRIBUTED_DEBUG", raising=False)
+    monkeypatch.delenv("TORCH_DISTRIBUTED_DEBUG", raising=False)
+    monkeypatch.setenv(var, "detail")
+    try:
+        dist.set_debug_level_from_env()
+        assert dist.get_debug_level() == dist.DebugLevel.DETAIL
+        monkeypatch.setenv(var, "loud")
+        with pytest.raises(ValueError, match="DETAIL"):
+            dist.set_debug_level_from_env()
+    finally:
+        dist.set_debug_level(dist.DebugLevel.OFF)
+
+
+def test_fsdp_zero_and_checkpoint_need_the_process_group(tmp_path):
+    from rumus.distributed.checkpoint import load, save
+    from rumus.distributed.fsdp import FullyShardedDataParallel
+    from rumus.distributed.optim import ZeroRedundancyOptimizer
+
+    with pytest.raises(RuntimeError, match="init_process_group"):
+        FullyShardedDataParallel(rumus.nn.Linear(2, 2))
+    with pytest.raises(RuntimeError, match="init_process_group"):
+        ZeroRedundancyOptimizer(rumus.nn.Linear(2, 2).parameters(), rumus.optim.SGD, lr=0.1)
+    # a checkpoint needs no process group: a single process saves and loads as a world of one
+    model = rumus.nn.Linear(2, 3)
+    save({"model": model.state_dict(), "epoch": 4}, checkpoint_id=tmp_path)
+    other = rumus.nn.Linear(2, 3)
+    state = {"model": other.state_dict(), "epoch": 0}
+    load(state, checkpoint_id=tmp_path)
+    assert state["epoch"] == 4
+    assert rumus.equal(other.weight, model.weight) and rumus.equal(other.bias, model.bias)
+    with pytest.raises(FileNotFoundError, match="index.json"):
+        load(state, checkpoint_id=tmp_path / "nothing")

@@ -439,10 +439,24 @@ class Work:
         return self._done
 
     def wait(self, timeout=None):
-        if not self._done:
+        """Blocks until the operation finished. With ``timeout`` (a timedelta or seconds) it
+        polls and raises RuntimeError when the operation is still running then (the
+        operation stays in flight: wait again, or end the job)."""
+        if self._done:
+            return True
+        if timeout is not None:
+            seconds = timeout.total_seconds() if isinstance(timeout, timedelta) else timeout
+            deadline = time.monotonic() + float(seconds)
+            while not _mpi().Request.Testall(self._requests):
+                if time.monotonic() > deadline:
+                    raise RuntimeError(
+                        f"Work.wait: the operation did not complete within {seconds} s"
+                    )
+                time.sleep(0.0005)
+        else:
             with _watchdog.watch("wait() on an async operation"):
                 _mpi().Request.Waitall(self._requests)
-            self._complete()
+        self._complete()
         return True
 
     def is_success(self):
