@@ -193,5 +193,27 @@ except NotImplementedError as e:
 else:
     raise AssertionError("NO_SHARD must raise")
 
+# 5. a GPU model: shards, gathers and gradients stay on the GPU (staged through the host)
+if rumus.gpu.is_available():
+    rumus.manual_seed(2)
+    cpu_model = nn.Sequential(nn.Linear(5, 6), nn.Tanh(), nn.Linear(6, 3))
+    gpu_model = FSDP(
+        nn.Sequential(nn.Linear(5, 6), nn.Tanh(), nn.Linear(6, 3)),
+        auto_wrap_policy=ModuleWrapPolicy({nn.Linear}),
+    )
+    gpu_model.load_state_dict(cpu_model.state_dict())
+    gpu_model = gpu_model.to("gpu")
+    assert all(p.device.type == "gpu" for p in gpu_model.parameters())
+    x, y = rumus.from_numpy(X[0]), rumus.from_numpy(Y[0])
+    nn.functional.mse_loss(gpu_model(x[mine].to("gpu")), y[mine].to("gpu")).backward()
+    nn.functional.mse_loss(cpu_model(x), y).backward()
+    assert all(p.grad.device.type == "gpu" for p in gpu_model.parameters())
+    unit = gpu_model.module[0]
+    with FSDP.state_dict_type(gpu_model, StateDictType.SHARDED_STATE_DICT):
+        piece = gpu_model.state_dict()["0.weight"]
+    g = cpu_model[0].weight.grad.numpy().ravel()
+    got = unit._flat_param.grad.cpu().numpy()[: piece.local_tensor().numel()]
+    assert_allclose(got, g[piece.offset : piece.offset + got.size], atol=1e-5)
+
 dist.destroy_process_group()
 print(f"rank {rank}: fsdp OK")
