@@ -85,6 +85,28 @@ assert peak <= shard_bytes + largest_unit + 3 * 4 * n, (peak, shard_bytes, large
 if n > 1:
     assert peak < nbytes_model, (peak, nbytes_model)
 
+# the optimizer state under the original names: full (gathered) equals the reference's;
+# sharded and full both load back into a fresh optimizer
+names = [name for name, _ in ref.named_parameters()]
+with FSDP.state_dict_type(model, StateDictType.FULL_STATE_DICT):
+    full_osd = FSDP.optim_state_dict(model, opt)
+ref_osd = ref_opt.state_dict()
+assert sorted(full_osd["param_groups"][0]["params"]) == sorted(names)
+for i, name in enumerate(names):
+    for k in ("exp_avg", "exp_avg_sq"):
+        want = ref_osd["state"][i][k].numpy()
+        assert_allclose(full_osd["state"][name][k].numpy(), want, atol=1e-5, err_msg=name)
+with FSDP.state_dict_type(model, StateDictType.SHARDED_STATE_DICT):
+    sharded_osd = FSDP.optim_state_dict(model, opt)
+assert isinstance(sharded_osd["state"]["1.fc.weight"]["exp_avg"], dist.ShardedTensor)
+for osd in (full_osd, sharded_osd):
+    fresh = rumus.optim.AdamW(model.parameters(), lr=0.5)
+    FSDP.optim_state_dict_to_load(model, fresh, osd, load_directly=True)
+    assert fresh.param_groups[0]["lr"] == opt.param_groups[0]["lr"]
+    for p in model.parameters():
+        for k in ("exp_avg", "exp_avg_sq", "step"):
+            assert_array_equal(fresh.state[p][k].numpy(), opt.state[p][k].numpy())
+
 # BatchNorm's running statistics: the per-rank statistics of the local batches differ from
 # the reference's sequential updates, so compare parameters only.
 with FSDP.state_dict_type(model, StateDictType.FULL_STATE_DICT):
