@@ -35,7 +35,7 @@ def fsdp(seed):
 
 if mode == "save":
     model = fsdp(0)
-    opt = rumus.optim.SGD(model.parameters(), lr=0.1)
+    opt = rumus.optim.AdamW(model.parameters(), lr=0.1)
     for step in range(3):
         opt.zero_grad()
         rumus.manual_seed(step)
@@ -43,6 +43,7 @@ if mode == "save":
         opt.step()
     with FSDP.state_dict_type(model, StateDictType.SHARDED_STATE_DICT):
         state = {"model": model.state_dict(), "step": 3, "note": "x", "extra": rumus.arange(4)}
+        state["optim"] = FSDP.optim_state_dict(model, opt)
         # a failing save (an unsavable value) leaves no new index behind
         try:
             dcp.save({**state, "bad": object()}, checkpoint_id=directory)
@@ -53,16 +54,24 @@ if mode == "save":
         assert meta["world_size"] == n
         dcp.save(state, storage_writer=dcp.FileSystemWriter(directory))  # overwrites in place
     full = model.state_dict()
+    full_optim = FSDP.optim_state_dict(model, opt)["state"]
     if rank == 0:
         rumus.save(dict(full), os.path.join(directory, "full.safetensors"))
+        rumus.save(full_optim, os.path.join(directory, "optim.safetensors"))
         names = sorted(f for f in os.listdir(directory) if f.endswith(".safetensors"))
-        assert len(names) == n + 1, names  # the first save's files were removed
+        assert len(names) == n + 2, names  # the first save's files were removed
     dist.barrier()
 else:
     full = rumus.load(os.path.join(directory, "full.safetensors"), mmap=False)
+    full_optim = rumus.load(os.path.join(directory, "optim.safetensors"), mmap=False)
     model = fsdp(1)  # other weights, overwritten by the load
+    # the optimizer's state exists after a first step (lr=0 leaves the weights alone)
+    opt = rumus.optim.AdamW(model.parameters(), lr=0.0)
+    model(rumus.randn(2, 5)).sum().backward()
+    opt.step()
     with FSDP.state_dict_type(model, StateDictType.SHARDED_STATE_DICT):
         state = {
+            "optim": FSDP.optim_state_dict(model, opt),
             "model": model.state_dict(),
             "step": 0,
             "note": None,
@@ -70,6 +79,13 @@ else:
         }
         dcp.load(state, checkpoint_id=directory)
         model.load_state_dict(state["model"])
+        FSDP.optim_state_dict_to_load(model, opt, state["optim"], load_directly=True)
+    assert opt.param_groups[0]["lr"] == 0.1 and isinstance(opt.param_groups[0]["betas"], tuple)
+    got_optim = FSDP.optim_state_dict(model, opt)["state"]  # gathered (FULL_STATE_DICT)
+    assert sorted(got_optim) == sorted(full_optim)
+    for name, st in full_optim.items():
+        for k, v in st.items():
+            assert_array_equal(got_optim[name][k].numpy(), v.numpy(), err_msg=f"{name} {k}")
     assert state["step"] == 3 and state["note"] == "x"
     assert_array_equal(state["extra"].numpy(), np.arange(4))
     got = model.state_dict()

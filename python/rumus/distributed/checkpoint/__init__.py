@@ -162,7 +162,7 @@ def save(
                     f"checkpoint: {name!r} is a {type(value).__name__}; only tensors, "
                     "ShardedTensors and JSON values (numbers, strings, lists, None) are saved"
                 ) from None
-            entry = {"path": list(path), "value": value}
+            entry = {"path": list(path), "value": _encode(value)}
         entries.append(entry)
     _save_file(tensors, os.path.join(directory, fname))
     everything = [entries]
@@ -313,7 +313,28 @@ def load(
             parent = state_dict
             for k in path_[:-1]:
                 parent = parent[k]
-            parent[path_[-1]] = entry["value"]
+            parent[path_[-1]] = _decode(entry["value"])
+
+
+def _encode(value):
+    """JSON has no tuples: they are saved as {"__tuple__": [...]} (optimizer betas ...)."""
+    if isinstance(value, tuple):
+        return {"__tuple__": [_encode(v) for v in value]}
+    if isinstance(value, list):
+        return [_encode(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _encode(v) for k, v in value.items()}
+    return value
+
+
+def _decode(value):
+    if isinstance(value, dict):
+        if set(value) == {"__tuple__"}:
+            return tuple(_decode(v) for v in value["__tuple__"])
+        return {k: _decode(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_decode(v) for v in value]
+    return value
 
 
 def _np_dtype(name):
