@@ -1,86 +1,147 @@
 #!/usr/bin/env python
-"""All-reduce bandwidth of rumus.distributed against mpi4py on plain NumPy arrays, and the
-all-reduce overlap of DistributedDataParallel. Run it under mpirun (rank 0 prints):
+"""Distributed training speed: the transformer step of bench_nn under DDP at 1 and 2
+processes, the bytes it all-reduces per step, how much of that all-reduce time backward
+hides, and an all-reduce bandwidth curve against mpi4py on plain NumPy arrays.
 
-    mpirun -n 2 .venv/bin/python benches/bench_distributed.py [--quick]
+    .venv/bin/python benches/bench_distributed.py [--quick]     # runs -n 1 and -n 2 itself
+    mpirun -n 2 .venv/bin/python benches/bench_distributed.py    # one world size
 
-For each size (4 KB to 64 MB of float32) it times ``dist.all_reduce(tensor)`` and
-``comm.Allreduce(IN_PLACE, array)`` alternately (best of several repeats) and prints the
-bandwidth (size / time) of both and their ratio; the target is rumus >= 0.9x mpi4py, i.e. the
-per-call overhead of rumus is small. Then it times a DDP training step of a small MLP and
-reports the bytes all-reduced per step and the share of buckets launched before backward
-ended (the communication that overlaps backward).
+Transformer step: bench_nn's case (``TransformerEncoderLayer(128, 4, 512)``, a batch of
+32 x 64 x 128, mean-square loss, AdamW) in DistributedDataParallel; the global batch stays 32,
+split over the ranks. Overlap: DDP launches each gradient bucket's all-reduce as soon as the
+bucket is ready during backward; the time backward's end still waits for them (exposed) is
+compared with the time the same buckets take to all-reduce one after another, blocking:
+hidden = 1 - exposed / blocking (0 when nothing overlaps, 1 when all of it does).
+
+Bandwidth: for each size (4 KB to 64 MB of float32) ``dist.all_reduce(tensor)`` and
+``comm.Allreduce(IN_PLACE, array)`` are timed alternately (best of several repeats); the
+target is rumus >= 0.9x mpi4py (rumus's overhead per call is small).
 """
 
 import argparse
+import os
+import pathlib
+import subprocess
+import sys
 import time
 
 import numpy as np
-import rumus
-import rumus.distributed as dist
-from mpi4py import MPI
-from rumus import nn
-from rumus.nn.parallel import DistributedDataParallel as DDP
+
+HERE = pathlib.Path(__file__).resolve().parent
 
 
-def best(fn, repeats):
+def best(fn, repeats, barrier):
     times = []
     for _ in range(repeats):
-        dist.barrier()
+        barrier()
         t0 = time.perf_counter()
         fn()
         times.append(time.perf_counter() - t0)
     return min(times)
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--quick", action="store_true")
-    args = parser.parse_args()
-    dist.init_process_group("mpi")
-    rank, world = dist.get_rank(), dist.get_world_size()
-    comm = MPI.COMM_WORLD
-    repeats = 3 if args.quick else 10
-    top = 20 if args.quick else 26  # 2**26 bytes = 64 MB
+def bandwidth(dist, comm, MPI, rank, world, repeats, top):
+    import rumus
+
     if rank == 0:
-        print(f"all_reduce, {world} ranks: size, rumus MB/s, mpi4py MB/s, rumus/mpi4py")
+        print(f"\nall_reduce, {world} ranks: bytes, rumus MB/s, mpi4py MB/s, rumus/mpi4py")
     for shift in range(12, top + 1, 2):
         n = (1 << shift) // 4
         array = np.ones(n, np.float32)
         tensor = rumus.ones(n)
         t_np = t_ru = float("inf")
         for _ in range(repeats):  # alternately, so that load changes hit both alike
-            t_np = min(t_np, best(lambda: comm.Allreduce(MPI.IN_PLACE, array), 1))
-            t_ru = min(t_ru, best(lambda: dist.all_reduce(tensor), 1))
+            t_np = min(t_np, best(lambda: comm.Allreduce(MPI.IN_PLACE, array), 1, comm.Barrier))
+            t_ru = min(t_ru, best(lambda: dist.all_reduce(tensor), 1, comm.Barrier))
         if rank == 0:
             mb = (1 << shift) / 2**20
-            print(f"{1 << shift:>10} B  {mb / t_ru:9.1f}  {mb / t_np:9.1f}  {t_np / t_ru:5.2f}x")
+            print(f"{1 << shift:>10}  {mb / t_ru:9.1f}  {mb / t_np:9.1f}  {t_np / t_ru:5.2f}x")
+
+
+def transformer(dist, comm, MPI, rank, world, repeats):
+    import rumus
+    from rumus.nn.parallel import DistributedDataParallel as DDP
+
+    sys.path.insert(0, str(HERE))
+    from bench_nn import transformer_case
 
     rumus.manual_seed(0)
-    model = nn.Sequential(nn.Linear(256, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU())
-    model.append(nn.Linear(512, 10))
-    ddp = DDP(model, bucket_cap_mb=0.5)
-    opt = rumus.optim.SGD(ddp.parameters(), lr=0.01)
-    x, y = rumus.randn(64, 256), rumus.randn(64, 10)
-    launched = []
-    launch = ddp._launch
-    ddp._launch = lambda b: (launched.append(sum(ddp._ready) < len(ddp._params)), launch(b))
+    ddp = DDP(transformer_case(rumus), bucket_cap_mb=0.25)
+    opt = rumus.optim.AdamW(ddp.parameters(), lr=1e-3)
+    per_rank = 32 // world
+    x = rumus.randn(per_rank, 64, 128)
+    ends, dones = [], []
+    finish = ddp._finish
+
+    def timed_finish():
+        # perf_counter is CLOCK_MONOTONIC: one clock for all the processes of a machine
+        ends.append(time.perf_counter())
+        MPI.Request.Waitall([b.request for b in ddp._buckets])
+        dones.append(time.perf_counter())
+        finish()
+
+    ddp._finish = timed_finish
 
     def step():
-        opt.zero_grad()
-        nn.functional.mse_loss(ddp(x), y).backward()
+        ddp(x).pow(2).mean().backward()
         opt.step()
+        opt.zero_grad()
 
     step()
-    t = best(step, repeats)
+    step()
+    ends.clear()
+    dones.clear()
+    n_steps = max(3, repeats)
+    t_step = best(step, n_steps, comm.Barrier)
+    # exposed: from the end of the last rank's backward to the all-reduces' completion (the
+    # time a rank waits for a slower rank's backward is skew, not communication)
+    all_ends = comm.allgather(ends)
+    exposed = [max(0.0, d - max(e[s] for e in all_ends)) for s, d in enumerate(dones)]
+    wait = float(np.median(exposed)) if exposed else 0.0
+    # the same buckets, all-reduced one after another (blocking)
+    sizes = [sum(ddp._params[i].numel() for i in b.indices) for b in ddp._buckets]
+    buffers = [np.ones(n, np.float32) for n in sizes]
+
+    def blocking():
+        for buf in buffers:
+            comm.Allreduce(MPI.IN_PLACE, buf)
+
+    t_comm = best(blocking, n_steps, comm.Barrier)
     nbytes = sum(p.numel() * p.element_size() for p in ddp.parameters())
     if rank == 0:
-        early = sum(launched) / len(launched)
+        hidden = 0.0 if world == 1 or t_comm == 0 else min(1.0, max(0.0, 1 - wait / t_comm))
         print(
-            f"DDP MLP step ({world} ranks, {len(ddp._buckets)} buckets): {t * 1e3:.2f} ms, "
-            f"{nbytes / 2**20:.2f} MB all-reduced per step, {early:.0%} of buckets launched "
-            "while backward was still running"
+            f"\ntransformer step, {world} process(es), batch {per_rank}/rank: "
+            f"{t_step * 1e3:.1f} ms/step, {32 / t_step:.0f} samples/s; "
+            f"{nbytes / 2**20:.2f} MB all-reduced per step in {len(ddp._buckets)} buckets; "
+            f"all-reduce {t_comm * 1e3:.2f} ms blocking, {wait * 1e3:.2f} ms exposed after "
+            f"backward, {hidden:.0%} hidden"
         )
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    if "OMPI_COMM_WORLD_SIZE" not in os.environ:
+        # not under mpirun: run the measurements at 1 and 2 processes
+        mpirun = pathlib.Path(sys.executable).parent / "mpirun"
+        env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+        for n in (1, 2):
+            cmd = [str(mpirun if mpirun.exists() else "mpirun"), "--oversubscribe", "-n", str(n)]
+            cmd += [sys.executable, __file__, *sys.argv[1:]]
+            subprocess.run(cmd, env=env, check=True)
+        return
+    import rumus.distributed as dist
+    from mpi4py import MPI
+
+    dist.init_process_group("mpi")
+    rank, world = dist.get_rank(), dist.get_world_size()
+    comm = MPI.COMM_WORLD
+    repeats = 3 if args.quick else 10
+    transformer(dist, comm, MPI, rank, world, repeats)
+    if world > 1:
+        bandwidth(dist, comm, MPI, rank, world, repeats, 20 if args.quick else 26)
     dist.destroy_process_group()
 
 

@@ -118,25 +118,40 @@ def _mpirun():
         ("ddp", 2),
         ("ddp", 3),
         ("sampler", 2),
+        ("zero", 1),
+        ("zero", 2),
+        ("zero", 3),
+        ("fsdp", 1),
+        ("fsdp", 2),
+        ("fsdp", 3),
     ],
 )
 def test_mpi_script(script, ranks):
+    _run_script(script, ranks)
+
+
+def _run_script(script, ranks, *args, timeout=300):
     try:
         import mpi4py  # noqa: F401
     except ImportError:
         _missing("mpi4py")
-    cmd = [sys.executable, str(SCRIPTS / f"{script}.py")]
+    cmd = [sys.executable, str(SCRIPTS / f"{script}.py"), *args]
     if ranks > 1:
         mpirun = _mpirun()
         if mpirun is None:
             _missing("mpirun")
         cmd = [mpirun, "--oversubscribe", "-n", str(ranks), *cmd]
-    # Open MPI refuses root unless told (containers and CI run as root).
     env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     for r in range(ranks):
         assert f"rank {r}: {script} OK" in done.stdout
+
+
+def test_sharded_checkpoint_saved_at_2_loads_at_1_and_3(tmp_path):
+    _run_script("checkpoint", 2, "save", str(tmp_path))
+    _run_script("checkpoint", 1, "load", str(tmp_path))
+    _run_script("checkpoint", 3, "load", str(tmp_path))
 
 
 def test_launcher():
@@ -197,3 +212,56 @@ def test_failing_rank_ends_the_job():
     assert done.returncode != 0
     assert "rank 1 failed with RuntimeError" in out + err
     assert "unreachable" not in out
+
+
+def test_hanging_rank_hits_the_process_group_timeout():
+    try:
+        import mpi4py  # noqa: F401
+    except ImportError:
+        _missing("mpi4py")
+    mpirun = _mpirun()
+    if mpirun is None:
+        _missing("mpirun")
+    cmd = [mpirun, "--oversubscribe", "-n", "2", sys.executable, str(SCRIPTS / "timeout.py")]
+    env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    done = subprocess.run(cmd, env=env, capture_output=True, timeout=120)
+    out, err = (done.stdout.decode(errors="replace"), done.stderr.decode(errors="replace"))
+    assert done.returncode != 0
+    assert "rank 0: allreduce did not finish within the process group timeout (2 s)" in out + err
+    assert "unreachable" not in out
+
+
+@pytest.mark.parametrize("var", ["RUMUS_DISTRIBUTED_DEBUG", "TORCH_DISTRIBUTED_DEBUG"])
+def test_debug_level_from_the_environment(monkeypatch, var):
+    monkeypatch.delenv("RUMUS_DISTRIBUTED_DEBUG", raising=False)
+    monkeypatch.delenv("TORCH_DISTRIBUTED_DEBUG", raising=False)
+    monkeypatch.setenv(var, "detail")
+    try:
+        dist.set_debug_level_from_env()
+        assert dist.get_debug_level() == dist.DebugLevel.DETAIL
+        monkeypatch.setenv(var, "loud")
+        with pytest.raises(ValueError, match="DETAIL"):
+            dist.set_debug_level_from_env()
+    finally:
+        dist.set_debug_level(dist.DebugLevel.OFF)
+
+
+def test_fsdp_zero_and_checkpoint_need_the_process_group(tmp_path):
+    from rumus.distributed.checkpoint import load, save
+    from rumus.distributed.fsdp import FullyShardedDataParallel
+    from rumus.distributed.optim import ZeroRedundancyOptimizer
+
+    with pytest.raises(RuntimeError, match="init_process_group"):
+        FullyShardedDataParallel(rumus.nn.Linear(2, 2))
+    with pytest.raises(RuntimeError, match="init_process_group"):
+        ZeroRedundancyOptimizer(rumus.nn.Linear(2, 2).parameters(), rumus.optim.SGD, lr=0.1)
+    # a checkpoint needs no process group: a single process saves and loads as a world of one
+    model = rumus.nn.Linear(2, 3)
+    save({"model": model.state_dict(), "epoch": 4}, checkpoint_id=tmp_path)
+    other = rumus.nn.Linear(2, 3)
+    state = {"model": other.state_dict(), "epoch": 0}
+    load(state, checkpoint_id=tmp_path)
+    assert state["epoch"] == 4
+    assert rumus.equal(other.weight, model.weight) and rumus.equal(other.bias, model.bias)
+    with pytest.raises(FileNotFoundError, match="index.json"):
+        load(state, checkpoint_id=tmp_path / "nothing")

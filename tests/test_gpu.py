@@ -14,7 +14,7 @@ pytestmark = pytest.mark.usefixtures("gpu")
 
 def test_adapter_facts():
     assert rumus.gpu.is_available()
-    assert rumus.gpu.device_count() == 1
+    assert rumus.gpu.device_count() >= 1
     info = rumus.gpu.adapter_info()
     for key in ("name", "backend", "device_type", "vendor", "driver", "max_buffer_size"):
         assert key in info
@@ -35,10 +35,11 @@ def test_device_spellings(spec):
 
 
 def test_other_gpu_index_raises():
-    with pytest.raises(RuntimeError, match="gpu:0"):
-        rumus.zeros(2, device="gpu:1")
-    with pytest.raises(RuntimeError, match="one GPU"):
-        rumus.gpu.synchronize("gpu:1")
+    n = rumus.gpu.device_count()
+    with pytest.raises(RuntimeError, match=f"gpu:{n} is not available"):
+        rumus.zeros(2, device=f"gpu:{n}")
+    with pytest.raises(RuntimeError, match=f"gpu:{n} is not available"):
+        rumus.gpu.synchronize(f"gpu:{n}")
 
 
 @pytest.mark.parametrize("dtype", ["float32", "int64", "int32", "uint8", "bool"])

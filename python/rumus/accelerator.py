@@ -37,37 +37,31 @@ def current_accelerator(check_available=False):
 
 
 def device_count():
-    """The number of accelerator devices: 1 with a GPU, else 0."""
+    """The number of accelerator devices (GPU adapters)."""
     return gpu.device_count()
 
 
 def _index(device):
-    if isinstance(device, int):
-        idx = device
-    else:
-        d = device if isinstance(device, _rumus.device) else _rumus.device(device)
-        if d.type != "gpu":
-            raise ValueError(f"{d} is not an accelerator device; rumus's accelerator is 'gpu'")
-        idx = d.index or 0
-    if idx != 0 or not is_available():
-        raise RuntimeError(f"accelerator device index {idx} is not available: rumus uses gpu:0")
-    return idx
+    if not is_available():
+        raise RuntimeError("no accelerator is available")
+    return gpu._index(device)
 
 
 def current_device_index():
-    """The index of the current accelerator device (always 0)."""
+    """The index of the current accelerator device (the GPU this process drives)."""
     if not is_available():
         raise RuntimeError("no accelerator is available")
-    return 0
+    return gpu.current_device()
 
 
 def set_device_index(device):
-    """Makes ``device`` (0, "gpu:0" or a device) current; rumus has only gpu:0.
+    """Makes ``device`` current (see ``rumus.gpu.set_device``: one GPU per process, chosen
+    before the first GPU operation).
 
     Args:
         device (int, str or device): the device.
     """
-    _index(device)
+    gpu.set_device(_index(device))
 
 
 @contextlib.contextmanager
@@ -79,6 +73,7 @@ def device_index(device):
     """
     if device is not None:
         _index(device)
+        gpu._check_device(device)
     yield
 
 
@@ -90,4 +85,4 @@ def synchronize(device=None):
     """
     if device is not None:
         _index(device)
-    gpu.synchronize()
+    gpu.synchronize(device)

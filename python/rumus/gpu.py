@@ -1,8 +1,15 @@
-"""The GPU (any Vulkan, Metal or DX12 adapter, through wgpu).
+"""The GPUs (any Vulkan, Metal or DX12 adapters, through wgpu).
 
-rumus drives one adapter, ``gpu:0``: the highest-performance one, or the first
-whose name contains ``$RUMUS_GPU_ADAPTER``. Work is queued and submitted in
-batches; reading a value (``.item()``, ``.cpu()``) or ``synchronize()`` waits.
+The adapters are numbered ``gpu:0`` ... ``gpu:N-1`` in a stable order (discrete first, then
+integrated, virtual and software ones; ties by PCI bus id and name), the same in every
+process of a machine. A process drives one of them, ``gpu`` (its current device): adapter 0,
+or the one chosen before the first GPU operation by :func:`set_device`, by moving a tensor
+to ``"gpu:<i>"``, by ``RUMUS_GPU_ADAPTER`` (an index, or a part of the adapter's name) or,
+under ``rumus.distributed.init_process_group``, by the process's local rank. Several GPUs are
+used by several processes (one per GPU, as ``mpirun`` starts them), not by one process.
+
+Work is queued and submitted in batches; reading a value (``.item()``, ``.cpu()``) or
+``synchronize()`` waits.
 """
 
 from . import _rumus
@@ -10,6 +17,8 @@ from . import _rumus
 __all__ = [
     "is_available",
     "device_count",
+    "current_device",
+    "set_device",
     "get_device_name",
     "adapter_info",
     "synchronize",
@@ -33,17 +42,75 @@ def is_available():
 
 
 def device_count():
-    """The number of GPUs rumus can use: 1 when an adapter was found, else 0.
+    """The number of GPU adapters (``gpu:0`` ... ``gpu:N-1``); enumerating them starts no
+    device.
 
     Returns:
-        int: 0 or 1.
+        int: the number of adapters (0 without any).
     """
-    return 1 if is_available() else 0
+    return len(_rumus._gpu_adapter_names())
+
+
+def _index(device):
+    """The adapter index ``device`` names (None: the current device), checked to exist."""
+    if device is None:
+        return current_device()
+    if isinstance(device, bool):
+        raise TypeError(f"device must be an int, a str or a rumus.device, got {device!r}")
+    if isinstance(device, int):
+        index = device
+    else:
+        d = _rumus.device(device) if isinstance(device, str) else device
+        if not isinstance(d, _rumus.device) or d.type not in ("gpu", "wgpu"):
+            raise ValueError(f"Expected a gpu device, but got: {device!r}")
+        if d.index is None:
+            return current_device()
+        index = d.index
+    names = _rumus._gpu_adapter_names()
+    if not 0 <= index < len(names):
+        found = ", ".join(f"gpu:{i}: {n}" for i, n in enumerate(names)) or "none"
+        raise RuntimeError(
+            f"device gpu:{index} is not available: {len(names)} GPU adapter(s) found ({found})"
+        )
+    return index
 
 
 def _check_device(device):
-    if device not in (None, 0, "gpu", "gpu:0") and str(device) not in ("gpu", "gpu:0"):
-        raise RuntimeError(f"device {device!r} is not available: rumus uses one GPU, gpu:0")
+    """The statistics below are of the GPU this process drives."""
+    index = _index(device)
+    if index != current_device():
+        raise RuntimeError(
+            f"device gpu:{index} is not this process's GPU (gpu:{current_device()}): rumus "
+            "drives one GPU per process"
+        )
+
+
+def current_device():
+    """The index of the GPU this process drives (or will drive when it starts).
+
+    Returns:
+        int: the adapter index.
+
+    Raises:
+        RuntimeError: when there is no adapter.
+    """
+    index = _rumus._gpu_current_device()
+    if index is None:
+        raise RuntimeError(f"no GPU available: {_rumus._gpu_unavailable_reason()}")
+    return index
+
+
+def set_device(device):
+    """Selects the GPU this process drives. It must come before the first GPU operation
+    (rumus drives one GPU per process); naming the running GPU again is allowed.
+
+    Args:
+        device (int, str or device): ``1``, ``"gpu:1"`` or ``rumus.device("gpu", 1)``.
+
+    Raises:
+        RuntimeError: when the adapter does not exist, or the GPU already runs on another.
+    """
+    _rumus._gpu_set_device(_index(device))
 
 
 def adapter_info():
@@ -63,23 +130,22 @@ def adapter_info():
 
 
 def get_device_name(device=None):
-    """The adapter's name.
+    """An adapter's name (of any adapter: it need not be the one this process drives).
 
     Args:
-        device (int, str or device, optional): must be the GPU (None, 0 or "gpu:0").
+        device (int, str or device, optional): the adapter (default: the current one).
 
     Returns:
         str: the name, for example "NVIDIA H100 80GB HBM3".
     """
-    _check_device(device)
-    return adapter_info()["name"]
+    return _rumus._gpu_adapter_names()[_index(device)]
 
 
 def synchronize(device=None):
     """Waits until the GPU has finished all queued work.
 
     Args:
-        device (int, str or device, optional): must be the GPU (None, 0 or "gpu:0").
+        device (int, str or device, optional): must be this process's GPU (default).
     """
     _check_device(device)
     _rumus._gpu_synchronize()
@@ -89,7 +155,7 @@ def memory_allocated(device=None):
     """Bytes held by live GPU tensors (their pool buckets).
 
     Args:
-        device (int, str or device, optional): must be the GPU (None, 0 or "gpu:0").
+        device (int, str or device, optional): must be this process's GPU (default).
 
     Returns:
         int: bytes.
@@ -102,7 +168,7 @@ def memory_reserved(device=None):
     """Bytes of GPU buffers owned by rumus: live ones plus the pool's cache.
 
     Args:
-        device (int, str or device, optional): must be the GPU (None, 0 or "gpu:0").
+        device (int, str or device, optional): must be this process's GPU (default).
 
     Returns:
         int: bytes.
@@ -115,7 +181,7 @@ def max_memory_allocated(device=None):
     """The peak of :func:`memory_allocated` since start-up or the last reset.
 
     Args:
-        device (int, str or device, optional): must be the GPU (None, 0 or "gpu:0").
+        device (int, str or device, optional): must be this process's GPU (default).
 
     Returns:
         int: bytes.
@@ -128,7 +194,7 @@ def reset_peak_memory_stats(device=None):
     """Resets the peak that :func:`max_memory_allocated` reports to the current allocation.
 
     Args:
-        device (int, str or device, optional): must be the GPU (None, 0 or "gpu:0").
+        device (int, str or device, optional): must be this process's GPU (default).
     """
     _check_device(device)
     _rumus._gpu_reset_peak_memory_stats()

@@ -138,7 +138,10 @@ impl PyDevice {
     pub fn of(d: Device) -> PyDevice {
         match d {
             Device::Cpu => PyDevice { kind: "cpu".into(), index: None },
-            Device::Gpu => PyDevice { kind: "gpu".into(), index: Some(0) },
+            Device::Gpu => PyDevice {
+                kind: "gpu".into(),
+                index: Some(crate::backend::gpu::context::chosen_index() as i64),
+            },
         }
     }
 }
@@ -174,14 +177,22 @@ pub fn get_default_device() -> PyDevice {
     PyDevice::of(default_device())
 }
 
-/// A device argument: None when absent. "gpu", "gpu:0", "wgpu" and
-/// rumus.device("gpu") name the GPU (rumus drives one adapter).
+/// A device argument: None when absent. "gpu", "wgpu", "gpu:<i>", an integer i
+/// and rumus.device("gpu", i) name a GPU. rumus drives one adapter per process:
+/// `gpu:<i>` selects adapter i when the GPU has not started yet, and must be the
+/// running one afterwards.
 pub fn device_arg(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Device>> {
     let Some(obj) = obj else { return Ok(None) };
     if obj.is_none() {
         return Ok(None);
     }
-    let dev = if let Ok(d) = obj.cast::<PyDevice>() {
+    let dev = if obj.is_instance_of::<pyo3::types::PyBool>() {
+        return Err(PyTypeError::new_err(
+            "device must be a string, an int or rumus.device, got a bool",
+        ));
+    } else if let Ok(i) = obj.extract::<i64>() {
+        PyDevice { kind: "gpu".into(), index: Some(i) }
+    } else if let Ok(d) = obj.cast::<PyDevice>() {
         d.get().clone()
     } else if let Ok(s) = obj.cast::<PyString>() {
         PyDevice::new(&s.extract::<String>()?, None)?
@@ -193,8 +204,15 @@ pub fn device_arg(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Device>> {
     };
     match (dev.kind.as_str(), dev.index) {
         ("cpu", _) => Ok(Some(Device::Cpu)),
-        (_, None | Some(0)) => Ok(Some(Device::Gpu)),
-        (_, Some(i)) => Err(PyRuntimeError::new_err(format!("device '{}' is not available: rumus uses one GPU, gpu:0 (pick it with RUMUS_GPU_ADAPTER)", i))),
+        (_, None) => Ok(Some(Device::Gpu)),
+        (_, Some(i)) if i < 0 => Err(PyRuntimeError::new_err(format!(
+            "Device index must not be negative, got gpu:{}",
+            i
+        ))),
+        (_, Some(i)) => {
+            crate::backend::gpu::context::request(i as usize, true)?;
+            Ok(Some(Device::Gpu))
+        }
     }
 }
 

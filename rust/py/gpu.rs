@@ -41,6 +41,32 @@ fn _gpu_adapter_info(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     Ok(d)
 }
 
+/// The adapters' names in `gpu:i` order (no device is created).
+#[pyfunction]
+fn _gpu_adapter_names(py: Python<'_>) -> Vec<String> {
+    py.detach(context::adapter_names)
+}
+
+/// Selects adapter `index` for this process's GPU (before the GPU starts); `explicit=False`
+/// is a proposal (the local rank) that RUMUS_GPU_ADAPTER and set_device override.
+#[pyfunction]
+#[pyo3(signature = (index, explicit=true))]
+fn _gpu_set_device(py: Python<'_>, index: i64, explicit: bool) -> PyResult<()> {
+    if index < 0 {
+        return Err(PyValueError::new_err(format!(
+            "Device index must not be negative, got {}",
+            index
+        )));
+    }
+    Ok(py.detach(|| context::request(index as usize, explicit))?)
+}
+
+/// The adapter index `gpu` means in this process (None without an adapter).
+#[pyfunction]
+fn _gpu_current_device(py: Python<'_>) -> Option<usize> {
+    py.detach(context::current_index)
+}
+
 #[pyfunction]
 fn _gpu_synchronize(py: Python<'_>) -> PyResult<()> {
     Ok(py.detach(exec::synchronize)?)
@@ -105,6 +131,9 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_gpu_unavailable_reason, m)?)?;
     m.add_function(wrap_pyfunction!(_gpu_adapter_info, m)?)?;
     m.add_function(wrap_pyfunction!(_gpu_synchronize, m)?)?;
+    m.add_function(wrap_pyfunction!(_gpu_adapter_names, m)?)?;
+    m.add_function(wrap_pyfunction!(_gpu_set_device, m)?)?;
+    m.add_function(wrap_pyfunction!(_gpu_current_device, m)?)?;
     m.add_function(wrap_pyfunction!(_gpu_memory_stats, m)?)?;
     m.add_function(wrap_pyfunction!(_gpu_reset_peak_memory_stats, m)?)?;
     m.add_function(wrap_pyfunction!(_gpu_empty_cache, m)?)?;

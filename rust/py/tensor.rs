@@ -433,7 +433,7 @@ impl PyTensor {
     fn numpy<'py>(slf: &Bound<'py, Self>, force: bool) -> PyResult<Bound<'py, PyAny>> {
         if slf.get().t.is_gpu() {
             if !force {
-                return Err(PyTypeError::new_err("can't convert gpu:0 device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory first."));
+                return Err(PyTypeError::new_err(format!("can't convert {} device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory first.", crate::tensor::Device::Gpu.name())));
             }
             let host = Self::cpu(Bound::new(slf.py(), wrap(slf.get().t.detach()))?)?;
             return Self::numpy(&host, true);

@@ -235,10 +235,17 @@ pub enum Device {
 }
 
 impl Device {
+    /// "cpu", or "gpu:<i>" for the adapter this process drives.
     pub fn name(self) -> &'static str {
+        const GPUS: [&str; 16] = [
+            "gpu:0", "gpu:1", "gpu:2", "gpu:3", "gpu:4", "gpu:5", "gpu:6", "gpu:7", "gpu:8",
+            "gpu:9", "gpu:10", "gpu:11", "gpu:12", "gpu:13", "gpu:14", "gpu:15",
+        ];
         match self {
             Device::Cpu => "cpu",
-            Device::Gpu => "gpu:0",
+            Device::Gpu => {
+                GPUS.get(crate::backend::gpu::context::chosen_index()).copied().unwrap_or("gpu")
+            }
         }
     }
 }

@@ -2,6 +2,7 @@
 
 import threading
 import time
+from datetime import timedelta
 
 import numpy as np
 import rumus
@@ -202,6 +203,23 @@ except RuntimeError as e:
 else:
     assert n == 1
 dist.set_debug_level(dist.DebugLevel.OFF)
+
+# Work.wait(timeout): raises while the peer has not sent yet, completes once it has
+if n > 1 and rank < 2:
+    box = rumus.zeros(2)
+    if rank == 0:
+        work = dist.irecv(box, src=1, tag=9)
+        try:
+            work.wait(timeout=timedelta(milliseconds=50))
+        except RuntimeError as e:
+            assert "did not complete" in str(e)
+        else:
+            raise AssertionError("wait(timeout) must raise before the send")
+        dist.send(rumus.zeros(1), dst=1, tag=8)  # now rank 1 may send
+        assert work.wait(timeout=30) and box.tolist() == [5.0, 6.0]
+    else:
+        dist.recv(rumus.zeros(1), src=0, tag=8)
+        dist.send(rumus.tensor([5.0, 6.0]), dst=0, tag=9)
 
 dist.barrier()
 dist.destroy_process_group()

@@ -1,6 +1,8 @@
 """DistributedSampler across N ranks (run by tests/test_distributed.py under mpirun): the
 ranks' shares of an epoch are disjoint and cover the dataset exactly once."""
 
+import os
+
 import rumus
 import rumus.distributed as dist
 from rumus.utils.data import DataLoader, DistributedSampler, TensorDataset
@@ -21,5 +23,11 @@ for epoch in range(2):
     assert sorted(i for part in every for i in part) == list(range(size)), every
     orders.append(every)
 assert orders[0] != orders[1]  # set_epoch reshuffles
+
+# each rank drives gpu:<local rank> (modulo the adapters: lavapipe has one)
+count = rumus.gpu.device_count()
+if count:
+    local = int(os.environ.get("OMPI_COMM_WORLD_LOCAL_RANK", "0"))
+    assert rumus.gpu.current_device() == local % count
 dist.destroy_process_group()
 print(f"rank {rank}: sampler OK")

@@ -19,9 +19,11 @@ every collective that all ranks pass tensors of the same shape and dtype (one sm
 collective per call); a mismatch raises RuntimeError naming the ranks' shapes and dtypes.
 """
 
+import ctypes
 import os
-import pickle
 import sys
+import time
+import weakref
 from datetime import timedelta
 
 import numpy as np
@@ -29,6 +31,7 @@ import numpy as np
 from .. import _rumus
 from .._rumus import Tensor
 from ..autograd.grad_mode import no_grad
+from . import _watchdog
 
 __all__ = [
     "Backend",
@@ -207,8 +210,11 @@ def init_process_group(
 ):
     """Joins the default process group. The rank and world size come from MPI (the processes
     started by ``mpirun``); ``world_size``/``rank``, when given, must agree with them.
-    ``init_method`` and ``store`` are not used by MPI. ``timeout`` is kept for
-    ``get_backend``-style queries: MPI itself has no collective timeout."""
+    ``init_method`` and ``store`` are not used by MPI. ``timeout`` (default 30 minutes) bounds
+    every blocking wait: a watchdog thread aborts the whole job when a collective waits
+    longer (see ``_watchdog``). Each rank drives ``gpu:<local rank>`` (modulo the number of
+    adapters) unless ``device_id``, ``rumus.gpu.set_device`` or ``RUMUS_GPU_ADAPTER`` picks
+    another."""
     if is_initialized():
         raise RuntimeError("trying to initialize the default process group twice!")
     Backend("mpi" if backend is None else backend)
@@ -232,6 +238,26 @@ def init_process_group(
     GroupMember.WORLD = _state["world"]
     set_debug_level_from_env()
     _abort_on_uncaught_exception(me)
+    _pick_gpu(device_id)
+    if size > 1:
+        _watchdog.start(_state["timeout"].total_seconds(), me, lambda: MPI.COMM_WORLD.Abort(1))
+
+
+def _pick_gpu(device_id):
+    """Each rank drives ``gpu:<local rank>`` (Open MPI's OMPI_COMM_WORLD_LOCAL_RANK, or
+    MPI_LOCALRANKID / LOCAL_RANK), modulo the number of adapters, unless ``device_id``,
+    ``rumus.gpu.set_device`` or ``RUMUS_GPU_ADAPTER`` says otherwise. Only a proposal: it
+    enumerates nothing and is ignored once the GPU runs."""
+    if device_id is not None:
+        from .. import gpu
+
+        gpu.set_device(device_id)
+        return
+    for var in ("OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "LOCAL_RANK"):
+        local = os.environ.get(var, "")
+        if local.isdigit():
+            _rumus._gpu_set_device(int(local), False)
+            return
 
 
 def _abort_on_uncaught_exception(rank):
@@ -259,6 +285,7 @@ def destroy_process_group(group=None):
                 g.comm.Free()
         _state.update(world=None, groups=[])
         GroupMember.WORLD = None
+        _watchdog.stop()
     elif group is not GroupMember.NON_GROUP_MEMBER:
         group.comm.Free()
         if group in _state["groups"]:
@@ -327,6 +354,40 @@ def get_process_group_ranks(group):
 # ---- buffers ------------------------------------------------------------------------------
 
 
+_views = {}
+
+
+def _cpu_view(tensor):
+    """A NumPy array over the memory of a contiguous CPU tensor, cached per tensor (making
+    one through ``__array_interface__`` costs more than a small all-reduce). The cached
+    array does not keep the tensor alive: it is used only while the weak reference still
+    finds the same tensor with the same data pointer and shape, and dropped with it. None
+    when the tensor needs the general path (staging, bfloat16, empty)."""
+    hit = _views.get(id(tensor))
+    if hit is not None and hit[0]() is tensor and hit[1] == tensor.data_ptr():
+        view = hit[2]
+        if view.shape == tensor.shape:
+            return view
+    if (
+        type(tensor) is not Tensor
+        or not tensor.is_cpu
+        or not tensor.is_contiguous()
+        or tensor.dtype == _rumus.bfloat16
+        or tensor.numel() == 0
+    ):
+        return None
+    key = id(tensor)
+    arr = np.asarray(tensor.detach())
+    raw = (ctypes.c_char * arr.nbytes).from_address(tensor.data_ptr())
+    view = np.frombuffer(raw, dtype=arr.dtype).reshape(arr.shape)
+    _views[key] = (
+        weakref.ref(tensor, lambda _, k=key: _views.pop(k, None)),
+        tensor.data_ptr(),
+        view,
+    )
+    return view
+
+
 class _Buf:
     """The NumPy array MPI reads or writes for a tensor: a view sharing the memory of a
     contiguous CPU tensor, else a staging copy written back by ``finish()``."""
@@ -377,9 +438,24 @@ class Work:
         return self._done
 
     def wait(self, timeout=None):
-        if not self._done:
-            _mpi().Request.Waitall(self._requests)
-            self._complete()
+        """Blocks until the operation finished. With ``timeout`` (a timedelta or seconds) it
+        polls and raises RuntimeError when the operation is still running then (the
+        operation stays in flight: wait again, or end the job)."""
+        if self._done:
+            return True
+        if timeout is not None:
+            seconds = timeout.total_seconds() if isinstance(timeout, timedelta) else timeout
+            deadline = time.monotonic() + float(seconds)
+            while not _mpi().Request.Testall(self._requests):
+                if time.monotonic() > deadline:
+                    raise RuntimeError(
+                        f"Work.wait: the operation did not complete within {seconds} s"
+                    )
+                time.sleep(0.0005)
+        else:
+            with _watchdog.watch("wait() on an async operation"):
+                _mpi().Request.Waitall(self._requests)
+        self._complete()
         return True
 
     def is_success(self):
@@ -395,7 +471,8 @@ def _run(comm, name, args, finish, async_op, **kwargs):
     ``async_op``, else the nonblocking one wrapped in a Work. ``finish`` runs once it is done."""
     if async_op:
         return Work([getattr(comm, "I" + name)(*args, **kwargs)], finish)
-    getattr(comm, name.capitalize())(*args, **kwargs)
+    with _watchdog.watch(name):
+        getattr(comm, name.capitalize())(*args, **kwargs)
     for fn in finish:
         fn()
     return None
@@ -429,7 +506,8 @@ def _check_same(pg, what, tensor):
     """At debug level DETAIL: every rank must pass the same shape and dtype."""
     if _state["debug"] != DebugLevel.DETAIL:
         return
-    meta = pg.comm.allgather((tuple(tensor.shape), str(tensor.dtype)))
+    with _watchdog.watch(f"{what} (debug shape check)"):
+        meta = pg.comm.allgather((tuple(tensor.shape), str(tensor.dtype)))
     if any(m != meta[0] for m in meta):
         detail = ", ".join(f"rank {r}: {s} {d}" for r, (s, d) in enumerate(meta))
         raise RuntimeError(f"{what}: ranks passed tensors of different shapes/dtypes ({detail})")
@@ -463,6 +541,23 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     pg = _member(group)
     if pg is None:
         return None
+    if not async_op and _state["debug"] != DebugLevel.DETAIL:
+        # The common case, with as little Python as possible: a blocking call on the
+        # tensor's own memory.
+        view = _cpu_view(tensor)
+        if view is not None:
+            mop = _op_cache.get((op, view.dtype.kind)) or _mpi_op(op, view.dtype)
+            watch = _watchdog._state
+            previous = watch["current"]
+            if watch["timeout"] is not None:
+                watch["current"] = ("allreduce", time.monotonic())
+            try:
+                pg.comm.Allreduce(_MPI.IN_PLACE, view, mop)
+            finally:
+                watch["current"] = previous
+            if op is ReduceOp.AVG:
+                view /= pg.size()
+            return None
     _check_same(pg, "all_reduce", tensor)
     buf = _Buf(tensor)
     mop = _mpi_op(op, buf.array.dtype)
@@ -690,83 +785,12 @@ def barrier(group=None, async_op=False, device_ids=None):
     return _run(pg.comm, "barrier", (), [], async_op)
 
 
-# ---- point to point -----------------------------------------------------------------------
-
-
-def isend(tensor, dst=None, group=None, tag=0, group_dst=None):
-    """Sends ``tensor`` to rank ``dst``; returns a Work handle."""
-    pg = _member(group)
-    if pg is None:
-        return None
-    peer = group_dst if group_dst is not None else pg._group_rank(dst, "dst")
-    buf = _Buf(tensor)
-    return Work([pg.comm.Isend(buf.flat(), dest=peer, tag=tag)])
-
-
-def irecv(tensor, src=None, group=None, tag=0, group_src=None):
-    """Receives into ``tensor`` from rank ``src`` (any rank when None); returns a Work."""
-    pg = _member(group)
-    if pg is None:
-        return None
-    MPI = _mpi()
-    if group_src is not None:
-        peer = group_src
-    else:
-        peer = MPI.ANY_SOURCE if src is None else pg._group_rank(src, "src")
-    buf = _Buf(tensor)
-    return Work([pg.comm.Irecv(buf.flat(), source=peer, tag=tag)], [buf.finish])
-
-
-def send(tensor, dst=None, group=None, tag=0, group_dst=None):
-    isend(tensor, dst, group, tag, group_dst).wait()
-
-
-def recv(tensor, src=None, group=None, tag=0, group_src=None):
-    """Receives into ``tensor``; returns the global rank of the sender."""
-    pg = _member(group)
-    if pg is None:
-        return -1
-    MPI = _mpi()
-    peer = pg._group_rank(src, "src") if src is not None else group_src
-    buf = _Buf(tensor)
-    status = MPI.Status()
-    pg.comm.Recv(
-        buf.flat(), source=MPI.ANY_SOURCE if peer is None else peer, tag=tag, status=status
-    )
-    buf.finish()
-    return pg.ranks[status.Get_source()]
-
-
-# ---- Python objects (pickle: trusted peers only) -----------------------------------------
-
-
-def all_gather_object(object_list, obj, group=None):
-    """Fills ``object_list[r]`` with rank r's ``obj``. Objects are pickled: unpickling runs
-    arbitrary code, so use this only between trusted peers."""
-    pg = _member(group)
-    if pg is None:
-        return None
-    if len(object_list) != pg.size():
-        raise ValueError(
-            f"all_gather_object: object_list must have world_size ({pg.size()}) entries"
-        )
-    gathered = pg.comm.allgather(pickle.dumps(obj))
-    for i, data in enumerate(gathered):
-        object_list[i] = pickle.loads(data)
-
-
-def broadcast_object_list(object_list, src=0, group=None, device=None, group_src=None):
-    """Replaces ``object_list``'s entries with rank ``src``'s. Objects are pickled: use this
-    only between trusted peers."""
-    pg = _member(group)
-    if pg is None:
-        return None
-    root = group_src if group_src is not None else pg._group_rank(src, "src")
-    data = pg.comm.bcast(pickle.dumps(list(object_list)) if pg.rank() == root else None, root)
-    items = pickle.loads(data)
-    if len(items) != len(object_list):
-        raise ValueError(
-            f"broadcast_object_list: rank {src} sent {len(items)} objects, but object_list "
-            f"has {len(object_list)} entries"
-        )
-    object_list[:] = items
+# Point-to-point and object collectives live in _p2p (imported last: it uses the helpers above).
+from ._p2p import (  # noqa: E402
+    all_gather_object,
+    broadcast_object_list,
+    irecv,
+    isend,
+    recv,
+    send,
+)

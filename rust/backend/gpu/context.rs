@@ -56,30 +56,120 @@ fn rank(t: wgpu::DeviceType) -> u8 {
     }
 }
 
-/// Every adapter wgpu can see, best first; `RUMUS_GPU_ADAPTER` (a substring of
-/// the name, any case) keeps only the matching ones.
-pub fn adapters(instance: &wgpu::Instance) -> std::result::Result<Vec<wgpu::Adapter>, String> {
-    let mut all = pollster::block_on(instance.enumerate_adapters(BACKENDS));
-    all.sort_by_key(|a| std::cmp::Reverse(rank(a.get_info().device_type)));
+/// The adapters wgpu can see, in a stable order: best type first (discrete,
+/// integrated, virtual, other, software), then PCI bus id, name and backend, so
+/// `gpu:i` names the same card in every process of a machine. Enumerated once.
+fn adapters() -> &'static [wgpu::Adapter] {
+    static ALL: OnceLock<Vec<wgpu::Adapter>> = OnceLock::new();
+    ALL.get_or_init(|| {
+        let mut all = pollster::block_on(instance().enumerate_adapters(BACKENDS));
+        all.sort_by_cached_key(|a| {
+            let i = a.get_info();
+            let key = (i.device_pci_bus_id.clone(), i.name.clone(), i.backend.to_string());
+            (std::cmp::Reverse(rank(i.device_type)), key, i.device)
+        });
+        all
+    })
+}
+
+/// The adapters' names, in `gpu:i` order (enumerating creates no device).
+pub fn adapter_names() -> Vec<String> {
+    adapters().iter().map(|a| a.get_info().name).collect()
+}
+
+/// The adapter asked for before the GPU started, and how firmly: `set_device`
+/// (explicit) beats `RUMUS_GPU_ADAPTER`, which beats the local rank that
+/// `init_process_group` proposes (taken modulo the adapter count, so ranks share
+/// cards when there are fewer cards than ranks).
+static REQUESTED: Mutex<Option<(usize, bool)>> = Mutex::new(None);
+/// The index of the adapter the context was created on.
+static CHOSEN: OnceLock<usize> = OnceLock::new();
+
+fn listing(names: &[String]) -> String {
+    let all: Vec<String> =
+        names.iter().enumerate().map(|(i, n)| format!("gpu:{}: {}", i, n)).collect();
+    format!("{} adapter(s) found ({})", names.len(), all.join(", "))
+}
+
+/// The index the context uses (or will use when it starts).
+fn resolve() -> std::result::Result<usize, String> {
+    let names = adapter_names();
+    if names.is_empty() {
+        return Err("wgpu found no Vulkan, Metal or DX12 adapter (on Linux without a GPU, install Mesa's lavapipe: mesa-vulkan-drivers)".into());
+    }
+    let requested = *crate::tensor::lock(&REQUESTED);
+    if let Some((i, true)) = requested {
+        return Ok(i);
+    }
     if let Ok(want) = std::env::var("RUMUS_GPU_ADAPTER") {
-        let names: Vec<String> = all.iter().map(|a| a.get_info().name).collect();
-        all.retain(|a| a.get_info().name.to_lowercase().contains(&want.to_lowercase()));
-        if all.is_empty() {
-            return Err(format!(
-                "RUMUS_GPU_ADAPTER={:?} matches none of the adapters {:?}",
-                want, names
-            ));
+        if let Ok(i) = want.trim().parse::<usize>() {
+            if i >= names.len() {
+                return Err(format!(
+                    "RUMUS_GPU_ADAPTER={} is not an adapter index: {}",
+                    i,
+                    listing(&names)
+                ));
+            }
+            return Ok(i);
+        }
+        let lower = want.to_lowercase();
+        return names.iter().position(|n| n.to_lowercase().contains(&lower)).ok_or_else(|| {
+            format!(
+                "RUMUS_GPU_ADAPTER={:?} matches none of the adapters: {}",
+                want,
+                listing(&names)
+            )
+        });
+    }
+    Ok(requested.map_or(0, |(i, _)| i % names.len()))
+}
+
+/// The adapter index of `gpu` in this process: the started context's, else the
+/// one it would start on (None when there is no adapter).
+pub fn current_index() -> Option<usize> {
+    CHOSEN.get().copied().or_else(|| resolve().ok())
+}
+
+/// The started context's adapter index, without enumerating (0 before start).
+pub fn chosen_index() -> usize {
+    CHOSEN.get().copied().unwrap_or(0)
+}
+
+/// Asks for adapter `index`. Explicit requests (`set_device`, `gpu:i`) must
+/// name an existing adapter and come before the GPU starts on another one;
+/// the local-rank proposal is ignored once the GPU runs.
+pub fn request(index: usize, explicit: bool) -> Result<()> {
+    if let Some(&k) = CHOSEN.get() {
+        if !explicit || k == index {
+            return Ok(());
         }
     }
-    Ok(all)
+    if explicit {
+        let names = adapter_names();
+        if index >= names.len() {
+            bail!(Runtime, "device gpu:{} is not available: {}", index, listing(&names));
+        }
+        if let Some(&k) = CHOSEN.get() {
+            bail!(
+                Runtime,
+                "rumus drives one GPU per process and this one already runs on gpu:{} ({}): \
+                 call rumus.gpu.set_device({}) or set RUMUS_GPU_ADAPTER={} before the first GPU \
+                 operation (run one process per GPU, e.g. under mpirun)",
+                k,
+                names[k],
+                index,
+                index
+            );
+        }
+    }
+    *crate::tensor::lock(&REQUESTED) = Some((index, explicit));
+    Ok(())
 }
 
 fn create() -> std::result::Result<Context, String> {
-    let instance = instance();
-    let adapter = adapters(&instance)?
-        .into_iter()
-        .next()
-        .ok_or("wgpu found no Vulkan, Metal or DX12 adapter (on Linux without a GPU, install Mesa's lavapipe: mesa-vulkan-drivers)")?;
+    let index = resolve()?;
+    let adapter = &adapters()[index];
+    let _ = CHOSEN.set(index);
     let info = adapter.get_info();
     // The adapter's own limits, not WebGPU's small defaults: large tensors fit.
     let limits = adapter.limits();

@@ -290,7 +290,7 @@ fn binary_raw_(op: Binary, a: &Tensor, b: &Operand, alpha: Option<f64>) -> Resul
         }
         check_inplace_cast(op.name(), r.dtype(), a.dtype())?;
         if !a.is_gpu() {
-            bail!(Runtime, "{}_: Expected all tensors to be on the same device, but found at least two devices, cpu and gpu:0!", op.name());
+            bail!(Runtime, "{}_: Expected all tensors to be on the same device, but found at least two devices, cpu and {}!", op.name(), crate::tensor::Device::Gpu.name());
         }
         copy_into(a, &r)?;
         a.storage().bump_version();

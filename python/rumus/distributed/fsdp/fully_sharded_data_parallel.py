@@ -1,0 +1,789 @@
+"""FullyShardedDataParallel: each rank stores 1/world of every wrapped unit's parameters.
+
+A unit (the module given to FSDP, and every descendant the ``auto_wrap_policy`` wraps in
+its own FSDP) flattens the parameters it owns (those not inside a nested unit) into one
+buffer, padded to a multiple of the world size; each rank keeps its 1/world slice as the
+unit's only parameter (``_flat_param``), which is what ``fsdp_model.parameters()`` yields and
+what the optimizer updates. The original parameters are removed from their modules.
+
+Forward of a unit: all-gather the shards into the full buffer, set each original parameter
+on its module as a view of that buffer, run the module, then drop the views, so the full
+buffer is freed once the unit's forward returns. The unit runs under
+``rumus.utils.checkpoint`` (with the random-number state preserved): its activations and
+its gathered parameters are not kept for backward. When backward reaches the unit, it
+all-gathers the parameters again, recomputes the unit's forward and backpropagates through
+it; the gradient of the full buffer is reduce-scattered (averaged over ranks) into the
+gradient of this rank's shard, and the gathered buffer is freed when the unit's backward
+returns. So at any time a rank holds its shards plus the full parameters of the units whose
+forward or backward is running (the unit and the units that enclose it), and the gradient and
+optimizer state of its shards only. The price is recomputing each unit's forward in
+backward (activation checkpointing per unit).
+
+Limits: a unit's forward must return a Tensor or a tuple of Tensors, and its tensor inputs
+that need gradients must be positional; every parameter of a unit must have one dtype and the
+same ``requires_grad``; a parameter shared between two units is not supported.
+"""
+
+import contextlib
+from collections import OrderedDict
+
+from ... import _rumus
+from ...autograd.function import Function
+from ...autograd.grad_mode import no_grad
+from ...nn import Module
+from ...utils.checkpoint import checkpoint
+from .. import distributed_c10d as c10d
+from .._shard import ShardedTensor
+from .api import (
+    FullStateDictConfig,
+    ShardedStateDictConfig,
+    ShardingStrategy,
+    StateDictConfig,
+    StateDictType,
+)
+from .wrap import _as_callable, _recursive_wrap
+
+__all__ = ["FullyShardedDataParallel"]
+
+# Bytes held by flat shards and gathered full buffers of every unit: ``current`` and the
+# high-water mark ``peak`` (what the memory test measures).
+_param_bytes = {"current": 0, "peak": 0}
+
+
+def _account(nbytes):
+    _param_bytes["current"] += nbytes
+    _param_bytes["peak"] = max(_param_bytes["peak"], _param_bytes["current"])
+
+
+def reset_peak_param_bytes():
+    """Sets the peak of the FSDP parameter-memory counter to its current value."""
+    _param_bytes["peak"] = _param_bytes["current"]
+
+
+class _GatherFlat(Function):
+    """shard -> full flat buffer (all-gather); backward reduce-scatters the gradient."""
+
+    @staticmethod
+    def forward(ctx, shard, unit, release_in_backward):
+        ctx.unit, ctx.release = unit, release_in_backward
+        return unit._all_gather(shard)
+
+    @staticmethod
+    def backward(ctx, grad):
+        unit = ctx.unit
+        shard_grad = _rumus.empty(unit._shard_numel, dtype=grad.dtype, device=grad.device)
+        c10d.reduce_scatter_tensor(
+            shard_grad, grad.contiguous(), op=c10d.ReduceOp.AVG, group=unit.process_group
+        )
+        if ctx.release:
+            # The recomputed graph, and with it the gathered buffer, goes when this returns.
+            _account(-unit._full_bytes)
+        return shard_grad, None, None
+
+
+class _ParamInfo:
+    """One original parameter: its place in the flat buffer and the (module, name) slots
+    that held it (several when it is shared inside the unit)."""
+
+    def __init__(self, fqn, shape, numel, offset, requires_grad):
+        self.fqn, self.shape, self.numel, self.offset = fqn, shape, numel, offset
+        self.requires_grad = requires_grad
+        self.slots = []
+
+
+class FullyShardedDataParallel(Module):
+    """Shards ``module``'s parameters across the ranks of ``process_group`` (see the module
+    docstring for the schedule of gathers and frees). Build the optimizer on
+    ``fsdp_model.parameters()``, the shards, after wrapping.
+
+    Args:
+        module (Module): the module to shard.
+        process_group (ProcessGroup, optional): the ranks sharing it (default: all).
+        sharding_strategy (ShardingStrategy, optional): only ``FULL_SHARD`` (the default).
+        cpu_offload: not supported (must be None).
+        auto_wrap_policy (callable, optional): selects the descendants wrapped in their own
+            FSDP unit (see ``rumus.distributed.fsdp.wrap``).
+        backward_prefetch (BackwardPrefetch, optional): accepted, no effect.
+        mixed_precision: not supported (must be None).
+        ignored_modules (iterable[Module], optional): modules whose parameters stay
+            unsharded (and are not synchronized).
+        param_init_fn: not supported (must be None).
+        device_id (int, str or device, optional): moves ``module`` there first.
+        sync_module_states (bool): broadcast rank 0's parameters and buffers first.
+        forward_prefetch (bool): accepted, no effect.
+        limit_all_gathers (bool): accepted, no effect.
+        use_orig_params (bool): accepted; the original parameters are never exposed.
+        ignored_states (iterable, optional): more modules to ignore.
+        device_mesh: not supported (must be None).
+    """
+
+    def __init__(
+        self,
+        module,
+        process_group=None,
+        sharding_strategy=None,
+        cpu_offload=None,
+        auto_wrap_policy=None,
+        backward_prefetch=None,
+        mixed_precision=None,
+        ignored_modules=None,
+        param_init_fn=None,
+        device_id=None,
+        sync_module_states=False,
+        forward_prefetch=False,
+        limit_all_gathers=True,
+        use_orig_params=False,
+        ignored_states=None,
+        device_mesh=None,
+    ):
+        super().__init__()
+        if not isinstance(module, Module):
+            raise TypeError(f"module should be an nn.Module, but got {type(module).__name__}")
+        if not c10d.is_initialized():
+            raise RuntimeError(
+                "FullyShardedDataParallel needs the default process group: call "
+                "rumus.distributed.init_process_group first"
+            )
+        strategy = sharding_strategy or ShardingStrategy.FULL_SHARD
+        if strategy is not ShardingStrategy.FULL_SHARD:
+            raise NotImplementedError(
+                f"FullyShardedDataParallel: rumus implements ShardingStrategy.FULL_SHARD only, "
+                f"not {strategy}"
+            )
+        for name, value in [
+            ("cpu_offload", cpu_offload),
+            ("mixed_precision", mixed_precision),
+            ("param_init_fn", param_init_fn),
+            ("device_mesh", device_mesh),
+        ]:
+            if value is not None:
+                raise NotImplementedError(f"FullyShardedDataParallel: {name} is not supported")
+        self.process_group = c10d._group(process_group)
+        self.world_size = self.process_group.size()
+        self.rank = self.process_group.rank()
+        self.sharding_strategy = strategy
+        self._state_dict_type = StateDictType.FULL_STATE_DICT
+        self._state_dict_config = FullStateDictConfig()
+        ignored = {
+            id(m)
+            for root in [*(ignored_modules or ()), *(ignored_states or ())]
+            if isinstance(root, Module)
+            for m in root.modules()
+        }
+        self._ignored = ignored
+        if device_id is not None:
+            module = module.to(device_id if not isinstance(device_id, int) else f"gpu:{device_id}")
+        if sync_module_states:
+            with no_grad():
+                src = self.process_group.ranks[0]
+                for t in [*module.parameters(), *module.buffers()]:
+                    c10d.broadcast(t, src=src, group=self.process_group)
+        policy = _as_callable(auto_wrap_policy)
+        if policy is not None:
+            kwargs = dict(
+                process_group=self.process_group,
+                sharding_strategy=strategy,
+                ignored_modules=[m for m in module.modules() if id(m) in ignored],
+            )
+            module, _ = _recursive_wrap(
+                module,
+                policy,
+                lambda m: FullyShardedDataParallel(m, **kwargs),
+                ignored,
+                only_wrap_children=True,
+            )
+        self._fsdp_wrapped_module = module
+        self._flatten(module)
+
+    # ---- construction ---------------------------------------------------------------------
+
+    def _own_modules(self, module, prefix=""):
+        """(prefix, module) of ``module`` and its descendants outside nested units."""
+        if id(module) in self._ignored:
+            return
+        yield prefix, module
+        for name, child in module._modules.items():
+            if child is None or isinstance(child, FullyShardedDataParallel):
+                continue
+            yield from self._own_modules(child, prefix + name + ".")
+
+    def _flatten(self, module):
+        infos, by_id, names = [], {}, {}
+        offset = 0
+        for prefix, m in self._own_modules(module):
+            names.setdefault(id(m), list(m._parameters))
+            for name, p in list(m._parameters.items()):
+                if p is None:
+                    continue
+                if id(p) not in by_id:
+                    info = _ParamInfo(
+                        prefix + name, tuple(p.shape), p.numel(), offset, p.requires_grad
+                    )
+                    info.param = p
+                    by_id[id(p)] = info
+                    infos.append(info)
+                    offset += p.numel()
+                slot = (m, name)
+                if all(s[0] is not m or s[1] != name for s in by_id[id(p)].slots):
+                    by_id[id(p)].slots.append(slot)
+        self._infos = infos
+        # Each module's original parameter names, in registration order (for state dicts).
+        self._orig_param_names = names
+        if not infos:
+            self._flat_param = None
+            return
+        dtypes = {i.param.dtype for i in infos}
+        if len(dtypes) > 1:
+            raise ValueError(
+                "FullyShardedDataParallel: the parameters of one unit must share a dtype, but "
+                f"got {sorted(str(d) for d in dtypes)} (wrap them in different units)"
+            )
+        if len({i.requires_grad for i in infos}) > 1:
+            raise ValueError(
+                "FullyShardedDataParallel: the parameters of one unit must all require grad or "
+                "all not (wrap frozen modules in their own unit)"
+            )
+        first = infos[0].param
+        self._dtype, self._device = first.dtype, first.device
+        self._numel = offset
+        self._shard_numel = -(-offset // self.world_size)
+        padded = self._shard_numel * self.world_size
+        self._full_bytes = padded * first.element_size()
+        start = self.rank * self._shard_numel
+        with no_grad():
+            flat = _rumus.cat([i.param.detach().reshape(-1) for i in infos])
+            if padded > offset:
+                pad = _rumus.zeros(padded - offset, dtype=self._dtype, device=self._device)
+                flat = _rumus.cat([flat, pad])
+            shard = flat[start : start + self._shard_numel].clone()
+        from ...nn import Parameter
+
+        self._flat_param = Parameter(shard, requires_grad=infos[0].requires_grad)
+        _account(self._shard_numel * first.element_size())
+        self._freed = _rumus.empty(0, dtype=self._dtype, device=self._device)
+        for info in infos:
+            for m, name in info.slots:
+                del m._parameters[name]
+            del info.param
+        self._drop_views()
+
+    # ---- gather / free --------------------------------------------------------------------
+
+    def _all_gather(self, shard):
+        full = _rumus.empty(
+            self._shard_numel * self.world_size, dtype=shard.dtype, device=shard.device
+        )
+        c10d.all_gather_into_tensor(full, shard.detach(), group=self.process_group)
+        _account(self._full_bytes)
+        return full
+
+    def _set_views(self, full):
+        for info in self._infos:
+            view = full[info.offset : info.offset + info.numel].view(info.shape)
+            for m, name in info.slots:
+                m.__dict__[name] = view
+
+    def _drop_views(self):
+        # Outside the unit's forward an original parameter is a tensor with no elements (as
+        # PyTorch's freed parameters), so code reading ``module.weight`` still finds one.
+        for info in self._infos:
+            for m, name in info.slots:
+                m.__dict__[name] = self._freed
+
+    def forward(self, *args, **kwargs):
+        """Gathers this unit's parameters, runs the wrapped module and frees them (see the
+        module docstring); nested units do the same inside.
+
+        Args:
+            *args: the wrapped module's positional arguments.
+            **kwargs: its keyword arguments (not differentiated).
+
+        Returns:
+            The wrapped module's output.
+        """
+        if self._flat_param is None:
+            return self._fsdp_wrapped_module(*args, **kwargs)
+        calls = [0]
+
+        def run(*inputs):
+            recompute = calls[0] > 0
+            calls[0] += 1
+            if _rumus.is_grad_enabled() and self._flat_param.requires_grad:
+                full = _GatherFlat.apply(self._flat_param, self, recompute)
+            else:
+                full = self._all_gather(self._flat_param)
+                recompute = False
+            self._set_views(full)
+            try:
+                return self._fsdp_wrapped_module(*inputs, **kwargs)
+            finally:
+                self._drop_views()
+                if not recompute:
+                    _account(-self._full_bytes)
+
+        if _rumus.is_grad_enabled() and self._flat_param.requires_grad:
+            return checkpoint(run, *args, use_reentrant=False)
+        return run(*args)
+
+    # ---- access ---------------------------------------------------------------------------
+
+    @property
+    def module(self):
+        """The wrapped module."""
+        return self._fsdp_wrapped_module
+
+    def __getattr__(self, name):
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            if name == "_fsdp_wrapped_module":
+                raise
+            return getattr(self._fsdp_wrapped_module, name)
+
+    def __getitem__(self, key):
+        return self._fsdp_wrapped_module.__getitem__(key)
+
+    @staticmethod
+    def fsdp_modules(module, root_only=False):
+        """The FSDP units in ``module`` (itself included), outermost first.
+
+        Args:
+            module (Module): the module to search.
+            root_only (bool): only the outermost units.
+        """
+        units = [m for m in module.modules() if isinstance(m, FullyShardedDataParallel)]
+        if root_only:
+            inner = {id(m) for u in units for m in u._fsdp_wrapped_module.modules() if m is not u}
+            units = [u for u in units if id(u) not in inner]
+        return units
+
+    @staticmethod
+    @contextlib.contextmanager
+    def summon_full_params(
+        module,
+        recurse=True,
+        writeback=True,
+        rank0_only=False,
+        offload_to_cpu=False,
+        with_grads=False,
+    ):
+        """Inside the block, the units' original parameters are full tensors on their modules
+        (gathered on every rank); with ``writeback`` changes to them are copied back into the
+        shards on exit.
+
+        Args:
+            module (Module): an FSDP model (or a module containing FSDP units).
+            recurse (bool): include nested units (else only ``module``'s own).
+            writeback (bool): copy the full parameters back into the shards on exit.
+            rank0_only (bool): accepted; every rank gets the full parameters.
+            offload_to_cpu (bool): accepted; the parameters stay on their device.
+            with_grads (bool): not supported (must be False).
+        """
+        if with_grads:
+            raise NotImplementedError("summon_full_params: with_grads is not supported")
+        units = FullyShardedDataParallel.fsdp_modules(module) if recurse else [module]
+        units = [u for u in units if u._flat_param is not None]
+        fulls = []
+        try:
+            with no_grad():
+                for u in units:
+                    full = u._all_gather(u._flat_param)
+                    u._set_views(full)
+                    fulls.append(full)
+            yield
+            if writeback:
+                with no_grad():
+                    for u, full in zip(units, fulls):
+                        start = u.rank * u._shard_numel
+                        u._flat_param.copy_(full[start : start + u._shard_numel])
+        finally:
+            for u in units[: len(fulls)]:
+                u._drop_views()
+                _account(-u._full_bytes)
+
+    # ---- state dicts ----------------------------------------------------------------------
+
+    @staticmethod
+    def set_state_dict_type(
+        module, state_dict_type, state_dict_config=None, optim_state_dict_config=None
+    ):
+        """Sets what ``state_dict()`` returns on every unit in ``module``; returns the
+        previous (type, config).
+
+        Args:
+            module (Module): the FSDP model.
+            state_dict_type (StateDictType): the kind of state dict.
+            state_dict_config (StateDictConfig, optional): its options.
+            optim_state_dict_config (optional): accepted, unused.
+        """
+        if not isinstance(state_dict_type, StateDictType):
+            raise TypeError(f"state_dict_type must be a StateDictType, got {state_dict_type!r}")
+        if state_dict_config is None:
+            state_dict_config = {
+                StateDictType.FULL_STATE_DICT: FullStateDictConfig,
+                StateDictType.SHARDED_STATE_DICT: ShardedStateDictConfig,
+            }.get(state_dict_type, StateDictConfig)()
+        units = FullyShardedDataParallel.fsdp_modules(module)
+        if not units:
+            raise ValueError("set_state_dict_type: the module contains no FSDP unit")
+        previous = (units[0]._state_dict_type, units[0]._state_dict_config)
+        for u in units:
+            u._state_dict_type, u._state_dict_config = state_dict_type, state_dict_config
+        return previous
+
+    @staticmethod
+    @contextlib.contextmanager
+    def state_dict_type(
+        module, state_dict_type, state_dict_config=None, optim_state_dict_config=None
+    ):
+        """Context manager: ``state_dict()``/``load_state_dict()`` of the units in ``module``
+        use ``state_dict_type`` inside the block.
+
+        Args:
+            module (Module): the FSDP model.
+            state_dict_type (StateDictType): the kind of state dict.
+            state_dict_config (StateDictConfig, optional): its options.
+            optim_state_dict_config (optional): accepted, unused.
+        """
+        previous = FullyShardedDataParallel.set_state_dict_type(
+            module, state_dict_type, state_dict_config
+        )
+        try:
+            yield
+        finally:
+            FullyShardedDataParallel.set_state_dict_type(module, *previous)
+
+    def _entries(self):
+        """(key, unit, info) for parameters and (key, module, name) for persistent buffers, in
+        the order of the original module's state_dict, with the original keys."""
+        out = []
+
+        def walk(m, prefix, unit):
+            if isinstance(m, FullyShardedDataParallel):
+                unit = m
+                m = m._fsdp_wrapped_module
+            by_slot = {(id(mod), name): info for info in unit._infos for mod, name in info.slots}
+            for name in unit._orig_param_names.get(id(m), list(m._parameters)):
+                info = by_slot.get((id(m), name))
+                if info is not None:
+                    out.append((prefix + name, "param", unit, info))
+                elif m._parameters.get(name) is not None:
+                    out.append((prefix + name, "plain", m, name))
+            for name, b in m._buffers.items():
+                if b is not None and name not in m._non_persistent_buffers_set:
+                    out.append((prefix + name, "buffer", m, name))
+            for name, child in m._modules.items():
+                if child is not None:
+                    walk(child, prefix + name + ".", unit)
+
+        walk(self, "", self)
+        return out
+
+    def state_dict(self, *, destination=None, prefix="", keep_vars=False):
+        """The state dict of the kind set by :meth:`state_dict_type` (default
+        ``FULL_STATE_DICT``: every parameter gathered, under the original module's keys).
+
+        Args:
+            destination (dict, optional): the dict to fill.
+            prefix (str): prepended to every key.
+            keep_vars (bool): for ``LOCAL_STATE_DICT``: keep the shards attached to autograd.
+
+        Returns:
+            dict: an OrderedDict (empty on ranks other than 0 with ``rank0_only``).
+        """
+        kind, config = self._state_dict_type, self._state_dict_config
+        if kind is StateDictType.LOCAL_STATE_DICT:
+            return super().state_dict(destination=destination, prefix=prefix, keep_vars=keep_vars)
+        out = OrderedDict() if destination is None else destination
+        full = kind is StateDictType.FULL_STATE_DICT
+        keep = not (full and getattr(config, "rank0_only", False)) or self.rank == 0
+        cpu = config.offload_to_cpu
+        gathered = {}
+        with no_grad():
+            for key, what, owner, info in self._entries():
+                if what == "param":
+                    unit = owner
+                    if full:
+                        if id(unit) not in gathered:
+                            gathered.clear()  # one unit's full buffer at a time
+                            gathered[id(unit)] = unit._all_gather(unit._flat_param)
+                            _account(-unit._full_bytes)
+                        flat = gathered[id(unit)]
+                        value = (
+                            flat[info.offset : info.offset + info.numel].view(info.shape).clone()
+                        )
+                    else:
+                        value = unit._sharded(info)
+                else:
+                    value = getattr(owner, info).detach()
+                if keep:
+                    out[prefix + key] = (
+                        value.cpu() if cpu and not isinstance(value, ShardedTensor) else value
+                    )
+        return out
+
+    def _sharded(self, info, flat=None):
+        """``info``'s piece on this rank of the shard (or of ``flat``, shaped like the shard),
+        as a ShardedTensor sharing its memory."""
+        lo = self.rank * self._shard_numel
+        a = min(max(info.offset, lo), lo + self._shard_numel)
+        b = min(max(info.offset + info.numel, lo), lo + self._shard_numel)
+        local = (self._flat_param if flat is None else flat).detach()[a - lo : b - lo]
+        return ShardedTensor(local, info.shape, max(a - info.offset, 0) if b > a else 0)
+
+    def load_state_dict(self, state_dict, strict=True, assign=False):
+        """Loads a state dict of the kind set by :meth:`state_dict_type`: full tensors under
+        the original keys (each rank keeps its slice; with ``rank0_only`` rank 0's dict is
+        broadcast), ShardedTensors holding this rank's pieces, or the local flat shards.
+
+        Args:
+            state_dict (dict): the state.
+            strict (bool): missing or unexpected keys raise RuntimeError.
+            assign (bool): not supported for sharded parameters (must be False).
+
+        Returns:
+            NamedTuple: ``missing_keys`` and ``unexpected_keys``.
+        """
+        kind, config = self._state_dict_type, self._state_dict_config
+        if kind is StateDictType.LOCAL_STATE_DICT:
+            return super().load_state_dict(state_dict, strict=strict, assign=assign)
+        from ...nn.modules.module import _IncompatibleKeys
+
+        entries = self._entries()
+        full = kind is StateDictType.FULL_STATE_DICT
+        if full and getattr(config, "rank0_only", False):
+            box = [dict(state_dict) if self.rank == 0 else None]
+            c10d.broadcast_object_list(
+                box, src=self.process_group.ranks[0], group=self.process_group
+            )
+            state_dict = box[0]
+        keys = {e[0] for e in entries}
+        missing = [e[0] for e in entries if e[0] not in state_dict]
+        unexpected = [k for k in state_dict if k not in keys]
+        if strict and (missing or unexpected):
+            raise RuntimeError(
+                "Error(s) in loading state_dict for FullyShardedDataParallel: "
+                f"missing keys {missing}, unexpected keys {unexpected}"
+            )
+        with no_grad():
+            for key, what, owner, info in entries:
+                if key not in state_dict:
+                    continue
+                value = state_dict[key]
+                if what == "param":
+                    owner._load_param(info, value, key)
+                else:
+                    target = getattr(owner, info)
+                    if tuple(value.shape) != tuple(target.shape):
+                        raise RuntimeError(
+                            f"size mismatch for {key}: copying a param with shape "
+                            f"{tuple(value.shape)}, the shape in the current model is "
+                            f"{tuple(target.shape)}"
+                        )
+                    target.copy_(value.to(target.device, target.dtype))
+        return _IncompatibleKeys(missing, unexpected)
+
+    def _load_param(self, info, value, key):
+        lo = self.rank * self._shard_numel
+        a = min(max(info.offset, lo), lo + self._shard_numel)
+        b = min(max(info.offset + info.numel, lo), lo + self._shard_numel)
+        if isinstance(value, ShardedTensor):
+            if value.size() != info.shape:
+                raise RuntimeError(
+                    f"size mismatch for {key}: the sharded value has shape {value.size()}, the "
+                    f"parameter {info.shape}"
+                )
+            piece = value.local_tensor()
+            if piece.numel() != b - a or (b > a and value.offset != a - info.offset):
+                raise RuntimeError(
+                    f"{key}: the ShardedTensor holds elements {value.offset}.."
+                    f"{value.offset + piece.numel()}, but this rank's shard holds "
+                    f"{a - info.offset}..{b - info.offset} (load it with "
+                    "rumus.distributed.checkpoint.load into this model's sharded state dict)"
+                )
+        else:
+            if tuple(value.shape) != info.shape:
+                raise RuntimeError(
+                    f"size mismatch for {key}: copying a param with shape {tuple(value.shape)}, "
+                    f"the shape in the current model is {info.shape}"
+                )
+            piece = value.reshape(-1)[a - info.offset : b - info.offset]
+        if b > a:
+            self._flat_param.detach()[a - lo : b - lo].copy_(
+                piece.to(self._flat_param.device, self._flat_param.dtype)
+            )
+
+    # ---- optimizer state ------------------------------------------------------------------
+
+    @staticmethod
+    def _optim_layout(model, optim):
+        """For every optimizer parameter (a flat shard): its unit and the original keys of
+        the parameters it holds, with their infos."""
+        keys = {(id(e[2]), id(e[3])): e[0] for e in model._entries() if e[1] == "param"}
+        by_flat = {
+            id(u._flat_param): u
+            for u in FullyShardedDataParallel.fsdp_modules(model)
+            if u._flat_param is not None
+        }
+        layout = []
+        for g in optim.param_groups:
+            for p in g["params"]:
+                unit = by_flat.get(id(p))
+                if unit is None:
+                    raise ValueError(
+                        "optim_state_dict: the optimizer holds a parameter that is not a shard "
+                        "of this FSDP model (build it on fsdp_model.parameters())"
+                    )
+                layout.append((p, unit, [(keys[(id(unit), id(i))], i) for i in unit._infos]))
+        return layout
+
+    @staticmethod
+    def optim_state_dict(model, optim, optim_state_dict=None, group=None):
+        """The optimizer's state keyed by the original parameters' names: full tensors
+        (gathered) under ``FULL_STATE_DICT``, ``ShardedTensor`` pieces under
+        ``SHARDED_STATE_DICT`` (what ``rumus.distributed.checkpoint.save`` takes). Call it on
+        every rank.
+
+        Args:
+            model (FullyShardedDataParallel): the root FSDP model.
+            optim (Optimizer): the optimizer built on ``model.parameters()``.
+            optim_state_dict (dict, optional): ``optim.state_dict()`` (taken when None).
+            group (ProcessGroup, optional): unused (the model's group is used).
+
+        Returns:
+            dict: ``{"state": {name: {...}}, "param_groups": [...]}``.
+        """
+        osd = optim.state_dict() if optim_state_dict is None else optim_state_dict
+        full = model._state_dict_type is StateDictType.FULL_STATE_DICT
+        layout = FullyShardedDataParallel._optim_layout(model, optim)
+        state = {}
+        with no_grad():
+            for index, (p, unit, named) in enumerate(layout):
+                st = osd["state"].get(index)
+                if st is None:
+                    continue
+                gathered = {
+                    k: unit._all_gather(v) for k, v in st.items() if full and _shard_like(v, p)
+                }
+                for _ in gathered:
+                    _account(-unit._full_bytes)
+                for key, info in named:
+                    entry = {}
+                    for k, v in st.items():
+                        if not _shard_like(v, p):
+                            entry[k] = v.clone() if isinstance(v, _rumus.Tensor) else v
+                        elif full:
+                            flat = gathered[k]
+                            entry[k] = (
+                                flat[info.offset : info.offset + info.numel]
+                                .view(info.shape)
+                                .clone()
+                            )
+                        else:
+                            entry[k] = unit._sharded(info, v)
+                    state[key] = entry
+        groups = []
+        for g in osd["param_groups"]:
+            names = [key for i in g["params"] for key, _ in layout[i][2]]
+            groups.append({**{k: v for k, v in g.items() if k != "params"}, "params": names})
+        return {"state": state, "param_groups": groups}
+
+    @staticmethod
+    def optim_state_dict_to_load(
+        model, optim, optim_state_dict, is_named_optimizer=False, load_directly=False, group=None
+    ):
+        """Turns what :meth:`optim_state_dict` returned (full tensors, or ShardedTensor pieces
+        filled by ``rumus.distributed.checkpoint.load``) into this rank's
+        ``optim.load_state_dict`` input.
+
+        Args:
+            model (FullyShardedDataParallel): the root FSDP model.
+            optim (Optimizer): the optimizer built on ``model.parameters()``.
+            optim_state_dict (dict): the state keyed by parameter names.
+            is_named_optimizer (bool): must be False.
+            load_directly (bool): also call ``optim.load_state_dict``.
+            group (ProcessGroup, optional): unused.
+
+        Returns:
+            dict: the optimizer state dict of this rank's shards.
+        """
+        layout = FullyShardedDataParallel._optim_layout(model, optim)
+        saved = optim_state_dict["state"]
+        state = {}
+        with no_grad():
+            for index, (p, unit, named) in enumerate(layout):
+                present = [(key, info) for key, info in named if key in saved]
+                if not present:
+                    continue
+                first = saved[present[0][0]]
+                lo = unit.rank * unit._shard_numel
+                entry = {}
+                for k, v in first.items():
+                    if not isinstance(v, (ShardedTensor, _rumus.Tensor)) or (
+                        isinstance(v, _rumus.Tensor) and tuple(v.shape) != present[0][1].shape
+                    ):
+                        entry[k] = v
+                        continue
+                    shard = _rumus.zeros(unit._shard_numel, dtype=p.dtype, device=p.device)
+                    for key, info in present:
+                        value = saved[key][k]
+                        a = min(max(info.offset, lo), lo + unit._shard_numel)
+                        b = min(max(info.offset + info.numel, lo), lo + unit._shard_numel)
+                        if b <= a:
+                            continue
+                        if isinstance(value, ShardedTensor):
+                            piece = value.local_tensor()
+                        else:
+                            piece = value.reshape(-1)[a - info.offset : b - info.offset]
+                        shard[a - lo : b - lo].copy_(piece.to(p.device, p.dtype))
+                    entry[k] = shard
+                state[index] = entry
+        position = {key: i for i, (_, _, named) in enumerate(layout) for key, _ in named}
+        groups = []
+        for g in optim_state_dict["param_groups"]:
+            params = list(dict.fromkeys(position[name] for name in g["params"]))
+            groups.append({**{k: v for k, v in g.items() if k != "params"}, "params": params})
+        result = {"state": state, "param_groups": groups}
+        if load_directly:
+            optim.load_state_dict(result)
+        return result
+
+    # ---- utilities ------------------------------------------------------------------------
+
+    def clip_grad_norm_(self, max_norm, norm_type=2.0):
+        """Clips the gradients of all shards by their total norm across ranks (call it on the
+        root, on every rank).
+
+        Args:
+            max_norm (float): the largest allowed norm.
+            norm_type (float): the p of the p-norm (``inf`` for the max norm).
+
+        Returns:
+            Tensor: the total norm before clipping.
+        """
+        norm_type = float(norm_type)
+        grads = [p.grad for p in self.parameters() if p.grad is not None]
+        if grads:
+            flat = _rumus.cat([g.detach().reshape(-1).cpu().double() for g in grads])
+        else:
+            flat = _rumus.zeros(0, dtype=_rumus.float64)
+        if norm_type == float("inf"):
+            local = flat.abs().max() if flat.numel() else _rumus.tensor(0.0, dtype=_rumus.float64)
+            total = local.reshape(1).clone()
+            c10d.all_reduce(total, op=c10d.ReduceOp.MAX, group=self.process_group)
+            total = total[0]
+        else:
+            total = (flat.abs() ** norm_type).sum().reshape(1).clone()
+            c10d.all_reduce(total, group=self.process_group)
+            total = total[0] ** (1.0 / norm_type)
+        coef = float(max_norm) / (float(total) + 1e-6)
+        if coef < 1.0:
+            with no_grad():
+                for g in grads:
+                    g.mul_(coef)
+        return total.float()
+
+
+def _shard_like(value, shard):
+    """Optimizer state shaped like the flat shard (moments), not a scalar (the step)."""
+    return isinstance(value, _rumus.Tensor) and tuple(value.shape) == tuple(shard.shape)
