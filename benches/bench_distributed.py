@@ -15,7 +15,11 @@ hidden = 1 - exposed / blocking (0 when nothing overlaps, 1 when all of it does)
 
 Bandwidth: for each size (4 KB to 64 MB of float32) ``dist.all_reduce(tensor)`` and
 ``comm.Allreduce(IN_PLACE, array)`` are timed alternately (best of several repeats); the
-target is rumus >= 0.9x mpi4py (rumus's overhead per call is small).
+target is rumus >= 0.9x mpi4py (rumus's overhead per call is small). On a machine with more
+runnable processes than cores the large sizes are bimodal: a call takes ~1 ms per 8 MB when
+both ranks happen to run at once and 10-40x longer when one waits for a core, whatever the
+buffer (a NumPy array, a rumus tensor's memory, huge pages or not); a ratio far from 1 there
+means one side never drew the fast case in its repeats, not that rumus is slower.
 """
 
 import argparse
@@ -50,9 +54,14 @@ def bandwidth(dist, comm, MPI, rank, world, repeats, top):
         array = np.ones(n, np.float32)
         tensor = rumus.ones(n)
         t_np = t_ru = float("inf")
-        for _ in range(repeats):  # alternately, so that load changes hit both alike
-            t_np = min(t_np, best(lambda: comm.Allreduce(MPI.IN_PLACE, array), 1, comm.Barrier))
-            t_ru = min(t_ru, best(lambda: dist.all_reduce(tensor), 1, comm.Barrier))
+        for i in range(repeats):
+            # alternately, each first every other time, so that load changes hit both alike
+            for which in (0, 1) if i % 2 else (1, 0):
+                if which:
+                    t = best(lambda: comm.Allreduce(MPI.IN_PLACE, array), 1, comm.Barrier)
+                    t_np = min(t_np, t)
+                else:
+                    t_ru = min(t_ru, best(lambda: dist.all_reduce(tensor), 1, comm.Barrier))
         if rank == 0:
             mb = (1 << shift) / 2**20
             print(f"{1 << shift:>10}  {mb / t_ru:9.1f}  {mb / t_np:9.1f}  {t_np / t_ru:5.2f}x")
