@@ -6,7 +6,9 @@ parameters and buffers are broadcast to every rank. During backward, a post-accu
 hook on each parameter counts the gradients that are ready; the parameters are grouped into
 buckets of about ``bucket_cap_mb`` (in reverse registration order, roughly the order backward
 produces their gradients), and a bucket is all-reduced asynchronously (MPI ``Iallreduce``) as
-soon as all its gradients are ready, so communication overlaps with the rest of backward.
+soon as all its gradients are ready, so communication overlaps with the rest of backward (a
+helper thread polls the requests meanwhile: Open MPI advances a nonblocking collective only
+inside MPI calls, see ``rumus.distributed._progress``).
 Buckets are launched in the same order on every rank (MPI requires it). The engine has no
 end-of-backward callback: the hook that launches the last bucket waits for all of them, then
 gives each parameter the averaged gradient (sum / world size). The averaged gradients are
@@ -22,6 +24,7 @@ from ... import _rumus
 from ... import distributed as dist
 from ...autograd.grad_mode import no_grad
 from ...distributed import distributed_c10d as c10d
+from ...distributed._progress import Progress
 from ..modules.module import Module
 
 __all__ = ["DistributedDataParallel"]
@@ -97,6 +100,7 @@ class DistributedDataParallel(Module):
         self._active = False  # a forward with gradient sync is waiting for its backward
         self._started = False  # some gradient of that backward arrived
         self._used = None
+        self._progress = Progress(c10d._mpi())
 
     # ---- setup ----------------------------------------------------------------------------
 
@@ -153,10 +157,7 @@ class DistributedDataParallel(Module):
 
     def _drain(self):
         """Completes what a forward without backward left in flight (the same on every rank)."""
-        requests = [b.request for b in self._buckets if b.request is not None]
-        if self._used is not None:
-            requests.append(self._used_request)
-        c10d._mpi().Request.Waitall(requests)
+        self._wait()
 
     def _prepare(self, output):
         if self._active:
@@ -175,6 +176,7 @@ class DistributedDataParallel(Module):
             self._used_request = self.process_group.comm.Iallreduce(
                 c10d._mpi().IN_PLACE, self._used, c10d._mpi().SUM
             )
+            self._progress.add(self._used_request)
             for i, u in enumerate(used):
                 if not u:
                     self._mark_ready(i)
@@ -209,6 +211,7 @@ class DistributedDataParallel(Module):
             if self._active and not self._ready[index]:
                 self._started = True
                 self._mark_ready(index)
+                self._progress.poll()
 
         return hook
 
@@ -236,14 +239,19 @@ class DistributedDataParallel(Module):
         bucket.request = self.process_group.comm.Iallreduce(
             c10d._mpi().IN_PLACE, bucket.buffer, c10d._mpi().SUM
         )
+        self._progress.add(bucket.request)
+
+    def _wait(self):
+        """Waits for the launched all-reduces (and the used-parameter one)."""
+        self._progress.close()
+        requests = [b.request for b in self._buckets if b.request is not None]
+        if self._used is not None:
+            requests.append(self._used_request)
+        c10d._mpi().Request.Waitall(requests)
 
     def _finish(self):
-        MPI = c10d._mpi()
-        MPI.Request.Waitall([b.request for b in self._buckets])
-        globally_used = None
-        if self._used is not None:
-            self._used_request.Wait()
-            globally_used = self._used
+        self._wait()
+        globally_used = self._used
         world = self.process_group.size()
         for bucket in self._buckets:
             bucket.buffer /= world

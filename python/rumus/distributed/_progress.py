@@ -1,0 +1,72 @@
+"""Drives nonblocking MPI collectives while Python computes something else.
+
+Open MPI (built without an asynchronous progress thread) advances a nonblocking collective
+(``Iallreduce``) only while the process is inside an MPI call: launched during backward and
+left alone, a bucket's all-reduce does nothing until the final wait, and none of it overlaps
+with backward. So while requests are in flight a helper thread polls them (``Testall``, which
+returns at once) every ``interval`` seconds. Backward runs in the engine without the GIL, so
+the thread gets to run; between polls it sleeps (a busy thread would take a core from the
+computation). It needs ``MPI_THREAD_MULTIPLE`` (mpi4py's default); at a lower thread level
+only the owner's own ``poll()`` calls drive progress.
+"""
+
+import threading
+import time
+
+
+class Progress:
+    """Polls the requests given to ``add`` from a helper thread until ``close``. The owner
+    must not touch those requests before ``close`` returns (MPI request objects are not
+    shared between threads)."""
+
+    def __init__(self, MPI, interval=2e-4):
+        self._MPI = MPI
+        self._interval = interval
+        self._requests = []
+        self._wake = threading.Event()
+        self._stop = False
+        self._thread = None
+        self._threaded = MPI.Query_thread() >= MPI.THREAD_MULTIPLE
+
+    def add(self, request):
+        self._requests.append(request)
+        if not self._threaded:
+            self._MPI.Request.Testall(self._requests)
+            return
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._loop, name="rumus-mpi-progress")
+            self._thread.daemon = True
+            self._thread.start()
+        self._wake.set()
+
+    def poll(self):
+        """One progress call from the owner's thread (only when there is no helper thread)."""
+        if not self._threaded and self._requests:
+            self._MPI.Request.Testall(self._requests)
+
+    def _loop(self):
+        testall = self._MPI.Request.Testall
+        while True:
+            self._wake.wait()
+            if self._stop:
+                return
+            pending = list(self._requests)
+            if testall(pending):
+                # All done so far: sleep until the next add (one that came after the
+                # snapshot wakes the loop again).
+                self._wake.clear()
+                if len(self._requests) > len(pending):
+                    self._wake.set()
+            else:
+                time.sleep(self._interval)
+
+    def close(self):
+        """Stops the helper thread; the requests are the caller's again."""
+        if self._thread is not None:
+            self._stop = True
+            self._wake.set()
+            self._thread.join()
+        self._thread = None
+        self._requests = []
+        self._stop = False
+        self._wake.clear()
