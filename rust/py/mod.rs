@@ -18,6 +18,7 @@ mod methods;
 mod nn;
 mod numpy;
 mod optim;
+mod quant;
 mod rnn;
 mod sampling;
 mod serialization;
@@ -89,6 +90,7 @@ fn _rumus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     gpu::register(m)?;
     serialization::register(m)?;
     sort::register(m)?;
+    quant::register(m)?;
     rnn::register(m)?;
     math_methods::register(m)?;
     sampling::register(m)?;
