@@ -4,7 +4,6 @@ accessors, state_dict round trips through safetensors, GGML Q8_0 byte-exactness,
 
 import numpy as np
 import pytest
-
 import rumus
 import rumus.nn as nn
 from rumus import _rumus
