@@ -71,7 +71,7 @@ fn input_2d(op: &str, x: &Tensor) -> Result<(Tensor, usize, usize)> {
     Ok((dense(&to_dtype(&x.detach(), DType::F32)?)?, m, k))
 }
 
-fn slice<'a, T: crate::tensor::Element>(t: &'a Tensor) -> Result<&'a [T]> {
+fn slice<T: crate::tensor::Element>(t: &Tensor) -> Result<&[T]> {
     // SAFETY: `t` is dense (contiguous from offset 0) with numel elements of T,
     // alive for the borrow.
     Ok(unsafe { std::slice::from_raw_parts(t.ptr::<T>()?, t.numel()) })

@@ -18,7 +18,7 @@ crate::wgsl_params! {
 }
 
 /// The ten bindings of qgemm.wgsl, unused slots given the dummy buffer.
-fn binds<'a>(slots: [Option<&'a Tensor>; 9]) -> Result<Vec<&'a wgpu::Buffer>> {
+fn binds(slots: [Option<&Tensor>; 9]) -> Result<Vec<&wgpu::Buffer>> {
     slots
         .iter()
         .map(|t| match t {
