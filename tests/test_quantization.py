@@ -288,13 +288,15 @@ def test_q8_ggml_byte_exact():
     assert len(to_ggml_q8_0(q2)) == 4 * 3 * 34
 
 
-def test_q8_linear_matches_dequantized(device):
+@pytest.mark.parametrize("k,bs,m", [(50, 16, 3), (96, 32, 1), (96, 32, 4), (96, 32, 6)])
+def test_q8_linear_matches_dequantized(device, k, bs, m):
+    # batch <= 4 with whole 32-blocks reads the Q8 bytes directly; else rows are dequantized
     rumus.manual_seed(5)
-    lin = nn.Linear(50, 7)
-    q = nn.quantized.Q8Linear.from_float(lin, block_size=16).to(device)
+    lin = nn.Linear(k, 7)
+    q = nn.quantized.Q8Linear.from_float(lin, block_size=bs).to(device)
     wq = q.weight().dequantize().cpu().numpy()
-    assert wq.shape == (7, 50)
-    x = rumus.randn(3, 50)
+    assert wq.shape == (7, k)
+    x = rumus.randn(m, k)
     want = x.numpy() @ wq.T + lin.bias.detach().numpy()
     np.testing.assert_allclose(q(x.to(device)).cpu().numpy(), want, rtol=1e-5, atol=1e-5)
 

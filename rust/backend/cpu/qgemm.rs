@@ -391,10 +391,34 @@ fn dequantize_row(row: &[u32], bs: usize, out: &mut [f32]) {
     }
 }
 
+/// Dot product of `x` with one Q8 row of whole blocks of BS codes (k a
+/// multiple of BS), dequantizing on read; `scales` are the blocks' scales.
+#[inline(always)]
+fn q8_dot<const BS: usize>(x: &[f32], row: &[u32], scales: &[f32]) -> f32 {
+    let mut lanes = [0f32; 16];
+    for ((blk, xs), &s) in row.chunks_exact(1 + BS / 4).zip(x.chunks_exact(BS)).zip(scales) {
+        let q: &[i8] = bytemuck::cast_slice(&blk[1..]);
+        let mut part = [0f32; 16];
+        for c in 0..BS / 16 {
+            for l in 0..16 {
+                part[l] += xs[c * 16 + l] * q[c * 16 + l] as f32;
+            }
+        }
+        for l in 0..16 {
+            lanes[l] += part[l] * s;
+        }
+    }
+    lanes.iter().sum::<f32>()
+}
+
+/// Input rows up to which each weight row is read straight from its Q8 bytes
+/// (batch-1 inference is memory-bound); above, rows are dequantized once and
+/// reused for every input row.
+const DIRECT_ROWS: usize = 4;
+
 /// out (m × n) = x (m × k) · Wᵀ (+ bias) where W's n rows are Q8 blocks of
-/// `bs` codes, ⌈k / bs⌉ blocks per row. Each weight row is dequantized once
-/// into an L1-resident buffer on read and used for all m input rows, so
-/// memory traffic is the Q8 bytes (about a quarter of float32's).
+/// `bs` codes, ⌈k / bs⌉ blocks per row. Memory traffic is the Q8 bytes (about
+/// a quarter of float32's).
 pub fn q8_linear(
     x: &[f32],
     m: usize,
@@ -406,20 +430,32 @@ pub fn q8_linear(
     out: &mut [f32],
 ) {
     let kb = k.div_ceil(bs);
-    let row_words = kb * (1 + bs / 4);
+    let bw = 1 + bs / 4;
+    let row_words = kb * bw;
+    let direct = m <= DIRECT_ROWS && bs == 32 && k.is_multiple_of(32);
     let o = super::P(out.as_mut_ptr());
     team::for_each_if(m * n * k / 8, n.div_ceil(NC), |c| {
         super::simd(
             #[inline(always)]
             || {
-                let mut w = vec![0f32; kb * bs];
+                let mut w = vec![0f32; if direct { 0 } else { kb * bs }];
+                let mut scales = vec![0f32; kb];
                 for j in c * NC..(c * NC + NC).min(n) {
-                    dequantize_row(&words[j * row_words..(j + 1) * row_words], bs, &mut w);
+                    let row = &words[j * row_words..(j + 1) * row_words];
                     let b = bias.map_or(0.0, |b| b[j]);
+                    if direct {
+                        for (s, blk) in scales.iter_mut().zip(row.chunks_exact(bw)) {
+                            *s = f16::from_bits(blk[0] as u16).to_f32();
+                        }
+                    } else {
+                        dequantize_row(row, bs, &mut w);
+                    }
                     for i in 0..m {
-                        let v = dot(&x[i * k..(i + 1) * k], &w[..k]) + b;
+                        let xi = &x[i * k..(i + 1) * k];
+                        let v =
+                            if direct { q8_dot::<32>(xi, row, &scales) } else { dot(xi, &w[..k]) };
                         // SAFETY: each task writes its own columns.
-                        unsafe { *o.at((i * n + j) as isize) = v };
+                        unsafe { *o.at((i * n + j) as isize) = v + b };
                     }
                 }
             },
