@@ -221,6 +221,14 @@ from .autograd import (  # noqa: E402
     no_grad,
     set_grad_enabled,
 )
+from .quantization._tensors import (  # noqa: E402
+    per_channel_affine,
+    per_channel_symmetric,
+    per_tensor_affine,
+    per_tensor_symmetric,
+    q8,
+    qint8,
+)
 from .serialization import load, save  # noqa: E402
 from .utils.dlpack import from_dlpack  # noqa: E402
 
@@ -338,7 +346,7 @@ del _name
 
 # Submodules that most programs never touch load on first use (`rumus.distributions`
 # or `import rumus.distributions`), which keeps `import rumus` fast.
-_LAZY_SUBMODULES = ("compat", "distributed", "distributions", "func")
+_LAZY_SUBMODULES = ("ao", "compat", "distributed", "distributions", "func", "quantization")
 
 
 def __getattr__(name):

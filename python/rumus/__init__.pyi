@@ -14,6 +14,7 @@ from _typeshed import SupportsWrite
 from rumus import (
     accelerator as accelerator,
     amp as amp,
+    ao as ao,
     autograd as autograd,
     compat as compat,
     distributed as distributed,
@@ -24,8 +25,17 @@ from rumus import (
     nn as nn,
     onnx as onnx,
     optim as optim,
+    quantization as quantization,
     serialization as serialization,
     utils as utils,
+)
+from rumus.quantization._tensors import (
+    per_channel_affine as per_channel_affine,
+    per_channel_symmetric as per_channel_symmetric,
+    per_tensor_affine as per_tensor_affine,
+    per_tensor_symmetric as per_tensor_symmetric,
+    q8 as q8,
+    qint8 as qint8,
 )
 from rumus._rumus import (
     Generator as Generator,

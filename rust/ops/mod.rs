@@ -13,6 +13,7 @@ pub mod linalg;
 pub mod norm;
 pub mod pointwise;
 pub mod pool;
+pub mod quant;
 pub mod reduce;
 pub mod repeat;
 pub mod rnn;

@@ -19,6 +19,7 @@ mod nn;
 mod numpy;
 mod optim;
 mod reduce_methods;
+mod quant;
 mod rnn;
 mod sampling;
 mod serialization;
@@ -90,6 +91,7 @@ fn _rumus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     gpu::register(m)?;
     serialization::register(m)?;
     sort::register(m)?;
+    quant::register(m)?;
     rnn::register(m)?;
     math_methods::register(m)?;
     sampling::register(m)?;

@@ -11,6 +11,7 @@ pub mod index;
 pub mod linalg;
 pub mod norm;
 pub mod pool;
+pub mod qgemm;
 pub mod random;
 pub mod reduce;
 pub mod rnn;

@@ -13,6 +13,7 @@ pub mod matmul;
 pub mod norm;
 pub mod params;
 pub mod pool;
+pub mod qgemm;
 pub mod random;
 pub mod reduce;
 pub mod shaders;

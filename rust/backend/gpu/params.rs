@@ -129,7 +129,7 @@ mod tests {
     #[test]
     fn params_match_their_wgsl_twins() {
         use super::super::{
-            conv, elementwise, index, matmul, norm, pool, random, reduce, softmax, sort,
+            conv, elementwise, index, matmul, norm, pool, qgemm, random, reduce, softmax, sort,
         };
         let rust = [
             twin::<conv::Params>(),
@@ -140,6 +140,7 @@ mod tests {
             twin::<norm::Params>(),
             twin::<crate::optim::Opt>(),
             twin::<pool::Params>(),
+            twin::<qgemm::Params>(),
             twin::<random::RngF>(),
             twin::<reduce::Params>(),
             twin::<softmax::Params>(),

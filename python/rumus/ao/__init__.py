@@ -1,0 +1,5 @@
+"""``torch.ao`` counterpart: :mod:`rumus.ao.quantization`."""
+
+from . import quantization
+
+__all__ = ["quantization"]

@@ -1,0 +1,5 @@
+"""Dynamically quantized modules (``torch.nn.quantized.dynamic``)."""
+
+from ..modules import DynamicLinear as Linear
+
+__all__ = ["Linear"]
