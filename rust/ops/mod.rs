@@ -16,6 +16,7 @@ pub mod pool;
 pub mod reduce;
 pub mod repeat;
 pub mod rnn;
+pub mod rnn_gpu;
 pub mod sampling;
 pub mod scan;
 pub mod shape;

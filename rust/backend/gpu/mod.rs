@@ -15,6 +15,7 @@ pub mod params;
 pub mod pool;
 pub mod random;
 pub mod reduce;
+pub mod rnn;
 pub mod shaders;
 pub mod softmax;
 pub mod sort;

@@ -129,7 +129,7 @@ mod tests {
     #[test]
     fn params_match_their_wgsl_twins() {
         use super::super::{
-            conv, elementwise, index, matmul, norm, pool, random, reduce, softmax, sort,
+            conv, elementwise, index, matmul, norm, pool, random, reduce, rnn, softmax, sort,
         };
         let rust = [
             twin::<conv::Params>(),
@@ -142,6 +142,7 @@ mod tests {
             twin::<pool::Params>(),
             twin::<random::RngF>(),
             twin::<reduce::Params>(),
+            twin::<rnn::Params>(),
             twin::<softmax::Params>(),
             twin::<sort::Params>(),
         ];
