@@ -86,4 +86,5 @@ backward_ops! {
     StandardGamma(crate::ops::sampling::StandardGammaBackward),
     Rnn(crate::ops::rnn::RnnBackward),
     RnnGates(crate::ops::rnn_gpu::RnnGatesBackward),
+    GridSample(crate::ops::sample::GridSampleBackward),
 }

@@ -19,6 +19,7 @@ mod nn;
 mod numpy;
 mod optim;
 mod rnn;
+mod sample;
 mod sampling;
 mod serialization;
 mod shape_methods;
@@ -90,6 +91,7 @@ fn _rumus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     serialization::register(m)?;
     sort::register(m)?;
     rnn::register(m)?;
+    sample::register(m)?;
     math_methods::register(m)?;
     sampling::register(m)?;
     sysinfo::register(m)?;

@@ -14,6 +14,7 @@ pub mod pool;
 pub mod random;
 pub mod reduce;
 pub mod rnn;
+pub mod sample;
 pub mod softmax;
 pub mod sort;
 pub mod special;

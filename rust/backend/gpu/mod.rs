@@ -16,6 +16,7 @@ pub mod pool;
 pub mod random;
 pub mod reduce;
 pub mod rnn;
+pub mod sample;
 pub mod shaders;
 pub mod softmax;
 pub mod sort;

@@ -40,6 +40,7 @@ shaders! {
     POOL = "pool" [super::pool::PoolFlags],
     SORT = "sort" [super::dtype::Kind],
     RNN = "rnn" [],
+    SAMPLE = "sample" [crate::ops::sample::GridMode, crate::ops::sample::GridPad],
 }
 
 /// The WGSL compiled for one variant: the shader's code constants, then its
