@@ -39,14 +39,8 @@ fn gates(cell: Cell, a: &Tensor, b: &Tensor, s: Option<&Tensor>) -> Result<Vec<T
     let h = new(hidden)?;
     let c = if cell == Cell::Lstm { Some(new(hidden)?) } else { None };
     let saved = new(saved_width(cell) * hidden)?;
-    let entry = match cell {
-        Cell::RnnTanh | Cell::RnnRelu => "rnn_cell",
-        Cell::Lstm => "lstm_cell",
-        Cell::Gru => "gru_cell",
-    };
-    let relu = cell == Cell::RnnRelu;
     let ts = [Some(&a), Some(&b), s.as_ref(), None, Some(&h), c.as_ref(), Some(&saved)];
-    launch(entry, rows, hidden, relu, &ts)?;
+    launch(cell, false, rows, hidden, &ts)?;
     let mut outs = vec![h];
     outs.extend(c);
     let inputs: Vec<&Tensor> = [Some(&a), Some(&b), s.as_ref()].into_iter().flatten().collect();
@@ -91,11 +85,10 @@ impl Backward for RnnGatesBackward {
         let s = self.state.as_ref().map(|s| s.unpack(node)).transpose()?;
         let new = |w: usize| Tensor::empty_on(&[rows, w], gs[0].dtype(), gs[0].device());
         let da = new(cell.gates() * hd)?;
-        let relu = cell == Cell::RnnRelu;
         Ok(match cell {
             Cell::RnnTanh | Cell::RnnRelu => {
                 let ts = [Some(&self.saved), None, Some(&gs[0]), None, Some(&da), None, None];
-                launch("rnn_cell_backward", rows, hd, relu, &ts)?;
+                launch(cell, true, rows, hd, &ts)?;
                 vec![Some(da.clone()), Some(da)]
             }
             Cell::Lstm => {
@@ -109,7 +102,7 @@ impl Backward for RnnGatesBackward {
                     None,
                     Some(&dc),
                 ];
-                launch("lstm_cell_backward", rows, hd, relu, &ts)?;
+                launch(cell, true, rows, hd, &ts)?;
                 vec![Some(da.clone()), Some(da), Some(dc)]
             }
             Cell::Gru => {
@@ -123,7 +116,7 @@ impl Backward for RnnGatesBackward {
                     Some(&db),
                     Some(&dh),
                 ];
-                launch("gru_cell_backward", rows, hd, relu, &ts)?;
+                launch(cell, true, rows, hd, &ts)?;
                 vec![Some(da), Some(db), Some(dh)]
             }
         })

@@ -4,6 +4,7 @@
 use super::exec::{self, Variant};
 use super::shaders::RNN;
 use crate::error::Result;
+use crate::ops::rnn::Cell;
 use crate::tensor::Tensor;
 
 crate::wgsl_params! {
@@ -15,17 +16,26 @@ crate::wgsl_params! {
     }
 }
 
-/// Runs `entry` over `rows` rows of H units. `ts` are the tensors of
-/// bindings 0..6 (None: unused by the entry), each holding `rows` contiguous
-/// rows; they are bound as windows, in chunks of rows when a tensor exceeds
-/// the binding limit.
+/// Runs the gate kernel of `cell` (its backward when `backward`) over
+/// `rows` rows of H units. `ts` are the tensors of bindings 0..6 (None:
+/// unused by the entry), each holding `rows` contiguous rows; they are bound
+/// as windows, in chunks of rows when a tensor exceeds the binding limit.
 pub fn launch(
-    entry: &'static str,
+    cell: Cell,
+    backward: bool,
     rows: usize,
     hidden: usize,
-    relu: bool,
     ts: &[Option<&Tensor>; 7],
 ) -> Result<()> {
+    let entry = match (cell, backward) {
+        (Cell::RnnTanh | Cell::RnnRelu, false) => "rnn_cell",
+        (Cell::Lstm, false) => "lstm_cell",
+        (Cell::Gru, false) => "gru_cell",
+        (Cell::RnnTanh | Cell::RnnRelu, true) => "rnn_cell_backward",
+        (Cell::Lstm, true) => "lstm_cell_backward",
+        (Cell::Gru, true) => "gru_cell_backward",
+    };
+    let relu = cell == Cell::RnnRelu;
     let dt = ts.iter().flatten().next().expect("a tensor").dtype();
     exec::dispatch_row_chunks(entry, Variant::of(dt), rows, ts, |_, count, offs| {
         let mut off = [0u32; 7];
