@@ -266,20 +266,29 @@ pub fn grid_grad<T: Float + Send + Sync>(geo: &Geom, x: &[T], grid: &[T], go: &[
     });
 }
 
-/// The input gradient (N, C, plane), overwritten: per (batch, channel) plane
-/// (a task each, so the scatter needs no atomics) the transposed sampling.
+/// The input gradient (N, C, plane), overwritten: the transposed sampling,
+/// each task owning whole planes so the scatter needs no atomics. A task per
+/// batch computes each point's taps once for all its channels; with fewer
+/// batches than threads, a task per (batch, channel) plane keeps the team
+/// busy. Either way every element sums its points in the same order.
 pub fn input_grad<T: Float + Send + Sync>(geo: &Geom, grid: &[T], go: &[T], gx: &mut [T]) {
     let plane = geo.plane();
     let xp = P(gx.as_mut_ptr());
-    team::for_each_if(geo.n * geo.c * geo.pts * 4, geo.n * geo.c, |t| {
-        let b = t / geo.c;
-        // SAFETY: plane t is written by this task only.
-        let dst = unsafe { std::slice::from_raw_parts_mut(xp.get().add(t * plane), plane) };
+    let per_batch = geo.n >= super::threads();
+    let (tasks, chans) = if per_batch { (geo.n, geo.c) } else { (geo.n * geo.c, 1) };
+    team::for_each_if(geo.n * geo.c * geo.pts * 4, tasks, |t| {
+        let (b, c0) = if per_batch { (t, 0) } else { (t / geo.c, t % geo.c) };
+        let first = b * geo.c + c0;
+        // SAFETY: planes first..first + chans are written by this task only.
+        let dst =
+            unsafe { std::slice::from_raw_parts_mut(xp.get().add(first * plane), chans * plane) };
         dst.iter_mut().for_each(|v| *v = T::zero());
         for p in 0..geo.pts {
-            let g = go[t * geo.pts + p];
             let ax = taps(geo, grid, b, p);
-            each_tap(geo, &ax, |at, w, _| dst[at] = dst[at] + w * g);
+            for (k, d) in dst.chunks_exact_mut(plane).enumerate() {
+                let g = go[(first + k) * geo.pts + p];
+                each_tap(geo, &ax, |at, w, _| d[at] = d[at] + w * g);
+            }
         }
     });
 }
