@@ -8,7 +8,6 @@
 use super::copy::{contiguous, to_dtype};
 use crate::autograd::{self, mode, Backward, Node, SavedTensor};
 use crate::backend::cpu::sample::{self as kernel, Geom};
-use crate::backend::cpu::P;
 use crate::backend::gpu::sample as gpu;
 use crate::bail;
 use crate::error::Result;
@@ -129,12 +128,6 @@ unsafe fn slice<T: Element>(t: &Tensor) -> Result<&[T]> {
     Ok(std::slice::from_raw_parts(t.ptr::<T>()?, t.numel()))
 }
 
-/// # Safety
-/// As `slice`, and nothing else may touch `t` meanwhile.
-unsafe fn slice_mut<T: Element>(t: &Tensor) -> Result<&mut [T]> {
-    Ok(std::slice::from_raw_parts_mut(P(t.ptr::<T>()?).0, t.numel()))
-}
-
 /// F.grid_sample's core: (N, C, *out) samples of `x` at `grid`.
 pub fn grid_sample(
     x: &Tensor,
@@ -158,7 +151,7 @@ pub fn grid_sample(
                 } else {
                     crate::dispatch_float!(xc.dtype(), T => {
                         // SAFETY: contiguous tensors of T; out is fresh.
-                        unsafe { kernel::forward::<T>(&geo, slice(&xc)?, slice(&gc)?, slice_mut(&out)?) }
+                        unsafe { kernel::forward::<T>(&geo, slice(&xc)?, slice(&gc)?, std::slice::from_raw_parts_mut(out.ptr::<T>()?, out.numel())) }
                     });
                 }
             }
@@ -208,10 +201,10 @@ impl Backward for GridSampleBackward {
                     unsafe {
                         let (xs, gs, gos) = (slice::<T>(&xc)?, slice::<T>(&gc)?, slice::<T>(&go)?);
                         if let Some(gx) = &gx {
-                            kernel::input_grad(geo, gs, gos, slice_mut(gx)?);
+                            kernel::input_grad(geo, gs, gos, std::slice::from_raw_parts_mut(gx.ptr::<T>()?, gx.numel()));
                         }
                         if let Some(gg) = &gg {
-                            kernel::grid_grad(geo, xs, gs, gos, slice_mut(gg)?);
+                            kernel::grid_grad(geo, xs, gs, gos, std::slice::from_raw_parts_mut(gg.ptr::<T>()?, gg.numel()));
                         }
                     }
                 });
