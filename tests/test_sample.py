@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import rumus
 import rumus.nn.functional as F
-from conftest import assert_close, tensor, to_np, wide
+from conftest import assert_close, need_gpu, tensor, to_np, wide
 
 A = -0.75
 
@@ -156,6 +156,65 @@ def test_grid_sample_3d_gradcheck():
     assert rumus.autograd.gradcheck(
         lambda x, g: F.grid_sample(x, g, "bilinear", "border", True), (x, grid), atol=1e-5
     )
+
+
+@pytest.mark.parametrize("pm", ["zeros", "border", "reflection"])
+@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+def test_grid_sample_3d_gradcheck_all_paddings(mode, pm):
+    # The Rust kernel's gradients (input scatter, grid derivative) in float64; nearest has a
+    # zero grid gradient, so gradcheck checks the input's transposed gather there.
+    rng = np.random.default_rng(6)
+    x = rumus.tensor(rng.uniform(-1, 1, (2, 2, 3, 2, 4)), requires_grad=True)
+    grid = rumus.tensor(rng.uniform(-0.9, 0.9, (2, 2, 1, 3, 3)), requires_grad=True)
+    for ac in (False, True):
+        assert rumus.autograd.gradcheck(
+            lambda x, g: F.grid_sample(x, g, mode, pm, ac), (x, grid), atol=1e-5
+        )
+
+
+def test_grid_sample_reflection_outside_gradcheck():
+    # Points far outside [-1, 1] fold back several times; the reflection flips the grid
+    # gradient's sign on every odd fold.
+    rng = np.random.default_rng(7)
+    x = rumus.tensor(rng.uniform(-1, 1, (1, 1, 3, 4)), requires_grad=True)
+    g = rng.uniform(-3.7, 3.7, (1, 3, 3, 2))
+    grid = rumus.tensor(g, requires_grad=True)
+    for mode in ("bilinear", "bicubic"):
+        assert rumus.autograd.gradcheck(
+            lambda x, grid: F.grid_sample(x, grid, mode, "reflection", False), (x, grid), atol=1e-5
+        )
+
+
+def test_grid_sample_is_one_kernel_node():
+    x = rumus.zeros(1, 1, 2, 2, requires_grad=True)
+    out = F.grid_sample(x, rumus.zeros(1, 1, 1, 2), align_corners=False)
+    assert out.grad_fn.name() == "GridSampler2DBackward0"
+    with pytest.raises(RuntimeError, match="double backward"):
+        rumus.autograd.grad(out.sum(), x, create_graph=True)
+
+
+@pytest.mark.parametrize("nd", [2, 3])
+def test_grid_sample_gpu_gradients_match_cpu(nd, rng):
+    need_gpu()
+    shape = (2, 3, 4, 5) if nd == 2 else (2, 2, 3, 4, 3)
+    gshape = (2, 3, 2, 2) if nd == 2 else (2, 2, 2, 2, 3)
+    x = rng.uniform(-1, 1, shape).astype(np.float32)
+    # Points land on shared taps, so the GPU's atomic scatter adds into the same elements.
+    g = rng.uniform(-1.3, 1.3, gshape).astype(np.float32)
+    w = rng.uniform(-1, 1, shape[:2] + gshape[1:-1]).astype(np.float32)
+    modes = ["bilinear", "nearest"] + (["bicubic"] if nd == 2 else [])
+    for mode, pm, ac in itertools.product(modes, ["zeros", "border", "reflection"], [False, True]):
+        res = []
+        for dev in ("cpu", "gpu"):
+            xt = rumus.tensor(x).to(dev).requires_grad_()
+            gt = rumus.tensor(g).to(dev).requires_grad_()
+            out = F.grid_sample(xt, gt, mode, pm, ac)
+            (out * rumus.tensor(w).to(dev)).sum().backward()
+            res.append([to_np(out), to_np(xt.grad), to_np(gt.grad)])
+        for name, a, b in zip(("out", "grad input", "grad grid"), res[1], res[0]):
+            np.testing.assert_allclose(
+                a, b, rtol=1e-4, atol=2e-5, err_msg=f"{mode} {pm} {ac} {name}"
+            )
 
 
 def affine_grid_ref(theta, size, align_corners=False):

@@ -85,4 +85,6 @@ backward_ops! {
     CtcDouble(crate::ops::ctc::CtcDoubleBackward),
     StandardGamma(crate::ops::sampling::StandardGammaBackward),
     Rnn(crate::ops::rnn::RnnBackward),
+    RnnGates(crate::ops::rnn_gpu::RnnGatesBackward),
+    GridSample(crate::ops::sample::GridSampleBackward),
 }

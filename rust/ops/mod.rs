@@ -17,6 +17,8 @@ pub mod quant;
 pub mod reduce;
 pub mod repeat;
 pub mod rnn;
+pub mod rnn_gpu;
+pub mod sample;
 pub mod sampling;
 pub mod scan;
 pub mod shape;

@@ -6,15 +6,10 @@
 //!
 //! On the CPU the time loop and backward through time are the fused kernels
 //! of backend/cpu/rnn.rs, recorded as one `RnnBackward` per call that keeps
-//! the gate activations and states. On the GPU the loop composes recorded
-//! GPU ops (matmuls and elementwise kernels, no host round trips), and
-//! autograd differentiates those.
+//! the gate activations and states. On the GPU the loop is rnn_gpu.rs:
+//! recorded GEMMs and one fused gate kernel per step.
 
 use super::copy::{contiguous, to_dtype};
-use super::elementwise::{binary, unary, Binary, Unary};
-use super::linalg::linear;
-use super::shape::{cat, chunk, narrow};
-use super::Operand;
 use crate::autograd::{self, graph, mode, Backward, GradMode, Node, SavedTensor};
 use crate::backend::cpu::rnn::{self as kernel, Act, Dims, Saved, Weights};
 use crate::bail;
@@ -186,7 +181,7 @@ pub fn rnn_layer(
 ) -> Result<Vec<Tensor>> {
     let d = validate(cell, x, l, h0, c0, bs)?;
     if x.is_gpu() {
-        return composite(d, x, l, h0, c0, bs, reverse);
+        return super::rnn_gpu::run(d, x, l, h0, c0, bs, reverse);
     }
     let inputs: Vec<&Tensor> =
         [Some(x), Some(l.w_ih), Some(l.w_hh), l.b_ih, l.b_hh, l.w_hr, Some(h0), c0]
@@ -420,81 +415,4 @@ impl RnnBackward {
         }
         Ok(out)
     }
-}
-
-fn op(t: &Tensor) -> Operand {
-    Operand::T(t.clone())
-}
-fn add(a: &Tensor, b: &Tensor) -> Result<Tensor> {
-    binary(Binary::Add, &op(a), &op(b), None)
-}
-fn mul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
-    binary(Binary::Mul, &op(a), &op(b), None)
-}
-fn sub(a: &Tensor, b: &Tensor) -> Result<Tensor> {
-    binary(Binary::Sub, &op(a), &op(b), None)
-}
-
-/// `rows` new leading rows over the rest of `state` (sequences not live this step).
-fn replace_rows(state: &Tensor, new: Tensor, rows: usize) -> Result<Tensor> {
-    let total = state.shape()[0];
-    if rows == total {
-        return Ok(new);
-    }
-    cat(&[new, narrow(state, 0, rows as i64, (total - rows) as i64)?], 0)
-}
-
-/// The time loop composed of recorded tensor ops (the GPU path): autograd
-/// differentiates it, and every op stays on the device.
-fn composite(
-    d: Dims,
-    x: &Tensor,
-    l: &Layer,
-    h0: &Tensor,
-    c0: Option<&Tensor>,
-    bs: &[usize],
-    reverse: bool,
-) -> Result<Vec<Tensor>> {
-    let gx = linear(x, l.w_ih, l.b_ih)?;
-    let (off, order) = kernel::schedule(bs, reverse);
-    let (mut h, mut c) = (h0.clone(), c0.cloned());
-    let mut outs: Vec<Option<Tensor>> = vec![None; bs.len()];
-    for &t in &order {
-        let b = bs[t];
-        let hb = narrow(&h, 0, 0, b as i64)?;
-        let xg = narrow(&gx, 0, off[t] as i64, b as i64)?;
-        let hg = linear(&hb, l.w_hh, l.b_hh)?;
-        let hn = match d.cell {
-            Cell::RnnTanh => unary(Unary::Tanh, &add(&xg, &hg)?)?,
-            Cell::RnnRelu => unary(Unary::Relu, &add(&xg, &hg)?)?,
-            Cell::Lstm => {
-                let gates = chunk(&add(&xg, &hg)?, 4, 1)?;
-                let sig = |i: usize| unary(Unary::Sigmoid, &gates[i]);
-                let cs = c.as_ref().expect("LSTM has a cell state");
-                let cn = add(
-                    &mul(&sig(1)?, &narrow(cs, 0, 0, b as i64)?)?,
-                    &mul(&sig(0)?, &unary(Unary::Tanh, &gates[2])?)?,
-                )?;
-                let m = mul(&sig(3)?, &unary(Unary::Tanh, &cn)?)?;
-                c = Some(replace_rows(cs, cn, b)?);
-                match l.w_hr {
-                    Some(w) => linear(&m, w, None)?,
-                    None => m,
-                }
-            }
-            Cell::Gru => {
-                let (xs, hs) = (chunk(&xg, 3, 1)?, chunk(&hg, 3, 1)?);
-                let r = unary(Unary::Sigmoid, &add(&xs[0], &hs[0])?)?;
-                let z = unary(Unary::Sigmoid, &add(&xs[1], &hs[1])?)?;
-                let n = unary(Unary::Tanh, &add(&xs[2], &mul(&r, &hs[2])?)?)?;
-                add(&n, &mul(&z, &sub(&hb, &n)?)?)?
-            }
-        };
-        h = replace_rows(&h, hn.clone(), b)?;
-        outs[t] = Some(hn);
-    }
-    let y = cat(&outs.into_iter().map(|o| o.expect("every step ran")).collect::<Vec<_>>(), 0)?;
-    let mut res = vec![y, h];
-    res.extend(c);
-    Ok(res)
 }

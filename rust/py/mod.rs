@@ -21,6 +21,7 @@ mod optim;
 mod reduce_methods;
 mod quant;
 mod rnn;
+mod sample;
 mod sampling;
 mod serialization;
 mod shape_methods;
@@ -93,6 +94,7 @@ fn _rumus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     sort::register(m)?;
     quant::register(m)?;
     rnn::register(m)?;
+    sample::register(m)?;
     math_methods::register(m)?;
     sampling::register(m)?;
     sysinfo::register(m)?;

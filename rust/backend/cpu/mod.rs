@@ -15,6 +15,7 @@ pub mod qgemm;
 pub mod random;
 pub mod reduce;
 pub mod rnn;
+pub mod sample;
 pub mod softmax;
 pub mod sort;
 pub mod special;

@@ -16,6 +16,8 @@ pub mod pool;
 pub mod qgemm;
 pub mod random;
 pub mod reduce;
+pub mod rnn;
+pub mod sample;
 pub mod shaders;
 pub mod softmax;
 pub mod sort;

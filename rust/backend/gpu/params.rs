@@ -129,7 +129,8 @@ mod tests {
     #[test]
     fn params_match_their_wgsl_twins() {
         use super::super::{
-            conv, elementwise, index, matmul, norm, pool, qgemm, random, reduce, softmax, sort,
+            conv, elementwise, index, matmul, norm, pool, qgemm, random, reduce, rnn, sample,
+            softmax, sort,
         };
         let rust = [
             twin::<conv::Params>(),
@@ -143,6 +144,8 @@ mod tests {
             twin::<qgemm::Params>(),
             twin::<random::RngF>(),
             twin::<reduce::Params>(),
+            twin::<rnn::Params>(),
+            twin::<sample::Params>(),
             twin::<softmax::Params>(),
             twin::<sort::Params>(),
         ];

@@ -40,6 +40,8 @@ shaders! {
     POOL = "pool" [super::pool::PoolFlags],
     SORT = "sort" [super::dtype::Kind],
     QGEMM = "qgemm" [],
+    RNN = "rnn" [],
+    SAMPLE = "sample" [crate::ops::sample::GridMode, crate::ops::sample::GridPad],
 }
 
 /// The WGSL compiled for one variant: the shader's code constants, then its
