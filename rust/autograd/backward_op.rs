@@ -85,4 +85,6 @@ backward_ops! {
     CtcDouble(crate::ops::ctc::CtcDoubleBackward),
     StandardGamma(crate::ops::sampling::StandardGammaBackward),
     Rnn(crate::ops::rnn::RnnBackward),
+    Complex(crate::ops::complex::ComplexBackward),
+    Fft(crate::ops::fft::FftBackward),
 }
