@@ -50,6 +50,8 @@ def test_numpy_zero_copy_both_ways(dt):
     back[0, 0] = 5j
     assert a[0, 0] == 5j
     np.testing.assert_array_equal(t.t().numpy(), a.T)
+    d = rumus.from_dlpack(a)
+    assert d.dtype == dt and d.data_ptr() == t.data_ptr()
 
 
 def test_casts():
@@ -199,8 +201,12 @@ def test_gradcheck(fn):
 
 
 def test_gradcheck_real_to_complex():
-    re = rumus.tensor(np.random.default_rng(7).standard_normal(3), dtype=rumus.float64, requires_grad=True)
-    im = rumus.tensor(np.random.default_rng(8).uniform(0.5, 2, 3), dtype=rumus.float64, requires_grad=True)
+    re = rumus.tensor(
+        np.random.default_rng(7).standard_normal(3), dtype=rumus.float64, requires_grad=True
+    )
+    im = rumus.tensor(
+        np.random.default_rng(8).uniform(0.5, 2, 3), dtype=rumus.float64, requires_grad=True
+    )
     assert gradcheck(lambda a, b: rumus.complex(a, b) * (2 - 1j), (re, im))
     assert gradcheck(lambda a, b: rumus.polar(b, a), (re, im))
     assert gradcheck(lambda a, b: rumus.view_as_complex(rumus.stack([a, b], -1)).abs(), (re, im))
@@ -215,3 +221,35 @@ def test_safetensors_roundtrip(tmp_path):
     np.testing.assert_array_equal(back.numpy(), z.numpy())
     with pytest.raises(TypeError, match="complex128"):
         rumus.save({"z": z.cdouble()}, tmp_path / "d.safetensors")
+
+
+def test_cat_stack_and_zero_dim_reductions():
+    a, b = crand(2, 3, seed=9), crand(1, 3, seed=10)
+    x, y = rumus.tensor(a), rumus.tensor(b)
+    np.testing.assert_array_equal(rumus.cat([x, y]).numpy(), np.concatenate([a, b]))
+    np.testing.assert_array_equal(rumus.stack([x[0], y[0]], -1).numpy(), np.stack([a[0], b[0]], -1))
+    mixed = rumus.cat([x, rumus.ones(1, 3, dtype=rumus.float64)], dim=-2)
+    assert mixed.dtype == rumus.complex128
+    z = rumus.tensor(1 + 2j)
+    assert z.sum().item() == 1 + 2j and z.mean(-1).item() == 1 + 2j
+    w, v = leaf(a), leaf(b)
+    assert gradcheck(lambda p, q: rumus.cat([p, q * 1j], 0), (w, v))
+
+
+def test_linalg_eig():
+    a = np.random.default_rng(11).standard_normal((2, 4, 4))
+    w, v = rumus.linalg.eig(rumus.tensor(a, dtype=rumus.float64))
+    assert w.dtype == rumus.complex128 and v.shape == (2, 4, 4)
+    vn, wn = v.numpy(), w.numpy()
+    np.testing.assert_allclose(a @ vn, vn * wn[..., None, :], atol=1e-10)
+    np.testing.assert_allclose(
+        np.sort_complex(rumus.linalg.eigvals(rumus.tensor(a)).numpy().astype(np.complex128)),
+        np.sort_complex(np.linalg.eigvals(a)),
+        atol=1e-4,
+    )
+    with pytest.raises(NotImplementedError, match="backward"):
+        rumus.linalg.eig(rumus.tensor(a, requires_grad=True))
+    with rumus.no_grad():
+        assert rumus.linalg.eigvals(rumus.tensor(a, requires_grad=True)).shape == (2, 4)
+    with pytest.raises(RuntimeError, match="square"):
+        rumus.linalg.eig(rumus.ones(2, 3))

@@ -47,7 +47,10 @@ def test_n_dim(norm):
     close(fft.rfft2(x, norm=norm), np.fft.rfft2(a, norm=norm))
     close(fft.rfftn(x, norm=norm), np.fft.rfftn(a, norm=norm))
     close(fft.irfft2(z, norm=norm), np.fft.irfft2(c, norm=norm))
-    close(fft.irfftn(z, s=(4, 6, 8), norm=norm), np.fft.irfftn(c, s=(4, 6, 8), axes=(0, 1, 2), norm=norm))
+    close(
+        fft.irfftn(z, s=(4, 6, 8), norm=norm),
+        np.fft.irfftn(c, s=(4, 6, 8), axes=(0, 1, 2), norm=norm),
+    )
 
 
 def test_dtypes_and_promotion():
@@ -71,7 +74,10 @@ def test_freq_and_shift():
     a, c = rnd(5, 6), crnd(5, 6)
     close(fft.fftshift(rumus.tensor(a)), np.fft.fftshift(a), tol=1e-6)
     close(fft.ifftshift(rumus.tensor(a), dim=0), np.fft.ifftshift(a, axes=0), tol=1e-6)
-    close(fft.fftshift(rumus.tensor(c, dtype=rumus.complex128), dim=(-1,)), np.fft.fftshift(c, axes=-1))
+    close(
+        fft.fftshift(rumus.tensor(c, dtype=rumus.complex128), dim=(-1,)),
+        np.fft.fftshift(c, axes=-1),
+    )
 
 
 def test_bad_input():

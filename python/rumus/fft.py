@@ -105,7 +105,10 @@ def _dims_and_sizes(x, s, dim, op):
     if dim is None:
         dims = list(range(x.dim() - len(s), x.dim())) if s is not None else list(range(x.dim()))
         if s is not None and len(s) > x.dim():
-            raise RuntimeError(f"{op}: Got shape with {len(s)} values but input tensor only has {x.dim()} dimensions.")
+            raise RuntimeError(
+                f"{op}: Got shape with {len(s)} values but input tensor only has "
+                f"{x.dim()} dimensions."
+            )
     else:
         dims = [_wrap(d, x.dim(), op) for d in dim]
         if len(set(dims)) != len(dims):
@@ -147,7 +150,7 @@ def ifft(input, n=None, dim=-1, norm=None):
         input (Tensor): the spectrum; real inputs are promoted to complex.
         n (int, optional): the signal length: the input is zero-padded or cut to ``n``.
         dim (int): the dimension to transform.
-        norm (str, optional): ``"backward"`` (default: scaled by ``1/n``), ``"ortho"`` or ``"forward"``.
+        norm (str, optional): ``"backward"`` (default: ``1/n``), ``"ortho"``, ``"forward"``.
 
     Returns:
         Tensor: the complex signal.
@@ -182,7 +185,7 @@ def irfft(input, n=None, dim=-1, norm=None):
         input (Tensor): the half spectrum (real inputs are promoted to complex).
         n (int, optional): the output length (default ``2 * (input.size(dim) - 1)``).
         dim (int): the dimension to transform.
-        norm (str, optional): ``"backward"`` (default: scaled by ``1/n``), ``"ortho"`` or ``"forward"``.
+        norm (str, optional): ``"backward"`` (default: ``1/n``), ``"ortho"``, ``"forward"``.
 
     Returns:
         Tensor: the real signal.
@@ -200,7 +203,7 @@ def hfft(input, n=None, dim=-1, norm=None):
         input (Tensor): the first half of the signal (real inputs are promoted to complex).
         n (int, optional): the output length (default ``2 * (input.size(dim) - 1)``).
         dim (int): the dimension to transform.
-        norm (str, optional): ``"backward"`` (default: no scaling), ``"ortho"`` or ``"forward"``.
+        norm (str, optional): ``"backward"`` (default: unscaled), ``"ortho"``, ``"forward"``.
 
     Returns:
         Tensor: the real spectrum.
@@ -218,7 +221,7 @@ def ihfft(input, n=None, dim=-1, norm=None):
         input (Tensor): the real signal.
         n (int, optional): the signal length: the input is zero-padded or cut to ``n``.
         dim (int): the dimension to transform.
-        norm (str, optional): ``"backward"`` (default: scaled by ``1/n``), ``"ortho"`` or ``"forward"``.
+        norm (str, optional): ``"backward"`` (default: ``1/n``), ``"ortho"``, ``"forward"``.
 
     Returns:
         Tensor: the complex half spectrum.
@@ -463,4 +466,3 @@ def ifftshift(input, dim=None):
         Tensor: the spectrum in :func:`fft` order.
     """
     return _shift(input, dim, -1)
-

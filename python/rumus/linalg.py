@@ -44,7 +44,9 @@ __all__ = [
     "cond",
     "cross",
     "det",
+    "eig",
     "eigh",
+    "eigvals",
     "eigvalsh",
     "inv",
     "inv_ex",
@@ -80,6 +82,7 @@ CholeskyExResult = _NamedTuple("cholesky_ex", [("L", _Tensor), ("info", _Tensor)
 SolveExResult = _NamedTuple("solve_ex", [("result", _Tensor), ("info", _Tensor)])
 QRResult = _NamedTuple("qr", [("Q", _Tensor), ("R", _Tensor)])
 EighResult = _NamedTuple("eigh", [("eigenvalues", _Tensor), ("eigenvectors", _Tensor)])
+EigResult = _NamedTuple("eig", [("eigenvalues", _Tensor), ("eigenvectors", _Tensor)])
 SVDResult = _NamedTuple("svd", [("U", _Tensor), ("S", _Tensor), ("Vh", _Tensor)])
 LUFactorResult = _NamedTuple("lu_factor", [("LU", _Tensor), ("pivots", _Tensor)])
 LUFactorExResult = _NamedTuple(
@@ -268,6 +271,34 @@ def eigh(A: _Tensor, UPLO: str = "L") -> EighResult:
         ``(*, n)``, and the eigenvectors as columns.
     """
     return EighResult(*_rumus._linalg_eigh(A, UPLO, True))
+
+
+def eig(A: _Tensor) -> EigResult:
+    """The eigenvalues and eigenvectors of general square matrices (complex results).
+
+    Runs on the CPU through faer; the backward is not implemented yet, so an input that
+    requires grad raises NotImplementedError (call it on ``A.detach()``).
+
+    Args:
+        A (Tensor): float32/float64 square matrices, of shape ``(*, n, n)``.
+
+    Returns:
+        tuple[Tensor, Tensor]: ``(eigenvalues, eigenvectors)``: complex eigenvalues of shape
+        ``(*, n)`` and unit-norm eigenvectors as the columns of ``(*, n, n)``.
+    """
+    return EigResult(*_rumus._linalg_eig(A, True))
+
+
+def eigvals(A: _Tensor) -> _Tensor:
+    """The eigenvalues of general square matrices, as a complex tensor.
+
+    Args:
+        A (Tensor): float32/float64 square matrices, of shape ``(*, n, n)``.
+
+    Returns:
+        Tensor: complex eigenvalues of shape ``(*, n)``.
+    """
+    return _rumus._linalg_eig(A, False)[0]
 
 
 def eigvalsh(A: _Tensor, UPLO: str = "L") -> _Tensor:

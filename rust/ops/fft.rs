@@ -53,7 +53,14 @@ fn run(kind: Kind, x: &Tensor, dim: usize, n: usize, out_len: usize, scale: f64)
 
 /// One transform of rumus.fft (see the module doc). `x` must already have
 /// the dtype the kernel reads: complex for c2c/c2r, float32/float64 for r2c.
-pub fn transform(kind: Kind, x: &Tensor, dim: i64, n: usize, out_len: usize, scale: f64) -> Result<Tensor> {
+pub fn transform(
+    kind: Kind,
+    x: &Tensor,
+    dim: i64,
+    n: usize,
+    out_len: usize,
+    scale: f64,
+) -> Result<Tensor> {
     if x.is_gpu() {
         bail!(Type, "rumus.fft: tensors on gpu:0 are not supported yet (FFTs run on the CPU); move the input with .cpu()");
     }
@@ -118,7 +125,14 @@ impl Backward for FftBackward {
                 } else {
                     g.clone()
                 };
-                crate::ops::complex::real(&transform(Kind::C2C { forward: false }, &g, d, n, l, s)?)?
+                crate::ops::complex::real(&transform(
+                    Kind::C2C { forward: false },
+                    &g,
+                    d,
+                    n,
+                    l,
+                    s,
+                )?)?
             }
             Kind::C2R => {
                 let r = transform(Kind::R2C, g, d, n, l, s)?;

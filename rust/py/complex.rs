@@ -14,7 +14,11 @@ fn t(obj: &Bound<'_, PyAny>) -> PyResult<Tensor> {
     tensor_req(obj, "input")
 }
 
-fn go(py: Python<'_>, x: &Tensor, f: impl FnOnce() -> crate::error::Result<Tensor> + Send) -> PyResult<PyTensor> {
+fn go(
+    py: Python<'_>,
+    x: &Tensor,
+    f: impl FnOnce() -> crate::error::Result<Tensor> + Send,
+) -> PyResult<PyTensor> {
     Ok(wrap(run(py, x.numel(), f)?))
 }
 
@@ -205,7 +209,20 @@ pub fn complex_values(x: &Tensor) -> crate::error::Result<Vec<(f64, f64)>> {
     Ok(r.chunks_exact(2).map(|p| (p[0], p[1])).collect())
 }
 
+/// linalg.eig / linalg.eigvals (python/rumus/linalg.py wraps it).
+#[pyfunction]
+fn _linalg_eig(
+    py: Python<'_>,
+    a: &Bound<'_, PyAny>,
+    vectors: bool,
+) -> PyResult<(PyTensor, Option<PyTensor>)> {
+    let a = tensor_req(a, "A")?;
+    let (w, v) = run(py, a.numel(), || crate::ops::linalg::eig::eig(&a, vectors))?;
+    Ok((wrap(w), v.map(wrap)))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(_linalg_eig, m)?)?;
     m.add_function(wrap_pyfunction!(view_as_real, m)?)?;
     m.add_function(wrap_pyfunction!(view_as_complex, m)?)?;
     m.add_function(wrap_pyfunction!(complex, m)?)?;

@@ -8,7 +8,9 @@ use crate::ops::Operand;
 use crate::tensor::{DType, Scalar, Shape, Tensor};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyComplex, PyComplexMethods, PyFloat, PyInt, PyList, PySequence, PyTuple};
+use pyo3::types::{
+    PyBool, PyComplex, PyComplexMethods, PyFloat, PyInt, PyList, PySequence, PyTuple,
+};
 
 /// A Python number as a Scalar (bool before int: bool is an int subclass).
 pub fn scalar(obj: &Bound<'_, PyAny>) -> Option<Scalar> {

@@ -248,7 +248,9 @@ def _realify_outputs(func):
     def wrapped(*xs):
         out = func(*xs)
         if isinstance(out, (tuple, list)):
-            return tuple(rumus.view_as_real(o) if _is_tensor(o) and o.is_complex() else o for o in out)
+            return tuple(
+                rumus.view_as_real(o) if _is_tensor(o) and o.is_complex() else o for o in out
+            )
         return rumus.view_as_real(out) if _is_tensor(out) and out.is_complex() else out
 
     return wrapped

@@ -74,7 +74,11 @@ pub fn binary<R: Element + Float>(op: CBinary, out: &Tensor, a: &Tensor, b: &Ten
         let po = P(out.ptr::<bool>()?);
         let eq = op == CBinary::Eq;
         // SAFETY: layouts lie within their storages; a and b broadcast to out's shape.
-        unsafe { map2(shape, (po, out.strides()), (pa, &sa[..]), (pb, &sb[..]), move |x, y| (x == y) == eq) };
+        unsafe {
+            map2(shape, (po, out.strides()), (pa, &sa[..]), (pb, &sb[..]), move |x, y| {
+                (x == y) == eq
+            })
+        };
         return Ok(());
     }
     let f = move |x: Complex<R>, y: Complex<R>| -> Complex<R> {

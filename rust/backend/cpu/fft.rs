@@ -11,6 +11,26 @@ use num_traits::{Float, Zero};
 use rayon::prelude::*;
 use realfft::RealFftPlanner;
 use rustfft::{FftNum, FftPlanner};
+use std::sync::{Mutex, OnceLock};
+
+/// The planners, kept for the process: each caches the plans it made, so a
+/// transform repeated at one size (every training step) plans once.
+pub trait Planned: Element + Float + FftNum {
+    fn planners() -> &'static Mutex<(FftPlanner<Self>, RealFftPlanner<Self>)>;
+}
+
+macro_rules! planned {
+    ($t:ty) => {
+        impl Planned for $t {
+            fn planners() -> &'static Mutex<(FftPlanner<$t>, RealFftPlanner<$t>)> {
+                static P: OnceLock<Mutex<(FftPlanner<$t>, RealFftPlanner<$t>)>> = OnceLock::new();
+                P.get_or_init(|| Mutex::new((FftPlanner::new(), RealFftPlanner::new())))
+            }
+        }
+    };
+}
+planned!(f32);
+planned!(f64);
 
 /// Rows per rayon task: FFTs of short lanes are cheap.
 fn rows_per_task(n: usize, rows: usize) -> usize {
@@ -18,19 +38,37 @@ fn rows_per_task(n: usize, rows: usize) -> usize {
 }
 
 /// Lanes of `x` (contiguous, last dim `len`) as slices; `out` likewise.
-unsafe fn lanes<'a, A, B>(a: *const A, rows: usize, la: usize, b: *mut B, lb: usize) -> (&'a [A], &'a mut [B]) {
+unsafe fn lanes<'a, A, B>(
+    a: *const A,
+    rows: usize,
+    la: usize,
+    b: *mut B,
+    lb: usize,
+) -> (&'a [A], &'a mut [B]) {
     (std::slice::from_raw_parts(a, rows * la), std::slice::from_raw_parts_mut(b, rows * lb))
 }
 
 /// Complex-to-complex along the last dim of contiguous `x` into contiguous `out`.
-pub fn c2c<R: Element + Float + FftNum>(x: &Tensor, out: &Tensor, n: usize, scale: f64, forward: bool) -> Result<()> {
+pub fn c2c<R: Planned>(
+    x: &Tensor,
+    out: &Tensor,
+    n: usize,
+    scale: f64,
+    forward: bool,
+) -> Result<()> {
     if out.numel() == 0 {
         return Ok(());
     }
     let (la, lo) = (*x.shape().last().unwrap_or(&1), *out.shape().last().unwrap_or(&1));
     let rows = if la == 0 { out.numel() / lo.max(1) } else { x.numel() / la };
-    let mut planner = FftPlanner::<R>::new();
-    let plan = if forward { planner.plan_fft_forward(n) } else { planner.plan_fft_inverse(n) };
+    let plan = {
+        let mut p = crate::tensor::lock(R::planners());
+        if forward {
+            p.0.plan_fft_forward(n)
+        } else {
+            p.0.plan_fft_inverse(n)
+        }
+    };
     let s = R::from(scale).unwrap_or_else(<R as num_traits::One>::one);
     let (px, po) = (P(x.cptr::<R>()?), P(out.cptr::<R>()?));
     // SAFETY: both tensors are contiguous with `rows` lanes of their last dims.
@@ -58,13 +96,13 @@ pub fn c2c<R: Element + Float + FftNum>(x: &Tensor, out: &Tensor, n: usize, scal
 }
 
 /// Real-to-complex (the n/2+1 non-redundant bins) along the last dim.
-pub fn r2c<R: Element + Float + FftNum>(x: &Tensor, out: &Tensor, n: usize, scale: f64) -> Result<()> {
+pub fn r2c<R: Planned>(x: &Tensor, out: &Tensor, n: usize, scale: f64) -> Result<()> {
     if out.numel() == 0 {
         return Ok(());
     }
     let (la, lo) = (*x.shape().last().unwrap_or(&1), *out.shape().last().unwrap_or(&1));
     let rows = if la == 0 { out.numel() / lo.max(1) } else { x.numel() / la };
-    let plan = RealFftPlanner::<R>::new().plan_fft_forward(n);
+    let plan = crate::tensor::lock(R::planners()).1.plan_fft_forward(n);
     let s = R::from(scale).unwrap_or_else(<R as num_traits::One>::one);
     let (px, po) = (P(x.ptr::<R>()?), P(out.cptr::<R>()?));
     // SAFETY: as in c2c.
@@ -80,7 +118,7 @@ pub fn r2c<R: Element + Float + FftNum>(x: &Tensor, out: &Tensor, n: usize, scal
                 buf[..k].copy_from_slice(&src[row * la..row * la + k]);
                 buf[k..].fill(<R as Zero>::zero());
                 if let Err(e) = plan.process_with_scratch(buf, spec, scratch) {
-                    *crate::tensor::tensor::lock(&failed) = Some(e.to_string());
+                    *crate::tensor::lock(&failed) = Some(e.to_string());
                 }
                 let m = lo.min(spec.len());
                 for (d, v) in o[..m].iter_mut().zip(&spec[..m]) {
@@ -98,13 +136,13 @@ pub fn r2c<R: Element + Float + FftNum>(x: &Tensor, out: &Tensor, n: usize, scal
 
 /// Complex-to-real of length n from the first n/2+1 bins along the last dim
 /// (the imaginary parts of the DC and Nyquist bins are ignored, as NumPy does).
-pub fn c2r<R: Element + Float + FftNum>(x: &Tensor, out: &Tensor, n: usize, scale: f64) -> Result<()> {
+pub fn c2r<R: Planned>(x: &Tensor, out: &Tensor, n: usize, scale: f64) -> Result<()> {
     if out.numel() == 0 {
         return Ok(());
     }
     let (la, lo) = (*x.shape().last().unwrap_or(&1), n);
     let rows = if la == 0 { out.numel() / lo.max(1) } else { x.numel() / la };
-    let plan = RealFftPlanner::<R>::new().plan_fft_inverse(n);
+    let plan = crate::tensor::lock(R::planners()).1.plan_fft_inverse(n);
     let s = R::from(scale).unwrap_or_else(<R as num_traits::One>::one);
     let (px, po) = (P(x.cptr::<R>()?), P(out.ptr::<R>()?));
     // SAFETY: as in c2c.
@@ -125,7 +163,7 @@ pub fn c2r<R: Element + Float + FftNum>(x: &Tensor, out: &Tensor, n: usize, scal
                     spec[m - 1].im = <R as Zero>::zero();
                 }
                 if let Err(e) = plan.process_with_scratch(spec, buf, scratch) {
-                    *crate::tensor::tensor::lock(&failed) = Some(e.to_string());
+                    *crate::tensor::lock(&failed) = Some(e.to_string());
                 }
                 for (d, v) in o.iter_mut().zip(buf.iter()) {
                     *d = *v * s;

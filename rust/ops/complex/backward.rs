@@ -16,9 +16,23 @@ pub enum ComplexBackward {
     ViewAsReal,
     ViewAsComplex,
     /// complex(real, imag) or polar(abs, angle).
-    Parts { polar: bool, a: SavedTensor, b: SavedTensor, out: SavedTensor },
-    Unary { op: CUnary, x: SavedTensor, out: SavedTensor },
-    Binary { op: CBinary, a: SavedTensor, b: SavedTensor, out: SavedTensor },
+    Parts {
+        polar: bool,
+        a: SavedTensor,
+        b: SavedTensor,
+        out: SavedTensor,
+    },
+    Unary {
+        op: CUnary,
+        x: SavedTensor,
+        out: SavedTensor,
+    },
+    Binary {
+        op: CBinary,
+        a: SavedTensor,
+        b: SavedTensor,
+        out: SavedTensor,
+    },
 }
 
 impl ComplexBackward {
@@ -30,7 +44,12 @@ impl ComplexBackward {
         ComplexBackward::Unary { op, x: SavedTensor::input(x), out: SavedTensor::output(out, 0) }
             .into()
     }
-    pub fn binary(op: CBinary, a: &Tensor, b: &Tensor, out: &Tensor) -> crate::autograd::BackwardOp {
+    pub fn binary(
+        op: CBinary,
+        a: &Tensor,
+        b: &Tensor,
+        out: &Tensor,
+    ) -> crate::autograd::BackwardOp {
         let (a, b) = (SavedTensor::input(a), SavedTensor::input(b));
         ComplexBackward::Binary { op, a, b, out: SavedTensor::output(out, 0) }.into()
     }
@@ -56,7 +75,12 @@ fn through(g: &Tensor, d: &Tensor) -> Result<Tensor> {
 /// |z| with zeros replaced by ones, and the mask of non-zeros (real dtype).
 fn safe_abs(z: &Tensor) -> Result<(Tensor, Tensor)> {
     let r = unary(CUnary::Abs, z)?;
-    let zero = ew::binary(Binary::Eq, &Operand::T(r.detach()), &Operand::S(crate::tensor::Scalar::Float(0.0)), None)?;
+    let zero = ew::binary(
+        Binary::Eq,
+        &Operand::T(r.detach()),
+        &Operand::S(crate::tensor::Scalar::Float(0.0)),
+        None,
+    )?;
     let zero = math::cast(&zero, r.dtype())?;
     Ok((math::add(&r, &zero)?, math::rsub_scalar(1.0, &zero)?))
 }
@@ -92,10 +116,7 @@ impl Backward for ComplexBackward {
                 } else {
                     (real(g)?, imag(g)?)
                 };
-                Ok(vec![
-                    Some(math::sum_to(&ga, a.shape())?),
-                    Some(math::sum_to(&gb, b.shape())?),
-                ])
+                Ok(vec![Some(math::sum_to(&ga, a.shape())?), Some(math::sum_to(&gb, b.shape())?)])
             }
             ComplexBackward::Unary { op, x, out } => {
                 let x = x.unpack(node)?;
@@ -125,14 +146,22 @@ impl Backward for ComplexBackward {
                     }
                     Sigmoid => {
                         let o = out()?;
-                        through(g, &binary(CBinary::Mul, &o, &cadd(&cscale(&o, -1.0, 0.0)?, 1.0)?)?)?
+                        through(
+                            g,
+                            &binary(CBinary::Mul, &o, &cadd(&cscale(&o, -1.0, 0.0)?, 1.0)?)?,
+                        )?
                     }
                     // (g - Re(g·conj(s))·s)/|z|, zero where z = 0.
                     Sgn => {
                         let s = out()?;
                         let (r, nz) = safe_abs(&x)?;
                         let along = mul(&real(&mul(g, &conj(&s)?)?)?, &s)?;
-                        let d = ew::binary(Binary::Sub, &Operand::T(g.clone()), &Operand::T(along), None)?;
+                        let d = ew::binary(
+                            Binary::Sub,
+                            &Operand::T(g.clone()),
+                            &Operand::T(along),
+                            None,
+                        )?;
                         mul(&div(&d, &r)?, &nz)?
                     }
                     Abs => mul(g, &unary(Sgn, &x)?)?,
@@ -178,7 +207,8 @@ impl Backward for ComplexBackward {
                             ga = Some(through(g, &d)?);
                         }
                         if nb {
-                            let d = binary(CBinary::Mul, &out.unpack(node)?, &unary(CUnary::Log, &a)?)?;
+                            let d =
+                                binary(CBinary::Mul, &out.unpack(node)?, &unary(CUnary::Log, &a)?)?;
                             gb = Some(through(g, &d)?);
                         }
                     }

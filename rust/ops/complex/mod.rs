@@ -315,7 +315,8 @@ pub fn angle(t: &Tensor) -> Result<Tensor> {
     }
     let f = to_dtype(t, t.dtype().to_float())?;
     let zero = crate::ops::creation::scalar_tensor(Scalar::Float(0.0), f.dtype())?;
-    let a = crate::ops::elementwise::binary(Binary::Atan2, &Operand::T(zero), &Operand::T(f), None)?;
+    let a =
+        crate::ops::elementwise::binary(Binary::Atan2, &Operand::T(zero), &Operand::T(f), None)?;
     // NaN stays NaN (atan2 gives it already); the gradient of a real angle is zero.
     Ok(a.detach_nonview())
 }
@@ -405,7 +406,21 @@ pub fn binary(op: CBinary, a: &Tensor, b: &Tensor) -> Result<Tensor> {
     if matches!(op, CBinary::Eq | CBinary::Ne) {
         return binary_raw(op, a, b);
     }
-    autograd::record(&[a, b], || binary_raw(op, a, b), |out| Ok(ComplexBackward::binary(op, a, b, out)))
+    autograd::record(
+        &[a, b],
+        || binary_raw(op, a, b),
+        |out| Ok(ComplexBackward::binary(op, a, b, out)),
+    )
+}
+
+/// cat with a complex input: the (real, imag) views are concatenated.
+pub fn cat(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
+    let dtype =
+        tensors.iter().fold(tensors[0].dtype(), |d, t| crate::tensor::dtype::promote(d, t.dtype()));
+    let d = crate::tensor::layout::wrap_dim(dim, tensors[0].ndim().max(1))? as i64;
+    let parts =
+        tensors.iter().map(|t| view_as_real(&to_dtype(t, dtype)?)).collect::<Result<Vec<_>>>()?;
+    view_as_complex(&crate::ops::shape::cat(&parts, d)?)
 }
 
 // ------------------------------------------------------------ reductions, matmul
@@ -413,6 +428,11 @@ pub fn binary(op: CBinary, a: &Tensor, b: &Tensor) -> Result<Tensor> {
 /// sum/mean over `dims` of a complex tensor: the real view's reduction over
 /// the same dims (its trailing (re, im) dim kept). Called unrecorded.
 pub fn sum_raw(t: &Tensor, dims: Option<&[i64]>, keepdim: bool, mean: bool) -> Result<Tensor> {
+    if t.ndim() == 0 {
+        // A 0-d tensor reduces to itself (its dims, if given, are checked by the caller's plan).
+        wrap_dims(dims.unwrap_or(&[]), 1)?;
+        return crate::ops::copy::clone_as(t, t.dtype());
+    }
     let dims: Vec<i64> = match dims {
         Some(d) if !d.is_empty() => wrap_dims(d, t.ndim())?.into_iter().map(|d| d as i64).collect(),
         _ => (0..t.ndim() as i64).collect(),

@@ -3,6 +3,7 @@
 //! rumus.linalg (through faer on the host) are in `decomp` and `solve`.
 
 pub mod decomp;
+pub mod eig;
 pub mod solve;
 
 use super::copy::to_dtype;
