@@ -220,7 +220,16 @@ COMPLEX = [
             samples=_eig_samples,
             dtypes=PAIR,
             check=_eig_check,
-            grad=False,
+            grads=[
+                Row(
+                    f"linalg.{name}",
+                    (lambda m: rumus.linalg.eigvals(m))
+                    if name == "eigvals"
+                    else (lambda m: rumus.linalg.eig(m)[1].abs()),
+                    [U(3, 3)],
+                    gg=name == "eigvals",
+                )
+            ],
             gpu="eig's complex results are CPU only",
             bad=lambda m, name=name: [
                 ("non-square", lambda: getattr(rumus.linalg, name)(m.t(2, 3))),

@@ -247,9 +247,12 @@ def test_linalg_eig():
         np.sort_complex(np.linalg.eigvals(a)),
         atol=1e-4,
     )
-    with pytest.raises(NotImplementedError, match="backward"):
-        rumus.linalg.eig(rumus.tensor(a, requires_grad=True))
     with rumus.no_grad():
         assert rumus.linalg.eigvals(rumus.tensor(a, requires_grad=True)).shape == (2, 4)
+    x = rumus.tensor(a[0, :3, :3], dtype=rumus.float64, requires_grad=True)
+    assert gradcheck(rumus.linalg.eigvals, (x,))
+    assert gradgradcheck(rumus.linalg.eigvals, (x,))
+    # eigenvectors up to phase: |V| and the eigenvalues together
+    assert gradcheck(lambda m: (lambda w, v: (w, v.abs()))(*rumus.linalg.eig(m)), (x,))
     with pytest.raises(RuntimeError, match="square"):
         rumus.linalg.eig(rumus.ones(2, 3))

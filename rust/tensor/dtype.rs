@@ -125,14 +125,16 @@ impl DType {
     /// in its own kernel variant, everything else in float32.
     pub fn float_kernel(self, gpu: bool) -> DType {
         match self {
-            DType::F64 => DType::F64,
+            // Complex stays complex: a kernel without a complex variant then
+            // raises TypeError instead of computing on the real parts.
+            DType::F64 | DType::C64 | DType::C128 => self,
             d if gpu => d.gpu_compute(),
             _ => DType::F32,
         }
     }
     /// Float dtype used when an op needs a float result for this input (exp of an int tensor).
     pub fn to_float(self) -> DType {
-        if self.is_float() {
+        if self.is_differentiable() {
             self
         } else {
             DType::F32

@@ -1,6 +1,7 @@
 //! linalg.eig / linalg.eigvals: eigenvalues and eigenvectors of general
-//! (non-symmetric) real matrices through faer, as complex tensors. Forward
-//! only: a differentiable input raises instead of giving a wrong gradient.
+//! (non-symmetric) real matrices through faer, as complex tensors. The
+//! gradient is an autograd.Function in python/rumus/linalg.py (PyTorch's
+//! formula); called directly with a differentiable input this raises.
 
 use super::decomp::{check, host, raise_info, shape_of};
 use crate::backend::cpu::linalg::Real;
@@ -28,7 +29,7 @@ pub fn eig(a: &Tensor, vectors: bool) -> Result<(Tensor, Option<Tensor>)> {
     if crate::autograd::is_grad_enabled() && a.requires_grad() {
         bail!(
             NotImplemented,
-            "{}: the backward of eig is not implemented yet; call it on A.detach() or under rumus.no_grad()",
+            "{}: the native call records no gradient; rumus.linalg.eig differentiates it (python/rumus/linalg.py)",
             op
         );
     }
