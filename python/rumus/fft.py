@@ -14,9 +14,11 @@ the inverse), as in PyTorch and NumPy.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import rumus
 from rumus import _rumus
+from rumus._rumus import Tensor
 
 __all__ = [
     "fft",
@@ -126,7 +128,7 @@ def _c2c(x, d, n, norm, forward):
     return _rumus._fft_transform(kind, x, d, n, n, _scale(norm, n, forward))
 
 
-def fft(input, n=None, dim=-1, norm=None):
+def fft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
     """The one-dimensional discrete Fourier transform.
 
     Args:
@@ -143,7 +145,7 @@ def fft(input, n=None, dim=-1, norm=None):
     return _c2c(x, d, _n(n, _size(x, d), "fft"), norm, True)
 
 
-def ifft(input, n=None, dim=-1, norm=None):
+def ifft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
     """The inverse of :func:`fft`.
 
     Args:
@@ -160,7 +162,7 @@ def ifft(input, n=None, dim=-1, norm=None):
     return _c2c(x, d, _n(n, _size(x, d), "ifft"), norm, False)
 
 
-def rfft(input, n=None, dim=-1, norm=None):
+def rfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
     """The Fourier transform of a real signal: its ``n // 2 + 1`` non-negative frequencies.
 
     Args:
@@ -178,7 +180,7 @@ def rfft(input, n=None, dim=-1, norm=None):
     return _rumus._fft_transform("r2c", x, d, n, n // 2 + 1, _scale(norm, n, True))
 
 
-def irfft(input, n=None, dim=-1, norm=None):
+def irfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
     """The inverse of :func:`rfft`: a real signal from its half spectrum.
 
     Args:
@@ -196,7 +198,7 @@ def irfft(input, n=None, dim=-1, norm=None):
     return _rumus._fft_transform("c2r", x, d, n, n, _scale(norm, n, False))
 
 
-def hfft(input, n=None, dim=-1, norm=None):
+def hfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
     """The Fourier transform of a Hermitian-symmetric signal given by its first half: real output.
 
     Args:
@@ -214,7 +216,7 @@ def hfft(input, n=None, dim=-1, norm=None):
     return _rumus._fft_transform("c2r", x.conj(), d, n, n, _scale(norm, n, True))
 
 
-def ihfft(input, n=None, dim=-1, norm=None):
+def ihfft(input: Tensor, n: int | None = None, dim: int = -1, norm: str | None = None) -> Tensor:
     """The inverse of :func:`hfft`: the half of a Hermitian spectrum from a real signal.
 
     Args:
@@ -240,7 +242,12 @@ def _cnd(input, s, dim, norm, forward, op):
     return x
 
 
-def fftn(input, s=None, dim=None, norm=None):
+def fftn(
+    input: Tensor,
+    s: Sequence[int] | None = None,
+    dim: int | Sequence[int] | None = None,
+    norm: str | None = None,
+) -> Tensor:
     """The n-dimensional discrete Fourier transform.
 
     Args:
@@ -255,7 +262,12 @@ def fftn(input, s=None, dim=None, norm=None):
     return _cnd(input, s, dim, norm, True, "fftn")
 
 
-def ifftn(input, s=None, dim=None, norm=None):
+def ifftn(
+    input: Tensor,
+    s: Sequence[int] | None = None,
+    dim: int | Sequence[int] | None = None,
+    norm: str | None = None,
+) -> Tensor:
     """The inverse of :func:`fftn`.
 
     Args:
@@ -270,7 +282,12 @@ def ifftn(input, s=None, dim=None, norm=None):
     return _cnd(input, s, dim, norm, False, "ifftn")
 
 
-def fft2(input, s=None, dim=(-2, -1), norm=None):
+def fft2(
+    input: Tensor,
+    s: Sequence[int] | None = None,
+    dim: Sequence[int] = (-2, -1),
+    norm: str | None = None,
+) -> Tensor:
     """The two-dimensional discrete Fourier transform (:func:`fftn` over two dims).
 
     Args:
@@ -285,7 +302,12 @@ def fft2(input, s=None, dim=(-2, -1), norm=None):
     return _cnd(input, s, dim, norm, True, "fft2")
 
 
-def ifft2(input, s=None, dim=(-2, -1), norm=None):
+def ifft2(
+    input: Tensor,
+    s: Sequence[int] | None = None,
+    dim: Sequence[int] = (-2, -1),
+    norm: str | None = None,
+) -> Tensor:
     """The inverse of :func:`fft2`.
 
     Args:
@@ -312,7 +334,12 @@ def _rnd(input, s, dim, norm, op):
     return x
 
 
-def rfftn(input, s=None, dim=None, norm=None):
+def rfftn(
+    input: Tensor,
+    s: Sequence[int] | None = None,
+    dim: int | Sequence[int] | None = None,
+    norm: str | None = None,
+) -> Tensor:
     """The n-dimensional Fourier transform of a real signal (half spectrum in the last dim).
 
     Args:
@@ -327,7 +354,12 @@ def rfftn(input, s=None, dim=None, norm=None):
     return _rnd(input, s, dim, norm, "rfftn")
 
 
-def rfft2(input, s=None, dim=(-2, -1), norm=None):
+def rfft2(
+    input: Tensor,
+    s: Sequence[int] | None = None,
+    dim: Sequence[int] = (-2, -1),
+    norm: str | None = None,
+) -> Tensor:
     """The two-dimensional Fourier transform of a real signal (:func:`rfftn` over two dims).
 
     Args:
@@ -354,7 +386,12 @@ def _irnd(input, s, dim, norm, op):
     return _rumus._fft_transform("c2r", x, d, n, n, _scale(norm, n, False))
 
 
-def irfftn(input, s=None, dim=None, norm=None):
+def irfftn(
+    input: Tensor,
+    s: Sequence[int] | None = None,
+    dim: int | Sequence[int] | None = None,
+    norm: str | None = None,
+) -> Tensor:
     """The inverse of :func:`rfftn`: a real signal from its n-dimensional half spectrum.
 
     Args:
@@ -369,7 +406,12 @@ def irfftn(input, s=None, dim=None, norm=None):
     return _irnd(input, s, dim, norm, "irfftn")
 
 
-def irfft2(input, s=None, dim=(-2, -1), norm=None):
+def irfft2(
+    input: Tensor,
+    s: Sequence[int] | None = None,
+    dim: Sequence[int] = (-2, -1),
+    norm: str | None = None,
+) -> Tensor:
     """The inverse of :func:`rfft2`.
 
     Args:
@@ -384,7 +426,14 @@ def irfft2(input, s=None, dim=(-2, -1), norm=None):
     return _irnd(input, s, dim, norm, "irfft2")
 
 
-def fftfreq(n, d=1.0, *, dtype=None, device=None, requires_grad=False):
+def fftfreq(
+    n: int,
+    d: float = 1.0,
+    *,
+    dtype: rumus.dtype | None = None,
+    device: rumus.device | str | None = None,
+    requires_grad: bool = False,
+) -> Tensor:
     """The sample frequencies of :func:`fft` for a signal of length ``n``.
 
     Args:
@@ -401,7 +450,14 @@ def fftfreq(n, d=1.0, *, dtype=None, device=None, requires_grad=False):
     return _freq(k, n, d, dtype, device, requires_grad)
 
 
-def rfftfreq(n, d=1.0, *, dtype=None, device=None, requires_grad=False):
+def rfftfreq(
+    n: int,
+    d: float = 1.0,
+    *,
+    dtype: rumus.dtype | None = None,
+    device: rumus.device | str | None = None,
+    requires_grad: bool = False,
+) -> Tensor:
     """The sample frequencies of :func:`rfft` for a signal of length ``n``.
 
     Args:
@@ -442,7 +498,7 @@ def _shift(input, dim, sign):
     return input.roll(shifts, dims)
 
 
-def fftshift(input, dim=None):
+def fftshift(input: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
     """Moves the zero-frequency term to the centre (``roll`` by ``n // 2``).
 
     Args:
@@ -455,7 +511,7 @@ def fftshift(input, dim=None):
     return _shift(input, dim, 1)
 
 
-def ifftshift(input, dim=None):
+def ifftshift(input: Tensor, dim: int | Sequence[int] | None = None) -> Tensor:
     """The inverse of :func:`fftshift`.
 
     Args:
