@@ -60,7 +60,8 @@ pub fn c2c<R: Planned>(
         return Ok(());
     }
     let (la, lo) = (*x.shape().last().unwrap_or(&1), *out.shape().last().unwrap_or(&1));
-    let rows = if la == 0 { out.numel() / lo.max(1) } else { x.numel() / la };
+    // out is non-empty, so lo >= 1.
+    let rows = out.numel() / lo;
     let plan = {
         let mut p = crate::tensor::lock(R::planners());
         if forward {
@@ -101,7 +102,8 @@ pub fn r2c<R: Planned>(x: &Tensor, out: &Tensor, n: usize, scale: f64) -> Result
         return Ok(());
     }
     let (la, lo) = (*x.shape().last().unwrap_or(&1), *out.shape().last().unwrap_or(&1));
-    let rows = if la == 0 { out.numel() / lo.max(1) } else { x.numel() / la };
+    // out is non-empty, so lo >= 1.
+    let rows = out.numel() / lo;
     let plan = crate::tensor::lock(R::planners()).1.plan_fft_forward(n);
     let s = R::from(scale).unwrap_or_else(<R as num_traits::One>::one);
     let (px, po) = (P(x.ptr::<R>()?), P(out.cptr::<R>()?));
@@ -141,7 +143,8 @@ pub fn c2r<R: Planned>(x: &Tensor, out: &Tensor, n: usize, scale: f64) -> Result
         return Ok(());
     }
     let (la, lo) = (*x.shape().last().unwrap_or(&1), n);
-    let rows = if la == 0 { out.numel() / lo.max(1) } else { x.numel() / la };
+    // out is non-empty, so lo >= 1.
+    let rows = out.numel() / lo;
     let plan = crate::tensor::lock(R::planners()).1.plan_fft_inverse(n);
     let s = R::from(scale).unwrap_or_else(<R as num_traits::One>::one);
     let (px, po) = (P(x.cptr::<R>()?), P(out.ptr::<R>()?));
@@ -159,7 +162,7 @@ pub fn c2r<R: Planned>(x: &Tensor, out: &Tensor, n: usize, scale: f64) -> Result
                 spec[..k].copy_from_slice(&src[row * la..row * la + k]);
                 spec[k..].fill(Complex::zero());
                 spec[0].im = <R as Zero>::zero();
-                if n % 2 == 0 {
+                if n.is_multiple_of(2) {
                     spec[m - 1].im = <R as Zero>::zero();
                 }
                 if let Err(e) = plan.process_with_scratch(spec, buf, scratch) {

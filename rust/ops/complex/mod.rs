@@ -86,7 +86,7 @@ pub fn raw_complex(t: &Tensor) -> Result<Tensor> {
     let ok = n > 0
         && l.shape[n - 1] == 2
         && l.strides[n - 1] == 1
-        && l.offset % 2 == 0
+        && l.offset.is_multiple_of(2)
         && l.strides[..n - 1].iter().zip(&l.shape[..n - 1]).all(|(s, &d)| s % 2 == 0 || d == 1);
     if !ok {
         if n == 0 || l.shape[n - 1] != 2 {
