@@ -5585,6 +5585,7 @@ SORTING = [
     ),
 ]
 
+from op_db_complex import COMPLEX  # noqa: E402 - it builds on the helpers above
 from op_db_composite import MORE  # noqa: E402 - it builds on the helpers above
 from op_db_linalg import LINALG_DECOMP  # noqa: E402 - it builds on the helpers above
 from op_db_nn_more import NN_MORE  # noqa: E402 - it builds on the helpers above
@@ -5610,6 +5611,7 @@ OP_DB = (
     + SPATIAL
     + NN_MORE
     + SPECIAL_FNS
+    + COMPLEX
 )
 
 

@@ -22,6 +22,8 @@ from hypothesis import strategies as st
 ALLOWED = (ValueError, TypeError, IndexError, RuntimeError, NotImplementedError)
 
 DTYPES = ["float32", "float64", "float16", "bfloat16", "int64", "int32", "uint8", "bool"]
+# complex tensors are CPU only: every op must compute on them or raise an allowed error
+DTYPES += ["complex64", "complex128"]
 FLOATS = {"float32", "float64", "float16", "bfloat16"}
 
 # --------------------------------------------------------------------------
@@ -134,6 +136,10 @@ def call(desc, fn, *args, extra=(), **kwargs):
 
 def np_values(shape, dtype, rng):
     n = math.prod(shape)
+    if dtype.startswith("complex"):
+        part = "float32" if dtype == "complex64" else "float64"
+        v = np_values((n,), part, rng) + 1j * np_values((n,), part, rng)
+        return v.astype(np.dtype(dtype)).reshape(shape)
     if dtype in FLOATS:
         v = rng.standard_normal(n) * rng.choice([1.0, 10.0, 1000.0])
         special = np.array(
@@ -1206,3 +1212,32 @@ def test_raising_op_leaves_no_gpu_error_pending(dtype, op, dev):
     other = rumus.tensor([1.0, 2.0], device=dev)
     assert (other * 2).tolist() == [2.0, 4.0]
     assert t.tolist() == np.array([3, 1], dtype=dtype).tolist()
+
+
+FFT_OPS = [
+    "fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fft2", "ifft2", "rfft2", "irfft2",
+    "fftn", "ifftn", "rfftn", "irfftn", "fftshift", "ifftshift",
+]  # fmt: skip
+
+
+@SETTINGS
+@given(st.data())
+def test_fft_family(dev, data):
+    name = data.draw(st.sampled_from(FFT_OPS), label="op")
+    x = draw_tensor(data, label="x")
+    fn = getattr(rumus.fft, name)
+    kw = {}
+    if name.endswith("shift"):
+        if data.draw(st.booleans()):
+            kw["dim"] = data.draw(st.one_of(DIM, st.lists(DIM, max_size=3)), label="dim")
+    elif name[-1] in "2n":
+        if data.draw(st.booleans()):
+            kw["s"] = data.draw(st.lists(st.integers(-1, 5), max_size=3), label="s")
+        if data.draw(st.booleans()):
+            kw["dim"] = data.draw(st.lists(DIM, max_size=3), label="dim")
+    else:
+        kw["n"] = data.draw(st.one_of(st.none(), st.integers(-1, 6)), label="n")
+        kw["dim"] = data.draw(DIM, label="dim")
+    if not name.endswith("shift") and data.draw(st.booleans()):
+        kw["norm"] = data.draw(st.sampled_from(["ortho", "forward", "backward", "bad"]))
+    call(f"fft.{name}({x.dtype}{tuple(x.shape)}, {kw})", fn, x, **kw)

@@ -292,7 +292,7 @@ def test_bools_other_than_0_or_1_are_normalized():
 # ------------------------------------------------------------------ bad input
 
 
-@pytest.mark.parametrize("dtype", ["int8", "int16", "uint16", "uint32", "uint64", "complex64"])
+@pytest.mark.parametrize("dtype", ["int8", "int16", "uint16", "uint32", "uint64"])
 def test_unsupported_dtypes_name_the_dtype(dtype):
     a = np.zeros(3, dtype=dtype)
     alive = weakref.ref(a)
@@ -463,7 +463,7 @@ def test_raw_capsule_null_strides_and_copy():
         ({"version": (2, 0)}, BufferError, "version 2.0"),
         ({"dtype": (2, 32, 4)}, TypeError, "float32 x 4 lanes"),
         ({"dtype": (0, 16, 1)}, TypeError, "int16"),
-        ({"dtype": (5, 64, 1)}, TypeError, "complex64"),
+        ({"dtype": (5, 32, 1)}, TypeError, "complex32"),
         ({"flags": 1, "version": (1, 1)}, None, None),
     ],
 )

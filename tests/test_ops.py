@@ -350,6 +350,9 @@ EXCEPTIONS = {
     "Tensor.data_ptr",
     "Tensor.is_contiguous",
     "Tensor.is_floating_point",
+    "Tensor.is_complex",
+    "rumus.is_complex",
+    "Tensor.is_conj",
 }
 # Tensor attributes that are properties, not methods (shape, dtype, grad, T...) are skipped:
 # T and mT, the two that compute, have entries.

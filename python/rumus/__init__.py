@@ -14,6 +14,9 @@ from ._rumus import (
     broadcast_shapes,
     bucketize,
     cat,
+    complex,
+    complex64,
+    complex128,
     device,
     dtype,
     einsum,
@@ -41,6 +44,7 @@ from ._rumus import (
     ones,
     ones_like,
     poisson,
+    polar,
     promote_types,
     rand,
     rand_like,
@@ -56,6 +60,8 @@ from ._rumus import (
     tensor,
     tensordot,
     uint8,
+    view_as_complex,
+    view_as_real,
     where,
     xlogy,
     zeros,
@@ -73,6 +79,8 @@ double = float64
 half = float16
 long = int64
 int = int32
+cfloat = complex64
+cdouble = complex128
 
 concat = concatenate = cat
 
@@ -104,7 +112,7 @@ for _name in [
         "bincount histc histogram "
         "addmm addmv addbmm baddbmm addr addcmul addcdiv lerp hypot logaddexp logaddexp2 logit "
         "nan_to_num isclose allclose equal clamp_min clamp_max diff cross kron "
-        "tile repeat_interleave"
+        "tile repeat_interleave conj conj_physical resolve_conj angle sgn is_complex"
     ).split(),
 ]:
     globals()[_name] = _method_function(_name)
@@ -203,6 +211,7 @@ from . import (  # noqa: E402
     special,
     utils,
 )
+from ._complex import imag, real  # noqa: E402
 from ._porting import compile  # noqa: E402
 from .amp.autocast_mode import (  # noqa: E402
     autocast,
@@ -346,7 +355,15 @@ del _name
 
 # Submodules that most programs never touch load on first use (`rumus.distributions`
 # or `import rumus.distributions`), which keeps `import rumus` fast.
-_LAZY_SUBMODULES = ("ao", "compat", "distributed", "distributions", "func", "quantization")
+_LAZY_SUBMODULES = (
+    "ao",
+    "compat",
+    "distributed",
+    "distributions",
+    "fft",
+    "func",
+    "quantization",
+)
 
 
 def __getattr__(name):

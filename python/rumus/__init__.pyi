@@ -19,6 +19,7 @@ from rumus import (
     compat as compat,
     distributed as distributed,
     distributions as distributions,
+    fft as fft,
     func as func,
     gpu as gpu,
     linalg as linalg,
@@ -47,6 +48,9 @@ from rumus._rumus import (
     broadcast_shapes as broadcast_shapes,
     bucketize as bucketize,
     cat as cat,
+    complex as complex,
+    complex64 as complex64,
+    complex128 as complex128,
     device as device,
     dtype as dtype,
     einsum as einsum,
@@ -80,6 +84,7 @@ from rumus._rumus import (
     randn as randn,
     randn_like as randn_like,
     poisson as poisson,
+    polar as polar,
     binomial as binomial,
     randperm as randperm,
     result_type as result_type,
@@ -90,11 +95,14 @@ from rumus._rumus import (
     tensor as tensor,
     tensordot as tensordot,
     uint8 as uint8,
+    view_as_complex as view_as_complex,
+    view_as_real as view_as_real,
     where as where,
     xlogy as xlogy,
     zeros as zeros,
     zeros_like as zeros_like,
 )
+from rumus._complex import imag as imag, real as real
 from rumus._size import Size as Size
 from rumus._typing import Number, _bool, _float, _int
 from rumus.linalg import SlogdetResult
@@ -124,6 +132,8 @@ double = float64
 half = float16
 long = int64
 int = int32
+cfloat = complex64
+cdouble = complex128
 
 concat = cat
 concatenate = cat
@@ -310,6 +320,12 @@ cross = Tensor.cross
 kron = Tensor.kron
 tile = Tensor.tile
 repeat_interleave = Tensor.repeat_interleave
+conj = Tensor.conj
+conj_physical = Tensor.conj_physical
+resolve_conj = Tensor.resolve_conj
+angle = Tensor.angle
+sgn = Tensor.sgn
+is_complex = Tensor.is_complex
 aminmax = Tensor.aminmax
 nansum = Tensor.nansum
 nanmean = Tensor.nanmean

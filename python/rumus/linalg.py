@@ -44,7 +44,9 @@ __all__ = [
     "cond",
     "cross",
     "det",
+    "eig",
     "eigh",
+    "eigvals",
     "eigvalsh",
     "inv",
     "inv_ex",
@@ -80,6 +82,7 @@ CholeskyExResult = _NamedTuple("cholesky_ex", [("L", _Tensor), ("info", _Tensor)
 SolveExResult = _NamedTuple("solve_ex", [("result", _Tensor), ("info", _Tensor)])
 QRResult = _NamedTuple("qr", [("Q", _Tensor), ("R", _Tensor)])
 EighResult = _NamedTuple("eigh", [("eigenvalues", _Tensor), ("eigenvectors", _Tensor)])
+EigResult = _NamedTuple("eig", [("eigenvalues", _Tensor), ("eigenvectors", _Tensor)])
 SVDResult = _NamedTuple("svd", [("U", _Tensor), ("S", _Tensor), ("Vh", _Tensor)])
 LUFactorResult = _NamedTuple("lu_factor", [("LU", _Tensor), ("pivots", _Tensor)])
 LUFactorExResult = _NamedTuple(
@@ -268,6 +271,101 @@ def eigh(A: _Tensor, UPLO: str = "L") -> EighResult:
         ``(*, n)``, and the eigenvectors as columns.
     """
     return EighResult(*_rumus._linalg_eigh(A, UPLO, True))
+
+
+def eig(A: _Tensor) -> EigResult:
+    """The eigenvalues and eigenvectors of general square matrices (complex results).
+
+    Runs on the CPU through faer. The gradient is PyTorch's; as there, it is only
+    meaningful for functions of the eigenvectors that do not depend on their phase.
+
+    Args:
+        A (Tensor): float32/float64 square matrices, of shape ``(*, n, n)``.
+
+    Returns:
+        tuple[Tensor, Tensor]: ``(eigenvalues, eigenvectors)``: complex eigenvalues of shape
+        ``(*, n)`` and unit-norm eigenvectors as the columns of ``(*, n, n)``.
+    """
+    if isinstance(A, _Tensor) and A.requires_grad and _rumus.is_grad_enabled():
+        return EigResult(*_Eig.apply(A))
+    return EigResult(*_rumus._linalg_eig(A, True))
+
+
+def eigvals(A: _Tensor) -> _Tensor:
+    """The eigenvalues of general square matrices, as a complex tensor.
+
+    Args:
+        A (Tensor): float32/float64 square matrices, of shape ``(*, n, n)``.
+
+    Returns:
+        Tensor: complex eigenvalues of shape ``(*, n)``.
+    """
+    if isinstance(A, _Tensor) and A.requires_grad and _rumus.is_grad_enabled():
+        return _Eig.apply(A)[0]
+    return _rumus._linalg_eig(A, False)[0]
+
+
+def _complex_solve(A, B):
+    """X with A X = B for complex A and B, through the real system [[Ar, -Ai], [Ai, Ar]]."""
+    import rumus
+
+    n = A.shape[-1]
+    M = rumus.cat([rumus.cat([A.real, -A.imag], -1), rumus.cat([A.imag, A.real], -1)], -2)
+    X = solve(M, rumus.cat([B.real, B.imag], -2))
+    return rumus.complex(X[..., :n, :], X[..., n:, :])
+
+
+def _eig_backward(L, V, gL, gV):
+    """PyTorch's gradient of A = V diag(L) V^-1:
+    V^-H (diag(gL) + (V^H gV - V^H V diag(Re diag(V^H gV))) / conj(E)) V^H,
+    with E[i, j] = L[j] - L[i] off the diagonal."""
+    import rumus
+
+    n = L.shape[-1]
+    eye = rumus.eye(n, dtype=L.real.dtype)
+    Vh = V.conj().mT
+    VhgV = Vh @ gV
+    d = VhgV.real.diagonal(0, -2, -1).unsqueeze(-2)
+    g = VhgV - Vh @ (V * d)
+    Lc = L.conj()
+    E = Lc.unsqueeze(-2) - Lc.unsqueeze(-1) + eye
+    g = g / E * (1 - eye) + gL.unsqueeze(-1) * eye
+    return _complex_solve(Vh, g @ Vh)
+
+
+def _eig_function():
+    from .autograd import Function
+
+    class Eig(Function):
+        @staticmethod
+        def forward(ctx, A):
+            L, V = _rumus._linalg_eig(A.detach(), True)
+            ctx.save_for_backward(L, V)
+            ctx.real = not A.is_complex()
+            return L, V
+
+        @staticmethod
+        def backward(ctx, gL, gV):
+            L, V = ctx.saved_tensors
+            g = _eig_backward(L, V, gL, gV)
+            return g.real if ctx.real else g
+
+    return Eig
+
+
+class _LazyEig:
+    """rumus.autograd imports this module: the Function class is made on first use."""
+
+    cls = None
+
+    @classmethod
+    def apply(cls, A):
+        if cls.cls is None:
+            cls.cls = _eig_function()
+        return cls.cls.apply(A)
+
+
+_Eig = _LazyEig
 
 
 def eigvalsh(A: _Tensor, UPLO: str = "L") -> _Tensor:

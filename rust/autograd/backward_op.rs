@@ -87,4 +87,6 @@ backward_ops! {
     Rnn(crate::ops::rnn::RnnBackward),
     RnnGates(crate::ops::rnn_gpu::RnnGatesBackward),
     GridSample(crate::ops::sample::GridSampleBackward),
+    Complex(crate::ops::complex::ComplexBackward),
+    Fft(crate::ops::fft::FftBackward),
 }

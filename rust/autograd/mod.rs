@@ -59,7 +59,7 @@ pub fn record(
         let _off = GradMode::set(false);
         forward()?
     };
-    if !out.dtype().is_float() {
+    if !out.dtype().is_differentiable() {
         return Ok(out);
     }
     let op = make(&out);

@@ -11,6 +11,7 @@
 //! `serialize` would sort them by dtype and name, losing a state_dict's order.
 
 use super::Failure;
+use crate::bail;
 use crate::ops::copy::{contiguous_clone, transfer};
 use crate::tensor::storage::{CpuBuffer, Storage};
 use crate::tensor::{DType, Device, Layout, Tensor};
@@ -29,8 +30,8 @@ use std::sync::Arc;
 /// The largest header the crate reads back.
 const MAX_HEADER: usize = 100_000_000;
 
-fn file_dtype(d: DType) -> Dtype {
-    match d {
+fn file_dtype(d: DType) -> crate::error::Result<Dtype> {
+    Ok(match d {
         DType::Bool => Dtype::BOOL,
         DType::U8 => Dtype::U8,
         DType::I32 => Dtype::I32,
@@ -39,7 +40,12 @@ fn file_dtype(d: DType) -> Dtype {
         DType::BF16 => Dtype::BF16,
         DType::F32 => Dtype::F32,
         DType::F64 => Dtype::F64,
-    }
+        DType::C64 => Dtype::C64,
+        DType::C128 => bail!(
+            Type,
+            "safetensors has no complex128 dtype (only C64): convert the tensor with .to(rumus.complex64) or save its view_as_real()"
+        ),
+    })
 }
 
 fn rumus_dtype(d: Dtype) -> Option<DType> {
@@ -52,6 +58,7 @@ fn rumus_dtype(d: Dtype) -> Option<DType> {
         Dtype::BF16 => DType::BF16,
         Dtype::F32 => DType::F32,
         Dtype::F64 => DType::F64,
+        Dtype::C64 => DType::C64,
         _ => return None,
     })
 }
@@ -350,7 +357,8 @@ struct Stored(Tensor);
 
 impl View for &Stored {
     fn dtype(&self) -> Dtype {
-        file_dtype(self.0.dtype())
+        // Checked when the tensor was taken in (save rejects complex128).
+        file_dtype(self.0.dtype()).unwrap_or(Dtype::C64)
     }
     fn shape(&self) -> &[usize] {
         self.0.shape()
@@ -394,6 +402,7 @@ pub fn prepare(
                 quoted(name)
             )));
         }
+        file_dtype(t.dtype())?;
         let t = match t.device() {
             Device::Gpu => transfer(t, Device::Cpu)?,
             Device::Cpu if t.is_contiguous() => t.clone(),

@@ -32,6 +32,9 @@ pub fn copy_into(dst: &Tensor, src: &Tensor) -> Result<()> {
     if dst.numel() == 0 {
         return Ok(());
     }
+    if dst.dtype().is_complex() || src.dtype().is_complex() {
+        return crate::ops::complex::copy_into_complex(dst, src);
+    }
     if dst.is_gpu() {
         return crate::backend::gpu::elementwise::copy(dst, src);
     }
@@ -137,7 +140,7 @@ fn copy_raw_(dst: &Tensor, src: &Tensor) -> Result<()> {
     if dst.same_tensor(src) && dst.dtype() == src.dtype() {
         // x.copy_(x) moves nothing (and a GPU dispatch may not read and write one buffer).
     } else if !dst.storage().is_empty()
-        && std::sync::Arc::ptr_eq(dst.storage(), src.storage())
+        && crate::tensor::storage::Storage::same_memory(dst.storage(), src.storage())
         && !dst.same_tensor(src)
     {
         // Overlapping views would read already-written elements: go through a copy.
@@ -177,6 +180,11 @@ pub fn fill_(t: &Tensor, value: crate::tensor::Scalar) -> Result<()> {
 
 fn fill_raw(t: &Tensor, value: crate::tensor::Scalar) -> Result<()> {
     t.check_writable("fill_")?;
+    if t.dtype().is_complex() {
+        crate::ops::complex::fill_real(t, value)?;
+        t.storage().bump_version();
+        return Ok(());
+    }
     if t.is_gpu() {
         crate::backend::gpu::elementwise::fill(t, value)?;
         t.storage().bump_version();

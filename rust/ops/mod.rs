@@ -2,12 +2,14 @@
 //! backend kernels. Backward rules join each family in the autograd issue.
 
 pub mod blas;
+pub mod complex;
 pub mod conv;
 pub mod copy;
 pub mod creation;
 pub mod ctc;
 pub mod einsum;
 pub mod elementwise;
+pub mod fft;
 pub mod index;
 pub mod linalg;
 pub mod norm;

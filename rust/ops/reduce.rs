@@ -55,7 +55,7 @@ fn computable(t: &Tensor) -> Result<Tensor> {
 }
 
 pub(crate) fn sum_dtype(t: &Tensor, dtype: Option<DType>) -> DType {
-    dtype.unwrap_or(if t.dtype().is_float() { t.dtype() } else { DType::I64 })
+    dtype.unwrap_or(if t.dtype().is_differentiable() { t.dtype() } else { DType::I64 })
 }
 
 pub fn sum(
@@ -77,8 +77,12 @@ fn sum_raw(
     keepdim: bool,
     dtype: Option<DType>,
 ) -> Result<Tensor> {
-    let (reduced, shape) = plan(t, dims, keepdim)?;
     let out = sum_dtype(t, dtype);
+    if out.is_complex() || t.dtype().is_complex() {
+        let t = to_dtype(t, out)?;
+        return crate::ops::complex::sum_raw(&t, dims, keepdim, false);
+    }
+    let (reduced, shape) = plan(t, dims, keepdim)?;
     if t.is_gpu() {
         let r = if out.is_float() {
             reduce_dims("sum", &to_dtype(t, out.gpu_compute())?, &reduced, &shape, 1.0)?
@@ -122,6 +126,10 @@ fn mean_raw(
     dtype: Option<DType>,
 ) -> Result<Tensor> {
     let out = dtype.unwrap_or(t.dtype());
+    if out.is_complex() {
+        plan(t, dims, keepdim)?;
+        return crate::ops::complex::sum_raw(&to_dtype(t, out)?, dims, keepdim, true);
+    }
     if !out.is_float() {
         bail!(
             Runtime,

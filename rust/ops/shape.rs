@@ -228,6 +228,9 @@ pub fn unbind(t: &Tensor, dim: i64) -> Result<Vec<Tensor>> {
 }
 
 pub fn cat(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
+    if tensors.iter().any(|t| t.dtype().is_complex()) {
+        return crate::ops::complex::cat(tensors, dim);
+    }
     let inputs: Vec<&Tensor> = tensors.iter().collect();
     autograd::record(
         &inputs,

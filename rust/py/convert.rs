@@ -8,7 +8,9 @@ use crate::ops::Operand;
 use crate::tensor::{DType, Scalar, Shape, Tensor};
 use pyo3::exceptions::{PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyFloat, PyInt, PyList, PySequence, PyTuple};
+use pyo3::types::{
+    PyBool, PyComplex, PyComplexMethods, PyFloat, PyInt, PyList, PySequence, PyTuple,
+};
 
 /// A Python number as a Scalar (bool before int: bool is an int subclass).
 pub fn scalar(obj: &Bound<'_, PyAny>) -> Option<Scalar> {
@@ -32,6 +34,9 @@ pub fn operand(obj: &Bound<'_, PyAny>) -> PyResult<Option<Operand>> {
     if let Some(s) = scalar(obj) {
         return Ok(Some(Operand::S(s)));
     }
+    if let Some(z) = complex_scalar(obj)? {
+        return Ok(Some(Operand::T(z)));
+    }
     if is_ndarray(obj) {
         let t = from_numpy(obj)?;
         return Ok(Some(Operand::T(clone_as(&t, t.dtype())?)));
@@ -39,9 +44,21 @@ pub fn operand(obj: &Bound<'_, PyAny>) -> PyResult<Option<Operand>> {
     // NumPy scalars (np.float32(1.5), np.int64(3)).
     if obj.hasattr("dtype")? && obj.hasattr("item")? {
         let item = obj.call_method0("item")?;
+        if let Some(z) = complex_scalar(&item)? {
+            return Ok(Some(Operand::T(z)));
+        }
         return Ok(scalar(&item).map(Operand::S));
     }
     Ok(None)
+}
+
+/// A Python complex number as a 0-d complex128 tensor: as an operand it
+/// promotes float32 tensors to complex64 and float64 ones to complex128.
+fn complex_scalar(obj: &Bound<'_, PyAny>) -> PyResult<Option<Tensor>> {
+    match obj.cast::<PyComplex>() {
+        Ok(z) => Ok(Some(crate::ops::complex::scalar(z.real(), z.imag(), DType::C128)?)),
+        Err(_) => Ok(None),
+    }
 }
 
 pub fn operand_req(obj: &Bound<'_, PyAny>, op: &str) -> PyResult<Operand> {
@@ -168,6 +185,10 @@ pub fn tensor_from_data(
         // NumPy values (np.float64, arrays) keep their own dtype.
         None if !from_array && src.dtype() == DType::F64 && !first_leaf_is_numpy(data)? => {
             DType::F32
+        }
+        // Python complex numbers likewise give complex64 (PyTorch's default complex dtype).
+        None if !from_array && src.dtype() == DType::C128 && !first_leaf_is_numpy(data)? => {
+            DType::C64
         }
         None => src.dtype(),
     };

@@ -91,6 +91,7 @@ const KDL_INT: u8 = 0;
 const KDL_UINT: u8 = 1;
 const KDL_FLOAT: u8 = 2;
 const KDL_BFLOAT: u8 = 4;
+const KDL_COMPLEX: u8 = 5;
 const KDL_BOOL: u8 = 6;
 
 const VERSIONED: &CStr = c"dltensor_versioned";
@@ -127,6 +128,7 @@ fn to_dl(d: DType) -> DLDataType {
         DType::I32 | DType::I64 => KDL_INT,
         DType::F16 | DType::F32 | DType::F64 => KDL_FLOAT,
         DType::BF16 => KDL_BFLOAT,
+        DType::C64 | DType::C128 => KDL_COMPLEX,
     };
     DLDataType { code, bits: 8 * d.size() as u8, lanes: 1 }
 }
@@ -141,6 +143,8 @@ fn from_dl(t: DLDataType) -> PyResult<DType> {
         (KDL_FLOAT, 32, 1) => DType::F32,
         (KDL_FLOAT, 64, 1) => DType::F64,
         (KDL_BFLOAT, 16, 1) => DType::BF16,
+        (KDL_COMPLEX, 64, 1) => DType::C64,
+        (KDL_COMPLEX, 128, 1) => DType::C128,
         _ => {
             let kind = match t.code {
                 KDL_INT => "int",

@@ -21,6 +21,11 @@ impl PyDType {
     fn is_floating_point(&self) -> bool {
         self.d.is_float()
     }
+    /// Whether the dtype is complex (complex64 or complex128).
+    #[getter]
+    fn is_complex(&self) -> bool {
+        self.d.is_complex()
+    }
     /// The size of one element in bytes.
     #[getter]
     fn itemsize(&self) -> usize {

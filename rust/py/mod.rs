@@ -2,6 +2,7 @@
 //! knows about Python.
 
 mod autograd;
+mod complex;
 mod convert;
 mod ctc;
 mod dlpack;
@@ -98,5 +99,6 @@ fn _rumus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     math_methods::register(m)?;
     sampling::register(m)?;
     sysinfo::register(m)?;
+    complex::register(m)?;
     Ok(())
 }

@@ -28,13 +28,15 @@ fn dtype_of(arr: &Bound<'_, PyUntypedArray>) -> PyResult<DType> {
         (b'i', 4) => Some(DType::I32),
         (b'u', 1) => Some(DType::U8),
         (b'b', 1) => Some(DType::Bool),
+        (b'c', 8) => Some(DType::C64),
+        (b'c', 16) => Some(DType::C128),
         _ => None,
     };
     match found {
         Some(t) if native => Ok(t),
         Some(_) => Err(PyValueError::new_err(format!("given numpy array has byte order different from the native byte order ({}); convert it with .astype(its dtype.newbyteorder('='))", d.str()?))),
         None => Err(PyTypeError::new_err(format!(
-            "can't convert np.ndarray of type {}. The only supported types are: float64, float32, float16, int64, int32, uint8, and bool.",
+            "can't convert np.ndarray of type {}. The only supported types are: complex128, complex64, float64, float32, float16, int64, int32, uint8, and bool.",
             d.str()?
         ))),
     }
@@ -106,6 +108,8 @@ pub fn typestr(d: DType) -> PyResult<&'static str> {
         DType::I32 => "<i4",
         DType::U8 => "|u1",
         DType::Bool => "|b1",
+        DType::C64 => "<c8",
+        DType::C128 => "<c16",
         DType::BF16 => return Err(PyTypeError::new_err("Got unsupported ScalarType BFloat16: NumPy has no bfloat16 dtype; convert with .float() first")),
     })
 }

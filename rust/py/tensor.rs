@@ -80,6 +80,14 @@ fn to_list<'py>(py: Python<'py>, t: &Tensor) -> PyResult<Bound<'py, PyAny>> {
         Ok(PyList::new(py, items?)?.into_any())
     }
     let shape = t.shape();
+    if t.dtype().is_complex() {
+        let v: Vec<Py<PyAny>> = super::complex::complex_values(t)?
+            .into_iter()
+            .map(|(re, im)| pyo3::types::PyComplex::from_doubles(py, re, im).into_any().unbind())
+            .collect();
+        let refs: Vec<&Py<PyAny>> = v.iter().collect();
+        return build(py, &refs, shape);
+    }
     match t.dtype() {
         DType::Bool => build(py, &t.to_vec::<bool>()?, shape),
         d if d.is_float() => build(py, &to_dtype(t, DType::F64)?.to_vec::<f64>()?, shape),
@@ -476,6 +484,9 @@ impl PyTensor {
     /// Returns:
     ///   int, float or bool: the value.
     fn item(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        if self.t.dtype().is_complex() {
+            return Ok(self.__complex__(py)?.into_any().unbind());
+        }
         scalar_obj(py, item_of(py, &self.t)?)
     }
     fn __float__(&self, py: Python<'_>) -> PyResult<f64> {

@@ -13,9 +13,13 @@ pub enum DType {
     BF16,
     F32,
     F64,
+    /// Complex dtypes (two floats, real then imaginary): CPU only, and only
+    /// the ops in `ops::complex` / `ops::fft` have kernels for them.
+    C64,
+    C128,
 }
 
-pub const ALL_DTYPES: [DType; 8] = [
+pub const ALL_DTYPES: [DType; 10] = [
     DType::Bool,
     DType::U8,
     DType::I32,
@@ -24,6 +28,8 @@ pub const ALL_DTYPES: [DType; 8] = [
     DType::BF16,
     DType::F32,
     DType::F64,
+    DType::C64,
+    DType::C128,
 ];
 
 impl DType {
@@ -32,7 +38,8 @@ impl DType {
             DType::Bool | DType::U8 => 1,
             DType::F16 | DType::BF16 => 2,
             DType::I32 | DType::F32 => 4,
-            DType::I64 | DType::F64 => 8,
+            DType::I64 | DType::F64 | DType::C64 => 8,
+            DType::C128 => 16,
         }
     }
     pub fn name(self) -> &'static str {
@@ -45,6 +52,8 @@ impl DType {
             DType::BF16 => "bfloat16",
             DType::F32 => "float32",
             DType::F64 => "float64",
+            DType::C64 => "complex64",
+            DType::C128 => "complex128",
         }
     }
     pub fn from_name(name: &str) -> Option<DType> {
@@ -57,12 +66,36 @@ impl DType {
     pub fn is_half(self) -> bool {
         matches!(self, DType::F16 | DType::BF16)
     }
+    pub fn is_complex(self) -> bool {
+        matches!(self, DType::C64 | DType::C128)
+    }
+    /// Float or complex: the dtypes that can require gradients.
+    pub fn is_differentiable(self) -> bool {
+        self.is_float() || self.is_complex()
+    }
+    /// The complex dtype with this dtype's precision (PyTorch's toComplexType).
+    pub fn to_complex(self) -> DType {
+        match self {
+            DType::F64 | DType::C128 => DType::C128,
+            _ => DType::C64,
+        }
+    }
+    /// The real dtype of a complex dtype's parts (PyTorch's toRealValueType).
+    pub fn to_real(self) -> DType {
+        match self {
+            DType::C64 => DType::F32,
+            DType::C128 => DType::F64,
+            d => d,
+        }
+    }
     pub fn is_int(self) -> bool {
         matches!(self, DType::U8 | DType::I32 | DType::I64)
     }
     pub fn category(self) -> Category {
         if self == DType::Bool {
             Category::Bool
+        } else if self.is_complex() {
+            Category::Complex
         } else if self.is_float() {
             Category::Float
         } else {
@@ -92,14 +125,16 @@ impl DType {
     /// in its own kernel variant, everything else in float32.
     pub fn float_kernel(self, gpu: bool) -> DType {
         match self {
-            DType::F64 => DType::F64,
+            // Complex stays complex: a kernel without a complex variant then
+            // raises TypeError instead of computing on the real parts.
+            DType::F64 | DType::C64 | DType::C128 => self,
             d if gpu => d.gpu_compute(),
             _ => DType::F32,
         }
     }
     /// Float dtype used when an op needs a float result for this input (exp of an int tensor).
     pub fn to_float(self) -> DType {
-        if self.is_float() {
+        if self.is_differentiable() {
             self
         } else {
             DType::F32
@@ -112,6 +147,7 @@ pub enum Category {
     Bool,
     Int,
     Float,
+    Complex,
 }
 
 /// PyTorch's promote_types for two dtypes.
@@ -121,6 +157,14 @@ pub fn promote(a: DType, b: DType) -> DType {
         return a;
     }
     match (a, b) {
+        // Complex wins, at the widest precision of either side.
+        _ if a.is_complex() || b.is_complex() => {
+            if a == C128 || b == C128 || a == F64 || b == F64 {
+                C128
+            } else {
+                C64
+            }
+        }
         (F16, BF16) | (BF16, F16) => F32,
         _ if a.is_float() || b.is_float() => {
             // The wider float wins; a float always beats an int.
@@ -202,6 +246,11 @@ impl ResultType {
     pub fn result(&self) -> DType {
         fn combine(higher: Option<DType>, lower: Option<DType>) -> Option<DType> {
             match (higher, lower) {
+                (Some(h), _) if h.is_complex() => Some(h),
+                // A complex operand of a lower tier keeps a float side's precision.
+                (Some(h), Some(l)) if l.is_complex() => {
+                    Some(if h.is_float() { h.to_complex() } else { l })
+                }
                 (Some(h), Some(l)) if !h.is_float() && (h == DType::Bool || l.is_float()) => {
                     Some(promote(h, l))
                 }
@@ -373,6 +422,17 @@ macro_rules! dispatch_all {
                 type $T = f64;
                 $body
             }
+            // Complex dtypes have no `Element` type: a generic kernel reached
+            // with one fails in `Tensor::ptr` with a TypeError (ops with
+            // complex kernels branch to `ops::complex` before dispatching).
+            __D::C64 => {
+                type $T = f32;
+                $body
+            }
+            __D::C128 => {
+                type $T = f64;
+                $body
+            }
         }
     }};
 }
@@ -409,8 +469,31 @@ macro_rules! dispatch_compute {
             }
             // Callers convert halves first; if one slips through, `Tensor::ptr`
             // reports the dtype mismatch as an error instead of reading garbage.
-            __D::F16 | __D::BF16 => {
+            __D::F16 | __D::BF16 | __D::C64 => {
                 type $T = f32;
+                $body
+            }
+            __D::C128 => {
+                type $T = f64;
+                $body
+            }
+        }
+    }};
+}
+
+/// For complex kernels: `$R` is the real type of the parts (f32 for
+/// complex64, f64 for complex128); callers check the dtype is complex.
+#[macro_export]
+macro_rules! dispatch_complex {
+    ($dtype:expr, $R:ident => $body:expr) => {{
+        use $crate::tensor::dtype::DType as __D;
+        match $dtype {
+            __D::C128 => {
+                type $R = f64;
+                $body
+            }
+            _ => {
+                type $R = f32;
                 $body
             }
         }
@@ -454,5 +537,11 @@ mod tests {
         assert_eq!(ResultType::default().tensor(U8, 1).scalar(Scalar::Int(300)).result(), U8);
         assert_eq!(ResultType::default().tensor(F16, 1).scalar(Scalar::Float(1.0)).result(), F16);
         assert_eq!(ResultType::default().tensor(I32, 0).tensor(F64, 0).result(), F64);
+        assert_eq!(promote(F32, C64), C64);
+        assert_eq!(promote(F64, C64), C128);
+        assert_eq!(promote(I64, C64), C64);
+        assert_eq!(ResultType::default().tensor(F64, 1).tensor(C64, 0).result(), C128);
+        assert_eq!(ResultType::default().tensor(F32, 1).tensor(C128, 0).result(), C64);
+        assert_eq!(ResultType::default().tensor(C64, 1).tensor(F64, 0).result(), C64);
     }
 }

@@ -10,6 +10,7 @@ use std::alloc::{alloc, alloc_zeroed, dealloc, Layout as AllocLayout};
 use std::any::Any;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+use std::sync::Arc;
 
 /// The allocator's natural alignment: with it, zeroed allocations go through
 /// calloc, which is cheap for the small buffers that take this path.
@@ -267,6 +268,10 @@ pub struct Storage {
     /// The CPU buffer while it holds the current data, else null. A CPU buffer
     /// never moves while the storage lives, so kernels read this without the lock.
     cpu_ptr: AtomicPtr<u8>,
+    /// For a reinterpretation of another storage's memory as another dtype
+    /// (view_as_real, view_as_complex): that storage, whose version counter
+    /// this one shares so in-place writes through either are seen by autograd.
+    base: Option<Arc<Storage>>,
 }
 
 impl Storage {
@@ -290,7 +295,31 @@ impl Storage {
     }
     pub fn from_cpu(dtype: DType, len: usize, buf: CpuBuffer) -> Storage {
         let cpu_ptr = AtomicPtr::new(buf.ptr());
-        Storage { dtype, len, version: AtomicU64::new(0), data: StorageData::Cpu(buf), cpu_ptr }
+        Storage {
+            dtype,
+            len,
+            version: AtomicU64::new(0),
+            data: StorageData::Cpu(buf),
+            cpu_ptr,
+            base: None,
+        }
+    }
+    /// The memory of `base` (a CPU storage) read as `dtype`: a storage that
+    /// keeps `base` alive and shares its version counter.
+    pub fn reinterpret(base: &Arc<Storage>, dtype: DType) -> Result<Storage> {
+        let root = base.base.clone().unwrap_or_else(|| base.clone());
+        let ptr = base.cpu_ptr()?;
+        let nbytes = base.len * base.dtype.size();
+        // SAFETY: `root` owns the memory and lives as long as this storage.
+        let buf = unsafe { CpuBuffer::borrowed(ptr, nbytes, Box::new(root.clone())) };
+        let mut s = Storage::from_cpu(dtype, nbytes / dtype.size(), buf);
+        s.base = Some(root);
+        Ok(s)
+    }
+    /// Whether two storages share memory (one reinterprets the other).
+    pub fn same_memory(a: &Arc<Storage>, b: &Arc<Storage>) -> bool {
+        let root = |s: &Arc<Storage>| Arc::as_ptr(s.base.as_ref().unwrap_or(s));
+        root(a) == root(b)
     }
     pub fn from_vec<T: Element>(v: Vec<T>) -> Result<Storage> {
         let s = Storage::for_output(T::DTYPE, v.len())?;
@@ -308,11 +337,19 @@ impl Storage {
         self.len == 0
     }
     pub fn version(&self) -> u64 {
-        self.version.load(Ordering::Acquire)
+        match &self.base {
+            Some(b) => b.version(),
+            None => self.version.load(Ordering::Acquire),
+        }
     }
     /// Called by every in-place write.
     pub fn bump_version(&self) {
-        self.version.fetch_add(1, Ordering::AcqRel);
+        match &self.base {
+            Some(b) => b.bump_version(),
+            None => {
+                self.version.fetch_add(1, Ordering::AcqRel);
+            }
+        }
     }
     /// GPU storage of `len` elements (see `gpu::dtype::kind`), contents unspecified.
     pub fn on_gpu(dtype: DType, len: usize) -> Result<Storage> {
@@ -329,6 +366,7 @@ impl Storage {
             version: AtomicU64::new(0),
             data: StorageData::Gpu(buf),
             cpu_ptr: AtomicPtr::new(std::ptr::null_mut()),
+            base: None,
         }
     }
     pub fn device(&self) -> Device {

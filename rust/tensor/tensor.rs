@@ -111,6 +111,12 @@ impl Tensor {
         let autograd = AutogradMeta::view(Some(self.version()));
         Tensor(Arc::new(TensorImpl { storage: self.0.storage.clone(), layout, autograd }))
     }
+    /// A view over another storage that shares this tensor's memory
+    /// (a reinterpretation as another dtype).
+    pub fn with_storage(&self, storage: Arc<Storage>, layout: Layout) -> Tensor {
+        let autograd = AutogradMeta::view(Some(self.version()));
+        Tensor(Arc::new(TensorImpl { storage, layout, autograd }))
+    }
     /// Same data and layout, no autograd history (Tensor.detach()).
     pub fn detach(&self) -> Tensor {
         self.with_layout(self.0.layout.clone())
@@ -154,7 +160,7 @@ impl Tensor {
     }
     /// Tensor.requires_grad_(): only for leaves, as in PyTorch.
     pub fn set_requires_grad(&self, on: bool) -> Result<()> {
-        if on && !self.dtype().is_float() {
+        if on && !self.dtype().is_differentiable() {
             bail!(
                 Runtime,
                 "only Tensors of floating point dtype can require gradients (got {})",
@@ -205,6 +211,13 @@ impl Tensor {
     /// on the CPU and hold `T`.
     pub fn ptr<T: Element>(&self) -> Result<*mut T> {
         if T::DTYPE != self.dtype() {
+            if self.dtype().is_complex() {
+                bail!(
+                    Type,
+                    "this operation has no kernel for {} tensors (complex tensors support the ops listed in the docs' complex numbers page)",
+                    self.dtype().name()
+                );
+            }
             bail!(
                 Runtime,
                 "internal dtype mismatch: {} accessed as {}",
@@ -213,6 +226,21 @@ impl Tensor {
             );
         }
         let base = self.0.storage.cpu_ptr()? as *mut T;
+        // SAFETY: the layout offset lies within the storage by construction.
+        Ok(unsafe { base.add(self.0.layout.offset) })
+    }
+    /// Pointer to element [0, 0, ...] of a complex view whose parts are `R`
+    /// (f32: complex64, f64: complex128).
+    pub fn cptr<R: Element>(&self) -> Result<*mut num_complex::Complex<R>> {
+        if !self.dtype().is_complex() || self.dtype().to_real() != R::DTYPE {
+            bail!(
+                Runtime,
+                "internal dtype mismatch: {} accessed as complex with {} parts",
+                self.dtype().name(),
+                R::DTYPE.name()
+            );
+        }
+        let base = self.0.storage.cpu_ptr()? as *mut num_complex::Complex<R>;
         // SAFETY: the layout offset lies within the storage by construction.
         Ok(unsafe { base.add(self.0.layout.offset) })
     }

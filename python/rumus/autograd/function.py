@@ -141,7 +141,9 @@ class Function:
         is_tuple = isinstance(out, tuple)
         outs = out if is_tuple else (out,)
         diff = [
-            isinstance(o, Tensor) and o.is_floating_point() and id(o) not in ctx._non_differentiable
+            isinstance(o, Tensor)
+            and (o.is_floating_point() or o.is_complex())
+            and id(o) not in ctx._non_differentiable
             for o in outs
         ]
         tensor_pos = [i for i, a in enumerate(args) if isinstance(a, Tensor)]

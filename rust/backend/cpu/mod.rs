@@ -3,9 +3,11 @@
 //! Parallel work goes to the thread team (`team`).
 
 pub mod binary;
+pub mod complex;
 pub mod conv;
 pub mod ctc;
 pub mod elementwise;
+pub mod fft;
 pub mod gemm;
 pub mod index;
 pub mod linalg;

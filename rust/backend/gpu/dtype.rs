@@ -35,6 +35,11 @@ pub fn kind(dtype: DType) -> Result<Kind> {
             Type,
             "float64 is not supported on the GPU (WGSL has no 64-bit floats); convert to float32 first"
         ),
+        DType::C64 | DType::C128 => bail!(
+            Type,
+            "{} tensors are not supported on gpu:0: complex numbers and rumus.fft run on the CPU only for now",
+            dtype.name()
+        ),
         DType::BF16 => bail!(
             NotImplemented,
             "bfloat16 tensors on the GPU are not supported (WGSL has no bfloat16); use float16 or float32"

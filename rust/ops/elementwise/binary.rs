@@ -210,6 +210,9 @@ fn binary_prepare(
 
 /// `a op b` with broadcasting. `alpha` scales b (add/sub).
 pub fn binary(op: Binary, a: &Operand, b: &Operand, alpha: Option<f64>) -> Result<Tensor> {
+    if crate::ops::complex::is_complex_operand(a) || crate::ops::complex::is_complex_operand(b) {
+        return crate::ops::complex::binary_op(op, a, b, alpha);
+    }
     let inputs = tensors(&[a, b]);
     if op.differentiable() && autograd::needs_grad(&inputs) {
         return autograd::record(
@@ -263,6 +266,9 @@ pub(super) fn binary_raw(
 
 /// `a op= b`: b broadcasts to a's shape; the result must be castable to a's dtype.
 pub fn binary_(op: Binary, a: &Tensor, b: &Operand, alpha: Option<f64>) -> Result<()> {
+    if a.dtype().is_complex() || crate::ops::complex::is_complex_operand(b) {
+        return crate::ops::complex::binary_op_(op, a, b, alpha);
+    }
     let others = tensors(&[b]);
     if !op.differentiable() {
         return binary_raw_(op, a, b, alpha);

@@ -161,6 +161,9 @@ fn unary_prepare(op: Unary, a: &Tensor) -> Result<(DType, Tensor)> {
 }
 
 pub fn unary(op: Unary, a: &Tensor) -> Result<Tensor> {
+    if a.dtype().is_complex() {
+        return crate::ops::complex::unary_op(op, a);
+    }
     autograd::record(&[a], || unary_raw(op, a), |out| Ok(UnaryBackward::new(op, a, out).into()))
 }
 
@@ -177,6 +180,9 @@ fn unary_raw(op: Unary, a: &Tensor) -> Result<Tensor> {
 
 /// In-place unary op (`t.exp_()`): the result must be castable back to t's dtype.
 pub fn unary_(op: Unary, a: &Tensor) -> Result<()> {
+    if a.dtype().is_complex() {
+        return crate::ops::complex::unary_op_(op, a);
+    }
     autograd::inplace(a, &[], op.name(), || unary_raw_(op, a), |x| unary(op, x))
 }
 

@@ -3,6 +3,7 @@
 //! rumus.linalg (through faer on the host) are in `decomp` and `solve`.
 
 pub mod decomp;
+pub mod eig;
 pub mod solve;
 
 use super::copy::to_dtype;
@@ -35,6 +36,9 @@ pub(crate) fn check_dtypes(op: &str, a: &Tensor, b: &Tensor) -> Result<()> {
 /// Matrix products of tensors with >= 2 dims (batch dims broadcast); the one
 /// recorded op behind matmul/mm/bmm/mv/dot (the 1-D cases are views around it).
 fn batched(op: &'static str, a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    if a.dtype().is_complex() {
+        return crate::ops::complex::matmul(a, b);
+    }
     autograd::record(
         &[a, b],
         || batched_raw(op, a, b),
