@@ -85,4 +85,5 @@ backward_ops! {
     CtcDouble(crate::ops::ctc::CtcDoubleBackward),
     StandardGamma(crate::ops::sampling::StandardGammaBackward),
     Rnn(crate::ops::rnn::RnnBackward),
+    FlashAttention(crate::ops::attention::FlashAttentionBackward),
 }

@@ -28,6 +28,7 @@ from ._pooling3d import (  # noqa: F401 - re-exported: F.max_pool3d, ...
     max_unpool2d,
     max_unpool3d,
 )
+from ._attention import fused_sdpa as _fused_sdpa
 from ._sample import affine_grid, grid_sample  # noqa: F401 - re-exported
 
 if _typing.TYPE_CHECKING:
@@ -962,6 +963,9 @@ def scaled_dot_product_attention(
     length, source = query.size(-2), key.size(-2)
     if scale is None:
         scale = 1.0 / math.sqrt(query.size(-1))
+    fused = _fused_sdpa(query, key, value, attn_mask, dropout_p, is_causal, scale)
+    if fused is not None:
+        return fused
     scores = (query * scale) @ key.transpose(-2, -1)
     dead = None  # rows where every key is masked: their weights are 0, as PyTorch's safe softmax
     if is_causal:

@@ -3,6 +3,7 @@
 //! Parallel work goes to the thread team (`team`).
 
 pub mod binary;
+pub mod attention;
 pub mod conv;
 pub mod ctc;
 pub mod elementwise;

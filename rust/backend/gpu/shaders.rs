@@ -39,6 +39,7 @@ shaders! {
     CONV = "conv" [],
     POOL = "pool" [super::pool::PoolFlags],
     SORT = "sort" [super::dtype::Kind],
+    ATTENTION = "attention" [super::attention::AttnFlags],
 }
 
 /// The WGSL compiled for one variant: the shader's code constants, then its
