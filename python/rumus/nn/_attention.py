@@ -8,10 +8,12 @@ It takes what the composite path takes, except (those go to the composite path):
   stay composite), and GPU head dims above 128;
 - an attn_mask that requires grad (the kernel gives no mask gradient), that is neither bool
   nor of the query's dtype, or that does not broadcast to (..., L, S);
-- empty tensors and dropout_p == 1.
+- empty tensors and dropout_p == 1;
+- while rumus.onnx traces (the composite path is what the exporter records as ONNX ops).
 """
 
 import math
+import sys
 
 from .. import _rumus
 from ..autograd import is_grad_enabled
@@ -29,6 +31,9 @@ def _as4d(t):
 
 def fused_sdpa(query, key, value, attn_mask, dropout_p, is_causal, scale):
     """The fused attention, or None where it does not apply (see the module docstring)."""
+    tracer = sys.modules.get("rumus.onnx._trace")
+    if tracer is not None and tracer.ACTIVE:
+        return None
     nd = query.dim()
     if not (2 <= nd <= 4 and key.dim() == nd and value.dim() == nd):
         return None
