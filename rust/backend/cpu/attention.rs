@@ -15,7 +15,7 @@ use super::P;
 const BR: usize = 64;
 const BC: usize = 256;
 /// Rows and keys of a recomputed backward block.
-const BB: usize = 64;
+const BB: usize = 128;
 
 /// Dropout on the attention weights, regenerated from a counter-based hash
 /// of (seed, problem, row, column) so the backward needs no stored mask. The
@@ -253,6 +253,7 @@ impl<T: AttnElem> Problem<T> {
         let scale = T::from(self.scale).expect("float");
         let rp = self.dropout.map(|d| T::from(d.rp).expect("float"));
         let (mut p, mut dp) = (vec![T::zero(); BB * BB], vec![T::zero(); BB * BB]);
+        let mut fac = vec![T::zero(); BB];
         for j0 in (0..s).step_by(BB) {
             let cols = BB.min(s - j0);
             for i0 in (0..l).step_by(BB) {
@@ -268,22 +269,28 @@ impl<T: AttnElem> Problem<T> {
                 unsafe { matmul(rows, cols, e, mat(dp.as_mut_ptr(), BB, 1), mat(gp, e, 1), mat(vp, 1, e), 1, false) };
                 for r in 0..rows {
                     let (i, m) = (i0 + r, lsen[i0 + r]);
-                    let h = self.dropout.map(|dr| dr.row(n, i));
-                    for c in 0..cols {
-                        let x = r * BB + c;
-                        let pr = if m == T::neg_infinity() { T::zero() } else { (p[x] - m).fexp() };
-                        let f = match (self.dropout, h, rp) {
-                            (Some(dr), Some(h), Some(rp)) => {
-                                if dr.keep(h, j0 + c) {
-                                    rp
-                                } else {
-                                    T::zero()
-                                }
+                    let (pr, dr) = (&mut p[r * BB..r * BB + cols], &mut dp[r * BB..r * BB + cols]);
+                    if m == T::neg_infinity() {
+                        pr.fill(T::zero());
+                        dr.fill(T::zero());
+                        continue;
+                    }
+                    pr.iter_mut().for_each(|x| *x = (*x - m).fexp());
+                    let ddi = dd[i];
+                    // Without dropout these are plain loops (they vectorize); with it the
+                    // kept factors of the row are made once and used for dP and P alike.
+                    match (self.dropout, rp) {
+                        (Some(dr_), Some(rp)) => {
+                            let h = dr_.row(n, i);
+                            for (c, f) in fac[..cols].iter_mut().enumerate() {
+                                *f = if dr_.keep(h, j0 + c) { rp } else { T::zero() };
                             }
-                            _ => T::one(),
-                        };
-                        dp[x] = pr * (dp[x] * f - dd[i]) * scale;
-                        p[x] = pr * f;
+                            for ((x, y), &f) in pr.iter_mut().zip(dr.iter_mut()).zip(&fac) {
+                                *y = *x * (*y * f - ddi) * scale;
+                                *x = *x * f;
+                            }
+                        }
+                        _ => pr.iter().zip(dr.iter_mut()).for_each(|(&x, y)| *y = x * (*y - ddi) * scale),
                     }
                 }
                 let (qp, kp) = (q.at(((n * l + i0) * d) as isize), k.at(((n * s + j0) * d) as isize));
