@@ -70,9 +70,10 @@ def _both(monkeypatch, q, k, v, **kw):
             assert out.grad_fn.name() == FUSED
         else:
             out = composite(monkeypatch, q, k, v, **kw)
-        g = rumus.ones(out.shape, dtype=out.dtype, device=out.device) * rumus.arange(
-            out.size(-1), dtype=out.dtype, device=out.device
-        ).sin()
+        g = (
+            rumus.ones(out.shape, dtype=out.dtype, device=out.device)
+            * rumus.arange(out.size(-1), dtype=out.dtype, device=out.device).sin()
+        )
         out.backward(g)
         res.append([out.detach().cpu().numpy()] + [t.grad.cpu().numpy() for t in (q, k, v)])
     return res
@@ -218,8 +219,9 @@ def _peak(length):
     """Extra GPU bytes at the peak of one sdpa forward + backward at this sequence length."""
     rng = np.random.default_rng(0)
     q, k, v = (
-        rumus.tensor(rng.uniform(-1, 1, (1, 2, length, 16)).astype("float32"), device="gpu")
-        .requires_grad_()
+        rumus.tensor(
+            rng.uniform(-1, 1, (1, 2, length, 16)).astype("float32"), device="gpu"
+        ).requires_grad_()
         for _ in range(3)
     )
     rumus.gpu.synchronize()

@@ -19,6 +19,7 @@ import numpy as np
 from .. import _rumus
 from .._rumus import Tensor
 from ..autograd import is_grad_enabled, no_grad
+from ._attention import fused_sdpa as _fused_sdpa
 from ._pooling3d import (  # noqa: F401 - re-exported: F.max_pool3d, ...
     adaptive_avg_pool3d,
     adaptive_max_pool3d,
@@ -28,7 +29,6 @@ from ._pooling3d import (  # noqa: F401 - re-exported: F.max_pool3d, ...
     max_unpool2d,
     max_unpool3d,
 )
-from ._attention import fused_sdpa as _fused_sdpa
 from ._sample import affine_grid, grid_sample  # noqa: F401 - re-exported
 
 if _typing.TYPE_CHECKING:
