@@ -2,7 +2,8 @@
 scores materialized): values and gradients with no mask, causal, additive, boolean and
 key-padding masks, odd and unequal lengths, head dims 8 and 64; float64 gradcheck of the CPU
 kernel and gradgradcheck of its create_graph backward; dropout statistics and the dropout mask
-shared by forward and backward (gradient against finite differences with one seed); GPU
+shared by forward, backward and double backward (gradients against finite differences with one
+seed); MultiheadAttention and TransformerEncoderLayer going through the kernel; GPU
 against CPU (the dropout hash is the same on both); the GPU peak memory growing linearly with
 the sequence length."""
 
@@ -155,6 +156,8 @@ def test_fused_dropout_backward_uses_the_forward_mask(causal, rng):
         return F.scaled_dot_product_attention(q, k, v, dropout_p=0.4, is_causal=causal)
 
     assert rumus.autograd.gradcheck(f, (q, k, v))
+    # create_graph regenerates the same factors as a tensor
+    assert rumus.autograd.gradgradcheck(f, (q, k, v))
 
 
 def test_multihead_attention_key_padding_uses_fused(rng, monkeypatch):

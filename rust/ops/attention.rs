@@ -3,7 +3,8 @@
 //! keeps only the output and the row logsumexp; the backward recomputes the
 //! scores block by block, so no (B, H, L, S) tensor is ever allocated. Under
 //! create_graph the backward is written with recorded ops instead (it
-//! materializes the scores, as any double backward of attention must).
+//! materializes the scores and the dropout factors, as a double backward of
+//! attention must).
 //! rumus.nn.functional.scaled_dot_product_attention decides when to come here.
 
 use super::copy::{contiguous, to_device};
@@ -84,12 +85,28 @@ pub fn flash_attention(
     all.extend(mask);
     let dev = super::same_device(op, &all)?;
     let dt = q.dtype();
-    let ok = if dev == crate::tensor::Device::Gpu { dt == DType::F32 } else { matches!(dt, DType::F32 | DType::F64) };
+    let ok = if dev == crate::tensor::Device::Gpu {
+        dt == DType::F32
+    } else {
+        matches!(dt, DType::F32 | DType::F64)
+    };
     if !ok || all.iter().any(|t| t.dtype() != dt) {
-        bail!(Runtime, "{}: unsupported dtypes {} on {:?}", op, all.iter().map(|t| t.dtype().name()).collect::<Vec<_>>().join(", "), dev);
+        bail!(
+            Runtime,
+            "{}: unsupported dtypes {} on {:?}",
+            op,
+            all.iter().map(|t| t.dtype().name()).collect::<Vec<_>>().join(", "),
+            dev
+        );
     }
     let (qs, ks, vs) = (q.shape(), k.shape(), v.shape());
-    if qs.len() != 4 || ks.len() != 4 || vs.len() != 4 || qs[..2] != ks[..2] || ks[..3] != vs[..3] || qs[3] != ks[3] {
+    if qs.len() != 4
+        || ks.len() != 4
+        || vs.len() != 4
+        || qs[..2] != ks[..2]
+        || ks[..3] != vs[..3]
+        || qs[3] != ks[3]
+    {
         bail!(Runtime, "{}: query {}, key {} and value {} must be (B, H, L, E), (B, H, S, E) and (B, H, S, Ev)", op, fmt_shape(qs), fmt_shape(ks), fmt_shape(vs));
     }
     if !(0.0..1.0).contains(&dropout_p) {
@@ -100,7 +117,13 @@ pub fn flash_attention(
     let mask = match mask {
         Some(m) => {
             if m.ndim() != 4 || m.shape().iter().zip(full).any(|(&a, b)| a != 1 && a != b) {
-                bail!(Runtime, "{}: attn_mask {} does not broadcast to {}", op, fmt_shape(m.shape()), fmt_shape(&full));
+                bail!(
+                    Runtime,
+                    "{}: attn_mask {} does not broadcast to {}",
+                    op,
+                    fmt_shape(m.shape()),
+                    fmt_shape(&full)
+                );
             }
             let mut st = 1;
             for i in (0..4).rev() {
@@ -112,9 +135,23 @@ pub fn flash_attention(
         None => None,
     };
     let dropout = (dropout_p > 0.0).then(|| {
-        dropout_of(dropout_p, seed.unwrap_or_else(|| crate::tensor::lock(&default_generator()).next_key()))
+        dropout_of(
+            dropout_p,
+            seed.unwrap_or_else(|| crate::tensor::lock(&default_generator()).next_key()),
+        )
     });
-    let spec = Spec { b: qs[0], h: qs[1], l: qs[2], s: ks[2], d: qs[3], dv: vs[3], scale, causal, mask_strides, dropout };
+    let spec = Spec {
+        b: qs[0],
+        h: qs[1],
+        l: qs[2],
+        s: ks[2],
+        d: qs[3],
+        dv: vs[3],
+        scale,
+        causal,
+        mask_strides,
+        dropout,
+    };
     let lse_slot = std::sync::Mutex::new(None);
     autograd::record(
         &[q, k, v],
@@ -123,7 +160,15 @@ pub fn flash_attention(
             let out = Tensor::empty_on(&[spec.b, spec.h, spec.l, spec.dv], dt, dev)?;
             let lse = Tensor::empty_on(&[spec.b, spec.h, spec.l], dt, dev)?;
             if dev == crate::tensor::Device::Gpu {
-                crate::backend::gpu::attention::forward(&spec, &qc, &kc, &vc, mask.as_ref(), &out, &lse)?;
+                crate::backend::gpu::attention::forward(
+                    &spec,
+                    &qc,
+                    &kc,
+                    &vc,
+                    mask.as_ref(),
+                    &out,
+                    &lse,
+                )?;
             } else {
                 crate::dispatch_float!(dt, T => {
                     let pb = spec.problem::<T>(mask.as_ref())?;
@@ -168,9 +213,6 @@ impl FlashAttentionBackward {
         use super::linalg::matmul;
         use super::shape::transpose;
         let sp = &self.spec;
-        if sp.dropout.is_some() {
-            bail!(NotImplemented, "double backward of scaled_dot_product_attention with dropout_p > 0 is not supported");
-        }
         let dead = math::reshape(&unary(Unary::IsInf, &self.lse)?, &[sp.b, sp.h, sp.l, 1])?;
         let mut s = math::scale(&matmul(q, &transpose(k, -2, -1)?)?, sp.scale)?;
         if let Some(m) = &self.mask {
@@ -180,12 +222,35 @@ impl FlashAttentionBackward {
         if sp.causal {
             let above: Vec<bool> = (0..sp.l).flat_map(|i| (0..sp.s).map(move |j| j > i)).collect();
             let above = to_device(&Tensor::from_vec(above, &[sp.l, sp.s])?, q.device())?;
-            s = super::elementwise::masked_fill(&s, &above, &Operand::S(Scalar::Float(f64::NEG_INFINITY)), false)?;
+            s = super::elementwise::masked_fill(
+                &s,
+                &above,
+                &Operand::S(Scalar::Float(f64::NEG_INFINITY)),
+                false,
+            )?;
         }
         let p = super::softmax::softmax(&s, -1, None, false)?;
         let p = super::elementwise::masked_fill(&p, &dead, &Operand::S(Scalar::Float(0.0)), false)?;
-        let dv = matmul(&transpose(&p, -2, -1)?, g)?;
-        let dp = matmul(g, &transpose(v, -2, -1)?)?;
+        // The forward's dropout factors, regenerated from the same hash.
+        let fac = match sp.dropout {
+            Some(d) => {
+                let f = Tensor::from_vec(
+                    d.factors(sp.b * sp.h, sp.l, sp.s),
+                    &[sp.b, sp.h, sp.l, sp.s],
+                )?;
+                Some(to_device(&super::copy::to_dtype(&f, q.dtype())?, q.device())?)
+            }
+            None => None,
+        };
+        let pd = match &fac {
+            Some(f) => math::mul(&p, f)?,
+            None => p.clone(),
+        };
+        let dv = matmul(&transpose(&pd, -2, -1)?, g)?;
+        let mut dp = matmul(g, &transpose(v, -2, -1)?)?;
+        if let Some(f) = &fac {
+            dp = math::mul(&dp, f)?;
+        }
         let row = super::reduce::sum(&math::mul(&dp, &p)?, Some(&[-1]), true, None)?;
         let ds = math::scale(&math::mul(&p, &math::sub(&dp, &row)?)?, sp.scale)?;
         Ok([matmul(&ds, k)?, matmul(&transpose(&ds, -2, -1)?, q)?, dv])

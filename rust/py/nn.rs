@@ -793,10 +793,20 @@ fn _flash_attention(
     scale: f64,
     seed: Option<u64>,
 ) -> PyResult<PyTensor> {
-    let (q, k, v, m) = (query.t.clone(), key.t.clone(), value.t.clone(), attn_mask.map(|t| t.t.clone()));
+    let (q, k, v, m) =
+        (query.t.clone(), key.t.clone(), value.t.clone(), attn_mask.map(|t| t.t.clone()));
     let work = q.numel().saturating_mul(k.shape().get(2).copied().unwrap_or(1));
     Ok(wrap(run(py, work, || {
-        crate::ops::attention::flash_attention(&q, &k, &v, m.as_ref(), dropout_p, is_causal, scale, seed)
+        crate::ops::attention::flash_attention(
+            &q,
+            &k,
+            &v,
+            m.as_ref(),
+            dropout_p,
+            is_causal,
+            scale,
+            seed,
+        )
     })?))
 }
 

@@ -916,6 +916,9 @@ def scaled_dot_product_attention(
 ) -> Tensor:
     """Computes ``softmax(Q K^T * scale + mask) V``.
 
+    float32 (and float64 on the CPU) inputs with up to two batch dims run a fused kernel that
+    never materializes the ``(..., L, S)`` scores (rumus/nn/_attention.py lists the exceptions).
+
     Args:
         query (Tensor): of shape ``(..., L, E)``.
         key (Tensor): of shape ``(..., S, E)``.

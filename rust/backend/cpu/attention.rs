@@ -39,6 +39,18 @@ fn mix(mut x: u32) -> u32 {
 }
 
 impl Dropout {
+    /// The weight factors (0 or 1 / (1 - p)) of `n` problems of l × s, as a
+    /// tensor would hold them: for the create_graph backward, which materializes.
+    pub fn factors(&self, n: usize, l: usize, s: usize) -> Vec<f64> {
+        let mut out = Vec::with_capacity(n * l * s);
+        for b in 0..n {
+            for i in 0..l {
+                let h = self.row(b, i);
+                out.extend((0..s).map(|j| if self.keep(h, j) { self.rp } else { 0.0 }));
+            }
+        }
+        out
+    }
     /// The hash state of row `i` of problem `n`.
     #[inline(always)]
     fn row(&self, n: usize, i: usize) -> u32 {
@@ -91,7 +103,10 @@ impl<T: AttnElem> Problem<T> {
         s: &mut [T],
         ld: usize,
     ) {
-        let (qp, kp) = (q.at(((n * self.l + i0) * self.d) as isize), k.at(((n * self.s + j0) * self.d) as isize));
+        let (qp, kp) = (
+            q.at(((n * self.l + i0) * self.d) as isize),
+            k.at(((n * self.s + j0) * self.d) as isize),
+        );
         // SAFETY: the blocks lie inside q, k and s (caller's contract).
         unsafe {
             matmul(
@@ -146,7 +161,16 @@ impl<T: AttnElem> Problem<T> {
     }
 
     #[allow(clippy::too_many_arguments)]
-    unsafe fn forward_rows(&self, q: P<T>, k: P<T>, v: P<T>, out: P<T>, lse: P<T>, n: usize, i0: usize) {
+    unsafe fn forward_rows(
+        &self,
+        q: P<T>,
+        k: P<T>,
+        v: P<T>,
+        out: P<T>,
+        lse: P<T>,
+        n: usize,
+        i0: usize,
+    ) {
         let (rows, dv, ninf) = (BR.min(self.l - i0), self.dv, T::neg_infinity());
         let mut s = vec![T::zero(); rows * BC];
         let mut acc = vec![T::zero(); rows * dv];
@@ -187,7 +211,18 @@ impl<T: AttnElem> Problem<T> {
             }
             let vp = v.at(((n * self.s + j0) * dv) as isize);
             // SAFETY: acc is rows × dv, s rows × BC, the v block cols × dv.
-            unsafe { matmul(rows, dv, cols, mat(acc.as_mut_ptr(), dv, 1), mat(s.as_ptr(), BC, 1), mat(vp, dv, 1), 1, true) };
+            unsafe {
+                matmul(
+                    rows,
+                    dv,
+                    cols,
+                    mat(acc.as_mut_ptr(), dv, 1),
+                    mat(s.as_ptr(), BC, 1),
+                    mat(vp, dv, 1),
+                    1,
+                    true,
+                )
+            };
         }
         for r in 0..rows {
             let i = n * self.l + i0 + r;
@@ -241,11 +276,13 @@ impl<T: AttnElem> Problem<T> {
             // SAFETY: problem n's slices of the caller's tensors.
             unsafe { std::slice::from_raw_parts_mut(p.at(off as isize), len) }
         };
-        let (dqn, dkn, dvn) = (sl(dq, n * l * d, l * d), sl(dk, n * s * d, s * d), sl(dv, n * s * e, s * e));
+        let (dqn, dkn, dvn) =
+            (sl(dq, n * l * d, l * d), sl(dk, n * s * d, s * d), sl(dv, n * s * e, s * e));
         dqn.fill(T::zero());
         dkn.fill(T::zero());
         dvn.fill(T::zero());
-        let (on, gn, lsen) = (sl(out, n * l * e, l * e), sl(g, n * l * e, l * e), sl(lse, n * l, l));
+        let (on, gn, lsen) =
+            (sl(out, n * l * e, l * e), sl(g, n * l * e, l * e), sl(lse, n * l, l));
         // D_i = dO_i · O_i = Σ_j P_ij dP_ij: the softmax backward's row term.
         let dd: Vec<T> = (0..l)
             .map(|i| (0..e).fold(T::zero(), |a, c| a + on[i * e + c] * gn[i * e + c]))
@@ -266,7 +303,18 @@ impl<T: AttnElem> Problem<T> {
                 let gp = g.at(((n * l + i0) * e) as isize);
                 let vp = v.at(((n * s + j0) * e) as isize);
                 // SAFETY: dp is rows × BB; the g and v blocks are inside their tensors.
-                unsafe { matmul(rows, cols, e, mat(dp.as_mut_ptr(), BB, 1), mat(gp, e, 1), mat(vp, 1, e), 1, false) };
+                unsafe {
+                    matmul(
+                        rows,
+                        cols,
+                        e,
+                        mat(dp.as_mut_ptr(), BB, 1),
+                        mat(gp, e, 1),
+                        mat(vp, 1, e),
+                        1,
+                        false,
+                    )
+                };
                 for r in 0..rows {
                     let (i, m) = (i0 + r, lsen[i0 + r]);
                     let (pr, dr) = (&mut p[r * BB..r * BB + cols], &mut dp[r * BB..r * BB + cols]);
@@ -290,18 +338,49 @@ impl<T: AttnElem> Problem<T> {
                                 *x = *x * f;
                             }
                         }
-                        _ => pr.iter().zip(dr.iter_mut()).for_each(|(&x, y)| *y = x * (*y - ddi) * scale),
+                        _ => pr
+                            .iter()
+                            .zip(dr.iter_mut())
+                            .for_each(|(&x, y)| *y = x * (*y - ddi) * scale),
                     }
                 }
-                let (qp, kp) = (q.at(((n * l + i0) * d) as isize), k.at(((n * s + j0) * d) as isize));
+                let (qp, kp) =
+                    (q.at(((n * l + i0) * d) as isize), k.at(((n * s + j0) * d) as isize));
                 // SAFETY: every block lies inside its tensor; the destinations are this task's.
                 unsafe {
                     let dvj = dvn.as_mut_ptr().add(j0 * e);
-                    matmul(cols, e, rows, mat(dvj, e, 1), mat(p.as_ptr(), 1, BB), mat(gp, e, 1), 1, true);
+                    matmul(
+                        cols,
+                        e,
+                        rows,
+                        mat(dvj, e, 1),
+                        mat(p.as_ptr(), 1, BB),
+                        mat(gp, e, 1),
+                        1,
+                        true,
+                    );
                     let dqi = dqn.as_mut_ptr().add(i0 * d);
-                    matmul(rows, d, cols, mat(dqi, d, 1), mat(dp.as_ptr(), BB, 1), mat(kp, d, 1), 1, true);
+                    matmul(
+                        rows,
+                        d,
+                        cols,
+                        mat(dqi, d, 1),
+                        mat(dp.as_ptr(), BB, 1),
+                        mat(kp, d, 1),
+                        1,
+                        true,
+                    );
                     let dkj = dkn.as_mut_ptr().add(j0 * d);
-                    matmul(cols, d, rows, mat(dkj, d, 1), mat(dp.as_ptr(), 1, BB), mat(qp, d, 1), 1, true);
+                    matmul(
+                        cols,
+                        d,
+                        rows,
+                        mat(dkj, d, 1),
+                        mat(dp.as_ptr(), 1, BB),
+                        mat(qp, d, 1),
+                        1,
+                        true,
+                    );
                 }
             }
         }

@@ -2,8 +2,8 @@
 //! in parallel rows; the other files build the op kernels on top of it.
 //! Parallel work goes to the thread team (`team`).
 
-pub mod binary;
 pub mod attention;
+pub mod binary;
 pub mod conv;
 pub mod ctc;
 pub mod elementwise;

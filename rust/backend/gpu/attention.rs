@@ -45,7 +45,13 @@ fn bind(t: &Tensor) -> Result<(Bind<'_>, u32)> {
 
 fn params(sp: &Spec) -> Result<Params> {
     if !supports(sp.d, sp.dv) {
-        bail!(NotImplemented, "scaled_dot_product_attention on the GPU: head dims {} and {} exceed {}", sp.d, sp.dv, MAX_HEAD_DIM);
+        bail!(
+            NotImplemented,
+            "scaled_dot_product_attention on the GPU: head dims {} and {} exceed {}",
+            sp.d,
+            sp.dv,
+            MAX_HEAD_DIM
+        );
     }
     let drop = sp.dropout;
     let flags = flag(sp.causal, AttnFlags::CAUSAL) | flag(drop.is_some(), AttnFlags::DROPOUT);
@@ -142,9 +148,27 @@ pub fn backward(
     let dummy = Bind::whole(exec::dummy()?);
     let with = [[dummy, dummy], [dkb, dvb], [dqb, dummy]]
         .map(|[a, b]| [qb, kb, vb, mb, gb, ob, lb, rb, a, b]);
-    exec::dispatch_binds("attention_backward_dot", Variant::F32, &with[0], &p, exec::grid_1d(n * sp.l))?;
+    exec::dispatch_binds(
+        "attention_backward_dot",
+        Variant::F32,
+        &with[0],
+        &p,
+        exec::grid_1d(n * sp.l),
+    )?;
     let kv_groups = n * sp.s.div_ceil(WG);
-    exec::dispatch_binds("attention_backward_kv", Variant::F32, &with[1], &p, exec::grid_rows(kv_groups))?;
+    exec::dispatch_binds(
+        "attention_backward_kv",
+        Variant::F32,
+        &with[1],
+        &p,
+        exec::grid_rows(kv_groups),
+    )?;
     let q_groups = n * sp.l.div_ceil(WG);
-    exec::dispatch_binds("attention_backward_q", Variant::F32, &with[2], &p, exec::grid_rows(q_groups))
+    exec::dispatch_binds(
+        "attention_backward_q",
+        Variant::F32,
+        &with[2],
+        &p,
+        exec::grid_rows(q_groups),
+    )
 }
