@@ -284,7 +284,7 @@ impl Backward for FlashAttentionBackward {
             crate::dispatch_float!(dt, T => {
                 let pb = self.spec.problem::<T>(self.mask.as_ref())?;
                 let p = |t: &Tensor| t.ptr::<T>().map(P);
-                let ins = (p(&qc)?, p(&kc)?, p(&vc)?, p(&out)?, p(&self.lse)?, p(&gc)?);
+                let ins = [p(&qc)?, p(&kc)?, p(&vc)?, p(&out)?, p(&self.lse)?, p(&gc)?];
                 // SAFETY: contiguous tensors of the forward's shapes (out is the kernel's own output).
                 unsafe { pb.backward(ins, p(&dq)?, p(&dk)?, p(&dv)?) };
             });

@@ -243,20 +243,14 @@ impl<T: AttnElem> Problem<T> {
     /// # Safety
     /// Contiguous q, k, v, out, lse as `forward`; g like out; dq like q, dk like k, dv like v.
     #[allow(clippy::too_many_arguments)]
-    pub unsafe fn backward(
-        &self,
-        (q, k, v, out, lse, g): (P<T>, P<T>, P<T>, P<T>, P<T>, P<T>),
-        dq: P<T>,
-        dk: P<T>,
-        dv: P<T>,
-    ) {
+    pub unsafe fn backward(&self, [q, k, v, out, lse, g]: [P<T>; 6], dq: P<T>, dk: P<T>, dv: P<T>) {
         let work = self.n * self.l * self.s * self.d;
         super::team::for_each_if(work, self.n, |n| {
             super::simd(
                 #[inline(always)]
                 || {
                     // SAFETY: each task owns problem n of the gradients.
-                    unsafe { self.backward_one(n, (q, k, v, out, lse, g), dq, dk, dv) }
+                    unsafe { self.backward_one(n, [q, k, v, out, lse, g], dq, dk, dv) }
                 },
             )
         });
@@ -266,7 +260,7 @@ impl<T: AttnElem> Problem<T> {
     unsafe fn backward_one(
         &self,
         n: usize,
-        (q, k, v, out, lse, g): (P<T>, P<T>, P<T>, P<T>, P<T>, P<T>),
+        [q, k, v, out, lse, g]: [P<T>; 6],
         dq: P<T>,
         dk: P<T>,
         dv: P<T>,
