@@ -1,6 +1,7 @@
 #!/usr/bin/env python
-"""GPU speed of rumus: matmul GFLOP/s, per-dispatch overhead, and the three
-training steps of bench_nn.py, printed as tables with the adapter's name.
+"""GPU speed of rumus: matmul GFLOP/s, per-dispatch overhead, the training
+steps of bench_nn.py and sdpa forward + backward (bench_attention.py), printed
+as tables with the adapter's name.
 
 A script, not a test: nothing here asserts a speed. Run it from the repository
 root with the project's interpreter on a release build:
@@ -33,6 +34,7 @@ except Exception:  # optional
     torch = None
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_attention import main as attention_main  # noqa: E402
 from bench_core import print_env  # noqa: E402
 from bench_nn import CASES, Trainer  # noqa: E402
 
@@ -183,6 +185,8 @@ def main(argv=None):
     dispatch_table(min_time, repeats)
     print()
     steps_table(min_time, repeats)
+    print()
+    attention_main(["--gpu"] + ["--quick"] * args.quick)
     return 0
 
 

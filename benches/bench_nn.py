@@ -87,6 +87,23 @@ def transformer_case(lib):
     )
 
 
+def gpt_case(lib):
+    """4 pre-norm encoder layers with a causal mask, as a GPT block stack."""
+    nn = lib.nn
+
+    class GPT(nn.Module):
+        def __init__(self):
+            super().__init__()
+            layer = nn.TransformerEncoderLayer(512, 8, 2048, batch_first=True, norm_first=True)
+            self.blocks = nn.TransformerEncoder(layer, 4, enable_nested_tensor=False)
+
+        def forward(self, x):
+            mask = nn.Transformer.generate_square_subsequent_mask(x.shape[1], device=x.device)
+            return self.blocks(x, mask=mask, is_causal=True)
+
+    return GPT()
+
+
 def _classes(n):
     return lambda rng: rng.integers(0, 10, n).astype(np.int64)
 
@@ -127,6 +144,15 @@ CASES = [
         _mean_square,
         ("AdamW", dict(lr=1e-3)),
         1.0,
+    ),
+    (
+        "gpt 4 pre-norm layers d512 16x256 AdamW",
+        gpt_case,
+        (16, 256, 512),
+        None,
+        _mean_square,
+        ("AdamW", dict(lr=1e-3)),
+        0.8,
     ),
 ]
 

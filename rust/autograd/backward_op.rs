@@ -89,4 +89,5 @@ backward_ops! {
     GridSample(crate::ops::sample::GridSampleBackward),
     Complex(crate::ops::complex::ComplexBackward),
     Fft(crate::ops::fft::FftBackward),
+    FlashAttention(crate::ops::attention::FlashAttentionBackward),
 }

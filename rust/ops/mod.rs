@@ -1,6 +1,7 @@
 //! Ops, one file per family: validate arguments, pick dtypes, dispatch to the
 //! backend kernels. Backward rules join each family in the autograd issue.
 
+pub mod attention;
 pub mod blas;
 pub mod complex;
 pub mod conv;

@@ -764,8 +764,55 @@ fn linear(
     Ok(wrap(run(py, work, || crate::ops::linalg::linear(&x, &w, b.as_ref()))?))
 }
 
+/// Fused attention over (B, H, L, E) tensors (the engine of
+/// F.scaled_dot_product_attention; call that instead).
+///
+/// Args:
+///   query (Tensor): of shape ``(B, H, L, E)``.
+///   key (Tensor): of shape ``(B, H, S, E)``.
+///   value (Tensor): of shape ``(B, H, S, Ev)``.
+///   attn_mask (Tensor, optional): additive, 4-D, each dim 1 or that of ``(B, H, L, S)``.
+///   dropout_p (float): dropout on the attention weights.
+///   is_causal (bool): mask keys after the query (top-left aligned).
+///   scale (float): the score scale.
+///   seed (int, optional): the dropout seed (drawn from the default generator when None).
+///
+/// Returns:
+///   Tensor: of shape ``(B, H, L, Ev)``.
+#[pyfunction]
+#[pyo3(signature = (query, key, value, attn_mask=None, dropout_p=0.0, is_causal=false, scale=1.0, seed=None))]
+#[allow(clippy::too_many_arguments)]
+fn _flash_attention(
+    py: Python<'_>,
+    query: PyRef<'_, PyTensor>,
+    key: PyRef<'_, PyTensor>,
+    value: PyRef<'_, PyTensor>,
+    attn_mask: Option<PyRef<'_, PyTensor>>,
+    dropout_p: f64,
+    is_causal: bool,
+    scale: f64,
+    seed: Option<u64>,
+) -> PyResult<PyTensor> {
+    let (q, k, v, m) =
+        (query.t.clone(), key.t.clone(), value.t.clone(), attn_mask.map(|t| t.t.clone()));
+    let work = q.numel().saturating_mul(k.shape().get(2).copied().unwrap_or(1));
+    Ok(wrap(run(py, work, || {
+        crate::ops::attention::flash_attention(
+            &q,
+            &k,
+            &v,
+            m.as_ref(),
+            dropout_p,
+            is_causal,
+            scale,
+            seed,
+        )
+    })?))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(layer_norm, m)?)?;
+    m.add_function(wrap_pyfunction!(_flash_attention, m)?)?;
     m.add_function(wrap_pyfunction!(linear, m)?)?;
     m.add_function(wrap_pyfunction!(softmax_fn, m)?)?;
     m.add_function(wrap_pyfunction!(log_softmax, m)?)?;

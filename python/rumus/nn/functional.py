@@ -19,6 +19,7 @@ import numpy as np
 from .. import _rumus
 from .._rumus import Tensor
 from ..autograd import is_grad_enabled, no_grad
+from ._attention import fused_sdpa as _fused_sdpa
 from ._pooling3d import (  # noqa: F401 - re-exported: F.max_pool3d, ...
     adaptive_avg_pool3d,
     adaptive_max_pool3d,
@@ -915,6 +916,9 @@ def scaled_dot_product_attention(
 ) -> Tensor:
     """Computes ``softmax(Q K^T * scale + mask) V``.
 
+    float32 (and float64 on the CPU) inputs with up to two batch dims run a fused kernel that
+    never materializes the ``(..., L, S)`` scores (rumus/nn/_attention.py lists the exceptions).
+
     Args:
         query (Tensor): of shape ``(..., L, E)``.
         key (Tensor): of shape ``(..., S, E)``.
@@ -962,6 +966,9 @@ def scaled_dot_product_attention(
     length, source = query.size(-2), key.size(-2)
     if scale is None:
         scale = 1.0 / math.sqrt(query.size(-1))
+    fused = _fused_sdpa(query, key, value, attn_mask, dropout_p, is_causal, scale)
+    if fused is not None:
+        return fused
     scores = (query * scale) @ key.transpose(-2, -1)
     dead = None  # rows where every key is masked: their weights are 0, as PyTorch's safe softmax
     if is_causal:

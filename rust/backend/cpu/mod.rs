@@ -2,6 +2,7 @@
 //! in parallel rows; the other files build the op kernels on top of it.
 //! Parallel work goes to the thread team (`team`).
 
+pub mod attention;
 pub mod binary;
 pub mod complex;
 pub mod conv;

@@ -1,6 +1,7 @@
 //! GPU backend on wgpu: context, buffer pool, pipeline cache, command batching
 //! and one launcher file per op family (mirroring `backend::cpu`).
 
+pub mod attention;
 pub mod buffer_pool;
 pub mod codes;
 pub mod context;

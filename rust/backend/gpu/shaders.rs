@@ -42,6 +42,7 @@ shaders! {
     QGEMM = "qgemm" [],
     RNN = "rnn" [],
     SAMPLE = "sample" [crate::ops::sample::GridMode, crate::ops::sample::GridPad],
+    ATTENTION = "attention" [super::attention::AttnFlags],
 }
 
 /// The WGSL compiled for one variant: the shader's code constants, then its

@@ -1,0 +1,382 @@
+//! Fused scaled-dot-product attention on the CPU, FlashAttention-2's schedule:
+//! the forward walks key blocks with an online softmax (running max and sum)
+//! and keeps only the output and the row logsumexp; the backward recomputes
+//! each score block from them. Scores exist only as one block per task, never
+//! as a (B, H, L, S) tensor. Block products go through the single-threaded
+//! gemm; parallelism is over (problem, row block) forward and problems
+//! backward (dQ accumulates over key blocks, dK/dV over row blocks).
+
+use super::gemm::{matmul, GemmElem, Mat};
+use super::softmax::SoftElem;
+use super::P;
+
+/// Query rows per forward task and keys per forward block: a row block's
+/// scores (64 × 256) stay in L2, and at S ≤ 256 there is no rescaling.
+const BR: usize = 64;
+const BC: usize = 256;
+/// Rows and keys of a recomputed backward block.
+const BB: usize = 128;
+
+/// Dropout on the attention weights, regenerated from a counter-based hash
+/// of (seed, problem, row, column) so the backward needs no stored mask. The
+/// same hash is in shaders/attention.wgsl, so both devices drop alike.
+#[derive(Clone, Copy)]
+pub struct Dropout {
+    /// Elements whose hash is below this are dropped (p · 2^32).
+    pub thresh: u32,
+    pub seed: [u32; 2],
+    /// 1 / (1 - p).
+    pub rp: f64,
+}
+
+#[inline(always)]
+fn mix(mut x: u32) -> u32 {
+    x ^= x >> 16;
+    x = x.wrapping_mul(0x7feb_352d);
+    x ^= x >> 15;
+    x = x.wrapping_mul(0x846c_a68b);
+    x ^ (x >> 16)
+}
+
+impl Dropout {
+    /// The weight factors (0 or 1 / (1 - p)) of `n` problems of l × s, as a
+    /// tensor would hold them: for the create_graph backward, which materializes.
+    pub fn factors(&self, n: usize, l: usize, s: usize) -> Vec<f64> {
+        let mut out = Vec::with_capacity(n * l * s);
+        for b in 0..n {
+            for i in 0..l {
+                let h = self.row(b, i);
+                out.extend((0..s).map(|j| if self.keep(h, j) { self.rp } else { 0.0 }));
+            }
+        }
+        out
+    }
+    /// The hash state of row `i` of problem `n`.
+    #[inline(always)]
+    fn row(&self, n: usize, i: usize) -> u32 {
+        mix(mix(self.seed[0] ^ mix(self.seed[1] ^ n as u32)) ^ i as u32)
+    }
+    #[inline(always)]
+    fn keep(&self, row: u32, j: usize) -> bool {
+        mix(row.wrapping_add(j as u32)) >= self.thresh
+    }
+}
+
+/// N = batch × heads problems of L queries and S keys; q, k: head dim d, v: dv.
+pub struct Problem<T> {
+    pub n: usize,
+    pub heads: usize,
+    pub l: usize,
+    pub s: usize,
+    pub d: usize,
+    pub dv: usize,
+    pub scale: f64,
+    pub causal: bool,
+    /// An additive mask and its (batch, head, row, col) strides, 0 where broadcast.
+    pub mask: Option<(P<T>, [isize; 4])>,
+    pub dropout: Option<Dropout>,
+}
+
+/// Element types of the fused kernel.
+pub trait AttnElem: SoftElem + GemmElem {}
+impl AttnElem for f32 {}
+impl AttnElem for f64 {}
+
+fn mat<T>(p: *const T, rs: usize, cs: usize) -> Mat<T> {
+    Mat { ptr: p as *mut T, rs: rs as isize, cs: cs as isize }
+}
+
+impl<T: AttnElem> Problem<T> {
+    /// s[r·ld + c] = scale · q_(i0+r) · k_(j0+c) + mask, -inf above the causal
+    /// diagonal (key after query, aligned top-left as PyTorch's is_causal).
+    ///
+    /// # Safety
+    /// q, k hold this problem set; s holds rows × ld elements.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn scores(
+        &self,
+        q: P<T>,
+        k: P<T>,
+        n: usize,
+        (i0, rows): (usize, usize),
+        (j0, cols): (usize, usize),
+        s: &mut [T],
+        ld: usize,
+    ) {
+        let (qp, kp) = (
+            q.at(((n * self.l + i0) * self.d) as isize),
+            k.at(((n * self.s + j0) * self.d) as isize),
+        );
+        // SAFETY: the blocks lie inside q, k and s (caller's contract).
+        unsafe {
+            matmul(
+                rows,
+                cols,
+                self.d,
+                mat(s.as_mut_ptr(), ld, 1),
+                mat(qp, self.d, 1),
+                mat(kp, 1, self.d),
+                1,
+                false,
+            )
+        };
+        let scale = T::from(self.scale).expect("float");
+        let (b, h) = (n / self.heads, n % self.heads);
+        for r in 0..rows {
+            let i = i0 + r;
+            let row = &mut s[r * ld..r * ld + cols];
+            row.iter_mut().for_each(|x| *x = *x * scale);
+            if let Some((m, st)) = self.mask {
+                let base = b as isize * st[0] + h as isize * st[1] + i as isize * st[2];
+                for (c, x) in row.iter_mut().enumerate() {
+                    // SAFETY: the mask broadcasts to (B, H, L, S) with these strides.
+                    *x = *x + unsafe { *m.at(base + (j0 + c) as isize * st[3]) };
+                }
+            }
+            if self.causal && j0 + cols > i + 1 {
+                row[(i + 1).saturating_sub(j0)..].fill(T::neg_infinity());
+            }
+        }
+    }
+
+    /// out = softmax(scores) · v per row (dropout applied to the weights) and
+    /// lse = the row logsumexp (-inf for a row with every key masked, whose
+    /// output is 0 as PyTorch's safe softmax gives).
+    ///
+    /// # Safety
+    /// Contiguous q (N, L, d), k (N, S, d), v (N, S, dv), out (N, L, dv), lse (N, L).
+    pub unsafe fn forward(&self, q: P<T>, k: P<T>, v: P<T>, out: P<T>, lse: P<T>) {
+        let blocks = self.l.div_ceil(BR);
+        let work = self.n * self.l * self.s * self.d;
+        super::team::for_each_if(work, self.n * blocks, |t| {
+            super::simd(
+                #[inline(always)]
+                || {
+                    let (n, i0) = (t / blocks, (t % blocks) * BR);
+                    // SAFETY: each task writes its own rows of out and lse.
+                    unsafe { self.forward_rows(q, k, v, out, lse, n, i0) }
+                },
+            )
+        });
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn forward_rows(
+        &self,
+        q: P<T>,
+        k: P<T>,
+        v: P<T>,
+        out: P<T>,
+        lse: P<T>,
+        n: usize,
+        i0: usize,
+    ) {
+        let (rows, dv, ninf) = (BR.min(self.l - i0), self.dv, T::neg_infinity());
+        let mut s = vec![T::zero(); rows * BC];
+        let mut acc = vec![T::zero(); rows * dv];
+        let (mut mx, mut sum) = (vec![ninf; rows], vec![T::zero(); rows]);
+        let rp = self.dropout.map(|d| T::from(d.rp).expect("float"));
+        for j0 in (0..self.s).step_by(BC) {
+            if self.causal && j0 > i0 + rows - 1 {
+                break;
+            }
+            let cols = BC.min(self.s - j0);
+            // SAFETY: the blocks are inside the tensors.
+            unsafe { self.scores(q, k, n, (i0, rows), (j0, cols), &mut s, BC) };
+            for r in 0..rows {
+                let row = &mut s[r * BC..r * BC + cols];
+                let bm = row.iter().fold(ninf, |a, &x| if x > a { x } else { a });
+                let m = if bm > mx[r] { bm } else { mx[r] };
+                if m == ninf {
+                    row.fill(T::zero());
+                    continue;
+                }
+                let alpha = (mx[r] - m).fexp();
+                let mut t = T::zero();
+                for x in row.iter_mut() {
+                    *x = (*x - m).fexp();
+                    t = t + *x;
+                }
+                if let (Some(d), Some(rp)) = (self.dropout, rp) {
+                    let h = d.row(n, i0 + r);
+                    for (c, x) in row.iter_mut().enumerate() {
+                        *x = if d.keep(h, j0 + c) { *x * rp } else { T::zero() };
+                    }
+                }
+                sum[r] = sum[r] * alpha + t;
+                mx[r] = m;
+                if alpha != T::one() {
+                    acc[r * dv..(r + 1) * dv].iter_mut().for_each(|a| *a = *a * alpha);
+                }
+            }
+            let vp = v.at(((n * self.s + j0) * dv) as isize);
+            // SAFETY: acc is rows × dv, s rows × BC, the v block cols × dv.
+            unsafe {
+                matmul(
+                    rows,
+                    dv,
+                    cols,
+                    mat(acc.as_mut_ptr(), dv, 1),
+                    mat(s.as_ptr(), BC, 1),
+                    mat(vp, dv, 1),
+                    1,
+                    true,
+                )
+            };
+        }
+        for r in 0..rows {
+            let i = n * self.l + i0 + r;
+            let inv = if sum[r] > T::zero() { T::one() / sum[r] } else { T::zero() };
+            for c in 0..dv {
+                // SAFETY: row i of out belongs to this task.
+                unsafe { *out.at((i * dv + c) as isize) = acc[r * dv + c] * inv };
+            }
+            let l = if sum[r] > T::zero() { mx[r] + sum[r].ln() } else { ninf };
+            // SAFETY: as above.
+            unsafe { *lse.at(i as isize) = l };
+        }
+    }
+
+    /// dq, dk, dv from the saved out and lse and the output gradient g, the
+    /// scores recomputed block by block (dq, dk, dv are overwritten).
+    ///
+    /// # Safety
+    /// Contiguous q, k, v, out, lse as `forward`; g like out; dq like q, dk like k, dv like v.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn backward(&self, [q, k, v, out, lse, g]: [P<T>; 6], dq: P<T>, dk: P<T>, dv: P<T>) {
+        let work = self.n * self.l * self.s * self.d;
+        super::team::for_each_if(work, self.n, |n| {
+            super::simd(
+                #[inline(always)]
+                || {
+                    // SAFETY: each task owns problem n of the gradients.
+                    unsafe { self.backward_one(n, [q, k, v, out, lse, g], dq, dk, dv) }
+                },
+            )
+        });
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn backward_one(
+        &self,
+        n: usize,
+        [q, k, v, out, lse, g]: [P<T>; 6],
+        dq: P<T>,
+        dk: P<T>,
+        dv: P<T>,
+    ) {
+        let (l, s, d, e) = (self.l, self.s, self.d, self.dv);
+        let sl = |p: P<T>, off: usize, len: usize| {
+            // SAFETY: problem n's slices of the caller's tensors.
+            unsafe { std::slice::from_raw_parts_mut(p.at(off as isize), len) }
+        };
+        let (dqn, dkn, dvn) =
+            (sl(dq, n * l * d, l * d), sl(dk, n * s * d, s * d), sl(dv, n * s * e, s * e));
+        dqn.fill(T::zero());
+        dkn.fill(T::zero());
+        dvn.fill(T::zero());
+        let (on, gn, lsen) =
+            (sl(out, n * l * e, l * e), sl(g, n * l * e, l * e), sl(lse, n * l, l));
+        // D_i = dO_i · O_i = Σ_j P_ij dP_ij: the softmax backward's row term.
+        let dd: Vec<T> = (0..l)
+            .map(|i| (0..e).fold(T::zero(), |a, c| a + on[i * e + c] * gn[i * e + c]))
+            .collect();
+        let scale = T::from(self.scale).expect("float");
+        let rp = self.dropout.map(|d| T::from(d.rp).expect("float"));
+        let (mut p, mut dp) = (vec![T::zero(); BB * BB], vec![T::zero(); BB * BB]);
+        let mut fac = vec![T::zero(); BB];
+        for j0 in (0..s).step_by(BB) {
+            let cols = BB.min(s - j0);
+            for i0 in (0..l).step_by(BB) {
+                let rows = BB.min(l - i0);
+                if self.causal && i0 + rows - 1 < j0 {
+                    continue;
+                }
+                // SAFETY: the blocks are inside the tensors.
+                unsafe { self.scores(q, k, n, (i0, rows), (j0, cols), &mut p, BB) };
+                let gp = g.at(((n * l + i0) * e) as isize);
+                let vp = v.at(((n * s + j0) * e) as isize);
+                // SAFETY: dp is rows × BB; the g and v blocks are inside their tensors.
+                unsafe {
+                    matmul(
+                        rows,
+                        cols,
+                        e,
+                        mat(dp.as_mut_ptr(), BB, 1),
+                        mat(gp, e, 1),
+                        mat(vp, 1, e),
+                        1,
+                        false,
+                    )
+                };
+                for r in 0..rows {
+                    let (i, m) = (i0 + r, lsen[i0 + r]);
+                    let (pr, dr) = (&mut p[r * BB..r * BB + cols], &mut dp[r * BB..r * BB + cols]);
+                    if m == T::neg_infinity() {
+                        pr.fill(T::zero());
+                        dr.fill(T::zero());
+                        continue;
+                    }
+                    pr.iter_mut().for_each(|x| *x = (*x - m).fexp());
+                    let ddi = dd[i];
+                    // Without dropout these are plain loops (they vectorize); with it the
+                    // kept factors of the row are made once and used for dP and P alike.
+                    match (self.dropout, rp) {
+                        (Some(dr_), Some(rp)) => {
+                            let h = dr_.row(n, i);
+                            for (c, f) in fac[..cols].iter_mut().enumerate() {
+                                *f = if dr_.keep(h, j0 + c) { rp } else { T::zero() };
+                            }
+                            for ((x, y), &f) in pr.iter_mut().zip(dr.iter_mut()).zip(&fac) {
+                                *y = *x * (*y * f - ddi) * scale;
+                                *x = *x * f;
+                            }
+                        }
+                        _ => pr
+                            .iter()
+                            .zip(dr.iter_mut())
+                            .for_each(|(&x, y)| *y = x * (*y - ddi) * scale),
+                    }
+                }
+                let (qp, kp) =
+                    (q.at(((n * l + i0) * d) as isize), k.at(((n * s + j0) * d) as isize));
+                // SAFETY: every block lies inside its tensor; the destinations are this task's.
+                unsafe {
+                    let dvj = dvn.as_mut_ptr().add(j0 * e);
+                    matmul(
+                        cols,
+                        e,
+                        rows,
+                        mat(dvj, e, 1),
+                        mat(p.as_ptr(), 1, BB),
+                        mat(gp, e, 1),
+                        1,
+                        true,
+                    );
+                    let dqi = dqn.as_mut_ptr().add(i0 * d);
+                    matmul(
+                        rows,
+                        d,
+                        cols,
+                        mat(dqi, d, 1),
+                        mat(dp.as_ptr(), BB, 1),
+                        mat(kp, d, 1),
+                        1,
+                        true,
+                    );
+                    let dkj = dkn.as_mut_ptr().add(j0 * d);
+                    matmul(
+                        cols,
+                        d,
+                        rows,
+                        mat(dkj, d, 1),
+                        mat(dp.as_ptr(), 1, BB),
+                        mat(qp, d, 1),
+                        1,
+                        true,
+                    );
+                }
+            }
+        }
+    }
+}

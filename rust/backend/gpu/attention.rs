@@ -1,0 +1,174 @@
+//! Launcher for shaders/attention.wgsl: fused attention forward (output and
+//! row logsumexp) and its three backward passes. Every tensor is bound as one
+//! window, so a tensor beyond the binding limit is refused (NotImplemented).
+
+use super::codes::flag;
+use super::exec::{self, Bind, Variant};
+use super::shaders::ATTENTION;
+use crate::bail;
+use crate::error::Result;
+use crate::ops::attention::Spec;
+use crate::tensor::{DType, Tensor};
+
+crate::wgsl_flags! {
+    /// Bits of `Params::flags`.
+    pub struct AttnFlags = "ATTN" { CAUSAL = 1, MASK = 2, DROPOUT = 4 }
+}
+
+crate::wgsl_params! {
+    /// Sizes, tile width, `AttnFlags`, scale and dropout, the mask's strides,
+    /// then where each input starts (see shaders/attention.wgsl).
+    pub struct Params in ATTENTION {
+        n: u32, heads: u32, l: u32, s: u32, d: u32, dv: u32, bc: u32, flags: u32,
+        scale: f32, rp: f32, thresh: u32, seed0: u32, seed1: u32,
+        m_sb: u32, m_sh: u32, m_sl: u32, m_ss: u32,
+        q_off: u32, k_off: u32, v_off: u32, m_off: u32, g_off: u32, o_off: u32, lse_off: u32,
+    }
+}
+
+/// The kernels keep a row of q/k, v and the gradients in registers of this size.
+pub const MAX_HEAD_DIM: usize = 128;
+const TILE: usize = 1920;
+const WG: usize = 64;
+
+/// Whether the GPU kernels take these head dims.
+pub fn supports(d: usize, dv: usize) -> bool {
+    d.max(dv) <= MAX_HEAD_DIM
+}
+
+/// The binding of `t` (all of its elements) and the element it starts at in it.
+fn bind(t: &Tensor) -> Result<(Bind<'_>, u32)> {
+    let lo = t.layout().offset;
+    let (b, base) = Bind::window(t.storage().gpu_buffer()?, lo, lo + t.numel().max(1) - 1, 4)?;
+    Ok((b, (lo - base) as u32))
+}
+
+fn params(sp: &Spec) -> Result<Params> {
+    if !supports(sp.d, sp.dv) {
+        bail!(
+            NotImplemented,
+            "scaled_dot_product_attention on the GPU: head dims {} and {} exceed {}",
+            sp.d,
+            sp.dv,
+            MAX_HEAD_DIM
+        );
+    }
+    let drop = sp.dropout;
+    let flags = flag(sp.causal, AttnFlags::CAUSAL) | flag(drop.is_some(), AttnFlags::DROPOUT);
+    let st = sp.mask_strides.map(|s| s as u32);
+    Ok(Params {
+        n: (sp.b * sp.h) as u32,
+        heads: sp.h as u32,
+        l: sp.l as u32,
+        s: sp.s as u32,
+        d: sp.d as u32,
+        dv: sp.dv as u32,
+        bc: (TILE / sp.d.max(sp.dv).max(1)).min(WG) as u32,
+        flags,
+        scale: sp.scale as f32,
+        rp: drop.map_or(1.0, |d| d.rp as f32),
+        thresh: drop.map_or(0, |d| d.thresh),
+        seed0: drop.map_or(0, |d| d.seed[0]),
+        seed1: drop.map_or(0, |d| d.seed[1]),
+        m_sb: st[0],
+        m_sh: st[1],
+        m_sl: st[2],
+        m_ss: st[3],
+        ..Default::default()
+    })
+}
+
+/// Binds the mask (a dummy without one) and sets its flag and offset.
+fn mask_bind<'a>(p: &mut Params, mask: Option<&'a Tensor>) -> Result<Bind<'a>> {
+    Ok(match mask {
+        Some(m) => {
+            let (b, off) = bind(m)?;
+            p.flags |= AttnFlags::MASK;
+            p.m_off = off;
+            b
+        }
+        None => Bind::whole(exec::dummy()?),
+    })
+}
+
+fn check_f32(ts: &[&Tensor]) -> Result<()> {
+    if ts.iter().any(|t| t.dtype() != DType::F32) {
+        bail!(Runtime, "internal error: fused attention on the GPU takes float32 tensors");
+    }
+    Ok(())
+}
+
+/// out (B, H, L, dv) and lse (B, H, L) from contiguous q, k, v (and mask).
+pub fn forward(
+    sp: &Spec,
+    q: &Tensor,
+    k: &Tensor,
+    v: &Tensor,
+    mask: Option<&Tensor>,
+    out: &Tensor,
+    lse: &Tensor,
+) -> Result<()> {
+    check_f32(&[q, k, v, out, lse])?;
+    let mut p = params(sp)?;
+    let ((qb, q_off), (kb, k_off), (vb, v_off)) = (bind(q)?, bind(k)?, bind(v)?);
+    let ((ob, o_off), (lb, lse_off)) = (bind(out)?, bind(lse)?);
+    (p.q_off, p.k_off, p.v_off, p.o_off, p.lse_off) = (q_off, k_off, v_off, o_off, lse_off);
+    let mb = mask_bind(&mut p, mask)?;
+    let dummy = Bind::whole(exec::dummy()?);
+    let binds = [qb, kb, vb, mb, dummy, ob, lb, dummy, dummy, dummy];
+    let groups = sp.b * sp.h * sp.l.div_ceil(WG);
+    exec::dispatch_binds("attention_forward", Variant::F32, &binds, &p, exec::grid_rows(groups))
+}
+
+/// dq, dk, dv (fresh, contiguous) from the saved q, k, v, out, lse and the
+/// output gradient g (all contiguous).
+pub fn backward(
+    sp: &Spec,
+    [q, k, v, out, lse, g]: [&Tensor; 6],
+    mask: Option<&Tensor>,
+    [dq, dk, dv]: [&Tensor; 3],
+) -> Result<()> {
+    check_f32(&[q, k, v, out, lse, g, dq, dk, dv])?;
+    let mut p = params(sp)?;
+    // g is read while out is bound read-write: never the same buffer twice.
+    let g = if g.storage().gpu_buffer()? == out.storage().gpu_buffer()? {
+        crate::ops::copy::contiguous_clone(g)?
+    } else {
+        g.clone()
+    };
+    let ((qb, q_off), (kb, k_off), (vb, v_off)) = (bind(q)?, bind(k)?, bind(v)?);
+    let ((ob, o_off), (lb, lse_off), (gb, g_off)) = (bind(out)?, bind(lse)?, bind(&g)?);
+    (p.q_off, p.k_off, p.v_off, p.o_off, p.lse_off, p.g_off) =
+        (q_off, k_off, v_off, o_off, lse_off, g_off);
+    let mb = mask_bind(&mut p, mask)?;
+    let n = sp.b * sp.h;
+    let rows = Tensor::empty_on(&[n * sp.l], DType::F32, q.device())?;
+    let (rb, _) = bind(&rows)?;
+    let ((dqb, _), (dkb, _), (dvb, _)) = (bind(dq)?, bind(dk)?, bind(dv)?);
+    let dummy = Bind::whole(exec::dummy()?);
+    let with = [[dummy, dummy], [dkb, dvb], [dqb, dummy]]
+        .map(|[a, b]| [qb, kb, vb, mb, gb, ob, lb, rb, a, b]);
+    exec::dispatch_binds(
+        "attention_backward_dot",
+        Variant::F32,
+        &with[0],
+        &p,
+        exec::grid_1d(n * sp.l),
+    )?;
+    let kv_groups = n * sp.s.div_ceil(WG);
+    exec::dispatch_binds(
+        "attention_backward_kv",
+        Variant::F32,
+        &with[1],
+        &p,
+        exec::grid_rows(kv_groups),
+    )?;
+    let q_groups = n * sp.l.div_ceil(WG);
+    exec::dispatch_binds(
+        "attention_backward_q",
+        Variant::F32,
+        &with[2],
+        &p,
+        exec::grid_rows(q_groups),
+    )
+}
