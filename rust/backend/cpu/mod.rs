@@ -7,6 +7,7 @@ pub mod conv;
 pub mod ctc;
 pub mod elementwise;
 pub mod gemm;
+pub mod gemm_bf16;
 pub mod index;
 pub mod linalg;
 pub mod norm;
