@@ -27,14 +27,15 @@ a = {lib}.randn(n, n).to({lib}.{dt})
 b = {lib}.randn(n, n).to({lib}.{dt})
 """
 
-# A pre-norm encoder layer, AdamW, mean-square loss; `amp` wraps forward and
-# loss in autocast(bfloat16) (the weights stay float32).
+# A pre-norm encoder layer (d_model 512, 8 heads, feed-forward 2048), AdamW,
+# mean-square loss; `amp` wraps forward and loss in autocast(bfloat16) (the
+# weights stay float32).
 STEP = """
 import contextlib
 import {lib}
 {lib}.manual_seed(0)
 nn = {lib}.nn
-model = nn.TransformerEncoderLayer(d_model={d}, nhead={h}, dim_feedforward={4 * d},
+model = nn.TransformerEncoderLayer(d_model={d}, nhead={h}, dim_feedforward={ff},
                                    batch_first=True, norm_first=True, dropout=0.0)
 opt = {lib}.optim.AdamW(model.parameters(), lr=1e-3)
 x = {lib}.randn({b}, {s}, {d})
@@ -60,8 +61,8 @@ def matmul_jobs(n, torch):
     return jobs
 
 
-def step_jobs(torch, d=256, h=4, b=16, s=128):
-    fmt = dict(d=d, h=h, b=b, s=s)
+def step_jobs(torch, d=512, h=8, b=8, s=128):
+    fmt = dict(d=d, h=h, b=b, s=s, ff=4 * d)
     jobs = {
         "rumus": (STEP.format(lib="rumus", amp=True, **fmt), "step()"),
         "rumus-f32": (STEP.format(lib="rumus", amp=False, **fmt), "step()"),
@@ -81,7 +82,7 @@ def main():
     cases = [
         ("matmul 2048 bf16 (vs f32)", matmul_jobs(2048, torch)),
         ("matmul 512 bf16 (vs f32)", matmul_jobs(512, torch)),
-        ("encoder step d256 b16x128 autocast", step_jobs(torch)),
+        ("encoder step d512 b8x128 autocast", step_jobs(torch)),
     ]
     compare(cases, rounds=3 if a.quick else 5, min_time=0.3)
 
