@@ -104,3 +104,20 @@ def test_elementwise_half_gradients_and_inplace():
     c = b.clone()
     c.mul_(b)
     np.testing.assert_array_equal(c.float().numpy(), rounded(b.float() * b.float(), rumus.bfloat16))
+
+
+@pytest.mark.parametrize("dtype", [rumus.bfloat16, rumus.float16])
+def test_sum_and_mean_of_half_tensors(dtype):
+    t = rumus.tensor(values(BIG, 9)).to(dtype)
+    x = t.double().numpy()
+    eps = 2.0**-8 if dtype == rumus.bfloat16 else 2.0**-11
+    for got, ref in (
+        (t.sum(), x.sum()),
+        (t.mean(), x.mean()),
+        (t.sum(dim=1), x.sum(1)),
+        (t.mean(dim=0), x.mean(0)),
+        (t[:, ::7].sum(dim=-1, keepdim=True), x[:, ::7].sum(-1, keepdims=True)),
+    ):
+        assert got.dtype == dtype
+        np.testing.assert_allclose(got.double().numpy(), ref, rtol=eps, atol=1e-6)
+    assert t.sum(dtype=rumus.float32).dtype == rumus.float32
