@@ -11,10 +11,10 @@ use crate::autograd::{self, math, Backward, Node, SavedTensor};
 use crate::backend::cpu::reduce::{extreme, run, Extreme, Fold, SumF64};
 use crate::backend::gpu::reduce::{gpu_float, reduce_dims};
 use crate::bail;
+use crate::dispatch_compute;
 use crate::error::Result;
 use crate::tensor::layout::{wrap_dims, Shape};
 use crate::tensor::{DType, Device, Scalar, Tensor};
-use crate::{dispatch_all, dispatch_compute};
 use std::sync::Arc;
 
 /// Which dims are reduced and the output shape. `None` or an empty list: all dims.
@@ -87,10 +87,9 @@ fn sum_raw(
         };
         return to_dtype(&r, out);
     }
-    // Half inputs are read as they are and widened in registers (SumF64).
-    let x = to_dtype(t, if out.is_float() { out } else { t.dtype() })?;
+    let x = computable(&to_dtype(t, if out.is_float() { out } else { t.dtype() })?)?;
     let r = if out.is_float() {
-        dispatch_all!(x.dtype(), T => run::<T, _, f64>(&x, &reduced, &shape, &SumF64, |a| a))?
+        dispatch_compute!(x.dtype(), T => run::<T, _, f64>(&x, &reduced, &shape, &SumF64, |a| a))?
     } else {
         let f = Fold {
             init: 0i64,
@@ -144,9 +143,8 @@ fn mean_raw(
             out,
         );
     }
-    let x = to_dtype(t, out)?;
-    let r =
-        dispatch_all!(x.dtype(), T => run::<T, _, f64>(&x, &reduced, &shape, &SumF64, |a| a / n))?;
+    let x = computable(&to_dtype(t, out)?)?;
+    let r = dispatch_compute!(x.dtype(), T => run::<T, _, f64>(&x, &reduced, &shape, &SumF64, |a| a / n))?;
     to_dtype(&r, out)
 }
 
