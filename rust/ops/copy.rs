@@ -51,6 +51,9 @@ pub fn copy_into(dst: &Tensor, src: &Tensor) -> Result<()> {
             return Ok(());
         }
     }
+    if crate::backend::cpu::halfcast::cast(dst, src, &src_strides)? {
+        return Ok(());
+    }
     dispatch_all!(dst.dtype(), D => dispatch_all!(src.dtype(), S => {
         let (pd, ps) = (P(dst.ptr::<D>()?), P(src.ptr::<S>()?));
         // SAFETY: both layouts lie within their storages; dst is written element-for-element.

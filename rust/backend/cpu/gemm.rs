@@ -13,6 +13,23 @@ const PAR_GEMM_WORK: usize = 1 << 19;
 pub trait GemmElem: Copy + 'static {
     const ZERO: Self;
     const ONE: Self;
+    /// Runs the product on a kernel of this type's own instead of the gemm
+    /// crate's; false where it has none.
+    ///
+    /// # Safety
+    /// As `matmul`.
+    unsafe fn own_kernel(
+        _m: usize,
+        _n: usize,
+        _k: usize,
+        _dst: Mat<Self>,
+        _lhs: Mat<Self>,
+        _rhs: Mat<Self>,
+        _threads: usize,
+        _acc: bool,
+    ) -> bool {
+        false
+    }
 }
 impl GemmElem for f32 {
     const ZERO: f32 = 0.0;
@@ -21,6 +38,25 @@ impl GemmElem for f32 {
 impl GemmElem for f64 {
     const ZERO: f64 = 0.0;
     const ONE: f64 = 1.0;
+}
+/// bfloat16 runs only on `gemm_bf16` (callers check `gemm_bf16::available()`).
+impl GemmElem for half::bf16 {
+    const ZERO: half::bf16 = half::bf16::ZERO;
+    const ONE: half::bf16 = half::bf16::ONE;
+    unsafe fn own_kernel(
+        m: usize,
+        n: usize,
+        k: usize,
+        dst: Mat<Self>,
+        lhs: Mat<Self>,
+        rhs: Mat<Self>,
+        threads: usize,
+        acc: bool,
+    ) -> bool {
+        // SAFETY: forwarded from the caller of `matmul`.
+        unsafe { super::gemm_bf16::matmul(m, n, k, dst, lhs, rhs, threads, acc) };
+        true
+    }
 }
 
 /// A strided matrix: pointer to [0, 0], row stride, column stride (elements).
@@ -59,6 +95,10 @@ pub unsafe fn matmul<T: GemmElem>(
     acc: bool,
 ) {
     if m == 0 || n == 0 || (k == 0 && acc) {
+        return;
+    }
+    // SAFETY: the caller's guarantees, forwarded.
+    if unsafe { T::own_kernel(m, n, k, dst, lhs, rhs, threads, acc) } {
         return;
     }
     if k == 0 {

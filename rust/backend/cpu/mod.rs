@@ -10,6 +10,8 @@ pub mod ctc;
 pub mod elementwise;
 pub mod fft;
 pub mod gemm;
+pub mod gemm_bf16;
+pub mod halfcast;
 pub mod index;
 pub mod linalg;
 pub mod norm;

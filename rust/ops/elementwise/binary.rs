@@ -192,6 +192,28 @@ pub fn binary_checks(
     Ok(())
 }
 
+/// Half tensors (and scalars) of one dtype and shape: the float32 path run
+/// chunk by chunk (halfchunk.rs); None where that does not apply.
+fn half_chunks(op: Binary, a: &Operand, b: &Operand, alpha: Option<f64>) -> Result<Option<Tensor>> {
+    let ts = tensors(&[a, b]);
+    if !ts.first().is_some_and(|t| t.dtype().is_half()) {
+        return Ok(None);
+    }
+    let common = result_type(&[a, b]);
+    let (_, out_dtype) = op.dtypes(common)?;
+    binary_checks(op, b, alpha, common, DType::F32)?;
+    // The widened chunks stand for the tensor operands, in order.
+    let widen = |t: &[Tensor]| {
+        let mut next = t.iter();
+        let [wa, wb] = [a, b].map(|o| match o {
+            Operand::T(_) => Operand::T(next.next().expect("one chunk per tensor").clone()),
+            Operand::S(v) => Operand::S(*v),
+        });
+        binary_raw(op, &wa, &wb, alpha)
+    };
+    super::halfchunk::run(&ts, out_dtype, widen)
+}
+
 /// Prepares both operands in the compute dtype and returns (a, b, shape, compute, out dtype).
 fn binary_prepare(
     op: Binary,
@@ -252,6 +274,9 @@ pub(super) fn binary_raw(
         (Operand::S(v), Operand::T(t)) => Some((t, *v, true)),
         _ => None,
     };
+    if let Some(out) = half_chunks(op, a, b, alpha)? {
+        return Ok(out);
+    }
     if let Some((t, v, scalar_first)) = with_scalar {
         if matches!(t.dtype(), DType::F32 | DType::F64) && !op.float_only() {
             return dispatch_float!(t.dtype(), T => float_scalar::<T>(op, t, v, scalar_first, alpha));

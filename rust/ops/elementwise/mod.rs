@@ -7,6 +7,7 @@
 
 mod binary;
 mod conditional;
+mod halfchunk;
 mod unary;
 
 pub use binary::{binary, binary_, binary_checks, Binary, BinaryBackward};

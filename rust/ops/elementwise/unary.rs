@@ -171,6 +171,12 @@ fn unary_raw(op: Unary, a: &Tensor) -> Result<Tensor> {
     if a.is_gpu() {
         return gpu_unary(op, a);
     }
+    if op != Unary::BitwiseNot {
+        let out_dtype = op.out_dtype(a.dtype())?;
+        if let Some(out) = super::halfchunk::run(&[a], out_dtype, |x| unary_raw(op, &x[0]))? {
+            return Ok(out);
+        }
+    }
     let (out_dtype, input) = unary_prepare(op, a)?;
     let compute = if out_dtype == DType::Bool { DType::Bool } else { out_dtype.compute() };
     let out = Tensor::for_output(a.shape(), compute)?;
