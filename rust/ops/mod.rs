@@ -1,8 +1,10 @@
 //! Ops, one file per family: validate arguments, pick dtypes, dispatch to the
 //! backend kernels. Backward rules join each family in the autograd issue.
 
+pub mod batch_norm;
 pub mod blas;
 pub mod conv;
+pub mod conv_igemm;
 pub mod copy;
 pub mod creation;
 pub mod ctc;

@@ -1,10 +1,12 @@
 //! GPU backend on wgpu: context, buffer pool, pipeline cache, command batching
 //! and one launcher file per op family (mirroring `backend::cpu`).
 
+pub mod batch_norm;
 pub mod buffer_pool;
 pub mod codes;
 pub mod context;
 pub mod conv;
+pub mod conv_igemm;
 pub mod dtype;
 pub mod elementwise;
 pub mod exec;

@@ -129,10 +129,13 @@ mod tests {
     #[test]
     fn params_match_their_wgsl_twins() {
         use super::super::{
-            conv, elementwise, index, matmul, norm, pool, random, reduce, softmax, sort,
+            batch_norm, conv, conv_igemm, elementwise, index, matmul, norm, pool, random, reduce,
+            softmax, sort,
         };
         let rust = [
             twin::<conv::Params>(),
+            twin::<conv_igemm::Params>(),
+            twin::<batch_norm::Params>(),
             twin::<elementwise::Params>(),
             twin::<index::Flat>(),
             twin::<index::Range>(),
