@@ -33,7 +33,13 @@ def _close(gpu_t, cpu_t, what):
 # (conv function, x shape, weight shape, kwargs, bias)
 CASES = [
     (F.conv2d, (2, 3, 7, 5), (5, 3, 3, 3), {}, True),
-    (F.conv2d, (1, 4, 9, 8), (6, 2, 3, 2), dict(stride=(2, 1), padding=(1, 0), dilation=(1, 2), groups=2), True),
+    (
+        F.conv2d,
+        (1, 4, 9, 8),
+        (6, 2, 3, 2),
+        dict(stride=(2, 1), padding=(1, 0), dilation=(1, 2), groups=2),
+        True,
+    ),
     (F.conv2d, (2, 6, 6, 7), (6, 1, 3, 3), dict(padding=1, groups=6), False),  # depthwise
     (F.conv2d, (3, 3, 5, 6), (70, 3, 1, 1), dict(stride=2), True),  # > 64 output channels
     (F.conv2d, (2, 9, 11, 10), (4, 9, 3, 3), dict(padding=2, dilation=2), False),  # K = 81
@@ -72,7 +78,10 @@ def test_igemm_second_derivative(fn, xs, ws, kw, bias, gpu, rng):
     for dev in ("cpu", "gpu"):
         dt = rumus.float64 if dev == "cpu" else rumus.float32
         r = np.random.default_rng(7)
-        x, w = (rumus.tensor(r.uniform(-1, 1, s), dtype=dt, device=dev, requires_grad=True) for s in (xs, ws))
+        x, w = (
+            rumus.tensor(r.uniform(-1, 1, s), dtype=dt, device=dev, requires_grad=True)
+            for s in (xs, ws)
+        )
         y = fn(x, w, **kw)
         g = rumus.tensor(r.uniform(-1, 1, tuple(y.shape)), dtype=dt, device=dev, requires_grad=True)
         (dx,) = rumus.autograd.grad(y, x, g, create_graph=True)
@@ -83,7 +92,12 @@ def test_igemm_second_derivative(fn, xs, ws, kw, bias, gpu, rng):
 
 
 CONVT = [
-    (F.conv_transpose2d, (2, 4, 4, 5), (4, 3, 3, 2), dict(stride=2, padding=1, output_padding=1, groups=2)),
+    (
+        F.conv_transpose2d,
+        (2, 4, 4, 5),
+        (4, 3, 3, 2),
+        dict(stride=2, padding=1, output_padding=1, groups=2),
+    ),
     (F.conv_transpose2d, (1, 3, 5, 4), (3, 2, 2, 3), dict(dilation=(2, 1), stride=(1, 2))),
     (F.conv_transpose1d, (2, 3, 7), (3, 5, 3), dict(stride=3, padding=1)),
 ]
