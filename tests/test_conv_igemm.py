@@ -42,6 +42,8 @@ CASES = [
     ),
     (F.conv2d, (2, 6, 6, 7), (6, 1, 3, 3), dict(padding=1, groups=6), False),  # depthwise
     (F.conv2d, (3, 3, 5, 6), (70, 3, 1, 1), dict(stride=2), True),  # > 64 output channels
+    (F.conv2d, (7, 2, 4, 4), (3, 2, 3, 3), dict(padding=1), True),  # batch > output channels
+    (F.conv2d, (17, 2, 32, 32), (3, 2, 3, 3), dict(padding=1), False),  # dW in 2 dispatches
     (F.conv2d, (2, 9, 11, 10), (4, 9, 3, 3), dict(padding=2, dilation=2), False),  # K = 81
     (F.conv2d, (2, 2, 5, 6), (3, 2, 2, 3), dict(padding="same", dilation=(2, 1)), True),
     (F.conv2d, (2, 3, 12, 11), (4, 3, 3, 3), dict(stride=3, padding=1), True),  # > 64 pixels

@@ -62,14 +62,15 @@ fn raw(pass: Pass, cv: &Conv, s0: &Tensor, s1: &Tensor, bias: Option<&Tensor>) -
         let len = per.min(g.n - i);
         let gi = Geom { n: len, ..g.clone() };
         let img = |t: &Tensor| narrow(t, 0, i as i64, len as i64);
-        let (b, o) = (bias.as_ref(), &img(&out)?);
+        let (run, s1c) = (kernel::run, &img(&s1)?);
         match pass {
-            Pass::Forward => kernel::run(pass, &gi, cv.groups, cv.oc, &s0, &img(&s1)?, b, o, false),
-            Pass::InputGrad => {
-                kernel::run(pass, &gi, cv.groups, cv.oc, &s0, &img(&s1)?, None, o, false)
+            Pass::Forward => {
+                run(pass, &gi, cv.groups, cv.oc, &s0, s1c, bias.as_ref(), &img(&out)?, false)
             }
+            Pass::InputGrad => run(pass, &gi, cv.groups, cv.oc, &s0, s1c, None, &img(&out)?, false),
+            // dW sums over every image: later chunks add to the first's.
             Pass::WeightGrad => {
-                kernel::run(pass, &gi, cv.groups, cv.oc, &img(&s0)?, &img(&s1)?, None, &out, i > 0)
+                run(pass, &gi, cv.groups, cv.oc, &img(&s0)?, s1c, None, &out, i > 0)
             }
         }?;
     }

@@ -13,6 +13,9 @@ use crate::tensor::Tensor;
 /// The output tile side of a workgroup (shaders/conv_igemm.wgsl).
 const TILE: usize = 64;
 
+/// The longest reduction one weight-gradient dispatch runs (output pixels).
+const MAX_K: usize = 16_384;
+
 /// Which product a dispatch computes (the shader's `mode`).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Pass {
@@ -52,7 +55,7 @@ fn bind(t: &Tensor) -> Result<(Bind<'_>, u32)> {
 }
 
 /// Columns of the group GEMM per image, for the grid's x limit.
-pub fn cols_per_image(pass: Pass, g: &Geom) -> usize {
+fn cols_per_image(pass: Pass, g: &Geom) -> usize {
     match pass {
         Pass::Forward => g.od * g.oh * g.ow,
         Pass::InputGrad => g.d * g.h * g.w,
@@ -64,7 +67,14 @@ pub fn cols_per_image(pass: Pass, g: &Geom) -> usize {
 /// the grid's x stays within 65,535 workgroups.
 pub fn images_per_dispatch(pass: Pass, g: &Geom, oc: usize, elem: usize) -> Result<usize> {
     let per_image = elem * (g.c * g.d * g.h * g.w).max(oc * g.od * g.oh * g.ow);
-    let by_grid = (65_535 * TILE / cols_per_image(pass, g).max(1)).max(1);
+    let by_grid = match pass {
+        // The weight gradient's K runs over every output pixel of the chunk,
+        // serially in each workgroup: long loops (K near 50k) came back unfinished
+        // on lavapipe, so chunks keep K short and accumulate. A parallel split-K
+        // would serve large GPUs better.
+        Pass::WeightGrad => (MAX_K / (g.od * g.oh * g.ow).max(1)).max(1),
+        _ => (65_535 * TILE / cols_per_image(pass, g).max(1)).max(1),
+    };
     Ok(exec::items_per_binding(g.n, per_image)?.min(by_grid))
 }
 
