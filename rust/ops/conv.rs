@@ -463,10 +463,10 @@ fn transposed_gemm(xb: &Tensor, wb: &Tensor, geom: &Geom, g: usize) -> Result<Te
     let (cg, l) = (c / g, size.iter().product::<usize>());
     let kk = k.iter().product::<usize>();
     let xg = reshape(
-        &permute(&reshape(&xb, &[n as i64, g as i64, cg as i64, l as i64])?, &[1, 2, 0, 3])?,
+        &permute(&reshape(xb, &[n as i64, g as i64, cg as i64, l as i64])?, &[1, 2, 0, 3])?,
         &[g as i64, cg as i64, (n * l) as i64],
     )?;
-    let wt = permute(&reshape(&wb, &[g as i64, cg as i64, (og * kk) as i64])?, &[0, 2, 1])?;
+    let wt = permute(&reshape(wb, &[g as i64, cg as i64, (og * kk) as i64])?, &[0, 2, 1])?;
     let col = reshape(&matmul(&wt, &xg)?, &[(oc * kk) as i64, (n * l) as i64])?;
     col2im(&col, geom)
 }
