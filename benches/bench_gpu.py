@@ -39,6 +39,10 @@ from bench_core import print_env  # noqa: E402
 from bench_nn import CASES, Trainer  # noqa: E402
 
 TORCH_DEV = "cuda" if torch is not None and torch.cuda.is_available() else "cpu"
+if TORCH_DEV == "cuda":
+    # float32 against float32: rumus has no TF32 path.
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
 
 
 def timed(fn, sync, min_time, repeats):
@@ -141,13 +145,15 @@ class GpuTrainer(Trainer):
         self.y = None if self.y is None else self.y.to(device)
 
 
-def steps_table(min_time, repeats):
+def steps_table(min_time, repeats, only=()):
     print(
         "ms per training step (forward, loss, backward, optimizer step, zero_grad); LOWER is better"
     )
-    widths = [34, 11, 11, 14]
+    widths = [42, 11, 11, 14]
     print(row(["case", "rumus gpu", "rumus cpu", f"torch {TORCH_DEV}"], widths))
     for name, build, x_shape, y_maker, loss_fn, opt_spec, _ in CASES:
+        if only and not any(o in name for o in only):
+            continue
         rng = np.random.default_rng(0)
         x = rng.standard_normal(x_shape).astype(np.float32)
         y = y_maker(rng) if y_maker else None
@@ -166,6 +172,9 @@ def steps_table(min_time, repeats):
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true", help="matmul up to 1024 and fewer repeats")
+    p.add_argument(
+        "--only", default="", help="training-step cases whose name contains NAME (comma-separated)"
+    )
     args = p.parse_args(argv)
     if not rumus.gpu.is_available():
         sys.exit(f"no GPU: {rumus._rumus._gpu_unavailable_reason()}")
@@ -184,7 +193,7 @@ def main(argv=None):
     print()
     dispatch_table(min_time, repeats)
     print()
-    steps_table(min_time, repeats)
+    steps_table(min_time, repeats, [o for o in args.only.split(",") if o])
     print()
     attention_main(["--gpu"] + ["--quick"] * args.quick)
     return 0

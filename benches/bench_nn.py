@@ -81,6 +81,39 @@ def cnn_case(lib):
     )
 
 
+def resnet_case(lib):
+    """Stem conv + BatchNorm, a 64-channel and a strided 128-channel residual block."""
+    nn = lib.nn
+
+    class Block(nn.Module):
+        def __init__(self, cin, cout, stride):
+            super().__init__()
+            self.c1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+            self.b1 = nn.BatchNorm2d(cout)
+            self.c2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+            self.b2 = nn.BatchNorm2d(cout)
+            self.skip = (
+                nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+                if stride != 1 or cin != cout
+                else nn.Identity()
+            )
+
+        def forward(self, x):
+            y = lib.relu(self.b1(self.c1(x)))
+            return lib.relu(self.b2(self.c2(y)) + self.skip(x))
+
+    return nn.Sequential(
+        nn.Conv2d(3, 64, 3, padding=1, bias=False),
+        nn.BatchNorm2d(64),
+        nn.ReLU(),
+        Block(64, 64, 1),
+        Block(64, 128, 2),
+        nn.AdaptiveAvgPool2d(1),
+        nn.Flatten(),
+        nn.Linear(128, 10),
+    )
+
+
 def transformer_case(lib):
     return lib.nn.TransformerEncoderLayer(
         d_model=128, nhead=4, dim_feedforward=512, batch_first=True
@@ -135,6 +168,15 @@ CASES = [
         _cross_entropy,
         ("SGD", dict(lr=0.01, momentum=0.9)),
         1.0,
+    ),
+    (
+        "resnet 64x3x32x32 64/128ch BatchNorm SGD",
+        resnet_case,
+        (64, 3, 32, 32),
+        _classes(64),
+        _cross_entropy,
+        ("SGD", dict(lr=0.01, momentum=0.9)),
+        0.8,
     ),
     (
         "transformer 32x64x128 AdamW",

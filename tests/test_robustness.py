@@ -295,7 +295,6 @@ def test_from_numpy_odd_layouts():
         (lambda: np.zeros(4, dtype=[("x", "u1"), ("y", "f4")])["y"], ValueError),
         (lambda: np.zeros(5, dtype=np.int16), TypeError),
         (lambda: np.zeros(5, dtype=np.uint64), TypeError),
-        (lambda: np.zeros(5, dtype=np.complex64), TypeError),
         (lambda: np.zeros(5, dtype=object), TypeError),
         (lambda: np.zeros(5, dtype="U3"), TypeError),
         (lambda: np.float64(3.5), TypeError),

@@ -1303,6 +1303,12 @@ def layer_norm(
     bias: Tensor | None = None,
     eps: _float = 1e-5,
 ) -> Tensor: ...
+def _batch_norm_train(
+    input: Tensor,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: _float = 1e-5,
+) -> tuple[Tensor, Tensor, Tensor]: ...
 def conv1d(
     input: Tensor,
     weight: Tensor,

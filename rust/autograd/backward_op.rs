@@ -77,6 +77,8 @@ backward_ops! {
     Cast(copy::CastBackward),
     ToDevice(copy::ToDeviceBackward),
     Cols(conv::ColsBackward),
+    ConvIgemm(crate::ops::conv_igemm::ConvBackward),
+    BatchNorm(crate::ops::batch_norm::BatchNormBackward),
     AvgPool(pool::AvgPoolBackward),
     Softmax(softmax::SoftmaxBackward),
     LayerNorm(norm::LayerNormBackward),

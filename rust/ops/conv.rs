@@ -12,7 +12,7 @@ use super::copy::{contiguous, to_dtype};
 use super::elementwise::{binary, Binary};
 use super::linalg::matmul;
 use super::shape::{cat, narrow, permute, reshape, squeeze_dim, unsqueeze};
-use super::Operand;
+use super::{conv_igemm, Operand};
 use crate::autograd::{self, Backward, Node};
 pub use crate::backend::cpu::conv::Geom;
 use crate::backend::cpu::{conv as kernel, P};
@@ -285,6 +285,11 @@ pub fn conv(
         );
     };
     let geom = geometry(n, c, size, k, s, before, d, [od, oh, ow]);
+    if conv_igemm::applies(&xb) {
+        conv_igemm::check_devices(op, &xb, &[Some(&wb), bias])?;
+        let cv = conv_igemm::Conv { geom, groups: g, oc };
+        return unbatch(conv_igemm::forward(&xb, &wb, bias, &cv)?, unbatched, dims);
+    }
     // The columns of a large GPU batch may exceed one binding: convolve
     // chunks of images, each within the limit, and concatenate.
     let per = gpu_images_per_chunk(&xb, &geom, c * size.iter().product::<usize>())?;
@@ -433,15 +438,13 @@ pub fn conv_transpose(
     };
     // The forward convolution that maps (od, oh, ow) back to the input's size.
     let geom = geometry(n, oc, [od, oh, ow], k, s, p, d, size);
-    let (cg, l) = (c / g, size.iter().product::<usize>());
-    let kk = k.iter().product::<usize>();
-    let xg = reshape(
-        &permute(&reshape(&xb, &[n as i64, g as i64, cg as i64, l as i64])?, &[1, 2, 0, 3])?,
-        &[g as i64, cg as i64, (n * l) as i64],
-    )?;
-    let wt = permute(&reshape(&wb, &[g as i64, cg as i64, (og * kk) as i64])?, &[0, 2, 1])?;
-    let col = reshape(&matmul(&wt, &xg)?, &[(oc * kk) as i64, (n * l) as i64])?;
-    let y = col2im(&col, &geom)?;
+    let y = if conv_igemm::applies(&xb) {
+        // The input gradient of the convolution this one transposes.
+        conv_igemm::check_devices(op, &xb, &[Some(&wb), bias])?;
+        conv_igemm::input_grad(&xb, &wb, &conv_igemm::Conv { geom, groups: g, oc: ic })?
+    } else {
+        transposed_gemm(&xb, &wb, &geom, g)?
+    };
     let y = match bias {
         Some(b) => {
             binary(Binary::Add, &Operand::T(y), &Operand::T(reshape(b, &[1, -1, 1, 1, 1])?), None)?
@@ -449,6 +452,23 @@ pub fn conv_transpose(
         None => y,
     };
     unbatch(y, unbatched, dims)
+}
+
+/// A transposed convolution as GEMM + col2im; `geom` is the forward convolution
+/// it transposes.
+fn transposed_gemm(xb: &Tensor, wb: &Tensor, geom: &Geom, g: usize) -> Result<Tensor> {
+    let (n, c, size) = (xb.shape()[0], xb.shape()[1], spatial3(xb.shape()));
+    let (og, k) = (wb.shape()[1], spatial3(wb.shape()));
+    let oc = og * g;
+    let (cg, l) = (c / g, size.iter().product::<usize>());
+    let kk = k.iter().product::<usize>();
+    let xg = reshape(
+        &permute(&reshape(xb, &[n as i64, g as i64, cg as i64, l as i64])?, &[1, 2, 0, 3])?,
+        &[g as i64, cg as i64, (n * l) as i64],
+    )?;
+    let wt = permute(&reshape(wb, &[g as i64, cg as i64, (og * kk) as i64])?, &[0, 2, 1])?;
+    let col = reshape(&matmul(&wt, &xg)?, &[(oc * kk) as i64, (n * l) as i64])?;
+    col2im(&col, geom)
 }
 
 /// Sliding-window geometry of unfold/fold for a 4-D input of `c` channels.

@@ -2,9 +2,11 @@
 //! backend kernels. Backward rules join each family in the autograd issue.
 
 pub mod attention;
+pub mod batch_norm;
 pub mod blas;
 pub mod complex;
 pub mod conv;
+pub mod conv_igemm;
 pub mod copy;
 pub mod creation;
 pub mod ctc;

@@ -742,6 +742,35 @@ fn layer_norm(
     })?))
 }
 
+/// Training-mode batch normalization on the GPU in two fused sweeps (the
+/// backward in two more); rumus.nn.functional.batch_norm uses it for float32
+/// and float16 GPU inputs.
+///
+/// Args:
+///   input (Tensor): of shape ``(N, C, *)``, on the GPU.
+///   weight (Tensor, optional): per-channel scale.
+///   bias (Tensor, optional): per-channel shift.
+///   eps (float): added to the variance.
+///
+/// Returns:
+///   tuple[Tensor, Tensor, Tensor]: the output, the batch mean and the biased
+///   batch variance (both of shape ``(C,)``, not differentiable).
+#[pyfunction]
+#[pyo3(signature = (input, weight=None, bias=None, eps=1e-5))]
+fn _batch_norm_train(
+    py: Python<'_>,
+    input: PyRef<'_, PyTensor>,
+    weight: Option<PyRef<'_, PyTensor>>,
+    bias: Option<PyRef<'_, PyTensor>>,
+    eps: f64,
+) -> PyResult<(PyTensor, PyTensor, PyTensor)> {
+    let (x, w, b) = (input.t.clone(), weight.map(|t| t.t.clone()), bias.map(|t| t.t.clone()));
+    let (y, m, v) = run(py, x.numel(), || {
+        crate::ops::batch_norm::batch_norm_train(&x, w.as_ref(), b.as_ref(), eps)
+    })?;
+    Ok((wrap(y), wrap(m), wrap(v)))
+}
+
 /// Applies ``input @ weight.T + bias``.
 ///
 /// Args:
@@ -813,6 +842,7 @@ fn _flash_attention(
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(layer_norm, m)?)?;
     m.add_function(wrap_pyfunction!(_flash_attention, m)?)?;
+    m.add_function(wrap_pyfunction!(_batch_norm_train, m)?)?;
     m.add_function(wrap_pyfunction!(linear, m)?)?;
     m.add_function(wrap_pyfunction!(softmax_fn, m)?)?;
     m.add_function(wrap_pyfunction!(log_softmax, m)?)?;

@@ -427,6 +427,16 @@ def _normalize(input, mean, var, eps, weight, bias):
     return out + _channel_view(bias, input.dim()) if bias is not None else out
 
 
+def _fused_batch_norm(input, weight, bias):
+    """Whether training-mode batch_norm runs as the fused GPU op: float32/float16 GPU
+    tensors, weight and bias (when given) alike."""
+    if input.device.type != "gpu" or input.dtype not in (_rumus.float32, _rumus.float16):
+        return False
+    return all(
+        t is None or (t.device == input.device and t.dtype == input.dtype) for t in (weight, bias)
+    )
+
+
 def _affine(x, weight, bias):
     if weight is not None:
         x = x * _channel_view(weight, x.dim())
@@ -487,14 +497,19 @@ def batch_norm(
                 "Expected more than 1 value per channel when training, got input size "
                 f"{input.shape}"
             )
-        dims = (0,) + tuple(range(2, nd))
-        mean = input.mean(dims, keepdim=True)
-        var = input.var(dims, keepdim=True, correction=0)
+        if _fused_batch_norm(input, weight, bias):
+            # GPU: two sweeps forward and two backward (rust/ops/batch_norm.rs).
+            out, mean, var = _rumus._batch_norm_train(input, weight, bias, eps)
+        else:
+            dims = (0,) + tuple(range(2, nd))
+            mean = input.mean(dims, keepdim=True)
+            var = input.var(dims, keepdim=True, correction=0)
+            out = _normalize(input, mean, var, eps, weight, bias)
         if running_mean is not None:
             with no_grad():
                 running_mean.mul_(1 - momentum).add_(mean.reshape(-1) * momentum)
                 running_var.mul_(1 - momentum).add_(var.reshape(-1) * (momentum * n / (n - 1)))
-        return _normalize(input, mean, var, eps, weight, bias)
+        return out
     # evaluation: fold the per-channel factors, two ops on the full-size tensor
     scale = (_channel_view(running_var, nd) + eps).rsqrt()
     if weight is not None:

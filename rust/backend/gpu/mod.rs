@@ -2,10 +2,12 @@
 //! and one launcher file per op family (mirroring `backend::cpu`).
 
 pub mod attention;
+pub mod batch_norm;
 pub mod buffer_pool;
 pub mod codes;
 pub mod context;
 pub mod conv;
+pub mod conv_igemm;
 pub mod dtype;
 pub mod elementwise;
 pub mod exec;

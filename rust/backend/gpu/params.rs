@@ -129,11 +129,14 @@ mod tests {
     #[test]
     fn params_match_their_wgsl_twins() {
         use super::super::{
-            conv, elementwise, index, matmul, norm, pool, qgemm, random, reduce, rnn, sample,
-            softmax, sort,
+            attention, batch_norm, conv, conv_igemm, elementwise, index, matmul, norm, pool, qgemm,
+            random, reduce, rnn, sample, softmax, sort,
         };
         let rust = [
+            twin::<attention::Params>(),
             twin::<conv::Params>(),
+            twin::<conv_igemm::Params>(),
+            twin::<batch_norm::Params>(),
             twin::<elementwise::Params>(),
             twin::<index::Flat>(),
             twin::<index::Range>(),

@@ -37,6 +37,8 @@ shaders! {
     SOFTMAX = "softmax" [],
     NORM = "norm" [super::norm::NormFlags],
     CONV = "conv" [],
+    CONV_IGEMM = "conv_igemm" [],
+    BATCH_NORM = "batch_norm" [],
     POOL = "pool" [super::pool::PoolFlags],
     SORT = "sort" [super::dtype::Kind],
     QGEMM = "qgemm" [],
