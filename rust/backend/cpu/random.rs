@@ -76,24 +76,52 @@ impl Generator {
             *x = u64::from(self.rng.random::<u32>()) < below;
         }
     }
-    pub fn uniform_f32(&mut self, out: &mut [f32], lo: f32, hi: f32) {
-        for x in out {
-            // Clamp: lo + (hi-lo)*u can round up to hi in float32.
-            let v = lo + (hi - lo) * self.rng.random::<f32>();
-            *x = if v >= hi { lo.max(hi - (hi - lo) * f32::EPSILON) } else { v };
+    /// Fills `out` with `f`, in parallel for large fills. Each chunk of
+    /// `FILL_CHUNK` elements draws from its own ChaCha8 stream keyed by one
+    /// draw of this generator, so the values depend on the seed only, never
+    /// on the thread count.
+    fn fill<T: Send>(&mut self, out: &mut [T], f: impl Fn(&mut ChaCha8Rng, &mut [T]) + Sync) {
+        const FILL_CHUNK: usize = 1 << 16;
+        if out.len() < 2 * FILL_CHUNK {
+            return f(&mut self.rng, out);
         }
+        let key: u64 = self.rng.random();
+        let (n, p) = (out.len(), super::P(out.as_mut_ptr()));
+        super::team::for_each(n.div_ceil(FILL_CHUNK), |c| {
+            let lo = c * FILL_CHUNK;
+            // SAFETY: chunks are disjoint ranges of `out`.
+            let part = unsafe {
+                std::slice::from_raw_parts_mut(p.at(lo as isize), FILL_CHUNK.min(n - lo))
+            };
+            let mut rng = ChaCha8Rng::seed_from_u64(key);
+            rng.set_stream(c as u64);
+            f(&mut rng, part);
+        });
+    }
+    pub fn uniform_f32(&mut self, out: &mut [f32], lo: f32, hi: f32) {
+        self.fill(out, |rng, out| {
+            for x in out {
+                // Clamp: lo + (hi-lo)*u can round up to hi in float32.
+                let v = lo + (hi - lo) * rng.random::<f32>();
+                *x = if v >= hi { lo.max(hi - (hi - lo) * f32::EPSILON) } else { v };
+            }
+        });
     }
     pub fn normal_f32(&mut self, out: &mut [f32], mean: f32, std: f32) {
-        for x in out {
-            let z: f32 = StandardNormal.sample(&mut self.rng);
-            *x = mean + std * z;
-        }
+        self.fill(out, |rng, out| {
+            for x in out {
+                let z: f32 = StandardNormal.sample(rng);
+                *x = mean + std * z;
+            }
+        });
     }
     pub fn normal(&mut self, out: &mut [f64], mean: f64, std: f64) {
-        for x in out {
-            let z: f64 = StandardNormal.sample(&mut self.rng);
-            *x = mean + std * z;
-        }
+        self.fill(out, |rng, out| {
+            for x in out {
+                let z: f64 = StandardNormal.sample(rng);
+                *x = mean + std * z;
+            }
+        });
     }
     /// Γ(α, 1) draws, one per α > 0 (torch._standard_gamma).
     pub fn standard_gamma(&mut self, alpha: &[f64]) -> Vec<f64> {
