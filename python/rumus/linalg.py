@@ -13,8 +13,9 @@ eigh / svd need distinct eigenvalues / singular values, and the gradient of
 
 - the gradient of ``det`` at a singular matrix raises LinAlgError (PyTorch
   goes through an SVD there);
-- ``lu_factor``, ``lu_factor_ex``, ``lu`` and ``lu_solve`` have no gradient
-  yet: they raise NotImplementedError when recording;
+- the gradients of ``lu_factor`` / ``lu_factor_ex`` / ``lu`` are Python
+  autograd Functions (PyTorch's formulas) and ``lu_solve`` differentiates
+  through ``solve(P L U, B)``;
 - ``svd(full_matrices=True)`` differentiates through the first min(m, n)
   columns of U / rows of Vh only;
 - ``matrix_exp`` differentiates its Padé approximant (exact to rounding)
@@ -419,6 +420,9 @@ def lu_factor_ex(A: _Tensor, *, pivot: bool = True, check_errors: bool = False) 
     Returns:
         tuple[Tensor, Tensor, Tensor]: ``(LU, pivots, info)``.
     """
+    if _recording(A):
+        f, p, info = _rumus._linalg_lu_factor_ex(A.detach(), pivot, check_errors)
+        return LUFactorExResult(_LUFactor.apply(A, f, p), p, info)
     return LUFactorExResult(*_rumus._linalg_lu_factor_ex(A, pivot, check_errors))
 
 
@@ -436,7 +440,7 @@ def lu_factor(A: _Tensor, *, pivot: bool = True) -> LUFactorResult:
     Raises:
         LinAlgError: when a matrix is singular.
     """
-    f, p, _ = _rumus._linalg_lu_factor_ex(A, pivot, True)
+    f, p, _ = lu_factor_ex(A, pivot=pivot, check_errors=True)
     return LUFactorResult(f, p)
 
 
@@ -455,6 +459,13 @@ def lu_solve(
     Returns:
         Tensor: X.
     """
+    if _recording(LU, B):
+        # The derivative of (P L U)^-1 B in LU and B is that of solve on the rebuilt A.
+        n = LU.shape[-1]
+        eye = _eye_like(n, LU)
+        P = _rumus._linalg_lu_solve(eye.expand(LU.shape), pivots, eye, True, False).mT
+        A = P @ ((LU.tril(-1) + eye) @ LU.triu())
+        return solve(A.mT if adjoint else A, B, left=left)
     return _rumus._linalg_lu_solve(LU, pivots, B, left, adjoint)
 
 
@@ -468,7 +479,94 @@ def lu(A: _Tensor, *, pivot: bool = True) -> LUResult:
     Returns:
         tuple[Tensor, Tensor, Tensor]: ``(P, L, U)``.
     """
+    if _recording(A):
+        P, L, U = _rumus._linalg_lu(A.detach(), pivot)
+        L, U = _LU.apply(A, P, L, U)
+        return LUResult(P, L, U)
     return LUResult(*_rumus._linalg_lu(A, pivot))
+
+
+def _recording(*ts) -> bool:
+    return _rumus.is_grad_enabled() and any(isinstance(t, _Tensor) and t.requires_grad for t in ts)
+
+
+def _lu_backward(P, L, U, gL, gU):
+    """PyTorch's gradient of A = P L U (L unit lower, U upper) for any shape:
+    with phi = tril(L^H gL, -1) + triu(gU U^H) on the square k x k part,
+    gA = P L^-H phi U^-H, plus the terms of U's extra columns (wide A) or
+    L's extra rows (tall A)."""
+    import rumus
+
+    m, n = L.shape[-2], U.shape[-1]
+    k = min(m, n)
+    gL = rumus.zeros_like(L) if gL is None else gL
+    gU = rumus.zeros_like(U) if gU is None else gU
+    L1, U1 = L[..., :k, :], U[..., :, :k]
+    phi_l = L1.mT @ gL[..., :k, :]
+    phi_u = gU[..., :, :k] @ U1.mT
+    if m < n:
+        phi_l = phi_l - gU[..., :, k:] @ U[..., :, k:].mT
+    if m > n:
+        phi_u = phi_u - L[..., k:, :].mT @ gL[..., k:, :]
+    phi = phi_l.tril(-1) + phi_u.triu()
+    g = solve_triangular(L1.mT, phi, upper=True, unitriangular=True)
+    g = solve_triangular(U1.mT, g, upper=False, left=False)
+    if m < n:
+        g = rumus.cat(
+            [g, solve_triangular(L1.mT, gU[..., :, k:], upper=True, unitriangular=True)], -1
+        )
+    if m > n:
+        g = rumus.cat([g, solve_triangular(U1.mT, gL[..., k:, :], upper=False, left=False)], -2)
+    return P @ g
+
+
+def _lu_functions():
+    from .autograd import Function
+
+    class LU(Function):
+        @staticmethod
+        def forward(ctx, A, P, L, U):
+            ctx.save_for_backward(P, L, U)
+            return L, U
+
+        @staticmethod
+        def backward(ctx, gL, gU):
+            P, L, U = ctx.saved_tensors
+            return _lu_backward(P, L, U, gL, gU), None, None, None
+
+    class LUFactor(Function):
+        @staticmethod
+        def forward(ctx, A, LU, pivots):
+            ctx.save_for_backward(LU, pivots)
+            return LU
+
+        @staticmethod
+        def backward(ctx, g):
+            LU, pivots = ctx.saved_tensors
+            eye = _eye_like(LU.shape[-1], LU)
+            P = _rumus._linalg_lu_solve(eye.expand(LU.shape), pivots, eye, True, False).mT
+            L, U = LU.tril(-1) + eye, LU.triu()
+            return _lu_backward(P, L, U, g.tril(-1), g.triu()), None, None
+
+    return LU, LUFactor
+
+
+class _LazyFunction:
+    """rumus.autograd imports this module: the Function classes are made on first use."""
+
+    classes = None
+
+    def __init__(self, index):
+        self.index = index
+
+    def apply(self, *args):
+        if _LazyFunction.classes is None:
+            _LazyFunction.classes = _lu_functions()
+        return _LazyFunction.classes[self.index].apply(*args)
+
+
+_LU = _LazyFunction(0)
+_LUFactor = _LazyFunction(1)
 
 
 # ------------------------------------------------------------ products
