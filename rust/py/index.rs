@@ -11,7 +11,7 @@ use crate::ops::index::{
 };
 use crate::ops::Operand;
 use crate::tensor::{DType, Layout, Tensor};
-use pyo3::exceptions::{PyIndexError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyIndexError, PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyEllipsis, PyInt, PyList, PyNone, PySlice, PySliceMethods, PyTuple};
 
@@ -207,6 +207,12 @@ pub fn setitem(
         || super::numpy::is_ndarray(value)
     {
         tensor_from_data(py, value, Some(t.dtype()))?
+    } else if value.is_instance_of::<pyo3::types::PyComplex>() && !t.dtype().is_complex() {
+        // PyTorch's error: the imaginary part would be lost.
+        return Err(PyRuntimeError::new_err(format!(
+            "value cannot be converted to type {} without overflow",
+            t.dtype().name()
+        )));
     } else {
         match operand_req(value, "__setitem__")
             .map_err(|_| PyTypeError::new_err("can't assign a value of this type to a Tensor"))?
