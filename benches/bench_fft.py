@@ -7,12 +7,14 @@ time as a ratio of NumPy's.
 """
 
 import argparse
-import json
-import statistics
-import subprocess
+import os
 import sys
 
-WORKER = r"""
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import WORKER_TIMING, libraries, print_ratio_table, run_workers  # noqa: E402
+
+WORKER = (
+    r"""
 import json, sys, time
 import numpy as np
 lib, n, reps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
@@ -42,17 +44,9 @@ else:
         "fft c64": lambda: torch.fft.fft(tz),
         "rfft2 1024^2": lambda: torch.fft.rfft2(ti),
     }
-out = {}
-for name, fn in ops.items():
-    fn()
-    best = []
-    for _ in range(reps):
-        t = time.perf_counter()
-        fn()
-        best.append(time.perf_counter() - t)
-    out[name] = min(best)
-print(json.dumps(out))
 """
+    + WORKER_TIMING
+)
 
 
 def main():
@@ -61,31 +55,8 @@ def main():
     p.add_argument("--n", type=int, default=1 << 20)
     p.add_argument("--reps", type=int, default=5)
     args = p.parse_args()
-    libs = ["rumus", "numpy"]
-    try:
-        import torch  # noqa: F401
-
-        libs.append("torch")
-    except ImportError:
-        pass
-    times = {lib: {} for lib in libs}
-    for r in range(args.rounds):
-        order = libs if r % 2 == 0 else libs[::-1]
-        for lib in order:
-            res = subprocess.run(
-                [sys.executable, "-c", WORKER, lib, str(args.n), str(args.reps)],
-                capture_output=True,
-                text=True,
-                check=True,
-            )
-            for k, v in json.loads(res.stdout).items():
-                times[lib].setdefault(k, []).append(v)
-    head = f"{'op (n=' + str(args.n) + ')':<22}" + "".join(f"{lib + ' ms':>12}" for lib in libs)
-    print(head + f"{'rumus/numpy':>13}")
-    for op in times["numpy"]:
-        med = {lib: statistics.median(times[lib][op]) * 1e3 for lib in libs}
-        row = f"{op:<22}" + "".join(f"{med[lib]:>12.2f}" for lib in libs)
-        print(row + f"{med['rumus'] / med['numpy']:>12.2f}x")
+    times = run_workers(WORKER, libraries("rumus", "numpy"), [args.n, args.reps], args.rounds)
+    print_ratio_table("op (n=" + str(args.n) + ")", times)
 
 
 if __name__ == "__main__":

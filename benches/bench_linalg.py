@@ -6,12 +6,14 @@ between them; the table shows medians and rumus's time as a ratio of NumPy's (ta
 """
 
 import argparse
-import json
-import statistics
-import subprocess
+import os
 import sys
 
-WORKER = r"""
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import WORKER_TIMING, libraries, print_ratio_table, run_workers  # noqa: E402
+
+WORKER = (
+    r"""
 import json, sys, time
 import numpy as np
 lib, n, reps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
@@ -41,17 +43,9 @@ else:
         "cholesky": lambda: torch.linalg.cholesky(ts),
         "svd": lambda: torch.linalg.svd(ta),
     }
-out = {}
-for name, fn in ops.items():
-    fn()
-    best = []
-    for _ in range(reps):
-        t = time.perf_counter()
-        fn()
-        best.append(time.perf_counter() - t)
-    out[name] = min(best)
-print(json.dumps(out))
 """
+    + WORKER_TIMING
+)
 
 
 def main():
@@ -60,34 +54,8 @@ def main():
     p.add_argument("--n", type=int, default=512)
     p.add_argument("--reps", type=int, default=3)
     args = p.parse_args()
-    libs = ["rumus", "numpy"]
-    try:
-        import torch  # noqa: F401
-
-        libs.append("torch")
-    except ImportError:
-        pass
-    times = {lib: {} for lib in libs}
-    for r in range(args.rounds):
-        order = libs if r % 2 == 0 else libs[::-1]
-        for lib in order:
-            res = subprocess.run(
-                [sys.executable, "-c", WORKER, lib, str(args.n), str(args.reps)],
-                capture_output=True,
-                text=True,
-                check=True,
-            )
-            for k, v in json.loads(res.stdout).items():
-                times[lib].setdefault(k, []).append(v)
-    ops = list(times["numpy"])
-    head = f"{'op (' + str(args.n) + 'x' + str(args.n) + ' f64)':<22}" + "".join(
-        f"{lib + ' ms':>12}" for lib in libs
-    )
-    print(head + f"{'rumus/numpy':>13}")
-    for op in ops:
-        med = {lib: statistics.median(times[lib][op]) * 1e3 for lib in libs}
-        row = f"{op:<22}" + "".join(f"{med[lib]:>12.2f}" for lib in libs)
-        print(row + f"{med['rumus'] / med['numpy']:>12.2f}x")
+    times = run_workers(WORKER, libraries("rumus", "numpy"), [args.n, args.reps], args.rounds)
+    print_ratio_table("op (" + str(args.n) + "x" + str(args.n) + " f64)", times)
 
 
 if __name__ == "__main__":

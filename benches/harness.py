@@ -70,3 +70,52 @@ def compare(cases, rounds=5, min_time=0.1):
             ok = lib in med and "rumus" in med
             row += f"{med['rumus'] / med[lib]:>14.2f}" if ok else f"{'':>14}"
         print(row, flush=True)
+
+
+# Appended to a worker script that defines `ops` ({name: callable}) and `reps`:
+# prints the best of `reps` calls of each op, in seconds, as JSON.
+WORKER_TIMING = r"""
+import json as _json, time as _time
+_out = {}
+for _name, _fn in ops.items():
+    _fn()
+    _best = []
+    for _ in range(reps):
+        _t = _time.perf_counter()
+        _fn()
+        _best.append(_time.perf_counter() - _t)
+    _out[_name] = min(_best)
+print(_json.dumps(_out))
+"""
+
+
+def libraries(*base):
+    """`base` plus "torch" when it imports (it is optional)."""
+    return list(base) + (["torch"] if have("torch") else [])
+
+
+def run_workers(worker, libs, argv, rounds):
+    """Runs `worker` (ending in WORKER_TIMING) once per library per round, each in
+    its own process, alternating the order; returns {lib: {op: [seconds...]}}."""
+    times = {lib: {} for lib in libs}
+    for r in range(rounds):
+        for lib in libs if r % 2 == 0 else libs[::-1]:
+            res = subprocess.run(
+                [sys.executable, "-c", worker, lib, *map(str, argv)],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
+            for k, v in json.loads(res.stdout).items():
+                times[lib].setdefault(k, []).append(v)
+    return times
+
+
+def print_ratio_table(title, times, base="numpy"):
+    """One row per op: each library's median in ms and rumus's time over `base`'s."""
+    libs = list(times)
+    print(f"{title:<22}" + "".join(f"{lib + ' ms':>12}" for lib in libs) + f"{'rumus/' + base:>13}")
+    for op in times[base]:
+        med = {lib: statistics.median(times[lib][op]) * 1e3 for lib in libs}
+        row = f"{op:<22}" + "".join(f"{med[lib]:>12.2f}" for lib in libs)
+        print(row + f"{med['rumus'] / med[base]:>12.2f}x")

@@ -3,6 +3,7 @@
 
 mod autograd;
 mod complex;
+mod conversion_methods;
 mod convert;
 mod ctc;
 mod dlpack;
