@@ -68,6 +68,27 @@ assert_allclose(t.numpy(), data(0))
 assert_allclose(np.stack([o.numpy() for o in outs]), every)
 assert_allclose(flat.numpy(), every.reshape(n * 2, 3))
 
+# an async all_reduce (and isend/irecv) started before a compute phase completes during it:
+# the helper thread drives it (this Open MPI has no asynchronous progress of its own, so
+# without the thread nothing moves until wait()). ``_entry.done`` is set only by the
+# thread here: the loop does not call is_completed.
+big = rumus.full((1 << 20,), float(rank + 1))  # 4 MB: MPI's rendezvous protocol, many rounds
+work = dist.all_reduce(big, async_op=True)
+box = rumus.zeros(1 << 18)
+ring = [
+    dist.isend(rumus.full((1 << 18,), float(rank)), dst=(rank + 1) % n),
+    dist.irecv(box, src=(rank - 1) % n),
+]
+a = rumus.randn(96, 96)
+start = time.monotonic()
+while not (work._entry.done and all(w._entry.done for w in ring)):
+    a = (a @ a).tanh()  # the compute phase
+    assert time.monotonic() - start < 20, "the async operations made no progress"
+assert work.is_completed() and all(w.is_completed() for w in ring)
+assert_allclose(big.numpy()[[0, -1]], [n * (n + 1) / 2] * 2)
+assert box.numpy()[0] == (rank - 1) % n
+work.wait()
+
 # the GIL is released while a rank waits in a collective: another thread keeps running
 if n > 1:
     ticks = []

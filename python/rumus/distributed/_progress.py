@@ -70,3 +70,93 @@ class Progress:
         self._requests = []
         self._stop = False
         self._wake.clear()
+
+
+class _Entry:
+    __slots__ = ("requests", "done", "error")
+
+    def __init__(self, requests):
+        self.requests = requests
+        self.done = False
+        self.error = None
+
+
+class Background:
+    """Progress for the Work handles of ``async_op=True`` collectives and of isend/irecv:
+    one helper thread per process tests every request in flight (``Testall`` per handle,
+    under a lock, so a handle's requests are never touched by two threads at once) and
+    sleeps ``interval`` seconds between rounds; it sleeps without polling while nothing is
+    in flight. A completed request becomes ``MPI_REQUEST_NULL``, so the owner's later
+    ``Testall``/``Waitall`` on it returns at once. Without ``MPI_THREAD_MULTIPLE`` there is
+    no thread and only the owner's ``is_completed``/``wait`` drive progress."""
+
+    def __init__(self, MPI, interval=2e-4):
+        self._MPI = MPI
+        self._interval = interval
+        self._lock = threading.Lock()
+        self._entries = []
+        self._wake = threading.Event()
+        self._thread = None
+        self._threaded = MPI.Query_thread() >= MPI.THREAD_MULTIPLE
+
+    def submit(self, requests):
+        """Starts driving ``requests``; returns the entry to give to ``test``/``take``."""
+        entry = _Entry(requests)
+        if not self._threaded:
+            return entry
+        with self._lock:
+            self._entries.append(entry)
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._loop, name="rumus-mpi-async", daemon=True)
+            self._thread.start()
+        self._wake.set()
+        return entry
+
+    def test(self, entry):
+        """One nonblocking test of ``entry`` from the owner's thread; True once complete
+        (raises the MPI error the helper thread met, if any)."""
+        with self._lock:
+            if not entry.done and self._MPI.Request.Testall(entry.requests):
+                self._finished(entry)
+        if entry.error is not None:
+            raise entry.error
+        return entry.done
+
+    def take(self, entry):
+        """Stops driving ``entry``: its requests are the owner's alone afterwards (to
+        ``Waitall`` on). Returns whether it had completed."""
+        with self._lock:
+            if not entry.done:
+                try:
+                    self._entries.remove(entry)
+                except ValueError:
+                    pass
+        if entry.error is not None:
+            raise entry.error
+        return entry.done
+
+    def _finished(self, entry):
+        # Under the lock.
+        entry.done = True
+        try:
+            self._entries.remove(entry)
+        except ValueError:
+            pass
+
+    def _loop(self):
+        testall = self._MPI.Request.Testall
+        while True:
+            self._wake.wait()
+            with self._lock:
+                for entry in list(self._entries):
+                    try:
+                        complete = testall(entry.requests)
+                    except Exception as e:  # an MPI error: the owner raises it
+                        entry.error, complete = e, True
+                    if complete:
+                        self._finished(entry)
+                idle = not self._entries
+                if idle:
+                    self._wake.clear()
+            if not idle:
+                time.sleep(self._interval)
