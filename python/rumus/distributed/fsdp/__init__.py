@@ -3,7 +3,9 @@
 
 from .api import (
     BackwardPrefetch,
+    CPUOffload,
     FullStateDictConfig,
+    MixedPrecision,
     ShardedStateDictConfig,
     ShardingStrategy,
     StateDictConfig,
@@ -13,8 +15,10 @@ from .fully_sharded_data_parallel import FullyShardedDataParallel
 
 __all__ = [
     "BackwardPrefetch",
+    "CPUOffload",
     "FullStateDictConfig",
     "FullyShardedDataParallel",
+    "MixedPrecision",
     "ShardedStateDictConfig",
     "ShardingStrategy",
     "StateDictConfig",

@@ -5,7 +5,9 @@ from enum import Enum, auto
 
 __all__ = [
     "BackwardPrefetch",
+    "CPUOffload",
     "FullStateDictConfig",
+    "MixedPrecision",
     "ShardedStateDictConfig",
     "ShardingStrategy",
     "StateDictConfig",
@@ -14,9 +16,16 @@ __all__ = [
 
 
 class ShardingStrategy(Enum):
-    """How parameters, gradients and optimizer state are sharded. rumus implements
-    ``FULL_SHARD`` (everything sharded, parameters gathered per unit for its forward and its
-    backward); the others raise NotImplementedError."""
+    """How parameters, gradients and optimizer state are sharded across the ranks.
+
+    ``FULL_SHARD``: parameters, gradients and optimizer state are sharded; each unit gathers
+    its parameters for its forward, frees them, and gathers them again in backward
+    (recomputing its forward). ``SHARD_GRAD_OP``: gradients and optimizer state are sharded;
+    the parameters gathered for a unit's forward stay until its backward (no second gather,
+    no recompute; more memory). ``NO_SHARD``: nothing is sharded; gradients are all-reduced
+    (DistributedDataParallel's scheme). ``HYBRID_SHARD`` and ``_HYBRID_SHARD_ZERO2`` (shard
+    within a node, replicate across nodes) raise NotImplementedError.
+    """
 
     FULL_SHARD = auto()
     SHARD_GRAD_OP = auto()
@@ -75,3 +84,46 @@ class ShardedStateDictConfig(StateDictConfig):
     Args:
         offload_to_cpu (bool): return CPU tensors.
     """
+
+
+@dataclass
+class MixedPrecision:
+    """Mixed-precision training for FSDP: the sharded parameters (what the optimizer updates)
+    stay in full precision; each unit computes with its gathered parameters cast to
+    ``param_dtype``, and gradients are reduced in ``reduce_dtype``.
+
+    Args:
+        param_dtype (dtype, optional): the dtype of the parameters during forward and
+            backward (the root unit also casts its floating-point tensor inputs to it).
+        reduce_dtype (dtype, optional): the dtype of the gradient reduction (default:
+            ``param_dtype``). MPI has no 16-bit float sum: for ``bfloat16``/``float16`` the
+            gradients are rounded to that dtype before and after a float32 reduction.
+        buffer_dtype (dtype, optional): the dtype the module's floating-point buffers are
+            cast to.
+        keep_low_precision_grads (bool): must be False (gradients are given to the shards in
+            their own dtype).
+        cast_forward_inputs (bool): every unit (not only the root) casts its floating-point
+            tensor inputs to ``param_dtype``.
+        cast_root_forward_inputs (bool): the root unit casts its inputs to ``param_dtype``.
+    """
+
+    param_dtype: object = None
+    reduce_dtype: object = None
+    buffer_dtype: object = None
+    keep_low_precision_grads: bool = False
+    cast_forward_inputs: bool = False
+    cast_root_forward_inputs: bool = True
+
+
+@dataclass
+class CPUOffload:
+    """Keeps the sharded parameters (and so their gradients and the optimizer state) in
+    host memory: a unit's parameters are gathered on the host and moved to the compute
+    device for its forward and backward, and the reduced gradients come back to the host.
+    With CPU tensors it changes nothing.
+
+    Args:
+        offload_params (bool): offload the sharded parameters.
+    """
+
+    offload_params: bool = False
