@@ -124,6 +124,8 @@ def _mpirun():
         ("fsdp", 1),
         ("fsdp", 2),
         ("fsdp", 3),
+        ("fsdp_options", 2),
+        ("fsdp_options", 3),
     ],
 )
 def test_mpi_script(script, ranks):

@@ -72,7 +72,7 @@ def optim_state_dict_to_load(
             if not present:
                 continue
             first = saved[present[0][0]]
-            lo = unit.rank * unit._shard_numel
+            lo = unit._shard_offset
             entry = {}
             for k, v in first.items():
                 if not isinstance(v, (ShardedTensor, _rumus.Tensor)) or (

@@ -36,7 +36,9 @@ from .. import distributed_c10d as c10d
 from .._shard import ShardedTensor
 from . import _optim_state
 from .api import (
+    CPUOffload,
     FullStateDictConfig,
+    MixedPrecision,
     ShardedStateDictConfig,
     ShardingStrategy,
     StateDictConfig,
@@ -45,6 +47,12 @@ from .api import (
 from .wrap import _as_callable, _recursive_wrap
 
 __all__ = ["FullyShardedDataParallel"]
+
+_STRATEGIES = (
+    ShardingStrategy.FULL_SHARD,
+    ShardingStrategy.SHARD_GRAD_OP,
+    ShardingStrategy.NO_SHARD,
+)
 
 # Bytes held by flat shards and gathered full buffers of every unit: ``current`` and the
 # high-water mark ``peak`` (what the memory test measures).
@@ -72,14 +80,10 @@ class _GatherFlat(Function):
     @staticmethod
     def backward(ctx, grad):
         unit = ctx.unit
-        shard_grad = _rumus.empty(unit._shard_numel, dtype=grad.dtype, device=grad.device)
-        c10d.reduce_scatter_tensor(
-            shard_grad, grad.contiguous(), op=c10d.ReduceOp.AVG, group=unit.process_group
-        )
         if ctx.release:
-            # The recomputed graph, and with it the gathered buffer, goes when this returns.
+            # The graph, and with it the gathered buffer, goes when this returns.
             _account(-unit._full_bytes)
-        return shard_grad, None, None
+        return unit._reduce_grad(grad), None, None
 
 
 class _ParamInfo:
@@ -100,12 +104,13 @@ class FullyShardedDataParallel(Module):
     Args:
         module (Module): the module to shard.
         process_group (ProcessGroup, optional): the ranks sharing it (default: all).
-        sharding_strategy (ShardingStrategy, optional): only ``FULL_SHARD`` (the default).
-        cpu_offload: not supported (must be None).
+        sharding_strategy (ShardingStrategy, optional): ``FULL_SHARD`` (the default),
+            ``SHARD_GRAD_OP`` or ``NO_SHARD`` (see ``ShardingStrategy``).
+        cpu_offload (CPUOffload, optional): keep the shards in host memory.
         auto_wrap_policy (callable, optional): selects the descendants wrapped in their own
             FSDP unit (see ``rumus.distributed.fsdp.wrap``).
         backward_prefetch (BackwardPrefetch, optional): accepted, no effect.
-        mixed_precision: not supported (must be None).
+        mixed_precision (MixedPrecision, optional): compute and reduce in lower precision.
         ignored_modules (iterable[Module], optional): modules whose parameters stay
             unsharded (and are not synchronized).
         param_init_fn: not supported (must be None).
@@ -146,14 +151,25 @@ class FullyShardedDataParallel(Module):
                 "rumus.distributed.init_process_group first"
             )
         strategy = sharding_strategy or ShardingStrategy.FULL_SHARD
-        if strategy is not ShardingStrategy.FULL_SHARD:
+        if not isinstance(strategy, ShardingStrategy):
+            raise TypeError(f"sharding_strategy should be a ShardingStrategy, got {strategy!r}")
+        if strategy not in _STRATEGIES:
             raise NotImplementedError(
-                f"FullyShardedDataParallel: rumus implements ShardingStrategy.FULL_SHARD only, "
-                f"not {strategy}"
+                f"FullyShardedDataParallel: {strategy} (sharding within a node, replicating "
+                "across nodes) is not implemented; use FULL_SHARD, SHARD_GRAD_OP or NO_SHARD"
+            )
+        for name, value, kind in [
+            ("cpu_offload", cpu_offload, CPUOffload),
+            ("mixed_precision", mixed_precision, MixedPrecision),
+        ]:
+            if value is not None and not isinstance(value, kind):
+                raise TypeError(f"{name} should be a {kind.__name__}, got {value!r}")
+        if mixed_precision is not None and mixed_precision.keep_low_precision_grads:
+            raise NotImplementedError(
+                "FullyShardedDataParallel: MixedPrecision(keep_low_precision_grads=True) is not "
+                "supported (the shards' gradients keep the shards' dtype)"
             )
         for name, value in [
-            ("cpu_offload", cpu_offload),
-            ("mixed_precision", mixed_precision),
             ("param_init_fn", param_init_fn),
             ("device_mesh", device_mesh),
         ]:
@@ -163,6 +179,11 @@ class FullyShardedDataParallel(Module):
         self.world_size = self.process_group.size()
         self.rank = self.process_group.rank()
         self.sharding_strategy = strategy
+        self.mixed_precision = mixed_precision
+        self.cpu_offload = cpu_offload or CPUOffload()
+        self._sync = True  # False inside no_sync()
+        self._grad_accum = None  # the full gradient accumulated under no_sync()
+        self._is_root = None  # decided by the first forward
         self._state_dict_type = StateDictType.FULL_STATE_DICT
         self._state_dict_config = FullStateDictConfig()
         ignored = {
@@ -184,6 +205,8 @@ class FullyShardedDataParallel(Module):
             kwargs = dict(
                 process_group=self.process_group,
                 sharding_strategy=strategy,
+                cpu_offload=cpu_offload,
+                mixed_precision=mixed_precision,
                 ignored_modules=[m for m in module.modules() if id(m) in ignored],
             )
             module, _ = _recursive_wrap(
@@ -195,6 +218,13 @@ class FullyShardedDataParallel(Module):
             )
         self._fsdp_wrapped_module = module
         self._flatten(module)
+        if mixed_precision is not None and mixed_precision.buffer_dtype is not None:
+            for m in module.modules():
+                if id(m) in ignored:
+                    continue
+                for name, b in m._buffers.items():
+                    if b is not None and b.is_floating_point():
+                        m._buffers[name] = b.to(mixed_precision.buffer_dtype)
 
     # ---- construction ---------------------------------------------------------------------
 
@@ -247,16 +277,23 @@ class FullyShardedDataParallel(Module):
         first = infos[0].param
         self._dtype, self._device = first.dtype, first.device
         self._numel = offset
-        self._shard_numel = -(-offset // self.world_size)
-        padded = self._shard_numel * self.world_size
-        self._full_bytes = padded * first.element_size()
-        start = self.rank * self._shard_numel
+        if self.sharding_strategy is ShardingStrategy.NO_SHARD:
+            # Every rank keeps the whole buffer; "gathering" it allocates nothing.
+            self._shard_numel, padded, start, self._full_bytes = offset, offset, 0, 0
+        else:
+            self._shard_numel = -(-offset // self.world_size)
+            padded = self._shard_numel * self.world_size
+            self._full_bytes = padded * first.element_size()
+            start = self.rank * self._shard_numel
+        self._shard_offset = start
         with no_grad():
             flat = _rumus.cat([i.param.detach().reshape(-1) for i in infos])
             if padded > offset:
                 pad = _rumus.zeros(padded - offset, dtype=self._dtype, device=self._device)
                 flat = _rumus.cat([flat, pad])
             shard = flat[start : start + self._shard_numel].clone()
+            if self.cpu_offload.offload_params:
+                shard = shard.cpu()
         from ...nn import Parameter
 
         self._flat_param = Parameter(shard, requires_grad=infos[0].requires_grad)
@@ -271,11 +308,53 @@ class FullyShardedDataParallel(Module):
     # ---- gather / free --------------------------------------------------------------------
 
     def _all_gather(self, shard):
-        full = _rumus.empty(
-            self._shard_numel * self.world_size, dtype=shard.dtype, device=shard.device
-        )
-        c10d.all_gather_into_tensor(full, shard.detach(), group=self.process_group)
+        if self.sharding_strategy is ShardingStrategy.NO_SHARD:
+            full = shard.detach()
+        else:
+            full = _rumus.empty(
+                self._shard_numel * self.world_size, dtype=shard.dtype, device=shard.device
+            )
+            c10d.all_gather_into_tensor(full, shard.detach(), group=self.process_group)
         _account(self._full_bytes)
+        if self.cpu_offload.offload_params and full.device != self._device:
+            full = full.to(self._device)
+        return full
+
+    def _reduce_grad(self, grad):
+        """The gradient of this rank's shard from that of the full buffer, averaged over the
+        ranks (reduce-scatter; all-reduce under NO_SHARD) in the reduce dtype, on the shard's
+        device. Inside ``no_sync()`` it is accumulated instead (None: no shard gradient yet)
+        and added to the next synchronized backward's."""
+        grad = grad.detach()
+        if not self._sync:
+            self._grad_accum = grad.clone() if self._grad_accum is None else self._grad_accum + grad
+            return None
+        if self._grad_accum is not None:
+            grad, self._grad_accum = grad + self._grad_accum, None
+        mp = self.mixed_precision
+        rd = mp and (mp.reduce_dtype or mp.param_dtype)
+        low = rd in (_rumus.bfloat16, _rumus.float16)
+        if rd is not None and rd != grad.dtype:
+            # MPI cannot add 16-bit floats: round to them, add in the gradient's dtype.
+            comm = grad.to(rd).to(grad.dtype) if low else grad.to(rd)
+        else:
+            comm = grad.contiguous()
+        if self.sharding_strategy is ShardingStrategy.NO_SHARD:
+            out = comm.clone() if comm is grad else comm
+            c10d.all_reduce(out, op=c10d.ReduceOp.AVG, group=self.process_group)
+        else:
+            out = _rumus.empty(self._shard_numel, dtype=comm.dtype, device=comm.device)
+            c10d.reduce_scatter_tensor(out, comm, op=c10d.ReduceOp.AVG, group=self.process_group)
+        if low:
+            out = out.to(rd)
+        return out.to(self._flat_param.device, self._flat_param.dtype)
+
+    def _compute(self, full):
+        """The gathered buffer in the dtype of the computation (MixedPrecision's
+        ``param_dtype``), differentiably."""
+        mp = self.mixed_precision
+        if mp is not None and mp.param_dtype is not None and mp.param_dtype != full.dtype:
+            return full.to(mp.param_dtype)
         return full
 
     def _set_views(self, full):
@@ -302,29 +381,59 @@ class FullyShardedDataParallel(Module):
         Returns:
             The wrapped module's output.
         """
+        if self._is_root is None:
+            for u in self.fsdp_modules(self):
+                u._is_root = u is self
+        mp = self.mixed_precision
+        if mp is not None and mp.param_dtype is not None:
+            if mp.cast_forward_inputs or (self._is_root and mp.cast_root_forward_inputs):
+                args = _cast_inputs(args, mp.param_dtype)
+                kwargs = dict(zip(kwargs, _cast_inputs(kwargs.values(), mp.param_dtype)))
         if self._flat_param is None:
             return self._fsdp_wrapped_module(*args, **kwargs)
+        grad = _rumus.is_grad_enabled() and self._flat_param.requires_grad
+        # FULL_SHARD frees the gathered buffer after forward and recomputes in backward;
+        # the other strategies keep it (in the graph) until backward.
+        recomputed = grad and self.sharding_strategy is ShardingStrategy.FULL_SHARD
         calls = [0]
 
         def run(*inputs):
             recompute = calls[0] > 0
             calls[0] += 1
-            if _rumus.is_grad_enabled() and self._flat_param.requires_grad:
-                full = _GatherFlat.apply(self._flat_param, self, recompute)
+            if grad:
+                release = recompute or not recomputed
+                full = _GatherFlat.apply(self._flat_param, self, release)
             else:
                 full = self._all_gather(self._flat_param)
-                recompute = False
-            self._set_views(full)
+                release = False
+            self._set_views(self._compute(full))
             try:
                 return self._fsdp_wrapped_module(*inputs, **kwargs)
             finally:
                 self._drop_views()
-                if not recompute:
+                if not release:
                     _account(-self._full_bytes)
 
-        if _rumus.is_grad_enabled() and self._flat_param.requires_grad:
+        if recomputed:
             return checkpoint(run, *args, use_reentrant=False)
         return run(*args)
+
+    @contextlib.contextmanager
+    def no_sync(self):
+        """Inside the block, backward accumulates each unit's full (unsharded) gradient
+        locally, with no communication; the first backward after the block adds it to its
+        own and reduces the sum (gradient accumulation: the shards' ``.grad`` then equals a
+        synchronized backward of all the micro-batches). Costs one full gradient buffer per
+        unit meanwhile. Use it on the root."""
+        units = self.fsdp_modules(self)
+        previous = [u._sync for u in units]
+        for u in units:
+            u._sync = False
+        try:
+            yield
+        finally:
+            for u, sync in zip(units, previous):
+                u._sync = sync
 
     # ---- access ---------------------------------------------------------------------------
 
@@ -395,7 +504,7 @@ class FullyShardedDataParallel(Module):
             if writeback:
                 with no_grad():
                     for u, full in zip(units, fulls):
-                        start = u.rank * u._shard_numel
+                        start = u._shard_offset
                         u._flat_param.copy_(full[start : start + u._shard_numel])
         finally:
             for u in units[: len(fulls)]:
@@ -526,7 +635,7 @@ class FullyShardedDataParallel(Module):
     def _sharded(self, info, flat=None):
         """``info``'s piece on this rank of the shard (or of ``flat``, shaped like the shard),
         as a ShardedTensor sharing its memory."""
-        lo = self.rank * self._shard_numel
+        lo = self._shard_offset
         a = min(max(info.offset, lo), lo + self._shard_numel)
         b = min(max(info.offset + info.numel, lo), lo + self._shard_numel)
         local = (self._flat_param if flat is None else flat).detach()[a - lo : b - lo]
@@ -585,7 +694,7 @@ class FullyShardedDataParallel(Module):
         return _IncompatibleKeys(missing, unexpected)
 
     def _load_param(self, info, value, key):
-        lo = self.rank * self._shard_numel
+        lo = self._shard_offset
         a = min(max(info.offset, lo), lo + self._shard_numel)
         b = min(max(info.offset + info.numel, lo), lo + self._shard_numel)
         if isinstance(value, ShardedTensor):
@@ -683,7 +792,8 @@ class FullyShardedDataParallel(Module):
             total = total[0]
         else:
             total = (flat.abs() ** norm_type).sum().reshape(1).clone()
-            c10d.all_reduce(total, group=self.process_group)
+            if self.sharding_strategy is not ShardingStrategy.NO_SHARD:
+                c10d.all_reduce(total, group=self.process_group)
             total = total[0] ** (1.0 / norm_type)
         coef = float(max_norm) / (float(total) + 1e-6)
         if coef < 1.0:
@@ -691,3 +801,10 @@ class FullyShardedDataParallel(Module):
                 for g in grads:
                     g.mul_(coef)
         return total.float()
+
+
+def _cast_inputs(values, dtype):
+    """The floating-point tensors among ``values`` cast to ``dtype`` (a tuple)."""
+    return tuple(
+        v.to(dtype) if isinstance(v, _rumus.Tensor) and v.is_floating_point() else v for v in values
+    )
