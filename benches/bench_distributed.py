@@ -4,6 +4,7 @@ processes, the bytes it all-reduces per step, how much of that all-reduce time b
 hides, and an all-reduce bandwidth curve against mpi4py on plain NumPy arrays.
 
     .venv/bin/python benches/bench_distributed.py [--quick]     # runs -n 1 and -n 2 itself
+    .venv/bin/python benches/bench_distributed.py --bandwidth   # the all-reduce curve, -n 2
     mpirun -n 2 .venv/bin/python benches/bench_distributed.py    # one world size
 
 Transformer step: bench_nn's case (``TransformerEncoderLayer(128, 4, 512)``, a batch of
@@ -13,9 +14,10 @@ bucket is ready during backward; the time backward's end still waits for them (e
 compared with the time the same buckets take to all-reduce one after another, blocking:
 hidden = 1 - exposed / blocking (0 when nothing overlaps, 1 when all of it does).
 
-Bandwidth: for each size (4 KB to 64 MB of float32) ``dist.all_reduce(tensor)`` and
-``comm.Allreduce(IN_PLACE, array)`` are timed alternately (best of several repeats); the
-target is rumus >= 0.9x mpi4py (rumus's overhead per call is small). On a machine with more
+Bandwidth: for each size (4 KB to 64 MB of float32) loops of ``dist.all_reduce(tensor)`` and
+of ``comm.Allreduce(IN_PLACE, array)`` (8 MB per loop, at least one call) are timed
+alternately, each after a barrier; the medians over the rounds are compared. The target is
+rumus >= 0.9x mpi4py (rumus's overhead per call is small). On a machine with more
 runnable processes than cores the large sizes are bimodal: a call takes ~1 ms per 8 MB when
 both ranks happen to run at once and 10-40x longer when one waits for a core, whatever the
 buffer (a NumPy array, a rumus tensor's memory, huge pages or not); a ratio far from 1 there
@@ -48,23 +50,40 @@ def bandwidth(dist, comm, MPI, rank, world, repeats, top):
     import rumus
 
     if rank == 0:
-        print(f"\nall_reduce, {world} ranks: bytes, rumus MB/s, mpi4py MB/s, rumus/mpi4py")
+        print(
+            f"\nall_reduce, {world} ranks (medians of {repeats} rounds): bytes, rumus MB/s, "
+            "mpi4py MB/s, rumus/mpi4py"
+        )
     for shift in range(12, top + 1, 2):
         n = (1 << shift) // 4
         array = np.ones(n, np.float32)
         tensor = rumus.ones(n)
-        t_np = t_ru = float("inf")
+        # back-to-back calls per timing (a few MB in all): one call of a small size is
+        # shorter than the clock's and the scheduler's noise
+        calls = max(1, (1 << 23) >> shift)
+
+        def numpy_loop():
+            for _ in range(calls):
+                comm.Allreduce(MPI.IN_PLACE, array)
+
+        def rumus_loop():
+            for _ in range(calls):
+                dist.all_reduce(tensor)
+
+        rumus_loop()
+        numpy_loop()
+        t_np, t_ru = [], []
         for i in range(repeats):
             # alternately, each first every other time, so that load changes hit both alike
             for which in (0, 1) if i % 2 else (1, 0):
                 if which:
-                    t = best(lambda: comm.Allreduce(MPI.IN_PLACE, array), 1, comm.Barrier)
-                    t_np = min(t_np, t)
+                    t_np.append(best(numpy_loop, 1, comm.Barrier) / calls)
                 else:
-                    t_ru = min(t_ru, best(lambda: dist.all_reduce(tensor), 1, comm.Barrier))
+                    t_ru.append(best(rumus_loop, 1, comm.Barrier) / calls)
         if rank == 0:
             mb = (1 << shift) / 2**20
-            print(f"{1 << shift:>10}  {mb / t_ru:9.1f}  {mb / t_np:9.1f}  {t_np / t_ru:5.2f}x")
+            ru, nu = float(np.median(t_ru)), float(np.median(t_np))
+            print(f"{1 << shift:>10}  {mb / ru:9.1f}  {mb / nu:9.1f}  {nu / ru:5.2f}x")
 
 
 def transformer(dist, comm, MPI, rank, world, repeats):
@@ -132,12 +151,13 @@ def transformer(dist, comm, MPI, rank, world, repeats):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--bandwidth", action="store_true", help="only the all-reduce curve")
     args = parser.parse_args()
     if "OMPI_COMM_WORLD_SIZE" not in os.environ:
         # not under mpirun: run the measurements at 1 and 2 processes
         mpirun = pathlib.Path(sys.executable).parent / "mpirun"
         env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-        for n in (1, 2):
+        for n in (2,) if args.bandwidth else (1, 2):
             cmd = [str(mpirun if mpirun.exists() else "mpirun"), "--oversubscribe", "-n", str(n)]
             cmd += [sys.executable, __file__, *sys.argv[1:]]
             subprocess.run(cmd, env=env, check=True)
@@ -149,7 +169,8 @@ def main():
     rank, world = dist.get_rank(), dist.get_world_size()
     comm = MPI.COMM_WORLD
     repeats = 3 if args.quick else 10
-    transformer(dist, comm, MPI, rank, world, repeats)
+    if not args.bandwidth:
+        transformer(dist, comm, MPI, rank, world, repeats)
     if world > 1:
         bandwidth(dist, comm, MPI, rank, world, repeats, 20 if args.quick else 26)
     dist.destroy_process_group()

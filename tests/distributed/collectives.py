@@ -8,6 +8,7 @@ import numpy as np
 import rumus
 import rumus.distributed as dist
 from numpy.testing import assert_allclose, assert_array_equal
+from rumus.distributed import distributed_c10d as c10d
 
 dist.init_process_group("mpi")
 rank, n = dist.get_rank(), dist.get_world_size()
@@ -38,6 +39,20 @@ dist.all_reduce(ints, op=R.BXOR)
 assert_array_equal(
     ints.numpy(), np.bitwise_xor.reduce(np.stack([data(r, np.int64) for r in range(n)]))
 )
+# the fast path's per-tensor cache goes with its tensor; short-lived tensors (whose ids
+# are reused) of changing sizes and dtypes stay right
+t = rumus.ones(5)
+dist.all_reduce(t)
+key = id(t)
+assert key in c10d._fast
+del t
+assert key not in c10d._fast
+for i in range(40):
+    dtype = [rumus.float32, rumus.float64, rumus.int64, rumus.bool][i % 4]
+    x = rumus.full((1 + i % 5,), rank + i, dtype=dtype)
+    dist.all_reduce(x)
+    want = any(r + i for r in range(n)) if dtype == rumus.bool else sum(r + i for r in range(n))
+    assert x.tolist() == [want] * (1 + i % 5), (i, dtype, x.tolist(), want)
 # a non-contiguous tensor goes through a staging copy and is written back
 t = rumus.from_numpy(data(rank)).t()
 dist.all_reduce(t)

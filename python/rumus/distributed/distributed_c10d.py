@@ -80,11 +80,11 @@ _MPI = None
 
 def _mpi():
     # Imported on first use: importing mpi4py.MPI initializes MPI.
-    global _MPI
+    global _MPI, _IN_PLACE
     if _MPI is None:
         from mpi4py import MPI
 
-        _MPI = MPI
+        _MPI, _IN_PLACE = MPI, MPI.IN_PLACE
     return _MPI
 
 
@@ -134,6 +134,9 @@ class ReduceOp:
     BXOR = RedOpType("BXOR")
 
 
+_SUM = ReduceOp.SUM
+_busy = _watchdog.busy
+_IN_PLACE = None  # MPI.IN_PLACE, set by _mpi()
 _OPS = ("SUM", "AVG", "PRODUCT", "MIN", "MAX", "BAND", "BOR", "BXOR")
 _op_cache = {}
 
@@ -190,6 +193,7 @@ class GroupMember:
 
 
 _state = {"world": None, "groups": [], "timeout": default_pg_timeout, "debug": "OFF"}
+_detail = False  # debug level DETAIL (a global: all_reduce's fast path reads it)
 
 
 def is_initialized():
@@ -354,20 +358,21 @@ def get_process_group_ranks(group):
 # ---- buffers ------------------------------------------------------------------------------
 
 
-_views = {}
+# The blocking all_reduce of a contiguous CPU tensor is data parallelism's hot path (many
+# small calls), so its per-tensor setup is cached: id(tensor) -> (weak reference, flat NumPy
+# view of the tensor's memory, MPI op of ReduceOp.SUM, MPI message). The
+# message is mpi4py's (buffer, datatype) pair over the same memory: mpi4py then skips
+# parsing the array's buffer format on every call.
+_fast = {}
 
 
-def _cpu_view(tensor):
-    """A NumPy array over the memory of a contiguous CPU tensor, cached per tensor (making
-    one through ``__array_interface__`` costs more than a small all-reduce). The cached
-    array does not keep the tensor alive: it is used only while the weak reference still
-    finds the same tensor with the same data pointer and shape, and dropped with it. None
-    when the tensor needs the general path (staging, bfloat16, empty)."""
-    hit = _views.get(id(tensor))
-    if hit is not None and hit[0]() is tensor and hit[1] == tensor.data_ptr():
-        view = hit[2]
-        if view.shape == tensor.shape:
-            return view
+def _fast_entry(tensor):
+    """Makes and caches ``tensor``'s entry (building a NumPy view through
+    ``__array_interface__`` costs more than a small all-reduce), or None when the tensor
+    needs the general path (not a CPU tensor, non-contiguous, bfloat16, empty). The view does
+    not keep the tensor alive: the entry goes with the tensor. A rumus tensor never changes
+    its memory, shape or strides (``t.data = v`` copies into it; there is no ``set_`` or
+    ``resize_``), so the entry stays valid as long as the tensor lives."""
     if (
         type(tensor) is not Tensor
         or not tensor.is_cpu
@@ -379,13 +384,26 @@ def _cpu_view(tensor):
     key = id(tensor)
     arr = np.asarray(tensor.detach())
     raw = (ctypes.c_char * arr.nbytes).from_address(tensor.data_ptr())
-    view = np.frombuffer(raw, dtype=arr.dtype).reshape(arr.shape)
-    _views[key] = (
-        weakref.ref(tensor, lambda _, k=key: _views.pop(k, None)),
-        tensor.data_ptr(),
+    view = np.frombuffer(raw, dtype=arr.dtype)
+
+    def forget(ref, k=key):
+        if _fast.get(k, (None,))[0] is ref:
+            del _fast[k]
+
+    MPI = _mpi()
+    datatype = getattr(MPI, "_typedict", {}).get(view.dtype.char)
+    if datatype is None or not hasattr(MPI, "buffer"):
+        message = view
+    else:
+        message = (MPI.buffer.fromaddress(tensor.data_ptr(), view.nbytes), datatype)
+    entry = (
+        weakref.ref(tensor, forget),
         view,
+        _mpi_op(ReduceOp.SUM, view.dtype),
+        message,
     )
-    return view
+    _fast[key] = entry
+    return entry
 
 
 class _Buf:
@@ -505,9 +523,11 @@ class DebugLevel:
 def set_debug_level(level):
     """DebugLevel.DETAIL checks before each collective that every rank passes the same shapes
     and dtypes (one small extra collective per call)."""
+    global _detail
     if level not in (DebugLevel.OFF, DebugLevel.INFO, DebugLevel.DETAIL):
         raise ValueError(f"invalid debug level {level!r}: OFF, INFO or DETAIL")
     _state["debug"] = level
+    _detail = level == DebugLevel.DETAIL
 
 
 def set_debug_level_from_env():
@@ -556,26 +576,29 @@ def _average(buf, pg):
 
 def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     """Reduces ``tensor`` across the group, in place, on every rank."""
-    pg = _member(group)
-    if pg is None:
-        return None
-    if not async_op and _state["debug"] != DebugLevel.DETAIL:
-        # The common case, with as little Python as possible: a blocking call on the
-        # tensor's own memory.
-        view = _cpu_view(tensor)
-        if view is not None:
-            mop = _op_cache.get((op, view.dtype.kind)) or _mpi_op(op, view.dtype)
-            watch = _watchdog._state
-            previous = watch["current"]
-            if watch["timeout"] is not None:
-                watch["current"] = ("allreduce", time.monotonic())
+    if not async_op and not _detail:
+        # The common case with as little Python as possible (see _fast): a blocking call on
+        # the tensor's own memory.
+        pg = _state["world"] if group is None else group
+        hit = _fast.get(id(tensor))
+        if hit is None:
+            hit = _fast_entry(tensor)
+        if hit is not None and pg is not None and pg is not GroupMember.NON_GROUP_MEMBER:
+            view = hit[1]
+            mop = hit[2] if op is _SUM else _mpi_op(op, view.dtype)
+            busy = _busy
+            busy[1] += 1
+            busy[0] = "allreduce"
             try:
-                pg.comm.Allreduce(_MPI.IN_PLACE, view, mop)
+                pg.comm.Allreduce(_IN_PLACE, hit[3], mop)
             finally:
-                watch["current"] = previous
+                busy[0] = None
             if op is ReduceOp.AVG:
                 view /= pg.size()
             return None
+    pg = _member(group)
+    if pg is None:
+        return None
     _check_same(pg, "all_reduce", tensor)
     buf = _Buf(tensor)
     mop = _mpi_op(op, buf.array.dtype)
