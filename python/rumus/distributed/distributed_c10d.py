@@ -194,6 +194,7 @@ class GroupMember:
 
 _state = {"world": None, "groups": [], "timeout": default_pg_timeout, "debug": "OFF"}
 _detail = False  # debug level DETAIL (a global: all_reduce's fast path reads it)
+_world_comm = None  # the default group's communicator (for the same reason)
 
 
 def is_initialized():
@@ -237,7 +238,9 @@ def init_process_group(
     if rank not in (-1, None) and rank != me:
         comm.Free()
         raise ValueError(f"rank={rank}, but MPI gave this process rank {me}")
+    global _world_comm
     _state["world"] = ProcessGroup(comm, range(size))
+    _world_comm = comm
     _state["timeout"] = timeout or default_pg_timeout
     GroupMember.WORLD = _state["world"]
     set_debug_level_from_env()
@@ -287,7 +290,9 @@ def destroy_process_group(group=None):
         for g in [*_state["groups"], _state["world"]]:
             if g is not None and g is not GroupMember.NON_GROUP_MEMBER:
                 g.comm.Free()
+        global _world_comm
         _state.update(world=None, groups=[])
+        _world_comm = None
         GroupMember.WORLD = None
         _watchdog.stop()
     elif group is not GroupMember.NON_GROUP_MEMBER:
@@ -576,26 +581,29 @@ def _average(buf, pg):
 
 def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     """Reduces ``tensor`` across the group, in place, on every rank."""
-    if not async_op and not _detail:
-        # The common case with as little Python as possible (see _fast): a blocking call on
-        # the tensor's own memory.
-        pg = _state["world"] if group is None else group
-        hit = _fast.get(id(tensor))
-        if hit is None:
-            hit = _fast_entry(tensor)
-        if hit is not None and pg is not None and pg is not GroupMember.NON_GROUP_MEMBER:
-            view = hit[1]
-            mop = hit[2] if op is _SUM else _mpi_op(op, view.dtype)
-            busy = _busy
-            busy[1] += 1
-            busy[0] = "allreduce"
-            try:
-                pg.comm.Allreduce(_IN_PLACE, hit[3], mop)
-            finally:
-                busy[0] = None
-            if op is ReduceOp.AVG:
-                view /= pg.size()
-            return None
+    if not async_op and not _detail and _world_comm is not None:
+        # The common cases with as little Python as possible (see _fast): a blocking call on
+        # the tensor's own memory; first the most common one, a sum over the default group.
+        hit = _fast.get(id(tensor)) or _fast_entry(tensor)
+        if hit is not None:
+            if group is None and op is _SUM:
+                busy = _busy
+                busy[1] += 1
+                busy[0] = "allreduce"
+                try:
+                    _world_comm.Allreduce(_IN_PLACE, hit[3], hit[2])
+                finally:
+                    busy[0] = None
+                return None
+            pg = _state["world"] if group is None else group
+            if pg is not GroupMember.NON_GROUP_MEMBER:
+                mop = hit[2] if op is _SUM else _mpi_op(op, hit[1].dtype)
+                with _watchdog.watch("allreduce"):
+                    pg.comm.Allreduce(_IN_PLACE, hit[3], mop)
+                if op is ReduceOp.AVG:
+                    view = hit[1]
+                    view /= pg.size()
+                return None
     pg = _member(group)
     if pg is None:
         return None
