@@ -8,10 +8,17 @@ returns at once) every ``interval`` seconds. Backward runs in the engine without
 the thread gets to run; between polls it sleeps (a busy thread would take a core from the
 computation). It needs ``MPI_THREAD_MULTIPLE`` (mpi4py's default); at a lower thread level
 only the owner's own ``poll()`` calls drive progress.
+
+``Progress`` serves DDP's gradient buckets (one owner, closed after each backward);
+``Background`` serves every ``Work`` handle (``async_op=True`` collectives, isend/irecv),
+which may be waited on in any order.
 """
 
 import threading
 import time
+from datetime import timedelta
+
+from . import _watchdog
 
 
 class Progress:
@@ -160,3 +167,73 @@ class Background:
                     self._wake.clear()
             if not idle:
                 time.sleep(self._interval)
+
+
+class Work:
+    """The handle an ``async_op=True`` call (and ``isend``/``irecv``) returns: ``wait()``
+    blocks until the operation finished (and its result is in the output tensors),
+    ``is_completed()`` polls. A helper thread drives the operation while it is in flight
+    (``Background``), so it advances during the caller's computation although
+    this MPI has no asynchronous progress of its own."""
+
+    def __init__(self, requests, finish=()):
+        self._requests = list(requests)
+        self._finish = list(finish)
+        self._done = False
+        self._entry = _background().submit(self._requests)
+
+    def _complete(self):
+        for fn in self._finish:
+            fn()
+        self._finish = []
+        self._done = True
+
+    def is_completed(self):
+        if not self._done and _background().test(self._entry):
+            self._complete()
+        return self._done
+
+    def wait(self, timeout=None):
+        """Blocks until the operation finished. With ``timeout`` (a timedelta or seconds) it
+        polls and raises RuntimeError when the operation is still running then (the
+        operation stays in flight: wait again, or end the job).
+
+        Args:
+            timeout (timedelta or float, optional): the longest wait.
+        """
+        if self._done:
+            return True
+        background = _background()
+        if timeout is not None:
+            seconds = timeout.total_seconds() if isinstance(timeout, timedelta) else timeout
+            deadline = time.monotonic() + float(seconds)
+            while not background.test(self._entry):
+                if time.monotonic() > deadline:
+                    raise RuntimeError(
+                        f"Work.wait: the operation did not complete within {seconds} s"
+                    )
+                time.sleep(0.0005)
+        elif not background.take(self._entry):
+            with _watchdog.watch("wait() on an async operation"):
+                background._MPI.Request.Waitall(self._requests)
+        self._complete()
+        return True
+
+    def is_success(self):
+        return self._done
+
+    def result(self):
+        self.wait()
+        return []
+
+
+_engine = []
+
+
+def _background():
+    """The process's Background (made on first use: MPI is initialized by then)."""
+    if not _engine:
+        from mpi4py import MPI
+
+        _engine.append(Background(MPI))
+    return _engine[0]

@@ -22,7 +22,6 @@ collective per call); a mismatch raises RuntimeError naming the ranks' shapes an
 import ctypes
 import os
 import sys
-import time
 import weakref
 from datetime import timedelta
 
@@ -31,7 +30,8 @@ import numpy as np
 from .. import _rumus
 from .._rumus import Tensor
 from ..autograd.grad_mode import no_grad
-from . import _progress, _watchdog
+from . import _watchdog
+from ._progress import Work
 
 __all__ = [
     "Backend",
@@ -438,73 +438,6 @@ class _Buf:
         if self.staged:
             with no_grad():
                 self.tensor.copy_(_rumus.from_numpy(self.array).to(self.tensor.device))
-
-
-class Work:
-    """The handle an ``async_op=True`` call (and ``isend``/``irecv``) returns: ``wait()``
-    blocks until the operation finished (and its result is in the output tensors),
-    ``is_completed()`` polls. A helper thread drives the operation while it is in flight
-    (``_progress.Background``), so it advances during the caller's computation although
-    this MPI has no asynchronous progress of its own."""
-
-    def __init__(self, requests, finish=()):
-        self._requests = list(requests)
-        self._finish = list(finish)
-        self._done = False
-        self._entry = _background().submit(self._requests)
-
-    def _complete(self):
-        for fn in self._finish:
-            fn()
-        self._finish = []
-        self._done = True
-
-    def is_completed(self):
-        if not self._done and _background().test(self._entry):
-            self._complete()
-        return self._done
-
-    def wait(self, timeout=None):
-        """Blocks until the operation finished. With ``timeout`` (a timedelta or seconds) it
-        polls and raises RuntimeError when the operation is still running then (the
-        operation stays in flight: wait again, or end the job).
-
-        Args:
-            timeout (timedelta or float, optional): the longest wait.
-        """
-        if self._done:
-            return True
-        background = _background()
-        if timeout is not None:
-            seconds = timeout.total_seconds() if isinstance(timeout, timedelta) else timeout
-            deadline = time.monotonic() + float(seconds)
-            while not background.test(self._entry):
-                if time.monotonic() > deadline:
-                    raise RuntimeError(
-                        f"Work.wait: the operation did not complete within {seconds} s"
-                    )
-                time.sleep(0.0005)
-        elif not background.take(self._entry):
-            with _watchdog.watch("wait() on an async operation"):
-                _mpi().Request.Waitall(self._requests)
-        self._complete()
-        return True
-
-    def is_success(self):
-        return self._done
-
-    def result(self):
-        self.wait()
-        return []
-
-
-_progress_engine = []
-
-
-def _background():
-    if not _progress_engine:
-        _progress_engine.append(_progress.Background(_mpi()))
-    return _progress_engine[0]
 
 
 def _run(comm, name, args, finish, async_op, **kwargs):

@@ -4,6 +4,7 @@
 from ... import _rumus
 from ...autograd.grad_mode import no_grad
 from .._shard import ShardedTensor
+from ._flat import _account
 from .api import StateDictType
 
 
@@ -26,8 +27,6 @@ def _layout(model, optim):
 
 
 def optim_state_dict(model, optim, optim_state_dict=None, group=None):
-    from .fully_sharded_data_parallel import _account
-
     osd = optim.state_dict() if optim_state_dict is None else optim_state_dict
     full = model._state_dict_type is StateDictType.FULL_STATE_DICT
     layout = _layout(model, optim)

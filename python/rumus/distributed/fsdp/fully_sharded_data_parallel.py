@@ -19,6 +19,14 @@ forward or backward is running (the unit and the units that enclose it), and the
 optimizer state of its shards only. The price is recomputing each unit's forward in
 backward (activation checkpointing per unit).
 
+That is ``ShardingStrategy.FULL_SHARD``. ``SHARD_GRAD_OP`` gathers once per step: the gathered
+buffer stays in the autograd graph from the unit's forward until its backward, which
+reduce-scatters as above (no recomputation). ``NO_SHARD`` keeps the whole buffer on every rank
+(the "gather" is the buffer itself) and all-reduces its gradient. ``MixedPrecision`` casts
+the gathered buffer (differentiably) to ``param_dtype``; ``CPUOffload`` keeps the shards on
+the host and moves the gathered buffer to the compute device; inside ``no_sync()`` the full
+gradient is accumulated per unit and reduced with the next synchronized backward's.
+
 Limits: a unit's forward must return a Tensor or a tuple of Tensors, and its tensor inputs
 that need gradients must be positional; every parameter of a unit must have one dtype and the
 same ``requires_grad``; a parameter shared between two units is not supported.
@@ -28,13 +36,19 @@ import contextlib
 from collections import OrderedDict
 
 from ... import _rumus
-from ...autograd.function import Function
 from ...autograd.grad_mode import no_grad
 from ...nn import Module
 from ...utils.checkpoint import checkpoint
 from .. import distributed_c10d as c10d
 from .._shard import ShardedTensor
 from . import _optim_state
+from ._flat import (  # noqa: F401 (_param_bytes, reset_peak_param_bytes: for tests)
+    _account,
+    _cast_inputs,
+    _GatherFlat,
+    _param_bytes,
+    reset_peak_param_bytes,
+)
 from .api import (
     CPUOffload,
     FullStateDictConfig,
@@ -53,37 +67,6 @@ _STRATEGIES = (
     ShardingStrategy.SHARD_GRAD_OP,
     ShardingStrategy.NO_SHARD,
 )
-
-# Bytes held by flat shards and gathered full buffers of every unit: ``current`` and the
-# high-water mark ``peak`` (what the memory test measures).
-_param_bytes = {"current": 0, "peak": 0}
-
-
-def _account(nbytes):
-    _param_bytes["current"] += nbytes
-    _param_bytes["peak"] = max(_param_bytes["peak"], _param_bytes["current"])
-
-
-def reset_peak_param_bytes():
-    """Sets the peak of the FSDP parameter-memory counter to its current value."""
-    _param_bytes["peak"] = _param_bytes["current"]
-
-
-class _GatherFlat(Function):
-    """shard -> full flat buffer (all-gather); backward reduce-scatters the gradient."""
-
-    @staticmethod
-    def forward(ctx, shard, unit, release_in_backward):
-        ctx.unit, ctx.release = unit, release_in_backward
-        return unit._all_gather(shard)
-
-    @staticmethod
-    def backward(ctx, grad):
-        unit = ctx.unit
-        if ctx.release:
-            # The graph, and with it the gathered buffer, goes when this returns.
-            _account(-unit._full_bytes)
-        return unit._reduce_grad(grad), None, None
 
 
 class _ParamInfo:
@@ -319,35 +302,6 @@ class FullyShardedDataParallel(Module):
         if self.cpu_offload.offload_params and full.device != self._device:
             full = full.to(self._device)
         return full
-
-    def _reduce_grad(self, grad):
-        """The gradient of this rank's shard from that of the full buffer, averaged over the
-        ranks (reduce-scatter; all-reduce under NO_SHARD) in the reduce dtype, on the shard's
-        device. Inside ``no_sync()`` it is accumulated instead (None: no shard gradient yet)
-        and added to the next synchronized backward's."""
-        grad = grad.detach()
-        if not self._sync:
-            self._grad_accum = grad.clone() if self._grad_accum is None else self._grad_accum + grad
-            return None
-        if self._grad_accum is not None:
-            grad, self._grad_accum = grad + self._grad_accum, None
-        mp = self.mixed_precision
-        rd = mp and (mp.reduce_dtype or mp.param_dtype)
-        low = rd in (_rumus.bfloat16, _rumus.float16)
-        if rd is not None and rd != grad.dtype:
-            # MPI cannot add 16-bit floats: round to them, add in the gradient's dtype.
-            comm = grad.to(rd).to(grad.dtype) if low else grad.to(rd)
-        else:
-            comm = grad.contiguous()
-        if self.sharding_strategy is ShardingStrategy.NO_SHARD:
-            out = comm.clone() if comm is grad else comm
-            c10d.all_reduce(out, op=c10d.ReduceOp.AVG, group=self.process_group)
-        else:
-            out = _rumus.empty(self._shard_numel, dtype=comm.dtype, device=comm.device)
-            c10d.reduce_scatter_tensor(out, comm, op=c10d.ReduceOp.AVG, group=self.process_group)
-        if low:
-            out = out.to(rd)
-        return out.to(self._flat_param.device, self._flat_param.dtype)
 
     def _compute(self, full):
         """The gathered buffer in the dtype of the computation (MixedPrecision's
@@ -801,10 +755,3 @@ class FullyShardedDataParallel(Module):
                 for g in grads:
                     g.mul_(coef)
         return total.float()
-
-
-def _cast_inputs(values, dtype):
-    """The floating-point tensors among ``values`` cast to ``dtype`` (a tuple)."""
-    return tuple(
-        v.to(dtype) if isinstance(v, _rumus.Tensor) and v.is_floating_point() else v for v in values
-    )
