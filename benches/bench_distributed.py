@@ -4,7 +4,7 @@ processes, the bytes it all-reduces per step, how much of that all-reduce time b
 hides, and an all-reduce bandwidth curve against mpi4py on plain NumPy arrays.
 
     .venv/bin/python benches/bench_distributed.py [--quick]     # runs -n 1 and -n 2 itself
-    .venv/bin/python benches/bench_distributed.py --bandwidth   # the all-reduce curve, -n 2
+    .venv/bin/python benches/bench_distributed.py --bandwidth   # only the all-reduce figures
     mpirun -n 2 .venv/bin/python benches/bench_distributed.py    # one world size
 
 Transformer step: bench_nn's case (``TransformerEncoderLayer(128, 4, 512)``, a batch of
@@ -15,14 +15,17 @@ compared with the time the same buckets take to all-reduce one after another, bl
 hidden = 1 - exposed / blocking (0 when nothing overlaps, 1 when all of it does).
 
 Bandwidth: for each size (4 KB to 64 MB of float32) loops of ``dist.all_reduce(tensor)`` and
-of ``comm.Allreduce(IN_PLACE, array)`` (1 MB per loop, at least one call) are timed
-alternately, each after a barrier, over 30 rounds; the best rounds (the cost when the
-scheduler lets both ranks run) and the medians are compared. The target is
-rumus >= 0.9x mpi4py (rumus's overhead per call is small). On a machine with more
-runnable processes than cores the large sizes are bimodal: a call takes ~1 ms per 8 MB when
-both ranks happen to run at once and 10-40x longer when one waits for a core, whatever the
-buffer (a NumPy array, a rumus tensor's memory, huge pages or not); a ratio far from 1 there
-means one side never drew the fast case in its repeats, not that rumus is slower.
+of ``comm.Allreduce(IN_PLACE, array)`` (1 MB per loop, at least one call) are timed in turns,
+each after a barrier, over 30 rounds; the best rounds (the cost when the scheduler lets both
+ranks run) and the medians are compared. The target is rumus >= 0.9x mpi4py. Small sizes
+measure the per-call overhead (also printed on its own, in CPU time, by the world of one).
+On a machine with more runnable processes than cores the large sizes are bimodal: a call
+takes ~1 ms per 8 MB when both ranks happen to run at once and 10-40x longer when one waits
+for a core. NumPy advises the kernel to back arrays of 4 MB and more with transparent huge
+pages, rumus's allocator does not, and with huge pages the fast case comes far more often
+(with ``_set_madvise_hugepage(False)`` a NumPy array draws it as rarely as a rumus tensor):
+so the last column compares the medians against mpi4py on a NumPy array without huge pages,
+the same kind of memory as the tensor's.
 """
 
 import argparse
@@ -47,47 +50,92 @@ def best(fn, repeats, barrier):
     return min(times)
 
 
+def _small_pages_array(n):
+    """A NumPy float32 array without NumPy's transparent-huge-page advice (which NumPy gives
+    arrays of 4 MB and more; rumus's allocator does not), or None on NumPy versions without
+    the switch."""
+    core = getattr(np, "_core", None) or getattr(np, "core", None)
+    switch = getattr(getattr(core, "multiarray", None), "_set_madvise_hugepage", None)
+    if switch is None:
+        return None
+    previous = switch(False)
+    try:
+        return np.ones(n, np.float32)
+    finally:
+        switch(previous)
+
+
 def bandwidth(dist, comm, MPI, rank, world, repeats, top):
     import rumus
 
     if rank == 0:
         print(
             f"\nall_reduce, {world} ranks, {repeats} rounds: bytes, rumus MB/s, mpi4py MB/s "
-            "(best rounds), rumus/mpi4py (best, median)"
+            "(best rounds), rumus/mpi4py (best, median), and the medians' ratio against "
+            "mpi4py on an array without huge pages"
         )
     for shift in range(12, top + 1, 2):
         n = (1 << shift) // 4
-        array = np.ones(n, np.float32)
+        arrays = {"numpy": np.ones(n, np.float32), "small pages": _small_pages_array(n)}
         tensor = rumus.ones(n)
         # back-to-back calls per timing (1 MB in all): one call of a small size is shorter
         # than the clock's noise; a short loop is often spared by the scheduler
         calls = max(1, (1 << 20) >> shift)
 
-        def numpy_loop():
-            for _ in range(calls):
-                comm.Allreduce(MPI.IN_PLACE, array)
+        def numpy_loop(array):
+            def loop():
+                for _ in range(calls):
+                    comm.Allreduce(MPI.IN_PLACE, array)
+
+            return loop
 
         def rumus_loop():
             for _ in range(calls):
                 dist.all_reduce(tensor)
 
-        rumus_loop()
-        numpy_loop()
-        t_np, t_ru = [], []
+        loops = {k: numpy_loop(a) for k, a in arrays.items() if a is not None}
+        loops["rumus"] = rumus_loop
+        times = {k: [] for k in loops}
+        for fn in loops.values():
+            fn()
+        order = list(loops)
         for i in range(repeats):
-            # alternately, each first every other time, so that load changes hit both alike
-            for which in (0, 1) if i % 2 else (1, 0):
-                if which:
-                    t_np.append(best(numpy_loop, 1, comm.Barrier) / calls)
-                else:
-                    t_ru.append(best(rumus_loop, 1, comm.Barrier) / calls)
+            # alternately, in turns, so that load changes hit all alike
+            for k in order[i % len(order) :] + order[: i % len(order)]:
+                times[k].append(best(loops[k], 1, comm.Barrier) / calls)
         if rank == 0:
             mb = (1 << shift) / 2**20
-            ru, nu = min(t_ru), min(t_np)
-            median = float(np.median(t_np)) / float(np.median(t_ru))
+            ru, nu = min(times["rumus"]), min(times["numpy"])
+            med = {k: float(np.median(v)) for k, v in times.items()}
+            small = med.get("small pages")
+            tail = f"  {small / med['rumus']:5.2f}x" if small is not None else ""
             print(
-                f"{1 << shift:>10}  {mb / ru:9.1f}  {mb / nu:9.1f}  {nu / ru:5.2f}x  {median:5.2f}x"
+                f"{1 << shift:>10}  {mb / ru:9.1f}  {mb / nu:9.1f}  {nu / ru:5.2f}x  "
+                f"{med['numpy'] / med['rumus']:5.2f}x{tail}"
             )
+
+
+def overhead(dist, comm, MPI):
+    """CPU time per blocking all-reduce of 4 KB in a world of one (no peer to wait for):
+    what rumus's Python path costs on top of mpi4py's own call."""
+    import rumus
+
+    tensor, array = rumus.ones(1024), np.ones(1024, np.float32)
+    calls, times = 5000, {"rumus": [], "mpi4py": []}
+    for _ in range(15):
+        t0 = time.thread_time()
+        for _ in range(calls):
+            dist.all_reduce(tensor)
+        times["rumus"].append((time.thread_time() - t0) / calls)
+        t0 = time.thread_time()
+        for _ in range(calls):
+            comm.Allreduce(MPI.IN_PLACE, array)
+        times["mpi4py"].append((time.thread_time() - t0) / calls)
+    ru, nu = (float(np.median(times[k])) * 1e6 for k in ("rumus", "mpi4py"))
+    print(
+        f"\nall_reduce of 4 KB, world of 1, CPU time per call (median): rumus {ru:.2f} us, "
+        f"mpi4py {nu:.2f} us, rumus's overhead {ru - nu:.2f} us"
+    )
 
 
 def transformer(dist, comm, MPI, rank, world, repeats):
@@ -161,7 +209,7 @@ def main():
         # not under mpirun: run the measurements at 1 and 2 processes
         mpirun = pathlib.Path(sys.executable).parent / "mpirun"
         env = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-        for n in (2,) if args.bandwidth else (1, 2):
+        for n in (1, 2):
             cmd = [str(mpirun if mpirun.exists() else "mpirun"), "--oversubscribe", "-n", str(n)]
             cmd += [sys.executable, __file__, *sys.argv[1:]]
             subprocess.run(cmd, env=env, check=True)
@@ -176,7 +224,9 @@ def main():
     rounds = 5 if args.quick else 30
     if not args.bandwidth:
         transformer(dist, comm, MPI, rank, world, repeats)
-    if world > 1:
+    if world == 1:
+        overhead(dist, comm, MPI)
+    else:
         bandwidth(dist, comm, MPI, rank, world, rounds, 20 if args.quick else 26)
     dist.destroy_process_group()
 
