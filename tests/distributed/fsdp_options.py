@@ -113,6 +113,13 @@ for strategy in (S.FULL_SHARD, S.SHARD_GRAD_OP, S.NO_SHARD):
     want = np.sqrt(sum(float((p.grad**2).sum()) for p in ref.parameters()))
     assert abs(float(norm) - want) < 1e-4 * max(want, 1.0), (strategy, float(norm), want)
 
+try:
+    FSDP.state_dict_type(model, StateDictType.SHARDED_STATE_DICT).__enter__()
+except NotImplementedError as e:
+    assert "NO_SHARD" in str(e)
+else:
+    raise AssertionError("a sharded state dict of a NO_SHARD model must raise")
+
 # 2. no_sync: two accumulated micro-batches and a synchronized one equal the large batch
 ref3 = reference(micro=3)
 for strategy in (S.FULL_SHARD, S.SHARD_GRAD_OP, S.NO_SHARD):

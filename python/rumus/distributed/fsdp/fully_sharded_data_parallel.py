@@ -490,6 +490,13 @@ class FullyShardedDataParallel(Module):
         units = FullyShardedDataParallel.fsdp_modules(module)
         if not units:
             raise ValueError("set_state_dict_type: the module contains no FSDP unit")
+        if state_dict_type is StateDictType.SHARDED_STATE_DICT and any(
+            u.sharding_strategy is ShardingStrategy.NO_SHARD for u in units
+        ):
+            raise NotImplementedError(
+                "SHARDED_STATE_DICT of a NO_SHARD model is not supported (every rank holds "
+                "every parameter): use FULL_STATE_DICT, or LOCAL_STATE_DICT"
+            )
         previous = (units[0]._state_dict_type, units[0]._state_dict_config)
         for u in units:
             u._state_dict_type, u._state_dict_config = state_dict_type, state_dict_config
