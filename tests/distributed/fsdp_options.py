@@ -120,6 +120,25 @@ except NotImplementedError as e:
 else:
     raise AssertionError("a sharded state dict of a NO_SHARD model must raise")
 
+# the hybrid strategies: shard within a group, replicate across the groups (by default the
+# ranks of one machine shard: here all of them)
+alone = [dist.new_group([r]) for r in range(n)][rank]
+world = dist.GroupMember.WORLD
+for strategy, groups in [
+    (S.HYBRID_SHARD, None),
+    (S.HYBRID_SHARD, (alone, world)),
+    (S._HYBRID_SHARD_ZERO2, (alone, world)),
+    (S._HYBRID_SHARD_ZERO2, (world, alone)),
+]:
+    model = wrap(sharding_strategy=strategy, process_group=groups)
+    shard_bytes = sum(p.numel() * 4 for p in model.parameters())
+    if groups is not None and groups[0] is alone:
+        assert shard_bytes == model_bytes  # each rank its own shard group: replicas
+    else:
+        assert shard_bytes <= model_bytes / n + 4 * 4 * n
+    train(model)
+    compare(model, ref, 1e-5)
+
 # 2. no_sync: two accumulated micro-batches and a synchronized one equal the large batch
 ref3 = reference(micro=3)
 for strategy in (S.FULL_SHARD, S.SHARD_GRAD_OP, S.NO_SHARD):
@@ -170,7 +189,8 @@ if rumus.gpu.is_available():
 
 # 5. bad options
 for kw, error in [
-    (dict(sharding_strategy=S.HYBRID_SHARD), NotImplementedError),
+    (dict(sharding_strategy=S.HYBRID_SHARD, process_group=world), ValueError),
+    (dict(sharding_strategy=S.FULL_SHARD, process_group=(world, world)), ValueError),
     (dict(sharding_strategy="FULL_SHARD"), TypeError),
     (dict(mixed_precision=rumus.bfloat16), TypeError),
     (dict(cpu_offload=True), TypeError),

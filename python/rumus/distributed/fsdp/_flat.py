@@ -63,6 +63,9 @@ def reduce_grad(unit, grad):
     else:
         out = _rumus.empty(unit._shard_numel, dtype=comm.dtype, device=comm.device)
         c10d.reduce_scatter_tensor(out, comm, op=c10d.ReduceOp.AVG, group=unit.process_group)
+    if unit._replicate_group is not None:
+        # the hybrid strategies: average the shard's gradient over its replicas too
+        c10d.all_reduce(out, op=c10d.ReduceOp.AVG, group=unit._replicate_group)
     if low:
         out = out.to(rd)
     return out.to(unit._flat_param.device, unit._flat_param.dtype)

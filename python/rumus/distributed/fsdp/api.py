@@ -23,8 +23,10 @@ class ShardingStrategy(Enum):
     (recomputing its forward). ``SHARD_GRAD_OP``: gradients and optimizer state are sharded;
     the parameters gathered for a unit's forward stay until its backward (no second gather,
     no recompute; more memory). ``NO_SHARD``: nothing is sharded; gradients are all-reduced
-    (DistributedDataParallel's scheme). ``HYBRID_SHARD`` and ``_HYBRID_SHARD_ZERO2`` (shard
-    within a node, replicate across nodes) raise NotImplementedError.
+    (DistributedDataParallel's scheme). ``HYBRID_SHARD`` / ``_HYBRID_SHARD_ZERO2``: as
+    ``FULL_SHARD`` / ``SHARD_GRAD_OP`` within a group of ranks (by default the ranks of one
+    machine), replicated across the groups (gradients are also averaged over the replicas);
+    ``process_group`` may give the pair ``(shard group, replicate group)``.
     """
 
     FULL_SHARD = auto()

@@ -22,7 +22,9 @@ backward (activation checkpointing per unit).
 That is ``ShardingStrategy.FULL_SHARD``. ``SHARD_GRAD_OP`` gathers once per step: the gathered
 buffer stays in the autograd graph from the unit's forward until its backward, which
 reduce-scatters as above (no recomputation). ``NO_SHARD`` keeps the whole buffer on every rank
-(the "gather" is the buffer itself) and all-reduces its gradient. ``MixedPrecision`` casts
+(the "gather" is the buffer itself) and all-reduces its gradient. ``HYBRID_SHARD`` and
+``_HYBRID_SHARD_ZERO2`` run FULL_SHARD and SHARD_GRAD_OP within ``process_group`` (a machine)
+and all-reduce the shards' gradients over the replicate group. ``MixedPrecision`` casts
 the gathered buffer (differentiably) to ``param_dtype``; ``CPUOffload`` keeps the shards on
 the host and moves the gathered buffer to the compute device; inside ``no_sync()`` the full
 gradient is accumulated per unit and reduced with the next synchronized backward's.
@@ -62,11 +64,12 @@ from .wrap import _as_callable, _recursive_wrap
 
 __all__ = ["FullyShardedDataParallel"]
 
-_STRATEGIES = (
-    ShardingStrategy.FULL_SHARD,
-    ShardingStrategy.SHARD_GRAD_OP,
-    ShardingStrategy.NO_SHARD,
-)
+# The hybrid strategies shard as their base strategy within a group of ranks (a machine) and
+# replicate across the groups.
+_HYBRID = {
+    ShardingStrategy.HYBRID_SHARD: ShardingStrategy.FULL_SHARD,
+    ShardingStrategy._HYBRID_SHARD_ZERO2: ShardingStrategy.SHARD_GRAD_OP,
+}
 
 
 class _ParamInfo:
@@ -86,9 +89,12 @@ class FullyShardedDataParallel(Module):
 
     Args:
         module (Module): the module to shard.
-        process_group (ProcessGroup, optional): the ranks sharing it (default: all).
+        process_group (ProcessGroup or tuple, optional): the ranks sharing it (default:
+            all); for the HYBRID strategies a pair (shard group, replicate group) (default:
+            the ranks of each machine shard, the machines replicate).
         sharding_strategy (ShardingStrategy, optional): ``FULL_SHARD`` (the default),
-            ``SHARD_GRAD_OP`` or ``NO_SHARD`` (see ``ShardingStrategy``).
+            ``SHARD_GRAD_OP``, ``NO_SHARD``, ``HYBRID_SHARD`` or ``_HYBRID_SHARD_ZERO2`` (see
+            ``ShardingStrategy``).
         cpu_offload (CPUOffload, optional): keep the shards in host memory.
         auto_wrap_policy (callable, optional): selects the descendants wrapped in their own
             FSDP unit (see ``rumus.distributed.fsdp.wrap``).
@@ -136,10 +142,18 @@ class FullyShardedDataParallel(Module):
         strategy = sharding_strategy or ShardingStrategy.FULL_SHARD
         if not isinstance(strategy, ShardingStrategy):
             raise TypeError(f"sharding_strategy should be a ShardingStrategy, got {strategy!r}")
-        if strategy not in _STRATEGIES:
-            raise NotImplementedError(
-                f"FullyShardedDataParallel: {strategy} (sharding within a node, replicating "
-                "across nodes) is not implemented; use FULL_SHARD, SHARD_GRAD_OP or NO_SHARD"
+        hybrid = strategy in _HYBRID
+        pair = isinstance(process_group, tuple) and len(process_group) == 2
+        if (hybrid and not (pair or process_group is None)) or (
+            not hybrid and isinstance(process_group, tuple)
+        ):
+            wanted = (
+                "None or a tuple (shard group, replicate group)"
+                if hybrid
+                else "None or a ProcessGroup (a tuple is for the HYBRID strategies)"
+            )
+            raise ValueError(
+                f"FullyShardedDataParallel: with {strategy}, process_group must be {wanted}"
             )
         for name, value, kind in [
             ("cpu_offload", cpu_offload, CPUOffload),
@@ -158,10 +172,20 @@ class FullyShardedDataParallel(Module):
         ]:
             if value is not None:
                 raise NotImplementedError(f"FullyShardedDataParallel: {name} is not supported")
-        self.process_group = c10d._group(process_group)
+        self._replicate_group = None  # the hybrid strategies' replicas of this rank's shard
+        if strategy in _HYBRID:
+            intra, inter = process_group if process_group is not None else _hybrid_groups()
+            self.process_group, inter = c10d._group(intra), c10d._group(inter)
+            if inter.size() > 1:
+                self._replicate_group = inter
+            self._root_group = c10d._group(None)  # every rank holding a part of the model
+        else:
+            self.process_group = c10d._group(process_group)
+            self._root_group = self.process_group
         self.world_size = self.process_group.size()
         self.rank = self.process_group.rank()
         self.sharding_strategy = strategy
+        self._mode = _HYBRID.get(strategy, strategy)  # how a unit shards within its group
         self.mixed_precision = mixed_precision
         self.cpu_offload = cpu_offload or CPUOffload()
         self._sync = True  # False inside no_sync()
@@ -180,13 +204,15 @@ class FullyShardedDataParallel(Module):
             module = module.to(device_id if not isinstance(device_id, int) else f"gpu:{device_id}")
         if sync_module_states:
             with no_grad():
-                src = self.process_group.ranks[0]
+                src = self._root_group.ranks[0]
                 for t in [*module.parameters(), *module.buffers()]:
-                    c10d.broadcast(t, src=src, group=self.process_group)
+                    c10d.broadcast(t, src=src, group=self._root_group)
         policy = _as_callable(auto_wrap_policy)
         if policy is not None:
             kwargs = dict(
-                process_group=self.process_group,
+                process_group=(self.process_group, inter)
+                if strategy in _HYBRID
+                else self.process_group,
                 sharding_strategy=strategy,
                 cpu_offload=cpu_offload,
                 mixed_precision=mixed_precision,
@@ -348,7 +374,7 @@ class FullyShardedDataParallel(Module):
         grad = _rumus.is_grad_enabled() and self._flat_param.requires_grad
         # FULL_SHARD frees the gathered buffer after forward and recomputes in backward;
         # the other strategies keep it (in the graph) until backward.
-        recomputed = grad and self.sharding_strategy is ShardingStrategy.FULL_SHARD
+        recomputed = grad and self._mode is ShardingStrategy.FULL_SHARD
         calls = [0]
 
         def run(*inputs):
@@ -491,11 +517,12 @@ class FullyShardedDataParallel(Module):
         if not units:
             raise ValueError("set_state_dict_type: the module contains no FSDP unit")
         if state_dict_type is StateDictType.SHARDED_STATE_DICT and any(
-            u.sharding_strategy is ShardingStrategy.NO_SHARD for u in units
+            u.sharding_strategy is ShardingStrategy.NO_SHARD or u._replicate_group is not None
+            for u in units
         ):
             raise NotImplementedError(
-                "SHARDED_STATE_DICT of a NO_SHARD model is not supported (every rank holds "
-                "every parameter): use FULL_STATE_DICT, or LOCAL_STATE_DICT"
+                "SHARDED_STATE_DICT of a NO_SHARD or replicated HYBRID model is not supported "
+                "(several ranks hold the same piece): use FULL_STATE_DICT, or LOCAL_STATE_DICT"
             )
         previous = (units[0]._state_dict_type, units[0]._state_dict_config)
         for u in units:
@@ -567,7 +594,7 @@ class FullyShardedDataParallel(Module):
             return super().state_dict(destination=destination, prefix=prefix, keep_vars=keep_vars)
         out = OrderedDict() if destination is None else destination
         full = kind is StateDictType.FULL_STATE_DICT
-        keep = not (full and getattr(config, "rank0_only", False)) or self.rank == 0
+        keep = not (full and getattr(config, "rank0_only", False)) or self._root_group.rank() == 0
         cpu = config.offload_to_cpu
         gathered = {}
         with no_grad():
@@ -623,10 +650,8 @@ class FullyShardedDataParallel(Module):
         entries = self._entries()
         full = kind is StateDictType.FULL_STATE_DICT
         if full and getattr(config, "rank0_only", False):
-            box = [dict(state_dict) if self.rank == 0 else None]
-            c10d.broadcast_object_list(
-                box, src=self.process_group.ranks[0], group=self.process_group
-            )
+            box = [dict(state_dict) if self._root_group.rank() == 0 else None]
+            c10d.broadcast_object_list(box, src=self._root_group.ranks[0], group=self._root_group)
             state_dict = box[0]
         keys = {e[0] for e in entries}
         missing = [e[0] for e in entries if e[0] not in state_dict]
@@ -762,3 +787,32 @@ class FullyShardedDataParallel(Module):
                 for g in grads:
                     g.mul_(coef)
         return total.float()
+
+
+def _hybrid_groups():
+    """This rank's (shard group, replicate group) for the hybrid strategies: the ranks of one
+    machine (same MPI processor name) shard, the machines replicate. Every rank calls it (it
+    creates groups); every machine must run the same number of ranks."""
+    world = c10d._group(None)
+    names = [None] * world.size()
+    c10d.all_gather_object(names, c10d._mpi().Get_processor_name())
+    nodes = {}
+    for r, name in enumerate(names):
+        nodes.setdefault(name, []).append(r)
+    nodes = list(nodes.values())
+    if len({len(ranks) for ranks in nodes}) > 1:
+        sizes = {name: names.count(name) for name in dict.fromkeys(names)}
+        raise ValueError(
+            f"FullyShardedDataParallel: HYBRID sharding needs the same number of ranks on every "
+            f"machine, but got {sizes}"
+        )
+    me = world.rank()
+    intra = inter = None
+    for ranks in nodes:
+        group = c10d.new_group(ranks)
+        intra = group if me in ranks else intra
+    for i in range(len(nodes[0])):
+        ranks = [node[i] for node in nodes]
+        group = c10d.new_group(ranks)
+        inter = group if me in ranks else inter
+    return intra, inter
