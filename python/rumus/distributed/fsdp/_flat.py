@@ -1,5 +1,6 @@
-"""The pieces of FullyShardedDataParallel around the flat buffer: the parameter-memory
-counter, the all-gather as an autograd function, and the reduction of its gradient."""
+"""The pieces of FullyShardedDataParallel outside the class: the parameter-memory counter,
+the all-gather of the flat buffer as an autograd function, the reduction of its gradient, and
+the process groups of the hybrid strategies."""
 
 from ... import _rumus
 from ...autograd.function import Function
@@ -76,3 +77,32 @@ def _cast_inputs(values, dtype):
     return tuple(
         v.to(dtype) if isinstance(v, _rumus.Tensor) and v.is_floating_point() else v for v in values
     )
+
+
+def _hybrid_groups():
+    """This rank's (shard group, replicate group) for the hybrid strategies: the ranks of one
+    machine (same MPI processor name) shard, the machines replicate. Every rank calls it (it
+    creates groups); every machine must run the same number of ranks."""
+    world = c10d._group(None)
+    names = [None] * world.size()
+    c10d.all_gather_object(names, c10d._mpi().Get_processor_name())
+    nodes = {}
+    for r, name in enumerate(names):
+        nodes.setdefault(name, []).append(r)
+    nodes = list(nodes.values())
+    if len({len(ranks) for ranks in nodes}) > 1:
+        sizes = {name: names.count(name) for name in dict.fromkeys(names)}
+        raise ValueError(
+            f"FullyShardedDataParallel: HYBRID sharding needs the same number of ranks on every "
+            f"machine, but got {sizes}"
+        )
+    me = world.rank()
+    intra = inter = None
+    for ranks in nodes:
+        group = c10d.new_group(ranks)
+        intra = group if me in ranks else intra
+    for i in range(len(nodes[0])):
+        ranks = [node[i] for node in nodes]
+        group = c10d.new_group(ranks)
+        inter = group if me in ranks else inter
+    return intra, inter

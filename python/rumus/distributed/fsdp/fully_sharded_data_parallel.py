@@ -48,6 +48,7 @@ from ._flat import (  # noqa: F401 (_param_bytes, reset_peak_param_bytes: for te
     _account,
     _cast_inputs,
     _GatherFlat,
+    _hybrid_groups,
     _param_bytes,
     reset_peak_param_bytes,
 )
@@ -787,32 +788,3 @@ class FullyShardedDataParallel(Module):
                 for g in grads:
                     g.mul_(coef)
         return total.float()
-
-
-def _hybrid_groups():
-    """This rank's (shard group, replicate group) for the hybrid strategies: the ranks of one
-    machine (same MPI processor name) shard, the machines replicate. Every rank calls it (it
-    creates groups); every machine must run the same number of ranks."""
-    world = c10d._group(None)
-    names = [None] * world.size()
-    c10d.all_gather_object(names, c10d._mpi().Get_processor_name())
-    nodes = {}
-    for r, name in enumerate(names):
-        nodes.setdefault(name, []).append(r)
-    nodes = list(nodes.values())
-    if len({len(ranks) for ranks in nodes}) > 1:
-        sizes = {name: names.count(name) for name in dict.fromkeys(names)}
-        raise ValueError(
-            f"FullyShardedDataParallel: HYBRID sharding needs the same number of ranks on every "
-            f"machine, but got {sizes}"
-        )
-    me = world.rank()
-    intra = inter = None
-    for ranks in nodes:
-        group = c10d.new_group(ranks)
-        intra = group if me in ranks else intra
-    for i in range(len(nodes[0])):
-        ranks = [node[i] for node in nodes]
-        group = c10d.new_group(ranks)
-        inter = group if me in ranks else inter
-    return intra, inter
