@@ -193,8 +193,15 @@ class GroupMember:
 
 
 _state = {"world": None, "groups": [], "timeout": default_pg_timeout, "debug": "OFF"}
-_detail = False  # debug level DETAIL (a global: all_reduce's fast path reads it)
-_world_comm = None  # the default group's communicator (for the same reason)
+# The default group's communicator while all_reduce may take its fast path (initialized,
+# debug level below DETAIL), else None: one global for the fast path to read.
+_fast_comm = None
+
+
+def _update_fast_comm():
+    global _fast_comm
+    world = _state["world"]
+    _fast_comm = None if world is None or _state["debug"] == "DETAIL" else world.comm
 
 
 def is_initialized():
@@ -238,9 +245,7 @@ def init_process_group(
     if rank not in (-1, None) and rank != me:
         comm.Free()
         raise ValueError(f"rank={rank}, but MPI gave this process rank {me}")
-    global _world_comm
     _state["world"] = ProcessGroup(comm, range(size))
-    _world_comm = comm
     _state["timeout"] = timeout or default_pg_timeout
     GroupMember.WORLD = _state["world"]
     set_debug_level_from_env()
@@ -290,9 +295,8 @@ def destroy_process_group(group=None):
         for g in [*_state["groups"], _state["world"]]:
             if g is not None and g is not GroupMember.NON_GROUP_MEMBER:
                 g.comm.Free()
-        global _world_comm
         _state.update(world=None, groups=[])
-        _world_comm = None
+        _update_fast_comm()
         GroupMember.WORLD = None
         _watchdog.stop()
     elif group is not GroupMember.NON_GROUP_MEMBER:
@@ -461,11 +465,10 @@ class DebugLevel:
 def set_debug_level(level):
     """DebugLevel.DETAIL checks before each collective that every rank passes the same shapes
     and dtypes (one small extra collective per call)."""
-    global _detail
     if level not in (DebugLevel.OFF, DebugLevel.INFO, DebugLevel.DETAIL):
         raise ValueError(f"invalid debug level {level!r}: OFF, INFO or DETAIL")
     _state["debug"] = level
-    _detail = level == DebugLevel.DETAIL
+    _update_fast_comm()
 
 
 def set_debug_level_from_env():
@@ -514,7 +517,8 @@ def _average(buf, pg):
 
 def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
     """Reduces ``tensor`` across the group, in place, on every rank."""
-    if not async_op and not _detail and _world_comm is not None:
+    comm = _fast_comm
+    if comm is not None and not async_op:
         # The common cases with as little Python as possible (see _fast): a blocking call on
         # the tensor's own memory; first the most common one, a sum over the default group.
         hit = _fast.get(id(tensor)) or _fast_entry(tensor)
@@ -524,7 +528,7 @@ def all_reduce(tensor, op=ReduceOp.SUM, group=None, async_op=False):
                 busy[1] += 1
                 busy[0] = "allreduce"
                 try:
-                    _world_comm.Allreduce(_IN_PLACE, hit[3], hit[2])
+                    comm.Allreduce(_IN_PLACE, hit[3], hit[2])
                 finally:
                     busy[0] = None
                 return None
