@@ -14,6 +14,7 @@ only the owner's own ``poll()`` calls drive progress.
 which may be waited on in any order.
 """
 
+import atexit
 import threading
 import time
 from datetime import timedelta
@@ -104,6 +105,7 @@ class Background:
         self._entries = []
         self._wake = threading.Event()
         self._thread = None
+        self._stop = False
         self._threaded = MPI.Query_thread() >= MPI.THREAD_MULTIPLE
 
     def submit(self, requests):
@@ -116,8 +118,16 @@ class Background:
         if self._thread is None:
             self._thread = threading.Thread(target=self._loop, name="rumus-mpi-async", daemon=True)
             self._thread.start()
+            # Registered after mpi4py's own exit hook, so it runs first: the thread stops
+            # before MPI_Finalize, even with requests never waited for.
+            atexit.register(self._shutdown)
         self._wake.set()
         return entry
+
+    def _shutdown(self):
+        self._stop = True
+        self._wake.set()
+        self._thread.join(timeout=5)
 
     def test(self, entry):
         """One nonblocking test of ``entry`` from the owner's thread; True once complete
@@ -154,6 +164,8 @@ class Background:
         testall = self._MPI.Request.Testall
         while True:
             self._wake.wait()
+            if self._stop:
+                return
             with self._lock:
                 for entry in list(self._entries):
                     try:
