@@ -103,6 +103,17 @@ assert work.is_completed() and all(w.is_completed() for w in ring)
 assert_allclose(big.numpy()[[0, -1]], [n * (n + 1) / 2] * 2)
 assert box.numpy()[0] == (rank - 1) % n
 work.wait()
+# several handles in flight, waited in reverse order, one of them from another thread
+parts = [rumus.full((1000 * (i + 1),), float(rank + i)) for i in range(3)]
+works = [dist.all_reduce(p, async_op=True) for p in parts]
+waiter = threading.Thread(target=works[1].wait)
+waiter.start()
+works[2].wait()
+works[0].wait()
+waiter.join()
+for i, p in enumerate(parts):
+    assert works[i].is_completed()
+    assert_allclose(p.numpy()[[0, -1]], [sum(r + i for r in range(n))] * 2)
 
 # the GIL is released while a rank waits in a collective: another thread keeps running
 if n > 1:
