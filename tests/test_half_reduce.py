@@ -183,3 +183,22 @@ def test_softmax_backward(dtype, log):
         np.testing.assert_allclose(
             a.grad.float().numpy(), ref.numpy(), rtol=2 * EPS[dtype], atol=4 * EPS[dtype]
         )
+
+
+def test_float16_special_values_widen_exactly():
+    # Subnormals, the largest finite value, signed zeros, inf and NaN read in
+    # place must equal their float64 values.
+    sub = np.array([2.0**-24, -(2.0**-24), 3 * 2.0**-20, 2.0**-14 - 2.0**-24, 65504.0, -0.0])
+    t = rumus.tensor(np.tile(sub, 40).reshape(40, 6)).half()
+    x = t.double().numpy()
+    # The exact sums rounded once (65504 * 40 overflows to inf, as in PyTorch).
+    want = x.sum(0).astype(np.float16).astype(np.float64)
+    np.testing.assert_array_equal(t.sum(0).double().numpy(), want)
+    np.testing.assert_array_equal(t.t().sum(1).double().numpy(), want)
+    np.testing.assert_array_equal(t.amax(0).double().numpy(), x.max(0))
+    np.testing.assert_array_equal(t.t().amin(1).double().numpy(), x.min(0))
+    sp = rumus.tensor(np.array([[1.0, np.inf], [2.0, -np.inf], [np.nan, 3.0]] * 30)).half()
+    assert np.isnan(sp.sum().item()) and np.isnan(sp.sum(0)[0].item())
+    assert np.isnan(sp.t().sum(1)[1].item())  # inf + -inf
+    np.testing.assert_array_equal(sp[:2].t().contiguous().sum(1).double().numpy(), [3.0, np.nan])
+    assert sp[:, 1:].amax().item() == np.inf and sp[:, 1:].amin().item() == -np.inf

@@ -66,9 +66,9 @@ pub unsafe fn matmul(
         return;
     }
     let (mp, np) = (m.div_ceil(MR), n.div_ceil(NR));
-    let mut pa = vec![0f32; mp * MR * k];
-    let mut pb = vec![0f32; np * NR * k];
-    let (ppa, ppb) = (P(pa.as_mut_ptr()), P(pb.as_mut_ptr()));
+    let mut buf = super::scratch::Scratch::new((mp * MR + np * NR) * k);
+    let ppa = P(buf.ptr::<f32>());
+    let ppb = P(ppa.at((mp * MR * k) as isize));
     let par = threads > 1;
     let split = |count: usize, f: &(dyn Fn(usize) + Sync)| {
         if par {
@@ -118,7 +118,8 @@ pub unsafe fn matmul(
 }
 
 /// Packs `width` rows (of A, or columns of B) starting at `r0` as float32:
-/// element (p, r) = x[r, p], zero outside the matrix. `sr` and `sk` are the
+/// element (p, r) = x[r, p], zero outside the matrix (every element is
+/// written). `sr` and `sk` are the
 /// strides along r and k. Rows contiguous along r (B row-major) widen a
 /// whole k step at a time; others widen along k through a small buffer.
 ///
@@ -137,6 +138,11 @@ unsafe fn pack(
 ) {
     let rows = width.min(len - r0);
     let x = x.offset(r0 as isize * sr);
+    for p in 0..k {
+        for r in rows..width {
+            *out.add(p * width + r) = 0.0;
+        }
+    }
     if sr == 1 {
         for p in 0..k {
             widen(x.offset(p as isize * sk), out.add(p * width), rows);

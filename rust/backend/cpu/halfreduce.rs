@@ -4,7 +4,8 @@
 //! do, and no float32 copy of the input is made. The driver's layouts
 //! (contiguous rows, strided rows, kept inner dims) are the float32 ones.
 
-use super::reduce::{extreme as extreme_idx, run, Extreme, Fold, Reducer};
+use super::reduce::{reduce, run, Extreme, Fold, Reducer};
+use super::P;
 use crate::error::Result;
 use crate::tensor::{Element, Tensor};
 use half::{bf16, f16};
@@ -43,19 +44,17 @@ impl Half for bf16 {
 }
 
 impl Half for f16 {
-    /// Normal numbers rebias the exponent; subnormals (and zero) come out of
-    /// a float32 subtraction of 2^-14; inf/NaN keep their mantissa.
+    /// The magnitude bits shifted into a float32 are the value times
+    /// 2^-112 (subnormals become float32 subnormals), so one exact multiply
+    /// rebiases every finite value; inf/NaN get the all-ones exponent back
+    /// and keep their mantissa. No branches: it vectorizes.
     #[inline(always)]
     fn wide(self) -> f32 {
         let h = self.to_bits() as u32;
-        let (sign, em) = ((h & 0x8000) << 16, h & 0x7fff);
-        let shifted = em << 13;
-        let bits = match em & 0x7c00 {
-            0x7c00 => shifted | 0x7f80_0000,
-            0 => (f32::from_bits(shifted + (113 << 23)) - f32::from_bits(113 << 23)).to_bits(),
-            _ => shifted + (112 << 23),
-        };
-        f32::from_bits(bits | sign)
+        let em = h & 0x7fff;
+        let v = f32::from_bits(em << 13) * f32::from_bits((127 + 112) << 23);
+        let inf_nan = ((em >= 0x7c00) as u32).wrapping_neg() & 0x7f80_0000;
+        f32::from_bits(v.to_bits() | inf_nan | (h & 0x8000) << 16)
     }
     #[inline(always)]
     fn narrow(x: f32) -> Self {
@@ -111,15 +110,20 @@ impl<H: Half> Reducer<H> for Sum {
             return (0..len).fold(acc, |a, i| a + (*p.offset(i as isize * stride)).wide() as f64);
         }
         let s = std::slice::from_raw_parts(p, len);
-        let mut lanes = [0.0f64; 8];
-        let mut chunks = s.chunks_exact(8);
-        for c in &mut chunks {
-            for k in 0..8 {
-                lanes[k] += c[k].wide() as f64;
-            }
-        }
-        let tail: f64 = chunks.remainder().iter().map(|x| x.wide() as f64).sum();
-        acc + lanes.iter().sum::<f64>() + tail
+        super::simd(
+            #[inline(always)]
+            || {
+                let mut lanes = [0.0f64; 8];
+                let mut chunks = s.chunks_exact(8);
+                for c in &mut chunks {
+                    for k in 0..8 {
+                        lanes[k] += c[k].wide() as f64;
+                    }
+                }
+                let tail: f64 = chunks.remainder().iter().map(|x| x.wide() as f64).sum();
+                acc + lanes.iter().sum::<f64>() + tail
+            },
+        )
     }
 }
 
@@ -136,6 +140,19 @@ fn merge(a: Moments, b: Moments) -> Moments {
     let n = a.0 + b.0;
     let d = b.1 - a.1;
     (n, a.1 + d * (b.0 / n), a.2 + b.2 + d * d * (a.0 * b.0 / n))
+}
+
+/// Σ f(x) in eight independent lanes (so it vectorizes).
+#[inline(always)]
+fn lanes(b: &[f64], f: impl Fn(f64) -> f64) -> f64 {
+    let mut l = [0.0f64; 8];
+    let mut chunks = b.chunks_exact(8);
+    for c in &mut chunks {
+        for k in 0..8 {
+            l[k] += f(c[k]);
+        }
+    }
+    chunks.remainder().iter().map(|&x| f(x)).sum::<f64>() + l.iter().sum::<f64>()
 }
 
 /// Variance moments in one pass: Welford per element, and per block of a
@@ -168,11 +185,23 @@ impl<H: Half> Reducer<H> for Var {
         let mut buf = [0f64; BLOCK];
         for lo in (0..len).step_by(BLOCK) {
             let n = BLOCK.min(len - lo);
-            for (i, b) in buf[..n].iter_mut().enumerate() {
-                *b = (*p.offset((lo + i) as isize * stride)).wide() as f64;
-            }
-            let mean = buf[..n].iter().sum::<f64>() / n as f64;
-            let m2 = buf[..n].iter().map(|&x| (x - mean) * (x - mean)).sum::<f64>();
+            let q = p.offset(lo as isize * stride);
+            let (mean, m2) = super::simd(
+                #[inline(always)]
+                || {
+                    let b = &mut buf[..n];
+                    if stride == 1 {
+                        let s = std::slice::from_raw_parts(q, n);
+                        b.iter_mut().zip(s).for_each(|(b, x)| *b = x.wide() as f64);
+                    } else {
+                        for (i, b) in b.iter_mut().enumerate() {
+                            *b = (*q.offset(i as isize * stride)).wide() as f64;
+                        }
+                    }
+                    let mean = lanes(b, |x| x) / n as f64;
+                    (mean, lanes(b, |x| (x - mean) * (x - mean)))
+                },
+            );
             acc = merge(acc, (n as f64, mean, m2));
         }
         acc
@@ -201,15 +230,20 @@ impl<H: Half> Reducer<H> for Extreme32 {
             return (0..len).fold(acc, |a, i| self.step(a, *p.offset(i as isize * stride), 0));
         }
         let s = std::slice::from_raw_parts(p, len);
-        let mut lanes = [acc; 16];
-        let mut chunks = s.chunks_exact(16);
-        for c in &mut chunks {
-            for k in 0..16 {
-                lanes[k] = self.step(lanes[k], c[k], 0);
-            }
-        }
-        let acc = chunks.remainder().iter().fold(acc, |a, &x| self.step(a, x, 0));
-        lanes.iter().fold(acc, |a, &x| <Self as Reducer<H>>::combine(self, a, x))
+        super::simd(
+            #[inline(always)]
+            || {
+                let mut lanes = [acc; 16];
+                let mut chunks = s.chunks_exact(16);
+                for c in &mut chunks {
+                    for k in 0..16 {
+                        lanes[k] = self.step(lanes[k], c[k], 0);
+                    }
+                }
+                let acc = chunks.remainder().iter().fold(acc, |a, &x| self.step(a, x, 0));
+                lanes.iter().fold(acc, |a, &x| <Self as Reducer<H>>::combine(self, a, x))
+            },
+        )
     }
 }
 
@@ -240,15 +274,34 @@ pub fn extreme_values(x: &Tensor, reduced: &[bool], shape: &[usize], max: bool) 
     dispatch_half!(x.dtype(), H => run::<H, _, H>(x, reduced, shape, &Extreme32 { max }, |a| H::narrow(a)))
 }
 
-/// max / min with indices: half comparisons are exact, so the generic
-/// kernel runs on the half data.
+/// max / min with indices, compared in float32: NaN wins, the first of
+/// equal values wins (as `reduce::extreme`).
 pub fn extreme(
     x: &Tensor,
     reduced: &[bool],
     shape: &[usize],
     max: bool,
 ) -> Result<(Tensor, Tensor)> {
-    dispatch_half!(x.dtype(), H => extreme_idx::<H>(x, reduced, shape, max))
+    let beats = move |v: f32, cur: f32| {
+        !cur.is_nan() && (v.is_nan() || if max { v > cur } else { v < cur })
+    };
+    dispatch_half!(x.dtype(), H => {
+        let f = Fold {
+            init: (0f32, 0usize, false),
+            step: move |a: (f32, usize, bool), v: H, i: usize| {
+                let v = v.wide();
+                if !a.2 || beats(v, a.0) { (v, i, true) } else { a }
+            },
+            combine: move |a: (f32, usize, bool), b: (f32, usize, bool)| {
+                if b.2 && (!a.2 || beats(b.0, a.0)) { b } else { a }
+            },
+        };
+        // SAFETY: x's layout lies within its storage.
+        let accs = unsafe { reduce(P(x.ptr::<H>()?.sub(x.layout().offset)), x.layout(), reduced, &f)? };
+        let vals = Tensor::from_vec(accs.iter().map(|a| H::narrow(a.0)).collect(), shape)?;
+        let idx = Tensor::from_vec(accs.iter().map(|a| a.1 as i64).collect(), shape)?;
+        Ok((vals, idx))
+    })
 }
 
 /// Float64 variance (sum of squared deviations / max(n - correction, 0)).

@@ -24,6 +24,7 @@ pub mod random;
 pub mod reduce;
 pub mod rnn;
 pub mod sample;
+pub mod scratch;
 pub mod softmax;
 pub mod sort;
 pub mod special;
