@@ -271,7 +271,7 @@ pub fn prod(x: &Tensor, reduced: &[bool], shape: &[usize]) -> Result<Tensor> {
 
 /// amax / amin, in x's dtype (exact: the result is one of the elements).
 pub fn extreme_values(x: &Tensor, reduced: &[bool], shape: &[usize], max: bool) -> Result<Tensor> {
-    dispatch_half!(x.dtype(), H => run::<H, _, H>(x, reduced, shape, &Extreme32 { max }, |a| H::narrow(a)))
+    dispatch_half!(x.dtype(), H => run::<H, _, H>(x, reduced, shape, &Extreme32 { max }, H::narrow))
 }
 
 /// max / min with indices, compared in float32: NaN wins, the first of
