@@ -1,5 +1,5 @@
 """bfloat16 and float16 matrix products on the CPU (native kernels: AVX512-BF16
-for bfloat16 where the CPU has it, the gemm crate's float16 path), checked
+for bfloat16 where the CPU has it, F16C-widened AVX-512 for float16), checked
 against a float64 product of the same (already rounded) inputs: the only
 error allowed is the one rounding of the output plus float32 summation."""
 

@@ -8,6 +8,7 @@ use super::elementwise::{binary, unary, Binary, Unary};
 use super::scan::cumulative;
 use super::Operand;
 use crate::autograd::{self, math, Backward, Node, SavedTensor};
+use crate::backend::cpu::halfreduce as half;
 use crate::backend::cpu::reduce::{extreme, run, Extreme, Fold, SumF64};
 use crate::backend::gpu::reduce::{gpu_float, reduce_dims};
 use crate::bail;
@@ -91,6 +92,11 @@ fn sum_raw(
         };
         return to_dtype(&r, out);
     }
+    // Half inputs are read in place (widening is exact) whatever the float
+    // result dtype.
+    if t.dtype().is_half() && out.is_float() {
+        return to_dtype(&half::sum(t, &reduced, &shape, |a| a)?, out);
+    }
     let x = computable(&to_dtype(t, if out.is_float() { out } else { t.dtype() })?)?;
     let r = if out.is_float() {
         dispatch_compute!(x.dtype(), T => run::<T, _, f64>(&x, &reduced, &shape, &SumF64, |a| a))?
@@ -151,6 +157,9 @@ fn mean_raw(
             out,
         );
     }
+    if t.dtype().is_half() {
+        return to_dtype(&half::sum(t, &reduced, &shape, |a| a / n)?, out);
+    }
     let x = computable(&to_dtype(t, out)?)?;
     let r = dispatch_compute!(x.dtype(), T => run::<T, _, f64>(&x, &reduced, &shape, &SumF64, |a| a / n))?;
     to_dtype(&r, out)
@@ -189,7 +198,9 @@ fn prod_raw(
             out,
         );
     }
-    let r = if out.is_float() {
+    let r = if out.is_float() && out.is_half() {
+        half::prod(&to_dtype(t, out)?, &reduced, &shape)?
+    } else if out.is_float() {
         let x = computable(&to_dtype(t, out)?)?;
         let f =
             Fold { init: 1.0f64, step: |a: f64, v: f64, _| a * v, combine: |a: f64, b: f64| a * b };
@@ -265,6 +276,9 @@ fn extreme_op(
         )?;
         return Ok((to_dtype(&vals, t.dtype())?, idx));
     }
+    if t.dtype().is_half() {
+        return half::extreme(t, &reduced, &shape, max);
+    }
     let x = computable(t)?;
     let (v, i) = dispatch_compute!(x.dtype(), T => extreme::<T>(&x, &reduced, &shape, max))?;
     Ok((to_dtype(&v, t.dtype())?, i))
@@ -289,6 +303,9 @@ fn extreme_values(
             1.0,
         )?;
         return to_dtype(&r, t.dtype());
+    }
+    if t.dtype().is_half() {
+        return half::extreme_values(t, &reduced, &shape, max);
     }
     let x = computable(t)?;
     let r = dispatch_compute!(x.dtype(), T => run::<T, _, T>(&x, &reduced, &shape, &Extreme { max }, |a| a))?;
@@ -381,7 +398,10 @@ fn var_raw(t: &Tensor, dims: Option<&[i64]>, correction: f64, keepdim: bool) -> 
             t.dtype().name()
         );
     }
-    let (reduced, _) = plan(t, dims, keepdim)?;
+    let (reduced, shape) = plan(t, dims, keepdim)?;
+    if t.dtype().is_half() && !t.is_gpu() {
+        return to_dtype(&half::var(t, &reduced, &shape, correction)?, t.dtype());
+    }
     let n = reduced_count(t, &reduced) as f64;
     let x = to_dtype(t, t.dtype().compute())?;
     let m = mean(&x, dims, true, None)?;

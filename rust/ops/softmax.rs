@@ -5,8 +5,9 @@
 use super::copy::{contiguous, to_dtype};
 use super::reduce::sum;
 use crate::autograd::{self, math, mode, Backward, Node, SavedTensor};
-use crate::backend::cpu::{softmax as kernel, P};
+use crate::backend::cpu::{halfsoftmax, softmax as kernel, P};
 use crate::bail;
+use crate::dispatch_half;
 use crate::error::Result;
 use crate::ops::elementwise::Unary;
 use crate::tensor::layout::{numel, wrap_dim};
@@ -37,8 +38,16 @@ pub fn softmax(x: &Tensor, dim: i64, dtype: Option<DType>, log: bool) -> Result<
     autograd::record(
         &[&x],
         || {
-            let c = contiguous(&to_dtype(&x, x.dtype().float_kernel(x.is_gpu()))?)?;
             let (outer, n, inner) = split(&x, d);
+            if x.dtype().is_half() && !x.is_gpu() {
+                let (c, out) = (contiguous(&x)?, Tensor::for_output(x.shape(), x.dtype())?);
+                dispatch_half!(c.dtype(), H => {
+                    // SAFETY: c and out are contiguous with outer × n × inner elements.
+                    unsafe { halfsoftmax::forward::<H>(P(c.ptr::<H>()?), P(out.ptr::<H>()?), outer, n, inner, log) };
+                });
+                return Ok(out);
+            }
+            let c = contiguous(&to_dtype(&x, x.dtype().float_kernel(x.is_gpu()))?)?;
             if c.is_gpu() {
                 let out = Tensor::empty_on(x.shape(), c.dtype(), c.device())?;
                 crate::backend::gpu::softmax::run(&c, None, &out, outer, n, inner, log)?;
@@ -79,9 +88,18 @@ impl Backward for SoftmaxBackward {
             };
             return Ok(vec![Some(gx)]);
         }
+        let (outer, n, inner) = split(&y, self.dim);
+        if y.dtype().is_half() && !y.is_gpu() {
+            let (yc, gc) = (contiguous(&y)?, contiguous(&to_dtype(g, y.dtype())?)?);
+            let gx = Tensor::for_output(y.shape(), y.dtype())?;
+            dispatch_half!(y.dtype(), H => {
+                // SAFETY: all three are contiguous with outer × n × inner elements.
+                unsafe { halfsoftmax::backward::<H>(P(yc.ptr::<H>()?), P(gc.ptr::<H>()?), P(gx.ptr::<H>()?), outer, n, inner, self.log) };
+            });
+            return Ok(vec![Some(gx)]);
+        }
         let ct = y.dtype().float_kernel(y.is_gpu());
         let (yc, gc) = (contiguous(&to_dtype(&y, ct)?)?, contiguous(&to_dtype(g, ct)?)?);
-        let (outer, n, inner) = split(&y, self.dim);
         if y.is_gpu() {
             let gx = Tensor::empty_on(y.shape(), ct, y.device())?;
             crate::backend::gpu::softmax::run(&yc, Some(&gc), &gx, outer, n, inner, self.log)?;

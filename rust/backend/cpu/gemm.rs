@@ -59,6 +59,30 @@ impl GemmElem for half::bf16 {
     }
 }
 
+/// float16 runs on `gemm_f16` where the CPU has AVX-512 (callers check
+/// `gemm_f16::available()`), else on the gemm crate.
+impl GemmElem for half::f16 {
+    const ZERO: half::f16 = half::f16::ZERO;
+    const ONE: half::f16 = half::f16::ONE;
+    unsafe fn own_kernel(
+        m: usize,
+        n: usize,
+        k: usize,
+        dst: Mat<Self>,
+        lhs: Mat<Self>,
+        rhs: Mat<Self>,
+        threads: usize,
+        acc: bool,
+    ) -> bool {
+        if !super::gemm_f16::available() {
+            return false;
+        }
+        // SAFETY: forwarded from the caller of `matmul`; the CPU has AVX-512F.
+        unsafe { super::gemm_f16::matmul(m, n, k, dst, lhs, rhs, threads, acc) };
+        true
+    }
+}
+
 /// A strided matrix: pointer to [0, 0], row stride, column stride (elements).
 #[derive(Copy, Clone)]
 pub struct Mat<T> {

@@ -61,9 +61,9 @@ pub unsafe fn matmul(
     }
     let k2 = k.div_ceil(2);
     let (mp, np) = (m.div_ceil(MR), n.div_ceil(NR));
-    let mut pa = vec![0u32; mp * MR * k2];
-    let mut pb = vec![0u32; np * NR * k2];
-    let (ppa, ppb) = (P(pa.as_mut_ptr()), P(pb.as_mut_ptr()));
+    let mut buf = super::scratch::Scratch::new((mp * MR + np * NR) * k2);
+    let ppa = P(buf.ptr::<u32>());
+    let ppb = P(ppa.at((mp * MR * k2) as isize));
     let par = threads > 1;
     let split = |count: usize, f: &(dyn Fn(usize) + Sync)| {
         if par {
@@ -114,8 +114,9 @@ pub unsafe fn matmul(
 
 /// Packs `width` rows (of A, or columns of B) starting at `r0` into
 /// pair-interleaved words: word (p, r) = x[r, 2p] | x[r, 2p + 1] << 16,
-/// zero outside the matrix. `sr` and `sk` are the strides along r and k;
-/// the inner loop runs along the smaller one.
+/// zero outside the matrix (every word is written). `sr` and `sk` are the
+/// strides along r and k; the inner loop runs along the smaller one, and
+/// unit strides take loops that vectorize (r) or read whole pairs (k).
 ///
 /// # Safety
 /// `out` holds width * ceil(k/2) words; `x` is valid for `len` rows of k.
@@ -140,6 +141,46 @@ unsafe fn pack(
         get(r, 2 * p) | hi << 16
     };
     let k2 = k.div_ceil(2);
+    for p in 0..k2 {
+        for r in rows..width {
+            *out.add(p * width + r) = 0;
+        }
+    }
+    if sr == 1 {
+        for p in 0..k2 {
+            let lo = std::slice::from_raw_parts(x.offset(2 * p as isize * sk).cast::<u16>(), rows);
+            let o = std::slice::from_raw_parts_mut(out.add(p * width), rows);
+            if 2 * p + 1 < k {
+                let hi = std::slice::from_raw_parts(
+                    x.offset((2 * p + 1) as isize * sk).cast::<u16>(),
+                    rows,
+                );
+                super::simd(
+                    #[inline(always)]
+                    || {
+                        for ((o, &l), &h) in o.iter_mut().zip(lo).zip(hi) {
+                            *o = l as u32 | (h as u32) << 16;
+                        }
+                    },
+                );
+            } else {
+                o.iter_mut().zip(lo).for_each(|(o, &l)| *o = l as u32);
+            }
+        }
+        return;
+    }
+    if sk == 1 {
+        for r in 0..rows {
+            let row = x.offset(r as isize * sr);
+            for p in 0..k / 2 {
+                *out.add(p * width + r) = row.add(2 * p).cast::<u32>().read_unaligned();
+            }
+            if k % 2 == 1 {
+                *out.add((k2 - 1) * width + r) = (*row.add(k - 1)).to_bits() as u32;
+            }
+        }
+        return;
+    }
     if sr.unsigned_abs() <= sk.unsigned_abs() {
         for p in 0..k2 {
             for r in 0..rows {

@@ -14,7 +14,7 @@ use half::{bf16, f16};
 /// float32 to bfloat16 bits, rounded to nearest even; NaN stays a quiet NaN
 /// (the same results as `bf16::from_f32`, in branch-free form).
 #[inline(always)]
-fn bf16_bits(x: f32) -> u16 {
+pub(crate) fn bf16_bits(x: f32) -> u16 {
     let b = x.to_bits();
     let nan = ((b >> 16) | 0x40) as u16;
     // Wraps only for NaN bit patterns, whose result is not used.

@@ -93,13 +93,15 @@ fn batched_raw(op: &str, a: &Tensor, b: &Tensor) -> Result<Tensor> {
         super::same_device(op, &[a, b])?;
         return gpu_batched(a, b, &batch, n, k, p, &out_shape);
     }
-    // bfloat16 runs natively where the CPU has AVX512-BF16; other half and
-    // integer products run in float32 / float64 and are cast back (the gemm
-    // crate's float16 path measured 3x slower than that here, and rounds
-    // its partial sums to float16).
+    // bfloat16 runs natively where the CPU has AVX512-BF16, float16 where it
+    // has AVX-512F (widened while packed); other half and integer products
+    // run in float32 / float64 and are cast back (the gemm crate's float16
+    // path measured 3x slower than that here, and rounds its partial sums
+    // to float16).
     let compute = match dtype {
         DType::F64 => DType::F64,
         DType::BF16 if crate::backend::cpu::gemm_bf16::available() => dtype,
+        DType::F16 if crate::backend::cpu::gemm_f16::available() => dtype,
         d if d.is_float() => DType::F32,
         _ => DType::F64,
     };
@@ -109,12 +111,12 @@ fn batched_raw(op: &str, a: &Tensor, b: &Tensor) -> Result<Tensor> {
     // more than it saves. Transposing costs one pass over an operand against
     // the product's n·k·p: either copy b row-major, or, when a is smaller,
     // compute (bᵀ aᵀ)ᵀ, whose right operand is then aᵀ.
-    // (The bfloat16 kernel packs its operands from any strides.)
+    // (The half kernels pack their operands from any strides.)
     if cb.strides()[rb - 2] == 1
         && cb.strides()[rb - 1] != 1
         && n.min(p) >= 16
         && k > 1024
-        && compute != DType::BF16
+        && !compute.is_half()
     {
         if k * p > k * n + n * p {
             use super::shape::matrix_transpose as mt;
@@ -127,6 +129,7 @@ fn batched_raw(op: &str, a: &Tensor, b: &Tensor) -> Result<Tensor> {
     match compute {
         DType::F64 => run::<f64>(&ca, &cb, &out, &batch, n, k, p, false)?,
         DType::BF16 => run::<half::bf16>(&ca, &cb, &out, &batch, n, k, p, false)?,
+        DType::F16 => run::<half::f16>(&ca, &cb, &out, &batch, n, k, p, false)?,
         _ => run::<f32>(&ca, &cb, &out, &batch, n, k, p, false)?,
     }
     to_dtype(&out, dtype)
