@@ -320,6 +320,17 @@ class MultiheadAttention(Module):
         return out, weights
 
 
+def _feed_forward(layer, x):
+    """linear2(dropout(activation(linear1(x)))); on the GPU, linear1's bias and a relu or gelu
+    activation run in its matmul's epilogue (one dispatch)."""
+    act = "relu" if layer.activation is F.relu else "gelu" if layer.activation is F.gelu else None
+    if act is not None and x.is_gpu:
+        h = rumus._rumus._linear_act(x, layer.linear1.weight, layer.linear1.bias, act)
+    else:
+        h = layer.activation(layer.linear1(x))
+    return layer.linear2(layer.dropout(h))
+
+
 def _get_activation_fn(activation):
     if activation == "relu":
         return F.relu
@@ -421,7 +432,7 @@ class TransformerEncoderLayer(Module):
         return self.dropout1(x)
 
     def _ff_block(self, x):
-        return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+        return self.dropout2(_feed_forward(self, x))
 
 
 class TransformerDecoderLayer(Module):
@@ -531,7 +542,7 @@ class TransformerDecoderLayer(Module):
         return self.dropout2(x)
 
     def _ff_block(self, x):
-        return self.dropout3(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+        return self.dropout3(_feed_forward(self, x))
 
 
 class TransformerEncoder(Module):
