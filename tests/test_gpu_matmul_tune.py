@@ -99,7 +99,7 @@ a = rumus.ones(128, 128, device="gpu")
 b = rumus.ones(128, 128, device="gpu") * 2
 assert float((a @ b).cpu().numpy().max()) == 256.0
 for c in rumus._rumus._gpu_matmul_choices():
-    print("CHOICE", *c)
+    print("CHOICE", *c, sep="|")
 """
 
 
@@ -111,7 +111,7 @@ def run_child(cache_dir, **env):
         [sys.executable, "-c", SCRIPT], env=full, capture_output=True, text=True, timeout=300
     )
     assert out.returncode == 0, out.stderr
-    return [line.split(" ", 3)[1:] for line in out.stdout.splitlines() if line.startswith("CHOICE")]
+    return [line.split("|")[1:] for line in out.stdout.splitlines() if line.startswith("CHOICE")]
 
 
 def test_autotune_writes_then_reads_cache(tmp_path):
