@@ -256,13 +256,22 @@ def test_linear_act_errors():
 
 def test_transformer_ff_block_on_gpu_matches_cpu():
     need_gpu()
+    # Both fused linears (bias + activation, bias + residual), forward and backward.
     rumus.manual_seed(0)
-    for act in ["relu", "gelu"]:
-        layer = rumus.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, activation=act)
+    for act, norm_first in [("relu", False), ("gelu", True)]:
+        layer = rumus.nn.TransformerEncoderLayer(
+            8, 2, 16, dropout=0.0, activation=act, norm_first=norm_first
+        )
         x = rumus.randn(2, 3, 8)
         want = layer(x)
-        layer_gpu = layer.to("gpu")
-        got = layer_gpu(x.to("gpu"))
+        want.sum().backward()
+        grads = [p.grad.numpy().copy() for p in layer.parameters()]
+        layer.zero_grad()
+        layer.to("gpu")
+        got = layer(x.to("gpu"))
+        got.sum().backward()
         np.testing.assert_allclose(
             got.detach().cpu().numpy(), want.detach().numpy(), rtol=1e-4, atol=1e-4
         )
+        for p, g in zip(layer.parameters(), grads):
+            np.testing.assert_allclose(p.grad.cpu().numpy(), g, rtol=1e-3, atol=1e-4)
