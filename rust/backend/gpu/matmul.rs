@@ -83,12 +83,6 @@ pub struct Epilogue<'a> {
     pub residual: Option<(&'a wgpu::Buffer, usize)>,
 }
 
-impl Epilogue<'_> {
-    pub fn is_none(&self) -> bool {
-        self.bias.is_none() && self.act == Act::None && self.residual.is_none()
-    }
-}
-
 /// A strided matrix operand: element offset, batch, row and column strides.
 #[derive(Copy, Clone)]
 pub struct Mat<'a> {
