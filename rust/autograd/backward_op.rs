@@ -92,4 +92,5 @@ backward_ops! {
     Complex(crate::ops::complex::ComplexBackward),
     Fft(crate::ops::fft::FftBackward),
     FlashAttention(crate::ops::attention::FlashAttentionBackward),
+    FusedLinear(crate::ops::linalg::fused::FusedLinearBackward),
 }

@@ -124,7 +124,15 @@ fn _gpu_codes(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     Ok(d)
 }
 
+/// The matmul variant chosen per shape class in this process, as
+/// ``(class, variant, how)`` tuples (how: tuned, cached, forced, heuristic).
+#[pyfunction]
+fn _gpu_matmul_choices() -> Vec<(String, String, String)> {
+    crate::backend::gpu::autotune::choices()
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(_gpu_matmul_choices, m)?)?;
     m.add_function(wrap_pyfunction!(_gpu_shader_source, m)?)?;
     m.add_function(wrap_pyfunction!(_gpu_codes, m)?)?;
     m.add_function(wrap_pyfunction!(_gpu_is_available, m)?)?;

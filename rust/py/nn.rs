@@ -793,6 +793,39 @@ fn linear(
     Ok(wrap(run(py, work, || crate::ops::linalg::linear(&x, &w, b.as_ref()))?))
 }
 
+/// act(input @ weightᵀ + bias) + residual with the bias, activation and
+/// residual fused into the GPU matmul's epilogue (one dispatch; composed of
+/// the ordinary ops elsewhere). The engine of the transformer's feed-forward
+/// block; call F.linear and the activation instead.
+///
+/// Args:
+///   input (Tensor): of shape ``(*, in_features)``.
+///   weight (Tensor): of shape ``(out_features, in_features)``.
+///   bias (Tensor, optional): of shape ``(out_features)``.
+///   activation (str): ``'none'``, ``'relu'``, ``'gelu'``, ``'gelu_tanh'`` or ``'silu'``.
+///   residual (Tensor, optional): added last, of the output's shape.
+///
+/// Returns:
+///   Tensor: of shape ``(*, out_features)``.
+#[pyfunction]
+#[pyo3(signature = (input, weight, bias=None, activation="none", residual=None))]
+fn _linear_act(
+    py: Python<'_>,
+    input: PyRef<'_, PyTensor>,
+    weight: PyRef<'_, PyTensor>,
+    bias: Option<PyRef<'_, PyTensor>>,
+    activation: &str,
+    residual: Option<PyRef<'_, PyTensor>>,
+) -> PyResult<PyTensor> {
+    let (x, w) = (input.t.clone(), weight.t.clone());
+    let (b, r) = (bias.map(|t| t.t.clone()), residual.map(|t| t.t.clone()));
+    let act = crate::ops::linalg::fused::parse_act(activation)?;
+    let work = x.numel().saturating_mul(w.shape().first().copied().unwrap_or(1));
+    Ok(wrap(run(py, work, || {
+        crate::ops::linalg::fused::linear_act(&x, &w, b.as_ref(), act, r.as_ref())
+    })?))
+}
+
 /// Fused attention over (B, H, L, E) tensors (the engine of
 /// F.scaled_dot_product_attention; call that instead).
 ///
@@ -844,6 +877,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_flash_attention, m)?)?;
     m.add_function(wrap_pyfunction!(_batch_norm_train, m)?)?;
     m.add_function(wrap_pyfunction!(linear, m)?)?;
+    m.add_function(wrap_pyfunction!(_linear_act, m)?)?;
     m.add_function(wrap_pyfunction!(softmax_fn, m)?)?;
     m.add_function(wrap_pyfunction!(log_softmax, m)?)?;
     m.add_function(wrap_pyfunction!(max_pool1d, m)?)?;

@@ -1,10 +1,34 @@
 """shaders/matmul.wgsl through wgpu-py against NumPy (float64 references)."""
 
+import math
+
 import numpy as np
 import pytest
 
 F = "matmul.wgsl"
-TILE = 128  # the output tile documented in matmul.wgsl
+# Every entry point: matmul[_<tm>x<tn>][_vec4] (the unsuffixed tile is 128 x 128).
+TILES = ["", "_128x64", "_64x128", "_64x64"]
+ENTRIES = [f"matmul{t}{v}" for t in TILES for v in ("", "_vec4")]
+ACTS = {"none": 0, "relu": 1, "gelu": 2, "gelu_tanh": 3, "silu": 4}
+
+
+def tile(entry):
+    """The (rows, columns) output tile of an entry point."""
+    dims = [p for p in entry.split("_") if "x" in p]
+    return tuple(map(int, dims[0].split("x"))) if dims else (128, 128)
+
+
+def activation(x, name):
+    if name == "relu":
+        return np.maximum(x, 0)
+    if name == "gelu":
+        return 0.5 * x * (1 + np.vectorize(math.erf)(x / math.sqrt(2)))
+    if name == "gelu_tanh":
+        return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
+    if name == "silu":
+        return x / (1 + np.exp(-x))
+    return x
+
 
 NP = {"f32": np.float32, "f16": np.float16}
 
@@ -47,8 +71,13 @@ def gemm(
     beta=0.0,
     c_fill=None,
     seed=0,
+    bias=False,
+    act="none",
+    residual=False,
 ):
-    """Runs one dispatch; returns (C as computed, C expected) over the whole C buffer."""
+    """Runs one dispatch; returns (C as computed, C expected) over the whole C buffer.
+    bias: add a bias (one per column, at offset 2); act: the activation; residual:
+    add a residual laid out like C (at offset 3) last."""
     rng = np.random.default_rng(seed)
     t = NP[dtype]
     a, (ao, abs_, ars, acs) = layout(rng, m, k, batch, a_trans, a_bcast, a_off, t)
@@ -56,6 +85,9 @@ def gemm(
     c = rng.standard_normal(c_off + batch * m * n + 5).astype(t)
     if c_fill is not None:
         c[c_off : c_off + batch * m * n] = c_fill
+    bias_buf = rng.standard_normal(n + 2).astype(t)
+    res_buf = rng.standard_normal(batch * m * n + 3).astype(t)
+    epi = int(bias) | int(residual) << 1 | ACTS[act] << 2
     p = [
         m,
         n,
@@ -73,13 +105,23 @@ def gemm(
         m * n,
         float(alpha),
         float(beta),
+        2,
+        3,
+        m * n,
+        epi,
     ]
-    groups = (-(-n // TILE), -(-m // TILE), batch)
-    got = gpu.run(F, entry, [a, b, c], p, groups, dtype=dtype)[2]
+    tm, tn = tile(entry)
+    groups = (-(-n // tn), -(-m // tm), batch)
+    got = gpu.run(F, entry, [a, b, c, bias_buf, res_buf], p, groups, dtype=dtype)[2]
     want = c.astype(np.float64)
     prod = gather(a, ao, abs_, ars, acs, batch, m, k) @ gather(b, bo, bbs, brs, bcs, batch, k, n)
     old = want[c_off : c_off + batch * m * n].reshape(batch, m, n)
     new = alpha * prod + (beta * old if beta != 0 else 0)
+    if bias:
+        new = new + bias_buf[2:].astype(np.float64)
+    new = activation(new, act)
+    if residual:
+        new = new + res_buf[3:].astype(np.float64).reshape(batch, m, n)
     want[c_off : c_off + batch * m * n] = new.ravel()
     return got.astype(np.float64), want
 
@@ -98,6 +140,36 @@ SHAPES = [(1, 1, 1), (65, 33, 17), (130, 70, 129), (3, 130, 5), (64, 64, 64), (1
 def test_general_shapes(gpu, m, n, k):
     for dtype in dtypes(gpu):
         check(*gemm(gpu, m, n, k, dtype=dtype), k, dtype)
+
+
+@pytest.mark.parametrize("entry", ENTRIES[2:])
+def test_smaller_tiles(gpu, entry):
+    # Ragged edges over several tiles, a ragged last K slice, transposed and
+    # broadcast operands, offsets, a batch (one pipeline per entry: lavapipe is slow).
+    v4 = entry.endswith("_vec4")
+    for dtype in dtypes(gpu):
+        check(*gemm(gpu, 130, 136, 44, batch=2, entry=entry, dtype=dtype, seed=14), 44, dtype)
+        for a_trans, b_trans in [(True, False), (False, True)]:
+            got, want = gemm(
+                gpu,
+                68,
+                72,
+                36,
+                batch=2,
+                entry=entry,
+                dtype=dtype,
+                a_trans=a_trans,
+                b_trans=b_trans,
+                a_bcast=b_trans,
+                a_off=4 if v4 else 3,
+                c_off=8 if v4 else 5,
+                seed=15,
+            )
+            check(got, want, 36, dtype)
+        if not v4:
+            check(
+                *gemm(gpu, 65, 67, 17, entry=entry, dtype=dtype, b_trans=True, seed=16), 17, dtype
+            )
 
 
 def test_k_zero_scales_c(gpu):
@@ -221,3 +293,31 @@ def test_vec4_matches_general_on_large_k(gpu):
     r2 = gemm(gpu, 100, 76, 100, entry="matmul_vec4", seed=9)
     check(*r1, 100, "f32")
     check(*r2, 100, "f32")
+
+
+@pytest.mark.parametrize("entry", ["matmul_vec4", "matmul_64x64"])
+@pytest.mark.parametrize("act", list(ACTS))
+def test_epilogue(gpu, entry, act):
+    # bias, activation and residual after alpha / beta, on ragged tiles.
+    for dtype in dtypes(gpu)[:1] if act != "gelu" else dtypes(gpu):
+        got, want = gemm(
+            gpu,
+            70,
+            68,
+            20,
+            batch=2,
+            entry=entry,
+            dtype=dtype,
+            alpha=0.5,
+            beta=1.5,
+            bias=True,
+            act=act,
+            residual=True,
+            seed=12,
+        )
+        check(got, want, 20, dtype)
+
+
+def test_epilogue_parts_alone(gpu):
+    for kw in ({"bias": True}, {"residual": True}, {"act": "gelu"}):
+        check(*gemm(gpu, 9, 12, 7, entry="matmul_64x64", seed=13, **kw), 7, "f32")

@@ -2,6 +2,7 @@
 //! and one launcher file per op family (mirroring `backend::cpu`).
 
 pub mod attention;
+pub mod autotune;
 pub mod batch_norm;
 pub mod buffer_pool;
 pub mod codes;

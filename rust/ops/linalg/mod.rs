@@ -4,6 +4,8 @@
 
 pub mod decomp;
 pub mod eig;
+pub mod fused;
+pub mod gpu;
 pub mod solve;
 
 use super::copy::to_dtype;
@@ -91,7 +93,7 @@ fn batched_raw(op: &str, a: &Tensor, b: &Tensor) -> Result<Tensor> {
     let dtype = a.dtype();
     if a.is_gpu() || b.is_gpu() {
         super::same_device(op, &[a, b])?;
-        return gpu_batched(a, b, &batch, n, k, p, &out_shape);
+        return gpu::gpu_batched(a, b, &batch, n, k, p, &out_shape, None);
     }
     // bfloat16 runs natively where the CPU has AVX512-BF16, float16 where it
     // has AVX-512F (widened while packed); other half and integer products
@@ -185,124 +187,6 @@ fn run<T: GemmElem + Element>(
         (0..count).for_each(|i| one(i, 1));
     }
     Ok(())
-}
-
-/// The GPU product: GEMM over strided operands, float16 in its own kernel
-/// variant, everything else in float32 (integer products are cast back).
-/// Batch dims that cannot be walked with one stride become one dispatch per
-/// leading index.
-fn gpu_batched(
-    a: &Tensor,
-    b: &Tensor,
-    batch: &[usize],
-    n: usize,
-    k: usize,
-    p: usize,
-    out_shape: &[usize],
-) -> Result<Tensor> {
-    use crate::backend::gpu::exec::Variant;
-    use crate::backend::gpu::matmul::{gemm, Mat};
-    use crate::tensor::layout::{contiguous_strides, Layout};
-    let dtype = a.dtype();
-    let compute = dtype.gpu_compute();
-    let operand = |t: &Tensor| -> Result<Tensor> {
-        let t = to_dtype(t, compute)?;
-        // The kernel walks non-negative strides only (flipped views are copied).
-        if t.strides().iter().any(|&s| s < 0) {
-            return super::copy::clone_as(&t, compute);
-        }
-        Ok(t)
-    };
-    let (ca, cb) = (operand(a)?, operand(b)?);
-    let mut bshape: Vec<i64> = batch.iter().map(|&d| d as i64).collect();
-    bshape.extend_from_slice(&[-1, -1]);
-    let (la, lb) = (ca.layout().expand(&bshape)?, cb.layout().expand(&bshape)?);
-    let nb = batch.len();
-    let out = Tensor::empty_on(out_shape, compute, crate::tensor::Device::Gpu)?;
-    let ob = contiguous_strides(batch);
-    let (cshape, [sa, sb, so]) =
-        Layout::coalesce(batch, [&la.strides[..nb], &lb.strides[..nb], &ob[..]]);
-    let (ba, bb) = (ca.storage().gpu_buffer()?, cb.storage().gpu_buffer()?);
-    let last = cshape.len().saturating_sub(1);
-    let inner = cshape.get(last).copied().unwrap_or(1);
-    let stride = |s: &[isize]| s.get(last).copied().unwrap_or(0);
-    let outer: usize = cshape[..last.min(cshape.len())].iter().product();
-    if let Some(s) = split_k(outer * inner, n, p, k, compute) {
-        // k in s slices: a batch of s products into scratch, then their sum.
-        let ks = (k / s) as isize;
-        let ma = Mat {
-            buf: ba,
-            off: la.offset,
-            bs: ks * la.strides[nb + 1],
-            rs: la.strides[nb],
-            cs: la.strides[nb + 1],
-        };
-        let mb = Mat {
-            buf: bb,
-            off: lb.offset,
-            bs: ks * lb.strides[nb],
-            rs: lb.strides[nb],
-            cs: lb.strides[nb + 1],
-        };
-        let parts = Tensor::empty_on(&[s, n, p], compute, crate::tensor::Device::Gpu)?;
-        gemm(n, p, k / s, s, ma, mb, parts.storage().gpu_buffer()?, 0, Variant::of(compute))?;
-        let sum = super::reduce::sum(&parts, Some(&[0]), false, None)?;
-        return to_dtype(
-            &reshape(&sum, &out_shape.iter().map(|&d| d as i64).collect::<Vec<_>>())?,
-            dtype,
-        );
-    }
-    for i in 0..outer {
-        let (mut rem, mut oa, mut obb, mut oo) = (i, 0isize, 0isize, 0isize);
-        for d in (0..last).rev() {
-            let idx = (rem % cshape[d]) as isize;
-            rem /= cshape[d];
-            oa += idx * sa[d];
-            obb += idx * sb[d];
-            oo += idx * so[d];
-        }
-        let ma = Mat {
-            buf: ba,
-            off: (la.offset as isize + oa) as usize,
-            bs: stride(&sa),
-            rs: la.strides[nb],
-            cs: la.strides[nb + 1],
-        };
-        let mb = Mat {
-            buf: bb,
-            off: (lb.offset as isize + obb) as usize,
-            bs: stride(&sb),
-            rs: lb.strides[nb],
-            cs: lb.strides[nb + 1],
-        };
-        gemm(
-            n,
-            p,
-            k,
-            inner,
-            ma,
-            mb,
-            out.storage().gpu_buffer()?,
-            oo as usize * n * p,
-            Variant::of(compute),
-        )?;
-    }
-    to_dtype(&out, dtype)
-}
-
-/// Slices of k for a lone float32 product whose 128 x 128 output tiles are
-/// too few to fill a GPU (64 at 1024^3) while k is long: enough slices for
-/// about 256 workgroups, each at least 256 deep and a multiple of 8. float16
-/// is never split (its partial sums would round to float16).
-fn split_k(batch: usize, n: usize, p: usize, k: usize, compute: DType) -> Option<usize> {
-    use crate::backend::gpu::matmul::TILE;
-    let tiles = n.div_ceil(TILE) * p.div_ceil(TILE);
-    if batch != 1 || compute != DType::F32 {
-        return None;
-    }
-    [64, 32, 16, 8, 4, 2]
-        .into_iter()
-        .find(|&s| tiles * s <= 256 && k.is_multiple_of(8 * s) && k / s >= 256)
 }
 
 pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
@@ -417,6 +301,10 @@ pub fn linear(x: &Tensor, w: &Tensor, b: Option<&Tensor>) -> Result<Tensor> {
         );
     }
     check_dtypes("linear", x, w)?;
+    // On the GPU the bias is the GEMM's epilogue: one dispatch.
+    if let Some(b) = b.filter(|b| fused::fuses(x, w, Some(b), None)) {
+        return fused::linear_act(x, w, Some(b), crate::backend::gpu::matmul::Act::None, None);
+    }
     if let Some(b) = b.filter(|b| fuses_bias(x, w, b)) {
         return autograd::record(
             &[x, w, b],

@@ -320,6 +320,26 @@ class MultiheadAttention(Module):
         return out, weights
 
 
+def _fused_act(layer):
+    return "relu" if layer.activation is F.relu else "gelu" if layer.activation is F.gelu else None
+
+
+def _feed_forward(layer, x, residual=None):
+    """linear2(dropout(activation(linear1(x)))) (+ residual); on the GPU, linear1's bias and a
+    relu or gelu activation run in its matmul's epilogue (one dispatch), and so do linear2's
+    bias and the residual when one is given."""
+    act = _fused_act(layer)
+    if act is not None and x.is_gpu:
+        h = rumus._rumus._linear_act(x, layer.linear1.weight, layer.linear1.bias, act)
+    else:
+        h = layer.activation(layer.linear1(x))
+    h = layer.dropout(h)
+    if residual is None:
+        return layer.linear2(h)
+    w, b = layer.linear2.weight, layer.linear2.bias
+    return rumus._rumus._linear_act(h, w, b, "none", residual)
+
+
 def _get_activation_fn(activation):
     if activation == "relu":
         return F.relu
@@ -402,11 +422,19 @@ class TransformerEncoderLayer(Module):
         x = src
         if self.norm_first:
             x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
-            x = x + self._ff_block(self.norm2(x))
+            x = self._ff_residual(self.norm2(x), x)
         else:
             x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal))
-            x = self.norm2(x + self._ff_block(x))
+            x = self.norm2(self._ff_residual(x, x))
         return x
+
+    def _ff_residual(self, h, x):
+        """x + _ff_block(h), the residual added in linear2's GPU epilogue where dropout2 is the
+        identity."""
+        fused = _fused_act(self) is not None and h.is_gpu and x.is_gpu
+        if fused and (not self.training or self.dropout2.p == 0):
+            return _feed_forward(self, h, residual=x)
+        return x + self._ff_block(h)
 
     def _sa_block(self, x, attn_mask, key_padding_mask, is_causal):
         x = self.self_attn(
@@ -421,7 +449,7 @@ class TransformerEncoderLayer(Module):
         return self.dropout1(x)
 
     def _ff_block(self, x):
-        return self.dropout2(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+        return self.dropout2(_feed_forward(self, x))
 
 
 class TransformerDecoderLayer(Module):
@@ -531,7 +559,7 @@ class TransformerDecoderLayer(Module):
         return self.dropout2(x)
 
     def _ff_block(self, x):
-        return self.dropout3(self.linear2(self.dropout(self.activation(self.linear1(x)))))
+        return self.dropout3(_feed_forward(self, x))
 
 
 class TransformerEncoder(Module):
