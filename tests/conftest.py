@@ -13,6 +13,10 @@ import rumus
 
 # ---- devices ----
 
+# The suite runs the deterministic matmul tile heuristic and writes nothing to
+# the user's cache; test_gpu_matmul_tune.py turns tuning on in its children.
+os.environ.setdefault("RUMUS_GPU_AUTOTUNE", "0")
+
 # CI sets this so that a missing GPU (a broken lavapipe install) fails the GPU
 # tests instead of skipping them.
 GPU_REQUIRED = os.environ.get("RUMUS_REQUIRE_GPU") == "1"
