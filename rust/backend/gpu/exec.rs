@@ -7,6 +7,7 @@ use super::buffer_pool::{self, GpuBuffer};
 use super::context::{self, Context};
 use super::params::ShaderParams;
 use super::shaders::{source, Shader};
+use super::{fence, graph, profile};
 use crate::bail;
 use crate::error::Result;
 use std::collections::HashMap;
@@ -43,6 +44,10 @@ pub struct Kernel {
     layout: wgpu::BindGroupLayout,
     /// The bindings this entry point uses (auto layouts contain only those).
     used: Vec<u32>,
+    /// The bindings it may write (see `fence`).
+    written: Vec<u32>,
+    /// "shader.entry", for profiles.
+    name: Arc<str>,
 }
 
 /// (shader, entry point, variant).
@@ -91,6 +96,8 @@ fn kernel(
     let src = source(shader, variant);
     let used = used_bindings(&src, entry)
         .map_err(|e| crate::error::Error::Runtime(format!("shader {}.wgsl: {}", shader.name, e)))?;
+    let written = fence::written_bindings(&src, entry)
+        .map_err(|e| crate::error::Error::Runtime(format!("shader {}.wgsl: {}", shader.name, e)))?;
     let module = ctx.device.create_shader_module(wgpu::ShaderModuleDescriptor {
         label: Some(shader.name),
         source: wgpu::ShaderSource::Wgsl(src.into()),
@@ -105,7 +112,8 @@ fn kernel(
     });
     ctx.check()?;
     let layout = pipeline.get_bind_group_layout(0);
-    let k = Arc::new(Kernel { pipeline, layout, used });
+    let name = format!("{}.{}", shader.name, entry).into();
+    let k = Arc::new(Kernel { pipeline, layout, used, written, name });
     crate::tensor::lock(&KERNELS).insert(key, k.clone());
     Ok(k)
 }
@@ -116,6 +124,8 @@ struct Batch {
     params: Vec<u8>,
     params_buf: Option<wgpu::Buffer>,
     dispatches: usize,
+    /// Timestamp queries of the batch's dispatches while profiling.
+    prof: Option<profile::Recorder>,
 }
 
 static BATCH: Mutex<Batch> = Mutex::new(Batch {
@@ -124,6 +134,7 @@ static BATCH: Mutex<Batch> = Mutex::new(Batch {
     params: Vec::new(),
     params_buf: None,
     dispatches: 0,
+    prof: None,
 });
 
 impl Batch {
@@ -140,12 +151,16 @@ impl Batch {
     }
     fn submit(&mut self, ctx: &Context) -> Result<()> {
         self.pass = None;
-        if let Some(enc) = self.encoder.take() {
+        if let Some(mut enc) = self.encoder.take() {
             if !self.params.is_empty() {
                 let buf = self.params_buf.as_ref().expect("params buffer");
                 ctx.queue.write_buffer(buf, 0, &self.params);
             }
+            if let Some(rec) = self.prof.take() {
+                profile::resolve(ctx, &mut enc, rec);
+            }
             ctx.queue.submit([enc.finish()]);
+            fence::submitted(true);
         }
         self.params.clear();
         self.dispatches = 0;
@@ -363,9 +378,21 @@ pub fn dispatch_binds<P: ShaderParams>(
             limit
         );
     }
+    let bytes: &[u8] = bytemuck::bytes_of(params);
+    if graph::capturing() {
+        return graph::record_dispatch(
+            ctx,
+            &k.pipeline,
+            &k.layout,
+            &k.used,
+            &k.written,
+            binds,
+            bytes,
+            groups,
+        );
+    }
     let mut b = crate::tensor::lock(&BATCH);
     let align = ctx.limits.min_storage_buffer_offset_alignment as usize;
-    let bytes: &[u8] = bytemuck::bytes_of(params);
     if b.params.len().next_multiple_of(align) + bytes.len() > PARAMS_BYTES as usize {
         // The arena is full: submit what it holds and start a new batch.
         b.submit(ctx)?;
@@ -421,10 +448,24 @@ fn dispatch_locked(
         layout: &k.layout,
         entries: &entries,
     });
-    let pass = b.pass(ctx);
+    for &i in &k.written {
+        if let Some(w) = binds.get(i as usize) {
+            fence::wrote(w.buf);
+        }
+    }
+    let pass = if profile::active() {
+        let b = &mut *b;
+        b.pass = None;
+        let enc =
+            b.encoder.get_or_insert_with(|| ctx.device.create_command_encoder(&Default::default()));
+        b.pass.insert(profile::pass(ctx, enc, &mut b.prof, MAX_BATCH, &k.name))
+    } else {
+        b.pass(ctx)
+    };
     pass.set_pipeline(&k.pipeline);
     pass.set_bind_group(0, &bind, &[]);
     pass.dispatch_workgroups(groups[0], groups[1], groups[2]);
+    fence::bump(fence::DISPATCHES);
     b.dispatches += 1;
     if b.dispatches >= MAX_BATCH {
         b.submit(ctx)?;
@@ -513,7 +554,9 @@ pub fn flush() -> Result<()> {
 
 /// Waits until the GPU has finished all submitted work.
 pub fn synchronize() -> Result<()> {
+    graph::refuse("rumus.gpu.synchronize()")?;
     let ctx = context::get()?;
+    flush()?;
     if status_buffer().is_some() {
         // Reading the status word waits for all work too.
         read(None, 0, 0)?;
@@ -556,9 +599,13 @@ pub fn upload(bytes: &[u8]) -> Result<GpuBuffer> {
         contents: data,
         usage: wgpu::BufferUsages::COPY_SRC,
     });
-    let mut b = crate::tensor::lock(&BATCH);
-    b.encoder(ctx).copy_buffer_to_buffer(&staging, 0, dst.buffer(), 0, data.len() as u64);
-    drop(b);
+    if graph::capturing() {
+        graph::record_copy(&staging, 0, dst.buffer(), 0, data.len() as u64);
+    } else {
+        let mut b = crate::tensor::lock(&BATCH);
+        b.encoder(ctx).copy_buffer_to_buffer(&staging, 0, dst.buffer(), 0, data.len() as u64);
+        fence::wrote(dst.buffer());
+    }
     count(&TO_DEVICE, bytes.len());
     ctx.check()?;
     Ok(dst)
@@ -568,12 +615,18 @@ pub fn upload(bytes: &[u8]) -> Result<GpuBuffer> {
 /// no staging buffer (data plus the status word) outgrows max_buffer_size.
 const READ_BYTES: usize = 64 << 20;
 
-/// Reads `nbytes` from `offset` (a multiple of 4) of a buffer: submits
-/// pending work and waits.
+/// Reads `nbytes` from `offset` (a multiple of 4) of a buffer: from the host
+/// copy an earlier read kept when no write came since, else by copying it
+/// back (see `read`).
 pub fn download(src: &wgpu::Buffer, offset: u64, nbytes: usize) -> Result<Vec<u8>> {
+    graph::refuse("reading GPU data on the host")?;
     if nbytes == 0 {
         return Ok(Vec::new());
     }
+    if let Some(bytes) = fence::cached(src, offset, nbytes) {
+        return Ok(bytes);
+    }
+    let generation = fence::generation(src);
     let mut out = Vec::with_capacity(nbytes);
     while out.len() < nbytes {
         out.extend(read(
@@ -583,11 +636,15 @@ pub fn download(src: &wgpu::Buffer, offset: u64, nbytes: usize) -> Result<Vec<u8
         )?);
     }
     count(&TO_HOST, nbytes);
+    fence::keep(src, generation, offset, &out);
     Ok(out)
 }
 
 /// Copies `nbytes` of `src` (if any) and the status word into one staging
-/// buffer, waits, raises a failed device-side check, returns the data.
+/// buffer, waits, raises a failed device-side check, returns the data. The
+/// open batch is submitted only when it writes `src`; the copy goes in a
+/// submission of its own, and only that submission is waited for (queues run
+/// in order, so it completes after every write submitted before it).
 fn read(src: Option<&wgpu::Buffer>, offset: u64, nbytes: usize) -> Result<Vec<u8>> {
     let ctx = context::get()?;
     let status = status_buffer();
@@ -602,23 +659,29 @@ fn read(src: Option<&wgpu::Buffer>, offset: u64, nbytes: usize) -> Result<Vec<u8
         usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
         mapped_at_creation: false,
     });
-    {
+    let index = {
         let mut b = crate::tensor::lock(&BATCH);
-        let enc = b.encoder(ctx);
+        if fence::read_needs_flush(src) {
+            b.submit(ctx)?;
+        }
+        let mut enc = ctx.device.create_command_encoder(&Default::default());
         if let Some(src) = src {
             enc.copy_buffer_to_buffer(src, offset, &staging, 0, data);
         }
         if let Some(st) = &status {
             enc.copy_buffer_to_buffer(st, 0, &staging, data, 4);
         }
-        b.submit(ctx)?;
-    }
+        let index = ctx.queue.submit([enc.finish()]);
+        fence::submitted(false);
+        ctx.check()?;
+        index
+    };
     let (tx, rx) = std::sync::mpsc::channel();
     staging.map_async(wgpu::MapMode::Read, .., move |r| {
         let _ = tx.send(r);
     });
     ctx.device
-        .poll(wgpu::PollType::wait_indefinitely())
+        .poll(wgpu::PollType::Wait { submission_index: Some(index), timeout: None })
         .map_err(|e| crate::error::Error::Runtime(format!("GPU error: {}", e)))?;
     ctx.check()?;
     match rx.recv() {
@@ -647,9 +710,13 @@ pub fn copy(
 ) -> Result<()> {
     let ctx = context::get()?;
     if nbytes > 0 {
-        crate::tensor::lock(&BATCH)
-            .encoder(ctx)
-            .copy_buffer_to_buffer(src, src_off, dst, dst_off, nbytes);
+        if graph::capturing() {
+            graph::record_copy(src, src_off, dst, dst_off, nbytes);
+            return Ok(());
+        }
+        let mut b = crate::tensor::lock(&BATCH);
+        b.encoder(ctx).copy_buffer_to_buffer(src, src_off, dst, dst_off, nbytes);
+        fence::wrote(dst);
     }
     Ok(())
 }
