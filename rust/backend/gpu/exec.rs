@@ -124,6 +124,8 @@ struct Batch {
     params: Vec<u8>,
     params_buf: Option<wgpu::Buffer>,
     dispatches: usize,
+    /// The last submission's index (reads wait for it).
+    last: Option<wgpu::SubmissionIndex>,
     /// Timestamp queries of the batch's dispatches while profiling.
     prof: Option<profile::Recorder>,
 }
@@ -134,6 +136,7 @@ static BATCH: Mutex<Batch> = Mutex::new(Batch {
     params: Vec::new(),
     params_buf: None,
     dispatches: 0,
+    last: None,
     prof: None,
 });
 
@@ -159,7 +162,7 @@ impl Batch {
             if let Some(rec) = self.prof.take() {
                 profile::resolve(ctx, &mut enc, rec);
             }
-            ctx.queue.submit([enc.finish()]);
+            self.last = Some(ctx.queue.submit([enc.finish()]));
             fence::submitted(true);
         }
         self.params.clear();
@@ -556,10 +559,9 @@ pub fn flush() -> Result<()> {
 pub fn synchronize() -> Result<()> {
     graph::refuse("rumus.gpu.synchronize()")?;
     let ctx = context::get()?;
-    flush()?;
     if status_buffer().is_some() {
-        // Reading the status word waits for all work too.
-        read(None, 0, 0)?;
+        // Reading the status word (with everything queued) waits for all work too.
+        read(None, 0, 0, true)?;
         return Ok(());
     }
     flush()?;
@@ -633,6 +635,7 @@ pub fn download(src: &wgpu::Buffer, offset: u64, nbytes: usize) -> Result<Vec<u8
             Some(src),
             offset + out.len() as u64,
             (nbytes - out.len()).min(READ_BYTES),
+            false,
         )?);
     }
     count(&TO_HOST, nbytes);
@@ -642,10 +645,16 @@ pub fn download(src: &wgpu::Buffer, offset: u64, nbytes: usize) -> Result<Vec<u8
 
 /// Copies `nbytes` of `src` (if any) and the status word into one staging
 /// buffer, waits, raises a failed device-side check, returns the data. The
-/// open batch is submitted only when it writes `src`; the copy goes in a
-/// submission of its own, and only that submission is waited for (queues run
-/// in order, so it completes after every write submitted before it).
-fn read(src: Option<&wgpu::Buffer>, offset: u64, nbytes: usize) -> Result<Vec<u8>> {
+/// open batch is submitted (with the copy at its end) only when it writes
+/// `src` or `flush_all`; else the copy goes in a submission of its own. Only
+/// the copy's submission is waited for (queues run in order, so it completes
+/// after every write submitted before it).
+fn read(
+    src: Option<&wgpu::Buffer>,
+    offset: u64,
+    nbytes: usize,
+    flush_all: bool,
+) -> Result<Vec<u8>> {
     let ctx = context::get()?;
     let status = status_buffer();
     let data = (nbytes as u64).next_multiple_of(4);
@@ -661,18 +670,30 @@ fn read(src: Option<&wgpu::Buffer>, offset: u64, nbytes: usize) -> Result<Vec<u8
     });
     let index = {
         let mut b = crate::tensor::lock(&BATCH);
-        if fence::read_needs_flush(src) {
-            b.submit(ctx)?;
-        }
-        let mut enc = ctx.device.create_command_encoder(&Default::default());
+        let with_batch = fence::read_needs_flush(src) | flush_all;
+        let mut own = None;
+        let enc = if with_batch {
+            b.encoder(ctx)
+        } else {
+            own.insert(ctx.device.create_command_encoder(&Default::default()))
+        };
         if let Some(src) = src {
             enc.copy_buffer_to_buffer(src, offset, &staging, 0, data);
         }
         if let Some(st) = &status {
             enc.copy_buffer_to_buffer(st, 0, &staging, data, 4);
         }
-        let index = ctx.queue.submit([enc.finish()]);
-        fence::submitted(false);
+        let index = match own {
+            Some(enc) => {
+                let index = ctx.queue.submit([enc.finish()]);
+                fence::submitted(false);
+                index
+            }
+            None => {
+                b.submit(ctx)?;
+                b.last.clone().expect("a submission")
+            }
+        };
         ctx.check()?;
         index
     };

@@ -7,12 +7,22 @@
 
 use crate::tensor::lock;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{LazyLock, Mutex};
 
-/// Host copies larger than this are not kept (the cache is for logging
-/// losses and metrics, not for mirroring every tensor on the host).
-const KEEP_BYTES: usize = 16 << 20;
+/// Bytes of host copies kept at most, all buffers together: the cache is for
+/// logged losses and metrics, not for mirroring every tensor on the host.
+const KEEP_BYTES: usize = 64 << 20;
+
+/// Bytes of host copies kept now.
+static KEPT: AtomicUsize = AtomicUsize::new(0);
+
+/// Drops a state's host copy.
+fn drop_host(s: &mut State) {
+    if let Some((_, bytes)) = s.host.take() {
+        KEPT.fetch_sub(bytes.len(), Ordering::Relaxed);
+    }
+}
 
 struct State {
     /// The batch (see `SEQ`) that last wrote the buffer.
@@ -49,14 +59,14 @@ pub fn wrote(buf: &wgpu::Buffer) {
     let s = m.entry(buf.clone()).or_insert(State { batch: seq, writes: 0, host: None });
     s.batch = seq;
     s.writes += 1;
-    s.host = None;
+    drop_host(s);
 }
 
 /// Notes a write of `buf` already submitted (a graph replay): drops its host copy.
 pub fn invalidate(buf: &wgpu::Buffer) {
     if let Some(s) = lock(&STATES).get_mut(buf) {
         s.writes += 1;
-        s.host = None;
+        drop_host(s);
     }
 }
 
@@ -98,19 +108,23 @@ pub fn generation(buf: &wgpu::Buffer) -> u64 {
 
 /// Keeps the bytes a read brought back, unless a write came in since `generation`.
 pub fn keep(buf: &wgpu::Buffer, generation: u64, offset: u64, bytes: &[u8]) {
-    if bytes.len() > KEEP_BYTES {
-        return;
-    }
     let mut m = lock(&STATES);
     let s = m.entry(buf.clone()).or_insert(State { batch: u64::MAX, writes: 0, host: None });
-    if s.writes == generation {
+    if s.writes != generation {
+        return;
+    }
+    drop_host(s);
+    if KEPT.load(Ordering::Relaxed) + bytes.len() <= KEEP_BYTES {
+        KEPT.fetch_add(bytes.len(), Ordering::Relaxed);
         s.host = Some((offset, bytes.to_vec()));
     }
 }
 
 /// Forgets a buffer going back to the pool: its next owner starts clean.
 pub fn forget(buf: &wgpu::Buffer) {
-    lock(&STATES).remove(buf);
+    if let Some(mut s) = lock(&STATES).remove(buf) {
+        drop_host(&mut s);
+    }
 }
 
 /// The bindings of group 0 that `entry` may write: storage variables
