@@ -29,10 +29,7 @@ impl Drop for GpuBuffer {
         if let Some(b) = self.buffer.take() {
             super::fence::forget(&b);
             // Freed during a capture: recorded commands may still use it.
-            let b = match super::graph::give_free(self.nbytes, b, self.captured) {
-                Ok(()) => None,
-                Err(b) => Some(b),
-            };
+            let b = super::graph::give_free(self.nbytes, b, self.captured).err();
             let mut pool = crate::tensor::lock(&POOL);
             pool.allocated -= self.nbytes;
             match b {

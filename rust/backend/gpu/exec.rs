@@ -1,7 +1,9 @@
 //! Running kernels: pipelines built once per (shader, entry point, dtype) and
 //! cached; dispatches recorded into one shared encoder and submitted in
-//! batches (on readback, `synchronize()` or every `MAX_BATCH` dispatches);
-//! per-dispatch parameters packed into one arena buffer per batch.
+//! batches (on a readback of data the batch writes, `synchronize()` or every
+//! `MAX_BATCH` dispatches; see `fence`); per-dispatch parameters packed into
+//! one arena buffer per batch. Graph capture (`graph`) and timestamp
+//! profiles (`profile`) hook in at `dispatch_binds`.
 
 use super::buffer_pool::{self, GpuBuffer};
 use super::context::{self, Context};
