@@ -2,7 +2,7 @@
 //! transfer statistics (python/rumus/gpu.py wraps these).
 
 use crate::backend::gpu::exec::Variant;
-use crate::backend::gpu::{buffer_pool, context, exec, shaders};
+use crate::backend::gpu::{buffer_pool, context, exec, fence, graph, profile, shaders};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -102,6 +102,65 @@ fn _gpu_reset_transfer_stats() {
     }
 }
 
+/// Queue counters by name (rumus.gpu.queue_stats()).
+#[pyfunction]
+fn _gpu_queue_stats(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let d = PyDict::new(py);
+    for (name, c) in fence::STAT_NAMES.iter().zip(&fence::STATS) {
+        d.set_item(*name, c.load(Ordering::Relaxed))?;
+    }
+    Ok(d)
+}
+
+#[pyfunction]
+fn _gpu_reset_queue_stats() {
+    for c in &fence::STATS {
+        c.store(0, Ordering::Relaxed);
+    }
+}
+
+#[pyfunction]
+fn _gpu_profile_start(py: Python<'_>) -> PyResult<()> {
+    Ok(py.detach(profile::start)?)
+}
+
+/// Every profiled dispatch's (kernel name, GPU nanoseconds).
+#[pyfunction]
+fn _gpu_profile_stop(py: Python<'_>) -> PyResult<Vec<(String, f64)>> {
+    Ok(py.detach(profile::stop)?)
+}
+
+#[pyfunction]
+fn _gpu_graph_begin(py: Python<'_>) -> PyResult<()> {
+    Ok(py.detach(graph::begin)?)
+}
+
+/// Closes the capture and returns its graph.
+#[pyfunction]
+fn _gpu_graph_end(py: Python<'_>) -> PyResult<GpuGraph> {
+    Ok(GpuGraph(py.detach(graph::end)?))
+}
+
+/// A captured graph (rumus.gpu.GPUGraph wraps it).
+#[pyclass(name = "_GpuGraph", module = "rumus._rumus", frozen)]
+pub struct GpuGraph(graph::Graph);
+
+#[pymethods]
+impl GpuGraph {
+    /// Submits the recorded work once.
+    fn replay(&self, py: Python<'_>) -> PyResult<()> {
+        Ok(py.detach(|| self.0.replay())?)
+    }
+    /// Recorded commands (dispatches and copies).
+    fn __len__(&self) -> usize {
+        self.0.len()
+    }
+    /// Bytes of GPU buffers the graph keeps alive.
+    fn owned_bytes(&self) -> u64 {
+        self.0.owned_bytes()
+    }
+}
+
 /// The WGSL rumus compiles for shaders/<name>.wgsl (code constants
 /// prepended; `f16` for the float16 variant), for the wgpu-py shader tests.
 #[pyfunction]
@@ -147,5 +206,12 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_gpu_empty_cache, m)?)?;
     m.add_function(wrap_pyfunction!(_gpu_transfer_stats, m)?)?;
     m.add_function(wrap_pyfunction!(_gpu_reset_transfer_stats, m)?)?;
+    m.add_function(wrap_pyfunction!(_gpu_queue_stats, m)?)?;
+    m.add_function(wrap_pyfunction!(_gpu_reset_queue_stats, m)?)?;
+    m.add_function(wrap_pyfunction!(_gpu_profile_start, m)?)?;
+    m.add_function(wrap_pyfunction!(_gpu_profile_stop, m)?)?;
+    m.add_function(wrap_pyfunction!(_gpu_graph_begin, m)?)?;
+    m.add_function(wrap_pyfunction!(_gpu_graph_end, m)?)?;
+    m.add_class::<GpuGraph>()?;
     Ok(())
 }

@@ -13,6 +13,9 @@ pub struct GpuBuffer {
     buffer: Option<wgpu::Buffer>,
     /// Bucket size in bytes (the buffer's size).
     pub nbytes: u64,
+    /// The graph capture that allocated it (0: none). A graph owns the
+    /// memory it allocates, so such a buffer never goes back to the pool.
+    captured: u64,
 }
 
 impl GpuBuffer {
@@ -24,9 +27,16 @@ impl GpuBuffer {
 impl Drop for GpuBuffer {
     fn drop(&mut self) {
         if let Some(b) = self.buffer.take() {
+            super::fence::forget(&b);
+            // Freed during a capture: recorded commands may still use it.
+            let b = super::graph::give_free(self.nbytes, b, self.captured).err();
             let mut pool = crate::tensor::lock(&POOL);
             pool.allocated -= self.nbytes;
-            pool.free.entry(self.nbytes).or_default().push(b);
+            match b {
+                Some(b) if self.captured == 0 => pool.free.entry(self.nbytes).or_default().push(b),
+                // The graph (or the capture) keeps the buffer.
+                _ => pool.reserved -= self.nbytes,
+            }
         }
     }
 }
@@ -70,6 +80,16 @@ pub fn alloc(nbytes: u64) -> Result<GpuBuffer> {
             s
         }
     });
+    let capturing = super::graph::capturing();
+    if capturing {
+        if let Some((b, id)) = super::graph::take_free(size) {
+            let mut pool = crate::tensor::lock(&POOL);
+            pool.allocated += size;
+            pool.reserved += size;
+            pool.peak = pool.peak.max(pool.allocated);
+            return Ok(GpuBuffer { buffer: Some(b), nbytes: size, captured: id });
+        }
+    }
     let mut pool = crate::tensor::lock(&POOL);
     let buffer = match pool.free.get_mut(&size).and_then(|v| v.pop()) {
         Some(b) => b,
@@ -98,7 +118,9 @@ pub fn alloc(nbytes: u64) -> Result<GpuBuffer> {
     };
     pool.allocated += size;
     pool.peak = pool.peak.max(pool.allocated);
-    Ok(GpuBuffer { buffer: Some(buffer), nbytes: size })
+    drop(pool);
+    let captured = if capturing { super::graph::adopt(&buffer) } else { 0 };
+    Ok(GpuBuffer { buffer: Some(buffer), nbytes: size, captured })
 }
 
 fn release(pool: &mut Pool) {

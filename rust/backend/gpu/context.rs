@@ -173,7 +173,9 @@ fn create() -> std::result::Result<Context, String> {
     let info = adapter.get_info();
     // The adapter's own limits, not WebGPU's small defaults: large tensors fit.
     let limits = adapter.limits();
-    let features = adapter.features() & wgpu::Features::SHADER_F16;
+    // Timestamp queries only serve rumus.gpu.profile(); enabling them costs nothing.
+    let features =
+        adapter.features() & (wgpu::Features::SHADER_F16 | wgpu::Features::TIMESTAMP_QUERY);
     let desc = wgpu::DeviceDescriptor {
         label: Some("rumus"),
         required_features: features,

@@ -1,12 +1,15 @@
 //! Running kernels: pipelines built once per (shader, entry point, dtype) and
 //! cached; dispatches recorded into one shared encoder and submitted in
-//! batches (on readback, `synchronize()` or every `MAX_BATCH` dispatches);
-//! per-dispatch parameters packed into one arena buffer per batch.
+//! batches (on a readback of data the batch writes, `synchronize()` or every
+//! `MAX_BATCH` dispatches; see `fence`); per-dispatch parameters packed into
+//! one arena buffer per batch. Graph capture (`graph`) and timestamp
+//! profiles (`profile`) hook in at `dispatch_binds`.
 
 use super::buffer_pool::{self, GpuBuffer};
 use super::context::{self, Context};
 use super::params::ShaderParams;
 use super::shaders::{source, Shader};
+use super::{fence, graph, profile};
 use crate::bail;
 use crate::error::Result;
 use std::collections::HashMap;
@@ -43,6 +46,10 @@ pub struct Kernel {
     layout: wgpu::BindGroupLayout,
     /// The bindings this entry point uses (auto layouts contain only those).
     used: Vec<u32>,
+    /// The bindings it may write (see `fence`).
+    written: Vec<u32>,
+    /// "shader.entry", for profiles.
+    name: Arc<str>,
 }
 
 /// (shader, entry point, variant).
@@ -91,6 +98,8 @@ fn kernel(
     let src = source(shader, variant);
     let used = used_bindings(&src, entry)
         .map_err(|e| crate::error::Error::Runtime(format!("shader {}.wgsl: {}", shader.name, e)))?;
+    let written = fence::written_bindings(&src, entry)
+        .map_err(|e| crate::error::Error::Runtime(format!("shader {}.wgsl: {}", shader.name, e)))?;
     let module = ctx.device.create_shader_module(wgpu::ShaderModuleDescriptor {
         label: Some(shader.name),
         source: wgpu::ShaderSource::Wgsl(src.into()),
@@ -105,7 +114,8 @@ fn kernel(
     });
     ctx.check()?;
     let layout = pipeline.get_bind_group_layout(0);
-    let k = Arc::new(Kernel { pipeline, layout, used });
+    let name = format!("{}.{}", shader.name, entry).into();
+    let k = Arc::new(Kernel { pipeline, layout, used, written, name });
     crate::tensor::lock(&KERNELS).insert(key, k.clone());
     Ok(k)
 }
@@ -116,6 +126,10 @@ struct Batch {
     params: Vec<u8>,
     params_buf: Option<wgpu::Buffer>,
     dispatches: usize,
+    /// The last submission's index (reads wait for it).
+    last: Option<wgpu::SubmissionIndex>,
+    /// Timestamp queries of the batch's dispatches while profiling.
+    prof: Option<profile::Recorder>,
 }
 
 static BATCH: Mutex<Batch> = Mutex::new(Batch {
@@ -124,6 +138,8 @@ static BATCH: Mutex<Batch> = Mutex::new(Batch {
     params: Vec::new(),
     params_buf: None,
     dispatches: 0,
+    last: None,
+    prof: None,
 });
 
 impl Batch {
@@ -140,12 +156,16 @@ impl Batch {
     }
     fn submit(&mut self, ctx: &Context) -> Result<()> {
         self.pass = None;
-        if let Some(enc) = self.encoder.take() {
+        if let Some(mut enc) = self.encoder.take() {
             if !self.params.is_empty() {
                 let buf = self.params_buf.as_ref().expect("params buffer");
                 ctx.queue.write_buffer(buf, 0, &self.params);
             }
-            ctx.queue.submit([enc.finish()]);
+            if let Some(rec) = self.prof.take() {
+                profile::resolve(ctx, &mut enc, rec);
+            }
+            self.last = Some(ctx.queue.submit([enc.finish()]));
+            fence::submitted(true);
         }
         self.params.clear();
         self.dispatches = 0;
@@ -363,9 +383,21 @@ pub fn dispatch_binds<P: ShaderParams>(
             limit
         );
     }
+    let bytes: &[u8] = bytemuck::bytes_of(params);
+    if graph::capturing() {
+        return graph::record_dispatch(
+            ctx,
+            &k.pipeline,
+            &k.layout,
+            &k.used,
+            &k.written,
+            binds,
+            bytes,
+            groups,
+        );
+    }
     let mut b = crate::tensor::lock(&BATCH);
     let align = ctx.limits.min_storage_buffer_offset_alignment as usize;
-    let bytes: &[u8] = bytemuck::bytes_of(params);
     if b.params.len().next_multiple_of(align) + bytes.len() > PARAMS_BYTES as usize {
         // The arena is full: submit what it holds and start a new batch.
         b.submit(ctx)?;
@@ -421,10 +453,24 @@ fn dispatch_locked(
         layout: &k.layout,
         entries: &entries,
     });
-    let pass = b.pass(ctx);
+    for &i in &k.written {
+        if let Some(w) = binds.get(i as usize) {
+            fence::wrote(w.buf);
+        }
+    }
+    let pass = if profile::active() {
+        let b = &mut *b;
+        b.pass = None;
+        let enc =
+            b.encoder.get_or_insert_with(|| ctx.device.create_command_encoder(&Default::default()));
+        b.pass.insert(profile::pass(ctx, enc, &mut b.prof, MAX_BATCH, &k.name))
+    } else {
+        b.pass(ctx)
+    };
     pass.set_pipeline(&k.pipeline);
     pass.set_bind_group(0, &bind, &[]);
     pass.dispatch_workgroups(groups[0], groups[1], groups[2]);
+    fence::bump(fence::DISPATCHES);
     b.dispatches += 1;
     if b.dispatches >= MAX_BATCH {
         b.submit(ctx)?;
@@ -513,10 +559,11 @@ pub fn flush() -> Result<()> {
 
 /// Waits until the GPU has finished all submitted work.
 pub fn synchronize() -> Result<()> {
+    graph::refuse("rumus.gpu.synchronize()")?;
     let ctx = context::get()?;
     if status_buffer().is_some() {
-        // Reading the status word waits for all work too.
-        read(None, 0, 0)?;
+        // Reading the status word (with everything queued) waits for all work too.
+        read(None, 0, 0, true)?;
         return Ok(());
     }
     flush()?;
@@ -556,9 +603,13 @@ pub fn upload(bytes: &[u8]) -> Result<GpuBuffer> {
         contents: data,
         usage: wgpu::BufferUsages::COPY_SRC,
     });
-    let mut b = crate::tensor::lock(&BATCH);
-    b.encoder(ctx).copy_buffer_to_buffer(&staging, 0, dst.buffer(), 0, data.len() as u64);
-    drop(b);
+    if graph::capturing() {
+        graph::record_copy(&staging, 0, dst.buffer(), 0, data.len() as u64);
+    } else {
+        let mut b = crate::tensor::lock(&BATCH);
+        b.encoder(ctx).copy_buffer_to_buffer(&staging, 0, dst.buffer(), 0, data.len() as u64);
+        fence::wrote(dst.buffer());
+    }
     count(&TO_DEVICE, bytes.len());
     ctx.check()?;
     Ok(dst)
@@ -568,27 +619,44 @@ pub fn upload(bytes: &[u8]) -> Result<GpuBuffer> {
 /// no staging buffer (data plus the status word) outgrows max_buffer_size.
 const READ_BYTES: usize = 64 << 20;
 
-/// Reads `nbytes` from `offset` (a multiple of 4) of a buffer: submits
-/// pending work and waits.
+/// Reads `nbytes` from `offset` (a multiple of 4) of a buffer: from the host
+/// copy an earlier read kept when no write came since, else by copying it
+/// back (see `read`).
 pub fn download(src: &wgpu::Buffer, offset: u64, nbytes: usize) -> Result<Vec<u8>> {
+    graph::refuse("reading GPU data on the host")?;
     if nbytes == 0 {
         return Ok(Vec::new());
     }
+    if let Some(bytes) = fence::cached(src, offset, nbytes) {
+        return Ok(bytes);
+    }
+    let generation = fence::generation(src);
     let mut out = Vec::with_capacity(nbytes);
     while out.len() < nbytes {
         out.extend(read(
             Some(src),
             offset + out.len() as u64,
             (nbytes - out.len()).min(READ_BYTES),
+            false,
         )?);
     }
     count(&TO_HOST, nbytes);
+    fence::keep(src, generation, offset, &out);
     Ok(out)
 }
 
 /// Copies `nbytes` of `src` (if any) and the status word into one staging
-/// buffer, waits, raises a failed device-side check, returns the data.
-fn read(src: Option<&wgpu::Buffer>, offset: u64, nbytes: usize) -> Result<Vec<u8>> {
+/// buffer, waits, raises a failed device-side check, returns the data. The
+/// open batch is submitted (with the copy at its end) only when it writes
+/// `src` or `flush_all`; else the copy goes in a submission of its own. Only
+/// the copy's submission is waited for (queues run in order, so it completes
+/// after every write submitted before it).
+fn read(
+    src: Option<&wgpu::Buffer>,
+    offset: u64,
+    nbytes: usize,
+    flush_all: bool,
+) -> Result<Vec<u8>> {
     let ctx = context::get()?;
     let status = status_buffer();
     let data = (nbytes as u64).next_multiple_of(4);
@@ -602,23 +670,41 @@ fn read(src: Option<&wgpu::Buffer>, offset: u64, nbytes: usize) -> Result<Vec<u8
         usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
         mapped_at_creation: false,
     });
-    {
+    let index = {
         let mut b = crate::tensor::lock(&BATCH);
-        let enc = b.encoder(ctx);
+        let with_batch = fence::read_needs_flush(src) | flush_all;
+        let mut own = None;
+        let enc = if with_batch {
+            b.encoder(ctx)
+        } else {
+            own.insert(ctx.device.create_command_encoder(&Default::default()))
+        };
         if let Some(src) = src {
             enc.copy_buffer_to_buffer(src, offset, &staging, 0, data);
         }
         if let Some(st) = &status {
             enc.copy_buffer_to_buffer(st, 0, &staging, data, 4);
         }
-        b.submit(ctx)?;
-    }
+        let index = match own {
+            Some(enc) => {
+                let index = ctx.queue.submit([enc.finish()]);
+                fence::submitted(false);
+                index
+            }
+            None => {
+                b.submit(ctx)?;
+                b.last.clone().expect("a submission")
+            }
+        };
+        ctx.check()?;
+        index
+    };
     let (tx, rx) = std::sync::mpsc::channel();
     staging.map_async(wgpu::MapMode::Read, .., move |r| {
         let _ = tx.send(r);
     });
     ctx.device
-        .poll(wgpu::PollType::wait_indefinitely())
+        .poll(wgpu::PollType::Wait { submission_index: Some(index), timeout: None })
         .map_err(|e| crate::error::Error::Runtime(format!("GPU error: {}", e)))?;
     ctx.check()?;
     match rx.recv() {
@@ -647,9 +733,13 @@ pub fn copy(
 ) -> Result<()> {
     let ctx = context::get()?;
     if nbytes > 0 {
-        crate::tensor::lock(&BATCH)
-            .encoder(ctx)
-            .copy_buffer_to_buffer(src, src_off, dst, dst_off, nbytes);
+        if graph::capturing() {
+            graph::record_copy(src, src_off, dst, dst_off, nbytes);
+            return Ok(());
+        }
+        let mut b = crate::tensor::lock(&BATCH);
+        b.encoder(ctx).copy_buffer_to_buffer(src, src_off, dst, dst_off, nbytes);
+        fence::wrote(dst);
     }
     Ok(())
 }
