@@ -3,6 +3,7 @@
 
 pub mod attention;
 pub mod batch_norm;
+pub mod bf16;
 pub mod buffer_pool;
 pub mod codes;
 pub mod context;
@@ -13,6 +14,7 @@ pub mod elementwise;
 pub mod exec;
 pub mod index;
 pub mod matmul;
+pub mod matmul_bf16;
 pub mod norm;
 pub mod params;
 pub mod pool;

@@ -185,7 +185,8 @@ fn run<T: GemmElem + Element>(
 }
 
 /// The GPU product: GEMM over strided operands, float16 in its own kernel
-/// variant, everything else in float32 (integer products are cast back).
+/// variant, bfloat16 read packed by its own GEMM (float32 out), everything
+/// else in float32 (integer and bfloat16 products are cast back).
 /// Batch dims that cannot be walked with one stride become one dispatch per
 /// leading index.
 fn gpu_batched(
@@ -202,11 +203,14 @@ fn gpu_batched(
     use crate::tensor::layout::{contiguous_strides, Layout};
     let dtype = a.dtype();
     let compute = dtype.gpu_compute();
+    // bfloat16 operands stay packed: their GEMM widens them as it loads.
+    let packed = dtype == DType::BF16;
+    let held = if packed { dtype } else { compute };
     let operand = |t: &Tensor| -> Result<Tensor> {
-        let t = to_dtype(t, compute)?;
+        let t = to_dtype(t, held)?;
         // The kernel walks non-negative strides only (flipped views are copied).
         if t.strides().iter().any(|&s| s < 0) {
-            return super::copy::clone_as(&t, compute);
+            return super::copy::clone_as(&t, held);
         }
         Ok(t)
     };
@@ -219,7 +223,20 @@ fn gpu_batched(
     let ob = contiguous_strides(batch);
     let (cshape, [sa, sb, so]) =
         Layout::coalesce(batch, [&la.strides[..nb], &lb.strides[..nb], &ob[..]]);
-    let (ba, bb) = (ca.storage().gpu_buffer()?, cb.storage().gpu_buffer()?);
+    let (ba, bb) = (ca.storage().gpu_packed_buffer()?, cb.storage().gpu_packed_buffer()?);
+    let run = |count: usize, k: usize, ma: Mat, mb: Mat, c: &Tensor, c_off: usize| {
+        let cbuf = c.storage().gpu_buffer()?;
+        if packed {
+            crate::backend::gpu::matmul_bf16::gemm(n, p, k, count, ma, mb, cbuf, c_off)
+        } else {
+            gemm(n, p, k, count, ma, mb, cbuf, c_off, Variant::of(compute))
+        }
+    };
+    if packed && !crate::backend::gpu::matmul_bf16::fits_whole(ba, bb, out.storage().gpu_buffer()?)? {
+        // Beyond the binding limit: the float32 GEMM, which binds windows.
+        let (wa, wb) = (to_dtype(a, compute)?, to_dtype(b, compute)?);
+        return to_dtype(&gpu_batched(&wa, &wb, batch, n, k, p, out_shape)?, dtype);
+    }
     let last = cshape.len().saturating_sub(1);
     let inner = cshape.get(last).copied().unwrap_or(1);
     let stride = |s: &[isize]| s.get(last).copied().unwrap_or(0);
@@ -242,7 +259,7 @@ fn gpu_batched(
             cs: lb.strides[nb + 1],
         };
         let parts = Tensor::empty_on(&[s, n, p], compute, crate::tensor::Device::Gpu)?;
-        gemm(n, p, k / s, s, ma, mb, parts.storage().gpu_buffer()?, 0, Variant::of(compute))?;
+        run(s, k / s, ma, mb, &parts, 0)?;
         let sum = super::reduce::sum(&parts, Some(&[0]), false, None)?;
         return to_dtype(
             &reshape(&sum, &out_shape.iter().map(|&d| d as i64).collect::<Vec<_>>())?,
@@ -272,17 +289,7 @@ fn gpu_batched(
             rs: lb.strides[nb],
             cs: lb.strides[nb + 1],
         };
-        gemm(
-            n,
-            p,
-            k,
-            inner,
-            ma,
-            mb,
-            out.storage().gpu_buffer()?,
-            oo as usize * n * p,
-            Variant::of(compute),
-        )?;
+        run(inner, k, ma, mb, &out, oo as usize * n * p)?;
     }
     to_dtype(&out, dtype)
 }
