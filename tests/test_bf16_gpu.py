@@ -520,4 +520,8 @@ def test_registry_ops_on_bfloat16_gpu_tensors(op):
             except TypeError as e:
                 assert "bfloat16" in str(e) and "gpu" in str(e), f"{what}: {e}"
                 continue
-            _same(got, exp, op, what)
+            try:
+                _same(got, exp, op, what)
+            except AssertionError as e:  # a known GPU bug of the entry (as in test_ops)
+                if not any(b.kind == "gpu" and b.match in str(e) for b in op.bugs):
+                    raise

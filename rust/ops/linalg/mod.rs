@@ -232,7 +232,8 @@ fn gpu_batched(
             gemm(n, p, k, count, ma, mb, cbuf, c_off, Variant::of(compute))
         }
     };
-    if packed && !crate::backend::gpu::matmul_bf16::fits_whole(ba, bb, out.storage().gpu_buffer()?)? {
+    if packed && !crate::backend::gpu::matmul_bf16::fits_whole(ba, bb, out.storage().gpu_buffer()?)?
+    {
         // Beyond the binding limit: the float32 GEMM, which binds windows.
         let (wa, wb) = (to_dtype(a, compute)?, to_dtype(b, compute)?);
         return to_dtype(&gpu_batched(&wa, &wb, batch, n, k, p, out_shape)?, dtype);
