@@ -200,6 +200,7 @@ fn gpu_batched(
 ) -> Result<Tensor> {
     use crate::backend::gpu::exec::Variant;
     use crate::backend::gpu::matmul::{gemm, Mat};
+    use crate::backend::gpu::matmul_bf16;
     use crate::tensor::layout::{contiguous_strides, Layout};
     let dtype = a.dtype();
     let compute = dtype.gpu_compute();
@@ -227,13 +228,12 @@ fn gpu_batched(
     let run = |count: usize, k: usize, ma: Mat, mb: Mat, c: &Tensor, c_off: usize| {
         let cbuf = c.storage().gpu_buffer()?;
         if packed {
-            crate::backend::gpu::matmul_bf16::gemm(n, p, k, count, ma, mb, cbuf, c_off)
+            matmul_bf16::gemm(n, p, k, count, ma, mb, cbuf, c_off)
         } else {
             gemm(n, p, k, count, ma, mb, cbuf, c_off, Variant::of(compute))
         }
     };
-    if packed && !crate::backend::gpu::matmul_bf16::fits_whole(ba, bb, out.storage().gpu_buffer()?)?
-    {
+    if packed && !matmul_bf16::fits_whole(ba, bb, out.storage().gpu_buffer()?)? {
         // Beyond the binding limit: the float32 GEMM, which binds windows.
         let (wa, wb) = (to_dtype(a, compute)?, to_dtype(b, compute)?);
         return to_dtype(&gpu_batched(&wa, &wb, batch, n, k, p, out_shape)?, dtype);
