@@ -460,7 +460,7 @@ def test_autocast_digits_training_on_gpu():
     )
     with rumus.no_grad(), rumus.autocast("gpu", dtype=BF16):
         pred = model(rumus.tensor(x[te], device="gpu")).argmax(1).cpu().numpy()
-    assert (pred == y[te]).mean() >= 0.93
+    assert (pred == y[te]).mean() >= 0.97
 
 
 # ---- the op registry on bfloat16 GPU tensors ----
