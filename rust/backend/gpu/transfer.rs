@@ -1,6 +1,6 @@
 //! Moving tensors between host and GPU. float32, float16 and bfloat16 cross
-//! as they are (the 2-byte ones packed two per GPU word); int64, bool and uint8 become 4-byte words on the way (see
-//! `dtype::kind`).
+//! as they are (the 2-byte ones packed two per GPU word); int64, bool and
+//! uint8 become 4-byte words on the way (see `dtype::kind`).
 
 use super::dtype::kind;
 use super::exec;
