@@ -87,24 +87,38 @@ fn store_half(e: u32, bits: u32) {
     atomicOr(&ho[e >> 1u], bits << sh);
 }
 
+// The 16 bits of o's kind (op >> 4) for the element of a at offset e.
+fn encode(e: u32) -> u32 {
+    let src = p.op & 15u;
+    let to = p.op >> 4u;
+    if (src == to && (p.flags & ELEM_A_SCALAR) == 0u) {
+        return half_bits(e);
+    }
+    if (to == KIND_BF16) {
+        return f32_to_bf16(load(src, e));
+    }
+    return pack2x16float(vec2<f32>(load(src, e), 0.0)) & 0xffffu;
+}
+
 // o (bfloat16 or float16: kind op >> 4) = a (any kind: op & 15, or the scalar
-// s0). Same 16-bit kinds copy the bits (NaN payloads survive).
+// s0). Same 16-bit kinds copy the bits (NaN payloads survive). Contiguous
+// runs write whole words: the invocation of each even element also does the
+// odd one after it; only a run's odd first and even last elements share
+// their word with other data.
 @compute @workgroup_size(256)
 fn store16(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let i = flat(gid, nwg);
     if (i >= p.n) { return; }
     let off = offsets(i);
-    let src = p.op & 15u;
-    let to = p.op >> 4u;
-    var bits: u32;
-    if (src == to && (p.flags & ELEM_A_SCALAR) == 0u) {
-        bits = half_bits(off.y);
-    } else if (to == KIND_BF16) {
-        bits = f32_to_bf16(load(src, off.y));
-    } else {
-        bits = pack2x16float(vec2<f32>(load(src, off.y), 0.0)) & 0xffffu;
+    if ((p.flags & ELEM_CONTIGUOUS) != 0u) {
+        let odd = (off.x & 1u) == 1u;
+        if (odd && i > 0u) { return; }
+        if (!odd && i + 1u < p.n) {
+            atomicStore(&ho[off.x >> 1u], encode(off.y) | (encode(off.y + 1u) << 16u));
+            return;
+        }
     }
-    store_half(off.x, bits);
+    store_half(off.x, encode(off.y));
 }
 
 // o (a word kind: op >> 4 = float32, int32, bool or uint8) = a (bfloat16),

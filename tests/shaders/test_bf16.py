@@ -107,3 +107,16 @@ def test_matmul_bf16_strided(gpu):
     fb = widen(b)[3:].astype(np.float64).reshape(batch, n, k).transpose(0, 2, 1)
     np.testing.assert_allclose(got[2:].reshape(batch, m, n), fa @ fb, rtol=1e-5, atol=1e-5)
     assert (got[:2] == 7.0).all()
+
+
+def test_store16_contiguous_runs_keep_the_halves_around_them(gpu):
+    # Whole words inside the run; the odd first and even last halves share a word.
+    op = C["KIND_F32"] | (C["KIND_BF16"] << 4)
+    for off, n in [(0, 4), (1, 4), (1, 5), (2, 3), (3, 1)]:
+        x = np.arange(1, n + 1, dtype=np.float32) * 1.1
+        out = np.full(10, 0xABCD, np.uint16)
+        p = params(n, op, offs=(off, 0, 0, 0))
+        got = gpu.run("bf16.wgsl", "store16", [x, None, None, pad(out)], p, groups_1d(n))[3]
+        exp = out.copy()
+        exp[off : off + n] = bf16_bits(x)
+        np.testing.assert_array_equal(got.view(np.uint16), exp, err_msg=f"off {off} n {n}")
