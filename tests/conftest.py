@@ -240,7 +240,8 @@ def assert_same_data(a, b, device, probe=-42.0):
 
 F32_TOL = dict(rtol=1e-5, atol=1e-6)
 
-# Dtypes the GPU lacks by design (WGSL has no float64 and no bfloat16).
+# Dtypes the generic GPU tests skip: float64 (WGSL has none, by design) and bfloat16
+# (packed two per word on GPUs; tests/test_bf16_gpu.py covers it, registry included).
 NOT_ON_GPU = ("float64", "bfloat16")
 
 
@@ -267,7 +268,8 @@ def skip_on_gpu(device, *dtypes):
         for d in dtypes:
             name = d if isinstance(d, str) else str(d).removeprefix("rumus.")
             if name in NOT_ON_GPU:
-                pytest.skip(f"{name} is not supported on the GPU (by design)")
+                why = "see tests/test_bf16_gpu.py" if name == "bfloat16" else "by design"
+                pytest.skip(f"{name} is not tested on the GPU here ({why})")
 
 
 def skip_f64_on_gpu(device, what="float64"):

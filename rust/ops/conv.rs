@@ -27,11 +27,15 @@ pub fn im2col(x: &Tensor, g: &Geom) -> Result<Tensor> {
     autograd::record(
         &[x],
         || {
+            let dtype = x.dtype();
             let x = contiguous(x)?;
             if x.is_gpu() {
+                // bfloat16 (packed, no im2col kernel) is gathered as float32: exact.
+                let kd = x.dtype().float_kernel(true);
+                let x = if x.dtype().is_float() { to_dtype(&x, kd)? } else { x };
                 let out = Tensor::empty_on(&[g.rows(), g.cols()], x.dtype(), x.device())?;
                 crate::backend::gpu::conv::im2col(g, &x, &out)?;
-                return Ok(out);
+                return to_dtype(&out, dtype);
             }
             let out = Tensor::for_output(&[g.rows(), g.cols()], x.dtype())?;
             crate::dispatch_all!(x.dtype(), T => {

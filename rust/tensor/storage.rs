@@ -384,8 +384,23 @@ impl Storage {
         }
         Ok(p)
     }
-    /// The GPU buffer holding this storage.
+    /// The GPU buffer holding this storage, for kernels that read its dtype's
+    /// GPU words. bfloat16 is refused: its elements are packed two per word,
+    /// which only the bfloat16-aware launchers (`gpu_packed_buffer`) read, so
+    /// an op without such a kernel raises instead of misreading the words.
     pub fn gpu_buffer(&self) -> Result<&wgpu::Buffer> {
+        if self.dtype == DType::BF16 && self.device() == Device::Gpu {
+            bail!(
+                Type,
+                "this operation has no kernel for bfloat16 tensors on {}; convert with .float() first (or run it on the CPU)",
+                Device::Gpu.name()
+            );
+        }
+        self.gpu_packed_buffer()
+    }
+    /// The GPU buffer holding this storage, whatever its dtype (bfloat16 as
+    /// packed words included).
+    pub fn gpu_packed_buffer(&self) -> Result<&wgpu::Buffer> {
         match &self.data {
             StorageData::Gpu(b) => Ok(b.buffer()),
             StorageData::Cpu(_) => {

@@ -154,11 +154,6 @@ def _check_dtype(dev, dtype):
             f"autocast: unsupported dtype {dtype} on '{dev}'; autocast supports rumus.bfloat16 "
             "and rumus.float16"
         )
-    if dev == "gpu" and dtype == _rumus.bfloat16:
-        raise RuntimeError(
-            "autocast: bfloat16 tensors on the GPU are not supported (WGSL has no bfloat16); "
-            "use dtype=rumus.float16"
-        )
     return dtype
 
 

@@ -10,8 +10,9 @@ crate::wgsl_codes! {
     /// Element kind of a dtype on the GPU (`KIND_*` in WGSL): float32, int32
     /// (int32 and int64), bool and uint8 take one 4-byte word each; Half is
     /// float16 (two bytes, the float16 kernels' `T`; adapters without
-    /// shader-f16 refuse it).
-    pub enum Kind = "KIND" { F32, I32, Bool, U8, Half }
+    /// shader-f16 refuse it); Bf16 is bfloat16, two per u32 word, which only
+    /// the kernels of shaders/bf16.wgsl and matmul_bf16.wgsl read or write.
+    pub enum Kind = "KIND" { F32, I32, Bool, U8, Half, Bf16 }
 }
 
 pub fn kind(dtype: DType) -> Result<Kind> {
@@ -40,23 +41,20 @@ pub fn kind(dtype: DType) -> Result<Kind> {
             "{} tensors are not supported on gpu:0: complex numbers and rumus.fft run on the CPU only for now",
             dtype.name()
         ),
-        DType::BF16 => bail!(
-            NotImplemented,
-            "bfloat16 tensors on the GPU are not supported (WGSL has no bfloat16); use float16 or float32"
-        ),
+        DType::BF16 => Kind::Bf16,
     })
 }
 
 /// Bytes per element of `dtype` on the GPU.
 pub fn elem_bytes(dtype: DType) -> Result<usize> {
-    Ok(if kind(dtype)? == Kind::Half { 2 } else { 4 })
+    Ok(if matches!(kind(dtype)?, Kind::Half | Kind::Bf16) { 2 } else { 4 })
 }
 
 /// A scalar as a 4-byte word in the GPU representation of `dtype` (float32
-/// bits for float16: kernels compute in float32).
+/// bits for float16 and bfloat16: kernels compute in float32).
 pub fn word(s: Scalar, dtype: DType) -> Result<u32> {
     Ok(match kind(dtype)? {
-        Kind::F32 | Kind::Half => (s.to_f64() as f32).to_bits(),
+        Kind::F32 | Kind::Half | Kind::Bf16 => (s.to_f64() as f32).to_bits(),
         Kind::I32 => {
             let v = s.to_i64();
             if i32::try_from(v).is_err() {

@@ -5,6 +5,7 @@
 use super::codes::flag;
 use super::dtype::{elem_bytes, kind, word, Kind};
 use super::exec::{self, Variant};
+use super::params::ShaderParams;
 use super::shaders::ELEMENTWISE;
 use crate::bail;
 use crate::error::Result;
@@ -66,6 +67,26 @@ pub fn launch(
     args: [Option<Arg>; 3],
     extra: [u32; 3],
 ) -> Result<()> {
+    launch_in::<Params>(entry, op, out, args, extra)
+}
+
+/// `launch` for an entry of a shader whose params have elementwise's layout
+/// (`P`): shaders/bf16.wgsl, whose kernels alone read packed bfloat16.
+pub fn launch_in<P: ShaderParams + From<Params>>(
+    entry: &'static str,
+    op: u32,
+    out: &Tensor,
+    args: [Option<Arg>; 3],
+    extra: [u32; 3],
+) -> Result<()> {
+    let packed = P::SHADER.name == super::shaders::BF16.name;
+    fn words(t: &Tensor, packed: bool) -> Result<&wgpu::Buffer> {
+        if packed {
+            t.storage().gpu_packed_buffer()
+        } else {
+            t.storage().gpu_buffer()
+        }
+    }
     let n = out.numel();
     if n == 0 {
         return Ok(());
@@ -75,12 +96,12 @@ pub fn launch(
     let mut offs = [out.layout().offset as isize, 0, 0, 0];
     // Operands in (o, a, b, c) order; o binds at 3, a, b, c at 0, 1, 2.
     let dummy = exec::dummy()?;
-    let mut bufs: [&wgpu::Buffer; 4] = [out.storage().gpu_buffer()?, dummy, dummy, dummy];
+    let mut bufs: [&wgpu::Buffer; 4] = [words(out, packed)?, dummy, dummy, dummy];
     let mut elem = [elem_bytes(out.dtype())?, 0, 0, 0];
     let mut flags = 0u32;
     let mut s = [extra[0], extra[1]];
     // Float operands of one dispatch share T: float16 kernels when any is float16.
-    let mut variant = Variant::of(out.dtype());
+    let mut variant = if packed { Variant::F32 } else { Variant::of(out.dtype()) };
     strides[0] = out.strides().to_vec();
     for (k, arg) in args.iter().enumerate() {
         match arg {
@@ -92,9 +113,9 @@ pub fn launch(
                 }
                 strides[k + 1] = t.layout().broadcast_strides(shape)?.to_vec();
                 offs[k + 1] = t.layout().offset as isize;
-                bufs[k + 1] = t.storage().gpu_buffer()?;
+                bufs[k + 1] = words(t, packed)?;
                 elem[k + 1] = elem_bytes(t.dtype())?;
-                if t.dtype() == DType::F16 {
+                if t.dtype() == DType::F16 && !packed {
                     variant = Variant::F16;
                 }
             }
@@ -189,7 +210,7 @@ pub fn launch(
             b_st: dims(&strides[2]),
             c_st: dims(&strides[3]),
         };
-        exec::dispatch_binds(entry, variant, &binds, &p, exec::grid_1d(count))?;
+        exec::dispatch_binds(entry, variant, &binds, &P::from(p), exec::grid_1d(count))?;
     }
     Ok(())
 }
@@ -197,6 +218,9 @@ pub fn launch(
 /// dst (any GPU view) = src broadcast and cast to dst's dtype.
 pub fn copy(dst: &Tensor, src: &Tensor) -> Result<()> {
     let (from, to) = (kind(src.dtype())?, kind(dst.dtype())?);
+    if from == Kind::Bf16 || to == Kind::Bf16 {
+        return super::bf16::copy(dst, src);
+    }
     let (entry, op) = match (from == Kind::Half, to == Kind::Half) {
         (false, false) => ("copy", from as u32 | ((to as u32) << 4)),
         (true, true) => ("copy_t", 0),
@@ -207,6 +231,9 @@ pub fn copy(dst: &Tensor, src: &Tensor) -> Result<()> {
 }
 
 pub fn fill(dst: &Tensor, value: Scalar) -> Result<()> {
+    if dst.dtype() == DType::BF16 {
+        return super::bf16::fill(dst, value);
+    }
     let entry = if dst.dtype() == DType::F16 { "fill_t" } else { "fill" };
     launch(entry, 0, dst, [None, None, None], [word(value, dst.dtype())?, 0, 0])
 }
@@ -313,6 +340,10 @@ pub fn gpu_where(
     dtype: DType,
     shape: &[usize],
 ) -> Result<Tensor> {
+    if dtype == DType::BF16 {
+        // Selected in float32, then rounded to bfloat16 (no bfloat16 where kernel).
+        return to_dtype(&gpu_where(cond, x, y, DType::F32, shape)?, dtype);
+    }
     let cond = &gpu_tensor("where", cond)?;
     let (x, y) = (gpu_operand("where", x)?, gpu_operand("where", y)?);
     let (gx, gy) = (GOperand::new(&x, dtype)?, GOperand::new(&y, dtype)?);

@@ -21,8 +21,23 @@ crate::wgsl_params! {
     pub struct Range in INDEX { n: u32, idx_off: u32, lo: i32, hi: i32, code: u32 }
 }
 
+/// The whole storage of a bfloat16 GPU tensor as a 1-D view, and a float32
+/// copy of it: offsets into the storage address both alike.
+fn widened(t: &Tensor) -> Result<(Tensor, Tensor)> {
+    let len = t.storage().len();
+    let whole = t.detach().with_layout(crate::tensor::layout::Layout::contiguous(&[len]));
+    let wide = crate::ops::copy::to_dtype(&whole, DType::F32)?;
+    Ok((whole, wide))
+}
+
 /// out[i] = src.storage[offs[i]] (offsets relative to src's storage start).
 pub fn take(src: &Tensor, offs: &Tensor, out: &Tensor) -> Result<()> {
+    if src.dtype() == DType::BF16 {
+        // No packed take: through a float32 copy (exact both ways).
+        let wide_out = Tensor::empty_on(out.shape(), DType::F32, out.device())?;
+        take(&widened(src)?.1, offs, &wide_out)?;
+        return crate::ops::copy::copy_into(out, &wide_out);
+    }
     // Floats move as T (float16 in its own variant), other dtypes as 4-byte words.
     let entry = if src.dtype().is_float() { "take" } else { "take_x32" };
     flat(entry, Variant::of(src.dtype()), src, offs, out, true)
@@ -30,6 +45,12 @@ pub fn take(src: &Tensor, offs: &Tensor, out: &Tensor) -> Result<()> {
 
 /// dst.storage[offs[i]] = vals[i] (or += with `accumulate`); vals contiguous.
 pub fn put(dst: &Tensor, offs: &Tensor, vals: &Tensor, accumulate: bool) -> Result<()> {
+    if dst.dtype() == DType::BF16 {
+        // Written into a float32 copy of the storage, then rounded back.
+        let (whole, wide) = widened(dst)?;
+        put(&wide, offs, &crate::ops::copy::to_dtype(vals, DType::F32)?, accumulate)?;
+        return crate::ops::copy::copy_into(&whole, &wide);
+    }
     let entry = match (accumulate, dst.dtype()) {
         (false, DType::F32 | DType::F16) => "put",
         (false, _) => "put_x32",

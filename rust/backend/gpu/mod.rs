@@ -4,6 +4,7 @@
 pub mod attention;
 pub mod autotune;
 pub mod batch_norm;
+pub mod bf16;
 pub mod buffer_pool;
 pub mod codes;
 pub mod context;
@@ -16,6 +17,7 @@ pub mod fence;
 pub mod graph;
 pub mod index;
 pub mod matmul;
+pub mod matmul_bf16;
 pub mod norm;
 pub mod params;
 pub mod pool;

@@ -129,18 +129,20 @@ mod tests {
     #[test]
     fn params_match_their_wgsl_twins() {
         use super::super::{
-            attention, batch_norm, conv, conv_igemm, elementwise, index, matmul, norm, pool, qgemm,
-            random, reduce, rnn, sample, softmax, sort,
+            attention, batch_norm, bf16, conv, conv_igemm, elementwise, index, matmul, matmul_bf16,
+            norm, pool, qgemm, random, reduce, rnn, sample, softmax, sort,
         };
         let rust = [
             twin::<attention::Params>(),
             twin::<conv::Params>(),
             twin::<conv_igemm::Params>(),
             twin::<batch_norm::Params>(),
+            twin::<bf16::Params>(),
             twin::<elementwise::Params>(),
             twin::<index::Flat>(),
             twin::<index::Range>(),
             twin::<matmul::Params>(),
+            twin::<matmul_bf16::Params>(),
             twin::<norm::Params>(),
             twin::<crate::optim::Opt>(),
             twin::<pool::Params>(),

@@ -45,6 +45,8 @@ shaders! {
     RNN = "rnn" [],
     SAMPLE = "sample" [crate::ops::sample::GridMode, crate::ops::sample::GridPad],
     ATTENTION = "attention" [super::attention::AttnFlags],
+    BF16 = "bf16" [super::dtype::Kind, super::elementwise::ElemFlags],
+    MATMUL_BF16 = "matmul_bf16" [],
 }
 
 /// The WGSL compiled for one variant: the shader's code constants, then its

@@ -1,6 +1,6 @@
-//! Moving tensors between host and GPU. float32 and float16 cross as they
-//! are; int64, bool and uint8 become 4-byte words on the way (see
-//! `dtype::kind`).
+//! Moving tensors between host and GPU. float32, float16 and bfloat16 cross
+//! as they are (the 2-byte ones packed two per GPU word); int64, bool and
+//! uint8 become 4-byte words on the way (see `dtype::kind`).
 
 use super::dtype::kind;
 use super::exec;
@@ -26,7 +26,7 @@ pub fn upload(t: &Tensor) -> Result<Tensor> {
     };
     let words: Vec<u32> = match t.dtype() {
         DType::F32 | DType::I32 => return finish(t, exec::upload(raw(4)?)?),
-        DType::F16 => return finish(t, exec::upload(raw(2)?)?),
+        DType::F16 | DType::BF16 => return finish(t, exec::upload(raw(2)?)?),
         DType::I64 => {
             // SAFETY: contiguous, n elements.
             let v = unsafe { std::slice::from_raw_parts(t.ptr::<i64>()?, n) };
@@ -56,19 +56,20 @@ fn finish(t: &Tensor, buf: super::GpuBuffer) -> Result<Tensor> {
 pub fn download(t: &Tensor) -> Result<Tensor> {
     let n = t.numel();
     let shape = t.shape();
-    if t.dtype() == DType::F16 {
+    if t.dtype().is_half() {
         // Copies start at 4-byte boundaries: an odd offset reads one element early.
         let skip = t.layout().offset % 2;
         let bytes = exec::download(
-            t.storage().gpu_buffer()?,
+            t.storage().gpu_packed_buffer()?,
             (t.layout().offset - skip) as u64 * 2,
             (n + skip) * 2,
         )?;
-        let vals = bytes[skip * 2..]
-            .chunks_exact(2)
-            .map(|c| half::f16::from_le_bytes([c[0], c[1]]))
-            .collect();
-        return Tensor::from_vec::<half::f16>(vals, shape);
+        let halves = bytes[skip * 2..].chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]]));
+        return if t.dtype() == DType::F16 {
+            Tensor::from_vec::<half::f16>(halves.map(half::f16::from_bits).collect(), shape)
+        } else {
+            Tensor::from_vec::<half::bf16>(halves.map(half::bf16::from_bits).collect(), shape)
+        };
     }
     let bytes = exec::download(t.storage().gpu_buffer()?, t.layout().offset as u64 * 4, n * 4)?;
     // Decoded word by word: a Vec<u8> carries no 4-byte alignment.

@@ -6,9 +6,10 @@ use super::super::shape::reshape;
 use crate::backend::gpu::autotune::{self, Choice, Problem};
 use crate::backend::gpu::exec::Variant;
 use crate::backend::gpu::matmul::{gemm, vec4_ok, Act, Epilogue, Mat};
+use crate::backend::gpu::matmul_bf16;
 use crate::error::Result;
 use crate::tensor::layout::{contiguous_strides, Layout};
-use crate::tensor::{Device, Tensor};
+use crate::tensor::{DType, Device, Tensor};
 
 /// A fused epilogue at tensor level: `bias` (one value per output column)
 /// and `residual` (contiguous, shaped like the output), both in the
@@ -20,8 +21,9 @@ pub struct GpuEpilogue {
     pub residual: Option<Tensor>,
 }
 
-/// The GPU product: float16 in its own kernel variant, everything else in
-/// float32 (integer products are cast back). Batch dims that cannot be
+/// The GPU product: float16 in its own kernel variant, bfloat16 read packed
+/// by its own GEMM (float32 out, no epilogue: `fused::fuses` excludes it),
+/// everything else in float32 (integer and bfloat16 products are cast back). Batch dims that cannot be
 /// walked with one stride become one dispatch per leading index.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn gpu_batched(
@@ -37,11 +39,14 @@ pub(crate) fn gpu_batched(
     let dtype = a.dtype();
     let compute = dtype.gpu_compute();
     let variant = Variant::of(compute);
+    // bfloat16 operands stay packed: their GEMM widens them as it loads.
+    let packed = dtype == DType::BF16;
+    let held = if packed { dtype } else { compute };
     let operand = |t: &Tensor| -> Result<Tensor> {
-        let t = to_dtype(t, compute)?;
+        let t = to_dtype(t, held)?;
         // The kernel walks non-negative strides only (flipped views are copied).
         if t.strides().iter().any(|&s| s < 0) {
-            return super::super::copy::clone_as(&t, compute);
+            return super::super::copy::clone_as(&t, held);
         }
         Ok(t)
     };
@@ -53,7 +58,7 @@ pub(crate) fn gpu_batched(
     let ob = contiguous_strides(batch);
     let (cshape, [sa, sb, so]) =
         Layout::coalesce(batch, [&la.strides[..nb], &lb.strides[..nb], &ob[..]]);
-    let (ba, bb) = (ca.storage().gpu_buffer()?, cb.storage().gpu_buffer()?);
+    let (ba, bb) = (ca.storage().gpu_packed_buffer()?, cb.storage().gpu_packed_buffer()?);
     let last = cshape.len().saturating_sub(1);
     let inner = cshape.get(last).copied().unwrap_or(1);
     let stride = |s: &[isize]| s.get(last).copied().unwrap_or(0);
@@ -93,6 +98,21 @@ pub(crate) fn gpu_batched(
         };
         (ma, mb, oo as usize * n * p)
     };
+    if packed {
+        let out = Tensor::empty_on(out_shape, compute, Device::Gpu)?;
+        let ob = out.storage().gpu_buffer()?;
+        if !matmul_bf16::fits_whole(ba, bb, ob)? {
+            // Beyond the binding limit: the float32 GEMM, which binds windows.
+            let (wa, wb) = (to_dtype(a, compute)?, to_dtype(b, compute)?);
+            let wide = gpu_batched(&wa, &wb, batch, n, k, p, out_shape, None)?;
+            return to_dtype(&wide, dtype);
+        }
+        for i in 0..outer {
+            let (ma, mb, off) = mats(i);
+            matmul_bf16::gemm(n, p, k, inner, ma, mb, ob, off)?;
+        }
+        return to_dtype(&out, dtype);
+    }
     let (ma0, mb0, _) = mats(0);
     let problem = Problem {
         m: n,
