@@ -331,7 +331,19 @@ pub fn dispatch_binds<P: ShaderParams>(
     params: &P,
     groups: [u32; 3],
 ) -> Result<()> {
-    let shader = P::SHADER;
+    dispatch_shader(P::SHADER, entry, variant, binds, bytemuck::bytes_of(params), groups)
+}
+
+/// `dispatch_binds` for a shader chosen at run time (generated variants,
+/// backend/gpu/matmul_coop.rs), with the params as bytes.
+pub fn dispatch_shader(
+    shader: &'static Shader,
+    entry: &'static str,
+    variant: Variant,
+    binds: &[Bind],
+    bytes: &[u8],
+    groups: [u32; 3],
+) -> Result<()> {
     let ctx = context::get()?;
     if groups.contains(&0) {
         return Ok(());
@@ -365,7 +377,6 @@ pub fn dispatch_binds<P: ShaderParams>(
     }
     let mut b = crate::tensor::lock(&BATCH);
     let align = ctx.limits.min_storage_buffer_offset_alignment as usize;
-    let bytes: &[u8] = bytemuck::bytes_of(params);
     if b.params.len().next_multiple_of(align) + bytes.len() > PARAMS_BYTES as usize {
         // The arena is full: submit what it holds and start a new batch.
         b.submit(ctx)?;

@@ -60,6 +60,9 @@ pub fn gemm(
     if m == 0 || n == 0 || batch == 0 {
         return Ok(());
     }
+    if variant == Variant::F16 && super::matmul_coop::try_gemm(m, n, k, batch, a, b, c, c_off)? {
+        return Ok(());
+    }
     // The vectorized entry reads each operand in vec4s along its unit-stride
     // dimension (k-fast when its column stride is 1), which must be a multiple
     // of 4 with 4-aligned offset and strides (shaders/matmul.wgsl).

@@ -13,6 +13,7 @@ pub mod elementwise;
 pub mod exec;
 pub mod index;
 pub mod matmul;
+pub mod matmul_coop;
 pub mod norm;
 pub mod params;
 pub mod pool;
