@@ -301,7 +301,7 @@ pub fn try_gemm(
     } else {
         b.cs == 1 && eights(&[n as isize, b.off as isize, b.rs, b.bs])
     };
-    let sized = a.buf.size() % 16 == 0 && b.buf.size() % 16 == 0;
+    let sized = a.buf.size().is_multiple_of(16) && b.buf.size().is_multiple_of(16);
     let entry = if wide_a && wide_b && sized && cfg.runs_of_eight() {
         "matmul_coop_wide"
     } else {
