@@ -130,8 +130,11 @@ def adapter_info():
 
     Returns:
         dict: ``name``, ``backend``, ``device_type``, ``vendor``, ``device``, ``driver``,
-            ``driver_info``, ``shader_f16``, ``max_buffer_size`` and
-            ``max_storage_buffer_binding_size``.
+            ``driver_info``, ``shader_f16``, ``max_buffer_size``,
+            ``max_storage_buffer_binding_size``, ``cooperative_matrix`` (the
+            tensor-core configurations the adapter offers, e.g. ``"16x16x16 f16->f32"``)
+            and ``cooperative_matrix_kernel`` (the one float16 matmul uses, None for
+            the portable kernels: no tensor cores, or ``RUMUS_GPU_DISABLE_COOP=1``).
 
     Raises:
         RuntimeError: when no GPU is available (naming why).

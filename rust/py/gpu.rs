@@ -2,7 +2,9 @@
 //! transfer statistics (python/rumus/gpu.py wraps these).
 
 use crate::backend::gpu::exec::Variant;
-use crate::backend::gpu::{buffer_pool, context, exec, fence, graph, profile, shaders};
+use crate::backend::gpu::{
+    buffer_pool, context, exec, fence, graph, matmul_coop, profile, shaders,
+};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -38,6 +40,18 @@ fn _gpu_adapter_info(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     d.set_item("max_compute_workgroups_per_dimension", l.max_compute_workgroups_per_dimension)?;
     d.set_item("max_compute_invocations_per_workgroup", l.max_compute_invocations_per_workgroup)?;
     d.set_item("max_compute_workgroup_storage_size", l.max_compute_workgroup_storage_size)?;
+    let coop: Vec<String> = ctx
+        .coop
+        .iter()
+        .map(|p| {
+            let sat = if p.saturating_accumulation { " saturating" } else { "" };
+            let (ab, cr) = (format!("{:?}", p.ab_type), format!("{:?}", p.cr_type));
+            let (ab, cr) = (ab.to_lowercase(), cr.to_lowercase());
+            format!("{}x{}x{} {}->{}{}", p.m_size, p.n_size, p.k_size, ab, cr, sat)
+        })
+        .collect();
+    d.set_item("cooperative_matrix", coop)?;
+    d.set_item("cooperative_matrix_kernel", matmul_coop::describe(ctx))?;
     Ok(d)
 }
 

@@ -12,6 +12,9 @@ pub struct Context {
     pub info: wgpu::AdapterInfo,
     pub limits: wgpu::Limits,
     pub features: wgpu::Features,
+    /// The cooperative-matrix (tensor core) configurations the adapter offers;
+    /// empty unless the device was created with them (`coop_requested`).
+    pub coop: Vec<wgpu::CooperativeMatrixProperties>,
     /// Errors reported since the last `check`, and the reason the device was lost.
     errors: Arc<Mutex<Vec<String>>>,
     lost: Arc<Mutex<Option<String>>>,
@@ -174,14 +177,30 @@ fn create() -> std::result::Result<Context, String> {
     // The adapter's own limits, not WebGPU's small defaults: large tensors fit.
     let limits = adapter.limits();
     // Timestamp queries only serve rumus.gpu.profile(); enabling them costs nothing.
-    let features =
+    let mut features =
         adapter.features() & (wgpu::Features::SHADER_F16 | wgpu::Features::TIMESTAMP_QUERY);
-    let desc = wgpu::DeviceDescriptor {
+    // Tensor cores (backend/gpu/matmul_coop.rs): cooperative matrices, with the
+    // subgroup builtins its kernels use. wgpu gates them as experimental.
+    let coop_features = wgpu::Features::EXPERIMENTAL_COOPERATIVE_MATRIX
+        | wgpu::Features::SUBGROUP
+        | wgpu::Features::SHADER_F16;
+    let coop = if adapter.features().contains(coop_features) && !coop_disabled() {
+        features |= coop_features;
+        adapter.cooperative_matrix_properties()
+    } else {
+        Vec::new()
+    };
+    let mut desc = wgpu::DeviceDescriptor {
         label: Some("rumus"),
         required_features: features,
         required_limits: limits.clone(),
         ..Default::default()
     };
+    if !coop.is_empty() {
+        // SAFETY: only the cooperative-matrix kernels use the experimental
+        // feature, and `RUMUS_GPU_DISABLE_COOP=1` keeps it off entirely.
+        desc.experimental_features = unsafe { wgpu::ExperimentalFeatures::enabled() };
+    }
     let (device, queue) = pollster::block_on(adapter.request_device(&desc))
         .map_err(|e| format!("{} ({}): {}", info.name, info.backend, e))?;
     let errors: Arc<Mutex<Vec<String>>> = Arc::default();
@@ -194,7 +213,19 @@ fn create() -> std::result::Result<Context, String> {
     device.set_device_lost_callback(move |reason, msg| {
         *crate::tensor::lock(&flag) = Some(format!("{:?}: {}", reason, msg));
     });
-    Ok(Context { device, queue, info, limits, features, errors, lost })
+    Ok(Context { device, queue, info, limits, features, coop, errors, lost })
+}
+
+/// `RUMUS_GPU_DISABLE_COOP=1` (any value but empty or 0): no tensor-core
+/// kernels, the portable ones instead (read at each matmul, and at start-up,
+/// where it also keeps the experimental feature off).
+pub fn coop_disabled() -> bool {
+    disables_coop(std::env::var("RUMUS_GPU_DISABLE_COOP").ok().as_deref())
+}
+
+/// Whether a `RUMUS_GPU_DISABLE_COOP` value (None: unset) turns tensor cores off.
+pub fn disables_coop(value: Option<&str>) -> bool {
+    value.is_some_and(|v| !v.trim().is_empty() && v.trim() != "0")
 }
 
 impl Context {

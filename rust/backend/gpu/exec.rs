@@ -351,7 +351,19 @@ pub fn dispatch_binds<P: ShaderParams>(
     params: &P,
     groups: [u32; 3],
 ) -> Result<()> {
-    let shader = P::SHADER;
+    dispatch_shader(P::SHADER, entry, variant, binds, bytemuck::bytes_of(params), groups)
+}
+
+/// `dispatch_binds` for a shader chosen at run time (generated variants,
+/// backend/gpu/matmul_coop.rs), with the params as bytes.
+pub fn dispatch_shader(
+    shader: &'static Shader,
+    entry: &'static str,
+    variant: Variant,
+    binds: &[Bind],
+    bytes: &[u8],
+    groups: [u32; 3],
+) -> Result<()> {
     let ctx = context::get()?;
     if groups.contains(&0) {
         return Ok(());

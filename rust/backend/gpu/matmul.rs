@@ -166,6 +166,14 @@ pub fn gemm(
     if m == 0 || n == 0 || batch == 0 {
         return Ok(());
     }
+    // Tensor cores take plain float16 products (no epilogue) where the adapter has them.
+    let plain = epi.bias.is_none() && epi.act == Act::None && epi.residual.is_none();
+    if variant == Variant::F16
+        && plain
+        && super::matmul_coop::try_gemm(m, n, k, batch, a, b, c, c_off)?
+    {
+        return Ok(());
+    }
     let vec4 = vec4_ok(m, n, k, &a, &b, c_off);
     // Chunks of the batch (at most 65,535 workgroups in z) and, where an
     // operand is beyond the binding limit, of whole row tiles of A and C, so

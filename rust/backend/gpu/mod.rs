@@ -18,6 +18,7 @@ pub mod graph;
 pub mod index;
 pub mod matmul;
 pub mod matmul_bf16;
+pub mod matmul_coop;
 pub mod norm;
 pub mod params;
 pub mod pool;
