@@ -3,6 +3,7 @@
 //! Parallel work goes to the thread team (`team`).
 
 pub mod attention;
+pub mod batch_norm;
 pub mod binary;
 pub mod complex;
 pub mod conv;
