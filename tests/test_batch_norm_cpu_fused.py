@@ -105,7 +105,9 @@ def test_cpu_fused_batch_norm_large_offset(rng):
 
 def test_cpu_fused_batch_norm_second_derivative(rng):
     """Under create_graph the backward is recorded ops: d/dx, d/dw of <dx, v>."""
-    a, w0, g0, v0 = (rng.uniform(-1, 1, s) for s in ((3, 2, 4, 4), (2,), (3, 2, 4, 4), (3, 2, 4, 4)))
+    a, w0, g0, v0 = (
+        rng.uniform(-1, 1, s) for s in ((3, 2, 4, 4), (2,), (3, 2, 4, 4), (3, 2, 4, 4))
+    )
     out = []
     for dt in (rumus.float64, rumus.float32):
         x = rumus.tensor(a, dtype=dt, requires_grad=True)

@@ -22,7 +22,11 @@ use std::sync::{Arc, Mutex};
 /// Whether the fused kernels run a training-mode batch_norm of `x`.
 pub fn applies(x: &Tensor) -> bool {
     x.ndim() >= 2
-        && if x.is_gpu() { matches!(x.dtype(), DType::F32 | DType::F16) } else { x.dtype() == DType::F32 }
+        && if x.is_gpu() {
+            matches!(x.dtype(), DType::F32 | DType::F16)
+        } else {
+            x.dtype() == DType::F32
+        }
 }
 
 /// The CPU kernel's view of x: (N, C, S) with strides (sn, sc) when the
@@ -106,7 +110,15 @@ pub fn batch_norm_train(
             let st = Tensor::empty_on(&[2, c], DType::F32, x.device())?;
             let y = Tensor::empty_on(x.shape(), x.dtype(), x.device())?;
             if x.is_gpu() {
-                kernel::forward(&contiguous(x)?, wc.as_ref(), bc.as_ref(), [n, c, s], eps, &st, &y)?;
+                kernel::forward(
+                    &contiguous(x)?,
+                    wc.as_ref(),
+                    bc.as_ref(),
+                    [n, c, s],
+                    eps,
+                    &st,
+                    &y,
+                )?;
             } else {
                 let (xc, sh) = cpu_input(x)?;
                 let (xp, yp, sp) = (P(xc.ptr::<f32>()?), P(y.ptr::<f32>()?), P(st.ptr::<f32>()?));

@@ -121,7 +121,9 @@ impl CpuBuffer {
 mod cache {
     use std::sync::Mutex;
 
-    const MAX_ENTRIES: usize = 64;
+    /// A training step frees and reallocates about a hundred large buffers:
+    /// with fewer entries the oldest, needed again next step, were evicted.
+    const MAX_ENTRIES: usize = 512;
 
     /// A quarter of the machine's memory, at least 1 GiB: a ResNet step at
     /// batch 64 frees and reallocates over 1 GiB of columns and activations,

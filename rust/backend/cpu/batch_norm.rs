@@ -43,8 +43,7 @@ fn lane_sum2(a: &[f32], b: &[f32], f: impl Fn(f32, f32) -> f32) -> f64 {
             *s += f(u, v);
         }
     }
-    let tail: f64 =
-        ca.remainder().iter().zip(cb.remainder()).map(|(&u, &v)| f(u, v) as f64).sum();
+    let tail: f64 = ca.remainder().iter().zip(cb.remainder()).map(|(&u, &v)| f(u, v) as f64).sum();
     acc.iter().map(|&v| v as f64).sum::<f64>() + tail
 }
 
