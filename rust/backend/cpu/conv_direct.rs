@@ -107,20 +107,27 @@ thread_local! {
     static SCRATCH: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
 }
 
-/// Runs `f` on two scratch slices of `a` and `b` elements with unspecified
-/// contents (float types only: any bits are a value).
-fn with_scratch<T: GemmElem, R>(a: usize, b: usize, f: impl FnOnce(&mut [T], &mut [T]) -> R) -> R {
+/// Runs `f` on three scratch slices of `a`, `b` and `c` elements with
+/// unspecified contents (float types only: any bits are a value).
+fn with_scratch<T: GemmElem, R>(
+    [a, b, c]: [usize; 3],
+    f: impl FnOnce(&mut [T], &mut [T], &mut [T]) -> R,
+) -> R {
     assert!(std::mem::align_of::<T>() <= 8);
-    let words = ((a + b) * std::mem::size_of::<T>()).div_ceil(8);
+    let words = ((a + b + c) * std::mem::size_of::<T>()).div_ceil(8);
     let run = |buf: &mut Vec<u64>| {
         if buf.len() < words {
             buf.resize(words, 0);
         }
         let p = buf.as_mut_ptr() as *mut T;
-        // SAFETY: a + b elements of T fit in the buffer, which is 8-byte aligned;
-        // the two slices are disjoint.
+        // SAFETY: a + b + c elements of T fit in the buffer, which is 8-byte
+        // aligned; the three slices are disjoint.
         unsafe {
-            f(std::slice::from_raw_parts_mut(p, a), std::slice::from_raw_parts_mut(p.add(a), b))
+            f(
+                std::slice::from_raw_parts_mut(p, a),
+                std::slice::from_raw_parts_mut(p.add(a), b),
+                std::slice::from_raw_parts_mut(p.add(a + b), c),
+            )
         }
     };
     SCRATCH.with(|s| match s.try_borrow_mut() {
@@ -154,7 +161,7 @@ pub unsafe fn forward<T: GemmElem + Default + std::ops::Add<Output = T> + Send +
 ) {
     let (pl, kk, l) = (Plane::of(g), g.kh * g.kw, g.oh * g.ow);
     per_thread(g.n, |_, images| {
-        with_scratch(g.c * pl.size, oc * pl.wide, |xp: &mut [T], yw: &mut [T]| {
+        with_scratch([g.c * pl.size, oc * pl.wide, 0], |xp: &mut [T], yw: &mut [T], _| {
             for n in images.clone() {
                 // SAFETY: the caller's guarantees; image n's outputs belong to this task.
                 unsafe {
@@ -200,7 +207,7 @@ pub unsafe fn input_grad<T: GemmElem + Default + Send + Sync>(
 ) {
     let (pl, kk, hw) = (Plane::of(g), g.kh * g.kw, g.h * g.w);
     per_thread(g.n, |_, images| {
-        with_scratch(oc * pl.wide, g.c * pl.size, |dyw: &mut [T], dxp: &mut [T]| {
+        with_scratch([oc * pl.wide, g.c * pl.size, 0], |dyw: &mut [T], dxp: &mut [T], _| {
             for n in images.clone() {
                 // SAFETY: the caller's guarantees; image n's outputs belong to this task.
                 unsafe {
@@ -250,13 +257,14 @@ pub unsafe fn weight_grad<T: GemmElem + Default + std::ops::Add<Output = T> + Se
 ) {
     let (pl, kk) = (Plane::of(g), g.kh * g.kw);
     let size = oc * g.c * kk;
-    // Each thread sums its images into its own partial; the partials are added at the end.
-    let parts: Vec<_> = (0..super::threads().clamp(1, g.n.max(1)))
-        .map(|_| std::sync::Mutex::new(vec![T::ZERO; size]))
-        .collect();
-    per_thread(g.n, |k, images| {
-        let mut part = parts[k].lock().unwrap_or_else(|e| e.into_inner());
-        with_scratch(g.c * pl.size, oc * pl.wide, |xp: &mut [T], dyw: &mut [T]| {
+    // SAFETY: dw has `size` elements.
+    let out = std::sync::Mutex::new(unsafe { std::slice::from_raw_parts_mut(dw.get(), size) });
+    out.lock().unwrap_or_else(|e| e.into_inner()).fill(T::ZERO);
+    // Each thread sums its images into its own partial, then adds it to dw.
+    per_thread(g.n, |_, images| {
+        let lens = [g.c * pl.size, oc * pl.wide, size];
+        with_scratch(lens, |xp: &mut [T], dyw: &mut [T], part: &mut [T]| {
+            part.fill(T::ZERO);
             for n in images.clone() {
                 // SAFETY: the caller's guarantees; `part` is this task's own.
                 unsafe {
@@ -277,13 +285,8 @@ pub unsafe fn weight_grad<T: GemmElem + Default + std::ops::Add<Output = T> + Se
                     }
                 }
             }
+            let mut out = out.lock().unwrap_or_else(|e| e.into_inner());
+            out.iter_mut().zip(part.iter()).for_each(|(d, &v)| *d = *d + v);
         });
     });
-    // SAFETY: dw has `size` elements.
-    let out = unsafe { std::slice::from_raw_parts_mut(dw.get(), size) };
-    out.fill(T::ZERO);
-    for p in parts {
-        let p = p.into_inner().unwrap_or_else(|e| e.into_inner());
-        out.iter_mut().zip(&p).for_each(|(d, &v)| *d = *d + v);
-    }
 }
