@@ -107,7 +107,7 @@ pub unsafe fn forward(
             *stats.at((sh.c + c) as isize) = var as f32;
             let rstd = 1.0 / (var + eps).sqrt();
             let a = rstd * w.map_or(1.0, |w| *w.at(c as isize) as f64);
-            let shift = b.map_or(0.0, |b| *b.at(c as isize) as f32);
+            let shift = b.map_or(0.0, |b| *b.at(c as isize));
             let (a, mf) = (a as f32, mean as f32);
             for n in 0..sh.n {
                 let src = sh.run(x, n, c);
