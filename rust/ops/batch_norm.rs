@@ -1,6 +1,7 @@
-//! Training-mode batch_norm on the GPU as one recorded op: a statistics sweep
-//! and a normalize sweep forward, a gradient-sums sweep and a dx sweep
-//! backward (shaders/batch_norm.wgsl), instead of the composite's chain of
+//! Training-mode batch_norm on the GPU (shaders/batch_norm.wgsl) and for
+//! float32 on the CPU (backend/cpu/batch_norm.rs) as one recorded op: a
+//! statistics sweep and a normalize sweep forward, a gradient-sums sweep and
+//! a dx sweep backward, instead of the composite's chain of
 //! reductions and elementwise ops in rumus.nn.functional. Under create_graph
 //! the backward is written with recorded ops so it can be differentiated again.
 
@@ -8,6 +9,8 @@ use super::copy::{contiguous, to_dtype};
 use super::reduce::{mean, sum};
 use super::shape::{narrow, reshape};
 use crate::autograd::{self, math, mode, Backward, Node, SavedTensor};
+use crate::backend::cpu::batch_norm as cpu;
+use crate::backend::cpu::P;
 use crate::backend::gpu::batch_norm as kernel;
 use crate::bail;
 use crate::error::Result;
@@ -18,7 +21,42 @@ use std::sync::{Arc, Mutex};
 
 /// Whether the fused kernels run a training-mode batch_norm of `x`.
 pub fn applies(x: &Tensor) -> bool {
-    x.is_gpu() && matches!(x.dtype(), DType::F32 | DType::F16) && x.ndim() >= 2
+    x.ndim() >= 2
+        && if x.is_gpu() {
+            matches!(x.dtype(), DType::F32 | DType::F16)
+        } else {
+            x.dtype() == DType::F32
+        }
+}
+
+/// The CPU kernel's view of x: (N, C, S) with strides (sn, sc) when the
+/// spatial dims are one contiguous run, else None (the caller copies).
+fn cpu_shape(x: &Tensor) -> Option<cpu::Shape> {
+    let [n, c, s] = nsc(x);
+    let mut run = 1isize;
+    for (&d, &st) in x.shape()[2..].iter().zip(&x.strides()[2..]).rev() {
+        if d > 1 && st != run {
+            return None;
+        }
+        run *= d as isize;
+    }
+    let (sn, sc) = (x.strides()[0], x.strides()[1]);
+    (sn >= 0 && sc >= 0).then_some(cpu::Shape { n, c, s, sn, sc })
+}
+
+/// x itself when the CPU kernel reads it in place, else a contiguous copy.
+fn cpu_input(x: &Tensor) -> Result<(Tensor, cpu::Shape)> {
+    if let Some(sh) = cpu_shape(x) {
+        return Ok((x.clone(), sh));
+    }
+    let xc = contiguous(x)?;
+    let sh = cpu_shape(&xc).expect("contiguous");
+    Ok((xc, sh))
+}
+
+/// The f32 pointer of an optional CPU tensor.
+fn opt_ptr(t: Option<&Tensor>) -> Result<Option<P<f32>>> {
+    t.map(|t| Ok(P(t.ptr::<f32>()?))).transpose()
 }
 
 /// (N, C, S) of an (N, C, *) input.
@@ -42,7 +80,7 @@ pub fn batch_norm_train(
     eps: f64,
 ) -> Result<(Tensor, Tensor, Tensor)> {
     if !applies(x) {
-        bail!(Runtime, "_batch_norm_train: expected a float32 or float16 GPU tensor of at least 2 dims, got {} {} on {}", x.dtype().name(), fmt_shape(x.shape()), x.device().name());
+        bail!(Runtime, "_batch_norm_train: expected a float32 (CPU or GPU) or float16 (GPU) tensor of at least 2 dims, got {} {} on {}", x.dtype().name(), fmt_shape(x.shape()), x.device().name());
     }
     let [n, c, s] = nsc(x);
     for (name, t) in [("weight", w), ("bias", b)] {
@@ -68,11 +106,27 @@ pub fn batch_norm_train(
     let y = autograd::record(
         &inputs,
         || {
-            let (xc, wc, bc) =
-                (contiguous(x)?, w.map(contiguous).transpose()?, b.map(contiguous).transpose()?);
+            let (wc, bc) = (w.map(contiguous).transpose()?, b.map(contiguous).transpose()?);
             let st = Tensor::empty_on(&[2, c], DType::F32, x.device())?;
             let y = Tensor::empty_on(x.shape(), x.dtype(), x.device())?;
-            kernel::forward(&xc, wc.as_ref(), bc.as_ref(), [n, c, s], eps, &st, &y)?;
+            if x.is_gpu() {
+                kernel::forward(
+                    &contiguous(x)?,
+                    wc.as_ref(),
+                    bc.as_ref(),
+                    [n, c, s],
+                    eps,
+                    &st,
+                    &y,
+                )?;
+            } else {
+                let (xc, sh) = cpu_input(x)?;
+                let (xp, yp, sp) = (P(xc.ptr::<f32>()?), P(y.ptr::<f32>()?), P(st.ptr::<f32>()?));
+                let (wp, bp) = (opt_ptr(wc.as_ref())?, opt_ptr(bc.as_ref())?);
+                // SAFETY: x is valid for sh, w and b hold C values (checked above),
+                // st and y are fresh buffers of (2, C) and x's shape.
+                unsafe { cpu::forward(sh, xp, wp, bp, eps, sp, yp) };
+            }
             *crate::tensor::lock(&stats) = Some(st);
             Ok(y)
         },
@@ -144,12 +198,24 @@ impl Backward for BatchNormBackward {
         let (gx, gw, gb) = if mode::is_grad_enabled() {
             self.composite(&x, w.as_ref(), g)?
         } else {
-            let (xc, gc) = (contiguous(&x)?, contiguous(&to_dtype(g, x.dtype())?)?);
+            let gc = contiguous(&to_dtype(g, x.dtype())?)?;
             let wc = w.as_ref().map(contiguous).transpose()?;
             let dev = x.device();
             let gstats = Tensor::empty_on(&[2, nsc(&x)[1]], DType::F32, dev)?;
             let gx = Tensor::empty_on(x.shape(), x.dtype(), dev)?;
-            kernel::backward(&xc, &gc, wc.as_ref(), nsc(&x), self.eps, &self.stats, &gstats, &gx)?;
+            if x.is_gpu() {
+                let xc = contiguous(&x)?;
+                let (st, eps) = (&self.stats, self.eps);
+                kernel::backward(&xc, &gc, wc.as_ref(), nsc(&x), eps, st, &gstats, &gx)?;
+            } else {
+                let (xc, sh) = cpu_input(&x)?;
+                let (xp, gp, dp) = (P(xc.ptr::<f32>()?), P(gc.ptr::<f32>()?), P(gx.ptr::<f32>()?));
+                let (sp, gsp) = (P(self.stats.ptr::<f32>()?), P(gstats.ptr::<f32>()?));
+                let wp = opt_ptr(wc.as_ref())?;
+                // SAFETY: x is valid for sh; g and gx are contiguous of x's shape,
+                // stats and gstats (2, C), w C values.
+                unsafe { cpu::backward(sh, xp, gp, wp, self.eps, sp, gsp, dp) };
+            }
             // dw = Σg·(x - mean) · rstd, db = Σg: (C,) sized, ordinary ops.
             let rstd = math::un(Unary::Rsqrt, &math::add_scalar(&row(&self.stats, 1)?, self.eps)?)?;
             let gw = w

@@ -289,7 +289,7 @@ pub fn conv(
         );
     };
     let geom = geometry(n, c, size, k, s, before, d, [od, oh, ow]);
-    if conv_igemm::applies(&xb) {
+    if conv_igemm::applies(&xb) || conv_igemm::applies_cpu(&xb, &geom, g) {
         conv_igemm::check_devices(op, &xb, &[Some(&wb), bias])?;
         let cv = conv_igemm::Conv { geom, groups: g, oc };
         return unbatch(conv_igemm::forward(&xb, &wb, bias, &cv)?, unbatched, dims);

@@ -1,7 +1,8 @@
-//! Convolutions on the GPU as implicit GEMMs (shaders/conv_igemm.wgsl): the
-//! forward, the input gradient and the weight gradient are three recorded
-//! ops that gather their operands on the fly, so no im2col columns (9× the
-//! input for a 3×3 kernel) are ever allocated. The three are bilinear and
+//! Convolutions on the GPU as implicit GEMMs (shaders/conv_igemm.wgsl), and
+//! stride-1 ones on the CPU as per-tap GEMMs on padded images
+//! (backend/cpu/conv_direct.rs): the forward, the input gradient and the
+//! weight gradient are three recorded ops that gather their operands on the
+//! fly, so no im2col columns (9× the input for a 3×3 kernel) are ever allocated. The three are bilinear and
 //! each one's derivatives are the other two (plus itself), so every higher
 //! derivative stays on these kernels. Tensors are 5-D (N, C, D, H, W).
 
@@ -11,10 +12,13 @@ use super::reduce::sum;
 use super::shape::narrow;
 use crate::autograd::{self, Backward, Node, SavedTensor};
 use crate::backend::cpu::conv::Geom;
+use crate::backend::cpu::conv_direct as direct;
+use crate::backend::cpu::gemm::GemmElem;
+use crate::backend::cpu::P;
 use crate::backend::gpu::conv_igemm::{self as kernel, Pass};
 use crate::backend::gpu::dtype::elem_bytes;
 use crate::error::Result;
-use crate::tensor::{DType, Tensor};
+use crate::tensor::{DType, Element, Tensor};
 use std::sync::Arc;
 
 /// A convolution's shape: the window geometry (c = input channels), groups
@@ -30,6 +34,35 @@ pub struct Conv {
 /// float16 on the GPU); the others go through im2col + GEMM.
 pub fn applies(x: &Tensor) -> bool {
     x.is_gpu() && matches!(x.dtype(), DType::F32 | DType::F16)
+}
+
+/// Whether the CPU's direct kernels run this convolution of `x` (float32 or
+/// float64, geometry as `conv_direct::applies`).
+pub fn applies_cpu(x: &Tensor, geom: &Geom, groups: usize) -> bool {
+    !x.is_gpu() && matches!(x.dtype(), DType::F32 | DType::F64) && direct::applies(geom, groups)
+}
+
+/// One pass on the CPU's direct kernels into `out` (the pass's shape).
+fn raw_cpu<T: GemmElem + Default + std::ops::Add<Output = T> + Send + Sync + Element>(
+    pass: Pass,
+    cv: &Conv,
+    s0: &Tensor,
+    s1: &Tensor,
+    bias: Option<&Tensor>,
+    out: &Tensor,
+) -> Result<()> {
+    let (g, oc) = (&cv.geom, cv.oc);
+    let (a, b, o) = (P(s0.ptr::<T>()?), P(s1.ptr::<T>()?), P(out.ptr::<T>()?));
+    let bias = bias.map(|t| t.ptr::<T>().map(P)).transpose()?;
+    // SAFETY: contiguous operands of the pass's shapes (raw checked them), a fresh output.
+    unsafe {
+        match pass {
+            Pass::Forward => direct::forward(g, oc, b, a, bias, o),
+            Pass::InputGrad => direct::input_grad(g, oc, b, a, o),
+            Pass::WeightGrad => direct::weight_grad(g, oc, b, a, o),
+        }
+    }
+    Ok(())
 }
 
 /// A device-mismatch error unless every tensor is on x's device.
@@ -57,6 +90,13 @@ fn raw(pass: Pass, cv: &Conv, s0: &Tensor, s1: &Tensor, bias: Option<&Tensor>) -
         return crate::autograd::math::zeros(&shape, dtype, &s1);
     }
     let out = Tensor::empty_on(&shape, dtype, dev)?;
+    if !s1.is_gpu() {
+        match dtype {
+            DType::F32 => raw_cpu::<f32>(pass, cv, &s0, &s1, bias.as_ref(), &out)?,
+            _ => raw_cpu::<f64>(pass, cv, &s0, &s1, bias.as_ref(), &out)?,
+        }
+        return Ok(out);
+    }
     let per = kernel::images_per_dispatch(pass, g, cv.oc, elem_bytes(dtype)?)?;
     for i in (0..g.n).step_by(per) {
         let len = per.min(g.n - i);

@@ -742,12 +742,12 @@ fn layer_norm(
     })?))
 }
 
-/// Training-mode batch normalization on the GPU in two fused sweeps (the
-/// backward in two more); rumus.nn.functional.batch_norm uses it for float32
-/// and float16 GPU inputs.
+/// Training-mode batch normalization in two fused sweeps (the backward in
+/// two more); rumus.nn.functional.batch_norm uses it for float32 inputs and,
+/// on the GPU, float16 ones.
 ///
 /// Args:
-///   input (Tensor): of shape ``(N, C, *)``, on the GPU.
+///   input (Tensor): of shape ``(N, C, *)``: float32, or float16 on the GPU.
 ///   weight (Tensor, optional): per-channel scale.
 ///   bias (Tensor, optional): per-channel shift.
 ///   eps (float): added to the variance.

@@ -428,9 +428,10 @@ def _normalize(input, mean, var, eps, weight, bias):
 
 
 def _fused_batch_norm(input, weight, bias):
-    """Whether training-mode batch_norm runs as the fused GPU op: float32/float16 GPU
-    tensors, weight and bias (when given) alike."""
-    if input.device.type != "gpu" or input.dtype not in (_rumus.float32, _rumus.float16):
+    """Whether training-mode batch_norm runs as the fused op: float32 (CPU or GPU) or
+    float16 (GPU) tensors, weight and bias (when given) alike."""
+    fused = (_rumus.float32, _rumus.float16) if input.device.type == "gpu" else (_rumus.float32,)
+    if input.dtype not in fused:
         return False
     return all(
         t is None or (t.device == input.device and t.dtype == input.dtype) for t in (weight, bias)
@@ -498,7 +499,7 @@ def batch_norm(
                 f"{input.shape}"
             )
         if _fused_batch_norm(input, weight, bias):
-            # GPU: two sweeps forward and two backward (rust/ops/batch_norm.rs).
+            # Two sweeps forward and two backward (rust/ops/batch_norm.rs).
             out, mean, var = _rumus._batch_norm_train(input, weight, bias, eps)
         else:
             dims = (0,) + tuple(range(2, nd))

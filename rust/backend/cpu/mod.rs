@@ -3,9 +3,11 @@
 //! Parallel work goes to the thread team (`team`).
 
 pub mod attention;
+pub mod batch_norm;
 pub mod binary;
 pub mod complex;
 pub mod conv;
+pub mod conv_direct;
 pub mod ctc;
 pub mod elementwise;
 pub mod fft;
