@@ -395,7 +395,6 @@ pub fn dispatch_shader(
             limit
         );
     }
-    let bytes: &[u8] = bytemuck::bytes_of(params);
     if graph::capturing() {
         return graph::record_dispatch(
             ctx,
