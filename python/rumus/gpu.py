@@ -29,6 +29,8 @@ __all__ = [
     "empty_cache",
     "transfer_stats",
     "reset_transfer_stats",
+    "kernel_stats",
+    "reset_kernel_stats",
 ]
 
 
@@ -219,3 +221,26 @@ def transfer_stats():
 def reset_transfer_stats():
     """Zeroes the counters :func:`transfer_stats` reports."""
     _rumus._gpu_reset_transfer_stats()
+
+
+def kernel_stats():
+    """Kernel launches since the last reset: ``{"dispatches", "fused_dispatches",
+    "fused_kernels"}``. ``dispatches`` counts every kernel recorded (fused ones included),
+    ``fused_dispatches`` the generated kernels that evaluate fused elementwise chains, and
+    ``fused_kernels`` the distinct fused kernels compiled since start-up.
+
+    Chains of float32 elementwise ops on the GPU are recorded lazily and run as one generated
+    kernel when their result is needed (by another kind of op, a read by the host, an in-place
+    write, or :func:`synchronize`). Set ``RUMUS_GPU_FUSION=0`` before start-up to run every op
+    as its own kernel.
+
+    Returns:
+        dict[str, int]: the counters.
+    """
+    a, b, c = _rumus._gpu_kernel_stats()
+    return {"dispatches": a, "fused_dispatches": b, "fused_kernels": c}
+
+
+def reset_kernel_stats():
+    """Zeroes the dispatch counters :func:`kernel_stats` reports."""
+    _rumus._gpu_reset_kernel_stats()

@@ -71,8 +71,7 @@ pub fn batch_norm_train(
             let (xc, wc, bc) =
                 (contiguous(x)?, w.map(contiguous).transpose()?, b.map(contiguous).transpose()?);
             let st = Tensor::empty_on(&[2, c], DType::F32, x.device())?;
-            let y = Tensor::empty_on(x.shape(), x.dtype(), x.device())?;
-            kernel::forward(&xc, wc.as_ref(), bc.as_ref(), [n, c, s], eps, &st, &y)?;
+            let y = kernel::forward(&xc, wc.as_ref(), bc.as_ref(), [n, c, s], eps, &st)?;
             *crate::tensor::lock(&stats) = Some(st);
             Ok(y)
         },

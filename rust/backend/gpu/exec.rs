@@ -88,11 +88,17 @@ fn kernel(
     if variant == Variant::F16 && !ctx.has_f16() {
         bail!(Type, "float16 kernels need the shader-f16 feature, which {} lacks", ctx.info.name);
     }
-    let src = source(shader, variant);
+    let k = Arc::new(build(ctx, shader.name, source(shader, variant), entry)?);
+    crate::tensor::lock(&KERNELS).insert(key, k.clone());
+    Ok(k)
+}
+
+/// Validates `src` with naga and builds the pipeline of `entry`.
+fn build(ctx: &Context, name: &str, src: String, entry: &str) -> Result<Kernel> {
     let used = used_bindings(&src, entry)
-        .map_err(|e| crate::error::Error::Runtime(format!("shader {}.wgsl: {}", shader.name, e)))?;
+        .map_err(|e| crate::error::Error::Runtime(format!("shader {}.wgsl: {}", name, e)))?;
     let module = ctx.device.create_shader_module(wgpu::ShaderModuleDescriptor {
-        label: Some(shader.name),
+        label: Some(name),
         source: wgpu::ShaderSource::Wgsl(src.into()),
     });
     let pipeline = ctx.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
@@ -105,10 +111,43 @@ fn kernel(
     });
     ctx.check()?;
     let layout = pipeline.get_bind_group_layout(0);
-    let k = Arc::new(Kernel { pipeline, layout, used });
-    crate::tensor::lock(&KERNELS).insert(key, k.clone());
-    Ok(k)
+    Ok(Kernel { pipeline, layout, used })
 }
+
+/// Pipelines built from generated WGSL (the fusion layer's kernels), by key.
+static GENERATED: LazyLock<Mutex<HashMap<String, Arc<Kernel>>>> = LazyLock::new(Default::default);
+
+/// Records one dispatch of `entry` in WGSL generated at run time: the
+/// pipeline is cached by `key` (`source` runs only on a miss). `binds` are
+/// bindings 0.., the params bytes the next binding.
+pub fn dispatch_generated(
+    key: &str,
+    source: impl FnOnce() -> String,
+    entry: &str,
+    binds: &[Bind],
+    params: &[u8],
+    groups: [u32; 3],
+) -> Result<()> {
+    let ctx = context::get()?;
+    let cached = crate::tensor::lock(&GENERATED).get(key).cloned();
+    let k = match cached {
+        Some(k) => k,
+        None => {
+            let k = Arc::new(build(ctx, "generated", source(), entry)?);
+            crate::tensor::lock(&GENERATED).insert(key.to_string(), k.clone());
+            k
+        }
+    };
+    let mut b = crate::tensor::lock(&BATCH);
+    let align = ctx.limits.min_storage_buffer_offset_alignment as usize;
+    if b.params.len().next_multiple_of(align) + params.len() > PARAMS_BYTES as usize {
+        b.submit(ctx)?;
+    }
+    dispatch_locked(ctx, &mut b, &k, binds, params, groups)
+}
+
+/// Kernel dispatches recorded since start-up (rumus.gpu.kernel_stats()).
+pub static DISPATCHES: AtomicU64 = AtomicU64::new(0);
 
 struct Batch {
     encoder: Option<wgpu::CommandEncoder>,
@@ -333,6 +372,8 @@ pub fn dispatch_binds<P: ShaderParams>(
 ) -> Result<()> {
     let shader = P::SHADER;
     let ctx = context::get()?;
+    // A kernel may write a buffer that pending fused results still read.
+    super::fusion::before_dispatch(binds.iter().map(|b| b.buf))?;
     if groups.contains(&0) {
         return Ok(());
     }
@@ -425,6 +466,7 @@ fn dispatch_locked(
     pass.set_pipeline(&k.pipeline);
     pass.set_bind_group(0, &bind, &[]);
     pass.dispatch_workgroups(groups[0], groups[1], groups[2]);
+    DISPATCHES.fetch_add(1, Ordering::Relaxed);
     b.dispatches += 1;
     if b.dispatches >= MAX_BATCH {
         b.submit(ctx)?;
@@ -514,6 +556,7 @@ pub fn flush() -> Result<()> {
 /// Waits until the GPU has finished all submitted work.
 pub fn synchronize() -> Result<()> {
     let ctx = context::get()?;
+    super::fusion::flush()?;
     if status_buffer().is_some() {
         // Reading the status word waits for all work too.
         read(None, 0, 0)?;
@@ -646,6 +689,7 @@ pub fn copy(
     nbytes: u64,
 ) -> Result<()> {
     let ctx = context::get()?;
+    super::fusion::before_dispatch([src, dst].into_iter())?;
     if nbytes > 0 {
         crate::tensor::lock(&BATCH)
             .encoder(ctx)

@@ -11,6 +11,8 @@ pub mod conv_igemm;
 pub mod dtype;
 pub mod elementwise;
 pub mod exec;
+pub mod fusion;
+pub mod fusion_codegen;
 pub mod index;
 pub mod matmul;
 pub mod norm;
