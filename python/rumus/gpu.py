@@ -41,6 +41,8 @@ __all__ = [
     "GPUProfile",
     "GPUGraph",
     "graph",
+    "kernel_stats",
+    "reset_kernel_stats",
 ]
 
 
@@ -461,3 +463,26 @@ def graph(gpu_graph, pool=None, stream=None):
         yield gpu_graph
     finally:
         gpu_graph.capture_end()
+
+
+def kernel_stats():
+    """Kernel launches since the last reset: ``{"dispatches", "fused_dispatches",
+    "fused_kernels"}``. ``dispatches`` counts every kernel recorded (fused ones included),
+    ``fused_dispatches`` the generated kernels that evaluate fused elementwise chains, and
+    ``fused_kernels`` the distinct fused kernels compiled since start-up.
+
+    Chains of float32 elementwise ops on the GPU are recorded lazily and run as one generated
+    kernel when their result is needed (by another kind of op, a read by the host, an in-place
+    write, or :func:`synchronize`). Set ``RUMUS_GPU_FUSION=0`` before start-up to run every op
+    as its own kernel.
+
+    Returns:
+        dict[str, int]: the counters.
+    """
+    a, b, c = _rumus._gpu_kernel_stats()
+    return {"dispatches": a, "fused_dispatches": b, "fused_kernels": c}
+
+
+def reset_kernel_stats():
+    """Zeroes the dispatch counters :func:`kernel_stats` reports."""
+    _rumus._gpu_reset_kernel_stats()

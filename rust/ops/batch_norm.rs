@@ -108,25 +108,19 @@ pub fn batch_norm_train(
         || {
             let (wc, bc) = (w.map(contiguous).transpose()?, b.map(contiguous).transpose()?);
             let st = Tensor::empty_on(&[2, c], DType::F32, x.device())?;
-            let y = Tensor::empty_on(x.shape(), x.dtype(), x.device())?;
-            if x.is_gpu() {
-                kernel::forward(
-                    &contiguous(x)?,
-                    wc.as_ref(),
-                    bc.as_ref(),
-                    [n, c, s],
-                    eps,
-                    &st,
-                    &y,
-                )?;
+            let y = if x.is_gpu() {
+                let xc = contiguous(x)?;
+                kernel::forward(&xc, wc.as_ref(), bc.as_ref(), [n, c, s], eps, &st)?
             } else {
+                let y = Tensor::empty_on(x.shape(), x.dtype(), x.device())?;
                 let (xc, sh) = cpu_input(x)?;
                 let (xp, yp, sp) = (P(xc.ptr::<f32>()?), P(y.ptr::<f32>()?), P(st.ptr::<f32>()?));
                 let (wp, bp) = (opt_ptr(wc.as_ref())?, opt_ptr(bc.as_ref())?);
                 // SAFETY: x is valid for sh, w and b hold C values (checked above),
                 // st and y are fresh buffers of (2, C) and x's shape.
                 unsafe { cpu::forward(sh, xp, wp, bp, eps, sp, yp) };
-            }
+                y
+            };
             *crate::tensor::lock(&stats) = Some(st);
             Ok(y)
         },

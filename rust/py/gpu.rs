@@ -3,7 +3,7 @@
 
 use crate::backend::gpu::exec::Variant;
 use crate::backend::gpu::{
-    buffer_pool, context, exec, fence, graph, matmul_coop, profile, shaders,
+    buffer_pool, context, exec, fence, fusion, fusion_codegen, graph, matmul_coop, profile, shaders,
 };
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -175,6 +175,59 @@ impl GpuGraph {
     }
 }
 
+/// (kernel dispatches, fused kernel dispatches, fused kernels compiled).
+#[pyfunction]
+fn _gpu_kernel_stats() -> (u64, u64, usize) {
+    (
+        exec::DISPATCHES.load(Ordering::Relaxed),
+        fusion::FUSED_DISPATCHES.load(Ordering::Relaxed),
+        fusion_codegen::sources_count(),
+    )
+}
+
+#[pyfunction]
+fn _gpu_reset_kernel_stats() {
+    exec::DISPATCHES.store(0, Ordering::Relaxed);
+    fusion::FUSED_DISPATCHES.store(0, Ordering::Relaxed);
+}
+
+/// Turns elementwise fusion on or off (pending results are written first);
+/// returns the previous setting. For tests' A/B runs.
+#[pyfunction]
+fn _gpu_set_fusion(py: Python<'_>, on: bool) -> PyResult<bool> {
+    Ok(py.detach(|| fusion::set_enabled(on))?)
+}
+
+/// Whether elementwise fusion is on.
+#[pyfunction]
+fn _gpu_fusion_enabled() -> bool {
+    fusion::enabled()
+}
+
+/// The WGSL of every fused kernel generated so far.
+#[pyfunction]
+fn _gpu_fused_sources() -> Vec<String> {
+    fusion_codegen::sources()
+}
+
+/// A float32 dropout mask on the GPU (`scale` with probability `keep`, else
+/// 0), fused into the kernel that consumes it when fusion is on.
+#[pyfunction]
+fn _gpu_dropout_mask(
+    py: Python<'_>,
+    shape: Vec<usize>,
+    keep: f32,
+    scale: f32,
+) -> PyResult<crate::py::tensor::PyTensor> {
+    Ok(py.detach(|| fusion::dropout_mask(&shape, keep, scale))?.into())
+}
+
+/// Validates WGSL with naga; returns the bindings `entry` uses.
+#[pyfunction]
+fn _gpu_validate_wgsl(source: &str, entry: &str) -> PyResult<Vec<u32>> {
+    exec::used_bindings(source, entry).map_err(PyValueError::new_err)
+}
+
 /// The WGSL rumus compiles for shaders/<name>.wgsl (code constants
 /// prepended; `f16` for the float16 variant), for the wgpu-py shader tests.
 #[pyfunction]
@@ -227,5 +280,12 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_gpu_graph_begin, m)?)?;
     m.add_function(wrap_pyfunction!(_gpu_graph_end, m)?)?;
     m.add_class::<GpuGraph>()?;
+    m.add_function(wrap_pyfunction!(_gpu_kernel_stats, m)?)?;
+    m.add_function(wrap_pyfunction!(_gpu_reset_kernel_stats, m)?)?;
+    m.add_function(wrap_pyfunction!(_gpu_set_fusion, m)?)?;
+    m.add_function(wrap_pyfunction!(_gpu_fusion_enabled, m)?)?;
+    m.add_function(wrap_pyfunction!(_gpu_fused_sources, m)?)?;
+    m.add_function(wrap_pyfunction!(_gpu_validate_wgsl, m)?)?;
+    m.add_function(wrap_pyfunction!(_gpu_dropout_mask, m)?)?;
     Ok(())
 }

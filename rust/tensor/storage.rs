@@ -9,7 +9,7 @@ use crate::error::Result;
 use std::alloc::{alloc, alloc_zeroed, dealloc, Layout as AllocLayout};
 use std::any::Any;
 use std::ptr::NonNull;
-use std::sync::atomic::{AtomicPtr, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// The allocator's natural alignment: with it, zeroed allocations go through
@@ -280,6 +280,19 @@ pub struct Storage {
     /// (view_as_real, view_as_complex): that storage, whose version counter
     /// this one shares so in-place writes through either are seen by autograd.
     base: Option<Arc<Storage>>,
+    /// A GPU storage whose contents the fusion layer has not written yet
+    /// (backend/gpu/fusion.rs): `gpu_buffer` writes them first.
+    pending: AtomicBool,
+}
+
+impl Drop for Storage {
+    fn drop(&mut self) {
+        // A pending result nobody can read any more: its expression (and the
+        // inputs it holds) can go.
+        if *self.pending.get_mut() {
+            crate::backend::gpu::fusion::forget(self);
+        }
+    }
 }
 
 impl Storage {
@@ -310,6 +323,7 @@ impl Storage {
             data: StorageData::Cpu(buf),
             cpu_ptr,
             base: None,
+            pending: AtomicBool::new(false),
         }
     }
     /// The memory of `base` (a CPU storage) read as `dtype`: a storage that
@@ -375,7 +389,15 @@ impl Storage {
             data: StorageData::Gpu(buf),
             cpu_ptr: AtomicPtr::new(std::ptr::null_mut()),
             base: None,
+            pending: AtomicBool::new(false),
         }
+    }
+    /// Whether the fusion layer still owes this storage's contents.
+    pub fn is_pending(&self) -> bool {
+        self.pending.load(Ordering::Acquire)
+    }
+    pub fn set_pending(&self, pending: bool) {
+        self.pending.store(pending, Ordering::Release);
     }
     pub fn device(&self) -> Device {
         match self.data {
@@ -408,7 +430,16 @@ impl Storage {
     }
     /// The GPU buffer holding this storage, whatever its dtype (bfloat16 as
     /// packed words included).
+    /// A pending fused result is computed first.
     pub fn gpu_packed_buffer(&self) -> Result<&wgpu::Buffer> {
+        if self.pending.load(Ordering::Acquire) {
+            crate::backend::gpu::fusion::flush()?;
+        }
+        self.gpu_buffer_unwritten()
+    }
+    /// The GPU buffer even while the fusion layer still owes its contents:
+    /// for the fusion layer itself, which writes it.
+    pub fn gpu_buffer_unwritten(&self) -> Result<&wgpu::Buffer> {
         match &self.data {
             StorageData::Gpu(b) => Ok(b.buffer()),
             StorageData::Cpu(_) => {

@@ -823,11 +823,19 @@ def _dropout(input, p, training, inplace, mask_shape):
         return input
     if p == 1.0:
         return input.mul_(0.0) if inplace else input * 0.0
-    mask = (
-        _rumus.empty(mask_shape, dtype=input.dtype, device=input.device)
-        .bernoulli_(1.0 - p)
-        .div_(1.0 - p)
-    )
+    if (
+        input.device.type == "gpu"
+        and input.dtype == _rumus.float32
+        and tuple(mask_shape) == tuple(input.shape)
+    ):
+        # One native mask: with fusion on it is computed inside the kernel that uses it.
+        mask = _rumus._gpu_dropout_mask(list(mask_shape), 1.0 - p, 1.0 / (1.0 - p))
+    else:
+        mask = (
+            _rumus.empty(mask_shape, dtype=input.dtype, device=input.device)
+            .bernoulli_(1.0 - p)
+            .div_(1.0 - p)
+        )
     return input.mul_(mask) if inplace else input * mask
 
 

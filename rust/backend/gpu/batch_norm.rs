@@ -73,7 +73,9 @@ fn launch(
 }
 
 /// y = batch_norm(x) with the batch statistics, written to `stats` (f32
-/// (2, C): mean, biased variance). x, w, b, y contiguous; x (N, C, S).
+/// (2, C): mean, biased variance). x, w, b contiguous; x (N, C, S). A
+/// float32 normalize pass is left to the fusion layer, so an elementwise op
+/// that follows (a ReLU) runs in the same kernel.
 pub fn forward(
     x: &Tensor,
     w: Option<&Tensor>,
@@ -81,10 +83,14 @@ pub fn forward(
     nsc: [usize; 3],
     eps: f64,
     stats: &Tensor,
-    y: &Tensor,
-) -> Result<()> {
+) -> Result<Tensor> {
     launch("bn_stats", nsc, eps, [Some(x), None, None, None, Some(stats), None, None], true)?;
-    launch("bn_apply", nsc, eps, [Some(x), None, w, b, Some(stats), None, Some(y)], false)
+    if let Some(y) = super::fusion::batch_norm_apply(x, w, b, stats, nsc, eps as f32)? {
+        return Ok(y);
+    }
+    let y = Tensor::empty_on(x.shape(), x.dtype(), x.device())?;
+    launch("bn_apply", nsc, eps, [Some(x), None, w, b, Some(stats), None, Some(&y)], false)?;
+    Ok(y)
 }
 
 /// dx from dy `g`, writing `gstats` (f32 (2, C): Σg and Σg·(x - mean)), from

@@ -264,6 +264,11 @@ pub fn gpu_unary(op: Unary, a: &Tensor) -> Result<Tensor> {
         launch("unary_i32", code, &out, [Some(Arg::T(&x)), None, None], [0; 3])?;
         return to_dtype(&out, out_dtype);
     }
+    if out_dtype == DType::F32 {
+        if let Some(out) = super::fusion::unary(code, [s0, s1], a)? {
+            return Ok(out);
+        }
+    }
     let x = float_in(a)?;
     let out = Tensor::empty_on(a.shape(), x.dtype(), Device::Gpu)?;
     launch("unary", code, &out, [Some(Arg::T(&x)), None, None], [s0.to_bits(), s1.to_bits(), 0])?;
@@ -327,6 +332,18 @@ pub fn gpu_binary(op: Binary, a: &Operand, b: &Operand, alpha: Option<f64>) -> R
     };
     if !float && op == Binary::Atan2 {
         bail!(Runtime, "\"atan2\" not implemented for '{}'", compute.name());
+    }
+    if entry == "binary" && kcompute == DType::F32 && out_dtype == DType::F32 {
+        fn fin(g: &GOperand) -> super::fusion::In<'_> {
+            match g {
+                GOperand::T(t) => super::fusion::In::T(t),
+                GOperand::S(w) => super::fusion::In::S(f32::from_bits(*w)),
+            }
+        }
+        let alpha = f32::from_bits(alpha_word);
+        if let Some(out) = super::fusion::binary(op as u32, alpha, fin(&ga), fin(&gb), &shape)? {
+            return Ok(out);
+        }
     }
     let out = Tensor::empty_on(&shape, kout, Device::Gpu)?;
     launch(entry, op as u32, &out, [Some(ga.arg()), Some(gb.arg()), None], [0, 0, alpha_word])?;

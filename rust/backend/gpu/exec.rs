@@ -95,13 +95,19 @@ fn kernel(
     if variant == Variant::F16 && !ctx.has_f16() {
         bail!(Type, "float16 kernels need the shader-f16 feature, which {} lacks", ctx.info.name);
     }
-    let src = source(shader, variant);
+    let k = Arc::new(build(ctx, shader.name, source(shader, variant), entry)?);
+    crate::tensor::lock(&KERNELS).insert(key, k.clone());
+    Ok(k)
+}
+
+/// Validates `src` with naga and builds the pipeline of `entry`.
+fn build(ctx: &Context, name: &str, src: String, entry: &str) -> Result<Kernel> {
     let used = used_bindings(&src, entry)
-        .map_err(|e| crate::error::Error::Runtime(format!("shader {}.wgsl: {}", shader.name, e)))?;
+        .map_err(|e| crate::error::Error::Runtime(format!("shader {}.wgsl: {}", name, e)))?;
     let written = fence::written_bindings(&src, entry)
-        .map_err(|e| crate::error::Error::Runtime(format!("shader {}.wgsl: {}", shader.name, e)))?;
+        .map_err(|e| crate::error::Error::Runtime(format!("shader {}.wgsl: {}", name, e)))?;
     let module = ctx.device.create_shader_module(wgpu::ShaderModuleDescriptor {
-        label: Some(shader.name),
+        label: Some(name),
         source: wgpu::ShaderSource::Wgsl(src.into()),
     });
     let pipeline = ctx.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
@@ -114,11 +120,48 @@ fn kernel(
     });
     ctx.check()?;
     let layout = pipeline.get_bind_group_layout(0);
-    let name = format!("{}.{}", shader.name, entry).into();
-    let k = Arc::new(Kernel { pipeline, layout, used, written, name });
-    crate::tensor::lock(&KERNELS).insert(key, k.clone());
-    Ok(k)
+    let name = format!("{}.{}", name, entry).into();
+    Ok(Kernel { pipeline, layout, used, written, name })
 }
+
+/// Pipelines built from generated WGSL (the fusion layer's kernels), by key.
+static GENERATED: LazyLock<Mutex<HashMap<String, Arc<Kernel>>>> = LazyLock::new(Default::default);
+
+/// Records one dispatch of `entry` in WGSL generated at run time: the
+/// pipeline is cached by `key` (`source` runs only on a miss). `binds` are
+/// bindings 0.., the params bytes the next binding.
+pub fn dispatch_generated(
+    key: &str,
+    source: impl FnOnce() -> String,
+    entry: &str,
+    binds: &[Bind],
+    params: &[u8],
+    groups: [u32; 3],
+) -> Result<()> {
+    let ctx = context::get()?;
+    let cached = crate::tensor::lock(&GENERATED).get(key).cloned();
+    let k = match cached {
+        Some(k) => k,
+        None => {
+            let k = Arc::new(build(ctx, "generated", source(), entry)?);
+            crate::tensor::lock(&GENERATED).insert(key.to_string(), k.clone());
+            k
+        }
+    };
+    if graph::capturing() {
+        let (p, l) = (&k.pipeline, &k.layout);
+        return graph::record_dispatch(ctx, p, l, &k.used, &k.written, binds, params, groups);
+    }
+    let mut b = crate::tensor::lock(&BATCH);
+    let align = ctx.limits.min_storage_buffer_offset_alignment as usize;
+    if b.params.len().next_multiple_of(align) + params.len() > PARAMS_BYTES as usize {
+        b.submit(ctx)?;
+    }
+    dispatch_locked(ctx, &mut b, &k, binds, params, groups)
+}
+
+/// Kernel dispatches recorded since start-up (rumus.gpu.kernel_stats()).
+pub static DISPATCHES: AtomicU64 = AtomicU64::new(0);
 
 struct Batch {
     encoder: Option<wgpu::CommandEncoder>,
@@ -365,6 +408,8 @@ pub fn dispatch_shader(
     groups: [u32; 3],
 ) -> Result<()> {
     let ctx = context::get()?;
+    // A kernel may write a buffer that pending fused results still read.
+    super::fusion::before_dispatch(binds.iter().map(|b| b.buf))?;
     if groups.contains(&0) {
         return Ok(());
     }
@@ -482,6 +527,7 @@ fn dispatch_locked(
     pass.set_bind_group(0, &bind, &[]);
     pass.dispatch_workgroups(groups[0], groups[1], groups[2]);
     fence::bump(fence::DISPATCHES);
+    DISPATCHES.fetch_add(1, Ordering::Relaxed);
     b.dispatches += 1;
     if b.dispatches >= MAX_BATCH {
         b.submit(ctx)?;
@@ -572,6 +618,7 @@ pub fn flush() -> Result<()> {
 pub fn synchronize() -> Result<()> {
     graph::refuse("rumus.gpu.synchronize()")?;
     let ctx = context::get()?;
+    super::fusion::flush()?;
     if status_buffer().is_some() {
         // Reading the status word (with everything queued) waits for all work too.
         read(None, 0, 0, true)?;
@@ -743,6 +790,7 @@ pub fn copy(
     nbytes: u64,
 ) -> Result<()> {
     let ctx = context::get()?;
+    super::fusion::before_dispatch([src, dst].into_iter())?;
     if nbytes > 0 {
         if graph::capturing() {
             graph::record_copy(src, src_off, dst, dst_off, nbytes);

@@ -69,6 +69,8 @@ pub fn refuse(what: &str) -> Result<()> {
 /// Opens a capture.
 pub fn begin() -> Result<()> {
     context::get()?;
+    // Fused chains recorded before the capture run now, outside the graph.
+    super::fusion::flush()?;
     let mut c = lock(&CAPTURE);
     if c.is_some() {
         bail!(Runtime, "a rumus.gpu.graph capture is already recording (captures do not nest)");
@@ -81,6 +83,10 @@ pub fn begin() -> Result<()> {
 /// Closes the capture and returns its graph; the capture's free buffers stay
 /// with the graph (recorded commands may use them).
 pub fn end() -> Result<Graph> {
+    // Fused chains still pending belong to the captured step.
+    if capturing() {
+        super::fusion::flush()?;
+    }
     let Some(mut c) = lock(&CAPTURE).take() else {
         bail!(Runtime, "no rumus.gpu.graph capture is recording");
     };

@@ -14,6 +14,8 @@ pub mod dtype;
 pub mod elementwise;
 pub mod exec;
 pub mod fence;
+pub mod fusion;
+pub mod fusion_codegen;
 pub mod graph;
 pub mod index;
 pub mod matmul;
