@@ -74,6 +74,15 @@ def test_optimizer_step_invalidates_parameters():
 
 
 def test_a_read_leaves_unrelated_queued_work_unsubmitted():
+    # Eager kernels, so that the chain below is queued work (fused, it would be pending).
+    was = rumus._rumus._gpu_set_fusion(False)
+    try:
+        read_with_unrelated_work_queued()
+    finally:
+        rumus._rumus._gpu_set_fusion(was)
+
+
+def read_with_unrelated_work_queued():
     a = rumus.tensor([1.0, 2.0], device="gpu") * 3
     rumus.gpu.synchronize()
     b = rumus.ones(64, device="gpu")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import sys
 import typing as _typing
 import warnings
 
@@ -429,7 +430,11 @@ def _normalize(input, mean, var, eps, weight, bias):
 
 def _fused_batch_norm(input, weight, bias):
     """Whether training-mode batch_norm runs as the fused op: float32 (CPU or GPU) or
-    float16 (GPU) tensors, weight and bias (when given) alike."""
+    float16 (GPU) tensors, weight and bias (when given) alike; not while rumus.onnx traces
+    (the exporter records the composite path as ONNX ops)."""
+    tracer = sys.modules.get("rumus.onnx._trace")
+    if tracer is not None and tracer.ACTIVE:
+        return False
     fused = (_rumus.float32, _rumus.float16) if input.device.type == "gpu" else (_rumus.float32,)
     if input.dtype not in fused:
         return False
