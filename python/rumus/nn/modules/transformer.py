@@ -321,6 +321,10 @@ class MultiheadAttention(Module):
 
 
 def _fused_act(layer):
+    """The epilogue activation of the GPU feed-forward, or None where the plain modules run:
+    other activations, and autocast regions (whose policy casts F.linear's operands)."""
+    if rumus.is_autocast_enabled("gpu"):
+        return None
     return "relu" if layer.activation is F.relu else "gelu" if layer.activation is F.gelu else None
 
 
@@ -328,8 +332,8 @@ def _feed_forward(layer, x, residual=None):
     """linear2(dropout(activation(linear1(x)))) (+ residual); on the GPU, linear1's bias and a
     relu or gelu activation run in its matmul's epilogue (one dispatch), and so do linear2's
     bias and the residual when one is given."""
-    act = _fused_act(layer)
-    if act is not None and x.is_gpu:
+    act = _fused_act(layer) if x.is_gpu else None
+    if act is not None:
         h = rumus._rumus._linear_act(x, layer.linear1.weight, layer.linear1.bias, act)
     else:
         h = layer.activation(layer.linear1(x))
