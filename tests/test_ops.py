@@ -21,13 +21,12 @@ import numpy as np
 import pytest
 import rumus
 import rumus.nn.functional as F
-from conftest import assert_close, dtype_name, need_gpu, to_np
+from conftest import NOT_ON_GPU, assert_close, dtype_name, need_gpu, to_np
 from op_db import (
     ALL,
     ALLOWED,
     FLOATS,
     GPU_DTYPES,
-    NOT_ON_GPU,
     OP_DB,
     Arg,
     Maker,
