@@ -59,6 +59,13 @@ static KERNELS: LazyLock<Mutex<HashMap<KernelKey, Arc<Kernel>>>> = LazyLock::new
 
 /// Which bindings of group 0 an entry point uses, from naga's analysis.
 pub fn used_bindings(source: &str, entry: &str) -> std::result::Result<Vec<u32>, String> {
+    bindings(source, entry).map(|(used, _)| used)
+}
+
+/// Validates `source` with naga and returns the bindings of group 0 that
+/// `entry` uses, and those it may write (storage variables declared
+/// `read_write`, for `fence`), each sorted: one parse for both.
+fn bindings(source: &str, entry: &str) -> std::result::Result<(Vec<u32>, Vec<u32>), String> {
     let module = naga::front::wgsl::parse_str(source).map_err(|e| e.emit_to_string(source))?;
     let info = naga::valid::Validator::new(
         naga::valid::ValidationFlags::all(),
@@ -72,14 +79,21 @@ pub fn used_bindings(source: &str, entry: &str) -> std::result::Result<Vec<u32>,
         .position(|e| e.name == entry)
         .ok_or_else(|| format!("no entry point {}", entry))?;
     let uses = info.get_entry_point(index);
-    let mut used: Vec<u32> = module
-        .global_variables
-        .iter()
-        .filter(|(h, _)| !uses[*h].is_empty())
-        .filter_map(|(_, g)| g.binding.as_ref().map(|b| b.binding))
-        .collect();
+    let (mut used, mut written) = (Vec::new(), Vec::new());
+    for (h, g) in module.global_variables.iter() {
+        let Some(b) = g.binding.as_ref().filter(|_| !uses[h].is_empty()) else {
+            continue;
+        };
+        used.push(b.binding);
+        if matches!(g.space, naga::AddressSpace::Storage { access }
+            if access.contains(naga::StorageAccess::STORE))
+        {
+            written.push(b.binding);
+        }
+    }
     used.sort_unstable();
-    Ok(used)
+    written.sort_unstable();
+    Ok((used, written))
 }
 
 fn kernel(
@@ -102,9 +116,7 @@ fn kernel(
 
 /// Validates `src` with naga and builds the pipeline of `entry`.
 fn build(ctx: &Context, name: &str, src: String, entry: &str) -> Result<Kernel> {
-    let used = used_bindings(&src, entry)
-        .map_err(|e| crate::error::Error::Runtime(format!("shader {}.wgsl: {}", name, e)))?;
-    let written = fence::written_bindings(&src, entry)
+    let (used, written) = bindings(&src, entry)
         .map_err(|e| crate::error::Error::Runtime(format!("shader {}.wgsl: {}", name, e)))?;
     let module = ctx.device.create_shader_module(wgpu::ShaderModuleDescriptor {
         label: Some(name),

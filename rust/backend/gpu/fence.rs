@@ -126,33 +126,3 @@ pub fn forget(buf: &wgpu::Buffer) {
         drop_host(&mut s);
     }
 }
-
-/// The bindings of group 0 that `entry` may write: storage variables
-/// declared `read_write` that the entry point uses (naga's analysis).
-pub fn written_bindings(source: &str, entry: &str) -> std::result::Result<Vec<u32>, String> {
-    let module = naga::front::wgsl::parse_str(source).map_err(|e| e.emit_to_string(source))?;
-    let info = naga::valid::Validator::new(
-        naga::valid::ValidationFlags::all(),
-        naga::valid::Capabilities::all(),
-    )
-    .validate(&module)
-    .map_err(|e| e.emit_to_string(source))?;
-    let index = module
-        .entry_points
-        .iter()
-        .position(|e| e.name == entry)
-        .ok_or_else(|| format!("no entry point {}", entry))?;
-    let uses = info.get_entry_point(index);
-    let mut out: Vec<u32> = module
-        .global_variables
-        .iter()
-        .filter(|(h, g)| {
-            !uses[*h].is_empty()
-                && matches!(g.space, naga::AddressSpace::Storage { access }
-                    if access.contains(naga::StorageAccess::STORE))
-        })
-        .filter_map(|(_, g)| g.binding.as_ref().map(|b| b.binding))
-        .collect();
-    out.sort_unstable();
-    Ok(out)
-}
