@@ -156,7 +156,52 @@ class GpuTrainer(Trainer):
         self.y = None if self.y is None else self.y.to(device)
 
 
-def steps_table(min_time, repeats, only=()):
+def bandwidth_table(min_time, repeats):
+    """The memory-bound ops issue 19 names: add of 64M floats, softmax 4096^2, and a GELU
+    chain (mul, add, tanh, mul) that the fusion layer turns into one pass."""
+    print("memory-bound ops, GB/s moved (reads + writes; HIGHER is better)")
+    widths = [34, 10, 12, 12]
+    print(row(["op", "rumus gpu", f"torch {TORCH_DEV}", "rumus/torch"], widths))
+    n = 1 << 26
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+    s = rng.standard_normal((4096, 4096)).astype(np.float32)
+
+    def gelu(lib, x):
+        return 0.5 * x * (1.0 + lib.tanh(0.7978845608 * (x + 0.044715 * x * x * x)))
+
+    cases = [
+        ("add 64M", lambda lib, t: t[0] + t[1], (a, b), 3 * 4 * n),
+        ("softmax 4096x4096 (dim -1)", lambda lib, t: t[0].softmax(-1), (s,), 2 * 4 * s.size),
+        ("gelu chain 64M (tanh form)", lambda lib, t: gelu(lib, t[0]), (a,), 2 * 4 * n),
+    ]
+    # Lazy fusion drops a result nobody holds without computing it: each timed call keeps
+    # BATCH results alive until a synchronize (torch gets the same synchronize).
+    batch = 8
+
+    def held(lib, fn, t, sync):
+        keep = [fn(lib, t) for _ in range(batch)]
+        sync()
+        return keep
+
+    for name, fn, arrays, nbytes in cases:
+        gt = [rumus.tensor(x, device="gpu") for x in arrays]
+        if name.startswith("add"):
+            assert np.allclose(fn(rumus, gt).cpu().numpy(), fn(np, arrays))
+        sec = timed(lambda: held(rumus, fn, gt, gpu_sync), gpu_sync, min_time, repeats) / batch
+        ours = nbytes / sec / 1e9
+        cells = [name, f"{ours:.1f}"]
+        if torch is not None:
+            tt = [torch.from_numpy(x).to(TORCH_DEV) for x in arrays]
+            sec = timed(lambda: held(torch, fn, tt, torch_sync), torch_sync, min_time, repeats)
+            theirs = nbytes / (sec / batch) / 1e9
+            cells += [f"{theirs:.1f}", f"{ours / theirs:.2f}x"]
+        else:
+            cells += ["-", "-"]
+        print(row(cells, widths), flush=True)
+
+
+def steps_table(min_time, repeats, only=(), cpu=True):
     print(
         "ms per training step (forward, loss, backward, optimizer step, zero_grad); LOWER is better"
     )
@@ -170,6 +215,9 @@ def steps_table(min_time, repeats, only=()):
         y = y_maker(rng) if y_maker else None
         cells = [name]
         for device, sync in (("gpu", gpu_sync), ("cpu", lambda: None)):
+            if device == "cpu" and not cpu:
+                cells.append("-")
+                continue
             tr = GpuTrainer(rumus, build, x, y, loss_fn, opt_spec, device)
             cells.append(f"{timed(tr.step, sync, min_time, repeats) * 1e3:.2f}")
         if torch is not None:
@@ -180,13 +228,59 @@ def steps_table(min_time, repeats, only=()):
         print(row(cells, widths), flush=True)
 
 
+class AmpTrainer(GpuTrainer):
+    """A step under autocast(float16) with a GradScaler, in each library's names."""
+
+    def __init__(self, lib, build, x, y, loss_fn, opt_spec, device):
+        super().__init__(lib, build, x, y, loss_fn, opt_spec, device)
+        self.dev = "gpu" if lib is rumus else TORCH_DEV
+        self.scaler = lib.amp.GradScaler(self.dev)
+
+    def step(self):
+        with self.lib.autocast(self.dev, dtype=self.lib.float16):
+            loss = self.loss_fn(self.lib, self.model(self.x), self.y)
+        self.scaler.scale(loss).backward()
+        self.scaler.step(self.opt)
+        self.scaler.update()
+        self.opt.zero_grad()
+
+
+def amp_table(min_time, repeats, only=("gpt",)):
+    print("ms per training step under autocast(float16) + GradScaler; LOWER is better")
+    widths = [42, 11, 14, 12]
+    print(row(["case", "rumus gpu", f"torch {TORCH_DEV}", "rumus/torch"], widths))
+    for name, build, x_shape, y_maker, loss_fn, opt_spec, _ in CASES:
+        if not any(o in name for o in only):
+            continue
+        rng = np.random.default_rng(0)
+        x = rng.standard_normal(x_shape).astype(np.float32)
+        y = y_maker(rng) if y_maker else None
+        tr = AmpTrainer(rumus, build, x, y, loss_fn, opt_spec, "gpu")
+        ours = timed(tr.step, gpu_sync, min_time, repeats)
+        cells = [name, f"{ours * 1e3:.2f}"]
+        if torch is not None and TORCH_DEV == "cuda":
+            tr = AmpTrainer(torch, build, x, y, loss_fn, opt_spec, TORCH_DEV)
+            theirs = timed(tr.step, torch_sync, min_time, repeats)
+            cells += [f"{theirs * 1e3:.2f}", f"{ours / theirs:.2f}x"]
+        else:
+            cells += ["-", "-"]
+        print(row(cells, widths), flush=True)
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--quick", action="store_true", help="matmul up to 1024 and fewer repeats")
     p.add_argument(
         "--only", default="", help="training-step cases whose name contains NAME (comma-separated)"
     )
+    p.add_argument("--no-cpu", action="store_true", help="skip the rumus cpu column")
+    p.add_argument(
+        "--sections",
+        default="matmul,dispatch,bandwidth,steps,amp,attention",
+        help="comma-separated sections to run",
+    )
     args = p.parse_args(argv)
+    sections = set(args.sections.split(","))
     if not rumus.gpu.is_available():
         sys.exit(f"no GPU: {rumus._rumus._gpu_unavailable_reason()}")
     min_time, repeats = (0.2, 3) if args.quick else (0.5, 5)
@@ -200,13 +294,24 @@ def main(argv=None):
         "torch: "
         f"{torch.__version__ + ' on ' + TORCH_DEV if torch is not None else 'not installed'}\n"
     )
-    matmul_table([256, 1024] if args.quick else [1024, 2048, 4096], min_time, repeats)
-    print()
-    dispatch_table(min_time, repeats)
-    print()
-    steps_table(min_time, repeats, [o for o in args.only.split(",") if o])
-    print()
-    attention_main(["--gpu"] + ["--quick"] * args.quick)
+    if "matmul" in sections:
+        matmul_table([256, 1024] if args.quick else [1024, 2048, 4096], min_time, repeats)
+        print()
+    if "dispatch" in sections:
+        dispatch_table(min_time, repeats)
+        print()
+    if "bandwidth" in sections:
+        bandwidth_table(min_time, repeats)
+        print()
+    if "steps" in sections:
+        only = [o for o in args.only.split(",") if o]
+        steps_table(min_time, repeats, only, cpu=not args.no_cpu)
+        print()
+    if "amp" in sections:
+        amp_table(min_time, repeats)
+        print()
+    if "attention" in sections:
+        attention_main(["--gpu"] + ["--quick"] * args.quick)
     return 0
 
 
