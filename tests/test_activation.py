@@ -345,6 +345,34 @@ def test_softmax_extreme_values_are_stable(device):
     )
 
 
+@pytest.mark.parametrize("n", [64, 300, 4096, 4097])
+def test_softmax_rows_long_and_nonfinite(n, rng, device):
+    # On the GPU rows up to 4096 stay in registers between the passes, longer ones
+    # are read twice: both agree with the reference, with NaN for a row holding a
+    # NaN or +inf or only -inf, forward and backward.
+    x = rng.uniform(-8, 8, (5, n)).astype(np.float32)
+    x[1, n // 3] = np.nan
+    x[2, n - 1] = np.inf
+    x[3, :] = -np.inf
+    x[4, : n // 2] = -np.inf
+    t = tensor(x, device=device).requires_grad_()
+    with np.errstate(invalid="ignore"):
+        ls = log_softmax_ref(x.astype(np.float64), 1)
+    ls[1:4] = np.nan
+    assert_close(F.log_softmax(t, 1), ls.astype(np.float32), rtol=1e-5, atol=1e-5)
+    y = F.softmax(t, 1)
+    s = np.exp(ls)
+    assert_close(y, s.astype(np.float32), rtol=1e-5, atol=1e-6)
+    g = rng.uniform(-1, 1, (5, n)).astype(np.float32)
+    y.backward(tensor(g, device=device))
+    ref = s * (g - (g * s).sum(1, keepdims=True))
+    assert_close(t.grad[[0, 4]], ref[[0, 4]].astype(np.float32), rtol=1e-4, atol=1e-6)
+    t.grad = None
+    F.log_softmax(t, 1).backward(tensor(g, device=device))
+    ref = g - s * g.sum(1, keepdims=True)
+    assert_close(t.grad[[0, 4]], ref[[0, 4]].astype(np.float32), rtol=1e-4, atol=1e-5)
+
+
 def test_softmax_gradients_closed_form(rng, device):
     x = dleaf(rng.uniform(-2, 2, (3, 4)), device)
     g = rng.uniform(-1, 1, (3, 4)).astype(wide(device))

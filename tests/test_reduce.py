@@ -118,6 +118,29 @@ def test_long_columns(rows, rng, device):
     )
 
 
+@pytest.mark.parametrize("shape", [(3 * 4096 + 17,), (2, 9000)])
+def test_long_rows(shape, rng, device):
+    # Few long rows: on the GPU split across workgroups (ragged last piece), then
+    # the pieces reduced again.
+    a = rng.standard_normal(shape).astype(np.float32)
+    t = tensor(a)
+    f32 = np.float32
+    assert_close(t.sum(-1), a.sum(-1, dtype=np.float64).astype(f32), rtol=1e-5, atol=1e-3)
+    assert_close(t.mean(-1), a.mean(-1, dtype=np.float64).astype(f32), rtol=1e-5, atol=1e-6)
+    assert_close(t.amax(-1), a.max(-1))
+    assert_close(t.amin(-1), a.min(-1))
+    assert_close(
+        (t / 1000 + 1).prod(-1),
+        np.prod(a.astype(np.float64) / 1000 + 1, -1).astype(f32),
+        rtol=1e-4,
+        atol=0,
+    )
+    assert_close((t > 3.9).any(-1), (a > 3.9).any(-1))
+    assert_close((t > -3.9).all(-1), (a > -3.9).all(-1))
+    ints = rng.integers(-50, 50, shape)
+    assert_close(tensor(ints).sum(-1), ints.sum(-1))
+
+
 def test_sum_positional_dim_and_dtype_kw(rng, device):
     a = make(SHAPE, "float32", rng)
     t = tensor(a)

@@ -46,6 +46,29 @@ fn entries(op: &str) -> Result<(&'static str, &'static str)> {
 const MAX_ROW: usize = 1 << 22;
 const MAX_COL: usize = 1 << 14;
 
+/// Parallel lanes (threads of the rows form, columns of the columns form) below
+/// which a few long rows are split anyway: a whole-tensor sum of 2M elements in
+/// one workgroup left a large GPU idle for 1.7 ms. Pieces keep at least
+/// MIN_PIECE elements (rows form) or MIN_PIECE / 64 (columns form).
+const WANT_LANES: usize = 1 << 17;
+const MIN_PIECE: usize = 4096;
+/// The most rows split this way (each goes in its own dispatches).
+const MAX_SPLIT_ROWS: usize = 8;
+
+/// Pieces a row of `n` is reduced in (1: no split).
+fn pieces(outer: usize, n: usize, inner: usize) -> usize {
+    let cap = if inner == 1 { MAX_ROW } else { MAX_COL };
+    if n > cap {
+        return n.div_ceil(cap);
+    }
+    let (lanes, min_piece) =
+        if inner == 1 { (outer * 256, MIN_PIECE) } else { (outer * inner, MIN_PIECE / 64) };
+    if outer > MAX_SPLIT_ROWS || lanes >= WANT_LANES || n < 2 * min_piece {
+        return 1;
+    }
+    (WANT_LANES / lanes).clamp(2, n / min_piece)
+}
+
 /// Reduces `x` (contiguous from its offset) viewed as [outer, n, inner] into
 /// `outs` ([outer, inner], contiguous; max_idx/min_idx write values and indices).
 /// Sums are multiplied by `scale`. An `x` beyond the binding limit goes in
@@ -80,11 +103,10 @@ fn run(
     let scan = op.starts_with("cum");
     // Elements per row of x and of the outputs (scans write as many as they read).
     let (row, out_row) = (n * inner, if scan { n * inner } else { inner });
-    let cap = if inner == 1 { MAX_ROW } else { MAX_COL };
-    if n > cap && matches!(op, "sum" | "prod" | "amax" | "amin" | "any" | "all" | "sum_i32") {
+    let pieces = pieces(outer, n, inner);
+    if pieces > 1 && matches!(op, "sum" | "prod" | "amax" | "amin" | "any" | "all" | "sum_i32") {
         for o in 0..outer {
             // Rows of m elements reduced into `part`, a shorter last row after them.
-            let pieces = n.div_ceil(cap);
             let m = n / pieces;
             let (full, rest) = (n / m, n % m);
             let k = full + (rest > 0) as usize;
