@@ -18,6 +18,7 @@ mod linalg;
 mod math_methods;
 mod methods;
 mod nn;
+mod nn_layers;
 mod numpy;
 mod optim;
 mod quant;
@@ -87,6 +88,7 @@ fn _rumus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     autograd::register(m)?;
     hooks::register(m)?;
     nn::register(m)?;
+    nn_layers::register(m)?;
     ctc::register(m)?;
     dlpack::register(m)?;
     linalg::register(m)?;
