@@ -131,7 +131,10 @@ def main():
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
     job = [args.sizes, args.repeats]
-    coop = run(CHILD, job, dict(os.environ, RUMUS_GPU_DISABLE_COOP="0"))
+    # The autotuner keeps the faster kernel: the coop process forces the tensor cores.
+    coop = run(
+        CHILD, job, dict(os.environ, RUMUS_GPU_DISABLE_COOP="0", RUMUS_GPU_MATMUL_VARIANT="coop")
+    )
     plain = run(CHILD, job, dict(os.environ, RUMUS_GPU_DISABLE_COOP="1"))
     try:
         import torch

@@ -4,7 +4,9 @@
 //! `RUMUS_GPU_AUTOTUNE=0`, small products, or a cache that cannot be written
 //! give the deterministic heuristic instead. `RUMUS_GPU_MATMUL_VARIANT`
 //! (e.g. `64x64` or `128x128/s4`) forces a variant where it is valid, and
-//! `RUMUS_GPU_AUTOTUNE_LOG=1` prints each choice to stderr.
+//! `RUMUS_GPU_AUTOTUNE_LOG=1` prints each choice to stderr. Float16 products
+//! without epilogue also time the tensor-core kernel (`coop`) where the
+//! adapter has one: it is the heuristic there, and stays only if it is faster.
 
 use super::context;
 use super::exec::{self, Variant};
@@ -15,21 +17,35 @@ use std::path::PathBuf;
 use std::sync::{LazyLock, Mutex};
 use std::time::{Duration, Instant};
 
-/// A tile shape and the number of slices k is split into (1: none).
+/// A tile shape and the number of slices k is split into (1: none), or the
+/// tensor-core kernel (backend/gpu/matmul_coop.rs, its own tiling).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Choice {
     pub tile: Tile,
     pub split: usize,
+    pub coop: bool,
 }
 
 impl Choice {
+    pub const COOP: Choice = Choice { tile: Tile::T128x128, split: 1, coop: true };
+
+    pub fn tiled(tile: Tile, split: usize) -> Choice {
+        Choice { tile, split, coop: false }
+    }
+
     fn name(self) -> String {
+        if self.coop {
+            return "coop".to_string();
+        }
         format!("{}/s{}", self.tile.name(), self.split)
     }
 
     fn parse(s: &str) -> Option<Choice> {
+        if s == "coop" {
+            return Some(Choice::COOP);
+        }
         let (t, sp) = s.split_once("/s").unwrap_or((s, "1"));
-        Some(Choice { tile: Tile::parse(t)?, split: sp.parse().ok().filter(|&v| v >= 1)? })
+        Some(Choice::tiled(Tile::parse(t)?, sp.parse().ok().filter(|&v| v >= 1)?))
     }
 }
 
@@ -47,6 +63,9 @@ pub struct Problem {
     pub vec4: bool,
     /// An epilogue needs the whole sum in one dispatch: no split.
     pub epilogue: bool,
+    /// The tensor-core kernel can compute it (a plain float16 product on an
+    /// adapter with cooperative matrices).
+    pub coop: bool,
 }
 
 /// Products below this many multiply-adds are not worth timing.
@@ -58,6 +77,9 @@ impl Problem {
     /// Whether `c` computes this product: splits only for a lone float32
     /// product without epilogue, into slices of k that are multiples of 8.
     pub fn allows(&self, c: Choice) -> bool {
+        if c.coop {
+            return self.coop;
+        }
         c.split == 1
             || (self.batch == 1
                 && self.variant == Variant::F32
@@ -88,19 +110,20 @@ impl Problem {
     /// enough workgroups, and for a lone long-k float32 product with few
     /// 128 x 128 tiles, enough k-slices for about 256 workgroups.
     pub fn heuristic(&self) -> Choice {
+        if self.coop {
+            return Choice::COOP;
+        }
         let tiles = Tile::T128x128.groups(self.m, self.n) * self.batch;
         if let Some(s) = [64, 32, 16, 8, 4, 2].into_iter().find(|&s| {
-            tiles * s <= 256
-                && self.k / s >= 256
-                && self.allows(Choice { tile: Tile::T128x128, split: s })
+            tiles * s <= 256 && self.k / s >= 256 && self.allows(Choice::tiled(Tile::T128x128, s))
         }) {
-            return Choice { tile: Tile::T128x128, split: s };
+            return Choice::tiled(Tile::T128x128, s);
         }
         let tile = [Tile::T128x128, Tile::T128x64, Tile::T64x128]
             .into_iter()
             .find(|t| t.groups(self.m, self.n) * self.batch >= 128)
             .unwrap_or(Tile::T64x64);
-        Choice { tile, split: 1 }
+        Choice::tiled(tile, 1)
     }
 
     /// What the tuner times: every tile, and for splittable products each
@@ -109,7 +132,7 @@ impl Problem {
         let mut out = vec![self.heuristic()];
         for tile in Tile::ALL {
             for split in [1, 2, 4, 8, 16] {
-                let c = Choice { tile, split };
+                let c = Choice::tiled(tile, split);
                 let few = split == 1 || tile.groups(self.m, self.n) * split <= 1024;
                 if few && self.allows(c) && !out.contains(&c) {
                     out.push(c);
@@ -118,6 +141,14 @@ impl Problem {
         }
         out
     }
+}
+
+/// Whether the tensor-core kernel applies (`Problem::coop`): a float16
+/// product without epilogue on an adapter with cooperative matrices.
+pub fn coop_applies(variant: Variant, epilogue: bool) -> Result<bool> {
+    Ok(variant == Variant::F16
+        && !epilogue
+        && super::matmul_coop::active(context::get()?).is_some())
 }
 
 struct State {

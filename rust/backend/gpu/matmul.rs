@@ -2,6 +2,7 @@
 //! with arbitrary strides for A and B (transposed and broadcast operands need
 //! no copy), in one of several tile shapes (backend/gpu/autotune.rs picks).
 
+use super::autotune::Choice;
 use super::exec::{self, Bind, Variant};
 use super::shaders::MATMUL;
 use crate::bail;
@@ -160,20 +161,23 @@ pub fn gemm(
     c: &wgpu::Buffer,
     c_off: usize,
     variant: Variant,
-    tile: Tile,
+    choice: Choice,
     epi: Epilogue,
 ) -> Result<()> {
     if m == 0 || n == 0 || batch == 0 {
         return Ok(());
     }
-    // Tensor cores take plain float16 products (no epilogue) where the adapter has them.
+    // Tensor cores take plain float16 products (no epilogue) where the adapter
+    // has them and the tuner chose them (autotune::Problem::coop).
     let plain = epi.bias.is_none() && epi.act == Act::None && epi.residual.is_none();
-    if variant == Variant::F16
+    if choice.coop
+        && variant == Variant::F16
         && plain
         && super::matmul_coop::try_gemm(m, n, k, batch, a, b, c, c_off)?
     {
         return Ok(());
     }
+    let tile = choice.tile;
     let vec4 = vec4_ok(m, n, k, &a, &b, c_off);
     // Chunks of the batch (at most 65,535 workgroups in z) and, where an
     // operand is beyond the binding limit, of whole row tiles of A and C, so

@@ -114,6 +114,7 @@ pub(crate) fn gpu_batched(
         return to_dtype(&out, dtype);
     }
     let (ma0, mb0, _) = mats(0);
+    let epilogue = !(epi.bias.is_none() && epi.act == Act::None && epi.residual.is_none());
     let problem = Problem {
         m: n,
         n: p,
@@ -123,7 +124,8 @@ pub(crate) fn gpu_batched(
         a_kfast: ma0.row_fast(),
         b_nfast: mb0.row_fast(),
         vec4: vec4_ok(n, p, k, &ma0, &mb0, 0),
-        epilogue: !(epi.bias.is_none() && epi.act == Act::None && epi.residual.is_none()),
+        epilogue,
+        coop: autotune::coop_applies(variant, epilogue)?,
     };
     let product = |c: Choice| -> Result<Tensor> {
         if c.split > 1 {
@@ -146,7 +148,7 @@ pub(crate) fn gpu_batched(
             };
             let parts = Tensor::empty_on(&[s, n, p], compute, Device::Gpu)?;
             let pb = parts.storage().gpu_buffer()?;
-            gemm(n, p, k / s, s, ma, mb, pb, 0, variant, c.tile, Epilogue::default())?;
+            gemm(n, p, k / s, s, ma, mb, pb, 0, variant, c, Epilogue::default())?;
             let sum = super::super::reduce::sum(&parts, Some(&[0]), false, None)?;
             return reshape(&sum, &out_shape.iter().map(|&d| d as i64).collect::<Vec<_>>());
         }
@@ -155,7 +157,7 @@ pub(crate) fn gpu_batched(
         for i in 0..outer {
             let (ma, mb, off) = mats(i);
             let e = Epilogue { bias, act: epi.act, residual: residual.map(|(r, o)| (r, o + off)) };
-            gemm(n, p, k, inner, ma, mb, ob, off, variant, c.tile, e)?;
+            gemm(n, p, k, inner, ma, mb, ob, off, variant, c, e)?;
         }
         Ok(out)
     };
