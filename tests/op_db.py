@@ -498,11 +498,6 @@ F_INPLACE = Bug(
     "F.elu / F.leaky_relu(inplace=True) write their float result into an integer tensor "
     "(truncating it) where PyTorch raises",
 )
-GPU_HOST_RESULT = Bug(
-    "gpu",
-    "nonzero, where(cond) and one_hot of a GPU tensor return CPU tensors; PyTorch keeps the device",
-    match="result on cpu",
-)
 CREATION_BOOL = Bug(
     "dtype",
     "arange / linspace / randint / randperm accept dtype=bool (randperm's result is then no "
@@ -1268,7 +1263,6 @@ TERNARY = [
         dtypes=ALL,
         out=to_int64,
         grad=False,
-        bugs=[GPU_HOST_RESULT],
     ),
     OpInfo(
         "masked_fill",
@@ -2701,7 +2695,6 @@ INDEX = [
         dtypes=ALL,
         out=to_int64,
         grad=False,
-        bugs=[GPU_HOST_RESULT],
     ),
     OpInfo(
         "one_hot",
@@ -2715,7 +2708,6 @@ INDEX = [
         ],
         dtypes=("int64",),
         grad=False,
-        bugs=[GPU_HOST_RESULT],
         bad=lambda m: [
             ("one_hot class out of range", lambda: rumus.one_hot(rumus.tensor([3]), 3)),
             ("one_hot negative class", lambda: rumus.one_hot(rumus.tensor([-1]), 3)),

@@ -430,6 +430,24 @@ def test_nonzero_dtypes_and_empty():
         check(rumus.tensor(arr).nonzero(), np.argwhere(arr))
 
 
+def test_nonzero_and_one_hot_stay_on_the_inputs_device(device):
+    # As torch.nonzero on CUDA: the results live where the input does.
+    a = np.array([[0.0, 1.5], [2.0, 0.0], [0.0, -1.0]], np.float32)
+    t = rumus.tensor(a, device=device)
+    for r in (t.nonzero(), rumus.nonzero(t)):
+        assert r.device.type == t.device.type
+        np.testing.assert_array_equal(to_np(r), np.argwhere(a))
+    for got, want in zip(t.nonzero(as_tuple=True), np.nonzero(a)):
+        assert got.device.type == t.device.type
+        np.testing.assert_array_equal(to_np(got), want)
+    for got, want in zip(rumus.where(t > 0), np.nonzero(a > 0)):
+        assert got.device.type == t.device.type
+        np.testing.assert_array_equal(to_np(got), want)
+    hot = rumus.nn.functional.one_hot(rumus.tensor([0, 2, 1], device=device))
+    assert hot.device.type == t.device.type
+    np.testing.assert_array_equal(to_np(hot), np.eye(3, dtype=np.int64)[[0, 2, 1]])
+
+
 # ------------------------------------------------------------------ one_hot
 
 

@@ -4,7 +4,7 @@
 //! For autograd they reduce to two recorded ops that are each other's
 //! adjoint: `take` (read a region) and `put` (write a region of a copy).
 
-use super::copy::{clone_as, contiguous, copy_into, to_dtype};
+use super::copy::{clone_as, contiguous, copy_into, to_device, to_dtype};
 use crate::autograd::{self, math, Backward, Node};
 use crate::backend::cpu::index as kernel;
 use crate::backend::cpu::P;
@@ -252,7 +252,8 @@ pub fn mask_to_indices(v: &Layout, dim: usize, mask: &Tensor) -> Result<Vec<(usi
         .collect()
 }
 
-/// Positions of non-zero elements: int64 of shape [count, ndim].
+/// Positions of non-zero elements: int64 of shape [count, ndim], on t's
+/// device (found on the host: the count decides the shape).
 pub fn nonzero(t: &Tensor) -> Result<Tensor> {
     let b = to_dtype(t, DType::Bool)?.to_vec::<bool>()?;
     let shape = t.shape();
@@ -272,7 +273,7 @@ pub fn nonzero(t: &Tensor) -> Result<Tensor> {
         }
     }
     let n = out.len().checked_div(nd).unwrap_or_else(|| b.iter().filter(|&&x| x).count());
-    Tensor::from_vec(out, &[n, nd])
+    to_device(&Tensor::from_vec(out, &[n, nd])?, t.device())
 }
 
 pub fn index_select(t: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
@@ -594,7 +595,7 @@ pub fn one_hot(t: &Tensor, num_classes: i64) -> Result<Tensor> {
     for (i, &v) in vals.iter().enumerate() {
         out[i * n as usize + v as usize] = 1;
     }
-    Tensor::from_vec(out, &shape)
+    to_device(&Tensor::from_vec(out, &shape)?, t.device())
 }
 
 // ---- take / put: the recorded region ops ----
