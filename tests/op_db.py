@@ -493,16 +493,6 @@ F_STRING = Bug(
     "nn.functional's Python-composed ops raise AttributeError, not TypeError, for a non-tensor "
     "argument",
 )
-F_INPLACE = Bug(
-    "inplace",
-    "F.elu / F.leaky_relu(inplace=True) write their float result into an integer tensor "
-    "(truncating it) where PyTorch raises",
-)
-CREATION_BOOL = Bug(
-    "dtype",
-    "arange / linspace / randint / randperm accept dtype=bool (randperm's result is then no "
-    "permutation) where PyTorch raises",
-)
 
 
 # ------------------------------------------------------------ calling variants
@@ -901,7 +891,6 @@ ELEMENTWISE = [
         np_elu,
         inplace=False,
         extra=["F.elu", "F.elu:inplace"],
-        bugs=[F_INPLACE],
         kwargs=[dict(alpha=0.5)],
         domain=NZ,
     ),
@@ -910,7 +899,6 @@ ELEMENTWISE = [
         np_leaky_relu,
         inplace=False,
         extra=["F.leaky_relu", "F.leaky_relu:inplace"],
-        bugs=[F_INPLACE],
         kwargs=[dict(negative_slope=0.2)],
         domain=NZ,
     ),
@@ -2948,7 +2936,6 @@ CREATION = [
             ]
         ),
         dtypes=NUMERIC,
-        bugs=[CREATION_BOOL],
     ),
     _creation(
         "linspace",
@@ -2958,7 +2945,6 @@ CREATION = [
             + [Sample(0.0, 1.0, 3, dtype=None).expect(lambda d: "float32")]
         ),
         dtypes=NUMERIC,
-        bugs=[CREATION_BOOL],
     ),
     _creation(
         "eye",
@@ -3084,7 +3070,6 @@ CREATION = [
         ],
         dtypes=NUMERIC,
         check=_randint_check,
-        bugs=[CREATION_BOOL],
     ),
     _creation(
         "randperm",
@@ -3092,7 +3077,6 @@ CREATION = [
         lambda m: [Sample(5), Sample(1), Sample(0)],
         dtypes=NUMERIC,
         check=_randperm_check,
-        bugs=[CREATION_BOOL],
     ),
     OpInfo(
         "uniform_",
@@ -4421,13 +4405,6 @@ NN = [
             Sample(m(2, 2, 3), (2, 3), eps=1e-3),
             Sample(m(0, 4), [4]),
             Sample(m(4, 3, layout="transposed"), (3,)),
-        ],
-        bugs=[
-            Bug(
-                "dtype",
-                "F.rms_norm raises KeyError (its eps table has no entry) for a non-float input",
-                match="KeyError",
-            )
         ],
         grads=[Row("F_rms_norm", lambda x, w: F.rms_norm(x, (4,), w), [U(3, 4), U(4)])],
         tol={"float16": (2e-2, 2e-2), "bfloat16": (5e-2, 5e-2), "float32": (1e-4, 1e-5)},

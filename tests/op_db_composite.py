@@ -9,7 +9,6 @@ import numpy as np
 import rumus
 from op_db import (
     ALL,
-    CREATION_BOOL,
     DISTINCT,
     FLOATS,
     INTEGRAL,
@@ -807,7 +806,6 @@ MORE = [
         dtypes=NUMERIC,
         grad=False,
         check=_randint_like_check,
-        bugs=[CREATION_BOOL],
     ),
 ]
 

@@ -42,8 +42,17 @@ fn check_finite(op: &str, v: f64) -> Result<()> {
     Ok(())
 }
 
+/// PyTorch has no bool kernel for arange, linspace and randperm.
+fn refuse_bool(op: &str, dtype: DType) -> Result<()> {
+    if dtype == DType::Bool {
+        bail!(NotImplemented, "\"{}\" not implemented for 'Bool'", op);
+    }
+    Ok(())
+}
+
 /// arange(start, end, step): `ceil((end - start) / step)` values.
 pub fn arange(start: Scalar, end: Scalar, step: Scalar, dtype: DType) -> Result<Tensor> {
+    refuse_bool("arange", dtype)?;
     let (s, e, st) = (start.to_f64(), end.to_f64(), step.to_f64());
     check_finite("arange", s)?;
     check_finite("arange", e)?;
@@ -73,6 +82,7 @@ pub fn arange(start: Scalar, end: Scalar, step: Scalar, dtype: DType) -> Result<
 }
 
 pub fn linspace(start: f64, end: f64, steps: i64, dtype: DType) -> Result<Tensor> {
+    refuse_bool("linspace", dtype)?;
     if steps < 0 {
         bail!(Runtime, "linspace: number of steps must be non-negative, got {}", steps);
     }
@@ -297,12 +307,28 @@ pub fn randint(
             high
         );
     }
+    // The integer dtypes' ranges (float ones hold any i64 bound, rounded).
+    let range = match dtype {
+        DType::Bool => Some((0, 1)),
+        DType::U8 => Some((0, 255)),
+        DType::I32 => Some((i32::MIN as i64, i32::MAX as i64)),
+        _ => None,
+    };
+    if let Some((lo, hi)) = range {
+        if !(lo..=hi).contains(&low) {
+            bail!(Runtime, "from is out of bounds for {}", dtype.name());
+        }
+        if !(lo..=hi).contains(&(high - 1)) {
+            bail!(Runtime, "to - 1 is out of bounds for {}", dtype.name());
+        }
+    }
     let mut v = try_vec(crate::tensor::layout::numel(shape), 0i64)?;
     lock(&generator(g)).randint(&mut v, low, high);
     super::copy::to_dtype(&Tensor::from_vec(v, shape)?, dtype)
 }
 
 pub fn randperm(n: i64, dtype: DType, g: Option<&GeneratorRef>) -> Result<Tensor> {
+    refuse_bool("randperm", dtype)?;
     if n < 0 {
         bail!(Runtime, "randperm: n must be non-negative, got {}", n);
     }

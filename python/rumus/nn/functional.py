@@ -96,7 +96,13 @@ def _write_back(input, fn):
     Under autograd the op reads a clone, so the tensor its backward saved is not the
     one overwritten."""
     src = input.clone() if input.requires_grad and is_grad_enabled() else input
-    return input.copy_(fn(src))
+    out = fn(src)
+    if out.dtype.is_floating_point and not input.dtype.is_floating_point:
+        # As PyTorch's in-place ops: a float result is never truncated into an int tensor.
+        raise RuntimeError(
+            f"result type {out.dtype} can't be cast to the desired output type {input.dtype}"
+        )
+    return input.copy_(out)
 
 
 def relu(input: Tensor, inplace: bool = False) -> Tensor:
@@ -670,6 +676,8 @@ def rms_norm(
             f"Expected weight to be of same shape as normalized_shape, but got weight of shape "
             f"{_shape(weight)} and normalized_shape = {ns}"
         )
+    if not input.dtype.is_floating_point:
+        raise NotImplementedError(f'"rms_norm" not implemented for {input.dtype}')
     if eps is None:
         eps = _EPS[input.dtype]
     dims = tuple(range(-len(ns), 0))
