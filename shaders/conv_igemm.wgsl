@@ -50,8 +50,11 @@ struct Params {
 // next step's gathered values wait in registers while this one is multiplied.
 const TM: u32 = 64u;
 const TK: u32 = 16u;
-var<workgroup> Ta: array<vec4<f32>, 256>; // Ta[k * 16 + m / 4][m % 4]
-var<workgroup> Tb: array<vec4<f32>, 256>; // Tb[k * 16 + col / 4][col % 4]
+// Rows of SR = 17 vec4: a thread stores down a column of Ta (and of Tb in mode
+// 2), which a row of 16 would put in one memory bank.
+const SR: u32 = 17u;
+var<workgroup> Ta: array<vec4<f32>, 272>; // Ta[k * SR + m / 4][m % 4]
+var<workgroup> Tb: array<vec4<f32>, 272>; // Tb[k * SR + col / 4][col % 4]
 
 // A thread's gather state, advanced by TK per step so that the K loop does
 // almost no integer division. A walk is a reduction index k as (hi, lo) with
@@ -59,20 +62,19 @@ var<workgroup> Tb: array<vec4<f32>, 256>; // Tb[k * 16 + col / 4][col % 4]
 // 2). Modes 0, 1: `wbh`, `wbl` walk B's four k = k0 + t / 64 + 4q, `sp` the
 // spatial offset each one's tap reads for the thread's column (-1: padding, or
 // no output pixel), `cbase` the column's image / group channel base, `cpos`
-// its (z, y, x) with stride and padding folded in. Mode 2: the thread's four
-// columns (c, t) as channel offsets `roff` and tap displacements `rz, ry, rx`.
+// its (z, y, x) with stride and padding folded in. Mode 2 (registers shared):
+// the thread's four columns (c, t) as channel offsets in `wbl` and tap
+// displacements in `sp`, `ry`, `rx`. A column past the GEMM's gets position
+// OUT, which every bounds check rejects.
+const OUT: i32 = -1073741824;
 var<private> wa: vec2<u32>;
 var<private> wbh: vec4<u32>;
 var<private> wbl: vec4<u32>;
 var<private> sp: vec4<i32>;
-var<private> cbase: u32;
-var<private> cpos: vec3<i32>;
-var<private> colok: bool;
-var<private> roff: vec4<u32>;
-var<private> rz: vec4<i32>;
 var<private> ry: vec4<i32>;
 var<private> rx: vec4<i32>;
-var<private> rok: vec4<bool>;
+var<private> cbase: u32;
+var<private> cpos: vec3<i32>;
 
 // Sizes of the group GEMM: (M, Ncols, K).
 fn dims() -> vec3<u32> {
@@ -169,18 +171,16 @@ fn init(t: u32, g: u32, col0: u32, kbeg: u32, sz: vec3<u32>) {
     if (p.mode == 2u) {
         for (var q = 0u; q < 4u; q++) {
             let r = col0 + (t >> 4u) + 16u * q;
-            rok[q] = r < sz.y;
             let c = r / kk;
             let d = tap(r - c * kk);
-            roff[q] = c * lin;
-            rz[q] = i32(d.x * p.dd) - i32(p.pd);
+            wbl[q] = c * lin;
+            sp[q] = select(OUT, i32(d.x * p.dd) - i32(p.pd), r < sz.y);
             ry[q] = i32(d.y * p.dh) - i32(p.ph);
             rx[q] = i32(d.z * p.dw) - i32(p.pw);
         }
         return;
     }
     let col = col0 + (t & 63u);
-    colok = col < sz.y;
     if (p.mode == 0u) {
         let img = col / l;
         var rem = col - img * l;
@@ -204,6 +204,9 @@ fn init(t: u32, g: u32, col0: u32, kbeg: u32, sz: vec3<u32>) {
         let x = rem - y * p.w;
         cbase = (img * p.oc + g * (p.oc / p.groups)) * l;
         cpos = vec3<i32>(i32(z + p.pd), i32(y + p.ph), i32(x + p.pw));
+    }
+    if (col >= sz.y) {
+        cpos = vec3<i32>(OUT);
     }
     for (var q = 0u; q < 4u; q++) {
         let w = walk(kbeg + (t >> 6u) + 4u * q, n);
@@ -246,12 +249,12 @@ fn load_slice(t: u32, g: u32, row0: u32, k0: u32, kend: u32, sz: vec3<u32>) -> S
             if (aok && m < sz.x) {
                 s.a[q] = f32(s0[abase + m * n]);
             }
-            let iz = bz + rz[q];
+            let iz = bz + sp[q];
             let iy = by + ry[q];
             let ix = bx + rx[q];
             let inside = iz >= 0 && iz < i32(p.d) && iy >= 0 && iy < i32(p.h) && ix >= 0 && ix < i32(p.w);
-            if (aok && rok[q] && inside) {
-                s.b[q] = f32(s1[bbase + roff[q] + u32((iz * i32(p.h) + iy) * i32(p.w) + ix)]);
+            if (aok && inside) {
+                s.b[q] = f32(s1[bbase + wbl[q] + u32((iz * i32(p.h) + iy) * i32(p.w) + ix)]);
             }
         }
         wa = step(wa, n);
@@ -274,7 +277,7 @@ fn load_slice(t: u32, g: u32, row0: u32, k0: u32, kend: u32, sz: vec3<u32>) -> S
     let chs = select(p.od * p.oh * p.ow, lin, p.mode == 0u);
     for (var q = 0u; q < 4u; q++) {
         let k = k0 + (t >> 6u) + 4u * q;
-        if (colok && k < kend && sp[q] >= 0) {
+        if (k < kend && sp[q] >= 0) {
             s.b[q] = f32(s1[p.s1_off + cbase + wbl[q] * chs + u32(sp[q])]);
         }
         let w = step(vec2<u32>(wbh[q], wbl[q]), n);
@@ -290,12 +293,12 @@ fn load_slice(t: u32, g: u32, row0: u32, k0: u32, kend: u32, sz: vec3<u32>) -> S
 fn store_slice(t: u32, s: Slice) {
     for (var q = 0u; q < 4u; q++) {
         let m = (t >> 4u) + 16u * q;
-        Ta[(t & 15u) * 16u + (m >> 2u)][m & 3u] = s.a[q];
+        Ta[(t & 15u) * SR + (m >> 2u)][m & 3u] = s.a[q];
         if (p.mode == 2u) {
-            Tb[(t & 15u) * 16u + (m >> 2u)][m & 3u] = s.b[q];
+            Tb[(t & 15u) * SR + (m >> 2u)][m & 3u] = s.b[q];
         } else {
             let col = t & 63u;
-            Tb[((t >> 6u) + 4u * q) * 16u + (col >> 2u)][col & 3u] = s.b[q];
+            Tb[((t >> 6u) + 4u * q) * SR + (col >> 2u)][col & 3u] = s.b[q];
         }
     }
 }
@@ -356,8 +359,8 @@ fn conv_igemm(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_i
             s = load_slice(t, g, row0, k0 + TK, kend, sz);
         }
         for (var kk = 0u; kk < TK; kk++) {
-            let a = Ta[kk * 16u + ty];
-            let b = Tb[kk * 16u + tx];
+            let a = Ta[kk * SR + ty];
+            let b = Tb[kk * SR + tx];
             acc0 = fma(vec4<f32>(a.x), b, acc0);
             acc1 = fma(vec4<f32>(a.y), b, acc1);
             acc2 = fma(vec4<f32>(a.z), b, acc2);

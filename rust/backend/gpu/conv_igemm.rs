@@ -20,9 +20,10 @@ const TK: usize = 16;
 /// long serial loops (K near 50k) came back unfinished on lavapipe.
 const MAX_K: usize = 16_384;
 
-/// Workgroups a dispatch aims for when its tiles alone are too few: several
-/// per multiprocessor of a large GPU (132 on an H100 / H200).
-const TARGET_GROUPS: usize = 1024;
+/// Workgroups a dispatch aims for when its tiles alone are too few: about a
+/// full wave of a large GPU (132 multiprocessors on an H100 / H200, a few of
+/// these 256-thread workgroups each); more would only add partials to sum.
+const TARGET_GROUPS: usize = 768;
 
 /// The shortest K slice worth a workgroup of its own.
 const MIN_SLICE: usize = 256;
