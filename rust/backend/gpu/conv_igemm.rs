@@ -124,11 +124,15 @@ pub fn images_per_dispatch(
 /// reduction of `k`: enough workgroups to fill a large GPU while each slice
 /// keeps MIN_SLICE k, the partials (`len` f32 each) stay within the scratch
 /// cap and the binding limit, and (weight gradient) no slice exceeds MAX_K.
-fn splits(pass: Pass, tiles: usize, groups: usize, k: usize, len: usize, cap: usize) -> Result<usize> {
-    let most = (k.div_ceil(MIN_SLICE))
-        .min(cap / len.max(1))
-        .min(65_535 / groups.max(1))
-        .max(1);
+fn splits(
+    pass: Pass,
+    tiles: usize,
+    groups: usize,
+    k: usize,
+    len: usize,
+    cap: usize,
+) -> Result<usize> {
+    let most = (k.div_ceil(MIN_SLICE)).min(cap / len.max(1)).min(65_535 / groups.max(1)).max(1);
     let most = exec::items_per_binding(most, len * 4)?;
     let least = if pass == Pass::WeightGrad { k.div_ceil(MAX_K) } else { 1 };
     Ok((TARGET_GROUPS / tiles.max(1)).clamp(1, most).max(least))
