@@ -1,6 +1,8 @@
 //! Launcher for shaders/conv_igemm.wgsl: the forward, input-gradient and
 //! weight-gradient passes of a convolution as implicit GEMMs (no im2col
-//! columns in memory).
+//! columns in memory). A pass with too few output tiles to fill the GPU (the
+//! weight gradient: a small dW, a reduction over every output pixel) splits
+//! its K across workgroups into f32 partials that a second dispatch sums.
 
 use super::dtype::elem_bytes;
 use super::exec::{self, Bind, Variant};
