@@ -107,12 +107,14 @@ pub fn images_per_dispatch(
     let by_grid = match pass {
         // The weight gradient's K runs over every output pixel of the chunk
         // and split-K bounds each slice by MAX_K; when the scratch cap would
-        // allow too few slices, chunks keep K short and accumulate.
+        // allow too few slices (or the grid's z too few), chunks keep K
+        // short and accumulate.
         Pass::WeightGrad => {
             let (l, one) = ((g.od * g.oh * g.ow).max(1), Geom { n: 1, ..g.clone() });
             let dw = out_len(pass, g, groups, oc).max(1);
+            let by_z = ((65_535 / groups.max(1)) * MAX_K / l).max(1);
             if l * dw <= MAX_K * scratch_cap(&one, elem) {
-                g.n
+                by_z
             } else {
                 (MAX_K / l).max(1)
             }
