@@ -148,3 +148,43 @@ def test_conv2d_peak_memory_without_columns(gpu):
     raised = rumus.gpu.max_memory_allocated() - base
     assert raised <= 4 * x.numel() * 4, (raised, x.numel() * 4)
     assert tuple(x.grad.shape) == tuple(x.shape)
+
+
+# Split-K: passes with few output tiles and a long reduction split it across
+# workgroups and sum the partials (shaders/conv_igemm.wgsl conv_igemm_reduce).
+SPLIT = [
+    # weight gradient: K = 3·21·17 = 1071 in 5 slices, the last one short
+    (F.conv2d, (3, 5, 23, 19), (7, 5, 3, 3), {}, False),
+    # weight gradient with groups, stride and dilation: K = 2·21·21 in 4 slices
+    (F.conv2d, (2, 6, 40, 40), (4, 3, 3, 3), dict(stride=2, dilation=2, padding=3, groups=2), True),
+    # forward: K = 37·9 = 333 in 2 slices, bias added by the reduction
+    (F.conv2d, (2, 37, 5, 6), (5, 37, 3, 3), dict(padding=1), True),
+    # forward with groups: K = 32·9 = 288 per group in 2 slices
+    (F.conv2d, (2, 64, 4, 5), (6, 32, 3, 3), dict(padding=1, groups=2), True),
+    (F.conv1d, (3, 4, 150), (6, 2, 4), dict(stride=1, padding=2, dilation=3, groups=2), True),
+]
+
+
+@pytest.mark.parametrize("fn,xs,ws,kw,bias", SPLIT, ids=[_id(c) for c in SPLIT])
+def test_igemm_split_k_matches_cpu(fn, xs, ws, kw, bias, gpu, rng):
+    test_igemm_matches_cpu(fn, xs, ws, kw, bias, gpu, rng)
+
+
+def test_igemm_split_k_float16(gpu, rng):
+    """The float16 kernels: partials in float32, the reduction rounds once."""
+    xs, ws, gs = (4, 8, 12, 12), (8, 8, 3, 3), (4, 8, 12, 12)
+    a = {s: rng.uniform(-1, 1, s) for s in (xs, ws)}
+    xc, wc = (rumus.tensor(a[s], dtype=rumus.float64, requires_grad=True) for s in (xs, ws))
+    xg, wg = (
+        rumus.tensor(a[s], dtype=rumus.float16, device="gpu", requires_grad=True) for s in (xs, ws)
+    )
+    g = rng.uniform(-1, 1, gs)
+    yc, yg = F.conv2d(xc, wc, padding=1), F.conv2d(xg, wg, padding=1)
+    yc.backward(rumus.tensor(g))
+    yg.backward(rumus.tensor(g, dtype=rumus.float16, device="gpu"))
+    # float16 inputs: tolerance from their rounding (K = 576 terms of size ~1/3).
+    for gp, c, what in ((yg, yc, "forward"), (xg.grad, xc.grad, "dx"), (wg.grad, wc.grad, "dW")):
+        got = gp.detach().float().cpu().numpy()
+        ref = c.detach().numpy()
+        assert gp.dtype == rumus.float16, what
+        np.testing.assert_allclose(got, ref, rtol=2e-2, atol=6e-2, err_msg=what)

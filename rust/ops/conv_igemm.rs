@@ -97,7 +97,7 @@ fn raw(pass: Pass, cv: &Conv, s0: &Tensor, s1: &Tensor, bias: Option<&Tensor>) -
         }
         return Ok(out);
     }
-    let per = kernel::images_per_dispatch(pass, g, cv.oc, elem_bytes(dtype)?)?;
+    let per = kernel::images_per_dispatch(pass, g, cv.groups, cv.oc, elem_bytes(dtype)?)?;
     for i in (0..g.n).step_by(per) {
         let len = per.min(g.n - i);
         let gi = Geom { n: len, ..g.clone() };
