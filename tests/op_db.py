@@ -4700,9 +4700,10 @@ NN = [
     nn_op(
         "interpolate",
         _interp_ref,
+        # linear first: the dtype check uses the first sample, and PyTorch's nearest takes uint8
         lambda m: [
-            Sample(m(1, 2, 3, 2), size=(5, 3)),
             Sample(m(1, 2, 4), scale_factor=1.7, mode="linear"),
+            Sample(m(1, 2, 3, 2), size=(5, 3)),
             Sample(m(1, 1, 3, 3), size=(4, 5), mode="bilinear", align_corners=True),
             Sample(m(1, 1, 3, 4), size=(5, 3), mode="bicubic"),
             Sample(m(1, 2, 5), 3, mode="nearest-exact"),

@@ -102,16 +102,16 @@ def _to_int(v, dtype):
     return int(v) % 256 if dtype == _rumus.uint8 else int(v)
 
 
-def _check_input(fn, input, dtypes=_FLOAT, arg="input", pos=1):
+def _check_input(fn, input, dtypes=_FLOAT, arg="input", pos=1, error=NotImplementedError):
     """PyTorch's argument checks for ``fn``'s tensor argument: a non-tensor is a TypeError, a
-    dtype its kernel lacks a NotImplementedError. Cheap: no tensor op."""
+    dtype its kernel lacks an ``error`` (most kernels: NotImplementedError). Cheap: no tensor op."""
     if not isinstance(input, Tensor):
         raise TypeError(
             f"{fn}(): argument '{arg}' (position {pos}) must be Tensor, not {type(input).__name__}"
         )
     dt = input.dtype
     if dtypes is not None and not dt.is_floating_point and (dtypes == _FLOAT or dt == _rumus.bool):
-        raise NotImplementedError(f"\"{fn}\" not implemented for '{dt}'")
+        raise error(f"\"{fn}\" not implemented for '{str(dt).removeprefix('rumus.')}'")
 
 
 # ------------------------------------------------------------------ activations
@@ -370,6 +370,7 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
         Tensor: of the input's shape.
     """
     _check_input("prelu", input)
+    _check_input("prelu", weight, None, arg="weight", pos=2)
     if weight.numel() != 1:
         channels = input.size(1) if input.dim() >= 2 else 1
         if weight.dim() != 1 or weight.numel() != channels:
@@ -435,6 +436,7 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
         Tensor: of shape ``(*, out)``.
     """
     _check_input("bilinear", input1, _NUMBER, arg="input1")
+    _check_input("bilinear", input2, None, arg="input2", pos=2)
     if weight.dim() != 3:
         raise RuntimeError(
             f"bilinear(): weight must be 3-dimensional (out, in1, in2), got shape {_shape(weight)}"
@@ -793,7 +795,8 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     Returns:
         Tensor: the broadcast shape without ``dim``.
     """
-    _check_input("cosine_similarity", x1, arg="x1")
+    _check_input("cosine_similarity", x1, arg="x1", error=RuntimeError)
+    _check_input("cosine_similarity", x2, None, arg="x2", pos=2)
     shape = _rumus.broadcast_shapes(tuple(x1.shape), tuple(x2.shape))
     x1, x2 = x1.expand(*shape), x2.expand(*shape)
     n1 = _vector_norm(x1, 2, dim, keepdim=True, floor=eps)
@@ -817,6 +820,7 @@ def pairwise_distance(
         Tensor: of shape ``(N,)`` (or ``()``).
     """
     _check_input("pairwise_distance", x1, _NUMBER, arg="x1")
+    _check_input("pairwise_distance", x2, None, arg="x2", pos=2)
     dim = max(x1.dim(), x2.dim()) - 1
     return _vector_norm(x1 - x2 + eps, p, max(dim, 0), keepdim)
 
@@ -1287,7 +1291,11 @@ def interpolate(
     Returns:
         Tensor: of shape ``(N, C, *size)``.
     """
-    _check_input("interpolate", input)
+    # PyTorch's nearest kernels also take uint8 images; its other integer kernels do not exist
+    uint8_ok = (
+        mode in ("nearest", "nearest-exact") and getattr(input, "dtype", None) == _rumus.uint8
+    )
+    _check_input("interpolate", input, None if uint8_ok else _FLOAT)
     if mode in ("nearest", "area", "nearest-exact"):
         if align_corners is not None:
             raise ValueError(
@@ -1497,6 +1505,7 @@ def mse_loss(
         Tensor: the loss; a scalar unless ``reduction='none'``.
     """
     _check_input("mse_loss", input, None)
+    _check_input("mse_loss", target, None, arg="target", pos=2)
     reduction = _reduction(reduction, size_average, reduce)
     _warn_broadcast(input, target)
     return _pointwise_loss((input - target).square(), reduction, weight, input, True)
@@ -1517,6 +1526,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
         Tensor: the loss; a scalar unless ``reduction='none'``.
     """
     _check_input("l1_loss", input, None)
+    _check_input("l1_loss", target, None, arg="target", pos=2)
     reduction = _reduction(reduction, size_average, reduce)
     _warn_broadcast(input, target)
     return _pointwise_loss((input - target).abs(), reduction, weight, input, True)
@@ -1542,6 +1552,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
         Tensor: the loss; a scalar unless ``reduction='none'``.
     """
     _check_input("smooth_l1_loss", input)
+    _check_input("smooth_l1_loss", target, None, arg="target", pos=2)
     reduction = _reduction(reduction, size_average, reduce)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
@@ -1565,6 +1576,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
         Tensor: the loss; a scalar unless ``reduction='none'``.
     """
     _check_input("huber_loss", input)
+    _check_input("huber_loss", target, None, arg="target", pos=2)
     reduction = _reduction(reduction)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
@@ -1596,6 +1608,7 @@ def nll_loss(
         Tensor: the loss; a scalar unless ``reduction='none'``.
     """
     _check_input("nll_loss", input)
+    _check_input("nll_loss", target, None, arg="target", pos=2)
     reduction = _reduction(reduction, size_average, reduce)
     if input.dim() < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {input.dim()})")
@@ -1673,6 +1686,7 @@ def cross_entropy(
         Tensor: the loss; a scalar unless ``reduction='none'``.
     """
     _check_input("cross_entropy", input, None)
+    _check_input("cross_entropy", target, None, arg="target", pos=2)
     reduction = _reduction(reduction, size_average, reduce)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
@@ -1744,6 +1758,7 @@ def binary_cross_entropy(
         Tensor: the loss; a scalar unless ``reduction='none'``.
     """
     _check_input("binary_cross_entropy", input)
+    _check_input("binary_cross_entropy", target, None, arg="target", pos=2)
     reduction = _reduction(reduction, size_average, reduce)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(
@@ -1779,6 +1794,7 @@ def binary_cross_entropy_with_logits(
         Tensor: the loss; a scalar unless ``reduction='none'``.
     """
     _check_input("binary_cross_entropy_with_logits", input)
+    _check_input("binary_cross_entropy_with_logits", target, None, arg="target", pos=2)
     reduction = _reduction(reduction, size_average, reduce)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(
@@ -1808,7 +1824,8 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     Returns:
         Tensor: the loss; a scalar unless ``reduction='none'``.
     """
-    _check_input("kl_div", input)
+    _check_input("kl_div", input, error=RuntimeError)
+    _check_input("kl_div", target, None, arg="target", pos=2)
     reduction = _reduction(reduction, size_average, reduce, extra=("batchmean",))
     if reduction == "mean":
         warnings.warn(
@@ -1847,6 +1864,7 @@ def cosine_embedding_loss(
         Tensor: the loss; a scalar unless ``reduction='none'``.
     """
     _check_input("cosine_embedding_loss", input1, None, arg="input1")
+    _check_input("cosine_embedding_loss", input2, None, arg="input2", pos=2)
     reduction = _reduction(reduction, size_average, reduce)
     tdim = target.dim()
     if tdim > 1:
@@ -1884,6 +1902,7 @@ def margin_ranking_loss(
         Tensor: the loss; a scalar unless ``reduction='none'``.
     """
     _check_input("margin_ranking_loss", input1, _NUMBER, arg="input1")
+    _check_input("margin_ranking_loss", input2, None, arg="input2", pos=2)
     reduction = _reduction(reduction, size_average, reduce)
     if not input1.dim() == input2.dim() == target.dim():
         raise RuntimeError(
