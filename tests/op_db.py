@@ -482,19 +482,6 @@ class Bug:
         return kind == self.kind and self.match in problem
 
 
-# Bugs of the ops that rumus.nn.functional composes in Python.
-F_DTYPES = Bug(
-    "dtype",
-    "nn.functional's Python-composed ops do not check the dtype: integer and bool inputs "
-    "give results (uint8 ones wrong: negation wraps around) where PyTorch raises",
-)
-F_STRING = Bug(
-    "string",
-    "nn.functional's Python-composed ops raise AttributeError, not TypeError, for a non-tensor "
-    "argument",
-)
-
-
 # ------------------------------------------------------------ calling variants
 
 
@@ -3731,28 +3718,10 @@ COMPOSITE = [
 NN_TOL = {"float16": (1e-2, 1e-2), "bfloat16": (3e-2, 3e-2), "float32": (1e-5, 1e-5)}
 
 
-# The nn.functional ops that show the F_DTYPES and F_STRING bugs.
-F_UNCHECKED_DTYPE = set(
-    "bilinear relu6 hardtanh selu celu hardsigmoid hardswish logsigmoid softsign threshold glu "
-    "prelu normalize cosine_similarity pairwise_distance interpolate smooth_l1_loss huber_loss "
-    "nll_loss binary_cross_entropy binary_cross_entropy_with_logits kl_div cosine_embedding_loss "
-    "margin_ranking_loss".split()
-)
-F_ATTRIBUTE_ERROR = set(
-    "bilinear rms_norm batch_norm group_norm instance_norm relu6 hardtanh selu softsign threshold "
-    "glu prelu normalize cosine_similarity pairwise_distance embedding dropout dropout1d dropout2d "
-    "pad interpolate pixel_shuffle pixel_unshuffle scaled_dot_product_attention mse_loss l1_loss "
-    "smooth_l1_loss huber_loss cross_entropy nll_loss binary_cross_entropy "
-    "binary_cross_entropy_with_logits cosine_embedding_loss margin_ranking_loss".split()
-)
-
-
 def nn_op(name, ref, samples, *, inplace=False, dtypes=FLOATS, tol=NN_TOL, bugs=(), **kw):
     """A function of rumus.nn.functional (and its inplace=True form)."""
     variants = [f"F.{name}"] + ([f"F.{name}:inplace"] if inplace else [])
-    bugs = list(bugs) + [F_DTYPES] * (name in F_UNCHECKED_DTYPE)
-    bugs += [F_STRING] * (name in F_ATTRIBUTE_ERROR)
-    return OpInfo(name, variants, ref, samples, dtypes=dtypes, tol=tol, bugs=bugs, **kw)
+    return OpInfo(name, variants, ref, samples, dtypes=dtypes, tol=tol, bugs=list(bugs), **kw)
 
 
 def nn_unary(name, ref, *, kwargs=(), domain=U, inplace=True, grads=(), **kw):
@@ -3976,7 +3945,20 @@ def _margin_ranking_ref(x1, x2, y, margin=0.0, reduction="mean"):
 
 
 def _cos_emb_ref(x1, x2, y, margin=0.0, reduction="mean"):
+    if x1.dtype.kind in "iub":  # PyTorch computes the cosine of integer inputs in float
+        x1, x2 = x1.astype(np.float64), x2.astype(np.float64)
     return _reduce_loss(cos_emb_ref(x1, x2, y, margin), reduction)
+
+
+def _cos_emb_samples(m):
+    def y(v):  # a uint8 target cannot hold the label -1: it is int64 there
+        return Arg(np.array(v), "int64" if m.dtype == "uint8" else None)
+
+    return [
+        Sample(m(4, 3), m(4, 3), y([1.0, -1.0, -1.0, 1.0]), margin=0.1),
+        Sample(m(4, 3), m(4, 3), y([1, -1, 1, -1]), reduction="none"),
+        Sample(m(3), m(3), y(-1.0), 0.2, reduction="sum"),
+    ]
 
 
 def _kl_ref(x, t, reduction="mean", log_target=False):
@@ -4185,6 +4167,7 @@ NN = [
                 [U(2, 3), U(2, 2), U(4, 3, 2), U(4)],
             )
         ],
+        dtypes=FLOATS + INTS,
     ),
     nn_op(
         "conv1d",
@@ -4480,6 +4463,7 @@ NN = [
         "relu6",
         lambda x: np.clip(x, 0, 6),
         domain=dom(AWAY, points=[0.0, 6.0], lo=-2, hi=8),
+        dtypes=FLOATS + INTS,
     ),
     nn_unary(
         "hardtanh",
@@ -4489,6 +4473,7 @@ NN = [
         grads=[
             Row("F_hardtanh", lambda x: F.hardtanh(x, -0.5, 1.0), [AWAY(3, 4, points=[-0.5, 1.0])])
         ],
+        dtypes=FLOATS + INTS,
     ),
     nn_unary(
         "selu",
@@ -4523,6 +4508,8 @@ NN = [
         lambda x: x / (1 + np.abs(x)),
         inplace=False,
         domain=NZ,
+        dtypes=FLOATS + INTS,
+        out=to_float,
     ),
     nn_op(
         "threshold",
@@ -4536,6 +4523,7 @@ NN = [
         inplace=True,
         domain=dom(AWAY, points=[0.5, -0.5]),
         grads=[Row("F_threshold", lambda x: F.threshold(x, 0.5, -1.0), [AWAY(3, 4, points=[0.5])])],
+        dtypes=FLOATS + ("int64", "int32"),  # uint8: PyTorch raises, -1.0 overflows it
     ),
     nn_op(
         "glu",
@@ -4606,6 +4594,8 @@ NN = [
         grads=[
             Row("F_pairwise_distance", lambda a, b: F.pairwise_distance(a, b), [U(3, 4), U(3, 4)])
         ],
+        dtypes=FLOATS + INTS,
+        out=to_float,
     ),
     nn_op(
         "embedding",
@@ -4710,9 +4700,10 @@ NN = [
     nn_op(
         "interpolate",
         _interp_ref,
+        # linear first: the dtype check uses the first sample, and PyTorch's nearest takes uint8
         lambda m: [
-            Sample(m(1, 2, 3, 2), size=(5, 3)),
             Sample(m(1, 2, 4), scale_factor=1.7, mode="linear"),
+            Sample(m(1, 2, 3, 2), size=(5, 3)),
             Sample(m(1, 1, 3, 3), size=(4, 5), mode="bilinear", align_corners=True),
             Sample(m(1, 1, 3, 4), size=(5, 3), mode="bicubic"),
             Sample(m(1, 2, 5), 3, mode="nearest-exact"),
@@ -4996,11 +4987,7 @@ LOSSES = [
     nn_op(
         "cosine_embedding_loss",
         _cos_emb_ref,
-        lambda m: [
-            Sample(m(4, 3), m(4, 3), Arg(np.array([1.0, -1.0, -1.0, 1.0])), margin=0.1),
-            Sample(m(4, 3), m(4, 3), Arg(np.array([1, -1, 1, -1])), reduction="none"),
-            Sample(m(3), m(3), Arg(np.array(-1.0)), 0.2, reduction="sum"),
-        ],
+        _cos_emb_samples,
         mismatch=False,
         grads=[
             Row(
@@ -5009,6 +4996,8 @@ LOSSES = [
                 _cos_emb_inputs,
             )
         ],
+        dtypes=ALL,
+        out=to_float,
     ),
     nn_op(
         "margin_ranking_loss",
@@ -5025,6 +5014,8 @@ LOSSES = [
                 _ranking_inputs,
             )
         ],
+        dtypes=FLOATS + INTS,
+        out=to_float,
     ),
 ]
 

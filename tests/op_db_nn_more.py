@@ -11,8 +11,8 @@ import rumus.nn.functional as F
 from op_db import (
     ALL,
     AWAY,
-    F_DTYPES,
     FLOATS,
+    INTS,
     NN_TOL,
     NZ,
     Arg,
@@ -253,13 +253,14 @@ NN_MORE = [
         lambda x, lo=-1.0, hi=1.0: np.clip(x, lo, hi),
         args=(-0.5, 1.0),
         domain=dom(AWAY, points=[-0.5, 1.0]),
+        dtypes=FLOATS + INTS,
     ),
     _inplace_spelling(
         "threshold_",
         lambda x, t, v: np.where(x > t, x, v),
         args=(0.5, -1.0),
         domain=dom(AWAY, points=[0.5]),
-        bugs=[F_DTYPES],
+        dtypes=FLOATS + ("int64", "int32"),  # uint8: PyTorch raises, -1.0 overflows it
     ),
     nn_op(
         "lp_pool1d",

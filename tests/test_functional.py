@@ -546,6 +546,51 @@ def test_interpolate_views_and_new_result(rng, device):
     dac(out, x, device=device)
 
 
+def test_interpolate_integer_dtypes(rng):
+    # As PyTorch: the nearest modes take uint8 images (the values the float path picks), the
+    # interpolating modes and the other integer dtypes raise.
+    x = rng.integers(0, 256, (1, 2, 3, 5)).astype(np.uint8)
+    for kw in (dict(size=(7, 8)), dict(scale_factor=1.7, mode="nearest-exact")):
+        got = F.interpolate(rumus.tensor(x), **kw)
+        assert got.dtype == rumus.uint8
+        exp = F.interpolate(rumus.tensor(x.astype(np.float32)), **kw).numpy()
+        np.testing.assert_array_equal(got.numpy(), exp.astype(np.uint8))
+    with pytest.raises(NotImplementedError, match="uint8"):
+        F.interpolate(rumus.tensor(x), size=(4, 4), mode="bilinear")
+    with pytest.raises(NotImplementedError, match="int64"):
+        F.interpolate(rumus.tensor(x.astype(np.int64)), size=(4, 4))
+
+
+def test_composed_ops_check_their_arguments():
+    # PyTorch's wording for a non-tensor, naming the argument and its position
+    with pytest.raises(
+        TypeError, match=r"relu6\(\): argument 'input' \(position 1\) must be Tensor"
+    ):
+        F.relu6("x")
+    with pytest.raises(
+        TypeError, match=r"argument 'target' \(position 2\) must be Tensor, not list"
+    ):
+        F.mse_loss(rumus.zeros(2), [0.0, 1.0])
+    ints = rumus.tensor([-3, 0, 1, 5, 9])
+    # integer clamps and thresholds truncate their float bounds, keep the dtype
+    np.testing.assert_array_equal(F.hardtanh(ints, -1.5, 1.5).numpy(), [-1, 0, 1, 1, 1])
+    np.testing.assert_array_equal(F.relu6(ints).numpy(), [0, 0, 1, 5, 6])
+    np.testing.assert_array_equal(F.threshold(ints, -0.5, 7).numpy(), [7, 7, 1, 5, 9])
+    u8 = rumus.tensor(np.array([0, 3, 200], np.uint8))
+    np.testing.assert_array_equal(F.hardtanh(u8, 2, 300).numpy(), [2, 3, 200])
+    np.testing.assert_array_equal(F.threshold(u8, 1, -1).numpy(), [255, 3, 200])  # int wraps
+    with pytest.raises(RuntimeError, match="overflow"):
+        F.threshold(u8, 0.5, -1.0)  # a float out of range does not
+    np.testing.assert_allclose(F.softsign(u8).numpy(), [0, 0.75, 200 / 201], rtol=1e-6)
+    for fn in (F.hardtanh, F.relu6, F.softsign):
+        with pytest.raises(NotImplementedError, match="bool"):
+            fn(rumus.tensor([True, False]))
+    with pytest.raises(NotImplementedError, match="int64"):
+        F.selu(ints)
+    with pytest.raises(RuntimeError, match="int64"):
+        F.kl_div(ints, ints)
+
+
 @pytest.mark.parametrize(
     "call,exc,match",
     [

@@ -82,6 +82,38 @@ def _channel_view(t, ndim, dim=1):
     return t.reshape((-1,) + (1,) * (ndim - dim - 1))
 
 
+# The dtypes a Python-composed op accepts, as PyTorch's kernels do: floating only, or any but bool.
+_FLOAT, _NUMBER = "float", "number"
+
+_INT_RANGE = {
+    _rumus.int64: (-(2**63), 2**63 - 1),
+    _rumus.int32: (-(2**31), 2**31 - 1),
+    _rumus.uint8: (0, 255),
+}
+
+
+def _to_int(v, dtype):
+    """A Python scalar as PyTorch converts it into an integer ``dtype``: truncated; a float out of
+    range is an overflow, an int may wrap as two's complement (-1 is 255 in uint8)."""
+    lo, hi = _INT_RANGE[dtype]
+    low = -hi if lo == 0 and not isinstance(v, float) else lo
+    if not low <= v <= hi:
+        raise RuntimeError(f"value cannot be converted to type {dtype} without overflow")
+    return int(v) % 256 if dtype == _rumus.uint8 else int(v)
+
+
+def _check_input(fn, input, dtypes=_FLOAT, arg="input", pos=1, error=NotImplementedError):
+    """PyTorch's argument checks for ``fn``'s tensor argument: a non-tensor is a TypeError, a
+    dtype its kernel lacks an ``error`` (most kernels: NotImplementedError). Cheap: no tensor op."""
+    if not isinstance(input, Tensor):
+        raise TypeError(
+            f"{fn}(): argument '{arg}' (position {pos}) must be Tensor, not {type(input).__name__}"
+        )
+    dt = input.dtype
+    if dtypes is not None and not dt.is_floating_point and (dtypes == _FLOAT or dt == _rumus.bool):
+        raise error(f"\"{fn}\" not implemented for '{str(dt).removeprefix('rumus.')}'")
+
+
 # ------------------------------------------------------------------ activations
 
 # same signatures as PyTorch's functional forms: the Rust methods themselves
@@ -132,8 +164,13 @@ def hardtanh(
     Returns:
         Tensor: of the input's shape.
     """
+    _check_input("hardtanh", input, _NUMBER)
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
+    if not input.dtype.is_floating_point:
+        # PyTorch clamps an integer tensor to the bounds truncated, as integers of its range
+        lo, hi = _INT_RANGE[input.dtype]
+        min_val, max_val = (min(max(int(v), lo), hi) for v in (min_val, max_val))
     return input.clamp_(min_val, max_val) if inplace else input.clamp(min_val, max_val)
 
 
@@ -147,6 +184,7 @@ def relu6(input: Tensor, inplace: bool = False) -> Tensor:
     Returns:
         Tensor: of the input's shape.
     """
+    _check_input("relu6", input, _NUMBER)
     return hardtanh(input, 0.0, 6.0, inplace)
 
 
@@ -174,6 +212,7 @@ def selu(input: Tensor, inplace: bool = False) -> Tensor:
     Returns:
         Tensor: of the input's shape.
     """
+    _check_input("selu", input)
     alpha, scale = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
     if inplace:
         return _write_back(input, lambda t: t.elu(alpha) * scale)
@@ -192,6 +231,7 @@ def celu(input: Tensor, alpha: float = 1.0, inplace: bool = False) -> Tensor:
     Returns:
         Tensor: of the input's shape.
     """
+    _check_input("celu", input)
     if inplace:
         return _write_back(input, lambda t: (t / alpha).elu() * alpha)
     return (input / alpha).elu() * alpha
@@ -249,6 +289,7 @@ def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     Returns:
         Tensor: of the input's shape.
     """
+    _check_input("hardsigmoid", input)
     if inplace:
         return input.div_(6.0).add_(0.5).clamp_(0.0, 1.0)
     return (input / 6.0 + 0.5).clamp(0.0, 1.0)
@@ -264,6 +305,7 @@ def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     Returns:
         Tensor: of the input's shape.
     """
+    _check_input("hardswish", input)
     if inplace:
         return _write_back(input, lambda t: t * hardsigmoid(t))
     return input * hardsigmoid(input)
@@ -278,6 +320,7 @@ def logsigmoid(input: Tensor) -> Tensor:
     Returns:
         Tensor: of the input's shape.
     """
+    _check_input("logsigmoid", input)
     return -softplus(-input)
 
 
@@ -290,6 +333,9 @@ def softsign(input: Tensor) -> Tensor:
     Returns:
         Tensor: of the input's shape.
     """
+    _check_input("softsign", input, _NUMBER)
+    if not input.dtype.is_floating_point:
+        input = input.float()  # as PyTorch: 255 + 1 must not wrap around in uint8
     return input / (input.abs() + 1)
 
 
@@ -305,6 +351,9 @@ def threshold(input: Tensor, threshold: float, value: float, inplace: bool = Fal
     Returns:
         Tensor: of the input's shape.
     """
+    _check_input("threshold", input, _NUMBER)
+    if not input.dtype.is_floating_point:
+        threshold, value = _to_int(threshold, input.dtype), _to_int(value, input.dtype)
     if inplace:
         return input.masked_fill_(input <= threshold, value)
     return input.masked_fill(input <= threshold, value)
@@ -320,6 +369,8 @@ def prelu(input: Tensor, weight: Tensor) -> Tensor:
     Returns:
         Tensor: of the input's shape.
     """
+    _check_input("prelu", input)
+    _check_input("prelu", weight, None, arg="weight", pos=2)
     if weight.numel() != 1:
         channels = input.size(1) if input.dim() >= 2 else 1
         if weight.dim() != 1 or weight.numel() != channels:
@@ -342,6 +393,7 @@ def glu(input: Tensor, dim: int = -1) -> Tensor:
     Returns:
         Tensor: with ``dim`` halved.
     """
+    _check_input("glu", input)
     if input.dim() == 0:
         raise RuntimeError("glu does not support scalars because halving size must be even")
     if input.size(dim) % 2:
@@ -383,6 +435,8 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
     Returns:
         Tensor: of shape ``(*, out)``.
     """
+    _check_input("bilinear", input1, _NUMBER, arg="input1")
+    _check_input("bilinear", input2, None, arg="input2", pos=2)
     if weight.dim() != 3:
         raise RuntimeError(
             f"bilinear(): weight must be 3-dimensional (out, in1, in2), got shape {_shape(weight)}"
@@ -414,6 +468,8 @@ def bilinear(input1: Tensor, input2: Tensor, weight: Tensor, bias: Tensor | None
     y = (t * x1.unsqueeze(1)).sum(-1)
     if bias is not None:
         y = y + bias
+    if y.dtype != input1.dtype:  # sum() widens int32/uint8 to int64; PyTorch keeps the dtype
+        y = y.to(input1.dtype)
     return y.reshape(batch + (out_f,))
 
 
@@ -482,6 +538,7 @@ def batch_norm(
     Returns:
         Tensor: of the input's shape.
     """
+    _check_input("batch_norm", input, None)
     if input.dim() < 2:
         raise RuntimeError(
             f"batch_norm: expected an input of shape (N, C, *), got shape {_shape(input)}"
@@ -557,6 +614,7 @@ def instance_norm(
     Returns:
         Tensor: of the input's shape.
     """
+    _check_input("instance_norm", input, None)
     if input.dim() < 2:
         raise RuntimeError(
             f"instance_norm: expected an input of shape (N, C, *), got shape {_shape(input)}"
@@ -617,6 +675,7 @@ def group_norm(
     Returns:
         Tensor: of the input's shape.
     """
+    _check_input("group_norm", input, None)
     if input.dim() < 2:
         raise RuntimeError(
             f"Expected at least 2 dimensions for input tensor but received {input.dim()}"
@@ -661,6 +720,7 @@ def rms_norm(
     Returns:
         Tensor: of the input's shape.
     """
+    _check_input("rms_norm", input, None)
     if isinstance(normalized_shape, numbers.Integral):
         raise TypeError(
             "rms_norm(): argument 'normalized_shape' (position 2) must be tuple of ints, not int"
@@ -718,6 +778,7 @@ def normalize(
     Returns:
         Tensor: of the input's shape.
     """
+    _check_input("normalize", input)
     result = input / _vector_norm(input, p, dim, keepdim=True, floor=eps)
     return result if out is None else out.copy_(result)
 
@@ -734,6 +795,8 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: int = 1, eps: float = 1e-8) -
     Returns:
         Tensor: the broadcast shape without ``dim``.
     """
+    _check_input("cosine_similarity", x1, arg="x1", error=RuntimeError)
+    _check_input("cosine_similarity", x2, None, arg="x2", pos=2)
     shape = _rumus.broadcast_shapes(tuple(x1.shape), tuple(x2.shape))
     x1, x2 = x1.expand(*shape), x2.expand(*shape)
     n1 = _vector_norm(x1, 2, dim, keepdim=True, floor=eps)
@@ -756,6 +819,8 @@ def pairwise_distance(
     Returns:
         Tensor: of shape ``(N,)`` (or ``()``).
     """
+    _check_input("pairwise_distance", x1, _NUMBER, arg="x1")
+    _check_input("pairwise_distance", x2, None, arg="x2", pos=2)
     dim = max(x1.dim(), x2.dim()) - 1
     return _vector_norm(x1 - x2 + eps, p, max(dim, 0), keepdim)
 
@@ -788,6 +853,7 @@ def embedding(
     Returns:
         Tensor: of shape ``input.shape + (embedding_dim,)``.
     """
+    _check_input("embedding", input, None)
     if weight.dim() != 2:
         raise RuntimeError(f"'weight' must be 2-D, got shape {_shape(weight)}")
     num = weight.size(0)
@@ -864,6 +930,7 @@ def dropout(input: Tensor, p: float = 0.5, training: bool = True, inplace: bool 
     Returns:
         Tensor: of the input's shape.
     """
+    _check_input("dropout", input, None)
     _check_p(p)
     return _dropout(input, p, training, inplace, tuple(input.shape))
 
@@ -887,6 +954,7 @@ def dropout1d(
     Returns:
         Tensor: of the input's shape.
     """
+    _check_input("dropout1d", input, None)
     _check_p(p)
     if input.dim() not in (2, 3):
         raise RuntimeError(
@@ -913,6 +981,7 @@ def dropout2d(
     Returns:
         Tensor: of the input's shape.
     """
+    _check_input("dropout2d", input, None)
     _check_p(p)
     nd = input.dim()
     if nd == 3:
@@ -970,6 +1039,7 @@ def scaled_dot_product_attention(
     Returns:
         Tensor: of shape ``(..., L, Ev)``.
     """
+    _check_input("scaled_dot_product_attention", query, None, arg="query")
     if query.dim() < 2 or key.dim() < 2 or value.dim() < 2:
         raise RuntimeError(
             "Expected query, key, and value to all be at least 2 dimensional, but got query.dim: "
@@ -1069,6 +1139,7 @@ def pad(
     Returns:
         Tensor: the padded tensor.
     """
+    _check_input("pad", input, None)
     pad = [int(p) for p in pad]
     if len(pad) % 2:
         raise RuntimeError("Padding length must be divisible by 2")
@@ -1220,6 +1291,11 @@ def interpolate(
     Returns:
         Tensor: of shape ``(N, C, *size)``.
     """
+    # PyTorch's nearest kernels also take uint8 images; its other integer kernels do not exist
+    uint8_ok = (
+        mode in ("nearest", "nearest-exact") and getattr(input, "dtype", None) == _rumus.uint8
+    )
+    _check_input("interpolate", input, None if uint8_ok else _FLOAT)
     if mode in ("nearest", "area", "nearest-exact"):
         if align_corners is not None:
             raise ValueError(
@@ -1303,6 +1379,7 @@ def pixel_shuffle(input: Tensor, upscale_factor: int) -> Tensor:
     Returns:
         Tensor: the rearranged tensor.
     """
+    _check_input("pixel_shuffle", input, None)
     r = int(upscale_factor)
     if r <= 0:
         raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
@@ -1333,6 +1410,7 @@ def pixel_unshuffle(input: Tensor, downscale_factor: int) -> Tensor:
     Returns:
         Tensor: the rearranged tensor.
     """
+    _check_input("pixel_unshuffle", input, None)
     r = int(downscale_factor)
     if r <= 0:
         raise RuntimeError(f"pixel_unshuffle expects a positive downscale_factor, but got {r}")
@@ -1426,6 +1504,8 @@ def mse_loss(
     Returns:
         Tensor: the loss; a scalar unless ``reduction='none'``.
     """
+    _check_input("mse_loss", input, None)
+    _check_input("mse_loss", target, None, arg="target", pos=2)
     reduction = _reduction(reduction, size_average, reduce)
     _warn_broadcast(input, target)
     return _pointwise_loss((input - target).square(), reduction, weight, input, True)
@@ -1445,6 +1525,8 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     Returns:
         Tensor: the loss; a scalar unless ``reduction='none'``.
     """
+    _check_input("l1_loss", input, None)
+    _check_input("l1_loss", target, None, arg="target", pos=2)
     reduction = _reduction(reduction, size_average, reduce)
     _warn_broadcast(input, target)
     return _pointwise_loss((input - target).abs(), reduction, weight, input, True)
@@ -1469,6 +1551,8 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     Returns:
         Tensor: the loss; a scalar unless ``reduction='none'``.
     """
+    _check_input("smooth_l1_loss", input)
+    _check_input("smooth_l1_loss", target, None, arg="target", pos=2)
     reduction = _reduction(reduction, size_average, reduce)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
@@ -1491,6 +1575,8 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     Returns:
         Tensor: the loss; a scalar unless ``reduction='none'``.
     """
+    _check_input("huber_loss", input)
+    _check_input("huber_loss", target, None, arg="target", pos=2)
     reduction = _reduction(reduction)
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
@@ -1521,6 +1607,8 @@ def nll_loss(
     Returns:
         Tensor: the loss; a scalar unless ``reduction='none'``.
     """
+    _check_input("nll_loss", input)
+    _check_input("nll_loss", target, None, arg="target", pos=2)
     reduction = _reduction(reduction, size_average, reduce)
     if input.dim() < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {input.dim()})")
@@ -1597,6 +1685,8 @@ def cross_entropy(
     Returns:
         Tensor: the loss; a scalar unless ``reduction='none'``.
     """
+    _check_input("cross_entropy", input, None)
+    _check_input("cross_entropy", target, None, arg="target", pos=2)
     reduction = _reduction(reduction, size_average, reduce)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}")
@@ -1667,6 +1757,8 @@ def binary_cross_entropy(
     Returns:
         Tensor: the loss; a scalar unless ``reduction='none'``.
     """
+    _check_input("binary_cross_entropy", input)
+    _check_input("binary_cross_entropy", target, None, arg="target", pos=2)
     reduction = _reduction(reduction, size_average, reduce)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(
@@ -1701,6 +1793,8 @@ def binary_cross_entropy_with_logits(
     Returns:
         Tensor: the loss; a scalar unless ``reduction='none'``.
     """
+    _check_input("binary_cross_entropy_with_logits", input)
+    _check_input("binary_cross_entropy_with_logits", target, None, arg="target", pos=2)
     reduction = _reduction(reduction, size_average, reduce)
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(
@@ -1730,6 +1824,8 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
     Returns:
         Tensor: the loss; a scalar unless ``reduction='none'``.
     """
+    _check_input("kl_div", input, error=RuntimeError)
+    _check_input("kl_div", target, None, arg="target", pos=2)
     reduction = _reduction(reduction, size_average, reduce, extra=("batchmean",))
     if reduction == "mean":
         warnings.warn(
@@ -1767,6 +1863,8 @@ def cosine_embedding_loss(
     Returns:
         Tensor: the loss; a scalar unless ``reduction='none'``.
     """
+    _check_input("cosine_embedding_loss", input1, None, arg="input1")
+    _check_input("cosine_embedding_loss", input2, None, arg="input2", pos=2)
     reduction = _reduction(reduction, size_average, reduce)
     tdim = target.dim()
     if tdim > 1:
@@ -1803,6 +1901,8 @@ def margin_ranking_loss(
     Returns:
         Tensor: the loss; a scalar unless ``reduction='none'``.
     """
+    _check_input("margin_ranking_loss", input1, _NUMBER, arg="input1")
+    _check_input("margin_ranking_loss", input2, None, arg="input2", pos=2)
     reduction = _reduction(reduction, size_average, reduce)
     if not input1.dim() == input2.dim() == target.dim():
         raise RuntimeError(
