@@ -65,9 +65,10 @@ var<workgroup> st: array<vec4<f32>, 384>;
 var<workgroup> pt: array<vec4<f32>, 544>;
 const PT_ROW: u32 = 17u;
 
-// Accumulators of output columns: [4 rows][4 column groups] (oa: o, dq, dk; ob: dv).
-var<private> oa: array<vec4<f32>, 16>;
-var<private> ob: array<vec4<f32>, 16>;
+// Accumulators of output columns (oa: o, dq, dk; ob: dv): [h] column r holds
+// row 4ty + r's columns 4(tx + 8h)..+3.
+var<private> oa: array<mat4x4<f32>, 4>;
+var<private> ob: array<mat4x4<f32>, 4>;
 
 fn mix(x0: u32) -> u32 {
     var x = x0;
@@ -152,51 +153,58 @@ fn block_dot(sa: u32, a0: u32, na: u32, sb: u32, b0: u32, nb: u32, dim: u32, lid
     return acc;
 }
 
-// acc[4r + h] += Σ_j P[4ty + r][j] · x_j[4(tx + 8h)..+3] with P the tile in pt
+// Row r's vec4 of columns is column r of an accumulator matrix: x ⊗ p adds
+// p[r] · x to each row r.
+fn outer(x: vec4<f32>, pr: vec4<f32>) -> mat4x4<f32> {
+    return mat4x4<f32>(x * pr.x, x * pr.y, x * pr.z, x * pr.w);
+}
+
+// acc[h][r] += Σ_j P[4ty + r][j] · x_j[4(tx + 8h)..+3] with P the tile in pt
 // (stored by every thread before the call) and x_j the nx rows of source sx
-// from element x0, dim long (rows past nx have P = 0 and are skipped).
-fn block_pv(acc: ptr<private, array<vec4<f32>, 16>>, sx: u32, x0: u32, nx: u32, dim: u32, lid: u32) {
+// from element x0, dim long (rows past nx have P = 0 and are skipped). Every
+// private index is a constant: a dynamic one would put the accumulators in
+// local memory.
+fn block_pv(acc: ptr<private, array<mat4x4<f32>, 4>>, sx: u32, x0: u32, nx: u32, dim: u32, lid: u32) {
     let ty = lid / 8u;
     let tx = lid % 8u;
     let w = max((dim + 3u) / 4u, 1u);
     // Rows of x per staged chunk: 12 at dim 128, the whole tile from dim 48 down.
     let rows = min(BC, 384u / w);
+    // Staging: thread lid loads column cc of rows jr, jr + per, ...
+    let w4 = 4u * w;
+    let per = WG / w4;
+    let jr = lid / w4;
+    let cc = lid % w4;
     for (var j0 = 0u; j0 < nx; j0 += rows) {
         workgroupBarrier();
-        let cnt = rows * w * 4u;
-        for (var e = lid; e < cnt; e += WG) {
-            let j = e / (w * 4u);
-            let c = e % (w * 4u);
-            var x = 0.0;
-            if (j0 + j < nx && c < dim) { x = ld(sx, x0 + (j0 + j) * dim + c); }
-            st[e / 4u][e % 4u] = x;
+        if (jr < per) {
+            for (var j = jr; j < rows; j += per) {
+                var x = 0.0;
+                if (j0 + j < nx && cc < dim) { x = ld(sx, x0 + (j0 + j) * dim + cc); }
+                st[j * w + cc / 4u][cc % 4u] = x;
+            }
         }
         workgroupBarrier();
         let jn = min(rows, nx - j0);
         for (var jj = 0u; jj < jn; jj++) {
             let pv = pt[(j0 + jj) * PT_ROW + ty];
-            for (var h = 0u; h < 4u; h++) {
-                let cv = tx + 8u * h;
-                if (cv < w) {
-                    let xv = st[jj * w + cv];
-                    (*acc)[h] += pv.x * xv;
-                    (*acc)[4u + h] += pv.y * xv;
-                    (*acc)[8u + h] += pv.z * xv;
-                    (*acc)[12u + h] += pv.w * xv;
-                }
-            }
+            let xb = jj * w + tx;
+            if (tx < w) { (*acc)[0] += outer(st[xb], pv); }
+            if (tx + 8u < w) { (*acc)[1] += outer(st[xb + 8u], pv); }
+            if (tx + 16u < w) { (*acc)[2] += outer(st[xb + 16u], pv); }
+            if (tx + 24u < w) { (*acc)[3] += outer(st[xb + 24u], pv); }
         }
     }
 }
 
-// Stores the thread's P-like values ([r][c]: block row 4ty + r, tile column
-// 4tx + c) transposed into pt.
-fn store_pt(x: array<vec4<f32>, 4>, lid: u32) {
-    let ty = lid / 8u;
-    let tx = lid % 8u;
-    for (var c = 0u; c < 4u; c++) {
-        pt[(4u * tx + c) * PT_ROW + ty] = vec4<f32>(x[0][c], x[1][c], x[2][c], x[3][c]);
-    }
+// Stores the thread's P-like values (pr: block row 4ty + r, component c:
+// tile column 4tx + c) transposed into pt.
+fn store_pt(p0: vec4<f32>, p1: vec4<f32>, p2: vec4<f32>, p3: vec4<f32>, lid: u32) {
+    let at = 4u * (lid % 8u) * PT_ROW + lid / 8u;
+    pt[at] = vec4<f32>(p0.x, p1.x, p2.x, p3.x);
+    pt[at + PT_ROW] = vec4<f32>(p0.y, p1.y, p2.y, p3.y);
+    pt[at + 2u * PT_ROW] = vec4<f32>(p0.z, p1.z, p2.z, p3.z);
+    pt[at + 3u * PT_ROW] = vec4<f32>(p0.w, p1.w, p2.w, p3.w);
 }
 
 // Row partials of the 8 threads sharing a row, combined: max or sum.
@@ -214,6 +222,45 @@ fn row_reduce(x: vec4<f32>, is_max: bool, lid: u32) -> vec4<f32> {
     return y;
 }
 
+// Scores of row i against columns j..j+3 (dots d), and of rows i..i+3 against column j.
+fn score_row(d: vec4<f32>, n: u32, i: u32, j: u32) -> vec4<f32> {
+    return vec4<f32>(score(d.x, n, i, j), score(d.y, n, i, j + 1u), score(d.z, n, i, j + 2u), score(d.w, n, i, j + 3u));
+}
+fn score_col(d: vec4<f32>, n: u32, i: u32, j: u32) -> vec4<f32> {
+    return vec4<f32>(score(d.x, n, i, j), score(d.y, n, i + 1u, j), score(d.z, n, i + 2u, j), score(d.w, n, i + 3u, j));
+}
+// Dropout factors of row hash h at columns j..j+3, and of row hashes hs at column j.
+fn keep_row(h: u32, j: u32) -> vec4<f32> {
+    return vec4<f32>(keep_factor(h, j), keep_factor(h, j + 1u), keep_factor(h, j + 2u), keep_factor(h, j + 3u));
+}
+fn keep_col(hs: vec4<u32>, j: u32) -> vec4<f32> {
+    return vec4<f32>(keep_factor(hs.x, j), keep_factor(hs.y, j), keep_factor(hs.z, j), keep_factor(hs.w, j));
+}
+fn rows_hash(n: u32, i: u32) -> vec4<u32> {
+    return vec4<u32>(drop_row(n, i), drop_row(n, i + 1u), drop_row(n, i + 2u), drop_row(n, i + 3u));
+}
+// lse and D of rows i..i+3 (-3e38 and 0 past the last row).
+fn lse_at(n: u32, i: u32) -> f32 {
+    if (i >= p.l) { return NEG; }
+    return f32(lse[p.lse_off + n * p.l + i]);
+}
+fn dd_at(n: u32, i: u32) -> f32 {
+    if (i >= p.l) { return 0.0; }
+    return dd[n * p.l + i];
+}
+fn lse4(n: u32, i: u32) -> vec4<f32> {
+    return vec4<f32>(lse_at(n, i), lse_at(n, i + 1u), lse_at(n, i + 2u), lse_at(n, i + 3u));
+}
+fn dd4(n: u32, i: u32) -> vec4<f32> {
+    return vec4<f32>(dd_at(n, i), dd_at(n, i + 1u), dd_at(n, i + 2u), dd_at(n, i + 3u));
+}
+fn hmax(x: vec4<f32>) -> f32 {
+    return max(max(x.x, x.y), max(x.z, x.w));
+}
+fn scale_rows(a: mat4x4<f32>, s: vec4<f32>) -> mat4x4<f32> {
+    return mat4x4<f32>(a[0] * s.x, a[1] * s.y, a[2] * s.z, a[3] * s.w);
+}
+
 // o = softmax(scores) · v, lse = row logsumexp (-inf and o = 0 for a row
 // with every key masked). Grid: a workgroup per (problem, 64 rows), flat.
 @compute @workgroup_size(128)
@@ -227,8 +274,8 @@ fn attention_forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgro
     let rows = min(BR, p.l - i0);
     let ty = lid / 8u;
     let tx = lid % 8u;
-    var hr = vec4<u32>();
-    for (var r = 0u; r < 4u; r++) { hr[r] = drop_row(n, i0 + 4u * ty + r); }
+    let ib = i0 + 4u * ty;
+    let hr = rows_hash(n, ib);
     // Running max and the thread's part of the running sum, per row.
     var m = vec4<f32>(NEG);
     var sum = vec4<f32>(0.0);
@@ -237,56 +284,43 @@ fn attention_forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgro
         if ((p.flags & ATTN_CAUSAL) != 0u && j0 >= i0 + rows) { break; }
         let cols = min(BC, p.s - j0);
         let dots = block_dot(SRC_Q, qa, rows, SRC_K, p.k_off + (n * p.s + j0) * p.d, cols, p.d, lid);
-        var sc = array<vec4<f32>, 4>();
-        var tm = vec4<f32>(NEG);
-        for (var r = 0u; r < 4u; r++) {
-            for (var c = 0u; c < 4u; c++) {
-                let s = score(dots[r][c], n, i0 + 4u * ty + r, j0 + 4u * tx + c);
-                sc[r][c] = s;
-                tm[r] = max(tm[r], s);
-            }
-        }
+        let jc = j0 + 4u * tx;
+        let s0 = score_row(dots[0], n, ib, jc);
+        let s1 = score_row(dots[1], n, ib + 1u, jc);
+        let s2 = score_row(dots[2], n, ib + 2u, jc);
+        let s3 = score_row(dots[3], n, ib + 3u, jc);
+        let tm = vec4<f32>(hmax(s0), hmax(s1), hmax(s2), hmax(s3));
         let mn = max(m, row_reduce(tm, true, lid));
-        for (var r = 0u; r < 4u; r++) {
-            var pr = vec4<f32>(0.0);
-            if (mn[r] >= MASKED) {
-                let alpha = exp(m[r] - mn[r]);
-                for (var h = 0u; h < 4u; h++) { oa[4u * r + h] *= alpha; }
-                var t = 0.0;
-                for (var c = 0u; c < 4u; c++) {
-                    let e = exp(sc[r][c] - mn[r]);
-                    t += e;
-                    pr[c] = e * keep_factor(hr[r], j0 + 4u * tx + c);
-                }
-                sum[r] = sum[r] * alpha + t;
-                m[r] = mn[r];
-            }
-            sc[r] = pr;
-        }
-        store_pt(sc, lid);
+        // A row whose scores so far are all masked keeps its state (weights 0).
+        let live = mn >= vec4<f32>(MASKED);
+        let alpha = select(vec4<f32>(1.0), exp(m - mn), live);
+        let e0 = select(vec4<f32>(0.0), exp(s0 - mn.x), live.x);
+        let e1 = select(vec4<f32>(0.0), exp(s1 - mn.y), live.y);
+        let e2 = select(vec4<f32>(0.0), exp(s2 - mn.z), live.z);
+        let e3 = select(vec4<f32>(0.0), exp(s3 - mn.w), live.w);
+        let one = vec4<f32>(1.0);
+        sum = sum * alpha + vec4<f32>(dot(e0, one), dot(e1, one), dot(e2, one), dot(e3, one));
+        m = select(m, mn, live);
+        oa[0] = scale_rows(oa[0], alpha);
+        oa[1] = scale_rows(oa[1], alpha);
+        oa[2] = scale_rows(oa[2], alpha);
+        oa[3] = scale_rows(oa[3], alpha);
+        store_pt(e0 * keep_row(hr.x, jc), e1 * keep_row(hr.y, jc), e2 * keep_row(hr.z, jc), e3 * keep_row(hr.w, jc), lid);
         block_pv(&oa, SRC_V, p.v_off + (n * p.s + j0) * p.dv, cols, p.dv, lid);
     }
     let tot = row_reduce(sum, false, lid);
-    var inv = vec4<f32>(0.0);
+    let inv = select(vec4<f32>(0.0), 1.0 / tot, tot > vec4<f32>(0.0));
+    let ls = select(vec4<f32>(bitcast<f32>(0xff800000u)), m + log(tot), tot > vec4<f32>(0.0));
+    // Dynamic indices from here on: a copy takes them.
+    let fin = oa;
     for (var r = 0u; r < 4u; r++) {
-        if (tot[r] > 0.0) { inv[r] = 1.0 / tot[r]; }
-        let i = i0 + 4u * ty + r;
-        if (tx == 0u && i < p.l) {
-            var ls = bitcast<f32>(0xff800000u);
-            if (tot[r] > 0.0) { ls = m[r] + log(tot[r]); }
-            lse[p.lse_off + n * p.l + i] = T(ls);
-        }
-    }
-    // Each thread's rows 4ty + r, columns 4(tx + 8h) + c (the stores stay in
-    // each entry point: a shared one would bind every output to every kernel).
-    let obase = p.o_off + (n * p.l + i0) * p.dv;
-    for (var r = 0u; r < 4u; r++) {
+        let i = ib + r;
+        if (i >= p.l) { continue; }
+        if (tx == 0u) { lse[p.lse_off + n * p.l + i] = T(ls[r]); }
         for (var h = 0u; h < 4u; h++) {
             for (var c = 0u; c < 4u; c++) {
                 let col = 4u * (tx + 8u * h) + c;
-                if (4u * ty + r < rows && col < p.dv) {
-                    o[obase + (4u * ty + r) * p.dv + col] = T(oa[4u * r + h][c] * inv[r]);
-                }
+                if (col < p.dv) { o[p.o_off + (n * p.l + i) * p.dv + col] = T(fin[h][r][c] * inv[r]); }
             }
         }
     }
@@ -317,8 +351,11 @@ fn attention_backward_kv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_wor
     let keys = min(BR, p.s - j0);
     let ty = lid / 8u;
     let tx = lid % 8u;
+    let jb = j0 + 4u * ty;
     let ka = p.k_off + (n * p.s + j0) * p.d;
     let va = p.v_off + (n * p.s + j0) * p.dv;
+    let zero = vec4<f32>(0.0);
+    let cut = vec4<f32>(MASKED);
     for (var i0 = 0u; i0 < p.l; i0 += BC) {
         let rows = min(BC, p.l - i0);
         // Rows before the block's first key see none of its keys under the causal mask.
@@ -327,39 +364,48 @@ fn attention_backward_kv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_wor
         let gr = p.g_off + (n * p.l + i0) * p.dv;
         let dots = block_dot(SRC_K, ka, keys, SRC_Q, qa, rows, p.d, lid);
         let dps = block_dot(SRC_V, va, keys, SRC_G, gr, rows, p.dv, lid);
-        // Initialized explicitly: naga zeroes an initializer-less var once per call, not per iteration.
-        var pf = array<vec4<f32>, 4>();
-        var ds = array<vec4<f32>, 4>();
-        for (var c = 0u; c < 4u; c++) {
-            let i = i0 + 4u * tx + c;
-            if (i >= p.l) { continue; }
-            let ls = f32(lse[p.lse_off + n * p.l + i]);
-            if (ls < MASKED) { continue; }
-            let di = dd[n * p.l + i];
-            let hrow = drop_row(n, i);
-            for (var r = 0u; r < 4u; r++) {
-                let j = j0 + 4u * ty + r;
-                let s = score(dots[r][c], n, i, j);
-                if (s < MASKED) { continue; }
-                let pr = exp(s - ls);
-                let f = keep_factor(hrow, j);
-                pf[r][c] = pr * f;
-                ds[r][c] = pr * (dps[r][c] * f - di) * p.scale;
-            }
-        }
-        store_pt(pf, lid);
+        // Thread's queries ic..ic+3 (components) against its keys jb + r.
+        let ic = i0 + 4u * tx;
+        let ls = lse4(n, ic);
+        let di = dd4(n, ic);
+        let hs = rows_hash(n, ic);
+        let s0 = score_col(dots[0], n, ic, jb);
+        let s1 = score_col(dots[1], n, ic, jb + 1u);
+        let s2 = score_col(dots[2], n, ic, jb + 2u);
+        let s3 = score_col(dots[3], n, ic, jb + 3u);
+        let f0 = keep_col(hs, jb);
+        let f1 = keep_col(hs, jb + 1u);
+        let f2 = keep_col(hs, jb + 2u);
+        let f3 = keep_col(hs, jb + 3u);
+        let p0 = exp(s0 - ls);
+        let p1 = exp(s1 - ls);
+        let p2 = exp(s2 - ls);
+        let p3 = exp(s3 - ls);
+        let ok = ls >= cut;
+        let k0 = ok & (s0 >= cut);
+        let k1 = ok & (s1 >= cut);
+        let k2 = ok & (s2 >= cut);
+        let k3 = ok & (s3 >= cut);
+        store_pt(select(zero, p0 * f0, k0), select(zero, p1 * f1, k1), select(zero, p2 * f2, k2), select(zero, p3 * f3, k3), lid);
         block_pv(&ob, SRC_G, gr, rows, p.dv, lid);
         workgroupBarrier();
-        store_pt(ds, lid);
+        store_pt(select(zero, p0 * (dps[0] * f0 - di) * p.scale, k0),
+                 select(zero, p1 * (dps[1] * f1 - di) * p.scale, k1),
+                 select(zero, p2 * (dps[2] * f2 - di) * p.scale, k2),
+                 select(zero, p3 * (dps[3] * f3 - di) * p.scale, k3), lid);
         block_pv(&oa, SRC_Q, qa, rows, p.d, lid);
     }
+    // Dynamic indices from here on: copies take them.
+    let fa = oa;
+    let fb = ob;
     for (var r = 0u; r < 4u; r++) {
-        let j = 4u * ty + r;
+        let j = jb + r;
+        if (j >= p.s) { continue; }
         for (var h = 0u; h < 4u; h++) {
             for (var c = 0u; c < 4u; c++) {
                 let col = 4u * (tx + 8u * h) + c;
-                if (j < keys && col < p.d) { ga[(n * p.s + j0 + j) * p.d + col] = T(oa[4u * r + h][c]); }
-                if (j < keys && col < p.dv) { gb[(n * p.s + j0 + j) * p.dv + col] = T(ob[4u * r + h][c]); }
+                if (col < p.d) { ga[(n * p.s + j) * p.d + col] = T(fa[h][r][c]); }
+                if (col < p.dv) { gb[(n * p.s + j) * p.dv + col] = T(fb[h][r][c]); }
             }
         }
     }
@@ -378,17 +424,13 @@ fn attention_backward_q(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_work
     let rows = min(BR, p.l - i0);
     let ty = lid / 8u;
     let tx = lid % 8u;
-    var hr = vec4<u32>();
-    var ls = vec4<f32>(NEG);
-    var di = vec4<f32>(0.0);
-    for (var r = 0u; r < 4u; r++) {
-        let i = i0 + 4u * ty + r;
-        hr[r] = drop_row(n, i);
-        if (i < p.l) {
-            ls[r] = f32(lse[p.lse_off + n * p.l + i]);
-            di[r] = dd[n * p.l + i];
-        }
-    }
+    let ib = i0 + 4u * ty;
+    let hr = rows_hash(n, ib);
+    let ls = lse4(n, ib);
+    let di = dd4(n, ib);
+    let ok = ls >= vec4<f32>(MASKED);
+    let zero = vec4<f32>(0.0);
+    let cut = vec4<f32>(MASKED);
     let qa = p.q_off + (n * p.l + i0) * p.d;
     let gr = p.g_off + (n * p.l + i0) * p.dv;
     for (var j0 = 0u; j0 < p.s; j0 += BC) {
@@ -397,26 +439,28 @@ fn attention_backward_q(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_work
         let ka = p.k_off + (n * p.s + j0) * p.d;
         let dots = block_dot(SRC_Q, qa, rows, SRC_K, ka, cols, p.d, lid);
         let dps = block_dot(SRC_G, gr, rows, SRC_V, p.v_off + (n * p.s + j0) * p.dv, cols, p.dv, lid);
-        var ds = array<vec4<f32>, 4>();
-        for (var r = 0u; r < 4u; r++) {
-            if (ls[r] < MASKED) { continue; }
-            for (var c = 0u; c < 4u; c++) {
-                let j = j0 + 4u * tx + c;
-                let s = score(dots[r][c], n, i0 + 4u * ty + r, j);
-                if (s < MASKED) { continue; }
-                let pr = exp(s - ls[r]);
-                ds[r][c] = pr * (dps[r][c] * keep_factor(hr[r], j) - di[r]) * p.scale;
-            }
-        }
-        store_pt(ds, lid);
+        let jc = j0 + 4u * tx;
+        let s0 = score_row(dots[0], n, ib, jc);
+        let s1 = score_row(dots[1], n, ib + 1u, jc);
+        let s2 = score_row(dots[2], n, ib + 2u, jc);
+        let s3 = score_row(dots[3], n, ib + 3u, jc);
+        let d0 = exp(s0 - ls.x) * (dps[0] * keep_row(hr.x, jc) - di.x) * p.scale;
+        let d1 = exp(s1 - ls.y) * (dps[1] * keep_row(hr.y, jc) - di.y) * p.scale;
+        let d2 = exp(s2 - ls.z) * (dps[2] * keep_row(hr.z, jc) - di.z) * p.scale;
+        let d3 = exp(s3 - ls.w) * (dps[3] * keep_row(hr.w, jc) - di.w) * p.scale;
+        store_pt(select(zero, d0, vec4<bool>(ok.x) & (s0 >= cut)), select(zero, d1, vec4<bool>(ok.y) & (s1 >= cut)),
+                 select(zero, d2, vec4<bool>(ok.z) & (s2 >= cut)), select(zero, d3, vec4<bool>(ok.w) & (s3 >= cut)), lid);
         block_pv(&oa, SRC_K, ka, cols, p.d, lid);
     }
+    // Dynamic indices from here on: a copy takes them.
+    let fin = oa;
     for (var r = 0u; r < 4u; r++) {
-        let i = 4u * ty + r;
+        let i = ib + r;
+        if (i >= p.l) { continue; }
         for (var h = 0u; h < 4u; h++) {
             for (var c = 0u; c < 4u; c++) {
                 let col = 4u * (tx + 8u * h) + c;
-                if (i < rows && col < p.d) { ga[(n * p.l + i0 + i) * p.d + col] = T(oa[4u * r + h][c]); }
+                if (col < p.d) { ga[(n * p.l + i) * p.d + col] = T(fin[h][r][c]); }
             }
         }
     }
