@@ -111,36 +111,72 @@ fn ld(src: u32, i: u32) -> f32 {
     }
 }
 
+// Element (r, c) of a row-major operand (0 past n rows or dim columns).
+fn fetch(src: u32, x0: u32, n: u32, r: u32, c: u32, dim: u32) -> f32 {
+    if (r < n && c < dim) { return ld(src, x0 + r * dim + c); }
+    return 0.0;
+}
+// A thread's share of a score chunk at columns c0.., four neighbouring
+// threads reading four consecutive floats of a row: with r = lid / 4 and
+// c = c0 + lid % 4, block rows r and r + 32 at columns c and c + 4 (call again
+// at c0 + 8 for the rest), tile row r at columns c, c + 4, c + 8, c + 12.
+fn fetch_a(sa: u32, a0: u32, na: u32, c0: u32, dim: u32, lid: u32) -> vec4<f32> {
+    let r = lid / 4u;
+    let c = c0 + lid % 4u;
+    return vec4<f32>(fetch(sa, a0, na, r, c, dim), fetch(sa, a0, na, r + 32u, c, dim),
+                     fetch(sa, a0, na, r, c + 4u, dim), fetch(sa, a0, na, r + 32u, c + 4u, dim));
+}
+fn fetch_b(sb: u32, b0: u32, nb: u32, c0: u32, dim: u32, lid: u32) -> vec4<f32> {
+    let r = lid / 4u;
+    let c = c0 + lid % 4u;
+    return vec4<f32>(fetch(sb, b0, nb, r, c, dim), fetch(sb, b0, nb, r, c + 4u, dim),
+                     fetch(sb, b0, nb, r, c + 8u, dim), fetch(sb, b0, nb, r, c + 12u, dim));
+}
+// Stores the fetched share transposed: [column][row] (block at 0, tile at 256).
+fn stage_dot(xa0: vec4<f32>, xa1: vec4<f32>, xb: vec4<f32>, lid: u32) {
+    let r = lid / 4u;
+    let c = lid % 4u;
+    let lo = r / 4u;
+    let hi = (r + 32u) / 4u;
+    let k = r % 4u;
+    st[c * 16u + lo][k] = xa0.x;
+    st[c * 16u + hi][k] = xa0.y;
+    st[(c + 4u) * 16u + lo][k] = xa0.z;
+    st[(c + 4u) * 16u + hi][k] = xa0.w;
+    st[(c + 8u) * 16u + lo][k] = xa1.x;
+    st[(c + 8u) * 16u + hi][k] = xa1.y;
+    st[(c + 12u) * 16u + lo][k] = xa1.z;
+    st[(c + 12u) * 16u + hi][k] = xa1.w;
+    st[256u + c * 8u + lo][k] = xb.x;
+    st[256u + (c + 4u) * 8u + lo][k] = xb.y;
+    st[256u + (c + 8u) * 8u + lo][k] = xb.z;
+    st[256u + (c + 12u) * 8u + lo][k] = xb.w;
+}
+
 // Dot products of the block's rows (na of them from element a0 of source sa)
 // with the tile's (nb from b0 of sb), each dim long: [r][c] = a_(4ty+r) · b_(4tx+c).
-// Rows past na or nb give 0. Call in uniform control flow (barriers).
+// Rows past na or nb give 0. The next chunk's loads are issued before the
+// current chunk's products, so their latency hides behind them. Call in
+// uniform control flow (barriers).
 fn block_dot(sa: u32, a0: u32, na: u32, sb: u32, b0: u32, nb: u32, dim: u32, lid: u32) -> array<vec4<f32>, 4> {
     let ty = lid / 8u;
     let tx = lid % 8u;
     var acc = array<vec4<f32>, 4>();
+    var xa0 = fetch_a(sa, a0, na, 0u, dim, lid);
+    var xa1 = fetch_a(sa, a0, na, 8u, dim, lid);
+    var xb = fetch_b(sb, b0, nb, 0u, dim, lid);
     // At least one chunk: its barriers order the caller's pt stores after the last tile's reads.
     let chunks = max((dim + DK - 1u) / DK, 1u);
     for (var ch = 0u; ch < chunks; ch++) {
-        let c0 = ch * DK;
         workgroupBarrier();
-        // Four neighbouring threads read four consecutive floats of a row.
-        for (var t = 0u; t < 8u; t++) {
-            let e = lid + t * WG;
-            let r = (e / 4u) % BR;
-            let c = (e / (4u * BR)) * 4u + e % 4u;
-            var x = 0.0;
-            if (r < na && c0 + c < dim) { x = ld(sa, a0 + r * dim + c0 + c); }
-            st[c * (BR / 4u) + r / 4u][r % 4u] = x;
-        }
-        for (var t = 0u; t < 4u; t++) {
-            let e = lid + t * WG;
-            let r = (e / 4u) % BC;
-            let c = (e / (4u * BC)) * 4u + e % 4u;
-            var x = 0.0;
-            if (r < nb && c0 + c < dim) { x = ld(sb, b0 + r * dim + c0 + c); }
-            st[256u + c * (BC / 4u) + r / 4u][r % 4u] = x;
-        }
+        stage_dot(xa0, xa1, xb, lid);
         workgroupBarrier();
+        let c1 = (ch + 1u) * DK;
+        if (c1 < dim) {
+            xa0 = fetch_a(sa, a0, na, c1, dim, lid);
+            xa1 = fetch_a(sa, a0, na, c1 + 8u, dim, lid);
+            xb = fetch_b(sb, b0, nb, c1, dim, lid);
+        }
         for (var kk = 0u; kk < DK; kk++) {
             let a = st[kk * (BR / 4u) + ty];
             let b = st[256u + kk * (BC / 4u) + tx];

@@ -26,7 +26,7 @@ crate::wgsl_params! {
     }
 }
 
-/// The kernels' threads hold 4 rows of 4 column groups of 32 output columns.
+/// Output columns a workgroup's 8 threads per row hold (4 groups of 4 each).
 pub const MAX_HEAD_DIM: usize = 128;
 /// Rows (query rows, or keys for dK/dV) of a workgroup's block.
 const BR: usize = 64;
