@@ -195,32 +195,72 @@ fn outer(x: vec4<f32>, pr: vec4<f32>) -> mat4x4<f32> {
     return mat4x4<f32>(x * pr.x, x * pr.y, x * pr.z, x * pr.w);
 }
 
+// Staging of x rows for block_pv: thread lid's element t is flat element
+// lid + 128t of a chunk of rows × 4w floats, at (row, column) c_t; c_(t+1) =
+// step(c_t) adds (128 / 4w, 128 % 4w) with a carry, no division per element.
+fn step(c: vec2<u32>, d: vec2<u32>, w4: u32) -> vec2<u32> {
+    let r = c + d;
+    if (r.y >= w4) { return vec2<u32>(r.x + 1u, r.y - w4); }
+    return r;
+}
+fn pv_fetch(sx: u32, x0: u32, nx: u32, j0: u32, rows: u32, c: vec2<u32>, dim: u32) -> f32 {
+    if (c.x < rows && j0 + c.x < nx && c.y < dim) { return ld(sx, x0 + (j0 + c.x) * dim + c.y); }
+    return 0.0;
+}
+fn pv_fetch4(sx: u32, x0: u32, nx: u32, j0: u32, rows: u32, c: array<vec2<u32>, 4>, dim: u32) -> vec4<f32> {
+    return vec4<f32>(pv_fetch(sx, x0, nx, j0, rows, c[0], dim), pv_fetch(sx, x0, nx, j0, rows, c[1], dim),
+                     pv_fetch(sx, x0, nx, j0, rows, c[2], dim), pv_fetch(sx, x0, nx, j0, rows, c[3], dim));
+}
+fn steps4(c: vec2<u32>, d: vec2<u32>, w4: u32) -> array<vec2<u32>, 4> {
+    let c1 = step(c, d, w4);
+    let c2 = step(c1, d, w4);
+    return array<vec2<u32>, 4>(c, c1, c2, step(c2, d, w4));
+}
+
 // acc[h][r] += Σ_j P[4ty + r][j] · x_j[4(tx + 8h)..+3] with P the tile in pt
 // (stored by every thread before the call) and x_j the nx rows of source sx
-// from element x0, dim long (rows past nx have P = 0 and are skipped). Every
-// private index is a constant: a dynamic one would put the accumulators in
-// local memory.
+// from element x0, dim long (rows past nx have P = 0 and are skipped). A
+// chunk's loads are issued before the barrier that precedes its staging (the
+// next chunk's before the current one's products). Every private index is a
+// constant: a dynamic one would put the accumulators in local memory.
 fn block_pv(acc: ptr<private, array<mat4x4<f32>, 4>>, sx: u32, x0: u32, nx: u32, dim: u32, lid: u32) {
     let ty = lid / 8u;
     let tx = lid % 8u;
     let w = max((dim + 3u) / 4u, 1u);
-    // Rows of x per staged chunk: 12 at dim 128, the whole tile from dim 48 down.
+    // Rows of x per staged chunk (at most 12 floats a thread): 12 at dim 128,
+    // the whole tile from dim 48 down.
     let rows = min(BC, 384u / w);
-    // Staging: thread lid loads column cc of rows jr, jr + per, ...
     let w4 = 4u * w;
-    let per = WG / w4;
-    let jr = lid / w4;
-    let cc = lid % w4;
+    let d = vec2<u32>(WG / w4, WG % w4);
+    let ca = steps4(vec2<u32>(lid / w4, lid % w4), d, w4);
+    let cb = steps4(step(ca[3], d, w4), d, w4);
+    let cc = steps4(step(cb[3], d, w4), d, w4);
+    var v0 = pv_fetch4(sx, x0, nx, 0u, rows, ca, dim);
+    var v1 = pv_fetch4(sx, x0, nx, 0u, rows, cb, dim);
+    var v2 = pv_fetch4(sx, x0, nx, 0u, rows, cc, dim);
+    let e = lid / 4u;
+    let k = lid % 4u;
     for (var j0 = 0u; j0 < nx; j0 += rows) {
         workgroupBarrier();
-        if (jr < per) {
-            for (var j = jr; j < rows; j += per) {
-                var x = 0.0;
-                if (j0 + j < nx && cc < dim) { x = ld(sx, x0 + (j0 + j) * dim + cc); }
-                st[j * w + cc / 4u][cc % 4u] = x;
-            }
-        }
+        st[e][k] = v0.x;
+        st[e + 32u][k] = v0.y;
+        st[e + 64u][k] = v0.z;
+        st[e + 96u][k] = v0.w;
+        st[e + 128u][k] = v1.x;
+        st[e + 160u][k] = v1.y;
+        st[e + 192u][k] = v1.z;
+        st[e + 224u][k] = v1.w;
+        st[e + 256u][k] = v2.x;
+        st[e + 288u][k] = v2.y;
+        st[e + 320u][k] = v2.z;
+        st[e + 352u][k] = v2.w;
         workgroupBarrier();
+        let j1 = j0 + rows;
+        if (j1 < nx) {
+            v0 = pv_fetch4(sx, x0, nx, j1, rows, ca, dim);
+            v1 = pv_fetch4(sx, x0, nx, j1, rows, cb, dim);
+            v2 = pv_fetch4(sx, x0, nx, j1, rows, cc, dim);
+        }
         let jn = min(rows, nx - j0);
         for (var jj = 0u; jj < jn; jj++) {
             let pv = pt[(j0 + jj) * PT_ROW + ty];
