@@ -3,9 +3,9 @@ scores materialized): values and gradients with no mask, causal, additive, boole
 key-padding masks, odd and unequal lengths, head dims 8 and 64; float64 gradcheck of the CPU
 kernel and gradgradcheck of its create_graph backward; dropout statistics and the dropout mask
 shared by forward, backward and double backward (gradients against finite differences with one
-seed); MultiheadAttention and TransformerEncoderLayer going through the kernel; GPU
-against CPU (the dropout hash is the same on both); the GPU peak memory growing linearly with
-the sequence length."""
+seed); MultiheadAttention and TransformerEncoderLayer going through the kernel; GPU against CPU
+(the dropout hash is the same on both), also at sizes and head dims straddling the GPU kernels'
+tiles; the GPU peak memory growing linearly with the sequence length."""
 
 import numpy as np
 import pytest
@@ -216,6 +216,40 @@ def test_fused_gpu_dropout_matches_cpu(rng):
         res.append([out.detach().cpu().numpy()] + [t.grad.cpu().numpy() for t in (q, k, v)])
     for a, b in zip(*res):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+
+
+# Sizes straddling the GPU kernels' tiles (blocks of 64 rows, tiles of 32), head dims that are
+# not multiples of 4 or 16 and up to 128, dv != d, causal with L != S, every mask kind.
+GPU_EDGES = [
+    (1, 2, 1, 65, 3, 80, "none"),
+    (1, 1, 63, 130, 80, 3, "causal"),
+    (1, 1, 130, 63, 20, 12, "causal"),
+    (2, 1, 65, 63, 128, 128, "additive"),
+    (2, 2, 33, 65, 64, 32, "bool"),
+    (2, 1, 130, 33, 16, 64, "padding"),
+]
+
+
+@pytest.mark.parametrize("b,h,length,source,e,ev,kind", GPU_EDGES)
+@pytest.mark.parametrize("dropout", [0.0, 0.25])
+def test_fused_gpu_tile_edges_match_cpu(b, h, length, source, e, ev, kind, dropout, rng):
+    need_gpu()
+    args = _inputs(rng, b, h, length, source, e, ev, dtype="float32")
+    mask = _mask(rng, kind, b, h, length, source, dtype="float32")
+    g = rng.uniform(-1, 1, (b, h, length, ev)).astype("float32")
+    res = []
+    for dev in ("cpu", "gpu"):
+        q, k, v = (t.detach().to(dev).requires_grad_() for t in args)
+        m = None if mask is None else mask.to(dev)
+        rumus.manual_seed(5)
+        out = F.scaled_dot_product_attention(
+            q, k, v, m, dropout_p=dropout, is_causal=kind == "causal"
+        )
+        assert out.grad_fn.name() == FUSED
+        out.backward(rumus.tensor(g, device=dev))
+        res.append([out.detach().cpu().numpy()] + [t.grad.cpu().numpy() for t in (q, k, v)])
+    for a, b_ in zip(*res):
+        np.testing.assert_allclose(a, b_, rtol=1e-4, atol=3e-5)
 
 
 def _peak(length):

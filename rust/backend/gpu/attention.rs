@@ -16,20 +16,20 @@ crate::wgsl_flags! {
 }
 
 crate::wgsl_params! {
-    /// Sizes, tile width, `AttnFlags`, scale and dropout, the mask's strides,
-    /// then where each input starts (see shaders/attention.wgsl).
+    /// Sizes, `AttnFlags`, scale and dropout, the mask's strides, then where
+    /// each input starts (see shaders/attention.wgsl).
     pub struct Params in ATTENTION {
-        n: u32, heads: u32, l: u32, s: u32, d: u32, dv: u32, bc: u32, flags: u32,
+        n: u32, heads: u32, l: u32, s: u32, d: u32, dv: u32, flags: u32,
         scale: f32, rp: f32, thresh: u32, seed0: u32, seed1: u32,
         m_sb: u32, m_sh: u32, m_sl: u32, m_ss: u32,
         q_off: u32, k_off: u32, v_off: u32, m_off: u32, g_off: u32, o_off: u32, lse_off: u32,
     }
 }
 
-/// The kernels keep a row of q/k, v and the gradients in registers of this size.
+/// Output columns a workgroup's 8 threads per row hold (4 groups of 4 each).
 pub const MAX_HEAD_DIM: usize = 128;
-const TILE: usize = 1920;
-const WG: usize = 64;
+/// Rows (query rows, or keys for dK/dV) of a workgroup's block.
+const BR: usize = 64;
 
 /// Whether the GPU kernels take these head dims.
 pub fn supports(d: usize, dv: usize) -> bool {
@@ -63,7 +63,6 @@ fn params(sp: &Spec) -> Result<Params> {
         s: sp.s as u32,
         d: sp.d as u32,
         dv: sp.dv as u32,
-        bc: (TILE / sp.d.max(sp.dv).max(1)).min(WG) as u32,
         flags,
         scale: sp.scale as f32,
         rp: drop.map_or(1.0, |d| d.rp as f32),
@@ -115,8 +114,9 @@ pub fn forward(
     (p.q_off, p.k_off, p.v_off, p.o_off, p.lse_off) = (q_off, k_off, v_off, o_off, lse_off);
     let mb = mask_bind(&mut p, mask)?;
     let dummy = Bind::whole(exec::dummy()?);
-    let binds = [qb, kb, vb, mb, dummy, ob, lb, dummy, dummy, dummy];
-    let groups = sp.b * sp.h * sp.l.div_ceil(WG);
+    // The shared loaders name g, never read here: v stands in (read-only too).
+    let binds = [qb, kb, vb, mb, vb, ob, lb, dummy, dummy, dummy];
+    let groups = sp.b * sp.h * sp.l.div_ceil(BR);
     exec::dispatch_binds("attention_forward", Variant::F32, &binds, &p, exec::grid_rows(groups))
 }
 
@@ -155,7 +155,7 @@ pub fn backward(
         &p,
         exec::grid_1d(n * sp.l),
     )?;
-    let kv_groups = n * sp.s.div_ceil(WG);
+    let kv_groups = n * sp.s.div_ceil(BR);
     exec::dispatch_binds(
         "attention_backward_kv",
         Variant::F32,
@@ -163,7 +163,7 @@ pub fn backward(
         &p,
         exec::grid_rows(kv_groups),
     )?;
-    let q_groups = n * sp.l.div_ceil(WG);
+    let q_groups = n * sp.l.div_ceil(BR);
     exec::dispatch_binds(
         "attention_backward_q",
         Variant::F32,
