@@ -136,65 +136,7 @@ fn write_forward(base: u32, k0: u32, step: u32, st: vec2<f32>, is_log: bool) {
     }
 }
 
-// NaN-winning maximum of the workgroup's values (WGSL's max leaves NaN unspecified).
-fn reduce_max(v: f32, tid: u32) -> f32 {
-    red1[tid] = v;
-    workgroupBarrier();
-    for (var s = WG / 2u; s > 0u; s >>= 1u) {
-        if (tid < s) {
-            let x = red1[tid];
-            let y = red1[tid + s];
-            red1[tid] = select(max(x, y), nan(), is_nan(x) || is_nan(y));
-        }
-        workgroupBarrier();
-    }
-    let r = red1[0];
-    workgroupBarrier();
-    return r;
-}
-
-// Rows of at most WG·CACHE elements (inner == 1) are read once: each thread
-// keeps its CACHE elements in registers between the reductions and the write,
-// so the row costs one read and one write of memory instead of two reads.
-const CACHE: u32 = 16u;
-
-fn row_forward_cached(row: u32, tid: u32, is_log: bool) {
-    let base = p.o_off + row * p.n;
-    let src = p.a_off + row * p.n;
-    var v: array<f32, CACHE>;
-    var m = neg_inf();
-    for (var i = 0u; i < CACHE; i++) {
-        let k = tid + i * WG;
-        var x = neg_inf();
-        if (k < p.n) { x = f32(a[src + k]); }
-        v[i] = x;
-        m = select(max(m, x), nan(), is_nan(m) || is_nan(x));
-    }
-    m = reduce_max(m, tid);
-    if (!is_finite(m)) {
-        for (var k = tid; k < p.n; k += WG) { o[base + k] = T(nan()); }
-        return;
-    }
-    var s = 0.0;
-    for (var i = 0u; i < CACHE; i++) {
-        let e = exp(v[i] - m); // 0 for the -inf padding
-        s += e;
-        if (!is_log) { v[i] = e; }
-    }
-    s = reduce_sum(s, tid);
-    let l = log(s);
-    let r = 1.0 / s;
-    for (var i = 0u; i < CACHE; i++) {
-        let k = tid + i * WG;
-        if (k < p.n) { o[base + k] = T(select(v[i] * r, (v[i] - m) - l, is_log)); }
-    }
-}
-
 fn row_forward(row: u32, tid: u32, is_log: bool) {
-    if (p.inner == 1u && p.n <= WG * CACHE) {
-        row_forward_cached(row, tid, is_log);
-        return;
-    }
     let base = row_base(row);
     var st = vec2<f32>(neg_inf(), 0.0);
     for (var k = tid; k < p.n; k += WG) {
@@ -233,38 +175,7 @@ fn write_backward(base: u32, k0: u32, step: u32, s: f32, is_log: bool) {
     }
 }
 
-// row_backward with y and g kept in registers (see CACHE).
-fn row_backward_cached(row: u32, tid: u32, is_log: bool) {
-    let base = row * p.n;
-    var ys: array<f32, CACHE>;
-    var gs: array<f32, CACHE>;
-    var s = 0.0;
-    for (var i = 0u; i < CACHE; i++) {
-        let k = tid + i * WG;
-        var y = 0.0;
-        var g = 0.0;
-        if (k < p.n) {
-            y = f32(a[p.a_off + base + k]);
-            g = f32(b[p.b_off + base + k]);
-        }
-        ys[i] = y;
-        gs[i] = g;
-        s += select(g * y, g, is_log);
-    }
-    s = reduce_sum(s, tid);
-    for (var i = 0u; i < CACHE; i++) {
-        let k = tid + i * WG;
-        if (k < p.n) {
-            o[p.o_off + base + k] = T(select(ys[i] * (gs[i] - s), gs[i] - exp(ys[i]) * s, is_log));
-        }
-    }
-}
-
 fn row_backward(row: u32, tid: u32, is_log: bool) {
-    if (p.inner == 1u && p.n <= WG * CACHE) {
-        row_backward_cached(row, tid, is_log);
-        return;
-    }
     let base = row_base(row);
     var s = 0.0;
     for (var k = tid; k < p.n; k += WG) {
