@@ -75,6 +75,7 @@ impl CpuBuffer {
         CpuBuffer::alloc(nbytes, true)
     }
     fn alloc(nbytes: usize, reuse: bool) -> Result<CpuBuffer> {
+        keep_freed_pages();
         if nbytes == 0 {
             return Ok(CpuBuffer { ptr: NonNull::dangling(), nbytes, owner: CpuOwner::Owned });
         }
@@ -112,6 +113,25 @@ impl CpuBuffer {
     pub fn ptr(&self) -> *mut u8 {
         self.ptr.as_ptr()
     }
+}
+
+/// Buffers under `HUGE_PAGE_BYTES` come from mimalloc, which by default
+/// hands pages freed a second ago back to the OS (madvise): the next step's
+/// activations then fault them in again, each zeroed by the kernel (a tenth
+/// of an autocast transformer step, whose bfloat16 activations are mostly
+/// under 2 MiB). Pages idle for 10 s still go back.
+fn keep_freed_pages() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        extern "C" {
+            // libmimalloc-sys links it; its Rust binding needs a feature we do not use.
+            fn mi_option_set(option: std::ffi::c_int, value: std::ffi::c_long);
+        }
+        /// `mi_option_purge_delay` in mimalloc.h's option enum (milliseconds).
+        const PURGE_DELAY: std::ffi::c_int = 15;
+        // SAFETY: sets one integer option; mimalloc reads options at any time.
+        unsafe { mi_option_set(PURGE_DELAY, 10_000) };
+    });
 }
 
 /// Freed large mappings kept for reuse by `CpuBuffer::reusable`: an op repeated

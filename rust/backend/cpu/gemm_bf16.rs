@@ -258,10 +258,10 @@ unsafe fn store(
         let row = &sums[i * NC..i * NC + cols];
         let mut j = 0;
         #[cfg(target_arch = "x86_64")]
-        if dst.cs == 1 && !acc {
+        if dst.cs == 1 {
             // SAFETY: 16 sums and 16 dst elements from j on are in the row.
             while j + 16 <= cols {
-                unsafe { round16(row.as_ptr().add(j), base.add(j)) };
+                unsafe { round16(row.as_ptr().add(j), base.add(j), acc) };
                 j += 16;
             }
         }
@@ -272,12 +272,19 @@ unsafe fn store(
     }
 }
 
-/// 16 float32 to bfloat16, rounded to nearest even (`vcvtneps2bf16`).
+/// 16 float32 (plus dst's old values with `acc`: a fused bias) to
+/// bfloat16, rounded to nearest even (`vcvtneps2bf16`).
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bf16")]
-unsafe fn round16(src: *const f32, dst: *mut bf16) {
+unsafe fn round16(src: *const f32, dst: *mut bf16, acc: bool) {
     use std::arch::x86_64::*;
-    let h = _mm512_cvtneps_pbh(_mm512_loadu_ps(src));
+    let mut v = _mm512_loadu_ps(src);
+    if acc {
+        // bfloat16 bits are the high half of the float32 ones.
+        let old = _mm512_cvtepu16_epi32(_mm256_loadu_si256(dst.cast()));
+        v = _mm512_add_ps(v, _mm512_castsi512_ps(_mm512_slli_epi32::<16>(old)));
+    }
+    let h = _mm512_cvtneps_pbh(v);
     // SAFETY: __m256bh and __m256i are both 32 plain bytes.
     _mm256_storeu_si256(dst.cast(), std::mem::transmute::<__m256bh, __m256i>(h));
 }

@@ -3,6 +3,7 @@
 //! the CPU has it), float16 through the half crate's F16C slice conversions.
 //! The generic cast goes through float64 and software rounding per element,
 //! several times slower, and autocast casts every activation both ways.
+//! Bool masks to the half types are here too.
 
 use super::strided::for_each_row;
 use super::{simd, P};
@@ -26,7 +27,8 @@ pub(crate) fn bf16_bits(x: f32) -> u16 {
     }
 }
 
-/// dst (contiguous or not) = src cast, for float32 <-> float16/bfloat16;
+/// dst (contiguous or not) = src cast, for float32 <-> float16/bfloat16
+/// and bool -> float16/bfloat16;
 /// false (nothing done) for any other pair of dtypes.
 pub fn cast(dst: &Tensor, src: &Tensor, src_strides: &[isize]) -> Result<bool> {
     let strides = [dst.strides(), src_strides];
@@ -60,6 +62,22 @@ pub fn cast(dst: &Tensor, src: &Tensor, src_strides: &[isize]) -> Result<bool> {
         (DType::F16, DType::F32) => {
             let (pd, ps) = (P(dst.ptr::<f32>()?), P(src.ptr::<f16>()?));
             rows(dst, strides, pd, ps, |d: &mut [f32], s: &[f16]| s.convert_to_f32_slice(d));
+        }
+        // Masks (relu's gradient, dropout): the generic path rounds every
+        // element in software.
+        (DType::Bool, DType::BF16 | DType::F16) => {
+            let (one, pd) = if dst.dtype() == DType::BF16 {
+                (bf16::ONE.to_bits(), dst.ptr::<bf16>()?.cast::<u16>())
+            } else {
+                (f16::ONE.to_bits(), dst.ptr::<f16>()?.cast::<u16>())
+            };
+            let (pd, ps) = (P(pd), P(src.ptr::<bool>()?));
+            rows(dst, strides, pd, ps, move |d: &mut [u16], s: &[bool]| {
+                simd(
+                    #[inline(always)]
+                    || d.iter_mut().zip(s).for_each(|(d, &s)| *d = one * s as u16),
+                )
+            });
         }
         _ => return Ok(false),
     }

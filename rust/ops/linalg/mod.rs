@@ -305,6 +305,9 @@ pub fn linear(x: &Tensor, w: &Tensor, b: Option<&Tensor>) -> Result<Tensor> {
     if let Some(b) = b.filter(|b| fused::fuses(x, w, Some(b), None)) {
         return fused::linear_act(x, w, Some(b), crate::backend::gpu::matmul::Act::None, None);
     }
+    if let Some(y) = linear_folded(x, w, b)? {
+        return Ok(y);
+    }
     if let Some(b) = b.filter(|b| fuses_bias(x, w, b)) {
         return autograd::record(
             &[x, w, b],
@@ -340,10 +343,43 @@ pub fn linear(x: &Tensor, w: &Tensor, b: Option<&Tensor>) -> Result<Tensor> {
     }
 }
 
+/// x of shape (..., k) with two or more leading dims, on the CPU: its rows
+/// folded into one (rows, k) matrix (a view when x is contiguous), as
+/// PyTorch does. As a batch over the leading dim, every product re-packed
+/// the weight and the weight's gradient was a stack of per-batch products
+/// summed afterwards (rounded to the half type first, under autocast).
+fn linear_folded(x: &Tensor, w: &Tensor, b: Option<&Tensor>) -> Result<Option<Tensor>> {
+    let nd = x.ndim();
+    let k = x.shape().last().copied().unwrap_or(0);
+    let folds = nd > 2
+        && x.dtype().is_float()
+        && !x.is_gpu()
+        && !w.is_gpu()
+        && w.ndim() == 2
+        && w.shape()[1] == k
+        && k > 0
+        && b.is_none_or(|b| !b.is_gpu() && b.shape().as_slice() == [w.shape()[0]]);
+    if !folds {
+        return Ok(None);
+    }
+    let y = linear(&reshape(x, &[-1, k as i64])?, w, b)?;
+    let mut shape: Vec<i64> = x.shape()[..nd - 1].iter().map(|&d| d as i64).collect();
+    shape.push(w.shape()[0] as i64);
+    Ok(Some(reshape(&y, &shape)?))
+}
+
 /// Whether x @ wᵀ + b runs as one GEMM that accumulates onto rows of b: a
-/// float32/64 CPU batch of rows and a bias of one value per output.
+/// CPU batch of rows (float32/64, or a half type with its own GEMM kernel,
+/// where the bias is added to the float32 sums before the one rounding) and
+/// a bias of one value per output.
 fn fuses_bias(x: &Tensor, w: &Tensor, b: &Tensor) -> bool {
-    matches!(x.dtype(), DType::F32 | DType::F64)
+    let kernel = match x.dtype() {
+        DType::F32 | DType::F64 => true,
+        DType::BF16 => crate::backend::cpu::gemm_bf16::available(),
+        DType::F16 => crate::backend::cpu::gemm_f16::available(),
+        _ => false,
+    };
+    kernel
         && !x.is_gpu()
         && !w.is_gpu()
         && !b.is_gpu()
@@ -358,13 +394,34 @@ fn linear_raw(x: &Tensor, w: &Tensor, b: &Tensor) -> Result<Tensor> {
     let (n, k, p) = (x.shape()[0], x.shape()[1], w.shape()[0]);
     let out = Tensor::for_output(&[n, p], x.dtype())?;
     let b = super::copy::contiguous(b)?;
-    crate::dispatch_float!(x.dtype(), T => {
-        // SAFETY: b holds p elements, out n rows of p.
-        let (src, dst) = unsafe { (std::slice::from_raw_parts(b.ptr::<T>()?, p), std::slice::from_raw_parts_mut(out.ptr::<T>()?, n * p)) };
-        dst.chunks_exact_mut(p.max(1)).for_each(|row| row.copy_from_slice(src));
-        run::<T>(x, &super::shape::t2(w)?, &out, &[], n, k, p, true)?;
-    });
+    match x.dtype() {
+        DType::F64 => linear_acc::<f64>(x, w, &b, &out, n, k, p)?,
+        DType::BF16 => linear_acc::<half::bf16>(x, w, &b, &out, n, k, p)?,
+        DType::F16 => linear_acc::<half::f16>(x, w, &b, &out, n, k, p)?,
+        _ => linear_acc::<f32>(x, w, &b, &out, n, k, p)?,
+    }
     Ok(out)
+}
+
+/// out (n x p) = rows of b, then += x @ wᵀ in the GEMM.
+fn linear_acc<T: GemmElem + Element>(
+    x: &Tensor,
+    w: &Tensor,
+    b: &Tensor,
+    out: &Tensor,
+    n: usize,
+    k: usize,
+    p: usize,
+) -> Result<()> {
+    // SAFETY: b holds p elements, out n rows of p.
+    let (src, dst) = unsafe {
+        (
+            std::slice::from_raw_parts(b.ptr::<T>()?, p),
+            std::slice::from_raw_parts_mut(out.ptr::<T>()?, n * p),
+        )
+    };
+    dst.chunks_exact_mut(p.max(1)).for_each(|row| row.copy_from_slice(src));
+    run::<T>(x, &super::shape::t2(w)?, out, &[], n, k, p, true)
 }
 
 /// d(x@wᵀ + b): g@w for x, gᵀ@x for w, the column sums of g for b.
