@@ -53,6 +53,7 @@ def test_two_devices_compute_independently():
         x1 = rumus.tensor(b, device="gpu:1")
         assert str(x0.device) == "gpu:0" and str(x1.device) == "gpu:1"
         assert x1.device == rumus.device("gpu", 1) and x1.device.index == 1
+        assert "device='gpu:1'" in repr(x1)
         w1 = rumus.tensor(w).to("gpu:1")
         y0 = (x0 * 2 + 1).relu().sum(1)
         y1 = (x1.exp() @ w1).softmax(-1)

@@ -56,8 +56,8 @@ pub struct Kernel {
 type KernelKey = (&'static str, &'static str, Variant);
 
 /// Pipelines belong to a device: one cache per device.
-static KERNELS: LazyLock<[Mutex<HashMap<KernelKey, Arc<Kernel>>>; context::MAX_GPUS]> =
-    LazyLock::new(Default::default);
+type KernelCache = Mutex<HashMap<KernelKey, Arc<Kernel>>>;
+static KERNELS: LazyLock<[KernelCache; context::MAX_GPUS]> = LazyLock::new(Default::default);
 
 /// Which bindings of group 0 an entry point uses, from naga's analysis.
 pub fn used_bindings(source: &str, entry: &str) -> std::result::Result<Vec<u32>, String> {
@@ -139,8 +139,8 @@ fn build(ctx: &Context, name: &str, src: String, entry: &str) -> Result<Kernel> 
 }
 
 /// Pipelines built from generated WGSL (the fusion layer's kernels), by key.
-static GENERATED: LazyLock<[Mutex<HashMap<String, Arc<Kernel>>>; context::MAX_GPUS]> =
-    LazyLock::new(Default::default);
+type GeneratedCache = Mutex<HashMap<String, Arc<Kernel>>>;
+static GENERATED: LazyLock<[GeneratedCache; context::MAX_GPUS]> = LazyLock::new(Default::default);
 
 /// Records one dispatch of `entry` in WGSL generated at run time: the
 /// pipeline is cached by `key` (`source` runs only on a miss). `binds` are
