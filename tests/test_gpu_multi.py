@@ -125,6 +125,15 @@ def test_set_device_changes_default_any_time():
         c = rumus.ones(2).gpu()
         assert (a.device.index, b.device.index, c.device.index) == (0, 1, 1)
         assert a.gpu().device.index == 1
+        assert a.gpu(0) is a and a.gpu("gpu:1").device.index == 1
+        lin = rumus.nn.Linear(2, 2).gpu(0)
+        assert lin.weight.device.index == 0
+        try:
+            a.gpu("cpu")
+        except RuntimeError as e:
+            assert "expected a GPU device" in str(e)
+        else:
+            raise AssertionError("no error")
         with rumus.accelerator.device_index(0):
             assert rumus.ones(1, device="gpu").device.index == 0
         assert rumus.gpu.current_device() == 1

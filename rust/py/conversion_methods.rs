@@ -241,9 +241,22 @@ impl PyTensor {
             wrap(run(slf.py(), ALWAYS, || crate::ops::copy::to_device(t, Device::Cpu))?),
         )
     }
-    /// A copy on the current GPU (the tensor itself when already there).
-    fn gpu(slf: Bound<'_, Self>) -> PyResult<Bound<'_, Self>> {
-        let target = crate::py::dtype::current_gpu()?;
+    /// A copy on a GPU (the tensor itself when already there), like ``Tensor.cuda``.
+    ///
+    /// Args:
+    ///   device (int, str or device, optional): the GPU (default: the current one).
+    #[pyo3(signature = (device=None))]
+    fn gpu<'py>(
+        slf: Bound<'py, Self>,
+        device: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, Self>> {
+        let target = match device_arg(device)? {
+            None => crate::py::dtype::current_gpu()?,
+            Some(d @ Device::Gpu(_)) => d,
+            Some(Device::Cpu) => {
+                return Err(PyRuntimeError::new_err("Tensor.gpu(): expected a GPU device, got cpu"))
+            }
+        };
         if slf.get().t.device() == target {
             return Ok(slf);
         }

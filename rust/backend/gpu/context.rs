@@ -1,6 +1,9 @@
-//! The wgpu device: chosen and created lazily on first use, with the adapter's
-//! own limits. wgpu reports errors through callbacks (and panics without one);
-//! they are collected here and turned into `Error`s by `check`.
+//! The wgpu devices: one context (device and queue) per logical GPU index,
+//! created lazily on the first use of that index, with the adapter's own
+//! limits. GPU work goes to the thread's active device, which follows the
+//! tensors an op touches (`activate`). wgpu reports errors through callbacks
+//! (and panics without one); they are collected here and turned into `Error`s
+//! by `check`.
 
 use crate::bail;
 use crate::error::Result;
@@ -165,7 +168,7 @@ fn listing(names: &[String]) -> String {
     format!("{} adapter(s) found ({})", names.len(), all.join(", "))
 }
 
-/// The index the context uses (or will use when it starts).
+/// The index `gpu` (no index) means now.
 fn resolve() -> std::result::Result<usize, String> {
     let names = adapter_names();
     if names.is_empty() {

@@ -38,7 +38,7 @@ pub fn kind(dtype: DType) -> Result<Kind> {
         ),
         DType::C64 | DType::C128 => bail!(
             Type,
-            "{} tensors are not supported on gpu:0: complex numbers and rumus.fft run on the CPU only for now",
+            "{} tensors are not supported on the GPU: complex numbers and rumus.fft run on the CPU only for now",
             dtype.name()
         ),
         DType::BF16 => Kind::Bf16,
