@@ -203,7 +203,7 @@ fn float_only(op: &str, t: &Tensor) -> Result<()> {
     if t.is_gpu() {
         bail!(
             NotImplemented,
-            "{}(): no GPU kernel (input of shape {} on a GPU); move the tensor to the CPU",
+            "{}(): no GPU kernel (input of shape {} on a gpu device); move the tensor to the CPU",
             op,
             fmt_shape(t.shape())
         );
