@@ -51,7 +51,7 @@ def tensor_repr(t):
         body = _format(arr, prefix)
         suffix = []
     if t.is_gpu:
-        suffix.append("device='gpu:0'")
+        suffix.append(f"device='{t.device}'")
     if name not in _DEFAULT_DTYPES or (t.numel() == 0 and name != "float32"):
         suffix.append(f"dtype={dtype!r}")
     if t.requires_grad:

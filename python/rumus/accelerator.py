@@ -1,5 +1,5 @@
-"""PyTorch's device-agnostic accelerator API (``torch.accelerator``): rumus has
-one accelerator, the GPU ``gpu:0`` (any Vulkan, Metal or DX12 adapter)."""
+"""PyTorch's device-agnostic accelerator API (``torch.accelerator``): rumus's
+accelerators are its GPUs ``gpu:0`` ... ``gpu:N-1`` (Vulkan, Metal or DX12 adapters)."""
 
 import contextlib
 
@@ -48,15 +48,15 @@ def _index(device):
 
 
 def current_device_index():
-    """The index of the current accelerator device (the GPU this process drives)."""
+    """The index of the current accelerator device (see ``rumus.gpu.current_device``)."""
     if not is_available():
         raise RuntimeError("no accelerator is available")
     return gpu.current_device()
 
 
 def set_device_index(device):
-    """Makes ``device`` current (see ``rumus.gpu.set_device``: one GPU per process, chosen
-    before the first GPU operation).
+    """Makes ``device`` current: the GPU ``"gpu"`` without an index means (see
+    ``rumus.gpu.set_device``).
 
     Args:
         device (int, str or device): the device.
@@ -71,10 +71,15 @@ def device_index(device):
     Args:
         device (int, str or device, optional): the device.
     """
-    if device is not None:
-        _index(device)
-        gpu._check_device(device)
-    yield
+    if device is None:
+        yield
+        return
+    previous = gpu.current_device()
+    gpu.set_device(_index(device))
+    try:
+        yield
+    finally:
+        gpu.set_device(previous)
 
 
 def synchronize(device=None):

@@ -2,11 +2,16 @@
 
 The adapters are numbered ``gpu:0`` ... ``gpu:N-1`` in a stable order (discrete first, then
 integrated, virtual and software ones; ties by PCI bus id and name), the same in every
-process of a machine. A process drives one of them, ``gpu`` (its current device): adapter 0,
-or the one chosen before the first GPU operation by :func:`set_device`, by moving a tensor
-to ``"gpu:<i>"``, by ``RUMUS_GPU_ADAPTER`` (an index, or a part of the adapter's name) or,
-under ``rumus.distributed.init_process_group``, by the process's local rank. Several GPUs are
-used by several processes (one per GPU, as ``mpirun`` starts them), not by one process.
+process of a machine. One process can use several of them, as with ``cuda:N``: each device
+gets its own wgpu device, queue, kernel caches and memory pool when it is first used, and an
+op on tensors of two devices raises. ``gpu`` without an index is the current device: gpu:0,
+or the one chosen by :func:`set_device` (at any time), by ``RUMUS_GPU_ADAPTER`` (an index, or
+a part of the adapter's name) or, under ``rumus.distributed.init_process_group``, by the
+process's local rank. Copies between two GPUs are staged through the host.
+
+``RUMUS_GPU_VIRTUAL_DEVICES=N`` (set before the first GPU call; for development and tests)
+shows each adapter as N logical devices, each its own wgpu device on that adapter, so code
+for several GPUs can be tested on a machine with one.
 
 Work is queued and submitted in batches; reading a value (``.item()``, ``.cpu()``) or
 ``synchronize()`` waits. A read submits the queued batch only when that batch writes the
@@ -56,11 +61,11 @@ def is_available():
 
 
 def device_count():
-    """The number of GPU adapters (``gpu:0`` ... ``gpu:N-1``); enumerating them starts no
-    device.
+    """The number of GPUs (``gpu:0`` ... ``gpu:N-1``; adapters times
+    ``RUMUS_GPU_VIRTUAL_DEVICES``); enumerating them starts no device.
 
     Returns:
-        int: the number of adapters (0 without any).
+        int: the number of devices (0 without any).
     """
     return len(_rumus._gpu_adapter_names())
 
@@ -89,21 +94,11 @@ def _index(device):
     return index
 
 
-def _check_device(device):
-    """The statistics below are of the GPU this process drives."""
-    index = _index(device)
-    if index != current_device():
-        raise RuntimeError(
-            f"device gpu:{index} is not this process's GPU (gpu:{current_device()}): rumus "
-            "drives one GPU per process"
-        )
-
-
 def current_device():
-    """The index of the GPU this process drives (or will drive when it starts).
+    """The index of the current GPU: the one ``"gpu"`` without an index means.
 
     Returns:
-        int: the adapter index.
+        int: the device index.
 
     Raises:
         RuntimeError: when there is no adapter.
@@ -115,20 +110,23 @@ def current_device():
 
 
 def set_device(device):
-    """Selects the GPU this process drives. It must come before the first GPU operation
-    (rumus drives one GPU per process); naming the running GPU again is allowed.
+    """Selects the current GPU: the one ``"gpu"`` without an index means from now on
+    (like ``torch.cuda.set_device``; it may change at any time).
 
     Args:
         device (int, str or device): ``1``, ``"gpu:1"`` or ``rumus.device("gpu", 1)``.
 
     Raises:
-        RuntimeError: when the adapter does not exist, or the GPU already runs on another.
+        RuntimeError: when the device does not exist.
     """
     _rumus._gpu_set_device(_index(device))
 
 
-def adapter_info():
-    """The adapter's name, backend, type, vendor/device ids, driver and limits.
+def adapter_info(device=None):
+    """A GPU's adapter name, backend, type, vendor/device ids, driver and limits.
+
+    Args:
+        device (int, str or device, optional): the GPU (default: the current one).
 
     Returns:
         dict: ``name``, ``backend``, ``device_type``, ``vendor``, ``device``, ``driver``,
@@ -143,11 +141,11 @@ def adapter_info():
     """
     if not is_available():
         raise RuntimeError(f"no GPU available: {_rumus._gpu_unavailable_reason()}")
-    return dict(_rumus._gpu_adapter_info())
+    return dict(_rumus._gpu_adapter_info(_index(device)))
 
 
 def get_device_name(device=None):
-    """An adapter's name (of any adapter: it need not be the one this process drives).
+    """A GPU's adapter name (enumerating starts no device).
 
     Args:
         device (int, str or device, optional): the adapter (default: the current one).
@@ -162,64 +160,63 @@ def synchronize(device=None):
     """Waits until the GPU has finished all queued work.
 
     Args:
-        device (int, str or device, optional): must be this process's GPU (default).
+        device (int, str or device, optional): the GPU (default: the current one).
     """
-    _check_device(device)
-    _rumus._gpu_synchronize()
+    _rumus._gpu_synchronize(_index(device))
 
 
 def memory_allocated(device=None):
     """Bytes held by live GPU tensors (their pool buckets).
 
     Args:
-        device (int, str or device, optional): must be this process's GPU (default).
+        device (int, str or device, optional): the GPU (default: the current one).
 
     Returns:
         int: bytes.
     """
-    _check_device(device)
-    return _rumus._gpu_memory_stats()[0]
+    return _rumus._gpu_memory_stats(_index(device))[0]
 
 
 def memory_reserved(device=None):
     """Bytes of GPU buffers owned by rumus: live ones plus the pool's cache.
 
     Args:
-        device (int, str or device, optional): must be this process's GPU (default).
+        device (int, str or device, optional): the GPU (default: the current one).
 
     Returns:
         int: bytes.
     """
-    _check_device(device)
-    return _rumus._gpu_memory_stats()[1]
+    return _rumus._gpu_memory_stats(_index(device))[1]
 
 
 def max_memory_allocated(device=None):
     """The peak of :func:`memory_allocated` since start-up or the last reset.
 
     Args:
-        device (int, str or device, optional): must be this process's GPU (default).
+        device (int, str or device, optional): the GPU (default: the current one).
 
     Returns:
         int: bytes.
     """
-    _check_device(device)
-    return _rumus._gpu_memory_stats()[2]
+    return _rumus._gpu_memory_stats(_index(device))[2]
 
 
 def reset_peak_memory_stats(device=None):
     """Resets the peak that :func:`max_memory_allocated` reports to the current allocation.
 
     Args:
-        device (int, str or device, optional): must be this process's GPU (default).
+        device (int, str or device, optional): the GPU (default: the current one).
     """
-    _check_device(device)
-    _rumus._gpu_reset_peak_memory_stats()
+    _rumus._gpu_reset_peak_memory_stats(_index(device))
 
 
-def empty_cache():
-    """Frees the pool's cached buffers (live tensors keep theirs)."""
-    _rumus._gpu_empty_cache()
+def empty_cache(device=None):
+    """Frees the pool's cached buffers (live tensors keep theirs).
+
+    Args:
+        device (int, str or device, optional): the GPU (default: the current one).
+    """
+    _rumus._gpu_empty_cache(_index(device))
 
 
 def transfer_stats():

@@ -404,7 +404,7 @@ pub fn prepare(
         }
         file_dtype(t.dtype())?;
         let t = match t.device() {
-            Device::Gpu => transfer(t, Device::Cpu)?,
+            Device::Gpu(_) => transfer(t, Device::Cpu)?,
             Device::Cpu if t.is_contiguous() => t.clone(),
             Device::Cpu => contiguous_clone(t)?,
         };

@@ -85,11 +85,7 @@ pub fn flash_attention(
     all.extend(mask);
     let dev = super::same_device(op, &all)?;
     let dt = q.dtype();
-    let ok = if dev == crate::tensor::Device::Gpu {
-        dt == DType::F32
-    } else {
-        matches!(dt, DType::F32 | DType::F64)
-    };
+    let ok = if dev.is_gpu() { dt == DType::F32 } else { matches!(dt, DType::F32 | DType::F64) };
     if !ok || all.iter().any(|t| t.dtype() != dt) {
         bail!(
             Runtime,
@@ -159,7 +155,7 @@ pub fn flash_attention(
             let (qc, kc, vc) = (contiguous(q)?, contiguous(k)?, contiguous(v)?);
             let out = Tensor::empty_on(&[spec.b, spec.h, spec.l, spec.dv], dt, dev)?;
             let lse = Tensor::empty_on(&[spec.b, spec.h, spec.l], dt, dev)?;
-            if dev == crate::tensor::Device::Gpu {
+            if dev.is_gpu() {
                 crate::backend::gpu::attention::forward(
                     &spec,
                     &qc,
@@ -273,7 +269,7 @@ impl Backward for FlashAttentionBackward {
         let dq = Tensor::empty_on(q.shape(), dt, dev)?;
         let dk = Tensor::empty_on(k.shape(), dt, dev)?;
         let dv = Tensor::empty_on(v.shape(), dt, dev)?;
-        if dev == crate::tensor::Device::Gpu {
+        if dev.is_gpu() {
             crate::backend::gpu::attention::backward(
                 &self.spec,
                 [&qc, &kc, &vc, &out, &self.lse, &gc],

@@ -231,7 +231,12 @@ pub fn transfer(t: &Tensor, device: Device) -> Result<Tensor> {
     // Views are packed on their own device first: only their elements cross.
     let dense = if t.is_contiguous() { t.clone() } else { clone_as(t, t.dtype())? };
     match device {
-        Device::Gpu => transfer::upload(&dense),
+        // Between GPUs the data is staged through the host.
+        Device::Gpu(i) => {
+            let host = if dense.is_gpu() { transfer::download(&dense)? } else { dense };
+            crate::backend::gpu::context::enter(i as usize)?;
+            transfer::upload(&host)
+        }
         Device::Cpu => transfer::download(&dense),
     }
 }

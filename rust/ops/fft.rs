@@ -62,7 +62,7 @@ pub fn transform(
     scale: f64,
 ) -> Result<Tensor> {
     if x.is_gpu() {
-        bail!(Type, "rumus.fft: tensors on gpu:0 are not supported yet (FFTs run on the CPU); move the input with .cpu()");
+        bail!(Type, "rumus.fft: tensors on gpu devices are not supported yet (FFTs run on the CPU); move the input with .cpu()");
     }
     if n == 0 {
         bail!(Runtime, "Invalid number of data points (0) specified");

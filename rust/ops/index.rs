@@ -173,11 +173,11 @@ pub fn put_offsets(
 /// CPU-computed offsets as an int64 GPU tensor (an upload, never a readback).
 fn upload_offsets(offs: &[isize]) -> Result<Tensor> {
     let v: Vec<i64> = offs.iter().map(|&o| o as i64).collect();
-    super::copy::transfer(&Tensor::from_vec(v, &[offs.len()])?, crate::tensor::Device::Gpu)
+    super::copy::transfer(&Tensor::from_vec(v, &[offs.len()])?, crate::tensor::Device::active_gpu())
 }
 
 fn take_gpu(t: &Tensor, shape: &[usize], offs: &Tensor) -> Result<Tensor> {
-    let out = Tensor::empty_on(shape, t.dtype(), crate::tensor::Device::Gpu)?;
+    let out = Tensor::empty_on(shape, t.dtype(), t.device())?;
     crate::backend::gpu::index::take(t, offs, &out)?;
     Ok(out)
 }

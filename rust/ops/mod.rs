@@ -113,18 +113,40 @@ pub fn tensor_on(op: &str, device: crate::tensor::Device, t: &Tensor) -> Result<
     copy::transfer(t, device)
 }
 
-/// A tensor operand of a GPU kernel (`tensor_on` the GPU).
-pub fn gpu_tensor(op: &str, t: &Tensor) -> Result<Tensor> {
-    tensor_on(op, crate::tensor::Device::Gpu, t)
+/// The GPU an op on `ops` runs on (made the active one): the device of its
+/// GPU tensors, which must all be the same.
+pub fn gpu_device(op: &str, ops: &[&Operand]) -> Result<crate::tensor::Device> {
+    let mut dev = None;
+    for o in ops {
+        if let Operand::T(t) = o {
+            let d = t.device();
+            match dev {
+                _ if !d.is_gpu() => {}
+                None => dev = Some(d),
+                Some(first) if first != d => return Err(device_mismatch(op, first, d)),
+                Some(_) => {}
+            }
+        }
+    }
+    let dev = dev.unwrap_or_else(crate::tensor::Device::active_gpu);
+    if let Some(i) = dev.gpu_index() {
+        crate::backend::gpu::context::activate(i);
+    }
+    Ok(dev)
 }
 
-/// An operand of a GPU op: GPU tensors stay; 0-d CPU tensors act as numbers,
-/// as PyTorch allows; any other CPU tensor is a device mismatch.
-pub fn gpu_operand(op: &str, o: &Operand) -> Result<Operand> {
+/// A tensor operand of a GPU kernel on `device` (`tensor_on` it).
+pub fn gpu_tensor(op: &str, device: crate::tensor::Device, t: &Tensor) -> Result<Tensor> {
+    tensor_on(op, device, t)
+}
+
+/// An operand of a GPU op on `device`: its tensors stay; 0-d CPU tensors act
+/// as numbers, as PyTorch allows; any other tensor is a device mismatch.
+pub fn gpu_operand(op: &str, device: crate::tensor::Device, o: &Operand) -> Result<Operand> {
     match o {
-        Operand::T(t) if !t.is_gpu() => {
-            if t.ndim() != 0 {
-                return Err(device_mismatch(op, crate::tensor::Device::Gpu, t.device()));
+        Operand::T(t) if t.device() != device => {
+            if t.ndim() != 0 || t.is_gpu() {
+                return Err(device_mismatch(op, device, t.device()));
             }
             Ok(Operand::S(copy::item(t)?))
         }

@@ -110,7 +110,7 @@ pub fn qlinear(
     if m * n == 0 {
         return Tensor::zeros(&[m, n], DType::F32).and_then(|t| to_device(&t, dev));
     }
-    if dev == Device::Gpu {
+    if dev.is_gpu() {
         let (codes, info) = crate::backend::gpu::qgemm::quantize_rows(&x, m, k, kw)?;
         let out = Tensor::empty_on(&[m, n], DType::F32, dev)?;
         crate::backend::gpu::qgemm::qlinear(
@@ -201,10 +201,10 @@ pub fn qgemm_s32(a: &Tensor, w: &Tensor) -> Result<Tensor> {
     if a.is_gpu() {
         let words = |b: &[u8], r: usize| -> Result<Tensor> {
             let v: Vec<i32> = bytemuck::pod_collect_to_vec(b);
-            to_device(&Tensor::from_vec(v, &[r, kp / 4])?, Device::Gpu)
+            to_device(&Tensor::from_vec(v, &[r, kp / 4])?, a.device())
         };
         let (aw, ww) = (words(&ab, m)?, words(&wb, n)?);
-        let out = Tensor::empty_on(&[m, n], DType::I32, Device::Gpu)?;
+        let out = Tensor::empty_on(&[m, n], DType::I32, a.device())?;
         crate::backend::gpu::qgemm::gemm_s32(&aw, &ww, &out, m, n, kp / 4)?;
         return Ok(out);
     }
@@ -270,7 +270,7 @@ pub fn q8_linear(
         return Tensor::zeros(&[m, n], DType::F32).and_then(|t| to_device(&t, dev));
     }
     let out = Tensor::empty_on(&[m, n], DType::F32, dev)?;
-    if dev == Device::Gpu {
+    if dev.is_gpu() {
         crate::backend::gpu::qgemm::q8_linear(&x, &words, bias.as_ref(), &out, m, n, k, bs)?;
         return Ok(out);
     }

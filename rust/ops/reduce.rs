@@ -15,7 +15,7 @@ use crate::bail;
 use crate::dispatch_compute;
 use crate::error::Result;
 use crate::tensor::layout::{wrap_dims, Shape};
-use crate::tensor::{DType, Device, Scalar, Tensor};
+use crate::tensor::{DType, Scalar, Tensor};
 use std::sync::Arc;
 
 /// Which dims are reduced and the output shape. `None` or an empty list: all dims.
@@ -251,7 +251,7 @@ fn extreme_op(
     if t.is_gpu() {
         let x = gpu_float(op, t)?;
         let (x, outer, n, inner) = crate::backend::gpu::reduce::blocks(&x, &reduced)?;
-        let idx = Tensor::empty_on(&shape, DType::I64, Device::Gpu)?;
+        let idx = Tensor::empty_on(&shape, DType::I64, t.device())?;
         if op.starts_with("arg") {
             crate::backend::gpu::reduce::reduce(
                 if max { "argmax" } else { "argmin" },
@@ -264,7 +264,7 @@ fn extreme_op(
             )?;
             return Ok((idx.clone(), idx));
         }
-        let vals = Tensor::empty_on(&shape, x.dtype(), Device::Gpu)?;
+        let vals = Tensor::empty_on(&shape, x.dtype(), x.device())?;
         crate::backend::gpu::reduce::reduce(
             if max { "max_idx" } else { "min_idx" },
             &x,

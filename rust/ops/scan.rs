@@ -9,7 +9,7 @@ use crate::backend::cpu::reduce::scan;
 use crate::bail;
 use crate::dispatch_compute;
 use crate::error::Result;
-use crate::tensor::{DType, Device, Scalar, Tensor};
+use crate::tensor::{DType, Scalar, Tensor};
 use std::sync::Arc;
 
 /// Inclusive scan along `dim` (cumsum, cumprod). Ints and bools accumulate in int64.
@@ -39,7 +39,7 @@ fn cumulative_raw(t: &Tensor, dim: i64, dtype: Option<DType>, product: bool) -> 
             }
         };
         let x = super::copy::contiguous_clone(&x)?;
-        let out = Tensor::empty_on(x.shape(), x.dtype(), Device::Gpu)?;
+        let out = Tensor::empty_on(x.shape(), x.dtype(), x.device())?;
         let (outer, n, inner) = if x.ndim() == 0 {
             (1, 1, 1)
         } else {

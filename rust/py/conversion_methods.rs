@@ -82,7 +82,7 @@ impl PyTensor {
     fn numpy<'py>(slf: &Bound<'py, Self>, force: bool) -> PyResult<Bound<'py, PyAny>> {
         if slf.get().t.is_gpu() {
             if !force {
-                return Err(PyTypeError::new_err(format!("can't convert {} device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory first.", crate::tensor::Device::Gpu.name())));
+                return Err(PyTypeError::new_err(format!("can't convert {} device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory first.", slf.get().t.device().name())));
             }
             let host = Self::cpu(Bound::new(slf.py(), wrap(slf.get().t.detach()))?)?;
             return Self::numpy(&host, true);
@@ -213,7 +213,7 @@ impl PyTensor {
         let cast = dtype.filter(|&d| d != t.dtype());
         let moving = device.filter(|&d| d != t.device());
         // Cast on the host side of a transfer: the GPU has no float64 to send or receive.
-        if let (Some(d), Some(Device::Gpu)) = (cast, moving) {
+        if let (Some(d), Some(Device::Gpu(_))) = (cast, moving) {
             out = run(py, out.numel(), || to_dtype(&out, d))?;
         }
         if let Some(d) = moving {
@@ -241,15 +241,29 @@ impl PyTensor {
             wrap(run(slf.py(), ALWAYS, || crate::ops::copy::to_device(t, Device::Cpu))?),
         )
     }
-    /// A copy on the GPU (the tensor itself when already there).
-    fn gpu(slf: Bound<'_, Self>) -> PyResult<Bound<'_, Self>> {
-        if slf.get().t.is_gpu() {
+    /// A copy on a GPU (the tensor itself when already there), like ``Tensor.cuda``.
+    ///
+    /// Args:
+    ///   device (int, str or device, optional): the GPU (default: the current one).
+    #[pyo3(signature = (device=None))]
+    fn gpu<'py>(
+        slf: Bound<'py, Self>,
+        device: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, Self>> {
+        let target = match device_arg(device)? {
+            None => crate::py::dtype::current_gpu()?,
+            Some(d @ Device::Gpu(_)) => d,
+            Some(Device::Cpu) => {
+                return Err(PyRuntimeError::new_err("Tensor.gpu(): expected a GPU device, got cpu"))
+            }
+        };
+        if slf.get().t.device() == target {
             return Ok(slf);
         }
         let t = &slf.get().t;
         Bound::new(
             slf.py(),
-            wrap(run(slf.py(), ALWAYS, || crate::ops::copy::to_device(t, Device::Gpu))?),
+            wrap(run(slf.py(), ALWAYS, || crate::ops::copy::to_device(t, target))?),
         )
     }
     /// The type name (``'rumus.FloatTensor'``...) or, given a dtype, a conversion to it.

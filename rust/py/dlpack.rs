@@ -296,7 +296,7 @@ impl PyTensor {
     fn __dlpack_device__(&self) -> (i32, i32) {
         match self.t.device() {
             Device::Cpu => (KDL_CPU, 0),
-            Device::Gpu => (gpu_device_type(), 0),
+            Device::Gpu(i) => (gpu_device_type(), i as i32),
         }
     }
 
@@ -337,9 +337,9 @@ impl PyTensor {
         let versioned = max_version.is_some_and(|(major, _)| major >= 1);
         let host_copy = match (t.device(), copy) {
             (Device::Cpu, c) => c == Some(true),
-            (Device::Gpu, Some(true)) => true,
-            (Device::Gpu, None) if wants_cpu => true,
-            (Device::Gpu, _) => {
+            (Device::Gpu(_), Some(true)) => true,
+            (Device::Gpu(_), None) if wants_cpu => true,
+            (Device::Gpu(_), _) => {
                 let how = if copy == Some(false) {
                     "copy=False forbids the copy"
                 } else {

@@ -120,7 +120,7 @@ impl PyDevice {
     fn r#type(&self) -> &str {
         &self.kind
     }
-    /// The device index: None for the CPU, 0 for the GPU.
+    /// The device index: None for the CPU (and for "gpu" given without one), i for gpu:i.
     #[getter]
     fn index(&self) -> Option<i64> {
         self.index
@@ -143,23 +143,27 @@ impl PyDevice {
     pub fn of(d: Device) -> PyDevice {
         match d {
             Device::Cpu => PyDevice { kind: "cpu".into(), index: None },
-            Device::Gpu => PyDevice {
-                kind: "gpu".into(),
-                index: Some(crate::backend::gpu::context::chosen_index() as i64),
-            },
+            Device::Gpu(i) => PyDevice { kind: "gpu".into(), index: Some(i as i64) },
         }
     }
 }
 
 /// Where creation functions put tensors when no device is given
-/// (rumus.set_default_device); 0 = CPU, 1 = GPU.
+/// (rumus.set_default_device); 0 = CPU, 1 = the current GPU, 2 + i = gpu:i.
 static DEFAULT_DEVICE: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(0);
 
 pub fn default_device() -> Device {
     match DEFAULT_DEVICE.load(std::sync::atomic::Ordering::Relaxed) {
         0 => Device::Cpu,
-        _ => Device::Gpu,
+        // Checked by set_default_device.
+        1 => Device::Gpu(crate::backend::gpu::context::current_index().unwrap_or(0) as u8),
+        i => Device::Gpu(i - 2),
     }
+}
+
+/// The GPU `gpu` (no index) means now (`rumus.gpu.set_device`).
+pub fn current_gpu() -> PyResult<Device> {
+    Ok(Device::Gpu(crate::backend::gpu::context::current()? as u8))
 }
 
 /// Sets the device the creation functions use by default.
@@ -168,8 +172,15 @@ pub fn default_device() -> Device {
 ///   device (str or device or None): ``"cpu"``, ``"gpu"``; None restores the CPU.
 #[pyfunction]
 pub fn set_default_device(device: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
-    let d = device_arg(device)?.unwrap_or(Device::Cpu);
-    DEFAULT_DEVICE.store((d == Device::Gpu) as u8, std::sync::atomic::Ordering::Relaxed);
+    let code = match device_parts(device)? {
+        None | Some(None) => 0,
+        Some(Some(None)) => {
+            crate::backend::gpu::context::current()?;
+            1
+        }
+        Some(Some(Some(i))) => i as u8 + 2,
+    };
+    DEFAULT_DEVICE.store(code, std::sync::atomic::Ordering::Relaxed);
     Ok(())
 }
 
@@ -183,10 +194,21 @@ pub fn get_default_device() -> PyDevice {
 }
 
 /// A device argument: None when absent. "gpu", "wgpu", "gpu:<i>", an integer i
-/// and rumus.device("gpu", i) name a GPU. rumus drives one adapter per process:
-/// `gpu:<i>` selects adapter i when the GPU has not started yet, and must be the
-/// running one afterwards.
+/// and rumus.device("gpu", i) name a GPU; "gpu" alone is the current one
+/// (`rumus.gpu.set_device`).
 pub fn device_arg(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Device>> {
+    Ok(match device_parts(obj)? {
+        None => None,
+        Some(None) => Some(Device::Cpu),
+        Some(Some(None)) => Some(current_gpu()?),
+        Some(Some(Some(i))) => Some(Device::Gpu(i as u8)),
+    })
+}
+
+/// A device argument as None (absent), Some(None) (the CPU) or
+/// Some(Some(index)) for a GPU (index None: no index given); indices are checked.
+#[allow(clippy::type_complexity)]
+fn device_parts(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Option<Option<usize>>>> {
     let Some(obj) = obj else { return Ok(None) };
     if obj.is_none() {
         return Ok(None);
@@ -208,15 +230,15 @@ pub fn device_arg(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Device>> {
         )));
     };
     match (dev.kind.as_str(), dev.index) {
-        ("cpu", _) => Ok(Some(Device::Cpu)),
-        (_, None) => Ok(Some(Device::Gpu)),
+        ("cpu", _) => Ok(Some(None)),
+        (_, None) => Ok(Some(Some(None))),
         (_, Some(i)) if i < 0 => Err(PyRuntimeError::new_err(format!(
             "Device index must not be negative, got gpu:{}",
             i
         ))),
         (_, Some(i)) => {
-            crate::backend::gpu::context::request(i as usize, true)?;
-            Ok(Some(Device::Gpu))
+            crate::backend::gpu::context::check_index(i as usize)?;
+            Ok(Some(Some(Some(i as usize))))
         }
     }
 }

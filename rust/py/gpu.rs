@@ -10,6 +10,11 @@ use pyo3::prelude::*;
 use pyo3::types::PyDict;
 use std::sync::atomic::Ordering;
 
+/// Makes `device` (None: the current device) the one the next GPU work uses.
+fn enter(device: Option<usize>) -> crate::error::Result<()> {
+    context::enter(device.or_else(context::current_index).unwrap_or(0))
+}
+
 #[pyfunction]
 fn _gpu_is_available(py: Python<'_>) -> bool {
     py.detach(context::is_available)
@@ -18,12 +23,13 @@ fn _gpu_is_available(py: Python<'_>) -> bool {
 /// Why no GPU is available (None when one is).
 #[pyfunction]
 fn _gpu_unavailable_reason(py: Python<'_>) -> Option<String> {
-    py.detach(|| context::get().err().map(|e| e.to_string()))
+    py.detach(|| context::current().and_then(context::get_on).err().map(|e| e.to_string()))
 }
 
 #[pyfunction]
-fn _gpu_adapter_info(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
-    let ctx = py.detach(context::get)?;
+#[pyo3(signature = (device=None))]
+fn _gpu_adapter_info(py: Python<'_>, device: Option<usize>) -> PyResult<Bound<'_, PyDict>> {
+    let ctx = py.detach(|| enter(device).and_then(|_| context::get()))?;
     let d = PyDict::new(py);
     let i = &ctx.info;
     d.set_item("name", &i.name)?;
@@ -61,8 +67,8 @@ fn _gpu_adapter_names(py: Python<'_>) -> Vec<String> {
     py.detach(context::adapter_names)
 }
 
-/// Selects adapter `index` for this process's GPU (before the GPU starts); `explicit=False`
-/// is a proposal (the local rank) that RUMUS_GPU_ADAPTER and set_device override.
+/// Makes `gpu:<index>` the current device (what "gpu" means); `explicit=False` is a
+/// proposal (the local rank) that RUMUS_GPU_ADAPTER and set_device override.
 #[pyfunction]
 #[pyo3(signature = (index, explicit=true))]
 fn _gpu_set_device(py: Python<'_>, index: i64, explicit: bool) -> PyResult<()> {
@@ -82,24 +88,31 @@ fn _gpu_current_device(py: Python<'_>) -> Option<usize> {
 }
 
 #[pyfunction]
-fn _gpu_synchronize(py: Python<'_>) -> PyResult<()> {
-    Ok(py.detach(exec::synchronize)?)
+#[pyo3(signature = (device=None))]
+fn _gpu_synchronize(py: Python<'_>, device: Option<usize>) -> PyResult<()> {
+    Ok(py.detach(|| enter(device).and_then(|_| exec::synchronize()))?)
 }
 
-/// (allocated, reserved, peak allocated) in bytes.
+/// (allocated, reserved, peak allocated) in bytes, of one device.
 #[pyfunction]
-fn _gpu_memory_stats() -> (u64, u64, u64) {
-    buffer_pool::stats()
-}
-
-#[pyfunction]
-fn _gpu_reset_peak_memory_stats() {
-    buffer_pool::reset_peak()
+#[pyo3(signature = (device=None))]
+fn _gpu_memory_stats(device: Option<usize>) -> PyResult<(u64, u64, u64)> {
+    enter(device)?;
+    Ok(buffer_pool::stats())
 }
 
 #[pyfunction]
-fn _gpu_empty_cache(py: Python<'_>) -> PyResult<()> {
-    Ok(py.detach(buffer_pool::empty_cache)?)
+#[pyo3(signature = (device=None))]
+fn _gpu_reset_peak_memory_stats(device: Option<usize>) -> PyResult<()> {
+    enter(device)?;
+    buffer_pool::reset_peak();
+    Ok(())
+}
+
+#[pyfunction]
+#[pyo3(signature = (device=None))]
+fn _gpu_empty_cache(py: Python<'_>, device: Option<usize>) -> PyResult<()> {
+    Ok(py.detach(|| enter(device).and_then(|_| buffer_pool::empty_cache()))?)
 }
 
 /// (bytes to device, copies to device, bytes to host, copies to host).
@@ -134,8 +147,9 @@ fn _gpu_reset_queue_stats() {
 }
 
 #[pyfunction]
-fn _gpu_profile_start(py: Python<'_>) -> PyResult<()> {
-    Ok(py.detach(profile::start)?)
+#[pyo3(signature = (device=None))]
+fn _gpu_profile_start(py: Python<'_>, device: Option<usize>) -> PyResult<()> {
+    Ok(py.detach(|| enter(device).and_then(|_| profile::start()))?)
 }
 
 /// Every profiled dispatch's (kernel name, GPU nanoseconds).
@@ -145,8 +159,9 @@ fn _gpu_profile_stop(py: Python<'_>) -> PyResult<Vec<(String, f64)>> {
 }
 
 #[pyfunction]
-fn _gpu_graph_begin(py: Python<'_>) -> PyResult<()> {
-    Ok(py.detach(graph::begin)?)
+#[pyo3(signature = (device=None))]
+fn _gpu_graph_begin(py: Python<'_>, device: Option<usize>) -> PyResult<()> {
+    Ok(py.detach(|| enter(device).and_then(|_| graph::begin()))?)
 }
 
 /// Closes the capture and returns its graph.
@@ -213,13 +228,15 @@ fn _gpu_fused_sources() -> Vec<String> {
 /// A float32 dropout mask on the GPU (`scale` with probability `keep`, else
 /// 0), fused into the kernel that consumes it when fusion is on.
 #[pyfunction]
+#[pyo3(signature = (shape, keep, scale, device=None))]
 fn _gpu_dropout_mask(
     py: Python<'_>,
     shape: Vec<usize>,
     keep: f32,
     scale: f32,
+    device: Option<usize>,
 ) -> PyResult<crate::py::tensor::PyTensor> {
-    Ok(py.detach(|| fusion::dropout_mask(&shape, keep, scale))?.into())
+    Ok(py.detach(|| enter(device).and_then(|_| fusion::dropout_mask(&shape, keep, scale)))?.into())
 }
 
 /// Validates WGSL with naga; returns the bindings `entry` uses.

@@ -117,7 +117,7 @@ pub fn typestr(d: DType) -> PyResult<&'static str> {
 /// The `__array_interface__` dict of a CPU tensor (any strides).
 pub fn array_interface<'py>(py: Python<'py>, t: &Tensor) -> PyResult<Bound<'py, PyDict>> {
     if t.is_gpu() {
-        return Err(pyo3::exceptions::PyTypeError::new_err(format!("can't convert {} device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory first.", crate::tensor::Device::Gpu.name())));
+        return Err(pyo3::exceptions::PyTypeError::new_err(format!("can't convert {} device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory first.", "gpu")));
     }
     let d = PyDict::new(py);
     let item = t.dtype().size() as isize;

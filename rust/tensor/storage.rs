@@ -260,11 +260,12 @@ impl Drop for CpuBuffer {
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Device {
     Cpu,
-    Gpu,
+    /// A GPU by its logical index (`gpu:<i>`, below `context::MAX_GPUS`).
+    Gpu(u8),
 }
 
 impl Device {
-    /// "cpu", or "gpu:<i>" for the adapter this process drives.
+    /// "cpu", or "gpu:<i>".
     pub fn name(self) -> &'static str {
         const GPUS: [&str; 16] = [
             "gpu:0", "gpu:1", "gpu:2", "gpu:3", "gpu:4", "gpu:5", "gpu:6", "gpu:7", "gpu:8",
@@ -272,10 +273,22 @@ impl Device {
         ];
         match self {
             Device::Cpu => "cpu",
-            Device::Gpu => {
-                GPUS.get(crate::backend::gpu::context::chosen_index()).copied().unwrap_or("gpu")
-            }
+            Device::Gpu(i) => GPUS.get(i as usize).copied().unwrap_or("gpu"),
         }
+    }
+    /// The GPU index (None on the CPU).
+    pub fn gpu_index(self) -> Option<usize> {
+        match self {
+            Device::Cpu => None,
+            Device::Gpu(i) => Some(i as usize),
+        }
+    }
+    pub fn is_gpu(self) -> bool {
+        matches!(self, Device::Gpu(_))
+    }
+    /// The GPU the running op works on (set from its GPU operands).
+    pub fn active_gpu() -> Device {
+        Device::Gpu(crate::backend::gpu::context::active() as u8)
     }
 }
 
@@ -394,7 +407,8 @@ impl Storage {
         }
     }
     /// GPU storage of `len` elements (see `gpu::dtype::kind`), contents unspecified.
-    pub fn on_gpu(dtype: DType, len: usize) -> Result<Storage> {
+    pub fn on_gpu(dtype: DType, len: usize, device: usize) -> Result<Storage> {
+        crate::backend::gpu::context::activate(device);
         let Some(nbytes) = len.checked_mul(crate::backend::gpu::dtype::elem_bytes(dtype)?) else {
             bail!(Runtime, "GPU out of memory: {} elements", len)
         };
@@ -419,10 +433,23 @@ impl Storage {
     pub fn set_pending(&self, pending: bool) {
         self.pending.store(pending, Ordering::Release);
     }
+    /// The GPU index of this storage (None on the CPU), without making it
+    /// the active device (for drops, which may come during another device's work).
+    pub fn gpu_index(&self) -> Option<usize> {
+        match &self.data {
+            StorageData::Cpu(_) => None,
+            StorageData::Gpu(b) => Some(b.device),
+        }
+    }
     pub fn device(&self) -> Device {
-        match self.data {
+        match &self.data {
             StorageData::Cpu(_) => Device::Cpu,
-            StorageData::Gpu(_) => Device::Gpu,
+            StorageData::Gpu(b) => {
+                // Whoever asks is about to work with this tensor: GPU work
+                // follows it to its device.
+                crate::backend::gpu::context::activate(b.device);
+                Device::Gpu(b.device as u8)
+            }
         }
     }
     /// Base address of this storage's CPU memory. CPU kernels reach GPU
@@ -430,7 +457,7 @@ impl Storage {
     pub fn cpu_ptr(&self) -> Result<*mut u8> {
         let p = self.cpu_ptr.load(Ordering::Acquire);
         if p.is_null() {
-            bail!(NotImplemented, "this operation has no GPU kernel yet: the tensor is on gpu:0 (move it with .cpu() first)");
+            bail!(NotImplemented, "this operation has no GPU kernel yet: the tensor is on {} (move it with .cpu() first)", self.device().name());
         }
         Ok(p)
     }
@@ -439,11 +466,11 @@ impl Storage {
     /// which only the bfloat16-aware launchers (`gpu_packed_buffer`) read, so
     /// an op without such a kernel raises instead of misreading the words.
     pub fn gpu_buffer(&self) -> Result<&wgpu::Buffer> {
-        if self.dtype == DType::BF16 && self.device() == Device::Gpu {
+        if self.dtype == DType::BF16 && self.device().is_gpu() {
             bail!(
                 Type,
                 "this operation has no kernel for bfloat16 tensors on {}; convert with .float() first (or run it on the CPU)",
-                Device::Gpu.name()
+                self.device().name()
             );
         }
         self.gpu_packed_buffer()
@@ -453,6 +480,9 @@ impl Storage {
     /// A pending fused result is computed first.
     pub fn gpu_packed_buffer(&self) -> Result<&wgpu::Buffer> {
         if self.pending.load(Ordering::Acquire) {
+            if let StorageData::Gpu(b) = &self.data {
+                crate::backend::gpu::context::activate(b.device);
+            }
             crate::backend::gpu::fusion::flush()?;
         }
         self.gpu_buffer_unwritten()
@@ -461,7 +491,10 @@ impl Storage {
     /// for the fusion layer itself, which writes it.
     pub fn gpu_buffer_unwritten(&self) -> Result<&wgpu::Buffer> {
         match &self.data {
-            StorageData::Gpu(b) => Ok(b.buffer()),
+            StorageData::Gpu(b) => {
+                crate::backend::gpu::context::activate(b.device);
+                Ok(b.buffer())
+            }
             StorageData::Cpu(_) => {
                 bail!(Runtime, "internal error: a CPU tensor reached a GPU kernel")
             }

@@ -85,9 +85,12 @@ impl Tensor {
     pub fn empty_on(shape: &[usize], dtype: DType, device: Device) -> Result<Tensor> {
         match device {
             Device::Cpu => Tensor::for_output(shape, dtype),
-            Device::Gpu => {
+            Device::Gpu(i) => {
                 let layout = Layout::contiguous(shape);
-                Ok(Tensor::new(Arc::new(Storage::on_gpu(dtype, layout.numel())?), layout))
+                Ok(Tensor::new(
+                    Arc::new(Storage::on_gpu(dtype, layout.numel(), i as usize)?),
+                    layout,
+                ))
             }
         }
     }
@@ -95,7 +98,7 @@ impl Tensor {
         self.0.storage.device()
     }
     pub fn is_gpu(&self) -> bool {
-        self.device() == Device::Gpu
+        self.device().is_gpu()
     }
     pub fn from_vec<T: Element>(data: Vec<T>, shape: &[usize]) -> Result<Tensor> {
         if data.len() != super::layout::numel(shape) {

@@ -259,7 +259,7 @@ def _pick_gpu(device_id):
     """Each rank drives ``gpu:<local rank>`` (Open MPI's OMPI_COMM_WORLD_LOCAL_RANK, or
     MPI_LOCALRANKID / LOCAL_RANK), modulo the number of adapters, unless ``device_id``,
     ``rumus.gpu.set_device`` or ``RUMUS_GPU_ADAPTER`` says otherwise. Only a proposal: it
-    enumerates nothing and is ignored once the GPU runs."""
+    enumerates nothing and yields to an explicit ``set_device``."""
     if device_id is not None:
         from .. import gpu
 

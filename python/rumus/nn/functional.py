@@ -908,7 +908,9 @@ def _dropout(input, p, training, inplace, mask_shape):
         and tuple(mask_shape) == tuple(input.shape)
     ):
         # One native mask: with fusion on it is computed inside the kernel that uses it.
-        mask = _rumus._gpu_dropout_mask(list(mask_shape), 1.0 - p, 1.0 / (1.0 - p))
+        mask = _rumus._gpu_dropout_mask(
+            list(mask_shape), 1.0 - p, 1.0 / (1.0 - p), input.device.index
+        )
     else:
         mask = (
             _rumus.empty(mask_shape, dtype=input.dtype, device=input.device)

@@ -16,6 +16,8 @@ pub struct GpuBuffer {
     /// The graph capture that allocated it (0: none). A graph owns the
     /// memory it allocates, so such a buffer never goes back to the pool.
     captured: u64,
+    /// The device (logical index) the buffer lives on.
+    pub device: usize,
 }
 
 impl GpuBuffer {
@@ -29,8 +31,8 @@ impl Drop for GpuBuffer {
         if let Some(b) = self.buffer.take() {
             super::fence::forget(&b);
             // Freed during a capture: recorded commands may still use it.
-            let b = super::graph::give_free(self.nbytes, b, self.captured).err();
-            let mut pool = crate::tensor::lock(&POOL);
+            let b = super::graph::give_free(self.nbytes, b, self.captured, self.device).err();
+            let mut pool = crate::tensor::lock(&POOLS[self.device]);
             pool.allocated -= self.nbytes;
             match b {
                 Some(b) if self.captured == 0 => pool.free.entry(self.nbytes).or_default().push(b),
@@ -50,7 +52,8 @@ struct Pool {
     peak: u64,
 }
 
-static POOL: LazyLock<Mutex<Pool>> = LazyLock::new(Default::default);
+/// One pool per device.
+static POOLS: LazyLock<[Mutex<Pool>; context::MAX_GPUS]> = LazyLock::new(Default::default);
 
 /// Rounds up to one of 8 buckets per power of two (at most 12.5% slack), at
 /// least 256 bytes.
@@ -64,9 +67,10 @@ pub const USAGE: wgpu::BufferUsages = wgpu::BufferUsages::STORAGE
     .union(wgpu::BufferUsages::COPY_SRC)
     .union(wgpu::BufferUsages::COPY_DST);
 
-/// A buffer of at least `nbytes`, contents unspecified.
+/// A buffer of at least `nbytes` on the active device, contents unspecified.
 pub fn alloc(nbytes: u64) -> Result<GpuBuffer> {
-    let ctx = context::get()?;
+    let device = context::active();
+    let ctx = context::get_on(device)?;
     let max = ctx.limits.max_buffer_size / 4 * 4;
     if nbytes > max {
         bail!(Runtime, "GPU out of memory: a tensor of {} bytes exceeds the {} bytes one buffer can hold on {}", nbytes, max, ctx.info.name);
@@ -83,14 +87,14 @@ pub fn alloc(nbytes: u64) -> Result<GpuBuffer> {
     let capturing = super::graph::capturing();
     if capturing {
         if let Some((b, id)) = super::graph::take_free(size) {
-            let mut pool = crate::tensor::lock(&POOL);
+            let mut pool = crate::tensor::lock(&POOLS[device]);
             pool.allocated += size;
             pool.reserved += size;
             pool.peak = pool.peak.max(pool.allocated);
-            return Ok(GpuBuffer { buffer: Some(b), nbytes: size, captured: id });
+            return Ok(GpuBuffer { buffer: Some(b), nbytes: size, captured: id, device });
         }
     }
-    let mut pool = crate::tensor::lock(&POOL);
+    let mut pool = crate::tensor::lock(&POOLS[device]);
     let buffer = match pool.free.get_mut(&size).and_then(|v| v.pop()) {
         Some(b) => b,
         None => {
@@ -120,7 +124,7 @@ pub fn alloc(nbytes: u64) -> Result<GpuBuffer> {
     pool.peak = pool.peak.max(pool.allocated);
     drop(pool);
     let captured = if capturing { super::graph::adopt(&buffer) } else { 0 };
-    Ok(GpuBuffer { buffer: Some(buffer), nbytes: size, captured })
+    Ok(GpuBuffer { buffer: Some(buffer), nbytes: size, captured, device })
 }
 
 fn release(pool: &mut Pool) {
@@ -131,22 +135,22 @@ fn release(pool: &mut Pool) {
     }
 }
 
-/// (allocated, reserved, peak allocated) in bytes.
+/// (allocated, reserved, peak allocated) in bytes, on the active device.
 pub fn stats() -> (u64, u64, u64) {
-    let pool = crate::tensor::lock(&POOL);
+    let pool = crate::tensor::lock(context::here(&POOLS));
     (pool.allocated, pool.reserved, pool.peak)
 }
 
 pub fn reset_peak() {
-    let mut pool = crate::tensor::lock(&POOL);
+    let mut pool = crate::tensor::lock(context::here(&POOLS));
     pool.peak = pool.allocated;
 }
 
-/// Frees every cached buffer (rumus.gpu.empty_cache()).
+/// Frees every cached buffer of the active device (rumus.gpu.empty_cache()).
 pub fn empty_cache() -> Result<()> {
-    if context::is_available() {
+    if context::get().is_ok() {
         super::exec::flush()?;
     }
-    release(&mut crate::tensor::lock(&POOL));
+    release(&mut crate::tensor::lock(context::here(&POOLS)));
     Ok(())
 }

@@ -1,6 +1,9 @@
-//! The wgpu device: chosen and created lazily on first use, with the adapter's
-//! own limits. wgpu reports errors through callbacks (and panics without one);
-//! they are collected here and turned into `Error`s by `check`.
+//! The wgpu devices: one context (device and queue) per logical GPU index,
+//! created lazily on the first use of that index, with the adapter's own
+//! limits. GPU work goes to the thread's active device, which follows the
+//! tensors an op touches (`activate`). wgpu reports errors through callbacks
+//! (and panics without one); they are collected here and turned into `Error`s
+//! by `check`.
 
 use crate::bail;
 use crate::error::Result;
@@ -20,23 +23,76 @@ pub struct Context {
     lost: Arc<Mutex<Option<String>>>,
 }
 
-static CONTEXT: OnceLock<std::result::Result<Context, String>> = OnceLock::new();
+/// The most logical devices (`gpu:0` ... `gpu:15`) a process drives.
+pub const MAX_GPUS: usize = 16;
 
-/// The GPU context, created on first call; the error says why there is none.
+/// One context per logical device, each created on first use of its index.
+static CONTEXTS: [OnceLock<std::result::Result<Context, String>>; MAX_GPUS] =
+    [const { OnceLock::new() }; MAX_GPUS];
+
+thread_local! {
+    /// The device the GPU work of this thread runs on: set from the tensors
+    /// an op reads or allocates (`activate`), as PyTorch's device guard does.
+    static ACTIVE: std::cell::Cell<u8> = const { std::cell::Cell::new(0) };
+}
+
+/// The logical device GPU work on this thread goes to now.
+pub fn active() -> usize {
+    ACTIVE.with(|a| a.get()) as usize
+}
+
+/// Points this thread's GPU work at device `index` (a tensor's own index,
+/// so it is below `MAX_GPUS`).
+pub fn activate(index: usize) {
+    ACTIVE.with(|a| a.set(index as u8));
+}
+
+/// The entry of a per-device table for the active device.
+pub fn here<T>(table: &[T; MAX_GPUS]) -> &T {
+    &table[active()]
+}
+
+/// The active device's context, created on first call; the error says why
+/// there is none.
 pub fn get() -> Result<&'static Context> {
-    match CONTEXT.get_or_init(create) {
+    get_on(active())
+}
+
+/// Device `index`'s context, created on first call.
+pub fn get_on(index: usize) -> Result<&'static Context> {
+    let Some(cell) = CONTEXTS.get(index) else {
+        bail!(Runtime, "device gpu:{} is not available: {}", index, listing(&adapter_names()))
+    };
+    match cell.get_or_init(|| create(index)) {
         Ok(c) => Ok(c),
         Err(e) => bail!(Runtime, "no GPU available: {}", e),
     }
 }
 
+/// Checks that `gpu:<index>` exists and makes it the active device.
+pub fn enter(index: usize) -> Result<()> {
+    check_index(index)?;
+    activate(index);
+    Ok(())
+}
+
+/// Checks that `gpu:<index>` names a device of this machine.
+pub fn check_index(index: usize) -> Result<()> {
+    static COUNT: OnceLock<usize> = OnceLock::new();
+    if index >= *COUNT.get_or_init(|| adapter_names().len()) {
+        bail!(Runtime, "device gpu:{} is not available: {}", index, listing(&adapter_names()));
+    }
+    Ok(())
+}
+
+/// Whether the current device's context exists (creating it if needed).
 pub fn is_available() -> bool {
-    get().is_ok()
+    current_index().is_some_and(|i| get_on(i).is_ok())
 }
 
 /// Whether the adapter search ran (successfully or not); nothing starts it but `get`.
 pub fn is_initialized() -> bool {
-    CONTEXT.get().is_some()
+    CONTEXTS.iter().any(|c| c.get().is_some())
 }
 
 /// Vulkan, Metal and DX12 (GL lacks what the compute kernels need).
@@ -75,18 +131,36 @@ fn adapters() -> &'static [wgpu::Adapter] {
     })
 }
 
-/// The adapters' names, in `gpu:i` order (enumerating creates no device).
-pub fn adapter_names() -> Vec<String> {
-    adapters().iter().map(|a| a.get_info().name).collect()
+/// `RUMUS_GPU_VIRTUAL_DEVICES=N` (a developer and test option): each adapter
+/// shows as N logical devices, each a wgpu device of its own requested from
+/// that adapter, so code for several GPUs runs on a machine with one.
+fn virtual_devices() -> usize {
+    static N: OnceLock<usize> = OnceLock::new();
+    *N.get_or_init(|| {
+        let v = std::env::var("RUMUS_GPU_VIRTUAL_DEVICES").ok();
+        v.and_then(|v| v.trim().parse::<usize>().ok()).unwrap_or(1).max(1)
+    })
 }
 
-/// The adapter asked for before the GPU started, and how firmly: `set_device`
-/// (explicit) beats `RUMUS_GPU_ADAPTER`, which beats the local rank that
-/// `init_process_group` proposes (taken modulo the adapter count, so ranks share
-/// cards when there are fewer cards than ranks).
+/// The logical devices' names, in `gpu:i` order (enumerating creates no
+/// device): the adapters', each repeated `RUMUS_GPU_VIRTUAL_DEVICES` times,
+/// and at most `MAX_GPUS`.
+pub fn adapter_names() -> Vec<String> {
+    let n = virtual_devices();
+    let mut names = Vec::new();
+    for a in adapters() {
+        let name = a.get_info().name;
+        names.extend(std::iter::repeat_n(name, n));
+    }
+    names.truncate(MAX_GPUS);
+    names
+}
+
+/// The device `gpu` (no index) means, and how firmly it was chosen:
+/// `set_device` (explicit, any time) beats `RUMUS_GPU_ADAPTER`, which beats the
+/// local rank that `init_process_group` proposes (taken modulo the device
+/// count, so ranks share cards when there are fewer cards than ranks).
 static REQUESTED: Mutex<Option<(usize, bool)>> = Mutex::new(None);
-/// The index of the adapter the context was created on.
-static CHOSEN: OnceLock<usize> = OnceLock::new();
 
 fn listing(names: &[String]) -> String {
     let all: Vec<String> =
@@ -94,7 +168,7 @@ fn listing(names: &[String]) -> String {
     format!("{} adapter(s) found ({})", names.len(), all.join(", "))
 }
 
-/// The index the context uses (or will use when it starts).
+/// The index `gpu` (no index) means now.
 fn resolve() -> std::result::Result<usize, String> {
     let names = adapter_names();
     if names.is_empty() {
@@ -127,52 +201,35 @@ fn resolve() -> std::result::Result<usize, String> {
     Ok(requested.map_or(0, |(i, _)| i % names.len()))
 }
 
-/// The adapter index of `gpu` in this process: the started context's, else the
-/// one it would start on (None when there is no adapter).
+/// The index `gpu` means in this process (None when there is no adapter).
 pub fn current_index() -> Option<usize> {
-    CHOSEN.get().copied().or_else(|| resolve().ok())
+    resolve().ok()
 }
 
-/// The started context's adapter index, without enumerating (0 before start).
-pub fn chosen_index() -> usize {
-    CHOSEN.get().copied().unwrap_or(0)
+/// The index `gpu` means, or why there is none (no adapter, a bad `RUMUS_GPU_ADAPTER`).
+pub fn current() -> Result<usize> {
+    resolve().or_else(|e| bail!(Runtime, "no GPU available: {}", e))
 }
 
-/// Asks for adapter `index`. Explicit requests (`set_device`, `gpu:i`) must
-/// name an existing adapter and come before the GPU starts on another one;
-/// the local-rank proposal is ignored once the GPU runs.
+/// Makes `index` what `gpu` means. Explicit requests (`set_device`) must name
+/// an existing device and may come at any time; the local-rank proposal
+/// yields to them and to `RUMUS_GPU_ADAPTER`.
 pub fn request(index: usize, explicit: bool) -> Result<()> {
-    if let Some(&k) = CHOSEN.get() {
-        if !explicit || k == index {
-            return Ok(());
-        }
-    }
     if explicit {
-        let names = adapter_names();
-        if index >= names.len() {
-            bail!(Runtime, "device gpu:{} is not available: {}", index, listing(&names));
-        }
-        if let Some(&k) = CHOSEN.get() {
-            bail!(
-                Runtime,
-                "rumus drives one GPU per process and this one already runs on gpu:{} ({}): \
-                 call rumus.gpu.set_device({}) or set RUMUS_GPU_ADAPTER={} before the first GPU \
-                 operation (run one process per GPU, e.g. under mpirun)",
-                k,
-                names[k],
-                index,
-                index
-            );
-        }
+        check_index(index)?;
+    } else if matches!(*crate::tensor::lock(&REQUESTED), Some((_, true))) {
+        return Ok(());
     }
     *crate::tensor::lock(&REQUESTED) = Some((index, explicit));
     Ok(())
 }
 
-fn create() -> std::result::Result<Context, String> {
-    let index = resolve()?;
-    let adapter = &adapters()[index];
-    let _ = CHOSEN.set(index);
+fn create(index: usize) -> std::result::Result<Context, String> {
+    let names = adapter_names();
+    if index >= names.len() {
+        return Err(format!("device gpu:{} is not available: {}", index, listing(&names)));
+    }
+    let adapter = &adapters()[index / virtual_devices()];
     let info = adapter.get_info();
     // The adapter's own limits, not WebGPU's small defaults: large tensors fit.
     let limits = adapter.limits();

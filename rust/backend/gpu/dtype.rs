@@ -34,11 +34,11 @@ pub fn kind(dtype: DType) -> Result<Kind> {
         }
         DType::F64 => bail!(
             Type,
-            "float64 is not supported on the GPU (WGSL has no 64-bit floats); convert to float32 first"
+            "float64 is not supported on gpu devices (WGSL has no 64-bit floats); convert to float32 first"
         ),
         DType::C64 | DType::C128 => bail!(
             Type,
-            "{} tensors are not supported on gpu:0: complex numbers and rumus.fft run on the CPU only for now",
+            "{} tensors are not supported on gpu devices: complex numbers and rumus.fft run on the CPU only for now",
             dtype.name()
         ),
         DType::BF16 => Kind::Bf16,

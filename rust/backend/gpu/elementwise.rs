@@ -253,14 +253,14 @@ pub fn gpu_unary(op: Unary, a: &Tensor) -> Result<Tensor> {
     if out_dtype == DType::Bool {
         // isnan/isinf/isfinite/logical_not read any input as a float.
         let x = float_in(a)?;
-        let out = Tensor::empty_on(a.shape(), DType::Bool, Device::Gpu)?;
+        let out = Tensor::empty_on(a.shape(), DType::Bool, Device::active_gpu())?;
         launch("classify", code, &out, [Some(Arg::T(&x)), None, None], [0; 3])?;
         return Ok(out);
     }
     if !out_dtype.is_float() {
         // Integer ops run on int32 words (bool and uint8 via int32, then cast back).
         let x = to_dtype(a, DType::I64)?;
-        let out = Tensor::empty_on(a.shape(), DType::I64, Device::Gpu)?;
+        let out = Tensor::empty_on(a.shape(), DType::I64, Device::active_gpu())?;
         launch("unary_i32", code, &out, [Some(Arg::T(&x)), None, None], [0; 3])?;
         return to_dtype(&out, out_dtype);
     }
@@ -270,7 +270,7 @@ pub fn gpu_unary(op: Unary, a: &Tensor) -> Result<Tensor> {
         }
     }
     let x = float_in(a)?;
-    let out = Tensor::empty_on(a.shape(), x.dtype(), Device::Gpu)?;
+    let out = Tensor::empty_on(a.shape(), x.dtype(), Device::active_gpu())?;
     launch("unary", code, &out, [Some(Arg::T(&x)), None, None], [s0.to_bits(), s1.to_bits(), 0])?;
     to_dtype(&out, out_dtype)
 }
@@ -297,7 +297,8 @@ impl GOperand {
 }
 
 pub fn gpu_binary(op: Binary, a: &Operand, b: &Operand, alpha: Option<f64>) -> Result<Tensor> {
-    let (a, b) = (gpu_operand(op.name(), a)?, gpu_operand(op.name(), b)?);
+    let dev = crate::ops::gpu_device(op.name(), &[a, b])?;
+    let (a, b) = (gpu_operand(op.name(), dev, a)?, gpu_operand(op.name(), dev, b)?);
     let common = result_type(&[&a, &b]);
     let (compute, out_dtype) = op.dtypes(common)?;
     binary_checks(op, &b, alpha, common, compute)?;
@@ -345,7 +346,7 @@ pub fn gpu_binary(op: Binary, a: &Operand, b: &Operand, alpha: Option<f64>) -> R
             return Ok(out);
         }
     }
-    let out = Tensor::empty_on(&shape, kout, Device::Gpu)?;
+    let out = Tensor::empty_on(&shape, kout, Device::active_gpu())?;
     launch(entry, op as u32, &out, [Some(ga.arg()), Some(gb.arg()), None], [0, 0, alpha_word])?;
     to_dtype(&out, out_dtype)
 }
@@ -361,10 +362,11 @@ pub fn gpu_where(
         // Selected in float32, then rounded to bfloat16 (no bfloat16 where kernel).
         return to_dtype(&gpu_where(cond, x, y, DType::F32, shape)?, dtype);
     }
-    let cond = &gpu_tensor("where", cond)?;
-    let (x, y) = (gpu_operand("where", x)?, gpu_operand("where", y)?);
+    let dev = crate::ops::gpu_device("where", &[&Operand::T(cond.clone()), x, y])?;
+    let cond = &gpu_tensor("where", dev, cond)?;
+    let (x, y) = (gpu_operand("where", dev, x)?, gpu_operand("where", dev, y)?);
     let (gx, gy) = (GOperand::new(&x, dtype)?, GOperand::new(&y, dtype)?);
-    let out = Tensor::empty_on(shape, dtype, Device::Gpu)?;
+    let out = Tensor::empty_on(shape, dtype, Device::active_gpu())?;
     let entry = if dtype == DType::F16 { "where_t" } else { "where_" };
     launch(entry, 0, &out, [Some(gx.arg()), Some(gy.arg()), Some(Arg::T(cond))], [0; 3])?;
     Ok(out)

@@ -55,7 +55,9 @@ pub struct Kernel {
 /// (shader, entry point, variant).
 type KernelKey = (&'static str, &'static str, Variant);
 
-static KERNELS: LazyLock<Mutex<HashMap<KernelKey, Arc<Kernel>>>> = LazyLock::new(Default::default);
+/// Pipelines belong to a device: one cache per device.
+type KernelCache = Mutex<HashMap<KernelKey, Arc<Kernel>>>;
+static KERNELS: LazyLock<[KernelCache; context::MAX_GPUS]> = LazyLock::new(Default::default);
 
 /// Which bindings of group 0 an entry point uses, from naga's analysis.
 pub fn used_bindings(source: &str, entry: &str) -> std::result::Result<Vec<u32>, String> {
@@ -103,14 +105,14 @@ fn kernel(
     variant: Variant,
 ) -> Result<Arc<Kernel>> {
     let key = (shader.name, entry, variant);
-    if let Some(k) = crate::tensor::lock(&KERNELS).get(&key) {
+    if let Some(k) = crate::tensor::lock(context::here(&KERNELS)).get(&key) {
         return Ok(k.clone());
     }
     if variant == Variant::F16 && !ctx.has_f16() {
         bail!(Type, "float16 kernels need the shader-f16 feature, which {} lacks", ctx.info.name);
     }
     let k = Arc::new(build(ctx, shader.name, source(shader, variant), entry)?);
-    crate::tensor::lock(&KERNELS).insert(key, k.clone());
+    crate::tensor::lock(context::here(&KERNELS)).insert(key, k.clone());
     Ok(k)
 }
 
@@ -137,7 +139,8 @@ fn build(ctx: &Context, name: &str, src: String, entry: &str) -> Result<Kernel> 
 }
 
 /// Pipelines built from generated WGSL (the fusion layer's kernels), by key.
-static GENERATED: LazyLock<Mutex<HashMap<String, Arc<Kernel>>>> = LazyLock::new(Default::default);
+type GeneratedCache = Mutex<HashMap<String, Arc<Kernel>>>;
+static GENERATED: LazyLock<[GeneratedCache; context::MAX_GPUS]> = LazyLock::new(Default::default);
 
 /// Records one dispatch of `entry` in WGSL generated at run time: the
 /// pipeline is cached by `key` (`source` runs only on a miss). `binds` are
@@ -151,12 +154,12 @@ pub fn dispatch_generated(
     groups: [u32; 3],
 ) -> Result<()> {
     let ctx = context::get()?;
-    let cached = crate::tensor::lock(&GENERATED).get(key).cloned();
+    let cached = crate::tensor::lock(context::here(&GENERATED)).get(key).cloned();
     let k = match cached {
         Some(k) => k,
         None => {
             let k = Arc::new(build(ctx, "generated", source(), entry)?);
-            crate::tensor::lock(&GENERATED).insert(key.to_string(), k.clone());
+            crate::tensor::lock(context::here(&GENERATED)).insert(key.to_string(), k.clone());
             k
         }
     };
@@ -164,7 +167,7 @@ pub fn dispatch_generated(
         let (p, l) = (&k.pipeline, &k.layout);
         return graph::record_dispatch(ctx, p, l, &k.used, &k.written, binds, params, groups);
     }
-    let mut b = crate::tensor::lock(&BATCH);
+    let mut b = crate::tensor::lock(context::here(&BATCH));
     let align = ctx.limits.min_storage_buffer_offset_alignment as usize;
     if b.params.len().next_multiple_of(align) + params.len() > PARAMS_BYTES as usize {
         b.submit(ctx)?;
@@ -187,15 +190,18 @@ struct Batch {
     prof: Option<profile::Recorder>,
 }
 
-static BATCH: Mutex<Batch> = Mutex::new(Batch {
-    encoder: None,
-    pass: None,
-    params: Vec::new(),
-    params_buf: None,
-    dispatches: 0,
-    last: None,
-    prof: None,
-});
+/// Each device records and submits its own batch.
+static BATCH: [Mutex<Batch>; context::MAX_GPUS] = [const {
+    Mutex::new(Batch {
+        encoder: None,
+        pass: None,
+        params: Vec::new(),
+        params_buf: None,
+        dispatches: 0,
+        last: None,
+        prof: None,
+    })
+}; context::MAX_GPUS];
 
 impl Batch {
     fn encoder(&mut self, ctx: &Context) -> &mut wgpu::CommandEncoder {
@@ -464,7 +470,7 @@ pub fn dispatch_shader(
             groups,
         );
     }
-    let mut b = crate::tensor::lock(&BATCH);
+    let mut b = crate::tensor::lock(context::here(&BATCH));
     let align = ctx.limits.min_storage_buffer_offset_alignment as usize;
     if b.params.len().next_multiple_of(align) + bytes.len() > PARAMS_BYTES as usize {
         // The arena is full: submit what it holds and start a new batch.
@@ -550,9 +556,10 @@ fn dispatch_locked(
 /// A small buffer bound where an entry point declares a binding the op does
 /// not use (a scalar operand), so no tensor buffer is bound twice.
 pub fn dummy() -> Result<&'static wgpu::Buffer> {
-    static DUMMY: OnceLock<wgpu::Buffer> = OnceLock::new();
+    static DUMMY: [OnceLock<wgpu::Buffer>; context::MAX_GPUS] =
+        [const { OnceLock::new() }; context::MAX_GPUS];
     let ctx = context::get()?;
-    Ok(DUMMY.get_or_init(|| {
+    Ok(context::here(&DUMMY).get_or_init(|| {
         ctx.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("dummy"),
             size: 256,
@@ -571,13 +578,14 @@ struct Status {
     messages: Vec<String>,
 }
 
-static STATUS: Mutex<Option<Status>> = Mutex::new(None);
+static STATUS: [Mutex<Option<Status>>; context::MAX_GPUS] =
+    [const { Mutex::new(None) }; context::MAX_GPUS];
 
 /// Registers `message` for a device-side check and returns the status buffer
 /// and the code the check writes when it fails.
 pub fn status_code(message: String) -> Result<(wgpu::Buffer, u32)> {
     let ctx = context::get()?;
-    let mut st = crate::tensor::lock(&STATUS);
+    let mut st = crate::tensor::lock(context::here(&STATUS));
     let s = st.get_or_insert_with(|| Status {
         buffer: ctx.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("status"),
@@ -600,7 +608,7 @@ pub fn status_code(message: String) -> Result<(wgpu::Buffer, u32)> {
 
 /// The status buffer to copy next to readback data, if any check was recorded.
 fn status_buffer() -> Option<wgpu::Buffer> {
-    crate::tensor::lock(&STATUS).as_ref().map(|s| s.buffer.clone())
+    crate::tensor::lock(context::here(&STATUS)).as_ref().map(|s| s.buffer.clone())
 }
 
 /// Raises the error a failed device-side check reported (and clears it).
@@ -609,7 +617,7 @@ fn raise_status(word: u32) -> Result<()> {
         return Ok(());
     }
     let ctx = context::get()?;
-    let st = crate::tensor::lock(&STATUS);
+    let st = crate::tensor::lock(context::here(&STATUS));
     let msg = st
         .as_ref()
         .and_then(|s| s.messages.get(word as usize - 1).cloned())
@@ -623,7 +631,7 @@ fn raise_status(word: u32) -> Result<()> {
 /// Submits everything recorded so far.
 pub fn flush() -> Result<()> {
     let ctx = context::get()?;
-    crate::tensor::lock(&BATCH).submit(ctx)
+    crate::tensor::lock(context::here(&BATCH)).submit(ctx)
 }
 
 /// Waits until the GPU has finished all submitted work.
@@ -676,7 +684,7 @@ pub fn upload(bytes: &[u8]) -> Result<GpuBuffer> {
     if graph::capturing() {
         graph::record_copy(&staging, 0, dst.buffer(), 0, data.len() as u64);
     } else {
-        let mut b = crate::tensor::lock(&BATCH);
+        let mut b = crate::tensor::lock(context::here(&BATCH));
         b.encoder(ctx).copy_buffer_to_buffer(&staging, 0, dst.buffer(), 0, data.len() as u64);
         fence::wrote(dst.buffer());
     }
@@ -741,7 +749,7 @@ fn read(
         mapped_at_creation: false,
     });
     let index = {
-        let mut b = crate::tensor::lock(&BATCH);
+        let mut b = crate::tensor::lock(context::here(&BATCH));
         let with_batch = fence::read_needs_flush(src) | flush_all;
         let mut own = None;
         let enc = if with_batch {
@@ -808,7 +816,7 @@ pub fn copy(
             graph::record_copy(src, src_off, dst, dst_off, nbytes);
             return Ok(());
         }
-        let mut b = crate::tensor::lock(&BATCH);
+        let mut b = crate::tensor::lock(context::here(&BATCH));
         b.encoder(ctx).copy_buffer_to_buffer(src, src_off, dst, dst_off, nbytes);
         fence::wrote(dst);
     }

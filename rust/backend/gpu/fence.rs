@@ -35,8 +35,13 @@ struct State {
 
 static STATES: LazyLock<Mutex<HashMap<wgpu::Buffer, State>>> = LazyLock::new(Default::default);
 
-/// The open batch's number: how many batches were submitted before it.
-static SEQ: AtomicU64 = AtomicU64::new(0);
+/// Each device's open batch number: how many batches it submitted before it.
+static SEQ: [AtomicU64; super::context::MAX_GPUS] =
+    [const { AtomicU64::new(0) }; super::context::MAX_GPUS];
+
+fn seq() -> &'static AtomicU64 {
+    super::context::here(&SEQ)
+}
 
 /// Counters for `rumus.gpu.queue_stats()`, in `STAT_NAMES` order.
 pub static STATS: [AtomicU64; 5] = [const { AtomicU64::new(0) }; 5];
@@ -54,7 +59,7 @@ pub fn bump(i: usize) {
 
 /// Notes a write of `buf` recorded in the open batch (call with the batch locked).
 pub fn wrote(buf: &wgpu::Buffer) {
-    let seq = SEQ.load(Ordering::Acquire);
+    let seq = seq().load(Ordering::Acquire);
     let mut m = lock(&STATES);
     let s = m.entry(buf.clone()).or_insert(State { batch: seq, writes: 0, host: None });
     s.batch = seq;
@@ -74,7 +79,7 @@ pub fn invalidate(buf: &wgpu::Buffer) {
 /// submission is made (a readback copy, a graph replay).
 pub fn submitted(batch: bool) {
     if batch {
-        SEQ.fetch_add(1, Ordering::AcqRel);
+        seq().fetch_add(1, Ordering::AcqRel);
     }
     bump(SUBMITS);
 }
@@ -83,7 +88,7 @@ pub fn submitted(batch: bool) {
 /// the read and, when it must, the flush.
 pub fn read_needs_flush(buf: Option<&wgpu::Buffer>) -> bool {
     bump(READS);
-    let seq = SEQ.load(Ordering::Acquire);
+    let seq = seq().load(Ordering::Acquire);
     let pending = buf.is_some_and(|b| lock(&STATES).get(b).is_some_and(|s| s.batch == seq));
     if pending {
         bump(READ_FLUSHES);

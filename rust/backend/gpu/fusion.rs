@@ -125,9 +125,10 @@ struct State {
     leaf_buffers: HashSet<wgpu::Buffer>,
 }
 
-static STATE: LazyLock<Mutex<State>> = LazyLock::new(Default::default);
-/// Whether `STATE.pending` may be non-empty (a lock-free fast path).
-static ANY: AtomicBool = AtomicBool::new(false);
+/// Each device's pending work.
+static STATE: LazyLock<[Mutex<State>; context::MAX_GPUS]> = LazyLock::new(Default::default);
+/// Whether a device's `STATE.pending` may be non-empty (a lock-free fast path).
+static ANY: [AtomicBool; context::MAX_GPUS] = [const { AtomicBool::new(false) }; context::MAX_GPUS];
 static ENABLED: LazyLock<AtomicBool> = LazyLock::new(|| {
     AtomicBool::new(std::env::var("RUMUS_GPU_FUSION").map_or(true, |v| v.trim() != "0"))
 });
@@ -183,7 +184,7 @@ pub fn dropout_mask(shape: &[usize], keep: f32, scale: f32) -> Result<Tensor> {
             return Ok(t);
         }
     }
-    let out = Tensor::empty_on(shape, DType::F32, Device::Gpu)?;
+    let out = Tensor::empty_on(shape, DType::F32, Device::Gpu(context::active() as u8))?;
     // bernoulli_mask does not read uniform's cut.
     super::random::fill("bernoulli_mask", &out, key, keep, scale, 0.0)?;
     Ok(out)
@@ -260,7 +261,7 @@ fn operand(x: In, shape: &[usize]) -> Result<Option<Arc<Node>>> {
         && t.is_contiguous()
         && t.numel() == s.len()
     {
-        let st = lock(&STATE);
+        let st = lock(context::here(&STATE));
         if let Some((_, n)) =
             st.pending.iter().rev().find(|(w, _)| std::ptr::eq(w.as_ptr(), Arc::as_ptr(s)))
         {
@@ -306,20 +307,20 @@ fn record(node: Arc<Node>, shape: &[usize]) -> Result<Option<Tensor>> {
     {
         return Ok(None);
     }
-    let out = Tensor::empty_on(shape, DType::F32, Device::Gpu)?;
-    let mut st = lock(&STATE);
+    let out = Tensor::empty_on(shape, DType::F32, Device::Gpu(context::active() as u8))?;
+    let mut st = lock(context::here(&STATE));
     if st.pending.len() >= MAX_PENDING {
         st.pending.retain(|(w, _)| w.strong_count() > 0);
         if st.pending.len() >= MAX_PENDING {
             drop(st);
             flush()?;
-            st = lock(&STATE);
+            st = lock(context::here(&STATE));
         }
     }
     add_leaf_buffers(&mut st, &node)?;
     out.storage().set_pending(true);
     st.pending.push((Arc::downgrade(out.storage()), node));
-    ANY.store(true, Ordering::Release);
+    context::here(&ANY).store(true, Ordering::Release);
     Ok(Some(out))
 }
 
@@ -343,8 +344,9 @@ fn add_leaf_buffers(st: &mut State, node: &Node) -> Result<()> {
 /// Drops the expression of a pending storage being dropped, releasing the
 /// inputs it holds.
 pub fn forget(storage: &Storage) {
+    let Some(device) = storage.gpu_index() else { return };
     let dead = {
-        let mut st = lock(&STATE);
+        let mut st = lock(&STATE[device]);
         let i = st.pending.iter().position(|(w, _)| std::ptr::eq(w.as_ptr(), storage));
         i.map(|i| st.pending.remove(i))
     };
@@ -357,11 +359,11 @@ pub fn flush() -> Result<()> {
     // pending must not run ahead of the flush that writes it.
     static FLUSHING: Mutex<()> = Mutex::new(());
     let _flushing = lock(&FLUSHING);
-    if !ANY.swap(false, Ordering::AcqRel) {
+    if !context::here(&ANY).swap(false, Ordering::AcqRel) {
         return Ok(());
     }
     let live: Vec<(Arc<Storage>, Arc<Node>)> = {
-        let mut st = lock(&STATE);
+        let mut st = lock(context::here(&STATE));
         st.leaf_buffers.clear();
         st.pending.drain(..).filter_map(|(w, n)| w.upgrade().map(|s| (s, n))).collect()
     };
@@ -385,11 +387,11 @@ pub fn flush() -> Result<()> {
 /// Flushes when a kernel about to run binds a buffer pending results read
 /// (it may write it).
 pub fn before_dispatch<'a>(buffers: impl Iterator<Item = &'a wgpu::Buffer>) -> Result<()> {
-    if !ANY.load(Ordering::Acquire) {
+    if !context::here(&ANY).load(Ordering::Acquire) {
         return Ok(());
     }
     let hit = {
-        let st = lock(&STATE);
+        let st = lock(context::here(&STATE));
         let mut buffers = buffers;
         buffers.any(|b| st.leaf_buffers.contains(b))
     };

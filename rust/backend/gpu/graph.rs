@@ -17,7 +17,7 @@ use crate::bail;
 use crate::error::Result;
 use crate::tensor::lock;
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 enum Cmd {
@@ -33,6 +33,8 @@ pub struct Graph {
     written: Vec<wgpu::Buffer>,
     /// Buffers allocated during capture, kept alive for replay.
     owned: Vec<wgpu::Buffer>,
+    /// The device the graph runs on.
+    device: usize,
 }
 
 #[derive(Default)]
@@ -48,9 +50,16 @@ struct Capture {
 static CAPTURING: AtomicBool = AtomicBool::new(false);
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 static CAPTURE: Mutex<Option<Capture>> = Mutex::new(None);
+/// The device the open capture records (work on other devices runs eagerly).
+static DEVICE: AtomicUsize = AtomicUsize::new(0);
 
+/// Whether a capture records the active device's work.
 pub fn capturing() -> bool {
-    CAPTURING.load(Ordering::Acquire)
+    capturing_on(context::active())
+}
+
+fn capturing_on(device: usize) -> bool {
+    CAPTURING.load(Ordering::Acquire) && DEVICE.load(Ordering::Acquire) == device
 }
 
 /// The error for work that cannot be captured (host reads, synchronize).
@@ -75,7 +84,10 @@ pub fn begin() -> Result<()> {
     if c.is_some() {
         bail!(Runtime, "a rumus.gpu.graph capture is already recording (captures do not nest)");
     }
-    *c = Some(Capture { id: NEXT_ID.fetch_add(1, Ordering::Relaxed), ..Default::default() });
+    let mut capture = Capture { id: NEXT_ID.fetch_add(1, Ordering::Relaxed), ..Default::default() };
+    capture.graph.device = context::active();
+    DEVICE.store(capture.graph.device, Ordering::Release);
+    *c = Some(capture);
     CAPTURING.store(true, Ordering::Release);
     Ok(())
 }
@@ -84,7 +96,8 @@ pub fn begin() -> Result<()> {
 /// with the graph (recorded commands may use them).
 pub fn end() -> Result<Graph> {
     // Fused chains still pending belong to the captured step.
-    if capturing() {
+    if CAPTURING.load(Ordering::Acquire) {
+        context::activate(DEVICE.load(Ordering::Acquire));
         super::fusion::flush()?;
     }
     let Some(mut c) = lock(&CAPTURE).take() else {
@@ -116,15 +129,16 @@ pub fn adopt(buf: &wgpu::Buffer) -> u64 {
     }
 }
 
-/// Takes a buffer freed while a capture is open, unless another graph owns
-/// it (`owner`: the id of the capture that allocated it, 0 for the pool);
-/// gives it back otherwise.
+/// Takes a buffer of `device` freed while a capture of that device is open,
+/// unless another graph owns it (`owner`: the id of the capture that allocated
+/// it, 0 for the pool); gives it back otherwise.
 pub fn give_free(
     size: u64,
     buf: wgpu::Buffer,
     owner: u64,
+    device: usize,
 ) -> std::result::Result<(), wgpu::Buffer> {
-    if !capturing() {
+    if !capturing_on(device) {
         return Err(buf);
     }
     match lock(&CAPTURE).as_mut() {
@@ -201,6 +215,7 @@ pub fn record_copy(src: &wgpu::Buffer, src_off: u64, dst: &wgpu::Buffer, dst_off
 impl Graph {
     /// Submits the recorded work once, after everything queued before it.
     pub fn replay(&self) -> Result<()> {
+        context::activate(self.device);
         refuse("replaying a graph")?;
         let ctx = context::get()?;
         super::exec::flush()?;

@@ -7,10 +7,12 @@ use super::context::{self, Context};
 use crate::bail;
 use crate::error::Result;
 use crate::tensor::lock;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 static ACTIVE: AtomicBool = AtomicBool::new(false);
+/// The device being profiled (work on others is not timed).
+static DEVICE: AtomicUsize = AtomicUsize::new(0);
 
 /// The open batch's queries: two per dispatch, with the dispatches' names.
 pub struct Recorder {
@@ -21,8 +23,9 @@ pub struct Recorder {
 /// Resolved batches waiting to be read: (mappable buffer, names).
 static DONE: Mutex<Vec<(wgpu::Buffer, Vec<Arc<str>>)>> = Mutex::new(Vec::new());
 
+/// Whether the active device's dispatches are being timed.
 pub fn active() -> bool {
-    ACTIVE.load(Ordering::Relaxed)
+    ACTIVE.load(Ordering::Relaxed) && DEVICE.load(Ordering::Relaxed) == context::active()
 }
 
 /// Starts recording (the adapter must support timestamp queries).
@@ -36,9 +39,11 @@ pub fn start() -> Result<()> {
             ctx.info.backend
         );
     }
-    if ACTIVE.swap(true, Ordering::AcqRel) {
+    if ACTIVE.load(Ordering::Acquire) {
         bail!(Runtime, "a rumus.gpu.profile() is already recording");
     }
+    DEVICE.store(context::active(), Ordering::Release);
+    ACTIVE.store(true, Ordering::Release);
     super::exec::flush()?;
     lock(&DONE).clear();
     Ok(())
@@ -103,6 +108,7 @@ pub fn stop() -> Result<Vec<(String, f64)>> {
     if !ACTIVE.load(Ordering::Acquire) {
         bail!(Runtime, "no rumus.gpu.profile() is recording");
     }
+    context::activate(DEVICE.load(Ordering::Acquire));
     let ctx = context::get()?;
     // Submitted while still active, so the last batch resolves its queries.
     let flushed = super::exec::flush();

@@ -35,8 +35,8 @@ fn grid_2d(m: usize, n: usize) -> [u32; 3] {
 /// Quantizes the m rows of `x` (m × k float32) into packed 7-bit codes (m × kw
 /// words) and per-row (scale, zero point) pairs.
 pub fn quantize_rows(x: &Tensor, m: usize, k: usize, kw: usize) -> Result<(Tensor, Tensor)> {
-    let codes = Tensor::empty_on(&[m, kw], DType::I32, Device::Gpu)?;
-    let info = Tensor::empty_on(&[m, 2], DType::F32, Device::Gpu)?;
+    let codes = Tensor::empty_on(&[m, kw], DType::I32, Device::active_gpu())?;
+    let info = Tensor::empty_on(&[m, 2], DType::F32, Device::active_gpu())?;
     let p = Params { m: m as u32, k: k as u32, kw: kw as u32, ..Default::default() };
     let b = binds([Some(x), None, None, None, None, None, None, Some(&codes), Some(&info)])?;
     exec::dispatch("quantize_rows", Variant::F32, &b, &p, exec::grid_rows(m))?;

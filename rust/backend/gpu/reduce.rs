@@ -110,7 +110,7 @@ fn run(
             let m = n / pieces;
             let (full, rest) = (n / m, n % m);
             let k = full + (rest > 0) as usize;
-            let part = Tensor::empty_on(&[k, inner], outs[0].dtype(), Device::Gpu)?;
+            let part = Tensor::empty_on(&[k, inner], outs[0].dtype(), Device::active_gpu())?;
             let x0 = x_off + o * row;
             run(op, x, x0, full, m, inner, &[&part], 0, 1.0)?;
             if rest > 0 {
@@ -256,7 +256,7 @@ pub fn reduce_dims(
     scale: f32,
 ) -> Result<Tensor> {
     let kind = if matches!(op, "any" | "all") { DType::Bool } else { t.dtype() };
-    let out = Tensor::empty_on(shape, kind, Device::Gpu)?;
+    let out = Tensor::empty_on(shape, kind, Device::active_gpu())?;
     if t.numel() == 0 {
         // Empty reductions: the identity of the op.
         let v = match op {
@@ -277,7 +277,8 @@ pub fn reduce_dims(
         // (not for float16, whose partial results would round to float16).
         let (k, rem) = (n / COLUMN_CHUNK, n % COLUMN_CHUNK);
         let rows = crate::ops::shape::reshape(&x, &[n as i64, inner as i64])?;
-        let parts = Tensor::empty_on(&[k + (rem > 0) as usize, inner], out.dtype(), Device::Gpu)?;
+        let parts =
+            Tensor::empty_on(&[k + (rem > 0) as usize, inner], out.dtype(), Device::active_gpu())?;
         reduce(op, &rows, k, COLUMN_CHUNK, inner, &[&parts], 1.0)?;
         if rem > 0 {
             let tail = crate::ops::shape::narrow(&rows, 0, (n - rem) as i64, rem as i64)?;

@@ -25,8 +25,8 @@ crate::wgsl_params! {
 /// callers convert to float32) sorted ascending or descending: (values,
 /// indices), ties in index order.
 pub fn sort(x: &Tensor, rows: usize, n: usize, desc: bool) -> Result<(Tensor, Tensor)> {
-    let vals = Tensor::empty_on(&[rows, n], x.dtype(), Device::Gpu)?;
-    let inds = Tensor::empty_on(&[rows, n], DType::I64, Device::Gpu)?;
+    let vals = Tensor::empty_on(&[rows, n], x.dtype(), Device::active_gpu())?;
+    let inds = Tensor::empty_on(&[rows, n], DType::I64, Device::active_gpu())?;
     if rows * n == 0 {
         return Ok((vals, inds));
     }
@@ -59,8 +59,8 @@ pub fn sort(x: &Tensor, rows: usize, n: usize, desc: bool) -> Result<(Tensor, Te
         return launch("sort_rows", [xb, dummy, dummy, vb, ib], &p, exec::grid_rows(rows))
             .map(|_| (vals, inds));
     }
-    let keys = Tensor::empty_on(&[rows * npad], DType::I32, Device::Gpu)?;
-    let idx = Tensor::empty_on(&[rows * npad], DType::I32, Device::Gpu)?;
+    let keys = Tensor::empty_on(&[rows * npad], DType::I32, Device::active_gpu())?;
+    let idx = Tensor::empty_on(&[rows * npad], DType::I32, Device::active_gpu())?;
     let (kb, jb) = (keys.storage().gpu_buffer()?, idx.storage().gpu_buffer()?);
     let blocks = exec::grid_rows(rows * npad / BLOCK);
     launch("sort_blocks", [xb, kb, jb, dummy, dummy], &p, blocks)?;

@@ -119,7 +119,7 @@ fn raw_part(t: &Tensor, k: usize) -> Result<Tensor> {
 /// `copy_into` when either side is complex: real views of the parts do the work.
 pub fn copy_into_complex(dst: &Tensor, src: &Tensor) -> Result<()> {
     if dst.is_gpu() || src.is_gpu() {
-        bail!(Type, "{} tensors are not supported on gpu:0", src.dtype().to_complex().name());
+        bail!(Type, "{} tensors are not supported on gpu devices", src.dtype().to_complex().name());
     }
     match (dst.dtype().is_complex(), src.dtype().is_complex()) {
         (true, true) => {
@@ -239,7 +239,7 @@ pub fn from_parts(a: &Tensor, b: &Tensor, polar: bool) -> Result<Tensor> {
         );
     }
     if a.is_gpu() || b.is_gpu() {
-        bail!(Type, "{}(): complex tensors are not supported on gpu:0", op);
+        bail!(Type, "{}(): complex tensors are not supported on gpu devices", op);
     }
     let shape = broadcast_shapes(a.shape(), b.shape())?;
     autograd::record(
@@ -303,7 +303,7 @@ fn unary_raw(op: CUnary, t: &Tensor) -> Result<Tensor> {
 
 pub fn unary(op: CUnary, t: &Tensor) -> Result<Tensor> {
     if t.is_gpu() {
-        bail!(Type, "{:?}: complex tensors are not supported on gpu:0", op);
+        bail!(Type, "{:?}: complex tensors are not supported on gpu devices", op);
     }
     autograd::record(&[t], || unary_raw(op, t), |out| Ok(ComplexBackward::unary(op, t, out)))
 }
@@ -361,7 +361,7 @@ pub fn binary_op(op: Binary, a: &Operand, b: &Operand, alpha: Option<f64>) -> Re
         return Err(no_kernel(op.name(), dtype));
     };
     if crate::ops::on_gpu(&[a, b]) {
-        bail!(Type, "{}: complex tensors are not supported on gpu:0", op.name());
+        bail!(Type, "{}: complex tensors are not supported on gpu devices", op.name());
     }
     let (ta, mut tb) = (as_complex(a, dtype)?, as_complex(b, dtype)?);
     if let Some(al) = alpha.filter(|&al| al != 1.0) {

@@ -320,8 +320,12 @@ fn binary_raw_(op: Binary, a: &Tensor, b: &Operand, alpha: Option<f64>) -> Resul
             );
         }
         check_inplace_cast(op.name(), r.dtype(), a.dtype())?;
-        if !a.is_gpu() {
-            bail!(Runtime, "{}_: Expected all tensors to be on the same device, but found at least two devices, cpu and {}!", op.name(), crate::tensor::Device::Gpu.name());
+        if a.device() != r.device() {
+            return Err(crate::ops::device_mismatch(
+                &format!("{}_", op.name()),
+                a.device(),
+                r.device(),
+            ));
         }
         copy_into(a, &r)?;
         a.storage().bump_version();

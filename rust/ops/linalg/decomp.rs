@@ -62,7 +62,7 @@ pub fn host<T: Element>(a: &Tensor) -> Result<Vec<T>> {
 pub fn put<T: Element>(v: Vec<T>, shape: &[usize], device: Device) -> Result<Tensor> {
     let t = Tensor::from_vec(v, shape)?;
     match device {
-        Device::Gpu => crate::ops::copy::transfer(&t, Device::Gpu),
+        Device::Gpu(_) => crate::ops::copy::transfer(&t, device),
         Device::Cpu => Ok(t),
     }
 }

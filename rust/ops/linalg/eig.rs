@@ -24,7 +24,11 @@ pub fn eig(a: &Tensor, vectors: bool) -> Result<(Tensor, Option<Tensor>)> {
     }
     let (batch, n, _) = check(op, a, true, "A")?;
     if a.is_gpu() {
-        bail!(Type, "{}: its complex results cannot live on gpu:0; call it on a CPU tensor", op);
+        bail!(
+            Type,
+            "{}: its complex results cannot live on gpu devices; call it on a CPU tensor",
+            op
+        );
     }
     if crate::autograd::is_grad_enabled() && a.requires_grad() {
         bail!(

@@ -99,7 +99,7 @@ pub(crate) fn gpu_batched(
         (ma, mb, oo as usize * n * p)
     };
     if packed {
-        let out = Tensor::empty_on(out_shape, compute, Device::Gpu)?;
+        let out = Tensor::empty_on(out_shape, compute, Device::active_gpu())?;
         let ob = out.storage().gpu_buffer()?;
         if !matmul_bf16::fits_whole(ba, bb, ob)? {
             // Beyond the binding limit: the float32 GEMM, which binds windows.
@@ -146,13 +146,13 @@ pub(crate) fn gpu_batched(
                 rs: lb.strides[nb],
                 cs: lb.strides[nb + 1],
             };
-            let parts = Tensor::empty_on(&[s, n, p], compute, Device::Gpu)?;
+            let parts = Tensor::empty_on(&[s, n, p], compute, Device::active_gpu())?;
             let pb = parts.storage().gpu_buffer()?;
             gemm(n, p, k / s, s, ma, mb, pb, 0, variant, c, Epilogue::default())?;
             let sum = super::super::reduce::sum(&parts, Some(&[0]), false, None)?;
             return reshape(&sum, &out_shape.iter().map(|&d| d as i64).collect::<Vec<_>>());
         }
-        let out = Tensor::empty_on(out_shape, compute, Device::Gpu)?;
+        let out = Tensor::empty_on(out_shape, compute, Device::active_gpu())?;
         let ob = out.storage().gpu_buffer()?;
         for i in 0..outer {
             let (ma, mb, off) = mats(i);

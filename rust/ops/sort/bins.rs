@@ -13,7 +13,7 @@ use crate::ops::shape::unsqueeze;
 use crate::ops::{reduce, Operand};
 use crate::tensor::dtype::promote;
 use crate::tensor::layout::fmt_shape;
-use crate::tensor::{DType, Device, Scalar, Tensor};
+use crate::tensor::{DType, Scalar, Tensor};
 
 /// searchsorted(sorted_sequence, values, out_int32, right, side, sorter).
 pub fn searchsorted(
@@ -174,12 +174,12 @@ pub fn bincount(x: &Tensor, weights: Option<&Tensor>, minlength: i64) -> Result<
     }
     let len = ((hi + 1).max(minlength)) as usize;
     if x.is_gpu() {
-        let zeros = crate::ops::creation::full_on(&[len], Scalar::Int(0), out_dtype, Device::Gpu)?;
+        let zeros = crate::ops::creation::full_on(&[len], Scalar::Int(0), out_dtype, x.device())?;
         let idx = to_dtype(x, DType::I64)?;
         let src = match weights {
             Some(w) => to_dtype(w, out_dtype)?,
             None => {
-                crate::ops::creation::full_on(x.shape(), Scalar::Int(1), out_dtype, Device::Gpu)?
+                crate::ops::creation::full_on(x.shape(), Scalar::Int(1), out_dtype, x.device())?
             }
         };
         return crate::ops::index::scatter(&zeros, 0, &idx, &Operand::T(src), true);
@@ -203,7 +203,7 @@ fn float_only(op: &str, t: &Tensor) -> Result<()> {
     if t.is_gpu() {
         bail!(
             NotImplemented,
-            "{}(): no GPU kernel (input of shape {} on gpu:0); move the tensor to the CPU",
+            "{}(): no GPU kernel (input of shape {} on a gpu device); move the tensor to the CPU",
             op,
             fmt_shape(t.shape())
         );

@@ -324,7 +324,7 @@ pub fn mode(t: &Tensor, dim: i64, keepdim: bool) -> Result<(Tensor, Tensor)> {
     if t.is_gpu() {
         bail!(
             NotImplemented,
-            "mode(): no GPU kernel (input of shape {} on gpu:0); move the tensor to the CPU",
+            "mode(): no GPU kernel (input of shape {} on a gpu device); move the tensor to the CPU",
             fmt_shape(t.shape())
         );
     }

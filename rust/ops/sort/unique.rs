@@ -22,7 +22,7 @@ pub fn unique(t: &Tensor, consecutive: bool, dim: Option<i64>) -> Result<(Tensor
     if t.is_gpu() {
         bail!(
             NotImplemented,
-            "{}(): no GPU kernel (input of shape {} on gpu:0; the result's size depends on the data); move the tensor to the CPU",
+            "{}(): no GPU kernel (input of shape {} on a gpu device; the result's size depends on the data); move the tensor to the CPU",
             op,
             fmt_shape(t.shape())
         );

@@ -647,9 +647,16 @@ class Module(_ModuleHooks):
         """
         return self._apply(lambda t: t.cpu())
 
-    def gpu(self: _M) -> _M:
-        """Moves parameters and buffers to the GPU (new Parameter objects, see ``to``)."""
-        return self._apply(lambda t: t.gpu())
+    def gpu(self: _M, device: Any = None) -> _M:
+        """Moves parameters and buffers to a GPU (new Parameter objects, see ``to``).
+
+        Args:
+            device (int, str or device, optional): the GPU (default: the current one).
+
+        Returns:
+            Module: self.
+        """
+        return self._apply(lambda t: t.gpu(device))
 
     def type(self: _M, dst_type: Any) -> _M:
         """Casts all parameters and buffers (integer ones too) to ``dst_type``.
