@@ -21,11 +21,10 @@ ranks run) and the medians are compared. The target is rumus >= 0.9x mpi4py. Sma
 measure the per-call overhead (also printed on its own, in CPU time, by the world of one).
 On a machine with more runnable processes than cores the large sizes are bimodal: a call
 takes ~1 ms per 8 MB when both ranks happen to run at once and 10-40x longer when one waits
-for a core. NumPy advises the kernel to back arrays of 4 MB and more with transparent huge
-pages, rumus's allocator does not, and with huge pages the fast case comes far more often
-(with ``_set_madvise_hugepage(False)`` a NumPy array draws it as rarely as a rumus tensor):
-so the last column compares the medians against mpi4py on a NumPy array without huge pages,
-the same kind of memory as the tensor's.
+for a core. Transparent huge pages make the fast case far more common: NumPy advises the
+kernel to back arrays of 4 MB and more with them, and so does rumus for buffers of 2 MB and
+more. The last column compares the medians against mpi4py on a NumPy array without huge
+pages (``_set_madvise_hugepage(False)``).
 """
 
 import argparse
