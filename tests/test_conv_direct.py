@@ -119,12 +119,10 @@ def test_direct_conv_gradcheck_and_second_derivative(rng):
     assert gx is None or np.allclose(gx.numpy(), 0)
 
 
-def test_small_or_grouped_convs_keep_the_im2col_path(rng):
-    x = rumus.tensor(rng.uniform(-1, 1, (2, 16, 8, 8)), requires_grad=True)
-    w = rumus.tensor(rng.uniform(-1, 1, (4, 16, 3, 3)))
-    assert not _direct(F.conv2d(x, w, padding=1))  # 8x8: too small
+def test_small_strided_or_grouped_convs_take_other_kernels(rng):
     x = rumus.tensor(rng.uniform(-1, 1, (2, 16, 16, 16)), requires_grad=True)
+    w = rumus.tensor(rng.uniform(-1, 1, (4, 16, 3, 3)))
     w2 = rumus.tensor(rng.uniform(-1, 1, (4, 8, 3, 3)))
     assert _direct(F.conv2d(x, w, padding=1))
+    # grouped: whole-batch im2col; strided and small planes: conv_cols (tests/test_conv_cols.py)
     assert not _direct(F.conv2d(x, w2, groups=2))
-    assert not _direct(F.conv2d(x, w, stride=2))

@@ -3,6 +3,7 @@ the GPU, mixing devices, memory pool and transfer statistics. Op values on the
 GPU are checked in each op family's tests through the ``device`` fixture."""
 
 import gc
+import os
 
 import numpy as np
 import pytest
@@ -769,3 +770,29 @@ def test_large_random_fill(big):
     assert abs(z.mean()) < 1e-3 and abs(z.std() - 1) < 1e-3
     del u, z
     rumus.gpu.empty_cache()
+
+
+def test_kernels_with_wgpu_runtime_checks_give_the_same_results():
+    """RUMUS_GPU_SHADER_CHECKS=1 builds every kernel with wgpu's injected
+    checks (the default leaves them out): a matmul, a reduction, softmax and a
+    fused chain agree with NumPy either way."""
+    import subprocess
+    import sys
+
+    code = (
+        "import rumus, numpy as np\n"
+        "rng = np.random.default_rng(0)\n"
+        "a = rng.standard_normal((33, 70)).astype(np.float32)\n"
+        "b = rng.standard_normal((70, 21)).astype(np.float32)\n"
+        "x, y = rumus.from_numpy(a).to('gpu'), rumus.from_numpy(b).to('gpu')\n"
+        "out = [(x @ y).cpu().numpy(), x.sum(1).cpu().numpy(),\n"
+        "       x.softmax(1).cpu().numpy(), (x.exp() * 2 - 1).cpu().numpy()]\n"
+        "ref = [a @ b, a.sum(1), np.exp(a) / np.exp(a).sum(1, keepdims=True), np.exp(a) * 2 - 1]\n"
+        "for o, r in zip(out, ref):\n"
+        "    np.testing.assert_allclose(o, r, rtol=1e-4, atol=1e-4)\n"
+        "print('ok')\n"
+    )
+    for flag in ("0", "1"):
+        env = dict(os.environ, RUMUS_GPU_SHADER_CHECKS=flag)
+        out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+        assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-2000:]

@@ -484,3 +484,25 @@ def test_pool_random_configs_vs_torch(device):
         _torch_pool(
             torch, "adaptive_max_pool2d", _distinct(x.shape, rng, fd), out, True, device=device
         )
+
+
+@pytest.mark.parametrize("shape", [(3, 4, 6, 8), (2, 5, 2, 2), (1, 3, 7, 9), (64, 2, 8, 8)])
+def test_max_pool2d_2x2_ties_and_nan_follow_row_major_order(shape, rng):
+    """Integer values (many ties) and NaNs: each window's index is the first
+    maximum in row-major order, or its last NaN, as PyTorch's CPU kernel; the
+    exact 2x2 tiling takes its own two-pass kernel, 7x9 the general one."""
+    x0 = rng.integers(0, 3, shape).astype(np.float32)
+    x0[rng.random(shape) < 0.1] = np.nan
+    v, i = F.max_pool2d(rumus.tensor(x0), 2, return_indices=True)
+    n, c, h, w = shape
+    oh, ow = h // 2, w // 2
+    ev, ei = np.zeros((n, c, oh, ow), np.float32), np.zeros((n, c, oh, ow), np.int64)
+    for a, b, y, z in np.ndindex(n, c, oh, ow):
+        best, at = x0[a, b, 2 * y, 2 * z], (2 * y) * w + 2 * z
+        for dy, dz in ((0, 1), (1, 0), (1, 1)):
+            val = x0[a, b, 2 * y + dy, 2 * z + dz]
+            if val > best or np.isnan(val):
+                best, at = val, (2 * y + dy) * w + 2 * z + dz
+        ev[a, b, y, z], ei[a, b, y, z] = best, at
+    np.testing.assert_array_equal(i.numpy(), ei)
+    np.testing.assert_array_equal(v.numpy(), ev)

@@ -12,6 +12,7 @@ use super::reduce::sum;
 use super::shape::narrow;
 use crate::autograd::{self, Backward, Node, SavedTensor};
 use crate::backend::cpu::conv::Geom;
+use crate::backend::cpu::conv_cols as cols;
 use crate::backend::cpu::conv_direct as direct;
 use crate::backend::cpu::gemm::GemmElem;
 use crate::backend::cpu::P;
@@ -36,10 +37,13 @@ pub fn applies(x: &Tensor) -> bool {
     x.is_gpu() && matches!(x.dtype(), DType::F32 | DType::F16)
 }
 
-/// Whether the CPU's direct kernels run this convolution of `x` (float32 or
-/// float64, geometry as `conv_direct::applies`).
+/// Whether the CPU's kernels without whole-batch columns run this
+/// convolution of `x` (float32 or float64): the direct ones, or per-chunk
+/// columns in cache (`conv_direct::applies`, `conv_cols::applies`).
 pub fn applies_cpu(x: &Tensor, geom: &Geom, groups: usize) -> bool {
-    !x.is_gpu() && matches!(x.dtype(), DType::F32 | DType::F64) && direct::applies(geom, groups)
+    !x.is_gpu()
+        && matches!(x.dtype(), DType::F32 | DType::F64)
+        && (direct::applies(geom, groups) || cols::applies(geom, groups))
 }
 
 /// One pass on the CPU's direct kernels into `out` (the pass's shape).
@@ -56,10 +60,18 @@ fn raw_cpu<T: GemmElem + Default + std::ops::Add<Output = T> + Send + Sync + Ele
     let bias = bias.map(|t| t.ptr::<T>().map(P)).transpose()?;
     // SAFETY: contiguous operands of the pass's shapes (raw checked them), a fresh output.
     unsafe {
-        match pass {
-            Pass::Forward => direct::forward(g, oc, b, a, bias, o),
-            Pass::InputGrad => direct::input_grad(g, oc, b, a, o),
-            Pass::WeightGrad => direct::weight_grad(g, oc, b, a, o),
+        if direct::applies(g, cv.groups) {
+            match pass {
+                Pass::Forward => direct::forward(g, oc, b, a, bias, o),
+                Pass::InputGrad => direct::input_grad(g, oc, b, a, o),
+                Pass::WeightGrad => direct::weight_grad(g, oc, b, a, o),
+            }
+        } else {
+            match pass {
+                Pass::Forward => cols::forward(g, oc, b, a, bias, o),
+                Pass::InputGrad => cols::input_grad(g, oc, b, a, o),
+                Pass::WeightGrad => cols::weight_grad(g, oc, b, a, o),
+            }
         }
     }
     Ok(())

@@ -461,12 +461,11 @@ pub fn max_pool(
                 )
                 .into());
             }
-            let offs: Vec<isize> = idx
-                .to_vec::<i64>()?
-                .iter()
-                .enumerate()
-                .map(|(i, &k)| ((i / per) * h * w) as isize + k as isize)
-                .collect();
+            let mut offs: Vec<isize> = Vec::with_capacity(planes * per);
+            for (p, plane) in idx.to_vec::<i64>()?.chunks(per.max(1)).enumerate() {
+                let base = (p * h * w) as isize;
+                offs.extend(plane.iter().map(|&k| base + k as isize));
+            }
             Ok(TakeBackward::new(
                 name(op),
                 &xb,

@@ -109,7 +109,7 @@ thread_local! {
 
 /// Runs `f` on three scratch slices of `a`, `b` and `c` elements with
 /// unspecified contents (float types only: any bits are a value).
-fn with_scratch<T: GemmElem, R>(
+pub(super) fn with_scratch<T: GemmElem, R>(
     [a, b, c]: [usize; 3],
     f: impl FnOnce(&mut [T], &mut [T], &mut [T]) -> R,
 ) -> R {
@@ -136,12 +136,12 @@ fn with_scratch<T: GemmElem, R>(
     })
 }
 
-fn mat<T>(ptr: *mut T, rs: usize, cs: usize) -> Mat<T> {
+pub(super) fn mat<T>(ptr: *mut T, rs: usize, cs: usize) -> Mat<T> {
     Mat { ptr, rs: rs as isize, cs: cs as isize }
 }
 
 /// Runs `f(images)` for disjoint contiguous ranges of images, one per thread.
-fn per_thread(n: usize, f: impl Fn(usize, std::ops::Range<usize>) + Sync) {
+pub(super) fn per_thread(n: usize, f: impl Fn(usize, std::ops::Range<usize>) + Sync) {
     let t = super::threads().clamp(1, n.max(1));
     let per = n.div_ceil(t);
     super::team::for_each(t, |k| f(k, k * per..((k + 1) * per).min(n)));

@@ -7,6 +7,7 @@ pub mod batch_norm;
 pub mod binary;
 pub mod complex;
 pub mod conv;
+pub mod conv_cols;
 pub mod conv_direct;
 pub mod ctc;
 pub mod elementwise;

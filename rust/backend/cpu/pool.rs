@@ -4,6 +4,7 @@
 
 use super::P;
 use num_traits::Float;
+use std::hint::select_unpredictable;
 
 /// The input positions first + i·step (i < count) of one output index along
 /// one axis; positions outside [0, size) are padding and skipped.
@@ -87,14 +88,73 @@ pub unsafe fn max<T: Float + Send + Sync>(
                     let row = &src[iy * win.w..(iy + 1) * win.w];
                     for &ix in rx {
                         let v = row[ix];
-                        let take = v > best || v.is_nan();
-                        best = if take { v } else { best };
-                        at = if take { (iy * win.w + ix) as i64 } else { at };
+                        let take = (v > best) | v.is_nan();
+                        best = select_unpredictable(take, v, best);
+                        at = select_unpredictable(take, (iy * win.w + ix) as i64, at);
                     }
                 }
                 dst[o] = at;
                 vdst[o] = best;
                 o += 1;
+            }
+        }
+    });
+}
+
+/// max_pool2d(2) on planes of 2·oh rows of `w` (even) columns: a pass over
+/// neighbouring pairs of the flat input (which vectorizes), then one over
+/// pairs of half rows. Ties and NaNs resolve as in row-major order (the first
+/// maximum, the last NaN), as the general loops do.
+///
+/// # Safety
+/// As `max_sliding`.
+unsafe fn max_2x2<T: Float + Send + Sync>(
+    planes: usize,
+    w: usize,
+    oh: usize,
+    x: P<T>,
+    val: P<T>,
+    idx: P<i64>,
+) {
+    let (ow, rows) = (w / 2, planes * oh);
+    if rows * ow == 0 {
+        return;
+    }
+    let per = (8192 / ow).clamp(1, rows); // output rows per task
+    super::team::for_each_if(rows * 4 * ow, rows.div_ceil(per), |b| {
+        let (r0, nr) = (b * per, per.min(rows - b * per));
+        // SAFETY: this task's output rows and the input rows they read.
+        let (src, dv, di) = unsafe {
+            (
+                std::slice::from_raw_parts(x.at((r0 * 2 * w) as isize), nr * 2 * w),
+                std::slice::from_raw_parts_mut(val.at((r0 * ow) as isize), nr * ow),
+                std::slice::from_raw_parts_mut(idx.at((r0 * ow) as isize), nr * ow),
+            )
+        };
+        let mut half = vec![T::zero(); nr * w];
+        let mut right = vec![0u8; nr * w];
+        super::simd(
+            #[inline(always)]
+            || {
+                for ((pair, v), j) in src.chunks_exact(2).zip(half.iter_mut()).zip(&mut right) {
+                    let take = (pair[1] > pair[0]) | pair[1].is_nan();
+                    *v = select_unpredictable(take, pair[1], pair[0]);
+                    *j = take as u8;
+                }
+            },
+        );
+        for r in 0..nr {
+            let y = 2 * ((r0 + r) % oh); // the window's top row in its plane
+            let (top, bot) = (r * w, r * w + ow);
+            for ox in 0..ow {
+                let (a, c) = (half[top + ox], half[bot + ox]);
+                let take = (c > a) | c.is_nan();
+                // The column by masks: a select of two loaded bytes became a branch.
+                let (t, jt, jb) =
+                    (take as usize, right[top + ox] as usize, right[bot + ox] as usize);
+                let j = jt ^ ((jt ^ jb) & t.wrapping_neg());
+                dv[r * ow + ox] = select_unpredictable(take, c, a);
+                di[r * ow + ox] = ((y + t) * w + 2 * ox + j) as i64;
             }
         }
     });
@@ -189,6 +249,10 @@ pub unsafe fn max_sliding<T: Float + Send + Sync>(
     // Windows that tile the input (kernel = stride, no padding or dilation, all
     // inside): each output reads its own kh × kw block, no bounds to work out.
     let tiles = k == s && p == [0, 0] && d == [1, 1] && oh * k[0] <= h && ow * k[1] <= w;
+    if tiles && k == [2, 2] && h == 2 * oh && w == 2 * ow {
+        // SAFETY: the caller's guarantees, forwarded.
+        return unsafe { max_2x2(planes, w, oh, x, val, idx) };
+    }
     if tiles {
         // Small planes give short rows of outputs that do not vectorize; instead
         // the inner loop runs over the outputs of a block of planes, each reading
@@ -231,10 +295,12 @@ pub unsafe fn max_sliding<T: Float + Send + Sync>(
                             {
                                 // SAFETY: as above.
                                 let v = unsafe { *src.add(c + off) };
-                                // Branch-free (`|`, selects): on random data the comparison is a coin flip.
+                                // Conditional moves, not jumps: on random data the
+                                // comparison is a coin flip (LLVM turned plain selects
+                                // into mispredicted branches: 3 ns per output).
                                 let take = (v > *best) | v.is_nan();
-                                *best = if take { v } else { *best };
-                                *at = if take { o + off as i64 } else { *at };
+                                *best = select_unpredictable(take, v, *best);
+                                *at = select_unpredictable(take, o + off as i64, *at);
                             }
                         }
                     }
@@ -263,10 +329,10 @@ pub unsafe fn max_sliding<T: Float + Send + Sync>(
                     for ox in xlo..xhi {
                         let pos = iy * w + ox * s[1] + j * d[1] - p[1];
                         let (v, o) = (src[pos], oy * ow + ox);
-                        // Branch-free select: on random data the comparison is a coin flip.
-                        let take = v > dv[o] || v.is_nan() || di[o] < 0;
-                        dv[o] = if take { v } else { dv[o] };
-                        di[o] = if take { pos as i64 } else { di[o] };
+                        // Conditional moves: on random data the comparison is a coin flip.
+                        let take = (v > dv[o]) | v.is_nan() | (di[o] < 0);
+                        dv[o] = select_unpredictable(take, v, dv[o]);
+                        di[o] = select_unpredictable(take, pos as i64, di[o]);
                     }
                 }
             }

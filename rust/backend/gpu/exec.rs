@@ -116,14 +116,35 @@ fn kernel(
     Ok(k)
 }
 
+/// Whether shaders keep wgpu's runtime checks (`RUMUS_GPU_SHADER_CHECKS=1`,
+/// to debug a kernel or to measure what the checks cost).
+fn shader_checks() -> bool {
+    static ON: OnceLock<bool> = OnceLock::new();
+    *ON.get_or_init(|| std::env::var("RUMUS_GPU_SHADER_CHECKS").is_ok_and(|v| v.trim() == "1"))
+}
+
 /// Validates `src` with naga and builds the pipeline of `entry`.
 fn build(ctx: &Context, name: &str, src: String, entry: &str) -> Result<Kernel> {
     let (used, written) = bindings(&src, entry)
         .map_err(|e| crate::error::Error::Runtime(format!("shader {}.wgsl: {}", name, e)))?;
-    let module = ctx.device.create_shader_module(wgpu::ShaderModuleDescriptor {
+    let desc = wgpu::ShaderModuleDescriptor {
         label: Some(name),
         source: wgpu::ShaderSource::Wgsl(src.into()),
-    });
+    };
+    let module = if shader_checks() {
+        ctx.device.create_shader_module(desc)
+    } else {
+        // SAFETY: every shader is ours, validated by naga above and tested on
+        // odd shapes: indices are checked against the sizes in the shader's
+        // params, loops end at those sizes and divisors are nonzero extents.
+        // wgpu's checks (clamped indices, a counter in every loop, guarded
+        // integer division) cost ALU in the inner loops and stop the driver
+        // from unrolling them. Storage buffers stay protected by Vulkan's
+        // robust buffer access where the driver has it.
+        unsafe {
+            ctx.device.create_shader_module_trusted(desc, wgpu::ShaderRuntimeChecks::unchecked())
+        }
+    };
     let pipeline = ctx.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
         label: Some(entry),
         layout: None,
