@@ -6,54 +6,43 @@ This is a script, not a test: timings on shared machines are noisy, so nothing
 here asserts a speed.  Run it from the repository root with the project's
 interpreter (on a release build: `maturin develop --release`):
 
-    .venv/bin/python benches/bench_nn.py            # full run (~1-2 min)
+    .venv/bin/python benches/bench_nn.py            # full run (~2-3 min)
     .venv/bin/python benches/bench_nn.py --quick    # fewer/shorter repeats
     .venv/bin/python benches/bench_nn.py --only mlp,cnn
     RAYON_NUM_THREADS=1 .venv/bin/python benches/bench_nn.py   # both on 1 thread
 
 A training step is forward, loss, backward, optimizer step and zero_grad, on
-fixed inputs prepared outside the timing.  Both libraries build the same model
-with the same weights (copied from rumus to torch through NumPy) and torch gets
-as many threads as rumus uses.  Each timing runs enough steps to last at least
---min-time seconds; timings are repeated, interleaved between the libraries, and
-the median is shown.  Before timing, the eval-mode loss of both models on the
-same batch is compared: a mismatch is flagged, since its speed would mean
-nothing.  `target` is the rumus/torch ratio to reach (lower is faster).
+fixed inputs prepared outside the timing.  Both libraries load the same weights
+(a rumus model built with manual_seed(0), saved to a temporary .npz) and torch
+gets as many threads as rumus uses.  Each timing is a fresh interpreter that
+builds its library's model, warms up, and times one run of enough steps to last
+at least --min-time seconds: a library whose threads spin after a call
+(PyTorch's OpenMP pool) would otherwise steal the cores from the next one timed
+in the same process.  The libraries alternate round by round (rumus, torch,
+then torch, rumus, ...) and the median of each one's rounds is shown.  Before
+timing, each process also reports its model's eval-mode loss on the batch: a
+mismatch between the libraries is flagged, since its speed would mean nothing.
+`target` is the rumus/torch ratio to reach (lower is faster).
 """
 
 import argparse
-import gc
+import importlib
+import json
+import math
 import os
 import statistics
 import sys
+import tempfile
 import time
 
 # NumPy's OpenBLAS threads busy-wait after start-up and take CPU from both
-# libraries; nothing timed here uses NumPy's BLAS.
+# libraries; nothing timed here uses NumPy's BLAS.  Child processes inherit it.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 
-try:
-    import rumus
-except ImportError as exc:  # pragma: no cover - depends on the build
-    sys.exit(
-        f"cannot import rumus ({exc}); build it first (maturin develop) "
-        "and run this script with the project's .venv/bin/python"
-    )
-
-try:
-    import torch
-except Exception:  # torch is optional: its column is left out when absent
-    torch = None
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_core import print_env  # noqa: E402  (same environment header as bench_core)
-
-LIBS = {"rumus": rumus}
-if torch is not None:
-    LIBS["torch"] = torch
-
+from harness import run_json  # noqa: E402
 
 # --------------------------------------------------------------------------
 # cases: a model builder (given the library), inputs, loss, optimizer
@@ -227,42 +216,84 @@ class Trainer:
         self.opt.zero_grad()
 
 
-def state_numpy(model):
-    return {k: np.array(v.detach().numpy(), copy=True) for k, v in model.state_dict().items()}
+def inputs(case):
+    """The fixed batch (x, y or None) of `case`, the same in every process."""
+    _, _, x_shape, y_maker, *_ = case
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal(x_shape).astype(np.float32)
+    return x, (y_maker(rng) if y_maker else None)
 
 
 # --------------------------------------------------------------------------
-# timing
+# timing: one process per library per round
 
 
-def measure(trainers, min_time, repeats, budget):
-    """({lib: median seconds per step}, {lib: slowest / fastest timing}) for
-    `trainers` ({lib: Trainer}), timings interleaved between the libraries so
-    drifts in clock or load hit both alike."""
-    numbers, times = {}, {lib: [] for lib in trainers}
-    for lib, tr in trainers.items():
-        tr.step()  # warm-up: first-call allocations, lazily created optimizer state
-        tr.step()
-        t0 = time.perf_counter()
-        tr.step()
-        one = time.perf_counter() - t0
-        numbers[lib] = max(1, int(min_time / max(one, 1e-9)))
-    start = time.perf_counter()
-    for _ in range(repeats):
-        for lib, tr in trainers.items():
-            # Let the other library's worker threads go idle (OpenMP/OpenBLAS pools
-            # spin for a while after each call and would steal this one's cores).
-            time.sleep(0.2)
+def child(name, lib_name, weights, min_time, threads):
+    """Runs in a fresh interpreter: prints JSON {"step": seconds per training
+    step, "loss": eval loss before any step}, or exits with a one-line error."""
+    stage = "setup" if lib_name == "rumus" or not weights else "setup with rumus' weights"
+    try:
+        case = next(c for c in CASES if c[0] == name)
+        _, build, _, _, loss_fn, opt_spec, _ = case
+        lib = importlib.import_module(lib_name)
+        if lib_name == "torch":
+            lib.set_num_threads(threads)
+        state = None
+        if weights:
+            with np.load(weights, allow_pickle=False) as f:
+                state = dict(f)
+        trainer = Trainer(lib, build, *inputs(case), loss_fn, opt_spec, state)
+        stage = "eval loss"
+        loss = trainer.eval_loss()
+        stage = "training step"
+        trainer.step()  # warm-up: first-call allocations, lazily created optimizer state
+        trainer.step()
+        # calibrate on >= min_time / 5 of steps, then size one timing to >= min_time
+        done, t0 = 0, time.perf_counter()
+        while True:
+            trainer.step()
+            done += 1
+            elapsed = time.perf_counter() - t0
+            if elapsed >= min_time / 5:
+                break
+        if elapsed >= min_time:  # slow steps: the calibration already is a full timing
+            per_step = elapsed / done
+        else:
+            number = math.ceil(min_time * done / elapsed)
             t0 = time.perf_counter()
-            for _ in range(numbers[lib]):
-                tr.step()
-            times[lib].append((time.perf_counter() - t0) / numbers[lib])
-        if time.perf_counter() - start > budget * len(trainers):
+            for _ in range(number):
+                trainer.step()
+            per_step = (time.perf_counter() - t0) / number
+    except Exception as exc:
+        sys.exit(f"{stage}: {type(exc).__name__}: " + " ".join(str(exc).split()))
+    print(json.dumps({"step": per_step, "loss": loss}))
+    return 0
+
+
+def measure(name, libs, weights, min_time, threads, repeats, budget, errors):
+    """({lib: [seconds per step]}, {lib: eval loss}) over up to `repeats` rounds,
+    each library in its own process, the order alternating round by round.
+    Rounds stop early (after at least 2, one in each order) once a case has
+    taken `budget` seconds per library.  A failing library gets no further
+    rounds; its error is listed."""
+    times, losses, failed = {lib: [] for lib in libs}, {}, set()
+    start = time.perf_counter()
+    for r in range(repeats):
+        for lib in libs if r % 2 == 0 else libs[::-1]:
+            if lib in failed:
+                continue
+            args = [os.path.abspath(__file__), "--child", name, lib, weights]
+            try:
+                res = run_json(args + [repr(min_time), str(threads)])
+            except RuntimeError as exc:
+                failed.add(lib)
+                errors.append(f"{name} [{lib}] {exc}")
+                continue
+            times[lib].append(res["step"])
+            losses.setdefault(lib, res["loss"])
+        if r >= 1 and time.perf_counter() - start > budget * len(libs):
             break
-    return (
-        {lib: statistics.median(ts) for lib, ts in times.items()},
-        {lib: max(ts) / min(ts) for lib, ts in times.items()},
-    )
+    return times, losses
 
 
 # --------------------------------------------------------------------------
@@ -276,52 +307,38 @@ def fmt_ms(v):
     return f"{ms:.0f}" if ms >= 100 else f"{ms:.1f}" if ms >= 10 else f"{ms:.2f}"
 
 
-def run_case(case, min_time, repeats, budget, errors):
-    name, build, x_shape, y_maker, loss_fn, opt_spec, target = case
-    rng = np.random.default_rng(0)
-    x = rng.standard_normal(x_shape).astype(np.float32)
-    y = y_maker(rng) if y_maker else None
-    values, spread, trainers, note = {}, {}, {}, ""
+def save_weights(build, path):
+    """Builds the rumus model with manual_seed(0) and saves its state_dict to
+    `path` as plain NumPy arrays (np.savez: no pickle), for every process."""
+    import rumus
+
     rumus.manual_seed(0)
+    state = build(rumus).state_dict()
+    np.savez(path, **{k: np.array(v.detach().numpy(), copy=True) for k, v in state.items()})
+
+
+def run_case(case, libs, min_time, repeats, budget, threads, tmp, errors):
+    name, build, *_, target = case
+    weights, note, run = os.path.join(tmp, "weights.npz"), "", libs
     try:
-        trainers["rumus"] = Trainer(rumus, build, x, y, loss_fn, opt_spec)
-        state = state_numpy(trainers["rumus"].model)
-    except Exception as exc:
-        values["rumus"] = "ERR"
-        errors.append(f"{name} [rumus] setup: {type(exc).__name__}: {exc}")
-        state = None
-    if torch is not None:
-        try:
-            trainers["torch"] = Trainer(torch, build, x, y, loss_fn, opt_spec, state)
-        except Exception as exc:
-            values["torch"] = "ERR"
-            errors.append(f"{name} [torch] setup with rumus' weights: {type(exc).__name__}: {exc}")
-    if "rumus" in trainers and "torch" in trainers:
-        try:
-            a, b = trainers["rumus"].eval_loss(), trainers["torch"].eval_loss()
-            if not abs(a - b) <= 1e-4 * abs(b) + 1e-6:
-                note = " !WRONG"
-                errors.append(f"{name}: eval loss rumus {a!r} != torch {b!r} with the same weights")
-        except Exception as exc:
-            note = " !ERR"
-            errors.append(f"{name}: loss check: {type(exc).__name__}: {exc}")
-    for lib in list(trainers):
-        try:
-            trainers[lib].step()  # fail here, not inside the timing loop
-        except Exception as exc:
-            values[lib] = "ERR"
-            errors.append(f"{name} [{lib}] training step: {type(exc).__name__}: {exc}")
-            del trainers[lib]
-    if trainers:
-        medians, spread = measure(trainers, min_time, repeats, budget)
-        values.update(medians)
+        save_weights(build, weights)
+    except Exception as exc:  # torch still runs, on its own initial weights
+        errors.append(f"{name} [rumus] setup: {type(exc).__name__}: " + " ".join(str(exc).split()))
+        weights, run = "", [lib for lib in libs if lib != "rumus"]
+    times, losses = measure(name, run, weights, min_time, threads, repeats, budget, errors)
+    if "rumus" in losses and "torch" in losses:
+        a, b = losses["rumus"], losses["torch"]
+        if not abs(a - b) <= 1e-4 * abs(b) + 1e-6:
+            note = " !WRONG"
+            errors.append(f"{name}: eval loss rumus {a!r} != torch {b!r} with the same weights")
+    values = {lib: statistics.median(times[lib]) if times.get(lib) else "ERR" for lib in libs}
     ratio = "-"
     if isinstance(values.get("rumus"), float) and isinstance(values.get("torch"), float):
         r = values["rumus"] / values["torch"]
         ratio = f"{r:.2f}" + ("" if r <= target else " SLOW")
-    del trainers
-    gc.collect()
-    spreads = "  ".join(f"{spread[lib]:.2f}" if lib in spread else "-" for lib in LIBS)
+    spreads = "  ".join(
+        f"{max(times[lib]) / min(times[lib]):.2f}" if times.get(lib) else "-" for lib in libs
+    )
     return [
         name + note,
         fmt_ms(values.get("rumus")),
@@ -352,10 +369,16 @@ def main(argv=None):
         default=None,
         help="timings per library; the median is kept (default 7, --quick 3)",
     )
+    # one timing in this process: case name, library, weights .npz, min_time, threads
+    p.add_argument("--child", nargs=5, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
+    if args.child:
+        name, lib, weights, min_time, threads = args.child
+        return child(name, lib, weights, float(min_time), int(threads))
     min_time = args.min_time or (0.1 if args.quick else 0.3)
     repeats = args.repeats or (3 if args.quick else 7)
-    budget = max(repeats * min_time * 2, 1.0)
+    # wall seconds per library per case (process start-up included) before rounds stop
+    budget = repeats * (2 * min_time + 2)
 
     cases = CASES
     if args.only:
@@ -364,15 +387,27 @@ def main(argv=None):
         if not cases:
             sys.exit(f"--only {args.only!r} matches none of: " + ", ".join(c[0] for c in CASES))
 
+    try:
+        import rumus
+    except ImportError as exc:  # pragma: no cover - depends on the build
+        sys.exit(
+            f"cannot import rumus ({exc}); build it first (maturin develop) "
+            "and run this script with the project's .venv/bin/python"
+        )
+    import bench_core  # imports torch when it is installed: it is optional
+
+    torch = bench_core.torch
+    libs = ["rumus"] + (["torch"] if torch is not None else [])
     threads = rumus.get_num_threads()
     if torch is not None:
-        torch.set_num_threads(threads)
-    print_env()
+        torch.set_num_threads(threads)  # as every torch process will; print_env shows it
+    bench_core.print_env()
     print(
         f"threads: rumus {threads}" + (f", torch set to {torch.get_num_threads()}" if torch else "")
     )
     print(
-        f"timing: median of {repeats} timings of >= {min_time:g} s each, interleaved, after warm-up"
+        f"timing: median of {repeats} timings of >= {min_time:g} s each after warm-up, "
+        "each in its own process, libraries alternating"
     )
     print(
         "ms per training step (forward, loss, backward, optimizer step, zero_grad); "
@@ -380,7 +415,7 @@ def main(argv=None):
         "max/min = slowest over fastest timing per library (well above 1: a noisy machine)"
     )
     print()
-    headers = ["case", "rumus ms", "torch ms", "rumus/torch", "target", "max/min " + " ".join(LIBS)]
+    headers = ["case", "rumus ms", "torch ms", "rumus/torch", "target", "max/min " + " ".join(libs)]
     widths = [34, 9, 9, 12, 7, 20]
     line = "  ".join(
         h.ljust(w) if i == 0 else h.rjust(w) for i, (h, w) in enumerate(zip(headers, widths))
@@ -389,14 +424,16 @@ def main(argv=None):
     print("-" * len(line))
     errors = []
     t_start = time.perf_counter()
-    for case in cases:
-        cells = run_case(case, min_time, repeats, budget, errors)
-        print(
-            "  ".join(
-                c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))
-            ),
-            flush=True,
-        )
+    with tempfile.TemporaryDirectory(prefix="bench_nn") as tmp:
+        for case in cases:
+            cells = run_case(case, libs, min_time, repeats, budget, threads, tmp, errors)
+            print(
+                "  ".join(
+                    c.ljust(w) if i == 0 else c.rjust(w)
+                    for i, (c, w) in enumerate(zip(cells, widths))
+                ),
+                flush=True,
+            )
     print(f"\n(total {time.perf_counter() - t_start:.1f} s)")
     if errors:
         print("\nproblems:")

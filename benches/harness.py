@@ -28,16 +28,25 @@ print(json.dumps(times[2]))
 """
 
 
+def run_json(args):
+    """The JSON value on the last line of what `python *args` prints, run in a
+    fresh interpreter (this one's executable, this process's environment).
+
+    Args:
+        args: command-line arguments after the interpreter (a script or "-c" code).
+
+    A non-zero exit raises RuntimeError carrying the last line of its stderr.
+    """
+    out = subprocess.run([sys.executable, *args], capture_output=True, text=True)
+    if out.returncode != 0:
+        lines = out.stderr.strip().splitlines()
+        raise RuntimeError(lines[-1] if lines else f"exit status {out.returncode}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
 def time_once(setup, stmt, min_time=0.1):
     """Seconds per execution of `stmt` after `setup`, in a fresh interpreter."""
-    out = subprocess.run(
-        [sys.executable, "-c", _CHILD, json.dumps([setup, stmt, min_time])],
-        capture_output=True,
-        text=True,
-    )
-    if out.returncode != 0:
-        raise RuntimeError(out.stderr.strip().splitlines()[-1] if out.stderr else "failed")
-    return json.loads(out.stdout)
+    return run_json(["-c", _CHILD, json.dumps([setup, stmt, min_time])])
 
 
 def have(module):
@@ -100,13 +109,7 @@ def run_workers(worker, libs, argv, rounds):
     times = {lib: {} for lib in libs}
     for r in range(rounds):
         for lib in libs if r % 2 == 0 else libs[::-1]:
-            res = subprocess.run(
-                [sys.executable, "-c", worker, lib, *map(str, argv)],
-                capture_output=True,
-                text=True,
-                check=True,
-            )
-            for k, v in json.loads(res.stdout).items():
+            for k, v in run_json(["-c", worker, lib, *map(str, argv)]).items():
                 times[lib].setdefault(k, []).append(v)
     return times
 
