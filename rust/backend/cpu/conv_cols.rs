@@ -27,9 +27,10 @@ fn out_len(g: &Geom) -> usize {
     g.od * g.oh * g.ow
 }
 
-/// Images per chunk.
+/// Images per chunk: columns of about CHUNK_ELEMS, and at least one chunk per thread.
 fn chunk(g: &Geom) -> usize {
-    (CHUNK_ELEMS / (g.rows() * out_len(g))).clamp(1, g.n.max(1))
+    let per_thread = g.n.div_ceil(super::threads()).max(1);
+    (CHUNK_ELEMS / (g.rows() * out_len(g))).clamp(1, per_thread)
 }
 
 /// Runs `f(first image, images)` for every chunk of images, spread over the
