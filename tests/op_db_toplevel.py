@@ -92,19 +92,19 @@ def _adaptive_max_pool1d(input, output_size):
     return (input, output_size), dict(return_indices=True)
 
 
-def _bce_logits(input, target, weight=None, pos_weight=None, reduction=1):
+def _bce_logits(input, target, weight=None, pos_weight=None, reduction=0):
     return (input, target, weight), dict(reduction=_REDUCTION[reduction], pos_weight=pos_weight)
 
 
-def _pair_loss(input1, input2, target, margin=0.0, reduction=1):
+def _pair_loss(input1, input2, target, margin=0.0, reduction=0):
     return (input1, input2, target, margin), dict(reduction=_REDUCTION[reduction])
 
 
-def _hinge(input, target, margin=1.0, reduction=1):
+def _hinge(input, target, margin=1.0, reduction=0):
     return (input, target, margin), dict(reduction=_REDUCTION[reduction])
 
 
-def _kl_div(input, target, reduction=1, *, log_target=False):
+def _kl_div(input, target, reduction=0, *, log_target=False):
     return (input, target), dict(reduction=_REDUCTION[reduction], log_target=log_target)
 
 
@@ -112,14 +112,14 @@ def _poisson_nll(input, target, log_input, full, eps, reduction):
     return (input, target, log_input, full), dict(eps=eps, reduction=_REDUCTION[reduction])
 
 
-def _triplet(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-06, swap=False, reduction=1):
+def _triplet(anchor, positive, negative, margin=1.0, p=2.0, eps=1e-06, swap=False, reduction=0):
     return (anchor, positive, negative), dict(
         margin=margin, p=p, eps=eps, swap=swap, reduction=_REDUCTION[reduction]
     )
 
 
 def _ctc(
-    log_probs, targets, input_lengths, target_lengths, blank=0, reduction=1, zero_infinity=False
+    log_probs, targets, input_lengths, target_lengths, blank=0, reduction=0, zero_infinity=False
 ):
     return (log_probs, targets, input_lengths, target_lengths, blank), dict(
         reduction=_REDUCTION[reduction], zero_infinity=zero_infinity
@@ -286,7 +286,7 @@ TOPLEVEL = [
         _bce_logits,
         lambda m: [
             Sample(m(3, 4), m(3, 4, domain=dom(U, lo=0, hi=1))),
-            Sample(m(3, 4), m(3, 4, domain=dom(U, lo=0, hi=1)), None, m(4, domain=P)),
+            Sample(m(3, 4), m(3, 4, domain=dom(U, lo=0, hi=1)), None, m(4, domain=P), 1),
             Sample(m(3, 4), m(3, 4, domain=dom(U, lo=0, hi=1)), m(3, 1, domain=P), reduction=2),
             Sample(m(0, 2), m(0, 2), reduction=0),
         ],
@@ -331,7 +331,7 @@ TOPLEVEL = [
         "margin_ranking_loss",
         _pair_loss,
         lambda m: [
-            Sample(m(6), m(6), Arg(_Y6), 0.2),
+            Sample(m(6), m(6), Arg(_Y6), 0.2, 1),
             Sample(m(6), m(6), Arg(_Y6), reduction=0),
             Sample(m(0), m(0), Arg(np.zeros(0)), 0.0, 2),
         ],
@@ -347,7 +347,7 @@ TOPLEVEL = [
         "hinge_embedding_loss",
         _hinge,
         lambda m: [
-            Sample(m(3, 4), Arg(_HINGE_Y)),
+            Sample(m(3, 4), Arg(_HINGE_Y), reduction=1),
             Sample(m(3, 4), Arg(_HINGE_Y), 0.5, 0),
             Sample(m(5), Arg(np.array([1.0, -1, -1, 1, 1])), reduction=2),
         ],
@@ -365,7 +365,7 @@ TOPLEVEL = [
         lambda m: [
             Sample(m(3, 4), m(3, 4, domain=P)),
             Sample(m(3, 4), m(3, 4), 2, log_target=True),
-            Sample(m(3, 4), m(3, 4, domain=P), reduction=0),
+            Sample(m(3, 4), m(3, 4, domain=P), reduction=1),
         ],
         [Row("rumus_kl_div", lambda x, t: rumus.kl_div(x, t), [U(3, 4), P(3, 4)])],
     ),
@@ -396,7 +396,7 @@ TOPLEVEL = [
         "triplet_margin_loss",
         _triplet,
         lambda m: [
-            Sample(m(4, 3), m(4, 3), m(4, 3)),
+            Sample(m(4, 3), m(4, 3), m(4, 3), reduction=1),
             Sample(m(4, 3), m(4, 3), m(4, 3), 2.0, 1.0, 1e-6, True, 0),
             Sample(m(3), m(3), m(3), eps=1e-3, reduction=2),
         ],
@@ -412,7 +412,7 @@ TOPLEVEL = [
         "ctc_loss",
         _ctc,
         lambda m: [
-            Sample(m(6, 3, 4), Arg(CTC_TARGETS, "int64"), [6, 5, 4], [3, 2, 1]),
+            Sample(m(6, 3, 4), Arg(CTC_TARGETS, "int64"), [6, 5, 4], [3, 2, 1], 0, 1),
             Sample(m(6, 3, 4), Arg(CTC_TARGETS, "int64"), [6, 5, 4], [3, 2, 1], 0, 2),
             Sample(
                 m(3, 2, 4),

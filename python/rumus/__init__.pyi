@@ -515,19 +515,19 @@ def binary_cross_entropy_with_logits(
     target: Tensor,
     weight: Tensor | None = None,
     pos_weight: Tensor | None = None,
-    reduction: _int = 1,
+    reduction: _int = 0,
 ) -> Tensor: ...
 def cosine_embedding_loss(
-    input1: Tensor, input2: Tensor, target: Tensor, margin: _float = 0.0, reduction: _int = 1
+    input1: Tensor, input2: Tensor, target: Tensor, margin: _float = 0.0, reduction: _int = 0
 ) -> Tensor: ...
 def hinge_embedding_loss(
-    input: Tensor, target: Tensor, margin: _float = 1.0, reduction: _int = 1
+    input: Tensor, target: Tensor, margin: _float = 1.0, reduction: _int = 0
 ) -> Tensor: ...
 def kl_div(
-    input: Tensor, target: Tensor, reduction: _int = 1, *, log_target: _bool = False
+    input: Tensor, target: Tensor, reduction: _int = 0, *, log_target: _bool = False
 ) -> Tensor: ...
 def margin_ranking_loss(
-    input1: Tensor, input2: Tensor, target: Tensor, margin: _float = 0.0, reduction: _int = 1
+    input1: Tensor, input2: Tensor, target: Tensor, margin: _float = 0.0, reduction: _int = 0
 ) -> Tensor: ...
 def poisson_nll_loss(
     input: Tensor,
@@ -545,7 +545,7 @@ def triplet_margin_loss(
     p: _float = 2.0,
     eps: _float = 1e-06,
     swap: _bool = False,
-    reduction: _int = 1,
+    reduction: _int = 0,
 ) -> Tensor: ...
 def ctc_loss(
     log_probs: Tensor,
@@ -553,7 +553,7 @@ def ctc_loss(
     input_lengths: Tensor | Sequence[_int],
     target_lengths: Tensor | Sequence[_int],
     blank: _int = 0,
-    reduction: _int = 1,
+    reduction: _int = 0,
     zero_infinity: _bool = False,
 ) -> Tensor: ...
 

@@ -32,7 +32,9 @@ selu_ = F.selu_
 celu_ = F.celu_
 threshold_ = F.threshold_
 
-# ATen's reduction enum, which torch's top-level losses take instead of a string.
+# ATen's reduction enum, which torch's top-level losses take instead of a string. Left out, it
+# is 0 (none): torch's Python binding passes 0 although its schema and stubs say 1 (mean), and
+# ported scripts rely on what the binding does.
 _REDUCTIONS = {0: "none", 1: "mean", 2: "sum"}
 
 
@@ -364,7 +366,7 @@ def rrelu_(input, lower=0.125, upper=1.0 / 3.0, training=False, generator=None):
 # ------------------------------------------------------------------ losses (int reduction)
 
 
-def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction=1):
+def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None, reduction=0):
     """Binary cross entropy on logits; see
     :func:`rumus.nn.functional.binary_cross_entropy_with_logits`.
 
@@ -373,7 +375,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None
         target (Tensor): the targets in [0, 1], of the input's shape.
         weight (Tensor, optional): per-element weights, broadcast to the input.
         pos_weight (Tensor, optional): the weight of positive examples, per class.
-        reduction (int): 0 none, 1 mean, 2 sum.
+        reduction (int): 0 none (the default), 1 mean, 2 sum.
 
     Returns:
         Tensor: the loss.
@@ -387,7 +389,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None
     )
 
 
-def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=1):
+def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=0):
     """Cosine embedding loss; see :func:`rumus.nn.functional.cosine_embedding_loss`.
 
     Args:
@@ -395,7 +397,7 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=1):
         input2 (Tensor): of the same shape.
         target (Tensor): 1 or -1 per pair.
         margin (float): for the dissimilar pairs.
-        reduction (int): 0 none, 1 mean, 2 sum.
+        reduction (int): 0 none (the default), 1 mean, 2 sum.
 
     Returns:
         Tensor: the loss.
@@ -404,14 +406,14 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=1):
     return F.cosine_embedding_loss(input1, input2, target, margin, reduction=r)
 
 
-def hinge_embedding_loss(input, target, margin=1.0, reduction=1):
+def hinge_embedding_loss(input, target, margin=1.0, reduction=0):
     """Hinge embedding loss; see :func:`rumus.nn.functional.hinge_embedding_loss`.
 
     Args:
         input (Tensor): the distances.
         target (Tensor): 1 or -1, of the input's shape.
         margin (float): for the -1 targets.
-        reduction (int): 0 none, 1 mean, 2 sum.
+        reduction (int): 0 none (the default), 1 mean, 2 sum.
 
     Returns:
         Tensor: the loss.
@@ -420,13 +422,13 @@ def hinge_embedding_loss(input, target, margin=1.0, reduction=1):
     return F.hinge_embedding_loss(input, target, margin, reduction=r)
 
 
-def kl_div(input, target, reduction=1, *, log_target=False):
+def kl_div(input, target, reduction=0, *, log_target=False):
     """Kullback-Leibler divergence; see :func:`rumus.nn.functional.kl_div`.
 
     Args:
         input (Tensor): log-probabilities.
         target (Tensor): probabilities (log-probabilities with ``log_target``).
-        reduction (int): 0 none, 1 mean over elements, 2 sum.
+        reduction (int): 0 none (the default), 1 mean over elements, 2 sum.
         log_target (bool): ``target`` holds log-probabilities.
 
     Returns:
@@ -438,7 +440,7 @@ def kl_div(input, target, reduction=1, *, log_target=False):
     return F.kl_div(input, target, reduction=r, log_target=log_target)
 
 
-def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=1):
+def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=0):
     """Margin ranking loss; see :func:`rumus.nn.functional.margin_ranking_loss`.
 
     Args:
@@ -446,7 +448,7 @@ def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=1):
         input2 (Tensor): the second scores.
         target (Tensor): 1 where ``input1`` should rank higher, -1 where lower.
         margin (float): the required gap.
-        reduction (int): 0 none, 1 mean, 2 sum.
+        reduction (int): 0 none (the default), 1 mean, 2 sum.
 
     Returns:
         Tensor: the loss.
@@ -464,7 +466,7 @@ def poisson_nll_loss(input, target, log_input, full, eps, reduction):
         log_input (bool): ``input`` holds log-rates.
         full (bool): add the Stirling term.
         eps (float): keeps ``log(input)`` finite when not ``log_input``.
-        reduction (int): 0 none, 1 mean, 2 sum.
+        reduction (int): 0 none (the default), 1 mean, 2 sum.
 
     Returns:
         Tensor: the loss.
@@ -474,7 +476,7 @@ def poisson_nll_loss(input, target, log_input, full, eps, reduction):
 
 
 def triplet_margin_loss(
-    anchor, positive, negative, margin=1.0, p=2.0, eps=1e-06, swap=False, reduction=1
+    anchor, positive, negative, margin=1.0, p=2.0, eps=1e-06, swap=False, reduction=0
 ):
     """Triplet margin loss; see :func:`rumus.nn.functional.triplet_margin_loss`.
 
@@ -486,7 +488,7 @@ def triplet_margin_loss(
         p (float): the norm of the distances.
         eps (float): added to the differences.
         swap (bool): use the smaller of the anchor/positive-to-negative distances.
-        reduction (int): 0 none, 1 mean, 2 sum.
+        reduction (int): 0 none (the default), 1 mean, 2 sum.
 
     Returns:
         Tensor: the loss.
@@ -496,7 +498,7 @@ def triplet_margin_loss(
 
 
 def ctc_loss(
-    log_probs, targets, input_lengths, target_lengths, blank=0, reduction=1, zero_infinity=False
+    log_probs, targets, input_lengths, target_lengths, blank=0, reduction=0, zero_infinity=False
 ):
     """Connectionist temporal classification loss; see :func:`rumus.nn.functional.ctc_loss`.
 
@@ -506,7 +508,8 @@ def ctc_loss(
         input_lengths (Tensor or list of int): the length of each input.
         target_lengths (Tensor or list of int): the length of each target.
         blank (int): the blank label.
-        reduction (int): 0 none, 1 mean (over target lengths, then the batch), 2 sum.
+        reduction (int): 0 none (the default), 1 mean (over target lengths, then the
+            batch), 2 sum.
         zero_infinity (bool): zero infinite losses and their gradients.
 
     Returns:
