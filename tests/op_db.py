@@ -19,7 +19,7 @@ Add one entry to OP_DB, in its family's section below. Most ops fit a factory::
 else write ``OpInfo(name, variants, ref, samples, ...)`` with
 
 - ``variants``: the spellings it covers, each tested: "rumus.X", "F.X", "Tensor.X",
-  "Tensor.X_" (in place, run on a clone of the first argument), "F.X:inplace"
+  "Tensor.X_" and "rumus.X_" (in place, run on a clone of the first argument), "F.X:inplace"
   (``F.X(..., inplace=True)`` on a clone), ``(label, callable)`` for syntax (``x[i]``), or
   ``(label, callable, "inplace")`` for in-place syntax (the callable clones, ``x += y``);
   callables run on the samples without kwargs and name what they cover in ``covers``;
@@ -493,7 +493,7 @@ def is_inplace(v):
     """In-place variants: "Tensor.X_", "F.X:inplace", and (label, fn, "inplace") tuples."""
     if not isinstance(v, str):
         return len(v) > 2 and v[2] == "inplace"
-    return v.endswith(":inplace") or (v.startswith("Tensor.") and v.endswith("_"))
+    return v.endswith(":inplace") or (v.startswith(("Tensor.", "rumus.")) and v.endswith("_"))
 
 
 def call(v, args, kwargs):
@@ -506,12 +506,13 @@ def call(v, args, kwargs):
         out = getattr(F, name[: -len(":inplace")])(x, *args[1:], inplace=True, **kwargs)
         assert out is x, f"{v} must return its input"
         return x
+    if where in ("Tensor", "rumus") and name.endswith("_") and not name.endswith("__"):
+        x = args[0].clone()
+        fn = getattr(x, name) if where == "Tensor" else functools.partial(getattr(rumus, name), x)
+        out = fn(*args[1:], **kwargs)
+        assert out is x, f"{v} must return its input"
+        return x
     if where == "Tensor":
-        if name.endswith("_") and not name.endswith("__"):
-            x = args[0].clone()
-            out = getattr(x, name)(*args[1:], **kwargs)
-            assert out is x, f"{v} must return self"
-            return x
         return getattr(args[0], name)(*args[1:], **kwargs)
     modules = {"rumus": rumus, "F": F, "linalg": rumus.linalg, "special": rumus.special}
     return getattr(modules[where], name)(*args, **kwargs)
@@ -5568,7 +5569,7 @@ from op_db_linalg import LINALG_DECOMP  # noqa: E402 - it builds on the helpers 
 from op_db_nn_more import NN_MORE  # noqa: E402 - it builds on the helpers above
 from op_db_spatial import SPATIAL  # noqa: E402 - it builds on the helpers above
 from op_db_special import SPECIAL_FNS  # noqa: E402 - it builds on the helpers above
-from op_db_toplevel import TOPLEVEL  # noqa: E402 - it builds on the entries above
+from op_db_toplevel import TOPLEVEL, add_inplace_spellings  # noqa: E402 - uses the entries above
 
 OP_DB = (
     ELEMENTWISE
@@ -5592,6 +5593,7 @@ OP_DB = (
     + COMPLEX
     + TOPLEVEL
 )
+add_inplace_spellings(OP_DB)
 
 
 def _iadd_imul(x, b):

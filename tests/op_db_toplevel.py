@@ -435,3 +435,56 @@ TOPLEVEL = [
         ],
     ),
 ]
+
+
+# torch's top-level in-place functions (torch.exp_(x)) are the Tensor methods: each becomes a
+# variant of the entry that tests Tensor.X_, run on the same samples.
+INPLACE = (
+    "abs_",
+    "acos_",
+    "addmv_",
+    "asin_",
+    "atan_",
+    "ceil_",
+    "clamp_",
+    "clamp_max_",
+    "clamp_min_",
+    "cos_",
+    "cosh_",
+    "erf_",
+    "erfc_",
+    "exp2_",
+    "exp_",
+    "expm1_",
+    "fill_",
+    "floor_",
+    "i0_",
+    "log10_",
+    "log1p_",
+    "log2_",
+    "log_",
+    "logit_",
+    "nan_to_num_",
+    "neg_",
+    "negative_",
+    "reciprocal_",
+    "round_",
+    "rsqrt_",
+    "sigmoid_",
+    "sin_",
+    "sinh_",
+    "sqrt_",
+    "square_",
+    "tan_",
+    "tanh_",
+    "trunc_",
+    "xlogy_",
+    "zero_",
+)
+
+
+def add_inplace_spellings(ops):
+    for name in INPLACE:
+        holders = [op for op in ops if f"Tensor.{name}" in op.variants]
+        assert len(holders) == 1, f"no single entry tests Tensor.{name}: {holders}"
+        holders[0].variants.append(f"rumus.{name}")

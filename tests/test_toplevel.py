@@ -496,3 +496,31 @@ def test_losses_left_unreduced_by_default(name, args):
     none, mean = getattr(rumus, name)(*t), getattr(rumus, name)(*t, reduction=1)
     assert none.dim() > 0 and mean.dim() == 0
     np.testing.assert_allclose(_np(mean), _np(none).mean(), rtol=1e-12)
+
+
+METHOD_SPELLINGS = (
+    "abs_ acos_ addmv_ asin_ atan_ ceil_ clamp_ clamp_max_ clamp_min_ cos_ cosh_ erf_ erfc_ exp2_ "
+    "exp_ expm1_ fill_ floor_ i0_ log10_ log1p_ log2_ log_ logit_ nan_to_num_ neg_ negative_ "
+    "reciprocal_ round_ rsqrt_ sigmoid_ sin_ sinh_ sqrt_ square_ tan_ tanh_ trunc_ xlogy_ zero_ "
+    "broadcast_to detach detach_ is_conj is_floating_point"
+).split()
+
+
+def test_method_spellings_are_the_methods():
+    for name in METHOD_SPELLINGS:
+        assert getattr(rumus, name) is getattr(rumus.Tensor, name), name
+
+
+def test_method_spellings_exist_in_torch():
+    torch = pytest.importorskip("torch")
+    missing = [n for n in METHOD_SPELLINGS if not callable(getattr(torch, n, None))]
+    assert not missing
+
+
+def test_inplace_spelling_writes_its_input():
+    x = rumus.tensor(X3)
+    assert rumus.exp_(x) is x
+    np.testing.assert_allclose(_np(x), np.exp(X3))
+    assert rumus.clamp_(x, max=1.0) is x and float(x.max()) == 1.0
+    assert rumus.zero_(x) is x and not bool(x.any())
+    assert rumus.is_floating_point(x) and not rumus.is_floating_point(rumus.tensor([1]))

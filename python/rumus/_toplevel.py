@@ -9,7 +9,53 @@ validates the input.
 from ._rumus import Tensor
 from .nn import functional as F
 
+# torch's top-level functions that are Tensor methods here: the methods themselves, as
+# rumus.exp is Tensor.exp (the in-place forms, detach, metadata queries).
 broadcast_to = Tensor.broadcast_to
+abs_ = Tensor.abs_
+acos_ = Tensor.acos_
+addmv_ = Tensor.addmv_
+asin_ = Tensor.asin_
+atan_ = Tensor.atan_
+ceil_ = Tensor.ceil_
+clamp_ = Tensor.clamp_
+clamp_max_ = Tensor.clamp_max_
+clamp_min_ = Tensor.clamp_min_
+cos_ = Tensor.cos_
+cosh_ = Tensor.cosh_
+erf_ = Tensor.erf_
+erfc_ = Tensor.erfc_
+exp2_ = Tensor.exp2_
+exp_ = Tensor.exp_
+expm1_ = Tensor.expm1_
+fill_ = Tensor.fill_
+floor_ = Tensor.floor_
+i0_ = Tensor.i0_
+log10_ = Tensor.log10_
+log1p_ = Tensor.log1p_
+log2_ = Tensor.log2_
+log_ = Tensor.log_
+logit_ = Tensor.logit_
+nan_to_num_ = Tensor.nan_to_num_
+neg_ = Tensor.neg_
+negative_ = Tensor.negative_
+reciprocal_ = Tensor.reciprocal_
+round_ = Tensor.round_
+rsqrt_ = Tensor.rsqrt_
+sigmoid_ = Tensor.sigmoid_
+sin_ = Tensor.sin_
+sinh_ = Tensor.sinh_
+sqrt_ = Tensor.sqrt_
+square_ = Tensor.square_
+tan_ = Tensor.tan_
+tanh_ = Tensor.tanh_
+trunc_ = Tensor.trunc_
+xlogy_ = Tensor.xlogy_
+zero_ = Tensor.zero_
+detach = Tensor.detach
+detach_ = Tensor.detach_
+is_conj = Tensor.is_conj
+is_floating_point = Tensor.is_floating_point
 
 # Same signatures as torch's (up to how a default is spelled): the functions themselves.
 conv1d = F.conv1d
