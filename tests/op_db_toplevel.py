@@ -437,54 +437,72 @@ TOPLEVEL = [
 ]
 
 
-# torch's top-level in-place functions (torch.exp_(x)) are the Tensor methods: each becomes a
-# variant of the entry that tests Tensor.X_, run on the same samples.
-INPLACE = (
-    "abs_",
-    "acos_",
-    "addmv_",
-    "asin_",
-    "atan_",
-    "ceil_",
-    "clamp_",
-    "clamp_max_",
-    "clamp_min_",
-    "cos_",
-    "cosh_",
-    "erf_",
-    "erfc_",
-    "exp2_",
-    "exp_",
-    "expm1_",
-    "fill_",
-    "floor_",
-    "i0_",
-    "log10_",
-    "log1p_",
-    "log2_",
-    "log_",
-    "logit_",
-    "nan_to_num_",
-    "neg_",
-    "negative_",
-    "reciprocal_",
-    "round_",
-    "rsqrt_",
-    "sigmoid_",
-    "sin_",
-    "sinh_",
-    "sqrt_",
-    "square_",
-    "tan_",
-    "tanh_",
-    "trunc_",
-    "xlogy_",
-    "zero_",
-)
+# torch's top-level functions that are Tensor methods here: each spelling becomes a variant
+# of the entry that tests the variant it equals, run on the same samples. The in-place ones
+# (torch.exp_(x)) run on a clone, as Tensor.exp_ does.
+SPELLINGS = {
+    "abs_": "Tensor.abs_",
+    "acos_": "Tensor.acos_",
+    "addmv_": "Tensor.addmv_",
+    "asin_": "Tensor.asin_",
+    "atan_": "Tensor.atan_",
+    "ceil_": "Tensor.ceil_",
+    "clamp_": "Tensor.clamp_",
+    "clamp_max_": "Tensor.clamp_max_",
+    "clamp_min_": "Tensor.clamp_min_",
+    "cos_": "Tensor.cos_",
+    "cosh_": "Tensor.cosh_",
+    "erf_": "Tensor.erf_",
+    "erfc_": "Tensor.erfc_",
+    "exp2_": "Tensor.exp2_",
+    "exp_": "Tensor.exp_",
+    "expm1_": "Tensor.expm1_",
+    "fill_": "Tensor.fill_",
+    "floor_": "Tensor.floor_",
+    "i0_": "Tensor.i0_",
+    "log10_": "Tensor.log10_",
+    "log1p_": "Tensor.log1p_",
+    "log2_": "Tensor.log2_",
+    "log_": "Tensor.log_",
+    "logit_": "Tensor.logit_",
+    "nan_to_num_": "Tensor.nan_to_num_",
+    "neg_": "Tensor.neg_",
+    "negative_": "Tensor.negative_",
+    "reciprocal_": "Tensor.reciprocal_",
+    "round_": "Tensor.round_",
+    "rsqrt_": "Tensor.rsqrt_",
+    "sigmoid_": "Tensor.sigmoid_",
+    "sin_": "Tensor.sin_",
+    "sinh_": "Tensor.sinh_",
+    "sqrt_": "Tensor.sqrt_",
+    "square_": "Tensor.square_",
+    "tan_": "Tensor.tan_",
+    "tanh_": "Tensor.tanh_",
+    "trunc_": "Tensor.trunc_",
+    "xlogy_": "Tensor.xlogy_",
+    "zero_": "Tensor.zero_",
+    "arccos": "rumus.acos",
+    "arcsin": "rumus.asin",
+    "arctan": "rumus.atan",
+    "arctan2": "rumus.atan2",
+    "arccos_": "Tensor.acos_",
+    "arcsin_": "Tensor.asin_",
+    "arctan_": "Tensor.atan_",
+    "greater": "rumus.gt",
+    "greater_equal": "rumus.ge",
+    "less": "rumus.lt",
+    "less_equal": "rumus.le",
+    "not_equal": "rumus.ne",
+    "subtract": "rumus.sub",
+    "swapdims": "Tensor.transpose",
+    "fix": "rumus.trunc",
+    "fix_": "Tensor.trunc_",
+    "clip_": "Tensor.clamp_",
+}
 
 
-def add_inplace_spellings(ops):
-    for name in INPLACE:
-        holders = [op for op in ops if f"Tensor.{name}" in op.variants]
-        assert len(holders) == 1, f"no single entry tests Tensor.{name}: {holders}"
+def add_spellings(ops):
+    for name, twin in SPELLINGS.items():
+        holders = [op for op in ops if twin in op.variants]
+        assert len(holders) == 1, f"no single entry tests {twin}: {holders}"
         holders[0].variants.append(f"rumus.{name}")

@@ -504,16 +504,37 @@ METHOD_SPELLINGS = (
     "reciprocal_ round_ rsqrt_ sigmoid_ sin_ sinh_ sqrt_ square_ tan_ tanh_ trunc_ xlogy_ zero_ "
     "broadcast_to detach detach_ is_conj is_floating_point"
 ).split()
+ALIASES = {
+    "arccos": "acos",
+    "arcsin": "asin",
+    "arctan": "atan",
+    "arctan2": "atan2",
+    "arccos_": "acos_",
+    "arcsin_": "asin_",
+    "arctan_": "atan_",
+    "greater": "gt",
+    "greater_equal": "ge",
+    "less": "lt",
+    "less_equal": "le",
+    "not_equal": "ne",
+    "subtract": "sub",
+    "swapdims": "transpose",
+    "fix": "trunc",
+    "fix_": "trunc_",
+    "clip_": "clamp_",
+}
 
 
 def test_method_spellings_are_the_methods():
     for name in METHOD_SPELLINGS:
         assert getattr(rumus, name) is getattr(rumus.Tensor, name), name
+    for name, method in ALIASES.items():
+        assert getattr(rumus, name) is getattr(rumus.Tensor, method), name
 
 
 def test_method_spellings_exist_in_torch():
     torch = pytest.importorskip("torch")
-    missing = [n for n in METHOD_SPELLINGS if not callable(getattr(torch, n, None))]
+    missing = [n for n in [*METHOD_SPELLINGS, *ALIASES] if not callable(getattr(torch, n, None))]
     assert not missing
 
 

@@ -57,6 +57,25 @@ detach_ = Tensor.detach_
 is_conj = Tensor.is_conj
 is_floating_point = Tensor.is_floating_point
 
+# NumPy-style and older names torch keeps as aliases.
+arccos = Tensor.acos
+arcsin = Tensor.asin
+arctan = Tensor.atan
+arctan2 = Tensor.atan2
+arccos_ = Tensor.acos_
+arcsin_ = Tensor.asin_
+arctan_ = Tensor.atan_
+greater = Tensor.gt
+greater_equal = Tensor.ge
+less = Tensor.lt
+less_equal = Tensor.le
+not_equal = Tensor.ne
+subtract = Tensor.sub
+swapdims = Tensor.transpose
+fix = Tensor.trunc
+fix_ = Tensor.trunc_
+clip_ = Tensor.clamp_
+
 # Same signatures as torch's (up to how a default is spelled): the functions themselves.
 conv1d = F.conv1d
 conv2d = F.conv2d
