@@ -3,7 +3,8 @@
 ``torch.X`` function, which differ from ``F.X`` for some of them (``torch.embedding`` takes
 the weight first, ``torch.batch_norm`` takes every argument positionally, the losses take
 ``reduction`` as an int). Each one delegates to its ``rumus.nn.functional`` twin, which
-validates the input.
+validates the input. Also torch's top-level spellings of Tensor methods (``torch.exp_``,
+``torch.detach``) and its aliases (``torch.arccos``, ``torch.subtract``): the methods themselves.
 """
 
 from ._rumus import Tensor
