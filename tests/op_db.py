@@ -5569,7 +5569,7 @@ from op_db_linalg import LINALG_DECOMP  # noqa: E402 - it builds on the helpers 
 from op_db_nn_more import NN_MORE  # noqa: E402 - it builds on the helpers above
 from op_db_spatial import SPATIAL  # noqa: E402 - it builds on the helpers above
 from op_db_special import SPECIAL_FNS  # noqa: E402 - it builds on the helpers above
-from op_db_toplevel import TOPLEVEL, add_spellings  # noqa: E402 - it builds on the entries above
+from op_db_toplevel import SHAPES, TOPLEVEL, add_spellings  # noqa: E402 - uses the entries above
 
 OP_DB = (
     ELEMENTWISE
@@ -5592,6 +5592,7 @@ OP_DB = (
     + SPECIAL_FNS
     + COMPLEX
     + TOPLEVEL
+    + SHAPES
 )
 add_spellings(OP_DB)
 

@@ -9,6 +9,7 @@ when it is importable. Spellings that take F's arguments are variants of the F e
 import numpy as np
 import rumus
 from op_db import (
+    ALL,
     DISTINCT,
     LOSSES,
     NN,
@@ -433,6 +434,130 @@ TOPLEVEL = [
                 gg=False,
             )
         ],
+    ),
+]
+
+
+def _at_least_ref(fn):
+    """np.atleast_Nd's result as torch's: one array for one input, else a list."""
+    return lambda *xs: fn(*xs) if len(xs) == 1 else [np.ascontiguousarray(x) for x in fn(*xs)]
+
+
+def _stack_samples(m):
+    return [
+        Sample([m(3), m(2)]),
+        Sample([m(2, 3), m(2, 1)]),
+        Sample([m(), m()]),
+        Sample([m(2, 2, 1), m(2, 2, 1, layout="transposed")]),
+        Sample([m(0, 3), m(0, 3)]),
+    ]
+
+
+def _stack(name, ref, samples=_stack_samples, **kw):
+    fn = getattr(rumus, name)
+    return OpInfo(
+        name,
+        [f"rumus.{name}"],
+        lambda ts: ref(ts),
+        samples,
+        dtypes=ALL,
+        mismatch=False,
+        grads=[Row(f"rumus_{name}", lambda a, b: fn([a, b]), [U(2, 3), U(2, 3)])],
+        **kw,
+    )
+
+
+def _same_rows(m):
+    return [
+        Sample([m(3), m(3)]),
+        Sample([m(2, 3), m(1, 3)]),
+        Sample([m(), m()]),
+        Sample([m(2, 3, layout="transposed"), m(2, 3)]),
+    ]
+
+
+def _at_least_op(n):
+    name = f"atleast_{n}d"
+    fn = getattr(rumus, name)
+    return OpInfo(
+        name,
+        [f"rumus.{name}"],
+        _at_least_ref(getattr(np, name)),
+        lambda m: [
+            Sample(m()),
+            Sample(m(3)),
+            Sample(m(2, 3)),
+            Sample(m(2, 1, 2, layout="strided")),
+            Sample(m(), m(3), m(2, 3)),
+        ],
+        dtypes=ALL,
+        mismatch=False,
+        grads=[Row(f"rumus_{name}", lambda x: fn(x), [U(3)])],
+    )
+
+
+SHAPES = [
+    _stack("hstack", np.hstack),
+    _stack("vstack", np.vstack, samples=_same_rows),
+    _stack("row_stack", np.vstack, samples=_same_rows),
+    _stack(
+        "dstack",
+        np.dstack,
+        samples=lambda m: [
+            Sample([m(3), m(3)]),
+            Sample([m(2, 3), m(2, 3)]),
+            Sample([m(), m()]),
+            Sample([m(2, 3, 2, layout="transposed"), m(2, 3, 1)]),
+        ],
+    ),
+    _stack(
+        "column_stack",
+        np.column_stack,
+        samples=lambda m: [
+            Sample([m(3), m(3, 2)]),
+            Sample([m(), m(1)]),
+            Sample([m(0), m(0, 2)]),
+            Sample([m(2, 3, layout="transposed"), m(2)]),
+        ],
+    ),
+    _at_least_op(1),
+    _at_least_op(2),
+    _at_least_op(3),
+    OpInfo(
+        "fliplr",
+        ["rumus.fliplr"],
+        lambda x: np.fliplr(x).copy(),
+        lambda m: [Sample(m(3, 4)), Sample(m(2, 3, 2)), Sample(m(3, 4, layout="transposed"))],
+        dtypes=ALL,
+        grads=[Row("rumus_fliplr", lambda x: rumus.fliplr(x), [U(3, 4)])],
+        bad=lambda m: [("fliplr of 1-d", lambda: rumus.fliplr(m.t(3)))],
+    ),
+    OpInfo(
+        "flipud",
+        ["rumus.flipud"],
+        lambda x: np.flipud(x).copy(),
+        lambda m: [
+            Sample(m(3)),
+            Sample(m(3, 4)),
+            Sample(m(0, 2)),
+            Sample(m(3, 4, layout="strided")),
+        ],
+        dtypes=ALL,
+        grads=[Row("rumus_flipud", lambda x: rumus.flipud(x), [U(3, 4)])],
+        bad=lambda m: [("flipud of 0-d", lambda: rumus.flipud(m.t()))],
+    ),
+    OpInfo(
+        "ravel",
+        ["rumus.ravel"],
+        lambda x: np.ravel(x).copy(),
+        lambda m: [
+            Sample(m(3, 4)),
+            Sample(m()),
+            Sample(m(0, 2)),
+            Sample(m(3, 4, layout="transposed")),
+        ],
+        dtypes=ALL,
+        grads=[Row("rumus_ravel", lambda x: rumus.ravel(x), [U(3, 4)])],
     ),
 ]
 

@@ -332,6 +332,21 @@ CASES = [
     ),
 ]
 
+CASES += [
+    ("hstack", "hstack", lambda t: (([t(arr(3)), t(arr(2))],), {}), None),
+    ("hstack_kw", "hstack", lambda t: ((), dict(tensors=[t(X3), t(X3)])), None),
+    ("vstack", "vstack", lambda t: (([t(arr(3)), t(arr(2, 3))],), {}), None),
+    ("row_stack", "row_stack", lambda t: (([t(arr(3)), t(arr(3, k=1))],), {}), None),
+    ("dstack", "dstack", lambda t: (([t(arr(2, 3)), t(X3.reshape(2, 3, 5))],), {}), None),
+    ("column_stack", "column_stack", lambda t: ((), dict(tensors=[t(arr(2)), t(arr(2, 3))])), None),
+    ("atleast_1d", "atleast_1d", lambda t: ((t(np.array(1.5)),), {}), None),
+    ("atleast_2d_many", "atleast_2d", lambda t: ((t(np.array(1.5)), t(arr(3))), {}), None),
+    ("atleast_3d_list", "atleast_3d", lambda t: (([t(arr(3)), t(arr(2, 3))],), {}), None),
+    ("fliplr", "fliplr", lambda t: ((), dict(input=t(X3))), None),
+    ("flipud", "flipud", lambda t: ((t(X3),), {}), None),
+    ("ravel", "ravel", lambda t: ((t(X3).transpose(0, 2),), {}), None),
+]
+
 
 def _np(out):
     if isinstance(out, (tuple, list)):
@@ -449,6 +464,10 @@ BAD = [
     ("embedding_weight_str", TypeError, lambda m: m.embedding("w", m.tensor([0]))),
     ("conv2d_channels", RuntimeError, lambda m: m.conv2d(m.ones(1, 2, 4, 4), m.ones(3, 5, 2, 2))),
     ("max_pool2d_kernel", RuntimeError, lambda m: m.max_pool2d(m.ones(1, 1, 2, 2), 3)),
+    ("fliplr_1d", RuntimeError, lambda m: m.fliplr(m.ones(3))),
+    ("flipud_0d", RuntimeError, lambda m: m.flipud(m.tensor(1.0))),
+    ("hstack_empty", RuntimeError, lambda m: m.hstack([])),
+    ("vstack_str", TypeError, lambda m: m.vstack([m.ones(2), "x"])),
     ("layer_norm_shape", RuntimeError, lambda m: m.layer_norm(m.ones(2, 3), (4,))),
 ]
 

@@ -7,6 +7,7 @@ validates the input. Also torch's top-level spellings of Tensor methods (``torch
 ``torch.detach``) and its aliases (``torch.arccos``, ``torch.subtract``): the methods themselves.
 """
 
+from . import _rumus
 from ._rumus import Tensor
 from .nn import functional as F
 
@@ -585,3 +586,163 @@ def ctc_loss(
     return F.ctc_loss(
         log_probs, targets, input_lengths, target_lengths, blank, r, zero_infinity=zero_infinity
     )
+
+
+# ------------------------------------------------------------------ stacking and flipping
+
+
+def _at_least(op, t, n):
+    if not isinstance(t, Tensor):
+        raise TypeError(f"{op}(): expected Tensors, got {type(t).__name__}")
+    d = t.dim()
+    if d >= n:
+        return t
+    if n == 3 and d == 2:
+        return t.unsqueeze(-1)
+    if n == 3 and d == 1:
+        return t.unsqueeze(0).unsqueeze(-1)
+    return t.reshape((1,) * (n - d) + tuple(t.shape))
+
+
+def _non_empty(op, tensors):
+    tensors = list(tensors)
+    if not tensors:
+        raise RuntimeError(f"{op} expects a non-empty TensorList")
+    return tensors
+
+
+def _at_least_all(op, tensors, n):
+    if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
+        return tuple(_at_least(op, t, n) for t in tensors[0])
+    out = tuple(_at_least(op, t, n) for t in tensors)
+    return out[0] if len(out) == 1 else out
+
+
+def atleast_1d(*tensors):
+    """Views of the inputs with at least one dimension (a 0-d tensor becomes shape ``(1,)``).
+
+    Args:
+        *tensors (Tensor or sequence of Tensor): one tensor, several, or one list of them.
+
+    Returns:
+        Tensor or tuple[Tensor, ...]: a tensor for one tensor argument, else a tuple.
+    """
+    return _at_least_all("atleast_1d", tensors, 1)
+
+
+def atleast_2d(*tensors):
+    """Views of the inputs with at least two dimensions (shape ``(n,)`` becomes ``(1, n)``).
+
+    Args:
+        *tensors (Tensor or sequence of Tensor): one tensor, several, or one list of them.
+
+    Returns:
+        Tensor or tuple[Tensor, ...]: a tensor for one tensor argument, else a tuple.
+    """
+    return _at_least_all("atleast_2d", tensors, 2)
+
+
+def atleast_3d(*tensors):
+    """Views of the inputs with at least three dimensions (``(n,)`` becomes ``(1, n, 1)``,
+    ``(m, n)`` becomes ``(m, n, 1)``).
+
+    Args:
+        *tensors (Tensor or sequence of Tensor): one tensor, several, or one list of them.
+
+    Returns:
+        Tensor or tuple[Tensor, ...]: a tensor for one tensor argument, else a tuple.
+    """
+    return _at_least_all("atleast_3d", tensors, 3)
+
+
+def hstack(tensors):
+    """Concatenates horizontally: along dim 0 for 1-D tensors, else along dim 1.
+
+    Args:
+        tensors (sequence of Tensor): the tensors (0-d ones count as shape ``(1,)``).
+
+    Returns:
+        Tensor: the concatenation.
+    """
+    ts = [_at_least("hstack", t, 1) for t in _non_empty("hstack", tensors)]
+    return _rumus.cat(ts, 0 if ts[0].dim() == 1 else 1)
+
+
+def vstack(tensors):
+    """Concatenates vertically (along dim 0), 0-d and 1-D tensors first made 2-D rows.
+
+    Args:
+        tensors (sequence of Tensor): the tensors.
+
+    Returns:
+        Tensor: the concatenation.
+    """
+    return _rumus.cat([_at_least("vstack", t, 2) for t in _non_empty("vstack", tensors)], 0)
+
+
+row_stack = vstack
+
+
+def dstack(tensors):
+    """Concatenates depth-wise (along dim 2), the tensors first made at least 3-D.
+
+    Args:
+        tensors (sequence of Tensor): the tensors.
+
+    Returns:
+        Tensor: the concatenation.
+    """
+    return _rumus.cat([_at_least("dstack", t, 3) for t in _non_empty("dstack", tensors)], 2)
+
+
+def column_stack(tensors):
+    """Concatenates along dim 1, 0-d and 1-D tensors first made columns ``(n, 1)``.
+
+    Args:
+        tensors (sequence of Tensor): the tensors.
+
+    Returns:
+        Tensor: the concatenation.
+    """
+    ts = [_at_least("column_stack", t, 0) for t in _non_empty("column_stack", tensors)]
+    return _rumus.cat([t.reshape(t.numel(), 1) if t.dim() <= 1 else t for t in ts], 1)
+
+
+def fliplr(input):
+    """Reverses the order of the columns (dim 1).
+
+    Args:
+        input (Tensor): at least 2-D.
+
+    Returns:
+        Tensor: a copy with dim 1 reversed.
+    """
+    if _at_least("fliplr", input, 0).dim() < 2:
+        raise RuntimeError(f"fliplr: input must be >= 2-d, got shape {tuple(input.shape)}")
+    return input.flip(1)
+
+
+def flipud(input):
+    """Reverses the order of the rows (dim 0).
+
+    Args:
+        input (Tensor): at least 1-D.
+
+    Returns:
+        Tensor: a copy with dim 0 reversed.
+    """
+    if _at_least("flipud", input, 0).dim() < 1:
+        raise RuntimeError("flipud: input must be >= 1-d, got a 0-d tensor")
+    return input.flip(0)
+
+
+def ravel(input):
+    """The elements as a 1-D tensor (a view when the layout allows, else a copy).
+
+    Args:
+        input (Tensor): the input.
+
+    Returns:
+        Tensor: of shape ``(input.numel(),)``.
+    """
+    return _at_least("ravel", input, 0).reshape(-1)
