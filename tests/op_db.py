@@ -19,7 +19,7 @@ Add one entry to OP_DB, in its family's section below. Most ops fit a factory::
 else write ``OpInfo(name, variants, ref, samples, ...)`` with
 
 - ``variants``: the spellings it covers, each tested: "rumus.X", "F.X", "Tensor.X",
-  "Tensor.X_" (in place, run on a clone of the first argument), "F.X:inplace"
+  "Tensor.X_" and "rumus.X_" (in place, run on a clone of the first argument), "F.X:inplace"
   (``F.X(..., inplace=True)`` on a clone), ``(label, callable)`` for syntax (``x[i]``), or
   ``(label, callable, "inplace")`` for in-place syntax (the callable clones, ``x += y``);
   callables run on the samples without kwargs and name what they cover in ``covers``;
@@ -493,7 +493,7 @@ def is_inplace(v):
     """In-place variants: "Tensor.X_", "F.X:inplace", and (label, fn, "inplace") tuples."""
     if not isinstance(v, str):
         return len(v) > 2 and v[2] == "inplace"
-    return v.endswith(":inplace") or (v.startswith("Tensor.") and v.endswith("_"))
+    return v.endswith(":inplace") or (v.startswith(("Tensor.", "rumus.")) and v.endswith("_"))
 
 
 def call(v, args, kwargs):
@@ -506,12 +506,13 @@ def call(v, args, kwargs):
         out = getattr(F, name[: -len(":inplace")])(x, *args[1:], inplace=True, **kwargs)
         assert out is x, f"{v} must return its input"
         return x
+    if where in ("Tensor", "rumus") and name.endswith("_") and not name.endswith("__"):
+        x = args[0].clone()
+        fn = getattr(x, name) if where == "Tensor" else functools.partial(getattr(rumus, name), x)
+        out = fn(*args[1:], **kwargs)
+        assert out is x, f"{v} must return its input"
+        return x
     if where == "Tensor":
-        if name.endswith("_") and not name.endswith("__"):
-            x = args[0].clone()
-            out = getattr(x, name)(*args[1:], **kwargs)
-            assert out is x, f"{v} must return self"
-            return x
         return getattr(args[0], name)(*args[1:], **kwargs)
     modules = {"rumus": rumus, "F": F, "linalg": rumus.linalg, "special": rumus.special}
     return getattr(modules[where], name)(*args, **kwargs)
@@ -1626,7 +1627,7 @@ REDUCTIONS = [
     ),
     OpInfo(
         "softmax",
-        ["Tensor.softmax", "F.softmax"],
+        ["Tensor.softmax", "F.softmax", "rumus.softmax"],
         _softmax_ref(log=False),
         _softmax_samples,
         grads=[
@@ -1636,7 +1637,7 @@ REDUCTIONS = [
     ),
     OpInfo(
         "log_softmax",
-        ["Tensor.log_softmax", "F.log_softmax"],
+        ["Tensor.log_softmax", "F.log_softmax", "rumus.log_softmax"],
         _softmax_ref(log=True),
         _softmax_samples,
         grads=[Row("F_log_softmax", lambda x: F.log_softmax(x, -1), [U(3, 4)])],
@@ -2394,7 +2395,6 @@ SHAPE = [
         "broadcast_to",
         lambda x, shape: np.broadcast_to(x, shape).copy(),
         lambda m: [Sample(m(4), (3, 4)), Sample(m(), (2,)), Sample(m(3, 1), (3, 0))],
-        fn=False,
         grads=[Row("broadcast_to", lambda x: x.broadcast_to((3, 4)), [U(4)])],
     ),
     shape_op(
@@ -3718,9 +3718,10 @@ COMPOSITE = [
 NN_TOL = {"float16": (1e-2, 1e-2), "bfloat16": (3e-2, 3e-2), "float32": (1e-5, 1e-5)}
 
 
-def nn_op(name, ref, samples, *, inplace=False, dtypes=FLOATS, tol=NN_TOL, bugs=(), **kw):
-    """A function of rumus.nn.functional (and its inplace=True form)."""
-    variants = [f"F.{name}"] + ([f"F.{name}:inplace"] if inplace else [])
+def nn_op(name, ref, samples, *, inplace=False, dtypes=FLOATS, tol=NN_TOL, bugs=(), extra=(), **kw):
+    """A function of rumus.nn.functional (and its inplace=True form), and ``extra`` spellings
+    (``"rumus.X"`` where torch's top-level one takes the same arguments)."""
+    variants = [f"F.{name}"] + ([f"F.{name}:inplace"] if inplace else []) + list(extra)
     return OpInfo(name, variants, ref, samples, dtypes=dtypes, tol=tol, bugs=list(bugs), **kw)
 
 
@@ -4168,6 +4169,7 @@ NN = [
             )
         ],
         dtypes=FLOATS + INTS,
+        extra=["rumus.bilinear"],
     ),
     nn_op(
         "conv1d",
@@ -4180,6 +4182,7 @@ NN = [
                 [U(2, 2, 7), U(3, 2, 2), U(3)],
             )
         ],
+        extra=["rumus.conv1d"],
     ),
     nn_op(
         "conv2d",
@@ -4202,6 +4205,7 @@ NN = [
                 [U(1, 1, 4, 4), U(2, 1, 2, 3)],
             ),
         ],
+        extra=["rumus.conv2d"],
     ),
     nn_op(
         "conv_transpose1d",
@@ -4214,6 +4218,7 @@ NN = [
                 [U(1, 2, 4), U(2, 3, 3), U(3)],
             )
         ],
+        extra=["rumus.conv_transpose1d"],
     ),
     nn_op(
         "conv_transpose2d",
@@ -4226,6 +4231,7 @@ NN = [
                 [U(1, 4, 2, 3), U(4, 1, 2, 2)],
             )
         ],
+        extra=["rumus.conv_transpose2d"],
     ),
     nn_op(
         "unfold",
@@ -4266,6 +4272,7 @@ NN = [
         functools.partial(_unbatched_pool(_maxpool_ref), nd=1),
         _pool_samples(1, [((3, 2, 1), {}), ((2,), dict(ceil_mode=True)), ((3,), dict(dilation=2))]),
         grads=[Row("F_max_pool1d", lambda x: F.max_pool1d(x, 3, 2, 1), [DISTINCT(1, 2, 7)])],
+        extra=["rumus.max_pool1d"],
     ),
     nn_op(
         "max_pool2d",
@@ -4302,6 +4309,7 @@ NN = [
                 [U(1, 2, 7)],
             )
         ],
+        extra=["rumus.avg_pool1d"],
     ),
     nn_op(
         "avg_pool2d",
@@ -4321,6 +4329,7 @@ NN = [
         functools.partial(_unbatched_pool(lambda x, s: adaptive_ref(x, s, "avg")), nd=1),
         _pool_samples(1, [((3,), {}), ((7,), {}), ((2,), {})]),
         grads=[Row("F_adaptive_avg_pool1d", lambda x: F.adaptive_avg_pool1d(x, 3), [U(1, 2, 5)])],
+        extra=["rumus.adaptive_avg_pool1d"],
     ),
     nn_op(
         "adaptive_avg_pool2d",
@@ -4379,6 +4388,7 @@ NN = [
             Row("F_layer_norm_2d_shape", lambda x: F.layer_norm(x, (2, 3), eps=1e-3), [U(2, 2, 3)]),
         ],
         tol={"float16": (2e-2, 2e-2), "bfloat16": (5e-2, 5e-2), "float32": (1e-4, 1e-5)},
+        extra=["rumus.layer_norm"],
     ),
     nn_op(
         "rms_norm",
@@ -4391,6 +4401,7 @@ NN = [
         ],
         grads=[Row("F_rms_norm", lambda x, w: F.rms_norm(x, (4,), w), [U(3, 4), U(4)])],
         tol={"float16": (2e-2, 2e-2), "bfloat16": (5e-2, 5e-2), "float32": (1e-4, 1e-5)},
+        extra=["rumus.rms_norm"],
     ),
     nn_op(
         "batch_norm",
@@ -4445,6 +4456,7 @@ NN = [
             )
         ],
         tol={"float16": (2e-2, 2e-2), "bfloat16": (5e-2, 5e-2), "float32": (1e-4, 1e-5)},
+        extra=["rumus.group_norm"],
     ),
     nn_op(
         "instance_norm",
@@ -4479,6 +4491,7 @@ NN = [
         "selu",
         lambda x: 1.0507009873554805 * np_elu(x, 1.6732632423543772),
         domain=NZ,
+        extra=["rumus.selu"],
     ),
     nn_unary(
         "celu",
@@ -4486,6 +4499,7 @@ NN = [
         kwargs=[dict(alpha=0.7)],
         domain=NZ,
         grads=[Row("F_celu", lambda x: F.celu(x, 0.7), [NZ(3, 4)])],
+        extra=["rumus.celu"],
     ),
     nn_unary(
         "hardsigmoid",
@@ -4524,6 +4538,7 @@ NN = [
         domain=dom(AWAY, points=[0.5, -0.5]),
         grads=[Row("F_threshold", lambda x: F.threshold(x, 0.5, -1.0), [AWAY(3, 4, points=[0.5])])],
         dtypes=FLOATS + ("int64", "int32"),  # uint8: PyTorch raises, -1.0 overflows it
+        extra=["rumus.threshold"],
     ),
     nn_op(
         "glu",
@@ -4549,6 +4564,7 @@ NN = [
         ],
         domain=NZ,
         grads=[Row("F_prelu", lambda x, w: F.prelu(x, w), [NZ(2, 3, 2), U(3)])],
+        extra=["rumus.prelu"],
     ),
     nn_op(
         "normalize",
@@ -4740,6 +4756,7 @@ NN = [
         ],
         dtypes=ALL,
         grads=[Row("F_pixel_shuffle", lambda x: F.pixel_shuffle(x, 2), [U(1, 8, 2, 1)])],
+        extra=["rumus.pixel_shuffle"],
     ),
     nn_op(
         "pixel_unshuffle",
@@ -4756,6 +4773,7 @@ NN = [
             torch.nn.functional.pixel_unshuffle(x, f) if x.numel() else None
         ),
         grads=[Row("F_pixel_unshuffle", lambda x: F.pixel_unshuffle(x, 2), [U(1, 2, 2, 4)])],
+        extra=["rumus.pixel_unshuffle"],
     ),
     nn_op(
         "scaled_dot_product_attention",
@@ -5551,6 +5569,7 @@ from op_db_linalg import LINALG_DECOMP  # noqa: E402 - it builds on the helpers 
 from op_db_nn_more import NN_MORE  # noqa: E402 - it builds on the helpers above
 from op_db_spatial import SPATIAL  # noqa: E402 - it builds on the helpers above
 from op_db_special import SPECIAL_FNS  # noqa: E402 - it builds on the helpers above
+from op_db_toplevel import SHAPES, TOPLEVEL, add_spellings  # noqa: E402 - uses the entries above
 
 OP_DB = (
     ELEMENTWISE
@@ -5572,7 +5591,10 @@ OP_DB = (
     + NN_MORE
     + SPECIAL_FNS
     + COMPLEX
+    + TOPLEVEL
+    + SHAPES
 )
+add_spellings(OP_DB)
 
 
 def _iadd_imul(x, b):

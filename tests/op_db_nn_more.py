@@ -47,7 +47,7 @@ SELU_A, SELU_S = 1.6732632423543772, 1.0507009873554805
 SHRINK = dom(AWAY, points=[-1.0, -0.5, 0.5, 1.0])
 
 
-def _act(name, ref, *, kwargs=(), domain=U, inplace=False, grads=()):
+def _act(name, ref, *, kwargs=(), domain=U, inplace=False, grads=(), extra=()):
     op = nn_op(
         name,
         floated(ref),
@@ -55,6 +55,7 @@ def _act(name, ref, *, kwargs=(), domain=U, inplace=False, grads=()):
         inplace=inplace,
         domain=domain,
         grads=list(grads),
+        extra=extra,
     )
     fn = getattr(F, name)
     op.grads.insert(0, Row(f"F_{name}", lambda x: fn(x), [domain(3, 4)]))
@@ -62,15 +63,25 @@ def _act(name, ref, *, kwargs=(), domain=U, inplace=False, grads=()):
     return op
 
 
-def _inplace_spelling(name, ref, *, dtypes=FLOATS, domain=NZ, args=(), bugs=()):
-    """F.<name> (an in-place function): run on a clone, as the registry's in-place variants."""
-    fn = getattr(F, name)
+def _inplace_spelling(name, ref, *, dtypes=FLOATS, domain=NZ, args=(), bugs=(), toplevel=False):
+    """F.<name> (an in-place function) and, with ``toplevel``, rumus.<name> (torch has both):
+    run on a clone, as the registry's in-place variants."""
 
-    def call(x, *a):
-        y = x.clone()
-        out = fn(y, *a)
-        assert out is y, f"F.{name} must return its input"
-        return y
+    def in_place(fn, label):
+        def call(x, *a):
+            y = x.clone()
+            out = fn(y, *a)
+            assert out is y, f"{label} must return its input"
+            return y
+
+        return call
+
+    call = in_place(getattr(F, name), f"F.{name}")
+    variants = [(f"F.{name}", call, "inplace")]
+    if toplevel:
+        variants.append(
+            (f"rumus.{name}", in_place(getattr(rumus, name), f"rumus.{name}"), "inplace")
+        )
 
     def samples(m):
         return [
@@ -82,12 +93,12 @@ def _inplace_spelling(name, ref, *, dtypes=FLOATS, domain=NZ, args=(), bugs=()):
 
     return OpInfo(
         f"F.{name}",
-        [(f"F.{name}", call, "inplace")],
+        variants,
         floated(ref) if dtypes == FLOATS else ref,
         samples,
         dtypes=dtypes,
         domain=domain,
-        covers=[f"F.{name}"],
+        covers=[label for label, *_ in variants],
         tol=NN_TOL,
         bugs=bugs,
         grads=[Row(f"F_{name}", lambda x: call(x, *args), [domain(3, 4)])],
@@ -215,6 +226,7 @@ NN_MORE = [
         lambda x, lambd=0.5: np.where(np.abs(x) > lambd, x, 0.0),
         kwargs=[dict(lambd=1.0)],
         domain=SHRINK,
+        extra=["rumus.hardshrink"],
     ),
     _act(
         "softshrink",
@@ -231,6 +243,7 @@ NN_MORE = [
         kwargs=[dict(lower=0.1, upper=0.3)],
         domain=NZ,
         inplace=True,
+        extra=["rumus.rrelu"],
         grads=[
             Row(
                 "F_rrelu_training",
@@ -241,12 +254,14 @@ NN_MORE = [
         ],
     ),
     _inplace_spelling(
-        "rrelu_", lambda x, lo=1 / 8, hi=1 / 3: np.where(x >= 0, x, x * (lo + hi) / 2)
+        "rrelu_",
+        lambda x, lo=1 / 8, hi=1 / 3: np.where(x >= 0, x, x * (lo + hi) / 2),
+        toplevel=True,
     ),
-    _inplace_spelling("relu_", np_relu, dtypes=ALL),
+    _inplace_spelling("relu_", np_relu, dtypes=ALL, toplevel=True),
     _inplace_spelling("elu_", np_elu, args=(0.5,)),
-    _inplace_spelling("celu_", lambda x, a=1.0: a * np_elu(x / a), args=(0.7,)),
-    _inplace_spelling("selu_", lambda x: SELU_S * np_elu(x, SELU_A)),
+    _inplace_spelling("celu_", lambda x, a=1.0: a * np_elu(x / a), args=(0.7,), toplevel=True),
+    _inplace_spelling("selu_", lambda x: SELU_S * np_elu(x, SELU_A), toplevel=True),
     _inplace_spelling("leaky_relu_", np_leaky_relu, args=(0.2,)),
     _inplace_spelling(
         "hardtanh_",
@@ -261,6 +276,7 @@ NN_MORE = [
         args=(0.5, -1.0),
         domain=dom(AWAY, points=[0.5]),
         dtypes=FLOATS + ("int64", "int32"),  # uint8: PyTorch raises, -1.0 overflows it
+        toplevel=True,
     ),
     nn_op(
         "lp_pool1d",
@@ -313,6 +329,7 @@ NN_MORE = [
         lambda m: [Sample(m(2, 6, 3), 2), Sample(m(1, 6, 2, 2), 3), Sample(m(0, 4, 2), 2)],
         dtypes=ALL,
         grads=[Row("F_channel_shuffle", lambda x: F.channel_shuffle(x, 2), [U(2, 4, 3)])],
+        extra=["rumus.channel_shuffle"],
     ),
     nn_op(
         "native_channel_shuffle",

@@ -103,6 +103,7 @@ SPATIAL = [
                 [U(1, 2, 3, 4, 3), U(2, 1, 2, 2, 2)],
             ),
         ],
+        extra=["rumus.conv3d"],
     ),
     nn_op(
         "conv_transpose3d",
@@ -128,6 +129,7 @@ SPATIAL = [
                 [U(1, 2, 2, 3, 2), U(2, 2, 2, 2, 2), U(2)],
             )
         ],
+        extra=["rumus.conv_transpose3d"],
     ),
     nn_op(
         "max_pool3d",

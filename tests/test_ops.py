@@ -330,7 +330,9 @@ EXCEPTIONS = {
     # autograd bookkeeping (tested in test_autograd.py)
     "Tensor.backward",
     "Tensor.detach",
+    "rumus.detach",
     "Tensor.detach_",
+    "rumus.detach_",
     "Tensor.requires_grad_",
     "Tensor.retain_grad",
     # gradient hooks (tested in test_hooks.py)
@@ -349,9 +351,11 @@ EXCEPTIONS = {
     "Tensor.data_ptr",
     "Tensor.is_contiguous",
     "Tensor.is_floating_point",
+    "rumus.is_floating_point",
     "Tensor.is_complex",
     "rumus.is_complex",
     "Tensor.is_conj",
+    "rumus.is_conj",
 }
 # Tensor attributes that are properties, not methods (shape, dtype, grad, T...) are skipped:
 # T and mT, the two that compute, have entries.

@@ -7,7 +7,7 @@ run-time namespace in step: CONTRIBUTING.md ("Type stubs") says how to add a nam
 
 from collections.abc import Sequence
 from os import PathLike
-from typing import IO, Any, Literal
+from typing import IO, Any, Literal, overload
 
 from _typeshed import SupportsWrite
 
@@ -101,6 +101,27 @@ from rumus._rumus import (
     xlogy as xlogy,
     zeros as zeros,
     zeros_like as zeros_like,
+)
+from rumus.nn.functional import (
+    conv1d as conv1d,
+    conv2d as conv2d,
+    conv3d as conv3d,
+    conv_transpose1d as conv_transpose1d,
+    conv_transpose2d as conv_transpose2d,
+    conv_transpose3d as conv_transpose3d,
+    avg_pool1d as avg_pool1d,
+    adaptive_avg_pool1d as adaptive_avg_pool1d,
+    bilinear as bilinear,
+    prelu as prelu,
+    pixel_shuffle as pixel_shuffle,
+    pixel_unshuffle as pixel_unshuffle,
+    channel_shuffle as channel_shuffle,
+    hardshrink as hardshrink,
+    rms_norm as rms_norm,
+    relu_ as relu_,
+    selu_ as selu_,
+    celu_ as celu_,
+    threshold_ as threshold_,
 )
 from rumus._complex import imag as imag, real as real
 from rumus._size import Size as Size
@@ -385,6 +406,237 @@ def cosine_similarity(x1: Tensor, x2: Tensor, dim: _int = 1, eps: _float = 1e-8)
 def pairwise_distance(
     x1: Tensor, x2: Tensor, p: _float = 2.0, eps: _float = 1e-6, keepdim: _bool = False
 ) -> Tensor: ...
+
+# rumus/_toplevel.py: torch's top-level spellings of nn.functional ops, with torch's signatures
+broadcast_to = Tensor.broadcast_to
+abs_ = Tensor.abs_
+acos_ = Tensor.acos_
+addmv_ = Tensor.addmv_
+asin_ = Tensor.asin_
+atan_ = Tensor.atan_
+ceil_ = Tensor.ceil_
+clamp_ = Tensor.clamp_
+clamp_max_ = Tensor.clamp_max_
+clamp_min_ = Tensor.clamp_min_
+cos_ = Tensor.cos_
+cosh_ = Tensor.cosh_
+erf_ = Tensor.erf_
+erfc_ = Tensor.erfc_
+exp2_ = Tensor.exp2_
+exp_ = Tensor.exp_
+expm1_ = Tensor.expm1_
+fill_ = Tensor.fill_
+floor_ = Tensor.floor_
+i0_ = Tensor.i0_
+log10_ = Tensor.log10_
+log1p_ = Tensor.log1p_
+log2_ = Tensor.log2_
+log_ = Tensor.log_
+logit_ = Tensor.logit_
+nan_to_num_ = Tensor.nan_to_num_
+neg_ = Tensor.neg_
+negative_ = Tensor.negative_
+reciprocal_ = Tensor.reciprocal_
+round_ = Tensor.round_
+rsqrt_ = Tensor.rsqrt_
+sigmoid_ = Tensor.sigmoid_
+sin_ = Tensor.sin_
+sinh_ = Tensor.sinh_
+sqrt_ = Tensor.sqrt_
+square_ = Tensor.square_
+tan_ = Tensor.tan_
+tanh_ = Tensor.tanh_
+trunc_ = Tensor.trunc_
+xlogy_ = Tensor.xlogy_
+zero_ = Tensor.zero_
+detach = Tensor.detach
+detach_ = Tensor.detach_
+is_conj = Tensor.is_conj
+is_floating_point = Tensor.is_floating_point
+arccos = Tensor.acos
+arcsin = Tensor.asin
+arctan = Tensor.atan
+arctan2 = Tensor.atan2
+arccos_ = Tensor.acos_
+arcsin_ = Tensor.asin_
+arctan_ = Tensor.atan_
+greater = Tensor.gt
+greater_equal = Tensor.ge
+less = Tensor.lt
+less_equal = Tensor.le
+not_equal = Tensor.ne
+subtract = Tensor.sub
+swapdims = Tensor.transpose
+fix = Tensor.trunc
+fix_ = Tensor.trunc_
+clip_ = Tensor.clamp_
+
+def softmax(input: Tensor, dim: _int, dtype: dtype | None = None) -> Tensor: ...
+def log_softmax(input: Tensor, dim: _int, dtype: dtype | None = None) -> Tensor: ...
+def dropout(input: Tensor, p: _float, train: _bool) -> Tensor: ...
+def layer_norm(
+    input: Tensor,
+    normalized_shape: _int | Sequence[_int],
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: _float = 1e-05,
+    cudnn_enable: _bool = True,
+) -> Tensor: ...
+def group_norm(
+    input: Tensor,
+    num_groups: _int,
+    weight: Tensor | None = None,
+    bias: Tensor | None = None,
+    eps: _float = 1e-05,
+    cudnn_enabled: _bool = True,
+) -> Tensor: ...
+def batch_norm(
+    input: Tensor,
+    weight: Tensor | None,
+    bias: Tensor | None,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    training: _bool,
+    momentum: _float,
+    eps: _float,
+    cudnn_enabled: _bool,
+) -> Tensor: ...
+def instance_norm(
+    input: Tensor,
+    weight: Tensor | None,
+    bias: Tensor | None,
+    running_mean: Tensor | None,
+    running_var: Tensor | None,
+    use_input_stats: _bool,
+    momentum: _float,
+    eps: _float,
+    cudnn_enabled: _bool,
+) -> Tensor: ...
+def max_pool1d(
+    input: Tensor,
+    kernel_size: _int | Sequence[_int],
+    stride: _int | Sequence[_int] = (),
+    padding: _int | Sequence[_int] = 0,
+    dilation: _int | Sequence[_int] = 1,
+    ceil_mode: _bool = False,
+) -> Tensor: ...
+def max_pool1d_with_indices(
+    input: Tensor,
+    kernel_size: _int | Sequence[_int],
+    stride: _int | Sequence[_int] = (),
+    padding: _int | Sequence[_int] = 0,
+    dilation: _int | Sequence[_int] = 1,
+    ceil_mode: _bool = False,
+) -> tuple[Tensor, Tensor]: ...
+def max_pool2d(
+    input: Tensor,
+    kernel_size: _int | Sequence[_int],
+    stride: _int | Sequence[_int] = (),
+    padding: _int | Sequence[_int] = 0,
+    dilation: _int | Sequence[_int] = 1,
+    ceil_mode: _bool = False,
+) -> Tensor: ...
+def max_pool3d(
+    input: Tensor,
+    kernel_size: _int | Sequence[_int],
+    stride: _int | Sequence[_int] = (),
+    padding: _int | Sequence[_int] = 0,
+    dilation: _int | Sequence[_int] = 1,
+    ceil_mode: _bool = False,
+) -> Tensor: ...
+def adaptive_max_pool1d(
+    input: Tensor, output_size: _int | Sequence[_int]
+) -> tuple[Tensor, Tensor]: ...
+def embedding(
+    weight: Tensor,
+    indices: Tensor,
+    padding_idx: _int = -1,
+    scale_grad_by_freq: _bool = False,
+    sparse: _bool = False,
+) -> Tensor: ...
+def celu(input: Tensor, alpha: _float = 1.0) -> Tensor: ...
+def selu(input: Tensor) -> Tensor: ...
+def threshold(input: Tensor, threshold: _float, value: _float) -> Tensor: ...
+def rrelu(
+    input: Tensor,
+    lower: _float = 0.125,
+    upper: _float = 1.0 / 3.0,
+    training: _bool = False,
+    generator: Generator | None = None,
+) -> Tensor: ...
+def rrelu_(
+    input: Tensor,
+    lower: _float = 0.125,
+    upper: _float = 1.0 / 3.0,
+    training: _bool = False,
+    generator: Generator | None = None,
+) -> Tensor: ...
+def binary_cross_entropy_with_logits(
+    input: Tensor,
+    target: Tensor,
+    weight: Tensor | None = None,
+    pos_weight: Tensor | None = None,
+    reduction: _int = 0,
+) -> Tensor: ...
+def cosine_embedding_loss(
+    input1: Tensor, input2: Tensor, target: Tensor, margin: _float = 0.0, reduction: _int = 0
+) -> Tensor: ...
+def hinge_embedding_loss(
+    input: Tensor, target: Tensor, margin: _float = 1.0, reduction: _int = 0
+) -> Tensor: ...
+def kl_div(
+    input: Tensor, target: Tensor, reduction: _int = 0, *, log_target: _bool = False
+) -> Tensor: ...
+def margin_ranking_loss(
+    input1: Tensor, input2: Tensor, target: Tensor, margin: _float = 0.0, reduction: _int = 0
+) -> Tensor: ...
+def poisson_nll_loss(
+    input: Tensor,
+    target: Tensor,
+    log_input: _bool,
+    full: _bool,
+    eps: _float,
+    reduction: _int,
+) -> Tensor: ...
+def triplet_margin_loss(
+    anchor: Tensor,
+    positive: Tensor,
+    negative: Tensor,
+    margin: _float = 1.0,
+    p: _float = 2.0,
+    eps: _float = 1e-06,
+    swap: _bool = False,
+    reduction: _int = 0,
+) -> Tensor: ...
+def ctc_loss(
+    log_probs: Tensor,
+    targets: Tensor,
+    input_lengths: Tensor | Sequence[_int],
+    target_lengths: Tensor | Sequence[_int],
+    blank: _int = 0,
+    reduction: _int = 0,
+    zero_infinity: _bool = False,
+) -> Tensor: ...
+@overload
+def atleast_1d(tensor: Tensor, /) -> Tensor: ...
+@overload
+def atleast_1d(*tensors: Tensor | Sequence[Tensor]) -> tuple[Tensor, ...]: ...
+@overload
+def atleast_2d(tensor: Tensor, /) -> Tensor: ...
+@overload
+def atleast_2d(*tensors: Tensor | Sequence[Tensor]) -> tuple[Tensor, ...]: ...
+@overload
+def atleast_3d(tensor: Tensor, /) -> Tensor: ...
+@overload
+def atleast_3d(*tensors: Tensor | Sequence[Tensor]) -> tuple[Tensor, ...]: ...
+def hstack(tensors: Sequence[Tensor]) -> Tensor: ...
+def vstack(tensors: Sequence[Tensor]) -> Tensor: ...
+def row_stack(tensors: Sequence[Tensor]) -> Tensor: ...
+def dstack(tensors: Sequence[Tensor]) -> Tensor: ...
+def column_stack(tensors: Sequence[Tensor]) -> Tensor: ...
+def fliplr(input: Tensor) -> Tensor: ...
+def flipud(input: Tensor) -> Tensor: ...
+def ravel(input: Tensor) -> Tensor: ...
 
 # rumus.linalg under PyTorch's older names
 def det(input: Tensor) -> Tensor: ...

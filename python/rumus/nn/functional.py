@@ -854,6 +854,7 @@ def embedding(
         Tensor: of shape ``input.shape + (embedding_dim,)``.
     """
     _check_input("embedding", input, None)
+    _check_input("embedding", weight, None, arg="weight", pos=2)
     if weight.dim() != 2:
         raise RuntimeError(f"'weight' must be 2-D, got shape {_shape(weight)}")
     num = weight.size(0)
