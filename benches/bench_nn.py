@@ -156,7 +156,7 @@ CASES = [
         _classes(128),
         _cross_entropy,
         ("SGD", dict(lr=0.01, momentum=0.9)),
-        1.0,
+        0.8,
     ),
     (
         "resnet 64x3x32x32 64/128ch BatchNorm SGD",
@@ -174,7 +174,7 @@ CASES = [
         None,
         _mean_square,
         ("AdamW", dict(lr=1e-3)),
-        1.0,
+        0.8,
     ),
     (
         "gpt 4 pre-norm layers d512 16x256 AdamW",
