@@ -309,6 +309,7 @@ EXCEPTIONS = {
     "rumus.set_default_device",
     "rumus.get_default_device",
     "rumus.get_num_threads",
+    "rumus.set_num_threads",
     "rumus.manual_seed",
     "rumus.initial_seed",
     "rumus.get_rng_state",

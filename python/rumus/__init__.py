@@ -32,6 +32,7 @@ from ._rumus import (
     full_like,
     get_default_device,
     get_num_threads,
+    set_num_threads,
     get_rng_state,
     initial_seed,
     int32,

@@ -66,6 +66,7 @@ from rumus._rumus import (
     full_like as full_like,
     get_default_device as get_default_device,
     get_num_threads as get_num_threads,
+    set_num_threads as set_num_threads,
     get_rng_state as get_rng_state,
     initial_seed as initial_seed,
     int32 as int32,

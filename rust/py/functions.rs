@@ -7,7 +7,7 @@ use super::gil::run;
 use super::tensor::{wrap, PyTensor};
 use crate::ops::shape;
 use crate::tensor::Tensor;
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::{PyRuntimeError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PySequence, PyTuple};
 
@@ -258,13 +258,39 @@ pub fn broadcast_shapes(py: Python<'_>, shapes: &Bound<'_, PyTuple>) -> PyResult
     Ok(super::tensor::size_obj(py, &out)?.unbind())
 }
 
-/// The number of threads the CPU kernels use (``RAYON_NUM_THREADS`` or the cores).
+/// The number of threads the CPU kernels use: the count given to
+/// :func:`set_num_threads`, else ``RAYON_NUM_THREADS`` or the cores.
 ///
 /// Returns:
 ///   int: the thread count.
 #[pyfunction]
 pub fn get_num_threads() -> usize {
     crate::backend::cpu::threads()
+}
+
+/// Sets the number of threads the CPU kernels use from now on (the calling
+/// thread included), as ``torch.set_num_threads``. Batched linear algebra
+/// and FFTs run on rayon's pool, sized once at start-up by
+/// ``RAYON_NUM_THREADS`` (or the cores); with 1 they run as one task.
+///
+/// Args:
+///   num (int): a positive thread count.
+#[pyfunction]
+pub fn set_num_threads(num: &Bound<'_, PyAny>) -> PyResult<()> {
+    let n = match num.extract::<i64>() {
+        Ok(n) if !num.is_instance_of::<pyo3::types::PyBool>() => n,
+        _ => {
+            let name = num.get_type().name()?;
+            return Err(PyRuntimeError::new_err(format!(
+                "set_num_threads expects an int, but got {name}"
+            )));
+        }
+    };
+    if n <= 0 {
+        return Err(PyRuntimeError::new_err("set_num_threads expects a positive integer"));
+    }
+    crate::backend::cpu::set_threads(n.min(1024) as usize);
+    Ok(())
 }
 
 /// Returns CPU buffers kept for reuse to the system.

@@ -34,6 +34,9 @@ planned!(f64);
 
 /// Rows per rayon task: FFTs of short lanes are cheap.
 fn rows_per_task(n: usize, rows: usize) -> usize {
+    if super::threads() <= 1 {
+        return rows.max(1); // one task: set_num_threads(1) or a forked child
+    }
     (4096 / n.max(1)).clamp(1, rows.max(1))
 }
 

@@ -36,7 +36,7 @@ pub mod team;
 pub mod unary;
 pub mod vmath;
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 /// Below this many elements a kernel runs on the calling thread: waking the
 /// pool costs more than the work.
@@ -61,14 +61,25 @@ pub fn parallel(work: usize) -> bool {
     work >= PAR_THRESHOLD && !FORKED.load(Ordering::Relaxed)
 }
 
-/// Threads a kernel may use: rayon's count (RAYON_NUM_THREADS or the cores),
-/// or 1 in a forked child.
+/// The count rumus.set_num_threads chose (0: none).
+static THREADS: AtomicUsize = AtomicUsize::new(0);
+
+/// Threads a kernel may use: set_num_threads' count, else rayon's
+/// (RAYON_NUM_THREADS or the cores); 1 in a forked child.
 pub fn threads() -> usize {
     if FORKED.load(Ordering::Relaxed) {
-        1
-    } else {
-        rayon::current_num_threads()
+        return 1;
     }
+    match THREADS.load(Ordering::Relaxed) {
+        0 => rayon::current_num_threads(),
+        n => n,
+    }
+}
+
+/// Kernels use `n` threads from now on (rumus.set_num_threads).
+pub fn set_threads(n: usize) {
+    THREADS.store(n.max(1), Ordering::Relaxed);
+    team::resize(n.max(1));
 }
 
 /// Runs `f` inlined into a function compiled for the widest SIMD the CPU has

@@ -39,15 +39,16 @@ struct Team {
     sleepers: AtomicUsize,
     sleep: Mutex<()>,
     wake: Condvar,
+    /// Helpers started so far (they live as long as the process).
+    spawned: Mutex<usize>,
+    /// Helpers that join jobs: those numbered below it.
+    active: AtomicUsize,
 }
 
-fn team() -> Option<&'static Team> {
-    static TEAM: OnceLock<Option<&'static Team>> = OnceLock::new();
-    *TEAM.get_or_init(|| {
-        let helpers = super::threads().saturating_sub(1);
-        if helpers == 0 {
-            return None;
-        }
+/// The team, created on first use with `threads() - 1` helpers.
+fn get() -> &'static Team {
+    static TEAM: OnceLock<&'static Team> = OnceLock::new();
+    TEAM.get_or_init(|| {
         let t: &'static Team = Box::leak(Box::new(Team {
             epoch: AtomicUsize::new(0),
             inside: AtomicUsize::new(0),
@@ -60,21 +61,43 @@ fn team() -> Option<&'static Team> {
             sleepers: AtomicUsize::new(0),
             sleep: Mutex::new(()),
             wake: Condvar::new(),
+            spawned: Mutex::new(0),
+            active: AtomicUsize::new(0),
         }));
-        for i in 0..helpers {
-            // Without helpers every job simply runs on the caller.
-            let spawned = std::thread::Builder::new()
-                .name(format!("rumus-cpu-{}", i))
-                .spawn(move || t.helper());
-            if spawned.is_err() {
-                return None;
-            }
-        }
-        Some(t)
+        t.resize(super::threads());
+        t
     })
 }
 
+/// The team when it has helpers (without, every job runs on the caller).
+fn team() -> Option<&'static Team> {
+    let t = get();
+    (t.active.load(SeqCst) > 0).then_some(t)
+}
+
+/// Makes `threads` threads (the caller and `threads - 1` helpers) take part
+/// in jobs from now on (rumus.set_num_threads); helpers beyond sit them out.
+pub fn resize(threads: usize) {
+    get().resize(threads);
+}
+
 impl Team {
+    fn resize(&'static self, threads: usize) {
+        let want = threads.saturating_sub(1);
+        let mut spawned = self.spawned.lock().unwrap_or_else(|e| e.into_inner());
+        while *spawned < want {
+            let i = *spawned;
+            let started = std::thread::Builder::new()
+                .name(format!("rumus-cpu-{}", i))
+                .spawn(move || self.helper(i));
+            if started.is_err() {
+                break;
+            }
+            *spawned += 1;
+        }
+        self.active.store(want.min(*spawned), SeqCst);
+    }
+
     /// Claims and runs tasks of the open job until none is left.
     fn work(&self, f: Task) {
         let n = self.n.load(SeqCst);
@@ -90,14 +113,14 @@ impl Team {
         }
     }
 
-    fn helper(&self) {
+    fn helper(&self, index: usize) {
         let mut seen = 0;
         loop {
             let start = Instant::now();
             let mut spins = 0u32;
             let e = loop {
                 let e = self.epoch.load(SeqCst);
-                if e != seen && e % 2 == 1 {
+                if e != seen && e % 2 == 1 && index < self.active.load(SeqCst) {
                     break e;
                 }
                 spins = spins.wrapping_add(1);
