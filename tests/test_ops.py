@@ -310,6 +310,8 @@ EXCEPTIONS = {
     "rumus.get_default_device",
     "rumus.get_num_threads",
     "rumus.set_num_threads",
+    "rumus.get_default_dtype",
+    "rumus.set_default_dtype",
     "rumus.manual_seed",
     "rumus.initial_seed",
     "rumus.get_rng_state",

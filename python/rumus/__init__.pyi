@@ -66,6 +66,8 @@ from rumus._rumus import (
     full_like as full_like,
     get_default_device as get_default_device,
     get_num_threads as get_num_threads,
+    get_default_dtype as get_default_dtype,
+    set_default_dtype as set_default_dtype,
     set_num_threads as set_num_threads,
     get_rng_state as get_rng_state,
     initial_seed as initial_seed,

@@ -181,14 +181,15 @@ pub fn tensor_from_data(
     })?;
     let target = match dtype {
         Some(d) => d,
-        // Python floats arrive as float64 from NumPy; PyTorch's default is float32.
-        // NumPy values (np.float64, arrays) keep their own dtype.
+        // Python floats arrive as float64 from NumPy; they take the default
+        // float dtype (float32 unless set_default_dtype changed it). NumPy
+        // values (np.float64, arrays) keep their own dtype.
         None if !from_array && src.dtype() == DType::F64 && !first_leaf_is_numpy(data)? => {
-            DType::F32
+            crate::tensor::dtype::default_float()
         }
-        // Python complex numbers likewise give complex64 (PyTorch's default complex dtype).
+        // Python complex numbers likewise take the default complex dtype.
         None if !from_array && src.dtype() == DType::C128 && !first_leaf_is_numpy(data)? => {
-            DType::C64
+            crate::tensor::dtype::default_complex()
         }
         None => src.dtype(),
     };

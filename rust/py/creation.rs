@@ -33,7 +33,7 @@ fn finish(
 }
 
 fn float_dtype(dtype: Option<&Bound<'_, PyAny>>) -> PyResult<DType> {
-    Ok(dtype_arg(dtype)?.unwrap_or(DType::F32))
+    Ok(dtype_arg(dtype)?.unwrap_or_else(crate::tensor::dtype::default_float))
 }
 
 /// Creates a tensor from data, copying it.
@@ -369,7 +369,7 @@ pub fn arange(
         None => Scalar::Int(1),
     };
     let inferred = if [s, e, st].iter().any(|v| matches!(v, Scalar::Float(_))) {
-        DType::F32
+        crate::tensor::dtype::default_float()
     } else {
         DType::I64
     };

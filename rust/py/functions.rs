@@ -293,6 +293,44 @@ pub fn set_num_threads(num: &Bound<'_, PyAny>) -> PyResult<()> {
     Ok(())
 }
 
+/// The default floating-point dtype: that of Python floats turned into
+/// tensors, of float factories (``zeros``, ``rand``, ``arange(0.5)``...), of
+/// new modules' parameters and of float results of integer inputs.
+///
+/// Returns:
+///   dtype: ``rumus.float32`` unless :func:`set_default_dtype` changed it.
+#[pyfunction]
+pub fn get_default_dtype() -> PyDType {
+    PyDType { d: crate::tensor::dtype::default_float() }
+}
+
+/// Sets the default floating-point dtype (see :func:`get_default_dtype`),
+/// as ``torch.set_default_dtype``: float32, float64 or float16. Python
+/// complex numbers then give complex128 under float64, else complex64
+/// (rumus has no complex32).
+///
+/// Args:
+///   d (dtype): the new default, a floating-point dtype.
+#[pyfunction]
+pub fn set_default_dtype(d: &Bound<'_, PyAny>) -> PyResult<()> {
+    let Some(dt) = super::dtype::dtype_arg(Some(d))? else {
+        return Err(PyTypeError::new_err("set_default_dtype expects a dtype, got None"));
+    };
+    if !dt.is_float() {
+        return Err(PyTypeError::new_err(
+            "only floating-point types are supported as the default type",
+        ));
+    }
+    if !crate::tensor::dtype::set_default_float(dt) {
+        return Err(PyRuntimeError::new_err(format!(
+            "{} cannot be the default dtype (no complex dtype matches it); use float32, \
+             float64 or float16",
+            dt.name()
+        )));
+    }
+    Ok(())
+}
+
 /// Returns CPU buffers kept for reuse to the system.
 #[pyfunction]
 pub fn empty_cache() {

@@ -84,6 +84,8 @@ fn _rumus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(functions::broadcast_shapes, m)?)?;
     m.add_function(wrap_pyfunction!(functions::get_num_threads, m)?)?;
     m.add_function(wrap_pyfunction!(functions::set_num_threads, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::get_default_dtype, m)?)?;
+    m.add_function(wrap_pyfunction!(functions::set_default_dtype, m)?)?;
     m.add_function(wrap_pyfunction!(functions::empty_cache, m)?)?;
     m.add_function(wrap_pyfunction!(dtype::set_default_device, m)?)?;
     m.add_function(wrap_pyfunction!(dtype::get_default_device, m)?)?;

@@ -2,6 +2,7 @@
 //! dispatch macros that instantiate a kernel per dtype, and type promotion.
 
 use half::{bf16, f16};
+use std::sync::atomic::{AtomicU8, Ordering};
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum DType {
@@ -137,7 +138,7 @@ impl DType {
         if self.is_differentiable() {
             self
         } else {
-            DType::F32
+            default_float()
         }
     }
 }
@@ -148,6 +149,39 @@ pub enum Category {
     Int,
     Float,
     Complex,
+}
+
+/// The default float dtype (rumus.set_default_dtype): 0 float32, 1 float64, 2 float16.
+static DEFAULT_FLOAT: AtomicU8 = AtomicU8::new(0);
+
+/// The dtype of Python floats, float factories and int-to-float results.
+pub fn default_float() -> DType {
+    match DEFAULT_FLOAT.load(Ordering::Relaxed) {
+        1 => DType::F64,
+        2 => DType::F16,
+        _ => DType::F32,
+    }
+}
+
+/// The dtype of Python complex numbers: complex128 under a float64 default.
+pub fn default_complex() -> DType {
+    if default_float() == DType::F64 {
+        DType::C128
+    } else {
+        DType::C64
+    }
+}
+
+/// Sets the default float dtype; false for a dtype that cannot be it.
+pub fn set_default_float(d: DType) -> bool {
+    let code = match d {
+        DType::F32 => 0,
+        DType::F64 => 1,
+        DType::F16 => 2,
+        _ => return false,
+    };
+    DEFAULT_FLOAT.store(code, Ordering::Relaxed);
+    true
 }
 
 /// PyTorch's promote_types for two dtypes.
@@ -207,7 +241,7 @@ impl Scalar {
         match self {
             Scalar::Bool(_) => DType::Bool,
             Scalar::Int(_) => DType::I64,
-            Scalar::Float(_) => DType::F32,
+            Scalar::Float(_) => default_float(),
         }
     }
     pub fn category(self) -> Category {
@@ -258,7 +292,7 @@ impl ResultType {
                 (None, l) => l,
             }
         }
-        combine(self.dim, combine(self.zero_dim, self.wrapped)).unwrap_or(DType::F32)
+        combine(self.dim, combine(self.zero_dim, self.wrapped)).unwrap_or_else(default_float)
     }
 }
 

@@ -773,7 +773,7 @@ class Transformer(Module):
         Args:
             sz (int): the sequence length.
             device (str or device, optional): where to create the mask.
-            dtype (dtype, optional): the mask's dtype (float32 by default).
+            dtype (dtype, optional): the mask's dtype (the default dtype if omitted).
 
         Returns:
             Tensor: of shape ``(sz, sz)``.
