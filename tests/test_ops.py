@@ -312,6 +312,7 @@ EXCEPTIONS = {
     "rumus.set_num_threads",
     "rumus.get_default_dtype",
     "rumus.set_default_dtype",
+    "rumus.set_printoptions",
     "rumus.manual_seed",
     "rumus.initial_seed",
     "rumus.get_rng_state",

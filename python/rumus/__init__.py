@@ -71,6 +71,7 @@ from ._rumus import (
     zeros_like,
 )
 from ._size import Size
+from ._tensor_str import set_printoptions
 from ._tensor_str import tensor_repr as _tensor_repr
 
 # Cargo.toml's version, compiled into the extension: always that of the binary in use.

@@ -668,3 +668,11 @@ def load(
     mmap: _bool | None = None,
     **pickle_kw: Any,
 ) -> Any: ...
+def set_printoptions(
+    precision: _int | None = None,
+    threshold: _float | None = None,
+    edgeitems: _int | None = None,
+    linewidth: _int | None = None,
+    profile: str | None = None,
+    sci_mode: _bool | None = None,
+) -> None: ...
