@@ -213,6 +213,16 @@ from . import (  # noqa: E402
 )
 from ._complex import imag, real  # noqa: E402
 from ._porting import compile  # noqa: E402
+from ._shapeops import (  # noqa: E402
+    block_diag,
+    diag,
+    diag_embed,
+    isin,
+    rot90,
+    take,
+    take_along_dim,
+    tensor_split,
+)
 from ._toplevel import (  # noqa: E402
     abs_,
     acos_,
