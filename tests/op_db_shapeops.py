@@ -2,9 +2,11 @@
 index-building and statistics compositions (python/rumus/_shapeops.py), checked against
 NumPy (np.diag, np.take, np.take_along_axis, np.isin, np.array_split, np.rot90...)."""
 
+import itertools
+
 import numpy as np
 import rumus
-from op_db import ALL, OpInfo, Row, Sample, U, to_bool
+from op_db import ALL, FLOATS, INTS, OpInfo, Row, Sample, U, _creation, to_bool, to_float
 
 
 def _small_ints(*shape):
@@ -36,6 +38,46 @@ def _take_along_ref(x, idx, dim=None):
         return np.take_along_axis(x.reshape(-1), idx.reshape(-1), 0)
     return np.take_along_axis(x, idx, dim)
 
+
+def _tri_ref(fn):
+    return lambda r, c, offset=0, dtype=None: np.stack(fn(r, offset, c))
+
+
+def _combinations_ref(x, r=2, with_replacement=False):
+    pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
+    idx = list(pick(range(len(x)), r))
+    return x[np.asarray(idx, np.int64).reshape(len(idx), r)] if r else x[:0]
+
+
+def _vander_ref(x, N=None, increasing=False):
+    out = np.vander(x, N, increasing)
+    return out if x.dtype.kind == "f" else out.astype(np.int64)
+
+
+def _trap_parts(y, x=None, dx=None, dim=-1):
+    y = np.moveaxis(np.asarray(y, np.float64), dim, -1)
+    if x is None:
+        w = np.full(max(y.shape[-1] - 1, 0), 1.0 if dx is None else dx)
+    else:
+        w = np.diff(np.moveaxis(x, dim, -1) if x.ndim > 1 else x, axis=-1)
+    return w * (y[..., 1:] + y[..., :-1]) / 2
+
+
+def _trapezoid_ref(y, x=None, *, dx=None, dim=-1):
+    return _trap_parts(y, x, dx, dim).sum(-1)
+
+
+def _cumulative_ref(y, x=None, *, dx=None, dim=-1):
+    return np.moveaxis(np.cumsum(_trap_parts(y, x, dx, dim), -1), -1, dim)
+
+
+def _cov_ref(x, correction=1, fweights=None, aweights=None):
+    x = x.astype(np.float64)
+    return np.cov(x, ddof=correction, fweights=fweights, aweights=aweights)
+
+
+NUMBERS = FLOATS + INTS
+F64_TOL = {"float32": (1e-4, 1e-5)}
 
 SHAPEOPS = [
     OpInfo(
@@ -166,5 +208,142 @@ SHAPEOPS = [
         dtypes=ALL,
         mismatch=False,
         grads=[Row("rot90", lambda x: rumus.rot90(x, 1, (1, 0)), [U(2, 3)])],
+    ),
+    _creation(
+        "tril_indices",
+        _tri_ref(np.tril_indices),
+        lambda m: [Sample(3, 4), Sample(3, 3, 1), Sample(4, 2, offset=-1), Sample(0, 3)],
+        dtypes=("int64", "int32"),
+    ),
+    _creation(
+        "triu_indices",
+        _tri_ref(np.triu_indices),
+        lambda m: [Sample(3, 4), Sample(3, 3, 1), Sample(4, 2, offset=-1), Sample(2, 0)],
+        dtypes=("int64", "int32"),
+    ),
+    OpInfo(
+        "cartesian_prod",
+        ["rumus.cartesian_prod"],
+        lambda *xs: (
+            np.stack([g.reshape(-1) for g in np.meshgrid(*xs, indexing="ij")], 1)
+            if len(xs) > 1
+            else xs[0]
+        ),
+        lambda m: [Sample(m(3), m(2)), Sample(m(2), m(0), m(2)), Sample(m(3))],
+        dtypes=ALL,
+        mismatch=False,
+        grads=[Row("cartesian_prod", lambda a, b: rumus.cartesian_prod(a, b), [U(3), U(2)])],
+    ),
+    OpInfo(
+        "combinations",
+        ["rumus.combinations"],
+        _combinations_ref,
+        lambda m: [
+            Sample(m(4)),
+            Sample(m(4), 3),
+            Sample(m(3), r=2, with_replacement=True),
+            Sample(m(3), 1),
+            Sample(m(2), 3),
+            Sample(m(3), 0),
+        ],
+        dtypes=ALL,
+        mismatch=False,
+        grads=[Row("combinations", lambda x: rumus.combinations(x, 2, True), [U(3)])],
+    ),
+    OpInfo(
+        "vander",
+        ["rumus.vander"],
+        _vander_ref,
+        lambda m: [
+            Sample(m(3)),
+            Sample(m(3), 4),
+            Sample(m(3), N=2, increasing=True),
+            Sample(m(2), 0),
+            Sample(m(0)),
+        ],
+        dtypes=ALL,
+        out=lambda d: d if d in FLOATS else "int64",
+        mismatch=False,
+        gpu={"int64": "cumprod of int64 has no GPU kernel"},
+        grads=[Row("vander", lambda x: rumus.vander(x, 4), [U(3)])],
+    ),
+    OpInfo(
+        "trapezoid",
+        ["rumus.trapezoid"],
+        _trapezoid_ref,
+        lambda m: [
+            Sample(m(5)),
+            Sample(m(2, 4), dx=0.5),
+            Sample(m(3, 2), m(3), dim=0),
+            Sample(m(2, 3, layout="transposed"), m(2, 3)),
+            Sample(m(2, 0)),
+            Sample(m(3, 1)),
+        ],
+        dtypes=NUMBERS,
+        out=to_float,
+        mismatch=False,
+        tol=F64_TOL,
+        grads=[
+            Row("trapezoid", lambda y, x: rumus.trapezoid(y, x), [U(2, 4), U(4)]),
+            Row("trapezoid_dx", lambda y: rumus.trapezoid(y, dx=0.3, dim=0), [U(3, 2)]),
+        ],
+    ),
+    OpInfo(
+        "cumulative_trapezoid",
+        ["rumus.cumulative_trapezoid"],
+        _cumulative_ref,
+        lambda m: [
+            Sample(m(5)),
+            Sample(m(2, 4), dx=0.5),
+            Sample(m(3, 2), m(3), dim=0),
+            Sample(m(2, 3, layout="transposed"), m(2, 3)),
+            Sample(m(2, 0)),
+        ],
+        dtypes=NUMBERS,
+        out=to_float,
+        mismatch=False,
+        tol=F64_TOL,
+        grads=[
+            Row(
+                "cumulative_trapezoid",
+                lambda y, x: rumus.cumulative_trapezoid(y, x),
+                [U(2, 4), U(4)],
+            )
+        ],
+    ),
+    OpInfo(
+        "cov",
+        ["rumus.cov", "Tensor.cov"],
+        _cov_ref,
+        lambda m: [
+            Sample(m(3, 5)),
+            Sample(m(6)),
+            Sample(m(2, 4), correction=0),
+            Sample(m(2, 4, layout="transposed"), correction=2),
+            Sample(m(2, 3), fweights=m.idx([1, 2, 1])),
+            Sample(
+                m(2, 3),
+                fweights=m.idx([1, 2, 1]),
+                aweights=m(
+                    3, dtype="float64", domain=lambda *s: lambda rng: rng.uniform(0.5, 2, s)
+                ),
+            ),
+        ],
+        dtypes=NUMBERS,
+        out=to_float,
+        mismatch=False,
+        tol=F64_TOL,
+        grads=[Row("cov", lambda x: rumus.cov(x, correction=0), [U(3, 4)])],
+    ),
+    OpInfo(
+        "corrcoef",
+        ["rumus.corrcoef", "Tensor.corrcoef"],
+        lambda x: np.corrcoef(x.astype(np.float64)),
+        lambda m: [Sample(m(3, 5)), Sample(m(2, 4, layout="transposed")), Sample(m(4))],
+        dtypes=NUMBERS,
+        out=to_float,
+        mismatch=False,
+        tol=F64_TOL,
+        grads=[Row("corrcoef", lambda x: rumus.corrcoef(x), [U(3, 4)])],
     ),
 ]

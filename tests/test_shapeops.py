@@ -41,6 +41,21 @@ def test_isin_scalars_and_dtypes():
     ]
 
 
+@pytest.mark.parametrize("fn", [rumus.tril_indices, rumus.triu_indices])
+def test_tri_indices_dtype_device(fn):
+    out = fn(3, 4, 1, dtype=rumus.int32, device="cpu")
+    assert out.dtype == rumus.int32 and out.device.type == "cpu"
+    assert fn(3, 4).dtype == rumus.int64
+
+
+def test_cov_single_variable_is_0d():
+    x = rumus.tensor([1.0, 2.0, 4.0])
+    assert rumus.cov(x).dim() == 0
+    np.testing.assert_allclose(float(rumus.cov(x)), np.cov([1.0, 2.0, 4.0]), rtol=1e-6)
+    assert float(rumus.corrcoef(x)) == 1.0
+    assert rumus.cov(rumus.tensor([[1, 2, 4]])).dtype == rumus.float32
+
+
 def test_block_diag_promotes():
     out = rumus.block_diag(rumus.tensor(1), rumus.tensor([2, 2], dtype=rumus.int32) * 2.0)
     assert out.dtype == rumus.float32 and tuple(out.shape) == (2, 3)
@@ -79,6 +94,42 @@ BAD = [
     ),
     ("rot90 1-D", lambda: rumus.rot90(rumus.ones(2)), RuntimeError),
     ("rot90 same dims", lambda: rumus.rot90(rumus.ones(2, 2), 1, (0, 0)), RuntimeError),
+    ("tril_indices negative", lambda: rumus.tril_indices(-1, 2), RuntimeError),
+    (
+        "triu_indices float",
+        lambda: rumus.triu_indices(2, 2, dtype=rumus.float32),
+        NotImplementedError,
+    ),
+    ("cartesian_prod 2-D", lambda: rumus.cartesian_prod(rumus.ones(2, 2)), RuntimeError),
+    ("combinations 2-D", lambda: rumus.combinations(rumus.ones(2, 2)), RuntimeError),
+    ("combinations r<0", lambda: rumus.combinations(rumus.ones(2), -1), RuntimeError),
+    ("vander 2-D", lambda: rumus.vander(rumus.ones(2, 2)), RuntimeError),
+    ("vander N<0", lambda: rumus.vander(rumus.ones(2), -1), RuntimeError),
+    ("trapezoid x length", lambda: rumus.trapezoid(rumus.ones(3), rumus.ones(2)), RuntimeError),
+    ("trapezoid x and dx", lambda: rumus.trapezoid(rumus.ones(3), rumus.ones(3), dx=2), TypeError),
+    (
+        "trapezoid bool",
+        lambda: rumus.trapezoid(rumus.ones(3, dtype=rumus.bool)),
+        NotImplementedError,
+    ),
+    ("cov 3-D", lambda: rumus.cov(rumus.ones(2, 2, 2)), RuntimeError),
+    ("cov bool", lambda: rumus.cov(rumus.ones(2, 2, dtype=rumus.bool)), NotImplementedError),
+    ("cov float fweights", lambda: rumus.cov(rumus.ones(3), fweights=rumus.ones(3)), RuntimeError),
+    (
+        "cov int aweights",
+        lambda: rumus.cov(rumus.ones(3), aweights=rumus.tensor([1, 1, 1])),
+        RuntimeError,
+    ),
+    (
+        "cov negative fweights",
+        lambda: rumus.cov(rumus.ones(3), fweights=rumus.tensor([1, -1, 1])),
+        RuntimeError,
+    ),
+    (
+        "cov fweights length",
+        lambda: rumus.cov(rumus.ones(3), fweights=rumus.tensor([1, 1])),
+        RuntimeError,
+    ),
     ("rot90 three dims", lambda: rumus.rot90(rumus.ones(2, 2, 2), 1, (0, 1, 2)), RuntimeError),
 ]
 
@@ -112,5 +163,27 @@ def test_against_torch():
         ),
     ]:
         np.testing.assert_allclose(_np(got), exp.numpy())
+    w, tw = rumus.tensor([1, 3, 2, 1]), torch.tensor([1, 3, 2, 1])
+    aw = rumus.tensor([0.5, 1.0, 2.0, 1.5], dtype=rumus.float64)
+    taw = torch.tensor([0.5, 1.0, 2.0, 1.5], dtype=torch.float64)
+    for got, exp in [
+        (rumus.tril_indices(4, 3, -1), torch.tril_indices(4, 3, -1)),
+        (rumus.triu_indices(3, 5, 2), torch.triu_indices(3, 5, 2)),
+        (rumus.cartesian_prod(r[0], r[1, :2]), torch.cartesian_prod(t[0], t[1, :2])),
+        (rumus.combinations(r[0], 3), torch.combinations(t[0], 3)),
+        (rumus.combinations(r[0], 2, True), torch.combinations(t[0], 2, True)),
+        (rumus.vander(r[0], 3), torch.vander(t[0], 3)),
+        (rumus.trapezoid(r, r[0]), torch.trapezoid(t, t[0])),
+        (
+            rumus.cumulative_trapezoid(r, dx=0.5, dim=0),
+            torch.cumulative_trapezoid(t, dx=0.5, dim=0),
+        ),
+        (
+            r.cov(correction=2, fweights=w, aweights=aw),
+            t.cov(correction=2, fweights=tw, aweights=taw),
+        ),
+        (r.corrcoef(), t.corrcoef()),
+    ]:
+        np.testing.assert_allclose(_np(got), exp.numpy(), rtol=1e-10, atol=1e-12)
     for got, exp in zip(r.tensor_split([1, -1], 1), t.tensor_split([1, -1], 1)):
         np.testing.assert_allclose(_np(got).reshape(exp.shape), exp.numpy())

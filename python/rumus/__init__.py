@@ -215,6 +215,11 @@ from ._complex import imag, real  # noqa: E402
 from ._porting import compile  # noqa: E402
 from ._shapeops import (  # noqa: E402
     block_diag,
+    cartesian_prod,
+    combinations,
+    corrcoef,
+    cov,
+    cumulative_trapezoid,
     diag,
     diag_embed,
     isin,
@@ -222,6 +227,10 @@ from ._shapeops import (  # noqa: E402
     take,
     take_along_dim,
     tensor_split,
+    trapezoid,
+    tril_indices,
+    triu_indices,
+    vander,
 )
 from ._toplevel import (  # noqa: E402
     abs_,

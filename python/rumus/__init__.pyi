@@ -655,6 +655,41 @@ def tensor_split(
     input: Tensor, indices_or_sections: int | Sequence[int] | Tensor, dim: int = 0
 ) -> tuple[Tensor, ...]: ...
 def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor: ...
+def tril_indices(
+    row: int,
+    col: int,
+    offset: int = 0,
+    *,
+    dtype: dtype = ...,
+    device: str | device | None = None,
+    layout: Any = None,
+) -> Tensor: ...
+def triu_indices(
+    row: int,
+    col: int,
+    offset: int = 0,
+    *,
+    dtype: dtype = ...,
+    device: str | device | None = None,
+    layout: Any = None,
+) -> Tensor: ...
+def cartesian_prod(*tensors: Tensor) -> Tensor: ...
+def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> Tensor: ...
+def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor: ...
+def trapezoid(
+    y: Tensor, x: Tensor | None = None, *, dx: float | None = None, dim: int = -1
+) -> Tensor: ...
+def cumulative_trapezoid(
+    y: Tensor, x: Tensor | None = None, *, dx: float | None = None, dim: int = -1
+) -> Tensor: ...
+def cov(
+    input: Tensor,
+    *,
+    correction: int = 1,
+    fweights: Tensor | None = None,
+    aweights: Tensor | None = None,
+) -> Tensor: ...
+def corrcoef(input: Tensor) -> Tensor: ...
 
 # rumus.linalg under PyTorch's older names
 def det(input: Tensor) -> Tensor: ...

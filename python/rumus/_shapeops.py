@@ -3,6 +3,7 @@ compositions (``torch.diag``, ``torch.take``, ``torch.tensor_split``, ``torch.co
 from differentiable rumus ops (indexing, gather, where, pad, flip, cumsum, matmul), so autograd
 and every device those ops support come for free."""
 
+import itertools
 import operator
 
 from . import _rumus
@@ -273,7 +274,283 @@ def rot90(input, k=1, dims=(0, 1)):
     return input.clone()
 
 
+def _indices(fn, row, col, offset, dtype, device, keep):
+    for name, v in (("row", row), ("col", col)):
+        if operator.index(v) < 0:
+            raise RuntimeError(f"{name} must be non-negative, got{v}")
+    if dtype not in (_rumus.int64, _rumus.int32):
+        raise NotImplementedError(f'"{fn}" not implemented for {dtype}')
+    r = _rumus.arange(row, device=device).unsqueeze(1)
+    c = _rumus.arange(col, device=device)
+    return keep(c - r, offset).nonzero().t().to(dtype).contiguous()
+
+
+def tril_indices(row, col, offset=0, *, dtype=_rumus.int64, device=None, layout=None):
+    """The indices of the lower triangle of a ``row`` x ``col`` matrix, row by row.
+
+    Args:
+        row (int): the number of rows.
+        col (int): the number of columns.
+        offset (int): the diagonal the triangle ends at: above (>0) or below (<0) the main one.
+        dtype (rumus.dtype): int64 or int32.
+        device (str or rumus.device, optional): where to create the result.
+        layout: ignored (strided only).
+
+    Returns:
+        Tensor: of shape ``(2, N)``: the row indices, then the column indices.
+    """
+    return _indices("tril_indices", row, col, offset, dtype, device, lambda d, k: d <= k)
+
+
+def triu_indices(row, col, offset=0, *, dtype=_rumus.int64, device=None, layout=None):
+    """The indices of the upper triangle of a ``row`` x ``col`` matrix, row by row.
+
+    Args:
+        row (int): the number of rows.
+        col (int): the number of columns.
+        offset (int): the diagonal the triangle starts at: above (>0) or below (<0) the main
+            one.
+        dtype (rumus.dtype): int64 or int32.
+        device (str or rumus.device, optional): where to create the result.
+        layout: ignored (strided only).
+
+    Returns:
+        Tensor: of shape ``(2, N)``: the row indices, then the column indices.
+    """
+    return _indices("triu_indices", row, col, offset, dtype, device, lambda d, k: d >= k)
+
+
+def _vector(t, fn, name="input"):
+    _tensor(t, fn, name)
+    if t.dim() != 1:
+        raise RuntimeError(f"Expect a 1D vector, but got shape {list(t.shape)}")
+    return t
+
+
+def cartesian_prod(*tensors):
+    """The Cartesian product of 1-D tensors (every combination, the last varying fastest).
+
+    Args:
+        *tensors (Tensor): 1-D tensors of one dtype.
+
+    Returns:
+        Tensor: of shape ``(N, len(tensors))``; a single tensor is returned as is.
+    """
+    ts = [_vector(t, "cartesian_prod", f"tensors[{i}]") for i, t in enumerate(tensors)]
+    if len(ts) == 1:
+        return ts[0]
+    return _rumus.stack([g.reshape(-1) for g in _rumus.meshgrid(*ts, indexing="ij")], 1)
+
+
+def combinations(input, r=2, with_replacement=False):
+    """The length-``r`` combinations of ``input``'s elements, as ``itertools.combinations``
+    (or ``combinations_with_replacement``) orders them.
+
+    Args:
+        input (Tensor): 1-D.
+        r (int): the length of each combination.
+        with_replacement (bool): allow an element more than once.
+
+    Returns:
+        Tensor: of shape ``(N, r)`` (empty of shape ``(0,)`` for ``r == 0``).
+    """
+    _vector(input, "combinations")
+    if r < 0:
+        raise RuntimeError(f"Expect a non-negative number, but got {r}")
+    if r == 0:
+        return input.new_empty((0,))
+    pick = itertools.combinations_with_replacement if with_replacement else itertools.combinations
+    idx = [list(c) for c in pick(range(input.shape[0]), r)]
+    index = _rumus.tensor(idx, dtype=_rumus.int64, device=input.device).reshape(len(idx), r)
+    return input[index]
+
+
+def vander(x, N=None, increasing=False):
+    """The Vandermonde matrix of ``x``: columns ``x**(N-1), ..., x, 1`` (reversed with
+    ``increasing``).
+
+    Args:
+        x (Tensor): 1-D; integer and bool inputs give int64.
+        N (int, optional): the number of columns (default ``len(x)``).
+        increasing (bool): powers increase from left to right.
+
+    Returns:
+        Tensor: of shape ``(len(x), N)``.
+    """
+    _tensor(x, "vander", "x")
+    if x.dim() != 1:
+        raise RuntimeError("x must be a one-dimensional tensor.")
+    n = x.shape[0]
+    N = n if N is None else operator.index(N)
+    if N < 0:
+        raise RuntimeError("N must be non-negative.")
+    x = x.to(_rumus.promote_types(x.dtype, _rumus.int64))
+    if N == 0:
+        return x.new_empty((n, 0))
+    out = x.new_ones((n, 1))
+    if N > 1:
+        out = _rumus.cat([out, x.unsqueeze(1).expand(n, N - 1).cumprod(1)], 1)
+    return out if increasing else out.flip([1])
+
+
+def _floating(t):
+    return t if t.is_floating_point() else t.to(_rumus.float32)
+
+
+def _trapezoid_parts(fn, y, x, dx, dim):
+    """Each interval's area along ``dim`` (``dim`` normalised), as torch computes it."""
+    _tensor(y, fn, "y")
+    d = _norm_dim(dim, y.dim(), fn)
+    n = y.shape[d] if y.dim() else 1
+    if x is not None:
+        if dx is not None:
+            raise TypeError(f"{fn}(): pass either x or dx, not both")
+        _tensor(x, fn, "x")
+    if y.dtype == _rumus.bool or (x is not None and x.dtype == _rumus.bool):
+        raise NotImplementedError(
+            f"{fn}: received a bool input for `x` or `y`, but bool is not supported"
+        )
+    y = _floating(y)  # integer sums would wrap
+    if n == 0:
+        return y.narrow(d, 0, 0), d
+    ysum = y.narrow(d, 1, n - 1) + y.narrow(d, 0, n - 1)
+    if x is None:
+        return ysum * ((1.0 if dx is None else dx) / 2), d
+    if x.dim() == 1:
+        if x.shape[0] != n:
+            raise RuntimeError("trapezoid: There must be one `x` value for each sample point")
+        shape = [1] * y.dim()
+        shape[d] = n - 1
+        widths = (x[1:] - x[:-1]).reshape(shape)
+    else:
+        xd = _norm_dim(dim, x.dim(), fn)
+        widths = x.narrow(xd, 1, x.shape[xd] - 1) - x.narrow(xd, 0, x.shape[xd] - 1)
+    return widths * ysum / 2, d
+
+
+def trapezoid(y, x=None, *, dx=None, dim=-1):
+    """The integral of ``y`` along ``dim`` by the trapezoid rule, at the points ``x`` or
+    spaced ``dx`` apart.
+
+    Args:
+        y (Tensor): the values.
+        x (Tensor, optional): the sample points (1-D of ``y.size(dim)`` values, or
+            broadcasting with ``y``).
+        dx (float, optional): the spacing when ``x`` is not given (default 1).
+        dim (int): the dimension to integrate along.
+
+    Returns:
+        Tensor: ``y`` without ``dim``.
+    """
+    parts, d = _trapezoid_parts("trapezoid", y, x, dx, dim)
+    return parts.sum(d)
+
+
+def cumulative_trapezoid(y, x=None, *, dx=None, dim=-1):
+    """The running integral of ``y`` along ``dim`` by the trapezoid rule.
+
+    Args:
+        y (Tensor): the values.
+        x (Tensor, optional): the sample points (1-D of ``y.size(dim)`` values, or
+            broadcasting with ``y``).
+        dx (float, optional): the spacing when ``x`` is not given (default 1).
+        dim (int): the dimension to integrate along.
+
+    Returns:
+        Tensor: ``y``'s shape with ``dim`` one shorter.
+    """
+    parts, d = _trapezoid_parts("cumulative_trapezoid", y, x, dx, dim)
+    return parts.cumsum(d)
+
+
+def _weights(w, name, n, integral):
+    _tensor(w, "cov", name)
+    if w.dim() > 1:
+        raise RuntimeError(
+            f"cov(): expected {name} to have one or fewer dimensions but got {name} with "
+            f"{w.dim()} dimensions"
+        )
+    if w.numel() != n:
+        raise RuntimeError(
+            f"cov(): expected {name} to have the same numel as there are observations in the "
+            f"input but got {w.numel()} != {n}"
+        )
+    if integral and (w.is_floating_point() or w.dtype == _rumus.bool):
+        raise RuntimeError(
+            f"cov(): expected {name} to have integral dtype but got {name} with {w.dtype} dtype"
+        )
+    if not integral and not w.is_floating_point():
+        raise RuntimeError(
+            f"cov(): expected {name} to have floating point dtype but got {name} with "
+            f"{w.dtype} dtype"
+        )
+    if bool((w < 0).any()):
+        raise RuntimeError(f"cov(): {name} cannot be negative")
+    return w
+
+
+def cov(input, *, correction=1, fweights=None, aweights=None):
+    """The covariance matrix of the variables in ``input``'s rows (observations in columns).
+
+    Args:
+        input (Tensor): 2-D ``(variables, observations)``, or 0-d/1-D (one variable).
+        correction (int): subtracted from the number of observations (1: unbiased).
+        fweights (Tensor, optional): 1-D integer frequency weights, one per observation.
+        aweights (Tensor, optional): 1-D float importance weights, one per observation.
+
+    Returns:
+        Tensor: ``(variables, variables)``, 0-d for one variable.
+    """
+    _tensor(input, "cov")
+    if input.dim() > 2:
+        raise RuntimeError(
+            f"cov(): expected input to have two or fewer dimensions but got an input with "
+            f"{input.dim()} dimensions"
+        )
+    if input.dtype == _rumus.bool:
+        raise NotImplementedError("cov(): bool dtype is not supported for input")
+    x = _floating(input.reshape(1, -1) if input.dim() < 2 else input)
+    n = x.shape[1]
+    w = None if fweights is None else _weights(fweights, "fweights", n, True).to(x.dtype)
+    if aweights is not None:
+        aw = _weights(aweights, "aweights", n, False).to(x.dtype)
+        w = aw if w is None else w * aw
+    if w is None:
+        avg, w_sum = x.mean(1), n
+    else:
+        w_sum = w.sum()
+        avg = (x * w).sum(1) / w_sum
+    if w is None:
+        norm = n - correction
+    elif correction == 0:
+        norm = w_sum
+    elif aweights is None:
+        norm = w_sum - correction
+    else:
+        norm = w_sum - correction * (w * aw).sum() / w_sum
+    norm = max(norm, 0) if w is None else norm.clamp(min=0)
+    xm = x - avg.unsqueeze(1)
+    c = (xm if w is None else xm * w) @ xm.t()
+    return (c / norm).squeeze()
+
+
+def corrcoef(input):
+    """The Pearson correlation coefficients of the variables in ``input``'s rows.
+
+    Args:
+        input (Tensor): 2-D ``(variables, observations)``, or 0-d/1-D (one variable).
+
+    Returns:
+        Tensor: ``(variables, variables)`` in [-1, 1], 0-d for one variable.
+    """
+    c = cov(input)
+    if c.dim() == 0:
+        return c / c
+    std = c.diagonal().sqrt()
+    return (c / std.unsqueeze(1) / std.unsqueeze(0)).clamp(-1, 1)
+
+
 # torch's Tensor methods among these (torch has no Tensor.isin, block_diag...).
-for _name in "diag diag_embed take take_along_dim tensor_split rot90".split():
+for _name in "diag diag_embed take take_along_dim tensor_split rot90 cov corrcoef".split():
     setattr(Tensor, _name, globals()[_name])
 del _name
