@@ -6,7 +6,7 @@ import itertools
 
 import numpy as np
 import rumus
-from op_db import ALL, FLOATS, INTS, OpInfo, Row, Sample, U, _creation, to_bool, to_float
+from op_db import ALL, FLOATS, INTS, Arg, OpInfo, Row, Sample, U, _creation, to_bool, to_float
 
 
 def _small_ints(*shape):
@@ -74,6 +74,56 @@ def _cumulative_ref(y, x=None, *, dx=None, dim=-1):
 def _cov_ref(x, correction=1, fweights=None, aweights=None):
     x = x.astype(np.float64)
     return np.cov(x, ddof=correction, fweights=fweights, aweights=aweights)
+
+
+def _quantile_ref(fn):
+    def ref(x, q, dim=None, keepdim=False, interpolation="linear"):
+        return fn(x, q, axis=dim, keepdims=keepdim, method=interpolation)
+
+    return ref
+
+
+def _quantile_samples(m):
+    return [
+        Sample(m(7), 0.3),
+        Sample(m(3, 5), Arg(np.array([0.0, 0.25, 1.0])), 1),
+        Sample(m(3, 4), 0.5, 0, True, interpolation="lower"),
+        Sample(m(3, 4, layout="transposed"), 0.6, -1, interpolation="higher"),
+        Sample(m(2, 5), Arg(np.array(0.4)), dim=1, interpolation="midpoint"),
+        Sample(m(2, 5), 0.7, None, True, interpolation="nearest"),
+        Sample(m(), 0.2),
+    ]
+
+
+def _with_nans(*shape):
+    """Uniform values with about a quarter NaN (nanquantile)."""
+
+    def gen(rng):
+        v = rng.uniform(-2, 2, shape)
+        v[rng.uniform(size=shape) < 0.25] = np.nan
+        return v
+
+    return gen
+
+
+def _quantile_op(name, fn, domain):
+    return OpInfo(
+        name,
+        [f"rumus.{name}", f"Tensor.{name}"],
+        _quantile_ref(fn),
+        _quantile_samples,
+        domain=domain,
+        mismatch=False,
+        tol={"float16": (2e-2, 2e-2), "bfloat16": (5e-2, 5e-2)},
+        grads=[
+            Row(f"{name}", lambda x: getattr(rumus, name)(x, 0.3, 1), [U(2, 5)]),
+            Row(
+                f"{name}_q",
+                lambda x: getattr(rumus, name)(x, rumus.tensor([0.2, 0.9], dtype=rumus.float64)),
+                [U(7)],
+            ),
+        ],
+    )
 
 
 NUMBERS = FLOATS + INTS
@@ -346,4 +396,6 @@ SHAPEOPS = [
         tol=F64_TOL,
         grads=[Row("corrcoef", lambda x: rumus.corrcoef(x), [U(3, 4)])],
     ),
+    _quantile_op("quantile", np.quantile, U),
+    _quantile_op("nanquantile", np.nanquantile, _with_nans),
 ]

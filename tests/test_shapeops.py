@@ -130,6 +130,20 @@ BAD = [
         lambda: rumus.cov(rumus.ones(3), fweights=rumus.tensor([1, 1])),
         RuntimeError,
     ),
+    ("quantile int", lambda: rumus.quantile(rumus.tensor([1, 2]), 0.5), RuntimeError),
+    ("quantile q range", lambda: rumus.quantile(rumus.ones(3), 1.5), RuntimeError),
+    (
+        "quantile q dtype",
+        lambda: rumus.quantile(rumus.ones(3), rumus.tensor([0.5], dtype=rumus.float64)),
+        RuntimeError,
+    ),
+    ("quantile q 2-D", lambda: rumus.quantile(rumus.ones(3), rumus.ones(1, 1) / 2), RuntimeError),
+    ("quantile empty", lambda: rumus.quantile(rumus.ones(0), 0.5), RuntimeError),
+    (
+        "quantile interpolation",
+        lambda: rumus.quantile(rumus.ones(3), 0.5, interpolation="cubic"),
+        ValueError,
+    ),
     ("rot90 three dims", lambda: rumus.rot90(rumus.ones(2, 2, 2), 1, (0, 1, 2)), RuntimeError),
 ]
 
@@ -187,3 +201,23 @@ def test_against_torch():
         np.testing.assert_allclose(_np(got), exp.numpy(), rtol=1e-10, atol=1e-12)
     for got, exp in zip(r.tensor_split([1, -1], 1), t.tensor_split([1, -1], 1)):
         np.testing.assert_allclose(_np(got).reshape(exp.shape), exp.numpy())
+
+
+@pytest.mark.parametrize("name", ["quantile", "nanquantile"])
+@pytest.mark.parametrize("interpolation", ["linear", "lower", "higher", "midpoint", "nearest"])
+def test_quantile_against_torch(name, interpolation):
+    torch = pytest.importorskip("torch")
+    x = np.random.default_rng(1).standard_normal((3, 5))
+    x[1, 2] = x[2, :] = np.nan
+    for q in (0.35, [0.0, 0.5, 0.9]):
+        rq = rumus.tensor(q, dtype=rumus.float64) if isinstance(q, list) else q
+        tq = torch.tensor(q, dtype=torch.float64) if isinstance(q, list) else q
+        for dim, keepdim in [(None, False), (None, True), (1, False), (0, True)]:
+            got = getattr(rumus, name)(
+                rumus.tensor(x), rq, dim, keepdim, interpolation=interpolation
+            )
+            exp = getattr(torch, name)(
+                torch.tensor(x), tq, dim, keepdim, interpolation=interpolation
+            )
+            assert tuple(got.shape) == tuple(exp.shape)
+            np.testing.assert_allclose(_np(got).reshape(exp.shape), exp.numpy())

@@ -223,6 +223,8 @@ from ._shapeops import (  # noqa: E402
     diag,
     diag_embed,
     isin,
+    nanquantile,
+    quantile,
     rot90,
     take,
     take_along_dim,

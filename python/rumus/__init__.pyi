@@ -690,6 +690,22 @@ def cov(
     aweights: Tensor | None = None,
 ) -> Tensor: ...
 def corrcoef(input: Tensor) -> Tensor: ...
+def quantile(
+    input: Tensor,
+    q: float | Tensor,
+    dim: int | None = None,
+    keepdim: bool = False,
+    *,
+    interpolation: str = "linear",
+) -> Tensor: ...
+def nanquantile(
+    input: Tensor,
+    q: float | Tensor,
+    dim: int | None = None,
+    keepdim: bool = False,
+    *,
+    interpolation: str = "linear",
+) -> Tensor: ...
 
 # rumus.linalg under PyTorch's older names
 def det(input: Tensor) -> Tensor: ...

@@ -788,6 +788,22 @@ class Tensor:
         aweights: Tensor | None = None,
     ) -> Tensor: ...
     def corrcoef(self) -> Tensor: ...
+    def quantile(
+        self,
+        q: _float | Tensor,
+        dim: _int | None = None,
+        keepdim: _bool = False,
+        *,
+        interpolation: str = "linear",
+    ) -> Tensor: ...
+    def nanquantile(
+        self,
+        q: _float | Tensor,
+        dim: _int | None = None,
+        keepdim: _bool = False,
+        *,
+        interpolation: str = "linear",
+    ) -> Tensor: ...
 
     # ------------------------------------------------- filling and random fills
     def fill_(self, value: TensorOrScalar) -> Tensor: ...

@@ -550,7 +550,108 @@ def corrcoef(input):
     return (c / std.unsqueeze(1) / std.unsqueeze(0)).clamp(-1, 1)
 
 
+_INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _quantile(fn, input, q, dim, keepdim, interpolation, ignore_nan):
+    _tensor(input, fn)
+    if not input.is_floating_point():
+        raise RuntimeError(f"{fn}() input tensor must be either float or double dtype")
+    if interpolation not in _INTERPOLATIONS:
+        raise ValueError(
+            f"{fn}() interpolation must be one of {', '.join(_INTERPOLATIONS)}. Got {interpolation}"
+        )
+    if isinstance(q, Tensor):
+        if q.dim() > 1:
+            raise RuntimeError(f"{fn}() q must be a scalar or 1D tensor")
+        if q.dtype != input.dtype:
+            raise RuntimeError(f"{fn}() q tensor must be same dtype as the input tensor")
+        scalar_q = q.dim() == 0
+        qs = q.reshape(-1).to(device=input.device)
+    else:
+        scalar_q = True
+        qs = _rumus.tensor([float(q)], dtype=input.dtype, device=input.device)
+    if input.numel() == 0:
+        raise RuntimeError(f"{fn}() input tensor must be non-empty")
+    if bool(((qs < 0) | (qs > 1)).any()):
+        raise RuntimeError(f"{fn}() q values must be in the range [0, 1]")
+    if dim is None:
+        x, d = input.reshape(-1), 0
+    else:
+        d = _norm_dim(dim, input.dim(), fn)
+        x = input.unsqueeze(0) if input.dim() == 0 else input
+    s = x.sort(dim=d).values.movedim(d, -1)  # NaNs sort last
+    n = s.shape[-1]
+    nan = s.isnan()
+    if ignore_nan:
+        count = n - nan.sum(-1, keepdim=True).to(s.dtype)
+        rank = (count - 1) * qs
+    else:
+        rank = ((n - 1) * qs).expand(*s.shape[:-1], qs.shape[0])
+    lo = rank.floor().clamp(0, n - 1)
+    hi = rank.ceil().clamp(0, n - 1)
+    vlo, vhi = s.gather(-1, lo.long()), s.gather(-1, hi.long())
+    if interpolation == "linear":
+        out = vlo + (vhi - vlo) * (rank - lo)
+    elif interpolation == "lower":
+        out = vlo
+    elif interpolation == "higher":
+        out = vhi
+    elif interpolation == "midpoint":
+        out = (vlo + vhi) / 2
+    else:
+        out = s.gather(-1, rank.round().clamp(0, n - 1).long())
+    empty = count == 0 if ignore_nan else nan.any(-1, keepdim=True)
+    out = _rumus.where(empty, out.new_full((), float("nan")), out)
+    if keepdim and dim is None:
+        out = out.reshape((1,) * input.dim() + (qs.shape[0],))
+    elif keepdim and input.dim() > 0:
+        out = out.unsqueeze(d)
+    out = out.movedim(-1, 0)
+    return out.squeeze(0) if scalar_q else out
+
+
+def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
+    """The ``q``-th quantiles of ``input`` along ``dim`` (of all elements when None); NaN
+    where a slice holds a NaN.
+
+    Args:
+        input (Tensor): floating point.
+        q (float or Tensor): the quantiles, in [0, 1]: a number, or a 0-d/1-D tensor of
+            ``input``'s dtype (a 1-D one adds a leading dimension to the result).
+        dim (int, optional): the dimension to reduce; None: all elements.
+        keepdim (bool): keep the reduced dimension (size 1).
+        interpolation (str): between the two nearest ranks: 'linear', 'lower', 'higher',
+            'midpoint' or 'nearest'.
+
+    Returns:
+        Tensor: the quantiles.
+    """
+    return _quantile("quantile", input, q, dim, keepdim, interpolation, False)
+
+
+def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
+    """:func:`quantile` ignoring NaNs (NaN only where a slice holds nothing else).
+
+    Args:
+        input (Tensor): floating point.
+        q (float or Tensor): the quantiles, in [0, 1]: a number, or a 0-d/1-D tensor of
+            ``input``'s dtype (a 1-D one adds a leading dimension to the result).
+        dim (int, optional): the dimension to reduce; None: all elements.
+        keepdim (bool): keep the reduced dimension (size 1).
+        interpolation (str): between the two nearest ranks: 'linear', 'lower', 'higher',
+            'midpoint' or 'nearest'.
+
+    Returns:
+        Tensor: the quantiles.
+    """
+    return _quantile("nanquantile", input, q, dim, keepdim, interpolation, True)
+
+
 # torch's Tensor methods among these (torch has no Tensor.isin, block_diag...).
-for _name in "diag diag_embed take take_along_dim tensor_split rot90 cov corrcoef".split():
+_METHODS = (
+    "diag diag_embed take take_along_dim tensor_split rot90 cov corrcoef quantile nanquantile"
+)
+for _name in _METHODS.split():
     setattr(Tensor, _name, globals()[_name])
 del _name
