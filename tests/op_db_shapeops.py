@@ -126,6 +126,43 @@ def _quantile_op(name, fn, domain):
     )
 
 
+def _window_ref(sym):
+    """torch's window from NumPy's symmetric one: periodic windows are the first N points
+    of the symmetric window of N + 1."""
+
+    def ref(n, periodic=True, *args, dtype=None):
+        if n <= 1:
+            return np.ones(n)
+        return sym(n + 1, *args)[:n] if periodic else sym(n, *args)
+
+    return ref
+
+
+def _hamming(n, alpha=0.54, beta=0.46):
+    return alpha - beta * np.cos(2 * np.pi * np.arange(n) / (n - 1))
+
+
+def _window_samples(*extra):
+    return lambda m: [
+        Sample(8),
+        Sample(5, False),
+        Sample(1),
+        Sample(0),
+        Sample(6, True, *extra),
+        Sample(7, False, *extra),
+    ]
+
+
+def _window_op(name, sym, *extra):
+    return _creation(
+        name,
+        _window_ref(sym),
+        _window_samples(*extra),
+        dtypes=FLOATS,
+        tol={"float32": (1e-5, 1e-6), "float16": (1e-3, 2e-3), "bfloat16": (1e-2, 1e-2)},
+    )
+
+
 NUMBERS = FLOATS + INTS
 F64_TOL = {"float32": (1e-4, 1e-5)}
 
@@ -398,4 +435,9 @@ SHAPEOPS = [
     ),
     _quantile_op("quantile", np.quantile, U),
     _quantile_op("nanquantile", np.nanquantile, _with_nans),
+    _window_op("hann_window", np.hanning),
+    _window_op("hamming_window", _hamming, 0.5, 0.4),
+    _window_op("blackman_window", np.blackman),
+    _window_op("bartlett_window", np.bartlett),
+    _window_op("kaiser_window", lambda n, beta=12.0: np.kaiser(n, beta), 5.0),
 ]

@@ -144,6 +144,8 @@ BAD = [
         lambda: rumus.quantile(rumus.ones(3), 0.5, interpolation="cubic"),
         ValueError,
     ),
+    ("hann_window negative", lambda: rumus.hann_window(-1), RuntimeError),
+    ("kaiser_window int dtype", lambda: rumus.kaiser_window(3, dtype=rumus.int64), RuntimeError),
     ("rot90 three dims", lambda: rumus.rot90(rumus.ones(2, 2, 2), 1, (0, 1, 2)), RuntimeError),
 ]
 
@@ -221,3 +223,23 @@ def test_quantile_against_torch(name, interpolation):
             )
             assert tuple(got.shape) == tuple(exp.shape)
             np.testing.assert_allclose(_np(got).reshape(exp.shape), exp.numpy())
+
+
+WINDOWS = ["hann_window", "hamming_window", "blackman_window", "bartlett_window", "kaiser_window"]
+
+
+@pytest.mark.parametrize("name", WINDOWS)
+def test_window_options(name):
+    w = getattr(rumus, name)(4, requires_grad=True)
+    assert w.requires_grad and w.dtype == rumus.float32 and w.is_leaf
+    assert getattr(rumus, name)(4, False, dtype=rumus.float64).dtype == rumus.float64
+
+
+@pytest.mark.parametrize("name", WINDOWS)
+def test_window_against_torch(name):
+    torch = pytest.importorskip("torch")
+    for n in (0, 1, 2, 5, 8):
+        for periodic in (True, False):
+            got = getattr(rumus, name)(n, periodic, dtype=rumus.float64)
+            exp = getattr(torch, name)(n, periodic, dtype=torch.float64)
+            np.testing.assert_allclose(_np(got).reshape(exp.shape), exp.numpy(), atol=1e-12)

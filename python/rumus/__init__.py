@@ -214,6 +214,8 @@ from . import (  # noqa: E402
 from ._complex import imag, real  # noqa: E402
 from ._porting import compile  # noqa: E402
 from ._shapeops import (  # noqa: E402
+    bartlett_window,
+    blackman_window,
     block_diag,
     cartesian_prod,
     combinations,
@@ -222,7 +224,10 @@ from ._shapeops import (  # noqa: E402
     cumulative_trapezoid,
     diag,
     diag_embed,
+    hamming_window,
+    hann_window,
     isin,
+    kaiser_window,
     nanquantile,
     quantile,
     rot90,

@@ -690,6 +690,54 @@ def cov(
     aweights: Tensor | None = None,
 ) -> Tensor: ...
 def corrcoef(input: Tensor) -> Tensor: ...
+def hann_window(
+    window_length: int,
+    periodic: bool = True,
+    *,
+    dtype: dtype | None = None,
+    layout: Any = None,
+    device: str | device | None = None,
+    requires_grad: bool = False,
+) -> Tensor: ...
+def hamming_window(
+    window_length: int,
+    periodic: bool = True,
+    alpha: float = 0.54,
+    beta: float = 0.46,
+    *,
+    dtype: dtype | None = None,
+    layout: Any = None,
+    device: str | device | None = None,
+    requires_grad: bool = False,
+) -> Tensor: ...
+def blackman_window(
+    window_length: int,
+    periodic: bool = True,
+    *,
+    dtype: dtype | None = None,
+    layout: Any = None,
+    device: str | device | None = None,
+    requires_grad: bool = False,
+) -> Tensor: ...
+def bartlett_window(
+    window_length: int,
+    periodic: bool = True,
+    *,
+    dtype: dtype | None = None,
+    layout: Any = None,
+    device: str | device | None = None,
+    requires_grad: bool = False,
+) -> Tensor: ...
+def kaiser_window(
+    window_length: int,
+    periodic: bool = True,
+    beta: float = 12.0,
+    *,
+    dtype: dtype | None = None,
+    layout: Any = None,
+    device: str | device | None = None,
+    requires_grad: bool = False,
+) -> Tensor: ...
 def quantile(
     input: Tensor,
     q: float | Tensor,

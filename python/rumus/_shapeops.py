@@ -4,6 +4,7 @@ from differentiable rumus ops (indexing, gather, where, pad, flip, cumsum, matmu
 and every device those ops support come for free."""
 
 import itertools
+import math
 import operator
 
 from . import _rumus
@@ -646,6 +647,176 @@ def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear"):
         Tensor: the quantiles.
     """
     return _quantile("nanquantile", input, q, dim, keepdim, interpolation, True)
+
+
+def _window(fn, window_length, periodic, dtype, device, requires_grad, values):
+    """``values(n, L)`` on the sample points ``n = 0..L-1`` of a symmetric window of length
+    ``L`` (one longer when ``periodic``, the last point then dropped), as ``dtype``."""
+    n = operator.index(window_length)
+    if n < 0:
+        raise RuntimeError(f"{fn} requires non-negative window_length, got window_length={n}")
+    dtype = dtype or _rumus.float32
+    if not dtype.is_floating_point:
+        raise RuntimeError(f"{fn} expects floating point dtypes, got: {dtype}")
+    if n <= 1:
+        out = _rumus.ones(n, dtype=dtype, device=device)
+    else:
+        length = n + 1 if periodic else n
+        work = _rumus.float64 if dtype == _rumus.float64 else _rumus.float32
+        pts = _rumus.arange(length, dtype=work, device=device)
+        out = values(pts, length)[:n].to(dtype).contiguous()
+    return out.requires_grad_() if requires_grad else out
+
+
+def _cosine_sum(coeffs):
+    """The generalized cosine window ``sum_k (-1)^k a_k cos(2 pi k n / (L - 1))``."""
+
+    def values(pts, length):
+        out = None
+        for k, a in enumerate(coeffs):
+            term = (pts * (2 * math.pi * k / (length - 1))).cos() * ((-1) ** k * a)
+            out = term if out is None else out + term
+        return out
+
+    return values
+
+
+def hann_window(
+    window_length, periodic=True, *, dtype=None, layout=None, device=None, requires_grad=False
+):
+    """The Hann window ``0.5 - 0.5 cos(2 pi n / (L - 1))``.
+
+    Args:
+        window_length (int): the number of points.
+        periodic (bool): a window for spectral analysis (one point of a window of
+            ``window_length + 1``); False: symmetric.
+        dtype (rumus.dtype, optional): a floating dtype (default float32).
+        layout: ignored (strided only).
+        device (str or rumus.device, optional): where to create it.
+        requires_grad (bool): record operations on the result.
+
+    Returns:
+        Tensor: 1-D of ``window_length`` values.
+    """
+    return _window(
+        "hann_window",
+        window_length,
+        periodic,
+        dtype,
+        device,
+        requires_grad,
+        _cosine_sum((0.5, 0.5)),
+    )
+
+
+def hamming_window(
+    window_length,
+    periodic=True,
+    alpha=0.54,
+    beta=0.46,
+    *,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+):
+    """The Hamming window ``alpha - beta cos(2 pi n / (L - 1))``.
+
+    Args:
+        window_length (int): the number of points.
+        periodic (bool): a window for spectral analysis (one point of a window of
+            ``window_length + 1``); False: symmetric.
+        alpha (float): the constant coefficient.
+        beta (float): the cosine coefficient.
+        dtype (rumus.dtype, optional): a floating dtype (default float32).
+        layout: ignored (strided only).
+        device (str or rumus.device, optional): where to create it.
+        requires_grad (bool): record operations on the result.
+
+    Returns:
+        Tensor: 1-D of ``window_length`` values.
+    """
+    values = _cosine_sum((alpha, beta))
+    return _window("hamming_window", window_length, periodic, dtype, device, requires_grad, values)
+
+
+def blackman_window(
+    window_length, periodic=True, *, dtype=None, layout=None, device=None, requires_grad=False
+):
+    """The Blackman window ``0.42 - 0.5 cos(2 pi n / (L - 1)) + 0.08 cos(4 pi n / (L - 1))``.
+
+    Args:
+        window_length (int): the number of points.
+        periodic (bool): a window for spectral analysis (one point of a window of
+            ``window_length + 1``); False: symmetric.
+        dtype (rumus.dtype, optional): a floating dtype (default float32).
+        layout: ignored (strided only).
+        device (str or rumus.device, optional): where to create it.
+        requires_grad (bool): record operations on the result.
+
+    Returns:
+        Tensor: 1-D of ``window_length`` values.
+    """
+    values = _cosine_sum((0.42, 0.5, 0.08))
+    return _window("blackman_window", window_length, periodic, dtype, device, requires_grad, values)
+
+
+def bartlett_window(
+    window_length, periodic=True, *, dtype=None, layout=None, device=None, requires_grad=False
+):
+    """The Bartlett (triangular) window ``1 - |2 n / (L - 1) - 1|``.
+
+    Args:
+        window_length (int): the number of points.
+        periodic (bool): a window for spectral analysis (one point of a window of
+            ``window_length + 1``); False: symmetric.
+        dtype (rumus.dtype, optional): a floating dtype (default float32).
+        layout: ignored (strided only).
+        device (str or rumus.device, optional): where to create it.
+        requires_grad (bool): record operations on the result.
+
+    Returns:
+        Tensor: 1-D of ``window_length`` values.
+    """
+
+    def values(pts, length):
+        return 1 - (pts * (2 / (length - 1)) - 1).abs()
+
+    return _window("bartlett_window", window_length, periodic, dtype, device, requires_grad, values)
+
+
+def kaiser_window(
+    window_length,
+    periodic=True,
+    beta=12.0,
+    *,
+    dtype=None,
+    layout=None,
+    device=None,
+    requires_grad=False,
+):
+    """The Kaiser window ``I0(beta sqrt(1 - (2 n / (L - 1) - 1)^2)) / I0(beta)``.
+
+    Args:
+        window_length (int): the number of points.
+        periodic (bool): a window for spectral analysis (one point of a window of
+            ``window_length + 1``); False: symmetric.
+        beta (float): the shape parameter.
+        dtype (rumus.dtype, optional): a floating dtype (default float32).
+        layout: ignored (strided only).
+        device (str or rumus.device, optional): where to create it.
+        requires_grad (bool): record operations on the result.
+
+    Returns:
+        Tensor: 1-D of ``window_length`` values.
+    """
+
+    def values(pts, length):
+        r = pts * (2 / (length - 1)) - 1
+        arg = (1 - r * r).clamp(min=0).sqrt() * beta
+        return arg.i0() / pts.new_full((), float(beta)).i0()
+
+    return _window("kaiser_window", window_length, periodic, dtype, device, requires_grad, values)
 
 
 # torch's Tensor methods among these (torch has no Tensor.isin, block_diag...).
