@@ -119,7 +119,7 @@ def _quantile_op(name, fn, domain):
             Row(f"{name}", lambda x: getattr(rumus, name)(x, 0.3, 1), [U(2, 5)]),
             Row(
                 f"{name}_q",
-                lambda x: getattr(rumus, name)(x, rumus.tensor([0.2, 0.9], dtype=rumus.float64)),
+                lambda x: getattr(rumus, name)(x, x.new_tensor([0.2, 0.9])),
                 [U(7)],
             ),
         ],
