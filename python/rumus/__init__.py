@@ -217,6 +217,32 @@ from . import (  # noqa: E402
 )
 from ._complex import imag, real  # noqa: E402
 from ._porting import compile  # noqa: E402
+from ._shapeops import (  # noqa: E402
+    bartlett_window,
+    blackman_window,
+    block_diag,
+    cartesian_prod,
+    combinations,
+    corrcoef,
+    cov,
+    cumulative_trapezoid,
+    diag,
+    diag_embed,
+    hamming_window,
+    hann_window,
+    isin,
+    kaiser_window,
+    nanquantile,
+    quantile,
+    rot90,
+    take,
+    take_along_dim,
+    tensor_split,
+    trapezoid,
+    tril_indices,
+    triu_indices,
+    vander,
+)
 from ._toplevel import (  # noqa: E402
     abs_,
     acos_,

@@ -641,6 +641,123 @@ def fliplr(input: Tensor) -> Tensor: ...
 def flipud(input: Tensor) -> Tensor: ...
 def ravel(input: Tensor) -> Tensor: ...
 
+# rumus/_shapeops.py: torch's diagonal, gathering, splitting and rotating compositions
+def diag(input: Tensor, diagonal: int = 0) -> Tensor: ...
+def diag_embed(input: Tensor, offset: int = 0, dim1: int = -2, dim2: int = -1) -> Tensor: ...
+def block_diag(*tensors: Tensor) -> Tensor: ...
+def take(input: Tensor, index: Tensor) -> Tensor: ...
+def take_along_dim(input: Tensor, indices: Tensor, dim: int | None = None) -> Tensor: ...
+def isin(
+    elements: Tensor | complex,
+    test_elements: Tensor | complex,
+    *,
+    assume_unique: bool = False,
+    invert: bool = False,
+) -> Tensor: ...
+def tensor_split(
+    input: Tensor, indices_or_sections: int | Sequence[int] | Tensor, dim: int = 0
+) -> tuple[Tensor, ...]: ...
+def rot90(input: Tensor, k: int = 1, dims: Sequence[int] = (0, 1)) -> Tensor: ...
+def tril_indices(
+    row: int,
+    col: int,
+    offset: int = 0,
+    *,
+    dtype: dtype = ...,
+    device: str | device | None = None,
+    layout: Any = None,
+) -> Tensor: ...
+def triu_indices(
+    row: int,
+    col: int,
+    offset: int = 0,
+    *,
+    dtype: dtype = ...,
+    device: str | device | None = None,
+    layout: Any = None,
+) -> Tensor: ...
+def cartesian_prod(*tensors: Tensor) -> Tensor: ...
+def combinations(input: Tensor, r: int = 2, with_replacement: bool = False) -> Tensor: ...
+def vander(x: Tensor, N: int | None = None, increasing: bool = False) -> Tensor: ...
+def trapezoid(
+    y: Tensor, x: Tensor | None = None, *, dx: float | None = None, dim: int = -1
+) -> Tensor: ...
+def cumulative_trapezoid(
+    y: Tensor, x: Tensor | None = None, *, dx: float | None = None, dim: int = -1
+) -> Tensor: ...
+def cov(
+    input: Tensor,
+    *,
+    correction: int = 1,
+    fweights: Tensor | None = None,
+    aweights: Tensor | None = None,
+) -> Tensor: ...
+def corrcoef(input: Tensor) -> Tensor: ...
+def hann_window(
+    window_length: int,
+    periodic: bool = True,
+    *,
+    dtype: dtype | None = None,
+    layout: Any = None,
+    device: str | device | None = None,
+    requires_grad: bool = False,
+) -> Tensor: ...
+def hamming_window(
+    window_length: int,
+    periodic: bool = True,
+    alpha: float = 0.54,
+    beta: float = 0.46,
+    *,
+    dtype: dtype | None = None,
+    layout: Any = None,
+    device: str | device | None = None,
+    requires_grad: bool = False,
+) -> Tensor: ...
+def blackman_window(
+    window_length: int,
+    periodic: bool = True,
+    *,
+    dtype: dtype | None = None,
+    layout: Any = None,
+    device: str | device | None = None,
+    requires_grad: bool = False,
+) -> Tensor: ...
+def bartlett_window(
+    window_length: int,
+    periodic: bool = True,
+    *,
+    dtype: dtype | None = None,
+    layout: Any = None,
+    device: str | device | None = None,
+    requires_grad: bool = False,
+) -> Tensor: ...
+def kaiser_window(
+    window_length: int,
+    periodic: bool = True,
+    beta: float = 12.0,
+    *,
+    dtype: dtype | None = None,
+    layout: Any = None,
+    device: str | device | None = None,
+    requires_grad: bool = False,
+) -> Tensor: ...
+def quantile(
+    input: Tensor,
+    q: float | Tensor,
+    dim: int | None = None,
+    keepdim: bool = False,
+    *,
+    interpolation: str = "linear",
+) -> Tensor: ...
+def nanquantile(
+    input: Tensor,
+    q: float | Tensor,
+    dim: int | None = None,
+    keepdim: bool = False,
+    *,
+    interpolation: str = "linear",
+) -> Tensor: ...
+
 # rumus.linalg under PyTorch's older names
 def det(input: Tensor) -> Tensor: ...
 def slogdet(input: Tensor) -> SlogdetResult: ...
