@@ -200,9 +200,11 @@ def copysign(input, other):
         Tensor: the promoted floating dtype of the two.
     """
     _check("copysign", input)
-    other = _other("copysign", input, other)
-    out = _rumus.promote_types(input.dtype, other.dtype)
-    x = _floated("copysign", input.to(out) if isinstance(other, Tensor) else input)
+    if isinstance(other, Tensor):
+        x = _floated("copysign", input.to(_rumus.promote_types(input.dtype, other.dtype)))
+    else:  # a Python number does not raise the input's dtype, as in PyTorch
+        x = _floated("copysign", input)
+        other = _other("copysign", input, other)
     neg = signbit(other).detach()
     mag = x * _sign_of(x)  # |x|, whose gradient is +-1 (0 at 0, as PyTorch's)
     mag = _rumus.where(x == 0, mag * 0.0, mag)
@@ -385,7 +387,7 @@ def frexp(input):
             "torch.frexp() only supports floating-point dtypes, "
             f"but got {_name(input).capitalize()}"
         )
-    x = input.to(_rumus.float64)  # every dtype's exponent and mantissa are exact in it
+    x = _work(input)  # float32 holds every half exponent and mantissa exactly
     a = x.abs().detach()
     finite = Tensor.isfinite(a) & (a != 0)
     e = _rumus.where(finite, Tensor.floor(Tensor.log2(_rumus.where(finite, a, 1.0))) + 1.0, 0.0)
@@ -511,7 +513,8 @@ def renorm(input, p, dim, maxnorm):
 
 def _make_inplace(name, fn):
     def method(self, *args, **kwargs):
-        return _inplace(name, self, fn(self, *args, **kwargs))
+        # On a clone: the graph of the composition must not save self, which copy_ bumps.
+        return _inplace(name, self, fn(self.clone(), *args, **kwargs))
 
     method.__name__ = name
     method.__qualname__ = f"Tensor.{name}"
@@ -529,7 +532,7 @@ def _float_power_(self, exponent):
             "the base given to float_power_ has dtype "
             f"{_name(self).capitalize()} but the operation's result requires dtype Double"
         )
-    return self.copy_(float_power(self, exponent))
+    return self.copy_(float_power(self.clone(), exponent))
 
 
 _float_power_.__doc__ = """In-place float_power: self must be float64.
