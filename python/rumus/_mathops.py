@@ -87,7 +87,9 @@ def acosh(input):
     t = x.clamp(max=big) - 1.0
     small = Tensor.log1p(t + Tensor.sqrt(t * (t + 2.0)))
     large = Tensor.log(x.clamp(min=big)) + _LN2
-    return _rumus.where(x < big, small, large).to(x0.dtype)
+    # Below 1 (-inf included, where t * (t + 2) overflows to +inf) acosh is NaN.
+    out = _rumus.where(x < 1.0, math.nan, _rumus.where(x < big, small, large))
+    return out.to(x0.dtype)
 
 
 def asinh(input):
