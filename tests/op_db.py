@@ -5566,6 +5566,7 @@ SORTING = [
 from op_db_complex import COMPLEX  # noqa: E402 - it builds on the helpers above
 from op_db_composite import MORE  # noqa: E402 - it builds on the helpers above
 from op_db_linalg import LINALG_DECOMP  # noqa: E402 - it builds on the helpers above
+from op_db_mathops import MATHOPS  # noqa: E402 - it builds on the helpers above
 from op_db_nn_more import NN_MORE  # noqa: E402 - it builds on the helpers above
 from op_db_shapeops import SHAPEOPS  # noqa: E402 - it builds on the helpers above
 from op_db_spatial import SPATIAL  # noqa: E402 - it builds on the helpers above
@@ -5595,6 +5596,7 @@ OP_DB = (
     + TOPLEVEL
     + SHAPES
     + SHAPEOPS
+    + MATHOPS
 )
 add_spellings(OP_DB)
 

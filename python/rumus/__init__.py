@@ -202,6 +202,7 @@ Tensor.__round__ = _round
 
 from . import (  # noqa: E402
     _composite,
+    _mathops,
     accelerator,
     amp,
     autograd,
@@ -392,6 +393,7 @@ from .serialization import load, save  # noqa: E402
 from .utils.dlpack import from_dlpack  # noqa: E402
 
 _composite.install(globals())
+_mathops.install(globals())
 special._install(globals())
 _standard_gamma = _rumus._standard_gamma
 _standard_gamma_grad = _rumus._standard_gamma_grad
