@@ -35,11 +35,12 @@ def _check(op, x, what="input"):
 
 
 def _floated(op, x):
-    """``x`` as the floating dtype of a float function: ints and bools give float32."""
+    """``x`` as the floating dtype of a float function: ints and bools give the default
+    float dtype (float32 unless ``set_default_dtype`` changed it)."""
     _check(op, x)
     if _name(x).startswith("complex"):
         raise NotImplementedError(f"{op}(): not implemented for complex tensors")
-    return x if _is_float(x) else x.to(_rumus.float32)
+    return x if _is_float(x) else x.to(_rumus.get_default_dtype())
 
 
 def _work(x):
@@ -75,7 +76,7 @@ def acosh(input):
     """The inverse hyperbolic cosine, NaN below 1.
 
     Args:
-        input (Tensor): the input (integers compute in float32).
+        input (Tensor): the input (integers give the default float dtype).
 
     Returns:
         Tensor: acosh(input), elementwise.
@@ -96,7 +97,7 @@ def asinh(input):
     """The inverse hyperbolic sine.
 
     Args:
-        input (Tensor): the input (integers compute in float32).
+        input (Tensor): the input (integers give the default float dtype).
 
     Returns:
         Tensor: asinh(input), elementwise.
@@ -117,7 +118,7 @@ def atanh(input):
     """The inverse hyperbolic tangent: +-inf at +-1, NaN beyond.
 
     Args:
-        input (Tensor): the input (integers compute in float32).
+        input (Tensor): the input (integers give the default float dtype).
 
     Returns:
         Tensor: atanh(input), elementwise.
@@ -139,7 +140,7 @@ def deg2rad(input):
     """Degrees to radians.
 
     Args:
-        input (Tensor): angles in degrees (integers compute in float32).
+        input (Tensor): angles in degrees (integers give the default float dtype).
 
     Returns:
         Tensor: the angles in radians.
@@ -151,7 +152,7 @@ def rad2deg(input):
     """Radians to degrees.
 
     Args:
-        input (Tensor): angles in radians (integers compute in float32).
+        input (Tensor): angles in radians (integers give the default float dtype).
 
     Returns:
         Tensor: the angles in degrees.

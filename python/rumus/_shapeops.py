@@ -395,7 +395,7 @@ def vander(x, N=None, increasing=False):
 
 
 def _floating(t):
-    return t if t.is_floating_point() else t.to(_rumus.float32)
+    return t if t.is_floating_point() else t.to(_rumus.get_default_dtype())
 
 
 def _trapezoid_parts(fn, y, x, dx, dim):
@@ -655,7 +655,7 @@ def _window(fn, window_length, periodic, dtype, device, requires_grad, values):
     n = operator.index(window_length)
     if n < 0:
         raise RuntimeError(f"{fn} requires non-negative window_length, got window_length={n}")
-    dtype = dtype or _rumus.float32
+    dtype = dtype or _rumus.get_default_dtype()
     if not dtype.is_floating_point:
         raise RuntimeError(f"{fn} expects floating point dtypes, got: {dtype}")
     if n <= 1:
@@ -690,7 +690,7 @@ def hann_window(
         window_length (int): the number of points.
         periodic (bool): a window for spectral analysis (one point of a window of
             ``window_length + 1``); False: symmetric.
-        dtype (rumus.dtype, optional): a floating dtype (default float32).
+        dtype (rumus.dtype, optional): a floating dtype (default: the default dtype).
         layout: ignored (strided only).
         device (str or rumus.device, optional): where to create it.
         requires_grad (bool): record operations on the result.
@@ -728,7 +728,7 @@ def hamming_window(
             ``window_length + 1``); False: symmetric.
         alpha (float): the constant coefficient.
         beta (float): the cosine coefficient.
-        dtype (rumus.dtype, optional): a floating dtype (default float32).
+        dtype (rumus.dtype, optional): a floating dtype (default: the default dtype).
         layout: ignored (strided only).
         device (str or rumus.device, optional): where to create it.
         requires_grad (bool): record operations on the result.
@@ -749,7 +749,7 @@ def blackman_window(
         window_length (int): the number of points.
         periodic (bool): a window for spectral analysis (one point of a window of
             ``window_length + 1``); False: symmetric.
-        dtype (rumus.dtype, optional): a floating dtype (default float32).
+        dtype (rumus.dtype, optional): a floating dtype (default: the default dtype).
         layout: ignored (strided only).
         device (str or rumus.device, optional): where to create it.
         requires_grad (bool): record operations on the result.
@@ -770,7 +770,7 @@ def bartlett_window(
         window_length (int): the number of points.
         periodic (bool): a window for spectral analysis (one point of a window of
             ``window_length + 1``); False: symmetric.
-        dtype (rumus.dtype, optional): a floating dtype (default float32).
+        dtype (rumus.dtype, optional): a floating dtype (default: the default dtype).
         layout: ignored (strided only).
         device (str or rumus.device, optional): where to create it.
         requires_grad (bool): record operations on the result.
@@ -802,7 +802,7 @@ def kaiser_window(
         periodic (bool): a window for spectral analysis (one point of a window of
             ``window_length + 1``); False: symmetric.
         beta (float): the shape parameter.
-        dtype (rumus.dtype, optional): a floating dtype (default float32).
+        dtype (rumus.dtype, optional): a floating dtype (default: the default dtype).
         layout: ignored (strided only).
         device (str or rumus.device, optional): where to create it.
         requires_grad (bool): record operations on the result.
