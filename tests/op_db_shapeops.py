@@ -338,7 +338,7 @@ SHAPEOPS = [
         grads=[Row("combinations", lambda x: rumus.combinations(x, 2, True), [U(3)])],
     ),
     OpInfo(
-        "vander",
+        "vander_decreasing",  # "vander" is rumus.linalg.vander's entry (increasing powers)
         ["rumus.vander"],
         _vander_ref,
         lambda m: [
