@@ -289,9 +289,9 @@ pub fn conv(
         );
     };
     let geom = geometry(n, c, size, k, s, before, d, [od, oh, ow]);
-    if conv_igemm::applies(&xb) || conv_igemm::applies_cpu(&xb, &geom, g) {
+    let cv = conv_igemm::Conv { geom: geom.clone(), groups: g, oc };
+    if conv_igemm::applies(&xb) || conv_igemm::applies_cpu(&xb, &cv) {
         conv_igemm::check_devices(op, &xb, &[Some(&wb), bias])?;
-        let cv = conv_igemm::Conv { geom, groups: g, oc };
         return unbatch(conv_igemm::forward(&xb, &wb, bias, &cv)?, unbatched, dims);
     }
     // The columns of a large GPU batch may exceed one binding: convolve

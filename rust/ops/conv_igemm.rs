@@ -14,6 +14,7 @@ use crate::autograd::{self, Backward, Node, SavedTensor};
 use crate::backend::cpu::conv::Geom;
 use crate::backend::cpu::conv_cols as cols;
 use crate::backend::cpu::conv_direct as direct;
+use crate::backend::cpu::conv_winograd as winograd;
 use crate::backend::cpu::gemm::GemmElem;
 use crate::backend::cpu::P;
 use crate::backend::gpu::conv_igemm::{self as kernel, Pass};
@@ -38,15 +39,25 @@ pub fn applies(x: &Tensor) -> bool {
 }
 
 /// Whether the CPU's kernels without whole-batch columns run this
-/// convolution of `x` (float32 or float64): the direct ones, or per-chunk
-/// columns in cache (`conv_direct::applies`, `conv_cols::applies`).
-pub fn applies_cpu(x: &Tensor, geom: &Geom, groups: usize) -> bool {
+/// convolution of `x` (float32 or float64): Winograd's for float32 3×3
+/// layers, the direct ones, or per-chunk columns in cache.
+pub fn applies_cpu(x: &Tensor, cv: &Conv) -> bool {
+    let (g, groups) = (&cv.geom, cv.groups);
     !x.is_gpu()
-        && matches!(x.dtype(), DType::F32 | DType::F64)
-        && (direct::applies(geom, groups) || cols::applies(geom, groups))
+        && match x.dtype() {
+            DType::F32 => {
+                winograd_applies(cv) || direct::applies(g, groups) || cols::applies(g, groups)
+            }
+            DType::F64 => direct::applies(g, groups) || cols::applies(g, groups),
+            _ => false,
+        }
 }
 
-/// One pass on the CPU's direct kernels into `out` (the pass's shape).
+fn winograd_applies(cv: &Conv) -> bool {
+    winograd::applies(&cv.geom, cv.groups, cv.oc)
+}
+
+/// One pass on the CPU's Winograd (float32 3×3), direct or per-chunk-column kernels into `out` (the pass's shape).
 fn raw_cpu<T: GemmElem + Default + std::ops::Add<Output = T> + Send + Sync + Element>(
     pass: Pass,
     cv: &Conv,
@@ -60,7 +71,14 @@ fn raw_cpu<T: GemmElem + Default + std::ops::Add<Output = T> + Send + Sync + Ele
     let bias = bias.map(|t| t.ptr::<T>().map(P)).transpose()?;
     // SAFETY: contiguous operands of the pass's shapes (raw checked them), a fresh output.
     unsafe {
-        if direct::applies(g, cv.groups) {
+        if T::DTYPE == DType::F32 && winograd_applies(cv) {
+            let f = |p: P<T>| P(p.0 as *mut f32);
+            match pass {
+                Pass::Forward => winograd::forward(g, oc, f(b), f(a), bias.map(f), f(o)),
+                Pass::InputGrad => winograd::input_grad(g, oc, f(b), f(a), f(o)),
+                Pass::WeightGrad => winograd::weight_grad(g, oc, f(b), f(a), f(o)),
+            }
+        } else if direct::applies(g, cv.groups) {
             match pass {
                 Pass::Forward => direct::forward(g, oc, b, a, bias, o),
                 Pass::InputGrad => direct::input_grad(g, oc, b, a, o),

@@ -9,6 +9,7 @@ pub mod complex;
 pub mod conv;
 pub mod conv_cols;
 pub mod conv_direct;
+pub mod conv_winograd;
 pub mod ctc;
 pub mod elementwise;
 pub mod fft;

@@ -1,0 +1,593 @@
+//! Winograd F(2×2, 3×3) convolutions on the CPU for float32 stride-1 3×3
+//! layers (ResNet's and VGG's bulk). Each 2×2 output tile comes from a 4×4
+//! input tile: with V = Bᵀ d B (the input tile), U = G g Gᵀ (the kernel) and
+//! Y = Aᵀ (U ⊙ V) A, the channel sum becomes 16 GEMMs, one per position ξ
+//! of the 4×4 transform domain: M[ξ] (O × tiles) = U[ξ] (O × C) · V[ξ]
+//! (C × tiles). That is 16 multiplies per tile per channel pair where the
+//! direct kernels do 36: 2.25× fewer, the rest is linear transforms.
+//!
+//! The three passes share the transforms:
+//! - forward: as above;
+//! - input gradient: the forward of dy with the kernel rotated by 180°,
+//!   channels swapped, and padding 2 - p;
+//! - weight gradient: dU[ξ] (O × C) = Σ over tiles of dM[ξ] · V[ξ]ᵀ with
+//!   dM = A dY Aᵀ, then dW = Gᵀ dU G.
+//!
+//! Tiles are processed a few tile rows at a time so that V and M of a block
+//! stay in L2. Each image is first copied into zero-padded planes whose rows
+//! are split into even and odd columns: a tile k reads columns 2k..2k+3,
+//! which in the split row are e[k], o[k], e[k+1], o[k+1], so every transform
+//! is a plain loop over k that vectorizes. `RUMUS_CONV_WINOGRAD=0` turns
+//! these kernels off (the direct ones run), for A/B runs.
+
+use super::conv::Geom;
+use super::conv_direct::{mat, per_thread, with_scratch};
+use super::gemm::matmul;
+use super::P;
+
+/// Tiles × (C + O) per block: V and M of a block (16 · (C + O) · tiles
+/// float32) then take about 768 KiB, which stays in L2 beside the GEMM's
+/// packed panels.
+const BLOCK_BUDGET: usize = 12 << 10;
+
+/// Whether these kernels run the convolution (the caller checks float32):
+/// 2-D, 3×3, stride 1, no dilation, one group, padding ≤ 2 (the input
+/// gradient pads by 2 - p), enough channels on both sides for the GEMMs
+/// and an output of at least 4×4.
+pub fn applies(g: &Geom, groups: usize, oc: usize) -> bool {
+    g.d == 1
+        && g.kd == 1
+        && g.od == 1
+        && (g.kh, g.kw, g.sh, g.sw, g.dh, g.dw) == (3, 3, 1, 1, 1, 1)
+        && groups == 1
+        && g.ph <= 2
+        && g.pw <= 2
+        && g.c >= 16
+        && oc >= 16
+        && g.oh >= 4
+        && g.ow >= 4
+        && std::env::var_os("RUMUS_CONV_WINOGRAD").is_none_or(|v| v != "0")
+}
+
+/// One pass's tiling: `cin` input planes of h×w padded by (ph, pw) give
+/// `cout` output planes of oh×ow, in th×tw tiles.
+struct Tiles {
+    cin: usize,
+    h: usize,
+    w: usize,
+    ph: usize,
+    pw: usize,
+    cout: usize,
+    oh: usize,
+    ow: usize,
+    th: usize,
+    tw: usize,
+    /// Columns of each half (even, odd) of a split padded row: tw + 1.
+    half: usize,
+    /// Padded rows per plane (2·th + 2) and the plane's size.
+    hp: usize,
+    plane: usize,
+    /// Tile rows per block.
+    rows: usize,
+}
+
+impl Tiles {
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        cin: usize,
+        h: usize,
+        w: usize,
+        ph: usize,
+        pw: usize,
+        cout: usize,
+        oh: usize,
+        ow: usize,
+    ) -> Tiles {
+        let (th, tw) = (oh.div_ceil(2), ow.div_ceil(2));
+        let (half, hp) = (tw + 1, 2 * th + 2);
+        let rows = (BLOCK_BUDGET / ((cin + cout) * tw)).clamp(1, th);
+        Tiles { cin, h, w, ph, pw, cout, oh, ow, th, tw, half, hp, plane: hp * 2 * half, rows }
+    }
+    /// Tiles of a full block.
+    fn block(&self) -> usize {
+        self.rows * self.tw
+    }
+    /// Scratch lengths: the padded image plus temporaries (eight split rows,
+    /// or six rows of a block's tiles), V of a block, and M (or dM) of a block.
+    fn scratch(&self) -> [usize; 3] {
+        let b = self.block();
+        let tmp = (16 * self.half).max(6 * b);
+        [self.cin * self.plane + tmp, 16 * self.cin * b, 16 * self.cout * b]
+    }
+}
+
+/// U[ξ][r][s] = (G g Gᵀ)[ξ] for the 3×3 kernel g of (r, s): for the forward
+/// r = o, s = c and g = w[o][c]; `flip` gives the input gradient's r = c,
+/// s = o and g = w[o][c] rotated by 180°.
+///
+/// # Safety
+/// w is a contiguous (O, C, 3, 3) kernel.
+unsafe fn kernel_transform(w: P<f32>, oc: usize, c: usize, flip: bool) -> Vec<f32> {
+    let mut u = vec![0.0; 16 * oc * c];
+    let (rows, cols) = if flip { (c, oc) } else { (oc, c) };
+    for o in 0..oc {
+        for ci in 0..c {
+            // SAFETY: kernel (o, ci) of w.
+            let k = unsafe { std::slice::from_raw_parts(w.at(((o * c + ci) * 9) as isize), 9) };
+            let g = |i: usize, j: usize| if flip { k[(2 - i) * 3 + 2 - j] } else { k[i * 3 + j] };
+            // G g: rows g0, (g0+g1+g2)/2, (g0-g1+g2)/2, g2; then the same on columns.
+            let gg: [[f32; 3]; 4] = std::array::from_fn(|i| {
+                std::array::from_fn(|j| match i {
+                    0 => g(0, j),
+                    1 => 0.5 * (g(0, j) + g(1, j) + g(2, j)),
+                    2 => 0.5 * (g(0, j) - g(1, j) + g(2, j)),
+                    _ => g(2, j),
+                })
+            });
+            let (r, s) = if flip { (ci, o) } else { (o, ci) };
+            for (i, [a, b, cc]) in gg.into_iter().enumerate() {
+                let row = [a, 0.5 * (a + b + cc), 0.5 * (a - b + cc), cc];
+                for (j, v) in row.into_iter().enumerate() {
+                    u[((i * 4 + j) * rows + r) * cols + s] = v;
+                }
+            }
+        }
+    }
+    u
+}
+
+/// a[m] = src[2m], b[m] = src[2m + 1] for as many m as fit.
+#[inline(always)]
+fn deinterleave_body(src: &[f32], a: &mut [f32], b: &mut [f32]) {
+    let m = (src.len() / 2).min(a.len()).min(b.len());
+    let (sc, _) = src[..2 * m].as_chunks::<32>();
+    let (ac, _) = a[..m].as_chunks_mut::<16>();
+    let (bc, _) = b[..m].as_chunks_mut::<16>();
+    for ((s, a), b) in sc.iter().zip(ac).zip(bc) {
+        for l in 0..16 {
+            a[l] = s[2 * l];
+            b[l] = s[2 * l + 1];
+        }
+    }
+    for l in m / 16 * 16..m {
+        a[l] = src[2 * l];
+        b[l] = src[2 * l + 1];
+    }
+    if let (Some(&v), Some(d)) = (src.get(2 * m), a.get_mut(m)) {
+        *d = v;
+    }
+}
+
+/// dst[2m] = a[m], dst[2m + 1] = b[m] for as many m as fit.
+#[inline(always)]
+fn interleave_body(dst: &mut [f32], a: &[f32], b: &[f32]) {
+    let m = (dst.len() / 2).min(a.len()).min(b.len());
+    let (dc, _) = dst[..2 * m].as_chunks_mut::<32>();
+    let (ac, _) = a[..m].as_chunks::<16>();
+    let (bc, _) = b[..m].as_chunks::<16>();
+    for ((d, a), b) in dc.iter_mut().zip(ac).zip(bc) {
+        for l in 0..16 {
+            d[2 * l] = a[l];
+            d[2 * l + 1] = b[l];
+        }
+    }
+    for l in m / 16 * 16..m {
+        dst[2 * l] = a[l];
+        dst[2 * l + 1] = b[l];
+    }
+    if let (Some(d), Some(&v)) = (dst.get_mut(2 * m), a.get(m)) {
+        *d = v;
+    }
+}
+
+/// Copies one image (cin, h, w) into the zeroed split padded planes `p`.
+#[inline(always)]
+fn pad_split(t: &Tiles, src: &[f32], p: &mut [f32]) {
+    p.fill(0.0);
+    let rl = 2 * t.half;
+    for c in 0..t.cin {
+        for yi in 0..t.h.min(t.hp.saturating_sub(t.ph)) {
+            let row = &src[(c * t.h + yi) * t.w..][..t.w];
+            let (e, o) = p[c * t.plane + (yi + t.ph) * rl..][..rl].split_at_mut(t.half);
+            // Padded column q = x + pw goes to e[q / 2] (q even) or o[q / 2].
+            let h = t.pw / 2;
+            if t.pw.is_multiple_of(2) {
+                deinterleave(row, &mut e[h..], &mut o[h..]);
+            } else {
+                deinterleave(row, &mut o[h..], &mut e[h + 1..]);
+            }
+        }
+    }
+}
+
+/// dst[k] = f(a[k], b[k], c[k]) over whole arrays of W lanes (vectors once
+/// inlined); returns the elements done.
+#[inline(always)]
+fn lanes<const W: usize>(
+    dst: &mut [f32],
+    [a, b, c]: [&[f32]; 3],
+    f: &impl Fn(f32, f32, f32) -> f32,
+) -> usize {
+    let (d, _) = dst.as_chunks_mut::<W>();
+    let done = d.len() * W;
+    let ((a, _), (b, _), (c, _)) = (a.as_chunks::<W>(), b.as_chunks::<W>(), c.as_chunks::<W>());
+    for (((d, a), b), c) in d.iter_mut().zip(a).zip(b).zip(c) {
+        for l in 0..W {
+            d[l] = f(a[l], b[l], c[l]);
+        }
+    }
+    done
+}
+
+/// dst[k] = f(a[k], b[k], c[k]): 16 lanes, then 8, then single ones, so
+/// that rows of a few dozen elements still run on full vectors.
+#[inline(always)]
+fn map3_body(dst: &mut [f32], a: &[f32], b: &[f32], c: &[f32], f: impl Fn(f32, f32, f32) -> f32) {
+    let n = dst.len();
+    let (a, b, c) = (&a[..n], &b[..n], &c[..n]);
+    let k = lanes::<16>(dst, [a, b, c], &f);
+    let k = k + lanes::<8>(&mut dst[k..], [&a[k..], &b[k..], &c[k..]], &f);
+    for l in k..n {
+        dst[l] = f(a[l], b[l], c[l]);
+    }
+}
+
+// The leaf loops above run as functions of their own, compiled for AVX-512
+// where the CPU has it: inlined into a larger kernel (or a closure, whose
+// slices are captures without `noalias`) LLVM left their fixed-width loops
+// scalar.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512dq,avx2,fma")]
+#[inline(never)]
+unsafe fn map3_avx512(
+    dst: &mut [f32],
+    a: &[f32],
+    b: &[f32],
+    c: &[f32],
+    f: impl Fn(f32, f32, f32) -> f32,
+) {
+    map3_body(dst, a, b, c, f)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512dq,avx2,fma")]
+#[inline(never)]
+unsafe fn deinterleave_avx512(src: &[f32], a: &mut [f32], b: &mut [f32]) {
+    deinterleave_body(src, a, b)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512dq,avx2,fma")]
+#[inline(never)]
+unsafe fn interleave_avx512(dst: &mut [f32], a: &[f32], b: &[f32]) {
+    interleave_body(dst, a, b)
+}
+
+/// Whether the leaf loops run their AVX-512 versions.
+#[inline(always)]
+fn avx512() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx512f")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+/// dst[k] = f(a[k], b[k], c[k]).
+#[inline(always)]
+fn map3(dst: &mut [f32], a: &[f32], b: &[f32], c: &[f32], f: impl Fn(f32, f32, f32) -> f32) {
+    #[cfg(target_arch = "x86_64")]
+    if avx512() {
+        // SAFETY: the CPU has the features the function is compiled for.
+        return unsafe { map3_avx512(dst, a, b, c, f) };
+    }
+    map3_body(dst, a, b, c, f)
+}
+
+/// a[m] = src[2m], b[m] = src[2m + 1] for as many m as fit (a takes
+/// src[2m] when src has one more).
+#[inline(always)]
+fn deinterleave(src: &[f32], a: &mut [f32], b: &mut [f32]) {
+    #[cfg(target_arch = "x86_64")]
+    if avx512() {
+        // SAFETY: as in map3.
+        return unsafe { deinterleave_avx512(src, a, b) };
+    }
+    deinterleave_body(src, a, b)
+}
+
+/// dst[2m] = a[m], dst[2m + 1] = b[m] for as many m as fit.
+#[inline(always)]
+fn interleave(dst: &mut [f32], a: &[f32], b: &[f32]) {
+    #[cfg(target_arch = "x86_64")]
+    if avx512() {
+        // SAFETY: as in map3.
+        return unsafe { interleave_avx512(dst, a, b) };
+    }
+    interleave_body(dst, a, b)
+}
+
+/// dst[k] = f(a[k], b[k]).
+#[inline(always)]
+fn map2(dst: &mut [f32], a: &[f32], b: &[f32], f: impl Fn(f32, f32) -> f32) {
+    map3(dst, a, b, b, |x, y, _| f(x, y));
+}
+
+/// Four temporaries of `len` elements each from the front of `tmp`.
+#[inline(always)]
+fn four(tmp: &mut [f32], len: usize) -> [&mut [f32]; 4] {
+    let (a, rest) = tmp[..4 * len].split_at_mut(len);
+    let (b, rest) = rest.split_at_mut(len);
+    let (c, d) = rest.split_at_mut(len);
+    [a, b, c, d]
+}
+
+/// V[ξ][c][base..base + tw] of tile row `ty` for every channel: Bᵀ d B,
+/// rows first (on whole split rows), then columns.
+#[inline(always)]
+fn input_transform(
+    t: &Tiles,
+    p: &[f32],
+    tmp: &mut [f32],
+    ty: usize,
+    v: &mut [f32],
+    tb: usize,
+    base: usize,
+) {
+    let (rl, tw) = (2 * t.half, t.tw);
+    for c in 0..t.cin {
+        let r = |i: usize| &p[c * t.plane + (2 * ty + i) * rl..][..rl];
+        let (r0, r1, r2, r3) = (r(0), r(1), r(2), r(3));
+        let [t0, t1, t2, t3] = four(tmp, rl);
+        map2(t0, r0, r2, |a, b| a - b);
+        map2(t1, r1, r2, |a, b| a + b);
+        map2(t2, r2, r1, |a, b| a - b);
+        map2(t3, r1, r3, |a, b| a - b);
+        for (i, ti) in [&*t0, &*t1, &*t2, &*t3].into_iter().enumerate() {
+            let (e, o) = ti.split_at(t.half);
+            let (e0, e1, o0, o1) = (&e[..tw], &e[1..=tw], &o[..tw], &o[1..=tw]);
+            let at = |j: usize| ((4 * i + j) * t.cin + c) * tb + base;
+            map2(&mut v[at(0)..][..tw], e0, e1, |a, b| a - b);
+            map2(&mut v[at(1)..][..tw], o0, e1, |a, b| a + b);
+            map2(&mut v[at(2)..][..tw], e1, o0, |a, b| a - b);
+            map2(&mut v[at(3)..][..tw], o0, o1, |a, b| a - b);
+        }
+    }
+}
+
+/// The output rows of tile rows ty0.. (tb / tw of them) from M of the
+/// block: Aᵀ m A plus the bias, on whole blocks of tiles at a time.
+#[inline(always)]
+fn output_transform(
+    t: &Tiles,
+    m: &[f32],
+    tmp: &mut [f32],
+    ty0: usize,
+    tb: usize,
+    bias: Option<&[f32]>,
+    y: &mut [f32],
+) {
+    let tw = t.tw;
+    let (s, rest) = tmp[..6 * tb].split_at_mut(4 * tb);
+    let [s0, s1, s2, s3] = four(s, tb);
+    let (y0, y1) = rest.split_at_mut(tb);
+    for o in 0..t.cout {
+        let b = bias.map_or(0.0, |b| b[o]);
+        let mm = |xi: usize| &m[(xi * t.cout + o) * tb..][..tb];
+        for a in 0..2 {
+            // Rows of Aᵀ: (1, 1, 1, 0) and (0, 1, -1, -1).
+            for (j, sj) in [&mut *s0, &mut *s1, &mut *s2, &mut *s3].into_iter().enumerate() {
+                if a == 0 {
+                    map3(sj, mm(j), mm(4 + j), mm(8 + j), |p, q, r| p + q + r);
+                } else {
+                    map3(sj, mm(4 + j), mm(8 + j), mm(12 + j), |p, q, r| p - q - r);
+                }
+            }
+            map3(y0, s0, s1, s2, |p, q, r| p + q + r + b);
+            map3(y1, s1, s2, s3, |p, q, r| p - q - r + b);
+            for r in 0..tb / tw {
+                let yr = 2 * (ty0 + r) + a;
+                if yr < t.oh {
+                    let row = &mut y[(o * t.oh + yr) * t.ow..][..t.ow];
+                    interleave(row, &y0[r * tw..][..tw], &y1[r * tw..][..tw]);
+                }
+            }
+        }
+    }
+}
+
+/// dM[ξ][o][base..base + tw] of tile row `ty` from dy (cout, oh, ow): A dY Aᵀ
+/// with the tile's entries outside the output zero.
+#[inline(always)]
+fn grad_transform(
+    t: &Tiles,
+    dy: &[f32],
+    tmp: &mut [f32],
+    ty: usize,
+    dm: &mut [f32],
+    tb: usize,
+    base: usize,
+) {
+    let tw = t.tw;
+    for o in 0..t.cout {
+        // Rows 2·ty (a) and 2·ty + 1 (b), split into even and odd columns.
+        let (rows, rest) = tmp.split_at_mut(4 * tw);
+        let [ae, ao, be, bo] = four(rows, tw);
+        for (r, e, od) in [(2 * ty, &mut *ae, &mut *ao), (2 * ty + 1, &mut *be, &mut *bo)] {
+            e.fill(0.0);
+            od.fill(0.0);
+            if r < t.oh {
+                deinterleave(&dy[(o * t.oh + r) * t.ow..][..t.ow], e, od);
+            }
+        }
+        // Rows of A dY: a, a + b, a - b, -b; then (e, o) ↦ (e, e + o, e - o, -o) on columns.
+        let (re, ro) = rest[..2 * tw].split_at_mut(tw);
+        for i in 0..4 {
+            match i {
+                0 => {
+                    re.copy_from_slice(ae);
+                    ro.copy_from_slice(ao);
+                }
+                1 => {
+                    map2(re, ae, be, |p, q| p + q);
+                    map2(ro, ao, bo, |p, q| p + q);
+                }
+                2 => {
+                    map2(re, ae, be, |p, q| p - q);
+                    map2(ro, ao, bo, |p, q| p - q);
+                }
+                _ => {
+                    map2(re, be, be, |_, q| -q);
+                    map2(ro, bo, bo, |_, q| -q);
+                }
+            }
+            let at = |j: usize| ((4 * i + j) * t.cout + o) * tb + base;
+            dm[at(0)..][..tw].copy_from_slice(re);
+            map2(&mut dm[at(1)..][..tw], re, ro, |p, q| p + q);
+            map2(&mut dm[at(2)..][..tw], re, ro, |p, q| p - q);
+            map2(&mut dm[at(3)..][..tw], ro, ro, |_, q| -q);
+        }
+    }
+}
+
+/// Runs `f(ty0, tile rows, tiles)` for each block of tile rows of an image.
+#[inline(always)]
+fn blocks(t: &Tiles, mut f: impl FnMut(usize, usize, usize)) {
+    for ty0 in (0..t.th).step_by(t.rows) {
+        let rows = t.rows.min(t.th - ty0);
+        f(ty0, rows, rows * t.tw);
+    }
+}
+
+/// y (N, cout, oh, ow) = the convolution of x (N, cin, h, w) with the
+/// transformed kernel u, plus the bias.
+///
+/// # Safety
+/// x and y hold n images of their shapes and do not overlap.
+unsafe fn run(t: &Tiles, n: usize, x: P<f32>, u: &[f32], bias: Option<P<f32>>, y: P<f32>) {
+    let (isz, osz) = (t.cin * t.h * t.w, t.cout * t.oh * t.ow);
+    // SAFETY: the bias has cout elements.
+    let bias = bias.map(|b| unsafe { std::slice::from_raw_parts(b.get() as *const f32, t.cout) });
+    super::team::for_each(n, |img| {
+        // SAFETY: image img of x and y; each task writes its own image.
+        let (src, dst) = unsafe {
+            (
+                std::slice::from_raw_parts(x.at((img * isz) as isize) as *const f32, isz),
+                std::slice::from_raw_parts_mut(y.at((img * osz) as isize), osz),
+            )
+        };
+        with_scratch(t.scratch(), |pt: &mut [f32], v: &mut [f32], m: &mut [f32]| {
+            let (p, tmp) = pt.split_at_mut(t.cin * t.plane);
+            pad_split(t, src, p);
+            blocks(t, |ty0, rows, tb| {
+                for r in 0..rows {
+                    input_transform(t, p, tmp, ty0 + r, v, tb, r * t.tw);
+                }
+                for xi in 0..16 {
+                    // SAFETY: block slices of the scratch and u, of these shapes.
+                    unsafe {
+                        matmul(
+                            t.cout,
+                            tb,
+                            t.cin,
+                            mat(m.as_mut_ptr().add(xi * t.cout * tb), tb, 1),
+                            mat(u.as_ptr().add(xi * t.cout * t.cin) as *mut f32, t.cin, 1),
+                            mat(v.as_mut_ptr().add(xi * t.cin * tb), tb, 1),
+                            1,
+                            false,
+                        )
+                    };
+                }
+                output_transform(t, m, tmp, ty0, tb, bias, dst);
+            });
+        });
+    });
+}
+
+/// y (N, O, oh, ow) = conv(x (N, C, H, W), w (O, C, 3, 3)) + bias.
+///
+/// # Safety
+/// Contiguous operands of these shapes; y does not overlap the others.
+pub unsafe fn forward(g: &Geom, oc: usize, x: P<f32>, w: P<f32>, bias: Option<P<f32>>, y: P<f32>) {
+    let t = Tiles::new(g.c, g.h, g.w, g.ph, g.pw, oc, g.oh, g.ow);
+    // SAFETY: the caller's guarantees.
+    unsafe { run(&t, g.n, x, &kernel_transform(w, oc, g.c, false), bias, y) }
+}
+
+/// dx (N, C, H, W) of the convolution from dy (N, O, oh, ow) and w: the
+/// forward of dy with the rotated kernel, padded by 2 - p.
+///
+/// # Safety
+/// As `forward`; dx does not overlap the others.
+pub unsafe fn input_grad(g: &Geom, oc: usize, dy: P<f32>, w: P<f32>, dx: P<f32>) {
+    let t = Tiles::new(oc, g.oh, g.ow, 2 - g.ph, 2 - g.pw, g.c, g.h, g.w);
+    // SAFETY: the caller's guarantees.
+    unsafe { run(&t, g.n, dy, &kernel_transform(w, oc, g.c, true), None, dx) }
+}
+
+/// dw (O, C, 3, 3) of the convolution of x (N, C, H, W) from dy (N, O, oh, ow).
+///
+/// # Safety
+/// As `forward`; dw does not overlap the others.
+pub unsafe fn weight_grad(g: &Geom, oc: usize, x: P<f32>, dy: P<f32>, dw: P<f32>) {
+    let t = Tiles::new(g.c, g.h, g.w, g.ph, g.pw, oc, g.oh, g.ow);
+    let (isz, osz, size) = (t.cin * t.h * t.w, oc * t.oh * t.ow, 16 * oc * t.cin);
+    let total = std::sync::Mutex::new(vec![0.0f32; size]);
+    // Each thread sums dU over its images into its own partial, then into the total.
+    per_thread(g.n, |_, images| {
+        let mut part = vec![0.0f32; size];
+        with_scratch(t.scratch(), |pt: &mut [f32], v: &mut [f32], dm: &mut [f32]| {
+            let (p, tmp) = pt.split_at_mut(t.cin * t.plane);
+            for img in images.clone() {
+                // SAFETY: image img of x and dy.
+                let (src, gy) = unsafe {
+                    (
+                        std::slice::from_raw_parts(x.at((img * isz) as isize) as *const f32, isz),
+                        std::slice::from_raw_parts(dy.at((img * osz) as isize) as *const f32, osz),
+                    )
+                };
+                pad_split(&t, src, p);
+                blocks(&t, |ty0, rows, tb| {
+                    for r in 0..rows {
+                        input_transform(&t, p, tmp, ty0 + r, v, tb, r * t.tw);
+                        grad_transform(&t, gy, tmp, ty0 + r, dm, tb, r * t.tw);
+                    }
+                    for xi in 0..16 {
+                        // dU[ξ] (O × C) += dM[ξ] (O × tiles) · V[ξ]ᵀ (tiles × C).
+                        // SAFETY: block slices of the scratch and the partial.
+                        unsafe {
+                            matmul(
+                                oc,
+                                t.cin,
+                                tb,
+                                mat(part.as_mut_ptr().add(xi * oc * t.cin), t.cin, 1),
+                                mat(dm.as_mut_ptr().add(xi * oc * tb), tb, 1),
+                                mat(v.as_mut_ptr().add(xi * t.cin * tb), 1, tb),
+                                1,
+                                true,
+                            )
+                        };
+                    }
+                });
+            }
+        });
+        let mut total = total.lock().unwrap_or_else(|e| e.into_inner());
+        total.iter_mut().zip(&part).for_each(|(d, &v)| *d += v);
+    });
+    let du = total.into_inner().unwrap_or_else(|e| e.into_inner());
+    // SAFETY: dw has O·C·9 elements.
+    let dw = unsafe { std::slice::from_raw_parts_mut(dw.get(), oc * t.cin * 9) };
+    // dW = Gᵀ dU G; Gᵀ's rows are (1, ½, ½, 0), (0, ½, -½, 0), (0, ½, ½, 1).
+    let gt = |a: f32, b: f32, c: f32, d: f32| [a + 0.5 * (b + c), 0.5 * (b - c), 0.5 * (b + c) + d];
+    for (oc_c, k) in dw.chunks_exact_mut(9).enumerate() {
+        let d = |i: usize, j: usize| du[(i * 4 + j) * oc * t.cin + oc_c];
+        let cols: [[f32; 3]; 4] = std::array::from_fn(|j| gt(d(0, j), d(1, j), d(2, j), d(3, j)));
+        for i in 0..3 {
+            let [a, b, c] = gt(cols[0][i], cols[1][i], cols[2][i], cols[3][i]);
+            k[i * 3..i * 3 + 3].copy_from_slice(&[a, b, c]);
+        }
+    }
+}
