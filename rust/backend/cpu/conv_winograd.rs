@@ -24,6 +24,7 @@ use super::conv::Geom;
 use super::conv_direct::{mat, per_thread, with_scratch};
 use super::gemm::matmul;
 use super::P;
+use pulp::{Arch, Simd, WithSimd};
 
 /// Tiles × (C + O) per block: V and M of a block (16 · (C + O) · tiles
 /// float32) then take about 768 KiB, which stays in L2 beside the GEMM's
@@ -136,9 +137,10 @@ unsafe fn kernel_transform(w: P<f32>, oc: usize, c: usize, flip: bool) -> Vec<f3
     u
 }
 
-/// a[m] = src[2m], b[m] = src[2m + 1] for as many m as fit.
+/// a[m] = src[2m], b[m] = src[2m + 1] for as many m as fit (a takes
+/// src[2m] when src has one more).
 #[inline(always)]
-fn deinterleave_body(src: &[f32], a: &mut [f32], b: &mut [f32]) {
+fn deinterleave(src: &[f32], a: &mut [f32], b: &mut [f32]) {
     let m = (src.len() / 2).min(a.len()).min(b.len());
     let (sc, _) = src[..2 * m].as_chunks::<32>();
     let (ac, _) = a[..m].as_chunks_mut::<16>();
@@ -160,7 +162,7 @@ fn deinterleave_body(src: &[f32], a: &mut [f32], b: &mut [f32]) {
 
 /// dst[2m] = a[m], dst[2m + 1] = b[m] for as many m as fit.
 #[inline(always)]
-fn interleave_body(dst: &mut [f32], a: &[f32], b: &[f32]) {
+fn interleave(dst: &mut [f32], a: &[f32], b: &[f32]) {
     let m = (dst.len() / 2).min(a.len()).min(b.len());
     let (dc, _) = dst[..2 * m].as_chunks_mut::<32>();
     let (ac, _) = a[..m].as_chunks::<16>();
@@ -182,7 +184,7 @@ fn interleave_body(dst: &mut [f32], a: &[f32], b: &[f32]) {
 
 /// Copies one image (cin, h, w) into the zeroed split padded planes `p`.
 #[inline(always)]
-fn pad_split(t: &Tiles, src: &[f32], p: &mut [f32]) {
+fn pad_split_body(t: &Tiles, src: &[f32], p: &mut [f32]) {
     p.fill(0.0);
     let rl = 2 * t.half;
     for c in 0..t.cin {
@@ -200,122 +202,6 @@ fn pad_split(t: &Tiles, src: &[f32], p: &mut [f32]) {
     }
 }
 
-/// dst[k] = f(a[k], b[k], c[k]) over whole arrays of W lanes (vectors once
-/// inlined); returns the elements done.
-#[inline(always)]
-fn lanes<const W: usize>(
-    dst: &mut [f32],
-    [a, b, c]: [&[f32]; 3],
-    f: &impl Fn(f32, f32, f32) -> f32,
-) -> usize {
-    let (d, _) = dst.as_chunks_mut::<W>();
-    let done = d.len() * W;
-    let ((a, _), (b, _), (c, _)) = (a.as_chunks::<W>(), b.as_chunks::<W>(), c.as_chunks::<W>());
-    for (((d, a), b), c) in d.iter_mut().zip(a).zip(b).zip(c) {
-        for l in 0..W {
-            d[l] = f(a[l], b[l], c[l]);
-        }
-    }
-    done
-}
-
-/// dst[k] = f(a[k], b[k], c[k]): 16 lanes, then 8, then single ones, so
-/// that rows of a few dozen elements still run on full vectors.
-#[inline(always)]
-fn map3_body(dst: &mut [f32], a: &[f32], b: &[f32], c: &[f32], f: impl Fn(f32, f32, f32) -> f32) {
-    let n = dst.len();
-    let (a, b, c) = (&a[..n], &b[..n], &c[..n]);
-    let k = lanes::<16>(dst, [a, b, c], &f);
-    let k = k + lanes::<8>(&mut dst[k..], [&a[k..], &b[k..], &c[k..]], &f);
-    for l in k..n {
-        dst[l] = f(a[l], b[l], c[l]);
-    }
-}
-
-// The leaf loops above run as functions of their own, compiled for AVX-512
-// where the CPU has it: inlined into a larger kernel (or a closure, whose
-// slices are captures without `noalias`) LLVM left their fixed-width loops
-// scalar.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512dq,avx2,fma")]
-#[inline(never)]
-unsafe fn map3_avx512(
-    dst: &mut [f32],
-    a: &[f32],
-    b: &[f32],
-    c: &[f32],
-    f: impl Fn(f32, f32, f32) -> f32,
-) {
-    map3_body(dst, a, b, c, f)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512dq,avx2,fma")]
-#[inline(never)]
-unsafe fn deinterleave_avx512(src: &[f32], a: &mut [f32], b: &mut [f32]) {
-    deinterleave_body(src, a, b)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512dq,avx2,fma")]
-#[inline(never)]
-unsafe fn interleave_avx512(dst: &mut [f32], a: &[f32], b: &[f32]) {
-    interleave_body(dst, a, b)
-}
-
-/// Whether the leaf loops run their AVX-512 versions.
-#[inline(always)]
-fn avx512() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::arch::is_x86_feature_detected!("avx512f")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
-}
-
-/// dst[k] = f(a[k], b[k], c[k]).
-#[inline(always)]
-fn map3(dst: &mut [f32], a: &[f32], b: &[f32], c: &[f32], f: impl Fn(f32, f32, f32) -> f32) {
-    #[cfg(target_arch = "x86_64")]
-    if avx512() {
-        // SAFETY: the CPU has the features the function is compiled for.
-        return unsafe { map3_avx512(dst, a, b, c, f) };
-    }
-    map3_body(dst, a, b, c, f)
-}
-
-/// a[m] = src[2m], b[m] = src[2m + 1] for as many m as fit (a takes
-/// src[2m] when src has one more).
-#[inline(always)]
-fn deinterleave(src: &[f32], a: &mut [f32], b: &mut [f32]) {
-    #[cfg(target_arch = "x86_64")]
-    if avx512() {
-        // SAFETY: as in map3.
-        return unsafe { deinterleave_avx512(src, a, b) };
-    }
-    deinterleave_body(src, a, b)
-}
-
-/// dst[2m] = a[m], dst[2m + 1] = b[m] for as many m as fit.
-#[inline(always)]
-fn interleave(dst: &mut [f32], a: &[f32], b: &[f32]) {
-    #[cfg(target_arch = "x86_64")]
-    if avx512() {
-        // SAFETY: as in map3.
-        return unsafe { interleave_avx512(dst, a, b) };
-    }
-    interleave_body(dst, a, b)
-}
-
-/// dst[k] = f(a[k], b[k]).
-#[inline(always)]
-fn map2(dst: &mut [f32], a: &[f32], b: &[f32], f: impl Fn(f32, f32) -> f32) {
-    map3(dst, a, b, b, |x, y, _| f(x, y));
-}
-
 /// Four temporaries of `len` elements each from the front of `tmp`.
 #[inline(always)]
 fn four(tmp: &mut [f32], len: usize) -> [&mut [f32]; 4] {
@@ -325,74 +211,105 @@ fn four(tmp: &mut [f32], len: usize) -> [&mut [f32]; 4] {
     [a, b, c, d]
 }
 
-/// V[ξ][c][base..base + tw] of tile row `ty` for every channel: Bᵀ d B,
-/// rows first (on whole split rows), then columns.
-#[inline(always)]
-fn input_transform(
-    t: &Tiles,
-    p: &[f32],
-    tmp: &mut [f32],
+/// V[ξ][c][base..base + tw] of tile row `ty` for every channel: Bᵀ d B on
+/// vectors of tiles (pulp's SIMD types: AVX-512, AVX2 or scalar, chosen at
+/// run time).
+struct InputRow<'a> {
+    t: &'a Tiles,
+    p: &'a [f32],
     ty: usize,
-    v: &mut [f32],
+    v: &'a mut [f32],
     tb: usize,
     base: usize,
-) {
-    let (rl, tw) = (2 * t.half, t.tw);
-    for c in 0..t.cin {
-        let r = |i: usize| &p[c * t.plane + (2 * ty + i) * rl..][..rl];
-        let (r0, r1, r2, r3) = (r(0), r(1), r(2), r(3));
-        let [t0, t1, t2, t3] = four(tmp, rl);
-        map2(t0, r0, r2, |a, b| a - b);
-        map2(t1, r1, r2, |a, b| a + b);
-        map2(t2, r2, r1, |a, b| a - b);
-        map2(t3, r1, r3, |a, b| a - b);
-        for (i, ti) in [&*t0, &*t1, &*t2, &*t3].into_iter().enumerate() {
-            let (e, o) = ti.split_at(t.half);
-            let (e0, e1, o0, o1) = (&e[..tw], &e[1..=tw], &o[..tw], &o[1..=tw]);
-            let at = |j: usize| ((4 * i + j) * t.cin + c) * tb + base;
-            map2(&mut v[at(0)..][..tw], e0, e1, |a, b| a - b);
-            map2(&mut v[at(1)..][..tw], o0, e1, |a, b| a + b);
-            map2(&mut v[at(2)..][..tw], e1, o0, |a, b| a - b);
-            map2(&mut v[at(3)..][..tw], o0, o1, |a, b| a - b);
+}
+
+impl WithSimd for InputRow<'_> {
+    type Output = ();
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, s: S) {
+        let InputRow { t, p, ty, v, tb, base } = self;
+        let (rl, tw, h) = (2 * t.half, t.tw, t.half);
+        for c in 0..t.cin {
+            let r: [&[f32]; 4] =
+                std::array::from_fn(|i| &p[c * t.plane + (2 * ty + i) * rl..][..rl]);
+            for k in (0..tw).step_by(S::F32_LANES) {
+                let n = S::F32_LANES.min(tw - k);
+                let ld = |row: &[f32], off: usize| s.partial_load_f32s(&row[off + k..off + k + n]);
+                // Row i's columns 2k..2k+3 of the tiles: e[k], o[k], e[k + 1], o[k + 1].
+                let d: [[S::f32s; 4]; 4] = std::array::from_fn(|i| {
+                    [ld(r[i], 0), ld(r[i], h), ld(r[i], 1), ld(r[i], h + 1)]
+                });
+                // Bᵀ's rows combine (x0, x1, x2, x3) into x0 - x2, x1 + x2, x2 - x1, x1 - x3.
+                let bt = |x: [S::f32s; 4]| {
+                    [
+                        s.sub_f32s(x[0], x[2]),
+                        s.add_f32s(x[1], x[2]),
+                        s.sub_f32s(x[2], x[1]),
+                        s.sub_f32s(x[1], x[3]),
+                    ]
+                };
+                let cols: [[S::f32s; 4]; 4] =
+                    std::array::from_fn(|j| bt([d[0][j], d[1][j], d[2][j], d[3][j]]));
+                for i in 0..4 {
+                    let out = bt([cols[0][i], cols[1][i], cols[2][i], cols[3][i]]);
+                    for (j, val) in out.into_iter().enumerate() {
+                        s.partial_store_f32s(
+                            &mut v[((4 * i + j) * t.cin + c) * tb + base + k..][..n],
+                            val,
+                        );
+                    }
+                }
+            }
         }
     }
 }
 
 /// The output rows of tile rows ty0.. (tb / tw of them) from M of the
-/// block: Aᵀ m A plus the bias, on whole blocks of tiles at a time.
-#[inline(always)]
-fn output_transform(
-    t: &Tiles,
-    m: &[f32],
-    tmp: &mut [f32],
+/// block: Aᵀ m A plus the bias.
+struct OutputBlock<'a> {
+    t: &'a Tiles,
+    m: &'a [f32],
+    tmp: &'a mut [f32],
     ty0: usize,
     tb: usize,
-    bias: Option<&[f32]>,
-    y: &mut [f32],
-) {
-    let tw = t.tw;
-    let (s, rest) = tmp[..6 * tb].split_at_mut(4 * tb);
-    let [s0, s1, s2, s3] = four(s, tb);
-    let (y0, y1) = rest.split_at_mut(tb);
-    for o in 0..t.cout {
-        let b = bias.map_or(0.0, |b| b[o]);
-        let mm = |xi: usize| &m[(xi * t.cout + o) * tb..][..tb];
-        for a in 0..2 {
-            // Rows of Aᵀ: (1, 1, 1, 0) and (0, 1, -1, -1).
-            for (j, sj) in [&mut *s0, &mut *s1, &mut *s2, &mut *s3].into_iter().enumerate() {
-                if a == 0 {
-                    map3(sj, mm(j), mm(4 + j), mm(8 + j), |p, q, r| p + q + r);
-                } else {
-                    map3(sj, mm(4 + j), mm(8 + j), mm(12 + j), |p, q, r| p - q - r);
-                }
-            }
-            map3(y0, s0, s1, s2, |p, q, r| p + q + r + b);
-            map3(y1, s1, s2, s3, |p, q, r| p - q - r + b);
+    bias: Option<&'a [f32]>,
+    y: &'a mut [f32],
+}
+
+impl WithSimd for OutputBlock<'_> {
+    type Output = ();
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, s: S) {
+        let OutputBlock { t, m, tmp, ty0, tb, bias, y } = self;
+        let tw = t.tw;
+        let [y00, y01, y10, y11] = four(tmp, tw);
+        // Aᵀ's rows combine (x0, x1, x2, x3) into x0 + x1 + x2 and x1 - x2 - x3.
+        let at = |x: [S::f32s; 4]| {
+            [s.add_f32s(s.add_f32s(x[0], x[1]), x[2]), s.sub_f32s(s.sub_f32s(x[1], x[2]), x[3])]
+        };
+        for o in 0..t.cout {
+            let b = s.splat_f32s(bias.map_or(0.0, |b| b[o]));
             for r in 0..tb / tw {
-                let yr = 2 * (ty0 + r) + a;
-                if yr < t.oh {
-                    let row = &mut y[(o * t.oh + yr) * t.ow..][..t.ow];
-                    interleave(row, &y0[r * tw..][..tw], &y1[r * tw..][..tw]);
+                for k in (0..tw).step_by(S::F32_LANES) {
+                    let n = S::F32_LANES.min(tw - k);
+                    let q: [S::f32s; 16] = std::array::from_fn(|xi| {
+                        s.partial_load_f32s(&m[(xi * t.cout + o) * tb + r * tw + k..][..n])
+                    });
+                    let cols: [[S::f32s; 2]; 4] =
+                        std::array::from_fn(|j| at([q[j], q[4 + j], q[8 + j], q[12 + j]]));
+                    for (a, [d0, d1]) in
+                        [[&mut *y00, &mut *y01], [&mut *y10, &mut *y11]].into_iter().enumerate()
+                    {
+                        let [u, w] = at([cols[0][a], cols[1][a], cols[2][a], cols[3][a]]);
+                        s.partial_store_f32s(&mut d0[k..k + n], s.add_f32s(u, b));
+                        s.partial_store_f32s(&mut d1[k..k + n], s.add_f32s(w, b));
+                    }
+                }
+                for (a, (e, od)) in [(&*y00, &*y01), (&*y10, &*y11)].into_iter().enumerate() {
+                    let yr = 2 * (ty0 + r) + a;
+                    if yr < t.oh {
+                        interleave(&mut y[(o * t.oh + yr) * t.ow..][..t.ow], e, od);
+                    }
                 }
             }
         }
@@ -401,56 +318,82 @@ fn output_transform(
 
 /// dM[ξ][o][base..base + tw] of tile row `ty` from dy (cout, oh, ow): A dY Aᵀ
 /// with the tile's entries outside the output zero.
-#[inline(always)]
-fn grad_transform(
-    t: &Tiles,
-    dy: &[f32],
-    tmp: &mut [f32],
+struct GradRow<'a> {
+    t: &'a Tiles,
+    dy: &'a [f32],
+    tmp: &'a mut [f32],
     ty: usize,
-    dm: &mut [f32],
+    dm: &'a mut [f32],
     tb: usize,
     base: usize,
-) {
-    let tw = t.tw;
-    for o in 0..t.cout {
-        // Rows 2·ty (a) and 2·ty + 1 (b), split into even and odd columns.
-        let (rows, rest) = tmp.split_at_mut(4 * tw);
-        let [ae, ao, be, bo] = four(rows, tw);
-        for (r, e, od) in [(2 * ty, &mut *ae, &mut *ao), (2 * ty + 1, &mut *be, &mut *bo)] {
-            e.fill(0.0);
-            od.fill(0.0);
-            if r < t.oh {
-                deinterleave(&dy[(o * t.oh + r) * t.ow..][..t.ow], e, od);
-            }
-        }
-        // Rows of A dY: a, a + b, a - b, -b; then (e, o) ↦ (e, e + o, e - o, -o) on columns.
-        let (re, ro) = rest[..2 * tw].split_at_mut(tw);
-        for i in 0..4 {
-            match i {
-                0 => {
-                    re.copy_from_slice(ae);
-                    ro.copy_from_slice(ao);
-                }
-                1 => {
-                    map2(re, ae, be, |p, q| p + q);
-                    map2(ro, ao, bo, |p, q| p + q);
-                }
-                2 => {
-                    map2(re, ae, be, |p, q| p - q);
-                    map2(ro, ao, bo, |p, q| p - q);
-                }
-                _ => {
-                    map2(re, be, be, |_, q| -q);
-                    map2(ro, bo, bo, |_, q| -q);
+}
+
+impl WithSimd for GradRow<'_> {
+    type Output = ();
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, s: S) {
+        let GradRow { t, dy, tmp, ty, dm, tb, base } = self;
+        let tw = t.tw;
+        let [ae, ao, be, bo] = four(tmp, tw);
+        // A's rows combine (x0, x1) into x0, x0 + x1, x0 - x1, -x1.
+        let a4 =
+            |x0: S::f32s, x1: S::f32s| [x0, s.add_f32s(x0, x1), s.sub_f32s(x0, x1), s.neg_f32s(x1)];
+        for o in 0..t.cout {
+            // Rows 2·ty and 2·ty + 1, split into even and odd columns.
+            for (r, e, od) in [(2 * ty, &mut *ae, &mut *ao), (2 * ty + 1, &mut *be, &mut *bo)] {
+                e.fill(0.0);
+                od.fill(0.0);
+                if r < t.oh {
+                    deinterleave(&dy[(o * t.oh + r) * t.ow..][..t.ow], e, od);
                 }
             }
-            let at = |j: usize| ((4 * i + j) * t.cout + o) * tb + base;
-            dm[at(0)..][..tw].copy_from_slice(re);
-            map2(&mut dm[at(1)..][..tw], re, ro, |p, q| p + q);
-            map2(&mut dm[at(2)..][..tw], re, ro, |p, q| p - q);
-            map2(&mut dm[at(3)..][..tw], ro, ro, |_, q| -q);
+            for k in (0..tw).step_by(S::F32_LANES) {
+                let n = S::F32_LANES.min(tw - k);
+                let ld = |x: &[f32]| s.partial_load_f32s(&x[k..k + n]);
+                let (re, ro) = (a4(ld(ae), ld(be)), a4(ld(ao), ld(bo)));
+                for i in 0..4 {
+                    for (j, val) in a4(re[i], ro[i]).into_iter().enumerate() {
+                        s.partial_store_f32s(
+                            &mut dm[((4 * i + j) * t.cout + o) * tb + base + k..][..n],
+                            val,
+                        );
+                    }
+                }
+            }
         }
     }
+}
+
+/// `fn name = body(args);` defines `name` to run `body` compiled for AVX-512
+/// where the CPU has it, with the slices as parameters of that function:
+/// LLVM vectorizes the fixed-width lane loops there, but left them scalar
+/// when they were inlined into a closure (whose slices are captures,
+/// without `noalias`).
+macro_rules! wide {
+    ($(fn $name:ident = $body:ident($($a:ident: $t:ty),*);)*) => {$(
+        #[inline(always)]
+        #[allow(clippy::too_many_arguments)]
+        fn $name($($a: $t),*) {
+            #[cfg(target_arch = "x86_64")]
+            {
+                #[target_feature(enable = "avx512f,avx512dq,avx2,fma")]
+                #[inline(never)]
+                #[allow(clippy::too_many_arguments)]
+                unsafe fn avx512($($a: $t),*) {
+                    $body($($a),*)
+                }
+                if std::arch::is_x86_feature_detected!("avx512f") {
+                    // SAFETY: the CPU has the features `avx512` is compiled for.
+                    return unsafe { avx512($($a),*) };
+                }
+            }
+            $body($($a),*)
+        }
+    )*};
+}
+
+wide! {
+    fn pad_split = pad_split_body(t: &Tiles, src: &[f32], p: &mut [f32]);
 }
 
 /// Runs `f(ty0, tile rows, tiles)` for each block of tile rows of an image.
@@ -484,7 +427,7 @@ unsafe fn run(t: &Tiles, n: usize, x: P<f32>, u: &[f32], bias: Option<P<f32>>, y
             pad_split(t, src, p);
             blocks(t, |ty0, rows, tb| {
                 for r in 0..rows {
-                    input_transform(t, p, tmp, ty0 + r, v, tb, r * t.tw);
+                    Arch::new().dispatch(InputRow { t, p, ty: ty0 + r, v, tb, base: r * t.tw });
                 }
                 for xi in 0..16 {
                     // SAFETY: block slices of the scratch and u, of these shapes.
@@ -501,7 +444,7 @@ unsafe fn run(t: &Tiles, n: usize, x: P<f32>, u: &[f32], bias: Option<P<f32>>, y
                         )
                     };
                 }
-                output_transform(t, m, tmp, ty0, tb, bias, dst);
+                Arch::new().dispatch(OutputBlock { t, m, tmp, ty0, tb, bias, y: dst });
             });
         });
     });
@@ -552,8 +495,23 @@ pub unsafe fn weight_grad(g: &Geom, oc: usize, x: P<f32>, dy: P<f32>, dw: P<f32>
                 pad_split(&t, src, p);
                 blocks(&t, |ty0, rows, tb| {
                     for r in 0..rows {
-                        input_transform(&t, p, tmp, ty0 + r, v, tb, r * t.tw);
-                        grad_transform(&t, gy, tmp, ty0 + r, dm, tb, r * t.tw);
+                        Arch::new().dispatch(InputRow {
+                            t: &t,
+                            p,
+                            ty: ty0 + r,
+                            v,
+                            tb,
+                            base: r * t.tw,
+                        });
+                        Arch::new().dispatch(GradRow {
+                            t: &t,
+                            dy: gy,
+                            tmp,
+                            ty: ty0 + r,
+                            dm,
+                            tb,
+                            base: r * t.tw,
+                        });
                     }
                     for xi in 0..16 {
                         // dU[ξ] (O × C) += dM[ξ] (O × tiles) · V[ξ]ᵀ (tiles × C).
