@@ -211,6 +211,25 @@ fn four(tmp: &mut [f32], len: usize) -> [&mut [f32]; 4] {
     [a, b, c, d]
 }
 
+/// A vector from x (`S::F32_LANES` elements or fewer): a plain load when
+/// x fills it (pulp's partial loads are calls, not inlined).
+#[inline(always)]
+fn load<S: Simd>(s: S, x: &[f32]) -> S::f32s {
+    match S::as_simd_f32s(x) {
+        ([v], []) => *v,
+        _ => s.partial_load_f32s(x),
+    }
+}
+
+/// Stores the first x.len() lanes of v into x, as `load`.
+#[inline(always)]
+fn store<S: Simd>(s: S, x: &mut [f32], v: S::f32s) {
+    match S::as_mut_simd_f32s(x) {
+        ([d], []) => *d = v,
+        _ => s.partial_store_f32s(x, v),
+    }
+}
+
 /// V[ξ][c][base..base + tw] of tile row `ty` for every channel: Bᵀ d B on
 /// vectors of tiles (pulp's SIMD types: AVX-512, AVX2 or scalar, chosen at
 /// run time).
@@ -234,7 +253,7 @@ impl WithSimd for InputRow<'_> {
                 std::array::from_fn(|i| &p[c * t.plane + (2 * ty + i) * rl..][..rl]);
             for k in (0..tw).step_by(S::F32_LANES) {
                 let n = S::F32_LANES.min(tw - k);
-                let ld = |row: &[f32], off: usize| s.partial_load_f32s(&row[off + k..off + k + n]);
+                let ld = |row: &[f32], off: usize| load(s, &row[off + k..off + k + n]);
                 // Row i's columns 2k..2k+3 of the tiles: e[k], o[k], e[k + 1], o[k + 1].
                 let d: [[S::f32s; 4]; 4] = std::array::from_fn(|i| {
                     [ld(r[i], 0), ld(r[i], h), ld(r[i], 1), ld(r[i], h + 1)]
@@ -253,10 +272,7 @@ impl WithSimd for InputRow<'_> {
                 for i in 0..4 {
                     let out = bt([cols[0][i], cols[1][i], cols[2][i], cols[3][i]]);
                     for (j, val) in out.into_iter().enumerate() {
-                        s.partial_store_f32s(
-                            &mut v[((4 * i + j) * t.cin + c) * tb + base + k..][..n],
-                            val,
-                        );
+                        store(s, &mut v[((4 * i + j) * t.cin + c) * tb + base + k..][..n], val);
                     }
                 }
             }
@@ -293,7 +309,7 @@ impl WithSimd for OutputBlock<'_> {
                 for k in (0..tw).step_by(S::F32_LANES) {
                     let n = S::F32_LANES.min(tw - k);
                     let q: [S::f32s; 16] = std::array::from_fn(|xi| {
-                        s.partial_load_f32s(&m[(xi * t.cout + o) * tb + r * tw + k..][..n])
+                        load(s, &m[(xi * t.cout + o) * tb + r * tw + k..][..n])
                     });
                     let cols: [[S::f32s; 2]; 4] =
                         std::array::from_fn(|j| at([q[j], q[4 + j], q[8 + j], q[12 + j]]));
@@ -301,8 +317,8 @@ impl WithSimd for OutputBlock<'_> {
                         [[&mut *y00, &mut *y01], [&mut *y10, &mut *y11]].into_iter().enumerate()
                     {
                         let [u, w] = at([cols[0][a], cols[1][a], cols[2][a], cols[3][a]]);
-                        s.partial_store_f32s(&mut d0[k..k + n], s.add_f32s(u, b));
-                        s.partial_store_f32s(&mut d1[k..k + n], s.add_f32s(w, b));
+                        store(s, &mut d0[k..k + n], s.add_f32s(u, b));
+                        store(s, &mut d1[k..k + n], s.add_f32s(w, b));
                     }
                 }
                 for (a, (e, od)) in [(&*y00, &*y01), (&*y10, &*y11)].into_iter().enumerate() {
@@ -349,14 +365,11 @@ impl WithSimd for GradRow<'_> {
             }
             for k in (0..tw).step_by(S::F32_LANES) {
                 let n = S::F32_LANES.min(tw - k);
-                let ld = |x: &[f32]| s.partial_load_f32s(&x[k..k + n]);
+                let ld = |x: &[f32]| load(s, &x[k..k + n]);
                 let (re, ro) = (a4(ld(ae), ld(be)), a4(ld(ao), ld(bo)));
                 for i in 0..4 {
                     for (j, val) in a4(re[i], ro[i]).into_iter().enumerate() {
-                        s.partial_store_f32s(
-                            &mut dm[((4 * i + j) * t.cout + o) * tb + base + k..][..n],
-                            val,
-                        );
+                        store(s, &mut dm[((4 * i + j) * t.cout + o) * tb + base + k..][..n], val);
                     }
                 }
             }
