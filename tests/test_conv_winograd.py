@@ -15,13 +15,14 @@ from test_conv_direct import _direct, _ref
 # (N, C, H, W), O, padding argument, the same as ((t, b), (l, r))
 CASES = [
     ((2, 16, 16, 16), 16, 1, ((1, 1), (1, 1))),
-    ((3, 17, 9, 7), 20, 1, ((1, 1), (1, 1))),  # odd sizes: partial tiles
-    ((2, 16, 6, 11), 24, 0, ((0, 0), (0, 0))),
-    ((2, 32, 5, 5), 16, 2, ((2, 2), (2, 2))),  # the input gradient pads by 0
-    ((1, 16, 12, 13), 17, (0, 2), ((0, 0), (2, 2))),
-    ((2, 18, 7, 10), 16, "same", ((1, 1), (1, 1))),
-    ((1, 16, 6, 54), 16, 1, ((1, 1), (1, 1))),  # 27 tiles a row: 16 + 8 + 3 lanes
+    ((3, 17, 9, 15), 20, 1, ((1, 1), (1, 1))),  # odd sizes: partial tiles
+    ((2, 16, 6, 17), 24, 0, ((0, 0), (0, 0))),
+    ((2, 32, 5, 14), 16, 2, ((2, 2), (2, 2))),  # the input gradient pads by 0
+    ((1, 16, 12, 15), 17, (0, 2), ((0, 0), (2, 2))),
+    ((2, 18, 7, 16), 16, "same", ((1, 1), (1, 1))),
+    ((1, 16, 6, 54), 16, 1, ((1, 1), (1, 1))),  # 27 tiles a row: 16 + 11 lanes
     ((2, 64, 32, 32), 64, 1, ((1, 1), (1, 1))),  # blocks of 6 tile rows: 6, 6, 4
+    ((2, 128, 8, 8), 128, 1, ((1, 1), (1, 1))),  # small planes, many channels
 ]
 
 
@@ -35,13 +36,17 @@ def _conv(x0, w0, b0, padding, dtype):
 
 @pytest.mark.parametrize("case", CASES, ids=[str(c[0]) + str(c[1]) for c in CASES])
 @pytest.mark.parametrize("bias", [True, False])
-def test_winograd_conv2d_matches_reference(case, bias, rng):
+def test_winograd_conv2d_matches_reference(case, bias, rng, monkeypatch):
     xs, o, padding, pad = case
     x0 = rng.uniform(-1, 1, xs)
     w0 = rng.uniform(-1, 1, (o, xs[1], 3, 3))
     b0 = rng.uniform(-1, 1, o) if bias else None
     x, w, b, y = _conv(x0, w0, b0, padding, "float32")
     assert _direct(y)
+    with monkeypatch.context() as m:
+        m.setenv("RUMUS_CONV_WINOGRAD", "0")
+        other = _conv(x0, w0, b0, padding, "float32")[3].detach().numpy()
+    assert np.any(y.detach().numpy() != other)  # this case took Winograd's kernels
     ref, grads = _ref(x0, w0, b0, pad, (1, 1))
     # Values are sums of up to 9·C terms of size 1: errors relative to that scale.
     tol = dict(rtol=1e-4, atol=1e-4 * np.sqrt(9 * xs[1]))
@@ -55,6 +60,14 @@ def test_winograd_conv2d_matches_reference(case, bias, rng):
     np.testing.assert_allclose(w.grad.numpy(), dw, rtol=1e-4, atol=1e-5 * n_terms)
     if bias:
         np.testing.assert_allclose(b.grad.numpy(), dy.sum((0, 2, 3)), rtol=1e-4, atol=1e-3)
+
+
+def test_narrow_planes_take_the_other_kernels(rng, monkeypatch):
+    """8x8 planes with 64 channels run the other kernels: the same bits with the switch off."""
+    x0, w0 = rng.uniform(-1, 1, (2, 64, 8, 8)), rng.uniform(-1, 1, (64, 64, 3, 3))
+    y = _conv(x0, w0, None, 1, "float32")[3].detach().numpy()
+    monkeypatch.setenv("RUMUS_CONV_WINOGRAD", "0")
+    np.testing.assert_array_equal(y, _conv(x0, w0, None, 1, "float32")[3].detach().numpy())
 
 
 def test_winograd_is_switched_off_by_the_environment(rng, monkeypatch):

@@ -33,8 +33,10 @@ const BLOCK_BUDGET: usize = 12 << 10;
 
 /// Whether these kernels run the convolution (the caller checks float32):
 /// 2-D, 3×3, stride 1, no dilation, one group, padding ≤ 2 (the input
-/// gradient pads by 2 - p), enough channels on both sides for the GEMMs
-/// and an output of at least 4×4.
+/// gradient pads by 2 - p), enough channels on both sides for the GEMMs,
+/// and rows of at least 7 tiles (vectors of tiles along a row; on 8×8 and
+/// 12×12 planes with 32-64 channels the other kernels measured faster,
+/// with 128 channels Winograd still won on 8×8).
 pub fn applies(g: &Geom, groups: usize, oc: usize) -> bool {
     g.d == 1
         && g.kd == 1
@@ -46,7 +48,7 @@ pub fn applies(g: &Geom, groups: usize, oc: usize) -> bool {
         && g.c >= 16
         && oc >= 16
         && g.oh >= 4
-        && g.ow >= 4
+        && (g.ow >= 14 || (g.ow >= 8 && g.c.min(oc) >= 128))
         && std::env::var_os("RUMUS_CONV_WINOGRAD").is_none_or(|v| v != "0")
 }
 
