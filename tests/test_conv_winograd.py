@@ -23,6 +23,8 @@ CASES = [
     ((1, 16, 6, 54), 16, 1, ((1, 1), (1, 1))),  # 27 tiles a row: 16 + 11 lanes
     ((2, 64, 29, 32), 64, 1, ((1, 1), (1, 1))),  # 15 tile rows in blocks of 8 and 7
     ((2, 128, 8, 8), 128, 1, ((1, 1), (1, 1))),  # small planes, many channels
+    ((7, 128, 8, 8), 128, 1, ((1, 1), (1, 1))),  # images grouped per block: 4 + 3
+    ((5, 64, 12, 13), 64, 1, ((1, 1), (1, 1))),  # groups of 3 + 2, odd width
 ]
 
 

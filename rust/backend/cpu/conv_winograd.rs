@@ -34,9 +34,10 @@ const BLOCK_BUDGET: usize = 24 << 10;
 /// Whether these kernels run the convolution (the caller checks float32):
 /// 2-D, 3×3, stride 1, no dilation, one group, padding ≤ 2 (the input
 /// gradient pads by 2 - p), enough channels on both sides for the GEMMs,
-/// and rows of at least 7 tiles (vectors of tiles along a row; on 8×8 and
-/// 12×12 planes with 32-64 channels the other kernels measured faster,
-/// with 128 channels Winograd still won on 8×8).
+/// and planes wide enough for vectors of tiles along a row. Measured
+/// against the other kernels (forward + backward): Winograd won from 14
+/// columns at 32 channels, from 12 at 64 and from 8 at 128; it lost on 8×8
+/// at 32 channels and tied at 64.
 pub fn applies(g: &Geom, groups: usize, oc: usize) -> bool {
     g.d == 1
         && g.kd == 1
@@ -48,7 +49,12 @@ pub fn applies(g: &Geom, groups: usize, oc: usize) -> bool {
         && g.c >= 16
         && oc >= 16
         && g.oh >= 4
-        && (g.ow >= 14 || (g.ow >= 8 && g.c.min(oc) >= 128))
+        && g.ow
+            >= match g.c.min(oc) {
+                ..64 => 14,
+                64..128 => 12,
+                _ => 8,
+            }
         && std::env::var_os("RUMUS_CONV_WINOGRAD").is_none_or(|v| v != "0")
 }
 
@@ -70,8 +76,10 @@ struct Tiles {
     /// Padded rows per plane (2·th + 2) and the plane's size.
     hp: usize,
     plane: usize,
-    /// Tile rows per block.
+    /// Tile rows per block, and images per block (more than one only for
+    /// images of at most `rows` tile rows: small planes make small GEMMs).
     rows: usize,
+    images: usize,
 }
 
 impl Tiles {
@@ -85,25 +93,39 @@ impl Tiles {
         cout: usize,
         oh: usize,
         ow: usize,
+        n: usize,
     ) -> Tiles {
         let (th, tw) = (oh.div_ceil(2), ow.div_ceil(2));
         let (half, hp) = (tw + 1, 2 * th + 2);
         // At most the budget's tile rows per block, split evenly (a last
-        // block of a row or two made small GEMMs).
-        let most = (BLOCK_BUDGET / ((cin + cout) * tw)).clamp(1, th);
-        let rows = th.div_ceil(th.div_ceil(most));
-        Tiles { cin, h, w, ph, pw, cout, oh, ow, th, tw, half, hp, plane: hp * 2 * half, rows }
+        // block of a row or two made small GEMMs); whole small images
+        // grouped, keeping at least one group per thread.
+        let most = (BLOCK_BUDGET / ((cin + cout) * tw)).max(1);
+        let (rows, images) = if most >= th {
+            (th, (most / th).clamp(1, n.div_ceil(super::threads()).max(1)))
+        } else {
+            (th.div_ceil(th.div_ceil(most)), 1)
+        };
+        let plane = hp * 2 * half;
+        Tiles { cin, h, w, ph, pw, cout, oh, ow, th, tw, half, hp, plane, rows, images }
     }
-    /// Tiles of a full block.
-    fn block(&self) -> usize {
-        self.rows * self.tw
-    }
-    /// Scratch lengths: the padded image plus temporaries (eight split rows,
-    /// or six rows of a block's tiles), V of a block, and M (or dM) of a block.
+    /// Scratch lengths: the padded images of a group plus temporaries (four
+    /// rows of tiles), V of a block, and M (or dM) of a block.
     fn scratch(&self) -> [usize; 3] {
-        let b = self.block();
-        let tmp = (16 * self.half).max(6 * b);
-        [self.cin * self.plane + tmp, 16 * self.cin * b, 16 * self.cout * b]
+        let b = self.images * self.rows * self.tw;
+        [self.images * self.cin * self.plane + 4 * self.tw, 16 * self.cin * b, 16 * self.cout * b]
+    }
+    /// Runs `f(first image, images)` for each group of images, spread over
+    /// the team.
+    fn per_group(&self, n: usize, f: impl Fn(usize, usize) + Sync) {
+        let g = self.images;
+        super::team::for_each(n.div_ceil(g), |i| f(i * g, g.min(n - i * g)));
+    }
+    /// Runs `f(ty0, tile rows)` for each block of tile rows of an image.
+    fn blocks(&self, mut f: impl FnMut(usize, usize)) {
+        for ty0 in (0..self.th).step_by(self.rows) {
+            f(ty0, self.rows.min(self.th - ty0));
+        }
     }
 }
 
@@ -285,14 +307,16 @@ impl WithSimd for InputRow<'_> {
     }
 }
 
-/// The output rows of tile rows ty0.. (tb / tw of them) from M of the
-/// block: Aᵀ m A plus the bias.
+/// The output rows of `rows` tile rows from ty0 of one image from M of the
+/// block (tiles from `base`, `tb` per block): Aᵀ m A plus the bias.
 struct OutputBlock<'a> {
     t: &'a Tiles,
     m: &'a [f32],
     tmp: &'a mut [f32],
     ty0: usize,
+    rows: usize,
     tb: usize,
+    base: usize,
     bias: Option<&'a [f32]>,
     y: &'a mut [f32],
 }
@@ -301,7 +325,7 @@ impl WithSimd for OutputBlock<'_> {
     type Output = ();
     #[inline(always)]
     fn with_simd<S: Simd>(self, s: S) {
-        let OutputBlock { t, m, tmp, ty0, tb, bias, y } = self;
+        let OutputBlock { t, m, tmp, ty0, rows, tb, base, bias, y } = self;
         let tw = t.tw;
         let [y00, y01, y10, y11] = four(tmp, tw);
         // Aᵀ's rows combine (x0, x1, x2, x3) into x0 + x1 + x2 and x1 - x2 - x3.
@@ -310,11 +334,11 @@ impl WithSimd for OutputBlock<'_> {
         };
         for o in 0..t.cout {
             let b = s.splat_f32s(bias.map_or(0.0, |b| b[o]));
-            for r in 0..tb / tw {
+            for r in 0..rows {
                 for k in (0..tw).step_by(S::F32_LANES) {
                     let n = S::F32_LANES.min(tw - k);
                     let q: [S::f32s; 16] = std::array::from_fn(|xi| {
-                        load(s, &m[(xi * t.cout + o) * tb + r * tw + k..][..n])
+                        load(s, &m[(xi * t.cout + o) * tb + base + r * tw + k..][..n])
                     });
                     let cols: [[S::f32s; 2]; 4] =
                         std::array::from_fn(|j| at([q[j], q[4 + j], q[8 + j], q[12 + j]]));
@@ -414,38 +438,35 @@ wide! {
     fn pad_split = pad_split_body(t: &Tiles, src: &[f32], p: &mut [f32]);
 }
 
-/// Runs `f(ty0, tile rows, tiles)` for each block of tile rows of an image.
-#[inline(always)]
-fn blocks(t: &Tiles, mut f: impl FnMut(usize, usize, usize)) {
-    for ty0 in (0..t.th).step_by(t.rows) {
-        let rows = t.rows.min(t.th - ty0);
-        f(ty0, rows, rows * t.tw);
-    }
-}
-
 /// y (N, cout, oh, ow) = the convolution of x (N, cin, h, w) with the
 /// transformed kernel u, plus the bias.
 ///
 /// # Safety
 /// x and y hold n images of their shapes and do not overlap.
 unsafe fn run(t: &Tiles, n: usize, x: P<f32>, u: &[f32], bias: Option<P<f32>>, y: P<f32>) {
-    let (isz, osz) = (t.cin * t.h * t.w, t.cout * t.oh * t.ow);
+    let (isz, osz, psz) = (t.cin * t.h * t.w, t.cout * t.oh * t.ow, t.cin * t.plane);
     // SAFETY: the bias has cout elements.
     let bias = bias.map(|b| unsafe { std::slice::from_raw_parts(b.get() as *const f32, t.cout) });
-    super::team::for_each(n, |img| {
-        // SAFETY: image img of x and y; each task writes its own image.
+    t.per_group(n, |i0, ni| {
+        // SAFETY: images i0.. of x and y; each task writes its own images.
         let (src, dst) = unsafe {
             (
-                std::slice::from_raw_parts(x.at((img * isz) as isize) as *const f32, isz),
-                std::slice::from_raw_parts_mut(y.at((img * osz) as isize), osz),
+                std::slice::from_raw_parts(x.at((i0 * isz) as isize) as *const f32, ni * isz),
+                std::slice::from_raw_parts_mut(y.at((i0 * osz) as isize), ni * osz),
             )
         };
         with_scratch(t.scratch(), |pt: &mut [f32], v: &mut [f32], m: &mut [f32]| {
-            let (p, tmp) = pt.split_at_mut(t.cin * t.plane);
-            pad_split(t, src, p);
-            blocks(t, |ty0, rows, tb| {
-                for r in 0..rows {
-                    Arch::new().dispatch(InputRow { t, p, ty: ty0 + r, v, tb, base: r * t.tw });
+            let (p, tmp) = pt.split_at_mut(t.images * psz);
+            for i in 0..ni {
+                pad_split(t, &src[i * isz..][..isz], &mut p[i * psz..][..psz]);
+            }
+            t.blocks(|ty0, rows| {
+                let tb = ni * rows * t.tw;
+                for i in 0..ni {
+                    for r in 0..rows {
+                        let (p, base) = (&p[i * psz..][..psz], (i * rows + r) * t.tw);
+                        Arch::new().dispatch(InputRow { t, p, ty: ty0 + r, v, tb, base });
+                    }
                 }
                 for xi in 0..16 {
                     // SAFETY: block slices of the scratch and u, of these shapes.
@@ -462,7 +483,10 @@ unsafe fn run(t: &Tiles, n: usize, x: P<f32>, u: &[f32], bias: Option<P<f32>>, y
                         )
                     };
                 }
-                Arch::new().dispatch(OutputBlock { t, m, tmp, ty0, tb, bias, y: dst });
+                for i in 0..ni {
+                    let (y, base) = (&mut dst[i * osz..][..osz], i * rows * t.tw);
+                    Arch::new().dispatch(OutputBlock { t, m, tmp, ty0, rows, tb, base, bias, y });
+                }
             });
         });
     });
@@ -473,7 +497,7 @@ unsafe fn run(t: &Tiles, n: usize, x: P<f32>, u: &[f32], bias: Option<P<f32>>, y
 /// # Safety
 /// Contiguous operands of these shapes; y does not overlap the others.
 pub unsafe fn forward(g: &Geom, oc: usize, x: P<f32>, w: P<f32>, bias: Option<P<f32>>, y: P<f32>) {
-    let t = Tiles::new(g.c, g.h, g.w, g.ph, g.pw, oc, g.oh, g.ow);
+    let t = Tiles::new(g.c, g.h, g.w, g.ph, g.pw, oc, g.oh, g.ow, g.n);
     // SAFETY: the caller's guarantees.
     unsafe { run(&t, g.n, x, &kernel_transform(w, oc, g.c, false), bias, y) }
 }
@@ -484,7 +508,7 @@ pub unsafe fn forward(g: &Geom, oc: usize, x: P<f32>, w: P<f32>, bias: Option<P<
 /// # Safety
 /// As `forward`; dx does not overlap the others.
 pub unsafe fn input_grad(g: &Geom, oc: usize, dy: P<f32>, w: P<f32>, dx: P<f32>) {
-    let t = Tiles::new(oc, g.oh, g.ow, 2 - g.ph, 2 - g.pw, g.c, g.h, g.w);
+    let t = Tiles::new(oc, g.oh, g.ow, 2 - g.ph, 2 - g.pw, g.c, g.h, g.w, g.n);
     // SAFETY: the caller's guarantees.
     unsafe { run(&t, g.n, dy, &kernel_transform(w, oc, g.c, true), None, dx) }
 }
@@ -494,42 +518,42 @@ pub unsafe fn input_grad(g: &Geom, oc: usize, dy: P<f32>, w: P<f32>, dx: P<f32>)
 /// # Safety
 /// As `forward`; dw does not overlap the others.
 pub unsafe fn weight_grad(g: &Geom, oc: usize, x: P<f32>, dy: P<f32>, dw: P<f32>) {
-    let t = Tiles::new(g.c, g.h, g.w, g.ph, g.pw, oc, g.oh, g.ow);
-    let (isz, osz, size) = (t.cin * t.h * t.w, oc * t.oh * t.ow, 16 * oc * t.cin);
+    let t = Tiles::new(g.c, g.h, g.w, g.ph, g.pw, oc, g.oh, g.ow, g.n);
+    let (isz, osz, psz) = (t.cin * t.h * t.w, oc * t.oh * t.ow, t.cin * t.plane);
+    let size = 16 * oc * t.cin;
     let total = std::sync::Mutex::new(vec![0.0f32; size]);
-    // Each thread sums dU over its images into its own partial, then into the total.
-    per_thread(g.n, |_, images| {
+    // Each thread sums dU over its groups of images into its own partial, then into the total.
+    per_thread(g.n.div_ceil(t.images), |_, groups| {
         let mut part = vec![0.0f32; size];
         with_scratch(t.scratch(), |pt: &mut [f32], v: &mut [f32], dm: &mut [f32]| {
-            let (p, tmp) = pt.split_at_mut(t.cin * t.plane);
-            for img in images.clone() {
-                // SAFETY: image img of x and dy.
+            let (p, tmp) = pt.split_at_mut(t.images * psz);
+            for i0 in groups.clone().map(|k| k * t.images) {
+                let ni = t.images.min(g.n - i0);
+                // SAFETY: images i0.. of x and dy.
                 let (src, gy) = unsafe {
                     (
-                        std::slice::from_raw_parts(x.at((img * isz) as isize) as *const f32, isz),
-                        std::slice::from_raw_parts(dy.at((img * osz) as isize) as *const f32, osz),
+                        std::slice::from_raw_parts(
+                            x.at((i0 * isz) as isize) as *const f32,
+                            ni * isz,
+                        ),
+                        std::slice::from_raw_parts(
+                            dy.at((i0 * osz) as isize) as *const f32,
+                            ni * osz,
+                        ),
                     )
                 };
-                pad_split(&t, src, p);
-                blocks(&t, |ty0, rows, tb| {
-                    for r in 0..rows {
-                        Arch::new().dispatch(InputRow {
-                            t: &t,
-                            p,
-                            ty: ty0 + r,
-                            v,
-                            tb,
-                            base: r * t.tw,
-                        });
-                        Arch::new().dispatch(GradRow {
-                            t: &t,
-                            dy: gy,
-                            tmp,
-                            ty: ty0 + r,
-                            dm,
-                            tb,
-                            base: r * t.tw,
-                        });
+                for i in 0..ni {
+                    pad_split(&t, &src[i * isz..][..isz], &mut p[i * psz..][..psz]);
+                }
+                t.blocks(|ty0, rows| {
+                    let tb = ni * rows * t.tw;
+                    for i in 0..ni {
+                        let (p, dy) = (&p[i * psz..][..psz], &gy[i * osz..][..osz]);
+                        for r in 0..rows {
+                            let (ty, base) = (ty0 + r, (i * rows + r) * t.tw);
+                            Arch::new().dispatch(InputRow { t: &t, p, ty, v, tb, base });
+                            Arch::new().dispatch(GradRow { t: &t, dy, tmp, ty, dm, tb, base });
+                        }
                     }
                     for xi in 0..16 {
                         // dU[ξ] (O × C) += dM[ξ] (O × tiles) · V[ξ]ᵀ (tiles × C).
