@@ -13,12 +13,14 @@
 //! - weight gradient: dU[ξ] (O × C) = Σ over tiles of dM[ξ] · V[ξ]ᵀ with
 //!   dM = A dY Aᵀ, then dW = Gᵀ dU G.
 //!
-//! Tiles are processed a few tile rows at a time so that V and M of a block
-//! stay in L2. Each image is first copied into zero-padded planes whose rows
+//! Tiles are processed in blocks of a few tile rows, or of a few whole
+//! images when they are small, so that each block's 16 GEMMs are large
+//! enough. Each image is first copied into zero-padded planes whose rows
 //! are split into even and odd columns: a tile k reads columns 2k..2k+3,
 //! which in the split row are e[k], o[k], e[k+1], o[k+1], so every transform
-//! is a plain loop over k that vectorizes. `RUMUS_CONV_WINOGRAD=0` turns
-//! these kernels off (the direct ones run), for A/B runs.
+//! is a loop over the tiles of a row, on pulp's SIMD vectors.
+//! `RUMUS_CONV_WINOGRAD=0` turns these kernels off (the direct ones run),
+//! for A/B runs.
 
 use super::conv::Geom;
 use super::conv_direct::{mat, per_thread, with_scratch};
@@ -406,36 +408,25 @@ impl WithSimd for GradRow<'_> {
     }
 }
 
-/// `fn name = body(args);` defines `name` to run `body` compiled for AVX-512
-/// where the CPU has it, with the slices as parameters of that function:
-/// LLVM vectorizes the fixed-width lane loops there, but left them scalar
-/// when they were inlined into a closure (whose slices are captures,
-/// without `noalias`).
-macro_rules! wide {
-    ($(fn $name:ident = $body:ident($($a:ident: $t:ty),*);)*) => {$(
-        #[inline(always)]
-        #[allow(clippy::too_many_arguments)]
-        fn $name($($a: $t),*) {
-            #[cfg(target_arch = "x86_64")]
-            {
-                #[target_feature(enable = "avx512f,avx512dq,avx2,fma")]
-                #[inline(never)]
-                #[allow(clippy::too_many_arguments)]
-                unsafe fn avx512($($a: $t),*) {
-                    $body($($a),*)
-                }
-                if std::arch::is_x86_feature_detected!("avx512f") {
-                    // SAFETY: the CPU has the features `avx512` is compiled for.
-                    return unsafe { avx512($($a),*) };
-                }
-            }
-            $body($($a),*)
+/// `pad_split_body` compiled for AVX-512 where the CPU has it, as a
+/// function of its own with the slices as parameters: LLVM vectorizes its
+/// fixed-width deinterleave there, but left it scalar when it was inlined
+/// into a closure (whose slices are captures, without `noalias`).
+#[inline(always)]
+fn pad_split(t: &Tiles, src: &[f32], p: &mut [f32]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        #[target_feature(enable = "avx512f,avx512dq,avx2,fma")]
+        #[inline(never)]
+        unsafe fn avx512(t: &Tiles, src: &[f32], p: &mut [f32]) {
+            pad_split_body(t, src, p)
         }
-    )*};
-}
-
-wide! {
-    fn pad_split = pad_split_body(t: &Tiles, src: &[f32], p: &mut [f32]);
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU has the features `avx512` is compiled for.
+            return unsafe { avx512(t, src, p) };
+        }
+    }
+    pad_split_body(t, src, p)
 }
 
 /// y (N, cout, oh, ow) = the convolution of x (N, cin, h, w) with the
