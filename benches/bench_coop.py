@@ -35,15 +35,21 @@ def rnd(shape, seed):
     return np.random.default_rng(seed).standard_normal(shape).astype(np.float16)
 
 # Correctness: relative error against float32 products of the same inputs.
+# Whole 128-tiles (256x384x128, the batch of 4x128x256x128, 1024^3) take the
+# direct kernel in each of its four layouts (A, B row- or column-major).
 cases = [((1, 1), (1, 1)), ((37, 75), (75, 129)), ((300, 257), (257, 190)),
-         ((1024, 1024), (1024, 1024)), ((4, 96, 200), (4, 200, 72))]
+         ((256, 128), (128, 384)), ((1024, 1024), (1024, 1024)), ((4, 96, 200), (4, 200, 72)),
+         ((4, 128, 256), (4, 256, 128))]
+
+def dev(m, t):
+    if not t or m.ndim != 2:
+        return rumus.tensor(m).to("gpu")
+    return rumus.tensor(np.ascontiguousarray(m.T)).to("gpu").t()
+
 for i, (sa, sb) in enumerate(cases):
     a, b = rnd(sa, 2 * i), rnd(sb, 2 * i + 1)
-    for ta in (False, True):
-        x = rumus.tensor(a).to("gpu")
-        if ta and a.ndim == 2:
-            x = rumus.tensor(np.ascontiguousarray(a.T)).to("gpu").t()
-        got = (x @ rumus.tensor(b).to("gpu")).cpu().float().numpy()
+    for ta, tb in ((False, False), (True, False), (False, True), (True, True)):
+        got = (dev(a, ta) @ dev(b, tb)).cpu().float().numpy()
         ref = a.astype(np.float32) @ b.astype(np.float32)
         mag = np.abs(a.astype(np.float32)) @ np.abs(b.astype(np.float32))
         err = float(np.max(np.abs(got - ref) / (mag + 1e-3)))
@@ -51,7 +57,7 @@ for i, (sa, sb) in enumerate(cases):
         k = a.shape[-1]
         tol = 2.0**-10 + (k * 2.0**-11 if out["kernel"] and "->f16" in out["kernel"] else 1e-4)
         if not err <= tol:
-            out["errors"].append(f"{sa}@{sb} transposed={ta}: rel err {err:.3g} > {tol:.3g}")
+            out["errors"].append(f"{sa}@{sb} transposed={ta, tb}: rel err {err:.3g} > {tol:.3g}")
 
 for n in sizes:
     a = rumus.tensor(rnd((n, n), 1)).to("gpu")
@@ -131,9 +137,10 @@ def main():
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
     job = [args.sizes, args.repeats]
-    # The autotuner keeps the faster kernel: the coop process forces the tensor cores.
-    coop = run(
-        CHILD, job, dict(os.environ, RUMUS_GPU_DISABLE_COOP="0", RUMUS_GPU_MATMUL_VARIANT="coop")
+    # The autotuner keeps the fastest kernel: the coop processes force each tensor-core kernel.
+    coop, direct = (
+        run(CHILD, job, dict(os.environ, RUMUS_GPU_DISABLE_COOP="0", RUMUS_GPU_MATMUL_VARIANT=v))
+        for v in ("coop", "coop_direct")
     )
     plain = run(CHILD, job, dict(os.environ, RUMUS_GPU_DISABLE_COOP="1"))
     try:
@@ -143,22 +150,25 @@ def main():
     except Exception:
         torch_ok = False
     ref = run(TORCH, job) if torch_ok else None
-    if coop is None or plain is None:
+    if coop is None or direct is None or plain is None:
         sys.exit("rumus failed (see above)")
     print(f"adapter: {coop['adapter']}")
     print(f"cooperative matrices offered: {coop['offered'] or 'none'}")
     print(f"tensor-core kernel: {coop['kernel'] or 'none (portable kernels)'}")
     failed = False
-    for label, r in (("coop", coop), ("portable", plain)):
+    for label, r in (("coop", coop), ("coop_direct", direct), ("portable", plain)):
         for e in r["errors"]:
             print(f"FAIL ({label}): {e}")
             failed = True
         if not r["errors"]:
             print(f"correctness ({label}): ok")
-    print(f"{'n':>6} {'coop':>10} {'portable':>10} {'torch':>10}   (float16 TFLOP/s)")
+    print(
+        f"{'n':>6} {'coop':>10} {'direct':>10} {'portable':>10} {'torch':>10}   (float16 TFLOP/s)"
+    )
     for n in args.sizes:
         t = f"{ref[str(n)]:10.1f}" if ref else f"{'-':>10}"
-        print(f"{n:6d} {coop['tflops'][str(n)]:10.1f} {plain['tflops'][str(n)]:10.1f} {t}")
+        ours = " ".join(f"{r['tflops'][str(n)]:10.1f}" for r in (coop, direct, plain))
+        print(f"{n:6d} {ours} {t}")
     sys.exit(1 if failed else 0)
 
 

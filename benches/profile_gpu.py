@@ -8,6 +8,7 @@ A script, not a test. From the repository root:
 
     .venv/bin/python benches/profile_gpu.py                      # resnet and gpt
     .venv/bin/python benches/profile_gpu.py --only gpt --batch 2 --seq 32   # small (lavapipe)
+    .venv/bin/python benches/profile_gpu.py --only gpt --amp     # under autocast(float16)
 
 While profiling, every dispatch runs in a compute pass of its own, so the
 step's wall time is not the figure to read here; the kernels' GPU times are.
@@ -23,11 +24,11 @@ import numpy as np
 import rumus
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_gpu import GpuTrainer  # noqa: E402
+from bench_gpu import AmpTrainer, GpuTrainer  # noqa: E402
 from bench_nn import CASES  # noqa: E402
 
 
-def profile_case(case, steps, batch, seq, rows):
+def profile_case(case, steps, batch, seq, rows, amp):
     name, build, x_shape, y_maker, loss_fn, opt_spec, _ = case
     x_shape = list(x_shape)
     if batch:
@@ -37,7 +38,8 @@ def profile_case(case, steps, batch, seq, rows):
     rng = np.random.default_rng(0)
     x = rng.standard_normal(x_shape).astype(np.float32)
     y = y_maker(rng)[: x_shape[0]] if y_maker else None
-    tr = GpuTrainer(rumus, build, x, y, loss_fn, opt_spec, "gpu")
+    trainer = AmpTrainer if amp else GpuTrainer
+    tr = trainer(rumus, build, x, y, loss_fn, opt_spec, "gpu")
     tr.step()  # compiles the kernels and creates the optimizer state
     tr.step()
     rumus.gpu.synchronize()
@@ -48,7 +50,8 @@ def profile_case(case, steps, batch, seq, rows):
             tr.step()
     wall = time.perf_counter() - t0
     q = rumus.gpu.queue_stats()
-    print(f"== {name}  input {tuple(x_shape)}, {steps} step(s)")
+    mode = ", autocast(float16) + GradScaler" if amp else ""
+    print(f"== {name}  input {tuple(x_shape)}, {steps} step(s){mode}")
     print(
         f"per step: {prof.total_ms() / steps:.2f} ms of GPU kernel time, "
         f"{q['dispatches'] / steps:.0f} dispatches, {q['submits'] / steps:.1f} submits "
@@ -68,6 +71,7 @@ def main(argv=None):
     p.add_argument("--batch", type=int, default=0, help="override the batch size")
     p.add_argument("--seq", type=int, default=0, help="override the sequence length (gpt)")
     p.add_argument("--rows", type=int, default=15, help="kernels listed per case")
+    p.add_argument("--amp", action="store_true", help="steps under autocast(float16) + GradScaler")
     args = p.parse_args(argv)
     if not rumus.gpu.is_available():
         sys.exit(f"no GPU: {rumus._rumus._gpu_unavailable_reason()}")
@@ -78,7 +82,7 @@ def main(argv=None):
     if not cases:
         sys.exit(f"--only {args.only!r} matches none of: " + ", ".join(c[0] for c in CASES))
     for case in cases:
-        profile_case(case, args.steps, args.batch, args.seq, args.rows)
+        profile_case(case, args.steps, args.batch, args.seq, args.rows, args.amp)
     return 0
 
 

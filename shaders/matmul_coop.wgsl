@@ -225,6 +225,7 @@ fn matmul_coop_wide(
 // matmul_coop's body. The launcher appends a copy, gemm8, that stages through
 // fetch8 and stash8 for matmul_coop_wide (one function with a flag would put
 // both views of A and B in each entry point, which WGSL forbids).
+// The launcher also appends the direct entry points after it.
 fn gemm(wg: vec3<u32>, lid: u32, sg: u32, lane: u32) {
     let z = wg.z;
     let m0 = wg.y * BM;
@@ -253,5 +254,30 @@ fn gemm(wg: vec3<u32>, lid: u32, sg: u32, lane: u32) {
     }
     let r0 = m0 + (sg / WN) * FM * F;
     let c0 = n0 + (sg % WN) * FN * F;
+    // @STORE
+}
+
+// The direct kernel (Coop::Direct): each subgroup loads its fragments straight
+// from the storage buffers, with no staging through workgroup memory and its
+// barriers; the caches serve the reuse between subgroups. The launcher turns
+// this body into matmul_coop_direct_{r,c}{r,c}, with A and B read row- or
+// column-major (coopLoadT / coopLoad) at `// @DIRECT`, and takes it only for
+// whole tiles (m and n multiples of BM and BN, k of F) whose strided rows start
+// on 16 bytes.
+fn gemm_direct(wg: vec3<u32>, lid: u32, sg: u32, lane: u32) {
+    let z = wg.z;
+    let r0 = wg.y * BM + (sg / WN) * FM * F;
+    let c0 = wg.x * BN + (sg % WN) * FN * F;
+    let cb = sg * F * F;
+    for (var i = lid; i < WM * WN * F * F; i += WG) {
+        sc[i] = ACC(0.0);
+    }
+    workgroupBarrier();
+    // @INIT
+    let ab = p.a_off + z * p.a_bs + r0 * p.a_rs;
+    let bb = p.b_off + z * p.b_bs + c0 * p.b_cs;
+    for (var k0 = 0u; k0 < p.k; k0 += F) {
+        // @DIRECT
+    }
     // @STORE
 }

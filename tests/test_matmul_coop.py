@@ -92,6 +92,30 @@ def test_float16_products_agree_with_the_flag_on_and_off(half_gpu, monkeypatch):
             np.testing.assert_array_equal(got, plain, err_msg=name)
 
 
+@pytest.mark.parametrize("kernel", ["coop", "coop_direct"])
+def test_whole_tile_products_in_every_layout(half_gpu, monkeypatch, kernel):
+    """Whole 128 x 128 tiles, A and B each row- or column-major, and a batch:
+    the shapes the direct kernel takes (forced through the autotuner's
+    variant; where the adapter has no tensor cores the portable kernel runs)."""
+    monkeypatch.delenv(FLAG, raising=False)
+    monkeypatch.setenv("RUMUS_GPU_MATMUL_VARIANT", kernel)
+    m, k, n = 256, 144, 384
+    a, a64 = rnd((m, k), 13)
+    b, b64 = rnd((k, n), 14)
+    at, _ = rnd((k, m), 15)
+    bt, _ = rnd((n, k), 16)
+    at64, bt64 = at.cpu().double().numpy(), bt.cpu().double().numpy()
+    for name, x, x64 in [("A", a, a64), ("A col-major", at.t(), at64.T)]:
+        for bname, y, y64 in [("B", b, b64), ("B col-major", bt.t(), bt64.T)]:
+            got = (x @ y).cpu().double().numpy()
+            close(got, x64 @ y64, np.abs(x64) @ np.abs(y64), k)
+            assert got.shape == (m, n), (name, bname)
+    a, a64 = rnd((3, 128, 64), 17)
+    b, b64 = rnd((3, 64, 128), 18)
+    got = rumus.bmm(a, b).cpu().double().numpy()
+    close(got, a64 @ b64, np.abs(a64) @ np.abs(b64), 64)
+
+
 def test_autocast_float16_matmul_on_the_gpu(half_gpu, monkeypatch):
     monkeypatch.delenv(FLAG, raising=False)
     a, a64 = rnd((9, 31), 11)

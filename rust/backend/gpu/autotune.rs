@@ -5,44 +5,48 @@
 //! give the deterministic heuristic instead. `RUMUS_GPU_MATMUL_VARIANT`
 //! (e.g. `64x64` or `128x128/s4`) forces a variant where it is valid, and
 //! `RUMUS_GPU_AUTOTUNE_LOG=1` prints each choice to stderr. Float16 products
-//! without epilogue also time the tensor-core kernel (`coop`) where the
-//! adapter has one: it is the heuristic there, and stays only if it is faster.
+//! without epilogue also time the tensor-core kernels (`coop`, `coop_direct`)
+//! where the adapter has them: `coop` is the heuristic there, and a tensor-core
+//! kernel stays only if it is faster.
 
 use super::context;
 use super::exec::{self, Variant};
 use super::matmul::Tile;
+use super::matmul_coop::Coop;
 use crate::error::Result;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{LazyLock, Mutex};
 use std::time::{Duration, Instant};
 
-/// A tile shape and the number of slices k is split into (1: none), or the
-/// tensor-core kernel (backend/gpu/matmul_coop.rs, its own tiling).
+/// A tile shape and the number of slices k is split into (1: none), or one
+/// of the tensor-core kernels (backend/gpu/matmul_coop.rs, their own tiling).
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub struct Choice {
     pub tile: Tile,
     pub split: usize,
-    pub coop: bool,
+    pub coop: Option<Coop>,
 }
 
 impl Choice {
-    pub const COOP: Choice = Choice { tile: Tile::T128x128, split: 1, coop: true };
+    pub const fn coop(kernel: Coop) -> Choice {
+        Choice { tile: Tile::T128x128, split: 1, coop: Some(kernel) }
+    }
 
     pub fn tiled(tile: Tile, split: usize) -> Choice {
-        Choice { tile, split, coop: false }
+        Choice { tile, split, coop: None }
     }
 
     fn name(self) -> String {
-        if self.coop {
-            return "coop".to_string();
+        match self.coop {
+            Some(k) => k.name().to_string(),
+            None => format!("{}/s{}", self.tile.name(), self.split),
         }
-        format!("{}/s{}", self.tile.name(), self.split)
     }
 
     fn parse(s: &str) -> Option<Choice> {
-        if s == "coop" {
-            return Some(Choice::COOP);
+        if let Some(k) = Coop::ALL.into_iter().find(|k| k.name() == s) {
+            return Some(Choice::coop(k));
         }
         let (t, sp) = s.split_once("/s").unwrap_or((s, "1"));
         Some(Choice::tiled(Tile::parse(t)?, sp.parse().ok().filter(|&v| v >= 1)?))
@@ -77,7 +81,7 @@ impl Problem {
     /// Whether `c` computes this product: splits only for a lone float32
     /// product without epilogue, into slices of k that are multiples of 8.
     pub fn allows(&self, c: Choice) -> bool {
-        if c.coop {
+        if c.coop.is_some() {
             return self.coop;
         }
         c.split == 1
@@ -89,11 +93,12 @@ impl Problem {
     }
 
     /// The class key: sizes bucketed to powers of two, with everything that
-    /// changes which kernel runs.
+    /// changes which kernels compete (`c`: the tensor-core kernels, so that a
+    /// process with `RUMUS_GPU_DISABLE_COOP=1` keeps its own choices).
     fn class(&self) -> String {
         let b = |v: usize| v.next_power_of_two();
         format!(
-            "{:?} m{} n{} k{} b{} {}{}{}{}",
+            "{:?} m{} n{} k{} b{} {}{}{}{}{}",
             self.variant,
             b(self.m),
             b(self.n),
@@ -103,6 +108,7 @@ impl Problem {
             if self.b_nfast { "N" } else { "T" },
             if self.vec4 { "4" } else { "1" },
             if self.epilogue { "e" } else { "" },
+            if self.coop { "c" } else { "" },
         )
     }
 
@@ -111,7 +117,7 @@ impl Problem {
     /// 128 x 128 tiles, enough k-slices for about 256 workgroups.
     pub fn heuristic(&self) -> Choice {
         if self.coop {
-            return Choice::COOP;
+            return Choice::coop(Coop::Staged);
         }
         let tiles = Tile::T128x128.groups(self.m, self.n) * self.batch;
         if let Some(s) = [64, 32, 16, 8, 4, 2].into_iter().find(|&s| {
@@ -130,6 +136,9 @@ impl Problem {
     /// split that keeps the workgroups under about 1024.
     fn candidates(&self) -> Vec<Choice> {
         let mut out = vec![self.heuristic()];
+        if self.coop {
+            out.push(Choice::coop(Coop::Direct));
+        }
         for tile in Tile::ALL {
             for split in [1, 2, 4, 8, 16] {
                 let c = Choice::tiled(tile, split);

@@ -170,12 +170,10 @@ pub fn gemm(
     // Tensor cores take plain float16 products (no epilogue) where the adapter
     // has them and the tuner chose them (autotune::Problem::coop).
     let plain = epi.bias.is_none() && epi.act == Act::None && epi.residual.is_none();
-    if choice.coop
-        && variant == Variant::F16
-        && plain
-        && super::matmul_coop::try_gemm(m, n, k, batch, a, b, c, c_off)?
-    {
-        return Ok(());
+    if let Some(kernel) = choice.coop.filter(|_| variant == Variant::F16 && plain) {
+        if super::matmul_coop::try_gemm(kernel, m, n, k, batch, a, b, c, c_off)? {
+            return Ok(());
+        }
     }
     let tile = choice.tile;
     let vec4 = vec4_ok(m, n, k, &a, &b, c_off);

@@ -25,6 +25,27 @@ const WN: u32 = 2;
 const FM: u32 = 4;
 const FN: u32 = 4;
 
+/// Which tensor-core kernel: `Staged` copies each K slice through workgroup
+/// memory (any shape and layout); `Direct` loads fragments from the buffers
+/// (whole tiles only, else it runs as `Staged`). The autotuner times both.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Coop {
+    Staged,
+    Direct,
+}
+
+impl Coop {
+    pub const ALL: [Coop; 2] = [Coop::Staged, Coop::Direct];
+
+    /// The name in the autotuner's cache and `RUMUS_GPU_MATMUL_VARIANT`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Coop::Staged => "coop",
+            Coop::Direct => "coop_direct",
+        }
+    }
+}
+
 /// One specialization of the template.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Config {
@@ -140,13 +161,52 @@ pub fn source(cfg: Config) -> String {
         &store,
         1,
     );
-    // gemm8: gemm (the template's last function) staging 8 halves at a time.
+    let (s, direct) = s.split_at(s.find("\n// The direct kernel").expect("the direct body"));
+    let direct = &direct[direct.find("fn gemm_direct(").expect("fn gemm_direct")..];
+    let direct = direct.replacen("    // @INIT\n", &init, 1).replacen("    // @STORE\n", &store, 1);
+    // gemm8: gemm (the template's last staged function) staging 8 halves at a time.
     let body = &s[s.find("fn gemm(").expect("fn gemm in the template")..];
     let wide = body
         .replacen("fn gemm(", "fn gemm8(", 1)
         .replace("fetch(", "fetch8(")
         .replace("stash(", "stash8(");
-    format!("{}\n{}", s, wide)
+    let mut out = format!("{}\n{}", s, wide);
+    // One direct entry per layout of A and B: r (row-major, unit column
+    // stride) loads with coopLoadT along the row stride, c with coopLoad.
+    for (a_row, b_row) in [(true, true), (true, false), (false, true), (false, false)] {
+        let tag = |row: bool| if row { "r" } else { "c" };
+        let name = format!("{}{}", tag(a_row), tag(b_row));
+        let (la, sa) = if a_row { ("coopLoadT", "p.a_rs") } else { ("coopLoad", "p.a_cs") };
+        let (lb, sb) = if b_row { ("coopLoadT", "p.b_rs") } else { ("coopLoad", "p.b_cs") };
+        let mut mma = String::new();
+        for i in 0..FM {
+            mma += &format!(
+                "        let a{i} = {la}<FragA>(&a[ab + {i}u * F * p.a_rs + k0 * p.a_cs], {sa});\n"
+            );
+        }
+        for j in 0..FN {
+            mma += &format!(
+                "        let b{j} = {lb}<FragB>(&b[bb + k0 * p.b_rs + {j}u * F * p.b_cs], {sb});\n"
+            );
+        }
+        for (i, j) in cells() {
+            mma += &format!("        c{i}{j} = coopMultiplyAdd(a{i}, b{j}, c{i}{j});\n");
+        }
+        out += &format!(
+            "\n@compute @workgroup_size(WG)\nfn matmul_coop_direct_{name}(\n    \
+             @builtin(workgroup_id) wg: vec3<u32>,\n    \
+             @builtin(local_invocation_index) lid: u32,\n    \
+             @builtin(subgroup_id) sg: u32,\n    \
+             @builtin(subgroup_invocation_id) lane: u32,\n) {{\n    \
+             gemm_direct_{name}(wg, lid, sg, lane);\n}}\n"
+        );
+        out += &direct.replacen("fn gemm_direct(", &format!("fn gemm_direct_{name}("), 1).replacen(
+            "        // @DIRECT\n",
+            &mma,
+            1,
+        );
+    }
+    out
 }
 
 /// The shader of a configuration, generated once and kept for the process
@@ -222,6 +282,7 @@ struct Params {
 /// than 65,535 batches, offsets or strides beyond 32 bits).
 #[allow(clippy::too_many_arguments)]
 pub fn try_gemm(
+    kernel: Coop,
     m: usize,
     n: usize,
     k: usize,
@@ -302,10 +363,31 @@ pub fn try_gemm(
         b.cs == 1 && eights(&[n as isize, b.off as isize, b.rs, b.bs])
     };
     let sized = a.buf.size().is_multiple_of(16) && b.buf.size().is_multiple_of(16);
-    let entry = if wide_a && wide_b && sized && cfg.runs_of_eight() {
-        "matmul_coop_wide"
-    } else {
-        "matmul_coop"
+    // Direct: whole tiles, each operand row- or column-major (a unit stride)
+    // with its other strides and offset on 16 bytes (cooperative loads).
+    let layout = |rs: isize, cs: isize, off: usize, bs: isize| {
+        let aligned = eights(&[off as isize, bs]);
+        if cs == 1 && aligned && eights(&[rs]) {
+            Some(true)
+        } else if rs == 1 && aligned && eights(&[cs]) {
+            Some(false)
+        } else {
+            None
+        }
+    };
+    let whole =
+        m.is_multiple_of(tile) && n.is_multiple_of(tile) && k.is_multiple_of(cfg.frag as usize);
+    let direct = match (layout(a.rs, a.cs, a.off, a.bs), layout(b.rs, b.cs, b.off, b.bs)) {
+        (Some(la), Some(lb)) if kernel == Coop::Direct && whole => Some((la, lb)),
+        _ => None,
+    };
+    let entry = match direct {
+        Some((true, true)) => "matmul_coop_direct_rr",
+        Some((true, false)) => "matmul_coop_direct_rc",
+        Some((false, true)) => "matmul_coop_direct_cr",
+        Some((false, false)) => "matmul_coop_direct_cc",
+        None if wide_a && wide_b && sized && cfg.runs_of_eight() => "matmul_coop_wide",
+        None => "matmul_coop",
     };
     let binds = [Bind::whole(a.buf), Bind::whole(b.buf), Bind::whole(c)];
     let g = groups.map(|g| g as u32);
@@ -371,7 +453,10 @@ mod tests {
                         params.1.inner.size(module.to_ctx()) as usize,
                         std::mem::size_of::<Params>()
                     );
-                    for entry in ["matmul_coop", "matmul_coop_wide"] {
+                    let direct =
+                        ["rr", "rc", "cr", "cc"].map(|l| format!("matmul_coop_direct_{l}"));
+                    let staged = ["matmul_coop", "matmul_coop_wide"].map(String::from);
+                    for entry in staged.iter().chain(&direct) {
                         let used = exec::used_bindings(&src, entry).unwrap();
                         assert_eq!(used, vec![0, 1, 2, 3], "{:?}", cfg);
                     }
