@@ -1,7 +1,7 @@
 """The CPU paths autocast(bfloat16) training leans on: F.linear over (..., k) inputs folded
 into one product (bias added to the float32 sums before the one rounding), bool masks cast
 to the half types, and scaled_dot_product_attention on half inputs (the float32 fused
-kernel on float32 copies). Checked against float64 NumPy references."""
+kernel on float32 copies, on the CPU and the GPU). Checked against float64 NumPy references."""
 
 import math
 
@@ -10,6 +10,7 @@ import pytest
 import rumus
 import rumus.nn.functional as F
 from rumus.autograd import gradcheck
+from test_flash_attention import uses_fused
 
 EPS = {"bfloat16": 2.0**-8, "float16": 2.0**-11}
 HALF = ["bfloat16", "float16"]
@@ -138,7 +139,8 @@ def sdpa64(q, k, v, mask=None, causal=False, scale=None):
 
 @pytest.mark.parametrize("dtype", HALF)
 @pytest.mark.parametrize("kind", ["plain", "causal", "bool", "float"])
-def test_sdpa_half_cpu(dtype, kind):
+def test_sdpa_half(dtype, kind, device):
+    """Half q/k/v take the fused float32 kernel on both devices (never the (L, S) scores)."""
     dt = getattr(rumus, dtype)
     q, q64 = rnd((2, 3, 9, 16), dtype, 14)
     k, k64 = rnd((2, 3, 11 if kind != "causal" else 9, 16), dtype, 15)
@@ -150,23 +152,26 @@ def test_sdpa_half_cpu(dtype, kind):
         mask = rumus.tensor(mask64)
     elif kind == "float":
         mask, mask64 = rnd((9, k.shape[-2]), dtype, 18)
+    q, k, v = (t.to(device) for t in (q, k, v))
+    mask = None if mask is None else mask.to(device)
     for t in (q, k, v):
         t.requires_grad_(True)
     out = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=kind == "causal")
     assert out.dtype == dt and out.shape == (2, 3, 9, 8)
+    assert uses_fused(out)
     ref = sdpa64(q64, k64, v64, mask64, kind == "causal")
     # float32 inside: only the output's rounding and float32 error.
     tol = EPS[dtype] * np.abs(ref) + 1e-5 * np.abs(v64).max()
-    assert np.all(np.abs(out.detach().double().numpy() - ref) <= tol)
+    assert np.all(np.abs(out.detach().cpu().double().numpy() - ref) <= tol)
     out.float().sum().backward()
     assert q.grad.dtype == dt and k.grad.dtype == dt and v.grad.dtype == dt
     # The gradients match float32's on the same (rounded) inputs up to their rounding.
     qf, kf, vf = (rumus.tensor(a.astype(np.float32), requires_grad=True) for a in (q64, k64, v64))
-    mf = None if mask is None else (mask if kind == "bool" else mask.float())
+    mf = None if mask is None else rumus.tensor(mask64 if kind == "bool" else mask64.astype("f4"))
     F.scaled_dot_product_attention(
         qf, kf, vf, attn_mask=mf, is_causal=kind == "causal"
     ).sum().backward()
     for got, want in ((q.grad, qf.grad), (k.grad, kf.grad), (v.grad, vf.grad)):
         w = want.double().numpy()
-        err = np.abs(got.double().numpy() - w)
+        err = np.abs(got.cpu().double().numpy() - w)
         assert np.all(err <= EPS[dtype] * np.abs(w) + 1e-5 * np.abs(w).max())

@@ -4,10 +4,10 @@ The fused kernel (rust/ops/attention.rs) never allocates the (..., L, S) scores:
 keeps the output and the row logsumexp, the backward recomputes the scores block by block.
 It takes what the composite path takes, except (those go to the composite path):
 - query/key/value whose batch dims differ (broadcast between them) or have more than 2;
-- dtypes other than float32/float64 on the CPU and float32 on the GPU (GPU float16 and bfloat16
-  stay composite), and GPU head dims above 128; CPU float16/bfloat16 (autocast's attention) run
-  the float32 kernel on float32 copies and cast its output back: the composite path's
-  (..., L, S) scores, softmax and head transposes cost far more than those casts;
+- dtypes other than float32/float64 on the CPU and float32 on the GPU, and GPU head dims above
+  128; float16/bfloat16 (autocast's attention) run the float32 kernel on float32 copies and cast
+  its output back, on both devices: the composite path's (..., L, S) scores, softmax and head
+  transposes cost far more than those casts;
 - an attn_mask that requires grad (the kernel gives no mask gradient), that is neither bool
   nor of the query's dtype, or that does not broadcast to (..., L, S);
 - empty tensors and dropout_p == 1;
@@ -34,7 +34,7 @@ def _as4d(t):
 _HALF = (_rumus.bfloat16, _rumus.float16)
 
 
-def _half_on_cpu(query, key, value, attn_mask, dropout_p, is_causal, scale):
+def _half_via_float32(query, key, value, attn_mask, dropout_p, is_causal, scale):
     """The float32 kernel for float16/bfloat16 q/k/v (and a mask of their dtype), cast back."""
     dt = query.dtype
     if key.dtype != dt or value.dtype != dt:
@@ -61,12 +61,11 @@ def fused_sdpa(query, key, value, attn_mask, dropout_p, is_causal, scale):
     if 0 in (length, source, e, ev) or 0 in lead or dropout_p >= 1.0:
         return None
     gpu = query.device.type != "cpu"
-    if gpu:
-        if query.dtype != _rumus.float32 or max(e, ev) > _GPU_MAX_HEAD_DIM:
-            return None
-    elif query.dtype in _HALF:
-        return _half_on_cpu(query, key, value, attn_mask, dropout_p, is_causal, scale)
-    elif query.dtype not in (_rumus.float32, _rumus.float64):
+    if gpu and max(e, ev) > _GPU_MAX_HEAD_DIM:
+        return None
+    if query.dtype in _HALF:
+        return _half_via_float32(query, key, value, attn_mask, dropout_p, is_causal, scale)
+    if query.dtype not in ((_rumus.float32,) if gpu else (_rumus.float32, _rumus.float64)):
         return None
     q4 = _as4d(query)
     shape4 = tuple(q4.shape[:3]) + (source,)
