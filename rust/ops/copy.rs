@@ -105,6 +105,12 @@ pub fn contiguous_clone(t: &Tensor) -> Result<Tensor> {
 
 /// A fresh contiguous copy with the given dtype.
 pub fn clone_as(t: &Tensor, dtype: DType) -> Result<Tensor> {
+    if t.is_gpu() && t.dtype() != dtype && [t.dtype(), dtype].iter().all(|d| d.is_float()) {
+        // float32 <-> float16 casts join the GPU's pending elementwise chains.
+        if let Some(out) = crate::backend::gpu::fusion::cast(t, dtype)? {
+            return Ok(out);
+        }
+    }
     let out = Tensor::empty_on(t.shape(), dtype, t.device())?;
     copy_into(&out, t)?;
     Ok(out)

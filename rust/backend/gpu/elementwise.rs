@@ -264,7 +264,7 @@ pub fn gpu_unary(op: Unary, a: &Tensor) -> Result<Tensor> {
         launch("unary_i32", code, &out, [Some(Arg::T(&x)), None, None], [0; 3])?;
         return to_dtype(&out, out_dtype);
     }
-    if out_dtype == DType::F32 {
+    if out_dtype == a.dtype() && matches!(out_dtype, DType::F32 | DType::F16) {
         if let Some(out) = super::fusion::unary(code, [s0, s1], a)? {
             return Ok(out);
         }
@@ -334,7 +334,7 @@ pub fn gpu_binary(op: Binary, a: &Operand, b: &Operand, alpha: Option<f64>) -> R
     if !float && op == Binary::Atan2 {
         bail!(Runtime, "\"atan2\" not implemented for '{}'", compute.name());
     }
-    if entry == "binary" && kcompute == DType::F32 && out_dtype == DType::F32 {
+    if entry == "binary" && kcompute == out_dtype && matches!(kcompute, DType::F32 | DType::F16) {
         fn fin(g: &GOperand) -> super::fusion::In<'_> {
             match g {
                 GOperand::T(t) => super::fusion::In::T(t),
@@ -342,7 +342,8 @@ pub fn gpu_binary(op: Binary, a: &Operand, b: &Operand, alpha: Option<f64>) -> R
             }
         }
         let alpha = f32::from_bits(alpha_word);
-        if let Some(out) = super::fusion::binary(op as u32, alpha, fin(&ga), fin(&gb), &shape)? {
+        let (a, b) = (fin(&ga), fin(&gb));
+        if let Some(out) = super::fusion::binary(op as u32, alpha, a, b, &shape, kcompute)? {
             return Ok(out);
         }
     }

@@ -1,7 +1,10 @@
-//! Lazy elementwise fusion. A float32 unary or binary op on the GPU whose
-//! operands are contiguous, scalars, or broadcast along one run of dims does
-//! not dispatch: it allocates its output (so memory statistics are those of
-//! the eager path), marks the storage pending and records an expression node.
+//! Lazy elementwise fusion. A float32 or float16 unary or binary op on the
+//! GPU, or a cast between the two, whose operands are contiguous, scalars, or
+//! broadcast along one run of dims does not dispatch: it allocates its output
+//! (so memory statistics are those of the eager path), marks the storage
+//! pending and records an expression node. Values flow as float32 inside the
+//! kernel; a float16 result is rounded where the eager kernel rounds it (its
+//! store), so an inlined float16 intermediate keeps its rounding.
 //! An operand that is itself a whole pending tensor of the output's shape is
 //! inlined (its node becomes a child), so a chain grows into one DAG.
 //!
@@ -78,6 +81,8 @@ pub enum Op {
         keep: f32,
         scale: f32,
     },
+    /// x rounded to float16 (a float16 result's store).
+    Half(Arc<Node>),
 }
 
 pub struct Node {
@@ -103,6 +108,7 @@ impl Node {
                 add(x);
                 scalars += 2 * args.is_some() as u32;
             }
+            Op::Half(x) => add(x),
             Op::Binary { alpha, a, b, .. } => {
                 add(a);
                 add(b);
@@ -145,33 +151,65 @@ pub fn set_enabled(on: bool) -> Result<bool> {
     Ok(ENABLED.swap(on, Ordering::Relaxed))
 }
 
-/// A fusible operand: a float32 GPU tensor or a number.
+/// A fusible operand: a float32 or float16 GPU tensor, or a number.
 pub enum In<'a> {
     T(&'a Tensor),
     S(f32),
 }
 
-/// Records `op(x)` (a float32 unary op, `args` its s0 and s1), or None when
-/// the eager kernel must run.
+/// Whether results of `dtype` can be pending.
+fn fusible(dtype: DType) -> Result<bool> {
+    Ok(dtype == DType::F32 || (dtype == DType::F16 && context::get()?.has_f16()))
+}
+
+/// `node` as a result of `dtype`: float16 results round.
+fn typed(node: Arc<Node>, dtype: DType) -> Arc<Node> {
+    if dtype == DType::F16 {
+        Node::new(Op::Half(node))
+    } else {
+        node
+    }
+}
+
+/// Records `op(x)` (a float unary op, `args` its s0 and s1; the result has
+/// x's dtype), or None when the eager kernel must run.
 pub fn unary(code: u32, args: [f32; 2], x: &Tensor) -> Result<Option<Tensor>> {
-    if !enabled() || x.dtype() != DType::F32 || !x.is_gpu() {
+    if !enabled() || !x.is_gpu() || !fusible(x.dtype())? {
         return Ok(None);
     }
     let shape = x.shape().to_vec();
     let Some(xn) = operand(In::T(x), &shape)? else { return Ok(None) };
     let args = (args != [0.0; 2]).then_some(args);
-    record(Node::new(Op::Unary { code, args, x: xn }), &shape)
+    record(typed(Node::new(Op::Unary { code, args, x: xn }), x.dtype()), &shape, x.dtype())
 }
 
-/// Records `a op b` (a float32 binary op with alpha's bits) over `shape`, or
-/// None when the eager kernel must run.
-pub fn binary(code: u32, alpha: f32, a: In, b: In, shape: &[usize]) -> Result<Option<Tensor>> {
-    if !enabled() {
+/// Records `a op b` (a float binary op with alpha's bits, tensor operands of
+/// `dtype`, the result's) over `shape`, or None when the eager kernel must run.
+pub fn binary(
+    code: u32,
+    alpha: f32,
+    a: In,
+    b: In,
+    shape: &[usize],
+    dtype: DType,
+) -> Result<Option<Tensor>> {
+    if !enabled() || !fusible(dtype)? {
         return Ok(None);
     }
     let (Some(an), Some(bn)) = (operand(a, shape)?, operand(b, shape)?) else { return Ok(None) };
     let alpha = (alpha != 1.0).then_some(alpha);
-    record(Node::new(Op::Binary { code, alpha, a: an, b: bn }), shape)
+    record(typed(Node::new(Op::Binary { code, alpha, a: an, b: bn }), dtype), shape, dtype)
+}
+
+/// Records `x.to(dtype)` between float32 and float16, or None when the
+/// eager cast must run.
+pub fn cast(x: &Tensor, dtype: DType) -> Result<Option<Tensor>> {
+    if !enabled() || !x.is_gpu() || !fusible(x.dtype())? || !fusible(dtype)? {
+        return Ok(None);
+    }
+    let shape = x.shape().to_vec();
+    let Some(xn) = operand(In::T(x), &shape)? else { return Ok(None) };
+    record(typed(xn, dtype), &shape, dtype)
 }
 
 /// A float32 dropout mask of `shape` on the GPU: `scale` with probability
@@ -180,7 +218,7 @@ pub fn binary(code: u32, alpha: f32, a: In, b: In, shape: &[usize]) -> Result<Op
 pub fn dropout_mask(shape: &[usize], keep: f32, scale: f32) -> Result<Tensor> {
     let key = lock(&crate::backend::cpu::random::default_generator()).next_key();
     if enabled() {
-        if let Some(t) = record(Node::new(Op::Mask { key, keep, scale }), shape)? {
+        if let Some(t) = record(Node::new(Op::Mask { key, keep, scale }), shape, DType::F32)? {
             return Ok(t);
         }
     }
@@ -242,7 +280,7 @@ pub fn batch_norm_apply(
         let Some(bn) = channel(b, 0)? else { return Ok(None) };
         y = bin(Binary::Add, y, bn);
     }
-    record(y, &shape)
+    record(y, &shape, DType::F32)
 }
 
 /// The node reading `x` at each element of an output of `shape`.
@@ -251,7 +289,7 @@ fn operand(x: In, shape: &[usize]) -> Result<Option<Arc<Node>>> {
         In::S(v) => return Ok(Some(Node::new(Op::Scalar(v)))),
         In::T(t) => t,
     };
-    if t.dtype() != DType::F32 || !t.is_gpu() {
+    if !t.is_gpu() || !fusible(t.dtype())? {
         return Ok(None);
     }
     let s = t.storage();
@@ -299,15 +337,15 @@ fn leaf(t: &Tensor, shape: &[usize]) -> Result<Option<Arc<Node>>> {
     Ok(Some(Node::new(Op::Leaf(leaf))))
 }
 
-/// A pending float32 result of `node` over `shape`.
-fn record(node: Arc<Node>, shape: &[usize]) -> Result<Option<Tensor>> {
+/// A pending result of `node` over `shape`, of `dtype` (float32 or float16).
+fn record(node: Arc<Node>, shape: &[usize], dtype: DType) -> Result<Option<Tensor>> {
     let n: usize = shape.iter().product();
     let ctx = context::get()?;
     if !node.fits() || n == 0 || n > (u32::MAX / 2) as usize || (n * 4) as u64 > ctx.binding_limit()
     {
         return Ok(None);
     }
-    let out = Tensor::empty_on(shape, DType::F32, Device::Gpu(context::active() as u8))?;
+    let out = Tensor::empty_on(shape, dtype, Device::Gpu(context::active() as u8))?;
     let mut st = lock(context::here(&STATE));
     if st.pending.len() >= MAX_PENDING {
         st.pending.retain(|(w, _)| w.strong_count() > 0);
@@ -332,7 +370,7 @@ fn add_leaf_buffers(st: &mut State, node: &Node) -> Result<()> {
             st.leaf_buffers.insert(l.storage.gpu_buffer_unwritten()?.clone());
         }
         Op::Scalar(_) | Op::Mask { .. } => {}
-        Op::Unary { x, .. } => add_leaf_buffers(st, x)?,
+        Op::Unary { x, .. } | Op::Half(x) => add_leaf_buffers(st, x)?,
         Op::Binary { a, b, .. } => {
             add_leaf_buffers(st, a)?;
             add_leaf_buffers(st, b)?;

@@ -4,7 +4,8 @@
 //! functions, prepended as a library), so fused and eager results agree.
 //!
 //! Each invocation handles four consecutive elements (vec4 stores; vec4
-//! loads of contiguous leaves that start at a multiple of 4) in a
+//! loads of contiguous leaves that start at a multiple of 4) as float32 (a
+//! float16 buffer is read and written as f16, converted in registers) in a
 //! grid-stride loop over a capped grid. Lanes past the end compute garbage
 //! that is written only into the output buffer's padding: pool buffers are
 //! multiples of 256 bytes. The kernel text after the library depends only on
@@ -15,8 +16,8 @@ use super::exec::{self, Bind};
 use super::fusion::{LeafKind, Node, Op, FUSED_DISPATCHES};
 use super::shaders::{source, ELEMENTWISE, RANDOM};
 use crate::error::Result;
-use crate::tensor::lock;
 use crate::tensor::storage::Storage;
+use crate::tensor::{lock, DType};
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 use std::sync::atomic::Ordering;
@@ -50,7 +51,21 @@ fn philox() -> &'static str {
 
 /// The complete WGSL of a generated kernel from its key.
 pub fn full_source(key: &str) -> String {
-    source(&ELEMENTWISE, exec::Variant::F32) + philox() + PRELUDE + key
+    let lib = source(&ELEMENTWISE, exec::Variant::F32) + philox() + PRELUDE + key;
+    if key.contains("f16") {
+        format!("enable f16;\n{}", lib)
+    } else {
+        lib
+    }
+}
+
+/// The WGSL scalar type of a buffer of `s`'s elements (float32 or float16).
+fn scalar(s: &Storage) -> &'static str {
+    if s.dtype() == DType::F16 {
+        "f16"
+    } else {
+        "f32"
+    }
 }
 
 /// How many generated kernels were compiled.
@@ -113,12 +128,13 @@ impl Gen {
                 let s = self.u.len();
                 let t = self.next();
                 let lanes = |at: &dyn Fn(u32) -> String| {
-                    (0..4).map(|k| format!("fz{}[{}]", b, at(k))).collect::<Vec<_>>().join(", ")
+                    let lane = |k| format!("f32(fz{}[{}])", b, at(k));
+                    (0..4).map(lane).collect::<Vec<_>>().join(", ")
                 };
                 let line = match l.kind {
                     LeafKind::Contiguous if vec => {
                         self.u.push(l.off / 4);
-                        format!("fz{}[fp.u[{}] + j]", b, s)
+                        format!("vec4<f32>(fz{}[fp.u[{}] + j])", b, s)
                     }
                     LeafKind::Contiguous => {
                         self.u.push(l.off);
@@ -130,7 +146,7 @@ impl Gen {
                     }
                     LeafKind::Scalar => {
                         self.u.push(l.off);
-                        format!("vec4<f32>(fz{}[fp.u[{}]])", b, s)
+                        format!("vec4<f32>(f32(fz{}[fp.u[{}]]))", b, s)
                     }
                 };
                 let _ = writeln!(self.body, "        let t{} = {};", t, line);
@@ -162,6 +178,12 @@ impl Gen {
                     .collect();
                 let _ =
                     writeln!(self.body, "        let t{} = vec4<f32>({});", t, lanes.join(", "));
+                t
+            }
+            Op::Half(x) => {
+                let x = self.emit(x);
+                let t = self.next();
+                let _ = writeln!(self.body, "        let t{} = vec4<f32>(vec4<f16>(t{}));", t, x);
                 t
             }
             Op::Unary { code, args, x } => {
@@ -215,18 +237,19 @@ fn generate(outputs: &[(Arc<Storage>, Arc<Node>)], n: usize) -> Kernel {
     let mut g = Gen::default();
     let roots: Vec<usize> = outputs.iter().map(|(_, node)| g.emit(node)).collect();
     let mut key = String::new();
-    for (i, (_, vec)) in g.binds.iter().enumerate() {
-        let ty = if *vec { "vec4<f32>" } else { "f32" };
+    for (i, (s, vec)) in g.binds.iter().enumerate() {
+        let ty = if *vec { format!("vec4<{}>", scalar(s)) } else { scalar(s).to_string() };
         let _ =
             writeln!(key, "@group(0) @binding({}) var<storage, read> fz{}: array<{}>;", i, i, ty);
     }
     let nb = g.binds.len();
-    for o in 0..outputs.len() {
+    for (o, (s, _)) in outputs.iter().enumerate() {
         let _ = writeln!(
             key,
-            "@group(0) @binding({}) var<storage, read_write> fzo{}: array<vec4<f32>>;",
+            "@group(0) @binding({}) var<storage, read_write> fzo{}: array<vec4<{}>>;",
             nb + o,
-            o
+            o,
+            scalar(s)
         );
     }
     let _ = writeln!(
@@ -243,8 +266,8 @@ fn fused(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups)
 ",
     );
     key.push_str(&g.body);
-    for (o, t) in roots.iter().enumerate() {
-        let _ = writeln!(key, "        fzo{}[j] = t{};", o, t);
+    for (o, ((s, _), t)) in outputs.iter().zip(&roots).enumerate() {
+        let _ = writeln!(key, "        fzo{}[j] = vec4<{}>(t{});", o, scalar(s), t);
     }
     key.push_str("    }\n}\n");
     let fits =
@@ -320,8 +343,9 @@ mod tests {
         Node::new(Op::Leaf(Leaf { storage: s.clone(), kind, off, d: 3, m: 5, st: 1 }))
     }
 
-    /// Generated kernels (every leaf kind, shared subexpressions, two
-    /// outputs, scalar slots) validate with naga and bind what they declare.
+    /// Generated kernels (every leaf kind, float16 leaves, roundings and
+    /// outputs, shared subexpressions, two outputs, scalar slots) validate
+    /// with naga and bind what they declare.
     #[test]
     fn generated_kernels_validate() {
         let x = Arc::new(Storage::zeros(DType::F32, 64).unwrap());
@@ -337,13 +361,13 @@ mod tests {
         let xc = leaf(&x, LeafKind::Contiguous, 3);
         let yb = leaf(&y, LeafKind::Broadcast, 1);
         let ys = leaf(&y, LeafKind::Scalar, 7);
-        let half = Node::new(Op::Scalar(0.5));
+        let point5 = Node::new(Op::Scalar(0.5));
         // gelu as a composite: 0.5 x (1 + erf(x / sqrt 2)).
         let inner =
             un(UnaryCode::Erf, &bin(Binary::Mul, &xv, &Node::new(Op::Scalar(0.7)), None), None);
         let gelu = bin(
             Binary::Mul,
-            &bin(Binary::Mul, &xv, &half, None),
+            &bin(Binary::Mul, &xv, &point5, None),
             &bin(Binary::Add, &inner, &Node::new(Op::Scalar(1.0)), None),
             None,
         );
@@ -355,7 +379,15 @@ mod tests {
             &bin(Binary::Mul, &yb, &ys, None),
             Some(2.0),
         );
+        // float16: a vec4 and a scalar-lane leaf, a rounding, float16 and float32 outputs.
+        let x16 = Arc::new(Storage::zeros(DType::F16, 64).unwrap());
+        let out16 = Arc::new(Storage::zeros(DType::F16, 64).unwrap());
+        let hv = leaf(&x16, LeafKind::Contiguous, 0);
+        let hc = leaf(&x16, LeafKind::Contiguous, 1);
+        let rounded = Node::new(Op::Half(bin(Binary::Add, &hv, &xv, None)));
+        let half = vec![(out16, rounded.clone()), (out(64), bin(Binary::Mul, &rounded, &hc, None))];
         let cases = vec![
+            half,
             vec![(out(64), gelu.clone())],
             vec![(out(64), mixed.clone())],
             vec![(out(64), dropped)],
