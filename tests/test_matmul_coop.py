@@ -4,6 +4,8 @@ ones). On lavapipe (CI) there are no cooperative matrices, so both settings run
 the portable kernel and must agree bit for bit; on a GPU with tensor cores the
 two differ only in summation order, so both are checked against float64."""
 
+import math
+
 import numpy as np
 import pytest
 import rumus
@@ -114,6 +116,39 @@ def test_whole_tile_products_in_every_layout(half_gpu, monkeypatch, kernel):
     b, b64 = rnd((3, 64, 128), 18)
     got = rumus.bmm(a, b).cpu().double().numpy()
     close(got, a64 @ b64, np.abs(a64) @ np.abs(b64), 64)
+
+
+@pytest.mark.parametrize("kernel", ["coop", "coop_direct"])
+@pytest.mark.parametrize("act", ["none", "relu", "gelu", "gelu_tanh", "silu"])
+def test_linear_epilogue_after_tensor_cores(half_gpu, monkeypatch, kernel, act):
+    """act(x @ w.T + b) + residual in float16: on tensor cores the epilogue runs as
+    (fused) elementwise ops after the product, elsewhere inside the portable kernel."""
+    monkeypatch.delenv(FLAG, raising=False)
+    monkeypatch.setenv("RUMUS_GPU_MATMUL_VARIANT", kernel)
+    x, x64 = rnd((256, 64), 19)
+    w, w64 = rnd((128, 64), 20)
+    b, b64 = rnd((128,), 21)
+    r, r64 = rnd((256, 128), 22)
+    got = rumus._rumus._linear_act(x, w, b, act, r).cpu().double().numpy()
+    prod = x64 @ w64.T
+    z = prod + b64
+    sig = 1 / (1 + np.exp(-z))
+    erf = np.vectorize(math.erf)
+    tanh_gelu = 0.5 * z * (1 + np.tanh(0.7978845608028654 * (z + 0.044715 * z**3)))
+    acts = {
+        "none": z,
+        "relu": np.maximum(z, 0),
+        "gelu": 0.5 * z * (1 + erf(z / math.sqrt(2))),
+        "gelu_tanh": tanh_gelu,
+        "silu": z * sig,
+    }
+    a = acts[act]
+    ref = a + r64
+    # float16 roundings of the product and the bias sum (carried through an activation of
+    # slope <= 1.2), of the activation and of the residual sum; the portable kernel rounds
+    # once, the tensor-core route after each step.
+    tol = 2.0**-11 * (1.2 * (np.abs(prod) + np.abs(z)) + np.abs(a) + np.abs(ref)) + 2.0**-20
+    assert np.all(np.abs(got - ref) <= tol), np.max(np.abs(got - ref) - tol)
 
 
 def test_autocast_float16_matmul_on_the_gpu(half_gpu, monkeypatch):

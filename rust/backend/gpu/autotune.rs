@@ -5,9 +5,9 @@
 //! give the deterministic heuristic instead. `RUMUS_GPU_MATMUL_VARIANT`
 //! (e.g. `64x64` or `128x128/s4`) forces a variant where it is valid, and
 //! `RUMUS_GPU_AUTOTUNE_LOG=1` prints each choice to stderr. Float16 products
-//! without epilogue also time the tensor-core kernels (`coop`, `coop_direct`)
-//! where the adapter has them: `coop` is the heuristic there, and a tensor-core
-//! kernel stays only if it is faster.
+//! also time the tensor-core kernels (`coop`, `coop_direct`) where the
+//! adapter has them: `coop` is the heuristic there for products without an
+//! epilogue, and a tensor-core kernel stays only if it is faster.
 
 use super::context;
 use super::exec::{self, Variant};
@@ -67,8 +67,8 @@ pub struct Problem {
     pub vec4: bool,
     /// An epilogue needs the whole sum in one dispatch: no split.
     pub epilogue: bool,
-    /// The tensor-core kernel can compute it (a plain float16 product on an
-    /// adapter with cooperative matrices).
+    /// The tensor-core kernels can compute it (a float16 product on an
+    /// adapter with cooperative matrices; an epilogue runs after them).
     pub coop: bool,
 }
 
@@ -116,7 +116,7 @@ impl Problem {
     /// enough workgroups, and for a lone long-k float32 product with few
     /// 128 x 128 tiles, enough k-slices for about 256 workgroups.
     pub fn heuristic(&self) -> Choice {
-        if self.coop {
+        if self.coop && !self.epilogue {
             return Choice::coop(Coop::Staged);
         }
         let tiles = Tile::T128x128.groups(self.m, self.n) * self.batch;
@@ -137,7 +137,11 @@ impl Problem {
     fn candidates(&self) -> Vec<Choice> {
         let mut out = vec![self.heuristic()];
         if self.coop {
-            out.push(Choice::coop(Coop::Direct));
+            for c in Coop::ALL.map(Choice::coop) {
+                if !out.contains(&c) {
+                    out.push(c);
+                }
+            }
         }
         for tile in Tile::ALL {
             for split in [1, 2, 4, 8, 16] {
@@ -152,12 +156,11 @@ impl Problem {
     }
 }
 
-/// Whether the tensor-core kernel applies (`Problem::coop`): a float16
-/// product without epilogue on an adapter with cooperative matrices.
-pub fn coop_applies(variant: Variant, epilogue: bool) -> Result<bool> {
-    Ok(variant == Variant::F16
-        && !epilogue
-        && super::matmul_coop::active(context::get()?).is_some())
+/// Whether the tensor-core kernels apply (`Problem::coop`): a float16
+/// product on an adapter with cooperative matrices (an epilogue then runs as
+/// elementwise ops after the product).
+pub fn coop_applies(variant: Variant) -> Result<bool> {
+    Ok(variant == Variant::F16 && super::matmul_coop::active(context::get()?).is_some())
 }
 
 struct State {

@@ -125,7 +125,7 @@ pub(crate) fn gpu_batched(
         b_nfast: mb0.row_fast(),
         vec4: vec4_ok(n, p, k, &ma0, &mb0, 0),
         epilogue,
-        coop: autotune::coop_applies(variant, epilogue)?,
+        coop: autotune::coop_applies(variant)?,
     };
     let product = |c: Choice| -> Result<Tensor> {
         if c.split > 1 {
@@ -154,13 +154,52 @@ pub(crate) fn gpu_batched(
         }
         let out = Tensor::empty_on(out_shape, compute, Device::active_gpu())?;
         let ob = out.storage().gpu_buffer()?;
+        // The tensor-core kernels have no epilogue: theirs follows as elementwise
+        // ops, which the fusion layer joins to whatever consumes the result.
+        let separate = c.coop.is_some() && epilogue;
         for i in 0..outer {
             let (ma, mb, off) = mats(i);
-            let e = Epilogue { bias, act: epi.act, residual: residual.map(|(r, o)| (r, o + off)) };
+            let e = if separate {
+                Epilogue::default()
+            } else {
+                Epilogue { bias, act: epi.act, residual: residual.map(|(r, o)| (r, o + off)) }
+            };
             gemm(n, p, k, inner, ma, mb, ob, off, variant, c, e)?;
+        }
+        if separate {
+            return apply_epilogue(out, epi);
         }
         Ok(out)
     };
-    let choice = autotune::choose(&problem, |c| product(c).map(drop))?;
+    // Tuning runs materialize each candidate's result, epilogue included.
+    let choice = autotune::choose(&problem, |c| product(c)?.storage().gpu_buffer().map(drop))?;
     to_dtype(&product(choice)?, dtype)
+}
+
+/// act(y + bias) + residual with elementwise ops (bias over y's last dim).
+fn apply_epilogue(y: Tensor, epi: &GpuEpilogue) -> Result<Tensor> {
+    use crate::backend::gpu::elementwise::{gpu_binary, gpu_unary};
+    use crate::ops::elementwise::{Binary, Unary};
+    use crate::ops::Operand;
+    let add = |a: Tensor, b: &Tensor| {
+        gpu_binary(Binary::Add, &Operand::T(a), &Operand::T(b.clone()), None)
+    };
+    let mut y = match &epi.bias {
+        Some(b) => add(y, b)?,
+        None => y,
+    };
+    let act = match epi.act {
+        Act::None => None,
+        Act::Relu => Some(Unary::Relu),
+        Act::Gelu => Some(Unary::Gelu),
+        Act::GeluTanh => Some(Unary::GeluTanh),
+        Act::Silu => Some(Unary::Silu),
+    };
+    if let Some(op) = act {
+        y = gpu_unary(op, &y)?;
+    }
+    match &epi.residual {
+        Some(r) => add(y, r),
+        None => Ok(y),
+    }
 }
