@@ -131,12 +131,42 @@ def run(code, args, env=None):
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
+def sweep(shapes, job):
+    """The direct kernel's TFLOP/s per fragment shape and pipelining, each in its own process."""
+    print(f"{'fragments':>10} {'pipelined':>10} " + " ".join(f"{n:>8}" for n in job[0]))
+    failed = False
+    for frags in shapes:
+        for pipe in ("0", "1"):
+            env = dict(
+                os.environ,
+                RUMUS_GPU_MATMUL_VARIANT="coop_direct",
+                RUMUS_GPU_COOP_FRAGS=frags,
+                RUMUS_GPU_COOP_PIPELINE=pipe,
+            )
+            r = run(CHILD, job, env)
+            if r is None or r["errors"]:
+                failed = True
+                print(f"{frags:>10} {pipe:>10}   FAIL {r and r['errors']}")
+                continue
+            cells = " ".join(f"{r['tflops'][str(n)]:8.1f}" for n in job[0])
+            print(f"{frags:>10} {pipe:>10} {cells}   ({r['kernel']})", flush=True)
+    return 1 if failed else 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[1024, 2048, 4096])
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument(
+        "--sweep",
+        default="",
+        help="instead: the direct kernel at these fragment shapes (e.g. 4x4,2x4), each with "
+        "and without pipelining (RUMUS_GPU_COOP_FRAGS / RUMUS_GPU_COOP_PIPELINE)",
+    )
     args = parser.parse_args()
     job = [args.sizes, args.repeats]
+    if args.sweep:
+        sys.exit(sweep(args.sweep.split(","), job))
     # The autotuner keeps the fastest kernel: the coop processes force each tensor-core kernel.
     coop, direct = (
         run(CHILD, job, dict(os.environ, RUMUS_GPU_DISABLE_COOP="0", RUMUS_GPU_MATMUL_VARIANT=v))

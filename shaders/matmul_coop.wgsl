@@ -261,7 +261,8 @@ fn gemm(wg: vec3<u32>, lid: u32, sg: u32, lane: u32) {
 // from the storage buffers, with no staging through workgroup memory and its
 // barriers; the caches serve the reuse between subgroups. The launcher turns
 // this body into matmul_coop_direct_{r,c}{r,c}, with A and B read row- or
-// column-major (coopLoadT / coopLoad) at `// @DIRECT`, and takes it only for
+// column-major (coopLoadT / coopLoad) in the loop over k it writes at
+// `// @DIRECT` (optionally pipelined: Config::pipeline), and takes it only for
 // whole tiles (m and n multiples of BM and BN, k of F) whose strided rows start
 // on 16 bytes.
 fn gemm_direct(wg: vec3<u32>, lid: u32, sg: u32, lane: u32) {
@@ -276,8 +277,6 @@ fn gemm_direct(wg: vec3<u32>, lid: u32, sg: u32, lane: u32) {
     // @INIT
     let ab = p.a_off + z * p.a_bs + r0 * p.a_rs;
     let bb = p.b_off + z * p.b_bs + c0 * p.b_cs;
-    for (var k0 = 0u; k0 < p.k; k0 += F) {
-        // @DIRECT
-    }
+    // @DIRECT
     // @STORE
 }

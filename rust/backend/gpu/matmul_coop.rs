@@ -18,12 +18,9 @@ use wgpu::{CooperativeMatrixProperties, CooperativeScalarType, Features};
 
 const TEMPLATE: &str = include_str!("../../../shaders/matmul_coop.wgsl");
 
-/// Subgroups per workgroup along m and n, fragments per subgroup along m and n
-/// (the template's WM, WN, FM, FN).
+/// Subgroups per workgroup along m and n (the template's WM, WN).
 const WM: u32 = 2;
 const WN: u32 = 2;
-const FM: u32 = 4;
-const FN: u32 = 4;
 
 /// Which tensor-core kernel: `Staged` copies each K slice through workgroup
 /// memory (any shape and layout); `Direct` loads fragments from the buffers
@@ -55,12 +52,23 @@ pub struct Config {
     pub acc_f16: bool,
     /// Subgroup size.
     pub sg: u32,
+    /// Fragments per subgroup along m and n (the template's FM, FN): 4 x 4
+    /// unless `RUMUS_GPU_COOP_FRAGS` (e.g. `2x4`) says otherwise.
+    pub fm: u32,
+    pub fn_: u32,
+    /// Whether the direct kernel loads the next slice's fragments before
+    /// multiplying the current ones (`RUMUS_GPU_COOP_PIPELINE=1`).
+    pub pipeline: bool,
 }
 
 impl Config {
-    /// Output tile (rows = columns) of one workgroup.
-    pub fn tile(&self) -> u32 {
-        WM * FM * self.frag
+    /// The default shape for a fragment side, accumulator and subgroup size.
+    pub fn new(frag: u32, acc_f16: bool, sg: u32) -> Config {
+        Config { frag, acc_f16, sg, fm: 4, fn_: 4, pipeline: false }
+    }
+    /// Output tile of one workgroup: rows, columns.
+    pub fn tile(&self) -> (u32, u32) {
+        (WM * self.fm * self.frag, WN * self.fn_ * self.frag)
     }
     pub fn invocations(&self) -> u32 {
         WM * WN * self.sg
@@ -68,12 +76,14 @@ impl Config {
     /// Whether each invocation stages whole runs of 8 halves of A and B (the
     /// wide entry's condition): the tile's A_PER and B_PER are multiples of 8.
     pub fn runs_of_eight(&self) -> bool {
-        (self.tile() * 2 * self.frag / self.invocations()).is_multiple_of(8)
+        let (bm, bn) = self.tile();
+        let per = |rows: u32| rows * 2 * self.frag / self.invocations();
+        per(bm).is_multiple_of(8) && per(bn).is_multiple_of(8)
     }
     /// Bytes of workgroup memory: two staged A and B slices, the scratch.
     pub fn workgroup_bytes(&self) -> u32 {
-        let (bm, bk) = (self.tile(), 2 * self.frag);
-        let stages = 2 * (bm * (bk + 8) + bk * (bm + 8)) * 2;
+        let ((bm, bn), bk) = (self.tile(), 2 * self.frag);
+        let stages = 2 * (bm * (bk + 8) + bk * (bn + 8)) * 2;
         stages + WM * WN * self.frag * self.frag * if self.acc_f16 { 2 } else { 4 }
     }
 }
@@ -114,7 +124,7 @@ pub fn choose(
             let acc = if acc_f16 { CooperativeScalarType::F16 } else { CooperativeScalarType::F32 };
             offered(frag, acc)
         })
-        .map(|(frag, acc_f16)| Config { frag, acc_f16, sg })
+        .map(|(frag, acc_f16)| Config::new(frag, acc_f16, sg))
         .find(|c| c.invocations() <= limits.0 && c.workgroup_bytes() <= limits.1)
 }
 
@@ -125,11 +135,14 @@ pub fn source(cfg: Config) -> String {
     let mut s = TEMPLATE
         .replace("coop_mat16x16", &format!("coop_mat{f}x{f}"))
         .replacen("const F: u32 = 16u;", &format!("const F: u32 = {f}u;"), 1)
-        .replacen("const SG: u32 = 32u;", &format!("const SG: u32 = {}u;", cfg.sg), 1);
+        .replacen("const SG: u32 = 32u;", &format!("const SG: u32 = {}u;", cfg.sg), 1)
+        .replacen("const FM: u32 = 4u;", &format!("const FM: u32 = {}u;", cfg.fm), 1)
+        .replacen("const FN: u32 = 4u;", &format!("const FN: u32 = {}u;", cfg.fn_), 1);
     if cfg.acc_f16 {
         s = s.replacen("alias ACC = f32;", "alias ACC = f16;", 1);
     }
-    let cells = || (0..FM).flat_map(|i| (0..FN).map(move |j| (i, j)));
+    let (fm, fn_) = (cfg.fm, cfg.fn_);
+    let cells = || (0..fm).flat_map(|i| (0..fn_).map(move |j| (i, j)));
     let mut init = String::new();
     let mut mma = String::new();
     let mut store = String::new();
@@ -142,12 +155,12 @@ pub fn source(cfg: Config) -> String {
     }
     for s in 0..2 {
         let kk = if s == 0 { "0u".to_string() } else { "F".to_string() };
-        for i in 0..FM {
+        for i in 0..fm {
             mma += &format!(
                 "        let a{s}{i} = coopLoadT<FragA>(&sa[ab + {i}u * F * LDA + {kk}], LDA);\n"
             );
         }
-        for j in 0..FN {
+        for j in 0..fn_ {
             mma += &format!(
                 "        let b{s}{j} = coopLoadT<FragB>(&sb[bb + {kk} * LDB + {j}u * F], LDB);\n"
             );
@@ -178,20 +191,50 @@ pub fn source(cfg: Config) -> String {
         let name = format!("{}{}", tag(a_row), tag(b_row));
         let (la, sa) = if a_row { ("coopLoadT", "p.a_rs") } else { ("coopLoad", "p.a_cs") };
         let (lb, sb) = if b_row { ("coopLoadT", "p.b_rs") } else { ("coopLoad", "p.b_cs") };
+        // Fragment loads of the slice at k (an expression), into `{pre}{i}` / `{pre}{j}`.
+        let loads = |kw: &str, k: &str, pre: &str| {
+            let mut l = String::new();
+            for i in 0..fm {
+                l += &format!(
+                    "        {kw} {pre}a{i} = {la}<FragA>(&a[ab + {i}u * F * p.a_rs + {k} * p.a_cs], {sa});\n"
+                );
+            }
+            for j in 0..fn_ {
+                l += &format!(
+                    "        {kw} {pre}b{j} = {lb}<FragB>(&b[bb + {k} * p.b_rs + {j}u * F * p.b_cs], {sb});\n"
+                );
+            }
+            l
+        };
         let mut mma = String::new();
-        for i in 0..FM {
-            mma += &format!(
-                "        let a{i} = {la}<FragA>(&a[ab + {i}u * F * p.a_rs + k0 * p.a_cs], {sa});\n"
-            );
-        }
-        for j in 0..FN {
-            mma += &format!(
-                "        let b{j} = {lb}<FragB>(&b[bb + k0 * p.b_rs + {j}u * F * p.b_cs], {sb});\n"
-            );
-        }
         for (i, j) in cells() {
             mma += &format!("        c{i}{j} = coopMultiplyAdd(a{i}, b{j}, c{i}{j});\n");
         }
+        let body = if cfg.pipeline {
+            // The next slice's loads are in flight during this slice's products
+            // (the last round reloads the last slice, unused).
+            let mut shift = String::new();
+            for i in 0..fm {
+                shift += &format!("        a{i} = na{i};\n");
+            }
+            for j in 0..fn_ {
+                shift += &format!("        b{j} = nb{j};\n");
+            }
+            format!(
+                "{}    for (var k0 = F; k0 < p.k + F; k0 += F) {{\n        \
+                 let kn = min(k0, p.k - F);\n{}{}{}    }}\n",
+                loads("var", "0u", "").replace("        var", "    var"),
+                loads("let", "kn", "n"),
+                mma,
+                shift
+            )
+        } else {
+            format!(
+                "    for (var k0 = 0u; k0 < p.k; k0 += F) {{\n{}{}    }}\n",
+                loads("let", "k0", ""),
+                mma
+            )
+        };
         out += &format!(
             "\n@compute @workgroup_size(WG)\nfn matmul_coop_direct_{name}(\n    \
              @builtin(workgroup_id) wg: vec3<u32>,\n    \
@@ -201,8 +244,8 @@ pub fn source(cfg: Config) -> String {
              gemm_direct_{name}(wg, lid, sg, lane);\n}}\n"
         );
         out += &direct.replacen("fn gemm_direct(", &format!("fn gemm_direct_{name}("), 1).replacen(
-            "        // @DIRECT\n",
-            &mma,
+            "    // @DIRECT\n",
+            &body,
             1,
         );
     }
@@ -217,7 +260,9 @@ fn shader(cfg: Config) -> &'static Shader {
     let mut all = crate::tensor::lock(&SHADERS);
     all.entry(cfg).or_insert_with(|| {
         let acc = if cfg.acc_f16 { "f16" } else { "f32" };
-        let name = format!("matmul_coop_{}_{}_sg{}", cfg.frag, acc, cfg.sg);
+        let pipe = if cfg.pipeline { "_p" } else { "" };
+        let name =
+            format!("matmul_coop_{}_{}_sg{}_{}x{}{}", cfg.frag, acc, cfg.sg, cfg.fm, cfg.fn_, pipe);
         Box::leak(Box::new(Shader {
             name: Box::leak(name.into_boxed_str()),
             source: Box::leak(source(cfg).into_boxed_str()),
@@ -229,12 +274,40 @@ fn shader(cfg: Config) -> &'static Shader {
 /// The adapter's configuration (None without tensor cores).
 fn adapter_config(ctx: &Context) -> Option<Config> {
     let l = &ctx.limits;
-    choose(
-        ctx.features,
-        &ctx.coop,
-        (ctx.info.subgroup_min_size, ctx.info.subgroup_max_size),
-        (l.max_compute_invocations_per_workgroup, l.max_compute_workgroup_storage_size),
-    )
+    let limits = (l.max_compute_invocations_per_workgroup, l.max_compute_workgroup_storage_size);
+    let sg = (ctx.info.subgroup_min_size, ctx.info.subgroup_max_size);
+    let cfg = choose(ctx.features, &ctx.coop, sg, limits)?;
+    let var = |k: &str| std::env::var(k).ok();
+    Some(shaped(
+        cfg,
+        var("RUMUS_GPU_COOP_FRAGS").as_deref(),
+        var("RUMUS_GPU_COOP_PIPELINE").as_deref(),
+        limits,
+    ))
+}
+
+/// `cfg` with the shape knobs applied: fragments per subgroup as `FMxFN`
+/// (1 to 8 each) and the direct kernel's pipelining (`1`); a value that does
+/// not parse, or a shape beyond the workgroup limits, keeps the default.
+fn shaped(
+    mut cfg: Config,
+    frags: Option<&str>,
+    pipeline: Option<&str>,
+    limits: (u32, u32),
+) -> Config {
+    let parsed = frags.and_then(|f| {
+        let (m, n) = f.trim().split_once('x')?;
+        let (m, n) = (m.parse::<u32>().ok()?, n.parse::<u32>().ok()?);
+        ((1..=8).contains(&m) && (1..=8).contains(&n)).then_some((m, n))
+    });
+    if let Some((fm, fn_)) = parsed {
+        let c = Config { fm, fn_, ..cfg };
+        if c.workgroup_bytes() <= limits.1 {
+            cfg = c;
+        }
+    }
+    cfg.pipeline = pipeline.is_some_and(|v| v.trim() == "1");
+    cfg
 }
 
 /// The configuration float16 products use now: None where the adapter has no
@@ -250,7 +323,11 @@ pub fn active(ctx: &Context) -> Option<Config> {
 pub fn describe(ctx: &Context) -> Option<String> {
     active(ctx).map(|c| {
         let acc = if c.acc_f16 { "f16" } else { "f32" };
-        format!("{0}x{0}x{0} f16->{1}, subgroup {2}", c.frag, acc, c.sg)
+        let pipe = if c.pipeline { ", pipelined" } else { "" };
+        format!(
+            "{0}x{0}x{0} f16->{1}, subgroup {2}, {3}x{4} fragments{5}",
+            c.frag, acc, c.sg, c.fm, c.fn_, pipe
+        )
     })
 }
 
@@ -302,8 +379,8 @@ pub fn try_gemm(
     }
     let w = |v: isize| u32::try_from(v).ok();
     let wu = |v: usize| u32::try_from(v).ok();
-    let tile = cfg.tile() as usize;
-    let groups = [n.div_ceil(tile), m.div_ceil(tile), batch];
+    let (tile_m, tile_n) = (cfg.tile().0 as usize, cfg.tile().1 as usize);
+    let groups = [n.div_ceil(tile_n), m.div_ceil(tile_m), batch];
     let max = ctx.limits.max_compute_workgroups_per_dimension as usize;
     if groups.iter().any(|&g| g > max.min(65_535)) {
         return Ok(false);
@@ -375,8 +452,10 @@ pub fn try_gemm(
             None
         }
     };
-    let whole =
-        m.is_multiple_of(tile) && n.is_multiple_of(tile) && k.is_multiple_of(cfg.frag as usize);
+    let whole = m.is_multiple_of(tile_m)
+        && n.is_multiple_of(tile_n)
+        && k.is_multiple_of(cfg.frag as usize)
+        && k > 0;
     let direct = match (layout(a.rs, a.cs, a.off, a.bs), layout(b.rs, b.cs, b.off, b.bs)) {
         (Some(la), Some(lb)) if kernel == Coop::Direct && whole => Some((la, lb)),
         _ => None,
@@ -428,8 +507,19 @@ mod tests {
     fn every_variant_validates() {
         for frag in [8, 16] {
             for acc_f16 in [false, true] {
-                for sg in [4, 8, 16, 32, 64, 128] {
-                    let cfg = Config { frag, acc_f16, sg };
+                for (sg, fm, fn_, pipeline) in [
+                    (4, 4, 4, false),
+                    (8, 4, 4, true),
+                    (16, 2, 4, false),
+                    (32, 4, 4, false),
+                    (32, 4, 4, true),
+                    (32, 2, 4, true),
+                    (32, 4, 2, false),
+                    (32, 8, 4, true),
+                    (64, 4, 4, false),
+                    (128, 4, 4, true),
+                ] {
+                    let cfg = Config { frag, acc_f16, sg, fm, fn_, pipeline };
                     if cfg.invocations() > LIMITS.0 || cfg.workgroup_bytes() > LIMITS.1 {
                         continue;
                     }
@@ -473,7 +563,7 @@ mod tests {
     fn spirv_is_written_and_capability_is_required() {
         use naga::back::spv;
         for (frag, acc_f16) in [(16, false), (16, true), (8, false), (8, true)] {
-            let cfg = Config { frag, acc_f16, sg: 32 };
+            let cfg = Config { pipeline: true, ..Config::new(frag, acc_f16, 32) };
             let src = format!("enable f16;\n{}", source(cfg));
             let module = naga::front::wgsl::parse_str(&src).unwrap();
             let without = Capabilities::SUBGROUP | Capabilities::SHADER_FLOAT16;
@@ -494,19 +584,13 @@ mod tests {
     fn choose_prefers_16_and_f32_accumulation() {
         let nvidia = [prop(16, F16, F16), prop(16, F16, F32), prop(8, F16, F32)];
         let c = choose(ALL, &nvidia, (32, 32), LIMITS).unwrap();
-        assert_eq!(c, Config { frag: 16, acc_f16: false, sg: 32 });
-        assert_eq!(c.tile(), 128);
+        assert_eq!(c, Config::new(16, false, 32));
+        assert_eq!(c.tile(), (128, 128));
         assert!(c.workgroup_bytes() <= 48 * 1024);
         let apple = [prop(8, F32, F32), prop(8, F16, F16), prop(8, F16, F32)];
-        assert_eq!(
-            choose(ALL, &apple, (32, 32), LIMITS).unwrap(),
-            Config { frag: 8, acc_f16: false, sg: 32 }
-        );
+        assert_eq!(choose(ALL, &apple, (32, 32), LIMITS).unwrap(), Config::new(8, false, 32));
         let f16_only = [prop(16, F16, F16)];
-        assert_eq!(
-            choose(ALL, &f16_only, (64, 64), LIMITS).unwrap(),
-            Config { frag: 16, acc_f16: true, sg: 64 }
-        );
+        assert_eq!(choose(ALL, &f16_only, (64, 64), LIMITS).unwrap(), Config::new(16, true, 64));
     }
 
     #[test]
@@ -524,6 +608,20 @@ mod tests {
         // Too little workgroup memory or too few invocations.
         assert_eq!(choose(ALL, &nvidia, (32, 32), (1024, 16 * 1024)), None);
         assert_eq!(choose(ALL, &nvidia, (128, 128), (256, 49_152)), None);
+    }
+
+    #[test]
+    fn shape_knobs() {
+        let base = Config::new(16, false, 32);
+        let got = shaped(base, Some("2x4"), Some("1"), LIMITS);
+        assert_eq!((got.fm, got.fn_, got.pipeline), (2, 4, true));
+        assert_eq!(got.tile(), (64, 128));
+        assert!(got.runs_of_eight());
+        for bad in ["", "4", "0x4", "9x1", "ax4", "4x4x4"] {
+            assert_eq!(shaped(base, Some(bad), Some("0"), LIMITS), base, "{bad}");
+        }
+        // Beyond the workgroup memory: the default stays.
+        assert_eq!(shaped(base, Some("8x8"), None, (1024, 16 * 1024)), base);
     }
 
     #[test]
