@@ -132,24 +132,18 @@ def run(code, args, env=None):
 
 
 def sweep(shapes, job):
-    """The direct kernel's TFLOP/s per fragment shape and pipelining, each in its own process."""
-    print(f"{'fragments':>10} {'pipelined':>10} " + " ".join(f"{n:>8}" for n in job[0]))
+    """The direct kernel's TFLOP/s per fragment shape, each in its own process."""
+    print(f"{'fragments':>10} " + " ".join(f"{n:>8}" for n in job[0]))
     failed = False
     for frags in shapes:
-        for pipe in ("0", "1"):
-            env = dict(
-                os.environ,
-                RUMUS_GPU_MATMUL_VARIANT="coop_direct",
-                RUMUS_GPU_COOP_FRAGS=frags,
-                RUMUS_GPU_COOP_PIPELINE=pipe,
-            )
-            r = run(CHILD, job, env)
-            if r is None or r["errors"]:
-                failed = True
-                print(f"{frags:>10} {pipe:>10}   FAIL {r and r['errors']}")
-                continue
-            cells = " ".join(f"{r['tflops'][str(n)]:8.1f}" for n in job[0])
-            print(f"{frags:>10} {pipe:>10} {cells}   ({r['kernel']})", flush=True)
+        env = dict(os.environ, RUMUS_GPU_MATMUL_VARIANT="coop_direct", RUMUS_GPU_COOP_FRAGS=frags)
+        r = run(CHILD, job, env)
+        if r is None or r["errors"]:
+            failed = True
+            print(f"{frags:>10}   FAIL {r and r['errors']}")
+            continue
+        cells = " ".join(f"{r['tflops'][str(n)]:8.1f}" for n in job[0])
+        print(f"{frags:>10} {cells}   ({r['kernel']})", flush=True)
     return 1 if failed else 0
 
 
@@ -160,8 +154,8 @@ def main():
     parser.add_argument(
         "--sweep",
         default="",
-        help="instead: the direct kernel at these fragment shapes (e.g. 4x4,2x4), each with "
-        "and without pipelining (RUMUS_GPU_COOP_FRAGS / RUMUS_GPU_COOP_PIPELINE)",
+        help="instead: the direct kernel at these fragment shapes (e.g. 4x4,2x4: "
+        "RUMUS_GPU_COOP_FRAGS)",
     )
     args = parser.parse_args()
     job = [args.sizes, args.repeats]

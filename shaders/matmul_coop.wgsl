@@ -262,7 +262,7 @@ fn gemm(wg: vec3<u32>, lid: u32, sg: u32, lane: u32) {
 // barriers; the caches serve the reuse between subgroups. The launcher turns
 // this body into matmul_coop_direct_{r,c}{r,c}, with A and B read row- or
 // column-major (coopLoadT / coopLoad) in the loop over k it writes at
-// `// @DIRECT` (optionally pipelined: Config::pipeline), and takes it only for
+// `// @DIRECT`, and takes it only for
 // whole tiles (m and n multiples of BM and BN, k of F) whose strided rows start
 // on 16 bytes.
 fn gemm_direct(wg: vec3<u32>, lid: u32, sg: u32, lane: u32) {

@@ -36,6 +36,21 @@ struct FusedParams { n: u32, nvec: u32, pad0: u32, pad1: u32, u: array<u32, 64>,
 fn fz_at(e: u32, s: u32) -> u32 {
     return fp.u[s] + ((e / fp.u[s + 1u]) % fp.u[s + 2u]) * fp.u[s + 3u];
 }
+// x rounded to the nearest float16 (ties to even), kept in float32, in integer
+// arithmetic on the bits: a compiler may fold an f32 -> f16 -> f32 round trip
+// away (NVIDIA's does). Normal range: round the mantissa to 10 bits; below
+// 2^-14, to a multiple of 2^-24; from 65520 up, infinity; NaN as is.
+fn fz_half(x: vec4<f32>) -> vec4<f32> {
+    let bits = bitcast<vec4<u32>>(x);
+    let mag = bits & vec4<u32>(0x7fffffffu);
+    let lsb = (bits >> vec4<u32>(13u)) & vec4<u32>(1u);
+    var r = bitcast<vec4<f32>>((bits + vec4<u32>(0xfffu) + lsb) & vec4<u32>(0xffffe000u));
+    let tiny = round(x * 16777216.0) * (1.0 / 16777216.0);
+    r = select(r, tiny, mag < vec4<u32>(0x38800000u));
+    let inf = bitcast<vec4<f32>>((bits & vec4<u32>(0x80000000u)) | vec4<u32>(0x7f800000u));
+    r = select(r, inf, mag >= vec4<u32>(0x477ff000u));
+    return select(r, x, mag > vec4<u32>(0x7f800000u));
+}
 ";
 
 /// Kernel keys compiled so far (the tests validate their sources).
@@ -183,7 +198,7 @@ impl Gen {
             Op::Half(x) => {
                 let x = self.emit(x);
                 let t = self.next();
-                let _ = writeln!(self.body, "        let t{} = vec4<f32>(vec4<f16>(t{}));", t, x);
+                let _ = writeln!(self.body, "        let t{} = fz_half(t{});", t, x);
                 t
             }
             Op::Unary { code, args, x } => {

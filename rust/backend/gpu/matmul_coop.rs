@@ -56,15 +56,12 @@ pub struct Config {
     /// unless `RUMUS_GPU_COOP_FRAGS` (e.g. `2x4`) says otherwise.
     pub fm: u32,
     pub fn_: u32,
-    /// Whether the direct kernel loads the next slice's fragments before
-    /// multiplying the current ones (`RUMUS_GPU_COOP_PIPELINE=1`).
-    pub pipeline: bool,
 }
 
 impl Config {
     /// The default shape for a fragment side, accumulator and subgroup size.
     pub fn new(frag: u32, acc_f16: bool, sg: u32) -> Config {
-        Config { frag, acc_f16, sg, fm: 4, fn_: 4, pipeline: false }
+        Config { frag, acc_f16, sg, fm: 4, fn_: 4 }
     }
     /// Output tile of one workgroup: rows, columns.
     pub fn tile(&self) -> (u32, u32) {
@@ -191,17 +188,17 @@ pub fn source(cfg: Config) -> String {
         let name = format!("{}{}", tag(a_row), tag(b_row));
         let (la, sa) = if a_row { ("coopLoadT", "p.a_rs") } else { ("coopLoad", "p.a_cs") };
         let (lb, sb) = if b_row { ("coopLoadT", "p.b_rs") } else { ("coopLoad", "p.b_cs") };
-        // Fragment loads of the slice at k (an expression), into `{pre}{i}` / `{pre}{j}`.
-        let loads = |kw: &str, k: &str, pre: &str| {
+        // Fragment loads of the slice at k (an expression).
+        let loads = |k: &str| {
             let mut l = String::new();
             for i in 0..fm {
                 l += &format!(
-                    "        {kw} {pre}a{i} = {la}<FragA>(&a[ab + {i}u * F * p.a_rs + {k} * p.a_cs], {sa});\n"
+                    "        let a{i} = {la}<FragA>(&a[ab + {i}u * F * p.a_rs + {k} * p.a_cs], {sa});\n"
                 );
             }
             for j in 0..fn_ {
                 l += &format!(
-                    "        {kw} {pre}b{j} = {lb}<FragB>(&b[bb + {k} * p.b_rs + {j}u * F * p.b_cs], {sb});\n"
+                    "        let b{j} = {lb}<FragB>(&b[bb + {k} * p.b_rs + {j}u * F * p.b_cs], {sb});\n"
                 );
             }
             l
@@ -210,31 +207,8 @@ pub fn source(cfg: Config) -> String {
         for (i, j) in cells() {
             mma += &format!("        c{i}{j} = coopMultiplyAdd(a{i}, b{j}, c{i}{j});\n");
         }
-        let body = if cfg.pipeline {
-            // The next slice's loads are in flight during this slice's products
-            // (the last round reloads the last slice, unused).
-            let mut shift = String::new();
-            for i in 0..fm {
-                shift += &format!("        a{i} = na{i};\n");
-            }
-            for j in 0..fn_ {
-                shift += &format!("        b{j} = nb{j};\n");
-            }
-            format!(
-                "{}    for (var k0 = F; k0 < p.k + F; k0 += F) {{\n        \
-                 let kn = min(k0, p.k - F);\n{}{}{}    }}\n",
-                loads("var", "0u", "").replace("        var", "    var"),
-                loads("let", "kn", "n"),
-                mma,
-                shift
-            )
-        } else {
-            format!(
-                "    for (var k0 = 0u; k0 < p.k; k0 += F) {{\n{}{}    }}\n",
-                loads("let", "k0", ""),
-                mma
-            )
-        };
+        let body =
+            format!("    for (var k0 = 0u; k0 < p.k; k0 += F) {{\n{}{}    }}\n", loads("k0"), mma);
         out += &format!(
             "\n@compute @workgroup_size(WG)\nfn matmul_coop_direct_{name}(\n    \
              @builtin(workgroup_id) wg: vec3<u32>,\n    \
@@ -260,9 +234,7 @@ fn shader(cfg: Config) -> &'static Shader {
     let mut all = crate::tensor::lock(&SHADERS);
     all.entry(cfg).or_insert_with(|| {
         let acc = if cfg.acc_f16 { "f16" } else { "f32" };
-        let pipe = if cfg.pipeline { "_p" } else { "" };
-        let name =
-            format!("matmul_coop_{}_{}_sg{}_{}x{}{}", cfg.frag, acc, cfg.sg, cfg.fm, cfg.fn_, pipe);
+        let name = format!("matmul_coop_{}_{}_sg{}_{}x{}", cfg.frag, acc, cfg.sg, cfg.fm, cfg.fn_);
         Box::leak(Box::new(Shader {
             name: Box::leak(name.into_boxed_str()),
             source: Box::leak(source(cfg).into_boxed_str()),
@@ -277,24 +249,13 @@ fn adapter_config(ctx: &Context) -> Option<Config> {
     let limits = (l.max_compute_invocations_per_workgroup, l.max_compute_workgroup_storage_size);
     let sg = (ctx.info.subgroup_min_size, ctx.info.subgroup_max_size);
     let cfg = choose(ctx.features, &ctx.coop, sg, limits)?;
-    let var = |k: &str| std::env::var(k).ok();
-    Some(shaped(
-        cfg,
-        var("RUMUS_GPU_COOP_FRAGS").as_deref(),
-        var("RUMUS_GPU_COOP_PIPELINE").as_deref(),
-        limits,
-    ))
+    Some(shaped(cfg, std::env::var("RUMUS_GPU_COOP_FRAGS").ok().as_deref(), limits))
 }
 
-/// `cfg` with the shape knobs applied: fragments per subgroup as `FMxFN`
-/// (1 to 8 each) and the direct kernel's pipelining (`1`); a value that does
-/// not parse, or a shape beyond the workgroup limits, keeps the default.
-fn shaped(
-    mut cfg: Config,
-    frags: Option<&str>,
-    pipeline: Option<&str>,
-    limits: (u32, u32),
-) -> Config {
+/// `cfg` with `frags` fragments per subgroup (`FMxFN`, 1 to 8 each) where
+/// given; a value that does not parse, or a shape beyond the workgroup
+/// memory, keeps the default.
+fn shaped(mut cfg: Config, frags: Option<&str>, limits: (u32, u32)) -> Config {
     let parsed = frags.and_then(|f| {
         let (m, n) = f.trim().split_once('x')?;
         let (m, n) = (m.parse::<u32>().ok()?, n.parse::<u32>().ok()?);
@@ -306,7 +267,6 @@ fn shaped(
             cfg = c;
         }
     }
-    cfg.pipeline = pipeline.is_some_and(|v| v.trim() == "1");
     cfg
 }
 
@@ -323,10 +283,9 @@ pub fn active(ctx: &Context) -> Option<Config> {
 pub fn describe(ctx: &Context) -> Option<String> {
     active(ctx).map(|c| {
         let acc = if c.acc_f16 { "f16" } else { "f32" };
-        let pipe = if c.pipeline { ", pipelined" } else { "" };
         format!(
-            "{0}x{0}x{0} f16->{1}, subgroup {2}, {3}x{4} fragments{5}",
-            c.frag, acc, c.sg, c.fm, c.fn_, pipe
+            "{0}x{0}x{0} f16->{1}, subgroup {2}, {3}x{4} fragments",
+            c.frag, acc, c.sg, c.fm, c.fn_
         )
     })
 }
@@ -507,19 +466,18 @@ mod tests {
     fn every_variant_validates() {
         for frag in [8, 16] {
             for acc_f16 in [false, true] {
-                for (sg, fm, fn_, pipeline) in [
-                    (4, 4, 4, false),
-                    (8, 4, 4, true),
-                    (16, 2, 4, false),
-                    (32, 4, 4, false),
-                    (32, 4, 4, true),
-                    (32, 2, 4, true),
-                    (32, 4, 2, false),
-                    (32, 8, 4, true),
-                    (64, 4, 4, false),
-                    (128, 4, 4, true),
+                for (sg, fm, fn_) in [
+                    (4, 4, 4),
+                    (8, 4, 4),
+                    (16, 2, 4),
+                    (32, 4, 4),
+                    (32, 2, 4),
+                    (32, 4, 2),
+                    (32, 8, 4),
+                    (64, 4, 4),
+                    (128, 4, 4),
                 ] {
-                    let cfg = Config { frag, acc_f16, sg, fm, fn_, pipeline };
+                    let cfg = Config { frag, acc_f16, sg, fm, fn_ };
                     if cfg.invocations() > LIMITS.0 || cfg.workgroup_bytes() > LIMITS.1 {
                         continue;
                     }
@@ -563,7 +521,7 @@ mod tests {
     fn spirv_is_written_and_capability_is_required() {
         use naga::back::spv;
         for (frag, acc_f16) in [(16, false), (16, true), (8, false), (8, true)] {
-            let cfg = Config { pipeline: true, ..Config::new(frag, acc_f16, 32) };
+            let cfg = Config { fm: 2, ..Config::new(frag, acc_f16, 32) };
             let src = format!("enable f16;\n{}", source(cfg));
             let module = naga::front::wgsl::parse_str(&src).unwrap();
             let without = Capabilities::SUBGROUP | Capabilities::SHADER_FLOAT16;
@@ -613,15 +571,15 @@ mod tests {
     #[test]
     fn shape_knobs() {
         let base = Config::new(16, false, 32);
-        let got = shaped(base, Some("2x4"), Some("1"), LIMITS);
-        assert_eq!((got.fm, got.fn_, got.pipeline), (2, 4, true));
+        let got = shaped(base, Some("2x4"), LIMITS);
+        assert_eq!((got.fm, got.fn_), (2, 4));
         assert_eq!(got.tile(), (64, 128));
         assert!(got.runs_of_eight());
         for bad in ["", "4", "0x4", "9x1", "ax4", "4x4x4"] {
-            assert_eq!(shaped(base, Some(bad), Some("0"), LIMITS), base, "{bad}");
+            assert_eq!(shaped(base, Some(bad), LIMITS), base, "{bad}");
         }
         // Beyond the workgroup memory: the default stays.
-        assert_eq!(shaped(base, Some("8x8"), None, (1024, 16 * 1024)), base);
+        assert_eq!(shaped(base, Some("8x8"), (1024, 16 * 1024)), base);
     }
 
     #[test]
