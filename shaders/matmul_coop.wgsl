@@ -257,6 +257,7 @@ fn gemm(wg: vec3<u32>, lid: u32, sg: u32, lane: u32) {
     // @STORE
 }
 
+// @DIRECT_KERNEL (the launcher cuts the template here)
 // The direct kernel (Coop::Direct): each subgroup loads its fragments straight
 // from the storage buffers, with no staging through workgroup memory and its
 // barriers; the caches serve the reuse between subgroups. The launcher turns

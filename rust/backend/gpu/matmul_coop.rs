@@ -171,7 +171,7 @@ pub fn source(cfg: Config) -> String {
         &store,
         1,
     );
-    let (s, direct) = s.split_at(s.find("\n// The direct kernel").expect("the direct body"));
+    let (s, direct) = s.split_at(s.find("// @DIRECT_KERNEL").expect("the direct body"));
     let direct = &direct[direct.find("fn gemm_direct(").expect("fn gemm_direct")..];
     let direct = direct.replacen("    // @INIT\n", &init, 1).replacen("    // @STORE\n", &store, 1);
     // gemm8: gemm (the template's last staged function) staging 8 halves at a time.
