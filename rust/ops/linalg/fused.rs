@@ -37,6 +37,17 @@ fn out_shape(x: &Tensor, w: &Tensor) -> Vec<usize> {
     s
 }
 
+/// The elementwise op of an epilogue activation (None: identity).
+pub fn act_op(act: Act) -> Option<Unary> {
+    match act {
+        Act::None => None,
+        Act::Relu => Some(Unary::Relu),
+        Act::Gelu => Some(Unary::Gelu),
+        Act::GeluTanh => Some(Unary::GeluTanh),
+        Act::Silu => Some(Unary::Silu),
+    }
+}
+
 /// Whether the GPU kernel takes this call as it is: float32/16 GPU tensors,
 /// a 2-D weight matching x's last dim, a bias of one value per output and a
 /// residual shaped like the output, all of x's dtype.
@@ -80,14 +91,7 @@ pub fn linear_act(
         );
     }
     let mut y = super::linear(x, w, b)?;
-    let op = match act {
-        Act::None => None,
-        Act::Relu => Some(Unary::Relu),
-        Act::Gelu => Some(Unary::Gelu),
-        Act::GeluTanh => Some(Unary::GeluTanh),
-        Act::Silu => Some(Unary::Silu),
-    };
-    if let Some(op) = op {
+    if let Some(op) = act_op(act) {
         y = unary(op, &y)?;
     }
     match r {

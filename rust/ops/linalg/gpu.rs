@@ -179,7 +179,7 @@ pub(crate) fn gpu_batched(
 /// act(y + bias) + residual with elementwise ops (bias over y's last dim).
 fn apply_epilogue(y: Tensor, epi: &GpuEpilogue) -> Result<Tensor> {
     use crate::backend::gpu::elementwise::{gpu_binary, gpu_unary};
-    use crate::ops::elementwise::{Binary, Unary};
+    use crate::ops::elementwise::Binary;
     use crate::ops::Operand;
     let add = |a: Tensor, b: &Tensor| {
         gpu_binary(Binary::Add, &Operand::T(a), &Operand::T(b.clone()), None)
@@ -188,14 +188,7 @@ fn apply_epilogue(y: Tensor, epi: &GpuEpilogue) -> Result<Tensor> {
         Some(b) => add(y, b)?,
         None => y,
     };
-    let act = match epi.act {
-        Act::None => None,
-        Act::Relu => Some(Unary::Relu),
-        Act::Gelu => Some(Unary::Gelu),
-        Act::GeluTanh => Some(Unary::GeluTanh),
-        Act::Silu => Some(Unary::Silu),
-    };
-    if let Some(op) = act {
+    if let Some(op) = super::fused::act_op(epi.act) {
         y = gpu_unary(op, &y)?;
     }
     match &epi.residual {
