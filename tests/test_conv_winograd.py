@@ -4,7 +4,9 @@ gradient against a NumPy float64 reference on odd shapes (partial tiles,
 channels not a multiple of 8, padding 0 to 2 and per axis, planes whose tile
 rows are not a multiple of the vector width, blocks of tile rows that do not
 divide the image), a second derivative, and RUMUS_CONV_WINOGRAD=0 as the A/B
-switch to the direct kernels."""
+switch to the direct kernels. Batches of a group of 16 images per thread run
+the kernels on vectors across images (conv_winograd_lanes.rs): partial groups,
+the same odd shapes, planes too narrow for the row-wise kernels."""
 
 import numpy as np
 import pytest
@@ -27,6 +29,28 @@ CASES = [
     ((5, 64, 12, 13), 64, 1, ((1, 1), (1, 1))),  # groups of 3 + 2, odd width
 ]
 
+# Batches of at least 16 images per thread (two threads): partial last groups
+# of 5, 1 and 2 images; 8x8 at 32 channels and 7x7 are too narrow for the
+# row-wise kernels, so only these can have run there.
+LANES_CASES = [
+    ((32, 32, 8, 8), 64, 1, ((1, 1), (1, 1))),
+    ((37, 17, 9, 15), 20, 1, ((1, 1), (1, 1))),
+    ((33, 16, 6, 17), 24, 0, ((0, 0), (0, 0))),
+    ((32, 20, 5, 14), 16, 2, ((2, 2), (2, 2))),
+    ((34, 16, 12, 15), 17, (0, 2), ((0, 0), (2, 2))),
+    ((32, 16, 7, 7), 18, "same", ((1, 1), (1, 1))),
+    ((32, 16, 4, 4), 16, 1, ((1, 1), (1, 1))),
+    ((32, 16, 13, 40), 16, 1, ((1, 1), (1, 1))),  # 20 tiles a row: a block per tile row
+]
+
+
+@pytest.fixture
+def two_threads():
+    before = rumus.get_num_threads()
+    rumus.set_num_threads(2)
+    yield
+    rumus.set_num_threads(before)
+
 
 def _conv(x0, w0, b0, padding, dtype):
     dt = getattr(rumus, dtype)
@@ -39,6 +63,17 @@ def _conv(x0, w0, b0, padding, dtype):
 @pytest.mark.parametrize("case", CASES, ids=[str(c[0]) + str(c[1]) for c in CASES])
 @pytest.mark.parametrize("bias", [True, False])
 def test_winograd_conv2d_matches_reference(case, bias, rng, monkeypatch):
+    _check(case, bias, rng, monkeypatch)
+
+
+@pytest.mark.parametrize("case", LANES_CASES, ids=[str(c[0]) + str(c[1]) for c in LANES_CASES])
+@pytest.mark.parametrize("bias", [True, False])
+def test_winograd_across_images_matches_reference(case, bias, rng, monkeypatch, two_threads):
+    _check(case, bias, rng, monkeypatch)
+
+
+def _check(case, bias, rng, monkeypatch):
+    """Forward, input and weight gradients (and the bias's) against float64 NumPy."""
     xs, o, padding, pad = case
     x0 = rng.uniform(-1, 1, xs)
     w0 = rng.uniform(-1, 1, (o, xs[1], 3, 3))

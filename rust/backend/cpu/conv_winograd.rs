@@ -24,6 +24,7 @@
 
 use super::conv::Geom;
 use super::conv_direct::{mat, per_thread, with_scratch};
+use super::conv_winograd_lanes as lanes;
 use super::gemm::matmul;
 use super::P;
 use pulp::{Arch, Simd, WithSimd};
@@ -36,10 +37,12 @@ const BLOCK_BUDGET: usize = 24 << 10;
 /// Whether these kernels run the convolution (the caller checks float32):
 /// 2-D, 3×3, stride 1, no dilation, one group, padding ≤ 2 (the input
 /// gradient pads by 2 - p), enough channels on both sides for the GEMMs,
-/// and planes wide enough for vectors of tiles along a row. Measured
-/// against the other kernels (forward + backward): Winograd won from 14
-/// columns at 32 channels, from 12 at 64 and from 8 at 128; it lost on 8×8
-/// at 32 channels and tied at 64.
+/// and planes of at least 4×4. With a group of 16 images per thread the
+/// kernels on vectors across images run (conv_winograd_lanes.rs), else
+/// these on vectors along a row, which need planes wide enough: measured
+/// against the other kernels (forward + backward), they won from 14
+/// columns at 32 channels, from 12 at 64 and from 8 at 128; they lost on
+/// 8×8 at 32 channels and tied at 64.
 pub fn applies(g: &Geom, groups: usize, oc: usize) -> bool {
     g.d == 1
         && g.kd == 1
@@ -51,12 +54,14 @@ pub fn applies(g: &Geom, groups: usize, oc: usize) -> bool {
         && g.c >= 16
         && oc >= 16
         && g.oh >= 4
-        && g.ow
-            >= match g.c.min(oc) {
-                ..64 => 14,
-                64..128 => 12,
-                _ => 8,
-            }
+        && g.ow >= 4
+        && (lanes::applies(g, oc)
+            || g.ow
+                >= match g.c.min(oc) {
+                    ..64 => 14,
+                    64..128 => 12,
+                    _ => 8,
+                })
         && std::env::var_os("RUMUS_CONV_WINOGRAD").is_none_or(|v| v != "0")
 }
 
@@ -137,7 +142,7 @@ impl Tiles {
 ///
 /// # Safety
 /// w is a contiguous (O, C, 3, 3) kernel.
-unsafe fn kernel_transform(w: P<f32>, oc: usize, c: usize, flip: bool) -> Vec<f32> {
+pub(super) unsafe fn kernel_transform(w: P<f32>, oc: usize, c: usize, flip: bool) -> Vec<f32> {
     let mut u = vec![0.0; 16 * oc * c];
     let (rows, cols) = if flip { (c, oc) } else { (oc, c) };
     for o in 0..oc {
@@ -259,6 +264,57 @@ fn store<S: Simd>(s: S, x: &mut [f32], v: S::f32s) {
     }
 }
 
+/// A tile's columns 2k..2k+3 in a split padded row (`half` = the even
+/// half's length): e[k], o[k], e[k + 1], o[k + 1].
+fn col_offsets(half: usize) -> [usize; 4] {
+    [0, half, 1, half + 1]
+}
+
+/// Bᵀ d B of vectors of 4×4 input tiles d[i][j], at ξ = 4i + j. Bᵀ's rows
+/// combine (x0, x1, x2, x3) into x0 - x2, x1 + x2, x2 - x1, x1 - x3.
+#[inline(always)]
+pub(super) fn input_tile<S: Simd>(s: S, d: [[S::f32s; 4]; 4]) -> [S::f32s; 16] {
+    let bt = |x: [S::f32s; 4]| {
+        [
+            s.sub_f32s(x[0], x[2]),
+            s.add_f32s(x[1], x[2]),
+            s.sub_f32s(x[2], x[1]),
+            s.sub_f32s(x[1], x[3]),
+        ]
+    };
+    let cols: [[S::f32s; 4]; 4] = std::array::from_fn(|j| bt([d[0][j], d[1][j], d[2][j], d[3][j]]));
+    let rows: [[S::f32s; 4]; 4] =
+        std::array::from_fn(|i| bt([cols[0][i], cols[1][i], cols[2][i], cols[3][i]]));
+    std::array::from_fn(|xi| rows[xi / 4][xi % 4])
+}
+
+/// Aᵀ m A of vectors of transformed tiles m[ξ]: the 2×2 outputs y00, y01,
+/// y10, y11. Aᵀ's rows combine (x0, x1, x2, x3) into x0 + x1 + x2 and
+/// x1 - x2 - x3.
+#[inline(always)]
+pub(super) fn output_tile<S: Simd>(s: S, q: [S::f32s; 16]) -> [S::f32s; 4] {
+    let at = |x: [S::f32s; 4]| {
+        [s.add_f32s(s.add_f32s(x[0], x[1]), x[2]), s.sub_f32s(s.sub_f32s(x[1], x[2]), x[3])]
+    };
+    let cols: [[S::f32s; 2]; 4] =
+        std::array::from_fn(|j| at([q[j], q[4 + j], q[8 + j], q[12 + j]]));
+    let [y00, y01] = at([cols[0][0], cols[1][0], cols[2][0], cols[3][0]]);
+    let [y10, y11] = at([cols[0][1], cols[1][1], cols[2][1], cols[3][1]]);
+    [y00, y01, y10, y11]
+}
+
+/// A dY Aᵀ of vectors of 2×2 output-gradient tiles (dy00, dy01, dy10,
+/// dy11), at ξ = 4i + j. A's rows combine (x0, x1) into x0, x0 + x1,
+/// x0 - x1, -x1.
+#[inline(always)]
+pub(super) fn grad_tile<S: Simd>(s: S, [d00, d01, d10, d11]: [S::f32s; 4]) -> [S::f32s; 16] {
+    let a4 =
+        |x0: S::f32s, x1: S::f32s| [x0, s.add_f32s(x0, x1), s.sub_f32s(x0, x1), s.neg_f32s(x1)];
+    let (re, ro) = (a4(d00, d10), a4(d01, d11));
+    let rows: [[S::f32s; 4]; 4] = std::array::from_fn(|i| a4(re[i], ro[i]));
+    std::array::from_fn(|xi| rows[xi / 4][xi % 4])
+}
+
 /// V[ξ][c][base..base + tw] of tile row `ty` for every channel: Bᵀ d B on
 /// vectors of tiles (pulp's SIMD types: AVX-512, AVX2 or scalar, chosen at
 /// run time).
@@ -284,25 +340,10 @@ impl WithSimd for InputRow<'_> {
                 let n = S::F32_LANES.min(tw - k);
                 let ld = |row: &[f32], off: usize| load(s, &row[off + k..off + k + n]);
                 // Row i's columns 2k..2k+3 of the tiles: e[k], o[k], e[k + 1], o[k + 1].
-                let d: [[S::f32s; 4]; 4] = std::array::from_fn(|i| {
-                    [ld(r[i], 0), ld(r[i], h), ld(r[i], 1), ld(r[i], h + 1)]
-                });
-                // Bᵀ's rows combine (x0, x1, x2, x3) into x0 - x2, x1 + x2, x2 - x1, x1 - x3.
-                let bt = |x: [S::f32s; 4]| {
-                    [
-                        s.sub_f32s(x[0], x[2]),
-                        s.add_f32s(x[1], x[2]),
-                        s.sub_f32s(x[2], x[1]),
-                        s.sub_f32s(x[1], x[3]),
-                    ]
-                };
-                let cols: [[S::f32s; 4]; 4] =
-                    std::array::from_fn(|j| bt([d[0][j], d[1][j], d[2][j], d[3][j]]));
-                for i in 0..4 {
-                    let out = bt([cols[0][i], cols[1][i], cols[2][i], cols[3][i]]);
-                    for (j, val) in out.into_iter().enumerate() {
-                        store(s, &mut v[((4 * i + j) * t.cin + c) * tb + base + k..][..n], val);
-                    }
+                let d: [[S::f32s; 4]; 4] =
+                    std::array::from_fn(|i| col_offsets(h).map(|off| ld(r[i], off)));
+                for (xi, val) in input_tile(s, d).into_iter().enumerate() {
+                    store(s, &mut v[(xi * t.cin + c) * tb + base + k..][..n], val);
                 }
             }
         }
@@ -330,10 +371,6 @@ impl WithSimd for OutputBlock<'_> {
         let OutputBlock { t, m, tmp, ty0, rows, tb, base, bias, y } = self;
         let tw = t.tw;
         let [y00, y01, y10, y11] = four(tmp, tw);
-        // Aᵀ's rows combine (x0, x1, x2, x3) into x0 + x1 + x2 and x1 - x2 - x3.
-        let at = |x: [S::f32s; 4]| {
-            [s.add_f32s(s.add_f32s(x[0], x[1]), x[2]), s.sub_f32s(s.sub_f32s(x[1], x[2]), x[3])]
-        };
         for o in 0..t.cout {
             let b = s.splat_f32s(bias.map_or(0.0, |b| b[o]));
             for r in 0..rows {
@@ -342,14 +379,11 @@ impl WithSimd for OutputBlock<'_> {
                     let q: [S::f32s; 16] = std::array::from_fn(|xi| {
                         load(s, &m[(xi * t.cout + o) * tb + base + r * tw + k..][..n])
                     });
-                    let cols: [[S::f32s; 2]; 4] =
-                        std::array::from_fn(|j| at([q[j], q[4 + j], q[8 + j], q[12 + j]]));
-                    for (a, [d0, d1]) in
-                        [[&mut *y00, &mut *y01], [&mut *y10, &mut *y11]].into_iter().enumerate()
+                    let out = output_tile(s, q);
+                    for (d, val) in
+                        [&mut *y00, &mut *y01, &mut *y10, &mut *y11].into_iter().zip(out)
                     {
-                        let [u, w] = at([cols[0][a], cols[1][a], cols[2][a], cols[3][a]]);
-                        store(s, &mut d0[k..k + n], s.add_f32s(u, b));
-                        store(s, &mut d1[k..k + n], s.add_f32s(w, b));
+                        store(s, &mut d[k..k + n], s.add_f32s(val, b));
                     }
                 }
                 for (a, (e, od)) in [(&*y00, &*y01), (&*y10, &*y11)].into_iter().enumerate() {
@@ -382,9 +416,6 @@ impl WithSimd for GradRow<'_> {
         let GradRow { t, dy, tmp, ty, dm, tb, base } = self;
         let tw = t.tw;
         let [ae, ao, be, bo] = four(tmp, tw);
-        // A's rows combine (x0, x1) into x0, x0 + x1, x0 - x1, -x1.
-        let a4 =
-            |x0: S::f32s, x1: S::f32s| [x0, s.add_f32s(x0, x1), s.sub_f32s(x0, x1), s.neg_f32s(x1)];
         for o in 0..t.cout {
             // Rows 2·ty and 2·ty + 1, split into even and odd columns.
             for (r, e, od) in [(2 * ty, &mut *ae, &mut *ao), (2 * ty + 1, &mut *be, &mut *bo)] {
@@ -397,11 +428,9 @@ impl WithSimd for GradRow<'_> {
             for k in (0..tw).step_by(S::F32_LANES) {
                 let n = S::F32_LANES.min(tw - k);
                 let ld = |x: &[f32]| load(s, &x[k..k + n]);
-                let (re, ro) = (a4(ld(ae), ld(be)), a4(ld(ao), ld(bo)));
-                for i in 0..4 {
-                    for (j, val) in a4(re[i], ro[i]).into_iter().enumerate() {
-                        store(s, &mut dm[((4 * i + j) * t.cout + o) * tb + base + k..][..n], val);
-                    }
+                let dy = grad_tile(s, [ld(ae), ld(ao), ld(be), ld(bo)]);
+                for (xi, val) in dy.into_iter().enumerate() {
+                    store(s, &mut dm[(xi * t.cout + o) * tb + base + k..][..n], val);
                 }
             }
         }
@@ -459,21 +488,8 @@ unsafe fn run(t: &Tiles, n: usize, x: P<f32>, u: &[f32], bias: Option<P<f32>>, y
                         Arch::new().dispatch(InputRow { t, p, ty: ty0 + r, v, tb, base });
                     }
                 }
-                for xi in 0..16 {
-                    // SAFETY: block slices of the scratch and u, of these shapes.
-                    unsafe {
-                        matmul(
-                            t.cout,
-                            tb,
-                            t.cin,
-                            mat(m.as_mut_ptr().add(xi * t.cout * tb), tb, 1),
-                            mat(u.as_ptr().add(xi * t.cout * t.cin) as *mut f32, t.cin, 1),
-                            mat(v.as_mut_ptr().add(xi * t.cin * tb), tb, 1),
-                            1,
-                            false,
-                        )
-                    };
-                }
+                // SAFETY: V and M of the block, of these shapes.
+                unsafe { products(t.cout, t.cin, tb, u, v, t.cin * tb, m, t.cout * tb) };
                 for i in 0..ni {
                     let (y, base) = (&mut dst[i * osz..][..osz], i * rows * t.tw);
                     Arch::new().dispatch(OutputBlock { t, m, tmp, ty0, rows, tb, base, bias, y });
@@ -488,6 +504,10 @@ unsafe fn run(t: &Tiles, n: usize, x: P<f32>, u: &[f32], bias: Option<P<f32>>, y
 /// # Safety
 /// Contiguous operands of these shapes; y does not overlap the others.
 pub unsafe fn forward(g: &Geom, oc: usize, x: P<f32>, w: P<f32>, bias: Option<P<f32>>, y: P<f32>) {
+    if lanes::applies(g, oc) {
+        // SAFETY: the caller's guarantees.
+        return unsafe { lanes::forward(g, oc, x, w, bias, y) };
+    }
     let t = Tiles::new(g.c, g.h, g.w, g.ph, g.pw, oc, g.oh, g.ow, g.n);
     // SAFETY: the caller's guarantees.
     unsafe { run(&t, g.n, x, &kernel_transform(w, oc, g.c, false), bias, y) }
@@ -499,6 +519,10 @@ pub unsafe fn forward(g: &Geom, oc: usize, x: P<f32>, w: P<f32>, bias: Option<P<
 /// # Safety
 /// As `forward`; dx does not overlap the others.
 pub unsafe fn input_grad(g: &Geom, oc: usize, dy: P<f32>, w: P<f32>, dx: P<f32>) {
+    if lanes::applies(g, oc) {
+        // SAFETY: the caller's guarantees.
+        return unsafe { lanes::input_grad(g, oc, dy, w, dx) };
+    }
     let t = Tiles::new(oc, g.oh, g.ow, 2 - g.ph, 2 - g.pw, g.c, g.h, g.w, g.n);
     // SAFETY: the caller's guarantees.
     unsafe { run(&t, g.n, dy, &kernel_transform(w, oc, g.c, true), None, dx) }
@@ -509,13 +533,16 @@ pub unsafe fn input_grad(g: &Geom, oc: usize, dy: P<f32>, w: P<f32>, dx: P<f32>)
 /// # Safety
 /// As `forward`; dw does not overlap the others.
 pub unsafe fn weight_grad(g: &Geom, oc: usize, x: P<f32>, dy: P<f32>, dw: P<f32>) {
+    if lanes::applies(g, oc) {
+        // SAFETY: the caller's guarantees.
+        return unsafe { lanes::weight_grad(g, oc, x, dy, dw) };
+    }
     let t = Tiles::new(g.c, g.h, g.w, g.ph, g.pw, oc, g.oh, g.ow, g.n);
     let (isz, osz, psz) = (t.cin * t.h * t.w, oc * t.oh * t.ow, t.cin * t.plane);
-    let size = 16 * oc * t.cin;
-    let total = std::sync::Mutex::new(vec![0.0f32; size]);
-    // Each thread sums dU over its groups of images into its own partial, then into the total.
-    per_thread(g.n.div_ceil(t.images), |_, groups| {
-        let mut part = vec![0.0f32; size];
+    let tasks = g.n.div_ceil(t.images);
+    // SAFETY: dw has O·C·9 elements.
+    let dw = unsafe { std::slice::from_raw_parts_mut(dw.get(), oc * t.cin * 9) };
+    weight_grad_by_parts(tasks, oc, t.cin, dw, |groups, part| {
         with_scratch(t.scratch(), |pt: &mut [f32], v: &mut [f32], dm: &mut [f32]| {
             let (p, tmp) = pt.split_at_mut(t.images * psz);
             for i0 in groups.clone().map(|k| k * t.images) {
@@ -546,35 +573,108 @@ pub unsafe fn weight_grad(g: &Geom, oc: usize, x: P<f32>, dy: P<f32>, dw: P<f32>
                             Arch::new().dispatch(GradRow { t: &t, dy, tmp, ty, dm, tb, base });
                         }
                     }
-                    for xi in 0..16 {
-                        // dU[ξ] (O × C) += dM[ξ] (O × tiles) · V[ξ]ᵀ (tiles × C).
-                        // SAFETY: block slices of the scratch and the partial.
-                        unsafe {
-                            matmul(
-                                oc,
-                                t.cin,
-                                tb,
-                                mat(part.as_mut_ptr().add(xi * oc * t.cin), t.cin, 1),
-                                mat(dm.as_mut_ptr().add(xi * oc * tb), tb, 1),
-                                mat(v.as_mut_ptr().add(xi * t.cin * tb), 1, tb),
-                                1,
-                                true,
-                            )
-                        };
-                    }
+                    // SAFETY: V and dM of the block, of these shapes.
+                    unsafe { weight_products(oc, t.cin, tb, part, dm, oc * tb, v, t.cin * tb) };
                 });
             }
         });
+    });
+}
+
+/// M[ξ] (O × tb) = U[ξ] (O × C) · V[ξ] (C × tb) for the 16 ξ; V[ξ] and M[ξ]
+/// are row-major, `vp` and `mp` elements after V[ξ - 1] and M[ξ - 1].
+///
+/// # Safety
+/// v and m hold the 16 matrices at those pitches; u holds 16 · O · C.
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn products(
+    o: usize,
+    c: usize,
+    tb: usize,
+    u: &[f32],
+    v: &mut [f32],
+    vp: usize,
+    m: &mut [f32],
+    mp: usize,
+) {
+    assert!(u.len() >= 16 * o * c && v.len() >= 15 * vp + c * tb && m.len() >= 15 * mp + o * tb);
+    for xi in 0..16 {
+        // SAFETY: the matrices of ξ, inside the slices (asserted above).
+        unsafe {
+            matmul(
+                o,
+                tb,
+                c,
+                mat(m.as_mut_ptr().add(xi * mp), tb, 1),
+                mat(u.as_ptr().add(xi * o * c) as *mut f32, c, 1),
+                mat(v.as_mut_ptr().add(xi * vp), tb, 1),
+                1,
+                false,
+            )
+        };
+    }
+}
+
+/// dU[ξ] (O × C) += dM[ξ] (O × tb) · V[ξ]ᵀ (tb × C) for the 16 ξ, with the
+/// pitches of `products`.
+///
+/// # Safety
+/// As `products`; du holds 16 · O · C.
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn weight_products(
+    o: usize,
+    c: usize,
+    tb: usize,
+    du: &mut [f32],
+    dm: &mut [f32],
+    dmp: usize,
+    v: &mut [f32],
+    vp: usize,
+) {
+    assert!(du.len() >= 16 * o * c && v.len() >= 15 * vp + c * tb && dm.len() >= 15 * dmp + o * tb);
+    for xi in 0..16 {
+        // SAFETY: the matrices of ξ, inside the slices (asserted above).
+        unsafe {
+            matmul(
+                o,
+                c,
+                tb,
+                mat(du.as_mut_ptr().add(xi * o * c), c, 1),
+                mat(dm.as_mut_ptr().add(xi * dmp), tb, 1),
+                mat(v.as_mut_ptr().add(xi * vp), 1, tb),
+                1,
+                true,
+            )
+        };
+    }
+}
+
+/// dw (O, C, 3, 3) from dU summed over `tasks`: each thread adds the dU of
+/// its tasks (`f(tasks, its partial dU)`) into its own partial, then into the total.
+pub(super) fn weight_grad_by_parts(
+    tasks: usize,
+    oc: usize,
+    c: usize,
+    dw: &mut [f32],
+    f: impl Fn(std::ops::Range<usize>, &mut [f32]) + Sync,
+) {
+    let size = 16 * oc * c;
+    let total = std::sync::Mutex::new(vec![0.0f32; size]);
+    per_thread(tasks, |_, range| {
+        let mut part = vec![0.0f32; size];
+        f(range, &mut part);
         let mut total = total.lock().unwrap_or_else(|e| e.into_inner());
         total.iter_mut().zip(&part).for_each(|(d, &v)| *d += v);
     });
-    let du = total.into_inner().unwrap_or_else(|e| e.into_inner());
-    // SAFETY: dw has O·C·9 elements.
-    let dw = unsafe { std::slice::from_raw_parts_mut(dw.get(), oc * t.cin * 9) };
-    // dW = Gᵀ dU G; Gᵀ's rows are (1, ½, ½, 0), (0, ½, -½, 0), (0, ½, ½, 1).
+    weight_from_du(&total.into_inner().unwrap_or_else(|e| e.into_inner()), oc, c, dw);
+}
+
+/// dw (O, C, 3, 3) = Gᵀ dU G from dU[ξ] (O × C) in the transform domain.
+fn weight_from_du(du: &[f32], oc: usize, c: usize, dw: &mut [f32]) {
+    // Gᵀ's rows are (1, ½, ½, 0), (0, ½, -½, 0), (0, ½, ½, 1).
     let gt = |a: f32, b: f32, c: f32, d: f32| [a + 0.5 * (b + c), 0.5 * (b - c), 0.5 * (b + c) + d];
     for (oc_c, k) in dw.chunks_exact_mut(9).enumerate() {
-        let d = |i: usize, j: usize| du[(i * 4 + j) * oc * t.cin + oc_c];
+        let d = |i: usize, j: usize| du[(i * 4 + j) * oc * c + oc_c];
         let cols: [[f32; 3]; 4] = std::array::from_fn(|j| gt(d(0, j), d(1, j), d(2, j), d(3, j)));
         for i in 0..3 {
             let [a, b, c] = gt(cols[0][i], cols[1][i], cols[2][i], cols[3][i]);

@@ -10,6 +10,7 @@ pub mod conv;
 pub mod conv_cols;
 pub mod conv_direct;
 pub mod conv_winograd;
+pub mod conv_winograd_lanes;
 pub mod ctc;
 pub mod elementwise;
 pub mod fft;
