@@ -1,7 +1,9 @@
 // Fused scaled-dot-product attention (rust/backend/cpu/attention.rs has the
 // same schedule on the CPU), tiled as FlashAttention-2. N = batch × heads
-// problems of L queries and S keys, q/k head dim d, v head dim dv (both ≤ 128),
-// all contiguous. A workgroup of 128 threads owns a block of BR = 64 rows (query
+// problems of L queries and S keys, q/k head dim d, v head dim dv (both ≤ 128).
+// q, k, v, dO, o and the gradients are (B, H, rows, cols) with contiguous
+// columns and any batch, head and row strides (head-split views of a packed
+// projection are read and written in place). A workgroup of 128 threads owns a block of BR = 64 rows (query
 // rows forward and for dQ, keys for dK/dV) and walks tiles of BC = 32 of the
 // other side. Every tile product is register-blocked: thread (ty, tx) =
 // (lid / 8, lid % 8) holds rows 4ty..4ty+3 of the block, against tile columns
@@ -17,13 +19,14 @@ alias T = f32;
 // Params (Rust twin: backend/gpu/attention.rs): sizes; flags: ATTN_CAUSAL,
 // ATTN_MASK, ATTN_DROPOUT; scale; rp = 1 / (1 - dropout_p); thresh: hashes
 // below it drop; seed0/1; the additive mask's (batch, head, row, col) strides
-// (0 where broadcast); the element offsets of q, k, v, mask, g (dO), o and
-// lse. dd, ga, gb start at 0.
+// (0 where broadcast) and the element offsets of the mask and lse; then per
+// strided tensor t (TQ, TK, TV, TG, TO, TA: ga, TB: gb), lay[4t..4t+3] = its
+// element offset and batch, head and row strides. dd starts at 0.
 struct Params {
     n: u32, heads: u32, l: u32, s: u32, d: u32, dv: u32, flags: u32,
     scale: f32, rp: f32, thresh: u32, seed0: u32, seed1: u32,
-    m_sb: u32, m_sh: u32, m_sl: u32, m_ss: u32,
-    q_off: u32, k_off: u32, v_off: u32, m_off: u32, g_off: u32, o_off: u32, lse_off: u32,
+    m_sb: u32, m_sh: u32, m_sl: u32, m_ss: u32, m_off: u32, lse_off: u32,
+    lay: array<u32, 28>,
 }
 
 const WG: u32 = 128u;
@@ -34,11 +37,14 @@ const DK: u32 = 16u;
 // Scores below this are masked (-inf, or the running max's start value).
 const MASKED: f32 = -1e30;
 const NEG: f32 = -3e38;
-// Operand sources of the staging loads.
+// Operand sources of the staging loads, and the strided tensors' slots in p.lay.
 const SRC_Q: u32 = 0u;
 const SRC_K: u32 = 1u;
 const SRC_V: u32 = 2u;
 const SRC_G: u32 = 3u;
+const TO: u32 = 4u;
+const TA: u32 = 5u;
+const TB: u32 = 6u;
 
 // Bindings: 0 q, 1 k, 2 v, 3 mask, 4 g (T, read); 5 o, 6 lse (T,
 // read_write: written forward, read backward); 7 dd (f32: D_i), 8 ga (dq or
@@ -102,6 +108,14 @@ fn score(dot: f32, n: u32, i: u32, j: u32) -> f32 {
 fn group_index(wid: vec3<u32>, nwg: vec3<u32>) -> u32 {
     return wid.x + wid.y * nwg.x;
 }
+// Element offset of row i of problem n of strided tensor t, and its row stride.
+fn at(t: u32, n: u32, i: u32) -> u32 {
+    return p.lay[4u * t] + (n / p.heads) * p.lay[4u * t + 1u] + (n % p.heads) * p.lay[4u * t + 2u]
+        + i * p.lay[4u * t + 3u];
+}
+fn rs(t: u32) -> u32 {
+    return p.lay[4u * t + 3u];
+}
 fn ld(src: u32, i: u32) -> f32 {
     switch src {
         case 0u: { return f32(q[i]); }
@@ -111,9 +125,9 @@ fn ld(src: u32, i: u32) -> f32 {
     }
 }
 
-// Element (r, c) of a row-major operand (0 past n rows or dim columns).
+// Element (r, c) of an operand's rows from element x0 (0 past n rows or dim columns).
 fn fetch(src: u32, x0: u32, n: u32, r: u32, c: u32, dim: u32) -> f32 {
-    if (r < n && c < dim) { return ld(src, x0 + r * dim + c); }
+    if (r < n && c < dim) { return ld(src, x0 + r * rs(src) + c); }
     return 0.0;
 }
 // A thread's share of a score chunk at columns c0.., four neighbouring
@@ -204,7 +218,7 @@ fn step(c: vec2<u32>, d: vec2<u32>, w4: u32) -> vec2<u32> {
     return r;
 }
 fn pv_fetch(sx: u32, x0: u32, nx: u32, j0: u32, rows: u32, c: vec2<u32>, dim: u32) -> f32 {
-    if (c.x < rows && j0 + c.x < nx && c.y < dim) { return ld(sx, x0 + (j0 + c.x) * dim + c.y); }
+    if (c.x < rows && j0 + c.x < nx && c.y < dim) { return ld(sx, x0 + (j0 + c.x) * rs(sx) + c.y); }
     return 0.0;
 }
 fn pv_fetch4(sx: u32, x0: u32, nx: u32, j0: u32, rows: u32, c: array<vec2<u32>, 4>, dim: u32) -> vec4<f32> {
@@ -219,7 +233,7 @@ fn steps4(c: vec2<u32>, d: vec2<u32>, w4: u32) -> array<vec2<u32>, 4> {
 
 // acc[h][r] += Σ_j P[4ty + r][j] · x_j[4(tx + 8h)..+3] with P the tile in pt
 // (stored by every thread before the call) and x_j the nx rows of source sx
-// from element x0, dim long (rows past nx have P = 0 and are skipped). A
+// from element x0 (its row stride apart), dim long (rows past nx have P = 0 and are skipped). A
 // chunk's loads are issued before the barrier that precedes its staging (the
 // next chunk's before the current one's products). Every private index is a
 // constant: a dynamic one would put the accumulators in local memory.
@@ -355,11 +369,11 @@ fn attention_forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgro
     // Running max and the thread's part of the running sum, per row.
     var m = vec4<f32>(NEG);
     var sum = vec4<f32>(0.0);
-    let qa = p.q_off + (n * p.l + i0) * p.d;
+    let qa = at(SRC_Q, n, i0);
     for (var j0 = 0u; j0 < p.s; j0 += BC) {
         if ((p.flags & ATTN_CAUSAL) != 0u && j0 >= i0 + rows) { break; }
         let cols = min(BC, p.s - j0);
-        let dots = block_dot(SRC_Q, qa, rows, SRC_K, p.k_off + (n * p.s + j0) * p.d, cols, p.d, lid);
+        let dots = block_dot(SRC_Q, qa, rows, SRC_K, at(SRC_K, n, j0), cols, p.d, lid);
         let jc = j0 + 4u * tx;
         let s0 = score_row(dots[0], n, ib, jc);
         let s1 = score_row(dots[1], n, ib + 1u, jc);
@@ -382,7 +396,7 @@ fn attention_forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgro
         oa[2] = scale_rows(oa[2], alpha);
         oa[3] = scale_rows(oa[3], alpha);
         store_pt(e0 * keep_row(hr.x, jc), e1 * keep_row(hr.y, jc), e2 * keep_row(hr.z, jc), e3 * keep_row(hr.w, jc), lid);
-        block_pv(&oa, SRC_V, p.v_off + (n * p.s + j0) * p.dv, cols, p.dv, lid);
+        block_pv(&oa, SRC_V, at(SRC_V, n, j0), cols, p.dv, lid);
     }
     let tot = row_reduce(sum, false, lid);
     let inv = select(vec4<f32>(0.0), 1.0 / tot, tot > vec4<f32>(0.0));
@@ -393,10 +407,11 @@ fn attention_forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgro
         let i = ib + r;
         if (i >= p.l) { continue; }
         if (tx == 0u) { lse[p.lse_off + n * p.l + i] = T(ls[r]); }
+        let oi = at(TO, n, i);
         for (var h = 0u; h < 4u; h++) {
             for (var c = 0u; c < 4u; c++) {
                 let col = 4u * (tx + 8u * h) + c;
-                if (col < p.dv) { o[p.o_off + (n * p.l + i) * p.dv + col] = T(fin[h][r][c] * inv[r]); }
+                if (col < p.dv) { o[oi + col] = T(fin[h][r][c] * inv[r]); }
             }
         }
     }
@@ -407,9 +422,11 @@ fn attention_forward(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgro
 fn attention_backward_dot(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let r = gid.x + gid.y * nwg.x * 256u;
     if (r >= p.n * p.l) { return; }
+    let gi = at(SRC_G, r / p.l, r % p.l);
+    let oi = at(TO, r / p.l, r % p.l);
     var s = 0.0;
     for (var c = 0u; c < p.dv; c++) {
-        s += f32(g[p.g_off + r * p.dv + c]) * f32(o[p.o_off + r * p.dv + c]);
+        s += f32(g[gi + c]) * f32(o[oi + c]);
     }
     dd[r] = s;
 }
@@ -428,16 +445,16 @@ fn attention_backward_kv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_wor
     let ty = lid / 8u;
     let tx = lid % 8u;
     let jb = j0 + 4u * ty;
-    let ka = p.k_off + (n * p.s + j0) * p.d;
-    let va = p.v_off + (n * p.s + j0) * p.dv;
+    let ka = at(SRC_K, n, j0);
+    let va = at(SRC_V, n, j0);
     let zero = vec4<f32>(0.0);
     let cut = vec4<f32>(MASKED);
     for (var i0 = 0u; i0 < p.l; i0 += BC) {
         let rows = min(BC, p.l - i0);
         // Rows before the block's first key see none of its keys under the causal mask.
         if ((p.flags & ATTN_CAUSAL) != 0u && i0 + rows <= j0) { continue; }
-        let qa = p.q_off + (n * p.l + i0) * p.d;
-        let gr = p.g_off + (n * p.l + i0) * p.dv;
+        let qa = at(SRC_Q, n, i0);
+        let gr = at(SRC_G, n, i0);
         let dots = block_dot(SRC_K, ka, keys, SRC_Q, qa, rows, p.d, lid);
         let dps = block_dot(SRC_V, va, keys, SRC_G, gr, rows, p.dv, lid);
         // Thread's queries ic..ic+3 (components) against its keys jb + r.
@@ -477,11 +494,13 @@ fn attention_backward_kv(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_wor
     for (var r = 0u; r < 4u; r++) {
         let j = jb + r;
         if (j >= p.s) { continue; }
+        let ai = at(TA, n, j);
+        let bi = at(TB, n, j);
         for (var h = 0u; h < 4u; h++) {
             for (var c = 0u; c < 4u; c++) {
                 let col = 4u * (tx + 8u * h) + c;
-                if (col < p.d) { ga[(n * p.s + j) * p.d + col] = T(fa[h][r][c]); }
-                if (col < p.dv) { gb[(n * p.s + j) * p.dv + col] = T(fb[h][r][c]); }
+                if (col < p.d) { ga[ai + col] = T(fa[h][r][c]); }
+                if (col < p.dv) { gb[bi + col] = T(fb[h][r][c]); }
             }
         }
     }
@@ -507,14 +526,14 @@ fn attention_backward_q(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_work
     let ok = ls >= vec4<f32>(MASKED);
     let zero = vec4<f32>(0.0);
     let cut = vec4<f32>(MASKED);
-    let qa = p.q_off + (n * p.l + i0) * p.d;
-    let gr = p.g_off + (n * p.l + i0) * p.dv;
+    let qa = at(SRC_Q, n, i0);
+    let gr = at(SRC_G, n, i0);
     for (var j0 = 0u; j0 < p.s; j0 += BC) {
         if ((p.flags & ATTN_CAUSAL) != 0u && j0 >= i0 + rows) { break; }
         let cols = min(BC, p.s - j0);
-        let ka = p.k_off + (n * p.s + j0) * p.d;
+        let ka = at(SRC_K, n, j0);
         let dots = block_dot(SRC_Q, qa, rows, SRC_K, ka, cols, p.d, lid);
-        let dps = block_dot(SRC_G, gr, rows, SRC_V, p.v_off + (n * p.s + j0) * p.dv, cols, p.dv, lid);
+        let dps = block_dot(SRC_G, gr, rows, SRC_V, at(SRC_V, n, j0), cols, p.dv, lid);
         let jc = j0 + 4u * tx;
         let s0 = score_row(dots[0], n, ib, jc);
         let s1 = score_row(dots[1], n, ib + 1u, jc);
@@ -533,10 +552,11 @@ fn attention_backward_q(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_work
     for (var r = 0u; r < 4u; r++) {
         let i = ib + r;
         if (i >= p.l) { continue; }
+        let ai = at(TA, n, i);
         for (var h = 0u; h < 4u; h++) {
             for (var c = 0u; c < 4u; c++) {
                 let col = 4u * (tx + 8u * h) + c;
-                if (col < p.d) { ga[(n * p.l + i) * p.d + col] = T(fin[h][r][c]); }
+                if (col < p.d) { ga[ai + col] = T(fin[h][r][c]); }
             }
         }
     }

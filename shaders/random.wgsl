@@ -1,6 +1,7 @@
 // Counter-based random numbers: Philox4x32-10 (Salmon et al., "Parallel
 // random numbers: as easy as 1, 2, 3", SC 2011). Results need not match the
-// CPU generator.
+// CPU generator, except bernoulli_mask's: the CPU's dropout masks
+// (backend/cpu/random.rs) compute the same Philox words from the same key.
 alias T = f32;
 
 // Streams. Each invocation encrypts one 128-bit counter

@@ -183,6 +183,83 @@ def test_transformer_layer_uses_fused(rng):
     assert uses_fused(layer(x, src_mask=mask, is_causal=True))
 
 
+def _strided_heads(layout, x, h, e):
+    """q, k, v (B, H, rows, E) as views of the leaf x, laid out as `layout` says."""
+    if layout == "batch_first":  # x (B, L, 3·H·E): MultiheadAttention's packed projection
+        return x.unflatten(-1, (3, h, e)).permute(2, 0, 3, 1, 4).unbind(0)
+    if layout == "seq_first":  # x (L, B, 3·H·E)
+        return x.unflatten(-1, (3, h, e)).permute(2, 1, 3, 0, 4).unbind(0)
+    if layout == "split":  # x (B, L, 3·H·E) split into three (B, L, H·E), as nanoGPT does
+        return [t.unflatten(-1, (h, e)).transpose(1, 2) for t in x.split(h * e, dim=2)]
+    if layout == "columns_strided":  # x (3, B, H, E, L): columns not contiguous (copied)
+        return [t.transpose(-2, -1) for t in x.unbind(0)]
+    # "broadcast": x (3, 1, H, L, E), the batch dim expanded (stride 0)
+    return [t.expand(2, h, t.size(2), e) for t in x.unbind(0)]
+
+
+def _leaf_shape(layout, b, h, n, e):
+    return {
+        "batch_first": (b, n, 3 * h * e),
+        "seq_first": (n, b, 3 * h * e),
+        "split": (b, n, 3 * h * e),
+        "columns_strided": (3, b, h, e, n),
+        "broadcast": (3, 1, h, n, e),
+    }[layout]
+
+
+@pytest.mark.parametrize("device", ["cpu", "gpu"])
+@pytest.mark.parametrize(
+    "layout", ["batch_first", "seq_first", "split", "columns_strided", "broadcast"]
+)
+@pytest.mark.parametrize("kind", ["none", "causal", "bool"])
+def test_fused_strided_heads(device, layout, kind, rng, monkeypatch):
+    """Head-split views go into the kernels as they are (no transposing copies); the output
+    and the gradients match the composite path on contiguous copies."""
+    if device == "gpu":
+        need_gpu()
+    b, h, n, e = 2, 3, 37, 8
+    dtype = "float64" if device == "cpu" else "float32"
+    data = rng.uniform(-1, 1, _leaf_shape(layout, b, h, n, e)).astype(dtype)
+    mask = _mask(rng, kind, b, h, n, n, dtype=dtype, device=device)
+    g = rng.uniform(-1, 1, (b, h, n, e)).astype(dtype)
+    res = []
+    for fused in (True, False):
+        x = rumus.tensor(data, device=device if fused else "cpu", requires_grad=True)
+        q, k, v = _strided_heads(layout, x, h, e)
+        kw = dict(attn_mask=None if mask is None else mask.to(x.device))
+        kw["is_causal"] = kind == "causal"
+        if fused:
+            out = F.scaled_dot_product_attention(q, k, v, **kw)
+            assert out.grad_fn.name() == FUSED
+            if layout == "batch_first":
+                # (B, L, H, E) in memory, as its input: merging the heads back is a view.
+                assert out.transpose(1, 2).is_contiguous()
+        else:
+            out = composite(monkeypatch, q.contiguous(), k.contiguous(), v.contiguous(), **kw)
+        out.backward(rumus.tensor(g, device=x.device))
+        res.append([out.detach().cpu().numpy(), x.grad.cpu().numpy()])
+    tol = dict(rtol=1e-10, atol=1e-12) if device == "cpu" else dict(rtol=1e-4, atol=3e-5)
+    for a, b_ in zip(*res):
+        np.testing.assert_allclose(a, b_, **tol)
+
+
+def test_unbind_gradient_keeps_the_packed_layout(rng):
+    """MultiheadAttention's q, k, v are unbound from a permuted projection: the gradient of the
+    permuted view is one tensor in the projection's memory order (so permuting it back is a
+    view, not a copy), a missing piece's part is zero."""
+    x = rumus.tensor(rng.uniform(-1, 1, (2, 5, 3, 4, 6)), requires_grad=True)
+    p = x.permute(2, 0, 3, 1, 4)
+    seen = []
+    p.register_hook(lambda g: seen.append(g))
+    q, k, v = p.unbind(0)
+    assert q.grad_fn.name() == "UnbindBackward0"
+    ((q * 1.0).sum() + (v * 3.0).sum()).backward()
+    assert seen[0].permute(1, 3, 0, 2, 4).is_contiguous()
+    want = np.zeros((2, 5, 3, 4, 6))
+    want[:, :, 0], want[:, :, 2] = 1.0, 3.0
+    np.testing.assert_array_equal(x.grad.numpy(), want)
+
+
 # ---------------------------------------------------------------------------- GPU
 
 

@@ -20,6 +20,7 @@ from conftest import (
     dnp,
     dt,
     fd,
+    need_gpu,
     noncontig,
     skip_f64_on_gpu,
     to_np,
@@ -1150,6 +1151,33 @@ def test_dropout_statistics_and_scaling(rng, device):
     np.testing.assert_allclose(out[kept], x[kept] / 0.7, **dnp(device, 1e-12, 0))
     rumus.manual_seed(1)
     np.testing.assert_array_equal(to_np(F.dropout(dt(x, device=device), 0.3)), out)
+
+
+def test_dropout_mask_is_the_same_on_cpu_and_gpu(rng):
+    """The CPU mask is Philox-drawn as the GPU's is: one seed drops the same elements on both
+    devices (sizes straddling the CPU kernel's 64-element groups and 16K-element chunks)."""
+    need_gpu()
+    for shape in [(3,), (67,), (130, 257)]:
+        x = _rand(shape, rng, 1.0, 2.0).astype(np.float32)
+        outs = []
+        for dev in ("cpu", "gpu"):
+            rumus.manual_seed(11)
+            outs.append(to_np(F.dropout(rumus.tensor(x, device=dev), 0.25)))
+        np.testing.assert_array_equal(outs[0] != 0, outs[1] != 0)
+        np.testing.assert_allclose(outs[0], outs[1], rtol=1e-6)
+
+
+def test_dropout_float64_and_many_threads_statistics(rng):
+    """float64 gets a float64 scale; a mask over many chunks keeps p and is seed-determined."""
+    x = rumus.ones(1 << 18, dtype=rumus.float64)
+    rumus.manual_seed(2)
+    out = to_np(F.dropout(x, 0.1))
+    assert abs((out != 0).mean() - 0.9) < 0.003
+    np.testing.assert_array_equal(np.unique(out), [0.0, 1 / 0.9])
+    halves = out.reshape(2, -1)  # no chunk repeats another's numbers
+    assert not np.array_equal(halves[0], halves[1])
+    rumus.manual_seed(2)
+    np.testing.assert_array_equal(to_np(F.dropout(x, 0.1)), out)
 
 
 def test_dropout_gradient_is_the_mask(rng, device):

@@ -71,6 +71,7 @@ backward_ops! {
     Permute(shape::PermuteBackward),
     Expand(shape::ExpandBackward),
     Cat(shape::CatBackward),
+    Split(crate::ops::split::SplitBackward),
     Flip(shape::FlipBackward),
     Take(index::TakeBackward),
     Put(index::PutBackward),

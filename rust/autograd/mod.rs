@@ -67,6 +67,28 @@ pub fn record(
     Ok(graph::attach(op?, inputs, vec![out]).pop().expect("one output"))
 }
 
+/// `record` for an op with several outputs (one node for all of them; an
+/// output whose gradient never arrives gets zeros).
+pub fn record_many(
+    inputs: &[&Tensor],
+    forward: impl FnOnce() -> Result<Vec<Tensor>>,
+    make: impl FnOnce(&[Tensor]) -> Result<BackwardOp>,
+) -> Result<Vec<Tensor>> {
+    if !needs_grad(inputs) {
+        return forward();
+    }
+    for t in inputs {
+        check_fresh_view(t)?;
+    }
+    let outs = {
+        let _off = GradMode::set(false);
+        forward()?
+    };
+    let op = make(&outs);
+    hooks::take_pack_error()?;
+    Ok(graph::attach(op?, inputs, outs))
+}
+
 /// An in-place write of values that do not depend on `target` (fill_,
 /// zero_, uniform_, ...): the same rules as `inplace`; a tensor in a graph
 /// stays in it, passing zero gradient to its old history (as PyTorch does).

@@ -11,7 +11,7 @@ use super::copy::{contiguous, to_device};
 use super::elementwise::{unary, Unary};
 use super::Operand;
 use crate::autograd::{self, math, mode, Backward, Node, SavedTensor};
-use crate::backend::cpu::attention::{Dropout, Problem};
+use crate::backend::cpu::attention::{Dropout, Heads, Problem};
 use crate::backend::cpu::random::default_generator;
 use crate::backend::cpu::P;
 use crate::bail;
@@ -55,6 +55,35 @@ impl Spec {
             dropout: self.dropout,
         })
     }
+}
+
+/// `t` itself where the kernels read it in place (columns contiguous; no
+/// negative stride, for the GPU's unsigned offsets), else a contiguous copy:
+/// the head-split views of a projection go in without a transposing copy.
+fn heads_operand(t: &Tensor) -> Result<Tensor> {
+    let l = t.layout();
+    if (l.shape[3] <= 1 || l.strides[3] == 1) && l.strides.iter().all(|&s| s >= 0) {
+        Ok(t.clone())
+    } else {
+        contiguous(t)
+    }
+}
+
+/// An uninitialized (B, H, rows, cols) result laid out in memory as `like`
+/// is (its columns innermost): the output of head-split views of a
+/// (B, L, H, E) projection is itself (B, L, H, E) in memory, so merging its
+/// heads back is a view, and so are the gradients of such views.
+fn like_heads(like: &Tensor, shape: [usize; 4]) -> Result<Tensor> {
+    let mut order = like.layout().memory_order();
+    order.retain(|&d| d != 3);
+    order.push(3);
+    Tensor::empty_in_order(&shape, &order, like.dtype(), like.device())
+}
+
+/// The CPU kernels' view of a (B, H, rows, cols) tensor.
+fn heads<T: crate::tensor::dtype::Element>(t: &Tensor) -> Result<Heads<T>> {
+    let st = &t.layout().strides;
+    Ok(Heads { p: P(t.ptr::<T>()?), sb: st[0], sh: st[1], sr: st[2] })
 }
 
 fn dropout_of(p: f64, seed: u64) -> Dropout {
@@ -152,8 +181,8 @@ pub fn flash_attention(
     autograd::record(
         &[q, k, v],
         || {
-            let (qc, kc, vc) = (contiguous(q)?, contiguous(k)?, contiguous(v)?);
-            let out = Tensor::empty_on(&[spec.b, spec.h, spec.l, spec.dv], dt, dev)?;
+            let (qc, kc, vc) = (heads_operand(q)?, heads_operand(k)?, heads_operand(v)?);
+            let out = like_heads(&qc, [spec.b, spec.h, spec.l, spec.dv])?;
             let lse = Tensor::empty_on(&[spec.b, spec.h, spec.l], dt, dev)?;
             if dev.is_gpu() {
                 crate::backend::gpu::attention::forward(
@@ -168,9 +197,9 @@ pub fn flash_attention(
             } else {
                 crate::dispatch_float!(dt, T => {
                     let pb = spec.problem::<T>(mask.as_ref())?;
-                    let p = |t: &Tensor| t.ptr::<T>().map(P);
-                    // SAFETY: contiguous tensors of the shapes validated above.
-                    unsafe { pb.forward(p(&qc)?, p(&kc)?, p(&vc)?, p(&out)?, p(&lse)?) };
+                    let [qh, kh, vh, oh] = [&qc, &kc, &vc, &out].map(heads::<T>);
+                    // SAFETY: tensors of the shapes validated above; out and lse are fresh.
+                    unsafe { pb.forward(qh?, kh?, vh?, oh?, P(lse.ptr::<T>()?)) };
                 });
             }
             *crate::tensor::lock(&lse_slot) = Some(lse);
@@ -264,11 +293,13 @@ impl Backward for FlashAttentionBackward {
             return Ok(self.composite(&q, &k, &v, &g)?.into_iter().map(Some).collect());
         }
         let out = self.out.unpack(node)?;
-        let (qc, kc, vc, gc) = (contiguous(&q)?, contiguous(&k)?, contiguous(&v)?, contiguous(&g)?);
+        let [qc, kc, vc, gc] = [&q, &k, &v, &g].map(heads_operand);
+        let (qc, kc, vc, gc) = (qc?, kc?, vc?, gc?);
         let (dt, dev) = (q.dtype(), q.device());
-        let dq = Tensor::empty_on(q.shape(), dt, dev)?;
-        let dk = Tensor::empty_on(k.shape(), dt, dev)?;
-        let dv = Tensor::empty_on(v.shape(), dt, dev)?;
+        let shape4 = |t: &Tensor| [t.shape()[0], t.shape()[1], t.shape()[2], t.shape()[3]];
+        let dq = like_heads(&qc, shape4(&qc))?;
+        let dk = like_heads(&kc, shape4(&kc))?;
+        let dv = like_heads(&vc, shape4(&vc))?;
         if dev.is_gpu() {
             crate::backend::gpu::attention::backward(
                 &self.spec,
@@ -279,10 +310,12 @@ impl Backward for FlashAttentionBackward {
         } else {
             crate::dispatch_float!(dt, T => {
                 let pb = self.spec.problem::<T>(self.mask.as_ref())?;
-                let p = |t: &Tensor| t.ptr::<T>().map(P);
-                let ins = [p(&qc)?, p(&kc)?, p(&vc)?, p(&out)?, p(&self.lse)?, p(&gc)?];
-                // SAFETY: contiguous tensors of the forward's shapes (out is the kernel's own output).
-                unsafe { pb.backward(ins, p(&dq)?, p(&dk)?, p(&dv)?) };
+                let [qh, kh, vh, oh, gh] = [&qc, &kc, &vc, &out, &gc].map(heads::<T>);
+                let [dqh, dkh, dvh] = [&dq, &dk, &dv].map(heads::<T>);
+                // SAFETY: tensors of the forward's shapes; dq, dk, dv are fresh.
+                unsafe {
+                    pb.backward([qh?, kh?, vh?, oh?, gh?], P(self.lse.ptr::<T>()?), [dqh?, dkh?, dvh?])
+                };
             });
         }
         Ok(vec![Some(dq), Some(dk), Some(dv)])

@@ -356,6 +356,35 @@ pub fn bernoulli_(t: &Tensor, p: f64, g: Option<&GeneratorRef>) -> Result<()> {
     })
 }
 
+/// A dropout mask of `shape`: `scale` with probability `keep`, else 0, from
+/// one key of the default generator, Philox-drawn as the GPU draws it (a seed
+/// drops the same elements on both devices). float32 and float64 on the
+/// CPU, float32 on the GPU (where fusion computes it inside its consumer).
+pub fn dropout_mask(
+    shape: &[usize],
+    keep: f64,
+    scale: f64,
+    dtype: DType,
+    device: crate::tensor::Device,
+) -> Result<Tensor> {
+    if !matches!(dtype, DType::F32 | DType::F64) || (device.is_gpu() && dtype != DType::F32) {
+        bail!(Type, "dropout mask: no kernel for {} on {}", dtype.name(), device.name());
+    }
+    if let crate::tensor::Device::Gpu(i) = device {
+        crate::backend::gpu::context::enter(i as usize)?;
+        return crate::backend::gpu::fusion::dropout_mask(shape, keep as f32, scale as f32);
+    }
+    let key = lock(&default_generator()).next_key();
+    let out = Tensor::empty_on(shape, dtype, device)?;
+    let n = out.numel();
+    crate::dispatch_float!(dtype, T => {
+        // SAFETY: a fresh contiguous tensor of n elements.
+        let s = unsafe { std::slice::from_raw_parts_mut(out.ptr::<T>()?, n) };
+        crate::backend::cpu::random::dropout_mask(s, key, keep as f32, <T as num_traits::NumCast>::from(scale).expect("float"));
+    });
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -219,14 +219,6 @@ pub fn movedim(t: &Tensor, src: &[i64], dst: &[i64]) -> Result<Tensor> {
     permute(t, &order)
 }
 
-pub fn unbind(t: &Tensor, dim: i64) -> Result<Vec<Tensor>> {
-    if t.ndim() == 0 {
-        bail!(Index, "Dimension specified as 0 but tensor has no dimensions");
-    }
-    let d = wrap_dim(dim, t.ndim())?;
-    (0..t.shape()[d] as i64).map(|i| select(t, d as i64, i)).collect()
-}
-
 pub fn cat(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
     if tensors.iter().any(|t| t.dtype().is_complex()) {
         return crate::ops::complex::cat(tensors, dim);
@@ -323,65 +315,6 @@ pub fn stack(tensors: &[Tensor], dim: i64) -> Result<Tensor> {
     let d = wrap_dim(dim, first.ndim() + 1)? as i64;
     let parts: Result<Vec<Tensor>> = tensors.iter().map(|t| unsqueeze(t, d)).collect();
     cat(&parts?, d)
-}
-
-/// split by a chunk size (the last chunk may be smaller).
-pub fn split_size(t: &Tensor, size: i64, dim: i64) -> Result<Vec<Tensor>> {
-    if t.ndim() == 0 {
-        bail!(Runtime, "split expects at least a 1-dimensional tensor");
-    }
-    let d = wrap_dim(dim, t.ndim())?;
-    let n = t.shape()[d] as i64;
-    if size < 0 || (size == 0 && n != 0) {
-        bail!(Runtime, "split expects split_size be non-negative, but got split_size={}", size);
-    }
-    if n == 0 {
-        return Ok(vec![t.clone()]);
-    }
-    (0..n).step_by(size as usize).map(|s| narrow(t, d as i64, s, size.min(n - s))).collect()
-}
-
-/// split by explicit section sizes that must add up to the dim's size.
-pub fn split_sections(t: &Tensor, sections: &[i64], dim: i64) -> Result<Vec<Tensor>> {
-    if t.ndim() == 0 {
-        bail!(Runtime, "split expects at least a 1-dimensional tensor");
-    }
-    let d = wrap_dim(dim, t.ndim())?;
-    let n = t.shape()[d] as i64;
-    if sections.iter().any(|&s| s < 0) || sections.iter().sum::<i64>() != n {
-        bail!(
-            Runtime,
-            "split_with_sizes expects split_sizes to sum exactly to {} (input tensor's size at dimension {}), but got split_sizes={:?}",
-            n,
-            d,
-            sections
-        );
-    }
-    let mut at = 0;
-    sections
-        .iter()
-        .map(|&s| {
-            let r = narrow(t, d as i64, at, s);
-            at += s;
-            r
-        })
-        .collect()
-}
-
-pub fn chunk(t: &Tensor, chunks: i64, dim: i64) -> Result<Vec<Tensor>> {
-    if chunks <= 0 {
-        bail!(Runtime, "chunk expects `chunks` to be greater than 0, got: {}", chunks);
-    }
-    if t.ndim() == 0 {
-        bail!(Runtime, "chunk expects at least a 1-dimensional tensor");
-    }
-    let d = wrap_dim(dim, t.ndim())?;
-    let n = t.shape()[d] as i64;
-    let size = ((n + chunks - 1) / chunks).max(1);
-    if n == 0 {
-        return split_size(t, 0, dim);
-    }
-    split_size(t, size, dim)
 }
 
 pub fn flip(t: &Tensor, dims: &[i64]) -> Result<Tensor> {

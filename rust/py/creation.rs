@@ -198,6 +198,23 @@ pub fn full(
     finish(py, t, None, requires_grad)
 }
 
+/// A dropout mask (`scale` with probability `keep`, else 0) for
+/// F.dropout: the same elements on CPU and GPU for one seed.
+#[pyfunction]
+#[pyo3(signature = (shape, keep, scale, dtype, device))]
+pub fn _dropout_mask(
+    py: Python<'_>,
+    shape: Vec<usize>,
+    keep: f64,
+    scale: f64,
+    dtype: &Bound<'_, PyAny>,
+    device: &Bound<'_, PyAny>,
+) -> PyResult<PyTensor> {
+    let device = device_arg(Some(device))?.unwrap_or_else(default_device);
+    let dt = dtype_arg(Some(dtype))?.unwrap_or(DType::F32);
+    Ok(run(py, numel(&shape), || creation::dropout_mask(&shape, keep, scale, dt, device))?.into())
+}
+
 macro_rules! like_fn {
     ($(#[$doc:meta])* $name:ident, $value:expr) => {
         $(#[$doc])*

@@ -225,20 +225,6 @@ fn _gpu_fused_sources() -> Vec<String> {
     fusion_codegen::sources()
 }
 
-/// A float32 dropout mask on the GPU (`scale` with probability `keep`, else
-/// 0), fused into the kernel that consumes it when fusion is on.
-#[pyfunction]
-#[pyo3(signature = (shape, keep, scale, device=None))]
-fn _gpu_dropout_mask(
-    py: Python<'_>,
-    shape: Vec<usize>,
-    keep: f32,
-    scale: f32,
-    device: Option<usize>,
-) -> PyResult<crate::py::tensor::PyTensor> {
-    Ok(py.detach(|| enter(device).and_then(|_| fusion::dropout_mask(&shape, keep, scale)))?.into())
-}
-
 /// Validates WGSL with naga; returns the bindings `entry` uses.
 #[pyfunction]
 fn _gpu_validate_wgsl(source: &str, entry: &str) -> PyResult<Vec<u32>> {
@@ -303,6 +289,5 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_gpu_fusion_enabled, m)?)?;
     m.add_function(wrap_pyfunction!(_gpu_fused_sources, m)?)?;
     m.add_function(wrap_pyfunction!(_gpu_validate_wgsl, m)?)?;
-    m.add_function(wrap_pyfunction!(_gpu_dropout_mask, m)?)?;
     Ok(())
 }

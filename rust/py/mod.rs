@@ -57,6 +57,7 @@ fn _rumus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(creation::ones, m)?)?;
     m.add_function(wrap_pyfunction!(creation::empty, m)?)?;
     m.add_function(wrap_pyfunction!(creation::full, m)?)?;
+    m.add_function(wrap_pyfunction!(creation::_dropout_mask, m)?)?;
     m.add_function(wrap_pyfunction!(creation::zeros_like, m)?)?;
     m.add_function(wrap_pyfunction!(creation::ones_like, m)?)?;
     m.add_function(wrap_pyfunction!(creation::empty_like, m)?)?;

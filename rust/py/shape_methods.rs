@@ -5,7 +5,7 @@ use super::convert::{dims_arg, int_list, operand_req};
 use super::gil::run;
 use super::methods::tensors;
 use super::tensor::{number, sizes, wrap, PyTensor};
-use crate::ops::{index, repeat, shape, Operand};
+use crate::ops::{index, repeat, shape, split, Operand};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
@@ -219,7 +219,7 @@ impl PyTensor {
     ///   tuple[Tensor, ...]: views.
     #[pyo3(signature = (dim=0))]
     fn unbind(&self, py: Python<'_>, dim: i64) -> PyResult<Py<PyTuple>> {
-        tensors(py, shape::unbind(&self.t, dim)?)
+        tensors(py, split::unbind(&self.t, dim)?)
     }
     /// Moves dimensions to new positions.
     ///
@@ -273,9 +273,9 @@ impl PyTensor {
         let parts = if split_size_or_sections.is_instance_of::<PyList>()
             || split_size_or_sections.is_instance_of::<PyTuple>()
         {
-            shape::split_sections(&self.t, &int_list(split_size_or_sections, "split_size")?, dim)?
+            split::split_sections(&self.t, &int_list(split_size_or_sections, "split_size")?, dim)?
         } else {
-            shape::split_size(&self.t, int_list(split_size_or_sections, "split_size")?[0], dim)?
+            split::split_size(&self.t, int_list(split_size_or_sections, "split_size")?[0], dim)?
         };
         tensors(py, parts)
     }
@@ -289,7 +289,7 @@ impl PyTensor {
     ///   tuple[Tensor, ...]: views.
     #[pyo3(signature = (chunks, dim=0))]
     fn chunk(&self, py: Python<'_>, chunks: i64, dim: i64) -> PyResult<Py<PyTuple>> {
-        tensors(py, shape::chunk(&self.t, chunks, dim)?)
+        tensors(py, split::chunk(&self.t, chunks, dim)?)
     }
     /// Tiles the tensor: repeats it ``sizes[i]`` times along each dimension.
     ///

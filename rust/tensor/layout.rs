@@ -189,6 +189,36 @@ impl Layout {
         }
         (lo, hi + 1)
     }
+    /// The dims from outermost to innermost in memory (largest stride first;
+    /// size-1 and broadcast dims and ties keep their place), as PyTorch's
+    /// preserve_format orders them.
+    pub fn memory_order(&self) -> Vec<usize> {
+        let mut order: Vec<usize> = (0..self.ndim()).collect();
+        for i in 1..order.len() {
+            let mut j = i;
+            while j > 0 {
+                let (a, b) = (order[j - 1], order[j]);
+                let fixed = |d: usize| self.shape[d] == 1 || self.strides[d] == 0;
+                if fixed(a) || fixed(b) || self.strides[a] >= self.strides[b] {
+                    break;
+                }
+                order.swap(j - 1, j);
+                j -= 1;
+            }
+        }
+        order
+    }
+    /// A dense layout of `shape` whose dims lie in memory in `order`
+    /// (outermost first).
+    pub fn dense_in_order(shape: &[usize], order: &[usize]) -> Layout {
+        let mut strides = vec![0isize; shape.len()];
+        let mut st = 1isize;
+        for &d in order.iter().rev() {
+            strides[d] = st;
+            st *= shape[d].max(1) as isize;
+        }
+        Layout { shape: shape.into(), strides: strides.into(), offset: 0 }
+    }
     pub fn transpose(&self, d0: i64, d1: i64) -> Result<Layout> {
         let (a, b) = (wrap_dim(d0, self.ndim())?, wrap_dim(d1, self.ndim())?);
         let mut l = self.clone();

@@ -94,6 +94,19 @@ impl Tensor {
             }
         }
     }
+    /// An uninitialized tensor of `shape` laid out densely with its dims in
+    /// memory in `order` (outermost first; `Layout::memory_order` gives
+    /// torch.empty_like's preserve_format): a gradient or output made so
+    /// keeps its consumers' views free.
+    pub fn empty_in_order(
+        shape: &[usize],
+        order: &[usize],
+        dtype: DType,
+        device: Device,
+    ) -> Result<Tensor> {
+        let flat = Tensor::empty_on(&[super::layout::numel(shape)], dtype, device)?;
+        Ok(Tensor::new(flat.0.storage.clone(), Layout::dense_in_order(shape, order)))
+    }
     pub fn device(&self) -> Device {
         self.0.storage.device()
     }

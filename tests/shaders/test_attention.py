@@ -2,8 +2,9 @@
 wgpu-py against NumPy: the forward's output and logsumexp, then the three backward passes,
 with a causal flag (L != S too), additive masks broadcast over batch, heads or rows, rows with
 every key masked, dropout (the mask regenerated from the CPU kernel's hash), sizes straddling
-the tile edges, head dims that are not multiples of 4 or 16 and up to 128 with dv != d, and
-offsets into the inputs."""
+the tile edges, head dims that are not multiples of 4 or 16 and up to 128 with dv != d,
+offsets into the inputs, and rows `pitch` elements longer than their columns with the batch
+and head strides swapped (the layout of head-split views of a packed projection)."""
 
 import numpy as np
 import pytest
@@ -55,7 +56,9 @@ def reference(q, k, v, mask, causal, scale, g, fac):
     return o, lse, ds @ k, np.swapaxes(ds, -1, -2) @ q, np.swapaxes(pf, -1, -2) @ g
 
 
-def run_case(gpu, dt, b, heads, length, source, d, dv, causal, mask_kind, drop, off=3, seed=0):
+def run_case(
+    gpu, dt, b, heads, length, source, d, dv, causal, mask_kind, drop, off=3, seed=0, pitch=0
+):
     rng = np.random.default_rng(seed)
     n = b * heads
     q, k, v = (
@@ -98,38 +101,51 @@ def run_case(gpu, dt, b, heads, length, source, d, dv, causal, mask_kind, drop, 
     flags = CODES["ATTN_CAUSAL"] if causal else 0
     flags |= CODES["ATTN_MASK"] if mask_kind else 0
     flags |= CODES["ATTN_DROPOUT"] if drop else 0
-    # n, heads, l, s, d, dv, flags, scale, rp, thresh, seed0, seed1, mask strides (b, h, l, s),
-    # offsets q, k, v, mask, g, o, lse
-    words = [n, heads, length, source, d, dv, flags, scale, rp, thresh, *dseed, *strides]
-    words += [off, off, off, off, off, 0, 0]
-    groups = (n * -(-length // 64), 1, 1)
     t = NP[dt]
     tol = TOL[dt]
 
-    def padded(a):
-        return np.concatenate([np.zeros(off), a.ravel()]).astype(t)
+    def strided(a):
+        """(n, rows, cols) as (heads, rows, b, cols + pitch) memory after `off` zeros, and its
+        (offset, batch, head, row) strides."""
+        rows, cols = a.shape[1:]
+        mem = np.zeros((heads, rows, b, cols + pitch))
+        mem[..., :cols] = a.reshape(b, heads, rows, cols).transpose(1, 2, 0, 3)
+        st = [off, cols + pitch, rows * b * (cols + pitch), b * (cols + pitch)]
+        return np.concatenate([np.zeros(off), mem.ravel()]).astype(t), st
 
-    ins = [padded(q), padded(k), padded(v), padded(m), padded(g)]
+    (qb, sq), (kb, sk), (vb, sv), (gb, sg) = (strided(x) for x in (q, k, v, g))
+    # n, heads, l, s, d, dv, flags, scale, rp, thresh, seed0, seed1, mask strides (b, h, l, s),
+    # mask and lse offsets, then (offset, batch, head, row strides) of q, k, v, g, o, ga, gb
+    words = [n, heads, length, source, d, dv, flags, scale, rp, thresh, *dseed, *strides]
+    words += [off, 0, *sq, *sk, *sv, *sg, 0, length * dv * heads, length * dv, dv]
+    ga_words = {
+        "dk": [0, source * d * heads, source * d, d],
+        "dq": [0, length * d * heads, length * d, d],
+    }
+    groups = (n * -(-length // 64), 1, 1)
+
+    ins = [qb, kb, vb, np.concatenate([np.zeros(off), m.ravel()]).astype(t), gb]
     o = np.zeros(n * length * dv, t)
     lse = np.zeros(n * length, t)
     fwd = ins + [o, lse, None, None, None]  # g is named (never read) by the forward
-    out = gpu.run(F, "attention_forward", fwd, words, groups, dt)
+    out = gpu.run(F, "attention_forward", fwd, words + [0] * 8, groups, dt)
     np.testing.assert_allclose(out[5].reshape(o_ref.shape), o_ref, **tol)
     np.testing.assert_allclose(out[6].reshape(lse_ref.shape), lse_ref, **tol)
     o_t, lse_t = out[5], out[6]
     dd = np.zeros(n * length, np.float32)
     bufs = [None] * 4 + [ins[4], o_t, None, dd, None, None]
-    dot = gpu.run(F, "attention_backward_dot", bufs, words, groups_1d(n * length), dt)
+    dot = gpu.run(F, "attention_backward_dot", bufs, words + [0] * 8, groups_1d(n * length), dt)
     np.testing.assert_allclose(dot[7], (g * o_ref).sum(-1).ravel(), **tol)
     dk, dvv = np.zeros(n * source * d, t), np.zeros(n * source * dv, t)
     kv_groups = (n * -(-source // 64), 1, 1)
     bufs = ins + [None, lse_t, dot[7], dk, dvv]
-    kv = gpu.run(F, "attention_backward_kv", bufs, words, kv_groups, dt)
+    kv_words = words + ga_words["dk"] + [0, source * dv * heads, source * dv, dv]
+    kv = gpu.run(F, "attention_backward_kv", bufs, kv_words, kv_groups, dt)
     np.testing.assert_allclose(kv[8].reshape(dk_ref.shape), dk_ref, **tol)
     np.testing.assert_allclose(kv[9].reshape(dv_ref.shape), dv_ref, **tol)
     dq = np.zeros(n * length * d, t)
     bufs = ins + [None, lse_t, dot[7], dq, None]
-    res = gpu.run(F, "attention_backward_q", bufs, words, groups, dt)
+    res = gpu.run(F, "attention_backward_q", bufs, words + ga_words["dq"] + [0] * 4, groups, dt)
     np.testing.assert_allclose(res[8].reshape(dq_ref.shape), dq_ref, **tol)
 
 
@@ -155,3 +171,8 @@ CASES = [
 @pytest.mark.parametrize("case", CASES, ids=lambda c: "-".join(map(str, c)))
 def test_attention_tile_edges(gpu, case):
     run_case(gpu, "f32", *case, off=5, seed=1)
+
+
+@pytest.mark.parametrize("case", CASES[1:4] + CASES[5:6], ids=lambda c: "-".join(map(str, c)))
+def test_attention_strided_rows(gpu, case):
+    run_case(gpu, "f32", *case, off=2, seed=2, pitch=3)

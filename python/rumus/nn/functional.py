@@ -903,14 +903,13 @@ def _dropout(input, p, training, inplace, mask_shape):
         return input
     if p == 1.0:
         return input.mul_(0.0) if inplace else input * 0.0
-    if (
-        input.device.type == "gpu"
-        and input.dtype == _rumus.float32
-        and tuple(mask_shape) == tuple(input.shape)
-    ):
-        # One native mask: with fusion on it is computed inside the kernel that uses it.
-        mask = _rumus._gpu_dropout_mask(
-            list(mask_shape), 1.0 - p, 1.0 / (1.0 - p), input.device.index
+    gpu = input.device.type == "gpu"
+    native = (_rumus.float32,) if gpu else (_rumus.float32, _rumus.float64)
+    if input.dtype in native and not (gpu and tuple(mask_shape) != tuple(input.shape)):
+        # One native mask, Philox-drawn alike on both devices; on the GPU with fusion on it
+        # is computed inside the kernel that uses it.
+        mask = _rumus._dropout_mask(
+            list(mask_shape), 1.0 - p, 1.0 / (1.0 - p), input.dtype, input.device
         )
     else:
         mask = (

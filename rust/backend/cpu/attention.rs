@@ -62,6 +62,27 @@ impl Dropout {
     }
 }
 
+/// One (B, H, rows, cols) tensor with contiguous columns: its start and its
+/// batch, head and row strides. Head-split views of a packed projection
+/// (the (B, L, H, E) memory of MultiheadAttention) are read and written in
+/// place, with no transposing copies.
+#[derive(Clone, Copy)]
+pub struct Heads<T> {
+    pub p: P<T>,
+    pub sb: isize,
+    pub sh: isize,
+    pub sr: isize,
+}
+
+impl<T> Heads<T> {
+    /// Row `i` of problem `n` (batch n / heads, head n % heads).
+    #[inline(always)]
+    fn row(self, heads: usize, n: usize, i: usize) -> *mut T {
+        let (b, h) = ((n / heads) as isize, (n % heads) as isize);
+        self.p.at(b * self.sb + h * self.sh + i as isize * self.sr)
+    }
+}
+
 /// N = batch × heads problems of L queries and S keys; q, k: head dim d, v: dv.
 pub struct Problem<T> {
     pub n: usize,
@@ -82,8 +103,8 @@ pub trait AttnElem: SoftElem + GemmElem {}
 impl AttnElem for f32 {}
 impl AttnElem for f64 {}
 
-fn mat<T>(p: *const T, rs: usize, cs: usize) -> Mat<T> {
-    Mat { ptr: p as *mut T, rs: rs as isize, cs: cs as isize }
+fn mat<T>(p: *const T, rs: isize, cs: isize) -> Mat<T> {
+    Mat { ptr: p as *mut T, rs, cs }
 }
 
 impl<T: AttnElem> Problem<T> {
@@ -95,27 +116,24 @@ impl<T: AttnElem> Problem<T> {
     #[allow(clippy::too_many_arguments)]
     unsafe fn scores(
         &self,
-        q: P<T>,
-        k: P<T>,
+        q: Heads<T>,
+        k: Heads<T>,
         n: usize,
         (i0, rows): (usize, usize),
         (j0, cols): (usize, usize),
         s: &mut [T],
         ld: usize,
     ) {
-        let (qp, kp) = (
-            q.at(((n * self.l + i0) * self.d) as isize),
-            k.at(((n * self.s + j0) * self.d) as isize),
-        );
+        let (qp, kp) = (q.row(self.heads, n, i0), k.row(self.heads, n, j0));
         // SAFETY: the blocks lie inside q, k and s (caller's contract).
         unsafe {
             matmul(
                 rows,
                 cols,
                 self.d,
-                mat(s.as_mut_ptr(), ld, 1),
-                mat(qp, self.d, 1),
-                mat(kp, 1, self.d),
+                mat(s.as_mut_ptr(), ld as isize, 1),
+                mat(qp, q.sr, 1),
+                mat(kp, 1, k.sr),
                 1,
                 false,
             )
@@ -144,8 +162,9 @@ impl<T: AttnElem> Problem<T> {
     /// output is 0 as PyTorch's safe softmax gives).
     ///
     /// # Safety
-    /// Contiguous q (N, L, d), k (N, S, d), v (N, S, dv), out (N, L, dv), lse (N, L).
-    pub unsafe fn forward(&self, q: P<T>, k: P<T>, v: P<T>, out: P<T>, lse: P<T>) {
+    /// q (B, H, L, d), k (B, H, S, d), v (B, H, S, dv), out (B, H, L, dv), a
+    /// contiguous lse (N, L); out's rows do not overlap.
+    pub unsafe fn forward(&self, q: Heads<T>, k: Heads<T>, v: Heads<T>, out: Heads<T>, lse: P<T>) {
         let blocks = self.l.div_ceil(BR);
         let work = self.n * self.l * self.s * self.d;
         super::team::for_each_if(work, self.n * blocks, |t| {
@@ -163,10 +182,10 @@ impl<T: AttnElem> Problem<T> {
     #[allow(clippy::too_many_arguments)]
     unsafe fn forward_rows(
         &self,
-        q: P<T>,
-        k: P<T>,
-        v: P<T>,
-        out: P<T>,
+        q: Heads<T>,
+        k: Heads<T>,
+        v: Heads<T>,
+        out: Heads<T>,
         lse: P<T>,
         n: usize,
         i0: usize,
@@ -209,31 +228,31 @@ impl<T: AttnElem> Problem<T> {
                     acc[r * dv..(r + 1) * dv].iter_mut().for_each(|a| *a = *a * alpha);
                 }
             }
-            let vp = v.at(((n * self.s + j0) * dv) as isize);
+            let vp = v.row(self.heads, n, j0);
             // SAFETY: acc is rows × dv, s rows × BC, the v block cols × dv.
             unsafe {
                 matmul(
                     rows,
                     dv,
                     cols,
-                    mat(acc.as_mut_ptr(), dv, 1),
-                    mat(s.as_ptr(), BC, 1),
-                    mat(vp, dv, 1),
+                    mat(acc.as_mut_ptr(), dv as isize, 1),
+                    mat(s.as_ptr(), BC as isize, 1),
+                    mat(vp, v.sr, 1),
                     1,
                     true,
                 )
             };
         }
         for r in 0..rows {
-            let i = n * self.l + i0 + r;
             let inv = if sum[r] > T::zero() { T::one() / sum[r] } else { T::zero() };
+            let o = out.row(self.heads, n, i0 + r);
             for c in 0..dv {
-                // SAFETY: row i of out belongs to this task.
-                unsafe { *out.at((i * dv + c) as isize) = acc[r * dv + c] * inv };
+                // SAFETY: this row of out belongs to this task.
+                unsafe { *o.add(c) = acc[r * dv + c] * inv };
             }
             let l = if sum[r] > T::zero() { mx[r] + sum[r].ln() } else { ninf };
             // SAFETY: as above.
-            unsafe { *lse.at(i as isize) = l };
+            unsafe { *lse.at((n * self.l + i0 + r) as isize) = l };
         }
     }
 
@@ -241,45 +260,57 @@ impl<T: AttnElem> Problem<T> {
     /// scores recomputed block by block (dq, dk, dv are overwritten).
     ///
     /// # Safety
-    /// Contiguous q, k, v, out, lse as `forward`; g like out; dq like q, dk like k, dv like v.
-    #[allow(clippy::too_many_arguments)]
-    pub unsafe fn backward(&self, [q, k, v, out, lse, g]: [P<T>; 6], dq: P<T>, dk: P<T>, dv: P<T>) {
+    /// q, k, v, out, lse as `forward`; g of out's shape; dq, dk, dv of q's,
+    /// k's and v's shapes, none of their rows overlapping.
+    pub unsafe fn backward(
+        &self,
+        [q, k, v, out, g]: [Heads<T>; 5],
+        lse: P<T>,
+        [dq, dk, dv]: [Heads<T>; 3],
+    ) {
         let work = self.n * self.l * self.s * self.d;
         super::team::for_each_if(work, self.n, |n| {
             super::simd(
                 #[inline(always)]
                 || {
                     // SAFETY: each task owns problem n of the gradients.
-                    unsafe { self.backward_one(n, [q, k, v, out, lse, g], dq, dk, dv) }
+                    unsafe { self.backward_one(n, [q, k, v, out, g], lse, [dq, dk, dv]) }
                 },
             )
         });
     }
 
-    #[allow(clippy::too_many_arguments)]
     unsafe fn backward_one(
         &self,
         n: usize,
-        [q, k, v, out, lse, g]: [P<T>; 6],
-        dq: P<T>,
-        dk: P<T>,
-        dv: P<T>,
+        [q, k, v, out, g]: [Heads<T>; 5],
+        lse: P<T>,
+        [dq, dk, dv]: [Heads<T>; 3],
     ) {
-        let (l, s, d, e) = (self.l, self.s, self.d, self.dv);
-        let sl = |p: P<T>, off: usize, len: usize| {
-            // SAFETY: problem n's slices of the caller's tensors.
-            unsafe { std::slice::from_raw_parts_mut(p.at(off as isize), len) }
+        let (l, s, d, e, hd) = (self.l, self.s, self.d, self.dv, self.heads);
+        let zero = |x: Heads<T>, i: usize, len: usize| {
+            // SAFETY: row i of problem n of a gradient this task owns, len elements.
+            unsafe { std::slice::from_raw_parts_mut(x.row(hd, n, i), len) }.fill(T::zero())
         };
-        let (dqn, dkn, dvn) =
-            (sl(dq, n * l * d, l * d), sl(dk, n * s * d, s * d), sl(dv, n * s * e, s * e));
-        dqn.fill(T::zero());
-        dkn.fill(T::zero());
-        dvn.fill(T::zero());
-        let (on, gn, lsen) =
-            (sl(out, n * l * e, l * e), sl(g, n * l * e, l * e), sl(lse, n * l, l));
+        for i in 0..l {
+            zero(dq, i, d);
+        }
+        for j in 0..s {
+            zero(dk, j, d);
+            zero(dv, j, e);
+        }
+        let row = |x: Heads<T>, i: usize| {
+            // SAFETY: row i of problem n of out or g, e elements.
+            unsafe { std::slice::from_raw_parts(x.row(hd, n, i) as *const T, e) }
+        };
+        // SAFETY: problem n's logsumexp row.
+        let lsen = unsafe { std::slice::from_raw_parts(lse.at((n * l) as isize), l) };
         // D_i = dO_i · O_i = Σ_j P_ij dP_ij: the softmax backward's row term.
         let dd: Vec<T> = (0..l)
-            .map(|i| (0..e).fold(T::zero(), |a, c| a + on[i * e + c] * gn[i * e + c]))
+            .map(|i| {
+                let (o, gi) = (row(out, i), row(g, i));
+                o.iter().zip(gi.iter()).fold(T::zero(), |a, (&x, &y)| a + x * y)
+            })
             .collect();
         let scale = T::from(self.scale).expect("float");
         let rp = self.dropout.map(|d| T::from(d.rp).expect("float"));
@@ -294,17 +325,16 @@ impl<T: AttnElem> Problem<T> {
                 }
                 // SAFETY: the blocks are inside the tensors.
                 unsafe { self.scores(q, k, n, (i0, rows), (j0, cols), &mut p, BB) };
-                let gp = g.at(((n * l + i0) * e) as isize);
-                let vp = v.at(((n * s + j0) * e) as isize);
+                let (gp, vp) = (g.row(hd, n, i0), v.row(hd, n, j0));
                 // SAFETY: dp is rows × BB; the g and v blocks are inside their tensors.
                 unsafe {
                     matmul(
                         rows,
                         cols,
                         e,
-                        mat(dp.as_mut_ptr(), BB, 1),
-                        mat(gp, e, 1),
-                        mat(vp, 1, e),
+                        mat(dp.as_mut_ptr(), BB as isize, 1),
+                        mat(gp, g.sr, 1),
+                        mat(vp, 1, v.sr),
                         1,
                         false,
                     )
@@ -338,40 +368,37 @@ impl<T: AttnElem> Problem<T> {
                             .for_each(|(&x, y)| *y = x * (*y - ddi) * scale),
                     }
                 }
-                let (qp, kp) =
-                    (q.at(((n * l + i0) * d) as isize), k.at(((n * s + j0) * d) as isize));
+                let (qp, kp) = (q.row(hd, n, i0), k.row(hd, n, j0));
+                let bb = BB as isize;
                 // SAFETY: every block lies inside its tensor; the destinations are this task's.
                 unsafe {
-                    let dvj = dvn.as_mut_ptr().add(j0 * e);
                     matmul(
                         cols,
                         e,
                         rows,
-                        mat(dvj, e, 1),
-                        mat(p.as_ptr(), 1, BB),
-                        mat(gp, e, 1),
+                        mat(dv.row(hd, n, j0), dv.sr, 1),
+                        mat(p.as_ptr(), 1, bb),
+                        mat(gp, g.sr, 1),
                         1,
                         true,
                     );
-                    let dqi = dqn.as_mut_ptr().add(i0 * d);
                     matmul(
                         rows,
                         d,
                         cols,
-                        mat(dqi, d, 1),
-                        mat(dp.as_ptr(), BB, 1),
-                        mat(kp, d, 1),
+                        mat(dq.row(hd, n, i0), dq.sr, 1),
+                        mat(dp.as_ptr(), bb, 1),
+                        mat(kp, k.sr, 1),
                         1,
                         true,
                     );
-                    let dkj = dkn.as_mut_ptr().add(j0 * d);
                     matmul(
                         cols,
                         d,
                         rows,
-                        mat(dkj, d, 1),
-                        mat(dp.as_ptr(), 1, BB),
-                        mat(qp, d, 1),
+                        mat(dk.row(hd, n, j0), dk.sr, 1),
+                        mat(dp.as_ptr(), 1, bb),
+                        mat(qp, q.sr, 1),
                         1,
                         true,
                     );

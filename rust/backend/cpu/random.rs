@@ -160,3 +160,67 @@ impl Generator {
         v
     }
 }
+
+/// Philox blocks computed together (lanes of one vector loop).
+const LANES: usize = 16;
+
+/// Philox4x32-10, as shaders/random.wgsl computes it: word w of counter
+/// (block0 + i, 0, 0, 0) under `key` is [w][i], for LANES blocks at once.
+#[inline(always)]
+fn philox(block0: u32, key: u64) -> [[u32; LANES]; 4] {
+    let mut c = [[0u32; LANES]; 4];
+    for (i, x) in c[0].iter_mut().enumerate() {
+        *x = block0.wrapping_add(i as u32);
+    }
+    let mut k = [key as u32, (key >> 32) as u32];
+    for _ in 0..10 {
+        for i in 0..LANES {
+            let p0 = 0xD251_1F53u64 * c[0][i] as u64;
+            let p1 = 0xCD9E_8D57u64 * c[2][i] as u64;
+            c[0][i] = (p1 >> 32) as u32 ^ c[1][i] ^ k[0];
+            c[1][i] = p1 as u32;
+            c[2][i] = (p0 >> 32) as u32 ^ c[3][i] ^ k[1];
+            c[3][i] = p0 as u32;
+        }
+        k = [k[0].wrapping_add(0x9E37_79B9), k[1].wrapping_add(0xBB67_AE85)];
+    }
+    c
+}
+
+/// A dropout mask: element e is `scale` when the 24-bit uniform of word
+/// e % 4 of Philox block e / 4 is below `keep`, else 0: the numbers the GPU's
+/// bernoulli_mask (and its fused twin) draws from the same key, so a seed
+/// drops the same elements on both devices. In parallel over chunks.
+pub fn dropout_mask<T>(out: &mut [T], key: u64, keep: f32, scale: T)
+where
+    T: Copy + Send + Sync + num_traits::Zero,
+{
+    const CHUNK: usize = 1 << 14;
+    const GROUP: usize = 4 * LANES;
+    // u < keep for the 24-bit u = (w >> 8) / 2^24, in integers.
+    let thr = (keep as f64 * 16_777_216.0).ceil() as u32;
+    let (n, p) = (out.len(), super::P(out.as_mut_ptr()));
+    super::team::for_each_if(n, n.div_ceil(CHUNK), |c| {
+        let lo = c * CHUNK;
+        // SAFETY: chunks are disjoint ranges of `out`.
+        let part = unsafe { std::slice::from_raw_parts_mut(p.at(lo as isize), CHUNK.min(n - lo)) };
+        super::simd(
+            #[inline(always)]
+            || {
+                for (g, group) in part.chunks_mut(GROUP).enumerate() {
+                    let w = philox(((lo + g * GROUP) / 4) as u32, key);
+                    let v = w.map(|ws| ws.map(|x| if x >> 8 < thr { scale } else { T::zero() }));
+                    if let Ok(full) = <&mut [T; GROUP]>::try_from(&mut *group) {
+                        for (i, quad) in full.chunks_exact_mut(4).enumerate() {
+                            quad.copy_from_slice(&[v[0][i], v[1][i], v[2][i], v[3][i]]);
+                        }
+                    } else {
+                        for (e, x) in group.iter_mut().enumerate() {
+                            *x = v[e % 4][e / 4];
+                        }
+                    }
+                }
+            },
+        )
+    });
+}

@@ -1,6 +1,7 @@
 //! Launcher for shaders/attention.wgsl: fused attention forward (output and
-//! row logsumexp) and its three backward passes. Every tensor is bound as one
-//! window, so a tensor beyond the binding limit is refused (NotImplemented).
+//! row logsumexp) and its three backward passes. q, k, v, dO, the output and
+//! the gradients go in with their strides (columns contiguous). Every tensor
+//! is bound as one window, so a tensor beyond the binding limit is refused.
 
 use super::codes::flag;
 use super::exec::{self, Bind, Variant};
@@ -16,14 +17,29 @@ crate::wgsl_flags! {
 }
 
 crate::wgsl_params! {
-    /// Sizes, `AttnFlags`, scale and dropout, the mask's strides, then where
-    /// each input starts (see shaders/attention.wgsl).
+    /// Sizes, `AttnFlags`, scale and dropout, the mask's strides and offset,
+    /// lse's offset, then each strided tensor's offset and batch, head and
+    /// row strides (see shaders/attention.wgsl).
     pub struct Params in ATTENTION {
         n: u32, heads: u32, l: u32, s: u32, d: u32, dv: u32, flags: u32,
         scale: f32, rp: f32, thresh: u32, seed0: u32, seed1: u32,
-        m_sb: u32, m_sh: u32, m_sl: u32, m_ss: u32,
-        q_off: u32, k_off: u32, v_off: u32, m_off: u32, g_off: u32, o_off: u32, lse_off: u32,
+        m_sb: u32, m_sh: u32, m_sl: u32, m_ss: u32, m_off: u32, lse_off: u32,
+        lay: [u32; 28],
     }
+}
+
+/// Slots of the strided tensors in `Params::lay`.
+#[derive(Clone, Copy)]
+enum Slot {
+    Q,
+    K,
+    V,
+    G,
+    O,
+    /// ga: dk (dK/dV pass) or dq (dQ pass).
+    A,
+    /// gb: dv.
+    B,
 }
 
 /// Output columns a workgroup's 8 threads per row hold (4 groups of 4 each).
@@ -38,9 +54,20 @@ pub fn supports(d: usize, dv: usize) -> bool {
 
 /// The binding of `t` (all of its elements) and the element it starts at in it.
 fn bind(t: &Tensor) -> Result<(Bind<'_>, u32)> {
-    let lo = t.layout().offset;
-    let (b, base) = Bind::window(t.storage().gpu_buffer()?, lo, lo + t.numel().max(1) - 1, 4)?;
-    Ok((b, (lo - base) as u32))
+    let (lo, hi) = t.layout().span();
+    let (lo, hi) = (lo as usize, (hi as usize).max(lo as usize + 1));
+    let (b, base) = Bind::window(t.storage().gpu_buffer()?, lo, hi - 1, 4)?;
+    Ok((b, (t.layout().offset - base) as u32))
+}
+
+/// Binds a (B, H, rows, cols) tensor (non-negative strides, contiguous
+/// columns) and records its offset and strides in its slot.
+fn bind_strided<'a>(p: &mut Params, slot: Slot, t: &'a Tensor) -> Result<Bind<'a>> {
+    let (b, off) = bind(t)?;
+    let st = &t.layout().strides;
+    let at = 4 * slot as usize;
+    p.lay[at..at + 4].copy_from_slice(&[off, st[0] as u32, st[1] as u32, st[2] as u32]);
+    Ok(b)
 }
 
 fn params(sp: &Spec) -> Result<Params> {
@@ -97,7 +124,7 @@ fn check_f32(ts: &[&Tensor]) -> Result<()> {
     Ok(())
 }
 
-/// out (B, H, L, dv) and lse (B, H, L) from contiguous q, k, v (and mask).
+/// out (B, H, L, dv) and a contiguous lse (B, H, L) from q, k, v (and mask).
 pub fn forward(
     sp: &Spec,
     q: &Tensor,
@@ -109,9 +136,14 @@ pub fn forward(
 ) -> Result<()> {
     check_f32(&[q, k, v, out, lse])?;
     let mut p = params(sp)?;
-    let ((qb, q_off), (kb, k_off), (vb, v_off)) = (bind(q)?, bind(k)?, bind(v)?);
-    let ((ob, o_off), (lb, lse_off)) = (bind(out)?, bind(lse)?);
-    (p.q_off, p.k_off, p.v_off, p.o_off, p.lse_off) = (q_off, k_off, v_off, o_off, lse_off);
+    let (qb, kb, vb) = (
+        bind_strided(&mut p, Slot::Q, q)?,
+        bind_strided(&mut p, Slot::K, k)?,
+        bind_strided(&mut p, Slot::V, v)?,
+    );
+    let ob = bind_strided(&mut p, Slot::O, out)?;
+    let (lb, lse_off) = bind(lse)?;
+    p.lse_off = lse_off;
     let mb = mask_bind(&mut p, mask)?;
     let dummy = Bind::whole(exec::dummy()?);
     // The shared loaders name g, never read here: v stands in (read-only too).
@@ -120,8 +152,8 @@ pub fn forward(
     exec::dispatch_binds("attention_forward", Variant::F32, &binds, &p, exec::grid_rows(groups))
 }
 
-/// dq, dk, dv (fresh, contiguous) from the saved q, k, v, out, lse and the
-/// output gradient g (all contiguous).
+/// dq, dk, dv (fresh) from the saved q, k, v, out, lse and the output
+/// gradient g.
 pub fn backward(
     sp: &Spec,
     [q, k, v, out, lse, g]: [&Tensor; 6],
@@ -136,39 +168,40 @@ pub fn backward(
     } else {
         g.clone()
     };
-    let ((qb, q_off), (kb, k_off), (vb, v_off)) = (bind(q)?, bind(k)?, bind(v)?);
-    let ((ob, o_off), (lb, lse_off), (gb, g_off)) = (bind(out)?, bind(lse)?, bind(&g)?);
-    (p.q_off, p.k_off, p.v_off, p.o_off, p.lse_off, p.g_off) =
-        (q_off, k_off, v_off, o_off, lse_off, g_off);
+    let (qb, kb, vb) = (
+        bind_strided(&mut p, Slot::Q, q)?,
+        bind_strided(&mut p, Slot::K, k)?,
+        bind_strided(&mut p, Slot::V, v)?,
+    );
+    let (ob, gb) = (bind_strided(&mut p, Slot::O, out)?, bind_strided(&mut p, Slot::G, &g)?);
+    let (lb, lse_off) = bind(lse)?;
+    p.lse_off = lse_off;
     let mb = mask_bind(&mut p, mask)?;
     let n = sp.b * sp.h;
     let rows = Tensor::empty_on(&[n * sp.l], DType::F32, q.device())?;
     let (rb, _) = bind(&rows)?;
-    let ((dqb, _), (dkb, _), (dvb, _)) = (bind(dq)?, bind(dk)?, bind(dv)?);
     let dummy = Bind::whole(exec::dummy()?);
-    let with = [[dummy, dummy], [dkb, dvb], [dqb, dummy]]
-        .map(|[a, b]| [qb, kb, vb, mb, gb, ob, lb, rb, a, b]);
+    let binds = |p: &Params, a, b| ([qb, kb, vb, mb, gb, ob, lb, rb, a, b], *p);
+    let (dot, pd) = binds(&p, dummy, dummy);
     exec::dispatch_binds(
         "attention_backward_dot",
         Variant::F32,
-        &with[0],
-        &p,
+        &dot,
+        &pd,
         exec::grid_1d(n * sp.l),
     )?;
+    let (dkb, dvb) = (bind_strided(&mut p, Slot::A, dk)?, bind_strided(&mut p, Slot::B, dv)?);
+    let (kv, pkv) = binds(&p, dkb, dvb);
     let kv_groups = n * sp.s.div_ceil(BR);
     exec::dispatch_binds(
         "attention_backward_kv",
         Variant::F32,
-        &with[1],
-        &p,
+        &kv,
+        &pkv,
         exec::grid_rows(kv_groups),
     )?;
+    let dqb = bind_strided(&mut p, Slot::A, dq)?;
+    let (qd, pq) = binds(&p, dqb, dummy);
     let q_groups = n * sp.l.div_ceil(BR);
-    exec::dispatch_binds(
-        "attention_backward_q",
-        Variant::F32,
-        &with[2],
-        &p,
-        exec::grid_rows(q_groups),
-    )
+    exec::dispatch_binds("attention_backward_q", Variant::F32, &qd, &pq, exec::grid_rows(q_groups))
 }

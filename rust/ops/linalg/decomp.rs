@@ -6,7 +6,7 @@
 //! differentiated again.
 
 use super::matmul;
-use crate::autograd::{self, graph, math, Backward, GradMode, Node, SavedTensor};
+use crate::autograd::{self, math, Backward, Node, SavedTensor};
 use crate::backend::cpu::linalg as cpu;
 use crate::bail;
 use crate::error::{Error, Result};
@@ -102,23 +102,13 @@ pub fn info_tensor(info: Vec<i32>, batch: &[usize], device: Device) -> Result<Te
     put(info, batch, device)
 }
 
-/// Runs `forward` (recording off when recording) and attaches one node for
-/// all its outputs.
+/// `autograd::record_many` for the decompositions' one backward type.
 pub fn record_outputs(
     inputs: &[&Tensor],
     forward: impl FnOnce() -> Result<Vec<Tensor>>,
     make: impl FnOnce(&[Tensor]) -> LinalgBackward,
 ) -> Result<Vec<Tensor>> {
-    if !autograd::needs_grad(inputs) {
-        return forward();
-    }
-    let outs = {
-        let _off = GradMode::set(false);
-        forward()?
-    };
-    let op = make(&outs);
-    crate::autograd::hooks::take_pack_error()?;
-    Ok(graph::attach(op.into(), inputs, outs))
+    autograd::record_many(inputs, forward, |outs| Ok(make(outs).into()))
 }
 
 // ------------------------------------------------------------ forward ops
