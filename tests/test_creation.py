@@ -78,6 +78,16 @@ def test_empty_default(device):
     assert rumus.empty(0, device=device).numel() == 0
 
 
+def test_full_keeps_the_sign_of_zero_and_fills_large_tensors(device):
+    neg = rumus.full((3,), -0.0, device=device).cpu().numpy()
+    assert np.signbit(neg).all() and (neg == 0).all()
+    assert not np.signbit(rumus.full((3,), 0.0, device=device).cpu().numpy()).any()
+    big = rumus.full((1 << 20,), 3.25, device=device).cpu().numpy()  # past the parallel cut
+    assert (big == 3.25).all()
+    nan = rumus.full((5,), float("nan"), device=device).cpu().numpy()
+    assert np.isnan(nan).all()
+
+
 def test_full_dtype_inference(device):
     def full(*args, **kw):
         return rumus.full(*args, device=device, **kw)

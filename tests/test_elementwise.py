@@ -1435,3 +1435,22 @@ def test_relu_keeps_nan(device):
     x = rumus.tensor([float("nan"), -1.0, 0.0, 2.0], device=device)
     r = rumus.nn.functional.relu(x).cpu().numpy()
     assert math.isnan(r[0]) and r[1:].tolist() == [0.0, 0.0, 2.0]
+
+
+@pytest.mark.parametrize("dtype", [rumus.float32, rumus.float64])
+def test_relu_gradient_selects_the_incoming_gradient(dtype, rng):
+    """ReLU's backward passes g where the output is positive and 0 elsewhere (a select, as
+    PyTorch's threshold_backward: an inf or NaN gradient at a dead unit gives 0, not NaN), for a
+    broadcast gradient too; differentiated again it still works (recorded ops)."""
+    xs = rng.standard_normal((3, 40)).astype(rumus.tensor(0.0, dtype=dtype).numpy().dtype)
+    xs[0, :4] = [0.0, -0.0, np.nan, 1e-30]
+    x = rumus.tensor(xs, requires_grad=True)
+    g = rng.standard_normal((3, 40))
+    g[1, :3] = [np.inf, -np.inf, np.nan]
+    rumus.nn.functional.relu(x).backward(rumus.tensor(g, dtype=dtype))
+    np.testing.assert_array_equal(x.grad.numpy(), np.where(xs > 0, g, 0.0).astype(xs.dtype))
+    x.grad = None
+    rumus.nn.functional.relu(x).sum().backward()  # an expanded gradient of ones
+    np.testing.assert_array_equal(x.grad.numpy(), (xs > 0).astype(xs.dtype))
+    x64 = rumus.tensor(rng.standard_normal(7), dtype=rumus.float64, requires_grad=True)
+    assert rumus.autograd.gradgradcheck(lambda t: rumus.nn.functional.relu(t) * t, (x64,))

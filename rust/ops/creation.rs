@@ -27,11 +27,14 @@ pub fn full_on(
     Ok(t)
 }
 
+/// Zeros come zeroed from the allocator; any other value (-0.0 included) is
+/// written once into uninitialized memory.
 pub fn full(shape: &[usize], value: Scalar, dtype: DType) -> Result<Tensor> {
-    let t = Tensor::zeros(shape, dtype)?;
-    if value.to_f64() != 0.0 || value.to_f64().is_nan() {
-        fill_(&t, value)?;
+    if value.to_f64().to_bits() == 0 {
+        return Tensor::zeros(shape, dtype);
     }
+    let t = Tensor::for_output(shape, dtype)?;
+    fill_(&t, value)?;
     Ok(t)
 }
 

@@ -199,6 +199,28 @@ pub fn binary_into(
     dispatch_compute!(a.dtype(), T => run_binary::<T>(op, out, a, b, shape, alpha.map(T::from_f64)))
 }
 
+/// ReLU's gradient in one pass: out = g where y > 0, else 0 (y: ReLU's
+/// output), as PyTorch's threshold_backward selects; the recorded form (gt,
+/// cast, mul) makes three passes.
+pub fn relu_backward(out: &Tensor, g: &Tensor, y: &Tensor) -> Result<()> {
+    let shape = out.shape().clone();
+    let (lg, ly) = (g.layout().broadcast_strides(&shape)?, y.layout().broadcast_strides(&shape)?);
+    dispatch_float!(out.dtype(), T => {
+        let zero = <T as num_traits::Zero>::zero();
+        // SAFETY: all layouts span `shape` within their storages.
+        unsafe {
+            map2(
+                &shape,
+                (P(out.ptr::<T>()?), out.strides()),
+                (P(g.ptr::<T>()?), &lg[..]),
+                (P(y.ptr::<T>()?), &ly[..]),
+                move |g: T, y: T| if y > zero { g } else { zero },
+            )
+        };
+        Ok(())
+    })
+}
+
 pub fn run_where<T: Element>(out: &Tensor, cond: &Tensor, x: &Tensor, y: &Tensor) -> Result<()> {
     let shape = out.shape().clone();
     let (lc, lx, ly) = (

@@ -165,22 +165,25 @@ impl Generator {
 const LANES: usize = 16;
 
 /// Philox4x32-10, as shaders/random.wgsl computes it: word w of counter
-/// (block0 + i, 0, 0, 0) under `key` is [w][i], for LANES blocks at once.
+/// (block0 + i, 0, 0, 0) under `key` is the low half of [w][i], for LANES
+/// blocks at once. The words live in 64-bit lanes whose high halves are
+/// ignored, so each 32×32→64 product is one `vpmuludq` with no widening.
 #[inline(always)]
-fn philox(block0: u32, key: u64) -> [[u32; LANES]; 4] {
-    let mut c = [[0u32; LANES]; 4];
+fn philox(block0: u32, key: u64) -> [[u64; LANES]; 4] {
+    const LO: u64 = 0xFFFF_FFFF;
+    let mut c = [[0u64; LANES]; 4];
     for (i, x) in c[0].iter_mut().enumerate() {
-        *x = block0.wrapping_add(i as u32);
+        *x = block0.wrapping_add(i as u32) as u64;
     }
     let mut k = [key as u32, (key >> 32) as u32];
     for _ in 0..10 {
         for i in 0..LANES {
-            let p0 = 0xD251_1F53u64 * c[0][i] as u64;
-            let p1 = 0xCD9E_8D57u64 * c[2][i] as u64;
-            c[0][i] = (p1 >> 32) as u32 ^ c[1][i] ^ k[0];
-            c[1][i] = p1 as u32;
-            c[2][i] = (p0 >> 32) as u32 ^ c[3][i] ^ k[1];
-            c[3][i] = p0 as u32;
+            let p0 = 0xD251_1F53 * (c[0][i] & LO);
+            let p1 = 0xCD9E_8D57 * (c[2][i] & LO);
+            c[0][i] = (p1 >> 32) ^ c[1][i] ^ k[0] as u64;
+            c[1][i] = p1;
+            c[2][i] = (p0 >> 32) ^ c[3][i] ^ k[1] as u64;
+            c[3][i] = p0;
         }
         k = [k[0].wrapping_add(0x9E37_79B9), k[1].wrapping_add(0xBB67_AE85)];
     }
@@ -209,7 +212,9 @@ where
             || {
                 for (g, group) in part.chunks_mut(GROUP).enumerate() {
                     let w = philox(((lo + g * GROUP) / 4) as u32, key);
-                    let v = w.map(|ws| ws.map(|x| if x >> 8 < thr { scale } else { T::zero() }));
+                    let v = w.map(|ws| {
+                        ws.map(|x| if (x as u32) >> 8 < thr { scale } else { T::zero() })
+                    });
                     if let Ok(full) = <&mut [T; GROUP]>::try_from(&mut *group) {
                         for (i, quad) in full.chunks_exact_mut(4).enumerate() {
                             quad.copy_from_slice(&[v[0][i], v[1][i], v[2][i], v[3][i]]);

@@ -23,6 +23,7 @@ pub mod matmul_bf16;
 pub mod matmul_coop;
 pub mod norm;
 pub mod params;
+pub mod pipeline;
 pub mod pool;
 pub mod profile;
 pub mod qgemm;

@@ -205,6 +205,21 @@ fn unary_raw_(op: Unary, a: &Tensor) -> Result<()> {
     Ok(())
 }
 
+/// ReLU's gradient: one CPU pass when it is not differentiated again, else
+/// `recorded` (differentiable ops; on the GPU the fusion layer joins them).
+fn relu_grad(g: &Tensor, y: &Tensor, recorded: impl FnOnce() -> Result<Tensor>) -> Result<Tensor> {
+    let plain = !autograd::is_grad_enabled()
+        && !g.is_gpu()
+        && g.dtype() == y.dtype()
+        && matches!(g.dtype(), DType::F32 | DType::F64);
+    if !plain {
+        return recorded();
+    }
+    let out = Tensor::empty_on(y.shape(), y.dtype(), y.device())?;
+    crate::backend::cpu::binary::relu_backward(&out, g, y)?;
+    Ok(out)
+}
+
 #[derive(Clone)]
 pub struct UnaryBackward {
     op: Unary,
@@ -253,7 +268,7 @@ impl Backward for UnaryBackward {
             Sign | Floor | Ceil | Round | Trunc => zeros(g.shape(), g.dtype(), g)?,
             Abs => mul(g, &un(Sign, &x()?)?)?,
             Square => mul(g, &scale(&x()?, 2.0)?)?,
-            Relu => mul(g, &mask_as(&positive(&y()?)?, g.dtype())?)?,
+            Relu => relu_grad(g, &y()?, || mul(g, &mask_as(&positive(&y()?)?, g.dtype())?))?,
             Exp => mul(g, &y()?)?,
             Exp2 => mul(g, &scale(&y()?, ln2)?)?,
             Expm1 => mul(g, &add_scalar(&y()?, 1.0)?)?,
