@@ -7,7 +7,7 @@
 //! backward (dQ accumulates over key blocks, dK/dV over row blocks).
 
 use super::gemm::{matmul, GemmElem, Mat};
-use super::softmax::SoftElem;
+use super::softmax::{exp_sum, row_max, SoftElem};
 use super::P;
 
 /// Query rows per forward task and keys per forward block: a row block's
@@ -204,18 +204,14 @@ impl<T: AttnElem> Problem<T> {
             unsafe { self.scores(q, k, n, (i0, rows), (j0, cols), &mut s, BC) };
             for r in 0..rows {
                 let row = &mut s[r * BC..r * BC + cols];
-                let bm = row.iter().fold(ninf, |a, &x| if x > a { x } else { a });
+                let bm = row_max(row, false);
                 let m = if bm > mx[r] { bm } else { mx[r] };
                 if m == ninf {
                     row.fill(T::zero());
                     continue;
                 }
                 let alpha = (mx[r] - m).fexp();
-                let mut t = T::zero();
-                for x in row.iter_mut() {
-                    *x = (*x - m).fexp();
-                    t = t + *x;
-                }
+                let t = exp_sum(row, m);
                 if let (Some(d), Some(rp)) = (self.dropout, rp) {
                     let h = d.row(n, i0 + r);
                     for (c, x) in row.iter_mut().enumerate() {

@@ -22,6 +22,46 @@ impl SoftElem for f64 {
     }
 }
 
+/// Partial results per row reduction: a serial float sum or max is an order
+/// the compiler must keep (no SIMD); this many lanes of partials vectorize.
+const LANES: usize = 16;
+
+/// The largest of `xs` (-inf when empty); with `nan_wins` a NaN anywhere
+/// gives NaN, else NaNs are skipped.
+#[inline(always)]
+pub fn row_max<T: SoftElem>(xs: &[T], nan_wins: bool) -> T {
+    let pick = |m: T, v: T| if v > m || (nan_wins && v.is_nan()) { v } else { m };
+    let mut acc = [T::neg_infinity(); LANES];
+    let mut chunks = xs.chunks_exact(LANES);
+    for c in &mut chunks {
+        for (a, &v) in acc.iter_mut().zip(c) {
+            *a = pick(*a, v);
+        }
+    }
+    let m = chunks.remainder().iter().fold(T::neg_infinity(), |m, &v| pick(m, v));
+    acc.iter().fold(m, |m, &v| pick(m, v))
+}
+
+/// xs[i] = e^(xs[i] - m) in place, returning their sum, added in lanes (so
+/// in another order than a serial loop: softmax keeps its serial sum).
+#[inline(always)]
+pub fn exp_sum<T: SoftElem>(xs: &mut [T], m: T) -> T {
+    let mut acc = [T::zero(); LANES];
+    let mut chunks = xs.chunks_exact_mut(LANES);
+    for c in &mut chunks {
+        for (a, x) in acc.iter_mut().zip(c.iter_mut()) {
+            *x = (*x - m).fexp();
+            *a = *a + *x;
+        }
+    }
+    let mut t = T::zero();
+    for x in chunks.into_remainder() {
+        *x = (*x - m).fexp();
+        t = t + *x;
+    }
+    acc.iter().fold(t, |s, &a| s + a)
+}
+
 fn for_blocks(outer: usize, work: usize, f: impl Fn(usize) + Sync + Send) {
     super::team::for_each_if(work, outer, f)
 }
@@ -51,12 +91,10 @@ pub unsafe fn forward<T: SoftElem>(
                     )
                 };
                 if inner == 1 {
-                    let m =
-                        xs.iter().fold(
-                            T::neg_infinity(),
-                            |m, &v| if v > m || v.is_nan() { v } else { m },
-                        );
-                    // A row of all -inf gives NaN, as in PyTorch.
+                    let m = row_max(xs, true);
+                    // A row of all -inf gives NaN, as in PyTorch. The sum stays serial: the
+                    // columns path (and the half-precision blocks) add in this order too,
+                    // and float16/bfloat16 results must equal float32's rounded once.
                     let mut s = T::zero();
                     for (yv, &xv) in ys.iter_mut().zip(xs) {
                         let e = (xv - m).fexp();
