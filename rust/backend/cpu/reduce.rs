@@ -181,7 +181,9 @@ unsafe fn reduce_columns<T: Copy + Send + Sync, R: Reducer<T>>(
     Ok(out)
 }
 
-/// Sum in f64 with eight independent lanes, so contiguous rows vectorize.
+/// Sum in f64. Contiguous rows add into 32 independent lanes (four vectors of
+/// eight: one chain of eight was bound by the add latency), then eight, then one
+/// at a time; long rows compiled for the CPU's widest SIMD.
 pub struct SumF64;
 impl<T: crate::tensor::Element> Reducer<T> for SumF64 {
     type Acc = f64;
@@ -201,20 +203,42 @@ impl<T: crate::tensor::Element> Reducer<T> for SumF64 {
             return (0..len).fold(acc, |a, i| a + (*p.offset(i as isize * stride)).to_f64());
         }
         let s = std::slice::from_raw_parts(p, len);
-        let mut lanes = [0.0f64; 8];
-        let mut chunks = s.chunks_exact(8);
-        for c in &mut chunks {
-            for k in 0..8 {
-                lanes[k] += c[k].to_f64();
-            }
+        if len < 64 {
+            return acc + sum_f64(s);
         }
-        let tail: f64 = chunks.remainder().iter().map(|x| x.to_f64()).sum();
-        acc + lanes.iter().sum::<f64>() + tail
+        super::simd(
+            #[inline(always)]
+            || acc + sum_f64(s),
+        )
     }
 }
 
+/// The lanes of `SumF64::row`.
+#[inline(always)]
+fn sum_f64<T: crate::tensor::Element>(s: &[T]) -> f64 {
+    let mut wide = [0.0f64; 32];
+    let mut chunks = s.chunks_exact(32);
+    for c in &mut chunks {
+        for k in 0..32 {
+            wide[k] += c[k].to_f64();
+        }
+    }
+    let mut lanes = [0.0f64; 8];
+    for k in 0..32 {
+        lanes[k % 8] += wide[k];
+    }
+    let mut chunks = chunks.remainder().chunks_exact(8);
+    for c in &mut chunks {
+        for k in 0..8 {
+            lanes[k] += c[k].to_f64();
+        }
+    }
+    let tail: f64 = chunks.remainder().iter().map(|x| x.to_f64()).sum();
+    lanes.iter().sum::<f64>() + tail
+}
+
 /// Max (or min) of the values, NaN winning as in PyTorch. Contiguous rows fold
-/// in 16 independent lanes so they vectorize.
+/// in 16 independent lanes so they vectorize (long rows as wide as the CPU has).
 pub struct Extreme {
     pub max: bool,
 }
@@ -246,15 +270,29 @@ impl<T: crate::tensor::Element> Reducer<T> for Extreme {
             return (0..len).fold(acc, |a, i| self.step(a, *p.offset(i as isize * stride), 0));
         }
         let s = std::slice::from_raw_parts(p, len);
+        if len < 64 {
+            return self.lanes(acc, s);
+        }
+        super::simd(
+            #[inline(always)]
+            || self.lanes(acc, s),
+        )
+    }
+}
+
+impl Extreme {
+    /// The 16 lanes of `row`.
+    #[inline(always)]
+    fn lanes<T: crate::tensor::Element>(&self, acc: T, s: &[T]) -> T {
         let mut lanes = [acc; 16];
         let mut chunks = s.chunks_exact(16);
         for c in &mut chunks {
             for k in 0..16 {
-                lanes[k] = self.step(lanes[k], c[k], 0);
+                lanes[k] = Reducer::<T>::step(self, lanes[k], c[k], 0);
             }
         }
-        let acc = chunks.remainder().iter().fold(acc, |a, &x| self.step(a, x, 0));
-        lanes.iter().fold(acc, |a, &x| self.step(a, x, 0))
+        let acc = chunks.remainder().iter().fold(acc, |a, &x| Reducer::<T>::step(self, a, x, 0));
+        lanes.iter().fold(acc, |a, &x| Reducer::<T>::step(self, a, x, 0))
     }
 }
 
