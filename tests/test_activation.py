@@ -194,6 +194,64 @@ def test_activation_derivatives(name, rng, device):
     ac(x.grad, g.astype(np.float64) * dfn(to_np(x).astype(np.float64)), device)
 
 
+# float32 on the CPU runs vectorized kernels (rust/backend/cpu/vmath.rs), and the backward of
+# these is one fused pass unless it is differentiated again: checked over wide ranges, with the
+# vector blocks and their tails, against float64 closed forms and against the recorded formulas.
+FAST = ["gelu", "gelu_tanh", "silu", "mish", "elu", "elu_alpha", "softplus", "softplus_beta"]
+FAST += ["leaky_relu", "sigmoid", "tanh"]
+
+
+def _wide_inputs(rng, n=1037):
+    x = np.concatenate([rng.uniform(-15, 15, n - 37), rng.normal(0, 1, 37)])
+    kinks = np.array([-3, -1.5, 0, 1.5])  # softplus_beta switches at 1.5
+    near = np.abs(x[:, None] - kinks).min(-1) < 1e-3
+    x[near] += 0.01
+    return x.astype(np.float32)
+
+
+@pytest.mark.parametrize("name", FAST)
+def test_activation_float32_kernels(name, rng):
+    call, fn, dfn = ACTS[name]
+    x = _wide_inputs(rng)
+    ref = fn(x.astype(np.float64))
+    assert_close(call(tensor(x)), ref.astype(np.float32), rtol=4e-6, atol=1e-7)
+    g = rng.uniform(-1, 1, x.shape).astype(np.float32)
+    dref = g.astype(np.float64) * dfn(x.astype(np.float64))
+    for view in (False, True):  # contiguous, and a strided view of x and g
+        xs, gs = (x, g) if not view else (np.repeat(x, 2)[::2], np.repeat(g, 2)[::2])
+        xt = rumus.tensor(np.repeat(xs, 2) if view else xs, requires_grad=True)
+        leaf = xt[::2] if view else xt
+        gt = rumus.tensor(np.repeat(gs, 2))[::2] if view else rumus.tensor(gs)
+        (dx,) = rumus.autograd.grad(call(leaf), leaf if not view else xt, gt)
+        got = to_np(dx)[::2] if view else to_np(dx)
+        np.testing.assert_allclose(got, dref, rtol=2e-5, atol=2e-6)
+    # The recorded formulas (create_graph) give the same first derivative.
+    xt = rumus.tensor(x, requires_grad=True)
+    (fused,) = rumus.autograd.grad(call(xt), xt, rumus.tensor(g))
+    (recorded,) = rumus.autograd.grad(call(xt), xt, rumus.tensor(g), create_graph=True)
+    np.testing.assert_allclose(to_np(fused), to_np(recorded.detach()), rtol=2e-5, atol=2e-6)
+
+
+def test_activation_float32_special_values():
+    x = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1e-30, -1e-30, -50.0, 50.0], np.float32)
+    out = {n: to_np(ACTS[n][0](tensor(x))) for n in ("gelu", "elu", "softplus", "mish", "silu")}
+    np.testing.assert_array_equal(out["gelu"][[0, 2, 7, 8]], [0, np.inf, -0.0, 50])
+    assert np.isnan(out["gelu"][4]) and np.signbit(out["gelu"][1])
+    np.testing.assert_array_equal(out["elu"][[0, 2, 3, 7, 8]], [0, np.inf, -1, -1, 50])
+    np.testing.assert_array_equal(out["softplus"][[2, 3, 8]], [np.inf, 0, 50])
+    np.testing.assert_allclose(out["softplus"][[5, 6, 7]], [math.log(2)] * 2 + [math.exp(-50)])
+    np.testing.assert_allclose(
+        out["mish"][[5, 6, 8]],
+        [1e-30 * math.tanh(math.log(2))] * 1 + [-1e-30 * math.tanh(math.log(2)), 50],
+        rtol=1e-6,
+    )
+    assert all(np.isnan(v[4]) for v in out.values())
+    # GELU keeps relative accuracy in its lower tail, where 1 + erf(x/sqrt 2) cancels.
+    tail = np.array([-5.0, -8.0, -12.0], np.float32)
+    ref = [v * 0.5 * math.erfc(-v / math.sqrt(2)) for v in tail.astype(np.float64)]
+    np.testing.assert_allclose(to_np(F.gelu(tensor(tail))), ref, rtol=2e-6)
+
+
 @pytest.mark.parametrize("name", ["relu", "gelu", "silu", "elu", "hardswish"])
 def test_activation_views(name, rng, device):
     call, fn, _ = ACTS[name]

@@ -25,10 +25,41 @@ fn run_unary<T: FloatMath>(op: Unary, out: &Tensor, a: &Tensor) -> Result<()> {
             Log => simd!(vmath::ln),
             Tanh => simd!(vmath::tanh),
             Sigmoid => simd!(vmath::sigmoid),
-            Silu => simd!(|x: f32| x * vmath::sigmoid(x)),
+            Silu => simd!(
+                #[inline(always)]
+                |x: f32| x * vmath::sigmoid(x)
+            ),
+            Erf => simd!(vmath::erf),
+            Expm1 => simd!(vmath::expm1),
+            Log1p => simd!(vmath::log1p),
+            Gelu => simd!(
+                #[inline(always)]
+                |x: f32| x * vmath::ncdf(x)
+            ),
+            Elu(alpha) => {
+                let alpha = alpha as f32;
+                simd!(
+                    #[inline(always)]
+                    move |x: f32| if x > 0.0 { x } else { alpha * vmath::expm1(x) }
+                )
+            }
+            Softplus(beta, threshold) => {
+                let (beta, threshold) = (beta as f32, threshold as f32);
+                simd!(
+                    #[inline(always)]
+                    move |x: f32| softplus(x, beta, threshold)
+                )
+            }
+            Mish => simd!(
+                #[inline(always)]
+                |x: f32| x * vmath::tanh(softplus(x, 1.0, 20.0))
+            ),
             GeluTanh => {
                 let k = (2.0 / std::f32::consts::PI).sqrt();
-                simd!(move |x: f32| 0.5 * x * (1.0 + vmath::tanh(k * (x + 0.044_715 * x * x * x))))
+                simd!(
+                    #[inline(always)]
+                    move |x: f32| 0.5 * x * (1.0 + vmath::tanh(k * (x + 0.044_715 * x * x * x)))
+                )
             }
             _ => {}
         }
@@ -103,6 +134,198 @@ fn run_unary<T: FloatMath>(op: Unary, out: &Tensor, a: &Tensor) -> Result<()> {
         _ => return run_unary_any::<T>(op, out, a),
     }
     Ok(())
+}
+
+/// softplus(x) = ln(1 + e^(βx)) / β, x itself past the threshold, as PyTorch.
+#[inline(always)]
+fn softplus<T: GradMath>(x: T, beta: T, threshold: T) -> T {
+    let bx = x * beta;
+    if bx > threshold {
+        x
+    } else {
+        bx.vexp().vlog1p() / beta
+    }
+}
+
+/// The math of the fused activation gradients: float32 through `vmath`
+/// (loops of it vectorize), float64 through std.
+pub trait GradMath: FloatMath {
+    fn vexp(self) -> Self;
+    fn vtanh(self) -> Self;
+    fn vlog1p(self) -> Self;
+    /// The standard normal CDF.
+    fn vncdf(self) -> Self;
+    fn vsigmoid(self) -> Self {
+        let one = <Self as Element>::one();
+        one / (one + (-self).vexp())
+    }
+}
+impl GradMath for f32 {
+    #[inline(always)]
+    fn vexp(self) -> Self {
+        vmath::exp(self)
+    }
+    #[inline(always)]
+    fn vtanh(self) -> Self {
+        vmath::tanh(self)
+    }
+    #[inline(always)]
+    fn vlog1p(self) -> Self {
+        vmath::log1p(self)
+    }
+    #[inline(always)]
+    fn vncdf(self) -> Self {
+        vmath::ncdf(self)
+    }
+}
+impl GradMath for f64 {
+    fn vexp(self) -> Self {
+        self.exp()
+    }
+    fn vtanh(self) -> Self {
+        self.tanh()
+    }
+    fn vlog1p(self) -> Self {
+        self.ln_1p()
+    }
+    fn vncdf(self) -> Self {
+        0.5 * libm::erfc(-self * std::f64::consts::FRAC_1_SQRT_2)
+    }
+}
+
+/// out = g · f'(v) in one pass for the activations and smooth functions below
+/// (v: the saved input, or the output for tanh and sigmoid); the recorded
+/// forms take three to ten passes. Returns false for other ops.
+pub fn act_backward(op: Unary, out: &Tensor, g: &Tensor, v: &Tensor) -> Result<bool> {
+    match out.dtype() {
+        DType::F32 => act_backward_t::<f32>(op, out, g, v),
+        DType::F64 => act_backward_t::<f64>(op, out, g, v),
+        _ => Ok(false),
+    }
+}
+
+fn act_backward_t<T: GradMath>(op: Unary, out: &Tensor, g: &Tensor, v: &Tensor) -> Result<bool> {
+    use Unary::*;
+    let shape = out.shape().clone();
+    let (lg, lv) = (g.layout().broadcast_strides(&shape)?, v.layout().broadcast_strides(&shape)?);
+    let flat = out.is_contiguous() && g.is_contiguous() && v.is_contiguous() && g.shape() == &shape;
+    let (po, pg, pv) = (P(out.ptr::<T>()?), P(g.ptr::<T>()?), P(v.ptr::<T>()?));
+    let f = T::from_f;
+    let (zero, one, half) = (<T as Element>::zero(), <T as Element>::one(), f(0.5));
+    let (out_, g_, v_) = ((po, out.strides()), (pg, &lg[..]), (pv, &lv[..]));
+    macro_rules! go {
+        ($d:expr) => {{
+            // SAFETY: the layouts span `shape` within their storages.
+            unsafe { grad_map(flat, &shape, out_, g_, v_, $d) };
+            return Ok(true);
+        }};
+    }
+    match op {
+        Tanh => go!(
+            #[inline(always)]
+            move |y: T| one - y * y
+        ),
+        Sigmoid => go!(
+            #[inline(always)]
+            move |y: T| y * (one - y)
+        ),
+        Erf => {
+            let c = f(std::f64::consts::FRAC_2_SQRT_PI);
+            go!(
+                #[inline(always)]
+                move |x: T| c * (-(x * x)).vexp()
+            )
+        }
+        // d/dx x·Φ(x) = Φ(x) + x·φ(x)
+        Gelu => {
+            let c = f(0.5 * std::f64::consts::FRAC_2_SQRT_PI * std::f64::consts::FRAC_1_SQRT_2);
+            go!(
+                #[inline(always)]
+                move |x: T| x.vncdf() + x * c * (-half * x * x).vexp()
+            )
+        }
+        GeluTanh => {
+            let (k, c) = (f((2.0 / std::f64::consts::PI).sqrt()), f(0.044_715));
+            go!(
+                #[inline(always)]
+                move |x: T| {
+                    let x2 = x * x;
+                    let t = (k * (x + c * x2 * x)).vtanh();
+                    half * (one + t) + half * x * (one - t * t) * k * (one + f(3.0) * c * x2)
+                }
+            )
+        }
+        Silu => go!(
+            #[inline(always)]
+            move |x: T| {
+                let s = x.vsigmoid();
+                s * (one + x * (one - s))
+            }
+        ),
+        Mish => go!(
+            #[inline(always)]
+            move |x: T| {
+                let t = softplus(x, one, f(20.0)).vtanh();
+                t + x * (one - t * t) * x.vsigmoid()
+            }
+        ),
+        Elu(alpha) => {
+            let alpha = f(alpha);
+            go!(
+                #[inline(always)]
+                move |x: T| if x > zero { one } else { alpha * x.vexp() }
+            )
+        }
+        Softplus(beta, threshold) => {
+            let (beta, threshold) = (f(beta), f(threshold));
+            go!(
+                #[inline(always)]
+                move |x: T| if x * beta > threshold { one } else { (x * beta).vsigmoid() }
+            )
+        }
+        LeakyRelu(slope) => {
+            let slope = f(slope);
+            go!(
+                #[inline(always)]
+                move |x: T| if x > zero { one } else { slope }
+            )
+        }
+        _ => Ok(false),
+    }
+}
+
+/// out = g · d(v) elementwise; `flat`: all three contiguous, of one shape.
+///
+/// # Safety
+/// Each (pointer, strides) spans `shape` within its storage.
+unsafe fn grad_map<T: GradMath>(
+    flat: bool,
+    shape: &[usize],
+    out: (P<T>, &[isize]),
+    g: (P<T>, &[isize]),
+    v: (P<T>, &[isize]),
+    d: impl Fn(T) -> T + Sync + Copy,
+) {
+    if flat {
+        let n = shape.iter().product();
+        vmath::map2(
+            out.0,
+            g.0,
+            v.0,
+            n,
+            #[inline(always)]
+            move |g: T, v: T| g * d(v),
+        );
+    } else {
+        super::elementwise::map2(
+            shape,
+            out,
+            g,
+            v,
+            #[inline(always)]
+            move |g: T, v: T| g * d(v),
+        );
+    }
 }
 
 /// Unary ops defined for every compute dtype, ints included.

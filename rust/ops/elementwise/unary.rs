@@ -205,19 +205,25 @@ fn unary_raw_(op: Unary, a: &Tensor) -> Result<()> {
     Ok(())
 }
 
-/// ReLU's gradient: one CPU pass when it is not differentiated again, else
-/// `recorded` (differentiable ops; on the GPU the fusion layer joins them).
-fn relu_grad(g: &Tensor, y: &Tensor, recorded: impl FnOnce() -> Result<Tensor>) -> Result<Tensor> {
+/// The gradient in one CPU pass when it is not differentiated again (float32
+/// or float64; `v` is the saved input, or the output for ReLU, tanh and
+/// sigmoid); None for the recorded formulas (differentiable ops; on the GPU
+/// the fusion layer joins them).
+fn plain_grad(op: Unary, g: &Tensor, v: &Tensor) -> Result<Option<Tensor>> {
     let plain = !autograd::is_grad_enabled()
         && !g.is_gpu()
-        && g.dtype() == y.dtype()
+        && g.dtype() == v.dtype()
         && matches!(g.dtype(), DType::F32 | DType::F64);
     if !plain {
-        return recorded();
+        return Ok(None);
     }
-    let out = Tensor::empty_on(y.shape(), y.dtype(), y.device())?;
-    crate::backend::cpu::binary::relu_backward(&out, g, y)?;
-    Ok(out)
+    let out = Tensor::empty_on(v.shape(), v.dtype(), v.device())?;
+    if op == Unary::Relu {
+        crate::backend::cpu::binary::relu_backward(&out, g, v)?;
+    } else if !crate::backend::cpu::unary::act_backward(op, &out, g, v)? {
+        return Ok(None);
+    }
+    Ok(Some(out))
 }
 
 #[derive(Clone)]
@@ -262,13 +268,21 @@ impl Backward for UnaryBackward {
                 None,
             )
         };
+        let saved = match (&self.input, &self.output) {
+            (Some(_), _) => Some(x()?),
+            (None, Some(_)) => Some(y()?),
+            _ => None,
+        };
+        if let Some(r) = saved.map(|v| plain_grad(self.op, g, &v)).transpose()?.flatten() {
+            return Ok(vec![Some(r)]);
+        }
         let (ln2, ln10) = (std::f64::consts::LN_2, std::f64::consts::LN_10);
         let r = match self.op {
             Neg => neg(g)?,
             Sign | Floor | Ceil | Round | Trunc => zeros(g.shape(), g.dtype(), g)?,
             Abs => mul(g, &un(Sign, &x()?)?)?,
             Square => mul(g, &scale(&x()?, 2.0)?)?,
-            Relu => relu_grad(g, &y()?, || mul(g, &mask_as(&positive(&y()?)?, g.dtype())?))?,
+            Relu => mul(g, &mask_as(&positive(&y()?)?, g.dtype())?)?,
             Exp => mul(g, &y()?)?,
             Exp2 => mul(g, &scale(&y()?, ln2)?)?,
             Expm1 => mul(g, &add_scalar(&y()?, 1.0)?)?,
