@@ -225,6 +225,10 @@ def test_activation_float32_kernels(name, rng):
         (dx,) = rumus.autograd.grad(call(leaf), leaf if not view else xt, gt)
         got = to_np(dx)[::2] if view else to_np(dx)
         np.testing.assert_allclose(got, dref, rtol=2e-5, atol=2e-6)
+    # The backward of a sum: one gradient value broadcast.
+    xt = rumus.tensor(x, requires_grad=True)
+    call(xt).sum().backward()
+    np.testing.assert_allclose(to_np(xt.grad), dfn(x.astype(np.float64)), rtol=2e-5, atol=2e-6)
     # The recorded formulas (create_graph) give the same first derivative.
     xt = rumus.tensor(x, requires_grad=True)
     (fused,) = rumus.autograd.grad(call(xt), xt, rumus.tensor(g))

@@ -208,7 +208,10 @@ fn act_backward_t<T: GradMath>(op: Unary, out: &Tensor, g: &Tensor, v: &Tensor) 
     use Unary::*;
     let shape = out.shape().clone();
     let (lg, lv) = (g.layout().broadcast_strides(&shape)?, v.layout().broadcast_strides(&shape)?);
-    let flat = out.is_contiguous() && g.is_contiguous() && v.is_contiguous() && g.shape() == &shape;
+    let flat = out.is_contiguous() && v.is_contiguous() && v.shape() == &shape;
+    // A gradient broadcast from one value (the backward of a sum) reads as a scalar.
+    let g_one = lg.iter().all(|&s| s == 0);
+    let flat = flat && (g_one || g.is_contiguous() && g.shape() == &shape);
     let (po, pg, pv) = (P(out.ptr::<T>()?), P(g.ptr::<T>()?), P(v.ptr::<T>()?));
     let f = T::from_f;
     let (zero, one, half) = (<T as Element>::zero(), <T as Element>::one(), f(0.5));
@@ -216,7 +219,7 @@ fn act_backward_t<T: GradMath>(op: Unary, out: &Tensor, g: &Tensor, v: &Tensor) 
     macro_rules! go {
         ($d:expr) => {{
             // SAFETY: the layouts span `shape` within their storages.
-            unsafe { grad_map(flat, &shape, out_, g_, v_, $d) };
+            unsafe { grad_map(flat, g_one, &shape, out_, g_, v_, $d) };
             return Ok(true);
         }};
     }
@@ -294,20 +297,32 @@ fn act_backward_t<T: GradMath>(op: Unary, out: &Tensor, g: &Tensor, v: &Tensor) 
     }
 }
 
-/// out = g · d(v) elementwise; `flat`: all three contiguous, of one shape.
+/// out = g · d(v) elementwise; `flat`: out and v contiguous, g too or (`g_one`)
+/// one value broadcast.
 ///
 /// # Safety
 /// Each (pointer, strides) spans `shape` within its storage.
+#[allow(clippy::too_many_arguments)]
 unsafe fn grad_map<T: GradMath>(
     flat: bool,
+    g_one: bool,
     shape: &[usize],
     out: (P<T>, &[isize]),
     g: (P<T>, &[isize]),
     v: (P<T>, &[isize]),
     d: impl Fn(T) -> T + Sync + Copy,
 ) {
-    if flat {
-        let n = shape.iter().product();
+    let n = shape.iter().product();
+    if flat && g_one {
+        let gv = *g.0.at(0);
+        vmath::map(
+            out.0,
+            v.0,
+            n,
+            #[inline(always)]
+            move |v: T| gv * d(v),
+        );
+    } else if flat {
         vmath::map2(
             out.0,
             g.0,

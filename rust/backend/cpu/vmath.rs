@@ -1,7 +1,8 @@
-//! Vectorizable float32 math: exp, log and tanh written branch-free (range
-//! reduction + minimax polynomials, the Cephes coefficients), so a loop over
-//! them compiles to SIMD. `map` runs such a loop compiled for AVX-512 or
-//! AVX2+FMA when the CPU has them (checked at run time), else for the baseline.
+//! Vectorizable float32 math: exp, log, tanh, expm1, log1p, erf and the normal
+//! CDF written branch-free (range reduction + polynomials: Cephes' coefficients,
+//! and for erf our own fits), so a loop over them compiles to SIMD. `map` and
+//! `map2` run such a loop compiled for AVX-512 or AVX2+FMA when the CPU has
+//! them (checked at run time), else for the baseline.
 
 use super::strided::split_range;
 use super::P;
@@ -248,21 +249,13 @@ pub fn ncdf(x: f32) -> f32 {
 ///
 /// # Safety
 /// Both pointers must be valid for `n` elements.
-pub unsafe fn map(out: P<f32>, inp: P<f32>, n: usize, f: impl Fn(f32) -> f32 + Sync + Copy) {
+pub unsafe fn map<T: Copy>(out: P<T>, inp: P<T>, n: usize, f: impl Fn(T) -> T + Sync + Copy) {
     split_range(n, |s, e| {
         let (o, i) = (out.at(s as isize), inp.at(s as isize));
-        #[cfg(target_arch = "x86_64")]
-        {
-            if std::arch::is_x86_feature_detected!("avx512f") {
-                return avx512(o, i, e - s, f);
-            }
-            if std::arch::is_x86_feature_detected!("avx2")
-                && std::arch::is_x86_feature_detected!("fma")
-            {
-                return avx2(o, i, e - s, f);
-            }
-        }
-        plain(o, i, e - s, f)
+        super::simd(
+            #[inline(always)]
+            || plain(o, i, e - s, f),
+        )
     });
 }
 
@@ -308,11 +301,11 @@ unsafe fn plain2<T: Copy>(o: *mut T, a: *const T, b: *const T, n: usize, f: impl
 /// Blocks of 16 through a local buffer: the compiler vectorizes the block without
 /// having to prove that `o` and `i` do not overlap (in-place ops pass o == i).
 #[inline(always)]
-unsafe fn plain(o: *mut f32, i: *const f32, n: usize, f: impl Fn(f32) -> f32) {
+unsafe fn plain<T: Copy>(o: *mut T, i: *const T, n: usize, f: impl Fn(T) -> T) {
     const B: usize = 16;
     let mut k = 0;
     while k + B <= n {
-        let mut buf = [0f32; B];
+        let mut buf = [*i; B];
         for j in 0..B {
             buf[j] = f(*i.add(k + j));
         }
@@ -322,18 +315,6 @@ unsafe fn plain(o: *mut f32, i: *const f32, n: usize, f: impl Fn(f32) -> f32) {
     for j in k..n {
         *o.add(j) = f(*i.add(j));
     }
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512dq,avx2,fma")]
-unsafe fn avx512(o: *mut f32, i: *const f32, n: usize, f: impl Fn(f32) -> f32) {
-    plain(o, i, n, f)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn avx2(o: *mut f32, i: *const f32, n: usize, f: impl Fn(f32) -> f32) {
-    plain(o, i, n, f)
 }
 
 #[cfg(test)]
