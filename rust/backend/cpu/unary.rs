@@ -29,6 +29,11 @@ fn run_unary<T: FloatMath>(op: Unary, out: &Tensor, a: &Tensor) -> Result<()> {
                 #[inline(always)]
                 |x: f32| x * vmath::sigmoid(x)
             ),
+            Sin | Cos => {
+                // SAFETY: both tensors are contiguous float32 with n elements.
+                unsafe { vmath::sin_cos(po, pa, n, op == Cos) };
+                return Ok(());
+            }
             Erf => simd!(vmath::erf),
             Expm1 => simd!(vmath::expm1),
             Log1p => simd!(vmath::log1p),
@@ -155,6 +160,7 @@ pub trait GradMath: FloatMath {
     fn vlog1p(self) -> Self;
     /// The standard normal CDF.
     fn vncdf(self) -> Self;
+    #[inline(always)]
     fn vsigmoid(self) -> Self {
         let one = <Self as Element>::one();
         one / (one + (-self).vexp())
@@ -249,12 +255,13 @@ fn act_backward_t<T: GradMath>(op: Unary, out: &Tensor, g: &Tensor, v: &Tensor) 
         }
         GeluTanh => {
             let (k, c) = (f((2.0 / std::f64::consts::PI).sqrt()), f(0.044_715));
+            let c3 = f(3.0) * c;
             go!(
                 #[inline(always)]
                 move |x: T| {
                     let x2 = x * x;
                     let t = (k * (x + c * x2 * x)).vtanh();
-                    half * (one + t) + half * x * (one - t * t) * k * (one + f(3.0) * c * x2)
+                    half * (one + t) + half * x * (one - t * t) * k * (one + c3 * x2)
                 }
             )
         }
@@ -265,13 +272,16 @@ fn act_backward_t<T: GradMath>(op: Unary, out: &Tensor, g: &Tensor, v: &Tensor) 
                 s * (one + x * (one - s))
             }
         ),
-        Mish => go!(
-            #[inline(always)]
-            move |x: T| {
-                let t = softplus(x, one, f(20.0)).vtanh();
-                t + x * (one - t * t) * x.vsigmoid()
-            }
-        ),
+        Mish => {
+            let twenty = f(20.0);
+            go!(
+                #[inline(always)]
+                move |x: T| {
+                    let t = softplus(x, one, twenty).vtanh();
+                    t + x * (one - t * t) * x.vsigmoid()
+                }
+            )
+        }
         Elu(alpha) => {
             let alpha = f(alpha);
             go!(

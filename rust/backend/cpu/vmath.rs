@@ -1,5 +1,5 @@
-//! Vectorizable float32 math: exp, log, tanh, expm1, log1p, erf and the normal
-//! CDF written branch-free (range reduction + polynomials: Cephes' coefficients,
+//! Vectorizable float32 math: exp, log, tanh, expm1, log1p, erf, the normal
+//! CDF, sin and cos written branch-free (range reduction + polynomials: Cephes' coefficients,
 //! and for erf our own fits), so a loop over them compiles to SIMD. `map` and
 //! `map2` run such a loop compiled for AVX-512 or AVX2+FMA when the CPU has
 //! them (checked at run time), else for the baseline.
@@ -156,6 +156,8 @@ pub fn log1p(x: f32) -> f32 {
     let v = ln(u) + (x - (u - 1.0)) / u;
     if u == 0.0 || x == f32::INFINITY {
         ln(u)
+    } else if x == 0.0 {
+        x // -0.0 stays -0.0
     } else {
         v
     }
@@ -242,6 +244,71 @@ pub fn ncdf(x: f32) -> f32 {
     } else {
         1.0 - c
     }
+}
+
+/// Inputs above this (and inf, NaN) leave `sin_cos_small`'s range.
+const SIN_COS_MAX: f32 = 8192.0;
+
+/// sin x (or cos x) for |x| ≤ 8192, within 2 ulp: x = q·π/2 + r with π/2 in
+/// three parts (q·part exact), |r| ≤ π/4, Cephes' sinf/cosf polynomials on r,
+/// and the quadrant picks the polynomial and the sign.
+#[inline(always)]
+fn sin_cos_small(x: f32, cos: bool) -> f32 {
+    const FRAC_2_PI: f32 = std::f32::consts::FRAC_2_PI;
+    let t = x * FRAC_2_PI + 12_582_912.0;
+    let q = t - 12_582_912.0;
+    let r = x - q * 1.570_312_5 - q * 4.837_513e-4 - q * 7.549_79e-8;
+    let z = r * r;
+    let sin_r = r * z * poly(z, [-1.666_665_5e-1, 8.332_161e-3, -1.951_529_6e-4]) + r;
+    let cos_r = z * z * poly(z, [4.166_664_6e-2, -1.388_731_6e-3, 2.443_315_7e-5]) - 0.5 * z + 1.0;
+    // Quadrant of x (of x + π/2 for the cosine): odd ones take the other polynomial,
+    // the upper two flip the sign.
+    let k = (t.to_bits() as i32 - 0x4b40_0000) as u32 + cos as u32;
+    let v = if k & 1 == 1 { cos_r } else { sin_r };
+    let v = f32::from_bits(v.to_bits() ^ ((k & 2) << 30));
+    if x == 0.0 && !cos {
+        x // sin(-0.0) = -0.0
+    } else {
+        v
+    }
+}
+
+/// out = sin(inp) or cos(inp) over n contiguous elements (`out` may equal
+/// `inp`), in blocks of 16 on vectors; a block holding a large or non-finite
+/// input redoes those lanes with libm.
+///
+/// # Safety
+/// Both pointers must be valid for `n` elements.
+pub unsafe fn sin_cos(out: P<f32>, inp: P<f32>, n: usize, cos: bool) {
+    let exact = move |x: f32| if cos { libm::cosf(x) } else { libm::sinf(x) };
+    split_range(n, |s, e| {
+        let (o, i, n) = (out.at(s as isize), inp.at(s as isize), e - s);
+        super::simd(
+            #[inline(always)]
+            || {
+                const B: usize = 16;
+                let mut k = 0;
+                while k < n {
+                    let m = B.min(n - k);
+                    let (mut xs, mut ys) = ([0f32; B], [0f32; B]);
+                    std::ptr::copy_nonoverlapping(i.add(k), xs.as_mut_ptr(), m);
+                    for j in 0..B {
+                        ys[j] = sin_cos_small(xs[j], cos);
+                    }
+                    let big = |x: f32| x.is_nan() || x.abs() > SIN_COS_MAX;
+                    if xs.iter().any(|&x| big(x)) {
+                        for j in 0..m {
+                            if big(xs[j]) {
+                                ys[j] = exact(xs[j]);
+                            }
+                        }
+                    }
+                    std::ptr::copy(ys.as_ptr(), o.add(k), m);
+                    k += B;
+                }
+            },
+        )
+    });
 }
 
 /// out[i] = f(inp[i]) over n contiguous elements, in parallel chunks, with the
@@ -394,6 +461,35 @@ mod tests {
             ((-0.0f32).to_bits(), (-0.0f32).to_bits())
         );
         assert_eq!((log1p(-1.0), log1p(f32::INFINITY)), (f32::NEG_INFINITY, f32::INFINITY));
+        assert_eq!(log1p(-0.0).to_bits(), (-0.0f32).to_bits());
         assert!(log1p(-2.0).is_nan() && log1p(f32::NAN).is_nan());
+    }
+
+    #[test]
+    fn sin_cos_match_libm() {
+        let mut xs: Vec<f32> = sweep(-8200.0, 8200.0, 0.013_7).collect();
+        xs.extend((-40..0).map(|e| 2f32.powi(e) * 1.37));
+        xs.extend([0.0, -0.0, 1e5, -3e7, 1e38, f32::INFINITY, f32::NEG_INFINITY, f32::NAN]);
+        let neg: Vec<f32> = xs.iter().map(|x| -x).collect();
+        xs.extend(neg);
+        for cos in [false, true] {
+            let mut out = vec![0f32; xs.len()];
+            // SAFETY: both buffers hold xs.len() elements.
+            unsafe { sin_cos(P(out.as_mut_ptr()), P(xs.as_ptr() as *mut f32), xs.len(), cos) };
+            let mut worst = 0;
+            for (&x, &y) in xs.iter().zip(&out) {
+                let r = if cos { (x as f64).cos() } else { (x as f64).sin() } as f32;
+                assert_eq!(y.is_nan(), r.is_nan(), "x = {x}");
+                // Near a root the result is tiny: hold it to 2 ulp of 1e-3 there.
+                let scale = r.abs().max(1e-3);
+                let err = ((y - r).abs() / (scale * f32::EPSILON / 2.0)) as u32;
+                worst = worst.max(if r.abs() < 1e-3 { err } else { ulps(y, r) });
+            }
+            assert!(worst <= 2, "cos = {cos}: {worst} ulps");
+        }
+        let mut z = [-0.0f32];
+        // SAFETY: one element, in place.
+        unsafe { sin_cos(P(z.as_mut_ptr()), P(z.as_mut_ptr()), 1, false) };
+        assert_eq!(z[0].to_bits(), (-0.0f32).to_bits());
     }
 }

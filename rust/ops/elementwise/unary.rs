@@ -258,8 +258,11 @@ impl Backward for UnaryBackward {
         use math::*;
         use Unary::*;
         let g = &grads[0];
-        let x = || self.input.as_ref().expect("saved input").unpack(node);
-        let y = || self.output.as_ref().expect("saved output").unpack(node);
+        // Each saved tensor is unpacked once (saved_tensors_hooks count unpacks).
+        let xs = self.input.as_ref().map(|s| s.unpack(node)).transpose()?;
+        let ys = self.output.as_ref().map(|s| s.unpack(node)).transpose()?;
+        let x = || -> Result<Tensor> { Ok(xs.clone().expect("saved input")) };
+        let y = || -> Result<Tensor> { Ok(ys.clone().expect("saved output")) };
         let positive = |t: &Tensor| -> Result<Tensor> {
             binary(
                 Binary::Gt,
@@ -268,13 +271,10 @@ impl Backward for UnaryBackward {
                 None,
             )
         };
-        let saved = match (&self.input, &self.output) {
-            (Some(_), _) => Some(x()?),
-            (None, Some(_)) => Some(y()?),
-            _ => None,
-        };
-        if let Some(r) = saved.map(|v| plain_grad(self.op, g, &v)).transpose()?.flatten() {
-            return Ok(vec![Some(r)]);
+        if let Some(v) = xs.as_ref().or(ys.as_ref()) {
+            if let Some(r) = plain_grad(self.op, g, v)? {
+                return Ok(vec![Some(r)]);
+            }
         }
         let (ln2, ln10) = (std::f64::consts::LN_2, std::f64::consts::LN_10);
         let r = match self.op {
