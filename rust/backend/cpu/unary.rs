@@ -199,6 +199,15 @@ impl GradMath for f64 {
     }
 }
 
+/// Whether `act_backward` computes the gradient of `op`.
+pub fn has_act_backward(op: Unary) -> bool {
+    use Unary::*;
+    matches!(
+        op,
+        Tanh | Sigmoid | Erf | Gelu | GeluTanh | Silu | Mish | Elu(_) | Softplus(..) | LeakyRelu(_)
+    )
+}
+
 /// out = g · f'(v) in one pass for the activations and smooth functions below
 /// (v: the saved input, or the output for tanh and sigmoid); the recorded
 /// forms take three to ten passes. Returns false for other ops.
@@ -323,6 +332,9 @@ unsafe fn grad_map<T: GradMath>(
     d: impl Fn(T) -> T + Sync + Copy,
 ) {
     let n = shape.iter().product();
+    if n == 0 {
+        return;
+    }
     if flat && g_one {
         let gv = *g.0.at(0);
         vmath::map(

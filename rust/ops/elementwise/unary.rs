@@ -210,7 +210,9 @@ fn unary_raw_(op: Unary, a: &Tensor) -> Result<()> {
 /// sigmoid); None for the recorded formulas (differentiable ops; on the GPU
 /// the fusion layer joins them).
 fn plain_grad(op: Unary, g: &Tensor, v: &Tensor) -> Result<Option<Tensor>> {
-    let plain = !autograd::is_grad_enabled()
+    use crate::backend::cpu::unary::{act_backward, has_act_backward};
+    let plain = (op == Unary::Relu || has_act_backward(op))
+        && !autograd::is_grad_enabled()
         && !g.is_gpu()
         && g.dtype() == v.dtype()
         && matches!(g.dtype(), DType::F32 | DType::F64);
@@ -220,7 +222,7 @@ fn plain_grad(op: Unary, g: &Tensor, v: &Tensor) -> Result<Option<Tensor>> {
     let out = Tensor::empty_on(v.shape(), v.dtype(), v.device())?;
     if op == Unary::Relu {
         crate::backend::cpu::binary::relu_backward(&out, g, v)?;
-    } else if !crate::backend::cpu::unary::act_backward(op, &out, g, v)? {
+    } else if !act_backward(op, &out, g, v)? {
         return Ok(None);
     }
     Ok(Some(out))
