@@ -18,7 +18,8 @@ struct Params {
 //   argmax/argmin          0 x: T (read),   1 yi: i32 (read_write),   2 params
 //   max_idx/min_idx        0 x: T (read),   1 y: T, 2 yidx: i32 (read_write), 3 params
 //   any/all                0 xb: u32 (read), 1 yb: u32 (read_write), 2 params
-//   sum_i32                0 xi: i32 (read), 1 yi: i32 (read_write), 2 params
+//   other *_i32 entries    0 xi: i32 (read), 1 yi: i32 (read_write), 2 params
+//   max_idx_i32/min_idx_i32 0 xi: i32 (read), 1 yi: i32, 2 yidx: i32 (read_write), 3 params
 // Variables sharing a binding belong to different entry points.
 @group(0) @binding(0) var<storage, read> x: array<T>;
 @group(0) @binding(0) var<storage, read> xb: array<u32>;
@@ -35,7 +36,7 @@ struct Params {
 //     (x, y, 1) with x = min(outer, 65535), y = ceil(outer / x); row = wid.x + wid.y * nwg.x.
 //   *_cols (any inner, also valid for inner == 1): one thread per output (o, i);
 //     groups_1d(outer * inner): id = gid.x + gid.y * nwg.x * 256.
-//   cumsum, cumprod: one thread per (o, i), sequential over n; groups_1d(outer * inner).
+//   cumsum, cumprod (and _i32): one thread per (o, i), sequential over n; groups_1d(outer * inner).
 // The rows form wants long rows; for inner == 1 and short n (below ~64) the
 // cols form wastes fewer threads.
 
@@ -328,17 +329,26 @@ fn min_idx_cols(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_work
     yidx[q.out_off + id] = i32(b.i);
 }
 
-// ---- integer folds on u32 words: op 0 any, 1 all (nonzero = true), 2 wrapping i32 sum ----
+// ---- integer folds on u32 words: op 0 any, 1 all (nonzero = true); on i32
+// values (in u32 bits): 2 sum and 3 prod (both wrapping), 4 max, 5 min ----
 
 fn identity_u(op: u32) -> u32 {
-    return select(0u, 1u, op == 1u);
+    switch op {
+        case 1u, 3u: { return 1u; }
+        case 4u: { return 0x80000000u; } // i32 minimum
+        case 5u: { return 0x7fffffffu; } // i32 maximum
+        default: { return 0u; }
+    }
 }
 
 fn fold_u(op: u32, acc: u32, v: u32) -> u32 {
     switch op {
         case 0u: { return select(acc, 1u, v != 0u); }
         case 1u: { return select(acc, 0u, v == 0u); }
-        default: { return acc + v; } // two's complement: the i32 sum, wrapping
+        case 2u: { return acc + v; } // two's complement: the i32 sum, wrapping
+        case 3u: { return acc * v; } // the low 32 bits of the product, signed or not
+        case 4u: { return bitcast<u32>(max(bitcast<i32>(acc), bitcast<i32>(v))); }
+        default: { return bitcast<u32>(min(bitcast<i32>(acc), bitcast<i32>(v))); }
     }
 }
 
@@ -377,24 +387,157 @@ fn cols_bool(op: u32, q: Params, id: u32) -> u32 {
     return acc;
 }
 
-fn rows_i32(q: Params, row: u32, lid: u32) -> u32 {
+fn rows_i32(op: u32, q: Params, row: u32, lid: u32) -> i32 {
     let base = q.in_off + row * q.n;
-    var acc = 0u;
+    var acc = identity_u(op);
     for (var j = lid; j < q.n; j += WG) {
-        acc += bitcast<u32>(xi[base + j]);
+        acc = fold_u(op, acc, bitcast<u32>(xi[base + j]));
     }
-    return tree_u(2u, acc, lid);
+    return bitcast<i32>(tree_u(op, acc, lid));
 }
 
-fn cols_i32(q: Params, id: u32) -> u32 {
+fn cols_i32(op: u32, q: Params, id: u32) -> i32 {
     let o = id / q.inner;
     var idx = q.in_off + o * q.n * q.inner + (id - o * q.inner);
-    var acc = 0u;
+    var acc = identity_u(op);
     for (var j = 0u; j < q.n; j++) {
-        acc += bitcast<u32>(xi[idx]);
+        acc = fold_u(op, acc, bitcast<u32>(xi[idx]));
         idx += q.inner;
     }
-    return acc;
+    return bitcast<i32>(acc);
+}
+
+// ---- int32 extremes with their index: argmax_i32/argmin_i32, max_idx_i32/min_idx_i32 ----
+
+var<workgroup> shi: array<i32, 256>;
+
+fn better_i32(is_max: bool, v: i32, cur: i32) -> bool {
+    return select(cur > v, v > cur, is_max);
+}
+
+// Whether value vb at index ib replaces va at ia: a strictly better value, or
+// an equal one at a lower index.
+fn takes_i32(is_max: bool, va: i32, ia: u32, vb: i32, ib: u32) -> bool {
+    if (ib == NONE) { return false; }
+    if (ia == NONE) { return true; }
+    return better_i32(is_max, vb, va) || (vb == va && ib < ia);
+}
+
+// Leaves the row's (value, index) in shi[0], shu[0].
+fn rows_arg_i32(is_max: bool, q: Params, row: u32, lid: u32) {
+    let base = q.in_off + row * q.n;
+    var best = 0;
+    var bi = NONE;
+    for (var j = lid; j < q.n; j += WG) {
+        let v = xi[base + j];
+        if (bi == NONE || better_i32(is_max, v, best)) {
+            best = v;
+            bi = j;
+        }
+    }
+    shi[lid] = best;
+    shu[lid] = bi;
+    workgroupBarrier();
+    for (var s = WG / 2u; s > 0u; s >>= 1u) {
+        if (lid < s && takes_i32(is_max, shi[lid], shu[lid], shi[lid + s], shu[lid + s])) {
+            shi[lid] = shi[lid + s];
+            shu[lid] = shu[lid + s];
+        }
+        workgroupBarrier();
+    }
+}
+
+struct BestI32 {
+    v: i32,
+    i: u32,
+}
+
+// n >= 1.
+fn cols_arg_i32(is_max: bool, q: Params, id: u32) -> BestI32 {
+    let o = id / q.inner;
+    var idx = q.in_off + o * q.n * q.inner + (id - o * q.inner);
+    var best = BestI32(xi[idx], 0u);
+    for (var j = 1u; j < q.n; j++) {
+        idx += q.inner;
+        let v = xi[idx];
+        if (better_i32(is_max, v, best.v)) {
+            best = BestI32(v, j);
+        }
+    }
+    return best;
+}
+
+// argmax_i32_* / argmin_i32_*: yi[o, i] = first j of the extreme of xi[o, j, i].
+// Bindings 0 xi (i32, read), 1 yi (i32, read_write), 2 params. Grid: rows / cols form; n >= 1.
+@compute @workgroup_size(256)
+fn argmax_i32_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let row = row_id(wid, nwg);
+    if (row >= p.outer) { return; }
+    rows_arg_i32(true, p, row, lid);
+    if (lid == 0u) { yi[p.out_off + row] = i32(shu[0]); }
+}
+@compute @workgroup_size(256)
+fn argmax_i32_cols(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let id = flat_id(gid, nwg);
+    if (id >= p.outer * p.inner) { return; }
+    yi[p.out_off + id] = i32(cols_arg_i32(true, p, id).i);
+}
+@compute @workgroup_size(256)
+fn argmin_i32_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let row = row_id(wid, nwg);
+    if (row >= p.outer) { return; }
+    rows_arg_i32(false, p, row, lid);
+    if (lid == 0u) { yi[p.out_off + row] = i32(shu[0]); }
+}
+@compute @workgroup_size(256)
+fn argmin_i32_cols(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let id = flat_id(gid, nwg);
+    if (id >= p.outer * p.inner) { return; }
+    yi[p.out_off + id] = i32(cols_arg_i32(false, p, id).i);
+}
+
+// max_idx_i32_* / min_idx_i32_*: the extreme and its first index, as argmax_i32.
+// Bindings 0 xi (i32, read), 1 yi (i32, read_write), 2 yidx (i32, read_write), 3 params;
+// both outputs start at out_off. Grid: rows / cols form; n >= 1.
+@compute @workgroup_size(256)
+fn max_idx_i32_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let q = p3;
+    let row = row_id(wid, nwg);
+    if (row >= q.outer) { return; }
+    rows_arg_i32(true, q, row, lid);
+    if (lid == 0u) {
+        yi[q.out_off + row] = shi[0];
+        yidx[q.out_off + row] = i32(shu[0]);
+    }
+}
+@compute @workgroup_size(256)
+fn max_idx_i32_cols(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let q = p3;
+    let id = flat_id(gid, nwg);
+    if (id >= q.outer * q.inner) { return; }
+    let b = cols_arg_i32(true, q, id);
+    yi[q.out_off + id] = b.v;
+    yidx[q.out_off + id] = i32(b.i);
+}
+@compute @workgroup_size(256)
+fn min_idx_i32_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let q = p3;
+    let row = row_id(wid, nwg);
+    if (row >= q.outer) { return; }
+    rows_arg_i32(false, q, row, lid);
+    if (lid == 0u) {
+        yi[q.out_off + row] = shi[0];
+        yidx[q.out_off + row] = i32(shu[0]);
+    }
+}
+@compute @workgroup_size(256)
+fn min_idx_i32_cols(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let q = p3;
+    let id = flat_id(gid, nwg);
+    if (id >= q.outer * q.inner) { return; }
+    let b = cols_arg_i32(false, q, id);
+    yi[q.out_off + id] = b.v;
+    yidx[q.out_off + id] = i32(b.i);
 }
 
 // any_* / all_*: yb[o, i] = 1 if any / every x[o, j, i] != 0, else 0 (n == 0: 0 / 1).
@@ -426,20 +569,60 @@ fn all_cols(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgrou
     yb[p.out_off + id] = cols_bool(1u, p, id);
 }
 
-// sum_i32_rows / sum_i32_cols: yi[o, i] = sum_j xi[o, j, i], wrapping; scale ignored.
+// sum_i32_*, prod_i32_* (both wrapping), amax_i32_*, amin_i32_*: yi[o, i] = the fold
+// of xi[o, j, i] over j (int32 words; int64 tensors hold 32-bit values); scale ignored.
 // Bindings 0 xi (i32, read), 1 yi (i32, read_write), 2 params. Grid: rows / cols form.
 @compute @workgroup_size(256)
 fn sum_i32_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
     let row = row_id(wid, nwg);
     if (row >= p.outer) { return; }
-    let r = rows_i32(p, row, lid);
-    if (lid == 0u) { yi[p.out_off + row] = bitcast<i32>(r); }
+    let r = rows_i32(2u, p, row, lid);
+    if (lid == 0u) { yi[p.out_off + row] = r; }
 }
 @compute @workgroup_size(256)
 fn sum_i32_cols(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let id = flat_id(gid, nwg);
     if (id >= p.outer * p.inner) { return; }
-    yi[p.out_off + id] = bitcast<i32>(cols_i32(p, id));
+    yi[p.out_off + id] = cols_i32(2u, p, id);
+}
+@compute @workgroup_size(256)
+fn prod_i32_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let row = row_id(wid, nwg);
+    if (row >= p.outer) { return; }
+    let r = rows_i32(3u, p, row, lid);
+    if (lid == 0u) { yi[p.out_off + row] = r; }
+}
+@compute @workgroup_size(256)
+fn prod_i32_cols(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let id = flat_id(gid, nwg);
+    if (id >= p.outer * p.inner) { return; }
+    yi[p.out_off + id] = cols_i32(3u, p, id);
+}
+@compute @workgroup_size(256)
+fn amax_i32_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let row = row_id(wid, nwg);
+    if (row >= p.outer) { return; }
+    let r = rows_i32(4u, p, row, lid);
+    if (lid == 0u) { yi[p.out_off + row] = r; }
+}
+@compute @workgroup_size(256)
+fn amax_i32_cols(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let id = flat_id(gid, nwg);
+    if (id >= p.outer * p.inner) { return; }
+    yi[p.out_off + id] = cols_i32(4u, p, id);
+}
+@compute @workgroup_size(256)
+fn amin_i32_rows(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+    let row = row_id(wid, nwg);
+    if (row >= p.outer) { return; }
+    let r = rows_i32(5u, p, row, lid);
+    if (lid == 0u) { yi[p.out_off + row] = r; }
+}
+@compute @workgroup_size(256)
+fn amin_i32_cols(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let id = flat_id(gid, nwg);
+    if (id >= p.outer * p.inner) { return; }
+    yi[p.out_off + id] = cols_i32(5u, p, id);
 }
 
 // ---- inclusive scans along n: output [outer, n, inner] contiguous at out_off ----
@@ -472,18 +655,29 @@ fn cumprod(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroup
     scan(true, id);
 }
 
-// cumsum_i32: the integer scan (int32 words, wrapping), as cumsum.
+fn scan_i32(product: bool, id: u32) {
+    let o = id / p.inner;
+    let i = id - o * p.inner;
+    var acc = select(0u, 1u, product);
+    for (var j = 0u; j < p.n; j++) {
+        let e = (o * p.n + j) * p.inner + i;
+        let v = bitcast<u32>(xi[p.in_off + e]);
+        acc = select(acc + v, acc * v, product);
+        yi[p.out_off + e] = bitcast<i32>(acc);
+    }
+}
+
+// cumsum_i32 / cumprod_i32: the integer scans (int32 words, wrapping), as cumsum.
 // Bindings 0 xi (i32, read), 1 yi (i32, read_write), 2 params. Grid: groups_1d(outer * inner).
 @compute @workgroup_size(256)
 fn cumsum_i32(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
     let id = flat_id(gid, nwg);
     if (id >= p.outer * p.inner) { return; }
-    let o = id / p.inner;
-    let i = id - o * p.inner;
-    var acc = 0;
-    for (var j = 0u; j < p.n; j++) {
-        let e = (o * p.n + j) * p.inner + i;
-        acc += xi[p.in_off + e];
-        yi[p.out_off + e] = acc;
-    }
+    scan_i32(false, id);
+}
+@compute @workgroup_size(256)
+fn cumprod_i32(@builtin(global_invocation_id) gid: vec3<u32>, @builtin(num_workgroups) nwg: vec3<u32>) {
+    let id = flat_id(gid, nwg);
+    if (id >= p.outer * p.inner) { return; }
+    scan_i32(true, id);
 }

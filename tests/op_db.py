@@ -1470,7 +1470,6 @@ REDUCTIONS = [
         out=int_to_int64,
         domain=dom(NZ, lo=0.5, hi=1.5),
         samples=functools.partial(reduction_samples, dims=False),
-        gpu={"int64": "integer prod has no GPU kernel yet"},
         grads=[
             Row("prod_dim", lambda x: x.prod(1), [NZ(3, 4, lo=0.5, hi=1.5)]),
             Row("prod_keepdim", lambda x: x.prod(0, keepdim=True), [NZ(3, 4, lo=0.5, hi=1.5)]),
@@ -1493,7 +1492,6 @@ REDUCTIONS = [
         np_reduction(np.amax),
         domain=DISTINCT,
         samples=functools.partial(reduction_samples, empty=False),
-        gpu={"int64": "integer amax has no GPU kernel yet"},
         grads=[
             Row("amax_dim", lambda x: x.amax(1), [DISTINCT(3, 4)]),
             Row("amax_keepdim", lambda x: x.amax(0, keepdim=True), [DISTINCT(3, 4)]),
@@ -1505,7 +1503,6 @@ REDUCTIONS = [
         np_reduction(np.amin),
         domain=DISTINCT,
         samples=functools.partial(reduction_samples, empty=False),
-        gpu={"int64": "integer amin has no GPU kernel yet"},
         grads=[Row("amin_dim", lambda x: x.amin(0), [DISTINCT(3, 4)])],
     ),
     reduction(
@@ -1513,7 +1510,6 @@ REDUCTIONS = [
         _max_ref(np.max, np.argmax),
         domain=DISTINCT,
         samples=_max_samples,
-        gpu={"int64": "integer max has no GPU kernel yet"},
         grads=[
             Row("max_dim_values", lambda x: x.max(1).values, [DISTINCT(3, 4)]),
             Row("max_dim_tuple", lambda x: x.max(dim=0, keepdim=True), [DISTINCT(3, 4)]),
@@ -1525,7 +1521,6 @@ REDUCTIONS = [
         _max_ref(np.min, np.argmin),
         domain=DISTINCT,
         samples=_max_samples,
-        gpu={"int64": "integer min has no GPU kernel yet"},
         grads=[
             Row("min_dim_values", lambda x: x.min(0)[0], [DISTINCT(3, 4)]),
             Row("min_dim_keepdim", lambda x: x.min(-1, keepdim=True).values, [DISTINCT(3, 4)]),
@@ -1539,7 +1534,6 @@ REDUCTIONS = [
         domain=DISTINCT,
         samples=_arg_samples,
         grad=False,
-        gpu={"int64": "integer argmax has no GPU kernel yet"},
     ),
     reduction(
         "argmin",
@@ -1549,7 +1543,6 @@ REDUCTIONS = [
         domain=DISTINCT,
         samples=_arg_samples,
         grad=False,
-        gpu={"int64": "integer argmin has no GPU kernel yet"},
     ),
     reduction("all", np_reduction(np.all), out=to_bool, grad=False),
     reduction("any", np_reduction(np.any), out=to_bool, grad=False),
@@ -1623,7 +1616,6 @@ REDUCTIONS = [
             ),
             Row("cumprod_zero_1d", lambda x: x.cumprod(0), [with_zeros(5, zeros=[(2,)])]),
         ],
-        gpu={"int64": "integer cumprod has no GPU kernel yet"},
     ),
     OpInfo(
         "softmax",

@@ -449,7 +449,6 @@ MORE = [
         _aminmax_ref,
         _aminmax_samples,
         dtypes=ALL,
-        gpu={"int64": "amin / amax of int64 tensors have no GPU kernel yet"},
         domain=DISTINCT,
         grads=[
             Row("aminmax", lambda x: tuple(rumus.aminmax(x, dim=1)), [DISTINCT(3, 4)]),
@@ -694,7 +693,6 @@ MORE = [
         _scatter_reduce_samples,
         dtypes=REDUCE_DTYPES,
         domain=DISTINCT,
-        gpu={"int64": "prod / amax / amin of int64 tensors have no GPU kernel yet"},
         grads=[
             Row(
                 f"scatter_reduce_{r}{'' if inc else '_noself'}",

@@ -351,7 +351,6 @@ SHAPEOPS = [
         dtypes=ALL,
         out=lambda d: d if d in FLOATS else "int64",
         mismatch=False,
-        gpu={"int64": "cumprod of int64 has no GPU kernel"},
         grads=[Row("vander", lambda x: rumus.vander(x, 4), [U(3)])],
     ),
     OpInfo(

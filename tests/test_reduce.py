@@ -31,21 +31,12 @@ def noncontig(a, dtype=None):
     return conftest.noncontig(a, dtype, rumus.get_default_device())
 
 
-INT_LIKE = ("int64", "int32", "uint8", "bool")
-# reductions that raise NotImplementedError on the GPU for integer/bool inputs
-GPU_FLOAT_ONLY = ("prod", "cumsum", "cumprod", "amax", "amin", "max", "min", "argmax", "argmin")
-
-
 def on_device(device, dtypes, op=None):
-    """The dtypes of ``dtypes`` that ``op`` runs on ``device``. On the GPU that
-    drops float64/float16/bfloat16 (no such dtypes there, by design) and, for
-    the ops in GPU_FLOAT_ONLY, the integer and bool dtypes (those raise
-    NotImplementedError on the GPU for now)."""
+    """The dtypes of ``dtypes`` that ``op`` runs on ``device``: on the GPU, all
+    but float64/float16/bfloat16 (no such dtypes there, by design)."""
     if device == "cpu":
         return list(dtypes)
-    return [
-        d for d in dtypes if d not in NOT_ON_GPU and not (op in GPU_FLOAT_ONLY and d in INT_LIKE)
-    ]
+    return [d for d in dtypes if d not in NOT_ON_GPU]
 
 
 SHAPE = (3, 4, 5)
@@ -139,6 +130,38 @@ def test_long_rows(shape, rng, device):
     assert_close((t > -3.9).all(-1), (a > -3.9).all(-1))
     ints = rng.integers(-50, 50, shape)
     assert_close(tensor(ints).sum(-1), ints.sum(-1))
+    big = rng.integers(-(2**30), 2**30, shape)  # beyond float32's 2^24: exact on every device
+    tb = tensor(big)
+    assert_close(tb.amax(-1), big.max(-1))
+    assert_close(tb.amin(-1), big.min(-1))
+    assert_close(tb.argmax(-1), big.argmax(-1))
+    assert_close(tb.max(-1).values, big.max(-1))
+    signs = np.where(ints < 0, -1, 1)
+    assert_close(tensor(signs).prod(-1), signs.prod(-1))
+
+
+@pytest.mark.parametrize("dtype", ["int64", "int32", "uint8", "bool"])
+def test_int_extremes_exact(dtype, rng, device):
+    # Integers are compared as integers (float32 would merge 2^30 and 2^30 + 1),
+    # over rows, columns (a chunked column reduction: 300 rows) and strided views.
+    hi = {"uint8": 255, "bool": 2}.get(dtype, 2**30)
+    lo = 0 if dtype in ("uint8", "bool") else -hi
+    a = rng.integers(lo, hi, (300, 6)).astype(dtype)
+    a[17, 2] = a[200, 2] = a[:, 2].max()  # a tie: the first index wins
+    ta = tensor(a)
+    for view, t in ((a, ta), (a.T, ta.T), (a[::3, 1:], ta[::3, 1:])):
+        for d in (0, 1):
+            assert_close(t.amax(d), view.max(d))
+            assert_close(t.amin(d), view.min(d))
+            v, i = t.max(d)
+            assert_close(v, view.max(d))
+            if dtype != "bool":
+                assert_close(i, view.argmax(d))
+                assert_close(t.argmin(d), view.argmin(d))
+        assert_close(t.max(), view.max())
+    small = (a.astype(np.int64) % 3 - (lo < 0)).astype(dtype)  # products stay small
+    want = np.cumprod(small.astype(np.int64), 0)
+    assert_close(tensor(small).cumprod(0), want)  # integer scans give int64, as sums
 
 
 def test_sum_positional_dim_and_dtype_kw(rng, device):
@@ -189,8 +212,11 @@ def test_prod(dim, keepdim, rng, device):
             ).astype(dtype)
         elif dtype == "bool":
             a = rng.random(SHAPE) < 0.9
-        else:
+        elif device == "cpu":
             a = rng.choice(np.array([-2, -1, 1, 2]), size=SHAPE).astype(dtype)
+        else:  # GPU int64 holds 32-bit values: keep every product below 2^31
+            a = rng.choice(np.array([-1, 1]), size=SHAPE).astype(dtype)
+            a.flat[::7] *= 2
         out = dtype if dtype.startswith("float") else "int64"
         src = a.astype(np.float64 if out.startswith("float") else np.int64)
         t = tensor(a)
@@ -317,15 +343,12 @@ def test_argmax_argmin(name, fn, dim, keepdim, rng, device):
 
 @pytest.mark.parametrize("name,fn", [("argmax", np.argmax), ("argmin", np.argmin)])
 def test_argmax_ties_return_first(name, fn, rng, device):
-    a = make((4, 7), "int64", rng, 0, 3)  # many ties
-    if (
-        device == "gpu"
-    ):  # int64 argmax/argmin raise NotImplementedError on the GPU: same ties as float32
-        a = a.astype(np.float32)
-    t = tensor(a)
-    assert_close(getattr(t, name)(), np.asarray(fn(a)).astype(np.int64))
-    assert_close(getattr(t, name)(dim=1), fn(a, axis=1).astype(np.int64))
-    assert_close(getattr(t, name)(dim=0), fn(a, axis=0).astype(np.int64))
+    ints = make((4, 7), "int64", rng, 0, 3)  # many ties
+    for a in (ints, ints.astype(np.float32)):
+        t = tensor(a)
+        assert_close(getattr(t, name)(), np.asarray(fn(a)).astype(np.int64))
+        assert_close(getattr(t, name)(dim=1), fn(a, axis=1).astype(np.int64))
+        assert_close(getattr(t, name)(dim=0), fn(a, axis=0).astype(np.int64))
 
 
 def test_argmax_nan_is_max():

@@ -685,6 +685,8 @@ def _extreme(x, low):
         return not low
     import numpy as np
 
+    if name == "int64" and x.device.type != "cpu":
+        name = "int32"  # GPU int64 tensors hold 32-bit values
     info = np.iinfo(name)
     return int(info.min) if low else int(info.max)
 

@@ -10,7 +10,7 @@ use super::Operand;
 use crate::autograd::{self, math, Backward, Node, SavedTensor};
 use crate::backend::cpu::halfreduce as half;
 use crate::backend::cpu::reduce::{extreme, run, Extreme, Fold, SumF64};
-use crate::backend::gpu::reduce::{gpu_float, reduce_dims};
+use crate::backend::gpu::reduce::{gpu_input, reduce_dims};
 use crate::bail;
 use crate::dispatch_compute;
 use crate::error::Result;
@@ -190,13 +190,8 @@ fn prod_raw(
     let (reduced, shape) = plan(t, dims, keepdim)?;
     let out = sum_dtype(t, dtype);
     if t.is_gpu() {
-        if !out.is_float() {
-            bail!(NotImplemented, "prod of integer tensors has no GPU kernel yet");
-        }
-        return to_dtype(
-            &reduce_dims("prod", &to_dtype(t, out.gpu_compute())?, &reduced, &shape, 1.0)?,
-            out,
-        );
+        let (x, op) = gpu_input("prod", &to_dtype(t, out)?)?;
+        return to_dtype(&reduce_dims(&op, &x, &reduced, &shape, 1.0)?, out);
     }
     let r = if out.is_float() && out.is_half() {
         half::prod(&to_dtype(t, out)?, &reduced, &shape)?
@@ -249,31 +244,22 @@ fn extreme_op(
     let (reduced, shape) = plan(t, dims, keepdim)?;
     check_nonempty(op, t, &reduced, dims.is_some())?;
     if t.is_gpu() {
-        let x = gpu_float(op, t)?;
+        let arg = op.starts_with("arg");
+        let kernel = match (arg, max) {
+            (true, true) => "argmax",
+            (true, false) => "argmin",
+            (false, true) => "max_idx",
+            (false, false) => "min_idx",
+        };
+        let (x, kernel) = gpu_input(kernel, t)?;
         let (x, outer, n, inner) = crate::backend::gpu::reduce::blocks(&x, &reduced)?;
         let idx = Tensor::empty_on(&shape, DType::I64, t.device())?;
-        if op.starts_with("arg") {
-            crate::backend::gpu::reduce::reduce(
-                if max { "argmax" } else { "argmin" },
-                &x,
-                outer,
-                n,
-                inner,
-                &[&idx],
-                1.0,
-            )?;
+        if arg {
+            crate::backend::gpu::reduce::reduce(&kernel, &x, outer, n, inner, &[&idx], 1.0)?;
             return Ok((idx.clone(), idx));
         }
         let vals = Tensor::empty_on(&shape, x.dtype(), x.device())?;
-        crate::backend::gpu::reduce::reduce(
-            if max { "max_idx" } else { "min_idx" },
-            &x,
-            outer,
-            n,
-            inner,
-            &[&vals, &idx],
-            1.0,
-        )?;
+        crate::backend::gpu::reduce::reduce(&kernel, &x, outer, n, inner, &[&vals, &idx], 1.0)?;
         return Ok((to_dtype(&vals, t.dtype())?, idx));
     }
     if t.dtype().is_half() {
@@ -295,14 +281,8 @@ fn extreme_values(
     let (reduced, shape) = plan(t, dims, keepdim)?;
     check_nonempty(op, t, &reduced, dims.is_some())?;
     if t.is_gpu() {
-        let r = reduce_dims(
-            if max { "amax" } else { "amin" },
-            &gpu_float(op, t)?,
-            &reduced,
-            &shape,
-            1.0,
-        )?;
-        return to_dtype(&r, t.dtype());
+        let (x, op) = gpu_input(if max { "amax" } else { "amin" }, t)?;
+        return to_dtype(&reduce_dims(&op, &x, &reduced, &shape, 1.0)?, t.dtype());
     }
     if t.dtype().is_half() {
         return half::extreme_values(t, &reduced, &shape, max);

@@ -6,7 +6,6 @@ use super::reduce::{all_any, sum_dtype};
 use super::Operand;
 use crate::autograd::{self, math, Backward, Node, SavedTensor};
 use crate::backend::cpu::reduce::scan;
-use crate::bail;
 use crate::dispatch_compute;
 use crate::error::Result;
 use crate::tensor::{DType, Scalar, Tensor};
@@ -34,9 +33,7 @@ fn cumulative_raw(t: &Tensor, dim: i64, dtype: Option<DType>, product: bool) -> 
             (true, false) => "cumsum",
             (true, true) => "cumprod",
             (false, false) => "cumsum_i32",
-            (false, true) => {
-                bail!(NotImplemented, "cumprod of integer tensors has no GPU kernel yet")
-            }
+            (false, true) => "cumprod_i32",
         };
         let x = super::copy::contiguous_clone(&x)?;
         let out = Tensor::empty_on(x.shape(), x.dtype(), x.device())?;

@@ -219,6 +219,59 @@ def test_sum_i32_wraps(gpu, n):
         np.testing.assert_array_equal(got, want)
 
 
+def wrap32(v):
+    return ((v + 2**31) % 2**32 - 2**31).astype(np.int32)
+
+
+@pytest.mark.parametrize("n", NS)
+@pytest.mark.parametrize("op", ["prod", "amax", "amin"])
+def test_int_fold(gpu, op, n):
+    rng = np.random.default_rng(600 + n)
+    for form, inner in forms(n):
+        x = rng.integers(-(2**31), 2**31, (OUTER, n, inner), dtype=np.int64)
+        if op == "prod":
+            x[0] = rng.choice([-1, 1, 1, 1], (n, inner))  # no wrap: exact signs
+            x[1, n // 2] = 0  # a zero sticks
+        x = x.astype(np.int32)
+        (got,) = reduce(gpu, f"{op}_i32_{form}", x, OUTER, n, inner, np.int32)
+        if op == "prod":
+            want = np.ones((OUTER, inner), np.int64)
+            for j in range(n):  # the low 32 bits of the product, step by step
+                want = wrap32(want * x[:, j].astype(np.int64)).astype(np.int64)
+        else:
+            want = x.max(1) if op == "amax" else x.min(1)
+        np.testing.assert_array_equal(got, want, err_msg=f"{form} inner={inner}")
+
+
+def test_int_extremes_at_the_limits(gpu):
+    lo, hi = -(2**31), 2**31 - 1
+    x = np.array([[lo, lo, 0], [hi, 5, hi], [3, 3, 3]], np.int32).reshape(3, 3, 1)
+    for form in ("rows", "cols"):
+        (mx,) = reduce(gpu, f"amax_i32_{form}", x, 3, 3, 1, np.int32)
+        (mn,) = reduce(gpu, f"amin_i32_{form}", x, 3, 3, 1, np.int32)
+        np.testing.assert_array_equal(mx[:, 0], [0, hi, 3])
+        np.testing.assert_array_equal(mn[:, 0], [lo, 5, 3])
+        (ia,) = reduce(gpu, f"argmin_i32_{form}", x, 3, 3, 1, np.int32)
+        np.testing.assert_array_equal(ia[:, 0], [0, 1, 0])  # first of the ties
+
+
+@pytest.mark.parametrize("n", NS)
+@pytest.mark.parametrize("is_max", [True, False], ids=["max", "min"])
+def test_int_arg_and_idx(gpu, is_max, n):
+    rng = np.random.default_rng(700 + n)
+    name = "max" if is_max else "min"
+    for form, inner in forms(n):
+        # values beyond 2^24 (float32 would merge neighbours) with ties
+        x = (rng.integers(-3, 4, (OUTER, n, inner)) + 2**30).astype(np.int32)
+        want_i = x.argmax(1) if is_max else x.argmin(1)
+        want_v = np.take_along_axis(x, want_i[:, None, :], 1)[:, 0, :]
+        (idx,) = reduce(gpu, f"arg{name}_i32_{form}", x, OUTER, n, inner, np.int32)
+        np.testing.assert_array_equal(idx, want_i, err_msg=f"{form} inner={inner}")
+        vals, idx2 = reduce(gpu, f"{name}_idx_i32_{form}", x, OUTER, n, inner, np.int32, nouts=2)
+        np.testing.assert_array_equal(idx2, want_i)
+        np.testing.assert_array_equal(vals, want_v)
+
+
 # ---- grids spilling into y ----
 
 
@@ -288,4 +341,16 @@ def test_cumsum_i32(gpu):
     y = np.full(3 * 7 * 5 + 2, 77, np.int32)
     got = gpu.run("reduce.wgsl", "cumsum_i32", [x, y], [3, 7, 5, 0, 1, 1.0], groups_1d(15))[1]
     np.testing.assert_array_equal(got[1:-1].reshape(3, 7, 5), np.cumsum(x, axis=1))
+    assert got[0] == 77 and got[-1] == 77
+
+
+def test_cumprod_i32_wraps(gpu):
+    rng = np.random.default_rng(6)
+    x = rng.integers(-7, 8, (3, 20, 5)).astype(np.int32)
+    y = np.full(3 * 20 * 5 + 2, 77, np.int32)
+    got = gpu.run("reduce.wgsl", "cumprod_i32", [x, y], [3, 20, 5, 0, 1, 1.0], groups_1d(15))[1]
+    want = np.ones((3, 5), np.int64)
+    for j in range(20):
+        want = wrap32(want * x[:, j].astype(np.int64)).astype(np.int64)
+        np.testing.assert_array_equal(got[1:-1].reshape(3, 20, 5)[:, j], want)
     assert got[0] == 77 and got[-1] == 77

@@ -32,9 +32,17 @@ fn entries(op: &str) -> Result<(&'static str, &'static str)> {
         "any" => ("any_rows", "any_cols"),
         "all" => ("all_rows", "all_cols"),
         "sum_i32" => ("sum_i32_rows", "sum_i32_cols"),
+        "prod_i32" => ("prod_i32_rows", "prod_i32_cols"),
+        "amax_i32" => ("amax_i32_rows", "amax_i32_cols"),
+        "amin_i32" => ("amin_i32_rows", "amin_i32_cols"),
+        "argmax_i32" => ("argmax_i32_rows", "argmax_i32_cols"),
+        "argmin_i32" => ("argmin_i32_rows", "argmin_i32_cols"),
+        "max_idx_i32" => ("max_idx_i32_rows", "max_idx_i32_cols"),
+        "min_idx_i32" => ("min_idx_i32_rows", "min_idx_i32_cols"),
         "cumsum" => ("cumsum", "cumsum"),
         "cumprod" => ("cumprod", "cumprod"),
         "cumsum_i32" => ("cumsum_i32", "cumsum_i32"),
+        "cumprod_i32" => ("cumprod_i32", "cumprod_i32"),
         _ => bail!(Runtime, "internal error: no GPU reduction {}", op),
     })
 }
@@ -54,6 +62,24 @@ const WANT_LANES: usize = 1 << 17;
 const MIN_PIECE: usize = 4096;
 /// The most rows split this way (each goes in its own dispatches).
 const MAX_SPLIT_ROWS: usize = 8;
+
+/// Folds whose partial results fold again into the same result, so that a
+/// long row can go in pieces.
+fn associative(op: &str) -> bool {
+    matches!(
+        op,
+        "sum"
+            | "prod"
+            | "amax"
+            | "amin"
+            | "any"
+            | "all"
+            | "sum_i32"
+            | "prod_i32"
+            | "amax_i32"
+            | "amin_i32"
+    )
+}
 
 /// Pieces a row of `n` is reduced in (1: no split).
 fn pieces(outer: usize, n: usize, inner: usize) -> usize {
@@ -104,7 +130,7 @@ fn run(
     // Elements per row of x and of the outputs (scans write as many as they read).
     let (row, out_row) = (n * inner, if scan { n * inner } else { inner });
     let pieces = pieces(outer, n, inner);
-    if pieces > 1 && matches!(op, "sum" | "prod" | "amax" | "amin" | "any" | "all" | "sum_i32") {
+    if pieces > 1 && associative(op) {
         for o in 0..outer {
             // Rows of m elements reduced into `part`, a shorter last row after them.
             let m = n / pieces;
@@ -205,13 +231,18 @@ fn launch(
     exec::dispatch_binds(entry, Variant::of(x.dtype()), &binds, &p, groups)
 }
 
-/// Float input for a GPU reduction that compares values (int inputs would
-/// lose exactness beyond 2^24 in float32, so they are refused for now).
-pub fn gpu_float(op: &str, t: &Tensor) -> Result<Tensor> {
-    if !t.dtype().is_float() {
-        bail!(NotImplemented, "{} of {} tensors has no GPU kernel yet", op, t.dtype().name());
+/// The input of a GPU reduction in the dtype its kernels read, and the
+/// entry name for it: floats in their compute dtype under `op`, integers and
+/// bools as int32 words under `op_i32` (float32 would lose exactness beyond 2^24).
+pub fn gpu_input(op: &str, t: &Tensor) -> Result<(Tensor, String)> {
+    if t.dtype().is_float() {
+        return Ok((to_dtype(t, t.dtype().gpu_compute())?, op.to_string()));
     }
-    to_dtype(t, t.dtype().gpu_compute())
+    if t.dtype().is_complex() {
+        bail!(NotImplemented, "{} of {} tensors has no GPU kernel", op, t.dtype().name());
+    }
+    let words = if t.dtype() == DType::I32 { DType::I32 } else { DType::I64 };
+    Ok((to_dtype(t, words)?, format!("{}_i32", op)))
 }
 
 /// `t` as a contiguous [outer, n, inner] block whose middle axis holds the
@@ -260,7 +291,7 @@ pub fn reduce_dims(
     if t.numel() == 0 {
         // Empty reductions: the identity of the op.
         let v = match op {
-            "prod" | "all" => Scalar::Int(1),
+            "prod" | "prod_i32" | "all" => Scalar::Int(1),
             _ if scale.is_infinite() => Scalar::Float(f64::NAN),
             _ => Scalar::Int(0),
         };
@@ -268,8 +299,7 @@ pub fn reduce_dims(
         return Ok(out);
     }
     let (x, outer, n, inner) = blocks(t, reduced)?;
-    let chunked = matches!(op, "sum" | "sum_i32" | "prod" | "amax" | "amin" | "any" | "all")
-        && x.dtype() != DType::F16;
+    let chunked = associative(op) && x.dtype() != DType::F16;
     if outer == 1 && inner > 1 && n >= 2 * COLUMN_CHUNK && chunked {
         // Columns over many rows (a bias gradient: [rows, features] -> [features]):
         // a thread per column would walk all rows serially, bound by memory
