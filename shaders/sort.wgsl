@@ -19,13 +19,19 @@
 //   sort_write writes the first n pairs of every row as values and indices.
 //
 // Values move as raw 32-bit words: the launcher passes float16 as float32.
+//
+// Beside the sort, on the same order keys:
+// - mode_rows: the most frequent value of each sorted row and its last index;
+// - search: searchsorted's binary search of values in sorted boundaries.
 
 // Bindings: 0 x (u32 words, read), 1 keys (u32, read_write), 2 idx (u32,
 // read_write), 3 vals (u32 words, read_write), 4 inds (i32, read_write),
 // 5 params. sort_rows: x, vals, inds; sort_blocks: x, keys, idx;
 // sort_step, sort_merge: keys, idx; sort_write: x, idx, vals, inds.
+// mode_rows: x (sorted values), idx (their indices), vals, inds.
 // Params: rows, n, npad; desc (1: descending); kind (KIND_* of x); x_off;
 // k, j (the stage and step of sort_step; the stage of sort_merge).
+// search: 0 x (boundaries), 1 sv (values, read), 4 inds, 5 ps (Search).
 struct Params {
     rows: u32, n: u32, npad: u32, desc: u32,
     kind: u32, x_off: u32, k: u32, j: u32,
@@ -37,6 +43,17 @@ struct Params {
 @group(0) @binding(3) var<storage, read_write> vals: array<u32>;
 @group(0) @binding(4) var<storage, read_write> inds: array<i32>;
 @group(0) @binding(5) var<storage, read> p: Params;
+@group(0) @binding(1) var<storage, read> sv: array<u32>;
+@group(0) @binding(5) var<storage, read> ps: Search;
+
+// searchsorted: rows of n sorted boundaries (rows 1: one sequence for all
+// values; else row r serves values r·m .. r·m + m - 1), `total` values; right
+// (1: count boundaries <= v, else < v); kind (KIND_* of both); where the
+// boundaries and the values start.
+struct Search {
+    rows: u32, n: u32, m: u32, total: u32,
+    right: u32, kind: u32, seq_off: u32, val_off: u32,
+}
 
 const WG: u32 = 256u;
 // Elements sorted in workgroup memory (8 KiB of keys and indices).
@@ -46,26 +63,30 @@ const PAD: u32 = 0xffffffffu;
 var<workgroup> sk: array<u32, 1024>;
 var<workgroup> si: array<u32, 1024>;
 
-fn key_of(w: u32) -> u32 {
-    var k = w;
-    if (p.kind == KIND_F32) {
+// The place of a 32-bit word of kind `kind` in the value order (see the top).
+fn order_key(w: u32, kind: u32) -> u32 {
+    if (kind == KIND_F32) {
         let mag = w & 0x7fffffffu;
         if (mag > 0x7f800000u) {
-            k = 0xffffffffu; // NaN: above +inf
-        } else if (mag == 0u) {
-            k = 0x80000000u; // -0.0 == 0.0
-        } else if ((w & 0x80000000u) != 0u) {
-            k = ~w;
-        } else {
-            k = w | 0x80000000u;
+            return 0xffffffffu; // NaN: above +inf
         }
-    } else if (p.kind == KIND_I32) {
-        k = w ^ 0x80000000u;
+        if (mag == 0u) {
+            return 0x80000000u; // -0.0 == 0.0
+        }
+        if ((w & 0x80000000u) != 0u) {
+            return ~w;
+        }
+        return w | 0x80000000u;
     }
-    if (p.desc != 0u) {
-        k = ~k;
+    if (kind == KIND_I32) {
+        return w ^ 0x80000000u;
     }
-    return k;
+    return w;
+}
+
+fn key_of(w: u32) -> u32 {
+    let k = order_key(w, p.kind);
+    return select(k, ~k, p.desc != 0u);
 }
 
 fn less(ka: u32, ia: u32, kb: u32, ib: u32) -> bool {
@@ -231,4 +252,69 @@ fn sort_write(
     let src = idx[row * p.npad + t % p.n];
     vals[t] = x[p.x_off + row * p.n + src];
     inds[t] = i32(src);
+}
+
+// mode_rows: row r of the sorted values x and their indices idx (n each,
+// idx from its start): the value of its longest run of equal keys (the first, so the
+// smallest, of equally long runs; NaNs form one run) and the last index of
+// that run (the highest, the sort being stable). One thread per row.
+@compute @workgroup_size(256)
+fn mode_rows(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+) {
+    let row = gid.x + gid.y * nwg.x * WG;
+    if (row >= p.rows) {
+        return;
+    }
+    let base = row * p.n;
+    var best = 0u;
+    var best_len = 0u;
+    var start = 0u;
+    var k0 = key_of(x[p.x_off + base]);
+    for (var i = 1u; i <= p.n; i++) {
+        var k = 0u;
+        if (i < p.n) {
+            k = key_of(x[p.x_off + base + i]);
+        }
+        if (i == p.n || k != k0) {
+            if (i - start > best_len) {
+                best = i - 1u;
+                best_len = i - start;
+            }
+            start = i;
+            k0 = k;
+        }
+    }
+    vals[row] = x[p.x_off + base + best];
+    inds[row] = i32(idx[base + best]);
+}
+
+// search: inds[t] = the position of value t among its row's boundaries, by
+// binary search (PyTorch's !(b >= v) / !(b > v) on sorted boundaries). One
+// thread per value.
+@compute @workgroup_size(256)
+fn search(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
+) {
+    let t = gid.x + gid.y * nwg.x * WG;
+    if (t >= ps.total) {
+        return;
+    }
+    let row = select(0u, t / ps.m, ps.rows > 1u);
+    let base = ps.seq_off + row * ps.n;
+    let kv = order_key(sv[ps.val_off + t], ps.kind);
+    var lo = 0u;
+    var hi = ps.n;
+    while (lo < hi) {
+        let mid = lo + (hi - lo) / 2u;
+        let kb = order_key(x[base + mid], ps.kind);
+        if (kb < kv || (ps.right != 0u && kb == kv)) {
+            lo = mid + 1u;
+        } else {
+            hi = mid;
+        }
+    }
+    inds[t] = i32(lo);
 }

@@ -5428,7 +5428,6 @@ SORTING = [
         dtypes=ALL,
         out=_pair,
         domain=DISTINCT,
-        gpu="mode has no GPU kernel (NotImplementedError)",
         grads=[Row("mode", lambda x: x.mode(1).values, [DISTINCT(3, 4)])],
         bad=lambda m: [("mode of an empty dim", lambda: m.t(3, 0).mode(1))],
     ),
@@ -5439,7 +5438,6 @@ SORTING = [
         _unique_samples,
         dtypes=ALL,
         grad=False,
-        gpu="unique has no GPU kernel (its size depends on the data)",
     ),
     OpInfo(
         "unique_consecutive",
@@ -5448,7 +5446,6 @@ SORTING = [
         functools.partial(_unique_samples, consecutive=True),
         dtypes=ALL,
         grad=False,
-        gpu="unique_consecutive has no GPU kernel (its size depends on the data)",
     ),
     OpInfo(
         "searchsorted",
@@ -5525,7 +5522,6 @@ SORTING = [
         ],
         dtypes=FLOATS,
         grad=False,
-        gpu="histc has no GPU kernel",
         bad=lambda m: [
             ("histc bins=0", lambda: m.t(3).histc(0)),
             ("histc min > max", lambda: m.t(3).histc(4, 2, 1)),
@@ -5547,7 +5543,6 @@ SORTING = [
         out=lambda d: (d, d),
         grad=False,
         mismatch=False,
-        gpu="histogram has no GPU kernel",
         bad=lambda m: [
             ("histogram bins=0", lambda: m.t(3).histogram(0)),
             ("histogram reversed range", lambda: m.t(3).histogram(4, range=(1.0, 0.0))),

@@ -380,17 +380,88 @@ def test_gpu_sort_grad():
     assert x.grad.device.type == "gpu" and x.grad.tolist() == [[1.0, 100.0, 10.0]]
 
 
-@pytest.mark.parametrize(
-    "call",
-    [
-        lambda t: t.mode(),
-        lambda t: t.unique(),
-        lambda t: t.unique_consecutive(),
-        lambda t: t.histc(),
-        lambda t: t.histogram(3),
-    ],
-)
-def test_gpu_unsupported_ops_say_so(call):
+def _same(got, want):
+    """A GPU result equals the CPU one: dtypes, shapes and values (NaN == NaN)."""
+    if isinstance(want, tuple):
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            _same(g, w)
+        return
+    assert got.device.type == "gpu" and got.dtype == want.dtype
+    np.testing.assert_array_equal(to_np(got), to_np(want))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64", "int32", "uint8", "bool"])
+def test_gpu_mode_unique(dtype):
     need_gpu()
-    with pytest.raises(NotImplementedError, match="GPU|gpu"):
-        call(rumus.tensor([1.0, 2.0], device="gpu"))
+    rng = np.random.default_rng(8)
+    x = rng.integers(0, 5, (5, 300)).astype(dtype)  # rows longer than a sort block
+    if dtype == "float32":
+        x[1, ::7] = np.nan  # NaNs: one value for mode, each distinct for unique
+        x[2, :40] = -0.0  # equal to 0.0
+    c, g = tensor(x, dtype), tensor(x, dtype, "gpu")
+    for d in (0, 1, -1):
+        for keepdim in (False, True):
+            _same(g.mode(d, keepdim), c.mode(d, keepdim))
+    _same(g.t().mode(0), c.t().mode(0))
+    kw = dict(return_inverse=True, return_counts=True)
+    for name in ("unique", "unique_consecutive"):
+        for args in ({}, kw, dict(dim=1, **kw), dict(dim=0)):
+            _same(getattr(rumus, name)(g, **args), getattr(rumus, name)(c, **args))
+        _same(getattr(rumus, name)(g[:, :0], **kw), getattr(rumus, name)(c[:, :0], **kw))
+
+
+def test_gpu_searchsorted_binary_search():
+    need_gpu()
+    rng = np.random.default_rng(9)
+    seq = np.sort(rng.integers(-(2**30), 2**30, 2000))  # beyond float32's exact integers
+    vals = np.concatenate([seq[::3], seq[::5] + 1, rng.integers(-(2**31), 2**31 - 1, 500)])
+    rows = np.sort(rng.standard_normal((6, 40)).astype(np.float32), 1)
+    rows[0, -3:] = np.inf
+    v2 = rng.standard_normal((6, 25)).astype(np.float32)
+    v2[1, 0], v2[2, 0], v2[3, 0] = np.nan, -0.0, np.inf
+    v2[4, :5] = rows[4, 10:15]  # exact hits: left and right differ
+    for s, v in ((seq, vals), (rows, v2), (seq.astype("int32"), vals[:100].astype("int32"))):
+        cs, cv = rumus.from_numpy(s), rumus.from_numpy(v)
+        for right in (False, True):
+            for out_int32 in (False, True):
+                want = rumus.searchsorted(cs, cv, right=right, out_int32=out_int32)
+                got = rumus.searchsorted(
+                    cs.to("gpu"), cv.to("gpu"), right=right, out_int32=out_int32
+                )
+                _same(got, want)
+    empty = rumus.searchsorted(
+        rumus.tensor([], device="gpu"), rumus.tensor([1.0, 2.0], device="gpu")
+    )
+    assert empty.tolist() == [0, 0]
+
+
+def test_gpu_histc_histogram():
+    need_gpu()
+    rng = np.random.default_rng(10)
+    x = rng.standard_normal(3000).astype(np.float32)
+    x[:4] = [-1.0, 1.0, 0.5, 2.0]  # on the edges of histc(8, -1, 1); 2.0 outside
+    c, g = rumus.from_numpy(x), rumus.from_numpy(x).to("gpu")
+    for args in ((8, -1.0, 1.0), (13, 0.0, 0.0), (4, 3.0, 3.0), (5, -0.25, 0.75)):
+        _same(g.histc(*args), c.histc(*args))
+    w = rumus.from_numpy(rng.random(3000).astype(np.float32))
+    edges = rumus.tensor([-2.0, -0.5, 0.0, 0.5, 0.5001, 3.0])
+    for kw in (
+        dict(bins=10),
+        dict(bins=6, range=(-1.0, 1.0)),
+        dict(bins=7, density=True),
+        dict(bins=4, weight=w),
+        dict(bins=edges),
+        dict(bins=edges, weight=w, density=True),
+    ):
+        kg = {k: v.to("gpu") if isinstance(v, rumus.Tensor) else v for k, v in kw.items()}
+        (hc, ec), (hg, eg) = c.histogram(**kw), g.histogram(**kg)
+        _same(eg, ec)
+        assert hg.device.type == "gpu" and hg.dtype == hc.dtype
+        np.testing.assert_allclose(to_np(hg), to_np(hc), rtol=1e-5, err_msg=str(kw))
+    nan = g.clone()
+    nan[7] = float("nan")
+    with pytest.raises(RuntimeError, match="not finite"):
+        nan.histc()
+    with pytest.raises(RuntimeError, match="device"):
+        g.histogram(3, weight=w)

@@ -153,6 +153,7 @@ mod tests {
             twin::<sample::Params>(),
             twin::<softmax::Params>(),
             twin::<sort::Params>(),
+            twin::<sort::Search>(),
         ];
         let wgsl = wgsl_params();
         for w in &wgsl {

@@ -1,5 +1,6 @@
 //! Launcher for shaders/sort.wgsl: a stable bitonic sort of the rows of a
-//! contiguous (rows, n) tensor, giving values and int64 indices.
+//! contiguous (rows, n) tensor, giving values and int64 indices; the mode of
+//! sorted rows; searchsorted's binary search.
 
 use super::dtype::kind;
 use super::exec::{self, Variant};
@@ -18,6 +19,15 @@ crate::wgsl_params! {
     pub struct Params in SORT {
         rows: u32, n: u32, npad: u32, desc: u32,
         kind: u32, x_off: u32, k: u32, j: u32,
+    }
+}
+
+crate::wgsl_params! {
+    /// searchsorted: boundary rows of n (1: shared by all values), values per
+    /// row, all values, the side, the element kind, where both start.
+    pub struct Search in SORT {
+        rows: u32, n: u32, m: u32, total: u32,
+        right: u32, kind: u32, seq_off: u32, val_off: u32,
     }
 }
 
@@ -78,4 +88,68 @@ pub fn sort(x: &Tensor, rows: usize, n: usize, desc: bool) -> Result<(Tensor, Te
     }
     launch("sort_write", [xb, dummy, jb, vb, ib], &p, exec::grid_1d(rows * n))?;
     Ok((vals, inds))
+}
+
+/// The mode of every row of the sorted `vals` (contiguous, (rows, n), n >= 1)
+/// with the stable sort's indices `inds`: the value of the longest run (the
+/// smallest of equally long ones) and the last index holding it, as (rows, 1).
+pub fn mode_sorted(
+    vals: &Tensor,
+    inds: &Tensor,
+    rows: usize,
+    n: usize,
+) -> Result<(Tensor, Tensor)> {
+    let v = Tensor::empty_on(&[rows, 1], vals.dtype(), Device::active_gpu())?;
+    let i = Tensor::empty_on(&[rows, 1], DType::I64, Device::active_gpu())?;
+    if rows == 0 {
+        return Ok((v, i));
+    }
+    let p = Params {
+        rows: rows as u32,
+        n: n as u32,
+        kind: kind(vals.dtype())? as u32,
+        x_off: vals.layout().offset as u32,
+        ..Default::default()
+    };
+    let dummy = exec::dummy()?;
+    let bufs = [
+        vals.storage().gpu_buffer()?,
+        dummy,
+        inds.storage().gpu_buffer()?,
+        v.storage().gpu_buffer()?,
+        i.storage().gpu_buffer()?,
+    ];
+    exec::dispatch("mode_rows", Variant::F32, &bufs, &p, exec::grid_1d(rows))?;
+    Ok((v, i))
+}
+
+/// searchsorted on contiguous `seq` ((rows, n) boundaries, each row sorted)
+/// and `vals` (`rows == 1`: any number; else rows · m) of one dtype: int64
+/// positions shaped like `vals`.
+pub fn search(seq: &Tensor, vals: &Tensor, rows: usize, n: usize, right: bool) -> Result<Tensor> {
+    let out = Tensor::empty_on(vals.shape(), DType::I64, Device::active_gpu())?;
+    let total = vals.numel();
+    if total == 0 {
+        return Ok(out);
+    }
+    let p = Search {
+        rows: rows as u32,
+        n: n as u32,
+        m: (total / rows.max(1)) as u32,
+        total: total as u32,
+        right: right as u32,
+        kind: kind(seq.dtype())? as u32,
+        seq_off: seq.layout().offset as u32,
+        val_off: vals.layout().offset as u32,
+    };
+    let dummy = exec::dummy()?;
+    let bufs = [
+        seq.storage().gpu_buffer()?,
+        vals.storage().gpu_buffer()?,
+        dummy,
+        dummy,
+        out.storage().gpu_buffer()?,
+    ];
+    exec::dispatch("search", Variant::F32, &bufs, &p, exec::grid_1d(total))?;
+    Ok(out)
 }

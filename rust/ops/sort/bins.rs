@@ -1,19 +1,20 @@
-//! Binning: searchsorted and bucketize (binary search on the CPU; counts of
-//! comparisons on the GPU), bincount (a scatter_add on the GPU), histc and
-//! histogram (CPU only). None of them is differentiable, as in PyTorch.
+//! Binning: searchsorted and bucketize (binary search, on either device),
+//! bincount (a scatter_add on the GPU), histc and histogram (on the GPU the
+//! values' binary search among the edges, then a scatter_add). None of them
+//! is differentiable, as in PyTorch.
 
 use crate::autograd::GradMode;
 use crate::backend::cpu::sort as kernels;
 use crate::bail;
 use crate::dispatch_compute;
 use crate::error::Result;
-use crate::ops::copy::{contiguous, item, to_dtype};
-use crate::ops::elementwise::{binary, unary, Binary, Unary};
-use crate::ops::shape::unsqueeze;
+use crate::ops::copy::{contiguous, item, to_device, to_dtype};
+use crate::ops::elementwise::{binary, where_, Binary};
+use crate::ops::shape::reshape;
 use crate::ops::{reduce, Operand};
 use crate::tensor::dtype::promote;
 use crate::tensor::layout::fmt_shape;
-use crate::tensor::{DType, Scalar, Tensor};
+use crate::tensor::{DType, Device, Scalar, Tensor};
 
 /// searchsorted(sorted_sequence, values, out_int32, right, side, sorter).
 pub fn searchsorted(
@@ -82,16 +83,17 @@ pub fn searchsorted(
     let common = promote(seq.dtype(), vals.dtype()).compute();
     let out_dtype = if out_int32 { DType::I32 } else { DType::I64 };
     if seq.is_gpu() {
-        // The position is the count of boundaries the value passes: those with
-        // !(b >= v) (left) or !(b > v) (right), PyTorch's comparisons.
         let gd = if common.is_float() { DType::F32 } else { common };
-        let v = Operand::T(unsqueeze(&to_dtype(&vals, gd)?, -1)?);
-        let s = Operand::T(unsqueeze(&to_dtype(&seq, gd)?, -2)?);
-        let cmp = binary(if right { Binary::Gt } else { Binary::Ge }, &s, &v, None)?;
-        let passed = unary(Unary::LogicalNot, &cmp)?;
-        let counts = reduce::sum(&passed, Some(&[-1]), false, None)?;
-        let shape: Vec<i64> = vals.shape().iter().map(|&s| s as i64).collect();
-        return to_dtype(&crate::ops::shape::reshape(&counts, &shape)?, out_dtype);
+        let s = contiguous(&to_dtype(&seq, gd)?)?;
+        let v = contiguous(&to_dtype(&vals, gd)?)?;
+        let n = *seq.shape().last().expect("at least 1-d");
+        let rows = seq.numel() / n.max(1);
+        let pos = if n == 0 {
+            crate::ops::creation::full_on(v.shape(), Scalar::Int(0), DType::I64, v.device())?
+        } else {
+            crate::backend::gpu::sort::search(&s, &v, rows, n, right)?
+        };
+        return to_dtype(&pos, out_dtype);
     }
     let s = contiguous(&to_dtype(&seq, common)?)?;
     let v = contiguous(&to_dtype(&vals, common)?)?;
@@ -158,7 +160,7 @@ pub fn bincount(x: &Tensor, weights: Option<&Tensor>, minlength: i64) -> Result<
     let (lo, hi) = if x.numel() == 0 {
         (0, -1)
     } else {
-        let xf = to_dtype(x, if x.is_gpu() { DType::F32 } else { DType::I64 })?;
+        let xf = to_dtype(x, DType::I64)?;
         (
             item(&reduce::amin(&xf, None, false)?)?.to_i64(),
             item(&reduce::amax(&xf, None, false)?)?.to_i64(),
@@ -200,15 +202,44 @@ fn float_only(op: &str, t: &Tensor) -> Result<()> {
             fmt_shape(t.shape())
         );
     }
-    if t.is_gpu() {
-        bail!(
-            NotImplemented,
-            "{}(): no GPU kernel (input of shape {} on a gpu device); move the tensor to the CPU",
-            op,
-            fmt_shape(t.shape())
-        );
-    }
     Ok(())
+}
+
+/// The data's (min, max) of a GPU tensor (NaN when it holds a NaN; None when empty).
+fn gpu_range(x: &Tensor) -> Result<Option<(f64, f64)>> {
+    if x.numel() == 0 {
+        return Ok(None);
+    }
+    let lo = item(&reduce::amin(x, None, false)?)?.to_f64();
+    let hi = item(&reduce::amax(x, None, false)?)?.to_f64();
+    Ok(Some((lo, hi)))
+}
+
+/// Counts (or weight sums) of a GPU tensor's values in the bins between
+/// `edges` (float32, on x's device): the binary search of each value among the
+/// edges, the last bin closed, values outside (and NaN) dropped into an extra
+/// bin that is cut off.
+fn gpu_histogram(x: &Tensor, w: Option<&Tensor>, edges: &[f64]) -> Result<Tensor> {
+    let nb = edges.len() - 1;
+    let dev = x.device();
+    let e32: Vec<f32> = edges.iter().map(|&e| e as f32).collect();
+    let e = to_device(&Tensor::from_vec(e32, &[nb + 1])?, dev)?;
+    let xf = reshape(&contiguous(&to_dtype(x, DType::F32)?)?, &[-1])?;
+    let b = crate::backend::gpu::sort::search(&e, &xf, 1, nb + 1, true)?;
+    let int = |v: usize| Operand::S(Scalar::Int(v as i64));
+    let b = binary(Binary::Sub, &Operand::T(b), &int(1), None)?;
+    let top =
+        binary(Binary::Eq, &Operand::T(xf.clone()), &Operand::S(Scalar::Float(edges[nb])), None)?;
+    let b = where_(&top, &int(nb - 1), &Operand::T(b))?;
+    let below = binary(Binary::Lt, &Operand::T(b.clone()), &int(0), None)?;
+    let b = where_(&below, &int(nb), &Operand::T(b))?;
+    let src = match w {
+        Some(w) => reshape(&to_dtype(w, DType::F32)?, &[-1])?,
+        None => crate::ops::creation::full_on(xf.shape(), Scalar::Int(1), DType::F32, dev)?,
+    };
+    let zeros = crate::ops::creation::full_on(&[nb + 1], Scalar::Int(0), DType::F32, dev)?;
+    let h = crate::ops::index::scatter(&zeros, 0, &b, &Operand::T(src), true)?;
+    crate::ops::shape::narrow(&h, 0, 0, nb as i64)
 }
 
 /// The finite range [lo, hi] (lo <= hi) of a histogram, else an error naming `op`.
@@ -247,10 +278,10 @@ pub fn histc(x: &Tensor, bins: i64, min: f64, max: f64) -> Result<Tensor> {
         bail!(Runtime, "histc(): bins must be > 0, but got {}", bins);
     }
     let _off = GradMode::set(false);
-    let xs = to_dtype(x, DType::F64)?.to_vec::<f64>()?;
+    let xs = if x.is_gpu() { Vec::new() } else { to_dtype(x, DType::F64)?.to_vec::<f64>()? };
     let (mut lo, mut hi) = (min, max);
     if lo == hi {
-        if let Some(r) = data_range(&xs) {
+        if let Some(r) = if x.is_gpu() { gpu_range(x)? } else { data_range(&xs) } {
             (lo, hi) = r;
         }
     }
@@ -259,6 +290,9 @@ pub fn histc(x: &Tensor, bins: i64, min: f64, max: f64) -> Result<Tensor> {
         (lo, hi) = (lo - 1.0, hi + 1.0);
     }
     let edges = linear_edges(lo, hi, bins as usize, x.dtype())?;
+    if x.is_gpu() {
+        return to_dtype(&gpu_histogram(x, None, &edges)?, x.dtype());
+    }
     let h = kernels::histogram(&xs, None, &edges, true);
     to_dtype(&Tensor::from_vec(h, &[bins as usize])?, x.dtype())
 }
@@ -289,15 +323,18 @@ pub fn histogram(
                 fmt_shape(w.shape())
             );
         }
+        crate::ops::same_device("histogram", &[x, w])?;
     }
     let _off = GradMode::set(false);
-    let xs = to_dtype(x, DType::F64)?.to_vec::<f64>()?;
+    let gpu = x.is_gpu();
+    let xs = if gpu { Vec::new() } else { to_dtype(x, DType::F64)?.to_vec::<f64>()? };
     let (edges, uniform) = match bins {
         Bins::Count(b) => {
             if *b <= 0 {
                 bail!(Runtime, "histogram(): bins must be > 0, but got {}", b);
             }
-            let (mut lo, mut hi) = range.or_else(|| data_range(&xs)).unwrap_or((0.0, 1.0));
+            let data = if gpu { gpu_range(x)? } else { data_range(&xs) };
+            let (mut lo, mut hi) = range.or(data).unwrap_or((0.0, 1.0));
             check_range("histogram", lo, hi)?;
             if lo == hi {
                 (lo, hi) = (lo - 0.5, hi + 0.5);
@@ -314,11 +351,18 @@ pub fn histogram(
                     fmt_shape(e.shape())
                 );
             }
-            (to_dtype(e, DType::F64)?.to_vec::<f64>()?, false)
+            crate::ops::same_device("histogram", &[x, e])?;
+            (to_dtype(&to_device(e, Device::Cpu)?, DType::F64)?.to_vec::<f64>()?, false)
         }
     };
-    let w = weight.map(|w| to_dtype(w, DType::F64)?.to_vec::<f64>()).transpose()?;
-    let mut h = kernels::histogram(&xs, w.as_deref(), &edges, uniform);
+    let mut h = if gpu {
+        // the bins' sums are few: finished on the host, as the CPU's
+        let h = gpu_histogram(x, weight, &edges)?;
+        to_dtype(&to_device(&h, Device::Cpu)?, DType::F64)?.to_vec::<f64>()?
+    } else {
+        let w = weight.map(|w| to_dtype(w, DType::F64)?.to_vec::<f64>()).transpose()?;
+        kernels::histogram(&xs, w.as_deref(), &edges, uniform)
+    };
     if density {
         let total: f64 = h.iter().sum();
         for (i, v) in h.iter_mut().enumerate() {
@@ -327,8 +371,8 @@ pub fn histogram(
     }
     let nb = h.len();
     let ne = edges.len();
-    Ok((
-        to_dtype(&Tensor::from_vec(h, &[nb])?, x.dtype())?,
-        to_dtype(&Tensor::from_vec(edges, &[ne])?, x.dtype())?,
-    ))
+    let out = |v: Vec<f64>, n: usize| {
+        to_device(&to_dtype(&Tensor::from_vec(v, &[n])?, x.dtype())?, x.device())
+    };
+    Ok((out(h, nb)?, out(edges, ne)?))
 }

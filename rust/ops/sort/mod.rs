@@ -321,19 +321,17 @@ fn gpu_selection(p: &Plan, how: Select) -> Result<(Tensor, Tensor)> {
 /// row (the smallest of equally frequent ones) and the last index holding it.
 pub fn mode(t: &Tensor, dim: i64, keepdim: bool) -> Result<(Tensor, Tensor)> {
     let d = wrap_dim(dim, t.ndim())?;
-    if t.is_gpu() {
-        bail!(
-            NotImplemented,
-            "mode(): no GPU kernel (input of shape {} on a gpu device); move the tensor to the CPU",
-            fmt_shape(t.shape())
-        );
-    }
     let (v, i) = {
         let _off = GradMode::set(false);
         let p = plan(t, d)?;
         nonempty("mode", t, &p)?;
-        let (v, i) = p.outputs(1)?;
-        if p.rows > 0 {
+        let (v, i) = if p.x.is_gpu() {
+            let (sv, si) = sorted_rows(&p, false)?;
+            crate::backend::gpu::sort::mode_sorted(&sv, &si, p.rows, p.n)?
+        } else {
+            p.outputs(1)?
+        };
+        if p.rows > 0 && !p.x.is_gpu() {
             dispatch_compute!(p.x.dtype(), T => kernels::mode::<T>(
                 &p.rows::<T>()?, P(v.ptr::<T>()?), P(i.ptr::<i64>()?)
             ));
