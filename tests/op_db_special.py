@@ -9,6 +9,7 @@ import rumus
 import rumus.special as S
 import scipy.special as sc
 from op_db import (
+    ALL,
     AWAY,
     FLOATS,
     OpInfo,
@@ -17,6 +18,7 @@ from op_db import (
     Sample,
     U,
     _check_random,
+    binary_samples,
     dom,
     floated,
     to_float,
@@ -59,7 +61,135 @@ def _mvlgamma_ref(x, p):
     return sum(sc.gammaln(x - j / 2) for j in range(p)) + p * (p - 1) / 4 * math.log(math.pi)
 
 
+def _degree(ref):
+    """A polynomial's reference at a float degree: truncated, 0 below 0 (PyTorch's n)."""
+
+    def fn(x, n):
+        x, n = np.broadcast_arrays(np.asarray(x, np.float64), np.asarray(n, np.float64))
+        out = np.zeros(x.shape)
+        for i in np.ndindex(x.shape):
+            k = int(np.trunc(n[i]))
+            out[i] = ref(k, x[i]) if k >= 0 else 0.0
+        return out
+
+    return fn
+
+
+def _shifted(ref):
+    return lambda k, x: ref(k, 2 * x - 1)
+
+
+def _chebyshev_vw(third):
+    """V_n and W_n from their sums of U: V_n = U_n - U_(n-1), W_n = U_n + U_(n-1)."""
+
+    def fn(k, x):
+        prev = sc.eval_chebyu(k - 1, x) if k > 0 else 0.0
+        return sc.eval_chebyu(k, x) + (-prev if third else prev)
+
+    return fn
+
+
+def _special_fn(name, ref, *, domain=U, grad=False, grads=(), **kw):
+    """A rumus.special function of one tensor computed on the host (special_fns.rs)."""
+    op = _special(name, ref, domain=domain, grad=grad, **kw)
+    op.grads.extend(grads)
+    return op
+
+
+def _special_binary(name, ref, *, domain=U, dom_b=U, scalar=1.5, grads=(), **kw):
+    """A rumus.special function of two operands (either may be a number)."""
+    fn = getattr(S, name)
+    return OpInfo(
+        f"special.{name}",
+        [(f"special.{name}", fn)],
+        floated(ref),
+        lambda m: binary_samples(m, scalar=scalar, dom_b=dom_b),
+        dtypes=ALL,
+        out=to_float,
+        domain=domain,
+        covers=[f"special.{name}"],
+        grad=bool(grads),
+        grads=list(grads),
+        **kw,
+    )
+
+
+_POLYS = [
+    ("chebyshev_polynomial_t", sc.eval_chebyt),
+    ("chebyshev_polynomial_u", sc.eval_chebyu),
+    ("chebyshev_polynomial_v", _chebyshev_vw(True)),
+    ("chebyshev_polynomial_w", _chebyshev_vw(False)),
+    ("hermite_polynomial_h", sc.eval_hermite),
+    ("hermite_polynomial_he", sc.eval_hermitenorm),
+    ("laguerre_polynomial_l", sc.eval_laguerre),
+    ("legendre_polynomial_p", sc.eval_legendre),
+]
+_SHIFTED = [
+    ("shifted_" + name, _shifted(ref)) for name, ref in _POLYS if name.startswith("chebyshev")
+]
+POSITIVE = dom(P, lo=0.3, hi=4.0)
+DEGREES = dom(U, lo=0.0, hi=6.0)
+
 SPECIAL_FNS = [
+    _special_fn(
+        "bessel_j0", sc.j0, grads=[Row("bessel_j0", S.bessel_j0, [U(3, 4, lo=-6.0, hi=6.0)])]
+    ),
+    _special_fn(
+        "bessel_j1", sc.j1, grads=[Row("bessel_j1", S.bessel_j1, [U(3, 4, lo=-6.0, hi=6.0)])]
+    ),
+    _special_fn(
+        "bessel_y0", sc.y0, domain=POSITIVE, grads=[Row("bessel_y0", S.bessel_y0, [POSITIVE(3, 4)])]
+    ),
+    _special_fn(
+        "bessel_y1", sc.y1, domain=POSITIVE, grads=[Row("bessel_y1", S.bessel_y1, [POSITIVE(3, 4)])]
+    ),
+    _special_fn(
+        "modified_bessel_k0",
+        sc.k0,
+        domain=POSITIVE,
+        grads=[Row("modified_bessel_k0", S.modified_bessel_k0, [POSITIVE(3, 4)])],
+    ),
+    _special_fn(
+        "modified_bessel_k1",
+        sc.k1,
+        domain=POSITIVE,
+        grads=[Row("modified_bessel_k1", S.modified_bessel_k1, [POSITIVE(3, 4)])],
+    ),
+    _special_fn("scaled_modified_bessel_k0", sc.k0e, domain=POSITIVE),
+    _special_fn("scaled_modified_bessel_k1", sc.k1e, domain=POSITIVE),
+    _special_fn("modified_bessel_i0", sc.i0, domain=dom(U, lo=-4.0, hi=4.0), grad=True),
+    _special_fn("modified_bessel_i1", sc.i1, domain=dom(U, lo=-4.0, hi=4.0), grad=True),
+    _special_fn("spherical_bessel_j0", lambda x: sc.spherical_jn(0, x)),
+    _special_fn("airy_ai", lambda x: sc.airy(x)[0], domain=dom(U, lo=-5.0, hi=3.0)),
+    _special_fn("erfcx", sc.erfcx, grads=[Row("erfcx", S.erfcx, [U(3, 4, lo=-2.0, hi=4.0)])]),
+    _special_binary(
+        "zeta",
+        sc.zeta,
+        domain=dom(U, lo=1.5, hi=4.0),
+        dom_b=POSITIVE,
+        scalar=2.0,
+        grads=[
+            Row("zeta_q", lambda q: S.zeta(rumus.tensor(2.5, dtype=q.dtype), q), [POSITIVE(3, 4)])
+        ],
+    ),
+    _special_binary(
+        "gammainc",
+        sc.gammainc,
+        domain=POSITIVE,
+        dom_b=POSITIVE,
+        grads=[Row("gammainc_x", lambda x: S.gammainc(1.7, x), [POSITIVE(3, 4)])],
+    ),
+    _special_binary(
+        "gammaincc",
+        sc.gammaincc,
+        domain=POSITIVE,
+        dom_b=POSITIVE,
+        grads=[Row("gammaincc_x", lambda x: S.gammaincc(0.6, x), [POSITIVE(3, 4)])],
+    ),
+    *[
+        _special_binary(name, _degree(ref), domain=dom(U, lo=-1.2, hi=1.2), dom_b=DEGREES)
+        for name, ref in _POLYS + _SHIFTED
+    ],
     unary("erfc", sc.erfc, extra=["special.erfc"]),
     unary("erfinv", sc.erfinv, domain=dom(U, lo=-0.9, hi=0.9), extra=["special.erfinv"]),
     unary("lgamma", sc.gammaln, domain=POLES, extra=["special.gammaln"]),

@@ -1,10 +1,11 @@
 """rumus.special: PyTorch's torch.special.
 
 The gamma family (lgamma, digamma, polygamma), erfc, erfinv and the modified Bessel
-functions i0, i0e, i1, i1e are engine kernels (CPU and GPU, with backward); the rest
-are compositions of engine ops, so they run on the input's device and differentiate.
-Not provided yet: zeta, gammainc/gammaincc, erfcx, airy_ai and the bessel_j/y and
-orthogonal-polynomial families."""
+functions i0, i0e, i1, i1e are engine kernels (CPU and GPU, with backward). The Bessel
+J, Y and K functions, spherical_bessel_j0, airy_ai, erfcx, zeta, gammainc/gammaincc and
+the orthogonal polynomials compute in float64 on the host (GPU tensors go there and
+back), with PyTorch's gradients. The rest are compositions of engine ops, so they run
+on the input's device and differentiate."""
 
 import math
 
@@ -14,34 +15,62 @@ from . import _rumus
 from ._rumus import Tensor
 
 __all__ = [
+    "airy_ai",
+    "bessel_j0",
+    "bessel_j1",
+    "bessel_y0",
+    "bessel_y1",
+    "chebyshev_polynomial_t",
+    "chebyshev_polynomial_u",
+    "chebyshev_polynomial_v",
+    "chebyshev_polynomial_w",
     "digamma",
     "entr",
     "erf",
     "erfc",
+    "erfcx",
     "erfinv",
     "exp2",
     "expit",
     "expm1",
+    "gammainc",
+    "gammaincc",
     "gammaln",
+    "hermite_polynomial_h",
+    "hermite_polynomial_he",
     "i0",
     "i0e",
     "i1",
     "i1e",
+    "laguerre_polynomial_l",
+    "legendre_polynomial_p",
     "log1p",
     "log_ndtr",
     "log_softmax",
     "logit",
     "logsumexp",
+    "modified_bessel_i0",
+    "modified_bessel_i1",
+    "modified_bessel_k0",
+    "modified_bessel_k1",
     "multigammaln",
     "ndtr",
     "ndtri",
     "polygamma",
     "psi",
     "round",
+    "scaled_modified_bessel_k0",
+    "scaled_modified_bessel_k1",
+    "shifted_chebyshev_polynomial_t",
+    "shifted_chebyshev_polynomial_u",
+    "shifted_chebyshev_polynomial_v",
+    "shifted_chebyshev_polynomial_w",
     "sinc",
     "softmax",
+    "spherical_bessel_j0",
     "xlog1py",
     "xlogy",
+    "zeta",
 ]
 
 
@@ -422,6 +451,394 @@ def log_softmax(input, dim, *, dtype=None):
         A tensor of the same shape.
     """
     return rumus.nn.functional.log_softmax(input, dim, dtype=dtype)
+
+
+def airy_ai(input):
+    """The Airy function Ai(input).
+
+    Args:
+        input: the input tensor.
+
+    Returns:
+        A tensor of the same shape (floating point).
+    """
+    return _rumus._special_fn("airy_ai", input)
+
+
+def bessel_j0(input):
+    """The Bessel function of the first kind of order 0, J0(input).
+
+    Args:
+        input: the input tensor.
+
+    Returns:
+        A tensor of the same shape (floating point).
+    """
+    return _rumus._special_fn("bessel_j0", input)
+
+
+def bessel_j1(input):
+    """The Bessel function of the first kind of order 1, J1(input).
+
+    Args:
+        input: the input tensor.
+
+    Returns:
+        A tensor of the same shape (floating point).
+    """
+    return _rumus._special_fn("bessel_j1", input)
+
+
+def bessel_y0(input):
+    """The Bessel function of the second kind of order 0, Y0(input) (NaN below 0, -inf at 0).
+
+    Args:
+        input: the input tensor.
+
+    Returns:
+        A tensor of the same shape (floating point).
+    """
+    return _rumus._special_fn("bessel_y0", input)
+
+
+def bessel_y1(input):
+    """The Bessel function of the second kind of order 1, Y1(input) (NaN below 0, -inf at 0).
+
+    Args:
+        input: the input tensor.
+
+    Returns:
+        A tensor of the same shape (floating point).
+    """
+    return _rumus._special_fn("bessel_y1", input)
+
+
+def modified_bessel_i0(input):
+    """The modified Bessel function of the first kind of order 0 (the same as i0).
+
+    Args:
+        input: the input tensor.
+
+    Returns:
+        A tensor of the same shape (floating point).
+    """
+    return _tensor("modified_bessel_i0", input).i0()
+
+
+def modified_bessel_i1(input):
+    """The modified Bessel function of the first kind of order 1 (the same as i1).
+
+    Args:
+        input: the input tensor.
+
+    Returns:
+        A tensor of the same shape (floating point).
+    """
+    return _rumus._special_unary("i1", input)
+
+
+def modified_bessel_k0(input):
+    """The modified Bessel function of the second kind of order 0, K0(input).
+
+    NaN below 0, inf at 0.
+
+    Args:
+        input: the input tensor.
+
+    Returns:
+        A tensor of the same shape (floating point).
+    """
+    return _rumus._special_fn("modified_bessel_k0", input)
+
+
+def modified_bessel_k1(input):
+    """The modified Bessel function of the second kind of order 1, K1(input).
+
+    NaN below 0, inf at 0.
+
+    Args:
+        input: the input tensor.
+
+    Returns:
+        A tensor of the same shape (floating point).
+    """
+    return _rumus._special_fn("modified_bessel_k1", input)
+
+
+def scaled_modified_bessel_k0(input):
+    """exp(input) · K0(input), which does not underflow for large inputs.
+
+    Args:
+        input: the input tensor.
+
+    Returns:
+        A tensor of the same shape (floating point).
+    """
+    return _rumus._special_fn("scaled_modified_bessel_k0", input)
+
+
+def scaled_modified_bessel_k1(input):
+    """exp(input) · K1(input), which does not underflow for large inputs.
+
+    Args:
+        input: the input tensor.
+
+    Returns:
+        A tensor of the same shape (floating point).
+    """
+    return _rumus._special_fn("scaled_modified_bessel_k1", input)
+
+
+def spherical_bessel_j0(input):
+    """The spherical Bessel function of the first kind of order 0, sin(x)/x (1 at 0).
+
+    Args:
+        input: the input tensor.
+
+    Returns:
+        A tensor of the same shape (floating point).
+    """
+    return _rumus._special_fn("spherical_bessel_j0", input)
+
+
+def erfcx(input):
+    """The scaled complementary error function, exp(input²) · erfc(input).
+
+    Args:
+        input: the input tensor.
+
+    Returns:
+        A tensor of the same shape (floating point).
+    """
+    return _rumus._special_fn("erfcx", input)
+
+
+def zeta(input, other):
+    """The Hurwitz zeta function ζ(input, other) = Σ_k (other + k)^-input.
+
+    +inf at input = 1 and where other is 0, -1, -2, ...; NaN for input < 1. Differentiable in
+    other (the derivative in input is not implemented, as in PyTorch).
+
+    Args:
+        input: a tensor or number.
+        other: a tensor or number (one of the two must be a tensor).
+
+    Returns:
+        A tensor of the broadcast shape (floating point).
+    """
+    return _rumus._special_fn("zeta", input, other)
+
+
+def gammainc(input, other):
+    """The regularized lower incomplete gamma function P(input, other).
+
+    NaN for negative arguments. Differentiable in other (the derivative in input is not
+    implemented, as in PyTorch).
+
+    Args:
+        input: a tensor or number.
+        other: a tensor or number (one of the two must be a tensor).
+
+    Returns:
+        A tensor of the broadcast shape (floating point).
+    """
+    return _rumus._special_fn("gammainc", input, other)
+
+
+def gammaincc(input, other):
+    """The regularized upper incomplete gamma function Q(input, other) = 1 - P(input, other).
+
+    NaN for negative arguments. Differentiable in other (the derivative in input is not
+    implemented, as in PyTorch).
+
+    Args:
+        input: a tensor or number.
+        other: a tensor or number (one of the two must be a tensor).
+
+    Returns:
+        A tensor of the broadcast shape (floating point).
+    """
+    return _rumus._special_fn("gammaincc", input, other)
+
+
+def chebyshev_polynomial_t(input, n):
+    """The Chebyshev polynomial of the first kind T_n(input).
+
+    n is truncated to an integer; n < 0 gives 0. Not differentiable, as in PyTorch.
+
+    Args:
+        input: a tensor or number.
+        n: the degree, a tensor or number (one of the two must be a tensor).
+
+    Returns:
+        A tensor of the broadcast shape (floating point).
+    """
+    return _rumus._special_fn("chebyshev_polynomial_t", input, n)
+
+
+def chebyshev_polynomial_u(input, n):
+    """The Chebyshev polynomial of the second kind U_n(input).
+
+    n is truncated to an integer; n < 0 gives 0. Not differentiable, as in PyTorch.
+
+    Args:
+        input: a tensor or number.
+        n: the degree, a tensor or number (one of the two must be a tensor).
+
+    Returns:
+        A tensor of the broadcast shape (floating point).
+    """
+    return _rumus._special_fn("chebyshev_polynomial_u", input, n)
+
+
+def chebyshev_polynomial_v(input, n):
+    """The Chebyshev polynomial of the third kind V_n(input).
+
+    n is truncated to an integer; n < 0 gives 0. Not differentiable, as in PyTorch.
+
+    Args:
+        input: a tensor or number.
+        n: the degree, a tensor or number (one of the two must be a tensor).
+
+    Returns:
+        A tensor of the broadcast shape (floating point).
+    """
+    return _rumus._special_fn("chebyshev_polynomial_v", input, n)
+
+
+def chebyshev_polynomial_w(input, n):
+    """The Chebyshev polynomial of the fourth kind W_n(input).
+
+    n is truncated to an integer; n < 0 gives 0. Not differentiable, as in PyTorch.
+
+    Args:
+        input: a tensor or number.
+        n: the degree, a tensor or number (one of the two must be a tensor).
+
+    Returns:
+        A tensor of the broadcast shape (floating point).
+    """
+    return _rumus._special_fn("chebyshev_polynomial_w", input, n)
+
+
+def shifted_chebyshev_polynomial_t(input, n):
+    """The shifted Chebyshev polynomial of the first kind T_n(2·input - 1).
+
+    n is truncated to an integer; n < 0 gives 0. Not differentiable, as in PyTorch.
+
+    Args:
+        input: a tensor or number.
+        n: the degree, a tensor or number (one of the two must be a tensor).
+
+    Returns:
+        A tensor of the broadcast shape (floating point).
+    """
+    return _rumus._special_fn("shifted_chebyshev_polynomial_t", input, n)
+
+
+def shifted_chebyshev_polynomial_u(input, n):
+    """The shifted Chebyshev polynomial of the second kind U_n(2·input - 1).
+
+    n is truncated to an integer; n < 0 gives 0. Not differentiable, as in PyTorch.
+
+    Args:
+        input: a tensor or number.
+        n: the degree, a tensor or number (one of the two must be a tensor).
+
+    Returns:
+        A tensor of the broadcast shape (floating point).
+    """
+    return _rumus._special_fn("shifted_chebyshev_polynomial_u", input, n)
+
+
+def shifted_chebyshev_polynomial_v(input, n):
+    """The shifted Chebyshev polynomial of the third kind V_n(2·input - 1).
+
+    n is truncated to an integer; n < 0 gives 0. Not differentiable, as in PyTorch.
+
+    Args:
+        input: a tensor or number.
+        n: the degree, a tensor or number (one of the two must be a tensor).
+
+    Returns:
+        A tensor of the broadcast shape (floating point).
+    """
+    return _rumus._special_fn("shifted_chebyshev_polynomial_v", input, n)
+
+
+def shifted_chebyshev_polynomial_w(input, n):
+    """The shifted Chebyshev polynomial of the fourth kind W_n(2·input - 1).
+
+    n is truncated to an integer; n < 0 gives 0. Not differentiable, as in PyTorch.
+
+    Args:
+        input: a tensor or number.
+        n: the degree, a tensor or number (one of the two must be a tensor).
+
+    Returns:
+        A tensor of the broadcast shape (floating point).
+    """
+    return _rumus._special_fn("shifted_chebyshev_polynomial_w", input, n)
+
+
+def hermite_polynomial_h(input, n):
+    """The physicists' Hermite polynomial H_n(input).
+
+    n is truncated to an integer; n < 0 gives 0. Not differentiable, as in PyTorch.
+
+    Args:
+        input: a tensor or number.
+        n: the degree, a tensor or number (one of the two must be a tensor).
+
+    Returns:
+        A tensor of the broadcast shape (floating point).
+    """
+    return _rumus._special_fn("hermite_polynomial_h", input, n)
+
+
+def hermite_polynomial_he(input, n):
+    """The probabilists' Hermite polynomial He_n(input).
+
+    n is truncated to an integer; n < 0 gives 0. Not differentiable, as in PyTorch.
+
+    Args:
+        input: a tensor or number.
+        n: the degree, a tensor or number (one of the two must be a tensor).
+
+    Returns:
+        A tensor of the broadcast shape (floating point).
+    """
+    return _rumus._special_fn("hermite_polynomial_he", input, n)
+
+
+def laguerre_polynomial_l(input, n):
+    """The Laguerre polynomial L_n(input).
+
+    n is truncated to an integer; n < 0 gives 0. Not differentiable, as in PyTorch.
+
+    Args:
+        input: a tensor or number.
+        n: the degree, a tensor or number (one of the two must be a tensor).
+
+    Returns:
+        A tensor of the broadcast shape (floating point).
+    """
+    return _rumus._special_fn("laguerre_polynomial_l", input, n)
+
+
+def legendre_polynomial_p(input, n):
+    """The Legendre polynomial P_n(input).
+
+    n is truncated to an integer; n < 0 gives 0. Not differentiable, as in PyTorch.
+
+    Args:
+        input: a tensor or number.
+        n: the degree, a tensor or number (one of the two must be a tensor).
+
+    Returns:
+        A tensor of the broadcast shape (floating point).
+    """
+    return _rumus._special_fn("legendre_polynomial_p", input, n)
 
 
 def _inplace_float(op, self):

@@ -64,6 +64,7 @@ backward_ops! {
     Var(reduce::VarBackward),
     LogSumExp(reduce::LogSumExpBackward),
     Cumulative(crate::ops::scan::CumulativeBackward),
+    SpecialFn(crate::ops::special_fns::SpecialFnBackward),
     Matmul(linalg::MatmulBackward),
     Linear(linalg::LinearBackward),
     Linalg(linalg::decomp::LinalgBackward),

@@ -29,6 +29,7 @@ pub mod scan;
 pub mod shape;
 pub mod softmax;
 pub mod sort;
+pub mod special_fns;
 pub mod split;
 
 use crate::error::Result;

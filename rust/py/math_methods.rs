@@ -569,8 +569,48 @@ fn _special_unary(py: Python<'_>, name: &str, input: &Bound<'_, PyAny>) -> PyRes
     Ok(wrap(run(py, t.numel(), || unary(op, &t))?))
 }
 
+/// rumus.special's Bessel, Airy, zeta, incomplete-gamma, erfcx and
+/// polynomial functions (rust/ops/special_fns.rs): `input` must be a tensor
+/// for the one-argument ones; of two arguments either may be a number.
+#[pyfunction]
+#[pyo3(signature = (name, input, other=None))]
+fn _special_fn(
+    py: Python<'_>,
+    name: &str,
+    input: &Bound<'_, PyAny>,
+    other: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyTensor> {
+    use crate::ops::special_fns::{special_fn, SpecialFn};
+    let op = SpecialFn::from_name(name)
+        .ok_or_else(|| PyValueError::new_err(format!("no special function {name}")))?;
+    let what = format!("special.{name}");
+    let a = if op.binary() {
+        operand_req(input, &what)?
+    } else {
+        Operand::T(tensor_req(input, &format!("{what}(): argument 'input' (position 1)"))?)
+    };
+    let b = match (op.binary(), other) {
+        (true, Some(o)) => Some(operand_req(o, &what)?),
+        (true, None) => {
+            return Err(PyTypeError::new_err(format!("{what}() missing required argument 'n'")))
+        }
+        (false, Some(_)) => {
+            return Err(PyTypeError::new_err(format!(
+                "{what}() takes 1 positional argument but 2 were given"
+            )))
+        }
+        (false, None) => None,
+    };
+    let n = match &a {
+        Operand::T(t) => t.numel(),
+        Operand::S(_) => 1,
+    };
+    Ok(wrap(run(py, n, || special_fn(op, &a, b.as_ref()))?))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_special_unary, m)?)?;
+    m.add_function(wrap_pyfunction!(_special_fn, m)?)?;
     m.add_function(wrap_pyfunction!(xlogy, m)?)?;
     m.add_function(wrap_pyfunction!(tensordot, m)?)?;
     Ok(())

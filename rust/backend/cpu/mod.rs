@@ -33,6 +33,7 @@ pub mod scratch;
 pub mod softmax;
 pub mod sort;
 pub mod special;
+pub mod special_fns;
 pub mod strided;
 pub mod team;
 pub mod unary;
