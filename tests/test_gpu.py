@@ -213,9 +213,17 @@ def test_0d_cpu_tensors_join_gpu_ops():
 
 
 def test_ops_without_gpu_kernel_raise_not_implemented():
-    g = rumus.ones(3, 3, dtype=rumus.int64, device="gpu")
+    g = rumus.zeros(3, dtype=rumus.uint8, device="gpu")
+    idx = rumus.tensor([0, 2], device="gpu")
     with pytest.raises(NotImplementedError, match="GPU"):
-        g.prod()
+        g.scatter_add(0, idx, rumus.ones(2, dtype=rumus.uint8, device="gpu"))
+
+
+def test_empty_batched_matmul_on_gpu():
+    # a zero-sized batch dim: an empty result, not a division by zero
+    a, b = rumus.ones(1, device="gpu"), rumus.ones(0, 0, 1, 0, device="gpu")
+    assert (a @ b).shape == (0, 0, 0) and rumus.matmul(a, b).device.type == "gpu"
+    assert (rumus.ones(0, 2, 3, device="gpu") @ rumus.ones(3, 4, device="gpu")).shape == (0, 2, 4)
 
 
 def test_autograd_across_devices():

@@ -37,6 +37,10 @@ pub(crate) fn gpu_batched(
     epi: Option<&GpuEpilogue>,
 ) -> Result<Tensor> {
     let dtype = a.dtype();
+    if batch.iter().product::<usize>() * n * p == 0 {
+        // Nothing to compute (and no batch index to walk).
+        return Tensor::empty_on(out_shape, dtype, Device::active_gpu());
+    }
     let compute = dtype.gpu_compute();
     let variant = Variant::of(compute);
     // bfloat16 operands stay packed: their GEMM widens them as it loads.
