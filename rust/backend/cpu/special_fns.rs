@@ -5,7 +5,10 @@
 //! geometrically for these analytic, fast-decaying integrands.
 
 use super::special::{lgamma, zeta as hurwitz};
-use std::f64::consts::{EULER_GAMMA, PI};
+use std::f64::consts::PI;
+
+/// The Euler–Mascheroni constant γ (std's EULER_GAMMA is newer than our MSRV).
+const EULER_GAMMA: f64 = 0.577_215_664_901_532_9;
 
 /// e^x K_ν(x) for x > 0 and ν ≥ 0: ∫_0^∞ e^(-x (cosh t - 1)) cosh(ν t) dt.
 /// The integrand is even and analytic in the strip |Im t| < π/2, so the
