@@ -60,7 +60,14 @@ pub fn zeta(s: f64, q: f64) -> f64 {
     }
     let (mut a, mut sum) = (q, 0.0);
     while a < 10.0 + s {
-        sum += a.powf(-s);
+        let term = a.powf(-s);
+        sum += term;
+        // With q > 0 (positive, shrinking terms), a large s makes them vanish
+        // long before a reaches 10 + s (and the tail, below a/(s-1) of the
+        // last term, with them).
+        if q > 0.0 && s > 2.0 && term <= sum * 1e-18 {
+            return sum;
+        }
         a += 1.0;
     }
     sum += a.powf(1.0 - s) / (s - 1.0) + 0.5 * a.powf(-s);
