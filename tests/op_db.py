@@ -2592,8 +2592,7 @@ INDEX = [
         ["rumus.scatter_add", "Tensor.scatter_add", "Tensor.scatter_add_"],
         _scatter_ref(add=True),
         _scatter_samples(add=True),
-        # float16/bfloat16: "accumulating index writes are not implemented" (PyTorch has them)
-        dtypes=("float64", "float32") + INTEGRAL,
+        dtypes=ALL,
         grads=[
             Row(
                 "scatter_add",

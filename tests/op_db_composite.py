@@ -11,7 +11,6 @@ from op_db import (
     ALL,
     DISTINCT,
     FLOATS,
-    INTEGRAL,
     MASK34,
     NN,
     NUMERIC,
@@ -30,7 +29,7 @@ from op_db import (
     to_int64,
 )
 
-ADD_DTYPES = ("float64", "float32") + INTEGRAL  # the ops built on scatter_add
+ADD_DTYPES = ALL  # the ops built on scatter_add
 REDUCE_DTYPES = ("float64", "float32") + ("int64", "int32", "uint8")
 
 
@@ -383,6 +382,8 @@ def _cdist_samples(m):
         Sample(m(4, 3, layout="transposed"), m(2, 3), compute_mode="use_mm_for_euclid_dist"),
         Sample(m(0, 3), m(2, 3)),
         Sample(m(2, 3, 4), m(5, 4)),  # batch broadcast
+        Sample(m(30, 3), m(4, 3)),  # over 25 rows: through a matmul, as PyTorch
+        Sample(m(30, 3), m(4, 3), compute_mode="donot_use_mm_for_euclid_dist"),
     ]
 
 
@@ -729,6 +730,11 @@ MORE = [
         dtypes=("float64", "float32"),
         grads=[
             Row("cdist", lambda a, b: rumus.cdist(a, b), [U(3, 4), U(2, 4)]),
+            Row(
+                "cdist_mm",
+                lambda a, b: rumus.cdist(a, b, compute_mode="use_mm_for_euclid_dist"),
+                [U(3, 4), U(2, 4)],
+            ),
             Row("cdist_p1", lambda a, b: rumus.cdist(a, b, p=1.0), [U(3, 4), U(2, 4)], gg=False),
             Row("cdist_p3", lambda a, b: rumus.cdist(a, b, p=3.0), [U(2, 3, 2), U(2, 2, 2)]),
         ],

@@ -297,6 +297,14 @@ def _check_source(op, x, dim, index, source):
         )
 
 
+def _by_slices(x, index, src):
+    """Whether index_add / index_copy can move whole slices (CPU tensors of one
+    dtype): one offset per slice row instead of the scatter's one per element."""
+    return (
+        x.ndim > 0 and src.dtype == x.dtype and all(t.device.type == "cpu" for t in (x, index, src))
+    )
+
+
 def _index_add(self, dim, index, source, *, alpha=1, inplace=False):
     op = "index_add_" if inplace else "index_add"
     _check_tensor(op, self, "self")
@@ -306,6 +314,8 @@ def _index_add(self, dim, index, source, *, alpha=1, inplace=False):
     if alpha != 1:
         src = src * alpha
     idx = _index_along(op, self, dim, index, list(src.shape))
+    if _by_slices(self, index, src):
+        return self._index_put_along(dim, index, src, True, inplace)
     return self.scatter_add_(dim, idx, src) if inplace else self.scatter_add(dim, idx, src)
 
 
@@ -347,6 +357,8 @@ def _index_copy(self, dim, index, source, inplace=False):
     _check_source(op, self, dim, index, source)
     src = source.reshape(self.shape) if self.ndim == 0 else source
     idx = _index_along(op, self, dim, index, list(src.shape))
+    if _by_slices(self, index, src):
+        return self._index_put_along(dim, index, src, False, inplace)
     return self.scatter_(dim, idx, src) if inplace else self.scatter(dim, idx, src)
 
 
@@ -770,6 +782,19 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
         None,
     ):
         raise ValueError(f"{compute_mode} is not a valid value for compute_mode")
+    mm = compute_mode == "use_mm_for_euclid_dist" or (
+        compute_mode != "donot_use_mm_for_euclid_dist" and (x1.shape[-2] > 25 or x2.shape[-2] > 25)
+    )
+    if p == 2 and mm:
+        # PyTorch's rule and form: |a|² + |b|² - 2a·b through a matmul, instead of
+        # a (..., P, R, M) tensor of differences; clamped above 0 so that sqrt's
+        # gradient stays finite where rows coincide.
+        d2 = (
+            x1.square().sum(-1, keepdim=True)
+            + x2.square().sum(-1).unsqueeze(-2)
+            - 2 * (x1 @ x2.transpose(-1, -2))
+        )
+        return d2.clamp_min(1e-30).sqrt()
     diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)
     return _pnorm(diff, p)
 

@@ -212,7 +212,7 @@ fn fill_raw(t: &Tensor, value: crate::tensor::Scalar) -> Result<()> {
         let v: T = value.cast::<T>();
         let p = P(t.ptr::<T>()?);
         // SAFETY: the layout lies within the storage.
-        unsafe { map1(t.shape(), (p, t.strides()), (p, t.strides()), |_: T| v) };
+        unsafe { map1(t.shape(), (p, t.strides()), (p, t.strides()), move |_: T| v) };
     });
     t.storage().bump_version();
     Ok(())

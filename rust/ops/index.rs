@@ -11,7 +11,9 @@ use crate::backend::cpu::P;
 use crate::bail;
 use crate::dispatch_all;
 use crate::error::Result;
-use crate::tensor::layout::{broadcast_shapes, fmt_shape, numel, try_vec, wrap_dim, Layout, Shape};
+use crate::tensor::layout::{
+    broadcast_shapes, fmt_shape, numel, try_vec, wrap_dim, Layout, Shape, Strides,
+};
 use crate::tensor::{DType, Tensor};
 use std::sync::Arc;
 
@@ -42,12 +44,21 @@ fn all_offsets(shape: &[usize], strides: &[isize]) -> Result<Vec<isize>> {
     let n = numel(shape);
     let mut out = try_vec(n, 0isize)?;
     out.clear();
-    let mut idx: Shape = smallvec::smallvec![0; shape.len()];
-    for _ in 0..n {
-        out.push(idx.iter().zip(strides).map(|(&i, &s)| i as isize * s).sum());
-        for d in (0..shape.len()).rev() {
+    let Some((&last, outer)) = shape.split_last() else {
+        out.push(0);
+        return Ok(out);
+    };
+    if n == 0 {
+        return Ok(out);
+    }
+    let ls = strides[shape.len() - 1];
+    let mut idx: Shape = smallvec::smallvec![0; outer.len()];
+    for _ in 0..n / last {
+        let base: isize = idx.iter().zip(strides).map(|(&i, &s)| i as isize * s).sum();
+        out.extend((0..last as isize).map(|j| base + j * ls));
+        for d in (0..outer.len()).rev() {
             idx[d] += 1;
-            if idx[d] < shape[d] {
+            if idx[d] < outer[d] {
                 break;
             }
             idx[d] = 0;
@@ -56,9 +67,48 @@ fn all_offsets(shape: &[usize], strides: &[isize]) -> Result<Vec<isize>> {
     Ok(out)
 }
 
-/// Result shape and source offsets of `v[..., idx_0, ..., idx_k, ...]` where the
+/// Storage offsets of a region's elements in row-major order, as runs: entry
+/// i of `starts` begins `run` consecutive elements (the region's trailing
+/// dims when they are contiguous), so whole rows move as one copy.
+#[derive(Clone, Debug)]
+pub struct Runs {
+    pub starts: Vec<isize>,
+    pub run: usize,
+}
+
+impl Runs {
+    /// One offset per element.
+    pub fn elements(starts: Vec<isize>) -> Runs {
+        Runs { starts, run: 1 }
+    }
+
+    /// The offsets of `shape` with `strides`, from `base`: the trailing dims
+    /// that are contiguous form the run.
+    fn of_layout(base: isize, shape: &[usize], strides: &[isize]) -> Result<Runs> {
+        let (mut run, mut k) = (1usize, shape.len());
+        while k > 0 && strides[k - 1] == run as isize {
+            run *= shape[k - 1];
+            k -= 1;
+        }
+        let mut starts = all_offsets(&shape[..k], &strides[..k])?;
+        if base != 0 {
+            starts.iter_mut().for_each(|o| *o += base);
+        }
+        Ok(Runs { starts, run })
+    }
+
+    /// Every element's offset.
+    pub fn flat(&self) -> Vec<isize> {
+        if self.run == 1 {
+            return self.starts.clone();
+        }
+        self.starts.iter().flat_map(|&s| (0..self.run as isize).map(move |j| s + j)).collect()
+    }
+}
+
+/// Result shape and source offset runs of `v[..., idx_0, ..., idx_k, ...]` where the
 /// index tensors (already int64, bool masks expanded) sit at dims `adv[i].0` of `v`.
-pub fn advanced_offsets(v: &Layout, adv: &[(usize, Tensor)]) -> Result<(Shape, Vec<isize>)> {
+pub fn advanced_offsets(v: &Layout, adv: &[(usize, Tensor)]) -> Result<(Shape, Runs)> {
     let mut bshape = Shape::new();
     for (_, t) in adv {
         bshape = broadcast_shapes(&bshape, t.shape()).map_err(|_| {
@@ -93,32 +143,34 @@ pub fn advanced_offsets(v: &Layout, adv: &[(usize, Tensor)]) -> Result<(Shape, V
         let offs = all_offsets(&s, &st)?;
         Ok((s, offs))
     };
-    let ((pre_s, pre_o), (post_s, post_o)) = (pick(&pre)?, pick(&post)?);
+    let (pre_s, pre_o) = pick(&pre)?;
+    let post_s: Shape = post.iter().map(|&d| v.shape[d]).collect();
+    let post_st: Vec<isize> = post.iter().map(|&d| v.strides[d]).collect();
+    let post_r = Runs::of_layout(0, &post_s, &post_st)?;
     let mut shape = pre_s;
     shape.extend_from_slice(&bshape);
     shape.extend_from_slice(&post_s);
-    let mut offs = try_vec(pre_o.len().saturating_mul(nb).saturating_mul(post_o.len()), 0isize)?;
-    offs.clear();
+    let count = pre_o.len().saturating_mul(nb).saturating_mul(post_r.starts.len());
+    let mut starts = try_vec(count, 0isize)?;
+    starts.clear();
     for &a in &pre_o {
         for &b in &adv_off {
-            for &c in &post_o {
-                offs.push(v.offset as isize + a + b + c);
-            }
+            starts.extend(post_r.starts.iter().map(|&c| v.offset as isize + a + b + c));
         }
     }
-    Ok((shape, offs))
+    Ok((shape, Runs { starts, run: post_r.run }))
 }
 
 /// Elements of `t`'s storage at `offs`, as a new contiguous tensor of `shape`.
-pub fn take_offsets(t: &Tensor, shape: &[usize], offs: &[isize]) -> Result<Tensor> {
+pub fn take_offsets(t: &Tensor, shape: &[usize], offs: &Runs) -> Result<Tensor> {
     if t.is_gpu() {
-        return take_gpu(t, shape, &upload_offsets(offs)?);
+        return take_gpu(t, shape, &upload_runs(offs)?);
     }
     let out = Tensor::for_output(shape, t.dtype())?;
     dispatch_all!(t.dtype(), T => {
         let base = P(unsafe { t.ptr::<T>()?.sub(t.layout().offset) });
         // SAFETY: offsets were computed from t's layout and bounds-checked.
-        unsafe { kernel::take(P(out.ptr::<T>()?), base, offs) };
+        unsafe { kernel::take(P(out.ptr::<T>()?), base, &offs.starts, offs.run) };
     });
     Ok(out)
 }
@@ -127,7 +179,7 @@ pub fn take_offsets(t: &Tensor, shape: &[usize], offs: &[isize]) -> Result<Tenso
 pub fn put_offsets(
     t: &Tensor,
     shape: &[usize],
-    offs: &[isize],
+    offs: &Runs,
     vals: &Tensor,
     accumulate: bool,
 ) -> Result<()> {
@@ -142,26 +194,33 @@ pub fn put_offsets(
         ))
     })?), t.dtype())?)?;
     if t.is_gpu() {
-        crate::backend::gpu::index::put(t, &upload_offsets(offs)?, &vals, accumulate)?;
+        crate::backend::gpu::index::put(t, &upload_runs(offs)?, &vals, accumulate)?;
         t.storage().bump_version();
         return Ok(());
     }
     if accumulate {
         if t.dtype().is_half() {
-            bail!(
-                Runtime,
-                "accumulating index writes are not implemented for {}",
-                t.dtype().name()
-            );
+            crate::dispatch_half!(t.dtype(), H => {
+                // SAFETY: offsets were computed from t's layout and bounds-checked.
+                unsafe {
+                    kernel::put_add_half(P(t.ptr::<H>()?.sub(t.layout().offset)), P(vals.ptr::<H>()?), &offs.starts, offs.run)
+                };
+            });
+            t.storage().bump_version();
+            return Ok(());
         }
         crate::dispatch_compute!(t.dtype(), T => {
             // SAFETY: offsets were computed from t's layout and bounds-checked.
-            unsafe { kernel::put_add(P(t.ptr::<T>()?.sub(t.layout().offset)), P(vals.ptr::<T>()?), offs) };
+            unsafe {
+                kernel::put_add(P(t.ptr::<T>()?.sub(t.layout().offset)), P(vals.ptr::<T>()?), &offs.starts, offs.run)
+            };
         });
     } else {
         dispatch_all!(t.dtype(), T => {
             // SAFETY: as above.
-            unsafe { kernel::put(P(t.ptr::<T>()?.sub(t.layout().offset)), P(vals.ptr::<T>()?), offs) };
+            unsafe {
+                kernel::put(P(t.ptr::<T>()?.sub(t.layout().offset)), P(vals.ptr::<T>()?), &offs.starts, offs.run)
+            };
         });
     }
     t.storage().bump_version();
@@ -174,6 +233,10 @@ pub fn put_offsets(
 fn upload_offsets(offs: &[isize]) -> Result<Tensor> {
     let v: Vec<i64> = offs.iter().map(|&o| o as i64).collect();
     super::copy::transfer(&Tensor::from_vec(v, &[offs.len()])?, crate::tensor::Device::active_gpu())
+}
+
+fn upload_runs(offs: &Runs) -> Result<Tensor> {
+    upload_offsets(&offs.flat())
 }
 
 fn take_gpu(t: &Tensor, shape: &[usize], offs: &Tensor) -> Result<Tensor> {
@@ -333,7 +396,7 @@ pub fn index_select(t: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
             let region = if t.ndim() == 0 {
                 Region::Offsets {
                     shape: Shape::from_slice(&[idx.numel()]),
-                    offs: Arc::new(vec![0; idx.numel()]),
+                    offs: Arc::new(Runs::elements(vec![0; idx.numel()])),
                 }
             } else {
                 let (shape, offs) = advanced_offsets(&Layout::contiguous(t.shape()), &[(d, idx)])?;
@@ -402,7 +465,7 @@ fn check_along(op: &str, l: &Layout, d: usize, index: &Tensor) -> Result<()> {
 
 /// Offsets for gather/scatter: for each position p of `index`, the element of a
 /// tensor with layout `l` at p with dim `d` replaced by index[p].
-fn along_dim_offsets(op: &str, l: &Layout, d: usize, index: &Tensor) -> Result<Vec<isize>> {
+fn along_dim_offsets(op: &str, l: &Layout, d: usize, index: &Tensor) -> Result<Runs> {
     check_along(op, l, d, index)?;
     let vals = index.to_vec::<i64>()?;
     let size = if l.ndim() == 0 { 1 } else { l.shape[d] };
@@ -429,7 +492,108 @@ fn along_dim_offsets(op: &str, l: &Layout, d: usize, index: &Tensor) -> Result<V
             }
             Ok(l.offset as isize + b + v as isize * stride)
         })
-        .collect()
+        .collect::<Result<_>>()
+        .map(Runs::elements)
+}
+
+/// RuntimeError naming the first value of the contiguous int64 `index` outside
+/// t's dim `d`, as gather and scatter report it.
+fn check_range(op: &str, index: &Tensor, t: &Tensor, d: usize) -> Result<()> {
+    let size = if t.ndim() == 0 { 1 } else { t.shape()[d] } as u64;
+    // SAFETY: index is contiguous int64 with numel elements.
+    let vals = unsafe { std::slice::from_raw_parts(index.ptr::<i64>()?, index.numel()) };
+    if let Some(v) = vals.iter().find(|&&v| v as u64 >= size) {
+        bail!(
+            Runtime,
+            "{}(): index {} is out of bounds for dimension {} with size {}",
+            op,
+            v,
+            d,
+            size
+        );
+    }
+    Ok(())
+}
+
+/// t's strides seen from index's positions along `d`: dim d (whose position
+/// comes from the index values) and dims t lacks step by 0.
+fn along_strides(t: &Tensor, d: usize, index: &Tensor) -> (Vec<isize>, isize) {
+    let mut st: Vec<isize> =
+        (0..index.ndim()).map(|k| if k < t.ndim() { t.strides()[k] } else { 0 }).collect();
+    if d < st.len() {
+        st[d] = 0;
+    }
+    (st, if t.ndim() == 0 { 0 } else { t.strides()[d] })
+}
+
+/// gather's forward on the CPU: out[p] = t[p with dim d at index[p]], walking
+/// index's positions with t's strides, without an offsets vector. `index` is
+/// contiguous int64 with values in range (checked by the caller).
+fn gather_cpu(t: &Tensor, d: usize, index: &Tensor) -> Result<Tensor> {
+    let out = Tensor::for_output(index.shape(), t.dtype())?;
+    let (st, sd) = along_strides(t, d, index);
+    let pi = P(index.ptr::<i64>()?);
+    dispatch_all!(t.dtype(), T => {
+        let (po, ps) = (P(out.ptr::<T>()?), P(t.ptr::<T>()?));
+        crate::backend::cpu::strided::for_each_row(
+            index.shape(),
+            [out.strides(), index.strides(), &st],
+            |[oo, io, so], len, [os, is, ss]| {
+                for i in 0..len as isize {
+                    // SAFETY: positions walk index's (and out's) shape; the value is in
+                    // range, so the element lies in t's layout.
+                    unsafe {
+                        let v = *pi.at(io + i * is) as isize;
+                        *po.at(oo + i * os) = *ps.at(so + i * ss + v * sd);
+                    }
+                }
+            },
+        );
+    });
+    Ok(out)
+}
+
+/// scatter / scatter_add on the CPU straight into `dst`: dst[p with dim d at
+/// index[p]] = (or +=) vals[p], in index order (a repeated position keeps the
+/// last value, or sums). `index` is contiguous int64 in range; `vals` has
+/// index's shape (or broadcasts to it) and dst's dtype, not half precision.
+fn scatter_cpu(
+    dst: &Tensor,
+    d: usize,
+    index: &Tensor,
+    vals: &Tensor,
+    accumulate: bool,
+) -> Result<()> {
+    if index.numel() == 0 {
+        return Ok(());
+    }
+    let (st, sd) = along_strides(dst, d, index);
+    let vals =
+        clone_as(&vals.with_layout(vals.layout().broadcast_to(index.shape())?), dst.dtype())?;
+    let pi = P(index.ptr::<i64>()?);
+    crate::dispatch_compute!(dst.dtype(), T => {
+        let (pd, pv) = (P(dst.ptr::<T>()?), P(vals.ptr::<T>()?));
+        // A 0-d index walks as one position; walk_range wants a dim.
+        let (shape, st): (Shape, Strides) = if index.ndim() == 0 {
+            (smallvec::smallvec![1], smallvec::smallvec![0])
+        } else {
+            (index.shape().clone(), st.iter().copied().collect())
+        };
+        let cs = Layout::contiguous(&shape).strides;
+        let strides = [cs.clone(), cs, st];
+        crate::backend::cpu::strided::walk_range(&shape, &strides, 0, numel(&shape), |[io, vo, so], len, [is, vs, ss]| {
+            for i in 0..len as isize {
+                // SAFETY: as in gather_cpu; vals is a separate contiguous copy.
+                unsafe {
+                    let v = *pi.at(io + i * is) as isize;
+                    let (x, at) = (*pv.at(vo + i * vs), pd.at(so + i * ss + v * sd));
+                    *at = if accumulate { crate::backend::cpu::elementwise::Arith::add(*at, x) } else { x };
+                }
+            }
+        });
+    });
+    dst.storage().bump_version();
+    Ok(())
 }
 
 pub fn gather(t: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
@@ -438,12 +602,14 @@ pub fn gather(t: &Tensor, dim: i64, index: &Tensor) -> Result<Tensor> {
         let offs = gpu_along_offsets("gather", t, d, index)?;
         return take(t, &Region::Gpu { shape: index.shape().clone(), offs }, "GatherBackward0");
     }
-    let offs = along_dim_offsets("gather", t.layout(), d, index)?;
+    check_along("gather", t.layout(), d, index)?;
+    let index = contiguous(index)?;
+    check_range("gather", &index, t, d)?;
     autograd::record(
         &[t],
-        || take_offsets(t, index.shape(), &offs),
+        || gather_cpu(t, d, &index),
         |_| {
-            let offs = along_dim_offsets("gather", &Layout::contiguous(t.shape()), d, index)?;
+            let offs = along_dim_offsets("gather", &Layout::contiguous(t.shape()), d, &index)?;
             Ok(TakeBackward::new(
                 "GatherBackward0",
                 t,
@@ -468,7 +634,9 @@ pub fn scatter(
     let vals = scatter_values(index, src, t.dtype())?;
     if t.is_gpu() || index.is_gpu() {
         // Refused before any check is queued on the device: nothing is left pending.
-        if accumulate && !matches!(t.dtype(), DType::F32 | DType::I32 | DType::I64) {
+        if accumulate
+            && !matches!(t.dtype(), DType::F32 | DType::F16 | DType::BF16 | DType::I32 | DType::I64)
+        {
             bail!(
                 NotImplemented,
                 "scatter_add into {} tensors has no GPU kernel",
@@ -478,6 +646,14 @@ pub fn scatter(
         let offs = gpu_along_offsets(name, t, d, index)?;
         let vals = super::tensor_on(name, t.device(), &vals)?;
         return put(t, &Region::Gpu { shape: index.shape().clone(), offs }, &vals, accumulate);
+    }
+    if !t.dtype().is_half() && !autograd::needs_grad(&[t, &vals]) {
+        check_along(name, t.layout(), d, index)?;
+        let index = contiguous(index)?;
+        check_range(name, &index, t, d)?;
+        let out = clone_as(t, t.dtype())?;
+        scatter_cpu(&out, d, &index, &vals, accumulate)?;
+        return Ok(out);
     }
     let offs = along_dim_offsets(name, &Layout::contiguous(t.shape()), d, index)?;
     put(
@@ -552,15 +728,80 @@ fn scatter_into_raw(
         target.storage().bump_version();
         return Ok(());
     }
-    let offs = along_dim_offsets(
-        if accumulate { "scatter_add" } else { "scatter" },
-        target.layout(),
-        d,
-        index,
-    )?;
+    let name = if accumulate { "scatter_add" } else { "scatter" };
     let vals = scatter_values(index, src, target.dtype())?;
+    if !target.dtype().is_half() {
+        target.check_writable("scatter_")?;
+        check_along(name, target.layout(), d, index)?;
+        let index = contiguous(index)?;
+        check_range(name, &index, target, d)?;
+        return scatter_cpu(target, d, &index, &vals, accumulate);
+    }
+    let offs = along_dim_offsets(name, target.layout(), d, index)?;
     // put_offsets works on storage offsets, which `offs` already are.
     put_offsets(target, index.shape(), &offs, &vals, accumulate)
+}
+
+/// The region of index_add / index_copy in a tensor of layout `l`: the
+/// slices at `index` (1-d, each in [0, size)) along `dim`, in runs of the
+/// trailing dims.
+fn slices_along(op: &str, l: &Layout, dim: i64, index: &Tensor) -> Result<(Shape, Runs)> {
+    let d = wrap_dim(dim, l.ndim())?;
+    if index.ndim() > 1 {
+        bail!(Index, "{}(): Index is supposed to be a vector, got {}-D", op, index.ndim());
+    }
+    let idx = super::shape::reshape(index, &[-1])?;
+    if let Some(v) =
+        index_values(op, &idx)?.into_iter().find(|&v| v < 0 || v as usize >= l.shape[d])
+    {
+        bail!(
+            Index,
+            "{}(): index {} is out of bounds for dimension {} with size {}",
+            op,
+            v,
+            d,
+            l.shape[d]
+        );
+    }
+    advanced_offsets(l, &[(d, idx)])
+}
+
+/// index_add (`accumulate`) / index_copy out of place on a CPU tensor of at
+/// least one dim: a copy of `t` with the slices of `src` (t's shape with
+/// `index.numel()` at `dim`, checked by the caller) added or written at
+/// `index` along `dim`. Whole rows move as runs, where a scatter along the
+/// dim would need an offset per element.
+pub fn index_put_along(
+    t: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: &Tensor,
+    accumulate: bool,
+) -> Result<Tensor> {
+    let op = if accumulate { "index_add" } else { "index_copy" };
+    let (shape, offs) = slices_along(op, &Layout::contiguous(t.shape()), dim, index)?;
+    put(t, &Region::Offsets { shape, offs: Arc::new(offs) }, src, accumulate)
+}
+
+/// In-place `index_put_along` (index_add_ / index_copy_).
+pub fn index_put_along_(
+    target: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: &Tensor,
+    accumulate: bool,
+) -> Result<()> {
+    let op = if accumulate { "index_add_" } else { "index_copy_" };
+    autograd::inplace(
+        target,
+        &[src],
+        op,
+        || {
+            let (shape, offs) = slices_along(op, target.layout(), dim, index)?;
+            put_offsets(target, &shape, &offs, src, accumulate)
+        },
+        |x| index_put_along(x, dim, index, src, accumulate),
+    )
 }
 
 pub fn one_hot(t: &Tensor, num_classes: i64) -> Result<Tensor> {
@@ -608,7 +849,7 @@ pub enum Region {
     View(Layout),
     Offsets {
         shape: Shape,
-        offs: Arc<Vec<isize>>,
+        offs: Arc<Runs>,
     },
     /// Offsets held in an int64 GPU tensor (computed there from index tensors).
     Gpu {
@@ -664,10 +905,7 @@ pub fn put(base: &Tensor, region: &Region, value: &Tensor, accumulate: bool) -> 
                     copy_into(&out.with_layout(l.clone()), value).map(|_| out)
                 }
                 Region::View(l) => {
-                    let offs: Vec<isize> = all_offsets(&l.shape, &l.strides)?
-                        .iter()
-                        .map(|o| o + l.offset as isize)
-                        .collect();
+                    let offs = Runs::of_layout(l.offset as isize, &l.shape, &l.strides)?;
                     put_offsets(&out, &l.shape, &offs, value, true).map(|_| out)
                 }
                 Region::Offsets { shape, offs } => {

@@ -202,6 +202,33 @@ pub fn nan_to_num(
     }
     let big = finite_max(d);
     let (nan, posinf, neginf) = (nan.unwrap_or(0.0), posinf.unwrap_or(big), neginf.unwrap_or(-big));
+    if matches!(d, DType::F32 | DType::F64) && !input.is_gpu() && !autograd::needs_grad(&[input]) {
+        // One pass on the CPU; the composite below carries the gradient and the GPU.
+        let out = Tensor::for_output(input.shape(), d)?;
+        crate::dispatch_float!(d, T => {
+            let (nan, posinf, neginf) = (nan as T, posinf as T, neginf as T);
+            // SAFETY: out is contiguous over input's shape; input's layout lies in its storage.
+            unsafe {
+                crate::backend::cpu::elementwise::map1(
+                    input.shape(),
+                    (crate::backend::cpu::P(out.ptr::<T>()?), out.strides()),
+                    (crate::backend::cpu::P(input.ptr::<T>()?), input.strides()),
+                    move |x: T| {
+                        if x.is_nan() {
+                            nan
+                        } else if x == T::INFINITY {
+                            posinf
+                        } else if x == T::NEG_INFINITY {
+                            neginf
+                        } else {
+                            x
+                        }
+                    },
+                )
+            };
+        });
+        return Ok(out);
+    }
     let (is_nan, is_pos, is_neg) = {
         let _off = GradMode::set(false);
         (

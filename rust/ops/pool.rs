@@ -6,7 +6,7 @@
 //! derivatives come for free.
 
 use super::copy::{contiguous, to_dtype};
-use super::index::{Region, TakeBackward};
+use super::index::{Region, Runs, TakeBackward};
 use super::shape::{reshape, squeeze_dim, unsqueeze};
 use crate::autograd::{self, Backward, Node};
 pub use crate::backend::cpu::pool::{Span, Windows};
@@ -469,7 +469,7 @@ pub fn max_pool(
             Ok(TakeBackward::new(
                 name(op),
                 &xb,
-                Region::Offsets { shape: shape.clone(), offs: Arc::new(offs) },
+                Region::Offsets { shape: shape.clone(), offs: Arc::new(Runs::elements(offs)) },
             )
             .into())
         },

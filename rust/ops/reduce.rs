@@ -197,10 +197,8 @@ fn prod_raw(
         half::prod(&to_dtype(t, out)?, &reduced, &shape)?
     } else if out.is_float() {
         let x = computable(&to_dtype(t, out)?)?;
-        let f =
-            Fold { init: 1.0f64, step: |a: f64, v: f64, _| a * v, combine: |a: f64, b: f64| a * b };
         let x = to_dtype(&x, DType::F64)?;
-        run::<f64, _, f64>(&x, &reduced, &shape, &f, |a| a)?
+        run::<f64, _, f64>(&x, &reduced, &shape, &crate::backend::cpu::reduce::Prod, |a| a)?
     } else {
         let f = Fold {
             init: 1i64,

@@ -529,6 +529,27 @@ impl PyTensor {
         run(slf.py(), i.numel(), || index::scatter_into(t, dim, i, &s, true))?;
         Ok(slf)
     }
+    /// index_add / index_copy (``accumulate``) of the slices of ``source`` at
+    /// ``index`` along ``dim``, into a copy or (``inplace``) into self: the
+    /// CPU path of rumus/_composite.py, which checks the arguments first.
+    fn _index_put_along<'py>(
+        slf: Bound<'py, Self>,
+        dim: i64,
+        index: PyRef<'py, PyTensor>,
+        source: PyRef<'py, PyTensor>,
+        accumulate: bool,
+        inplace: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        let (t, i, s) = (&slf.get().t, &index.t, &source.t);
+        let n = t.numel().max(s.numel());
+        if inplace {
+            run(py, n, || index::index_put_along_(t, dim, i, s, accumulate))?;
+            return Ok(slf.into_any());
+        }
+        Ok(Bound::new(py, wrap(run(py, n, || index::index_put_along(t, dim, i, s, accumulate))?))?
+            .into_any())
+    }
     /// Selects the slices at ``index`` along ``dim``.
     ///
     /// Args:

@@ -4,7 +4,7 @@
 
 use super::elementwise::{map2, map3, Arith};
 use super::unary::FloatMath;
-use super::P;
+use super::{vmath, P};
 use crate::bail;
 use crate::error::Result;
 use crate::ops::elementwise::Binary;
@@ -48,8 +48,8 @@ fn run_binary_args<T: Arith>(
             Le => cmp!(|x: T, y: T| x <= y),
             Gt => cmp!(|x: T, y: T| x > y),
             Ge => cmp!(|x: T, y: T| x >= y),
-            LogicalAnd => cmp!(|x: T, y: T| !x.is_zero() && !y.is_zero()),
-            LogicalOr => cmp!(|x: T, y: T| !x.is_zero() || !y.is_zero()),
+            LogicalAnd => cmp!(|x: T, y: T| !x.is_zero() & !y.is_zero()),
+            LogicalOr => cmp!(|x: T, y: T| !x.is_zero() | !y.is_zero()),
             LogicalXor => cmp!(|x: T, y: T| x.is_zero() != y.is_zero()),
             _ => {
                 return run_arith::<T>(
@@ -106,21 +106,21 @@ fn run_arith<T: Arith>(
         };
     }
     match (op, alpha) {
-        (Add, Some(al)) => go!(|x: T, y: T| x.add(y.mul(al))),
-        (Sub, Some(al)) => go!(|x: T, y: T| x.sub(y.mul(al))),
-        (Add, None) => go!(|x: T, y: T| x.add(y)),
-        (Sub, None) => go!(|x: T, y: T| x.sub(y)),
-        (Mul, _) => go!(|x: T, y: T| x.mul(y)),
-        (Div | DivTrunc, _) => go!(|x: T, y: T| x.div(y)),
-        (FloorDiv, _) => go!(|x: T, y: T| x.floor_div(y)),
-        (Rem, _) => go!(|x: T, y: T| x.rem(y)),
-        (Fmod, _) => go!(|x: T, y: T| x.fmod(y)),
-        (Pow, _) => go!(|x: T, y: T| x.pow(y)),
-        (Maximum, _) => go!(|x: T, y: T| x.max(y)),
-        (Minimum, _) => go!(|x: T, y: T| x.min(y)),
-        (BitAnd, _) => go!(|x: T, y: T| T::from_i64(x.to_i64() & y.to_i64())),
-        (BitOr, _) => go!(|x: T, y: T| T::from_i64(x.to_i64() | y.to_i64())),
-        (BitXor, _) => go!(|x: T, y: T| T::from_i64(x.to_i64() ^ y.to_i64())),
+        (Add, Some(al)) => go!(move |x: T, y: T| x.add(y.mul(al))),
+        (Sub, Some(al)) => go!(move |x: T, y: T| x.sub(y.mul(al))),
+        (Add, None) => go!(move |x: T, y: T| x.add(y)),
+        (Sub, None) => go!(move |x: T, y: T| x.sub(y)),
+        (Mul, _) => go!(move |x: T, y: T| x.mul(y)),
+        (Div | DivTrunc, _) => go!(move |x: T, y: T| x.div(y)),
+        (FloorDiv, _) => go!(move |x: T, y: T| x.floor_div(y)),
+        (Rem, _) => go!(move |x: T, y: T| x.rem(y)),
+        (Fmod, _) => go!(move |x: T, y: T| x.fmod(y)),
+        (Pow, _) => go!(move |x: T, y: T| x.pow(y)),
+        (Maximum, _) => go!(move |x: T, y: T| x.max(y)),
+        (Minimum, _) => go!(move |x: T, y: T| x.min(y)),
+        (BitAnd, _) => go!(move |x: T, y: T| T::from_i64(x.to_i64() & y.to_i64())),
+        (BitOr, _) => go!(move |x: T, y: T| T::from_i64(x.to_i64() | y.to_i64())),
+        (BitXor, _) => go!(move |x: T, y: T| T::from_i64(x.to_i64() ^ y.to_i64())),
         _ => bail!(Runtime, "\"{}\" not implemented for '{}'", op.name(), T::DTYPE.name()),
     }
     Ok(())
@@ -136,6 +136,19 @@ fn run_float_binary<T: FloatMath>(
 ) -> Result<()> {
     use Binary::*;
     let (la, lb) = (a.layout().broadcast_strides(shape)?, b.layout().broadcast_strides(shape)?);
+    if op == Atan2 && T::DTYPE == DType::F32 {
+        // SAFETY: all layouts span `shape` within their storages.
+        unsafe {
+            map2(
+                shape,
+                (P(out.ptr::<f32>()?), out.strides()),
+                (P(a.ptr::<f32>()?), &la[..]),
+                (P(b.ptr::<f32>()?), &lb[..]),
+                vmath::atan2,
+            )
+        };
+        return Ok(());
+    }
     let (po, pa, pb) = (
         (P(out.ptr::<T>()?), out.strides()),
         (P(a.ptr::<T>()?), &la[..]),
@@ -148,12 +161,12 @@ fn run_float_binary<T: FloatMath>(
         };
     }
     match op {
-        Atan2 => go!(|y: T, x: T| y.atan2(x)),
-        Hypot => go!(|x: T, y: T| x.hypot(y)),
-        LogAddExp => go!(|x: T, y: T| log_add_exp(x, y, false)),
-        LogAddExp2 => go!(|x: T, y: T| log_add_exp(x, y, true)),
+        Atan2 => go!(move |y: T, x: T| y.atan2(x)),
+        Hypot => go!(move |x: T, y: T| x.hypot(y)),
+        LogAddExp => go!(move |x: T, y: T| log_add_exp(x, y, false)),
+        LogAddExp2 => go!(move |x: T, y: T| log_add_exp(x, y, true)),
         // xlogy(0, y) = 0 for every y but NaN (PyTorch's convention).
-        Xlogy => go!(|x: T, y: T| {
+        Xlogy => go!(move |x: T, y: T| {
             if y.is_nan() {
                 y
             } else if x == <T as num_traits::Zero>::zero() {

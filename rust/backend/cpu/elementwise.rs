@@ -14,20 +14,39 @@ pub unsafe fn map1<A: Copy, O: Copy>(
     shape: &[usize],
     out: (P<O>, &[isize]),
     a: (P<A>, &[isize]),
-    f: impl Fn(A) -> O + Sync,
+    f: impl Fn(A) -> O + Sync + Copy,
 ) {
     for_each_row(shape, [out.1, a.1], |[oo, ao], len, [os, as_]| {
-        let (po, pa) = (out.0.at(oo), a.0.at(ao));
+        let (po, pa, f) = (out.0.at(oo), a.0.at(ao), f);
         if os == 1 && as_ == 1 {
-            for i in 0..len {
-                *po.add(i) = f(*pa.add(i));
-            }
+            contiguous(
+                len,
+                #[inline(always)]
+                move || {
+                    for i in 0..len {
+                        *po.add(i) = f(*pa.add(i));
+                    }
+                },
+            );
         } else {
             for i in 0..len as isize {
                 *po.offset(i * os) = f(*pa.offset(i * as_));
             }
         }
     });
+}
+
+/// Runs a contiguous row's loop compiled for the CPU's vector extensions
+/// (rounding, min/max and selects become single instructions and vectorize;
+/// the x86_64 baseline calls libm's floorf per element and branches on
+/// selects), inline for short rows where the dispatch would cost more.
+#[inline(always)]
+fn contiguous(len: usize, body: impl FnOnce()) {
+    if len >= 32 {
+        super::simd(body)
+    } else {
+        body()
+    }
 }
 
 /// out[i] = f(a[i], b[i]).
@@ -39,27 +58,43 @@ pub unsafe fn map2<A: Copy, B: Copy, O: Copy>(
     out: (P<O>, &[isize]),
     a: (P<A>, &[isize]),
     b: (P<B>, &[isize]),
-    f: impl Fn(A, B) -> O + Sync,
+    f: impl Fn(A, B) -> O + Sync + Copy,
 ) {
     for_each_row(shape, [out.1, a.1, b.1], |[oo, ao, bo], len, [os, as_, bs]| {
-        let (po, pa, pb) = (out.0.at(oo), a.0.at(ao), b.0.at(bo));
+        let (po, pa, pb, f) = (out.0.at(oo), a.0.at(ao), b.0.at(bo), f);
         match (os, as_, bs) {
-            (1, 1, 1) => {
-                for i in 0..len {
-                    *po.add(i) = f(*pa.add(i), *pb.add(i));
-                }
-            }
+            (1, 1, 1) => contiguous(
+                len,
+                #[inline(always)]
+                move || {
+                    for i in 0..len {
+                        *po.add(i) = f(*pa.add(i), *pb.add(i));
+                    }
+                },
+            ),
             (1, 1, 0) => {
                 let bv = *pb;
-                for i in 0..len {
-                    *po.add(i) = f(*pa.add(i), bv);
-                }
+                contiguous(
+                    len,
+                    #[inline(always)]
+                    move || {
+                        for i in 0..len {
+                            *po.add(i) = f(*pa.add(i), bv);
+                        }
+                    },
+                )
             }
             (1, 0, 1) => {
                 let av = *pa;
-                for i in 0..len {
-                    *po.add(i) = f(av, *pb.add(i));
-                }
+                contiguous(
+                    len,
+                    #[inline(always)]
+                    move || {
+                        for i in 0..len {
+                            *po.add(i) = f(av, *pb.add(i));
+                        }
+                    },
+                )
             }
             _ => {
                 for i in 0..len as isize {
@@ -80,10 +115,21 @@ pub unsafe fn map3<A: Copy, B: Copy, C: Copy, O: Copy>(
     a: (P<A>, &[isize]),
     b: (P<B>, &[isize]),
     c: (P<C>, &[isize]),
-    f: impl Fn(A, B, C) -> O + Sync,
+    f: impl Fn(A, B, C) -> O + Sync + Copy,
 ) {
     for_each_row(shape, [out.1, a.1, b.1, c.1], |[oo, ao, bo, co], len, [os, as_, bs, cs]| {
-        let (po, pa, pb, pc) = (out.0.at(oo), a.0.at(ao), b.0.at(bo), c.0.at(co));
+        let (po, pa, pb, pc, f) = (out.0.at(oo), a.0.at(ao), b.0.at(bo), c.0.at(co), f);
+        if (os, as_, bs, cs) == (1, 1, 1, 1) {
+            return contiguous(
+                len,
+                #[inline(always)]
+                move || {
+                    for i in 0..len {
+                        *po.add(i) = f(*pa.add(i), *pb.add(i), *pc.add(i));
+                    }
+                },
+            );
+        }
         for i in 0..len as isize {
             *po.offset(i * os) = f(*pa.offset(i * as_), *pb.offset(i * bs), *pc.offset(i * cs));
         }

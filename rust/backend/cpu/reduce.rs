@@ -296,6 +296,42 @@ impl Extreme {
     }
 }
 
+/// Product in float64; contiguous rows multiply in 8 independent lanes
+/// (vectorized) rather than one chain of dependent multiplies.
+pub struct Prod;
+impl Reducer<f64> for Prod {
+    type Acc = f64;
+    fn init(&self) -> f64 {
+        1.0
+    }
+    #[inline(always)]
+    fn step(&self, acc: f64, x: f64, _: usize) -> f64 {
+        acc * x
+    }
+    fn combine(&self, a: f64, b: f64) -> f64 {
+        a * b
+    }
+    #[inline(always)]
+    unsafe fn row(&self, acc: f64, p: *const f64, len: usize, stride: isize, _: usize) -> f64 {
+        if stride != 1 || len < 64 {
+            return (0..len).fold(acc, |a, i| a * *p.offset(i as isize * stride));
+        }
+        let s = std::slice::from_raw_parts(p, len);
+        super::simd(
+            #[inline(always)]
+            || {
+                let mut lanes = [1.0f64; 8];
+                let mut chunks = s.chunks_exact(8);
+                for c in &mut chunks {
+                    lanes.iter_mut().zip(c).for_each(|(l, &x)| *l *= x);
+                }
+                let a = chunks.remainder().iter().fold(acc, |a, &x| a * x);
+                lanes.iter().fold(a, |a, &l| a * l)
+            },
+        )
+    }
+}
+
 /// A reducer from three closures (fold, combine, identity) for the simple cases.
 pub struct Fold<A, F, C> {
     pub init: A,
@@ -349,29 +385,62 @@ fn beats<T: Element>(x: T, cur: T, max: bool) -> bool {
     x_nan || if max { x > cur } else { x < cur }
 }
 
+/// Max or min with its index (the first of equal values; a NaN wins, the
+/// first NaN). A contiguous row takes two vectorized passes: its extreme (as
+/// `Extreme`), then the first position holding it.
+struct ExtremeIdx {
+    max: bool,
+}
+impl<T: Element> Reducer<T> for ExtremeIdx {
+    type Acc = Best<T>;
+    fn init(&self) -> Best<T> {
+        (T::zero(), 0, false)
+    }
+    #[inline(always)]
+    fn step(&self, a: Best<T>, x: T, i: usize) -> Best<T> {
+        if !a.2 || beats(x, a.0, self.max) {
+            (x, i, true)
+        } else {
+            a
+        }
+    }
+    fn combine(&self, a: Best<T>, b: Best<T>) -> Best<T> {
+        if b.2 && (!a.2 || beats(b.0, a.0, self.max)) {
+            b
+        } else {
+            a
+        }
+    }
+    #[inline(always)]
+    unsafe fn row(
+        &self,
+        acc: Best<T>,
+        p: *const T,
+        len: usize,
+        stride: isize,
+        idx0: usize,
+    ) -> Best<T> {
+        if stride != 1 || len < 64 {
+            return (0..len)
+                .fold(acc, |a, i| self.step(a, *p.offset(i as isize * stride), idx0 + i));
+        }
+        let s = std::slice::from_raw_parts(p, len);
+        let e = Extreme { max: self.max };
+        let v = Reducer::<T>::row(&e, *p, p, len, 1, 0);
+        #[allow(clippy::eq_op)]
+        let i =
+            if v != v { s.iter().position(|&x| x != x) } else { s.iter().position(|&x| x == v) };
+        self.combine(acc, (v, idx0 + i.unwrap_or(0), true))
+    }
+}
+
 pub fn extreme<T: Element>(
     t: &Tensor,
     reduced: &[bool],
     shape: &[usize],
     max: bool,
 ) -> Result<(Tensor, Tensor)> {
-    let f = Fold {
-        init: (T::zero(), 0usize, false),
-        step: move |a: Best<T>, x: T, i: usize| {
-            if !a.2 || beats(x, a.0, max) {
-                (x, i, true)
-            } else {
-                a
-            }
-        },
-        combine: move |a: Best<T>, b: Best<T>| {
-            if b.2 && (!a.2 || beats(b.0, a.0, max)) {
-                b
-            } else {
-                a
-            }
-        },
-    };
+    let f = ExtremeIdx { max };
     // SAFETY: t's layout lies within its storage.
     let accs = unsafe { reduce(P(t.ptr::<T>()?.sub(t.layout().offset)), t.layout(), reduced, &f)? };
     let vals = Tensor::from_vec(accs.iter().map(|a| a.0).collect(), shape)?;

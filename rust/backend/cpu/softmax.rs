@@ -62,6 +62,67 @@ pub fn exp_sum<T: SoftElem>(xs: &mut [T], m: T) -> T {
     acc.iter().fold(t, |s, &a| s + a)
 }
 
+/// Columns per block of the column paths: their sums stay in L1.
+const COLS: usize = 64;
+
+/// Sums down columns of a block (row after row of up to COLS values) in the
+/// order `exp_sum` adds a row: the rows of whole chunks of LANES into LANES
+/// partials (row k into partial k % LANES), the rest serially, then the
+/// partials in order. A column then sums exactly as the same values laid out
+/// as a row would, so the float16/bfloat16 blocks (which may cut a column
+/// block down to one column, a row) match float32 bit for bit.
+struct ColumnSums<T> {
+    lanes: Vec<T>,
+    rest: [T; COLS],
+}
+
+impl<T: SoftElem> ColumnSums<T> {
+    fn new(inner: usize) -> Self {
+        ColumnSums { lanes: vec![T::zero(); LANES * COLS.min(inner)], rest: [T::zero(); COLS] }
+    }
+
+    fn start(&mut self, w: usize) {
+        self.lanes.iter_mut().for_each(|v| *v = T::zero());
+        self.rest[..w].iter_mut().for_each(|v| *v = T::zero());
+    }
+
+    /// Adds row k (of n) of the block.
+    #[inline(always)]
+    fn add(&mut self, k: usize, n: usize, vals: &[T]) {
+        let w = vals.len();
+        let dst = if k < n - n % LANES {
+            let l = (k % LANES) * w;
+            &mut self.lanes[l..l + w]
+        } else {
+            &mut self.rest[..w]
+        };
+        dst.iter_mut().zip(vals).for_each(|(d, &v)| *d = *d + v);
+    }
+
+    /// The column sums of the block.
+    fn finish(&mut self, w: usize) -> &[T] {
+        for l in 0..LANES {
+            let lane = &self.lanes[l * w..(l + 1) * w];
+            self.rest[..w].iter_mut().zip(lane).for_each(|(s, &v)| *s = *s + v);
+        }
+        &self.rest[..w]
+    }
+}
+
+/// Σ f(a[i], b[i]), added in lanes as `exp_sum` adds.
+#[inline(always)]
+fn lane_sum<T: SoftElem>(a: &[T], b: &[T], f: impl Fn(T, T) -> T) -> T {
+    let mut acc = [T::zero(); LANES];
+    let (ca, cb) = (a.chunks_exact(LANES), b.chunks_exact(LANES));
+    let t = ca.remainder().iter().zip(cb.remainder()).fold(T::zero(), |t, (&x, &y)| t + f(x, y));
+    for (xa, xb) in ca.zip(cb) {
+        for ((s, &x), &y) in acc.iter_mut().zip(xa).zip(xb) {
+            *s = *s + f(x, y);
+        }
+    }
+    acc.iter().fold(t, |s, &a| s + a)
+}
+
 fn for_blocks(outer: usize, work: usize, f: impl Fn(usize) + Sync + Send) {
     super::team::for_each_if(work, outer, f)
 }
@@ -92,15 +153,10 @@ pub unsafe fn forward<T: SoftElem>(
                 };
                 if inner == 1 {
                     let m = row_max(xs, true);
-                    // A row of all -inf gives NaN, as in PyTorch. The sum stays serial: the
-                    // columns path (and the half-precision blocks) add in this order too,
-                    // and float16/bfloat16 results must equal float32's rounded once.
-                    let mut s = T::zero();
-                    for (yv, &xv) in ys.iter_mut().zip(xs) {
-                        let e = (xv - m).fexp();
-                        *yv = e;
-                        s = s + e;
-                    }
+                    // A row of all -inf gives NaN, as in PyTorch. The float16/bfloat16
+                    // blocks run this kernel too, so they equal float32's result rounded once.
+                    ys.copy_from_slice(xs);
+                    let s = exp_sum(ys, m);
                     if log {
                         // (x - m) first: m + ln s would lose x's low bits when |m| is large.
                         let l = s.ln();
@@ -111,36 +167,39 @@ pub unsafe fn forward<T: SoftElem>(
                     }
                     return;
                 }
-                let mut m = vec![T::neg_infinity(); inner];
-                for k in 0..n {
-                    for (mj, &v) in m.iter_mut().zip(&xs[k * inner..(k + 1) * inner]) {
-                        if v > *mj || v.is_nan() {
-                            *mj = v;
+                let mut sums = ColumnSums::new(inner);
+                for c0 in (0..inner).step_by(COLS) {
+                    let w = COLS.min(inner - c0);
+                    let row = |k: usize| k * inner + c0..k * inner + c0 + w;
+                    let mut m = [T::neg_infinity(); COLS];
+                    for k in 0..n {
+                        for (mj, &v) in m.iter_mut().zip(&xs[row(k)]) {
+                            if v > *mj || v.is_nan() {
+                                *mj = v;
+                            }
                         }
                     }
-                }
-                let mut s = vec![T::zero(); inner];
-                for k in 0..n {
-                    let r = k * inner..(k + 1) * inner;
-                    for ((yv, &xv), (sj, &mj)) in
-                        ys[r.clone()].iter_mut().zip(&xs[r]).zip(s.iter_mut().zip(&m))
-                    {
-                        let e = (xv - mj).fexp();
-                        *yv = e;
-                        *sj = *sj + e;
-                    }
-                }
-                for k in 0..n {
-                    let r = k * inner..(k + 1) * inner;
-                    if log {
-                        for ((yv, &xv), (&sj, &mj)) in
-                            ys[r.clone()].iter_mut().zip(&xs[r]).zip(s.iter().zip(&m))
-                        {
-                            *yv = xv - mj - sj.ln();
+                    sums.start(w);
+                    for k in 0..n {
+                        let (ys, xs) = (&mut ys[row(k)], &xs[row(k)]);
+                        for ((yv, &xv), &mj) in ys.iter_mut().zip(xs).zip(&m) {
+                            *yv = (xv - mj).fexp();
                         }
-                    } else {
-                        for (yv, &sj) in ys[r].iter_mut().zip(&s) {
-                            *yv = *yv / sj;
+                        sums.add(k, n, ys);
+                    }
+                    let s = sums.finish(w);
+                    for k in 0..n {
+                        let r = row(k);
+                        if log {
+                            for ((yv, &xv), (&sj, &mj)) in
+                                ys[r.clone()].iter_mut().zip(&xs[r]).zip(s.iter().zip(&m))
+                            {
+                                *yv = (xv - mj) - sj.ln();
+                            }
+                        } else {
+                            for (yv, &sj) in ys[r].iter_mut().zip(s) {
+                                *yv = *yv * (T::one() / sj);
+                            }
                         }
                     }
                 }
@@ -176,19 +235,38 @@ pub unsafe fn backward<T: SoftElem>(
                         std::slice::from_raw_parts_mut(gx.at(base), len),
                     )
                 };
-                let mut s = vec![T::zero(); inner];
-                for k in 0..n {
-                    let r = k * inner..(k + 1) * inner;
-                    for ((sj, &yv), &gv) in s.iter_mut().zip(&ys[r.clone()]).zip(&gs[r]) {
-                        *sj = *sj + if log { gv } else { gv * yv };
+                if inner == 1 {
+                    let s = if log {
+                        lane_sum(gs, gs, |g, _| g)
+                    } else {
+                        lane_sum(ys, gs, |y, g| y * g)
+                    };
+                    for ((ov, &yv), &gv) in out.iter_mut().zip(ys).zip(gs) {
+                        *ov = if log { gv - yv.fexp() * s } else { yv * (gv - s) };
                     }
+                    return;
                 }
-                for k in 0..n {
-                    let r = k * inner..(k + 1) * inner;
-                    for (((ov, &yv), &gv), &sj) in
-                        out[r.clone()].iter_mut().zip(&ys[r.clone()]).zip(&gs[r]).zip(&s)
-                    {
-                        *ov = if log { gv - yv.fexp() * sj } else { yv * (gv - sj) };
+                let mut sums = ColumnSums::new(inner);
+                let mut terms = [T::zero(); COLS];
+                for c0 in (0..inner).step_by(COLS) {
+                    let w = COLS.min(inner - c0);
+                    let row = |k: usize| k * inner + c0..k * inner + c0 + w;
+                    sums.start(w);
+                    for k in 0..n {
+                        let (ys, gs) = (&ys[row(k)], &gs[row(k)]);
+                        for ((tv, &yv), &gv) in terms.iter_mut().zip(ys).zip(gs) {
+                            *tv = if log { gv } else { gv * yv };
+                        }
+                        sums.add(k, n, &terms[..w]);
+                    }
+                    let s = sums.finish(w);
+                    for k in 0..n {
+                        let r = row(k);
+                        for (((ov, &yv), &gv), &sj) in
+                            out[r.clone()].iter_mut().zip(&ys[r.clone()]).zip(&gs[r]).zip(s)
+                        {
+                            *ov = if log { gv - yv.fexp() * sj } else { yv * (gv - sj) };
+                        }
                     }
                 }
             },

@@ -35,6 +35,10 @@ fn run_unary<T: FloatMath>(op: Unary, out: &Tensor, a: &Tensor) -> Result<()> {
                 return Ok(());
             }
             Erf => simd!(vmath::erf),
+            Exp2 => simd!(vmath::exp2),
+            Log2 => simd!(vmath::log2),
+            Log10 => simd!(vmath::log10),
+            Atan => simd!(vmath::atan),
             Expm1 => simd!(vmath::expm1),
             Log1p => simd!(vmath::log1p),
             Gelu => simd!(
@@ -80,61 +84,61 @@ fn run_unary<T: FloatMath>(op: Unary, out: &Tensor, a: &Tensor) -> Result<()> {
         };
     }
     match op {
-        Floor => go!(|x: T| x.floor()),
-        Ceil => go!(|x: T| x.ceil()),
-        Round => go!(|x: T| x.round_even()),
-        Trunc => go!(|x: T| x.trunc()),
-        Exp => go!(|x: T| x.exp()),
-        Exp2 => go!(|x: T| x.exp2()),
-        Log => go!(|x: T| x.ln()),
-        Log2 => go!(|x: T| x.log2()),
-        Log10 => go!(|x: T| x.log10()),
-        Log1p => go!(|x: T| x.ln_1p()),
-        Expm1 => go!(|x: T| x.exp_m1()),
-        Sqrt => go!(|x: T| x.sqrt()),
-        Rsqrt => go!(|x: T| one / x.sqrt()),
-        Reciprocal => go!(|x: T| one / x),
-        Sin => go!(|x: T| x.sin()),
-        Cos => go!(|x: T| x.cos()),
-        Tan => go!(|x: T| x.tan()),
-        Asin => go!(|x: T| x.asin()),
-        Acos => go!(|x: T| x.acos()),
-        Atan => go!(|x: T| x.atan()),
-        Sinh => go!(|x: T| x.sinh()),
-        Cosh => go!(|x: T| x.cosh()),
-        Tanh => go!(|x: T| x.tanh()),
-        Sigmoid => go!(|x: T| one / (one + (-x).exp())),
-        Erf => go!(|x: T| x.erf()),
-        Erfc => go!(|x: T| x.via_f64(special::erfc)),
-        Erfinv => go!(|x: T| x.via_f64(special::erfinv)),
-        Lgamma => go!(|x: T| x.via_f64(special::lgamma)),
-        Digamma => go!(|x: T| x.via_f64(special::digamma)),
-        Polygamma(n) => go!(|x: T| T::from_f(special::polygamma(n, x.to_f64()))),
-        I0 => go!(|x: T| x.via_f64(special::i0)),
-        I0e => go!(|x: T| x.via_f64(special::i0e)),
-        I1 => go!(|x: T| x.via_f64(special::i1)),
-        I1e => go!(|x: T| x.via_f64(special::i1e)),
+        Floor => go!(move |x: T| x.floor()),
+        Ceil => go!(move |x: T| x.ceil()),
+        Round => go!(move |x: T| x.round_even()),
+        Trunc => go!(move |x: T| x.trunc()),
+        Exp => go!(move |x: T| x.exp()),
+        Exp2 => go!(move |x: T| x.exp2()),
+        Log => go!(move |x: T| x.ln()),
+        Log2 => go!(move |x: T| x.log2()),
+        Log10 => go!(move |x: T| x.log10()),
+        Log1p => go!(move |x: T| x.ln_1p()),
+        Expm1 => go!(move |x: T| x.exp_m1()),
+        Sqrt => go!(move |x: T| x.sqrt()),
+        Rsqrt => go!(move |x: T| one / x.sqrt()),
+        Reciprocal => go!(move |x: T| one / x),
+        Sin => go!(move |x: T| x.sin()),
+        Cos => go!(move |x: T| x.cos()),
+        Tan => go!(move |x: T| x.tan()),
+        Asin => go!(move |x: T| x.asin()),
+        Acos => go!(move |x: T| x.acos()),
+        Atan => go!(move |x: T| x.atan()),
+        Sinh => go!(move |x: T| x.sinh()),
+        Cosh => go!(move |x: T| x.cosh()),
+        Tanh => go!(move |x: T| x.tanh()),
+        Sigmoid => go!(move |x: T| one / (one + (-x).exp())),
+        Erf => go!(move |x: T| x.erf()),
+        Erfc => go!(move |x: T| x.via_f64(special::erfc)),
+        Erfinv => go!(move |x: T| x.via_f64(special::erfinv)),
+        Lgamma => go!(move |x: T| x.via_f64(special::lgamma)),
+        Digamma => go!(move |x: T| x.via_f64(special::digamma)),
+        Polygamma(n) => go!(move |x: T| T::from_f(special::polygamma(n, x.to_f64()))),
+        I0 => go!(move |x: T| x.via_f64(special::i0)),
+        I0e => go!(move |x: T| x.via_f64(special::i0e)),
+        I1 => go!(move |x: T| x.via_f64(special::i1)),
+        I1e => go!(move |x: T| x.via_f64(special::i1e)),
         Gelu => {
             let r = f(std::f64::consts::FRAC_1_SQRT_2);
-            go!(|x: T| half * x * (one + (x * r).erf()))
+            go!(move |x: T| half * x * (one + (x * r).erf()))
         }
         GeluTanh => {
             let (k, c) = (f((2.0 / std::f64::consts::PI).sqrt()), f(0.044715));
-            go!(|x: T| half * x * (one + (k * (x + c * x * x * x)).tanh()))
+            go!(move |x: T| half * x * (one + (k * (x + c * x * x * x)).tanh()))
         }
-        Silu => go!(|x: T| x / (one + (-x).exp())),
-        Mish => go!(|x: T| x * (if x > f(20.0) { x } else { x.exp().ln_1p() }).tanh()),
+        Silu => go!(move |x: T| x / (one + (-x).exp())),
+        Mish => go!(move |x: T| x * (if x > f(20.0) { x } else { x.exp().ln_1p() }).tanh()),
         LeakyRelu(slope) => {
             let slope = f(slope);
-            go!(|x: T| if x > zero { x } else { x * slope })
+            go!(move |x: T| if x > zero { x } else { x * slope })
         }
         Elu(alpha) => {
             let alpha = f(alpha);
-            go!(|x: T| if x > zero { x } else { alpha * x.exp_m1() })
+            go!(move |x: T| if x > zero { x } else { alpha * x.exp_m1() })
         }
         Softplus(beta, threshold) => {
             let (beta, threshold) = (f(beta), f(threshold));
-            go!(|x: T| if x * beta > threshold { x } else { (x * beta).exp().ln_1p() / beta })
+            go!(move |x: T| if x * beta > threshold { x } else { (x * beta).exp().ln_1p() / beta })
         }
         _ => return run_unary_any::<T>(op, out, a),
     }
@@ -377,14 +381,14 @@ fn run_unary_any<T: Arith>(op: Unary, out: &Tensor, a: &Tensor) -> Result<()> {
         };
     }
     match op {
-        Neg => go!(|x: T| x.neg()),
-        Abs => go!(|x: T| x.abs()),
-        Sign => go!(|x: T| x.sign()),
-        Square => go!(|x: T| x.mul(x)),
+        Neg => go!(move |x: T| x.neg()),
+        Abs => go!(move |x: T| x.abs()),
+        Sign => go!(move |x: T| x.sign()),
+        Square => go!(move |x: T| x.mul(x)),
         // `x < 0` rather than `x > 0` so NaN stays NaN, as in PyTorch.
-        Relu => go!(|x: T| if x < T::zero() { T::zero() } else { x }),
+        Relu => go!(move |x: T| if x < T::zero() { T::zero() } else { x }),
         // Integer rounding is the identity.
-        Floor | Ceil | Round | Trunc => go!(|x: T| x),
+        Floor | Ceil | Round | Trunc => go!(move |x: T| x),
         _ => bail!(Runtime, "\"{}\" not implemented for '{}'", op.name(), T::DTYPE.name()),
     }
     Ok(())
@@ -403,11 +407,11 @@ fn run_unary_bool<T: Arith>(op: Unary, out: &Tensor, a: &Tensor) -> Result<()> {
         };
     }
     match op {
-        LogicalNot => go!(|x: T| x.is_zero()),
+        LogicalNot => go!(move |x: T| x.is_zero()),
         // Only NaN is unordered with itself; ints are never NaN or infinite.
-        IsNan => go!(|x: T| x.partial_cmp(&x).is_none()),
-        IsInf => go!(|x: T| is_float && x.to_f64().is_infinite()),
-        IsFinite => go!(|x: T| !is_float || x.to_f64().is_finite()),
+        IsNan => go!(move |x: T| x.partial_cmp(&x).is_none()),
+        IsInf => go!(move |x: T| is_float && x.to_f64().is_infinite()),
+        IsFinite => go!(move |x: T| !is_float || x.to_f64().is_finite()),
         _ => bail!(Runtime, "{} does not produce bool", op.name()),
     }
     Ok(())

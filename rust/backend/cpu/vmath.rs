@@ -21,25 +21,35 @@ pub fn exp(x: f32) -> f32 {
     let t = xc * LOG2E + 12_582_912.0;
     let n = t - 12_582_912.0;
     let r = xc - n * LN2_HI - n * LN2_LO;
-    let mut p = 1.987_569_1e-4_f32;
-    p = p * r + 1.398_199_9e-3;
-    p = p * r + 8.333_452e-3;
-    p = p * r + 4.166_579_6e-2;
-    p = p * r + 1.666_666_5e-1;
-    p = p * r + 5.000_000_1e-1;
-    let y = p * r * r + r + 1.0;
-    // 2^n in two halves: n reaches 128 near the top of the range, past f32's largest exponent.
+    finish_exp(x, times_pow2(exp_reduced(r), t), x > 88.722_84, x < -87.336_55)
+}
+
+/// e^r for |r| ≤ ln 2 / 2.
+#[inline(always)]
+fn exp_reduced(r: f32) -> f32 {
+    let c = [5.000_000_1e-1, 1.666_666_5e-1, 4.166_579_6e-2, 8.333_452e-3, 1.398_199_9e-3];
+    poly(r, [c[0], c[1], c[2], c[3], c[4], 1.987_569_1e-4]) * r * r + r + 1.0
+}
+
+/// y · 2^n, n held in t's low mantissa bits (t = n + 1.5 · 2^23), applied in
+/// two halves: n reaches 128 at the top of the range, past f32's largest exponent.
+#[inline(always)]
+fn times_pow2(y: f32, t: f32) -> f32 {
     let ni = t.to_bits() as i32 - 0x4b40_0000;
     let (h1, h2) = (ni >> 1, ni - (ni >> 1));
-    let v =
-        y * f32::from_bits(((h1 + 127) as u32) << 23) * f32::from_bits(((h2 + 127) as u32) << 23);
+    y * f32::from_bits(((h1 + 127) as u32) << 23) * f32::from_bits(((h2 + 127) as u32) << 23)
+}
+
+/// An exponential's special values: NaN stays, overflow is inf, underflow 0.
+#[inline(always)]
+fn finish_exp(x: f32, v: f32, over: bool, under: bool) -> f32 {
     #[allow(clippy::eq_op)]
     let nan = x != x;
     if nan {
         x
-    } else if x > 88.722_84 {
+    } else if over {
         f32::INFINITY
-    } else if x < -87.336_55 {
+    } else if under {
         0.0
     } else {
         v
@@ -109,6 +119,78 @@ pub fn tanh(x: f32) -> f32 {
 #[inline(always)]
 pub fn sigmoid(x: f32) -> f32 {
     1.0 / (1.0 + exp(-x))
+}
+
+/// 2^x, within 2 ulp: x = n + r with |r| ≤ ½ (exact), 2^r = e^(r·ln 2) by
+/// exp's polynomial, then 2^n in two halves. Inf above 128; results below
+/// f32's normal range (x < -126) flush to 0, as `exp`'s do.
+#[inline(always)]
+pub fn exp2(x: f32) -> f32 {
+    let xc = x.clamp(-126.0, 128.0);
+    let t = xc + 12_582_912.0;
+    let n = t - 12_582_912.0;
+    let r = (xc - n) * std::f32::consts::LN_2;
+    finish_exp(x, times_pow2(exp_reduced(r), t), x >= 128.0, x < -126.0)
+}
+
+/// log2(x) and log10(x) as ln(x) times the constant: within 3 ulp.
+#[inline(always)]
+pub fn log2(x: f32) -> f32 {
+    ln(x) * std::f32::consts::LOG2_E
+}
+
+#[inline(always)]
+pub fn log10(x: f32) -> f32 {
+    ln(x) * std::f32::consts::LOG10_E
+}
+
+/// arctan, within 2 ulp (Cephes' atanf): |x| reduced to [0, tan(π/8)] by
+/// atan(x) = π/2 - atan(1/x) above tan(3π/8) and π/4 + atan((x-1)/(x+1))
+/// above tan(π/8), then an odd polynomial.
+#[inline(always)]
+pub fn atan(x: f32) -> f32 {
+    let a = x.abs();
+    let (big, mid) = (a > 2.414_213_6, a > 0.414_213_57);
+    let quarter = std::f32::consts::FRAC_PI_4;
+    let (y0, z) = if big {
+        (2.0 * quarter, -1.0 / a)
+    } else if mid {
+        (quarter, (a - 1.0) / (a + 1.0))
+    } else {
+        (0.0, a)
+    };
+    let z2 = z * z;
+    let p = poly(z2, [-3.333_294_9e-1, 1.997_771_1e-1, -1.387_768_6e-1, 8.053_744_5e-2]);
+    (y0 + (p * z2 * z + z)).copysign(x)
+}
+
+/// atan2(y, x) with C's values at zeros and infinities, within 3 ulp and
+/// branch-free (so loops of it vectorize): the angle of min/max(|x|, |y|) in
+/// [0, π/4], reflected into its octant.
+#[inline(always)]
+pub fn atan2(y: f32, x: f32) -> f32 {
+    let (ax, ay) = (x.abs(), y.abs());
+    let (lo, hi) = (ax.min(ay), ax.max(ay));
+    // 0/0 (both zero) counts as 0, inf/inf (both infinite) as 1.
+    let q = if hi == 0.0 {
+        0.0
+    } else if lo == f32::INFINITY {
+        1.0
+    } else {
+        lo / hi
+    };
+    let mut t = atan(q);
+    if ay > ax {
+        t = std::f32::consts::FRAC_PI_2 - t;
+    }
+    if x.is_sign_negative() {
+        t = std::f32::consts::PI - t;
+    }
+    if x.is_nan() || y.is_nan() {
+        x + y
+    } else {
+        t.copysign(y)
+    }
 }
 
 /// Horner's rule over coefficients from the constant term up.
@@ -463,6 +545,64 @@ mod tests {
         assert_eq!((log1p(-1.0), log1p(f32::INFINITY)), (f32::NEG_INFINITY, f32::INFINITY));
         assert_eq!(log1p(-0.0).to_bits(), (-0.0f32).to_bits());
         assert!(log1p(-2.0).is_nan() && log1p(f32::NAN).is_nan());
+    }
+
+    #[test]
+    fn exp2_log2_log10_atan_match_libm() {
+        let tiny = (-40..0).map(|e| 2f32.powi(e) * 1.37);
+        let cases = [
+            ("exp2", worst(sweep(-125.9, 127.9, 7.3e-3).chain(tiny.clone()), exp2, f64::exp2), 2),
+            ("log2", worst(sweep(1e-3, 3e3, 3.1e-2).chain(tiny.clone()), log2, f64::log2), 3),
+            ("log2 near 1", worst(sweep(0.9, 1.1, 1.3e-6), log2, f64::log2), 3),
+            ("log10", worst(sweep(1e-3, 3e3, 3.1e-2).chain(tiny.clone()), log10, f64::log10), 3),
+            ("atan", worst(sweep(-40.0, 40.0, 1.1e-3).chain(tiny), atan, f64::atan), 2),
+            ("atan big", worst(sweep(1e3, 1e30, 7.3e25), atan, f64::atan), 2),
+        ];
+        for (name, ulp, limit) in cases {
+            assert!(ulp <= limit, "{name}: {ulp} ulps (limit {limit})");
+        }
+        assert_eq!(
+            (exp2(128.0), exp2(f32::INFINITY), exp2(f32::NEG_INFINITY)),
+            (f32::INFINITY, f32::INFINITY, 0.0)
+        );
+        assert_eq!(
+            (exp2(0.0), exp2(-126.0), exp2(127.0)),
+            (1.0, f32::MIN_POSITIVE, 2f32.powi(127))
+        );
+        assert_eq!(
+            (log2(0.0), log2(f32::INFINITY), log2(8.0)),
+            (f32::NEG_INFINITY, f32::INFINITY, 3.0)
+        );
+        let half_pi = std::f32::consts::FRAC_PI_2;
+        assert_eq!((atan(f32::INFINITY), atan(f32::NEG_INFINITY)), (half_pi, -half_pi));
+        assert_eq!(atan(-0.0).to_bits(), (-0.0f32).to_bits());
+        assert!(exp2(f32::NAN).is_nan() && log2(-1.0).is_nan() && atan(f32::NAN).is_nan());
+    }
+
+    #[test]
+    fn atan2_matches_libm() {
+        let vals: Vec<f32> = sweep(-7.0, 7.0, 0.0137)
+            .chain((-30..30).map(|e| 3f32.powi(e)))
+            .chain((-30..30).map(|e| -(3f32.powi(e))))
+            .collect();
+        let mut worst = 0;
+        for &y in vals.iter().step_by(3) {
+            for &x in &vals {
+                worst = worst.max(ulps(atan2(y, x), (y as f64).atan2(x as f64) as f32));
+            }
+        }
+        assert!(worst <= 3, "atan2: {worst} ulps");
+        let specials = [0.0f32, -0.0, 1.5, -1.5, f32::INFINITY, f32::NEG_INFINITY, f32::NAN];
+        for &y in &specials {
+            for &x in &specials {
+                let (got, want) = (atan2(y, x), libm::atan2f(y, x));
+                assert!(
+                    ulps(got, want) <= 1 && got.is_sign_negative() == want.is_sign_negative()
+                        || (got.is_nan() && want.is_nan()),
+                    "atan2({y}, {x}) = {got}, libm {want}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -45,8 +45,9 @@ pub fn take(src: &Tensor, offs: &Tensor, out: &Tensor) -> Result<()> {
 
 /// dst.storage[offs[i]] = vals[i] (or += with `accumulate`); vals contiguous.
 pub fn put(dst: &Tensor, offs: &Tensor, vals: &Tensor, accumulate: bool) -> Result<()> {
-    if dst.dtype() == DType::BF16 {
-        // Written into a float32 copy of the storage, then rounded back.
+    if dst.dtype() == DType::BF16 || (accumulate && dst.dtype() == DType::F16) {
+        // Written into a float32 copy of the storage, then rounded back (float16
+        // sums too: there is no float16 atomic add).
         let (whole, wide) = widened(dst)?;
         put(&wide, offs, &crate::ops::copy::to_dtype(vals, DType::F32)?, accumulate)?;
         return crate::ops::copy::copy_into(&whole, &wide);
