@@ -193,6 +193,58 @@ pub fn atan2(y: f32, x: f32) -> f32 {
     }
 }
 
+/// Inverse error function (Giles' single-precision approximation: a
+/// polynomial in ln(1 - x²), two ranges), one Newton step on `erf` after it.
+/// ±1 give ±inf, |x| > 1 and NaN give NaN.
+#[inline(always)]
+pub fn erfinv(x: f32) -> f32 {
+    let w = -ln((1.0 - x) * (1.0 + x));
+    let p = if w < 5.0 {
+        let c = [1.501_409_4, 2.466_407_3e-1, -4.177_681_6e-3, -1.253_725e-3, 2.185_808_7e-4];
+        poly(
+            w - 2.5,
+            [
+                c[0],
+                c[1],
+                c[2],
+                c[3],
+                c[4],
+                -4.391_506_5e-6,
+                -3.523_387_7e-6,
+                3.432_739_4e-7,
+                2.810_226_4e-8,
+            ],
+        )
+    } else {
+        let c = [2.832_976_8, 1.001_674_1, 9.438_870_5e-3, -7.622_461_3e-3, 5.739_507_7e-3];
+        poly(
+            w.sqrt() - 3.0,
+            [
+                c[0],
+                c[1],
+                c[2],
+                c[3],
+                c[4],
+                -3.673_428_4e-3,
+                1.349_343_2e-3,
+                1.009_505_6e-4,
+                -2.002_142_6e-4,
+            ],
+        )
+    };
+    let y = p * x;
+    // Newton: erf'(y) = 2/√π · e^(-y²).
+    let y = y - (erf(y) - x) / (std::f32::consts::FRAC_2_SQRT_PI * exp(-y * y));
+    let a = x.abs();
+    if a == 1.0 {
+        f32::INFINITY.copysign(x)
+    } else if a < 1.0 {
+        y
+    } else {
+        f32::NAN
+    }
+}
+
 /// Horner's rule over coefficients from the constant term up.
 #[inline(always)]
 fn poly<const N: usize>(x: f32, c: [f32; N]) -> f32 {
@@ -603,6 +655,18 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn erfinv_matches_float64() {
+        let tiny = (-40..0).map(|e| 2f32.powi(e) * 1.37);
+        let near_one = (1..24).map(|k| 1.0 - 2f32.powi(-k));
+        let xs: Vec<f32> = sweep(-0.9999, 0.9999, 1.3e-5).chain(tiny).chain(near_one).collect();
+        let w = worst(xs.into_iter(), erfinv, super::super::special::erfinv);
+        assert!(w <= 4, "erfinv: {w} ulps");
+        assert_eq!((erfinv(1.0), erfinv(-1.0)), (f32::INFINITY, f32::NEG_INFINITY));
+        assert_eq!(erfinv(-0.0).to_bits(), (-0.0f32).to_bits());
+        assert!(erfinv(1.5).is_nan() && erfinv(-1.0001).is_nan() && erfinv(f32::NAN).is_nan());
     }
 
     #[test]
