@@ -359,6 +359,7 @@ cummax = Tensor.cummax
 cummin = Tensor.cummin
 logcumsumexp = Tensor.logcumsumexp
 index_add = Tensor.index_add
+multinomial = Tensor.multinomial
 index_copy = Tensor.index_copy
 index_fill = Tensor.index_fill
 index_put = Tensor.index_put

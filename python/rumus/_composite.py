@@ -957,16 +957,73 @@ def randint_like(
     return t.requires_grad_() if requires_grad else t
 
 
+def multinomial(input, num_samples, replacement=False, *, generator=None):
+    """Draws ``num_samples`` category indices from the weights in each row of
+    ``input`` (1-d, or 2-d with one distribution per row), with or without
+    replacement.
+
+    With replacement a draw is a uniform number searched in the running sum of
+    the weights; without, the categories with the ``num_samples`` largest
+    ``weight / Exp(1)`` keys are taken, which samples in proportion to the
+    weights without repeats.
+
+    Args:
+        input (Tensor): non-negative, finite weights (they need not sum to 1).
+        num_samples (int): draws per row.
+        replacement (bool): whether a category may be drawn again.
+        generator (Generator, optional): the random generator to draw from.
+
+    Returns:
+        Tensor: int64 indices of shape ``input.shape[:-1] + (num_samples,)``.
+    """
+    _check_tensor("multinomial", input)
+    if not _is_float(input):
+        raise RuntimeError(
+            f"multinomial only supports floating-point dtypes for input, got: {input.dtype}"
+        )
+    if input.ndim not in (1, 2):
+        raise RuntimeError(f"prob_dist must be 1 or 2 dim, got {input.ndim}")
+    n = input.shape[-1]
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    if not replacement and num_samples > n:
+        raise RuntimeError(
+            "cannot sample n_sample > prob_dist.size(-1) samples without replacement"
+        )
+    # On a detached copy: the draws carry no gradient.
+    w = input.detach().reshape(-1, n)
+    if _dtype_name(w) in ("float16", "bfloat16"):
+        w = w.float()
+    if bool(((w < 0) | ~w.isfinite()).any()):
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    if bool((w.sum(-1) <= 0).any()):
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    shape = (w.shape[0], num_samples)
+    if replacement:
+        cdf = w.cumsum(-1)
+        u = _rumus.rand(shape, dtype=w.dtype, device=w.device, generator=generator)
+        idx = _rumus.searchsorted(cdf, u * cdf[:, -1:], right=True).clamp_max(n - 1)
+    else:
+        if bool(((w > 0).sum(-1) < num_samples).any()):
+            raise RuntimeError(
+                "invalid multinomial distribution (with replacement=False, "
+                "not enough non-negative category to sample)"
+            )
+        u = _rumus.rand(w.shape, dtype=w.dtype, device=w.device, generator=generator)
+        idx = (w / -(-u).log1p()).topk(num_samples, -1).indices
+    return idx.reshape(tuple(input.shape[:-1]) + (num_samples,))
+
+
 FUNCTIONS = (
     "var_mean std_mean aminmax nansum nanmean count_nonzero cummax cummin logcumsumexp "
     "index_add index_copy index_fill index_put masked_scatter masked_select scatter_reduce "
-    "cdist pdist randint_like"
+    "cdist pdist randint_like multinomial"
 ).split()
 METHODS = (
     "aminmax nansum nanmean count_nonzero cummax cummin logcumsumexp "
     "index_add index_add_ index_copy index_copy_ index_fill index_fill_ index_put index_put_ "
     "masked_scatter masked_scatter_ masked_select scatter_reduce scatter_reduce_ "
-    "new_tensor new_zeros new_ones new_full new_empty"
+    "new_tensor new_zeros new_ones new_full new_empty multinomial"
 ).split()
 
 
