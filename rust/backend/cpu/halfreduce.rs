@@ -61,12 +61,10 @@ impl Half for f16 {
         f16::from_f32(x)
     }
     fn widen_slice(src: &[Self], dst: &mut [f32]) {
-        use half::slice::HalfFloatSliceExt;
-        src.convert_to_f32_slice(dst)
+        super::halfcast::f16_to_f32(dst, src)
     }
     fn narrow_slice(src: &[f32], dst: &mut [Self]) {
-        use half::slice::HalfFloatSliceExt;
-        dst.convert_from_f32_slice(src)
+        super::halfcast::f32_to_f16(dst, src)
     }
 }
 
