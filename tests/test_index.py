@@ -244,6 +244,25 @@ def test_scatter_add(kind, dim):
     check(t, a)
 
 
+@pytest.mark.parametrize("dim", [0, 1, 2])
+def test_scatter_and_scatter_add_large_in_parallel_blocks(dim):
+    # Big enough for the CPU's parallel split (blocks of index rows when dim != 0):
+    # repeated positions within a row still add up exactly once each, and for
+    # scatter the last write along the index order wins.
+    rng = np.random.default_rng(7 + dim)
+    shape = [64, 48, 40]
+    idx_shape = list(shape)
+    idx_shape[dim] = 30
+    idx = rng.integers(0, shape[dim], size=idx_shape)
+    src = rng.integers(-50, 50, size=idx_shape).astype(np.float32)  # sums stay exact
+    base = rng.integers(-9, 9, size=shape).astype(np.float32)
+    got = rumus.tensor(base).scatter_add(dim, rumus.tensor(idx), rumus.tensor(src))
+    np.testing.assert_array_equal(to_np(got), np_scatter(base, dim, idx, src, add=True))
+    t = rumus.tensor(base)
+    t.scatter_(dim, rumus.tensor(idx), rumus.tensor(src))
+    np.testing.assert_array_equal(to_np(t), np_scatter(base, dim, idx, src))
+
+
 def test_scatter_add_inplace_int_and_version():
     a = np.zeros(5, np.int64)
     t = rumus.tensor(a)

@@ -539,6 +539,9 @@ fn gather_cpu(t: &Tensor, d: usize, index: &Tensor) -> Result<Tensor> {
             index.shape(),
             [out.strides(), index.strides(), &st],
             |[oo, io, so], len, [os, is, ss]| {
+                // Local copies: read through the closure's references, each element
+                // would reload them (the stores might alias them).
+                let (pi, po, ps, sd) = (pi, po, ps, sd);
                 for i in 0..len as isize {
                     // SAFETY: positions walk index's (and out's) shape; the value is in
                     // range, so the element lies in t's layout.
@@ -580,17 +583,35 @@ fn scatter_cpu(
             (index.shape().clone(), st.iter().copied().collect())
         };
         let cs = Layout::contiguous(&shape).strides;
+        let (rows, total) = (shape[0], numel(&shape));
+        // Positions that differ along a dim other than d write different
+        // elements (dst has no internal overlap): with d != 0, blocks of
+        // index rows run in parallel, each in order.
+        let split = d != 0 && rows > 1 && st[0] != 0;
         let strides = [cs.clone(), cs, st];
-        crate::backend::cpu::strided::walk_range(&shape, &strides, 0, numel(&shape), |[io, vo, so], len, [is, vs, ss]| {
-            for i in 0..len as isize {
-                // SAFETY: as in gather_cpu; vals is a separate contiguous copy.
-                unsafe {
-                    let v = *pi.at(io + i * is) as isize;
-                    let (x, at) = (*pv.at(vo + i * vs), pd.at(so + i * ss + v * sd));
-                    *at = if accumulate { crate::backend::cpu::elementwise::Arith::add(*at, x) } else { x };
+        let walk = |start: usize, end: usize| {
+            crate::backend::cpu::strided::walk_range(&shape, &strides, start, end, |[io, vo, so], len, [is, vs, ss]| {
+                // Local copies, as in gather_cpu.
+                let (pi, pv, pd, sd, accumulate) = (pi, pv, pd, sd, accumulate);
+                for i in 0..len as isize {
+                    // SAFETY: as in gather_cpu; vals is a separate contiguous copy.
+                    unsafe {
+                        let v = *pi.at(io + i * is) as isize;
+                        let (x, at) = (*pv.at(vo + i * vs), pd.at(so + i * ss + v * sd));
+                        *at = if accumulate { crate::backend::cpu::elementwise::Arith::add(*at, x) } else { x };
+                    }
                 }
-            }
-        });
+            })
+        };
+        if split {
+            let inner = total / rows;
+            let chunks = (crate::backend::cpu::threads() * 4).min(rows);
+            crate::backend::cpu::team::for_each_if(total, chunks, |c| {
+                walk(c * rows / chunks * inner, (c + 1) * rows / chunks * inner)
+            });
+        } else {
+            walk(0, total);
+        }
     });
     dst.storage().bump_version();
     Ok(())
