@@ -21,6 +21,8 @@ pub unsafe fn take<T: Copy + Send + Sync>(out: P<T>, src: P<T>, starts: &[isize]
     let per = per_task(run);
     let tasks = starts.len().div_ceil(per);
     super::team::for_each_if(starts.len() * run, tasks, |t| {
+        // Local copies: through the closure's references each element would reload them.
+        let (out, src) = (out, src);
         let lo = t * per;
         for (i, &s) in starts.iter().enumerate().skip(lo).take(per) {
             if run == 1 {
