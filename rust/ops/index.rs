@@ -767,6 +767,9 @@ fn scatter_into_raw(
 /// slices at `index` (1-d, each in [0, size)) along `dim`, in runs of the
 /// trailing dims.
 fn slices_along(op: &str, l: &Layout, dim: i64, index: &Tensor) -> Result<(Shape, Runs)> {
+    if l.ndim() == 0 {
+        bail!(Index, "{}(): the tensor has no dimension to index (0-d)", op);
+    }
     let d = wrap_dim(dim, l.ndim())?;
     if index.ndim() > 1 {
         bail!(Index, "{}(): Index is supposed to be a vector, got {}-D", op, index.ndim());
