@@ -225,6 +225,18 @@ def _randint_like_check(got, sample, dtype, np_args, np_kwargs):
     _check_random(low, high, integral=True)(got, sample, dtype, np_args, np_kwargs)
 
 
+def _multinomial_check(got, sample, dtype, np_args, np_kwargs):
+    w, k = np.asarray(np_args[0], dtype=np.float64), np_args[1]
+    replacement = np_args[2] if len(np_args) > 2 else np_kwargs.get("replacement", False)
+    assert got.dtype == rumus.int64 and tuple(got.shape) == w.shape[:-1] + (k,)
+    idx = got.cpu().numpy().reshape(-1, k)
+    rows = w.reshape(-1, w.shape[-1])
+    for r, i in zip(rows, idx):
+        assert (r[i] > 0).all(), (r, i)  # only categories with weight
+        if not replacement:
+            assert len(set(i.tolist())) == k, i
+
+
 # ------------------------------------------------------------ samples
 
 
@@ -801,6 +813,17 @@ MORE = [
         dtypes=ALL,
         grad=False,
         mismatch=False,
+    ),
+    OpInfo(
+        "multinomial",
+        ["rumus.multinomial", "Tensor.multinomial"],
+        None,
+        lambda m: [Sample(m(5), 3), Sample(m(2, 6), 4, True), Sample(m(3, 4), 4)],
+        dtypes=("float64", "float32", "float16", "bfloat16"),
+        domain=lambda *s: U(*s, lo=0.1, hi=2.0),
+        grad=False,
+        mismatch=False,
+        check=_multinomial_check,
     ),
     OpInfo(
         "randint_like",
