@@ -312,6 +312,10 @@ fn unary_op(op: u32, x: f32, s0: f32, s1: f32) -> f32 {
         case UNARY_LEAKY_RELU: { return select(x, x * s0, x < 0.0); }               // leaky_relu(slope)
         case UNARY_ELU: { return select(x, s0 * expm1_(x), x <= 0.0); }      // elu(alpha)
         case UNARY_SOFTPLUS: { return softplus(x, s0, s1); }
+        case UNARY_HARDSIGMOID: { return select(select((x + 3.0) / 6.0, 1.0, x >= 3.0), 0.0, x <= -3.0); }
+        case UNARY_HARDSWISH: { return select(select(x * (x + 3.0) / 6.0, x, x >= 3.0), 0.0, x <= -3.0); }
+        case UNARY_SMOOTH_L1: { let z = abs(x); return select(z - 0.5 * s0, 0.5 * z * z / s0, z < s0); }  // smooth_l1(beta)
+        case UNARY_HUBER: { let z = abs(x); return select(s0 * (z - 0.5 * s0), 0.5 * z * z, z < s0); }     // huber(delta)
         default: { return nan(); }
     }
 }

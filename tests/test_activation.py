@@ -198,12 +198,12 @@ def test_activation_derivatives(name, rng, device):
 # these is one fused pass unless it is differentiated again: checked over wide ranges, with the
 # vector blocks and their tails, against float64 closed forms and against the recorded formulas.
 FAST = ["gelu", "gelu_tanh", "silu", "mish", "elu", "elu_alpha", "softplus", "softplus_beta"]
-FAST += ["leaky_relu", "sigmoid", "tanh"]
+FAST += ["leaky_relu", "sigmoid", "tanh", "hardsigmoid", "hardswish"]
 
 
 def _wide_inputs(rng, n=1037):
     x = np.concatenate([rng.uniform(-15, 15, n - 37), rng.normal(0, 1, 37)])
-    kinks = np.array([-3, -1.5, 0, 1.5])  # softplus_beta switches at 1.5
+    kinks = np.array([-3, -1.5, 0, 1.5, 3])  # softplus_beta switches at 1.5
     near = np.abs(x[:, None] - kinks).min(-1) < 1e-3
     x[near] += 0.01
     return x.astype(np.float32)
@@ -254,6 +254,25 @@ def test_activation_float32_special_values():
     tail = np.array([-5.0, -8.0, -12.0], np.float32)
     ref = [v * 0.5 * math.erfc(-v / math.sqrt(2)) for v in tail.astype(np.float64)]
     np.testing.assert_allclose(to_np(F.gelu(tensor(tail))), ref, rtol=2e-6)
+
+
+def test_hard_activations_at_their_kinks(device):
+    # PyTorch's values and its backward kernels' one-sided choices at -3 and 3.
+    x = dleaf(np.array([-4.0, -3.0, -1.5, 0.0, 3.0, 4.0]), device)
+    F.hardswish(x).backward(tensor(np.ones(6, wide(device)), device=device))
+    ac(F.hardswish(x), [0, 0, -0.375, 0, 3, 4], device)
+    ac(x.grad, [0, -0.5, 0, 0.5, 1.5, 1], device)
+    x.grad = None
+    F.hardsigmoid(x).backward(tensor(np.ones(6, wide(device)), device=device))
+    ac(F.hardsigmoid(x), [0, 0, 0.25, 0.5, 1, 1], device)
+    ac(x.grad, [0, 0, 1 / 6, 1 / 6, 0, 0], device)
+    # Differentiated again: hardswish'' is 1/3 between the kinks.
+    x = dleaf(np.array([-4.0, -1.5, 1.0, 4.0]), device)
+    (g,) = rumus.autograd.grad(F.hardswish(x).sum(), x, create_graph=True)
+    g.sum().backward()
+    ac(x.grad, [0, 1 / 3, 1 / 3, 0], device)
+    nan = F.hardswish(tensor(np.array([np.nan], np.float32), device=device))
+    assert np.isnan(to_np(nan)).all()
 
 
 @pytest.mark.parametrize("name", ["relu", "gelu", "silu", "elu", "hardswish"])

@@ -1145,6 +1145,55 @@ def test_floor_divide_remainder_fmod_signs(dtype, device):
     assert_close(rumus.fmod(ta, -3), np.fmod(a, np.asarray(-3, dtype)))
 
 
+def _float32_bits(rng, n):
+    """float32 values from random bits (every exponent, subnormals, inf, NaN) and
+    pairs of close magnitudes, as two arrays."""
+    a = rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32).view(np.float32)
+    b = rng.integers(0, 2**32, n, dtype=np.uint64).astype(np.uint32).view(np.float32)
+    close = (rng.uniform(-1e3, 1e3, n) * b.astype(np.float64)).astype(np.float32)
+    return np.concatenate([a, close, a * 0, -np.abs(a)]), np.concatenate([b, b, b, b])
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_float32_fmod_family_bitwise(rng):
+    # The vectorized float32 fmod/remainder/floor_divide against NumPy, bit for bit
+    # (signed zeros included): large quotients, zeros, infinities and NaN take libm.
+    a, b = _float32_bits(rng, 5000)
+    refs = {"fmod": np.fmod, "remainder": np.remainder, "floor_divide": np.floor_divide}
+    for name, ref in refs.items():
+        fn = getattr(rumus, name)
+        want = ref(a, b)
+        got = {
+            "contiguous": to_np(fn(rumus.tensor(a), rumus.tensor(b))),
+            "strided": to_np(fn(rumus.tensor(np.repeat(a, 2))[::2], rumus.tensor(b))),
+            "in place": to_np(rumus.tensor(a).__getattribute__(name + "_")(rumus.tensor(b))),
+        }
+        for how, g in got.items():
+            np.testing.assert_array_equal(g, want, err_msg=f"{name}, {how}")
+            assert (np.signbit(g) == np.signbit(want))[~np.isnan(want)].all(), (name, how)
+        scalar = to_np(fn(rumus.tensor(a), 2.5))
+        np.testing.assert_array_equal(scalar, ref(a, np.float32(2.5)), err_msg=name)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_float32_tan_keeps_relative_accuracy(rng):
+    # Near tan's poles and roots (floats nearest to multiples of pi/2) and far out.
+    x = np.concatenate(
+        [
+            (np.arange(1, 3000) * (np.pi / 2)).astype(np.float32),
+            rng.uniform(-1e4, 1e4, 5000).astype(np.float32),
+            np.float32([0.0, 1e-30, 1e5, 3e6, 1e30, np.inf, -np.inf, np.nan]),
+        ]
+    )
+    x = np.concatenate([x, -x])
+    want = np.tan(x.astype(np.float64))
+    got = to_np(rumus.tan(rumus.tensor(x))).astype(np.float64)
+    ok = np.isfinite(want)
+    np.testing.assert_allclose(got[ok], want[ok], rtol=1.2e-7, atol=0)
+    assert np.isnan(got[~ok]).all()
+    assert np.signbit(to_np(rumus.tan(rumus.tensor(np.float32([-0.0])))))[0]
+
+
 def test_pow_variants(device, rng):
     def T(x):
         return tensor(x, device=device)

@@ -177,6 +177,24 @@ def test_regression_gradients_closed_form(rng, device):
     ac(x.grad, np.clip(d, -0.8, 0.8), device)
 
 
+def test_smooth_l1_and_huber_gradients_at_the_threshold(device):
+    # |d| == beta takes the linear side, as PyTorch's backward does.
+    x = dleaf(np.array([-2.0, -0.5, 0.25, 0.5, 2.0]), device)
+    y = tensor(np.zeros(5, wide(device)), device=device)
+    F.smooth_l1_loss(x, y, reduction="sum", beta=0.5).backward()
+    ac(x.grad, [-1, -1, 0.5, 1, 1], device)
+    x.grad = None
+    F.huber_loss(x, y, reduction="sum", delta=0.5).backward()
+    ac(x.grad, [-0.5, -0.5, 0.25, 0.5, 0.5], device)
+    # Differentiated again: 1/beta (1 for huber) inside, 0 outside.
+    x.grad = None
+    (g,) = rumus.autograd.grad(
+        F.smooth_l1_loss(x, y, reduction="sum", beta=0.5), x, create_graph=True
+    )
+    g.sum().backward()
+    ac(x.grad, [0, 0, 2, 0, 0], device)
+
+
 def test_broadcast_target_warns(rng, device):
     T = dev(device)
     x, y = f64(*(a.astype(wide(device)) for a in (_rand((3, 4), rng), _rand((4,), rng))))

@@ -506,3 +506,24 @@ def test_max_pool2d_2x2_ties_and_nan_follow_row_major_order(shape, rng):
         ev[a, b, y, z], ei[a, b, y, z] = best, at
     np.testing.assert_array_equal(i.numpy(), ei)
     np.testing.assert_array_equal(v.numpy(), ev)
+
+
+@pytest.mark.parametrize("kw", [2, 3, 4, 5])
+@pytest.mark.parametrize("shape", [(3, 4, 35), (1, 2, 7), (2, 9000)])
+def test_max_pool1d_tiling_ties_and_nan(shape, kw, rng):
+    """Windows that tile the rows (kernel = stride, the row a multiple of it) take
+    the flat kernel: the first maximum or the last NaN, indices within each plane,
+    across task blocks (9000 windows) and plane boundaries."""
+    shape = (*shape[:-1], shape[-1] // kw * kw)
+    x0 = rng.integers(0, 3, shape).astype(np.float32)
+    x0[rng.random(shape) < 0.1] = np.nan
+    v, i = F.max_pool1d(rumus.tensor(x0), kw, return_indices=True)
+    rows = x0.reshape(-1, shape[-1] // kw, kw)
+    ev, ei = rows[..., 0].copy(), np.zeros(rows.shape[:-1], np.int64)
+    for j in range(1, kw):
+        take = (rows[..., j] > ev) | np.isnan(rows[..., j])
+        ev, ei = np.where(take, rows[..., j], ev), np.where(take, j, ei)
+    ei += np.arange(rows.shape[1]) * kw
+    out = (*shape[:-1], shape[-1] // kw)
+    np.testing.assert_array_equal(i.numpy(), ei.reshape(out))
+    np.testing.assert_array_equal(v.numpy(), ev.reshape(out))

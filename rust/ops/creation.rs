@@ -1,7 +1,9 @@
 //! Creation ops: constants, ranges, eye, and random tensors from a seeded generator.
 
 use super::copy::{copy_into, fill_};
+use crate::backend::cpu::elementwise::fill_indexed;
 use crate::backend::cpu::random::{default_generator, Generator, GeneratorRef};
+use crate::backend::cpu::P;
 use crate::bail;
 use crate::error::Result;
 use crate::tensor::layout::try_vec;
@@ -72,16 +74,18 @@ pub fn arange(start: Scalar, end: Scalar, step: Scalar, dtype: DType) -> Result<
     } else {
         ((e - s) / st).ceil().max(0.0) as usize
     };
+    let out = Tensor::for_output(&[n], dtype)?;
     crate::dispatch_all!(dtype, T => {
-        let mut v = try_vec(n, T::zero())?;
+        let p = P(out.ptr::<T>()?);
+        // SAFETY: out is a fresh contiguous tensor of n elements.
         if all_int && !dtype.is_float() {
             let (s, st) = (start.to_i64(), step.to_i64());
-            v.iter_mut().enumerate().for_each(|(i, x)| *x = T::from_i64(s.wrapping_add((i as i64).wrapping_mul(st))));
+            unsafe { fill_indexed(p, n, move |i| T::from_i64(s.wrapping_add((i as i64).wrapping_mul(st)))) };
         } else {
-            v.iter_mut().enumerate().for_each(|(i, x)| *x = T::from_f64(s + i as f64 * st));
+            unsafe { fill_indexed(p, n, move |i| T::from_f64(s + i as f64 * st)) };
         }
-        Tensor::from_vec(v, &[n])
-    })
+    });
+    Ok(out)
 }
 
 pub fn linspace(start: f64, end: f64, steps: i64, dtype: DType) -> Result<Tensor> {
@@ -90,19 +94,23 @@ pub fn linspace(start: f64, end: f64, steps: i64, dtype: DType) -> Result<Tensor
         bail!(Runtime, "linspace: number of steps must be non-negative, got {}", steps);
     }
     let n = steps as usize;
-    try_vec::<u8>(n.saturating_mul(8), 0)?; // fails cleanly if the output cannot fit
     let step = if n > 1 { (end - start) / (n - 1) as f64 } else { 0.0 };
     // Symmetric from both ends, so the last value is exactly `end`.
-    let v: Vec<f64> = (0..n)
-        .map(|i| {
-            if n == 1 || i < n / 2 {
-                start + step * i as f64
-            } else {
-                end - step * (n - 1 - i) as f64
-            }
-        })
-        .collect();
-    super::copy::to_dtype(&Tensor::from_vec(v, &[n])?, dtype)
+    let value = move |i: usize| {
+        if n == 1 || i < n / 2 {
+            start + step * i as f64
+        } else {
+            end - step * (n - 1 - i) as f64
+        }
+    };
+    // Integer dtypes take the float64 values through the casts of `to`.
+    let float = if dtype.is_float() { dtype } else { DType::F64 };
+    let out = Tensor::for_output(&[n], float)?;
+    crate::dispatch_all!(float, T => {
+        // SAFETY: out is a fresh contiguous tensor of n elements.
+        unsafe { fill_indexed(P(out.ptr::<T>()?), n, move |i| T::from_f64(value(i))) };
+    });
+    super::copy::to_dtype(&out, dtype)
 }
 
 pub fn eye(n: i64, m: i64, dtype: DType) -> Result<Tensor> {
@@ -110,16 +118,18 @@ pub fn eye(n: i64, m: i64, dtype: DType) -> Result<Tensor> {
         bail!(Runtime, "eye: n and m must be non-negative, got n={}, m={}", n, m);
     }
     let (n, m) = (n as usize, m as usize);
+    if n.checked_mul(m).is_none() {
+        bail!(Runtime, "eye: {} x {} elements overflow", n, m);
+    }
+    let out = Tensor::zeros(&[n, m], dtype)?;
     crate::dispatch_all!(dtype, T => {
-        let Some(nm) = n.checked_mul(m) else {
-            bail!(Runtime, "eye: {} x {} elements overflow", n, m);
-        };
-        let mut v = try_vec(nm, T::zero())?;
+        let p = out.ptr::<T>()?;
         for i in 0..n.min(m) {
-            v[i * m + i] = T::one();
+            // SAFETY: (i, i) lies inside the n x m contiguous tensor.
+            unsafe { *p.add(i * m + i) = T::one() };
         }
-        Tensor::from_vec(v, &[n, m])
-    })
+    });
+    Ok(out)
 }
 
 fn lock(g: &GeneratorRef) -> MutexGuard<'_, Generator> {

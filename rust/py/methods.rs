@@ -484,6 +484,22 @@ impl PyTensor {
     fn leaky_relu(&self, py: Python<'_>, negative_slope: f64) -> PyResult<PyTensor> {
         self.unary(py, Unary::LeakyRelu(negative_slope))
     }
+    /// F.hardsigmoid's kernel: ``relu6(x + 3) / 6``.
+    fn _hardsigmoid(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        self.unary(py, Unary::Hardsigmoid)
+    }
+    /// F.hardswish's kernel: ``x * relu6(x + 3) / 6``.
+    fn _hardswish(&self, py: Python<'_>) -> PyResult<PyTensor> {
+        self.unary(py, Unary::Hardswish)
+    }
+    /// F.smooth_l1_loss's elementwise loss of a difference (``beta > 0``).
+    fn _smooth_l1(&self, py: Python<'_>, beta: f64) -> PyResult<PyTensor> {
+        self.unary(py, Unary::SmoothL1(beta))
+    }
+    /// F.huber_loss's elementwise loss of a difference (``delta > 0``).
+    fn _huber(&self, py: Python<'_>, delta: f64) -> PyResult<PyTensor> {
+        self.unary(py, Unary::Huber(delta))
+    }
     /// Applies ELU: ``x`` if ``x > 0`` else ``alpha * (exp(x) - 1)``.
     ///
     /// Args:

@@ -291,8 +291,8 @@ def hardsigmoid(input: Tensor, inplace: bool = False) -> Tensor:
     """
     _check_input("hardsigmoid", input)
     if inplace:
-        return input.div_(6.0).add_(0.5).clamp_(0.0, 1.0)
-    return (input / 6.0 + 0.5).clamp(0.0, 1.0)
+        return _write_back(input, lambda t: t._hardsigmoid())
+    return input._hardsigmoid()
 
 
 def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
@@ -307,8 +307,8 @@ def hardswish(input: Tensor, inplace: bool = False) -> Tensor:
     """
     _check_input("hardswish", input)
     if inplace:
-        return _write_back(input, lambda t: t * hardsigmoid(t))
-    return input * hardsigmoid(input)
+        return _write_back(input, lambda t: t._hardswish())
+    return input._hardswish()
 
 
 def logsigmoid(input: Tensor) -> Tensor:
@@ -1534,11 +1534,6 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     return _pointwise_loss((input - target).abs(), reduction, weight, input, True)
 
 
-def _huber(diff, delta):
-    d = diff.abs()
-    return _rumus.where(d < delta, d.square() * 0.5, (d - 0.5 * delta) * delta)
-
-
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     """Smooth L1 loss: quadratic below ``beta``, linear above.
 
@@ -1560,7 +1555,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
     _warn_broadcast(input, target)
     diff = input - target
-    loss = diff.abs() if beta == 0 else _huber(diff, beta) / beta
+    loss = diff.abs() if beta == 0 else diff._smooth_l1(beta)
     return _reduce(loss, reduction)
 
 
@@ -1583,7 +1578,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     _warn_broadcast(input, target)
-    return _pointwise_loss(_huber(input - target, delta), reduction, weight, input, False)
+    return _pointwise_loss((input - target)._huber(delta), reduction, weight, input, False)
 
 
 def nll_loss(

@@ -99,6 +99,12 @@ fn run_arith<T: Arith>(
     alpha: Option<T>,
 ) -> Result<()> {
     use Binary::*;
+    if T::DTYPE == DType::F32 && matches!(op, Fmod | Rem | FloorDiv) {
+        fn f32_arg<T>((p, s): Arg<T>) -> Arg<f32> {
+            (P(p.get() as *mut f32), s)
+        }
+        return fmod_family_f32(op, f32_arg(po), f32_arg(pa), f32_arg(pb), shape);
+    }
     macro_rules! go {
         ($f:expr) => {
             // SAFETY: all layouts span `shape` within their storages.
@@ -122,6 +128,39 @@ fn run_arith<T: Arith>(
         (BitOr, _) => go!(move |x: T, y: T| T::from_i64(x.to_i64() | y.to_i64())),
         (BitXor, _) => go!(move |x: T, y: T| T::from_i64(x.to_i64() ^ y.to_i64())),
         _ => bail!(Runtime, "\"{}\" not implemented for '{}'", op.name(), T::DTYPE.name()),
+    }
+    Ok(())
+}
+
+/// fmod, remainder and floor_divide on float32 from `vmath::fmod` (vectors,
+/// where libm's fmodf is a loop per element); the lanes it leaves NaN are
+/// redone with libm.
+fn fmod_family_f32(
+    op: Binary,
+    po: Arg<f32>,
+    pa: Arg<f32>,
+    pb: Arg<f32>,
+    shape: &[usize],
+) -> Result<()> {
+    use super::elementwise::{floor_div_from_fmod, map2_redo_nan, rem_from_fmod};
+    macro_rules! go {
+        ($fast:expr, $exact:expr) => {
+            // SAFETY: all layouts span `shape` within their storages.
+            unsafe { map2_redo_nan(shape, po, pa, pb, $fast, $exact) }
+        };
+    }
+    match op {
+        Binary::Rem => go!(
+            #[inline(always)]
+            |x: f32, y: f32| rem_from_fmod(vmath::fmod(x, y), y),
+            |x: f32, y: f32| x.rem(y)
+        ),
+        Binary::FloorDiv => go!(
+            #[inline(always)]
+            |x: f32, y: f32| floor_div_from_fmod(x, y, vmath::fmod(x, y)),
+            |x: f32, y: f32| x.floor_div(y)
+        ),
+        _ => go!(vmath::fmod, |x: f32, y: f32| x % y),
     }
     Ok(())
 }

@@ -5,6 +5,26 @@ use super::strided::for_each_row;
 use super::P;
 use crate::tensor::dtype::Element;
 
+/// out[i] = f(i) over n contiguous elements (ranges), in parallel chunks
+/// compiled for the CPU's vector extensions.
+///
+/// # Safety
+/// `out` must be valid for `n` elements.
+pub unsafe fn fill_indexed<T: Copy>(out: P<T>, n: usize, f: impl Fn(usize) -> T + Sync + Copy) {
+    super::strided::split_range(n, |s, e| {
+        let po = out.at(s as isize);
+        contiguous(
+            e - s,
+            #[inline(always)]
+            move || {
+                for i in 0..e - s {
+                    *po.add(i) = f(s + i);
+                }
+            },
+        )
+    });
+}
+
 /// out[i] = f(a[i]) over `shape`; every operand has its own strides.
 ///
 /// # Safety
@@ -103,6 +123,89 @@ pub unsafe fn map2<A: Copy, B: Copy, O: Copy>(
             }
         }
     });
+}
+
+/// out[i] = fast(a[i], b[i]) for float32 kernels with a rare slow case: `fast`
+/// runs on blocks of 16 lanes (vectorized), and the lanes it leaves NaN are
+/// redone with `exact` before the block is stored, so `out` may alias an input.
+///
+/// # Safety
+/// As for `map1`.
+pub unsafe fn map2_redo_nan(
+    shape: &[usize],
+    out: (P<f32>, &[isize]),
+    a: (P<f32>, &[isize]),
+    b: (P<f32>, &[isize]),
+    fast: impl Fn(f32, f32) -> f32 + Sync + Copy,
+    exact: impl Fn(f32, f32) -> f32 + Sync + Copy,
+) {
+    for_each_row(shape, [out.1, a.1, b.1], |[oo, ao, bo], len, [os, as_, bs]| {
+        let (po, pa, pb) = (out.0.at(oo), a.0.at(ao), b.0.at(bo));
+        // The common strides as constants, so that the block loads vectorize.
+        macro_rules! rows {
+            ($os:expr, $as:expr, $bs:expr) => {
+                contiguous(
+                    len,
+                    #[inline(always)]
+                    move || redo_nan_row(len, po, pa, pb, [$os, $as, $bs], fast, exact),
+                )
+            };
+        }
+        match (os, as_, bs) {
+            (1, 1, 1) => rows!(1, 1, 1),
+            (1, 1, 0) => rows!(1, 1, 0),
+            (1, 0, 1) => rows!(1, 0, 1),
+            _ => redo_nan_row(len, po, pa, pb, [os, as_, bs], fast, exact),
+        }
+    });
+}
+
+/// One row of `map2_redo_nan`, `st` the strides of out, a and b.
+#[inline(always)]
+unsafe fn redo_nan_row(
+    len: usize,
+    po: *mut f32,
+    pa: *mut f32,
+    pb: *mut f32,
+    st: [isize; 3],
+    fast: impl Fn(f32, f32) -> f32,
+    exact: impl Fn(f32, f32) -> f32,
+) {
+    const B: usize = 16;
+    // Lanes [k, k + m) of the row; m is B but in the tail, so the copies of
+    // whole blocks are a few vector moves rather than calls to memcpy.
+    macro_rules! block {
+        ($k:expr, $m:expr) => {{
+            let (k, m): (usize, usize) = ($k, $m);
+            let (mut xs, mut ys, mut rs) = ([0f32; B], [1f32; B], [0f32; B]);
+            for j in 0..m {
+                let i = (k + j) as isize;
+                (xs[j], ys[j]) = (*pa.offset(i * st[1]), *pb.offset(i * st[2]));
+            }
+            let mut redo = false;
+            for j in 0..B {
+                rs[j] = fast(xs[j], ys[j]);
+                redo |= rs[j].is_nan();
+            }
+            if redo {
+                for j in 0..m {
+                    if rs[j].is_nan() {
+                        rs[j] = exact(xs[j], ys[j]);
+                    }
+                }
+            }
+            for j in 0..m {
+                *po.offset((k + j) as isize * st[0]) = rs[j];
+            }
+        }};
+    }
+    let full = len / B * B;
+    for k in (0..full).step_by(B) {
+        block!(k, B);
+    }
+    if full < len {
+        block!(full, len - full);
+    }
 }
 
 /// out[i] = f(a[i], b[i], c[i]) (where, clamp with tensor bounds, ...).
@@ -258,6 +361,43 @@ int_arith!(u8, false);
 int_arith!(i32, true);
 int_arith!(i64, true);
 
+/// Python's a // b for floats from m = fmod(a, b), as NumPy's divmod: the
+/// exact quotient (a - m) / b, floor-corrected.
+#[inline(always)]
+pub fn floor_div_from_fmod<F: num_traits::Float>(a: F, b: F, m: F) -> F {
+    let zero = F::zero();
+    if b == zero {
+        return a / b;
+    }
+    let mut q = (a - m) / b;
+    if m != zero && ((b < zero) != (m < zero)) {
+        q = q - F::one();
+    }
+    if q != zero {
+        let f = q.floor();
+        if q - f > F::from(0.5).unwrap() {
+            f + F::one()
+        } else {
+            f
+        }
+    } else {
+        zero.copysign(a / b)
+    }
+}
+
+/// Python's a % b for floats (the sign of b) from m = fmod(a, b).
+#[inline(always)]
+pub fn rem_from_fmod<F: num_traits::Float>(m: F, b: F) -> F {
+    let zero = F::zero();
+    // Selects without short-circuits, so that loops of it vectorize.
+    let r = if (m != zero) & ((m < zero) != (b < zero)) { m + b } else { m };
+    if m == zero {
+        zero.copysign(b)
+    } else {
+        r
+    }
+}
+
 macro_rules! float_arith {
     ($t:ty) => {
         impl Arith for $t {
@@ -279,36 +419,11 @@ macro_rules! float_arith {
             }
             #[inline(always)]
             fn floor_div(self, b: Self) -> Self {
-                // NumPy's divmod: exact quotient of (a - fmod(a, b)) / b, then floor-corrected.
-                if b == 0.0 {
-                    return self / b;
-                }
-                let m = self % b;
-                let mut q = (self - m) / b;
-                if m != 0.0 && ((b < 0.0) != (m < 0.0)) {
-                    q -= 1.0;
-                }
-                if q != 0.0 {
-                    let f = q.floor();
-                    if q - f > 0.5 {
-                        f + 1.0
-                    } else {
-                        f
-                    }
-                } else {
-                    (0.0 as $t).copysign(self / b)
-                }
+                floor_div_from_fmod(self, b, self % b)
             }
             #[inline(always)]
             fn rem(self, b: Self) -> Self {
-                let m = self % b;
-                if m != 0.0 && ((m < 0.0) != (b < 0.0)) {
-                    m + b
-                } else if m == 0.0 {
-                    (0.0 as $t).copysign(b)
-                } else {
-                    m
-                }
+                rem_from_fmod(self % b, b)
             }
             #[inline(always)]
             fn fmod(self, b: Self) -> Self {

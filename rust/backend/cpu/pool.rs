@@ -160,6 +160,101 @@ unsafe fn max_2x2<T: Float + Send + Sync>(
     });
 }
 
+/// Max pooling whose windows tile the flat input (one row tall, kernel =
+/// stride = `kw` along rows made of whole windows: max_pool1d's usual case):
+/// window i covers x[i·kw .. (i + 1)·kw], and its index within its plane is
+/// (i mod `out`)·kw + j. Loops over the tap j outside the windows vectorize.
+///
+/// # Safety
+/// `x` holds n·kw elements; `val` and `idx` hold n; kw ≤ 256.
+unsafe fn max_flat<T: Float + Send + Sync>(
+    n: usize,
+    kw: usize,
+    out: usize,
+    x: P<T>,
+    val: P<T>,
+    idx: P<i64>,
+) {
+    if n == 0 {
+        return;
+    }
+    let per = 8192.min(n); // windows per task
+    super::team::for_each_if(n * kw * 4, n.div_ceil(per), |b| {
+        let (w0, m) = (b * per, per.min(n - b * per));
+        // SAFETY: this task's windows and their inputs.
+        let (src, dv, di) = unsafe {
+            (
+                x.at((w0 * kw) as isize) as *const T,
+                std::slice::from_raw_parts_mut(val.at(w0 as isize), m),
+                std::slice::from_raw_parts_mut(idx.at(w0 as isize), m),
+            )
+        };
+        // SAFETY: src holds m·kw elements.
+        match kw {
+            2 => unsafe { window_max::<T, 2>(src, 2, dv, di) },
+            3 => unsafe { window_max::<T, 3>(src, 3, dv, di) },
+            4 => unsafe { window_max::<T, 4>(src, 4, dv, di) },
+            _ => unsafe { window_max::<T, 0>(src, kw, dv, di) },
+        }
+        // Plane-relative indices: whole runs of a plane's windows at a time.
+        let (mut o, mut done) = (w0 % out, 0);
+        while done < m {
+            let run = (out - o).min(m - done);
+            for (k, i) in di[done..done + run].iter_mut().enumerate() {
+                *i += ((o + k) * kw) as i64;
+            }
+            (o, done) = (0, done + run);
+        }
+    });
+}
+
+/// dv[t], di[t] = the maximum of src[t·kw .. (t + 1)·kw] and its tap (NaN
+/// wins, ties keep the first). `K` is kw when known at compile time (the
+/// interleaved loads then vectorize), else 0.
+///
+/// # Safety
+/// `src` holds dv.len()·kw elements.
+#[inline(always)]
+unsafe fn window_max<T: Float, const K: usize>(
+    src: *const T,
+    kw: usize,
+    dv: &mut [T],
+    di: &mut [i64],
+) {
+    let kw = if K > 0 { K } else { kw };
+    // SAFETY: the caller's guarantee.
+    let src = unsafe { std::slice::from_raw_parts(src, dv.len() * kw) };
+    super::simd(
+        #[inline(always)]
+        move || {
+            // Taps as bytes, widened to i64 after each block: selects of 8-byte
+            // lanes beside 4-byte values kept LLVM from vectorizing the loop.
+            const B: usize = 256;
+            let mut taps = [0u8; B];
+            for ((w, v), i) in src.chunks(B * kw).zip(dv.chunks_mut(B)).zip(di.chunks_mut(B)) {
+                for ((w, v), t) in w.chunks_exact(kw).zip(v.iter_mut()).zip(&mut taps) {
+                    if K == 2 {
+                        // As a pair (the general loop below stayed scalar for it).
+                        let take = (w[1] > w[0]) | w[1].is_nan();
+                        (*v, *t) = (select_unpredictable(take, w[1], w[0]), take as u8);
+                        continue;
+                    }
+                    let (mut best, mut at) = (w[0], 0u8);
+                    for (j, &x) in w.iter().enumerate().skip(1) {
+                        let take = (x > best) | x.is_nan();
+                        best = select_unpredictable(take, x, best);
+                        at = select_unpredictable(take, j as u8, at);
+                    }
+                    (*v, *t) = (best, at);
+                }
+                for (i, &t) in i.iter_mut().zip(&taps) {
+                    *i = t as i64;
+                }
+            }
+        },
+    )
+}
+
 /// out = window sums / divisors.
 ///
 /// # Safety
@@ -252,6 +347,10 @@ pub unsafe fn max_sliding<T: Float + Send + Sync>(
     if tiles && k == [2, 2] && h == 2 * oh && w == 2 * ow {
         // SAFETY: the caller's guarantees, forwarded.
         return unsafe { max_2x2(planes, w, oh, x, val, idx) };
+    }
+    if tiles && k[0] == 1 && oh == h && w == k[1] * ow && k[1] <= 256 {
+        // SAFETY: as above; the windows tile the flat input.
+        return unsafe { max_flat(planes * out, k[1], out, x, val, idx) };
     }
     if tiles {
         // Small planes give short rows of outputs that do not vectorize; instead

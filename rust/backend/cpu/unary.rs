@@ -29,9 +29,15 @@ fn run_unary<T: FloatMath>(op: Unary, out: &Tensor, a: &Tensor) -> Result<()> {
                 #[inline(always)]
                 |x: f32| x * vmath::sigmoid(x)
             ),
-            Sin | Cos => {
+            Sin | Cos | Tan => {
+                use vmath::Trig;
+                let f = match op {
+                    Sin => Trig::Sin,
+                    Cos => Trig::Cos,
+                    _ => Trig::Tan,
+                };
                 // SAFETY: both tensors are contiguous float32 with n elements.
-                unsafe { vmath::sin_cos(po, pa, n, op == Cos) };
+                unsafe { vmath::trig(po, pa, n, f) };
                 return Ok(());
             }
             Erf => simd!(vmath::erf),
@@ -146,6 +152,49 @@ fn run_unary<T: FloatMath>(op: Unary, out: &Tensor, a: &Tensor) -> Result<()> {
             let (beta, threshold) = (f(beta), f(threshold));
             go!(move |x: T| if x * beta > threshold { x } else { (x * beta).exp().ln_1p() / beta })
         }
+        // PyTorch's formulas and rounding; NaN stays NaN.
+        Hardsigmoid => {
+            let (three, six) = (f(3.0), f(6.0));
+            go!(move |x: T| if x <= -three {
+                zero
+            } else if x >= three {
+                one
+            } else {
+                (x + three) / six
+            })
+        }
+        Hardswish => {
+            let (three, six) = (f(3.0), f(6.0));
+            go!(move |x: T| if x <= -three {
+                zero
+            } else if x >= three {
+                x
+            } else {
+                x * (x + three) / six
+            })
+        }
+        SmoothL1(beta) => {
+            let beta = f(beta);
+            go!(move |d: T| {
+                let z = <T as Arith>::abs(d);
+                if z < beta {
+                    half * z * z / beta
+                } else {
+                    z - half * beta
+                }
+            })
+        }
+        Huber(delta) => {
+            let delta = f(delta);
+            go!(move |d: T| {
+                let z = <T as Arith>::abs(d);
+                if z < delta {
+                    half * z * z
+                } else {
+                    delta * (z - half * delta)
+                }
+            })
+        }
         _ => return run_unary_any::<T>(op, out, a),
     }
     Ok(())
@@ -214,7 +263,19 @@ pub fn has_act_backward(op: Unary) -> bool {
     use Unary::*;
     matches!(
         op,
-        Tanh | Sigmoid | Erf | Gelu | GeluTanh | Silu | Mish | Elu(_) | Softplus(..) | LeakyRelu(_)
+        Tanh | Sigmoid
+            | Erf
+            | Gelu
+            | GeluTanh
+            | Silu
+            | Mish
+            | Elu(_)
+            | Softplus(..)
+            | LeakyRelu(_)
+            | Hardsigmoid
+            | Hardswish
+            | SmoothL1(_)
+            | Huber(_)
     )
 }
 
@@ -320,6 +381,53 @@ fn act_backward_t<T: GradMath>(op: Unary, out: &Tensor, g: &Tensor, v: &Tensor) 
             go!(
                 #[inline(always)]
                 move |x: T| if x > zero { one } else { slope }
+            )
+        }
+        // The boundaries as PyTorch's backward kernels draw them.
+        Hardsigmoid => {
+            let (three, sixth) = (f(3.0), f(1.0 / 6.0));
+            go!(
+                #[inline(always)]
+                move |x: T| if x > -three && x < three { sixth } else { zero }
+            )
+        }
+        Hardswish => {
+            let three = f(3.0);
+            go!(
+                #[inline(always)]
+                move |x: T| if x < -three {
+                    zero
+                } else if x <= three {
+                    x / three + half
+                } else {
+                    one
+                }
+            )
+        }
+        SmoothL1(beta) => {
+            let beta = f(beta);
+            go!(
+                #[inline(always)]
+                move |d: T| if d <= -beta {
+                    -one
+                } else if d >= beta {
+                    one
+                } else {
+                    d / beta
+                }
+            )
+        }
+        Huber(delta) => {
+            let delta = f(delta);
+            go!(
+                #[inline(always)]
+                move |d: T| if d <= -delta {
+                    -delta
+                } else if d >= delta {
+                    delta
+                } else {
+                    d
+                }
             )
         }
         _ => Ok(false),

@@ -380,6 +380,33 @@ pub fn ncdf(x: f32) -> f32 {
     }
 }
 
+/// fmod(a, b) (C's, the sign of a) exactly and without a loop: for
+/// |a/b| < 2^22 the float32 quotient's truncation q is off by at most one, and
+/// a fused a - q·b is exact when q is right or one too large (the result fits
+/// in a float); one too small, it is at least b and redone with q + 1. NaN
+/// elsewhere (b = 0, infinities, NaN, larger quotients), for the caller to
+/// redo those lanes with libm. Fast only where FMA is an instruction (`simd`).
+#[inline(always)]
+pub fn fmod(a: f32, b: f32) -> f32 {
+    let (x, y) = (a.abs(), b.abs());
+    let q = (x / y).trunc();
+    let r = (-q).mul_add(y, x);
+    let r = if r >= y {
+        (-(q + 1.0)).mul_add(y, x)
+    } else if r < 0.0 {
+        r + y
+    } else {
+        r
+    };
+    // q = 0 keeps x as it is, also for an infinite y (0·inf is NaN).
+    let r = if q == 0.0 { x } else { r };
+    if q < 4_194_304.0 {
+        r.copysign(a)
+    } else {
+        f32::NAN
+    }
+}
+
 /// Inputs above this (and inf, NaN) leave `sin_cos_small`'s range.
 const SIN_COS_MAX: f32 = 8192.0;
 
@@ -407,14 +434,58 @@ fn sin_cos_small(x: f32, cos: bool) -> f32 {
     }
 }
 
-/// out = sin(inp) or cos(inp) over n contiguous elements (`out` may equal
+/// tan x for |x| ≤ TAN_MAX, within 1 ulp: in float64 (the poles and roots
+/// magnify the reduction's error, and -1/tan r adds a rounding), x = q·π/2 + r,
+/// Cephes' tanf polynomial on r (|r| ≤ π/4), -1/tan r in odd quadrants.
+#[inline(always)]
+fn tan_small(x: f32) -> f32 {
+    const MAGIC: f64 = 6_755_399_441_055_744.0; // 1.5·2^52: adding it rounds to an integer
+    let xd = x as f64;
+    let t = xd * std::f64::consts::FRAC_2_PI + MAGIC;
+    let q = t - MAGIC;
+    // π/2 in two parts, the first with 33 bits so that q·part is exact for q < 2^20.
+    let r = (xd - q * 1.570_796_326_734_125_6) - q * 6.077_100_506_506_192e-11;
+    let z = r * r;
+    let c = [
+        3.333_315_685_48e-1,
+        1.333_879_940_85e-1,
+        5.341_128_070_05e-2,
+        2.443_013_545_25e-2,
+        3.119_922_326_97e-3,
+        9.385_401_855_43e-3,
+    ];
+    let mut p = c[5];
+    for k in (0..5).rev() {
+        p = p * z + c[k];
+    }
+    let y = r * z * p + r;
+    (if t.to_bits() & 1 == 1 { -1.0 / y } else { y }) as f32
+}
+
+/// Inputs above this (and inf, NaN) leave `tan_small`'s range.
+const TAN_MAX: f32 = 1.0e6;
+
+/// Which function `trig` computes.
+#[derive(Copy, Clone, PartialEq)]
+pub enum Trig {
+    Sin,
+    Cos,
+    Tan,
+}
+
+/// out = sin, cos or tan of inp over n contiguous elements (`out` may equal
 /// `inp`), in blocks of 16 on vectors; a block holding a large or non-finite
 /// input redoes those lanes with libm.
 ///
 /// # Safety
 /// Both pointers must be valid for `n` elements.
-pub unsafe fn sin_cos(out: P<f32>, inp: P<f32>, n: usize, cos: bool) {
-    let exact = move |x: f32| if cos { libm::cosf(x) } else { libm::sinf(x) };
+pub unsafe fn trig(out: P<f32>, inp: P<f32>, n: usize, f: Trig) {
+    let exact = move |x: f32| match f {
+        Trig::Sin => libm::sinf(x),
+        Trig::Cos => libm::cosf(x),
+        Trig::Tan => libm::tanf(x),
+    };
+    let max = if f == Trig::Tan { TAN_MAX } else { SIN_COS_MAX };
     split_range(n, |s, e| {
         let (o, i, n) = (out.at(s as isize), inp.at(s as isize), e - s);
         super::simd(
@@ -427,9 +498,12 @@ pub unsafe fn sin_cos(out: P<f32>, inp: P<f32>, n: usize, cos: bool) {
                     let (mut xs, mut ys) = ([0f32; B], [0f32; B]);
                     std::ptr::copy_nonoverlapping(i.add(k), xs.as_mut_ptr(), m);
                     for j in 0..B {
-                        ys[j] = sin_cos_small(xs[j], cos);
+                        ys[j] = match f {
+                            Trig::Tan => tan_small(xs[j]),
+                            _ => sin_cos_small(xs[j], f == Trig::Cos),
+                        };
                     }
-                    let big = |x: f32| x.is_nan() || x.abs() > SIN_COS_MAX;
+                    let big = |x: f32| x.is_nan() || x.abs() > max;
                     if xs.iter().any(|&x| big(x)) {
                         for j in 0..m {
                             if big(xs[j]) {
@@ -670,30 +744,72 @@ mod tests {
     }
 
     #[test]
-    fn sin_cos_match_libm() {
+    fn fmod_is_exact_or_nan() {
+        // Float bit patterns from an LCG: every exponent and sign, subnormals, inf, NaN.
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            f32::from_bits((state >> 32) as u32)
+        };
+        let mut fast = 0;
+        for _ in 0..400_000 {
+            let (a, b) = (next(), next());
+            // Close exponents too: most pairs of random bits are far apart.
+            let b2 = b.abs().max(1e-30) * a.abs().max(1e-30).sqrt().min(1e30);
+            for (a, b) in [(a, b), (a, b2), (b2 * 3.5, b2), (-a, 7.25), (0.0, b), (-0.0, b)] {
+                let (m, r) = (fmod(a, b), a % b);
+                if !m.is_nan() {
+                    assert_eq!(m.to_bits(), r.to_bits(), "fmod({a}, {b}) = {m}, not {r}");
+                    fast += 1;
+                } else {
+                    let q = (a as f64 / b as f64).abs();
+                    assert!(r.is_nan() || q >= 4e6, "fmod({a}, {b}): NaN");
+                }
+            }
+        }
+        assert!(fast > 600_000, "only {fast} pairs took the fast path");
+        assert_eq!(fmod(5.5, f32::INFINITY), 5.5);
+    }
+
+    #[test]
+    fn trig_matches_libm() {
         let mut xs: Vec<f32> = sweep(-8200.0, 8200.0, 0.013_7).collect();
         xs.extend((-40..0).map(|e| 2f32.powi(e) * 1.37));
-        xs.extend([0.0, -0.0, 1e5, -3e7, 1e38, f32::INFINITY, f32::NEG_INFINITY, f32::NAN]);
+        // Floats nearest to multiples of π/2: tan's poles and roots.
+        xs.extend((1..2000).map(|q| (q as f64 * std::f64::consts::FRAC_PI_2) as f32));
+        xs.extend([0.0, -0.0, 1e5, 9e5, -3e7, 1e38, f32::INFINITY, f32::NEG_INFINITY, f32::NAN]);
         let neg: Vec<f32> = xs.iter().map(|x| -x).collect();
         xs.extend(neg);
-        for cos in [false, true] {
+        for f in [Trig::Sin, Trig::Cos, Trig::Tan] {
             let mut out = vec![0f32; xs.len()];
             // SAFETY: both buffers hold xs.len() elements.
-            unsafe { sin_cos(P(out.as_mut_ptr()), P(xs.as_ptr() as *mut f32), xs.len(), cos) };
+            unsafe { trig(P(out.as_mut_ptr()), P(xs.as_ptr() as *mut f32), xs.len(), f) };
             let mut worst = 0;
             for (&x, &y) in xs.iter().zip(&out) {
-                let r = if cos { (x as f64).cos() } else { (x as f64).sin() } as f32;
+                let x64 = x as f64;
+                let r = match f {
+                    Trig::Sin => x64.sin(),
+                    Trig::Cos => x64.cos(),
+                    Trig::Tan => x64.tan(),
+                } as f32;
                 assert_eq!(y.is_nan(), r.is_nan(), "x = {x}");
-                // Near a root the result is tiny: hold it to 2 ulp of 1e-3 there.
-                let scale = r.abs().max(1e-3);
-                let err = ((y - r).abs() / (scale * f32::EPSILON / 2.0)) as u32;
-                worst = worst.max(if r.abs() < 1e-3 { err } else { ulps(y, r) });
+                // sin and cos near a root are tiny: held to 2 ulp of 1e-3 there; tan
+                // keeps its relative accuracy everywhere.
+                let err = if f != Trig::Tan && r.abs() < 1e-3 {
+                    ((y - r).abs() / (1e-3 * f32::EPSILON / 2.0)) as u32
+                } else {
+                    ulps(y, r)
+                };
+                assert!(err <= 1 || f != Trig::Tan, "tan({x}) = {y}, not {r}");
+                worst = worst.max(err);
             }
-            assert!(worst <= 2, "cos = {cos}: {worst} ulps");
+            assert!(worst <= 2, "{}: {worst} ulps", ["sin", "cos", "tan"][f as usize]);
         }
-        let mut z = [-0.0f32];
-        // SAFETY: one element, in place.
-        unsafe { sin_cos(P(z.as_mut_ptr()), P(z.as_mut_ptr()), 1, false) };
-        assert_eq!(z[0].to_bits(), (-0.0f32).to_bits());
+        for f in [Trig::Sin, Trig::Tan] {
+            let mut z = [-0.0f32];
+            // SAFETY: one element, in place.
+            unsafe { trig(P(z.as_mut_ptr()), P(z.as_mut_ptr()), 1, f) };
+            assert_eq!(z[0].to_bits(), (-0.0f32).to_bits());
+        }
     }
 }

@@ -246,6 +246,7 @@ pub fn gpu_unary(op: Unary, a: &Tensor) -> Result<Tensor> {
         Unary::LeakyRelu(a) | Unary::Elu(a) => (a as f32, 0.0),
         Unary::Softplus(beta, threshold) => (beta as f32, threshold as f32),
         Unary::Polygamma(n) => (n as f32, 0.0),
+        Unary::SmoothL1(e) | Unary::Huber(e) => (e as f32, 0.0),
         _ => (0.0f32, 0.0f32),
     };
     // Float kernels read float16 as is (their float16 variant), anything else as float32.

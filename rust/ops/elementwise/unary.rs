@@ -69,6 +69,10 @@ macro_rules! unary_ops {
             LeakyRelu(f64) "leaky_relu": ;
             Elu(f64) "elu": ;
             Softplus(f64, f64) "softplus": ;
+            Hardsigmoid "hardsigmoid": ;
+            Hardswish "hardswish": ;
+            SmoothL1(f64) "smooth_l1_loss": ;
+            Huber(f64) "huber_loss": ;
             LogicalNot "logical_not": logical_not logical_not_;
             BitwiseNot "bitwise_not": bitwise_not bitwise_not_;
             IsNan "isnan": ;
@@ -273,6 +277,9 @@ impl Backward for UnaryBackward {
                 None,
             )
         };
+        let num = |v: f64| Operand::S(crate::tensor::Scalar::Float(v));
+        let cmp =
+            |op: Binary, t: &Tensor, v: f64| binary(op, &Operand::T(t.clone()), &num(v), None);
         if let Some(v) = xs.as_ref().or(ys.as_ref()) {
             if let Some(r) = plain_grad(self.op, g, v)? {
                 return Ok(vec![Some(r)]);
@@ -416,6 +423,32 @@ impl Backward for UnaryBackward {
                     &Operand::T(un(Sigmoid, &bx)?),
                 )?;
                 mul(g, &d)?
+            }
+            Hardsigmoid => {
+                let x = x()?;
+                let inside = binary(
+                    Binary::LogicalAnd,
+                    &Operand::T(cmp(Binary::Gt, &x, -3.0)?),
+                    &Operand::T(cmp(Binary::Lt, &x, 3.0)?),
+                    None,
+                )?;
+                mul(g, &scale(&mask_as(&inside, g.dtype())?, 1.0 / 6.0)?)?
+            }
+            Hardswish => {
+                let x = x()?;
+                let mid = add_scalar(&scale(&x, 1.0 / 3.0)?, 0.5)?;
+                let d = where_(&cmp(Binary::Le, &x, 3.0)?, &Operand::T(mid), &num(1.0))?;
+                mul(g, &where_(&cmp(Binary::Lt, &x, -3.0)?, &num(0.0), &Operand::T(d))?)?
+            }
+            // Linear in the middle, the slopes ±1 (smooth_l1) or ±delta (huber) outside.
+            SmoothL1(edge) | Huber(edge) => {
+                let x = x()?;
+                let (mid, side) = match self.op {
+                    SmoothL1(_) => (scale(&x, 1.0 / edge)?, 1.0),
+                    _ => (x.clone(), edge),
+                };
+                let d = where_(&cmp(Binary::Ge, &x, edge)?, &num(side), &Operand::T(mid))?;
+                mul(g, &where_(&cmp(Binary::Le, &x, -edge)?, &num(-side), &Operand::T(d))?)?
             }
             LogicalNot | BitwiseNot | IsNan | IsInf | IsFinite => {
                 unreachable!("not recorded: non-float output")
