@@ -127,6 +127,40 @@ def _gelu(g, x, approximate="none"):
     return g.op("Mul", g.op("Mul", v, half), g.op("Add", t, g.scalar(1.0, x)))
 
 
+@exporter("_hardsigmoid")
+def _hardsigmoid(g, x):
+    return g.op("HardSigmoid", g.v(x), alpha=1.0 / 6.0, beta=0.5)
+
+
+@exporter("_hardswish")
+def _hardswish(g, x):
+    v = g.v(x)
+    return g.op("Mul", v, g.op("HardSigmoid", v, alpha=1.0 / 6.0, beta=0.5))
+
+
+def _piecewise_loss(g, d, edge, huber):
+    """0.5 z^2 below ``edge`` (over edge for smooth L1), z - 0.5 edge above (times edge
+    for Huber), with z = |d|."""
+    z = g.op("Abs", g.v(d))
+    square = g.op("Mul", g.op("Mul", z, z), g.scalar(0.5, d))
+    linear = g.op("Sub", z, g.scalar(0.5 * edge, d))
+    if huber:
+        linear = g.op("Mul", linear, g.scalar(edge, d))
+    else:
+        square = g.op("Div", square, g.scalar(edge, d))
+    return g.op("Where", g.op("Less", z, g.scalar(edge, d)), square, linear)
+
+
+@exporter("_smooth_l1")
+def _smooth_l1(g, d, beta):
+    return _piecewise_loss(g, d, beta, False)
+
+
+@exporter("_huber")
+def _huber(g, d, delta):
+    return _piecewise_loss(g, d, delta, True)
+
+
 @exporter("leaky_relu")
 def _leaky_relu(g, x, negative_slope=0.01):
     return g.op("LeakyRelu", g.v(x), alpha=float(negative_slope))
