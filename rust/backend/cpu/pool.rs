@@ -163,7 +163,7 @@ unsafe fn max_2x2<T: Float + Send + Sync>(
 /// Max pooling whose windows tile the flat input (one row tall, kernel =
 /// stride = `kw` along rows made of whole windows: max_pool1d's usual case):
 /// window i covers x[i·kw .. (i + 1)·kw], and its index within its plane is
-/// (i mod `out`)·kw + j. Loops over the tap j outside the windows vectorize.
+/// (i mod `out`)·kw + j.
 ///
 /// # Safety
 /// `x` holds n·kw elements; `val` and `idx` hold n; kw ≤ 256.
@@ -192,8 +192,6 @@ unsafe fn max_flat<T: Float + Send + Sync>(
         // SAFETY: src holds m·kw elements.
         match kw {
             2 => unsafe { window_max::<T, 2>(src, 2, dv, di) },
-            3 => unsafe { window_max::<T, 3>(src, 3, dv, di) },
-            4 => unsafe { window_max::<T, 4>(src, 4, dv, di) },
             _ => unsafe { window_max::<T, 0>(src, kw, dv, di) },
         }
         // Plane-relative indices: whole runs of a plane's windows at a time.
@@ -209,8 +207,8 @@ unsafe fn max_flat<T: Float + Send + Sync>(
 }
 
 /// dv[t], di[t] = the maximum of src[t·kw .. (t + 1)·kw] and its tap (NaN
-/// wins, ties keep the first). `K` is kw when known at compile time (the
-/// interleaved loads then vectorize), else 0.
+/// wins, ties keep the first). `K` is 2 for kernel 2 (a pair loop that
+/// vectorizes), else 0 (a loop over the taps, scalar).
 ///
 /// # Safety
 /// `src` holds dv.len()·kw elements.
