@@ -217,8 +217,8 @@ pub trait GradMath: FloatMath {
     fn vexp(self) -> Self;
     fn vtanh(self) -> Self;
     fn vlog1p(self) -> Self;
-    /// The standard normal CDF.
-    fn vncdf(self) -> Self;
+    /// The standard normal CDF Φ(x) and e^(-x²/2).
+    fn vncdf_exp(self) -> (Self, Self);
     #[inline(always)]
     fn vsigmoid(self) -> Self {
         let one = <Self as Element>::one();
@@ -239,8 +239,8 @@ impl GradMath for f32 {
         vmath::log1p(self)
     }
     #[inline(always)]
-    fn vncdf(self) -> Self {
-        vmath::ncdf(self)
+    fn vncdf_exp(self) -> (Self, Self) {
+        vmath::ncdf_exp(self)
     }
 }
 impl GradMath for f64 {
@@ -253,8 +253,9 @@ impl GradMath for f64 {
     fn vlog1p(self) -> Self {
         self.ln_1p()
     }
-    fn vncdf(self) -> Self {
-        0.5 * libm::erfc(-self * std::f64::consts::FRAC_1_SQRT_2)
+    fn vncdf_exp(self) -> (Self, Self) {
+        let ncdf = 0.5 * libm::erfc(-self * std::f64::consts::FRAC_1_SQRT_2);
+        (ncdf, (-0.5 * self * self).exp())
     }
 }
 
@@ -330,7 +331,10 @@ fn act_backward_t<T: GradMath>(op: Unary, out: &Tensor, g: &Tensor, v: &Tensor) 
             let c = f(0.5 * std::f64::consts::FRAC_2_SQRT_PI * std::f64::consts::FRAC_1_SQRT_2);
             go!(
                 #[inline(always)]
-                move |x: T| x.vncdf() + x * c * (-half * x * x).vexp()
+                move |x: T| {
+                    let (ncdf, e) = x.vncdf_exp();
+                    ncdf + x * c * e
+                }
             )
         }
         GeluTanh => {
