@@ -5,6 +5,7 @@
 //! x may be any view whose spatial dims are contiguous (a convolution's
 //! (N, C, S) view of its (C, N, S) result included): no copy is made.
 
+use super::lanes::lane_sums;
 use super::P;
 
 /// Where (n, c, s) of x lies: n·sn + c·sc + s.
@@ -17,34 +18,16 @@ pub struct Shape {
     pub sc: isize,
 }
 
-const LANES: usize = 16;
-
-/// Σ f(v) over a run, in 16 f32 lanes (vectorized) summed into f64.
+/// Σ f(v) over a run, in float32 lanes summed into float64.
 #[inline(always)]
 fn lane_sum(a: &[f32], f: impl Fn(f32) -> f32) -> f64 {
-    let mut acc = [0f32; LANES];
-    let mut chunks = a.chunks_exact(LANES);
-    for ch in &mut chunks {
-        for (s, &v) in acc.iter_mut().zip(ch) {
-            *s += f(v);
-        }
-    }
-    let tail: f64 = chunks.remainder().iter().map(|&v| f(v) as f64).sum();
-    acc.iter().map(|&v| v as f64).sum::<f64>() + tail
+    lane_sums([a], |[v]| f(v)).iter().map(|&v| v as f64).sum()
 }
 
-/// Σ f(a, b) over two runs, as `lane_sum`.
+/// Σ f(a, b) over two runs of one length, as `lane_sum`.
 #[inline(always)]
 fn lane_sum2(a: &[f32], b: &[f32], f: impl Fn(f32, f32) -> f32) -> f64 {
-    let mut acc = [0f32; LANES];
-    let (mut ca, mut cb) = (a.chunks_exact(LANES), b.chunks_exact(LANES));
-    for (x, y) in (&mut ca).zip(&mut cb) {
-        for ((s, &u), &v) in acc.iter_mut().zip(x).zip(y) {
-            *s += f(u, v);
-        }
-    }
-    let tail: f64 = ca.remainder().iter().zip(cb.remainder()).map(|(&u, &v)| f(u, v) as f64).sum();
-    acc.iter().map(|&v| v as f64).sum::<f64>() + tail
+    lane_sums([a, b], |[u, v]| f(u, v)).iter().map(|&v| v as f64).sum()
 }
 
 impl Shape {

@@ -21,6 +21,7 @@ pub mod halfcast;
 pub mod halfreduce;
 pub mod halfsoftmax;
 pub mod index;
+pub mod lanes;
 pub mod linalg;
 pub mod norm;
 pub mod pool;

@@ -1,7 +1,7 @@
 //! Layer normalization over rows of length m: forward with the per-row mean
 //! and 1/std saved, backward in one pass per row plus weight/bias sums.
 
-use super::{parallel, P};
+use super::{lanes, parallel, P};
 use num_traits::Float;
 
 /// Rows per parallel task (also the granularity of the weight/bias partial sums).
@@ -25,6 +25,15 @@ pub unsafe fn forward<T: Float + Send + Sync>(
 ) {
     let mf = T::from(m).unwrap_or(T::one());
     let eps = T::from(eps).unwrap_or(T::zero());
+    // Absent weight and bias as ones and zeros: one loop, no branch per element.
+    let (ones, zeros) = (vec![T::one(); m], vec![T::zero(); m]);
+    // SAFETY: w and b hold m elements when given.
+    let (ws, bs) = unsafe {
+        (
+            w.map_or(&ones[..], |w| std::slice::from_raw_parts(w.get(), m)),
+            b.map_or(&zeros[..], |b| std::slice::from_raw_parts(b.get(), m)),
+        )
+    };
     let row = |r: usize| {
         super::simd(
             #[inline(always)]
@@ -36,26 +45,16 @@ pub unsafe fn forward<T: Float + Send + Sync>(
                         std::slice::from_raw_parts_mut(y.at((r * m) as isize), m),
                     )
                 };
-                let mu = xs.iter().fold(T::zero(), |s, &v| s + v) / mf;
-                let var = xs.iter().fold(T::zero(), |s, &v| s + (v - mu) * (v - mu)) / mf;
+                let mu = lanes::sum([xs], |[v]| v) / mf;
+                let var = lanes::sum([xs], |[v]| (v - mu) * (v - mu)) / mf;
                 let rs = T::one() / (var + eps).sqrt();
                 // SAFETY: one write per row.
                 unsafe {
                     *mean.at(r as isize) = mu;
                     *rstd.at(r as isize) = rs;
                 }
-                for (j, (yv, &xv)) in ys.iter_mut().zip(xs).enumerate() {
-                    let mut v = (xv - mu) * rs;
-                    // SAFETY: j < m.
-                    unsafe {
-                        if let Some(w) = w {
-                            v = v * *w.at(j as isize);
-                        }
-                        if let Some(b) = b {
-                            v = v + *b.at(j as isize);
-                        }
-                    }
-                    *yv = v;
+                for (((yv, &xv), &wv), &bv) in ys.iter_mut().zip(xs).zip(ws).zip(bs) {
+                    *yv = (xv - mu) * rs * wv + bv;
                 }
             },
         )
@@ -81,13 +80,17 @@ pub unsafe fn backward<T: Float + Send + Sync>(
     m: usize,
 ) -> (Vec<T>, Vec<T>) {
     let mf = T::from(m).unwrap_or(T::one());
+    let ones = vec![T::one(); m];
+    // A few tasks per thread, each with its own weight and bias partials.
+    let per = CHUNK.max(rows.div_ceil(4 * super::threads()));
+    // SAFETY: w holds m elements when given.
+    let ws = w.map_or(&ones[..], |w| unsafe { std::slice::from_raw_parts(w.get(), m) });
     let chunk = |c: usize| {
         super::simd(
             #[inline(always)]
             || {
                 let (mut gw, mut gb) = (vec![T::zero(); m], vec![T::zero(); m]);
-                let mut gxh = vec![T::zero(); m];
-                for r in c * CHUNK..((c + 1) * CHUNK).min(rows) {
+                for r in c * per..((c + 1) * per).min(rows) {
                     // SAFETY: row r is touched by this task only.
                     let (xs, gs, out) = unsafe {
                         (
@@ -97,28 +100,24 @@ pub unsafe fn backward<T: Float + Send + Sync>(
                         )
                     };
                     let (mu, rs) = unsafe { (*mean.at(r as isize), *rstd.at(r as isize)) };
-                    let (mut s1, mut s2) = (T::zero(), T::zero());
+                    // With ĝ = g·w and x̂ = (x - mean)·rstd:
+                    // gx = rstd·(ĝ - mean(ĝ) - x̂·mean(ĝ·x̂)).
+                    let a = lanes::sum([gs, ws], |[g, w]| g * w) / mf;
+                    let b = lanes::sum([gs, ws, xs], |[g, w, x]| g * w * (x - mu) * rs) / mf;
+                    // All of length m, so that the loop needs no bounds checks.
+                    let (gw, gb, ws) = (&mut gw[..m], &mut gb[..m], &ws[..m]);
                     for j in 0..m {
                         let xh = (xs[j] - mu) * rs;
-                        // SAFETY: j < m.
-                        let gh = gs[j] * w.map_or(T::one(), |w| unsafe { *w.at(j as isize) });
-                        gxh[j] = gh;
-                        s1 = s1 + gh;
-                        s2 = s2 + gh * xh;
                         gw[j] = gw[j] + gs[j] * xh;
                         gb[j] = gb[j] + gs[j];
-                    }
-                    let (a, b) = (s1 / mf, s2 / mf);
-                    for j in 0..m {
-                        let xh = (xs[j] - mu) * rs;
-                        out[j] = rs * (gxh[j] - a - xh * b);
+                        out[j] = rs * (gs[j] * ws[j] - a - xh * b);
                     }
                 }
                 (gw, gb)
             },
         )
     };
-    let chunks = rows.div_ceil(CHUNK);
+    let chunks = rows.div_ceil(per);
     let add = |(mut a, mut b): (Vec<T>, Vec<T>), (c, d): (Vec<T>, Vec<T>)| {
         a.iter_mut().zip(c).for_each(|(x, y)| *x = *x + y);
         b.iter_mut().zip(d).for_each(|(x, y)| *x = *x + y);
