@@ -2,6 +2,7 @@
 //! tensor, forward and backward, one pass over each block. Rows (inner = 1)
 //! run along the row; otherwise the loops run across `inner` so they vectorize.
 
+use super::lanes::{self, tree, LANES};
 use super::{vmath, P};
 use num_traits::Float;
 
@@ -22,10 +23,6 @@ impl SoftElem for f64 {
     }
 }
 
-/// Partial results per row reduction: a serial float sum or max is an order
-/// the compiler must keep (no SIMD); this many lanes of partials vectorize.
-const LANES: usize = 16;
-
 /// The largest of `xs` (-inf when empty); with `nan_wins` a NaN anywhere
 /// gives NaN, else NaNs are skipped.
 #[inline(always)]
@@ -38,8 +35,20 @@ pub fn row_max<T: SoftElem>(xs: &[T], nan_wins: bool) -> T {
             *a = pick(*a, v);
         }
     }
-    let m = chunks.remainder().iter().fold(T::neg_infinity(), |m, &v| pick(m, v));
-    acc.iter().fold(m, |m, &v| pick(m, v))
+    if xs.len() < LANES {
+        // Of constant length, as in `exp_sum_to`.
+        for (i, a) in acc.iter_mut().enumerate() {
+            if i < xs.len() {
+                *a = pick(*a, xs[i]);
+            }
+        }
+    } else if !chunks.remainder().is_empty() {
+        // The last 16 as one block: elements seen twice do not change a max.
+        for (a, &v) in acc.iter_mut().zip(&xs[xs.len() - LANES..]) {
+            *a = pick(*a, v);
+        }
+    }
+    tree(acc, pick)
 }
 
 /// xs[i] = e^(xs[i] - m) in place, returning their sum, added in lanes (so
@@ -50,8 +59,8 @@ pub fn exp_sum<T: SoftElem>(xs: &mut [T], m: T) -> T {
     unsafe { exp_sum_to(xs.as_ptr(), xs.as_mut_ptr(), xs.len(), m) }
 }
 
-/// dst[i] = e^(src[i] - m) (src may equal dst), returning their sum as
-/// `exp_sum` adds it. Reading src directly, rather than copying it to dst
+/// dst[i] = e^(src[i] - m) (src may equal dst), returning their sum added
+/// as `lanes::sum` adds. Reading src directly, rather than copying it to dst
 /// first, spares each vector load a stall on the copy's narrower stores.
 ///
 /// # Safety
@@ -60,6 +69,12 @@ pub fn exp_sum<T: SoftElem>(xs: &mut [T], m: T) -> T {
 unsafe fn exp_sum_to<T: SoftElem>(src: *const T, dst: *mut T, n: usize, m: T) -> T {
     let mut acc = [T::zero(); LANES];
     let full = n - n % LANES;
+    // The last block's inputs, read before the loop may overwrite them in place.
+    let last: [T; LANES] = if n >= LANES {
+        std::ptr::read_unaligned(src.add(n - LANES) as *const [T; LANES])
+    } else {
+        [T::zero(); LANES]
+    };
     for c in (0..full).step_by(LANES) {
         for (l, a) in acc.iter_mut().enumerate() {
             let e = (*src.add(c + l) - m).fexp();
@@ -67,74 +82,66 @@ unsafe fn exp_sum_to<T: SoftElem>(src: *const T, dst: *mut T, n: usize, m: T) ->
             *a = *a + e;
         }
     }
-    let mut t = T::zero();
-    for i in full..n {
-        let e = (*src.add(i) - m).fexp();
-        *dst.add(i) = e;
-        t = t + e;
+    if n < LANES {
+        // A loop of constant length (a variable one would index acc at run
+        // time and keep it in memory, not registers).
+        for (i, a) in acc.iter_mut().enumerate() {
+            if i < n {
+                let e = (*src.add(i) - m).fexp();
+                *dst.add(i) = e;
+                *a = *a + e;
+            }
+        }
+    } else if full < n {
+        // The overlapped elements get the same values again; only the new ones add.
+        let first_new = LANES - (n - full);
+        let mut e = [T::zero(); LANES];
+        for (l, (a, ev)) in acc.iter_mut().zip(e.iter_mut()).enumerate() {
+            *ev = (last[l] - m).fexp();
+            *a = *a + if l >= first_new { *ev } else { T::zero() };
+        }
+        std::ptr::write_unaligned(dst.add(n - LANES) as *mut [T; LANES], e);
     }
-    acc.iter().fold(t, |s, &a| s + a)
+    tree(acc, |a, b| a + b)
 }
 
 /// Columns per block of the column paths: their sums stay in L1.
 const COLS: usize = 64;
 
 /// Sums down columns of a block (row after row of up to COLS values) in the
-/// order `exp_sum` adds a row: the rows of whole chunks of LANES into LANES
-/// partials (row k into partial k % LANES), the rest serially, then the
-/// partials in order. A column then sums exactly as the same values laid out
-/// as a row would, so the float16/bfloat16 blocks (which may cut a column
-/// block down to one column, a row) match float32 bit for bit.
+/// order `exp_sum` adds a row: row k of n into partial `lanes::lane(k, n)`,
+/// the partials folded by `lanes::tree`. A column then sums exactly as the same values
+/// laid out as a row would, so the float16/bfloat16 blocks (which may cut a
+/// column block down to one column, a row) match float32 bit for bit.
 struct ColumnSums<T> {
     lanes: Vec<T>,
-    rest: [T; COLS],
 }
 
 impl<T: SoftElem> ColumnSums<T> {
     fn new(inner: usize) -> Self {
-        ColumnSums { lanes: vec![T::zero(); LANES * COLS.min(inner)], rest: [T::zero(); COLS] }
+        ColumnSums { lanes: vec![T::zero(); LANES * COLS.min(inner)] }
     }
 
-    fn start(&mut self, w: usize) {
+    fn start(&mut self) {
         self.lanes.iter_mut().for_each(|v| *v = T::zero());
-        self.rest[..w].iter_mut().for_each(|v| *v = T::zero());
     }
 
     /// Adds row k (of n) of the block.
     #[inline(always)]
     fn add(&mut self, k: usize, n: usize, vals: &[T]) {
         let w = vals.len();
-        let dst = if k < n - n % LANES {
-            let l = (k % LANES) * w;
-            &mut self.lanes[l..l + w]
-        } else {
-            &mut self.rest[..w]
-        };
-        dst.iter_mut().zip(vals).for_each(|(d, &v)| *d = *d + v);
+        let l = lanes::lane(k, n) * w;
+        self.lanes[l..l + w].iter_mut().zip(vals).for_each(|(d, &v)| *d = *d + v);
     }
 
     /// The column sums of the block.
     fn finish(&mut self, w: usize) -> &[T] {
-        for l in 0..LANES {
-            let lane = &self.lanes[l * w..(l + 1) * w];
-            self.rest[..w].iter_mut().zip(lane).for_each(|(s, &v)| *s = *s + v);
+        for half in [8, 4, 2, 1] {
+            let (lo, hi) = self.lanes.split_at_mut(half * w);
+            lo.iter_mut().zip(&hi[..half * w]).for_each(|(a, &b)| *a = *a + b);
         }
-        &self.rest[..w]
+        &self.lanes[..w]
     }
-}
-
-/// Σ f(a[i], b[i]), added in lanes as `exp_sum` adds.
-#[inline(always)]
-fn lane_sum<T: SoftElem>(a: &[T], b: &[T], f: impl Fn(T, T) -> T) -> T {
-    let mut acc = [T::zero(); LANES];
-    let (ca, cb) = (a.chunks_exact(LANES), b.chunks_exact(LANES));
-    let t = ca.remainder().iter().zip(cb.remainder()).fold(T::zero(), |t, (&x, &y)| t + f(x, y));
-    for (xa, xb) in ca.zip(cb) {
-        for ((s, &x), &y) in acc.iter_mut().zip(xa).zip(xb) {
-            *s = *s + f(x, y);
-        }
-    }
-    acc.iter().fold(t, |s, &a| s + a)
 }
 
 fn for_blocks(outer: usize, work: usize, f: impl Fn(usize) + Sync + Send) {
@@ -193,7 +200,7 @@ pub unsafe fn forward<T: SoftElem>(
                             }
                         }
                     }
-                    sums.start(w);
+                    sums.start();
                     for k in 0..n {
                         let (ys, xs) = (&mut ys[row(k)], &xs[row(k)]);
                         for ((yv, &xv), &mj) in ys.iter_mut().zip(xs).zip(&m) {
@@ -251,9 +258,9 @@ pub unsafe fn backward<T: SoftElem>(
                 };
                 if inner == 1 {
                     let s = if log {
-                        lane_sum(gs, gs, |g, _| g)
+                        lanes::sum([gs], |[g]| g)
                     } else {
-                        lane_sum(ys, gs, |y, g| y * g)
+                        lanes::sum([ys, gs], |[y, g]| y * g)
                     };
                     for ((ov, &yv), &gv) in out.iter_mut().zip(ys).zip(gs) {
                         *ov = if log { gv - yv.fexp() * s } else { yv * (gv - s) };
@@ -265,7 +272,7 @@ pub unsafe fn backward<T: SoftElem>(
                 for c0 in (0..inner).step_by(COLS) {
                     let w = COLS.min(inner - c0);
                     let row = |k: usize| k * inner + c0..k * inner + c0 + w;
-                    sums.start(w);
+                    sums.start();
                     for k in 0..n {
                         let (ys, gs) = (&ys[row(k)], &gs[row(k)]);
                         for ((tv, &yv), &gv) in terms.iter_mut().zip(ys).zip(gs) {

@@ -31,7 +31,11 @@ struct Team {
     /// Points to the open job's `Task` (on the caller's stack).
     task: AtomicPtr<()>,
     n: AtomicUsize,
+    /// Tasks claimed at a time: one atomic claim per batch rather than per task.
+    batch: AtomicUsize,
+    /// The next batch to claim.
     next: AtomicUsize,
+    /// Tasks finished.
     done: AtomicUsize,
     panic: Mutex<Option<Box<dyn Any + Send>>>,
     /// Held by the caller for the whole job.
@@ -54,6 +58,7 @@ fn get() -> &'static Team {
             inside: AtomicUsize::new(0),
             task: AtomicPtr::new(std::ptr::null_mut()),
             n: AtomicUsize::new(0),
+            batch: AtomicUsize::new(1),
             next: AtomicUsize::new(0),
             done: AtomicUsize::new(0),
             panic: Mutex::new(None),
@@ -98,18 +103,19 @@ impl Team {
         self.active.store(want.min(*spawned), SeqCst);
     }
 
-    /// Claims and runs tasks of the open job until none is left.
+    /// Claims and runs batches of tasks of the open job until none is left.
     fn work(&self, f: Task) {
-        let n = self.n.load(SeqCst);
+        let (n, batch) = (self.n.load(SeqCst), self.batch.load(SeqCst));
         loop {
-            let i = self.next.fetch_add(1, SeqCst);
-            if i >= n {
+            let start = self.next.fetch_add(1, SeqCst).saturating_mul(batch);
+            if start >= n {
                 return;
             }
-            if let Err(p) = catch_unwind(AssertUnwindSafe(|| f(i))) {
+            let end = (start + batch).min(n);
+            if let Err(p) = catch_unwind(AssertUnwindSafe(|| (start..end).for_each(f))) {
                 self.panic.lock().unwrap_or_else(|e| e.into_inner()).get_or_insert(p);
             }
-            self.done.fetch_add(1, SeqCst);
+            self.done.fetch_add(end - start, SeqCst);
         }
     }
 
@@ -161,6 +167,9 @@ pub fn for_each(n: usize, f: impl Fn(usize) + Sync) {
     };
     let task: Task = &f;
     team.n.store(n, SeqCst);
+    // Eight batches per thread: small tasks (a softmax row) cost one claim
+    // per batch, and the last batches still even out the threads' loads.
+    team.batch.store((n / (8 * super::threads())).max(1), SeqCst);
     team.next.store(0, SeqCst);
     team.done.store(0, SeqCst);
     team.task.store(&task as *const Task as *mut (), SeqCst);
