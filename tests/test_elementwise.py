@@ -1047,6 +1047,16 @@ def test_clamp_scalars(device, rng):
     assert_close(rumus.tensor(5.0, device=device).clamp(max=1.0), np.asarray(1.0, np.float32))
 
 
+def test_clamp_inplace_on_a_view_and_nan_bound(device, rng):
+    fd = wide(device)
+    a = make((4, 6), fd, rng)
+    base = tensor(a, device=device)
+    view = base.t()  # clamp_ writes through a non-contiguous view
+    view.clamp_(-0.5, 0.25)
+    assert_close(base, np.clip(a, -0.5, 0.25))
+    assert np.isnan(to_np(tensor(a, device=device).clamp(min=float("nan")))).all()
+
+
 def test_clamp_empty(device):
     assert_close(rumus.zeros(0, 2, device=device).clamp(0.0, 1.0), np.zeros((0, 2), np.float32))
 

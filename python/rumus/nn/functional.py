@@ -634,24 +634,21 @@ def instance_norm(
             raise ValueError(
                 f"Expected more than 1 spatial element when training, got input size {input.shape}"
             )
-        dims = tuple(range(2, nd))
-        mean = input.mean(dims, keepdim=True)
-        var = input.var(dims, keepdim=True, correction=0)
+        rows = input.reshape(input.size(0), c, -1)
         if running_mean is not None and running_var is not None:
             # running stats follow the batch average of the per-instance statistics
             with no_grad():
-                running_mean.mul_(1 - momentum).add_(
-                    mean.reshape(input.size(0), c).mean(0) * momentum
-                )
-                unbiased = var.reshape(input.size(0), c).mean(0) * (spatial / (spatial - 1))
+                running_mean.mul_(1 - momentum).add_(rows.mean(-1).mean(0) * momentum)
+                unbiased = rows.var(-1, correction=0).mean(0) * (spatial / (spatial - 1))
                 running_var.mul_(1 - momentum).add_(unbiased * momentum)
-    else:
-        if running_mean is None or running_var is None:
-            raise RuntimeError(
-                "Expected running_mean and running_var to be defined when use_input_stats is false"
-            )
-        mean = _channel_view(running_mean, nd)
-        var = _channel_view(running_var, nd)
+        # Each (n, c) row normalized by the fused layer_norm kernel, forward and backward.
+        out = layer_norm(rows, (rows.size(-1),), eps=eps).reshape(input.shape)
+        return _affine(out, weight, bias)
+    if running_mean is None or running_var is None:
+        raise RuntimeError(
+            "Expected running_mean and running_var to be defined when use_input_stats is false"
+        )
+    mean, var = _channel_view(running_mean, nd), _channel_view(running_var, nd)
     return _normalize(input, mean, var, eps, weight, bias)
 
 
@@ -696,10 +693,9 @@ def group_norm(
         raise ValueError(
             f"Expected more than 1 value per channel when training, got input size {_shape(input)}"
         )
+    # Each (n, group) row normalized by the fused layer_norm kernel, forward and backward.
     x = input.reshape(n, num_groups, -1)
-    mean = x.mean(-1, keepdim=True)
-    var = x.var(-1, keepdim=True, correction=0)
-    out = ((x - mean) * (var + eps).rsqrt()).reshape(input.shape)
+    out = layer_norm(x, (x.size(-1),), eps=eps).reshape(input.shape)
     return _affine(out, weight, bias)
 
 

@@ -43,8 +43,16 @@ pub unsafe fn map1<A: Copy, O: Copy>(
                 len,
                 #[inline(always)]
                 move || {
-                    for i in 0..len {
-                        *po.add(i) = f(*pa.add(i));
+                    if same(po, pa) {
+                        // In place: read through the output's own pointer (see `same`).
+                        let pa = po as *const A;
+                        for i in 0..len {
+                            *po.add(i) = f(*pa.add(i));
+                        }
+                    } else {
+                        for i in 0..len {
+                            *po.add(i) = f(*pa.add(i));
+                        }
                     }
                 },
             );
@@ -54,6 +62,14 @@ pub unsafe fn map1<A: Copy, O: Copy>(
             }
         }
     });
+}
+
+/// Whether an output row starts where an input row does (an in-place op). The
+/// loop then reads through the output's pointer: a plain loop's run-time
+/// overlap check takes equal pointers for an overlap and runs it scalar.
+#[inline(always)]
+fn same<O, A>(out: *mut O, a: *const A) -> bool {
+    std::ptr::addr_eq(out, a)
 }
 
 /// Runs a contiguous row's loop compiled for the CPU's vector extensions
@@ -87,8 +103,20 @@ pub unsafe fn map2<A: Copy, B: Copy, O: Copy>(
                 len,
                 #[inline(always)]
                 move || {
-                    for i in 0..len {
-                        *po.add(i) = f(*pa.add(i), *pb.add(i));
+                    if same(po, pa) {
+                        let pa = po as *const A;
+                        for i in 0..len {
+                            *po.add(i) = f(*pa.add(i), *pb.add(i));
+                        }
+                    } else if same(po, pb) {
+                        let pb = po as *const B;
+                        for i in 0..len {
+                            *po.add(i) = f(*pa.add(i), *pb.add(i));
+                        }
+                    } else {
+                        for i in 0..len {
+                            *po.add(i) = f(*pa.add(i), *pb.add(i));
+                        }
                     }
                 },
             ),
@@ -98,8 +126,15 @@ pub unsafe fn map2<A: Copy, B: Copy, O: Copy>(
                     len,
                     #[inline(always)]
                     move || {
-                        for i in 0..len {
-                            *po.add(i) = f(*pa.add(i), bv);
+                        if same(po, pa) {
+                            let pa = po as *const A;
+                            for i in 0..len {
+                                *po.add(i) = f(*pa.add(i), bv);
+                            }
+                        } else {
+                            for i in 0..len {
+                                *po.add(i) = f(*pa.add(i), bv);
+                            }
                         }
                     },
                 )
@@ -227,8 +262,15 @@ pub unsafe fn map3<A: Copy, B: Copy, C: Copy, O: Copy>(
                 len,
                 #[inline(always)]
                 move || {
-                    for i in 0..len {
-                        *po.add(i) = f(*pa.add(i), *pb.add(i), *pc.add(i));
+                    if same(po, pa) {
+                        let pa = po as *const A;
+                        for i in 0..len {
+                            *po.add(i) = f(*pa.add(i), *pb.add(i), *pc.add(i));
+                        }
+                    } else {
+                        for i in 0..len {
+                            *po.add(i) = f(*pa.add(i), *pb.add(i), *pc.add(i));
+                        }
                     }
                 },
             );

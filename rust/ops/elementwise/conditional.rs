@@ -5,13 +5,16 @@ use super::binary::binary_raw;
 use super::{binary, check_inplace_cast, tensors, Binary, Side};
 use crate::autograd::{self, math, Backward, Node, SavedTensor};
 use crate::backend::cpu::binary::run_where;
+use crate::backend::cpu::elementwise::{map1, Arith};
+use crate::backend::cpu::P;
 use crate::backend::gpu::elementwise::gpu_where;
-use crate::bail;
 use crate::error::Result;
 use crate::ops::copy::copy_into;
 use crate::ops::{on_gpu, result_type, same_device, Operand};
+use crate::tensor::dtype::Element;
 use crate::tensor::layout::{broadcast_shapes, fmt_shape};
 use crate::tensor::{DType, Tensor};
+use crate::{bail, dispatch_float};
 use std::sync::Arc;
 
 fn check_bool_mask(op: &str, mask: &Tensor) -> Result<()> {
@@ -138,6 +141,10 @@ pub fn clamp_(t: &Tensor, min: Option<&Operand>, max: Option<&Operand>) -> Resul
     others.extend(max.map(|m| tensors(&[m])).unwrap_or_default());
     let raw = || -> Result<()> {
         t.check_writable("clamp_")?;
+        if clamp_numbers(t, min, max, true)?.is_some() {
+            t.storage().bump_version();
+            return Ok(());
+        }
         let r = clamp_raw(t, min, max)?;
         check_inplace_cast("clamp", r.dtype(), t.dtype())?;
         copy_into(t, &r)?;
@@ -151,6 +158,9 @@ fn clamp_raw(t: &Tensor, min: Option<&Operand>, max: Option<&Operand>) -> Result
     if min.is_none() && max.is_none() {
         bail!(Runtime, "torch.clamp: At least one of 'min' or 'max' must not be None");
     }
+    if let Some(out) = clamp_numbers(t, min, max, false)? {
+        return Ok(out);
+    }
     let mut out = t.clone();
     if let Some(lo) = min {
         out = binary_raw(Binary::Maximum, &Operand::T(out), lo, None)?;
@@ -159,6 +169,44 @@ fn clamp_raw(t: &Tensor, min: Option<&Operand>, max: Option<&Operand>) -> Result
         out = binary_raw(Binary::Minimum, &Operand::T(out), hi, None)?;
     }
     Ok(out)
+}
+
+/// clamp of a float32/float64 CPU tensor between numbers in one pass (the
+/// general path runs maximum, then minimum, and clamp_ copies back), into t
+/// itself (`in_place`) or a new tensor. None for the other cases.
+fn clamp_numbers(
+    t: &Tensor,
+    min: Option<&Operand>,
+    max: Option<&Operand>,
+    in_place: bool,
+) -> Result<Option<Tensor>> {
+    // An absent bound as the infinity that leaves every value (NaN too) as it is.
+    let bound = |o: Option<&Operand>, none: f64| match o {
+        None => Some(none),
+        Some(Operand::S(v)) => Some(v.to_f64()),
+        Some(Operand::T(_)) => None,
+    };
+    let (Some(lo), Some(hi)) = (bound(min, f64::NEG_INFINITY), bound(max, f64::INFINITY)) else {
+        return Ok(None);
+    };
+    if t.is_gpu() || !matches!(t.dtype(), DType::F32 | DType::F64) {
+        return Ok(None);
+    }
+    let out = if in_place { t.clone() } else { Tensor::for_output(t.shape(), t.dtype())? };
+    dispatch_float!(t.dtype(), T => {
+        let (lo, hi) = (<T as Element>::from_f64(lo), <T as Element>::from_f64(hi));
+        // SAFETY: both layouts span t's shape; in place, out is t element for element.
+        unsafe {
+            map1(
+                t.shape(),
+                (P(out.ptr::<T>()?), out.strides()),
+                (P(t.ptr::<T>()?), t.strides()),
+                // Arith's max and min: NaN propagates, as maximum and minimum do.
+                move |x: T| Arith::min(Arith::max(x, lo), hi),
+            )
+        };
+    });
+    Ok(Some(out))
 }
 
 /// where(cond, x, y) and masked_fill (where(mask, value, t)).
