@@ -197,8 +197,8 @@ fn prod_raw(
         half::prod(&to_dtype(t, out)?, &reduced, &shape)?
     } else if out.is_float() {
         let x = computable(&to_dtype(t, out)?)?;
-        let x = to_dtype(&x, DType::F64)?;
-        run::<f64, _, f64>(&x, &reduced, &shape, &crate::backend::cpu::reduce::Prod, |a| a)?
+        let prod = &crate::backend::cpu::reduce::Prod;
+        dispatch_compute!(x.dtype(), T => run::<T, _, f64>(&x, &reduced, &shape, prod, |a| a))?
     } else {
         let f = Fold {
             init: 1i64,

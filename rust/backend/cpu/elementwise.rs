@@ -56,6 +56,18 @@ pub unsafe fn map1<A: Copy, O: Copy>(
                     }
                 },
             );
+        } else if os == 1 && as_ == -1 {
+            // A reversed row (flip): contiguous reads backwards, which vectorize.
+            let last = pa.offset(1 - len as isize);
+            contiguous(
+                len,
+                #[inline(always)]
+                move || {
+                    for i in 0..len {
+                        *po.add(i) = f(*last.add(len - 1 - i));
+                    }
+                },
+            );
         } else {
             for i in 0..len as isize {
                 *po.offset(i * os) = f(*pa.offset(i * as_));

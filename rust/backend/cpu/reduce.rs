@@ -296,36 +296,37 @@ impl Extreme {
     }
 }
 
-/// Product in float64; contiguous rows multiply in 8 independent lanes
-/// (vectorized) rather than one chain of dependent multiplies.
+/// Product in float64 of any element type (read in place, no float64 copy
+/// first); contiguous rows multiply in 16 independent lanes (vectorized)
+/// rather than one chain of dependent multiplies.
 pub struct Prod;
-impl Reducer<f64> for Prod {
+impl<T: crate::tensor::Element> Reducer<T> for Prod {
     type Acc = f64;
     fn init(&self) -> f64 {
         1.0
     }
     #[inline(always)]
-    fn step(&self, acc: f64, x: f64, _: usize) -> f64 {
-        acc * x
+    fn step(&self, acc: f64, x: T, _: usize) -> f64 {
+        acc * x.to_f64()
     }
     fn combine(&self, a: f64, b: f64) -> f64 {
         a * b
     }
     #[inline(always)]
-    unsafe fn row(&self, acc: f64, p: *const f64, len: usize, stride: isize, _: usize) -> f64 {
+    unsafe fn row(&self, acc: f64, p: *const T, len: usize, stride: isize, _: usize) -> f64 {
         if stride != 1 || len < 64 {
-            return (0..len).fold(acc, |a, i| a * *p.offset(i as isize * stride));
+            return (0..len).fold(acc, |a, i| a * (*p.offset(i as isize * stride)).to_f64());
         }
         let s = std::slice::from_raw_parts(p, len);
         super::simd(
             #[inline(always)]
             || {
-                let mut lanes = [1.0f64; 8];
-                let mut chunks = s.chunks_exact(8);
+                let mut lanes = [1.0f64; 16];
+                let mut chunks = s.chunks_exact(16);
                 for c in &mut chunks {
-                    lanes.iter_mut().zip(c).for_each(|(l, &x)| *l *= x);
+                    lanes.iter_mut().zip(c).for_each(|(l, &x)| *l *= x.to_f64());
                 }
-                let a = chunks.remainder().iter().fold(acc, |a, &x| a * x);
+                let a = chunks.remainder().iter().fold(acc, |a, &x| a * x.to_f64());
                 lanes.iter().fold(a, |a, &l| a * l)
             },
         )
