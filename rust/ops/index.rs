@@ -14,7 +14,7 @@ use crate::error::Result;
 use crate::tensor::layout::{
     broadcast_shapes, fmt_shape, numel, try_vec, wrap_dim, Layout, Shape, Strides,
 };
-use crate::tensor::{DType, Tensor};
+use crate::tensor::{DType, Device, Tensor};
 use std::sync::Arc;
 
 /// Reads an index tensor as contiguous int64 values.
@@ -318,24 +318,13 @@ pub fn mask_to_indices(v: &Layout, dim: usize, mask: &Tensor) -> Result<Vec<(usi
 /// Positions of non-zero elements: int64 of shape [count, ndim], on t's
 /// device (found on the host: the count decides the shape).
 pub fn nonzero(t: &Tensor) -> Result<Tensor> {
-    let b = to_dtype(t, DType::Bool)?.to_vec::<bool>()?;
-    let shape = t.shape();
-    let nd = shape.len();
-    let mut out = Vec::new();
-    let mut idx = vec![0i64; nd];
-    for &flag in &b {
-        if flag {
-            out.extend_from_slice(&idx);
-        }
-        for d in (0..nd).rev() {
-            idx[d] += 1;
-            if (idx[d] as usize) < shape[d] {
-                break;
-            }
-            idx[d] = 0;
-        }
-    }
-    let n = out.len().checked_div(nd).unwrap_or_else(|| b.iter().filter(|&&x| x).count());
+    let b = contiguous(&to_device(&to_dtype(t, DType::Bool)?, Device::Cpu)?)?;
+    let nd = t.ndim();
+    // SAFETY: b is a contiguous bool tensor of numel elements.
+    let mask = unsafe { std::slice::from_raw_parts(b.ptr::<bool>()?, b.numel()) };
+    let out = kernel::nonzero(mask, t.shape());
+    let n = if nd == 0 { out.len() } else { out.len() / nd };
+    let out = if nd == 0 { Vec::new() } else { out };
     to_device(&Tensor::from_vec(out, &[n, nd])?, t.device())
 }
 

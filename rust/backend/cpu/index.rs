@@ -86,3 +86,82 @@ pub unsafe fn put_add_half<H: Half>(dst: P<H>, vals: P<H>, starts: &[isize], run
         }
     }
 }
+
+/// The indices (row-major, `shape.len()` per element) of the true elements of
+/// a contiguous bool buffer: chunks counted in parallel, then each chunk
+/// writes its indices at its offset, branch-free (every element writes, and
+/// the write position advances by the flag; the chunk stops at its last true
+/// element, so no write lands past its part).
+pub fn nonzero(mask: &[bool], shape: &[usize]) -> Vec<i64> {
+    let nd = shape.len().max(1);
+    let row = shape.last().copied().unwrap_or(1).max(1);
+    let rows = mask.len() / row;
+    // Whole rows per chunk, about 64K elements each.
+    let per = (65_536 / row).max(1);
+    let chunks = rows.div_ceil(per);
+    let range = |c: usize| c * per * row..((c + 1) * per).min(rows) * row;
+    let counts =
+        super::team::map(chunks, |c| mask[range(c)].iter().map(|&b| b as usize).sum::<usize>());
+    let total: usize = counts.iter().sum();
+    let mut out = vec![0i64; total * nd];
+    let starts: Vec<usize> = counts
+        .iter()
+        .scan(0, |s, &c| {
+            *s += c;
+            Some(*s - c)
+        })
+        .collect();
+    let po = P(out.as_mut_ptr());
+    super::team::for_each_if(mask.len(), chunks, |c| {
+        let (po, mut w, end) = (po, starts[c] * nd, (starts[c] + counts[c]) * nd);
+        if w == end {
+            return;
+        }
+        let mut lead = vec![0i64; nd - 1];
+        'rows: for r in c * per..((c + 1) * per).min(rows) {
+            // The row's leading indices, from its number.
+            let mut q = r;
+            for d in (0..nd - 1).rev() {
+                lead[d] = (q % shape[d]) as i64;
+                q /= shape[d];
+            }
+            for (j, &b) in mask[r * row..(r + 1) * row].iter().enumerate() {
+                // SAFETY: w < end ≤ total · nd: the loop stops once w reaches end.
+                unsafe {
+                    for (d, &v) in lead.iter().enumerate() {
+                        *po.at((w + d) as isize) = v;
+                    }
+                    *po.at((w + nd - 1) as isize) = j as i64;
+                }
+                w += nd * b as usize;
+                if w == end {
+                    break 'rows;
+                }
+            }
+        }
+    });
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn nonzero_matches_a_serial_walk() {
+        // Rows of 7 (chunks of whole rows), several chunks, true runs and gaps.
+        for shape in [vec![0], vec![5], vec![3, 30_000, 7], vec![70_001], vec![2, 0, 3]] {
+            let n: usize = shape.iter().product();
+            let mask: Vec<bool> = (0..n).map(|i| (i * 7919) % 13 < 5).collect();
+            let mut want = Vec::new();
+            for (i, _) in mask.iter().enumerate().filter(|(_, &b)| b) {
+                let mut q = i;
+                let mut idx = vec![0i64; shape.len()];
+                for d in (0..shape.len()).rev() {
+                    idx[d] = (q % shape[d]) as i64;
+                    q /= shape[d];
+                }
+                want.extend(idx);
+            }
+            assert_eq!(super::nonzero(&mask, &shape), want, "shape {shape:?}");
+        }
+    }
+}
