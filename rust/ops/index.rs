@@ -323,7 +323,8 @@ pub fn nonzero(t: &Tensor) -> Result<Tensor> {
     // SAFETY: b is a contiguous bool tensor of numel elements.
     let mask = unsafe { std::slice::from_raw_parts(b.ptr::<bool>()?, b.numel()) };
     let out = kernel::nonzero(mask, t.shape());
-    let n = if nd == 0 { out.len() } else { out.len() / nd };
+    // A 0-d tensor: one index-less row when it is true.
+    let n = out.len().checked_div(nd).unwrap_or(out.len());
     let out = if nd == 0 { Vec::new() } else { out };
     to_device(&Tensor::from_vec(out, &[n, nd])?, t.device())
 }
