@@ -173,6 +173,44 @@ def test_addcmul_addcdiv_value(device):
         x.addcmul(a, b, 2.0)  # value is keyword-only
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_fused_cpu_pointwise_equals_the_recorded_composite(dtype):
+    # Without a gradient, CPU float tensors take one fused pass; with one, the recorded
+    # composite runs. Both must give the same bits, in place and with broadcasting.
+    rng = np.random.default_rng(3)
+    x, y = rng.standard_normal((2, 5, 33)).astype(dtype)
+    z = (rng.random((5, 1)) + 0.5).astype(dtype)
+    w = rng.uniform(-0.2, 1.2, (5, 33)).astype(dtype)  # both sides of 0.5
+    calls = [
+        lambda a, b, c, d: rumus.addcmul(a, b, c, value=0.7),
+        lambda a, b, c, d: rumus.addcmul(a, b, c),
+        lambda a, b, c, d: rumus.addcdiv(a, b, c, value=-2),
+        lambda a, b, c, d: rumus.lerp(a, b, 0.3),
+        lambda a, b, c, d: rumus.lerp(a, b, 0.8),
+        lambda a, b, c, d: rumus.lerp(a, b, d),
+    ]
+    inplace = [
+        lambda a, b, c, d: a.addcmul_(b, c, value=0.7),
+        lambda a, b, c, d: a.addcmul_(b, c),
+        lambda a, b, c, d: a.addcdiv_(b, c, value=-2),
+        lambda a, b, c, d: a.lerp_(b, 0.3),
+        lambda a, b, c, d: a.lerp_(b, 0.8),
+        lambda a, b, c, d: a.lerp_(b, d),
+    ]
+    for f, f_ in zip(calls, inplace):
+        fast = to_np(f(*(rumus.tensor(v) for v in (x, y, z, w))))
+        xg = rumus.tensor(x, requires_grad=True)
+        slow = to_np(f(xg, rumus.tensor(y), rumus.tensor(z), rumus.tensor(w)))
+        np.testing.assert_array_equal(fast, slow)
+        t = rumus.tensor(x)
+        assert f_(t, *(rumus.tensor(v) for v in (y, z, w))) is t
+        np.testing.assert_array_equal(to_np(t), slow)
+    # Operands sharing the target's memory take the composite path.
+    t = rumus.tensor(x)
+    t.addcmul_(t, t.flip(-1), value=0.5)
+    np.testing.assert_allclose(to_np(t), x + 0.5 * x * x[..., ::-1], rtol=1e-6)
+
+
 def test_clamp_min_max_inplace(device):
     t = rumus.tensor([-1.0, 0.5, 2.0], device=device)
     assert rumus.clamp_min(t, 0.0).tolist() == [0.0, 0.5, 2.0]

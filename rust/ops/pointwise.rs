@@ -95,6 +95,9 @@ pub fn addcmul(input: &Tensor, t1: &Tensor, t2: &Tensor, value: Scalar) -> Resul
         bail!(Runtime, "\"addcmul\" not implemented for 'Bool'");
     }
     check_integral_scale("addcmul", "value", common, value)?;
+    if let Some(out) = fused(Fused::Addcmul(value.to_f64()), input, t1, Some(t2), false)? {
+        return Ok(out);
+    }
     let prod = bin(Binary::Mul, &t(t1), &t(t2))?;
     binary(Binary::Add, &t(input), &t(&prod), scale_arg(value))
 }
@@ -109,6 +112,9 @@ pub fn addcdiv(input: &Tensor, t1: &Tensor, t2: &Tensor, value: Scalar) -> Resul
         );
     }
     check_integral_scale("addcdiv", "value", common_dtype(&[input, t1, t2]), value)?;
+    if let Some(out) = fused(Fused::Addcdiv(value.to_f64()), input, t1, Some(t2), false)? {
+        return Ok(out);
+    }
     let q = bin(Binary::Div, &t(t1), &t(t2))?;
     binary(Binary::Add, &t(input), &t(&q), scale_arg(value))
 }
@@ -142,6 +148,9 @@ pub fn lerp(input: &Tensor, end: &Tensor, weight: &Operand) -> Result<Tensor> {
     }
     if !input.dtype().is_float() {
         bail!(Runtime, "\"lerp\" not implemented for '{}'", input.dtype().name());
+    }
+    if let Some(out) = lerp_fused(input, end, weight, false)? {
+        return Ok(out);
     }
     let diff = bin(Binary::Sub, &t(end), &t(input))?;
     let low =
@@ -310,4 +319,122 @@ pub fn equal(a: &Tensor, b: &Tensor) -> Result<bool> {
     let eq = bin(Binary::Eq, &t(a), &t(b))?;
     let all = super::reduce::all_any(&eq, None, false, true)?;
     Ok(super::copy::item(&all)?.to_i64() != 0)
+}
+
+/// lerp through `fused` (None: not that case).
+pub fn lerp_fused(
+    input: &Tensor,
+    end: &Tensor,
+    weight: &Operand,
+    into: bool,
+) -> Result<Option<Tensor>> {
+    match weight {
+        Operand::S(w) => fused(Fused::LerpBy(w.to_f64()), input, end, None, into),
+        Operand::T(w) => fused(Fused::Lerp, input, end, Some(w), into),
+    }
+}
+
+/// The composite pointwise ops that `fused` runs in one pass.
+#[derive(Clone, Copy)]
+pub enum Fused {
+    /// x + value · y · z.
+    Addcmul(f64),
+    /// x + value · y / z.
+    Addcdiv(f64),
+    /// lerp(x, y, z) with the weight z a tensor.
+    Lerp,
+    /// lerp(x, y, w) with a number weight w (no z).
+    LerpBy(f64),
+}
+
+/// `op` in one pass over float32/float64 CPU tensors of one dtype when no
+/// gradient is needed (the composites make two to four passes, each with a
+/// temporary), into a new tensor or, with `into`, into x itself (the in-place
+/// forms: then y and z must not share x's memory and x must keep its shape).
+/// None (nothing done) for every other case, which the composites handle.
+pub fn fused(
+    op: Fused,
+    x: &Tensor,
+    y: &Tensor,
+    z: Option<&Tensor>,
+    into: bool,
+) -> Result<Option<Tensor>> {
+    use crate::backend::cpu::elementwise::{map2, map3};
+    use crate::backend::cpu::P;
+    let all: Vec<&Tensor> = [Some(x), Some(y), z].into_iter().flatten().collect();
+    let d = x.dtype();
+    if autograd::needs_grad(&all)
+        || !matches!(d, DType::F32 | DType::F64)
+        || all.iter().any(|t| t.is_gpu() || t.dtype() != d)
+        || matches!(
+            (op, z),
+            (Fused::LerpBy(_), Some(_))
+                | (Fused::Addcmul(_) | Fused::Addcdiv(_) | Fused::Lerp, None)
+        )
+    {
+        return Ok(None);
+    }
+    let mut shape = x.shape().to_vec();
+    for t in &all[1..] {
+        shape = crate::tensor::layout::broadcast_shapes(&shape, t.shape())?.to_vec();
+    }
+    let out = if into {
+        let shares = all[1..]
+            .iter()
+            .any(|t| crate::tensor::storage::Storage::same_memory(t.storage(), x.storage()));
+        if shares || shape != x.shape().as_slice() {
+            return Ok(None);
+        }
+        x.check_writable("an in-place op")?;
+        x.clone()
+    } else {
+        Tensor::for_output(&shape, d)?
+    };
+    let lay = |t: &Tensor| t.layout().broadcast_strides(&shape).map(|s| s.to_vec());
+    let (lx, ly) = (lay(x)?, lay(y)?);
+    crate::dispatch_float!(d, T => {
+        let f = |v: f64| <T as crate::tensor::dtype::Element>::from_f64(v);
+        let (half, one) = (f(0.5), f(1.0));
+        let (po, px, py) = ((P(out.ptr::<T>()?), out.strides()), (P(x.ptr::<T>()?), &lx[..]), (P(y.ptr::<T>()?), &ly[..]));
+        // SAFETY: every layout spans `shape` within its storage; in place, out is x
+        // element for element and y, z are other memory.
+        unsafe {
+            match (op, z) {
+                (Fused::LerpBy(w), _) => {
+                    // As the composite: from the nearer end, exact at both ends.
+                    let (w, w1) = (f(w), f(1.0 - w));
+                    if w.abs() < half {
+                        map2(&shape, po, px, py, move |a: T, b: T| a + w * (b - a))
+                    } else {
+                        map2(&shape, po, px, py, move |a: T, b: T| b - (b - a) * w1)
+                    }
+                }
+                (op, Some(z)) => {
+                    let lz = lay(z)?;
+                    let pz = (P(z.ptr::<T>()?), &lz[..]);
+                    // A value of 1 is not multiplied by, as the composite's alpha.
+                    let scale = |v: f64| (v != 1.0).then(|| f(v));
+                    match op {
+                        Fused::Addcmul(v) => match scale(v) {
+                            None => map3(&shape, po, px, py, pz, |a: T, b: T, c: T| a + b * c),
+                            Some(v) => map3(&shape, po, px, py, pz, move |a: T, b: T, c: T| a + b * c * v),
+                        },
+                        Fused::Addcdiv(v) => match scale(v) {
+                            None => map3(&shape, po, px, py, pz, |a: T, b: T, c: T| a + b / c),
+                            Some(v) => map3(&shape, po, px, py, pz, move |a: T, b: T, c: T| a + b / c * v),
+                        },
+                        _ => map3(&shape, po, px, py, pz, move |a: T, b: T, w: T| {
+                            if w.abs() < half { a + w * (b - a) } else { b - (b - a) * (one - w) }
+                        }),
+                    }
+                }
+                // Returned above: these pairings are not fused.
+                (_, None) => {}
+            }
+        }
+    });
+    if into {
+        x.storage().bump_version();
+    }
+    Ok(Some(out))
 }

@@ -136,6 +136,11 @@ impl PyTensor {
         value: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, Self>> {
         let (a, b, v) = (tensor1.t.clone(), tensor2.t.clone(), scalar_or(value, ONE)?);
+        let op = pointwise::Fused::Addcmul(v.to_f64());
+        let t = slf.get().t.clone();
+        if run(slf.py(), t.numel(), || pointwise::fused(op, &t, &a, Some(&b), true))?.is_some() {
+            return Ok(slf);
+        }
         inplace_of!(slf, vec![a.clone(), b.clone()], "addcmul_", |x| pointwise::addcmul(
             x, &a, &b, v
         ))
@@ -177,6 +182,11 @@ impl PyTensor {
         value: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, Self>> {
         let (a, b, v) = (tensor1.t.clone(), tensor2.t.clone(), scalar_or(value, ONE)?);
+        let op = pointwise::Fused::Addcdiv(v.to_f64());
+        let t = slf.get().t.clone();
+        if run(slf.py(), t.numel(), || pointwise::fused(op, &t, &a, Some(&b), true))?.is_some() {
+            return Ok(slf);
+        }
         inplace_of!(slf, vec![a.clone(), b.clone()], "addcdiv_", |x| pointwise::addcdiv(
             x, &a, &b, v
         ))
@@ -212,6 +222,10 @@ impl PyTensor {
         weight: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, Self>> {
         let (e, w) = (end.t.clone(), weight_arg(weight)?);
+        let t = slf.get().t.clone();
+        if run(slf.py(), t.numel(), || pointwise::lerp_fused(&t, &e, &w, true))?.is_some() {
+            return Ok(slf);
+        }
         let mut others = vec![e.clone()];
         if let Operand::T(wt) = &w {
             others.push(wt.clone());
