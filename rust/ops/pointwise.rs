@@ -385,7 +385,11 @@ pub fn fused(
         if shares || shape != x.shape().as_slice() {
             return Ok(None);
         }
-        x.check_writable("an in-place op")?;
+        x.check_writable(match op {
+            Fused::Addcmul(_) => "addcmul_",
+            Fused::Addcdiv(_) => "addcdiv_",
+            Fused::Lerp | Fused::LerpBy(_) => "lerp_",
+        })?;
         x.clone()
     } else {
         Tensor::for_output(&shape, d)?
