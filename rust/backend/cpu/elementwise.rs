@@ -5,6 +5,35 @@ use super::strided::for_each_row;
 use super::P;
 use crate::tensor::dtype::Element;
 
+/// Runs `body` with each listed input pointer replaced by the output's when
+/// the two rows start at one address (an in-place op), else as it is: a plain
+/// loop's run-time overlap check takes equal pointers for an overlap and runs
+/// scalar, while a loop reading through the output's own pointer vectorizes.
+macro_rules! in_place {
+    ($po:ident, $p:ident: $t:ty, $body:block) => {
+        if std::ptr::addr_eq($po, $p) {
+            let $p = $po as *const $t;
+            $body
+        } else {
+            $body
+        }
+    };
+    ($po:ident, $p:ident: $t:ty, $($rest:tt)+) => {
+        if std::ptr::addr_eq($po, $p) {
+            let $p = $po as *const $t;
+            in_place!(@body $($rest)+)
+        } else {
+            in_place!($po, $($rest)+)
+        }
+    };
+    (@body $q:ident: $u:ty, $($rest:tt)+) => {
+        in_place!(@body $($rest)+)
+    };
+    (@body $body:block) => {
+        $body
+    };
+}
+
 /// out[i] = f(i) over n contiguous elements (ranges), in parallel chunks
 /// compiled for the CPU's vector extensions.
 ///
@@ -43,17 +72,11 @@ pub unsafe fn map1<A: Copy, O: Copy>(
                 len,
                 #[inline(always)]
                 move || {
-                    if same(po, pa) {
-                        // In place: read through the output's own pointer (see `same`).
-                        let pa = po as *const A;
+                    in_place!(po, pa: A, {
                         for i in 0..len {
                             *po.add(i) = f(*pa.add(i));
                         }
-                    } else {
-                        for i in 0..len {
-                            *po.add(i) = f(*pa.add(i));
-                        }
-                    }
+                    })
                 },
             );
         } else if os == 1 && as_ == -1 {
@@ -74,14 +97,6 @@ pub unsafe fn map1<A: Copy, O: Copy>(
             }
         }
     });
-}
-
-/// Whether an output row starts where an input row does (an in-place op). The
-/// loop then reads through the output's pointer: a plain loop's run-time
-/// overlap check takes equal pointers for an overlap and runs it scalar.
-#[inline(always)]
-fn same<O, A>(out: *mut O, a: *const A) -> bool {
-    std::ptr::addr_eq(out, a)
 }
 
 /// Runs a contiguous row's loop compiled for the CPU's vector extensions
@@ -115,21 +130,11 @@ pub unsafe fn map2<A: Copy, B: Copy, O: Copy>(
                 len,
                 #[inline(always)]
                 move || {
-                    if same(po, pa) {
-                        let pa = po as *const A;
+                    in_place!(po, pa: A, pb: B, {
                         for i in 0..len {
                             *po.add(i) = f(*pa.add(i), *pb.add(i));
                         }
-                    } else if same(po, pb) {
-                        let pb = po as *const B;
-                        for i in 0..len {
-                            *po.add(i) = f(*pa.add(i), *pb.add(i));
-                        }
-                    } else {
-                        for i in 0..len {
-                            *po.add(i) = f(*pa.add(i), *pb.add(i));
-                        }
-                    }
+                    })
                 },
             ),
             (1, 1, 0) => {
@@ -138,16 +143,11 @@ pub unsafe fn map2<A: Copy, B: Copy, O: Copy>(
                     len,
                     #[inline(always)]
                     move || {
-                        if same(po, pa) {
-                            let pa = po as *const A;
+                        in_place!(po, pa: A, {
                             for i in 0..len {
                                 *po.add(i) = f(*pa.add(i), bv);
                             }
-                        } else {
-                            for i in 0..len {
-                                *po.add(i) = f(*pa.add(i), bv);
-                            }
-                        }
+                        })
                     },
                 )
             }
@@ -274,16 +274,11 @@ pub unsafe fn map3<A: Copy, B: Copy, C: Copy, O: Copy>(
                 len,
                 #[inline(always)]
                 move || {
-                    if same(po, pa) {
-                        let pa = po as *const A;
+                    in_place!(po, pa: A, {
                         for i in 0..len {
                             *po.add(i) = f(*pa.add(i), *pb.add(i), *pc.add(i));
                         }
-                    } else {
-                        for i in 0..len {
-                            *po.add(i) = f(*pa.add(i), *pb.add(i), *pc.add(i));
-                        }
-                    }
+                    })
                 },
             );
         }
