@@ -305,6 +305,49 @@ def test_pad_values_and_gradient(shape, pad, mode, rng, device):
     dac(x.grad, exp.reshape(shape), device=device)
 
 
+@pytest.mark.parametrize(
+    "pad,mode",
+    [
+        ((1, 2, 3, 0), "constant"),
+        ((-2, 3, 1, -1), "constant"),
+        ((3, 2, 1, 4), "reflect"),
+        ((2, 5, 0, 3), "replicate"),
+        ((4, 1, 2, 2), "circular"),
+        ((1, 1, 2, 0, 1, 1), "reflect"),
+    ],
+)
+def test_pad_large_and_views(pad, mode, rng, device):
+    """Inputs big enough to split over threads, contiguous and transposed; the gradient is the
+    output gradient summed over every copy of each input element."""
+    x = _rand((6, 5, 33, 40), rng, dtype="float32")
+    for t, e in (
+        (dt(x, device=device), x),
+        (dt(x, device=device).transpose(2, 3), x.swapaxes(2, 3)),
+    ):
+        dac(F.pad(t, pad, mode=mode), pad_ref(e, pad, mode), device=device)
+    xl = dleaf(x, device=device)
+    out = F.pad(xl, pad, mode=mode)
+    g = _rand(tuple(out.shape), rng, dtype="float32")
+    out.backward(dt(g, device=device))
+    idx = pad_ref(np.arange(x.size).reshape(x.shape), pad, mode, value=-1)
+    exp = np.zeros(x.size)
+    np.add.at(exp, idx[idx >= 0], g[idx >= 0].astype(np.float64))
+    dac(xl.grad, exp.reshape(x.shape), rtol=1e-5, atol=1e-5, device=device)
+
+
+def test_pad_half_gradient_adds_in_float32(rng):
+    """float16 gradients of a reflect pad add up their copies in float32 and round once."""
+    x = rumus.tensor(_rand((2, 9), rng, dtype="float16"), requires_grad=True)
+    out = F.pad(x, (3, 3), mode="replicate")
+    g = _rand(tuple(out.shape), rng, dtype="float16")
+    out.backward(rumus.tensor(g))
+    idx = pad_ref(np.arange(18).reshape(2, 9), (3, 3), "replicate")
+    exp = np.zeros(18)
+    np.add.at(exp, idx.ravel(), g.astype(np.float64).ravel())
+    assert x.grad.dtype == rumus.float16
+    np.testing.assert_array_equal(to_np(x.grad), exp.reshape(2, 9).astype(np.float16))
+
+
 def test_pad_constant_value_and_dtypes(rng, device):
     x = _rand((2, 3), rng)
     dac(
@@ -511,6 +554,37 @@ def test_interpolate_values_and_gradient(shape, kw, rng, device):
     basis = np.eye(n).reshape((n,) + shape)
     exp = np.array([(interpolate_ref(b, **ref_kw) * g).sum() for b in basis]).reshape(shape)
     dac(x.grad, exp, device=device)
+
+
+@pytest.mark.parametrize(
+    "shape,kw",
+    [
+        ((3, 6, 30, 41), dict(scale_factor=2, mode="bilinear")),
+        ((3, 6, 30, 41), dict(size=(17, 90), mode="bilinear", align_corners=True)),
+        ((2, 5, 24, 20), dict(size=(50, 13), mode="bicubic")),
+        ((4, 7, 300), dict(size=777, mode="linear")),
+        ((2, 3, 9, 12, 14), dict(scale_factor=1.5, mode="trilinear")),
+    ],
+    ids=str,
+)
+def test_interpolate_large(shape, kw, rng, device):
+    """Sizes that split over threads. The gradient is checked as the adjoint of the map:
+    <interpolate(v), g> = <v, x.grad> for random v."""
+    x = _rand(shape, rng, dtype="float32")
+    ref_kw = dict(kw, align_corners=kw.get("align_corners", False))
+    # float32 source coordinates (as PyTorch computes them) against the float64 reference
+    exp = interpolate_ref(x, **ref_kw).astype("float32")
+    dac(F.interpolate(dt(x, device=device), **kw), exp, rtol=1e-5, atol=3e-5, device=device)
+    xl = dleaf(x, device=device)
+    out = F.interpolate(xl, **kw)
+    g = _rand(tuple(out.shape), rng)
+    out.backward(dt(g, device=device))
+    grad = to_np(xl.grad).astype(np.float64)
+    for _ in range(3):
+        v = _rand(shape, rng)
+        exp = (interpolate_ref(v, **ref_kw) * g).sum()
+        # float32 gradients: error relative to the sum's terms, not to its (cancelling) value
+        np.testing.assert_allclose((v * grad).sum(), exp, atol=1e-5 * np.abs(v * grad).sum())
 
 
 def test_interpolate_area_and_recompute_scale_factor(rng, device):

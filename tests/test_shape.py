@@ -851,6 +851,31 @@ def test_tril_triu(kind, shape):
     check(t.triu(), np.triu(a))
 
 
+def test_tril_triu_large_batched_views_and_gradient():
+    """Enough rows for several threads; batch dims that fold into one stride, that do not
+    (permuted), and that broadcast (stride 0); the gradient is the same triangle of the
+    output gradient."""
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((3, 5, 40, 300)).astype(np.float32)
+    t = rumus.tensor(a)
+    views = [
+        (t, a),
+        (t.permute(1, 0, 2, 3), a.transpose(1, 0, 2, 3)),
+        (t.transpose(-1, -2), a.swapaxes(-1, -2)),
+        (t[0, :1].expand(4, 40, 300), np.broadcast_to(a[0, :1], (4, 40, 300))),
+    ]
+    for v, e in views:
+        for k in (-7, 0, 3, 250):
+            check(v.tril(k), np.tril(e, k))
+            check(v.triu(k), np.triu(e, k))
+    check(t.half().tril(2), np.tril(a.astype(np.float16), 2))
+    check(t.bool().triu(1), np.triu(a.astype(bool), 1))
+    x = rumus.tensor(a, requires_grad=True)
+    g = rng.standard_normal(a.shape).astype(np.float32)
+    x.triu(-2).backward(rumus.tensor(g))
+    check(x.grad, np.triu(g, -2))
+
+
 def test_tril_triu_int_empty_and_errors():
     a = np.arange(1, 13, dtype=np.int64).reshape(3, 4)
     t = rumus.tensor(a)

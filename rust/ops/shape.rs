@@ -1,7 +1,7 @@
 //! Views (reshape/view, permute, transpose, squeeze/unsqueeze, expand, narrow,
 //! flatten, movedim, unbind) and shape ops that copy (cat, stack, flip, roll, tril/triu).
-//! Views record their own backward; stack, split, chunk, unbind, roll and
-//! tril/triu are built from recorded ops and need none of their own.
+//! Views record their own backward; stack, split, chunk, unbind and roll are
+//! built from recorded ops and need none of their own (nor tril/triu on the GPU).
 
 use super::copy::{clone_as, contiguous, copy_into};
 use super::elementwise::{binary, where_, Binary};
@@ -384,7 +384,6 @@ pub fn roll(t: &Tensor, shifts: &[i64], dims: &[i64]) -> Result<Tensor> {
     Ok(out)
 }
 
-/// tril (lower=true) / triu: keeps elements with col - row <= k (>= k for triu).
 /// The n-th forward difference along `dim` (logical_xor for bool), after
 /// concatenating `prepend` / `append` (0-d ones expand to one slice).
 pub fn diff(
@@ -430,6 +429,7 @@ pub fn diff(
     Ok(x)
 }
 
+/// tril (lower=true) / triu: keeps elements with col - row <= k (>= k for triu).
 pub fn tri(t: &Tensor, diagonal: i64, lower: bool) -> Result<Tensor> {
     if t.ndim() < 2 {
         bail!(
@@ -438,6 +438,14 @@ pub fn tri(t: &Tensor, diagonal: i64, lower: bool) -> Result<Tensor> {
             if lower { "tril" } else { "triu" }
         );
     }
+    if !t.is_gpu() {
+        return autograd::record(
+            &[t],
+            || tri_cpu(t, diagonal, lower),
+            |_| Ok(TriBackward { diagonal, lower }.into()),
+        );
+    }
+    // On the GPU: a where() over a (rows, cols) mask.
     let (r, c) = (t.shape()[t.ndim() - 2] as i64, t.shape()[t.ndim() - 1] as i64);
     let rows = super::creation::arange(Scalar::Int(0), Scalar::Int(r), Scalar::Int(1), DType::I64)?;
     let cols = super::creation::arange(Scalar::Int(0), Scalar::Int(c), Scalar::Int(1), DType::I64)?;
@@ -459,7 +467,52 @@ pub fn tri(t: &Tensor, diagonal: i64, lower: bool) -> Result<Tensor> {
     super::copy::to_dtype(&out, t.dtype())
 }
 
+fn tri_cpu(t: &Tensor, k: i64, lower: bool) -> Result<Tensor> {
+    let nd = t.ndim();
+    let l = t.layout();
+    // The batch dims as one stride, copying first when they do not fold into one.
+    let batch = |l: &Layout| -> Vec<usize> { (0..nd - 2).filter(|&d| l.shape[d] != 1).collect() };
+    let b = batch(l);
+    let folds = b.windows(2).all(|w| l.strides[w[0]] == l.strides[w[1]] * l.shape[w[1]] as isize);
+    let src = if folds { t.clone() } else { contiguous(t)? };
+    let l = src.layout();
+    let (r, c) = (l.shape[nd - 2], l.shape[nd - 1]);
+    let bs = batch(l).last().map_or(0, |&d| l.strides[d]);
+    let out = Tensor::for_output(t.shape(), t.dtype())?;
+    if out.numel() > 0 {
+        crate::dispatch_all!(t.dtype(), T => {
+            // SAFETY: out holds t's shape; the strides are src's own.
+            unsafe {
+                crate::backend::cpu::tri::tri(
+                    crate::backend::cpu::P(out.ptr::<T>()?),
+                    crate::backend::cpu::P(src.ptr::<T>()?),
+                    (out.numel() / (r * c), r, c),
+                    (bs, l.strides[nd - 2], l.strides[nd - 1]),
+                    k,
+                    lower,
+                )
+            }
+        });
+    }
+    Ok(out)
+}
+
 // ---- backward ----
+
+#[derive(Clone)]
+pub struct TriBackward {
+    diagonal: i64,
+    lower: bool,
+}
+
+impl Backward for TriBackward {
+    fn name(&self) -> String {
+        if self.lower { "TrilBackward0" } else { "TriuBackward0" }.to_string()
+    }
+    fn apply(&self, _: &Arc<Node>, grads: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
+        Ok(vec![Some(tri(&grads[0], self.diagonal, self.lower)?)])
+    }
+}
 
 #[derive(Clone)]
 pub struct ReshapeBackward {

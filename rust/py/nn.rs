@@ -612,7 +612,46 @@ adaptive_max_fn!(
     adaptive_max_pool2d,
     2
 );
+/// F.pad's CPU kernel: ``input`` gathered through one map per dim (None: the
+/// dim as it is; else the source index of each output position, -1 for ``value``).
+#[pyfunction]
+fn _pad_gather(
+    py: Python<'_>,
+    input: PyRef<'_, PyTensor>,
+    maps: Vec<Option<Vec<i64>>>,
+    value: &Bound<'_, PyAny>,
+) -> PyResult<PyTensor> {
+    let v = super::tensor::number(value)?;
+    let x = input.t.clone();
+    let maps = std::sync::Arc::new(maps);
+    Ok(wrap(run(py, x.numel(), || crate::ops::pad::pad_gather(&x, maps, v))?))
+}
+
+/// interpolate's CPU kernel along one dim: output position j is
+/// ``Σ_t weights[j·taps + t] · input[..., index[j·taps + t], ...]``.
+#[pyfunction]
+fn _resample(
+    py: Python<'_>,
+    input: PyRef<'_, PyTensor>,
+    dim: usize,
+    index: Vec<i64>,
+    weights: Vec<f64>,
+    taps: usize,
+) -> PyResult<PyTensor> {
+    let x = input.t.clone();
+    let n = x.shape().get(dim).copied().unwrap_or(0);
+    let taps = std::sync::Arc::new(crate::ops::resample::Taps {
+        idx: index,
+        w: Some(weights),
+        k: taps,
+        n,
+    });
+    Ok(wrap(run(py, x.numel(), || crate::ops::resample::resample(&x, dim, taps))?))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(_resample, m)?)?;
+    m.add_function(wrap_pyfunction!(_pad_gather, m)?)?;
     m.add_function(wrap_pyfunction!(max_pool1d, m)?)?;
     m.add_function(wrap_pyfunction!(max_pool2d, m)?)?;
     m.add_function(wrap_pyfunction!(avg_pool1d, m)?)?;

@@ -1122,6 +1122,11 @@ def _pad_index(n, before, after, mode, dim, shape):
     return np.where(pos > n - 1, 2 * (n - 1) - pos, pos)
 
 
+def _native_pad(x):
+    """Whether F.pad runs as one gather kernel (real CPU tensors), not as a composite of ops."""
+    return not x.is_gpu and not x.is_complex()
+
+
 def pad(
     input: Tensor, pad: Sequence[int], mode: str = "constant", value: float | None = None
 ) -> Tensor:
@@ -1161,6 +1166,12 @@ def pad(
                     f"pad: padding ({before}, {after}) crops dimension {d} of input {shape} below "
                     "size 0"
                 )
+        if _native_pad(input):
+            maps = [None] * nd
+            for d, before, after in pairs:
+                pos = np.arange(-before, shape[d] + after)
+                maps[d] = np.where((pos >= 0) & (pos < shape[d]), pos, -1).tolist()
+            return _rumus._pad_gather(input, maps, 0 if value is None else value)
         x = input
         for d, before, after in pairs:  # negative padding crops
             if before < 0 or after < 0:
@@ -1192,12 +1203,16 @@ def pad(
             raise RuntimeError(
                 f"pad: mode '{mode}' needs non-empty padded dimensions, got input of shape {shape}"
             )
-    x = input
+    maps = [None] * nd
     for d, before, after in pairs:
         if before or after:
-            x = x.index_select(
-                d, _index(_pad_index(shape[d], before, after, mode, d, shape), input)
-            )
+            maps[d] = _pad_index(shape[d], before, after, mode, d, shape)
+    if _native_pad(input):
+        return _rumus._pad_gather(input, [None if m is None else m.tolist() for m in maps], 0)
+    x = input
+    for d, m in enumerate(maps):
+        if m is not None:
+            x = x.index_select(d, _index(m, input))
     return x
 
 
@@ -1216,6 +1231,14 @@ def _cubic_weights(t):
         return ((a * x - 5 * a) * x + 8 * a) * x - 4 * a
 
     return [far(t + 1), near(t), near(1 - t), far(2 - t)]
+
+
+def _taps(x, dim, idx, weights):
+    """The CPU kernel: output j along ``dim`` is ``Σ_k weights[k][j] · x[idx[k][j]]``."""
+    k = len(idx)
+    idx = np.stack(idx, 1).ravel().tolist()
+    weights = np.stack(weights, 1).astype(np.float64).ravel().tolist()
+    return _rumus._resample(x, dim, idx, weights, k)
 
 
 def _resample(x, dim, m, scale, mode, align_corners):
@@ -1249,6 +1272,9 @@ def _resample(x, dim, m, scale, mode, align_corners):
         i0 = np.floor(src)
         taps = _cubic_weights(src - i0)
         i0 = i0.astype(np.int64)
+        if not x.is_gpu:
+            idx = [np.clip(i0 - 1 + k, 0, n - 1) for k in range(4)]
+            return _taps(x, dim, idx, taps)
         out = None
         for k, w in enumerate(taps):
             term = x.index_select(dim, _index(np.clip(i0 - 1 + k, 0, n - 1), x)) * weight(w)
@@ -1258,6 +1284,8 @@ def _resample(x, dim, m, scale, mode, align_corners):
     i0 = np.minimum(np.floor(src).astype(np.int64), n - 1)
     i1 = np.minimum(i0 + 1, n - 1)
     lam = np.clip(src - i0, 0, 1)
+    if not x.is_gpu:
+        return _taps(x, dim, [i0, i1], [1 - lam, lam])
     x0 = x.index_select(dim, _index(i0, x))
     x1 = x.index_select(dim, _index(i1, x))
     return x0 * weight(1 - lam) + x1 * weight(lam)

@@ -449,6 +449,43 @@ pub fn extreme<T: Element>(
     Ok((vals, idx))
 }
 
+/// `scan` along the middle dim of contiguous (outer, len, inner) data: each
+/// task runs a block of columns down the dim, so row i is row i-1 combined
+/// with x's row i in vector loops (the same order of operations per column as
+/// a serial scan).
+///
+/// # Safety
+/// Both pointers must hold outer·len·inner elements.
+unsafe fn scan_blocks<T: super::elementwise::Arith>(
+    x: P<T>,
+    out: P<T>,
+    outer: usize,
+    len: usize,
+    inner: usize,
+    product: bool,
+) {
+    // Columns per task: up to 512, fewer when that leaves threads idle.
+    let tasks = 4 * super::threads();
+    let block = inner.div_ceil(tasks.div_ceil(outer)).next_multiple_of(16).clamp(64, 512);
+    let blocks = inner.div_ceil(block);
+    super::team::for_each_if(outer * len * inner, outer * blocks, |task| {
+        let (o, b) = (task / blocks, task % blocks);
+        let (c0, w) = (b * block, block.min(inner - b * block));
+        let row = |i: usize| (o * len + i) * inner + c0;
+        std::ptr::copy_nonoverlapping(x.at(row(0) as isize), out.at(row(0) as isize), w);
+        for i in 1..len {
+            let prev = std::slice::from_raw_parts(out.at(row(i - 1) as isize), w);
+            let xi = std::slice::from_raw_parts(x.at(row(i) as isize), w);
+            let oi = std::slice::from_raw_parts_mut(out.at(row(i) as isize), w);
+            if product {
+                oi.iter_mut().zip(prev.iter().zip(xi)).for_each(|(r, (&a, &v))| *r = a.mul(v));
+            } else {
+                oi.iter_mut().zip(prev.iter().zip(xi)).for_each(|(r, (&a, &v))| *r = a.add(v));
+            }
+        }
+    });
+}
+
 /// Inclusive scan (cumsum, cumprod) of `x` along `d` into `out`.
 pub fn scan<T: super::elementwise::Arith>(
     x: &Tensor,
@@ -462,6 +499,21 @@ pub fn scan<T: super::elementwise::Arith>(
         (x.shape().clone(), x.strides().to_vec(), out.strides().to_vec())
     };
     let len = shape[d];
+    let inner: usize = shape[d + 1..].iter().product();
+    if inner > 1 && x.is_contiguous() && out.is_contiguous() {
+        // SAFETY: both are contiguous tensors of `shape`.
+        unsafe {
+            scan_blocks(
+                P(x.ptr::<T>()?),
+                P(out.ptr::<T>()?),
+                numel(&shape[..d]),
+                len,
+                inner,
+                product,
+            )
+        };
+        return Ok(());
+    }
     let (step_x, step_o) = (xs[d], os[d]);
     // Iterate over every row along `d`: the other dims, with `d` collapsed to size 1.
     let mut rows = shape.clone();

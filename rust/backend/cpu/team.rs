@@ -209,3 +209,11 @@ pub fn for_each_if(work: usize, n: usize, f: impl Fn(usize) + Sync) {
         (0..n).for_each(f)
     }
 }
+
+/// Rows of `len` elements handed out in a few contiguous chunks per thread.
+pub fn for_rows(rows: usize, len: usize, f: impl Fn(usize) + Sync) {
+    let chunks = rows.min(super::threads() * 8).max(1);
+    for_each_if(rows * len, chunks, |c| {
+        (c * rows / chunks..(c + 1) * rows / chunks).for_each(&f);
+    });
+}
