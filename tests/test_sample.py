@@ -117,6 +117,30 @@ def test_grid_sample_2d_values(mode, pm, ac, rng, device):
         assert_close(out, exp, **({} if fd == "float64" else dict(rtol=1e-4, atol=1e-5)))
 
 
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+def test_grid_sample_many_points_and_nonfinite_outside(mode, rng):
+    """More points than one task takes, several batches and channels; an infinite input
+    element is read by no out-of-range tap (zeros padding), as in PyTorch."""
+    x = rng.uniform(-1, 1, (3, 5, 9, 11))
+    grid = rng.uniform(-1.3, 1.3, (3, 30, 41, 2))
+    exp = grid_sample_ref(x, grid, mode, "zeros", False)
+    x[:, :, 0, 0] = np.inf
+    out = F.grid_sample(tensor(x), tensor(grid), mode=mode, align_corners=False)
+    # the reference had a finite corner: compare where no tap reads it
+    ix = (grid[..., 0] + 1) * 11 / 2 - 0.5
+    iy = (grid[..., 1] + 1) * 9 / 2 - 0.5
+    reach = 2 if mode == "bicubic" else 1
+    far = ((ix >= reach) | (iy >= reach))[:, None]
+    got = to_np(out)
+    assert np.isfinite(got[np.broadcast_to(far, got.shape)]).all()
+    np.testing.assert_allclose(
+        got[np.broadcast_to(far, got.shape)],
+        exp[np.broadcast_to(far, exp.shape)],
+        rtol=1e-6,
+        atol=1e-7,
+    )
+
+
 @pytest.mark.parametrize("mode", ["bilinear", "nearest"])
 @pytest.mark.parametrize("pm", ["zeros", "border", "reflection"])
 def test_grid_sample_3d_values(mode, pm, rng, device):

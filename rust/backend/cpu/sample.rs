@@ -28,6 +28,15 @@ impl Geom {
     fn plane(&self) -> usize {
         self.size.iter().product()
     }
+    /// Taps of one output point: per axis 1 (nearest), 2 (linear) or 4 (cubic).
+    fn taps_per_point(&self) -> usize {
+        let k: usize = match self.mode {
+            GridMode::Nearest => 1,
+            GridMode::Bilinear => 2,
+            GridMode::Bicubic => 4,
+        };
+        k.pow(self.nd as u32)
+    }
 }
 
 /// PyTorch's bicubic convolution coefficient.
@@ -44,11 +53,13 @@ struct Axis<T> {
     dw: [T; 4],
 }
 
+#[inline(always)]
 fn c<T: Float>(v: f64) -> T {
     T::from(v).expect("a float constant")
 }
 
 /// Grid value -> source coordinate and d(coordinate)/d(grid).
+#[inline(always)]
 fn unnormalize<T: Float>(g: T, size: usize, align: bool) -> (T, T) {
     let s: T = c(size as f64);
     if align {
@@ -60,6 +71,7 @@ fn unnormalize<T: Float>(g: T, size: usize, align: bool) -> (T, T) {
 }
 
 /// Clamp into [0, size - 1]; the gradient passes only strictly inside.
+#[inline(always)]
 fn clip<T: Float>(x: T, size: usize) -> (T, T) {
     let hi: T = c((size - 1) as f64);
     if x <= T::zero() {
@@ -73,6 +85,7 @@ fn clip<T: Float>(x: T, size: usize) -> (T, T) {
 
 /// Reflects x into [lo2 / 2, hi2 / 2] (bounds doubled, as PyTorch), with the
 /// sign the reflection gives the gradient.
+#[inline(always)]
 fn reflect<T: Float>(x: T, lo2: f64, hi2: f64) -> (T, T) {
     if lo2 == hi2 {
         return (T::zero(), T::zero());
@@ -94,6 +107,7 @@ fn reflect<T: Float>(x: T, lo2: f64, hi2: f64) -> (T, T) {
 }
 
 /// Border / reflection padding of a source coordinate (zeros: unchanged).
+#[inline(always)]
 fn pad_coord<T: Float>(x: T, size: usize, pad: GridPad, align: bool) -> (T, T) {
     match pad {
         GridPad::Zeros => (x, T::one()),
@@ -113,6 +127,7 @@ fn pad_coord<T: Float>(x: T, size: usize, pad: GridPad, align: bool) -> (T, T) {
 
 /// The 4 cubic weights of taps floor - 1 .. floor + 2 at fraction t, and
 /// their derivatives in t.
+#[inline(always)]
 fn cubic<T: Float>(t: T) -> ([T; 4], [T; 4]) {
     let a: T = c(A);
     let near = |x: T| ((a + c(2.0)) * x - (a + c(3.0))) * x * x + T::one();
@@ -128,6 +143,7 @@ fn cubic<T: Float>(t: T) -> ([T; 4], [T; 4]) {
 }
 
 /// The taps of grid coordinate `g` along an axis of `size`.
+#[inline(always)]
 fn axis<T: Float>(g: T, size: usize, geo: &Geom) -> Axis<T> {
     let (u, mu) = unnormalize(g, size, geo.align);
     let z = T::zero();
@@ -166,6 +182,7 @@ fn axis<T: Float>(g: T, size: usize, geo: &Geom) -> Axis<T> {
 }
 
 /// Round half to even (PyTorch's nearbyint).
+#[inline(always)]
 fn round_even<T: Float>(x: T) -> T {
     let r = x.round();
     if (r - x).abs() == c(0.5) && r % c(2.0) != T::zero() {
@@ -177,6 +194,7 @@ fn round_even<T: Float>(x: T) -> T {
 
 /// The three axes (depth, height, width) of point `p` of batch `b`; a 2-D
 /// call's depth axis is one tap at 0 of weight 1.
+#[inline(always)]
 fn taps<T: Float>(geo: &Geom, grid: &[T], b: usize, p: usize) -> [Axis<T>; 3] {
     let g = &grid[(b * geo.pts + p) * geo.nd..][..geo.nd];
     let unit = Axis {
@@ -190,25 +208,27 @@ fn taps<T: Float>(geo: &Geom, grid: &[T], b: usize, p: usize) -> [Axis<T>; 3] {
     [d, axis(g[1], geo.size[1], geo), axis(g[0], geo.size[2], geo)]
 }
 
-/// Calls `f(flat position, weight, [d weight / d axis])` for every in-range
-/// tap of the product.
+/// Calls `f(flat position, weight, [d weight / d axis], in range)` for every
+/// tap of the product (an out-of-range tap has position 0 and reads nothing).
 #[inline(always)]
-fn each_tap<T: Float>(geo: &Geom, ax: &[Axis<T>; 3], mut f: impl FnMut(usize, T, [T; 3])) {
+fn each_tap<T: Float>(geo: &Geom, ax: &[Axis<T>; 3], mut f: impl FnMut(usize, T, [T; 3], bool)) {
     let [d, h, w] = ax;
     for i in 0..d.k {
         for j in 0..h.k {
             for k in 0..w.k {
-                if !(d.ok[i] && h.ok[j] && w.ok[k]) {
-                    continue;
-                }
-                let at = (d.pos[i] * geo.size[1] + h.pos[j]) * geo.size[2] + w.pos[k];
+                let ok = d.ok[i] && h.ok[j] && w.ok[k];
+                let at = if ok {
+                    (d.pos[i] * geo.size[1] + h.pos[j]) * geo.size[2] + w.pos[k]
+                } else {
+                    0
+                };
                 let wt = d.w[i] * h.w[j] * w.w[k];
                 let dw = [
                     d.dw[i] * h.w[j] * w.w[k],
                     d.w[i] * h.dw[j] * w.w[k],
                     d.w[i] * h.w[j] * w.dw[k],
                 ];
-                f(at, wt, dw);
+                f(at, wt, dw, ok);
             }
         }
     }
@@ -217,23 +237,60 @@ fn each_tap<T: Float>(geo: &Geom, ax: &[Axis<T>; 3], mut f: impl FnMut(usize, T,
 /// Points per task.
 const CHUNK: usize = 256;
 
-/// out (N, C, pts) = samples of x (N, C, plane) at grid (N, pts, nd).
+/// out (N, C, pts) = samples of x (N, C, plane) at grid (N, pts, nd). A task
+/// takes CHUNK points of one batch: their taps (flat position, weight) are
+/// found once, then each channel's plane is read through them.
 pub fn forward<T: Float + Send + Sync>(geo: &Geom, x: &[T], grid: &[T], out: &mut [T]) {
     let chunks = geo.pts.div_ceil(CHUNK);
     let op = P(out.as_mut_ptr());
     let plane = geo.plane();
     team::for_each_if(geo.n * geo.c * geo.pts * 4, geo.n * chunks, |t| {
         let (b, p0) = (t / chunks, t % chunks * CHUNK);
-        for p in p0..(p0 + CHUNK).min(geo.pts) {
-            let ax = taps(geo, grid, b, p);
-            for ch in 0..geo.c {
-                let src = &x[(b * geo.c + ch) * plane..][..plane];
-                let mut s = T::zero();
-                each_tap(geo, &ax, |at, w, _| s = s + w * src[at]);
-                // SAFETY: (b, ch, p) is written by this task only.
-                unsafe { *op.get().add((b * geo.c + ch) * geo.pts + p) = s };
-            }
-        }
+        let p1 = (p0 + CHUNK).min(geo.pts);
+        // The points' taps (flat position, weight, in range), as many for every
+        // point, stored tap-major so the channel loop runs down whole columns.
+        let (np, k) = (p1 - p0, geo.taps_per_point());
+        let (mut at, mut wt, mut ok) =
+            (vec![0; k * np], vec![T::zero(); k * np], vec![false; k * np]);
+        super::simd(
+            #[inline(always)]
+            || {
+                for i in 0..np {
+                    let mut q = i;
+                    each_tap(geo, &taps(geo, grid, b, p0 + i), |a, w, _, in_range| {
+                        (at[q], wt[q], ok[q]) = (a, w, in_range);
+                        q += np;
+                    });
+                }
+            },
+        );
+        let mut acc = vec![T::zero(); np];
+        super::simd(
+            #[inline(always)]
+            || {
+                for ch in 0..geo.c {
+                    let src = x[(b * geo.c + ch) * plane..][..plane].as_ptr();
+                    acc.fill(T::zero());
+                    for t in 0..k {
+                        let (at, wt, ok) =
+                            (&at[t * np..][..np], &wt[t * np..][..np], &ok[t * np..][..np]);
+                        for ((a, (&q, &w)), &m) in acc.iter_mut().zip(at.iter().zip(wt)).zip(ok) {
+                            // SAFETY: in-range taps lie inside the plane; the others read 0.
+                            let v = unsafe { *src.add(q) };
+                            *a = *a + w * if m { v } else { T::zero() };
+                        }
+                    }
+                    // SAFETY: (b, ch, p0..p1) is written by this task only.
+                    let row = unsafe {
+                        std::slice::from_raw_parts_mut(
+                            op.get().add((b * geo.c + ch) * geo.pts + p0),
+                            np,
+                        )
+                    };
+                    row.copy_from_slice(&acc);
+                }
+            },
+        );
     });
 }
 
@@ -250,7 +307,10 @@ pub fn grid_grad<T: Float + Send + Sync>(geo: &Geom, x: &[T], grid: &[T], go: &[
             for ch in 0..geo.c {
                 let src = &x[(b * geo.c + ch) * plane..][..plane];
                 let g = go[(b * geo.c + ch) * geo.pts + p];
-                each_tap(geo, &ax, |at, _, dw| {
+                each_tap(geo, &ax, |at, _, dw, ok| {
+                    if !ok {
+                        return;
+                    }
                     let v = g * src[at];
                     for a in 0..3 {
                         acc[a] = acc[a] + v * dw[a];
@@ -287,7 +347,11 @@ pub fn input_grad<T: Float + Send + Sync>(geo: &Geom, grid: &[T], go: &[T], gx: 
             let ax = taps(geo, grid, b, p);
             for (k, d) in dst.chunks_exact_mut(plane).enumerate() {
                 let g = go[(first + k) * geo.pts + p];
-                each_tap(geo, &ax, |at, w, _| d[at] = d[at] + w * g);
+                each_tap(geo, &ax, |at, w, _, ok| {
+                    if ok {
+                        d[at] = d[at] + w * g;
+                    }
+                });
             }
         }
     });
