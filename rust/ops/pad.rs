@@ -80,6 +80,28 @@ fn pad_sum(g: &Tensor, maps: &Maps, in_shape: &Shape) -> Result<Tensor> {
     autograd::record(
         &[g],
         || {
+            // Maps that read each source index at most once (constant padding and
+            // cropping) have a gather as their adjoint: one pass, no sums.
+            let inverse: Option<Vec<Option<Vec<i64>>>> = maps
+                .iter()
+                .zip(in_shape)
+                .map(|(m, &n)| match m {
+                    None => Some(None),
+                    Some(m) => {
+                        let mut inv = vec![-1i64; n];
+                        for (o, &i) in m.iter().enumerate().filter(|(_, &i)| i >= 0) {
+                            if inv[i as usize] >= 0 {
+                                return None;
+                            }
+                            inv[i as usize] = o as i64;
+                        }
+                        Some(Some(inv))
+                    }
+                })
+                .collect();
+            if let Some(inv) = inverse {
+                return gather(g, &Arc::new(inv), Scalar::Int(0));
+            }
             let mut cur = g.clone();
             for (d, m) in maps.iter().enumerate() {
                 let Some(m) = m else { continue };
