@@ -144,6 +144,12 @@ def test_large_parallel_reductions(dtype):
     close(t.var(), x.var(ddof=1), dtype)
     np.testing.assert_array_equal(t.amax(0).double().numpy(), x.max(0))
     assert t.argmin().item() == np.argmin(x)
+    # the same lanes and order as the float32 path: its sum rounded once, bit for bit
+    for d in (None, 1):
+        f = t.float()
+        want = (f.sum() if d is None else f.sum(d)).to(dtype)
+        got = t.sum() if d is None else t.sum(d)
+        np.testing.assert_array_equal(got.float().numpy(), want.float().numpy())
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

@@ -508,12 +508,18 @@ def test_cumsum_cumprod(name, fn, dim, rng, device):
         assert_close(getattr(rumus, name)(t, dim=dim), exp, **_tol(dtype))
 
 
-@pytest.mark.parametrize("shape,dim", [((600, 700), 0), ((4, 300, 90), 1), ((7, 50, 3, 40), 1)])
-def test_cumsum_cumprod_along_outer_dims_large(shape, dim, rng, device):
-    """Scans along a dim with columns after it, big enough to be split over threads: each
-    column equals NumPy's serial scan."""
+@pytest.mark.parametrize(
+    "shape,dim",
+    [((600, 700), 0), ((4, 300, 90), 1), ((7, 50, 3, 40), 1), ((203, 517), 1), ((3, 9, 700), -1)],
+)
+def test_cumsum_cumprod_large(shape, dim, rng, device):
+    """Scans big enough to be split over threads, along dims with columns after them and
+    along the last dim (rows in groups): each row equals NumPy's serial scan."""
     a = make(shape, "float32", rng, 0.9, 1.1)
     t = tensor(a)
+    if device == "cpu":  # same order of additions as a serial float32 scan: same bits
+        np.testing.assert_array_equal(to_np(t.cumsum(dim)), np.cumsum(a, axis=dim))
+        np.testing.assert_array_equal(to_np(t.cumprod(dim)), np.cumprod(a, axis=dim))
     for name, fn, tol in (("cumsum", np.cumsum, 1e-5), ("cumprod", np.cumprod, 1e-4)):
         exp = fn(a.astype(np.float64), axis=dim).astype(np.float32)
         assert_close(getattr(t, name)(dim), exp, rtol=tol, atol=1e-3)

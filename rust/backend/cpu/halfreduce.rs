@@ -87,8 +87,7 @@ macro_rules! dispatch_half {
     };
 }
 
-/// Sum in float64, eight independent lanes on contiguous rows (the float32
-/// path's order, so results agree with it).
+/// Sum in float64, in the float32 path's lanes and order, so results agree with it.
 struct Sum;
 impl<H: Half> Reducer<H> for Sum {
     type Acc = f64;
@@ -110,17 +109,7 @@ impl<H: Half> Reducer<H> for Sum {
         let s = std::slice::from_raw_parts(p, len);
         super::simd(
             #[inline(always)]
-            || {
-                let mut lanes = [0.0f64; 8];
-                let mut chunks = s.chunks_exact(8);
-                for c in &mut chunks {
-                    for k in 0..8 {
-                        lanes[k] += c[k].wide() as f64;
-                    }
-                }
-                let tail: f64 = chunks.remainder().iter().map(|x| x.wide() as f64).sum();
-                acc + lanes.iter().sum::<f64>() + tail
-            },
+            || acc + super::reduce::sum_f64(s, |x: H| x.wide() as f64),
         )
     }
 }

@@ -204,36 +204,37 @@ impl<T: crate::tensor::Element> Reducer<T> for SumF64 {
         }
         let s = std::slice::from_raw_parts(p, len);
         if len < 64 {
-            return acc + sum_f64(s);
+            return acc + sum_f64(s, T::to_f64);
         }
         super::simd(
             #[inline(always)]
-            || acc + sum_f64(s),
+            || acc + sum_f64(s, T::to_f64),
         )
     }
 }
 
-/// The lanes of `SumF64::row`.
+/// The lanes of `SumF64::row` (and of the half types' sums, which widen each
+/// element with `wide` and so add in the same order).
 #[inline(always)]
-fn sum_f64<T: crate::tensor::Element>(s: &[T]) -> f64 {
-    let mut wide = [0.0f64; 32];
+pub(super) fn sum_f64<T: Copy>(s: &[T], wide: impl Fn(T) -> f64) -> f64 {
+    let mut acc = [0.0f64; 32];
     let mut chunks = s.chunks_exact(32);
     for c in &mut chunks {
         for k in 0..32 {
-            wide[k] += c[k].to_f64();
+            acc[k] += wide(c[k]);
         }
     }
     let mut lanes = [0.0f64; 8];
     for k in 0..32 {
-        lanes[k % 8] += wide[k];
+        lanes[k % 8] += acc[k];
     }
     let mut chunks = chunks.remainder().chunks_exact(8);
     for c in &mut chunks {
         for k in 0..8 {
-            lanes[k] += c[k].to_f64();
+            lanes[k] += wide(c[k]);
         }
     }
-    let tail: f64 = chunks.remainder().iter().map(|x| x.to_f64()).sum();
+    let tail: f64 = chunks.remainder().iter().map(|&x| wide(x)).sum();
     lanes.iter().sum::<f64>() + tail
 }
 
@@ -486,6 +487,49 @@ unsafe fn scan_blocks<T: super::elementwise::Arith>(
     });
 }
 
+/// Rows `scan_rows` runs side by side.
+const ROW_GROUP: usize = 8;
+
+/// `scan` along the last dim of contiguous (rows, len) data: ROW_GROUP rows
+/// advance together, so their additions (or products) form independent chains
+/// instead of one chain waiting on each result. Each row's order of
+/// operations is a serial scan's.
+///
+/// # Safety
+/// Both pointers must hold rows·len elements.
+unsafe fn scan_rows<T: super::elementwise::Arith>(
+    x: P<T>,
+    out: P<T>,
+    rows: usize,
+    len: usize,
+    product: bool,
+) {
+    let op = move |a: T, v: T| if product { a.mul(v) } else { a.add(v) };
+    let init = if product { T::one() } else { T::zero() };
+    super::team::for_each_if(rows * len, rows.div_ceil(ROW_GROUP), |g| {
+        let r0 = g * ROW_GROUP;
+        let (xr, or) = (x.at((r0 * len) as isize), out.at((r0 * len) as isize));
+        if rows - r0 < ROW_GROUP {
+            // The last, partial group: row by row.
+            for k in 0..rows - r0 {
+                let mut a = init;
+                for i in k * len..(k + 1) * len {
+                    a = op(a, *xr.add(i));
+                    *or.add(i) = a;
+                }
+            }
+            return;
+        }
+        let mut acc = [init; ROW_GROUP];
+        for i in 0..len {
+            for (k, a) in acc.iter_mut().enumerate() {
+                *a = op(*a, *xr.add(k * len + i));
+                *or.add(k * len + i) = *a;
+            }
+        }
+    });
+}
+
 /// Inclusive scan (cumsum, cumprod) of `x` along `d` into `out`.
 pub fn scan<T: super::elementwise::Arith>(
     x: &Tensor,
@@ -500,18 +544,15 @@ pub fn scan<T: super::elementwise::Arith>(
     };
     let len = shape[d];
     let inner: usize = shape[d + 1..].iter().product();
+    let rows = numel(&shape[..d]);
+    if inner == 1 && rows >= ROW_GROUP && x.is_contiguous() && out.is_contiguous() {
+        // SAFETY: both are contiguous tensors of `shape`.
+        unsafe { scan_rows(P(x.ptr::<T>()?), P(out.ptr::<T>()?), rows, len, product) };
+        return Ok(());
+    }
     if inner > 1 && x.is_contiguous() && out.is_contiguous() {
         // SAFETY: both are contiguous tensors of `shape`.
-        unsafe {
-            scan_blocks(
-                P(x.ptr::<T>()?),
-                P(out.ptr::<T>()?),
-                numel(&shape[..d]),
-                len,
-                inner,
-                product,
-            )
-        };
+        unsafe { scan_blocks(P(x.ptr::<T>()?), P(out.ptr::<T>()?), rows, len, inner, product) };
         return Ok(());
     }
     let (step_x, step_o) = (xs[d], os[d]);
