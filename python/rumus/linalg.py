@@ -1041,11 +1041,17 @@ def pinv(
         keep = w.detach().abs() > t
         winv = r.where(keep, 1 / r.where(keep, w, w * 0 + 1), w * 0)
         return (V * winv.unsqueeze(-2)) @ V.mT
-    U, S, Vh = svd(A, full_matrices=False)
-    t = _tol(A, S.detach(), atol, rtol, False)
-    keep = S.detach() > t
-    sinv = r.where(keep, 1 / r.where(keep, S, S * 0 + 1), S * 0)
+    U, _, sinv, Vh, _ = _svd_inverse(A, atol, rtol)
     return (Vh.mT * sinv.unsqueeze(-2)) @ U.mT
+
+
+def _svd_inverse(A, atol, rtol):
+    """(U, S, 1/S where S is above the tolerance else 0, Vh, that mask) of A's thin SVD."""
+    r = _tensor_module()
+    U, S, Vh = svd(A, full_matrices=False)
+    keep = S.detach() > _tol(A, S.detach(), atol, rtol, False)
+    sinv = r.where(keep, 1 / r.where(keep, S, S * 0 + 1), S * 0)
+    return U, S, sinv, Vh, keep
 
 
 def lstsq(
@@ -1088,9 +1094,10 @@ def lstsq(
     m, n = A.shape[-2], A.shape[-1]
     eps = 2.220446049250313e-16 if A.dtype == _tensor_module().float64 else 1.1920928955078125e-07
     rc = eps * max(m, n) if rcond is None or rcond < 0 else rcond
-    X = pinv(A, rtol=rc) @ Bm
-    s = svdvals(A.detach())
-    rank = matrix_rank(A, rtol=rc)
+    # one SVD gives the solution, the rank and the singular values
+    U, S, sinv, Vh, keep = _svd_inverse(A, None, rc)
+    X = Vh.mT @ (sinv.unsqueeze(-1) * (U.mT @ Bm))
+    s, rank = S.detach(), keep.sum(-1)
     full = bool((rank == min(m, n)).all().item()) if rank.numel() else True
     if m > n and full:
         res = ((A @ X - Bm) ** 2).sum(-2)

@@ -37,13 +37,22 @@ fn one<T: Real>() -> T {
     <T as num_traits::One>::one()
 }
 
-/// Runs `f(i, par)` for matrix i of `count` matrices of `dim` rows/cols.
+/// Matrices from this size up are factored by several threads. Below it the
+/// threads' hand-offs cost more than they save (a 64 x 64 QR took 10x longer
+/// on two threads than on one).
+const PAR_DIM: usize = 256;
+
+/// Runs `f(i, par)` for matrix i of `count` matrices of `dim` rows/cols, and
+/// sets faer's global parallelism to match (its high-level qr, svd, eigh and
+/// llt read that setting, not an argument).
 fn each(count: usize, dim: usize, f: impl Fn(usize, Par) + Sync + Send) {
     let threads = super::threads();
     if count > 1 && threads > 1 && (count >= threads || dim <= 96) {
+        faer::set_global_parallelism(Par::Seq);
         (0..count).into_par_iter().for_each(|i| f(i, Par::Seq));
     } else {
-        let par = if threads > 1 && dim >= 64 { Par::rayon(threads) } else { Par::Seq };
+        let par = if threads > 1 && dim >= PAR_DIM { Par::rayon(threads) } else { Par::Seq };
+        faer::set_global_parallelism(par);
         (0..count).for_each(|i| f(i, par));
     }
 }
