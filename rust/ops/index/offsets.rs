@@ -119,11 +119,21 @@ pub fn advanced_offsets(v: &Layout, adv: &[(usize, Tensor)]) -> Result<(Shape, R
     let mut adv_off = try_vec(nb, 0isize)?;
     for (dim, t) in adv {
         let vals = index_values("index", t)?;
-        // Positions in the contiguous `vals` of each broadcast position.
-        let bl = Layout::contiguous(t.shape()).broadcast_to(&bshape)?;
-        let pos = all_offsets(&bl.shape, &bl.strides)?;
-        for (o, &p) in adv_off.iter_mut().zip(&pos) {
-            *o += checked(vals[p as usize], v.shape[*dim], *dim)? * v.strides[*dim];
+        let (n, stride) = (v.shape[*dim] as i64, v.strides[*dim]);
+        // Bounds first, in one pass that vectorizes; the error names the first bad index.
+        if vals.iter().any(|&x| x < -n || x >= n) {
+            for &x in &vals {
+                checked(x, v.shape[*dim], *dim)?;
+            }
+        }
+        let wrapped = move |x: i64| (x + ((x >> 63) & n)) as isize * stride;
+        if t.shape() == &bshape {
+            adv_off.iter_mut().zip(&vals).for_each(|(o, &x)| *o += wrapped(x));
+        } else {
+            // Positions in the contiguous `vals` of each broadcast position.
+            let bl = Layout::contiguous(t.shape()).broadcast_to(&bshape)?;
+            let pos = all_offsets(&bl.shape, &bl.strides)?;
+            adv_off.iter_mut().zip(&pos).for_each(|(o, &p)| *o += wrapped(vals[p as usize]));
         }
     }
     let dims: Vec<usize> = adv.iter().map(|(d, _)| *d).collect();
@@ -149,6 +159,11 @@ pub fn advanced_offsets(v: &Layout, adv: &[(usize, Tensor)]) -> Result<(Shape, R
     let mut starts = try_vec(count, 0isize)?;
     starts.clear();
     for &a in &pre_o {
+        if let [c] = post_r.starts[..] {
+            // One run per index position (nothing or whole rows after the indexed dims).
+            starts.extend(adv_off.iter().map(|&b| v.offset as isize + a + b + c));
+            continue;
+        }
         for &b in &adv_off {
             starts.extend(post_r.starts.iter().map(|&c| v.offset as isize + a + b + c));
         }
