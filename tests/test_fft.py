@@ -53,6 +53,37 @@ def test_n_dim(norm):
     )
 
 
+@pytest.mark.parametrize("n", [None, 6, 11])
+@pytest.mark.parametrize("dim", [0, 1])
+def test_strided_lanes(dim, n):
+    # Lanes along a dim with 2 x 37 columns after it: gathered in blocks, the last one partial.
+    a, c = rnd(5, 9, 2, 37), crnd(5, 9, 2, 37)
+    x, z = rumus.tensor(a, dtype=rumus.float64), rumus.tensor(c, dtype=rumus.complex128)
+    for got, want in [
+        (fft.fft(z, n, dim=dim), np.fft.fft(c, n, axis=dim)),
+        (fft.ifft(z, n, dim=dim, norm="ortho"), np.fft.ifft(c, n, axis=dim, norm="ortho")),
+        (fft.rfft(x, n, dim=dim), np.fft.rfft(a, n, axis=dim)),
+        (fft.irfft(z, n, dim=dim), np.fft.irfft(c, n, axis=dim)),
+    ]:
+        assert got.is_contiguous()
+        close(got, want)
+    f32 = rumus.tensor(a, dtype=rumus.float32)
+    close(fft.rfft2(f32, dim=(0, 2)), np.fft.rfft2(a, axes=(0, 2)), tol=1e-4)
+
+
+@pytest.mark.parametrize("dt", [rumus.complex64, rumus.complex128])
+def test_complex_transposed_copy(dt):
+    c = crnd(3, 40, 33)
+    z = rumus.tensor(c, dtype=dt)
+    for view, want in [
+        (z.transpose(1, 2), c.transpose(0, 2, 1)),
+        (z.permute(2, 0, 1), c.transpose(2, 0, 1)),
+    ]:
+        got = view.contiguous()
+        assert got.is_contiguous()
+        np.testing.assert_array_equal(got.numpy(), want.astype(got.numpy().dtype))
+
+
 def test_dtypes_and_promotion():
     x = rumus.arange(8)
     assert fft.fft(x).dtype == rumus.complex64

@@ -40,16 +40,13 @@ pub fn copy_into(dst: &Tensor, src: &Tensor) -> Result<()> {
     }
     // A transposed source (stride 1 on an inner dim that is not the last) into a
     // contiguous destination: tiled, instead of a strided read per element.
-    let nd = dst.ndim();
-    let unit = (0..nd.saturating_sub(1)).rev().find(|&d| src_strides[d] == 1 && dst.shape()[d] > 1);
+    let unit = crate::backend::cpu::strided::transposed_unit(dst.shape(), &src_strides);
     if let (Some(a), true, true) = (unit, src.dtype() == dst.dtype(), dst.is_contiguous()) {
-        if src_strides[nd - 1] != 1 && src_strides.iter().all(|&s| s >= 0) {
-            dispatch_all!(dst.dtype(), T => {
-                // SAFETY: src's layout lies within its storage; dst is contiguous with the same shape.
-                unsafe { crate::backend::cpu::strided::transpose_copy::<T>(dst.shape(), &src_strides, a, P(src.ptr::<T>()?), P(dst.ptr::<T>()?)) };
-            });
-            return Ok(());
-        }
+        dispatch_all!(dst.dtype(), T => {
+            // SAFETY: src's layout lies within its storage; dst is contiguous with the same shape.
+            unsafe { crate::backend::cpu::strided::transpose_copy::<T>(dst.shape(), &src_strides, a, P(src.ptr::<T>()?), P(dst.ptr::<T>()?)) };
+        });
+        return Ok(());
     }
     if crate::backend::cpu::halfcast::cast(dst, src, &src_strides)? {
         return Ok(());

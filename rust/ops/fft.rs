@@ -17,7 +17,6 @@ use crate::bail;
 use crate::dispatch_complex;
 use crate::error::Result;
 use crate::ops::copy::contiguous;
-use crate::ops::shape::transpose;
 use crate::tensor::layout::wrap_dim;
 use crate::tensor::{DType, Tensor};
 use std::sync::Arc;
@@ -29,26 +28,32 @@ pub enum Kind {
     C2R,
 }
 
-/// Runs `kind` along `dim` of `x`: the dim moves last, the lanes are made
-/// contiguous, and the output's dim moves back.
+/// Runs `kind` along `dim` of `x` (made contiguous) into a contiguous output
+/// of the same layout with `out_len` entries along `dim`.
 fn run(kind: Kind, x: &Tensor, dim: usize, n: usize, out_len: usize, scale: f64) -> Result<Tensor> {
-    let last = x.ndim() as i64 - 1;
-    let xt = contiguous(&transpose(x, dim as i64, last)?)?;
-    let mut shape = xt.shape().clone();
-    *shape.last_mut().expect("ndim >= 1") = out_len;
+    let xc = contiguous(x)?;
+    let shape = xc.shape();
+    let g = kernel::Lanes {
+        outer: shape[..dim].iter().product(),
+        inner: shape[dim + 1..].iter().product(),
+        la: shape[dim],
+        lo: out_len,
+    };
+    let mut oshape = shape.clone();
+    oshape[dim] = out_len;
     let (out_dtype, read) = match kind {
         Kind::C2C { .. } => (x.dtype(), x.dtype()),
         Kind::R2C => (x.dtype().to_complex(), x.dtype()),
         Kind::C2R => (x.dtype().to_real(), x.dtype()),
     };
-    let out = Tensor::for_output(&shape, out_dtype)?;
+    let out = Tensor::for_output(&oshape, out_dtype)?;
     let real = read.to_real();
     dispatch_complex!(real.to_complex(), R => match kind {
-        Kind::C2C { forward } => kernel::c2c::<R>(&xt, &out, n, scale, forward),
-        Kind::R2C => kernel::r2c::<R>(&xt, &out, n, scale),
-        Kind::C2R => kernel::c2r::<R>(&xt, &out, n, scale),
+        Kind::C2C { forward } => kernel::c2c::<R>(&xc, &out, g, n, scale, forward),
+        Kind::R2C => kernel::r2c::<R>(&xc, &out, g, n, scale),
+        Kind::C2R => kernel::c2r::<R>(&xc, &out, g, n, scale),
     })?;
-    transpose(&out, dim as i64, last)
+    Ok(out)
 }
 
 /// One transform of rumus.fft (see the module doc). `x` must already have

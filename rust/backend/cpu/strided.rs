@@ -93,6 +93,15 @@ fn prefetch<T>(p: *const T) {
     let _ = p;
 }
 
+/// The dim `transpose_copy` takes as its unit-stride src dim, when copying
+/// src (`strides`, broadcast to `shape`) into a contiguous dst is a transpose:
+/// an inner dim of stride 1, a last dim that is not, no negative strides.
+pub fn transposed_unit(shape: &[usize], strides: &[isize]) -> Option<usize> {
+    let nd = shape.len();
+    let a = (0..nd.saturating_sub(1)).rev().find(|&d| strides[d] == 1 && shape[d] > 1)?;
+    (strides[nd - 1] != 1 && strides.iter().all(|&s| s >= 0)).then_some(a)
+}
+
 /// Copies a transposed layout into a contiguous `dst` in tiles of one cache
 /// line by one cache line (16 × 16 float32, 32 × 32 bfloat16), staged in a
 /// buffer so that every line of either side is read or written once per
