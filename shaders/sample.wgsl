@@ -48,10 +48,10 @@ struct Axis {
     dw: vec4<f32>,
 }
 
-// Clamp into [0, size - 1], gradient 1 strictly inside: (value, gradient).
+// Clamp into [0, size - 1], gradient 1 strictly inside: (value, gradient); NaN goes to 0.
 fn clip(x: f32, size: u32) -> vec2<f32> {
     let hi = f32(size - 1u);
-    if (x <= 0.0) { return vec2<f32>(0.0, 0.0); }
+    if (!(x > 0.0)) { return vec2<f32>(0.0, 0.0); }
     if (x >= hi) { return vec2<f32>(hi, 0.0); }
     return vec2<f32>(x, 1.0);
 }

@@ -281,6 +281,23 @@ def test_affine_grid_identity_round_trip(rng):
         assert_close(F.grid_sample(x, grid, align_corners=ac), to_np(x))
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_grid_sample_border_nan_coordinate_clips_to_zero(dtype, rng):
+    """Border padding clamps a NaN coordinate to 0 as PyTorch does: it samples as a
+    coordinate left of the input would; zeros padding keeps the NaN."""
+    x = tensor(rng.uniform(-1, 1, (2, 3, 5, 6)).astype(dtype))
+    grid = rng.uniform(-0.9, 0.9, (2, 4, 7, 2)).astype(dtype)
+    nan = grid.copy()
+    nan[:, ::2, :, 0] = np.nan
+    left = grid.copy()
+    left[:, ::2, :, 0] = -1.5
+    got = F.grid_sample(x, tensor(nan), padding_mode="border", align_corners=False)
+    exp = F.grid_sample(x, tensor(left), padding_mode="border", align_corners=False)
+    np.testing.assert_array_equal(to_np(got), to_np(exp))
+    z = to_np(F.grid_sample(x, tensor(nan), align_corners=False))
+    assert np.isnan(z[:, :, ::2]).all() and np.isfinite(z[:, :, 1::2]).all()
+
+
 def test_grid_sample_matches_torch(rng):
     torch = pytest.importorskip("torch")
     x = rng.uniform(-1, 1, (2, 3, 5, 4))

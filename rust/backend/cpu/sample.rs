@@ -70,11 +70,12 @@ fn unnormalize<T: Float>(g: T, size: usize, align: bool) -> (T, T) {
     }
 }
 
-/// Clamp into [0, size - 1]; the gradient passes only strictly inside.
+/// Clamp into [0, size - 1]; the gradient passes only strictly inside. NaN
+/// goes to 0, as in PyTorch.
 #[inline(always)]
 fn clip<T: Float>(x: T, size: usize) -> (T, T) {
     let hi: T = c((size - 1) as f64);
-    if x <= T::zero() {
+    if x <= T::zero() || x.is_nan() {
         (T::zero(), T::zero())
     } else if x >= hi {
         (hi, T::zero())
@@ -234,6 +235,56 @@ fn each_tap<T: Float>(geo: &Geom, ax: &[Axis<T>; 3], mut f: impl FnMut(usize, T,
     }
 }
 
+/// One axis of 2-D bilinear sampling with zeros or border padding: the two
+/// taps (position, weight, in range), as each_tap would list them.
+#[inline(always)]
+fn linear_pair<T: Float>(g: T, size: usize, geo: &Geom) -> [(usize, T, bool); 2] {
+    let (u, _) = unnormalize(g, size, geo.align);
+    let hi: T = c((size - 1) as f64);
+    let x = if geo.pad == GridPad::Border { clip(u, size).0 } else { u };
+    let x0 = x.floor();
+    let f = x - x0;
+    let tap = |p: T, w: T| {
+        let ok = p >= T::zero() && p <= hi;
+        let at = if ok { p } else { T::zero() };
+        (at.to_usize().unwrap_or(0), w, ok)
+    };
+    [tap(x0, T::one() - f), tap(x0 + T::one(), f)]
+}
+
+/// The four taps of points p0.. of batch b (as many as `at` holds / 4) for 2-D
+/// bilinear sampling with zeros or border padding, tap-major: the same
+/// values the general path finds through `axis` and `each_tap`, in
+/// straight-line code per point that vectorizes.
+#[inline(always)]
+fn bilinear_taps<T: Float>(
+    geo: &Geom,
+    grid: &[T],
+    b: usize,
+    p0: usize,
+    at: &mut [usize],
+    wt: &mut [T],
+    ok: &mut [bool],
+) {
+    let np = at.len() / 4;
+    let (h, w) = (geo.size[1], geo.size[2]);
+    let g = &grid[(b * geo.pts + p0) * 2..][..np * 2];
+    for i in 0..np {
+        let ys = linear_pair(g[2 * i + 1], h, geo);
+        let xs = linear_pair(g[2 * i], w, geo);
+        for (j, &(y, wy, oy)) in ys.iter().enumerate() {
+            for (k, &(x, wx, ox)) in xs.iter().enumerate() {
+                let q = (2 * j + k) * np + i;
+                let inside = oy && ox;
+                at[q] = if inside { y * w + x } else { 0 };
+                // the general path's depth weight 1 times these: the same product
+                wt[q] = wy * wx;
+                ok[q] = inside;
+            }
+        }
+    }
+}
+
 /// Points per task.
 const CHUNK: usize = 256;
 
@@ -255,6 +306,12 @@ pub fn forward<T: Float + Send + Sync>(geo: &Geom, x: &[T], grid: &[T], out: &mu
         super::simd(
             #[inline(always)]
             || {
+                let linear2d =
+                    geo.nd == 2 && geo.mode == GridMode::Bilinear && geo.pad != GridPad::Reflection;
+                if linear2d {
+                    bilinear_taps(geo, grid, b, p0, &mut at, &mut wt, &mut ok);
+                    return;
+                }
                 for i in 0..np {
                     let mut q = i;
                     each_tap(geo, &taps(geo, grid, b, p0 + i), |a, w, _, in_range| {
@@ -264,22 +321,11 @@ pub fn forward<T: Float + Send + Sync>(geo: &Geom, x: &[T], grid: &[T], out: &mu
                 }
             },
         );
-        let mut acc = vec![T::zero(); np];
         super::simd(
             #[inline(always)]
             || {
                 for ch in 0..geo.c {
-                    let src = x[(b * geo.c + ch) * plane..][..plane].as_ptr();
-                    acc.fill(T::zero());
-                    for t in 0..k {
-                        let (at, wt, ok) =
-                            (&at[t * np..][..np], &wt[t * np..][..np], &ok[t * np..][..np]);
-                        for ((a, (&q, &w)), &m) in acc.iter_mut().zip(at.iter().zip(wt)).zip(ok) {
-                            // SAFETY: in-range taps lie inside the plane; the others read 0.
-                            let v = unsafe { *src.add(q) };
-                            *a = *a + w * if m { v } else { T::zero() };
-                        }
-                    }
+                    let src = &x[(b * geo.c + ch) * plane..][..plane];
                     // SAFETY: (b, ch, p0..p1) is written by this task only.
                     let row = unsafe {
                         std::slice::from_raw_parts_mut(
@@ -287,11 +333,50 @@ pub fn forward<T: Float + Send + Sync>(geo: &Geom, x: &[T], grid: &[T], out: &mu
                             np,
                         )
                     };
-                    row.copy_from_slice(&acc);
+                    // inlined here (not through a function pointer) so the
+                    // loops compile for the vector unit simd chose
+                    match k {
+                        1 => read_taps::<T, 1>(src, &at, &wt, &ok, row),
+                        4 => read_taps::<T, 4>(src, &at, &wt, &ok, row),
+                        8 => read_taps::<T, 8>(src, &at, &wt, &ok, row),
+                        16 => read_taps::<T, 16>(src, &at, &wt, &ok, row),
+                        // 1, 2 or 4 taps per axis, 2 or 3 axes
+                        _ => read_taps::<T, 64>(src, &at, &wt, &ok, row),
+                    }
                 }
             },
         );
     });
+}
+
+/// out[i] = Σ_t wt[t, i] · (ok[t, i] ? src[at[t, i]] : 0) over the K taps of
+/// each point (tap-major arrays of K rows of out.len()), summed in tap order
+/// in a register: one pass over the points per channel.
+#[inline(always)]
+fn read_taps<T: Float, const K: usize>(
+    src: &[T],
+    at: &[usize],
+    wt: &[T],
+    ok: &[bool],
+    out: &mut [T],
+) {
+    let np = out.len();
+    assert!(at.len() == K * np && wt.len() == K * np && ok.len() == K * np);
+    let src = src.as_ptr();
+    for (i, o) in out.iter_mut().enumerate() {
+        let mut a = T::zero();
+        for t in 0..K {
+            // SAFETY: t * np + i < K * np, the arrays' length (asserted); in-range
+            // taps lie inside the plane and the others read index 0 of it.
+            let (q, w, m) = unsafe {
+                let j = t * np + i;
+                (*at.get_unchecked(j), *wt.get_unchecked(j), *ok.get_unchecked(j))
+            };
+            let v = unsafe { *src.add(q) };
+            a = a + w * if m { v } else { T::zero() };
+        }
+        *o = a;
+    }
 }
 
 /// The grid gradient (N, pts, nd) from the output gradient `go` (N, C, pts).
