@@ -288,6 +288,39 @@ fn bilinear_taps<T: Float>(
 /// Points per task.
 const CHUNK: usize = 256;
 
+/// The taps (flat position, weight, in range) of points p0..p0 + np of batch
+/// b, as many for every point, stored tap-major so channel loops run down
+/// whole columns.
+fn point_taps<T: Float>(
+    geo: &Geom,
+    grid: &[T],
+    b: usize,
+    p0: usize,
+    np: usize,
+) -> (Vec<usize>, Vec<T>, Vec<bool>) {
+    let k = geo.taps_per_point();
+    let (mut at, mut wt, mut ok) = (vec![0; k * np], vec![T::zero(); k * np], vec![false; k * np]);
+    super::simd(
+        #[inline(always)]
+        || {
+            let linear2d =
+                geo.nd == 2 && geo.mode == GridMode::Bilinear && geo.pad != GridPad::Reflection;
+            if linear2d {
+                bilinear_taps(geo, grid, b, p0, &mut at, &mut wt, &mut ok);
+                return;
+            }
+            for i in 0..np {
+                let mut q = i;
+                each_tap(geo, &taps(geo, grid, b, p0 + i), |a, w, _, in_range| {
+                    (at[q], wt[q], ok[q]) = (a, w, in_range);
+                    q += np;
+                });
+            }
+        },
+    );
+    (at, wt, ok)
+}
+
 /// out (N, C, pts) = samples of x (N, C, plane) at grid (N, pts, nd). A task
 /// takes CHUNK points of one batch: their taps (flat position, weight) are
 /// found once, then each channel's plane is read through them.
@@ -298,29 +331,8 @@ pub fn forward<T: Float + Send + Sync>(geo: &Geom, x: &[T], grid: &[T], out: &mu
     team::for_each_if(geo.n * geo.c * geo.pts * 4, geo.n * chunks, |t| {
         let (b, p0) = (t / chunks, t % chunks * CHUNK);
         let p1 = (p0 + CHUNK).min(geo.pts);
-        // The points' taps (flat position, weight, in range), as many for every
-        // point, stored tap-major so the channel loop runs down whole columns.
         let (np, k) = (p1 - p0, geo.taps_per_point());
-        let (mut at, mut wt, mut ok) =
-            (vec![0; k * np], vec![T::zero(); k * np], vec![false; k * np]);
-        super::simd(
-            #[inline(always)]
-            || {
-                let linear2d =
-                    geo.nd == 2 && geo.mode == GridMode::Bilinear && geo.pad != GridPad::Reflection;
-                if linear2d {
-                    bilinear_taps(geo, grid, b, p0, &mut at, &mut wt, &mut ok);
-                    return;
-                }
-                for i in 0..np {
-                    let mut q = i;
-                    each_tap(geo, &taps(geo, grid, b, p0 + i), |a, w, _, in_range| {
-                        (at[q], wt[q], ok[q]) = (a, w, in_range);
-                        q += np;
-                    });
-                }
-            },
-        );
+        let (at, wt, ok) = point_taps(geo, grid, b, p0, np);
         super::simd(
             #[inline(always)]
             || {
@@ -428,15 +440,19 @@ pub fn input_grad<T: Float + Send + Sync>(geo: &Geom, grid: &[T], go: &[T], gx: 
         let dst =
             unsafe { std::slice::from_raw_parts_mut(xp.get().add(first * plane), chans * plane) };
         dst.iter_mut().for_each(|v| *v = T::zero());
-        for p in 0..geo.pts {
-            let ax = taps(geo, grid, b, p);
-            for (k, d) in dst.chunks_exact_mut(plane).enumerate() {
-                let g = go[(first + k) * geo.pts + p];
-                each_tap(geo, &ax, |at, w, _, ok| {
-                    if ok {
-                        d[at] = d[at] + w * g;
+        // Each element sums its (point, tap) terms in that order, chunk by chunk.
+        for p0 in (0..geo.pts).step_by(CHUNK) {
+            let np = CHUNK.min(geo.pts - p0);
+            let (at, wt, ok) = point_taps(geo, grid, b, p0, np);
+            for i in 0..np {
+                for (c, d) in dst.chunks_exact_mut(plane).enumerate() {
+                    let g = go[(first + c) * geo.pts + p0 + i];
+                    for q in (i..at.len()).step_by(np) {
+                        if ok[q] {
+                            d[at[q]] = d[at[q]] + wt[q] * g;
+                        }
                     }
-                });
+                }
             }
         }
     });
