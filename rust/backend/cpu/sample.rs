@@ -380,11 +380,10 @@ fn read_taps<T: Float, const K: usize>(
         for t in 0..K {
             // SAFETY: t * np + i < K * np, the arrays' length (asserted); in-range
             // taps lie inside the plane and the others read index 0 of it.
-            let (q, w, m) = unsafe {
+            let (v, w, m) = unsafe {
                 let j = t * np + i;
-                (*at.get_unchecked(j), *wt.get_unchecked(j), *ok.get_unchecked(j))
+                (*src.add(*at.get_unchecked(j)), *wt.get_unchecked(j), *ok.get_unchecked(j))
             };
-            let v = unsafe { *src.add(q) };
             a = a + w * if m { v } else { T::zero() };
         }
         *o = a;
