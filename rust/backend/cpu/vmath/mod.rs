@@ -8,7 +8,7 @@ use super::strided::split_range;
 use super::P;
 
 mod trig;
-pub use trig::{trig, Trig};
+pub use trig::{sin_cos_f64, trig, Trig};
 
 const LOG2E: f32 = std::f32::consts::LOG2_E;
 /// ln 2 split in two so n * LN2_HI is exact.

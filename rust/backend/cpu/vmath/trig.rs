@@ -1,5 +1,6 @@
-//! sin, cos and tan over contiguous float32, vectorized: range reduction +
-//! Cephes' polynomials per lane, libm for the lanes out of range.
+//! sin, cos and tan over contiguous float32, and sin and cos over float64,
+//! vectorized: range reduction + polynomials per lane (Cephes' for float32,
+//! fdlibm's for float64), libm for the lanes out of range.
 
 use super::poly;
 use crate::backend::cpu::strided::split_range;
@@ -72,18 +73,66 @@ pub enum Trig {
 }
 
 /// out = sin, cos or tan of inp over n contiguous elements (`out` may equal
-/// `inp`), in blocks of 16 on vectors; a block holding a large or non-finite
-/// input redoes those lanes with libm.
+/// `inp`).
 ///
 /// # Safety
 /// Both pointers must be valid for `n` elements.
 pub unsafe fn trig(out: P<f32>, inp: P<f32>, n: usize, f: Trig) {
+    let max = if f == Trig::Tan { TAN_MAX } else { SIN_COS_MAX };
+    let fast = move |x: f32| {
+        let v = match f {
+            Trig::Tan => tan_small(x),
+            _ => sin_cos_small(x, f == Trig::Cos),
+        };
+        (v, x.is_nan() || x.abs() > max)
+    };
     let exact = move |x: f32| match f {
         Trig::Sin => libm::sinf(x),
         Trig::Cos => libm::cosf(x),
         Trig::Tan => libm::tanf(x),
     };
-    let max = if f == Trig::Tan { TAN_MAX } else { SIN_COS_MAX };
+    by_blocks(out, inp, n, fast, exact)
+}
+
+/// out = sin or cos (`cos`) of inp over n contiguous float64 elements (`out`
+/// may equal `inp`).
+///
+/// # Safety
+/// Both pointers must be valid for `n` elements.
+pub unsafe fn sin_cos_f64(out: P<f64>, inp: P<f64>, n: usize, cos: bool) {
+    let fast = move |x: f64| {
+        let (t, q, r1) = quadrant(x);
+        // x - q·π/2 with π/2 to 86 bits (fdlibm's first step): its error is below
+        // |q|·1.5e-26, small enough unless the remainder is below |q|·1e-9 (or x
+        // is out of range); lo is exact while the remainder is that large.
+        let w = q * PIO2_1T;
+        let hi = r1 - w;
+        let lo = (r1 - hi) - w;
+        let redo = !(x.abs() <= SIN_COS_MAX_F64) || hi.abs() < q.abs() * 1.0e-9;
+        (sin_cos_reduced(x, t, hi, lo, cos), redo)
+    };
+    let exact = move |x: f64| match x.abs() <= SIN_COS_MAX_F64 {
+        true => sin_cos_precise(x, cos),
+        false if cos => libm::cos(x),
+        false => libm::sin(x),
+    };
+    by_blocks(out, inp, n, fast, exact)
+}
+
+/// out = fast(inp).0 over n contiguous elements in blocks of 16 on vectors; a
+/// block where `fast` flags a lane (out of its range, or not accurate
+/// enough) redoes those lanes with `exact`.
+///
+/// # Safety
+/// Both pointers must be valid for `n` elements.
+#[inline(always)]
+unsafe fn by_blocks<T: Copy + Default>(
+    out: P<T>,
+    inp: P<T>,
+    n: usize,
+    fast: impl Fn(T) -> (T, bool) + Copy + Sync,
+    exact: impl Fn(T) -> T + Copy + Sync,
+) {
     split_range(n, |s, e| {
         let (o, i, n) = (out.at(s as isize), inp.at(s as isize), e - s);
         crate::backend::cpu::simd(
@@ -93,18 +142,15 @@ pub unsafe fn trig(out: P<f32>, inp: P<f32>, n: usize, f: Trig) {
                 let mut k = 0;
                 while k < n {
                     let m = B.min(n - k);
-                    let (mut xs, mut ys) = ([0f32; B], [0f32; B]);
+                    let (mut xs, mut ys) = ([T::default(); B], [T::default(); B]);
+                    let mut redo = [false; B];
                     std::ptr::copy_nonoverlapping(i.add(k), xs.as_mut_ptr(), m);
                     for j in 0..B {
-                        ys[j] = match f {
-                            Trig::Tan => tan_small(xs[j]),
-                            _ => sin_cos_small(xs[j], f == Trig::Cos),
-                        };
+                        (ys[j], redo[j]) = fast(xs[j]);
                     }
-                    let big = |x: f32| x.is_nan() || x.abs() > max;
-                    if xs.iter().any(|&x| big(x)) {
+                    if redo.iter().any(|&r| r) {
                         for j in 0..m {
-                            if big(xs[j]) {
+                            if redo[j] {
                                 ys[j] = exact(xs[j]);
                             }
                         }
@@ -115,6 +161,111 @@ pub unsafe fn trig(out: P<f32>, inp: P<f32>, n: usize, f: Trig) {
             },
         )
     });
+}
+
+/// Inputs above this (and inf, NaN) leave the float64 reductions' range: below
+/// it the quotient q < 2^20, so q times each 33-bit part of π/2 is exact.
+const SIN_COS_MAX_F64: f64 = 1.0e6;
+
+/// π/2 in parts: the first three have 33 bits (fdlibm's pio2_1, pio2_2,
+/// pio2_3), the last is the rest to double precision; PIO2_1T is all of π/2 -
+/// PIO2_1 to double precision.
+const PIO2_1: f64 = 1.570_796_326_734_125_6;
+const PIO2_1T: f64 = 6.077_100_506_506_192e-11;
+const PIO2_2: f64 = 6.077_100_506_303_966e-11;
+const PIO2_3: f64 = 2.022_266_248_711_166_5e-21;
+const PIO2_3T: f64 = 8.478_427_660_368_9e-32;
+
+/// The multiple q of π/2 nearest x: t = q + 1.5·2^52 (q in its low mantissa
+/// bits), q as a float, and x - q·PIO2_1, which is exact: q·PIO2_1 is, and it
+/// lies within a factor 2 of x (Sterbenz).
+#[inline(always)]
+fn quadrant(x: f64) -> (f64, f64, f64) {
+    const MAGIC: f64 = 6_755_399_441_055_744.0; // adding it rounds to an integer
+    let t = x * std::f64::consts::FRAC_2_PI + MAGIC;
+    let q = t - MAGIC;
+    (t, q, x - q * PIO2_1)
+}
+
+/// sin x (or cos x) for |x| ≤ 1e6, within 1 ulp, when the quick reduction is
+/// not enough: the remainder in double-double from all four parts of π/2 (99
+/// bits in three exact products, then the tail), so x near a multiple of π/2
+/// keeps its relative accuracy.
+fn sin_cos_precise(x: f64, cos: bool) -> f64 {
+    let (t, q, r1) = quadrant(x);
+    let (s2, e2) = two_sum(r1, -(q * PIO2_2));
+    let (s3, e3) = two_sum(s2, -(q * PIO2_3));
+    let lo = e2 + e3 - q * PIO2_3T;
+    let hi = s3 + lo;
+    sin_cos_reduced(x, t, hi, lo - (hi - s3), cos)
+}
+
+/// sin x (or cos x) from x = q·π/2 + (hi + lo), |hi| ≤ π/4, q in t's low
+/// bits: the quadrant (of x + π/2 for the cosine) picks the kernel, the upper
+/// two flip the sign.
+#[inline(always)]
+fn sin_cos_reduced(x: f64, t: f64, hi: f64, lo: f64, cos: bool) -> f64 {
+    let k = t.to_bits() + cos as u64;
+    let v = if k & 1 == 1 { cos_kernel(hi, lo) } else { sin_kernel(hi, lo) };
+    let v = f64::from_bits(v.to_bits() ^ ((k & 2) << 62));
+    if x == 0.0 && !cos {
+        x // sin(-0.0) = -0.0
+    } else {
+        v
+    }
+}
+
+/// a + b as a rounded sum and its exact error (Knuth's branch-free TwoSum).
+#[inline(always)]
+fn two_sum(a: f64, b: f64) -> (f64, f64) {
+    let s = a + b;
+    let bb = s - a;
+    (s, (a - (s - bb)) + (b - bb))
+}
+
+/// sin(x + y) for |x| ≤ π/4, |y| ≤ ulp(x)/2: fdlibm's degree-13 polynomial,
+/// sin x + y·cos x with cos x ≈ 1 - x²/2.
+#[inline(always)]
+fn sin_kernel(x: f64, y: f64) -> f64 {
+    let z = x * x;
+    let r = [
+        8.333_333_333_322_49e-3,
+        -1.984_126_982_985_795e-4,
+        2.755_731_370_707_006_8e-6,
+        -2.505_076_025_340_686_3e-8,
+        1.589_690_995_211_55e-10,
+    ];
+    let p = poly64(z, r);
+    x + (z * x * (-1.666_666_666_666_663_2e-1 + z * p) + y * (1.0 - 0.5 * z))
+}
+
+/// cos(x + y) for |x| ≤ π/4, |y| ≤ ulp(x)/2: fdlibm's degree-14 polynomial,
+/// 1 - x²/2 rounded once with its rounding error added back, minus y·sin x
+/// with sin x ≈ x.
+#[inline(always)]
+fn cos_kernel(x: f64, y: f64) -> f64 {
+    let z = x * x;
+    let c = [
+        4.166_666_666_666_660_2e-2,
+        -1.388_888_888_887_411e-3,
+        2.480_158_728_947_673e-5,
+        -2.755_731_435_139_066_3e-7,
+        2.087_572_321_298_175e-9,
+        -1.135_964_755_778_819_5e-11,
+    ];
+    let hz = 0.5 * z;
+    let w = 1.0 - hz;
+    w + (((1.0 - w) - hz) + (z * z * poly64(z, c) - x * y))
+}
+
+/// c[0] + c[1]·x + … by Horner's rule.
+#[inline(always)]
+fn poly64<const N: usize>(x: f64, c: [f64; N]) -> f64 {
+    let mut p = c[N - 1];
+    for k in (0..N - 1).rev() {
+        p = p.mul_add(x, c[k]);
+    }
+    p
 }
 
 #[cfg(test)]
@@ -162,5 +313,37 @@ mod tests {
             unsafe { trig(P(z.as_mut_ptr()), P(z.as_mut_ptr()), 1, f) };
             assert_eq!(z[0].to_bits(), (-0.0f32).to_bits());
         }
+    }
+
+    #[test]
+    fn sin_cos_f64_match_libm() {
+        let mut xs: Vec<f64> = (0..400_000).map(|i| -1.0e6 + i as f64 * 5.000_037).collect();
+        xs.extend((0..20_000).map(|i| i as f64 * 1.37e-3));
+        xs.extend((-1074..0).map(|e| 2f64.powi(e) * 1.37));
+        // Doubles nearest to multiples of π/2 (up to the range's end): the remainder
+        // is tiny there, and only an exact reduction keeps its relative accuracy.
+        xs.extend((1..636_000).step_by(7).map(|q| q as f64 * std::f64::consts::FRAC_PI_2));
+        xs.extend([0.0, 1e6, 1.1e6, 3e9, 1e300, f64::MAX, f64::INFINITY, f64::NAN]);
+        let neg: Vec<f64> = xs.iter().map(|x| -x).collect();
+        xs.extend(neg);
+        for cos in [false, true] {
+            let mut out = vec![0f64; xs.len()];
+            // SAFETY: both buffers hold xs.len() elements.
+            unsafe { sin_cos_f64(P(out.as_mut_ptr()), P(xs.as_ptr() as *mut f64), xs.len(), cos) };
+            for (&x, &y) in xs.iter().zip(&out) {
+                let r = if cos { x.cos() } else { x.sin() };
+                assert_eq!(y.is_nan(), r.is_nan(), "x = {x}");
+                let err = if y == r || y.is_nan() {
+                    0
+                } else {
+                    (y.to_bits() as i64 - r.to_bits() as i64).unsigned_abs()
+                };
+                assert!(err <= 1, "{}({x:e}) = {y:e}, not {r:e}", ["sin", "cos"][cos as usize]);
+            }
+        }
+        let mut z = [-0.0f64];
+        // SAFETY: one element, in place.
+        unsafe { sin_cos_f64(P(z.as_mut_ptr()), P(z.as_mut_ptr()), 1, false) };
+        assert_eq!(z[0].to_bits(), (-0.0f64).to_bits());
     }
 }
