@@ -85,11 +85,16 @@ fn run_unary<T: FloatMath>(op: Unary, out: &Tensor, a: &Tensor) -> Result<()> {
             _ => {}
         }
     }
-    if T::DTYPE == DType::F64 && matches!(op, Sin | Cos) && out.is_contiguous() && a.is_contiguous()
-    {
+    let f64_simd = matches!(op, Sin | Cos | Exp);
+    if T::DTYPE == DType::F64 && f64_simd && out.is_contiguous() && a.is_contiguous() {
         let (po, pa, n) = (P(out.ptr::<f64>()?), P(a.ptr::<f64>()?), a.numel());
         // SAFETY: both tensors are contiguous float64 with n elements.
-        unsafe { vmath::sin_cos_f64(po, pa, n, op == Cos) };
+        unsafe {
+            match op {
+                Exp => vmath::exp_f64(po, pa, n),
+                _ => vmath::sin_cos_f64(po, pa, n, op == Cos),
+            }
+        }
         return Ok(());
     }
     let (po, pa) = (P(out.ptr::<T>()?), P(a.ptr::<T>()?));
@@ -497,13 +502,6 @@ unsafe fn grad_map<T: GradMath>(
 /// Unary ops defined for every compute dtype, ints included.
 fn run_unary_any<T: Arith>(op: Unary, out: &Tensor, a: &Tensor) -> Result<()> {
     use Unary::*;
-    if T::DTYPE == DType::F64 && matches!(op, Sin | Cos) && out.is_contiguous() && a.is_contiguous()
-    {
-        let (po, pa, n) = (P(out.ptr::<f64>()?), P(a.ptr::<f64>()?), a.numel());
-        // SAFETY: both tensors are contiguous float64 with n elements.
-        unsafe { vmath::sin_cos_f64(po, pa, n, op == Cos) };
-        return Ok(());
-    }
     let (po, pa) = (P(out.ptr::<T>()?), P(a.ptr::<T>()?));
     let (s, o, st) = (out.shape(), out.strides(), a.strides());
     macro_rules! go {

@@ -7,7 +7,9 @@
 use super::strided::split_range;
 use super::P;
 
+mod exp64;
 mod trig;
+pub use exp64::exp_f64;
 pub use trig::{sin_cos_f64, trig, Trig};
 
 const LOG2E: f32 = std::f32::consts::LOG2_E;
@@ -261,6 +263,16 @@ fn poly<const N: usize>(x: f32, c: [f32; N]) -> f32 {
     p
 }
 
+/// c[0] + c[1]·x + … by Horner's rule.
+#[inline(always)]
+fn poly64<const N: usize>(x: f64, c: [f64; N]) -> f64 {
+    let mut p = c[N - 1];
+    for k in (0..N - 1).rev() {
+        p = p.mul_add(x, c[k]);
+    }
+    p
+}
+
 /// e^x - 1, within 2 ulp: x = n·ln 2 + r with |r| ≤ ln 2 / 2, e^r - 1 by a
 /// polynomial (Cephes' expm1f), then 2^n (e^r - 1) + (2^n - 1), exact near 0.
 #[inline(always)]
@@ -464,6 +476,50 @@ pub unsafe fn map<T: Copy>(out: P<T>, inp: P<T>, n: usize, f: impl Fn(T) -> T + 
         super::simd(
             #[inline(always)]
             || plain(o, i, e - s, f),
+        )
+    });
+}
+
+/// out = fast(inp).0 over n contiguous elements in blocks of 16 on vectors; a
+/// block where `fast` flags a lane (out of its range, or not accurate
+/// enough) redoes those lanes with `exact`.
+///
+/// # Safety
+/// Both pointers must be valid for `n` elements.
+#[inline(always)]
+unsafe fn map_checked<T: Copy + Default>(
+    out: P<T>,
+    inp: P<T>,
+    n: usize,
+    fast: impl Fn(T) -> (T, bool) + Copy + Sync,
+    exact: impl Fn(T) -> T + Copy + Sync,
+) {
+    split_range(n, |s, e| {
+        let (o, i, n) = (out.at(s as isize), inp.at(s as isize), e - s);
+        super::simd(
+            #[inline(always)]
+            || {
+                const B: usize = 16;
+                let mut k = 0;
+                while k < n {
+                    let m = B.min(n - k);
+                    let (mut xs, mut ys) = ([T::default(); B], [T::default(); B]);
+                    let mut redo = [false; B];
+                    std::ptr::copy_nonoverlapping(i.add(k), xs.as_mut_ptr(), m);
+                    for j in 0..B {
+                        (ys[j], redo[j]) = fast(xs[j]);
+                    }
+                    if redo.iter().any(|&r| r) {
+                        for j in 0..m {
+                            if redo[j] {
+                                ys[j] = exact(xs[j]);
+                            }
+                        }
+                    }
+                    std::ptr::copy(ys.as_ptr(), o.add(k), m);
+                    k += B;
+                }
+            },
         )
     });
 }

@@ -2,8 +2,7 @@
 //! vectorized: range reduction + polynomials per lane (Cephes' for float32,
 //! fdlibm's for float64), libm for the lanes out of range.
 
-use super::poly;
-use crate::backend::cpu::strided::split_range;
+use super::{map_checked, poly, poly64};
 use crate::backend::cpu::P;
 
 /// Inputs above this (and inf, NaN) leave `sin_cos_small`'s range.
@@ -91,7 +90,7 @@ pub unsafe fn trig(out: P<f32>, inp: P<f32>, n: usize, f: Trig) {
         Trig::Cos => libm::cosf(x),
         Trig::Tan => libm::tanf(x),
     };
-    by_blocks(out, inp, n, fast, exact)
+    map_checked(out, inp, n, fast, exact)
 }
 
 /// out = sin or cos (`cos`) of inp over n contiguous float64 elements (`out`
@@ -116,51 +115,7 @@ pub unsafe fn sin_cos_f64(out: P<f64>, inp: P<f64>, n: usize, cos: bool) {
         false if cos => libm::cos(x),
         false => libm::sin(x),
     };
-    by_blocks(out, inp, n, fast, exact)
-}
-
-/// out = fast(inp).0 over n contiguous elements in blocks of 16 on vectors; a
-/// block where `fast` flags a lane (out of its range, or not accurate
-/// enough) redoes those lanes with `exact`.
-///
-/// # Safety
-/// Both pointers must be valid for `n` elements.
-#[inline(always)]
-unsafe fn by_blocks<T: Copy + Default>(
-    out: P<T>,
-    inp: P<T>,
-    n: usize,
-    fast: impl Fn(T) -> (T, bool) + Copy + Sync,
-    exact: impl Fn(T) -> T + Copy + Sync,
-) {
-    split_range(n, |s, e| {
-        let (o, i, n) = (out.at(s as isize), inp.at(s as isize), e - s);
-        crate::backend::cpu::simd(
-            #[inline(always)]
-            || {
-                const B: usize = 16;
-                let mut k = 0;
-                while k < n {
-                    let m = B.min(n - k);
-                    let (mut xs, mut ys) = ([T::default(); B], [T::default(); B]);
-                    let mut redo = [false; B];
-                    std::ptr::copy_nonoverlapping(i.add(k), xs.as_mut_ptr(), m);
-                    for j in 0..B {
-                        (ys[j], redo[j]) = fast(xs[j]);
-                    }
-                    if redo.iter().any(|&r| r) {
-                        for j in 0..m {
-                            if redo[j] {
-                                ys[j] = exact(xs[j]);
-                            }
-                        }
-                    }
-                    std::ptr::copy(ys.as_ptr(), o.add(k), m);
-                    k += B;
-                }
-            },
-        )
-    });
+    map_checked(out, inp, n, fast, exact)
 }
 
 /// Inputs above this (and inf, NaN) leave the float64 reductions' range: below
@@ -256,16 +211,6 @@ fn cos_kernel(x: f64, y: f64) -> f64 {
     let hz = 0.5 * z;
     let w = 1.0 - hz;
     w + (((1.0 - w) - hz) + (z * z * poly64(z, c) - x * y))
-}
-
-/// c[0] + c[1]·x + … by Horner's rule.
-#[inline(always)]
-fn poly64<const N: usize>(x: f64, c: [f64; N]) -> f64 {
-    let mut p = c[N - 1];
-    for k in (0..N - 1).rev() {
-        p = p.mul_add(x, c[k]);
-    }
-    p
 }
 
 #[cfg(test)]
