@@ -13,6 +13,7 @@ use super::shape::narrow;
 use crate::autograd::{self, Backward, Node, SavedTensor};
 use crate::backend::cpu::conv::Geom;
 use crate::backend::cpu::conv_cols as cols;
+use crate::backend::cpu::conv_depthwise as depthwise;
 use crate::backend::cpu::conv_direct as direct;
 use crate::backend::cpu::conv_winograd as winograd;
 use crate::backend::cpu::gemm::GemmElem;
@@ -46,9 +47,16 @@ pub fn applies_cpu(x: &Tensor, cv: &Conv) -> bool {
     !x.is_gpu()
         && match x.dtype() {
             DType::F32 => {
-                winograd_applies(cv) || direct::applies(g, groups) || cols::applies(g, groups)
+                winograd_applies(cv)
+                    || direct::applies(g, groups)
+                    || cols::applies(g, groups)
+                    || depthwise::applies(g, groups, cv.oc)
             }
-            DType::F64 => direct::applies(g, groups) || cols::applies(g, groups),
+            DType::F64 => {
+                direct::applies(g, groups)
+                    || cols::applies(g, groups)
+                    || depthwise::applies(g, groups, cv.oc)
+            }
             _ => false,
         }
 }
@@ -57,8 +65,11 @@ fn winograd_applies(cv: &Conv) -> bool {
     winograd::applies(&cv.geom, cv.groups, cv.oc)
 }
 
-/// One pass on the CPU's Winograd (float32 3×3), direct or per-chunk-column kernels into `out` (the pass's shape).
-fn raw_cpu<T: GemmElem + Default + std::ops::Add<Output = T> + Send + Sync + Element>(
+/// One pass on the CPU's Winograd (float32 3×3), direct, per-chunk-column or
+/// depthwise kernels into `out` (the pass's shape).
+fn raw_cpu<
+    T: GemmElem + Default + std::ops::Add<Output = T> + Send + Sync + Element + num_traits::Float,
+>(
     pass: Pass,
     cv: &Conv,
     s0: &Tensor,
@@ -77,6 +88,12 @@ fn raw_cpu<T: GemmElem + Default + std::ops::Add<Output = T> + Send + Sync + Ele
                 Pass::Forward => winograd::forward(g, oc, f(b), f(a), bias.map(f), f(o)),
                 Pass::InputGrad => winograd::input_grad(g, oc, f(b), f(a), f(o)),
                 Pass::WeightGrad => winograd::weight_grad(g, oc, f(b), f(a), f(o)),
+            }
+        } else if depthwise::applies(g, cv.groups, oc) {
+            match pass {
+                Pass::Forward => depthwise::forward(g, oc, b, a, bias, o),
+                Pass::InputGrad => depthwise::input_grad(g, oc, b, a, o),
+                Pass::WeightGrad => depthwise::weight_grad(g, oc, b, a, o),
             }
         } else if direct::applies(g, cv.groups) {
             match pass {

@@ -8,6 +8,7 @@ pub mod binary;
 pub mod complex;
 pub mod conv;
 pub mod conv_cols;
+pub mod conv_depthwise;
 pub mod conv_direct;
 pub mod conv_winograd;
 pub mod conv_winograd_lanes;

@@ -50,7 +50,7 @@ fn exp_small(x: f64) -> f64 {
 /// # Safety
 /// Both pointers must be valid for `n` elements.
 pub unsafe fn exp_f64(out: P<f64>, inp: P<f64>, n: usize) {
-    let fast = |x: f64| (exp_small(x), !(x.abs() <= EXP_MAX));
+    let fast = |x: f64| (exp_small(x), x.is_nan() || x.abs() > EXP_MAX);
     map_checked(out, inp, n, fast, libm::exp)
 }
 

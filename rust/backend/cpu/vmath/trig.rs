@@ -107,7 +107,7 @@ pub unsafe fn sin_cos_f64(out: P<f64>, inp: P<f64>, n: usize, cos: bool) {
         let w = q * PIO2_1T;
         let hi = r1 - w;
         let lo = (r1 - hi) - w;
-        let redo = !(x.abs() <= SIN_COS_MAX_F64) || hi.abs() < q.abs() * 1.0e-9;
+        let redo = x.is_nan() || x.abs() > SIN_COS_MAX_F64 || hi.abs() < q.abs() * 1.0e-9;
         (sin_cos_reduced(x, t, hi, lo, cos), redo)
     };
     let exact = move |x: f64| match x.abs() <= SIN_COS_MAX_F64 {
