@@ -85,12 +85,19 @@ pub fn cast(dst: &Tensor, src: &Tensor, src_strides: &[isize]) -> Result<bool> {
 }
 
 /// d = s rounded to float16 (nearest even), 16 values per instruction with
-/// AVX-512 (the half crate's F16C path converts 8 per call), else the half crate.
+/// AVX-512, 8 with F16C (the half crate's F16C path converts 4 or 8 per call
+/// through a copy), else the half crate.
 pub(crate) fn f32_to_f16(d: &mut [f16], s: &[f32]) {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx512f") {
-        // SAFETY: the CPU has AVX-512F.
-        return unsafe { f32_to_f16_avx512(d, s) };
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU has AVX-512F.
+            return unsafe { f32_to_f16_avx512(d, s) };
+        }
+        if std::arch::is_x86_feature_detected!("f16c") {
+            // SAFETY: the CPU has F16C (and so AVX).
+            return unsafe { f32_to_f16_f16c(d, s) };
+        }
     }
     d.convert_from_f32_slice(s)
 }
@@ -98,9 +105,15 @@ pub(crate) fn f32_to_f16(d: &mut [f16], s: &[f32]) {
 /// d = s widened (exact), as `f32_to_f16` chooses its path.
 pub(crate) fn f16_to_f32(d: &mut [f32], s: &[f16]) {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx512f") {
-        // SAFETY: the CPU has AVX-512F.
-        return unsafe { f16_to_f32_avx512(d, s) };
+    {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the CPU has AVX-512F.
+            return unsafe { f16_to_f32_avx512(d, s) };
+        }
+        if std::arch::is_x86_feature_detected!("f16c") {
+            // SAFETY: the CPU has F16C (and so AVX).
+            return unsafe { f16_to_f32_f16c(d, s) };
+        }
     }
     s.convert_to_f32_slice(d)
 }
@@ -128,6 +141,34 @@ unsafe fn f16_to_f32_avx512(d: &mut [f32], s: &[f16]) {
     for i in (0..full).step_by(16) {
         let h = _mm256_loadu_si256(s.as_ptr().add(i).cast());
         _mm512_storeu_ps(d.as_mut_ptr().add(i), _mm512_cvtph_ps(h));
+    }
+    s[full..n].convert_to_f32_slice(&mut d[full..n]);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx,f16c")]
+unsafe fn f32_to_f16_f16c(d: &mut [f16], s: &[f32]) {
+    use std::arch::x86_64::*;
+    let n = s.len().min(d.len());
+    let full = n - n % 8;
+    for i in (0..full).step_by(8) {
+        let v = _mm256_loadu_ps(s.as_ptr().add(i));
+        // F16C's immediate is the rounding mode alone (3 bits).
+        let h = _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(v);
+        _mm_storeu_si128(d.as_mut_ptr().add(i).cast(), h);
+    }
+    d[full..n].convert_from_f32_slice(&s[full..n]);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx,f16c")]
+unsafe fn f16_to_f32_f16c(d: &mut [f32], s: &[f16]) {
+    use std::arch::x86_64::*;
+    let n = s.len().min(d.len());
+    let full = n - n % 8;
+    for i in (0..full).step_by(8) {
+        let h = _mm_loadu_si128(s.as_ptr().add(i).cast());
+        _mm256_storeu_ps(d.as_mut_ptr().add(i), _mm256_cvtph_ps(h));
     }
     s[full..n].convert_to_f32_slice(&mut d[full..n]);
 }
