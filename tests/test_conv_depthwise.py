@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import rumus
 import rumus.nn.functional as F
+from test_conv_direct import _direct as _conv_op  # the recorded convolution op
 
 
 def _ref(x, w, b, stride, pad, dil):
@@ -50,17 +51,6 @@ def _ref(x, w, b, stride, pad, dil):
         return dx, dw
 
     return y, grads
-
-
-def _conv_op(y):
-    """Whether y came from the recorded convolution op (under the view that drops D)."""
-    fn = y.grad_fn
-    while fn is not None:
-        if fn.name() == "ConvolutionBackward0":
-            return True
-        nxt = [f for f, _ in fn.next_functions if f is not None]
-        fn = nxt[0] if len(nxt) == 1 and fn.name() == "ViewBackward0" else None
-    return False
 
 
 # (N, C, H, W), multiplier, (kh, kw), stride, padding argument, ((t, b), (l, r)), dilation
