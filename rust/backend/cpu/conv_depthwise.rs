@@ -89,6 +89,14 @@ fn split<T: Float>(g: &Geom, lay: &Layout, x: &[T], dst: &mut [T]) {
     });
 }
 
+/// Copies an output-shaped plane (OH × OW) into the wide layout; the junk
+/// columns keep whatever they held (zero in the backward passes' buffers).
+fn to_wide<T: Float>(g: &Geom, lay: &Layout, plane: &[T], wide: &mut [T]) {
+    for (wr, pr) in wide.chunks_exact_mut(lay.wq).zip(plane.chunks_exact(g.ow)) {
+        wr[..g.ow].copy_from_slice(pr);
+    }
+}
+
 /// Planes per task: about 64 Ki outputs.
 fn per_task(plane: usize, planes: usize) -> usize {
     ((1 << 16) / plane.max(1)).clamp(1, planes.max(1))
@@ -178,9 +186,7 @@ pub unsafe fn input_grad<T: Float + Send + Sync>(g: &Geom, oc: usize, dy: P<T>, 
                         std::slice::from_raw_parts(w.at((o * kk) as isize), kk),
                     )
                 };
-                for (wr, gr) in wide.chunks_exact_mut(lay.wq).zip(gs.chunks_exact(g.ow)) {
-                    wr[..g.ow].copy_from_slice(gr);
-                }
+                to_wide(g, &lay, gs, &mut wide);
                 super::simd(
                     #[inline(always)]
                     || {
@@ -231,9 +237,7 @@ pub unsafe fn weight_grad<T: Float + Send + Sync>(
                 )
             };
             split(g, &lay, xs, &mut ph);
-            for (wr, gr) in wide.chunks_exact_mut(lay.wq).zip(gs.chunks_exact(g.ow)) {
-                wr[..g.ow].copy_from_slice(gr);
-            }
+            to_wide(g, &lay, gs, &mut wide);
             super::simd(
                 #[inline(always)]
                 || {
