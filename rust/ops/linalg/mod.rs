@@ -369,17 +369,11 @@ fn linear_folded(x: &Tensor, w: &Tensor, b: Option<&Tensor>) -> Result<Option<Te
 }
 
 /// Whether x @ wᵀ + b runs as one GEMM that accumulates onto rows of b: a
-/// CPU batch of rows (float32/64, or a half type with its own GEMM kernel,
-/// where the bias is added to the float32 sums before the one rounding) and
-/// a bias of one value per output.
+/// CPU batch of rows (float32/64, or a half type, where the bias is added to
+/// the float32 sums before the one rounding) and a bias of one value per
+/// output.
 fn fuses_bias(x: &Tensor, w: &Tensor, b: &Tensor) -> bool {
-    let kernel = match x.dtype() {
-        DType::F32 | DType::F64 => true,
-        DType::BF16 => crate::backend::cpu::gemm_bf16::available(),
-        DType::F16 => crate::backend::cpu::gemm_f16::available(),
-        _ => false,
-    };
-    kernel
+    x.dtype().is_float()
         && !x.is_gpu()
         && !w.is_gpu()
         && !b.is_gpu()
@@ -392,9 +386,21 @@ fn fuses_bias(x: &Tensor, w: &Tensor, b: &Tensor) -> bool {
 
 fn linear_raw(x: &Tensor, w: &Tensor, b: &Tensor) -> Result<Tensor> {
     let (n, k, p) = (x.shape()[0], x.shape()[1], w.shape()[0]);
-    let out = Tensor::for_output(&[n, p], x.dtype())?;
+    let dtype = x.dtype();
+    let own_kernel = match dtype {
+        DType::BF16 => crate::backend::cpu::gemm_bf16::available(),
+        DType::F16 => crate::backend::cpu::gemm_f16::available(),
+        _ => true,
+    };
+    if !own_kernel {
+        // A half type on a CPU without its kernel: float32 sums plus the
+        // bias, rounded once (a rounded product plus the bias rounds twice).
+        let f = |t: &Tensor| to_dtype(t, DType::F32);
+        return to_dtype(&linear_raw(&f(x)?, &f(w)?, &f(b)?)?, dtype);
+    }
+    let out = Tensor::for_output(&[n, p], dtype)?;
     let b = super::copy::contiguous(b)?;
-    match x.dtype() {
+    match dtype {
         DType::F64 => linear_acc::<f64>(x, w, &b, &out, n, k, p)?,
         DType::BF16 => linear_acc::<half::bf16>(x, w, &b, &out, n, k, p)?,
         DType::F16 => linear_acc::<half::f16>(x, w, &b, &out, n, k, p)?,
