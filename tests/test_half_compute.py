@@ -87,6 +87,65 @@ def test_elementwise_equals_float32_rounded_once(dtype, op):
     np.testing.assert_array_equal(out.float().numpy(), ref)
 
 
+def half_round(x, dtype):
+    """float32 NumPy values rounded to dtype (nearest even), back as float32."""
+    if dtype == rumus.float16:
+        return np.asarray(x, np.float32).astype(np.float16).astype(np.float32)
+    return bf16_round(x)
+
+
+ARITH = [
+    lambda a, b: a + b,
+    lambda a, b: a - b,
+    lambda a, b: a * b,
+    lambda a, b: a / b,
+    lambda a, b: a + 2.5,
+    lambda a, b: 3.0 - a,
+    lambda a, b: a * 0.1,
+    lambda a, b: 1.0 / a,
+    lambda a, b: a / 3.0,
+]
+
+
+@pytest.mark.parametrize("dtype", [rumus.bfloat16, rumus.float16])
+@pytest.mark.parametrize("n", [1, 7, 8, 13, 16_387])
+def test_arithmetic_of_any_length_and_special_values(dtype, n):
+    """+ - * / of half tensors (and numbers) run in one fused pass, 8 lanes at a
+    time with a ragged tail: each result is the float32 result of the half
+    inputs rounded once (NumPy's float32 and its rounding as the reference), with
+    infinities, NaNs, signed zeros, overflow past float16's range and values
+    that round to subnormals among the inputs."""
+    special = np.array(
+        [np.nan, np.inf, -np.inf, 0.0, -0.0, 60000.0, 1e-6, 3e38, -1.5, 2.0, 1e-3, 0.0, 7.0],
+        np.float32,
+    )
+    x, y = values(n, 9), values(n, 10)
+    x[: min(n, 13)] = special[: min(n, 13)]
+    y[: min(n, 13)] = special[::-1][: min(n, 13)]
+    a, b = rumus.tensor(x).to(dtype), rumus.tensor(y).to(dtype)
+    a32, b32 = a.float().numpy(), b.float().numpy()
+    with np.errstate(all="ignore"):
+        for op in ARITH:
+            got = op(a, b)
+            assert got.dtype == dtype and got.shape == (n,)
+            np.testing.assert_array_equal(got.float().numpy(), half_round(op(a32, b32), dtype))
+        for alpha in (-1.5, 0.5):
+            got = rumus.add(a, b, alpha=alpha).float().numpy()
+            want = a32 + np.float32(alpha) * b32
+            np.testing.assert_array_equal(got, half_round(want, dtype))
+            got = rumus.sub(a, b, alpha=alpha).float().numpy()
+            want = a32 - np.float32(alpha) * b32
+            np.testing.assert_array_equal(got, half_round(want, dtype))
+
+
+def test_arithmetic_of_views_and_broadcasts_still_rounds_once():
+    """Non-contiguous and broadcast half operands take the general path."""
+    x = rumus.tensor(values((40, 30), 11)).to(rumus.float16)
+    row = rumus.tensor(values((30,), 12)).to(rumus.float16)
+    for got, want in ((x.t() * 2.0, x.float().t() * 2.0), (x + row, x.float() + row.float())):
+        np.testing.assert_array_equal(got.float().numpy(), half_round(want.numpy(), rumus.float16))
+
+
 def test_elementwise_half_comparisons_and_mixed_dtypes():
     a = rumus.tensor(values(BIG, 5)).to(rumus.bfloat16)
     b = rumus.tensor(values(BIG, 6)).to(rumus.bfloat16)

@@ -18,6 +18,7 @@ pub mod fft;
 pub mod gemm;
 pub mod gemm_bf16;
 pub mod gemm_f16;
+pub mod halfbinary;
 pub mod halfcast;
 pub mod halfreduce;
 pub mod halfsoftmax;

@@ -202,6 +202,9 @@ fn half_chunks(op: Binary, a: &Operand, b: &Operand, alpha: Option<f64>) -> Resu
     let common = result_type(&[a, b]);
     let (_, out_dtype) = op.dtypes(common)?;
     binary_checks(op, b, alpha, common, DType::F32)?;
+    if let Some(out) = half_arith(op, a, b, alpha, out_dtype)? {
+        return Ok(Some(out));
+    }
     // The widened chunks stand for the tensor operands, in order.
     let widen = |t: &[Tensor]| {
         let mut next = t.iter();
@@ -212,6 +215,57 @@ fn half_chunks(op: Binary, a: &Operand, b: &Operand, alpha: Option<f64>) -> Resu
         binary_raw(op, &wa, &wb, alpha)
     };
     super::halfchunk::run(&ts, out_dtype, widen)
+}
+
+/// Add, sub, mul, div of contiguous half tensors of one dtype and shape (or
+/// numbers): one fused pass (backend/cpu/halfbinary.rs); None where that does
+/// not apply.
+fn half_arith(
+    op: Binary,
+    a: &Operand,
+    b: &Operand,
+    alpha: Option<f64>,
+    out_dtype: DType,
+) -> Result<Option<Tensor>> {
+    use crate::backend::cpu::halfbinary::{arith, Arith, Side};
+    let al = alpha.unwrap_or(1.0) as f32;
+    let kind = match op {
+        Binary::Add => Arith::Add(al),
+        Binary::Sub => Arith::Sub(al),
+        Binary::Mul => Arith::Mul,
+        Binary::Div => Arith::Div,
+        _ => return Ok(None),
+    };
+    let ts = tensors(&[a, b]);
+    let first = ts[0];
+    let fits = |t: &&Tensor| {
+        t.dtype() == out_dtype && t.shape() == first.shape() && t.is_contiguous() && !t.is_gpu()
+    };
+    if !ts.iter().all(fits) {
+        return Ok(None);
+    }
+    let out = Tensor::for_output(first.shape(), out_dtype)?;
+    fn go<H: crate::backend::cpu::halfbinary::Half + Element>(
+        kind: Arith,
+        out: &Tensor,
+        a: &Operand,
+        b: &Operand,
+    ) -> Result<()> {
+        let side = |o: &Operand| -> Result<Side<H>> {
+            Ok(match o {
+                Operand::T(t) => Side::T(P(t.ptr::<H>()?)),
+                Operand::S(v) => Side::S(v.to_f64() as f32),
+            })
+        };
+        // SAFETY: the tensor sides are contiguous with out's element count.
+        unsafe { arith::<H>(kind, out.numel(), P(out.ptr::<H>()?), side(a)?, side(b)?) };
+        Ok(())
+    }
+    match out_dtype {
+        DType::F16 => go::<half::f16>(kind, &out, a, b)?,
+        _ => go::<half::bf16>(kind, &out, a, b)?,
+    }
+    Ok(Some(out))
 }
 
 /// Prepares both operands in the compute dtype and returns (a, b, shape, compute, out dtype).
