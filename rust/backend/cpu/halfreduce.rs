@@ -107,10 +107,67 @@ impl<H: Half> Reducer<H> for Sum {
             return (0..len).fold(acc, |a, i| a + (*p.offset(i as isize * stride)).wide() as f64);
         }
         let s = std::slice::from_raw_parts(p, len);
+        #[cfg(target_arch = "x86_64")]
+        if std::arch::is_x86_feature_detected!("avx2")
+            && std::arch::is_x86_feature_detected!("f16c")
+            && !std::arch::is_x86_feature_detected!("avx512f")
+        {
+            // SAFETY: the CPU has AVX2 and F16C.
+            let (lanes, done) = unsafe { x86::sum32::<H>(s) };
+            let rest = &s[done..];
+            return acc + super::reduce::sum_f64_end(&lanes, rest, |x: H| x.wide() as f64);
+        }
         super::simd(
             #[inline(always)]
             || acc + super::reduce::sum_f64(s, |x: H| x.wide() as f64),
         )
+    }
+}
+
+/// The 32 lane sums of `sum_f64` on AVX2, the elements widened by F16C or a
+/// shift: the generic loop's bit arithmetic for float16 and its 32 float64
+/// lanes spilled on AVX2's 16 registers (3.9x PyTorch's time for a float16 sum).
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use super::Half;
+    use half::{bf16, f16};
+    use std::arch::x86_64::*;
+
+    /// The lane sums over whole groups of 32 and how many elements they took.
+    ///
+    /// # Safety
+    /// The CPU has AVX2 and F16C.
+    #[target_feature(enable = "avx2,f16c")]
+    pub unsafe fn sum32<H: Half>(s: &[H]) -> ([f64; 32], usize) {
+        let f16 = std::any::TypeId::of::<H>() == std::any::TypeId::of::<f16>();
+        debug_assert!(f16 || std::any::TypeId::of::<H>() == std::any::TypeId::of::<bf16>());
+        let p = s.as_ptr() as *const u16;
+        let n = s.len() / 32 * 32;
+        let mut acc = [_mm256_setzero_pd(); 8];
+        // 8 elements from p + i as float32 lanes.
+        let load = |i: usize| {
+            // SAFETY: i + 8 <= n.
+            let h = unsafe { _mm_loadu_si128(p.add(i).cast()) };
+            if f16 {
+                _mm256_cvtph_ps(h)
+            } else {
+                _mm256_castsi256_ps(_mm256_slli_epi32::<16>(_mm256_cvtepu16_epi32(h)))
+            }
+        };
+        for i in (0..n).step_by(32) {
+            for q in 0..4 {
+                let v = load(i + 8 * q);
+                let (lo, hi) = (_mm256_castps256_ps128(v), _mm256_extractf128_ps::<1>(v));
+                acc[2 * q] = _mm256_add_pd(acc[2 * q], _mm256_cvtps_pd(lo));
+                acc[2 * q + 1] = _mm256_add_pd(acc[2 * q + 1], _mm256_cvtps_pd(hi));
+            }
+        }
+        let mut lanes = [0.0f64; 32];
+        for (k, a) in acc.iter().enumerate() {
+            // SAFETY: lanes has room for 4 at 4k.
+            unsafe { _mm256_storeu_pd(lanes.as_mut_ptr().add(4 * k), *a) };
+        }
+        (lanes, n)
     }
 }
 

@@ -224,11 +224,18 @@ pub(super) fn sum_f64<T: Copy>(s: &[T], wide: impl Fn(T) -> f64) -> f64 {
             acc[k] += wide(c[k]);
         }
     }
+    sum_f64_end(&acc, chunks.remainder(), wide)
+}
+
+/// The end of `sum_f64` from its 32 lane sums: the lanes folded to 8, then the
+/// last (fewer than 32) elements added.
+#[inline(always)]
+pub(super) fn sum_f64_end<T: Copy>(acc: &[f64; 32], rest: &[T], wide: impl Fn(T) -> f64) -> f64 {
     let mut lanes = [0.0f64; 8];
     for k in 0..32 {
         lanes[k % 8] += acc[k];
     }
-    let mut chunks = chunks.remainder().chunks_exact(8);
+    let mut chunks = rest.chunks_exact(8);
     for c in &mut chunks {
         for k in 0..8 {
             lanes[k] += wide(c[k]);

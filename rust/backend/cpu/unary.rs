@@ -45,6 +45,8 @@ fn run_unary<T: FloatMath>(op: Unary, out: &Tensor, a: &Tensor) -> Result<()> {
             Log2 => simd!(vmath::log2),
             Log10 => simd!(vmath::log10),
             Atan => simd!(vmath::atan),
+            Asin => simd!(vmath::asin),
+            Acos => simd!(vmath::acos),
             // Through an always-inlined closure: the fn item's call shim is too big to
             // be inlined into the vector loop on its own.
             Erfinv => simd!(

@@ -169,6 +169,59 @@ pub fn atan(x: f32) -> f32 {
     (y0 + (p * z2 * z + z)).copysign(x)
 }
 
+/// arcsin of |x| ≤ 1 given a = |x| (Cephes' asinf): an odd polynomial on
+/// [0, 1/2], and asin(a) = π/2 - 2 asin(√((1 - a)/2)) above; the sign is
+/// the caller's. |x| > 1 gives NaN (the square root of a negative).
+#[inline(always)]
+fn asin_abs(a: f32) -> f32 {
+    let big = a > 0.5;
+    let z = if big { 0.5 * (1.0 - a) } else { a * a };
+    let s = if big { z.sqrt() } else { a };
+    let p = poly(z, [1.666_675_2e-1, 7.495_300_3e-2, 4.547_002_6e-2, 2.418_131_1e-2, 4.216_32e-2]);
+    let r = p * z * s + s;
+    if big {
+        std::f32::consts::FRAC_PI_2 - 2.0 * r
+    } else {
+        r
+    }
+}
+
+/// arcsin, within 2 ulp; NaN outside [-1, 1].
+#[inline(always)]
+pub fn asin(x: f32) -> f32 {
+    asin_abs(x.abs()).copysign(x)
+}
+
+/// arccos, within 2 ulp, through asin of the reduced argument (Cephes' acosf):
+/// 2 asin(√((1 - x)/2)) above 1/2, π - that of -x below -1/2 and
+/// π/2 - asin(x) between; NaN outside [-1, 1].
+#[inline(always)]
+pub fn acos(x: f32) -> f32 {
+    let a = x.abs();
+    // π/2 - asin(a) = 2 asin(√((1 - a)/2)), without the cancellation; 1 - a
+    // is exact above 1/2.
+    let far = 2.0 * asin_abs((0.5 * (1.0 - a)).sqrt());
+    if a <= 0.5 {
+        std::f32::consts::FRAC_PI_2 - asin_abs(a).copysign(x)
+    } else if x > 0.0 {
+        far
+    } else {
+        std::f32::consts::PI - far
+    }
+}
+
+/// artanh, within 3 ulp: an odd polynomial below 1/2 (Cephes' atanhf), above
+/// it ½ log1p(2a / (1 - a)), where 1 - a is exact; ±1 give ±inf, NaN
+/// outside [-1, 1].
+#[inline(always)]
+pub fn atanh(x: f32) -> f32 {
+    let a = x.abs();
+    let z = a * a;
+    let p = poly(z, [3.333_373e-1, 1.997_821_6e-1, 1.466_914_3e-1, 8.243_703e-2, 1.817_400_8e-1]);
+    let r = if a < 0.5 { p * z * a + a } else { 0.5 * log1p(2.0 * a / (1.0 - a)) };
+    r.copysign(x)
+}
+
 /// atan2(y, x) with C's values at zeros and infinities, within 3 ulp and
 /// branch-free (so loops of it vectorize): the angle of min/max(|x|, |y|) in
 /// [0, π/4], reflected into its octant.
@@ -698,6 +751,39 @@ mod tests {
         assert_eq!((atan(f32::INFINITY), atan(f32::NEG_INFINITY)), (half_pi, -half_pi));
         assert_eq!(atan(-0.0).to_bits(), (-0.0f32).to_bits());
         assert!(exp2(f32::NAN).is_nan() && log2(-1.0).is_nan() && atan(f32::NAN).is_nan());
+    }
+
+    #[test]
+    fn asin_acos_atanh_match_libm() {
+        let tiny = (-40..0).map(|e| 2f32.powi(e) * 1.37);
+        let near_one = (1..24).map(|k| 1.0 - 2f32.powi(-k));
+        let xs = || {
+            sweep(-1.0, 1.0, 3.7e-6)
+                .chain(tiny.clone())
+                .chain(tiny.clone().map(|x| -x))
+                .chain(near_one.clone())
+                .chain(near_one.clone().map(|x| -x))
+        };
+        let cases = [
+            ("asin", worst(xs(), asin, f64::asin), 2),
+            ("acos", worst(xs(), acos, f64::acos), 2),
+            ("atanh", worst(xs(), atanh, f64::atanh), 3),
+        ];
+        for (name, ulp, limit) in cases {
+            assert!(ulp <= limit, "{name}: {ulp} ulps (limit {limit})");
+        }
+        let half_pi = std::f32::consts::FRAC_PI_2;
+        assert_eq!((asin(1.0), asin(-1.0)), (half_pi, -half_pi));
+        assert_eq!((acos(1.0), acos(-1.0), acos(0.0)), (0.0, std::f32::consts::PI, half_pi));
+        assert_eq!((atanh(1.0), atanh(-1.0)), (f32::INFINITY, f32::NEG_INFINITY));
+        for f in [asin, atanh] {
+            assert_eq!(f(-0.0).to_bits(), (-0.0f32).to_bits());
+        }
+        for f in [asin, acos, atanh] {
+            for x in [1.0001, -1.5, f32::INFINITY, f32::NEG_INFINITY, f32::NAN] {
+                assert!(f(x).is_nan(), "{x}");
+            }
+        }
     }
 
     #[test]
