@@ -1155,6 +1155,35 @@ def test_floor_divide_remainder_fmod_signs(dtype, device):
     assert_close(rumus.fmod(ta, -3), np.fmod(a, np.asarray(-3, dtype)))
 
 
+@pytest.mark.parametrize("dtype", ["int64", "int32"])
+def test_integer_division_of_any_magnitude(dtype, rng):
+    """floor_divide, remainder and truncating division take float64 division
+    where the operands are small enough for it to be exact and the integer
+    division elsewhere: operands of every magnitude and both signs, around
+    2^51 and at the type's limits, with tensor and scalar divisors."""
+    info = np.iinfo(dtype)
+    n, bits = 4099, info.bits - 1
+    a = rng.integers(info.min, info.max, n, dtype=dtype) >> rng.integers(0, bits, n).astype(dtype)
+    b = rng.integers(info.min, info.max, n, dtype=dtype) >> rng.integers(0, bits, n).astype(dtype)
+    b[b == 0] = 1
+    edges = [info.max, info.min + 1, 1, -1, 0, 3, -3, 2**31 - 1]
+    if dtype == "int64":
+        edges += [2**51, 2**51 - 1, -(2**51), -(2**51) - 1, 2**53 + 1, 3 * 2**50 + 7]
+    e = np.array(edges, dtype)
+    a[: len(e)], b[: len(e)] = e, e[::-1]
+    b[b == 0] = 7
+    a[len(e) : 2 * len(e)], b[len(e) : 2 * len(e)] = e, np.where(e == 0, 5, 1)
+    ta, tb = rumus.tensor(a), rumus.tensor(b)
+    q, r = np.floor_divide(a, b), np.remainder(a, b)
+    trunc = q + ((r != 0) & ((a < 0) != (b < 0)))
+    np.testing.assert_array_equal((ta // tb).numpy(), q)
+    np.testing.assert_array_equal((ta % tb).numpy(), r)
+    np.testing.assert_array_equal(rumus.div(ta, tb, rounding_mode="trunc").numpy(), trunc)
+    for d in (7, -3, 2**20 + 1):
+        np.testing.assert_array_equal((ta // d).numpy(), np.floor_divide(a, np.asarray(d, dtype)))
+        np.testing.assert_array_equal((ta % d).numpy(), np.remainder(a, np.asarray(d, dtype)))
+
+
 def _float32_bits(rng, n):
     """float32 values from random bits (every exponent, subnormals, inf, NaN) and
     pairs of close magnitudes, as two arrays."""

@@ -172,19 +172,21 @@ pub unsafe fn map2<A: Copy, B: Copy, O: Copy>(
     });
 }
 
-/// out[i] = fast(a[i], b[i]) for float32 kernels with a rare slow case: `fast`
-/// runs on blocks of 16 lanes (vectorized), and the lanes it leaves NaN are
+/// out[i] = fast(a[i], b[i]) for kernels with a rare slow case: `fast` runs
+/// on blocks of 16 lanes (vectorized), and the lanes whose result is `marked`
+/// (NaN for the float32 fmod family, a sentinel for integer division) are
 /// redone with `exact` before the block is stored, so `out` may alias an input.
 ///
 /// # Safety
 /// As for `map1`.
-pub unsafe fn map2_redo_nan(
+pub unsafe fn map2_redo<T: Element>(
     shape: &[usize],
-    out: (P<f32>, &[isize]),
-    a: (P<f32>, &[isize]),
-    b: (P<f32>, &[isize]),
-    fast: impl Fn(f32, f32) -> f32 + Sync + Copy,
-    exact: impl Fn(f32, f32) -> f32 + Sync + Copy,
+    out: (P<T>, &[isize]),
+    a: (P<T>, &[isize]),
+    b: (P<T>, &[isize]),
+    fast: impl Fn(T, T) -> T + Sync + Copy,
+    exact: impl Fn(T, T) -> T + Sync + Copy,
+    marked: impl Fn(T) -> bool + Sync + Copy,
 ) {
     for_each_row(shape, [out.1, a.1, b.1], |[oo, ao, bo], len, [os, as_, bs]| {
         let (po, pa, pb) = (out.0.at(oo), a.0.at(ao), b.0.at(bo));
@@ -194,7 +196,7 @@ pub unsafe fn map2_redo_nan(
                 contiguous(
                     len,
                     #[inline(always)]
-                    move || redo_nan_row(len, po, pa, pb, [$os, $as, $bs], fast, exact),
+                    move || redo_row(len, po, pa, pb, [$os, $as, $bs], fast, exact, marked),
                 )
             };
         }
@@ -202,21 +204,22 @@ pub unsafe fn map2_redo_nan(
             (1, 1, 1) => rows!(1, 1, 1),
             (1, 1, 0) => rows!(1, 1, 0),
             (1, 0, 1) => rows!(1, 0, 1),
-            _ => redo_nan_row(len, po, pa, pb, [os, as_, bs], fast, exact),
+            _ => redo_row(len, po, pa, pb, [os, as_, bs], fast, exact, marked),
         }
     });
 }
 
-/// One row of `map2_redo_nan`, `st` the strides of out, a and b.
+/// One row of `map2_redo`, `st` the strides of out, a and b.
 #[inline(always)]
-unsafe fn redo_nan_row(
+unsafe fn redo_row<T: Element>(
     len: usize,
-    po: *mut f32,
-    pa: *mut f32,
-    pb: *mut f32,
+    po: *mut T,
+    pa: *mut T,
+    pb: *mut T,
     st: [isize; 3],
-    fast: impl Fn(f32, f32) -> f32,
-    exact: impl Fn(f32, f32) -> f32,
+    fast: impl Fn(T, T) -> T,
+    exact: impl Fn(T, T) -> T,
+    marked: impl Fn(T) -> bool,
 ) {
     const B: usize = 16;
     // Lanes [k, k + m) of the row; m is B but in the tail, so the copies of
@@ -224,7 +227,8 @@ unsafe fn redo_nan_row(
     macro_rules! block {
         ($k:expr, $m:expr) => {{
             let (k, m): (usize, usize) = ($k, $m);
-            let (mut xs, mut ys, mut rs) = ([0f32; B], [1f32; B], [0f32; B]);
+            // Lanes past the tail divide by one.
+            let (mut xs, mut ys, mut rs) = ([T::zero(); B], [T::one(); B], [T::zero(); B]);
             for j in 0..m {
                 let i = (k + j) as isize;
                 (xs[j], ys[j]) = (*pa.offset(i * st[1]), *pb.offset(i * st[2]));
@@ -232,11 +236,11 @@ unsafe fn redo_nan_row(
             let mut redo = false;
             for j in 0..B {
                 rs[j] = fast(xs[j], ys[j]);
-                redo |= rs[j].is_nan();
+                redo |= marked(rs[j]);
             }
             if redo {
                 for j in 0..m {
-                    if rs[j].is_nan() {
+                    if marked(rs[j]) {
                         rs[j] = exact(xs[j], ys[j]);
                     }
                 }
