@@ -283,16 +283,18 @@ fn run_float_binary<T: FloatMath>(
 ) -> Result<()> {
     use Binary::*;
     let (la, lb) = (a.layout().broadcast_strides(shape)?, b.layout().broadcast_strides(shape)?);
-    if op == Atan2 && T::DTYPE == DType::F32 {
+    if matches!(op, Atan2 | Hypot) && T::DTYPE == DType::F32 {
+        let (o, x, y) = (
+            (P(out.ptr::<f32>()?), out.strides()),
+            (P(a.ptr::<f32>()?), &la[..]),
+            (P(b.ptr::<f32>()?), &lb[..]),
+        );
         // SAFETY: all layouts span `shape` within their storages.
         unsafe {
-            map2(
-                shape,
-                (P(out.ptr::<f32>()?), out.strides()),
-                (P(a.ptr::<f32>()?), &la[..]),
-                (P(b.ptr::<f32>()?), &lb[..]),
-                vmath::atan2,
-            )
+            match op {
+                Atan2 => map2(shape, o, x, y, vmath::atan2),
+                _ => map2(shape, o, x, y, vmath::hypot),
+            }
         };
         return Ok(());
     }

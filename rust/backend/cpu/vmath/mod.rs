@@ -251,6 +251,21 @@ pub fn atan2(y: f32, x: f32) -> f32 {
     }
 }
 
+/// √(x² + y²) in float64, where the squares can neither overflow nor lose
+/// bits, rounded once to float32 (within 1 ulp; libm's hypotf is a call per
+/// element). An infinite side gives inf even beside a NaN, as in C.
+#[inline(always)]
+pub fn hypot(x: f32, y: f32) -> f32 {
+    let (a, b) = (x as f64, y as f64);
+    // The squares are exact (48 bits): the sum and the root round once each.
+    let r = (a * a + b * b).sqrt() as f32;
+    if x.abs() == f32::INFINITY || y.abs() == f32::INFINITY {
+        f32::INFINITY
+    } else {
+        r
+    }
+}
+
 /// Inverse error function (Giles' single-precision approximation: a
 /// polynomial in ln(1 - x²), two ranges), one Newton step on `erf` after it.
 /// ±1 give ±inf, |x| > 1 and NaN give NaN.
@@ -784,6 +799,24 @@ mod tests {
                 assert!(f(x).is_nan(), "{x}");
             }
         }
+    }
+
+    #[test]
+    fn hypot_matches_libm() {
+        let vals: Vec<f32> = sweep(-7.0, 7.0, 0.0371)
+            .chain((-45..39).map(|e| 3f32.powi(e)))
+            .chain([f32::MAX, f32::MIN_POSITIVE, 1e-45])
+            .collect();
+        for &y in &vals {
+            for &x in &vals {
+                let (got, want) = (hypot(x, y), libm::hypotf(x, y));
+                assert!(ulps(got, want) <= 1, "hypot({x}, {y}) = {got}, libm {want}");
+            }
+        }
+        let (inf, nan) = (f32::INFINITY, f32::NAN);
+        assert_eq!((hypot(inf, nan), hypot(nan, -inf), hypot(f32::MAX, f32::MAX)), (inf, inf, inf));
+        assert!(hypot(nan, 1.0).is_nan() && hypot(0.0, nan).is_nan());
+        assert_eq!(hypot(-0.0, -0.0).to_bits(), 0);
     }
 
     #[test]
