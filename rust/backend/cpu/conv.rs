@@ -199,6 +199,12 @@ pub unsafe fn im2col<T: Copy + Default + Send + Sync>(g: &Geom, x: P<T>, col: P<
                                     let first = src.add((lo * g.sw + j * g.dw) - g.pw);
                                     if g.sw == 1 {
                                         std::ptr::copy_nonoverlapping(first, dst.add(lo), hi - lo);
+                                    } else if g.sw == 2 {
+                                        // A constant stride: the loads vectorize (with
+                                        // shuffles); the variable one stayed scalar.
+                                        for (k, v) in row[lo..hi].iter_mut().enumerate() {
+                                            *v = *first.add(2 * k);
+                                        }
                                     } else {
                                         for (k, v) in row[lo..hi].iter_mut().enumerate() {
                                             *v = *first.add(k * g.sw);
