@@ -137,11 +137,13 @@ fn pack(d: &Dims, ph: usize, pw: usize, src: &[f32], ni: usize, dst: &mut [f32])
 }
 
 /// dst (ni, c, h, w) = the top-left h×w of src (c, hp, wp, L), lanes ..ni.
+/// Row by row, every lane of a row while it is in L1 (with the lanes
+/// outermost, each lane's pass streamed all of src, megabytes, for 1/L of it).
 fn unpack(d: &Dims, src: &[f32], ni: usize, dst: &mut [f32]) {
-    for l in 0..ni {
-        for c in 0..d.c {
-            for y in 0..d.h {
-                let row = &src[(c * d.hp + y) * d.wp * L..][..d.w * L];
+    for c in 0..d.c {
+        for y in 0..d.h {
+            let row = &src[(c * d.hp + y) * d.wp * L..][..d.w * L];
+            for l in 0..ni {
                 let out = &mut dst[((l * d.c + c) * d.h + y) * d.w..][..d.w];
                 for (v, s) in out.iter_mut().zip(row.chunks_exact(L)) {
                     *v = s[l];
