@@ -5,7 +5,6 @@
 //! does. The chunked path (ops/elementwise/halfchunk.rs) built float32 tensors
 //! per chunk and ran four passes through L2: 2.3x PyTorch's time for h + h.
 
-use super::halfcast::{bf16_bits, f16_to_f32, f32_to_f16};
 use super::{simd, P};
 use half::{bf16, f16};
 
@@ -14,10 +13,9 @@ const BLOCK: usize = 512;
 /// Elements per parallel task.
 const TASK: usize = 1 << 14;
 
-/// A half type widened to and rounded from float32 a slice at a time.
-pub trait Half: Copy + Send + Sync {
-    fn widen(d: &mut [f32], s: &[Self]);
-    fn narrow(d: &mut [Self], s: &[f32]);
+/// A half type (widened and rounded a slice at a time as the reductions do)
+/// with its fused AVX2 loop.
+pub trait Half: super::halfreduce::Half + Send + Sync {
     /// `arith` on whole groups of 8 from lo on, converted in registers;
     /// returns where it stopped.
     ///
@@ -35,12 +33,6 @@ pub trait Half: Copy + Send + Sync {
 }
 
 impl Half for f16 {
-    fn widen(d: &mut [f32], s: &[f16]) {
-        f16_to_f32(d, s)
-    }
-    fn narrow(d: &mut [f16], s: &[f32]) {
-        f32_to_f16(d, s)
-    }
     #[cfg(target_arch = "x86_64")]
     unsafe fn lanes(
         op: Arith,
@@ -56,22 +48,6 @@ impl Half for f16 {
 }
 
 impl Half for bf16 {
-    fn widen(d: &mut [f32], s: &[bf16]) {
-        simd(
-            #[inline(always)]
-            || {
-                d.iter_mut()
-                    .zip(s)
-                    .for_each(|(d, s)| *d = f32::from_bits((s.to_bits() as u32) << 16))
-            },
-        )
-    }
-    fn narrow(d: &mut [bf16], s: &[f32]) {
-        simd(
-            #[inline(always)]
-            || d.iter_mut().zip(s).for_each(|(d, &s)| *d = bf16::from_bits(bf16_bits(s))),
-        )
-    }
     #[cfg(target_arch = "x86_64")]
     unsafe fn lanes(
         op: Arith,
@@ -135,9 +111,10 @@ unsafe fn blocks<H: Half>(op: Arith, lo: usize, hi: usize, out: P<H>, a: Side<H>
         // A tensor side widened into its buffer, a number repeated.
         let side = |s: Side<H>, w: &mut [f32; BLOCK]| match s {
             // SAFETY: elements i..i + len are in bounds (the caller's guarantee).
-            Side::T(p) => H::widen(&mut w[..len], unsafe {
-                std::slice::from_raw_parts(p.at(i as isize), len)
-            }),
+            Side::T(p) => H::widen_slice(
+                unsafe { std::slice::from_raw_parts(p.at(i as isize), len) },
+                &mut w[..len],
+            ),
             Side::S(v) => w[..len].fill(v),
         };
         side(a, &mut wa);
@@ -153,7 +130,7 @@ unsafe fn blocks<H: Half>(op: Arith, lo: usize, hi: usize, out: P<H>, a: Side<H>
             },
         );
         // SAFETY: as above; this task alone writes these elements.
-        H::narrow(unsafe { std::slice::from_raw_parts_mut(out.at(i as isize), len) }, x);
+        H::narrow_slice(x, unsafe { std::slice::from_raw_parts_mut(out.at(i as isize), len) });
         i += len;
     }
 }
