@@ -75,6 +75,7 @@ OPS = [
     ("cosh", "T.cosh(A)"),
     ("asinh", "T.asinh(A)"),
     ("atanh", "T.atanh(P*0.5)"),
+    ("acosh", "T.acosh(P + 1.0)"),
     ("floor", "T.floor(A)"),
     ("round", "T.round(A)"),
     ("sign", "T.sign(A)"),

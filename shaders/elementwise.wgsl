@@ -194,6 +194,19 @@ fn log1p_(x: f32) -> f32 {
     }
     return log(1.0 + x);
 }
+// Inverse hyperbolics through log1p_ (no cancellation near 0 and 1); past
+// 2^13 the square roots equal their leading term, and ln(2x) is exact.
+fn asinh_(x: f32) -> f32 {
+    let a = abs(x);
+    let m = min(a, 8192.0);
+    let r = select(log1p_(m + m * m / (1.0 + sqrt(1.0 + m * m))), log(a) + 0.6931471805599453, a >= 8192.0);
+    return select(sign(x) * r, x, is_nan(x) || x == 0.0);
+}
+fn acosh_(x: f32) -> f32 {
+    let t = min(x, 8192.0) - 1.0;
+    let r = select(log1p_(t + sqrt(t * (t + 2.0))), log(x) + 0.6931471805599453, x >= 8192.0);
+    return select(r, nan(), x < 1.0 || is_nan(x));
+}
 fn expm1_(x: f32) -> f32 {
     if (abs(x) < 0.35) {
         return x * (1.0 + x * (0.5 + x * (1.0 / 6.0 + x * (1.0 / 24.0 + x * (1.0 / 120.0 + x * (1.0 / 720.0 + x * (1.0 / 5040.0 + x * (1.0 / 40320.0))))))));
@@ -294,6 +307,10 @@ fn unary_op(op: u32, x: f32, s0: f32, s1: f32) -> f32 {
         case UNARY_SINH: { return sinh(x); }
         case UNARY_COSH: { return cosh(x); }
         case UNARY_TANH: { return tanh_(x); }
+        case UNARY_ASINH: { return asinh_(x); }
+        case UNARY_ACOSH: { return acosh_(x); }
+        // 1 - |x| is exact near 1; ±1 give ±inf, |x| > 1 NaN (log1p of < -1).
+        case UNARY_ATANH: { let a = abs(x); return sign(x) * 0.5 * log1p_(2.0 * a / (1.0 - a)); }
         case UNARY_SIGMOID: { return sigmoid(x); }
         case UNARY_ERF: { return erf_(x); }
         case UNARY_ERFC: { return erfc_(x); }

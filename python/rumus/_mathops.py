@@ -1,12 +1,11 @@
-"""PyTorch's remaining elementwise math functions (acosh, asinh, atanh, deg2rad, rad2deg,
-copysign, fmax, fmin, heaviside, gcd, lcm, float_power, signbit, ldexp, frexp) and the legacy
-norms (torch.norm, torch.dist, torch.renorm), as compositions of engine ops.
+"""PyTorch's remaining elementwise math functions (deg2rad, rad2deg, copysign, fmax, fmin,
+heaviside, gcd, lcm, float_power, signbit, ldexp, frexp) and the legacy norms (torch.norm,
+torch.dist, torch.renorm), as compositions of engine ops.
 
 Every function is built from ops with CPU and GPU kernels and a backward, so it runs on the
-input's device and differentiates without new kernels. The inverse hyperbolics use forms that
-neither overflow for large |x| nor cancel for tiny |x|; each branch of a ``where`` sees its
-input clamped into its own range, so the branch not taken has a finite gradient (a NaN there
-would leak through ``where``'s backward as 0 * NaN)."""
+input's device and differentiates without new kernels. Where a function has branches, each
+branch of a ``where`` sees its input clamped into its own range, so the branch not taken has a
+finite gradient (a NaN there would leak through ``where``'s backward as 0 * NaN)."""
 
 import math
 from typing import NamedTuple
@@ -15,7 +14,6 @@ from . import _rumus
 from ._rumus import Tensor
 
 _FLOATS = ("float64", "float32", "float16", "bfloat16")
-_LN2 = math.log(2.0)
 
 # The torch.return_types.frexp of PyTorch.
 FrexpResult = NamedTuple("frexp", [("mantissa", Tensor), ("exponent", Tensor)])
@@ -49,11 +47,6 @@ def _work(x):
     return x.to(_rumus.float32) if _name(x) in ("float16", "bfloat16") else x
 
 
-def _big(x):
-    """Above this |x|, x*x would overflow or lose every digit of the +-1 next to it."""
-    return 2.0**28 if _name(x) == "float64" else 2.0**12
-
-
 def _sign_of(x):
     """+1 / -1 by the sign of x, as a constant (no gradient), 1 for zeros and NaN."""
     return _rumus.where(x < 0, -1.0, 1.0).to(x.dtype).detach()
@@ -67,73 +60,6 @@ def _inplace(op, self, result):
             f"output type {_name(self).capitalize()}"
         )
     return self.copy_(result)
-
-
-# ------------------------------------------------------------ inverse hyperbolics
-
-
-def acosh(input):
-    """The inverse hyperbolic cosine, NaN below 1.
-
-    Args:
-        input (Tensor): the input (integers give the default float dtype).
-
-    Returns:
-        Tensor: acosh(input), elementwise.
-    """
-    x0 = _floated("acosh", input)
-    x = _work(x0)
-    big = _big(x)
-    # Near 1: log1p(t + sqrt(2t + t^2)) with t = x - 1 keeps the digits of x - 1.
-    t = x.clamp(max=big) - 1.0
-    small = Tensor.log1p(t + Tensor.sqrt(t * (t + 2.0)))
-    large = Tensor.log(x.clamp(min=big)) + _LN2
-    # Below 1 (-inf included, where t * (t + 2) overflows to +inf) acosh is NaN.
-    out = _rumus.where(x < 1.0, math.nan, _rumus.where(x < big, small, large))
-    return out.to(x0.dtype)
-
-
-def asinh(input):
-    """The inverse hyperbolic sine.
-
-    Args:
-        input (Tensor): the input (integers give the default float dtype).
-
-    Returns:
-        Tensor: asinh(input), elementwise.
-    """
-    x0 = _floated("asinh", input)
-    x = _work(x0)
-    big = _big(x)
-    s = _sign_of(x)
-    a = x * s  # |x|, with the gradient 1 at 0 that abs would lose
-    # asinh(a) = log1p(a + a^2 / (1 + sqrt(1 + a^2))): exact for tiny a, no cancellation.
-    m = a.clamp(max=big)
-    small = Tensor.log1p(m + m * m / (1.0 + Tensor.sqrt(1.0 + m * m)))
-    large = Tensor.log(a.clamp(min=big)) + _LN2
-    return (s * _rumus.where(a < big, small, large)).to(x0.dtype)
-
-
-def atanh(input):
-    """The inverse hyperbolic tangent: +-inf at +-1, NaN beyond.
-
-    Args:
-        input (Tensor): the input (integers give the default float dtype).
-
-    Returns:
-        Tensor: atanh(input), elementwise.
-    """
-    x0 = _floated("atanh", input)
-    x = _work(x0)
-    s = _sign_of(x)
-    a = x * s
-    # atanh(a) = log1p(2a / (1 - a)) / 2; 1 - a is exact near 1, and tiny a stays exact.
-    return (s * 0.5 * Tensor.log1p(2.0 * a / (1.0 - a))).to(x0.dtype)
-
-
-arccosh = acosh
-arcsinh = asinh
-arctanh = atanh
 
 
 def deg2rad(input):
@@ -548,11 +474,11 @@ _float_power_.__doc__ = """In-place float_power: self must be float64.
     """
 
 FUNCTIONS = (
-    "acosh asinh atanh arccosh arcsinh arctanh deg2rad rad2deg copysign fmax fmin heaviside "
+    "deg2rad rad2deg copysign fmax fmin heaviside "
     "gcd lcm float_power signbit ldexp frexp norm dist renorm"
 ).split()
 METHODS = FUNCTIONS
-INPLACE = "acosh asinh atanh arccosh arcsinh arctanh deg2rad rad2deg gcd lcm ldexp".split()
+INPLACE = "deg2rad rad2deg gcd lcm ldexp".split()
 INPLACE_METHODS = INPLACE + "copysign heaviside renorm".split()
 
 

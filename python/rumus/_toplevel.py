@@ -16,6 +16,12 @@ from .nn import functional as F
 broadcast_to = Tensor.broadcast_to
 abs_ = Tensor.abs_
 acos_ = Tensor.acos_
+acosh_ = Tensor.acosh_
+arccosh_ = Tensor.arccosh_
+asinh_ = Tensor.asinh_
+arcsinh_ = Tensor.arcsinh_
+atanh_ = Tensor.atanh_
+arctanh_ = Tensor.arctanh_
 addmv_ = Tensor.addmv_
 asin_ = Tensor.asin_
 atan_ = Tensor.atan_

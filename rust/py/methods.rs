@@ -105,6 +105,24 @@ macro_rules! unary_doc {
     (tanh) => {
         "The hyperbolic tangent of each element.\n\nReturns:\n  Tensor: a new tensor of self's shape."
     };
+    (asinh) => {
+        "The inverse hyperbolic sine of each element.\n\nReturns:\n  Tensor: a new floating-point tensor of self's shape."
+    };
+    (arcsinh) => {
+        "Alias of :meth:`asinh`: the inverse hyperbolic sine of each element.\n\nReturns:\n  Tensor: a new floating-point tensor of self's shape."
+    };
+    (acosh) => {
+        "The inverse hyperbolic cosine of each element (nan below 1).\n\nReturns:\n  Tensor: a new floating-point tensor of self's shape."
+    };
+    (arccosh) => {
+        "Alias of :meth:`acosh`: the inverse hyperbolic cosine of each element (nan below 1).\n\nReturns:\n  Tensor: a new floating-point tensor of self's shape."
+    };
+    (atanh) => {
+        "The inverse hyperbolic tangent of each element (±inf at ±1, nan beyond).\n\nReturns:\n  Tensor: a new floating-point tensor of self's shape."
+    };
+    (arctanh) => {
+        "Alias of :meth:`atanh`: the inverse hyperbolic tangent of each element (±inf at ±1, nan beyond).\n\nReturns:\n  Tensor: a new floating-point tensor of self's shape."
+    };
     (sigmoid) => {
         "The logistic sigmoid ``1 / (1 + exp(-x))``.\n\nReturns:\n  Tensor: a new tensor of self's shape."
     };

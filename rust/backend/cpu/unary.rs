@@ -47,6 +47,15 @@ fn run_unary<T: FloatMath>(op: Unary, out: &Tensor, a: &Tensor) -> Result<()> {
             Atan => simd!(vmath::atan),
             Asin => simd!(vmath::asin),
             Acos => simd!(vmath::acos),
+            Asinh => simd!(
+                #[inline(always)]
+                |x: f32| vmath::asinh(x)
+            ),
+            Acosh => simd!(
+                #[inline(always)]
+                |x: f32| vmath::acosh(x)
+            ),
+            Atanh => simd!(vmath::atanh),
             // Through an always-inlined closure: the fn item's call shim is too big to
             // be inlined into the vector loop on its own.
             Erfinv => simd!(
@@ -133,6 +142,9 @@ fn run_unary<T: FloatMath>(op: Unary, out: &Tensor, a: &Tensor) -> Result<()> {
         Sinh => go!(move |x: T| x.sinh()),
         Cosh => go!(move |x: T| x.cosh()),
         Tanh => go!(move |x: T| x.tanh()),
+        Asinh => go!(move |x: T| x.via_f64(libm::asinh)),
+        Acosh => go!(move |x: T| x.via_f64(libm::acosh)),
+        Atanh => go!(move |x: T| x.via_f64(libm::atanh)),
         Sigmoid => go!(move |x: T| one / (one + (-x).exp())),
         Erf => go!(move |x: T| x.erf()),
         Erfc => go!(move |x: T| x.via_f64(special::erfc)),

@@ -51,6 +51,9 @@ macro_rules! unary_ops {
             Sinh "sinh": sinh sinh_;
             Cosh "cosh": cosh cosh_;
             Tanh "tanh": tanh tanh_;
+            Asinh "asinh": asinh asinh_, arcsinh arcsinh_;
+            Acosh "acosh": acosh acosh_, arccosh arccosh_;
+            Atanh "atanh": atanh atanh_, arctanh arctanh_;
             Sigmoid "sigmoid": sigmoid sigmoid_;
             Erf "erf": erf erf_;
             Erfc "erfc": erfc erfc_;
@@ -311,6 +314,9 @@ impl Backward for UnaryBackward {
             Sinh => mul(g, &un(Cosh, &x()?)?)?,
             Cosh => mul(g, &un(Sinh, &x()?)?)?,
             Tanh => mul(g, &rsub_scalar(1.0, &un(Square, &y()?)?)?)?,
+            Asinh => mul(g, &un(Rsqrt, &add_scalar(&un(Square, &x()?)?, 1.0)?)?)?,
+            Acosh => mul(g, &un(Rsqrt, &add_scalar(&un(Square, &x()?)?, -1.0)?)?)?,
+            Atanh => div(g, &rsub_scalar(1.0, &un(Square, &x()?)?)?)?,
             Sigmoid => {
                 let y = y()?;
                 mul(g, &mul(&y, &rsub_scalar(1.0, &y)?)?)?

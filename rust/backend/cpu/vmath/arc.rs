@@ -1,7 +1,50 @@
 //! The inverse trigonometric functions of two arguments or of a bounded one
-//! (asin, acos, atan2) and hypot, on float32 lanes.
+//! (asin, acos, atan2), the inverse hyperbolic ones and hypot, on float32
+//! lanes.
 
-use super::{atan, poly};
+use super::{atan, ln, log1p, poly};
+use std::f32::consts::LN_2;
+
+/// From here on √(1 + a²) and √(a² - 1) are a in float32: asinh and acosh
+/// are ln(2a), and below it a² cannot overflow.
+const HYPERBOLIC_BIG: f32 = 8192.0;
+
+/// asinh within 3 ulp: log1p(a + a²/(1 + √(1 + a²))) of a = |x|, the
+/// identity log(a + √(1 + a²)) without its cancellation for small a.
+#[inline(always)]
+pub fn asinh(x: f32) -> f32 {
+    let a = x.abs();
+    let m = a.min(HYPERBOLIC_BIG);
+    let small = log1p(m + m * m / (1.0 + (1.0 + m * m).sqrt()));
+    let r = if a >= HYPERBOLIC_BIG { ln(a) + LN_2 } else { small };
+    if x.is_nan() {
+        x
+    } else {
+        r.copysign(x)
+    }
+}
+
+/// acosh within 3 ulp: log1p(t + √(t (t + 2))) with t = x - 1, exact near 1;
+/// NaN below 1.
+#[inline(always)]
+pub fn acosh(x: f32) -> f32 {
+    let t = x.min(HYPERBOLIC_BIG) - 1.0;
+    let small = log1p(t + (t * (t + 2.0)).sqrt());
+    let r = if x >= HYPERBOLIC_BIG { ln(x) + LN_2 } else { small };
+    if x >= 1.0 {
+        r
+    } else {
+        f32::NAN
+    }
+}
+
+/// atanh within 4 ulp: log1p(2a / (1 - a)) / 2 of a = |x| (1 - a is exact
+/// near 1); ±inf at ±1, NaN beyond.
+#[inline(always)]
+pub fn atanh(x: f32) -> f32 {
+    let a = x.abs();
+    (0.5 * log1p(2.0 * a / (1.0 - a))).copysign(x)
+}
 
 /// arcsin of |x| ≤ 1 given a = |x| (Cephes' asinf): an odd polynomial on
 /// [0, 1/2], and asin(a) = π/2 - 2 asin(√((1 - a)/2)) above; the sign is
@@ -118,6 +161,46 @@ mod tests {
                 assert!(f(x).is_nan(), "{x}");
             }
         }
+    }
+
+    #[test]
+    fn inverse_hyperbolics_match_libm() {
+        let tiny = || (-40..0).map(|e| 2f32.powi(e) * 1.37);
+        let signed = |v: Vec<f32>| v.iter().flat_map(|&x| [x, -x]).collect::<Vec<_>>();
+        let wide: Vec<f32> = sweep(0.0, 20.0, 1.3e-4)
+            .chain(tiny())
+            .chain((0..120).map(|e| 1.9f32.powi(e)))
+            .collect();
+        let near_one = || (1..24).map(|k| 1.0 - 2f32.powi(-k));
+        let unit: Vec<f32> = sweep(-1.0, 1.0, 3.7e-6).chain(tiny()).chain(near_one()).collect();
+        let above_one: Vec<f32> =
+            wide.iter().map(|x| 1.0 + x).chain((1..24).map(|k| 1.0 + 2f32.powi(-k))).collect();
+        let cases = [
+            ("asinh", worst(signed(wide).into_iter(), asinh, f64::asinh), 3),
+            ("acosh", worst(above_one.into_iter(), acosh, f64::acosh), 3),
+            ("atanh", worst(signed(unit).into_iter(), atanh, f64::atanh), 4),
+        ];
+        for (name, ulp, limit) in cases {
+            assert!(ulp <= limit, "{name}: {ulp} ulps (limit {limit})");
+        }
+        let inf = f32::INFINITY;
+        assert_eq!((atanh(1.0), atanh(-1.0), asinh(-inf), acosh(inf)), (inf, -inf, -inf, inf));
+        assert_eq!(acosh(1.0), 0.0);
+        let max = f32::MAX as f64;
+        assert!(ulps(asinh(f32::MAX), max.asinh() as f32) <= 1);
+        assert!(ulps(acosh(f32::MAX), max.acosh() as f32) <= 1);
+        assert_eq!(
+            (asinh(-0.0).to_bits(), atanh(-0.0).to_bits()),
+            ((-0.0f32).to_bits(), (-0.0f32).to_bits())
+        );
+        for (f, bad) in
+            [(atanh as fn(f32) -> f32, [1.5, -1.0001, inf]), (acosh, [0.999, -1.0, -inf])]
+        {
+            for x in bad.into_iter().chain([f32::NAN]) {
+                assert!(f(x).is_nan(), "{x}");
+            }
+        }
+        assert!(asinh(f32::NAN).is_nan());
     }
 
     #[test]

@@ -11,7 +11,7 @@ mod arc;
 mod exp64;
 mod trig;
 
-pub use arc::{acos, asin, atan2, hypot};
+pub use arc::{acos, acosh, asin, asinh, atan2, atanh, hypot};
 pub use exp64::exp_f64;
 pub use trig::{sin_cos_f64, trig, Trig};
 
