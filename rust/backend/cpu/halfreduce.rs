@@ -268,7 +268,6 @@ impl<H: Half> Reducer<H> for Extreme32 {
     fn combine(&self, a: f32, b: f32) -> f32 {
         <Extreme as Reducer<f32>>::combine(&Extreme { max: self.max }, a, b)
     }
-    const VECTOR_COLUMNS: bool = false;
     #[inline(always)]
     unsafe fn row(&self, acc: f32, p: *const H, len: usize, stride: isize, _: usize) -> f32 {
         if stride != 1 {

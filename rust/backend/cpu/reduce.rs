@@ -15,9 +15,8 @@ pub trait Reducer<T: Copy>: Sync {
     fn step(&self, acc: Self::Acc, x: T, idx: usize) -> Self::Acc;
     /// Combines two partial results; `b` covers elements after `a`'s.
     fn combine(&self, a: Self::Acc, b: Self::Acc) -> Self::Acc;
-    /// Whether `reduce_columns` compiles its fold for the CPU's vectors. Sums
-    /// gain 2x; a max's select became a masked store there (microcoded on
-    /// AMD, 2x slower than the baseline build), so the extremes opt out.
+    /// Whether `reduce_columns` compiles its fold for the CPU's vectors (sums
+    /// and extremes gain 2-4x there; the index-carrying argmax does not).
     const VECTOR_COLUMNS: bool = true;
     /// Folds `len` elements at `p` with stride `stride`; reducers override it to vectorize.
     ///
@@ -164,23 +163,33 @@ unsafe fn reduce_columns<T: Copy + Send + Sync, R: Reducer<T>>(
         let len = block.min(inner - c0);
         let acc = std::slice::from_raw_parts_mut(po.at((q * inner + c0) as isize), len);
         let src = base.at(row_offset(q) + c0 as isize);
-        let mut idx = 0;
-        let mut fold_at = |ro: isize| {
-            let row = std::slice::from_raw_parts(src.offset(ro), len);
-            let fold = |acc: &mut [R::Acc]| {
-                for (a, &x) in acc.iter_mut().zip(row) {
-                    *a = r.step(*a, x, idx);
-                }
-            };
+        // Rows fold four at a time: each accumulator is loaded and stored once
+        // per four rows, and the stored value is never the loaded one (a fold of
+        // one row stored select(x, acc), which LLVM made a masked store).
+        let (mut idx, mut queued, mut n_q) = (0, [0isize; 4], 0);
+        let mut flush = |queued: &[isize]| {
+            let rows: [&[T]; 4] = std::array::from_fn(|k| match queued.get(k) {
+                Some(&o) => std::slice::from_raw_parts(src.offset(o), len),
+                None => &[],
+            });
+            let rows = &rows[..queued.len()];
             if R::VECTOR_COLUMNS {
                 super::simd(
                     #[inline(always)]
-                    || fold(acc),
+                    || fold_rows(r, acc, rows, idx),
                 );
             } else {
-                fold(acc);
+                fold_rows(r, acc, rows, idx);
             }
-            idx += 1;
+            idx += queued.len();
+        };
+        let mut fold_at = |ro: isize| {
+            queued[n_q] = ro;
+            n_q += 1;
+            if n_q == 4 {
+                flush(&queued);
+                n_q = 0;
+            }
         };
         if rs.is_empty() {
             fold_at(0);
@@ -189,10 +198,29 @@ unsafe fn reduce_columns<T: Copy + Send + Sync, R: Reducer<T>>(
                 (0..n as isize).for_each(|t| fold_at(o + t * st))
             });
         }
+        flush(&queued[..n_q]);
     };
     let nb = rows * blocks_per_row;
     super::team::for_each_if(n_out.saturating_mul(n_red), nb, work);
     Ok(out)
+}
+
+/// Folds `rows` (the reduced positions idx, idx + 1, ... of a block) into
+/// `acc`, four rows in one pass.
+#[inline(always)]
+fn fold_rows<T: Copy, R: Reducer<T>>(r: &R, acc: &mut [R::Acc], rows: &[&[T]], idx: usize) {
+    if let [r0, r1, r2, r3] = rows {
+        for ((((a, &x0), &x1), &x2), &x3) in acc.iter_mut().zip(*r0).zip(*r1).zip(*r2).zip(*r3) {
+            let v = r.step(r.step(*a, x0, idx), x1, idx + 1);
+            *a = r.step(r.step(v, x2, idx + 2), x3, idx + 3);
+        }
+    } else {
+        for (row, i) in rows.iter().zip(idx..) {
+            for (a, &x) in acc.iter_mut().zip(*row) {
+                *a = r.step(*a, x, i);
+            }
+        }
+    }
 }
 
 /// Sum in f64. Contiguous rows add into 32 independent lanes (four vectors of
@@ -286,7 +314,6 @@ impl<T: crate::tensor::Element> Reducer<T> for Extreme {
     fn combine(&self, a: T, b: T) -> T {
         self.step(a, b, 0)
     }
-    const VECTOR_COLUMNS: bool = false;
     #[inline(always)]
     unsafe fn row(&self, acc: T, p: *const T, len: usize, stride: isize, _: usize) -> T {
         if stride != 1 {
