@@ -177,7 +177,12 @@ pub(super) fn check_range(op: &str, index: &Tensor, t: &Tensor, d: usize) -> Res
     let size = if t.ndim() == 0 { 1 } else { t.shape()[d] } as u64;
     // SAFETY: index is contiguous int64 with numel elements.
     let vals = unsafe { std::slice::from_raw_parts(index.ptr::<i64>()?, index.numel()) };
-    if let Some(v) = vals.iter().find(|&&v| v as u64 >= size) {
+    // A branch-free pass (it vectorizes), then the search for the message.
+    let bad = crate::backend::cpu::simd(
+        #[inline(always)]
+        || vals.iter().fold(false, |b, &v| b | (v as u64 >= size)),
+    );
+    if let Some(v) = vals.iter().find(|&&v| bad && v as u64 >= size) {
         bail!(
             Runtime,
             "{}(): index {} is out of bounds for dimension {} with size {}",
@@ -246,8 +251,17 @@ pub(super) fn scatter_cpu(
         return Ok(());
     }
     let (st, sd) = along_strides(dst, d, index);
-    let vals =
-        clone_as(&vals.with_layout(vals.layout().broadcast_to(index.shape())?), dst.dtype())?;
+    // A contiguous copy of the values unless they already are one, of dst's
+    // dtype and in another storage (scattering reads them while writing dst).
+    let own = vals.is_contiguous()
+        && vals.shape() == index.shape()
+        && vals.dtype() == dst.dtype()
+        && !std::sync::Arc::ptr_eq(vals.storage(), dst.storage());
+    let vals = if own {
+        vals.clone()
+    } else {
+        clone_as(&vals.with_layout(vals.layout().broadcast_to(index.shape())?), dst.dtype())?
+    };
     let pi = P(index.ptr::<i64>()?);
     crate::dispatch_compute!(dst.dtype(), T => {
         let (pd, pv) = (P(dst.ptr::<T>()?), P(vals.ptr::<T>()?));
