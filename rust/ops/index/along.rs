@@ -182,7 +182,7 @@ pub(super) fn check_range(op: &str, index: &Tensor, t: &Tensor, d: usize) -> Res
         #[inline(always)]
         || vals.iter().fold(false, |b, &v| b | (v as u64 >= size)),
     );
-    if let Some(v) = vals.iter().find(|&&v| bad && v as u64 >= size) {
+    if let Some(v) = bad.then(|| vals.iter().find(|&&v| v as u64 >= size)).flatten() {
         bail!(
             Runtime,
             "{}(): index {} is out of bounds for dimension {} with size {}",
