@@ -35,6 +35,7 @@ idx=rng.integers(0,1024,4096).astype("int64")
 img, w3 = f32(32, 16, 32, 32), f32(16, 16, 3, 3)
 vol = f32(4, 8, 16, 32, 32)
 seq = f32(32, 64, 128)
+heads = f32(4, 8, 256, 64)
 small = f32(64)
 m64 = f32(64, 64)
 spd = (m64 @ m64.T + 64 * np.eye(64)).astype("float32")
@@ -43,7 +44,7 @@ emb, tok = f32(10000, 128), rng.integers(0, 10000, (64, 128))
 mask=rng.random(N)>0.5
 t=lambda x: T.from_numpy(x.copy())
 A,B,P,MM,MM2,ROW=t(a),t(b),t(p),t(M),t(M2),t(row)
-IA,IB,IDX=t(ia),t(ib),t(idx); IMG,W3,VOL,SEQ=t(img),t(w3),t(vol),t(seq)
+IA,IB,IDX=t(ia),t(ib),t(idx); IMG,W3,VOL,SEQ,HEADS=t(img),t(w3),t(vol),t(seq),t(heads)
 S, S2, M64, SPD = t(small), t(small[::-1]), t(m64), t(spd)
 LAB, LOG, EMB, TOK = t(lab), t(logits), t(emb), t(tok)
 MASK=t(mask); HA=A.half(); BA=A.bfloat16(); AD=A.double(); AI32=IA.int()
@@ -233,6 +234,7 @@ OPS = [
     ("linear", "F.linear(SEQ,MM[:128,:128])"),
     ("mm64", "M64@M64"),
     ("bmm", "T.bmm(SEQ,SEQ.transpose(1,2))"),
+    ("sdpa_causal", "F.scaled_dot_product_attention(HEADS,HEADS,HEADS,is_causal=True)"),
     ("mv", "MM@ROW"),
     ("einsum", "T.einsum('bij,bkj->bik',SEQ,SEQ)"),
     ("outer", "T.outer(ROW,ROW)"),

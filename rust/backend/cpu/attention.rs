@@ -114,6 +114,7 @@ impl<T: AttnElem> Problem<T> {
     /// # Safety
     /// q, k hold this problem set; s holds rows × ld elements.
     #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
     unsafe fn scores(
         &self,
         q: Heads<T>,
@@ -180,6 +181,7 @@ impl<T: AttnElem> Problem<T> {
     }
 
     #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
     unsafe fn forward_rows(
         &self,
         q: Heads<T>,
@@ -280,6 +282,7 @@ impl<T: AttnElem> Problem<T> {
         });
     }
 
+    #[inline(always)]
     unsafe fn backward_one(
         &self,
         n: usize,
