@@ -30,8 +30,9 @@ CASES = [
 ]
 
 # Batches of at least 16 images per thread (two threads): partial last groups
-# of 5, 1 and 2 images; 8x8 at 32 channels and 7x7 are too narrow for the
-# row-wise kernels, so only these can have run there.
+# of 5, 1, 2 and 12 images (12: one 8-lane transpose block and 4 lanes left);
+# 8x8 at 32 channels and 7x7 are too narrow for the row-wise kernels, so only
+# these can have run there.
 LANES_CASES = [
     ((32, 32, 8, 8), 64, 1, ((1, 1), (1, 1))),
     ((37, 17, 9, 15), 20, 1, ((1, 1), (1, 1))),
@@ -41,6 +42,7 @@ LANES_CASES = [
     ((32, 16, 7, 7), 18, "same", ((1, 1), (1, 1))),
     ((32, 16, 4, 4), 16, 1, ((1, 1), (1, 1))),
     ((32, 16, 13, 40), 16, 1, ((1, 1), (1, 1))),  # 20 tiles a row: a block per tile row
+    ((44, 16, 11, 19), 16, 1, ((1, 1), (1, 1))),
 ]
 
 

@@ -141,22 +141,22 @@ unsafe fn max_2x2<T: Float + Send + Sync>(
                     *v = select_unpredictable(take, pair[1], pair[0]);
                     *j = take as u8;
                 }
+                for r in 0..nr {
+                    let y = 2 * ((r0 + r) % oh); // the window's top row in its plane
+                    let (top, bot) = (r * w, r * w + ow);
+                    for ox in 0..ow {
+                        let (a, c) = (half[top + ox], half[bot + ox]);
+                        let take = (c > a) | c.is_nan();
+                        // The column by masks: a select of two loaded bytes became a branch.
+                        let (t, jt, jb) =
+                            (take as usize, right[top + ox] as usize, right[bot + ox] as usize);
+                        let j = jt ^ ((jt ^ jb) & t.wrapping_neg());
+                        dv[r * ow + ox] = select_unpredictable(take, c, a);
+                        di[r * ow + ox] = ((y + t) * w + 2 * ox + j) as i64;
+                    }
+                }
             },
         );
-        for r in 0..nr {
-            let y = 2 * ((r0 + r) % oh); // the window's top row in its plane
-            let (top, bot) = (r * w, r * w + ow);
-            for ox in 0..ow {
-                let (a, c) = (half[top + ox], half[bot + ox]);
-                let take = (c > a) | c.is_nan();
-                // The column by masks: a select of two loaded bytes became a branch.
-                let (t, jt, jb) =
-                    (take as usize, right[top + ox] as usize, right[bot + ox] as usize);
-                let j = jt ^ ((jt ^ jb) & t.wrapping_neg());
-                dv[r * ow + ox] = select_unpredictable(take, c, a);
-                di[r * ow + ox] = ((y + t) * w + 2 * ox + j) as i64;
-            }
-        }
     });
 }
 
