@@ -56,12 +56,20 @@ impl Shape {
         super::simd(
             #[inline(always)]
             || {
-                // SAFETY: the caller's guarantee.
-                let runs = (0..self.n).map(|n| unsafe { self.run(x, n, c) });
-                let mean = runs.clone().map(|r| lane_sum(r, |v| v)).sum::<f64>() / m;
+                // Plain loops: an iterator's fold was not inlined here, and ran
+                // compiled for the baseline CPU (SSE2) outside this wrapper.
+                let (mut sum, mut sq) = (0.0, 0.0);
+                for n in 0..self.n {
+                    // SAFETY: the caller's guarantee.
+                    sum += lane_sum(unsafe { self.run(x, n, c) }, |v| v);
+                }
+                let mean = sum / m;
                 let mf = mean as f32;
-                let var = runs.map(|r| lane_sum(r, |v| (v - mf) * (v - mf))).sum::<f64>() / m;
-                (mean, var)
+                for n in 0..self.n {
+                    // SAFETY: as above.
+                    sq += lane_sum(unsafe { self.run(x, n, c) }, |v| (v - mf) * (v - mf));
+                }
+                (mean, sq / m)
             },
         )
     }
@@ -133,10 +141,14 @@ pub unsafe fn backward(
             let (sg, sgx) = super::simd(
                 #[inline(always)]
                 || {
-                    (0..sh.n).fold((0.0, 0.0), |(sg, sgx), n| {
+                    // A plain loop, as in `moments`.
+                    let (mut sg, mut sgx) = (0.0, 0.0);
+                    for n in 0..sh.n {
                         let (xr, gr) = (sh.run(x, n, c), dense.run(g, n, c));
-                        (sg + lane_sum(gr, |v| v), sgx + lane_sum2(gr, xr, |u, v| u * (v - mf)))
-                    })
+                        sg += lane_sum(gr, |v| v);
+                        sgx += lane_sum2(gr, xr, |u, v| u * (v - mf));
+                    }
+                    (sg, sgx)
                 },
             );
             *gstats.at(c as isize) = sg as f32;

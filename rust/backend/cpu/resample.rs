@@ -38,14 +38,19 @@ pub unsafe fn taps<T: Arith>(
         let (a, j) = (r / m, r % m);
         let o = std::slice::from_raw_parts_mut(out.at((r * inner) as isize), inner);
         let src = |t: usize| x.at(((a * n + idx[j * k + t] as usize) * inner) as isize);
-        for t in 0..k {
-            let (wt, s) = (w[j * k + t], std::slice::from_raw_parts(src(t), inner));
-            if t == 0 {
-                o.iter_mut().zip(s).for_each(|(o, &v)| *o = wt.mul(v));
-            } else {
-                o.iter_mut().zip(s).for_each(|(o, &v)| *o = o.add(wt.mul(v)));
-            }
-        }
+        super::simd(
+            #[inline(always)]
+            || {
+                for t in 0..k {
+                    let (wt, s) = (w[j * k + t], std::slice::from_raw_parts(src(t), inner));
+                    if t == 0 {
+                        o.iter_mut().zip(s).for_each(|(o, &v)| *o = wt.mul(v));
+                    } else {
+                        o.iter_mut().zip(s).for_each(|(o, &v)| *o = o.add(wt.mul(v)));
+                    }
+                }
+            },
+        )
     });
 }
 
@@ -91,12 +96,17 @@ pub unsafe fn taps_adjoint<T: Arith>(
         let (a, i) = (r / n, r % n);
         let o = std::slice::from_raw_parts_mut(out.at((r * inner) as isize), inner);
         o.fill(T::zero());
-        for &(p, j) in &from[at[i]..at[i + 1]] {
-            let s = std::slice::from_raw_parts(g.at(((a * m + j) * inner) as isize), inner);
-            match w {
-                Some(w) => o.iter_mut().zip(s).for_each(|(o, &v)| *o = o.add(w[p].mul(v))),
-                None => o.iter_mut().zip(s).for_each(|(o, &v)| *o = o.add(v)),
-            }
-        }
+        super::simd(
+            #[inline(always)]
+            || {
+                for &(p, j) in &from[at[i]..at[i + 1]] {
+                    let s = std::slice::from_raw_parts(g.at(((a * m + j) * inner) as isize), inner);
+                    match w {
+                        Some(w) => o.iter_mut().zip(s).for_each(|(o, &v)| *o = o.add(w[p].mul(v))),
+                        None => o.iter_mut().zip(s).for_each(|(o, &v)| *o = o.add(v)),
+                    }
+                }
+            },
+        )
     });
 }

@@ -118,12 +118,9 @@ struct ColumnSums<T> {
 }
 
 impl<T: SoftElem> ColumnSums<T> {
-    fn new(inner: usize) -> Self {
-        ColumnSums { lanes: vec![T::zero(); LANES * COLS.min(inner)] }
-    }
-
-    fn start(&mut self) {
-        self.lanes.iter_mut().for_each(|v| *v = T::zero());
+    /// Sums for a block of w columns.
+    fn new(w: usize) -> Self {
+        ColumnSums { lanes: vec![T::zero(); LANES * w] }
     }
 
     /// Adds row k (of n) of the block.
@@ -135,6 +132,7 @@ impl<T: SoftElem> ColumnSums<T> {
     }
 
     /// The column sums of the block.
+    #[inline(always)]
     fn finish(&mut self, w: usize) -> &[T] {
         for half in [8, 4, 2, 1] {
             let (lo, hi) = self.lanes.split_at_mut(half * w);
@@ -144,8 +142,16 @@ impl<T: SoftElem> ColumnSums<T> {
     }
 }
 
-fn for_blocks(outer: usize, work: usize, f: impl Fn(usize) + Sync + Send) {
-    super::team::for_each_if(work, outer, f)
+/// Runs `f(base, c0)` over the tasks of an (outer, n, inner) softmax, base
+/// the offset of an outer index's (n, inner) block and c0 the first of the
+/// task's columns: one task per row for inner = 1, else one per block of COLS
+/// columns (a softmax over dim 0 of a matrix has outer = 1: with tasks per
+/// outer index only, it ran on one thread).
+fn for_blocks(outer: usize, n: usize, inner: usize, f: impl Fn(usize, usize) + Sync + Send) {
+    let cb = if inner == 1 { 1 } else { inner.div_ceil(COLS) };
+    super::team::for_each_if(outer * n * inner, outer * cb, |t| {
+        f((t / cb) * n * inner, (t % cb) * COLS)
+    })
 }
 
 /// y = softmax(x) or log_softmax(x) along the middle dim.
@@ -160,19 +166,18 @@ pub unsafe fn forward<T: SoftElem>(
     inner: usize,
     log: bool,
 ) {
-    for_blocks(outer, outer * n * inner, |o| {
+    for_blocks(outer, n, inner, |base, c0| {
         super::simd(
             #[inline(always)]
             || {
-                let base = (o * n * inner) as isize;
-                // SAFETY: each block is read and written by one task only.
-                let (xs, ys) = unsafe {
-                    (
-                        std::slice::from_raw_parts(x.at(base), n * inner),
-                        std::slice::from_raw_parts_mut(y.at(base), n * inner),
-                    )
-                };
                 if inner == 1 {
+                    // SAFETY: this row is read and written by this task only.
+                    let (xs, ys) = unsafe {
+                        (
+                            std::slice::from_raw_parts(x.at(base as isize) as *const T, n),
+                            std::slice::from_raw_parts_mut(y.at(base as isize), n),
+                        )
+                    };
                     let m = row_max(xs, true);
                     // A row of all -inf gives NaN, as in PyTorch. The float16/bfloat16
                     // blocks run this kernel too, so they equal float32's result rounded once.
@@ -188,39 +193,44 @@ pub unsafe fn forward<T: SoftElem>(
                     }
                     return;
                 }
-                let mut sums = ColumnSums::new(inner);
-                for c0 in (0..inner).step_by(COLS) {
-                    let w = COLS.min(inner - c0);
-                    let row = |k: usize| k * inner + c0..k * inner + c0 + w;
-                    let mut m = [T::neg_infinity(); COLS];
-                    for k in 0..n {
-                        for (mj, &v) in m.iter_mut().zip(&xs[row(k)]) {
-                            if v > *mj || v.is_nan() {
-                                *mj = v;
-                            }
+                let w = COLS.min(inner - c0);
+                let at = |k: usize| (base + k * inner + c0) as isize;
+                // SAFETY: the task's w columns of row k, read and written by it only.
+                let xr =
+                    |k: usize| unsafe { std::slice::from_raw_parts(x.at(at(k)) as *const T, w) };
+                let yr = |k: usize| unsafe { std::slice::from_raw_parts_mut(y.at(at(k)), w) };
+                let mut m = [T::neg_infinity(); COLS];
+                for k in 0..n {
+                    for (mj, &v) in m.iter_mut().zip(xr(k)) {
+                        if v > *mj || v.is_nan() {
+                            *mj = v;
                         }
                     }
-                    sums.start();
-                    for k in 0..n {
-                        let (ys, xs) = (&mut ys[row(k)], &xs[row(k)]);
-                        for ((yv, &xv), &mj) in ys.iter_mut().zip(xs).zip(&m) {
-                            *yv = (xv - mj).fexp();
-                        }
-                        sums.add(k, n, ys);
+                }
+                let mut sums = ColumnSums::new(w);
+                for k in 0..n {
+                    let ys = yr(k);
+                    for ((yv, &xv), &mj) in ys.iter_mut().zip(xr(k)).zip(&m) {
+                        *yv = (xv - mj).fexp();
                     }
-                    let s = sums.finish(w);
-                    for k in 0..n {
-                        let r = row(k);
-                        if log {
-                            for ((yv, &xv), (&sj, &mj)) in
-                                ys[r.clone()].iter_mut().zip(&xs[r]).zip(s.iter().zip(&m))
-                            {
-                                *yv = (xv - mj) - sj.ln();
-                            }
-                        } else {
-                            for (yv, &sj) in ys[r].iter_mut().zip(s) {
-                                *yv = *yv * (T::one() / sj);
-                            }
+                    sums.add(k, n, ys);
+                }
+                // ln s (or 1/s) once per column: a libm call per element kept
+                // the row loop below scalar.
+                let mut f = [T::zero(); COLS];
+                for (fj, &sj) in f.iter_mut().zip(sums.finish(w)) {
+                    *fj = if log { sj.ln() } else { T::one() / sj };
+                }
+                for k in 0..n {
+                    if log {
+                        for ((yv, &xv), (&lj, &mj)) in
+                            yr(k).iter_mut().zip(xr(k)).zip(f.iter().zip(&m))
+                        {
+                            *yv = (xv - mj) - lj;
+                        }
+                    } else {
+                        for (yv, &rj) in yr(k).iter_mut().zip(&f) {
+                            *yv = *yv * rj;
                         }
                     }
                 }
@@ -242,21 +252,20 @@ pub unsafe fn backward<T: SoftElem>(
     inner: usize,
     log: bool,
 ) {
-    for_blocks(outer, outer * n * inner, |o| {
+    for_blocks(outer, n, inner, |base, c0| {
         super::simd(
             #[inline(always)]
             || {
-                let base = (o * n * inner) as isize;
-                let len = n * inner;
-                // SAFETY: each block is touched by one task only.
-                let (ys, gs, out) = unsafe {
-                    (
-                        std::slice::from_raw_parts(y.at(base), len),
-                        std::slice::from_raw_parts(g.at(base), len),
-                        std::slice::from_raw_parts_mut(gx.at(base), len),
-                    )
-                };
                 if inner == 1 {
+                    let b = base as isize;
+                    // SAFETY: this row is touched by this task only.
+                    let (ys, gs, out) = unsafe {
+                        (
+                            std::slice::from_raw_parts(y.at(b) as *const T, n),
+                            std::slice::from_raw_parts(g.at(b) as *const T, n),
+                            std::slice::from_raw_parts_mut(gx.at(b), n),
+                        )
+                    };
                     let s = if log {
                         lanes::sum([gs], |[g]| g)
                     } else {
@@ -267,27 +276,26 @@ pub unsafe fn backward<T: SoftElem>(
                     }
                     return;
                 }
-                let mut sums = ColumnSums::new(inner);
+                let w = COLS.min(inner - c0);
+                let at = |k: usize| (base + k * inner + c0) as isize;
+                // SAFETY: the task's w columns of row k; only this task writes them.
+                let yr =
+                    |k: usize| unsafe { std::slice::from_raw_parts(y.at(at(k)) as *const T, w) };
+                let gr =
+                    |k: usize| unsafe { std::slice::from_raw_parts(g.at(at(k)) as *const T, w) };
+                let or = |k: usize| unsafe { std::slice::from_raw_parts_mut(gx.at(at(k)), w) };
+                let mut sums = ColumnSums::new(w);
                 let mut terms = [T::zero(); COLS];
-                for c0 in (0..inner).step_by(COLS) {
-                    let w = COLS.min(inner - c0);
-                    let row = |k: usize| k * inner + c0..k * inner + c0 + w;
-                    sums.start();
-                    for k in 0..n {
-                        let (ys, gs) = (&ys[row(k)], &gs[row(k)]);
-                        for ((tv, &yv), &gv) in terms.iter_mut().zip(ys).zip(gs) {
-                            *tv = if log { gv } else { gv * yv };
-                        }
-                        sums.add(k, n, &terms[..w]);
+                for k in 0..n {
+                    for ((tv, &yv), &gv) in terms.iter_mut().zip(yr(k)).zip(gr(k)) {
+                        *tv = if log { gv } else { gv * yv };
                     }
-                    let s = sums.finish(w);
-                    for k in 0..n {
-                        let r = row(k);
-                        for (((ov, &yv), &gv), &sj) in
-                            out[r.clone()].iter_mut().zip(&ys[r.clone()]).zip(&gs[r]).zip(s)
-                        {
-                            *ov = if log { gv - yv.fexp() * sj } else { yv * (gv - sj) };
-                        }
+                    sums.add(k, n, &terms[..w]);
+                }
+                let s = sums.finish(w);
+                for k in 0..n {
+                    for (((ov, &yv), &gv), &sj) in or(k).iter_mut().zip(yr(k)).zip(gr(k)).zip(s) {
+                        *ov = if log { gv - yv.fexp() * sj } else { yv * (gv - sj) };
                     }
                 }
             },
