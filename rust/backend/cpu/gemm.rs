@@ -137,11 +137,13 @@ pub unsafe fn matmul<T: GemmElem>(
     // as threads come free: one block per thread left a fast core waiting on
     // a slow one (VM cores differ by up to 1.4x), 10-20% of a large product.
     // A block keeps at least 64 rows/columns and half the parallel threshold's
-    // work, so each single-threaded call still amortizes its packing.
+    // work, so each single-threaded call still amortizes its packing. With
+    // one thread (a product inside a parallel task) it is one call.
     let (split_cols, len) = if n >= m { (true, n) } else { (false, m) };
     let other = if split_cols { m } else { n };
     let min_len = (PAR_GEMM_WORK / 2 / (other * k)).max(64);
-    let per = len.div_ceil(threads.max(1) * 8).max(min_len).next_multiple_of(16);
+    let per = if threads <= 1 { len } else { len.div_ceil(threads * 8).max(min_len) };
+    let per = per.next_multiple_of(16);
     let blocks = len.div_ceil(per);
     let block = |b: usize| {
         let (lo, size) = (b * per, per.min(len - b * per));
